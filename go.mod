@@ -1,0 +1,3 @@
+module github.com/rocm/sgpu-queue
+
+go 1.24

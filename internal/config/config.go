@@ -1,0 +1,230 @@
+// Package config reads suite config files (phase 0, SPEC §3): one suite per line,
+// "<label> <logfile> <mode> <command> [args...]", and rejects a bad one before
+// anything runs, naming the file, the line and the fix.
+package config
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// Mode says how a suite becomes work items.
+type Mode string
+
+const (
+	// List suites enumerate their items through the hook contract.
+	List Mode = "list"
+	// Opaque suites are one item: the whole script, setup included.
+	Opaque Mode = "opaque"
+)
+
+// Suite is one config line.
+type Suite struct {
+	Label   string
+	LogFile string
+	Mode    Mode
+	Command string   // as written in the config
+	Path    string   // Command resolved (absolute when it names a file); set by Resolve
+	Args    []string // whitespace-separated, no quoting
+	File    string   // config file it came from
+	Line    int
+}
+
+// Where is "file:line" of the suite's config line.
+func (s Suite) Where() string { return fmt.Sprintf("%s:%d", s.File, s.Line) }
+
+// Error is a problem with one config line.
+type Error struct {
+	File string
+	Line int // 0 when it concerns the whole file
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	if e.Line == 0 {
+		return fmt.Sprintf("%s: %s", e.File, e.Msg)
+	}
+	return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+}
+
+// Limits that keep a wrong file (a binary, a log) from being read for minutes.
+const (
+	MaxFileBytes = 16 << 20
+	MaxLineBytes = 64 << 10
+)
+
+// Parse reads one config file's text. Every problem is reported, one *Error each;
+// err is nil only when there are none.
+func Parse(r io.Reader, file string) ([]Suite, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxFileBytes+1))
+	if err != nil {
+		return nil, &Error{File: file, Msg: fmt.Sprintf("cannot read: %v", err)}
+	}
+	if len(data) > MaxFileBytes {
+		return nil, &Error{File: file, Msg: fmt.Sprintf("larger than %d MiB; is this the suite config?", MaxFileBytes>>20)}
+	}
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	var suites []Suite
+	var errs []error
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 4096), MaxLineBytes)
+	line := 0
+	for sc.Scan() {
+		line++
+		text := strings.TrimRight(sc.Text(), "\r")
+		fields := strings.Fields(text)
+		if len(fields) == 0 || strings.HasPrefix(fields[0], "#") {
+			continue
+		}
+		fail := func(format string, a ...any) {
+			errs = append(errs, &Error{File: file, Line: line, Msg: fmt.Sprintf(format, a...)})
+		}
+		if bad := strings.IndexFunc(text, isControl); bad >= 0 {
+			fail("control character %q in the line; the config is plain text, one suite per line", text[bad])
+			continue
+		}
+		if len(fields) < 4 {
+			fail("want \"<label> <logfile> <mode> <command> [args...]\", got %d field(s)", len(fields))
+			continue
+		}
+		s := Suite{Label: fields[0], LogFile: fields[1], Mode: Mode(fields[2]), Command: fields[3], Args: fields[4:], File: file, Line: line}
+		if msg := checkLabel(s.Label); msg != "" {
+			fail("label %q %s", s.Label, msg)
+			continue
+		}
+		if msg := checkLogFile(s.LogFile); msg != "" {
+			fail("logfile %q %s", s.LogFile, msg)
+			continue
+		}
+		if s.Mode != List && s.Mode != Opaque {
+			fail("unknown mode %q for suite %q: use \"list\" (expanded into items) or \"opaque\" (one item)", fields[2], s.Label)
+			continue
+		}
+		suites = append(suites, s)
+	}
+	if err := sc.Err(); err != nil {
+		msg := err.Error()
+		if errors.Is(err, bufio.ErrTooLong) {
+			msg = fmt.Sprintf("line longer than %d KiB; is this the suite config?", MaxLineBytes>>10)
+		}
+		errs = append(errs, &Error{File: file, Line: line + 1, Msg: msg})
+	}
+	return suites, errors.Join(errs...)
+}
+
+func isControl(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }
+
+func checkLabel(l string) string {
+	if strings.HasPrefix(l, ".") || strings.HasPrefix(l, "-") {
+		return "must not start with '.' or '-'"
+	}
+	for _, r := range l {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+			return "may only hold letters, digits, '.', '_' and '-' (it names files and weight keys)"
+		}
+	}
+	return ""
+}
+
+func checkLogFile(f string) string {
+	if f == "." || f == ".." || strings.ContainsAny(f, `/\`) {
+		return "must be a plain file name (it is written under suites/ in the log dir)"
+	}
+	return ""
+}
+
+// Load parses every file and checks what spans files: at least one suite, labels and
+// log files unique across all of them.
+func Load(paths []string) ([]Suite, error) {
+	if len(paths) == 0 {
+		return nil, errors.New("no config file given: pass at least one, e.g. sgpu-queue run ci/sgpu.conf")
+	}
+	var all []Suite
+	var errs []error
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			errs = append(errs, &Error{File: p, Msg: fmt.Sprintf("cannot open config: %v", unwrapPath(err))})
+			continue
+		}
+		suites, err := Parse(f, p)
+		f.Close()
+		if err != nil {
+			errs = append(errs, err)
+		}
+		all = append(all, suites...)
+	}
+	labels := map[string]Suite{}
+	logs := map[string]Suite{}
+	var uniq []Suite
+	for _, s := range all {
+		if first, dup := labels[s.Label]; dup {
+			errs = append(errs, &Error{File: s.File, Line: s.Line, Msg: fmt.Sprintf("duplicate label %q (first at %s); labels must be unique across all config files", s.Label, first.Where())})
+			continue
+		}
+		if first, dup := logs[s.LogFile]; dup {
+			errs = append(errs, &Error{File: s.File, Line: s.Line, Msg: fmt.Sprintf("logfile %q already used by suite %q at %s; give each suite its own", s.LogFile, first.Label, first.Where())})
+			continue
+		}
+		labels[s.Label] = s
+		logs[s.LogFile] = s
+		uniq = append(uniq, s)
+	}
+	if len(uniq) == 0 && len(errs) == 0 {
+		errs = append(errs, fmt.Errorf("%s: no suites: add lines \"<label> <logfile> <list|opaque> <command> [args...]\"", strings.Join(paths, ", ")))
+	}
+	return uniq, errors.Join(errs...)
+}
+
+// Resolve sets each suite's Path: a command naming a file is taken relative to
+// repoRoot; a bare name with no such file is looked up on PATH. With check, the
+// command must exist and be executable here (pass false when commands run in another
+// container, where this machine's files say nothing).
+func Resolve(suites []Suite, repoRoot string, check bool) error {
+	var errs []error
+	for i := range suites {
+		s := &suites[i]
+		p := s.Command
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(repoRoot, p)
+		}
+		s.Path = p
+		if !check {
+			continue
+		}
+		fi, err := os.Stat(p)
+		if err != nil && !strings.Contains(s.Command, "/") {
+			if lp, lerr := exec.LookPath(s.Command); lerr == nil {
+				s.Path = lp
+				continue
+			}
+		}
+		fail := func(format string, a ...any) {
+			errs = append(errs, &Error{File: s.File, Line: s.Line, Msg: fmt.Sprintf(format, a...)})
+		}
+		switch {
+		case err != nil:
+			fail("command %q of suite %q not found (looked for %s; relative commands are resolved against --repo-root %s)", s.Command, s.Label, p, repoRoot)
+		case fi.IsDir():
+			fail("command %q of suite %q is a directory; name the suite's entry script", s.Command, s.Label)
+		case fi.Mode().Perm()&0o111 == 0:
+			fail("command %q of suite %q is not executable: chmod +x %s", s.Command, s.Label, p)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}

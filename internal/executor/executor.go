@@ -1,0 +1,51 @@
+// Package executor is the seam between the engine and the place a suite command runs.
+//
+// The engine never starts a process itself: listing passes, setup, every item and the
+// GPU detection tools all go through an Executor, so the same engine runs commands on
+// this machine (Local) or inside another container (the Docker executor).
+package executor
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+)
+
+// Command is one invocation of a suite script or tool.
+type Command struct {
+	Path   string    // program; a bare name is looked up on PATH where it runs
+	Args   []string  // arguments after the program
+	Env    []string  // the complete environment, KEY=VALUE
+	Dir    string    // working directory ("" = inherit)
+	Stdout io.Writer // nil discards
+	Stderr io.Writer // nil discards
+}
+
+// Result is how a command ended.
+type Result struct {
+	// ExitCode follows the shell convention: the process's exit status, or 128+N when
+	// it was ended by signal N (a segfault is 139, a KILL 137).
+	ExitCode int
+	// Signaled is true when the process ended by a signal.
+	Signaled bool
+	// Cancelled is true when the context ended before the command did and the
+	// executor stopped it.
+	Cancelled bool
+}
+
+// ErrNotFound is returned (wrapped) when the program does not exist or cannot be
+// executed where the command runs.
+var ErrNotFound = errors.New("command not found")
+
+// Executor runs a command to completion.
+//
+// When ctx is cancelled, the executor ends the command's whole process group: TERM,
+// then KILL after its grace period. Run returns an error only when the command could
+// not be run at all; a command that ran and failed is a Result with a non-zero code.
+type Executor interface {
+	Run(ctx context.Context, c Command) (Result, error)
+}
+
+// DefaultGrace is how long a cancelled command gets between TERM and KILL.
+const DefaultGrace = 20 * time.Second

@@ -1,0 +1,174 @@
+// Package hook holds the suite hook contract (SPEC §2): the environment variables
+// sgpu-queue sets to ask a suite script to list, set up, or run one of its items.
+//
+// The names default to TransformerEngine's and can be renamed, so another project can
+// adopt the tool without renaming the variables its scripts already read.
+package hook
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Names are the variable names of the contract.
+type Names struct {
+	ListItems          string // print "<ItemMarker> <tag>" per item instead of running
+	SkipCheckSupported string // with ListItems: answer every capability probe "supported"
+	SetupOnly          string // run the one-time setup and exit
+	SkipSetup          string // setup already done
+	Filter             string // run only the item with this tag
+	JUnitPrefix        string // where the suite writes JUnit XML
+	JUnitSuffix        string // suffix of those files
+	Level              string // test level
+	SGPU               string // "1": single-GPU items only
+	MGPU               string // set empty: no multi-GPU items
+	Pin                string // the visible-devices variable; "" = chosen by GPU vendor
+	ItemMarker         string // the word that starts a listing line
+}
+
+// Default returns TransformerEngine's names.
+func Default() Names {
+	return Names{
+		ListItems:          "TE_CI_LIST_ITEMS",
+		SkipCheckSupported: "TE_CI_SKIP_CHECK_SUPPORTED",
+		SetupOnly:          "TE_CI_SETUP_ONLY",
+		SkipSetup:          "TE_CI_SKIP_SETUP",
+		Filter:             "TEST_FILTER",
+		JUnitPrefix:        "JUNITXML_PREFIX",
+		JUnitSuffix:        "JUNITXML_SUFFIX",
+		Level:              "TEST_LEVEL",
+		SGPU:               "TEST_SGPU",
+		MGPU:               "TEST_MGPU",
+		ItemMarker:         "TE_CI_ITEM",
+	}
+}
+
+// keys maps the user-facing key of each name (for --hook-var key=NAME) to its field.
+func (n *Names) keys() map[string]*string {
+	return map[string]*string{
+		"list-items":           &n.ListItems,
+		"skip-check-supported": &n.SkipCheckSupported,
+		"setup-only":           &n.SetupOnly,
+		"skip-setup":           &n.SkipSetup,
+		"filter":               &n.Filter,
+		"junit-prefix":         &n.JUnitPrefix,
+		"junit-suffix":         &n.JUnitSuffix,
+		"level":                &n.Level,
+		"sgpu":                 &n.SGPU,
+		"mgpu":                 &n.MGPU,
+		"pin":                  &n.Pin,
+		"item-marker":          &n.ItemMarker,
+	}
+}
+
+// Set renames one variable from a "key=NAME" assignment.
+func (n *Names) Set(assignment string) error {
+	key, name, ok := strings.Cut(assignment, "=")
+	key = strings.TrimSpace(key)
+	name = strings.TrimSpace(name)
+	field, known := n.keys()[key]
+	if !ok || !known {
+		return fmt.Errorf("hook variable %q: want KEY=NAME with KEY one of %s", assignment, strings.Join(n.Keys(), ", "))
+	}
+	if !validName(name) {
+		return fmt.Errorf("hook variable %q: %q is not a valid variable name (letters, digits and _, not starting with a digit)", assignment, name)
+	}
+	*field = name
+	return nil
+}
+
+// Keys lists the keys Set accepts.
+func (n *Names) Keys() []string {
+	var ks []string
+	for k := range n.keys() {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+func validName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		switch {
+		case r == '_', r >= 'A' && r <= 'Z', r >= 'a' && r <= 'z':
+		case r >= '0' && r <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// Env is an environment as KEY=VALUE pairs.
+type Env []string
+
+// Get returns the value of key and whether it is set.
+func (e Env) Get(key string) (string, bool) {
+	for i := len(e) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(e[i], "="); ok && k == key {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// With returns a copy of e with each "KEY=VALUE" in kv set (replacing any earlier
+// value), and each bare "KEY" removed.
+func (e Env) With(kv ...string) Env {
+	drop := map[string]bool{}
+	for _, a := range kv {
+		k, _, _ := strings.Cut(a, "=")
+		drop[k] = true
+	}
+	out := make(Env, 0, len(e)+len(kv))
+	for _, a := range e {
+		k, _, _ := strings.Cut(a, "=")
+		if !drop[k] {
+			out = append(out, a)
+		}
+	}
+	for _, a := range kv {
+		if strings.Contains(a, "=") {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// base is what every suite command gets: the level and the single-GPU switches, and
+// none of the per-purpose switches that an outer environment might have left set.
+func (n Names) base(env Env, level string) Env {
+	return env.With(
+		n.ListItems, n.SkipCheckSupported, n.SetupOnly, n.SkipSetup, n.Filter,
+		n.Level+"="+level, n.SGPU+"=1", n.MGPU+"=",
+	)
+}
+
+// ListEnv is the environment of a listing pass: census=false asks what this host will
+// run (the queue), census=true what exists at this level (the census).
+func (n Names) ListEnv(env Env, level string, census bool) Env {
+	e := n.base(env, level).With(n.ListItems + "=1")
+	if census {
+		e = e.With(n.SkipCheckSupported + "=1")
+	}
+	return e
+}
+
+// SetupEnv is the environment of the one-time setup of a list suite.
+func (n Names) SetupEnv(env Env, level string) Env {
+	return n.base(env, level).With(n.SetupOnly + "=1")
+}
+
+// ItemEnv is the environment of one item. tag is "" for an opaque item, which runs its
+// script end to end, setup included.
+func (n Names) ItemEnv(env Env, level, tag string, opaque bool) Env {
+	e := n.base(env, level)
+	if !opaque {
+		e = e.With(n.SkipSetup+"=1", n.Filter+"="+tag)
+	}
+	return e
+}

@@ -1,0 +1,253 @@
+package logdir
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// EscapeField makes a value safe for one TSV column: backslash, tab, newline and
+// carriage return are written as \\, \t, \n and \r. Ordinary tags are unchanged.
+func EscapeField(s string) string {
+	if !strings.ContainsAny(s, "\\\t\n\r") {
+		return s
+	}
+	r := strings.NewReplacer(`\`, `\\`, "\t", `\t`, "\n", `\n`, "\r", `\r`)
+	return r.Replace(s)
+}
+
+// UnescapeField reverses EscapeField; an unknown escape is kept as written.
+func UnescapeField(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 == len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		i++
+		switch s[i] {
+		case '\\':
+			b.WriteByte('\\')
+		case 't':
+			b.WriteByte('\t')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		default:
+			b.WriteByte('\\')
+			b.WriteByte(s[i])
+		}
+	}
+	return b.String()
+}
+
+func joinFields(fields ...string) string {
+	for i, f := range fields {
+		fields[i] = EscapeField(f)
+	}
+	return strings.Join(fields, "\t") + "\n"
+}
+
+// Secs formats seconds for the TSV files: up to three decimals, no trailing zeros.
+func Secs(v float64) string {
+	s := strconv.FormatFloat(v, 'f', 3, 64)
+	s = strings.TrimRight(s, "0")
+	return strings.TrimSuffix(s, ".")
+}
+
+// CensusRow is one line of queue/items.tsv: an item that exists at this level.
+type CensusRow struct {
+	Label, Tag string
+}
+
+// FormatCensus writes items.tsv lines.
+func FormatCensus(w io.Writer, rows []CensusRow) error {
+	bw := bufio.NewWriter(w)
+	for _, r := range rows {
+		bw.WriteString(joinFields(r.Label, r.Tag))
+	}
+	return bw.Flush()
+}
+
+// QueueRow is one line of queue/queue.tsv: an item in dispatch order.
+type QueueRow struct {
+	Weight float64 // the estimate it was ordered by (the default weight when unknown)
+	Label  string
+	Cmd    string
+	Tag    string // "" for an opaque item
+	Args   []string
+}
+
+// FormatQueue writes queue.tsv lines.
+func FormatQueue(w io.Writer, rows []QueueRow) error {
+	bw := bufio.NewWriter(w)
+	for _, r := range rows {
+		bw.WriteString(joinFields(Secs(r.Weight), r.Label, r.Cmd, r.Tag, strings.Join(r.Args, " ")))
+	}
+	return bw.Flush()
+}
+
+// ParseQueue reads queue.tsv.
+func ParseQueue(r io.Reader) ([]QueueRow, error) {
+	var rows []QueueRow
+	err := eachLine(r, func(n int, f []string) error {
+		if len(f) < 4 {
+			return fmt.Errorf("queue.tsv:%d: want weight, label, cmd, tag, args; got %d column(s)", n, len(f))
+		}
+		w, err := strconv.ParseFloat(f[0], 64)
+		if err != nil {
+			return fmt.Errorf("queue.tsv:%d: weight %q is not a number", n, f[0])
+		}
+		row := QueueRow{Weight: w, Label: f[1], Cmd: f[2], Tag: f[3]}
+		if len(f) > 4 && f[4] != "" {
+			row.Args = strings.Fields(f[4])
+		}
+		rows = append(rows, row)
+		return nil
+	})
+	return rows, err
+}
+
+// Timing is one line of queue/timings.tsv: one finished attempt of an item.
+type Timing struct {
+	Label      string
+	Item       string // the tag, or "whole" for an opaque item
+	GPU        string
+	Secs       float64
+	RC         int
+	StartOff   float64 // seconds from the start of phase 4
+	EndOff     float64
+	Est        string // the estimate in seconds, or "unknown"
+	Incomplete bool   // a .partial sidecar outlived the item
+}
+
+// Whole is the item column of an opaque item.
+const Whole = "whole"
+
+// Format returns the row as a TSV line.
+func (t Timing) Format() string {
+	inc := "0"
+	if t.Incomplete {
+		inc = "1"
+	}
+	return joinFields(t.Label, t.Item, t.GPU, Secs(t.Secs), strconv.Itoa(t.RC), Secs(t.StartOff), Secs(t.EndOff), t.Est, inc)
+}
+
+// ParseTimings reads timings.tsv. A row that cannot be read (missing columns, not a
+// number: a run killed mid-write leaves one) is skipped with a warning; the rows
+// before and after it are kept.
+func ParseTimings(r io.Reader) ([]Timing, []string) {
+	var rows []Timing
+	var warns []string
+	_ = eachLine(r, func(n int, f []string) error {
+		t, err := parseTiming(f)
+		if err != nil {
+			warns = append(warns, fmt.Sprintf("timings.tsv:%d: skipped row: %v", n, err))
+			return nil
+		}
+		rows = append(rows, t)
+		return nil
+	})
+	return rows, warns
+}
+
+func parseTiming(f []string) (Timing, error) {
+	// TE's files may stop after rc; everything after it is optional.
+	if len(f) < 5 {
+		return Timing{}, fmt.Errorf("want at least label, item, gpu, secs, rc; got %d column(s)", len(f))
+	}
+	t := Timing{Label: f[0], Item: f[1], GPU: f[2], Est: "unknown"}
+	var err error
+	num := func(s, what string) float64 {
+		if err != nil {
+			return 0
+		}
+		v, e := strconv.ParseFloat(s, 64)
+		if e != nil || v != v || v < 0 || v > 1e9 {
+			err = fmt.Errorf("%s %q is not a number of seconds", what, s)
+		}
+		return v
+	}
+	t.Secs = num(f[3], "secs")
+	rc, e := strconv.Atoi(f[4])
+	if e != nil && err == nil {
+		err = fmt.Errorf("rc %q is not an integer", f[4])
+	}
+	t.RC = rc
+	if len(f) > 5 {
+		t.StartOff = num(f[5], "start_off")
+	}
+	if len(f) > 6 {
+		t.EndOff = num(f[6], "end_off")
+	} else {
+		t.EndOff = t.StartOff + t.Secs
+	}
+	if len(f) > 7 && f[7] != "" {
+		t.Est = f[7]
+	}
+	if len(f) > 8 {
+		t.Incomplete = f[8] == "1"
+	}
+	if t.Label == "" || t.Item == "" {
+		err = fmt.Errorf("empty label or item")
+	}
+	return t, err
+}
+
+func eachLine(r io.Reader, fn func(n int, fields []string) error) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	n := 0
+	for sc.Scan() {
+		n++
+		line := strings.TrimRight(sc.Text(), "\r")
+		if line == "" {
+			continue
+		}
+		f := strings.Split(line, "\t")
+		for i := range f {
+			f[i] = UnescapeField(f[i])
+		}
+		if err := fn(n, f); err != nil {
+			return err
+		}
+	}
+	return sc.Err()
+}
+
+// TimingsWriter appends rows to timings.tsv, one write per row, so a run killed at any
+// moment keeps every row of an item that had ended.
+type TimingsWriter struct {
+	mu sync.Mutex
+	f  *os.File
+}
+
+// OpenTimings opens (creating) the timings file for appending.
+func OpenTimings(path string) (*TimingsWriter, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return &TimingsWriter{f: f}, nil
+}
+
+// Append writes one row and syncs it to disk.
+func (w *TimingsWriter) Append(t Timing) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, err := w.f.WriteString(t.Format()); err != nil {
+		return err
+	}
+	return w.f.Sync()
+}
+
+// Close closes the file.
+func (w *TimingsWriter) Close() error { return w.f.Close() }

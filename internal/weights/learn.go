@@ -1,0 +1,108 @@
+package weights
+
+import (
+	"sort"
+)
+
+// The asymmetric EWMA of the seed: an item that got slower is believed quickly (an
+// under-estimate puts a long item late and makes the tail), a faster run slowly (one
+// fast run is probably noise).
+const (
+	AlphaUp   = 0.5
+	AlphaDown = 0.1
+)
+
+// Measurement is one finished item of this run.
+type Measurement struct {
+	Key     string
+	Seconds float64
+	// AtLeast marks a row that was cut off (killed with rc 124/137, or a .partial
+	// sidecar outlived it): the item costs at least Seconds, maybe more.
+	AtLeast bool
+}
+
+// Change records what Learn did to one key.
+type Change struct {
+	Key    string
+	Old    float64
+	HadOld bool
+	New    float64
+	// Kept is true when the key was not changed (an at-least row below the weight,
+	// or an at-least row of an unknown item).
+	Kept bool
+}
+
+// Learn blends this run's measurements into t (SPEC §6) and returns one Change per
+// measured key, in key order. Several measurements of one key are applied in order.
+func Learn(t *Table, ms []Measurement) []Change {
+	byKey := map[string]*Change{}
+	var order []string
+	for _, m := range ms {
+		c, ok := byKey[m.Key]
+		if !ok {
+			old, had := t.Get(m.Key)
+			c = &Change{Key: m.Key, Old: old, HadOld: had, Kept: true}
+			byKey[m.Key] = c
+			order = append(order, m.Key)
+		}
+		cur, had := t.Get(m.Key)
+		next, changed := Update(cur, had, m)
+		if changed {
+			t.Set(m.Key, next)
+			c.Kept = false
+		}
+	}
+	sort.Strings(order)
+	out := make([]Change, 0, len(order))
+	for _, k := range order {
+		c := byKey[k]
+		c.New, _ = t.Get(k)
+		out = append(out, *c)
+	}
+	return out
+}
+
+// Update applies one measurement to a weight; changed is false when the table keeps
+// what it had (and, for an unknown key, stays without a weight).
+func Update(old float64, had bool, m Measurement) (float64, bool) {
+	if m.AtLeast {
+		if had && m.Seconds > old {
+			return m.Seconds, true
+		}
+		return old, false
+	}
+	if !had {
+		return m.Seconds, true
+	}
+	if m.Seconds > old {
+		return old + AlphaUp*(m.Seconds-old), true
+	}
+	return old + AlphaDown*(m.Seconds-old), m.Seconds != old
+}
+
+// Census is what exists, per list-suite label: the set of keys its census pass
+// listed. A label mapped to nil had a failed census and prunes nothing.
+type Census map[string]map[string]bool
+
+// Prune removes the keys of items that are gone and returns them, sorted. A key
+// survives if it was dispatched this run, or its label has no census, or its label's
+// census failed, or the census lists it.
+func Prune(t *Table, dispatched map[string]bool, census Census) []string {
+	var gone []string
+	for k := range t.w {
+		if dispatched[k] {
+			continue
+		}
+		label, _ := SplitKey(k)
+		keys, has := census[label]
+		if !has || keys == nil || keys[k] {
+			continue
+		}
+		gone = append(gone, k)
+	}
+	sort.Strings(gone)
+	for _, k := range gone {
+		t.Delete(k)
+	}
+	return gone
+}

@@ -1,0 +1,203 @@
+// Package weights holds the weight table (SPEC §6): the learned duration of every
+// work item, used to order the queue longest-first (phase 2) and updated from each
+// run's timings (phase 6: learn and prune).
+//
+// The text format is TransformerEngine's: one "<key> <seconds>" per line, '#'
+// comments, key "<label>/<tag>" or the bare label of an opaque suite. Tables in that
+// format load unchanged; a corrupt line is skipped with a warning, never fatal.
+package weights
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// MaxSeconds is the largest weight accepted; anything larger is a corrupt line
+// (the default weight of an unknown item, 999999 s, is well below it).
+const MaxSeconds = 1e8
+
+// Key is the weight key of an item: "<label>/<tag>", or the label of an opaque item.
+func Key(label, tag string) string {
+	if tag == "" {
+		return label
+	}
+	return label + "/" + tag
+}
+
+// SplitKey returns the label and tag of a key.
+func SplitKey(key string) (label, tag string) {
+	label, tag, _ = strings.Cut(key, "/")
+	return label, tag
+}
+
+// Table maps keys to seconds. The zero value is not usable; use New or Parse.
+type Table struct {
+	w map[string]float64
+}
+
+// New returns an empty table.
+func New() *Table { return &Table{w: map[string]float64{}} }
+
+// Get returns the weight of key.
+func (t *Table) Get(key string) (float64, bool) {
+	v, ok := t.w[key]
+	return v, ok
+}
+
+// Set stores a weight.
+func (t *Table) Set(key string, secs float64) { t.w[key] = secs }
+
+// Delete removes a key.
+func (t *Table) Delete(key string) { delete(t.w, key) }
+
+// Len is the number of keys.
+func (t *Table) Len() int { return len(t.w) }
+
+// Keys returns the keys sorted by weight, largest first, then by key.
+func (t *Table) Keys() []string {
+	keys := make([]string, 0, len(t.w))
+	for k := range t.w {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := t.w[keys[i]], t.w[keys[j]]
+		if a != b {
+			return a > b
+		}
+		return keys[i] < keys[j]
+	})
+	return keys
+}
+
+// Clone returns an independent copy.
+func (t *Table) Clone() *Table {
+	c := New()
+	for k, v := range t.w {
+		c.w[k] = v
+	}
+	return c
+}
+
+// Parse reads a table. name is used in warnings ("name:line: ..."). Corrupt lines are
+// skipped, each with one warning; a duplicate key keeps the later line.
+func Parse(r io.Reader, name string) (*Table, []string) {
+	t := New()
+	var warns []string
+	seen := map[string]int{}
+	br := bufio.NewReader(r)
+	line := 0
+	for {
+		raw, err := readLine(br)
+		if raw == nil && err != nil {
+			if err != io.EOF {
+				warns = append(warns, fmt.Sprintf("%s:%d: read error, rest of the table ignored: %v", name, line+1, err))
+			}
+			break
+		}
+		line++
+		text := strings.TrimSpace(strings.TrimPrefix(string(raw), "\xef\xbb\xbf"))
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		key, secs, msg := parseLine(text)
+		if msg != "" {
+			warns = append(warns, fmt.Sprintf("%s:%d: skipped corrupt weight line (%s)", name, line, msg))
+			continue
+		}
+		if prev, dup := seen[key]; dup {
+			warns = append(warns, fmt.Sprintf("%s:%d: duplicate key %q (also at line %d); the later line wins", name, line, key, prev))
+		}
+		seen[key] = line
+		t.w[key] = secs
+	}
+	return t, warns
+}
+
+// maxLine bounds one line so that a binary file cannot make us buffer it whole.
+const maxLine = 64 << 10
+
+// readLine returns the next line without its newline, truncated to maxLine bytes
+// (a truncated line is then rejected as corrupt because it has no valid number).
+func readLine(br *bufio.Reader) ([]byte, error) {
+	var buf []byte
+	for {
+		chunk, isPrefix, err := br.ReadLine()
+		if err != nil {
+			if buf != nil {
+				return buf, nil
+			}
+			return nil, err
+		}
+		if len(buf) < maxLine {
+			buf = append(buf, chunk...)
+		}
+		if buf == nil {
+			buf = []byte{}
+		}
+		if !isPrefix {
+			if len(buf) > maxLine {
+				buf = append(buf[:maxLine], 0) // a NUL marks it corrupt
+			}
+			return buf, nil
+		}
+	}
+}
+
+func parseLine(text string) (key string, secs float64, msg string) {
+	if !utf8.ValidString(text) || strings.ContainsFunc(text, func(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }) {
+		return "", 0, "not text"
+	}
+	i := strings.LastIndexAny(text, " \t")
+	if i < 0 {
+		return "", 0, "want \"<key> <seconds>\""
+	}
+	key = strings.TrimSpace(text[:i])
+	num := text[i+1:]
+	if key == "" {
+		return "", 0, "empty key"
+	}
+	v, err := strconv.ParseFloat(num, 64)
+	switch {
+	case err != nil:
+		return "", 0, fmt.Sprintf("%q is not a number of seconds", clip(num))
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return "", 0, fmt.Sprintf("%q is not a finite number", num)
+	case v < 0:
+		return "", 0, fmt.Sprintf("negative seconds %s", num)
+	case v > MaxSeconds:
+		return "", 0, fmt.Sprintf("%s s is more than %g s", num, MaxSeconds)
+	}
+	return key, v, ""
+}
+
+func clip(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "…"
+	}
+	return s
+}
+
+// Format writes the table in the text format, largest weight first.
+func (t *Table) Format(w io.Writer) error {
+	var b bytes.Buffer
+	for _, k := range t.Keys() {
+		b.WriteString(k)
+		b.WriteByte(' ')
+		b.WriteString(FormatSeconds(t.w[k]))
+		b.WriteByte('\n')
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// FormatSeconds writes seconds with one decimal, as TE's tables do.
+func FormatSeconds(v float64) string {
+	return strconv.FormatFloat(v, 'f', 1, 64)
+}
