@@ -1,0 +1,159 @@
+// Package cli is the command-line face: it turns arguments, flags and SGPU_*
+// environment variables into engine options and the engine's result into output and
+// an exit code. It holds no scheduling logic of its own.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"strings"
+	"syscall"
+)
+
+// Env is the process environment seen by the CLI.
+type Env struct {
+	Args    []string // without the program name
+	Stdout  io.Writer
+	Stderr  io.Writer
+	Getenv  func(string) string
+	Environ []string
+	Version string
+}
+
+// Main runs one command and returns the exit code.
+func Main(e Env) int {
+	if len(e.Args) == 0 {
+		usage(e.Stderr)
+		return 2
+	}
+	cmd, args := e.Args[0], e.Args[1:]
+	switch cmd {
+	case "run":
+		return runCmd(e, args)
+	case "report":
+		return reportCmd(e, args)
+	case "version", "--version":
+		fmt.Fprintf(e.Stdout, "sgpu-queue %s\n", version(e.Version))
+		return 0
+	case "help", "-h", "-help", "--help":
+		usage(e.Stdout)
+		return 0
+	default:
+		fmt.Fprintf(e.Stderr, "sgpu-queue: unknown command %q\n", cmd)
+		usage(e.Stderr)
+		return 2
+	}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `sgpu-queue runs GPU test suites as one longest-first work queue, one worker per GPU.
+
+Usage:
+  sgpu-queue run [flags] CONFIG...     phases 0–8: expand, order, run, verdicts, learn, report
+  sgpu-queue report LOGDIR             rebuild report/schedule.md from the files of a run
+  sgpu-queue version
+
+Run "sgpu-queue COMMAND --help" for a command's flags.
+`)
+}
+
+func version(v string) string {
+	if v != "" {
+		return v
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
+}
+
+// newFlags makes a flag set whose errors and --help go to the right stream.
+func newFlags(name string, e Env, help string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(e.Stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), help)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parse parses flags that may come before, between or after the positional
+// arguments (sgpu-queue run ci.conf --dry-run). It returns the positionals, and
+// (0, true) when --help was asked, (2, true) on a usage error.
+func parse(fs *flag.FlagSet, args []string, e Env) ([]string, int, bool) {
+	var pos []string
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "-h" || a == "-help" || a == "--help" {
+			fs.SetOutput(e.Stdout) // asked-for help goes to stdout, errors to stderr
+		}
+	}
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, 0, true
+			}
+			return nil, 2, true
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, 0, false
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), 0, false
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+// envDefault is the SGPU_* variable that may set a flag's default.
+func envDefault(e Env, flagName, def string) string {
+	name := "SGPU_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+	if v := e.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// signalContext is cancelled on the first SIGINT/SIGTERM; the returned channel is
+// closed on the second, to cut the grace period short.
+func signalContext(stderr io.Writer) (context.Context, <-chan struct{}, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	force := make(chan struct{})
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		n := 0
+		for {
+			select {
+			case s := <-ch:
+				n++
+				if n == 1 {
+					fmt.Fprintf(stderr, "sgpu-queue: %v: stopping dispatch and terminating running items (signal again to kill them now)\n", s)
+					cancel()
+				} else if n == 2 {
+					fmt.Fprintf(stderr, "sgpu-queue: %v again: killing running items now\n", s)
+					close(force)
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
+	return ctx, force, func() {
+		signal.Stop(ch)
+		close(done)
+		cancel()
+	}
+}

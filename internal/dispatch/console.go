@@ -1,0 +1,60 @@
+package dispatch
+
+import (
+	"fmt"
+	"github.com/rocm/sgpu-queue/internal/textfmt"
+	"time"
+)
+
+// line prints the console line of a finished attempt (SPEC §4):
+//
+//	[14:03:07] gpu1 t+1204s 260s rc=0 est=245s torch test_numerics.ck.amax+triton  [12/80 eta 21m]
+func (d *dispatcher) line(a Attempt, t0 time.Time) {
+	it := d.items[a.Item]
+	est := "unknown"
+	if it.Known {
+		est = textfmt.Dur(it.Weight)
+	}
+	d.mu.Lock()
+	delete(d.running, a.Slot)
+	d.done++
+	done := d.done
+	eta := d.eta(a.End)
+	d.mu.Unlock()
+	tag := textfmt.Printable(it.Tag)
+	if it.Tag == "" {
+		tag = "(whole)"
+	}
+	s := fmt.Sprintf("[%s] gpu%s t+%s %s rc=%d est=%s %s %s  [%d/%d%s]",
+		a.End.Format("15:04:05"), a.GPU, textfmt.Dur(a.Start.Sub(t0).Seconds()), textfmt.Dur(a.Seconds()), a.RC, est,
+		it.Label, tag, done, d.total, eta)
+	if a.Cancelled {
+		s += " cancelled"
+	}
+	d.consoleM.Lock()
+	fmt.Fprintln(d.cfg.Console, s)
+	d.consoleM.Unlock()
+}
+
+// eta estimates the time left from the weights: the known work not yet done spread
+// over the GPUs. Unknown items are counted, not guessed. Caller holds d.mu.
+func (d *dispatcher) eta(now time.Time) string {
+	work := 0.0
+	unknown := 0
+	for _, r := range d.running {
+		it := d.items[r.item]
+		if !it.Known {
+			unknown++
+			continue
+		}
+		work += max(0, it.Weight-now.Sub(r.start).Seconds())
+	}
+	work += d.queuedWork
+	unknown += d.queuedUnknown
+	left := textfmt.Dur(max(0, work/float64(len(d.cfg.GPUs))))
+	s := " eta " + left
+	if unknown > 0 {
+		s = fmt.Sprintf(" eta ≥%s +%d unknown", left, unknown)
+	}
+	return s
+}

@@ -1,0 +1,264 @@
+// Package dispatch is phase 4: one worker per GPU pulls the next item from the
+// ordered queue the moment it is free, runs it by re-entering its suite's script
+// through the executor, and records its log, exit code and timings row as it ends.
+//
+// GPUs are a pool of free slots that items take and give back (not goroutines welded
+// to one GPU), so retries can move to another GPU and a bad GPU can leave the pool.
+package dispatch
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rocm/sgpu-queue/internal/config"
+	"github.com/rocm/sgpu-queue/internal/executor"
+	"github.com/rocm/sgpu-queue/internal/hook"
+	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/schedule"
+)
+
+// Item is one queued work item with the suite that runs it.
+type Item struct {
+	schedule.Item
+	Suite config.Suite
+}
+
+// Opaque reports whether the item is a whole opaque suite.
+func (it Item) Opaque() bool { return it.Suite.Mode == config.Opaque }
+
+// Config is everything phase 4 needs.
+type Config struct {
+	Exec   executor.Executor
+	Layout logdir.Layout
+	Hooks  hook.Names
+	Env    hook.Env
+	Level  string
+	GPUs   []string // one slot per id
+	PinVar string
+	// JUnitPrefix is the absolute local directory (trailing slash) under which each
+	// suite writes its JUnit XML, "" when the environment sets none.
+	JUnitPrefix string
+	JUnitSuffix string
+	// MapPath turns a local path into the path where commands run (container exec);
+	// nil is the identity.
+	MapPath func(string) (string, error)
+	Timings *logdir.TimingsWriter
+	Console io.Writer
+	Warn    func(string)
+	// Start is the zero of the timings offsets (zero: when Run is called).
+	Start time.Time
+}
+
+// Attempt is one run of one item.
+type Attempt struct {
+	Item       int // index into the items
+	Slot       int
+	GPU        string
+	Start, End time.Time
+	RC         int
+	Incomplete bool // a .partial sidecar outlived it, or it was cut off by a cancel
+	Cancelled  bool
+}
+
+// Seconds is the attempt's duration.
+func (a Attempt) Seconds() float64 { return a.End.Sub(a.Start).Seconds() }
+
+// Result is what phase 4 did.
+type Result struct {
+	Started  time.Time
+	Wall     time.Duration
+	Attempts []Attempt
+	// Cancelled is true when ctx ended before the queue was empty.
+	Cancelled bool
+}
+
+// Run dispatches every item of q onto the GPU slots and returns when all have ended,
+// or, once ctx is cancelled, when the running ones have been stopped.
+func Run(ctx context.Context, cfg Config, items []Item, q schedule.Queue) *Result {
+	d := &dispatcher{cfg: cfg, items: items, q: q, total: q.Len()}
+	for _, it := range items {
+		d.queued(it, +1)
+	}
+	return d.run(ctx)
+}
+
+type dispatcher struct {
+	cfg   Config
+	items []Item
+	q     schedule.Queue
+	total int
+
+	mu            sync.Mutex // guards the progress figures the console lines read
+	done          int
+	running       map[int]runningItem // by slot
+	queuedWork    float64             // known seconds not yet handed out
+	queuedUnknown int                 // unknown items not yet handed out
+	consoleM      sync.Mutex
+}
+
+type runningItem struct {
+	item  int
+	start time.Time
+}
+
+func (d *dispatcher) run(ctx context.Context) *Result {
+	res := &Result{Started: d.cfg.Start}
+	if res.Started.IsZero() {
+		res.Started = time.Now()
+	}
+	d.running = map[int]runningItem{}
+	idle := make([]int, len(d.cfg.GPUs))
+	for i := range idle {
+		idle[i] = i
+	}
+	finished := make(chan Attempt)
+	busy := 0
+	launch := func(slot, item int) {
+		busy++
+		d.mu.Lock()
+		d.running[slot] = runningItem{item: item, start: time.Now()}
+		d.queued(d.items[item], -1)
+		d.mu.Unlock()
+		go func() { finished <- d.runItem(ctx, res.Started, slot, item) }()
+	}
+	for {
+		if ctx.Err() == nil {
+			var still []int
+			for _, slot := range idle {
+				if i, ok := d.q.Next(slot); ok {
+					launch(slot, i)
+				} else {
+					still = append(still, slot)
+				}
+			}
+			idle = still
+			// Everything left avoids the idle slots and nothing runs that could
+			// free another one: run it here rather than stall.
+			if busy == 0 && len(idle) > 0 && d.q.Len() > 0 {
+				if i, ok := d.q.Next(schedule.AnySlot); ok {
+					launch(idle[0], i)
+					idle = idle[1:]
+				}
+			}
+		}
+		if busy == 0 {
+			break
+		}
+		a := <-finished
+		busy--
+		idle = append(idle, a.Slot)
+		res.Attempts = append(res.Attempts, a)
+	}
+	res.Wall = time.Since(res.Started)
+	res.Cancelled = ctx.Err() != nil && d.q.Len() > 0 || anyCancelled(res.Attempts)
+	return res
+}
+
+// queued counts an item into (+1) or out of (-1) the work not yet handed out.
+func (d *dispatcher) queued(it Item, sign int) {
+	if it.Known {
+		d.queuedWork += float64(sign) * it.Weight
+	} else {
+		d.queuedUnknown += sign
+	}
+}
+
+func anyCancelled(as []Attempt) bool {
+	for _, a := range as {
+		if a.Cancelled {
+			return true
+		}
+	}
+	return false
+}
+
+// runItem runs one attempt and records it: log, rc file, timings row, console line.
+func (d *dispatcher) runItem(ctx context.Context, t0 time.Time, slot, idx int) Attempt {
+	it := d.items[idx]
+	gpu := d.cfg.GPUs[slot]
+	l := d.cfg.Layout
+	a := Attempt{Item: idx, Slot: slot, GPU: gpu}
+
+	cwd := l.ItemCwd(it.Label, it.Tag)
+	log := openLog(l.ItemLog(it.Label, it.Tag), d.warn)
+	env, envErr := d.env(it, gpu)
+
+	a.Start = time.Now()
+	var res executor.Result
+	var runErr error
+	if envErr != nil {
+		runErr = envErr
+	} else if err := mkdir(cwd); err != nil {
+		runErr = fmt.Errorf("cannot create the item's working directory: %v", err)
+	} else {
+		res, runErr = d.cfg.Exec.Run(ctx, executor.Command{
+			Path: it.Suite.Path, Args: it.Suite.Args, Env: env, Dir: cwd, Stdout: log, Stderr: log,
+		})
+	}
+	a.End = time.Now()
+	a.RC, a.Cancelled = res.ExitCode, res.Cancelled
+	if runErr != nil {
+		// The item could not start: that is its failure, recorded like any other.
+		a.RC = 127
+		fmt.Fprintf(log, "\nsgpu-queue: %v\n", runErr)
+	}
+	if a.Cancelled {
+		a.Incomplete = true
+		fmt.Fprintf(log, "\nsgpu-queue: cancelled after %.1fs (run stopped)\n", a.Seconds())
+	} else {
+		a.Incomplete = d.partialLeft(it, a.Start)
+	}
+	if err := log.Close(); err != nil {
+		d.warn(err.Error())
+	}
+	removeIfEmpty(cwd)
+	if err := writeRC(l.ItemRC(it.Label, it.Tag), a.RC); err != nil {
+		d.warn(fmt.Sprintf("%s: %v", l.ItemRC(it.Label, it.Tag), err))
+	}
+	row := logdir.Timing{
+		Label: it.Label, Item: logdir.ItemColumn(it.Tag), GPU: gpu,
+		Secs: a.Seconds(), RC: a.RC,
+		StartOff: a.Start.Sub(t0).Seconds(), EndOff: a.End.Sub(t0).Seconds(),
+		Est: "unknown", Incomplete: a.Incomplete,
+	}
+	if it.Known {
+		row.Est = logdir.Secs(it.Weight)
+	}
+	if d.cfg.Timings != nil {
+		if err := d.cfg.Timings.Append(row); err != nil {
+			d.warn(fmt.Sprintf("timings.tsv: cannot record %s: %v", it.Key(), err))
+		}
+	}
+	d.line(a, t0)
+	return a
+}
+
+// env is the item's environment: the hook contract, its GPU, its JUnit prefix.
+func (d *dispatcher) env(it Item, gpu string) ([]string, error) {
+	e := d.cfg.Hooks.ItemEnv(d.cfg.Env, d.cfg.Level, it.Tag, it.Opaque()).With(d.cfg.PinVar + "=" + gpu)
+	if d.cfg.JUnitPrefix != "" {
+		p, err := d.mapPath(d.cfg.JUnitPrefix + it.Label)
+		if err != nil {
+			return nil, err
+		}
+		e = e.With(d.cfg.Hooks.JUnitPrefix + "=" + strings.TrimSuffix(p, "/") + "/")
+	}
+	return e, nil
+}
+
+func (d *dispatcher) mapPath(p string) (string, error) {
+	if d.cfg.MapPath == nil {
+		return p, nil
+	}
+	return d.cfg.MapPath(p)
+}
+
+func (d *dispatcher) warn(msg string) {
+	if d.cfg.Warn != nil {
+		d.cfg.Warn(msg)
+	}
+}

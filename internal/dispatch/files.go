@@ -1,0 +1,101 @@
+package dispatch
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// itemLog is an item's output file. A write error (full disk) is remembered and
+// reported once, but never fails the write back to the item: losing log lines must
+// not kill a test that is otherwise running fine.
+type itemLog struct {
+	f       *os.File
+	path    string
+	written int64
+	err     error
+}
+
+func openLog(path string, warn func(string)) *itemLog {
+	f, err := os.Create(path)
+	if err != nil {
+		warn(fmt.Sprintf("%s: cannot create the item log, its output is lost: %v", path, err))
+	}
+	return &itemLog{f: f, path: path, err: err}
+}
+
+func (l *itemLog) Write(p []byte) (int, error) {
+	if l.f == nil || l.err != nil {
+		return len(p), nil
+	}
+	n, err := l.f.Write(p)
+	l.written += int64(n)
+	if err != nil {
+		l.err = err
+	}
+	return len(p), nil
+}
+
+func (l *itemLog) Close() error {
+	if l.f == nil {
+		return nil
+	}
+	cerr := l.f.Close()
+	if l.err != nil {
+		return fmt.Errorf("%s: output lost after %d bytes: %v", l.path, l.written, l.err)
+	}
+	if cerr != nil {
+		return fmt.Errorf("%s: %v", l.path, cerr)
+	}
+	return nil
+}
+
+func mkdir(dir string) error { return os.MkdirAll(dir, 0o755) }
+
+// removeIfEmpty removes the item's working directory unless the item left files in
+// it (os.Remove refuses a non-empty directory, which is the point).
+func removeIfEmpty(dir string) { _ = os.Remove(dir) }
+
+func writeRC(path string, rc int) error {
+	return os.WriteFile(path, []byte(fmt.Sprintf("%d\n", rc)), 0o644)
+}
+
+// partialLeft reports whether a .partial sidecar outlived the item: for a list item
+// only its own sidecar (<prefix><label>/<tag><suffix>.partial) counts, since items of
+// the same suite run at the same time; for an opaque item any sidecar under its
+// prefix. Sidecars older than the item are left over from earlier runs.
+func (d *dispatcher) partialLeft(it Item, start time.Time) bool {
+	if d.cfg.JUnitPrefix == "" {
+		return false
+	}
+	dir := filepath.Clean(d.cfg.JUnitPrefix + it.Label)
+	since := start.Add(-time.Second) // coarse file-system clocks
+	if it.Opaque() {
+		found := false
+		n := 0
+		_ = filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+			n++
+			if err != nil || found || n > 100000 {
+				return filepath.SkipDir
+			}
+			if !e.IsDir() && strings.HasSuffix(p, ".partial") && newer(p, since) {
+				found = true
+			}
+			return nil
+		})
+		return found
+	}
+	p := filepath.Clean(dir + "/" + it.Tag + d.cfg.JUnitSuffix + ".partial")
+	if !strings.HasPrefix(p, dir+string(filepath.Separator)) {
+		return false // a hostile tag pointing outside: not this item's sidecar
+	}
+	return newer(p, since)
+}
+
+func newer(path string, since time.Time) bool {
+	fi, err := os.Stat(path)
+	return err == nil && !fi.ModTime().Before(since)
+}

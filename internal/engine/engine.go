@@ -1,0 +1,369 @@
+// Package engine runs the seed's phases 0–8 from suite configs to a verdict. The CLI
+// (`sgpu-queue run`) and the container action are two faces over Run: they only turn
+// flags or inputs into Options and present the Result.
+//
+//	phase 0  config.Load             read and check the configs
+//	         gpu.Detect              the GPU pool and the arch
+//	phase 1  expand.Run              list every suite's items (queue + census)
+//	phase 2  schedule.Weigh/Order    weigh from the table, order longest-first, plan
+//	phase 3  setup                   one-time setup per list suite
+//	phase 4  dispatch.Run            one worker per GPU pulls the next item
+//	phase 5  verdict.Decide/Write    per-suite verdict files
+//	phase 6  weights.Learn/Prune     blend durations into the table, prune gone items
+//	phase 7  report.Markdown         report/schedule.md
+//	phase 8  summary                 failed items and the exit code
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/rocm/sgpu-queue/internal/config"
+	"github.com/rocm/sgpu-queue/internal/executor"
+	"github.com/rocm/sgpu-queue/internal/gpu"
+	"github.com/rocm/sgpu-queue/internal/hook"
+	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/report"
+	"github.com/rocm/sgpu-queue/internal/schedule"
+	"github.com/rocm/sgpu-queue/internal/verdict"
+	"github.com/rocm/sgpu-queue/internal/weights"
+)
+
+// Options configure one run. Paths are as this process sees them.
+type Options struct {
+	Configs       []string
+	RepoRoot      string // default: the current directory
+	LogDir        string // default: <RepoRoot>/test-results/logs
+	GPUs          string // --gpus: list or count; "" = SPEC §8 precedence
+	Arch          string // "" = detected
+	Level         string // "" = $TEST_LEVEL, else 99
+	WeightsPath   string // "" = <RepoRoot>/ci-weights/test_weights.<arch>.l<level>.txt
+	DefaultWeight float64
+	DryRun        bool
+	Hooks         hook.Names
+	Env           []string // the environment suites inherit; nil = os.Environ()
+
+	// Exec runs every suite command; nil = local processes.
+	Exec executor.Executor
+	// MapPath turns a local path into the path where Exec runs commands.
+	MapPath func(string) (string, error)
+	// CheckCommands verifies config commands exist here (false when they run in
+	// another container).
+	CheckCommands bool
+	// Store returns where the weight table lives for this arch and level; nil = the
+	// local file at WeightsPath.
+	Store func(arch, level, defaultPath string) weights.Store
+
+	Out      io.Writer // console; nil = stdout
+	Observer Observer  // phase boundaries and warnings; nil = plain text on Out
+}
+
+// Observer sees the phases and warnings, so the action can fold each phase in a
+// ::group:: and turn warnings into annotations.
+type Observer interface {
+	Phase(n int, title string)
+	Warn(msg string)
+}
+
+// Result is what a run did, for the face to present.
+type Result struct {
+	ExitCode  int
+	DryRun    bool
+	Pool      gpu.Pool
+	Level     string
+	LogDir    string
+	Plan      []schedule.Item
+	Bound     schedule.Bound
+	Suites    []verdict.Suite
+	Stats     report.Stats
+	Report    string // path of report/schedule.md
+	Markdown  string // its content
+	Weights   string // the store's name
+	Cancelled bool
+	Warnings  []string
+}
+
+// Error is a failure before any item ran, with the exit code it should give.
+type Error struct {
+	Code int
+	Err  error
+}
+
+func (e *Error) Error() string { return e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+func usage(err error) error { return &Error{Code: 2, Err: err} }
+
+// run is the state of one Run.
+type run struct {
+	o      Options
+	out    io.Writer
+	obs    Observer
+	layout logdir.Layout
+	res    *Result
+	warnMu sync.Mutex
+}
+
+// Run performs phases 0–8. The error is non-nil only when the run stopped before its
+// items ran (an *Error with its exit code); test failures are Result.ExitCode.
+//
+// Cancelling ctx stops dispatch and the running items; phases 5–8 still run, so
+// nothing measured is lost.
+func Run(ctx context.Context, o Options) (*Result, error) {
+	r, err := newRun(o)
+	if err != nil {
+		return nil, err
+	}
+	return r.run(ctx)
+}
+
+func newRun(o Options) (*run, error) {
+	if o.Env == nil {
+		o.Env = os.Environ()
+	}
+	if o.Exec == nil {
+		o.Exec = executor.Local{}
+	}
+	if o.Hooks == (hook.Names{}) {
+		o.Hooks = hook.Default()
+	}
+	if o.DefaultWeight <= 0 {
+		o.DefaultWeight = schedule.DefaultWeight
+	}
+	if o.RepoRoot == "" {
+		o.RepoRoot = "."
+	}
+	root, err := filepath.Abs(o.RepoRoot)
+	if err != nil {
+		return nil, usage(fmt.Errorf("--repo-root %s: %v", o.RepoRoot, err))
+	}
+	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+		return nil, usage(fmt.Errorf("--repo-root %s: not a directory; give the repository the config's commands are relative to", o.RepoRoot))
+	}
+	o.RepoRoot = root
+	if o.LogDir == "" {
+		o.LogDir = filepath.Join(root, "test-results", "logs")
+	}
+	if o.LogDir, err = filepath.Abs(o.LogDir); err != nil {
+		return nil, usage(fmt.Errorf("--log-dir: %v", err))
+	}
+	if o.Level == "" {
+		if v, ok := hook.Env(o.Env).Get(o.Hooks.Level); ok && v != "" {
+			o.Level = v
+		} else {
+			o.Level = "99"
+		}
+	}
+	if strings.ContainsAny(o.Level, "/ \t\n") || strings.HasPrefix(o.Level, ".") {
+		return nil, usage(fmt.Errorf("--level %q: want a test level such as 1, 2 or 3", o.Level))
+	}
+	r := &run{o: o, out: o.Out, obs: o.Observer, layout: logdir.Layout{Root: o.LogDir}}
+	if r.out == nil {
+		r.out = os.Stdout
+	}
+	r.out = &syncWriter{w: r.out}
+	if r.obs == nil {
+		r.obs = plainObserver{w: r.out}
+	}
+	r.res = &Result{DryRun: o.DryRun, Level: o.Level, LogDir: o.LogDir}
+	return r, nil
+}
+
+func (r *run) warn(msg string) {
+	r.warnMu.Lock()
+	r.res.Warnings = append(r.res.Warnings, msg)
+	r.warnMu.Unlock()
+	r.obs.Warn(msg)
+}
+
+func (r *run) printf(format string, a ...any) { fmt.Fprintf(r.out, format, a...) }
+
+func (r *run) run(ctx context.Context) (*Result, error) {
+	// Phase 0: configs, GPUs, arch, log tree.
+	r.obs.Phase(0, "read the config")
+	suites, err := config.Load(r.o.Configs)
+	if err == nil {
+		err = config.Resolve(suites, r.o.RepoRoot, r.o.CheckCommands)
+	}
+	if err != nil {
+		return nil, usage(err)
+	}
+	for _, s := range suites {
+		r.printf("  %-12s %-6s %s   (%s)\n", s.Label, s.Mode, strings.Join(append([]string{s.Command}, s.Args...), " "), s.Where())
+	}
+	pool, err := gpu.Detect(ctx, gpu.Options{Explicit: r.o.GPUs, Arch: r.o.Arch, PinVar: r.o.Hooks.Pin, Env: r.o.Env, Exec: r.o.Exec})
+	if err != nil {
+		return nil, usage(err)
+	}
+	if pool.Arch == "" {
+		pool.Arch = "unknown"
+		r.warn("the GPU arch could not be detected; the weight table is keyed \"unknown\": pass --arch (e.g. gfx942) to share weights with runs that know it")
+	}
+	r.res.Pool = pool
+	r.printf("  gpus: %s\n", pool.Describe())
+	r.printf("  level %s, log dir %s\n", r.o.Level, r.o.LogDir)
+	if !r.o.DryRun {
+		if err := r.layout.Prepare(); err != nil {
+			return nil, usage(fmt.Errorf("log dir %s is not writable: %v; pass a writable --log-dir", r.o.LogDir, err))
+		}
+	}
+
+	// Phase 1: expand.
+	r.obs.Phase(1, "expand the suites into work items")
+	exp, err := r.expand(ctx, suites, pool)
+	if err != nil {
+		return nil, &Error{Code: 1, Err: err}
+	}
+
+	// Phase 2: weigh and order.
+	r.obs.Phase(2, "weigh and order the queue")
+	store := r.store(pool.Arch)
+	r.res.Weights = store.String()
+	table, warns, err := store.Load(ctx)
+	for _, w := range warns {
+		r.warn(w)
+	}
+	if err != nil || table == nil {
+		r.warn(fmt.Sprintf("weight table %s could not be loaded, ordering without it: %v", store, err))
+		table = weights.New()
+	}
+	plan := exp.items
+	schedule.Weigh(plan, table, r.o.DefaultWeight)
+	schedule.Order(plan)
+	r.res.Plan = plan
+	r.res.Bound = schedule.LowerBound(plan, len(pool.IDs))
+	r.printPlan(plan, len(pool.IDs), table.Len())
+	if r.o.DryRun {
+		r.printf("dry run: nothing was run\n")
+		return r.res, nil
+	}
+	if err := r.writeQueue(plan, exp); err != nil {
+		return nil, &Error{Code: 2, Err: fmt.Errorf("log dir %s: %v", r.o.LogDir, err)}
+	}
+
+	// Phase 3: setup once per list suite.
+	r.obs.Phase(3, "set up each list suite once")
+	if err := r.setup(ctx, suites, pool); err != nil {
+		return nil, &Error{Code: 1, Err: err}
+	}
+
+	// Phase 4: run the queue.
+	r.obs.Phase(4, fmt.Sprintf("run %d items on %d GPUs", len(plan), len(pool.IDs)))
+	meta := r.meta(suites, pool, store)
+	d, err := r.dispatch(ctx, plan, pool, meta, exp)
+	if err != nil {
+		return nil, &Error{Code: 2, Err: err}
+	}
+	// From here on nothing is cancelled: a cancelled run still writes its verdicts,
+	// learns from what finished and reports.
+	ctx = context.WithoutCancel(ctx)
+	r.res.Cancelled = d.Cancelled
+	meta.Wall = d.Wall.Seconds()
+	meta.Finished = true
+	meta.Cancelled = d.Cancelled
+	r.writeMeta(meta)
+
+	// Phase 5: verdicts.
+	r.obs.Phase(5, "per-suite verdicts")
+	run, rwarns, err := logdir.Load(r.o.LogDir)
+	if err != nil {
+		return nil, &Error{Code: 1, Err: fmt.Errorf("reading back the run: %v", err)}
+	}
+	for _, w := range rwarns {
+		r.warn(w)
+	}
+	r.res.Suites = verdict.Decide(run)
+	if err := verdict.Write(r.layout, r.res.Suites); err != nil {
+		r.warn(fmt.Sprintf("verdict files: %v", err))
+	}
+	for _, s := range r.res.Suites {
+		v := "ok"
+		if !s.Passed() {
+			v = fmt.Sprintf("FAIL rc=%d (%d of %d items failed)", s.RC, s.Failed, len(s.Items))
+		}
+		r.printf("  %-12s %s  → %s\n", s.Label, v, r.rel(r.layout.SuiteRC(s.LogFile)))
+	}
+
+	// Phase 6: learn.
+	r.obs.Phase(6, "learn the weights")
+	changes, pruned := r.learn(ctx, store, table, run, exp)
+	meta.Changes, meta.Pruned = changes, pruned
+	run.Meta = *meta
+	r.writeMeta(meta)
+
+	// Phase 7: report.
+	r.obs.Phase(7, "report")
+	r.res.Stats = report.Compute(run, r.res.Suites)
+	r.writeReport(run)
+
+	// Phase 8: failures and exit code.
+	r.obs.Phase(8, "summary")
+	r.summary()
+	return r.res, nil
+}
+
+func (r *run) rel(p string) string {
+	if rel, err := filepath.Rel(r.o.RepoRoot, p); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return p
+}
+
+func (r *run) store(arch string) weights.Store {
+	path := r.o.WeightsPath
+	if path == "" {
+		path = filepath.Join(r.o.RepoRoot, "ci-weights", fmt.Sprintf("test_weights.%s.l%s.txt", arch, r.o.Level))
+	}
+	if r.o.Store != nil {
+		return r.o.Store(arch, r.o.Level, path)
+	}
+	return weights.File{Path: path}
+}
+
+func (r *run) meta(suites []config.Suite, pool gpu.Pool, store weights.Store) *logdir.Meta {
+	m := &logdir.Meta{
+		Tool: "sgpu-queue", GPUs: pool.IDs, PinVar: pool.PinVar, Arch: pool.Arch,
+		Level: r.o.Level, DefaultWeight: r.o.DefaultWeight, Weights: store.String(),
+	}
+	for _, s := range suites {
+		m.Suites = append(m.Suites, logdir.MetaSuite{Label: s.Label, LogFile: s.LogFile, Mode: string(s.Mode)})
+	}
+	return m
+}
+
+func (r *run) writeMeta(m *logdir.Meta) {
+	if err := r.layout.WriteMeta(m); err != nil {
+		r.warn(fmt.Sprintf("%s: %v", r.layout.Meta(), err))
+	}
+}
+
+type plainObserver struct{ w io.Writer }
+
+func (p plainObserver) Phase(n int, title string) { fmt.Fprintf(p.w, "== phase %d: %s\n", n, title) }
+func (p plainObserver) Warn(msg string)           { fmt.Fprintf(p.w, "warning: %s\n", msg) }
+
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+// ExitCode maps an error from Run to the process exit code.
+func ExitCode(err error) int {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return 1
+}

@@ -1,0 +1,312 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/rocm/sgpu-queue/internal/config"
+	"github.com/rocm/sgpu-queue/internal/dispatch"
+	"github.com/rocm/sgpu-queue/internal/executor"
+	"github.com/rocm/sgpu-queue/internal/expand"
+	"github.com/rocm/sgpu-queue/internal/gpu"
+	"github.com/rocm/sgpu-queue/internal/hook"
+	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/report"
+	"github.com/rocm/sgpu-queue/internal/schedule"
+	"github.com/rocm/sgpu-queue/internal/textfmt"
+	"github.com/rocm/sgpu-queue/internal/verdict"
+	"github.com/rocm/sgpu-queue/internal/weights"
+)
+
+type expansion struct {
+	items  []schedule.Item
+	suites map[string]config.Suite
+	census weights.Census
+	rows   []logdir.CensusRow
+}
+
+// expand is phase 1. Listings run on the first GPU, so capability probes answer for
+// the kind of GPU the items will get.
+func (r *run) expand(ctx context.Context, suites []config.Suite, pool gpu.Pool) (*expansion, error) {
+	logw := &bytes.Buffer{}
+	var logFile *os.File
+	if !r.o.DryRun {
+		f, err := os.Create(r.layout.ExpandLog())
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", r.layout.ExpandLog(), err)
+		}
+		logFile = f
+		defer f.Close()
+	}
+	req := expand.Request{
+		Suites: suites, Exec: r.o.Exec, Hooks: r.o.Hooks, Level: r.o.Level, Dir: r.o.RepoRoot,
+		Env: hook.Env(r.o.Env).With(pool.PinVar + "=" + pool.IDs[0]),
+		Log: logw,
+	}
+	if logFile != nil {
+		req.Log = logFile
+	}
+	res, err := expand.Run(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range res.Warnings {
+		r.warn(w)
+	}
+	e := &expansion{items: res.Items, census: res.Census, rows: res.Rows, suites: map[string]config.Suite{}}
+	for _, s := range suites {
+		e.suites[s.Label] = s
+		n := 0
+		for _, it := range res.Items {
+			if it.Label == s.Label {
+				n++
+			}
+		}
+		census := "-"
+		if s.Mode == config.List {
+			if keys := res.Census[s.Label]; keys != nil {
+				census = fmt.Sprint(len(keys))
+			} else {
+				census = "failed"
+			}
+		}
+		r.printf("  %-12s %4d item(s) queued, census %s\n", s.Label, n, census)
+	}
+	return e, nil
+}
+
+// printPlan prints the dispatch plan and the lower bound it is measured against.
+func (r *run) printPlan(plan []schedule.Item, gpus, known int) {
+	r.printf("  weights: %s (%d keys)\n", r.res.Weights, known)
+	r.printf("  %4s  %9s  %-12s %s\n", "#", "estimate", "suite", "item")
+	for i, it := range plan {
+		est := "unknown"
+		if it.Known {
+			est = textfmt.Dur(it.Weight)
+		}
+		r.printf("  %4d  %9s  %-12s %s\n", i+1, est, it.Label, tagOrWhole(it.Tag))
+	}
+	b := r.res.Bound
+	r.printf("  %d items on %d GPUs: known work %s, lower bound max(work/%d, largest) = %s",
+		len(plan), gpus, textfmt.Dur(b.Total), gpus, textfmt.Dur(b.Seconds))
+	if b.Unknown > 0 {
+		r.printf(", plus %d unknown item(s) (run first, not counted)", b.Unknown)
+	}
+	r.printf("\n")
+}
+
+// tagOrWhole is how the console names an item's tag.
+func tagOrWhole(tag string) string {
+	if tag == "" {
+		return "(whole)"
+	}
+	return textfmt.Printable(tag)
+}
+
+// writeQueue writes queue/queue.tsv and queue/items.tsv.
+func (r *run) writeQueue(plan []schedule.Item, e *expansion) error {
+	rows := make([]logdir.QueueRow, len(plan))
+	for i, it := range plan {
+		s := e.suites[it.Label]
+		rows[i] = logdir.QueueRow{Weight: it.Weight, Label: it.Label, Cmd: s.Command, Tag: it.Tag, Args: s.Args}
+	}
+	var q, c bytes.Buffer
+	if err := logdir.FormatQueue(&q, rows); err != nil {
+		return err
+	}
+	if err := logdir.FormatCensus(&c, e.rows); err != nil {
+		return err
+	}
+	if err := os.WriteFile(r.layout.QueueTSV(), q.Bytes(), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(r.layout.ItemsTSV(), c.Bytes(), 0o644)
+}
+
+// setup is phase 3: each list suite's one-time setup, in config order, on the first
+// GPU. A failing setup stops the run: every item of the suite would fail the same way.
+func (r *run) setup(ctx context.Context, suites []config.Suite, pool gpu.Pool) error {
+	for _, s := range suites {
+		if s.Mode != config.List {
+			continue
+		}
+		path := r.layout.SetupLog(s.Label)
+		f, err := os.Create(path)
+		if err != nil {
+			return fmt.Errorf("%s: %v", path, err)
+		}
+		tail := &tailBuffer{}
+		env := r.o.Hooks.SetupEnv(r.o.Env, r.o.Level).With(pool.PinVar + "=" + pool.IDs[0])
+		env, err = r.junitEnv(env, s.Label)
+		if err != nil {
+			f.Close()
+			return err
+		}
+		res, err := r.o.Exec.Run(ctx, executor.Command{
+			Path: s.Path, Args: s.Args, Env: env, Dir: r.o.RepoRoot,
+			Stdout: teeWriter(f, tail), Stderr: teeWriter(f, tail),
+		})
+		f.Close()
+		switch {
+		case err != nil:
+			return fmt.Errorf("%s: suite %q setup (%s=1) could not run: %v", s.Where(), s.Label, r.o.Hooks.SetupOnly, err)
+		case res.Cancelled || ctx.Err() != nil:
+			return fmt.Errorf("suite %q setup cancelled", s.Label)
+		case res.ExitCode != 0:
+			return fmt.Errorf("%s: suite %q setup (%s=1) exited with %d; log %s:\n%s", s.Where(), s.Label, r.o.Hooks.SetupOnly, res.ExitCode, r.rel(path), tail.indented())
+		}
+		r.printf("  %-12s setup ok  → %s\n", s.Label, r.rel(path))
+	}
+	return nil
+}
+
+// junitPrefix is the absolute JUnit prefix from the environment ("" when unset):
+// relative prefixes are taken from the repo root, and the trailing slash is kept.
+func (r *run) junitPrefix() string {
+	p, ok := hook.Env(r.o.Env).Get(r.o.Hooks.JUnitPrefix)
+	if !ok || p == "" {
+		return ""
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(r.o.RepoRoot, p)
+	} else {
+		p = filepath.Clean(p)
+	}
+	return p + "/"
+}
+
+func (r *run) junitEnv(env hook.Env, label string) (hook.Env, error) {
+	prefix := r.junitPrefix()
+	if prefix == "" {
+		return env, nil
+	}
+	p, err := r.mapPath(prefix + label)
+	if err != nil {
+		return nil, err
+	}
+	return env.With(r.o.Hooks.JUnitPrefix + "=" + p + "/"), nil
+}
+
+func (r *run) mapPath(p string) (string, error) {
+	if r.o.MapPath == nil {
+		return p, nil
+	}
+	return r.o.MapPath(p)
+}
+
+// dispatch is phase 4.
+func (r *run) dispatch(ctx context.Context, plan []schedule.Item, pool gpu.Pool, meta *logdir.Meta, e *expansion) (*dispatch.Result, error) {
+	tw, err := logdir.OpenTimings(r.layout.TimingsTSV())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", r.layout.TimingsTSV(), err)
+	}
+	defer tw.Close()
+	items := make([]dispatch.Item, len(plan))
+	order := make([]int, len(plan))
+	for i, it := range plan {
+		items[i] = dispatch.Item{Item: it, Suite: e.suites[it.Label]}
+		order[i] = i
+	}
+	suffix, ok := hook.Env(r.o.Env).Get(r.o.Hooks.JUnitSuffix)
+	if !ok {
+		suffix = ".xml"
+	}
+	prefix := r.junitPrefix()
+	if prefix != "" {
+		if err := os.MkdirAll(prefix, 0o755); err != nil {
+			r.warn(fmt.Sprintf("JUnit prefix %s: %v", prefix, err))
+		}
+	}
+	meta.Started = time.Now()
+	r.writeMeta(meta)
+	cfg := dispatch.Config{
+		Exec: r.o.Exec, Layout: r.layout, Hooks: r.o.Hooks, Env: r.o.Env, Level: r.o.Level,
+		GPUs: pool.IDs, PinVar: pool.PinVar, JUnitPrefix: prefix, JUnitSuffix: suffix,
+		MapPath: r.o.MapPath, Timings: tw, Console: r.out, Warn: r.warn, Start: meta.Started,
+	}
+	return dispatch.Run(ctx, cfg, items, schedule.NewPull(order)), nil
+}
+
+// learn is phase 6: blend this run's durations into the table, prune the keys of
+// items that are gone, save. Rows cut off (killed with 124/137, a .partial left,
+// cancelled) only say "at least this long".
+func (r *run) learn(ctx context.Context, store weights.Store, table *weights.Table, run *logdir.Run, e *expansion) ([]logdir.Change, []string) {
+	var ms []weights.Measurement
+	dispatched := map[string]bool{}
+	for _, t := range run.Timings {
+		key := weights.Key(t.Label, run.TagOf(t))
+		dispatched[key] = true
+		ms = append(ms, weights.Measurement{Key: key, Seconds: t.Secs, AtLeast: t.RC == 124 || t.RC == 137 || t.Incomplete})
+	}
+	var changes []logdir.Change
+	for _, c := range weights.Learn(table, ms) {
+		if c.Kept {
+			continue
+		}
+		changes = append(changes, logdir.Change{Key: c.Key, Old: c.Old, HadOld: c.HadOld, New: c.New})
+	}
+	pruned := weights.Prune(table, dispatched, e.census)
+	for _, k := range pruned {
+		r.printf("  pruned %s (no longer listed by its suite's census)\n", textfmt.Printable(k))
+	}
+	if err := store.Save(ctx, table); err != nil {
+		r.warn(fmt.Sprintf("weight table %s not saved: %v", store, err))
+	} else {
+		r.printf("  %d weight(s) changed, %d pruned, %d keys → %s\n", len(changes), len(pruned), table.Len(), store)
+	}
+	return changes, pruned
+}
+
+// writeReport is phase 7.
+func (r *run) writeReport(run *logdir.Run) {
+	var b bytes.Buffer
+	if err := report.Markdown(&b, run, r.res.Suites, r.res.Stats); err != nil {
+		r.warn(fmt.Sprintf("report: %v", err))
+		return
+	}
+	r.res.Markdown = b.String()
+	r.res.Report = r.layout.Report()
+	if err := os.WriteFile(r.res.Report, b.Bytes(), 0o644); err != nil {
+		r.warn(fmt.Sprintf("%s: %v", r.res.Report, err))
+	}
+	s := r.res.Stats
+	r.printf("  wall %s for %s of work on %d GPUs: utilisation %.1f %%, %.1f %% above the lower bound %s\n",
+		textfmt.Dur(s.Wall), textfmt.Dur(s.Work), s.GPUs, 100*s.Utilisation, 100*s.AboveBound, textfmt.Dur(s.Bound))
+	r.printf("  report → %s\n", r.rel(r.res.Report))
+}
+
+// summary is phase 8: the failed items with their logs, so the terminal ends useful,
+// and the exit code.
+func (r *run) summary() {
+	failed := verdict.FailedItems(r.res.Suites)
+	r.res.ExitCode = verdict.ExitCode(r.res.Suites)
+	if r.res.Cancelled && r.res.ExitCode == 0 {
+		r.res.ExitCode = 130
+	}
+	if len(failed) == 0 && !r.res.Cancelled {
+		r.printf("all %d suites passed\n", len(r.res.Suites))
+		return
+	}
+	if len(failed) > 0 {
+		r.printf("%d failed item(s):\n", len(failed))
+	}
+	for _, it := range failed {
+		rc := fmt.Sprint(it.RC)
+		if !it.Finished {
+			rc = "-"
+		}
+		note := ""
+		if it.Note != "" {
+			note = " (" + it.Note + ")"
+		}
+		r.printf("  FAIL rc=%s %s %s%s  %s\n", rc, it.Label, tagOrWhole(it.Tag), note, r.rel(filepath.Join(r.o.LogDir, it.LogRel)))
+	}
+	if r.res.Cancelled {
+		r.printf("run cancelled\n")
+	}
+	r.printf("exit code %d\n", r.res.ExitCode)
+}

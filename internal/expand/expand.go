@@ -1,0 +1,268 @@
+// Package expand is phase 1: it asks every list suite for its work items through the
+// hook contract, twice: what this host will run (the queue) and what exists at this
+// level (the census, which phase 6 prunes the weight table against). An opaque suite
+// is one item and is not asked.
+package expand
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/rocm/sgpu-queue/internal/config"
+	"github.com/rocm/sgpu-queue/internal/executor"
+	"github.com/rocm/sgpu-queue/internal/hook"
+	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/schedule"
+	"github.com/rocm/sgpu-queue/internal/weights"
+)
+
+// Request is what expansion needs to run the listing passes.
+type Request struct {
+	Suites []config.Suite
+	Exec   executor.Executor
+	Hooks  hook.Names
+	Env    hook.Env // base environment, already pinned to one GPU for capability probes
+	Level  string
+	Dir    string    // working directory of the listing commands (the repo root)
+	Log    io.Writer // expand.log: the listings' stderr and any stray stdout
+}
+
+// Result is the expanded work.
+type Result struct {
+	Items    []schedule.Item // queue, in config then listing order (Seq set)
+	Census   weights.Census  // per list suite: keys that exist; nil for a failed census
+	Rows     []logdir.CensusRow
+	Warnings []string
+}
+
+// Error is a listing that failed or listed nothing: the run stops.
+type Error struct {
+	Suite config.Suite
+	Msg   string
+	Tail  string // last lines of the listing's output
+}
+
+func (e *Error) Error() string {
+	s := fmt.Sprintf("%s: suite %q: %s", e.Suite.Where(), e.Suite.Label, e.Msg)
+	if e.Tail != "" {
+		s += "\n" + indent(e.Tail)
+	}
+	return s
+}
+
+// maxListing bounds what one listing may print (100k items are about 5 MB).
+const maxListing = 64 << 20
+
+// Run performs both passes for every list suite, in config order.
+func Run(ctx context.Context, r Request) (*Result, error) {
+	res := &Result{Census: weights.Census{}}
+	log := &lockedWriter{w: orDiscard(r.Log)}
+	seq := 0
+	for _, s := range r.Suites {
+		if s.Mode == config.Opaque {
+			res.Items = append(res.Items, schedule.Item{Label: s.Label, Seq: seq})
+			seq++
+			continue
+		}
+		tags, tail, err := list(ctx, r, s, false, log)
+		if err != nil {
+			return nil, err
+		}
+		got, warns := ParseListing(tags, r.Hooks.ItemMarker)
+		for _, w := range warns {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("suite %q listing: %s", s.Label, w))
+		}
+		if len(got) == 0 {
+			return nil, &Error{Suite: s, Msg: fmt.Sprintf("its listing (%s=1) printed no %q line: check that the script honours the hook contract at level %s", r.Hooks.ListItems, r.Hooks.ItemMarker+" <tag>", r.Level), Tail: tail}
+		}
+		for _, tag := range got {
+			res.Items = append(res.Items, schedule.Item{Label: s.Label, Tag: tag, Seq: seq})
+			seq++
+		}
+
+		out, _, err := list(ctx, r, s, true, log)
+		if err != nil {
+			// A failed census only disables pruning for this suite.
+			res.Warnings = append(res.Warnings, fmt.Sprintf("suite %q census (%s=1) failed, its weights are not pruned this run: %v", s.Label, r.Hooks.SkipCheckSupported, firstLine(err.Error())))
+			res.Census[s.Label] = nil
+			continue
+		}
+		census, _ := ParseListing(out, r.Hooks.ItemMarker)
+		keys := map[string]bool{}
+		for _, tag := range census {
+			keys[weights.Key(s.Label, tag)] = true
+			res.Rows = append(res.Rows, logdir.CensusRow{Label: s.Label, Tag: tag})
+		}
+		if len(census) == 0 {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("suite %q census listed nothing; its weights are not pruned this run", s.Label))
+			keys = nil
+		}
+		res.Census[s.Label] = keys
+	}
+	return res, nil
+}
+
+// list runs one listing pass and returns its stdout. stderr, and stdout lines that are
+// not items, go to the expand log.
+func list(ctx context.Context, r Request, s config.Suite, census bool, log io.Writer) ([]byte, string, error) {
+	pass := "queue"
+	if census {
+		pass = "census"
+	}
+	fmt.Fprintf(log, "### %s %s: %s %s\n", s.Label, pass, s.Path, strings.Join(s.Args, " "))
+	var stdout bytes.Buffer
+	tail := &tailWriter{max: 20}
+	out := &capWriter{w: &stdout, max: maxListing}
+	res, err := r.Exec.Run(ctx, executor.Command{
+		Path:   s.Path,
+		Args:   s.Args,
+		Env:    r.Hooks.ListEnv(r.Env, r.Level, census),
+		Dir:    r.Dir,
+		Stdout: io.MultiWriter(out, tail),
+		Stderr: io.MultiWriter(log, tail),
+	})
+	if err != nil {
+		return nil, "", &Error{Suite: s, Msg: fmt.Sprintf("cannot run its %s listing: %v", pass, err)}
+	}
+	for _, line := range strings.SplitAfter(stdout.String(), "\n") {
+		if line != "" && !strings.HasPrefix(line, r.Hooks.ItemMarker+" ") {
+			io.WriteString(log, line)
+		}
+	}
+	if res.Cancelled || ctx.Err() != nil {
+		return nil, "", &Error{Suite: s, Msg: pass + " listing cancelled"}
+	}
+	if res.ExitCode != 0 {
+		return nil, tail.String(), &Error{Suite: s, Msg: fmt.Sprintf("its %s listing (%s=1) exited with %d; it must list its items and exit 0", pass, r.Hooks.ListItems, res.ExitCode), Tail: tail.String()}
+	}
+	if out.over {
+		return nil, "", &Error{Suite: s, Msg: fmt.Sprintf("its %s listing printed more than %d MiB", pass, maxListing>>20)}
+	}
+	return stdout.Bytes(), tail.String(), nil
+}
+
+// ParseListing returns the tags of "<marker> <tag>" lines in order, the first of any
+// duplicate kept. The tag is the rest of the line with surrounding white space
+// removed; it is otherwise kept byte for byte (hostile tags are the log layout's
+// problem, not a reason to run a different item).
+func ParseListing(out []byte, marker string) (tags []string, warnings []string) {
+	seen := map[string]bool{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	n := 0
+	for sc.Scan() {
+		n++
+		line := sc.Text()
+		rest, ok := strings.CutPrefix(line, marker)
+		if !ok {
+			continue
+		}
+		if rest != "" && rest[0] != ' ' && rest[0] != '\t' {
+			continue // another word that starts with the marker
+		}
+		tag := strings.TrimSpace(rest)
+		switch {
+		case tag == "":
+			warnings = append(warnings, fmt.Sprintf("line %d: %q without a tag, ignored", n, marker))
+		case seen[tag]:
+			warnings = append(warnings, fmt.Sprintf("line %d: duplicate tag %q, it runs once", n, tag))
+		default:
+			seen[tag] = true
+			tags = append(tags, tag)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		warnings = append(warnings, fmt.Sprintf("line %d: %v; the rest of the listing is ignored", n+1, err))
+	}
+	return tags, warnings
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+func indent(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return "    | " + strings.Join(lines, "\n    | ")
+}
+
+func orDiscard(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return w
+}
+
+// tailWriter keeps the last max lines written to it.
+type tailWriter struct {
+	mu    sync.Mutex
+	max   int
+	lines []string
+	part  string
+}
+
+func (t *tailWriter) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := t.part + string(p)
+	parts := strings.Split(s, "\n")
+	t.part = parts[len(parts)-1]
+	if len(t.part) > 4096 {
+		t.part = t.part[len(t.part)-4096:]
+	}
+	for _, l := range parts[:len(parts)-1] {
+		if len(l) > 512 {
+			l = l[:512] + "…"
+		}
+		t.lines = append(t.lines, l)
+	}
+	if len(t.lines) > t.max {
+		t.lines = append([]string(nil), t.lines[len(t.lines)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailWriter) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	lines := t.lines
+	if t.part != "" {
+		lines = append(append([]string(nil), lines...), t.part)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// capWriter stops storing after max bytes but keeps accepting (so the command is not
+// killed by a write error).
+type capWriter struct {
+	w    io.Writer
+	max  int
+	n    int
+	over bool
+}
+
+func (c *capWriter) Write(p []byte) (int, error) {
+	if c.n+len(p) > c.max {
+		c.over = true
+		return len(p), nil
+	}
+	c.n += len(p)
+	return c.w.Write(p)
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}

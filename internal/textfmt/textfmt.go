@@ -1,0 +1,35 @@
+// Package textfmt formats durations and untrusted strings the same way in the console,
+// the report and the action's annotations.
+package textfmt
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// Dur formats seconds: "0.4s", "12s", "4m05s", "1h02m".
+func Dur(secs float64) string {
+	switch {
+	case secs < 10:
+		return strconv.FormatFloat(secs, 'f', 1, 64) + "s"
+	case secs < 600:
+		return fmt.Sprintf("%.0fs", secs)
+	case secs < 3600:
+		m := int(secs) / 60
+		return fmt.Sprintf("%dm%02ds", m, int(secs)-60*m)
+	default:
+		h := int(secs) / 3600
+		return fmt.Sprintf("%dh%02dm", h, (int(secs)-3600*h)/60)
+	}
+}
+
+// Printable quotes a string that holds spaces or control characters, so a hostile tag
+// cannot rewrite the terminal or be mistaken for two words.
+func Printable(s string) string {
+	for _, r := range s {
+		if r <= ' ' || r == 0x7f || !strconv.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
+}

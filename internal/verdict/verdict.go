@@ -1,0 +1,172 @@
+// Package verdict is phase 5: one pass/fail per suite from its items' exit codes,
+// written in TransformerEngine's layout (suites/<logfile> and suites/<logfile>.rc) so
+// the CI gates that read those files keep working, and the run's exit code (phase 8).
+package verdict
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/rocm/sgpu-queue/internal/logdir"
+)
+
+// Item is the outcome of one queued item: its last attempt.
+type Item struct {
+	Label, Tag string
+	LogRel     string // items/<label>.<safetag>.log
+	RC         int
+	Finished   bool // it has a timings row; false: never finished
+	Failed     bool
+	Incomplete bool
+	GPU        string
+	Seconds    float64
+	Attempts   int
+	Note       string // "never finished", "cancelled", "timed out", "cut off"
+}
+
+// Suite is one suite's verdict.
+type Suite struct {
+	Label, LogFile string
+	Mode           string
+	Items          []Item
+	Failed         int
+	RC             int // the largest exit code of its failed items; 1 if one never finished
+	Seconds        float64
+}
+
+// Passed reports whether every item of the suite passed.
+func (s Suite) Passed() bool { return s.Failed == 0 }
+
+// Decide computes every suite's verdict from the run's files. An item with no timings
+// row never finished and counts as failed.
+func Decide(r *logdir.Run) []Suite {
+	type key struct{ label, item string }
+	last := map[key]logdir.Timing{}
+	attempts := map[key]int{}
+	for _, t := range r.Timings {
+		k := key{t.Label, t.Item}
+		last[k] = t
+		attempts[k]++
+	}
+	idx := map[string]int{}
+	suites := make([]Suite, len(r.Meta.Suites))
+	for i, ms := range r.Meta.Suites {
+		suites[i] = Suite{Label: ms.Label, LogFile: ms.LogFile, Mode: ms.Mode}
+		idx[ms.Label] = i
+	}
+	for _, q := range r.Queue {
+		si, ok := idx[q.Label]
+		if !ok {
+			continue
+		}
+		s := &suites[si]
+		k := key{q.Label, logdir.ItemColumn(q.Tag)}
+		it := Item{Label: q.Label, Tag: q.Tag, LogRel: logdir.ItemLogRel(q.Label, q.Tag), Attempts: attempts[k]}
+		if t, ok := last[k]; ok {
+			it.Finished = true
+			it.RC = t.RC
+			it.GPU = t.GPU
+			it.Seconds = t.Secs
+			it.Incomplete = t.Incomplete
+			it.Failed = t.RC != 0
+			switch {
+			case t.RC == 124:
+				it.Note = "timed out"
+			case r.Meta.Cancelled && t.Incomplete && t.RC != 0:
+				it.Note = "cancelled"
+			case t.Incomplete:
+				it.Note = "cut off"
+			}
+			s.Seconds += t.Secs
+		} else {
+			it.Failed = true
+			it.RC = 1
+			it.Note = "never finished"
+			if r.Meta.Cancelled {
+				it.Note = "cancelled before it started"
+			}
+		}
+		if it.Failed {
+			s.Failed++
+			if it.RC > s.RC {
+				s.RC = it.RC
+			}
+		}
+		s.Items = append(s.Items, it)
+	}
+	return suites
+}
+
+// Line is the item's line in suites/<logfile>: "ok|FAIL rc=N items/<file>".
+func (it Item) Line() string {
+	word := "ok"
+	if it.Failed {
+		word = "FAIL"
+	}
+	rc := fmt.Sprint(it.RC)
+	if !it.Finished {
+		rc = "-"
+	}
+	s := fmt.Sprintf("%s rc=%s %s", word, rc, it.LogRel)
+	if it.Note != "" {
+		s += " (" + it.Note + ")"
+	}
+	return s
+}
+
+// Write writes suites/<logfile> and suites/<logfile>.rc for every suite.
+func Write(l logdir.Layout, suites []Suite) error {
+	if err := os.MkdirAll(l.SuitesDir(), 0o755); err != nil {
+		return err
+	}
+	for _, s := range suites {
+		var b strings.Builder
+		for _, it := range s.Items {
+			b.WriteString(it.Line())
+			b.WriteByte('\n')
+		}
+		if err := os.WriteFile(l.SuiteLog(s.LogFile), []byte(b.String()), 0o644); err != nil {
+			return err
+		}
+		if err := os.WriteFile(l.SuiteRC(s.LogFile), []byte(fmt.Sprintf("%d\n", s.RC)), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ExitCode is the run's exit code (SPEC §12): 0 when every suite passed, else the
+// largest exit code among the failed items, with 2 reported as 1 so that 2 keeps its
+// one meaning (a usage or config error).
+func ExitCode(suites []Suite) int {
+	rc := 0
+	for _, s := range suites {
+		if s.RC > rc {
+			rc = s.RC
+		}
+		if s.Failed > 0 && rc == 0 {
+			rc = 1
+		}
+	}
+	if rc == 2 {
+		rc = 1
+	}
+	if rc > 255 {
+		rc = 255
+	}
+	return rc
+}
+
+// FailedItems lists every failed item across suites, in suite order.
+func FailedItems(suites []Suite) []Item {
+	var out []Item
+	for _, s := range suites {
+		for _, it := range s.Items {
+			if it.Failed {
+				out = append(out, it)
+			}
+		}
+	}
+	return out
+}

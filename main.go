@@ -1,0 +1,23 @@
+// Command sgpu-queue runs a project's GPU test suites as one longest-first work
+// queue, one worker per GPU. See README.md.
+package main
+
+import (
+	"os"
+
+	"github.com/rocm/sgpu-queue/internal/cli"
+)
+
+// version is set at build time (-ldflags "-X main.version=v1.2.3").
+var version string
+
+func main() {
+	os.Exit(cli.Main(cli.Env{
+		Args:    os.Args[1:],
+		Stdout:  os.Stdout,
+		Stderr:  os.Stderr,
+		Getenv:  os.Getenv,
+		Environ: os.Environ(),
+		Version: version,
+	}))
+}
