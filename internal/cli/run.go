@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -89,10 +90,15 @@ func durDefault(e Env, name string, def time.Duration) time.Duration {
 	return def
 }
 
-// fail prints an error (one line per problem) and returns its exit code.
+// fail prints an error (one line per problem) and returns its exit code: the
+// engine's for a run that stopped, 2 (usage) for anything the CLI itself rejected.
 func fail(e Env, err error) int {
 	for _, line := range splitLines(err.Error()) {
 		fmt.Fprintf(e.Stderr, "sgpu-queue: %s\n", line)
 	}
-	return engine.ExitCode(err)
+	var ee *engine.Error
+	if errors.As(err, &ee) {
+		return ee.Code
+	}
+	return 2
 }

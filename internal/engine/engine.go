@@ -188,10 +188,8 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	// Phase 0: configs, GPUs, arch, log tree.
 	r.obs.Phase(0, "read the config")
 	suites, err := config.Load(r.o.Configs)
-	if err == nil {
-		err = config.Resolve(suites, r.o.RepoRoot, r.o.CheckCommands)
-	}
-	if err != nil {
+	// Report every problem of every file at once, missing commands included.
+	if err = errors.Join(err, config.Resolve(suites, r.o.RepoRoot, r.o.CheckCommands)); err != nil {
 		return nil, usage(err)
 	}
 	for _, s := range suites {

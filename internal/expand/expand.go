@@ -81,6 +81,9 @@ func Run(ctx context.Context, r Request) (*Result, error) {
 			return nil, &Error{Suite: s, Msg: fmt.Sprintf("its listing (%s=1) printed no %q line: check that the script honours the hook contract at level %s", r.Hooks.ListItems, r.Hooks.ItemMarker+" <tag>", r.Level), Tail: tail}
 		}
 		for _, tag := range got {
+			if strings.ContainsAny(tag, "*?[") {
+				res.Warnings = append(res.Warnings, fmt.Sprintf("suite %q: tag %q holds shell glob characters; %s matches it as a pattern, so it may run another item or none", s.Label, tag, r.Hooks.Filter))
+			}
 			res.Items = append(res.Items, schedule.Item{Label: s.Label, Tag: tag, Seq: seq})
 			seq++
 		}

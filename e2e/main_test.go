@@ -1,0 +1,157 @@
+// Package e2e holds the end-to-end tests: they build the sgpu-queue binary once and
+// run it, as a user or the runner would, on the fixture suites in ../testdata, which
+// honour the hook contract with real processes (sleeping, failing, crashing items).
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "sgpu-e2e-bin")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "sgpu-queue")
+	build := exec.Command("go", "build", "-race", "-o", binary, "..")
+	build.Stdout, build.Stderr = os.Stdout, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building sgpu-queue:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// fixture copies testdata/<name> into a fresh directory (runs write into the repo
+// root: test-results/, ci-weights/) and returns it.
+func fixture(t *testing.T, name string) string {
+	t.Helper()
+	src := filepath.Join("..", "testdata", name)
+	dst := filepath.Join(t.TempDir(), name)
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			if rel == "test-results" || rel == "ci-weights" {
+				return filepath.SkipDir
+			}
+			return os.MkdirAll(target, 0o755)
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, info.Mode().Perm())
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// result is one run of the binary.
+type result struct {
+	code   int
+	stdout string
+	stderr string
+}
+
+// sgpu runs the binary in dir with a clean environment plus env.
+func sgpu(t *testing.T, dir string, env []string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Dir = dir
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}, env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(errb.String(), "panic:") || strings.Contains(errb.String(), "goroutine ") || strings.Contains(errb.String(), "DATA RACE") {
+		t.Fatalf("the binary panicked or raced:\n%s", errb.String())
+	}
+	return result{code: code, stdout: out.String(), stderr: errb.String()}
+}
+
+// event is one line of a fixture's trace file.
+type event struct {
+	kind, suite, tag  string
+	ns                int64
+	gpu, skip, filter string
+	prefix, pwd       string
+}
+
+func readTrace(t *testing.T, path string) []event {
+	t.Helper()
+	f, err := os.Open(path)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var evs []event
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		f := strings.Split(sc.Text(), "\t")
+		if len(f) != 9 {
+			t.Fatalf("bad trace line %q", sc.Text())
+		}
+		ns, _ := strconv.ParseInt(f[1], 10, 64)
+		evs = append(evs, event{kind: f[0], ns: ns, suite: f[2], tag: f[3], gpu: f[4], skip: f[5], filter: f[6], prefix: f[7], pwd: f[8]})
+	}
+	return evs
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+func lines(s string) []string {
+	s = strings.TrimRight(s, "\n")
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}

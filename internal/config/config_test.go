@@ -1,0 +1,195 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		labels  []string
+		wantErr []string // substrings, one per expected error line
+	}{
+		{name: "te config", in: "examples  examples.log  opaque  .github/scripts/run_examples.sh\ntorch     torch.log     list    ci/pytorch.sh\n", labels: []string{"examples", "torch"}},
+		{name: "comments and blanks", in: "# header\n\n   # indented comment\ntorch torch.log list ci/pytorch.sh --fast x\n", labels: []string{"torch"}},
+		{name: "tabs crlf bom", in: "\xef\xbb\xbftorch\ttorch.log\tlist\tci/pytorch.sh\r\njax jax.log list ci/jax.sh\r\n", labels: []string{"torch", "jax"}},
+		{name: "missing fields", in: "torch torch.log list\n", wantErr: []string{"x:1: want \"<label> <logfile> <mode> <command> [args...]\", got 3 field(s)"}},
+		{name: "unknown mode", in: "torch torch.log parallel ci/x.sh\n", wantErr: []string{`x:1: unknown mode "parallel" for suite "torch": use "list"`}},
+		{name: "bad label", in: "to/rch t.log list ci/x.sh\n", wantErr: []string{`x:1: label "to/rch" may only hold`}},
+		{name: "dot label", in: "..  t.log list ci/x.sh\n", wantErr: []string{`x:1: label ".." must not start`}},
+		{name: "bad logfile", in: "torch ../t.log list ci/x.sh\n", wantErr: []string{`x:1: logfile "../t.log" must be a plain file name`}},
+		{name: "control char", in: "torch t.log list ci/x.sh\x01\n", wantErr: []string{`x:1: control character`}},
+		{name: "several errors", in: "a a.log list\nb b.log what x\nc c.log list ci/c.sh\n", labels: []string{"c"}, wantErr: []string{"x:1:", "x:2:"}},
+		{name: "long line", in: strings.Repeat("x", MaxLineBytes+10) + "\n", wantErr: []string{"x:1: line longer than"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			suites, err := Parse(strings.NewReader(tt.in), "x")
+			var labels []string
+			for _, s := range suites {
+				labels = append(labels, s.Label)
+			}
+			if strings.Join(labels, ",") != strings.Join(tt.labels, ",") {
+				t.Errorf("labels = %v, want %v", labels, tt.labels)
+			}
+			checkErrLines(t, err, tt.wantErr)
+		})
+	}
+}
+
+func checkErrLines(t *testing.T, err error, want []string) {
+	t.Helper()
+	if len(want) == 0 {
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		return
+	}
+	if err == nil {
+		t.Fatalf("no error, want %q", want)
+	}
+	lines := strings.Split(err.Error(), "\n")
+	if len(lines) != len(want) {
+		t.Fatalf("got %d error line(s) %q, want %d", len(lines), lines, len(want))
+	}
+	for i, w := range want {
+		if !strings.Contains(lines[i], w) {
+			t.Errorf("error line %d = %q, want it to contain %q", i, lines[i], w)
+		}
+	}
+}
+
+func TestParseFields(t *testing.T) {
+	suites, err := Parse(strings.NewReader("\n\ntorch torch.log list ci/pytorch.sh -k fast\n"), "c.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := suites[0]
+	if s.Label != "torch" || s.LogFile != "torch.log" || s.Mode != List || s.Command != "ci/pytorch.sh" ||
+		strings.Join(s.Args, " ") != "-k fast" || s.Where() != "c.conf:3" {
+		t.Errorf("got %+v", s)
+	}
+}
+
+func TestParseHugeFile(t *testing.T) {
+	big := strings.NewReader(strings.Repeat("# padding line\n", MaxFileBytes/15+10))
+	_, err := Parse(big, "big.conf")
+	if err == nil || !strings.Contains(err.Error(), "big.conf: larger than 16 MiB") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestLoadAcrossFiles(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	a := write("a.conf", "torch torch.log list ci/pytorch.sh\n")
+	b := write("b.conf", "# b\njax jax.log list ci/jax.sh\ntorch t2.log list ci/x.sh\ncore torch.log opaque ci/core.sh\n")
+	empty := write("empty.conf", "# nothing\n")
+	tests := []struct {
+		name    string
+		paths   []string
+		labels  string
+		wantErr []string
+	}{
+		{name: "duplicate label and logfile", paths: []string{a, b}, labels: "torch,jax",
+			wantErr: []string{b + `:3: duplicate label "torch" (first at ` + a + `:1)`, b + `:4: logfile "torch.log" already used by suite "torch"`}},
+		{name: "missing file", paths: []string{filepath.Join(dir, "nope.conf")}, wantErr: []string{"nope.conf: cannot open config: no such file or directory"}},
+		{name: "no suites", paths: []string{empty}, wantErr: []string{"empty.conf: no suites"}},
+		{name: "no files", paths: nil, wantErr: []string{"no config file given"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			suites, err := Load(tt.paths)
+			var labels []string
+			for _, s := range suites {
+				labels = append(labels, s.Label)
+			}
+			if strings.Join(labels, ",") != tt.labels {
+				t.Errorf("labels = %v, want %s", labels, tt.labels)
+			}
+			checkErrLines(t, err, tt.wantErr)
+		})
+	}
+}
+
+func TestResolve(t *testing.T) {
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "ci", "dir"), 0o755)
+	os.WriteFile(filepath.Join(root, "ci", "ok.sh"), []byte("#!/bin/sh\n"), 0o755)
+	os.WriteFile(filepath.Join(root, "ci", "noexec.sh"), []byte("#!/bin/sh\n"), 0o644)
+	mk := func(cmd string) []Suite {
+		return []Suite{{Label: "s", Command: cmd, File: "c.conf", Line: 7}}
+	}
+	tests := []struct {
+		cmd, wantPath, wantErr string
+	}{
+		{cmd: "ci/ok.sh", wantPath: filepath.Join(root, "ci", "ok.sh")},
+		{cmd: "sh", wantPath: "/"}, // found on PATH; checked by prefix below
+		{cmd: "ci/missing.sh", wantErr: `c.conf:7: command "ci/missing.sh" of suite "s" not found`},
+		{cmd: "ci/noexec.sh", wantErr: `c.conf:7: command "ci/noexec.sh" of suite "s" is not executable: chmod +x`},
+		{cmd: "ci/dir", wantErr: "is a directory"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.cmd, func(t *testing.T) {
+			s := mk(tt.cmd)
+			err := Resolve(s, root, true)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(s[0].Path, tt.wantPath) {
+				t.Errorf("path = %s, want %s", s[0].Path, tt.wantPath)
+			}
+		})
+	}
+	// Without checking (commands run in another container) nothing is looked at.
+	s := mk("ci/missing.sh")
+	if err := Resolve(s, root, false); err != nil || s[0].Path != filepath.Join(root, "ci/missing.sh") {
+		t.Errorf("unchecked resolve: %v %s", err, s[0].Path)
+	}
+}
+
+func TestErrorIsPerLine(t *testing.T) {
+	_, err := Parse(strings.NewReader("a a.log x y\n"), "f")
+	var ce *Error
+	if !errors.As(err, &ce) || ce.Line != 1 || ce.File != "f" {
+		t.Fatalf("want a *Error for f:1, got %#v", err)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add("torch torch.log list ci/pytorch.sh\n# c\ncore core.log opaque ci/core.sh a b\n")
+	f.Add("\xef\xbb\xbfa\tb\tlist\tc\r\n")
+	f.Add("a a.log lst c\nb\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		suites, err := Parse(strings.NewReader(in), "fuzz.conf")
+		for _, s := range suites {
+			if checkLabel(s.Label) != "" || checkLogFile(s.LogFile) != "" || (s.Mode != List && s.Mode != Opaque) || s.Command == "" {
+				t.Fatalf("accepted a bad suite %+v", s)
+			}
+		}
+		if err != nil {
+			for _, line := range strings.Split(err.Error(), "\n") {
+				if !strings.HasPrefix(line, "fuzz.conf") {
+					t.Fatalf("error line without the file name: %q", line)
+				}
+			}
+		}
+	})
+}

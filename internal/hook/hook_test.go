@@ -1,0 +1,78 @@
+package hook
+
+import (
+	"sort"
+	"strings"
+	"testing"
+)
+
+func sorted(e Env) string {
+	s := append([]string(nil), e...)
+	sort.Strings(s)
+	return strings.Join(s, " ")
+}
+
+func TestEnvBuilders(t *testing.T) {
+	n := Default()
+	// An outer environment that still has switches set must not leak them into items.
+	base := Env{"PATH=/bin", "TEST_FILTER=stale", "TE_CI_LIST_ITEMS=1", "TEST_LEVEL=7"}
+	tests := []struct {
+		name string
+		got  Env
+		want string
+	}{
+		{"queue listing", n.ListEnv(base, "3", false), "PATH=/bin TEST_LEVEL=3 TEST_MGPU= TEST_SGPU=1 TE_CI_LIST_ITEMS=1"},
+		{"census listing", n.ListEnv(base, "3", true), "PATH=/bin TEST_LEVEL=3 TEST_MGPU= TEST_SGPU=1 TE_CI_LIST_ITEMS=1 TE_CI_SKIP_CHECK_SUPPORTED=1"},
+		{"setup", n.SetupEnv(base, "1"), "PATH=/bin TEST_LEVEL=1 TEST_MGPU= TEST_SGPU=1 TE_CI_SETUP_ONLY=1"},
+		{"list item", n.ItemEnv(base, "1", "a b/../c", false), "PATH=/bin TEST_FILTER=a b/../c TEST_LEVEL=1 TEST_MGPU= TEST_SGPU=1 TE_CI_SKIP_SETUP=1"},
+		{"opaque item", n.ItemEnv(base, "1", "", true), "PATH=/bin TEST_LEVEL=1 TEST_MGPU= TEST_SGPU=1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := sorted(tt.got); got != tt.want {
+				t.Errorf("env = %s\nwant  %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestEnvGetWith(t *testing.T) {
+	e := Env{"A=1", "B=x=y", "A=2"}
+	if v, ok := e.Get("A"); !ok || v != "2" {
+		t.Errorf("Get(A) = %q,%v", v, ok)
+	}
+	if v, _ := e.Get("B"); v != "x=y" {
+		t.Errorf("Get(B) = %q", v)
+	}
+	if _, ok := e.Get("C"); ok {
+		t.Error("Get(C) found")
+	}
+	got := e.With("A=3", "B", "D=")
+	if sorted(got) != "A=3 D=" {
+		t.Errorf("With = %v", got)
+	}
+	if len(e) != 3 {
+		t.Error("With changed its receiver")
+	}
+}
+
+func TestRename(t *testing.T) {
+	n := Default()
+	if err := n.Set("filter=MY_FILTER"); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Set("pin = CUDA_VISIBLE_DEVICES"); err != nil {
+		t.Fatal(err)
+	}
+	if n.Filter != "MY_FILTER" || n.Pin != "CUDA_VISIBLE_DEVICES" {
+		t.Errorf("%+v", n)
+	}
+	for _, bad := range []string{"nokey", "bogus=X", "filter=1X", "filter=A-B", "filter="} {
+		if err := n.Set(bad); err == nil {
+			t.Errorf("Set(%q) accepted", bad)
+		}
+	}
+	if got := n.ItemEnv(nil, "1", "t", false); !strings.Contains(sorted(got), "MY_FILTER=t") {
+		t.Errorf("renamed filter not used: %v", got)
+	}
+}

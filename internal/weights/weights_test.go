@@ -1,0 +1,223 @@
+package weights
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		name  string
+		in    string
+		want  map[string]float64
+		warns []string
+	}{
+		{name: "te format", in: "core 1251.0\ntorch/triton_kernels.test_norms.ck.autotune 675.0\ntorch/mxfp4..ck 241\n",
+			want: map[string]float64{"core": 1251, "torch/triton_kernels.test_norms.ck.autotune": 675, "torch/mxfp4..ck": 241}},
+		{name: "comments blanks crlf tabs", in: "# learned\n\njax/test_layer.auto\t239.5\r\n  torch/a   1.25  \n",
+			want: map[string]float64{"jax/test_layer.auto": 239.5, "torch/a": 1.25}},
+		{name: "key with spaces keeps them", in: "torch/a b  c 3\n", want: map[string]float64{"torch/a b  c": 3}},
+		{name: "corrupt lines", in: "a 1\nb NaN\nc -3\nd 1e300\ne\nf abc\ng +Inf\nh 2\n",
+			want:  map[string]float64{"a": 1, "h": 2},
+			warns: []string{"t:2: skipped corrupt weight line (\"NaN\" is not a finite number)", "t:3: skipped corrupt weight line (negative seconds -3)", "t:4:", "t:5:", "t:6:", "t:7:"}},
+		{name: "duplicate key later wins", in: "a 1\na 5\n", want: map[string]float64{"a": 5}, warns: []string{`t:2: duplicate key "a" (also at line 1)`}},
+		{name: "binary garbage", in: "a 1\n\x00\x01\xff\xfe 7\nb 2\n", want: map[string]float64{"a": 1, "b": 2}, warns: []string{"t:2: skipped corrupt weight line (not text)"}},
+		{name: "empty", in: "", want: map[string]float64{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tab, warns := Parse(strings.NewReader(tt.in), "t")
+			if tab.Len() != len(tt.want) {
+				t.Errorf("len = %d, want %d (%v)", tab.Len(), len(tt.want), tab.Keys())
+			}
+			for k, v := range tt.want {
+				if got, ok := tab.Get(k); !ok || got != v {
+					t.Errorf("%q = %v,%v want %v", k, got, ok, v)
+				}
+			}
+			if len(warns) != len(tt.warns) {
+				t.Fatalf("warnings %q, want %d", warns, len(tt.warns))
+			}
+			for i, w := range tt.warns {
+				if !strings.HasPrefix(warns[i], w) {
+					t.Errorf("warning %d = %q, want prefix %q", i, warns[i], w)
+				}
+			}
+		})
+	}
+}
+
+func TestParseHugeLine(t *testing.T) {
+	in := "a 1\n" + strings.Repeat("k", 200<<10) + " 5\nb 2\n"
+	tab, warns := Parse(strings.NewReader(in), "t")
+	if tab.Len() != 2 || len(warns) != 1 || !strings.HasPrefix(warns[0], "t:2:") {
+		t.Fatalf("keys %v warns %q", tab.Keys(), warns)
+	}
+}
+
+// The TE table in ../shared loads unchanged and writes back to the same lines.
+func TestTETableRoundTrip(t *testing.T) {
+	data, err := os.ReadFile("../../../shared/data/te-gfx950-l3.weights")
+	if err != nil {
+		t.Skipf("shared data not beside the repo: %v", err)
+	}
+	tab, warns := Parse(bytes.NewReader(data), "te")
+	if len(warns) != 0 || tab.Len() != 80 {
+		t.Fatalf("%d keys, warnings %q", tab.Len(), warns)
+	}
+	total := 0.0
+	for _, k := range tab.Keys() {
+		v, _ := tab.Get(k)
+		total += v
+	}
+	if total != 10497 {
+		t.Errorf("total = %v, want 10497", total)
+	}
+	// Written back, it holds the same lines, largest first (TE orders ties its own way).
+	var out bytes.Buffer
+	tab.Format(&out)
+	got, want := strings.Split(out.String(), "\n"), strings.Split(string(data), "\n")
+	sort.Strings(got)
+	sort.Strings(want)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("format differs from the TE file:\n%s", out.String()[:200])
+	}
+	if !strings.HasPrefix(out.String(), "core 1251.0\ntorch/triton_kernels.test_norms.ck.autotune 675.0\n") {
+		t.Errorf("not largest first: %s", out.String()[:100])
+	}
+}
+
+func TestUpdate(t *testing.T) {
+	tests := []struct {
+		name    string
+		old     float64
+		had     bool
+		m       Measurement
+		want    float64
+		changed bool
+	}{
+		{"new key takes measurement", 0, false, Measurement{Seconds: 42}, 42, true},
+		{"slower moves half way", 100, true, Measurement{Seconds: 200}, 150, true},
+		{"faster moves a tenth", 100, true, Measurement{Seconds: 0}, 90, true},
+		{"equal stays", 100, true, Measurement{Seconds: 100}, 100, false},
+		{"at-least never creates", 0, false, Measurement{Seconds: 500, AtLeast: true}, 0, false},
+		{"at-least never lowers", 100, true, Measurement{Seconds: 30, AtLeast: true}, 100, false},
+		{"at-least raises to the cut", 100, true, Measurement{Seconds: 300, AtLeast: true}, 300, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, changed := Update(tt.old, tt.had, tt.m)
+			if got != tt.want || changed != tt.changed {
+				t.Errorf("Update = %v,%v want %v,%v", got, changed, tt.want, tt.changed)
+			}
+		})
+	}
+}
+
+func TestLearn(t *testing.T) {
+	tab := New()
+	tab.Set("a", 100)
+	tab.Set("b", 10)
+	changes := Learn(tab, []Measurement{
+		{Key: "b", Seconds: 20}, {Key: "a", Seconds: 100}, {Key: "new", Seconds: 5},
+		{Key: "cut", Seconds: 9, AtLeast: true}, {Key: "b", Seconds: 20},
+	})
+	want := []Change{
+		{Key: "a", Old: 100, HadOld: true, New: 100, Kept: true},
+		{Key: "b", Old: 10, HadOld: true, New: 17.5},
+		{Key: "cut", Kept: true},
+		{Key: "new", New: 5},
+	}
+	if len(changes) != len(want) {
+		t.Fatalf("changes %+v", changes)
+	}
+	for i := range want {
+		if changes[i] != want[i] {
+			t.Errorf("change %d = %+v, want %+v", i, changes[i], want[i])
+		}
+	}
+	if _, ok := tab.Get("cut"); ok {
+		t.Error("an at-least row created a weight")
+	}
+}
+
+func TestPrune(t *testing.T) {
+	mk := func() *Table {
+		tab := New()
+		for _, k := range []string{"torch/a", "torch/b", "torch/gone", "jax/x", "jax/gone", "core", "other/z"} {
+			tab.Set(k, 1)
+		}
+		return tab
+	}
+	tab := mk()
+	census := Census{
+		"torch": {"torch/a": true, "torch/b": true},
+		"jax":   nil, // census failed: prunes nothing
+		"core":  {},  // a list suite whose census lists nothing named core
+	}
+	pruned := Prune(tab, map[string]bool{"torch/b": true, "core": true}, census)
+	if strings.Join(pruned, ",") != "torch/gone" {
+		t.Errorf("pruned %v, want [torch/gone]", pruned)
+	}
+	for _, k := range []string{"torch/a", "torch/b", "jax/x", "jax/gone", "core", "other/z"} {
+		if _, ok := tab.Get(k); !ok {
+			t.Errorf("%s was pruned", k)
+		}
+	}
+}
+
+func TestFileStore(t *testing.T) {
+	dir := t.TempDir()
+	f := File{Path: filepath.Join(dir, "sub", "w.txt")}
+	tab, warns, err := f.Load(context.Background())
+	if err != nil || len(warns) != 0 || tab.Len() != 0 {
+		t.Fatalf("missing file: %v %v %d", err, warns, tab.Len())
+	}
+	tab.Set("torch/b", 2.25)
+	tab.Set("torch/a", 10)
+	if err := f.Save(context.Background(), tab); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(f.Path)
+	if string(data) != "torch/a 10.0\ntorch/b 2.2\n" && string(data) != "torch/a 10.0\ntorch/b 2.3\n" {
+		t.Errorf("file = %q", data)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(f.Path))
+	if len(entries) != 1 {
+		t.Errorf("temporary files left: %v", entries)
+	}
+	// An unreadable table is a warning and an empty table, never an error.
+	os.Remove(f.Path)
+	os.Mkdir(f.Path, 0o755)
+	tab, warns, err = f.Load(context.Background())
+	if err != nil || len(warns) != 1 || tab.Len() != 0 {
+		t.Errorf("unreadable: %v %q %d", err, warns, tab.Len())
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add("core 1251.0\ntorch/a 2\n# c\n")
+	f.Add("a NaN\nb -1\nc 1e999\n\x00 1\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		tab, _ := Parse(strings.NewReader(in), "fuzz")
+		for _, k := range tab.Keys() {
+			v, _ := tab.Get(k)
+			if math.IsNaN(v) || v < 0 || v > MaxSeconds || k == "" || strings.ContainsAny(k, "\n\r") {
+				t.Fatalf("accepted %q = %v", k, v)
+			}
+		}
+		// What we write, we read back the same (one decimal).
+		var b bytes.Buffer
+		tab.Format(&b)
+		back, warns := Parse(&b, "back")
+		if len(warns) != 0 || back.Len() != tab.Len() {
+			t.Fatalf("round trip: %d → %d keys, %q", tab.Len(), back.Len(), warns)
+		}
+	})
+}

@@ -1,0 +1,69 @@
+# Fixture harness for the end-to-end tests: the hook contract of SPEC §2 around items
+# that sleep, fail or crash, and a trace of what really ran (one TAB-separated line per
+# event in $SGPU_TRACE) that the tests check the scheduler against.
+#
+#   item TAG SECONDS [MIN_LEVEL] [MODE]   MODE: ok (default), fail:N, crash, needs-prefix
+#   probe FEATURE                         capability probe: "missing" is unsupported
+
+: "${TEST_LEVEL:=1}"
+_rc=0
+
+trace() {
+    [ -n "$SGPU_TRACE" ] || return 0
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$(date +%s%N)" "$SUITE" "$2" \
+        "${HIP_VISIBLE_DEVICES-unset}" "${TE_CI_SKIP_SETUP-}" "${TEST_FILTER-}" "${MY_PREFIX-}" "$PWD" >>"$SGPU_TRACE"
+}
+
+setup() {
+    [ -n "$TE_CI_LIST_ITEMS" ] && return 0
+    [ -n "$TE_CI_SKIP_SETUP" ] && return 0
+    trace setup ""
+    if [ -n "$TE_CI_SETUP_ONLY" ]; then
+        [ -n "$FAIL_SETUP" ] && { echo "setup: pip install failed" >&2; exit 5; }
+        exit 0
+    fi
+}
+
+probe() {
+    [ -n "$TE_CI_SKIP_CHECK_SUPPORTED" ] && return 0
+    [ "$1" != missing ]
+}
+
+item() {
+    local tag=$1 secs=$2 min=${3:-1} mode=${4:-ok}
+    [ "$TEST_LEVEL" -ge "$min" ] || return 0
+    if [ -n "$TEST_FILTER" ]; then
+        # shellcheck disable=SC2053
+        [[ "$tag" == $TEST_FILTER ]] || return 0
+    fi
+    if [ -n "$TE_CI_LIST_ITEMS" ]; then
+        echo "TE_CI_ITEM $tag"
+        return 0
+    fi
+    trace start "$tag"
+    echo "item $tag on GPU $HIP_VISIBLE_DEVICES"
+    local xml="${JUNITXML_PREFIX}${tag}${JUNITXML_SUFFIX:-.xml}"
+    if [ -n "$JUNITXML_PREFIX" ]; then
+        mkdir -p "$(dirname "$xml")"
+        : >"$xml.partial"
+    fi
+    sleep "$secs"
+    case $mode in
+        crash)
+            trace end "$tag"
+            kill -SEGV $$ ;;
+        fail:*)
+            _rc=${mode#fail:} ;;
+        needs-prefix)
+            [ "$MY_PREFIX" = set-on-the-call-line ] || { echo "MY_PREFIX lost on re-entry"; _rc=7; } ;;
+        leave-file)
+            echo kept >leftover.txt ;;
+    esac
+    if [ -n "$JUNITXML_PREFIX" ]; then
+        printf '<testsuite name="%s" tests="1" failures="0" errors="0"><testcase classname="e2e" name="%s" time="%s"/></testsuite>\n' "$SUITE" "$tag" "$secs" >"$xml"
+        rm -f "$xml.partial"
+    fi
+    trace end "$tag"
+}
+
+done_suite() { exit "$_rc"; }
