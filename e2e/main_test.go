@@ -15,6 +15,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	// Linked in only so that `go test` caching sees every change to the code the
+	// binary is built from (the build in TestMain is invisible to the cache).
+	_ "github.com/rocm/sgpu-queue/internal/cli"
 )
 
 var binary string

@@ -139,11 +139,15 @@ func signalContext(stderr io.Writer) (context.Context, <-chan struct{}, func()) 
 			select {
 			case s := <-ch:
 				n++
+				name := "SIGTERM"
+				if s == syscall.SIGINT {
+					name = "SIGINT"
+				}
 				if n == 1 {
-					fmt.Fprintf(stderr, "sgpu-queue: %v: stopping dispatch and terminating running items (signal again to kill them now)\n", s)
+					fmt.Fprintf(stderr, "sgpu-queue: %s: stopping dispatch and terminating running items (signal again to kill them now)\n", name)
 					cancel()
 				} else if n == 2 {
-					fmt.Fprintf(stderr, "sgpu-queue: %v again: killing running items now\n", s)
+					fmt.Fprintf(stderr, "sgpu-queue: %s again: killing running items now\n", name)
 					close(force)
 				}
 			case <-done:

@@ -3,11 +3,14 @@
 // through the executor, and records its log, exit code and timings row as it ends.
 //
 // GPUs are a pool of free slots that items take and give back (not goroutines welded
-// to one GPU), so retries can move to another GPU and a bad GPU can leave the pool.
+// to one GPU), so a retry can move to another GPU and a bad GPU can leave the pool.
+// The policies of a bad day live here too: a hang deadline per item from its learned
+// weight, reruns of failed items, and quarantine of a GPU whose items fail fast.
 package dispatch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -51,21 +54,37 @@ type Config struct {
 	Warn    func(string)
 	// Start is the zero of the timings offsets (zero: when Run is called).
 	Start time.Time
+
+	// Timeout kills an item that runs far past its learned weight (off when zero).
+	Timeout Timeout
+	// Retries is how many times a failed item is queued again (at the back, on
+	// another GPU when there is one).
+	Retries int
+	// Quarantine takes a GPU out of the pool when its items fail fast one after
+	// another while they pass elsewhere, or fail with device errors (off when
+	// Threshold is 0).
+	Quarantine Quarantine
 }
 
 // Attempt is one run of one item.
 type Attempt struct {
 	Item       int // index into the items
+	Number     int // 1 for the first attempt
 	Slot       int
 	GPU        string
 	Start, End time.Time
 	RC         int
 	Incomplete bool // a .partial sidecar outlived it, or it was cut off by a cancel
-	Cancelled  bool
+	Cancelled  bool // stopped because the run was cancelled
+	TimedOut   bool // killed at its hang deadline (RC 124)
+	DeviceErr  string
 }
 
 // Seconds is the attempt's duration.
 func (a Attempt) Seconds() float64 { return a.End.Sub(a.Start).Seconds() }
+
+// Failed reports whether the attempt failed.
+func (a Attempt) Failed() bool { return a.RC != 0 }
 
 // Result is what phase 4 did.
 type Result struct {
@@ -74,12 +93,16 @@ type Result struct {
 	Attempts []Attempt
 	// Cancelled is true when ctx ended before the queue was empty.
 	Cancelled bool
+	// Quarantined lists the GPUs taken out of the pool, in order.
+	Quarantined []Quarantined
+	// Stalled is set when every GPU was quarantined with items left to run.
+	Stalled error
 }
 
 // Run dispatches every item of q onto the GPU slots and returns when all have ended,
 // or, once ctx is cancelled, when the running ones have been stopped.
 func Run(ctx context.Context, cfg Config, items []Item, q schedule.Queue) *Result {
-	d := &dispatcher{cfg: cfg, items: items, q: q, total: q.Len()}
+	d := &dispatcher{cfg: cfg, items: items, q: q, total: q.Len(), attempts: make([]int, len(items)), again: map[int]bool{}}
 	for _, it := range items {
 		d.queued(it, +1)
 	}
@@ -87,10 +110,12 @@ func Run(ctx context.Context, cfg Config, items []Item, q schedule.Queue) *Resul
 }
 
 type dispatcher struct {
-	cfg   Config
-	items []Item
-	q     schedule.Queue
-	total int
+	cfg      Config
+	items    []Item
+	q        schedule.Queue
+	total    int
+	attempts []int        // per item, attempts started; touched by the loop only
+	again    map[int]bool // items queued for another attempt; touched by the loop only
 
 	mu            sync.Mutex // guards the progress figures the console lines read
 	done          int
@@ -111,6 +136,7 @@ func (d *dispatcher) run(ctx context.Context) *Result {
 		res.Started = time.Now()
 	}
 	d.running = map[int]runningItem{}
+	health := newHealth(d.cfg.Quarantine, len(d.cfg.GPUs))
 	idle := make([]int, len(d.cfg.GPUs))
 	for i := range idle {
 		idle[i] = i
@@ -119,16 +145,34 @@ func (d *dispatcher) run(ctx context.Context) *Result {
 	busy := 0
 	launch := func(slot, item int) {
 		busy++
+		delete(d.again, item)
+		d.attempts[item]++
+		n := d.attempts[item]
 		d.mu.Lock()
 		d.running[slot] = runningItem{item: item, start: time.Now()}
 		d.queued(d.items[item], -1)
 		d.mu.Unlock()
-		go func() { finished <- d.runItem(ctx, res.Started, slot, item) }()
+		go func() { finished <- d.runItem(ctx, res.Started, slot, item, n) }()
+	}
+	requeue := func(item, avoid int) {
+		if d.again[item] {
+			return // already queued for another attempt
+		}
+		d.again[item] = true
+		d.mu.Lock()
+		d.queued(d.items[item], +1)
+		d.total++
+		d.mu.Unlock()
+		d.q.Requeue(item, avoid)
 	}
 	for {
-		if ctx.Err() == nil {
+		if ctx.Err() == nil && res.Stalled == nil {
 			var still []int
 			for _, slot := range idle {
+				if !health.usable(slot) {
+					still = append(still, slot)
+					continue
+				}
 				if i, ok := d.q.Next(slot); ok {
 					launch(slot, i)
 				} else {
@@ -138,10 +182,20 @@ func (d *dispatcher) run(ctx context.Context) *Result {
 			idle = still
 			// Everything left avoids the idle slots and nothing runs that could
 			// free another one: run it here rather than stall.
-			if busy == 0 && len(idle) > 0 && d.q.Len() > 0 {
-				if i, ok := d.q.Next(schedule.AnySlot); ok {
-					launch(idle[0], i)
-					idle = idle[1:]
+			if busy == 0 && d.q.Len() > 0 {
+				if slot, ok := health.firstUsable(idle); ok {
+					if i, ok := d.q.Next(schedule.AnySlot); ok {
+						launch(slot, i)
+						idle = remove(idle, slot)
+					}
+				} else if acts := health.releaseSuspended(); len(acts) > 0 {
+					for _, act := range acts {
+						d.onHealth(act, res, requeue)
+					}
+					continue
+				} else {
+					res.Stalled = fmt.Errorf("every GPU is quarantined (%s) with %d item(s) left to run: check the runner's GPUs", health.summary(d.cfg.GPUs), d.q.Len())
+					d.warn(res.Stalled.Error())
 				}
 			}
 		}
@@ -152,10 +206,49 @@ func (d *dispatcher) run(ctx context.Context) *Result {
 		busy--
 		idle = append(idle, a.Slot)
 		res.Attempts = append(res.Attempts, a)
+		if a.Cancelled || ctx.Err() != nil {
+			continue
+		}
+		// A GPU turning bad explains the failure better than flakiness: quarantine
+		// is decided first, and its requeue is not counted as a retry.
+		for _, act := range health.observe(a, d.items[a.Item]) {
+			d.onHealth(act, res, requeue)
+		}
+		if a.Failed() && !d.again[a.Item] && d.attempts[a.Item] <= d.cfg.Retries {
+			d.note(fmt.Sprintf("retrying %s (attempt %d of %d failed with rc=%d on gpu%s)",
+				d.items[a.Item].Key(), a.Number, d.cfg.Retries+1, a.RC, a.GPU))
+			requeue(a.Item, a.Slot)
+		}
 	}
 	res.Wall = time.Since(res.Started)
-	res.Cancelled = ctx.Err() != nil && d.q.Len() > 0 || anyCancelled(res.Attempts)
+	res.Cancelled = ctx.Err() != nil && (d.q.Len() > 0 || anyCancelled(res.Attempts))
 	return res
+}
+
+// onHealth carries out what the GPU health tracker decided.
+func (d *dispatcher) onHealth(act action, res *Result, requeue func(item, avoid int)) {
+	switch act.kind {
+	case actSuspect:
+		d.warn(fmt.Sprintf("gpu%s suspended: %s; its failed items run again on other GPUs to tell a bad GPU from bad tests", d.cfg.GPUs[act.slot], act.reason))
+	case actQuarantine:
+		q := Quarantined{GPU: d.cfg.GPUs[act.slot], Reason: act.reason, At: time.Now()}
+		res.Quarantined = append(res.Quarantined, q)
+		d.warn(fmt.Sprintf("gpu%s quarantined: %s; no more items are scheduled on it", q.GPU, q.Reason))
+	case actRelease:
+		d.note(fmt.Sprintf("gpu%s back in the pool: %s", d.cfg.GPUs[act.slot], act.reason))
+	case actRequeue:
+		requeue(act.item, act.slot)
+	}
+}
+
+func remove(s []int, v int) []int {
+	out := s[:0]
+	for _, x := range s {
+		if x != v {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // queued counts an item into (+1) or out of (-1) the work not yet handed out.
@@ -176,16 +269,32 @@ func anyCancelled(as []Attempt) bool {
 	return false
 }
 
+// errHang is the cause of an item context ended by its hang deadline.
+var errHang = errors.New("hang timeout")
+
 // runItem runs one attempt and records it: log, rc file, timings row, console line.
-func (d *dispatcher) runItem(ctx context.Context, t0 time.Time, slot, idx int) Attempt {
+func (d *dispatcher) runItem(ctx context.Context, t0 time.Time, slot, idx, n int) Attempt {
 	it := d.items[idx]
 	gpu := d.cfg.GPUs[slot]
 	l := d.cfg.Layout
-	a := Attempt{Item: idx, Slot: slot, GPU: gpu}
+	a := Attempt{Item: idx, Number: n, Slot: slot, GPU: gpu}
 
+	if n > 1 {
+		// The canonical log holds the last attempt (the one the verdict is
+		// from); earlier ones keep theirs beside it.
+		keepAttempt(l, it.Label, it.Tag, n-1, d.warn)
+	}
 	cwd := l.ItemCwd(it.Label, it.Tag)
 	log := openLog(l.ItemLog(it.Label, it.Tag), d.warn)
 	env, envErr := d.env(it, gpu)
+
+	ictx := ctx
+	limit := d.cfg.Timeout.For(it.Item)
+	if limit > 0 {
+		var cancel context.CancelFunc
+		ictx, cancel = context.WithTimeoutCause(ctx, limit, errHang)
+		defer cancel()
+	}
 
 	a.Start = time.Now()
 	var res executor.Result
@@ -195,25 +304,32 @@ func (d *dispatcher) runItem(ctx context.Context, t0 time.Time, slot, idx int) A
 	} else if err := mkdir(cwd); err != nil {
 		runErr = fmt.Errorf("cannot create the item's working directory: %v", err)
 	} else {
-		res, runErr = d.cfg.Exec.Run(ctx, executor.Command{
+		res, runErr = d.cfg.Exec.Run(ictx, executor.Command{
 			Path: it.Suite.Path, Args: it.Suite.Args, Env: env, Dir: cwd, Stdout: log, Stderr: log,
 		})
 	}
 	a.End = time.Now()
-	a.RC, a.Cancelled = res.ExitCode, res.Cancelled
-	if runErr != nil {
+	a.RC = res.ExitCode
+	switch {
+	case runErr != nil:
 		// The item could not start: that is its failure, recorded like any other.
 		a.RC = 127
 		fmt.Fprintf(log, "\nsgpu-queue: %v\n", runErr)
-	}
-	if a.Cancelled {
-		a.Incomplete = true
+	case res.Cancelled && ctx.Err() == nil && errors.Is(context.Cause(ictx), errHang):
+		a.TimedOut, a.RC = true, 124
+		fmt.Fprintf(log, "\nsgpu-queue: killed after %.1fs: past its hang deadline of %s (%s)\n", a.Seconds(), limit, d.cfg.Timeout.Explain(it.Item))
+	case res.Cancelled:
+		a.Cancelled, a.Incomplete = true, true
 		fmt.Fprintf(log, "\nsgpu-queue: cancelled after %.1fs (run stopped)\n", a.Seconds())
-	} else {
+	}
+	if !a.Cancelled {
 		a.Incomplete = d.partialLeft(it, a.Start)
 	}
 	if err := log.Close(); err != nil {
 		d.warn(err.Error())
+	}
+	if a.Failed() && !a.Cancelled {
+		a.DeviceErr = deviceError(l.ItemLog(it.Label, it.Tag))
 	}
 	removeIfEmpty(cwd)
 	if err := writeRC(l.ItemRC(it.Label, it.Tag), a.RC); err != nil {
@@ -261,4 +377,11 @@ func (d *dispatcher) warn(msg string) {
 	if d.cfg.Warn != nil {
 		d.cfg.Warn(msg)
 	}
+}
+
+// note prints an informational line among the item lines.
+func (d *dispatcher) note(msg string) {
+	d.consoleM.Lock()
+	fmt.Fprintf(d.cfg.Console, "  %s\n", msg)
+	d.consoleM.Unlock()
 }

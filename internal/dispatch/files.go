@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"fmt"
+	"github.com/rocm/sgpu-queue/internal/logdir"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -98,4 +99,17 @@ func (d *dispatcher) partialLeft(it Item, start time.Time) bool {
 func newer(path string, since time.Time) bool {
 	fi, err := os.Stat(path)
 	return err == nil && !fi.ModTime().Before(since)
+}
+
+// keepAttempt moves the canonical log and rc of an item aside as attempt n, before
+// the next attempt writes its own.
+func keepAttempt(l logdir.Layout, label, tag string, n int, warn func(string)) {
+	for _, p := range [][2]string{
+		{l.ItemLog(label, tag), l.ItemAttemptLog(label, tag, n)},
+		{l.ItemRC(label, tag), l.ItemAttemptLog(label, tag, n) + ".rc"},
+	} {
+		if err := os.Rename(p[0], p[1]); err != nil && !os.IsNotExist(err) {
+			warn(fmt.Sprintf("keeping attempt %d of %s: %v", n, p[0], err))
+		}
+	}
 }

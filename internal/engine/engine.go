@@ -25,6 +25,7 @@ import (
 	"sync"
 
 	"github.com/rocm/sgpu-queue/internal/config"
+	"github.com/rocm/sgpu-queue/internal/dispatch"
 	"github.com/rocm/sgpu-queue/internal/executor"
 	"github.com/rocm/sgpu-queue/internal/gpu"
 	"github.com/rocm/sgpu-queue/internal/hook"
@@ -60,6 +61,12 @@ type Options struct {
 	// local file at WeightsPath.
 	Store func(arch, level, defaultPath string) weights.Store
 
+	// The bad-day policies (SPEC §10, dispatch package docs).
+	Timeout        dispatch.Timeout
+	Retries        int
+	FlakyIsFailure bool
+	Quarantine     dispatch.Quarantine
+
 	Out      io.Writer // console; nil = stdout
 	Observer Observer  // phase boundaries and warnings; nil = plain text on Out
 }
@@ -73,20 +80,22 @@ type Observer interface {
 
 // Result is what a run did, for the face to present.
 type Result struct {
-	ExitCode  int
-	DryRun    bool
-	Pool      gpu.Pool
-	Level     string
-	LogDir    string
-	Plan      []schedule.Item
-	Bound     schedule.Bound
-	Suites    []verdict.Suite
-	Stats     report.Stats
-	Report    string // path of report/schedule.md
-	Markdown  string // its content
-	Weights   string // the store's name
-	Cancelled bool
-	Warnings  []string
+	ExitCode    int
+	DryRun      bool
+	Pool        gpu.Pool
+	Level       string
+	LogDir      string
+	Plan        []schedule.Item
+	Bound       schedule.Bound
+	Suites      []verdict.Suite
+	Stats       report.Stats
+	Report      string // path of report/schedule.md
+	Markdown    string // its content
+	Weights     string // the store's name
+	Cancelled   bool
+	Quarantined []logdir.Quarantined
+	Stalled     string // every GPU was quarantined with items left
+	Warnings    []string
 }
 
 // Error is a failure before any item ran, with the exit code it should give.
@@ -252,7 +261,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	}
 
 	// Phase 4: run the queue.
-	r.obs.Phase(4, fmt.Sprintf("run %d items on %d GPUs", len(plan), len(pool.IDs)))
+	r.obs.Phase(4, fmt.Sprintf("run %s on %s", plural(len(plan), "item"), plural(len(pool.IDs), "GPU")))
 	meta := r.meta(suites, pool, store)
 	d, err := r.dispatch(ctx, plan, pool, meta, exp)
 	if err != nil {
@@ -262,9 +271,15 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	// learns from what finished and reports.
 	ctx = context.WithoutCancel(ctx)
 	r.res.Cancelled = d.Cancelled
+	r.res.Quarantined = d.Quarantined
 	meta.Wall = d.Wall.Seconds()
 	meta.Finished = true
 	meta.Cancelled = d.Cancelled
+	meta.Quarantined = d.Quarantined
+	if d.Stalled != nil {
+		meta.Stalled = d.Stalled.Error()
+		r.res.Stalled = meta.Stalled
+	}
 	r.writeMeta(meta)
 
 	// Phase 5: verdicts.
@@ -328,6 +343,7 @@ func (r *run) meta(suites []config.Suite, pool gpu.Pool, store weights.Store) *l
 	m := &logdir.Meta{
 		Tool: "sgpu-queue", GPUs: pool.IDs, PinVar: pool.PinVar, Arch: pool.Arch,
 		Level: r.o.Level, DefaultWeight: r.o.DefaultWeight, Weights: store.String(),
+		Retries: r.o.Retries, FlakyIsFailure: r.o.FlakyIsFailure, TimeoutFactor: r.o.Timeout.Factor,
 	}
 	for _, s := range suites {
 		m.Suites = append(m.Suites, logdir.MetaSuite{Label: s.Label, LogFile: s.LogFile, Mode: string(s.Mode)})
@@ -355,6 +371,13 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.Write(p)
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // ExitCode maps an error from Run to the process exit code.

@@ -227,6 +227,7 @@ func (r *run) dispatch(ctx context.Context, plan []schedule.Item, pool gpu.Pool,
 		Exec: r.o.Exec, Layout: r.layout, Hooks: r.o.Hooks, Env: r.o.Env, Level: r.o.Level,
 		GPUs: pool.IDs, PinVar: pool.PinVar, JUnitPrefix: prefix, JUnitSuffix: suffix,
 		MapPath: r.o.MapPath, Timings: tw, Console: r.out, Warn: r.warn, Start: meta.Started,
+		Timeout: r.o.Timeout, Retries: r.o.Retries, Quarantine: r.o.Quarantine,
 	}
 	return dispatch.Run(ctx, cfg, items, schedule.NewPull(order)), nil
 }
@@ -237,7 +238,7 @@ func (r *run) dispatch(ctx context.Context, plan []schedule.Item, pool gpu.Pool,
 func (r *run) learn(ctx context.Context, store weights.Store, table *weights.Table, run *logdir.Run, e *expansion) ([]logdir.Change, []string) {
 	var ms []weights.Measurement
 	dispatched := map[string]bool{}
-	for _, t := range run.Timings {
+	for _, t := range learnable(run) {
 		key := weights.Key(t.Label, run.TagOf(t))
 		dispatched[key] = true
 		ms = append(ms, weights.Measurement{Key: key, Seconds: t.Secs, AtLeast: t.RC == 124 || t.RC == 137 || t.Incomplete})
@@ -259,6 +260,40 @@ func (r *run) learn(ctx context.Context, store weights.Store, table *weights.Tab
 		r.printf("  %d weight(s) changed, %d pruned, %d keys → %s\n", len(changes), len(pruned), table.Len(), store)
 	}
 	return changes, pruned
+}
+
+// learnable picks the rows phase 6 learns from: every row of an item that ran once;
+// of an item that ran several times (reruns, quarantine), only its passing attempts,
+// or its last one when none passed, so a flaky failure never teaches a duration.
+func learnable(run *logdir.Run) []logdir.Timing {
+	type key struct{ label, item string }
+	rows := map[key][]logdir.Timing{}
+	var order []key
+	for _, t := range run.Timings {
+		k := key{t.Label, t.Item}
+		if _, ok := rows[k]; !ok {
+			order = append(order, k)
+		}
+		rows[k] = append(rows[k], t)
+	}
+	var out []logdir.Timing
+	for _, k := range order {
+		rs := rows[k]
+		if len(rs) == 1 {
+			out = append(out, rs[0])
+			continue
+		}
+		n := len(out)
+		for _, t := range rs {
+			if t.RC == 0 {
+				out = append(out, t)
+			}
+		}
+		if len(out) == n {
+			out = append(out, rs[len(rs)-1])
+		}
+	}
+	return out
 }
 
 // writeReport is phase 7.
@@ -287,7 +322,7 @@ func (r *run) summary() {
 	if r.res.Cancelled && r.res.ExitCode == 0 {
 		r.res.ExitCode = 130
 	}
-	if len(failed) == 0 && !r.res.Cancelled {
+	if len(failed) == 0 && !r.res.Cancelled && len(r.res.Quarantined) == 0 && len(verdict.FlakyItems(r.res.Suites)) == 0 {
 		r.printf("all %d suites passed\n", len(r.res.Suites))
 		return
 	}
@@ -304,6 +339,15 @@ func (r *run) summary() {
 			note = " (" + it.Note + ")"
 		}
 		r.printf("  FAIL rc=%s %s %s%s  %s\n", rc, it.Label, tagOrWhole(it.Tag), note, r.rel(filepath.Join(r.o.LogDir, it.LogRel)))
+	}
+	for _, it := range verdict.FlakyItems(r.res.Suites) {
+		r.printf("  flaky: %s %s passed on attempt %d\n", it.Label, tagOrWhole(it.Tag), it.Attempts)
+	}
+	for _, q := range r.res.Quarantined {
+		r.printf("  quarantined gpu%s: %s\n", q.GPU, q.Reason)
+	}
+	if r.res.Stalled != "" {
+		r.printf("run stopped: %s\n", r.res.Stalled)
 	}
 	if r.res.Cancelled {
 		r.printf("run cancelled\n")

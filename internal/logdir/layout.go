@@ -7,6 +7,7 @@ package logdir
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,6 +48,12 @@ func ItemLogRel(label, tag string) string { return "items/" + ItemBase(label, ta
 // ItemLog is the item's output file.
 func (l Layout) ItemLog(label, tag string) string {
 	return l.path("items", ItemBase(label, tag)+".log")
+}
+
+// ItemAttemptLog is where attempt n of a retried item keeps its log
+// (items/<label>.<safetag>.attempt<n>.log); the canonical log holds the last attempt.
+func (l Layout) ItemAttemptLog(label, tag string, n int) string {
+	return l.path("items", fmt.Sprintf("%s.attempt%d.log", ItemBase(label, tag), n))
 }
 
 // ItemRC is the file holding the item's exit code.

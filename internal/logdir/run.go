@@ -26,8 +26,21 @@ type Meta struct {
 	Finished      bool        `json:"finished"` // phase 4 ran to its end (possibly cancelled)
 	Cancelled     bool        `json:"cancelled,omitempty"`
 	Changes       []Change    `json:"weight_changes,omitempty"`
-	Pruned        []string    `json:"pruned,omitempty"`
-	Notes         []string    `json:"notes,omitempty"`
+	// The bad-day policies in force, and what they did.
+	Retries        int           `json:"retries,omitempty"`
+	FlakyIsFailure bool          `json:"flaky_is_failure,omitempty"`
+	TimeoutFactor  float64       `json:"item_timeout_factor,omitempty"`
+	Quarantined    []Quarantined `json:"quarantined,omitempty"`
+	Stalled        string        `json:"stalled,omitempty"`
+	Pruned         []string      `json:"pruned,omitempty"`
+	Notes          []string      `json:"notes,omitempty"`
+}
+
+// Quarantined is a GPU taken out of the pool during the run.
+type Quarantined struct {
+	GPU    string    `json:"gpu"`
+	Reason string    `json:"reason"`
+	At     time.Time `json:"at"`
 }
 
 // MetaSuite is one suite of the run.

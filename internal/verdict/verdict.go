@@ -22,7 +22,9 @@ type Item struct {
 	GPU        string
 	Seconds    float64
 	Attempts   int
-	Note       string // "never finished", "cancelled", "timed out", "cut off"
+	Flaky      bool   // failed, then passed on a rerun
+	TimedOut   bool   // its last attempt was killed at its hang deadline
+	Note       string // "never finished", "cancelled", "timed out", "cut off", "flaky"...
 }
 
 // Suite is one suite's verdict.
@@ -31,6 +33,7 @@ type Suite struct {
 	Mode           string
 	Items          []Item
 	Failed         int
+	Flaky          int
 	RC             int // the largest exit code of its failed items; 1 if one never finished
 	Seconds        float64
 }
@@ -42,12 +45,14 @@ func (s Suite) Passed() bool { return s.Failed == 0 }
 // row never finished and counts as failed.
 func Decide(r *logdir.Run) []Suite {
 	type key struct{ label, item string }
-	last := map[key]logdir.Timing{}
-	attempts := map[key]int{}
+	rows := map[key][]logdir.Timing{}
 	for _, t := range r.Timings {
 		k := key{t.Label, t.Item}
-		last[k] = t
-		attempts[k]++
+		rows[k] = append(rows[k], t)
+	}
+	quarantined := map[string]bool{}
+	for _, q := range r.Meta.Quarantined {
+		quarantined[q.GPU] = true
 	}
 	idx := map[string]int{}
 	suites := make([]Suite, len(r.Meta.Suites))
@@ -62,14 +67,17 @@ func Decide(r *logdir.Run) []Suite {
 		}
 		s := &suites[si]
 		k := key{q.Label, logdir.ItemColumn(q.Tag)}
-		it := Item{Label: q.Label, Tag: q.Tag, LogRel: logdir.ItemLogRel(q.Label, q.Tag), Attempts: attempts[k]}
-		if t, ok := last[k]; ok {
+		rs := rows[k]
+		it := Item{Label: q.Label, Tag: q.Tag, LogRel: logdir.ItemLogRel(q.Label, q.Tag), Attempts: len(rs)}
+		if len(rs) > 0 {
+			t := rs[len(rs)-1]
 			it.Finished = true
 			it.RC = t.RC
 			it.GPU = t.GPU
 			it.Seconds = t.Secs
 			it.Incomplete = t.Incomplete
 			it.Failed = t.RC != 0
+			it.TimedOut = t.RC == 124
 			switch {
 			case t.RC == 124:
 				it.Note = "timed out"
@@ -78,13 +86,42 @@ func Decide(r *logdir.Run) []Suite {
 			case t.Incomplete:
 				it.Note = "cut off"
 			}
-			s.Seconds += t.Secs
+			earlierRC, badGPU, onlyBadGPUs := 0, "", true
+			for _, e := range rs[:len(rs)-1] {
+				if e.RC != 0 {
+					earlierRC = max(earlierRC, e.RC)
+					if quarantined[e.GPU] {
+						badGPU = e.GPU
+					} else {
+						onlyBadGPUs = false
+					}
+				}
+			}
+			if t.RC == 0 && earlierRC != 0 {
+				if onlyBadGPUs {
+					it.Note = fmt.Sprintf("passed after gpu%s was quarantined", badGPU)
+				} else {
+					it.Flaky = true
+					s.Flaky++
+					it.Note = fmt.Sprintf("flaky: passed on attempt %d", len(rs))
+					if r.Meta.FlakyIsFailure {
+						it.Failed, it.RC = true, earlierRC
+						it.Note += ", counted as a failure"
+					}
+				}
+			}
+			for _, e := range rs {
+				s.Seconds += e.Secs
+			}
 		} else {
 			it.Failed = true
 			it.RC = 1
 			it.Note = "never finished"
-			if r.Meta.Cancelled {
+			switch {
+			case r.Meta.Cancelled:
 				it.Note = "cancelled before it started"
+			case r.Meta.Stalled != "":
+				it.Note = "never ran: every GPU was quarantined"
 			}
 		}
 		if it.Failed {
@@ -156,6 +193,19 @@ func ExitCode(suites []Suite) int {
 		rc = 255
 	}
 	return rc
+}
+
+// FlakyItems lists every item that passed only on a rerun, in suite order.
+func FlakyItems(suites []Suite) []Item {
+	var out []Item
+	for _, s := range suites {
+		for _, it := range s.Items {
+			if it.Flaky {
+				out = append(out, it)
+			}
+		}
+	}
+	return out
 }
 
 // FailedItems lists every failed item across suites, in suite order.

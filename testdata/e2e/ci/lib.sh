@@ -2,7 +2,11 @@
 # that sleep, fail or crash, and a trace of what really ran (one TAB-separated line per
 # event in $SGPU_TRACE) that the tests check the scheduler against.
 #
-#   item TAG SECONDS [MIN_LEVEL] [MODE]   MODE: ok (default), fail:N, crash, needs-prefix
+#   item TAG SECONDS [MIN_LEVEL] [MODE]   MODE: ok (default), fail:N, crash, needs-prefix,
+#                                          leave-file, flaky (fails its first run, counted in
+#                                          $SGPU_STATE), hang (sleeps SECONDS, ignores TERM)
+#   On the GPU named by $BAD_GPU every item fails at once with a device error (with
+#   $BAD_GPU_QUIET, without saying why).
 #   probe FEATURE                         capability probe: "missing" is unsupported
 
 : "${TEST_LEVEL:=1}"
@@ -42,6 +46,14 @@ item() {
     fi
     trace start "$tag"
     echo "item $tag on GPU $HIP_VISIBLE_DEVICES"
+    if [ -n "$BAD_GPU" ] && [ "$HIP_VISIBLE_DEVICES" = "$BAD_GPU" ]; then
+        [ -n "$BAD_GPU_QUIET" ] || echo "RuntimeError: HIP error: hipErrorNoDevice: no ROCm-capable device is detected"
+        trace end "$tag"
+        exit 1
+    fi
+    if [ "$mode" = hang ]; then
+        trap '' TERM
+    fi
     local xml="${JUNITXML_PREFIX}${tag}${JUNITXML_SUFFIX:-.xml}"
     if [ -n "$JUNITXML_PREFIX" ]; then
         mkdir -p "$(dirname "$xml")"
@@ -58,6 +70,9 @@ item() {
             [ "$MY_PREFIX" = set-on-the-call-line ] || { echo "MY_PREFIX lost on re-entry"; _rc=7; } ;;
         leave-file)
             echo kept >leftover.txt ;;
+        flaky)
+            local f="$SGPU_STATE/flaky.$tag"
+            if [ ! -e "$f" ]; then : >"$f"; echo "flaky failure"; _rc=1; fi ;;
     esac
     if [ -n "$JUNITXML_PREFIX" ]; then
         printf '<testsuite name="%s" tests="1" failures="0" errors="0"><testcase classname="e2e" name="%s" time="%s"/></testsuite>\n' "$SUITE" "$tag" "$secs" >"$xml"

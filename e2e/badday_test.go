@@ -1,0 +1,241 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// A run cancelled mid-queue (SIGTERM, as GitHub sends) keeps every finished row,
+// still writes every suite's verdict, the report and the learned weights, and exits
+// non-zero.
+func TestCancelKeepsEverything(t *testing.T) {
+	dir := fixture(t, "e2e")
+	logs := filepath.Join(dir, "test-results", "logs")
+	timings := filepath.Join(logs, "queue", "timings.tsv")
+	cmd := exec.Command(binary, "run", "--gpus", "2", "--arch", "gfx942", "--grace", "2s", "ci/badday.conf")
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "SGPU_STATE=" + t.TempDir()}
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		data, _ := os.ReadFile(timings)
+		if strings.Count(string(data), "\n") >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("no rows appeared:\n%s", out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	before := lines(readFile(t, timings))
+	cmd.Process.Signal(syscall.SIGTERM)
+	err := cmd.Wait()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() == 0 {
+		t.Fatalf("exit %v, want non-zero\n%s", err, out.String())
+	}
+	after := lines(readFile(t, timings))
+	for i, row := range before {
+		if i >= len(after) || after[i] != row {
+			t.Fatalf("a row finished before the cancel was lost or changed: %q", row)
+		}
+	}
+	if len(after) >= 14 {
+		t.Errorf("all %d items ran: the cancel stopped nothing", len(after))
+	}
+	delta := readFile(t, filepath.Join(logs, "suites", "delta.log"))
+	if n := len(lines(delta)); n != 13 {
+		t.Errorf("delta.log has %d lines, want one per queued item (13):\n%s", n, delta)
+	}
+	if !strings.Contains(delta, "(cancelled before it started)") {
+		t.Errorf("unstarted items not marked:\n%s", delta)
+	}
+	for _, f := range []string{"delta.log.rc", "gamma.log.rc"} {
+		if rc := readFile(t, filepath.Join(logs, "suites", f)); rc == "0\n" && f == "delta.log.rc" {
+			t.Errorf("%s = 0 for a cancelled suite", f)
+		}
+	}
+	report := readFile(t, filepath.Join(logs, "report", "schedule.md"))
+	if !strings.Contains(report, "cancelled") {
+		t.Errorf("report does not say the run was cancelled:\n%s", report)
+	}
+	w := readFile(t, filepath.Join(dir, "ci-weights", "test_weights.gfx942.l99.txt"))
+	learned := len(lines(w))
+	finishedOK := 0
+	for _, row := range after {
+		f := strings.Split(row, "\t")
+		if f[8] == "0" {
+			finishedOK++
+		}
+	}
+	if learned == 0 || learned != finishedOK {
+		t.Errorf("learned %d weights from %d complete rows:\n%s", learned, finishedOK, w)
+	}
+	if !strings.Contains(out.String(), "SIGTERM: stopping dispatch") || !strings.Contains(out.String(), "== phase 8") {
+		t.Errorf("console:\n%s", out.String())
+	}
+}
+
+// A hung item is killed at its learned deadline, recorded with rc 124, and its
+// weight raised to at least how long it was let run.
+func TestHangTimeout(t *testing.T) {
+	dir := fixture(t, "e2e")
+	wfile := filepath.Join(dir, "warm.txt")
+	os.WriteFile(wfile, []byte("delta/d.hang 0.2\ndelta/d.01 0.3\n"), 0o644)
+	env := []string{"WITH_HANG=1", "SGPU_STATE=" + t.TempDir()}
+	start := time.Now()
+	r := sgpu(t, dir, env, "run", "--gpus", "3", "--weights", wfile, "--grace", "500ms",
+		"--item-timeout-factor", "3", "--item-timeout-min", "1s", "ci/badday.conf")
+	if took := time.Since(start); took > 25*time.Second {
+		t.Errorf("the run took %s: the hung item (30 s) was not cut", took)
+	}
+	if r.code != 124 {
+		t.Fatalf("exit %d, want 124\n%s", r.code, r.stdout)
+	}
+	logs := filepath.Join(dir, "test-results", "logs")
+	log := readFile(t, filepath.Join(logs, "items", "delta.d.hang.log"))
+	if !strings.Contains(log, "past its hang deadline of 1s (3 × its learned weight 0.2s") {
+		t.Errorf("log does not give the reason:\n%s", log)
+	}
+	if v := readFile(t, filepath.Join(logs, "suites", "delta.log")); !strings.Contains(v, "FAIL rc=124 items/delta.d.hang.log (timed out)") {
+		t.Errorf("verdict:\n%s", v)
+	}
+	w := readFile(t, wfile)
+	for _, l := range lines(w) {
+		if strings.HasPrefix(l, "delta/d.hang ") {
+			var v float64
+			fmtSscan(strings.Fields(l)[1], &v)
+			if v < 1 {
+				t.Errorf("hung item's weight %v, want raised to at least the 1 s it ran", v)
+			}
+		}
+	}
+}
+
+func TestFlakyRerun(t *testing.T) {
+	for _, strict := range []bool{false, true} {
+		name := "flaky passes"
+		if strict {
+			name = "flaky is failure"
+		}
+		t.Run(name, func(t *testing.T) {
+			dir := fixture(t, "e2e")
+			args := []string{"run", "--gpus", "0,1", "--arch", "gfx942", "--retries", "1", "ci/badday.conf"}
+			if strict {
+				args = append(args, "--flaky-is-failure")
+			}
+			r := sgpu(t, dir, []string{"SGPU_STATE=" + t.TempDir()}, args...)
+			logs := filepath.Join(dir, "test-results", "logs")
+			if want := map[bool]int{false: 0, true: 1}[strict]; r.code != want {
+				t.Fatalf("exit %d, want %d\n%s", r.code, want, r.stdout)
+			}
+			if !strings.Contains(r.stdout, "retrying delta/d.flaky (attempt 1 of 2 failed with rc=1") ||
+				!strings.Contains(r.stdout, "flaky: delta d.flaky passed on attempt 2") {
+				t.Errorf("console:\n%s", r.stdout)
+			}
+			if _, err := os.Stat(filepath.Join(logs, "items", "delta.d.flaky.attempt1.log")); err != nil {
+				t.Errorf("first attempt's log not kept: %v", err)
+			}
+			if rc := readFile(t, filepath.Join(logs, "items", "delta.d.flaky.log.rc")); rc != "0\n" {
+				t.Errorf("canonical rc %q, want the last attempt's 0", rc)
+			}
+			rows := 0
+			for _, row := range lines(readFile(t, filepath.Join(logs, "queue", "timings.tsv"))) {
+				if strings.HasPrefix(row, "delta\td.flaky\t") {
+					rows++
+				}
+			}
+			if rows != 2 {
+				t.Errorf("%d timings rows for the flaky item, want one per attempt", rows)
+			}
+			v := readFile(t, filepath.Join(logs, "suites", "delta.log"))
+			if !strings.Contains(v, "items/delta.d.flaky.log (flaky: passed on attempt 2") {
+				t.Errorf("verdict:\n%s", v)
+			}
+		})
+	}
+}
+
+// One GPU fails every item at once: with a device error it is quarantined at the
+// second failure; silently, after three fast failures once its items pass elsewhere.
+// Either way its items rerun on healthy GPUs and the run passes.
+func TestQuarantine(t *testing.T) {
+	for _, quiet := range []bool{false, true} {
+		name := "device errors"
+		if quiet {
+			name = "silent fast failures"
+		}
+		t.Run(name, func(t *testing.T) {
+			dir := fixture(t, "e2e")
+			env := []string{"BAD_GPU=1", "SGPU_STATE=" + t.TempDir()}
+			if quiet {
+				env = append(env, "BAD_GPU_QUIET=1")
+			}
+			r := sgpu(t, dir, env, "run", "--gpus", "0,1,2", "--arch", "gfx942", "ci/badday.conf")
+			if r.code != 1 {
+				// d.flaky fails once without retries: rc 1 is its, the rest passed.
+				t.Fatalf("exit %d, want 1 (only the flaky item)\n%s", r.code, r.stdout)
+			}
+			if !strings.Contains(r.stdout, "warning: gpu1 quarantined:") {
+				t.Errorf("no quarantine warning:\n%s", r.stdout)
+			}
+			logs := filepath.Join(dir, "test-results", "logs")
+			v := readFile(t, filepath.Join(logs, "suites", "delta.log"))
+			if !strings.Contains(v, "(passed after gpu1 was quarantined)") {
+				t.Errorf("verdict:\n%s", v)
+			}
+			if strings.Contains(v, "FAIL") && !strings.Contains(v, "FAIL rc=1 items/delta.d.flaky.log") {
+				t.Errorf("an item failed beyond the flaky one:\n%s", v)
+			}
+			meta := readFile(t, filepath.Join(logs, "queue", "run.json"))
+			if !strings.Contains(meta, `"quarantined"`) || !strings.Contains(meta, `"gpu": "1"`) {
+				t.Errorf("run.json:\n%s", meta)
+			}
+			// After the quarantine nothing more ran on gpu1.
+			var at float64 = -1
+			for _, row := range lines(readFile(t, filepath.Join(logs, "queue", "timings.tsv"))) {
+				f := strings.Split(row, "\t")
+				if f[2] == "1" {
+					var end float64
+					fmtSscan(f[6], &end)
+					at = max(at, end)
+				}
+			}
+			for _, row := range lines(readFile(t, filepath.Join(logs, "queue", "timings.tsv"))) {
+				f := strings.Split(row, "\t")
+				if f[2] == "1" && f[4] == "0" {
+					t.Errorf("an item passed on the bad GPU: %q", row)
+				}
+			}
+			if at < 0 {
+				t.Error("nothing ran on gpu1")
+			}
+		})
+	}
+}
+
+// When every GPU is bad the run stops with a clear error instead of stalling.
+func TestEveryGPUQuarantined(t *testing.T) {
+	dir := fixture(t, "e2e")
+	r := sgpu(t, dir, []string{"BAD_GPU=0", "SGPU_STATE=" + t.TempDir()}, "run", "--gpus", "1", "--arch", "gfx942", "ci/badday.conf")
+	if r.code == 0 {
+		t.Fatalf("exit 0\n%s", r.stdout)
+	}
+	if !strings.Contains(r.stdout, "every GPU is quarantined") {
+		t.Errorf("no clear error:\n%s", r.stdout)
+	}
+	v := readFile(t, filepath.Join(dir, "test-results", "logs", "suites", "delta.log"))
+	if !strings.Contains(v, "(never ran: every GPU was quarantined)") {
+		t.Errorf("verdict:\n%s", v)
+	}
+}

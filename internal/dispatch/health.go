@@ -1,0 +1,259 @@
+package dispatch
+
+import (
+	"fmt"
+	"github.com/rocm/sgpu-queue/internal/logdir"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Quarantine configures the bad-GPU detector. A failure is "fast" when it ends before
+// Fast × its estimate (an unknown item: within FastUnknown). Threshold consecutive
+// fast or device-error failures on one GPU suspend it: its failed items run again on
+// other GPUs, and if one of them passes there the GPU is quarantined for the rest of
+// the run; if they all fail there too, the tests are at fault and the GPU comes back.
+// Failures whose logs show device errors quarantine the GPU at once.
+type Quarantine struct {
+	Threshold   int // 0 = off
+	Fast        float64
+	FastUnknown time.Duration
+}
+
+// DefaultQuarantine is on, with a threshold of 3.
+var DefaultQuarantine = Quarantine{Threshold: 3, Fast: 0.25, FastUnknown: 30 * time.Second}
+
+// Quarantined is a GPU taken out of the pool.
+type Quarantined = logdir.Quarantined
+
+// deviceErrors are log lines that mean the GPU (or its driver), not the test, failed.
+var deviceErrors = regexp.MustCompile(`(?i)(hipErrorNoDevice|no ROCm-capable device|no CUDA-capable device|cudaErrorNoDevice|hipErrorECCNotCorrectable|cudaErrorECCUncorrectable|uncorrectable ECC error|ECC error|GPU hang|HW Exception by GPU node|Memory access fault by GPU|GPU is lost|hipErrorLaunchFailure: unspecified launch failure|amdgpu: .*ring .* timeout|NVRM: Xid)`)
+
+// deviceError returns the first device-error line in the tail of a log, or "".
+func deviceError(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	const tail = 256 << 10
+	if fi, err := f.Stat(); err == nil && fi.Size() > tail {
+		f.Seek(fi.Size()-tail, io.SeekStart)
+	}
+	data, _ := io.ReadAll(io.LimitReader(f, tail))
+	loc := deviceErrors.FindIndex(data)
+	if loc == nil {
+		return ""
+	}
+	start := loc[0]
+	for start > 0 && data[start-1] != '\n' && loc[0]-start < 200 {
+		start--
+	}
+	end := loc[1]
+	for end < len(data) && data[end] != '\n' && end-loc[1] < 200 {
+		end++
+	}
+	return strings.TrimSpace(string(data[start:end]))
+}
+
+type slotState int
+
+const (
+	slotOK slotState = iota
+	slotSuspended
+	slotQuarantined
+)
+
+type actionKind int
+
+const (
+	actSuspect actionKind = iota
+	actQuarantine
+	actRelease
+	actRequeue
+)
+
+type action struct {
+	kind   actionKind
+	slot   int
+	item   int
+	reason string
+}
+
+// suspicion is a suspended GPU waiting for its failed items' verdict elsewhere.
+type suspicion struct {
+	items          map[int]bool
+	passed, failed int
+	reason         string
+}
+
+// health tracks each GPU slot's recent failures. It is driven by the dispatch loop
+// alone, so it needs no lock.
+type health struct {
+	cfg     Quarantine
+	state   []slotState
+	streak  [][]Attempt
+	suspect map[int]*suspicion // by slot
+	byItem  map[int]int        // item under verification → suspect slot
+}
+
+func newHealth(cfg Quarantine, slots int) *health {
+	return &health{cfg: cfg, state: make([]slotState, slots), streak: make([][]Attempt, slots),
+		suspect: map[int]*suspicion{}, byItem: map[int]int{}}
+}
+
+func (h *health) usable(slot int) bool { return h.state[slot] == slotOK }
+
+func (h *health) firstUsable(slots []int) (int, bool) {
+	for _, s := range slots {
+		if h.usable(s) {
+			return s, true
+		}
+	}
+	return 0, false
+}
+
+// others is the number of usable slots besides slot.
+func (h *health) others(slot int) int {
+	n := 0
+	for s, st := range h.state {
+		if s != slot && st == slotOK {
+			n++
+		}
+	}
+	return n
+}
+
+// releaseSuspended gives every suspended GPU back when nothing else could verify it.
+func (h *health) releaseSuspended() []action {
+	var acts []action
+	for slot, st := range h.state {
+		if st == slotSuspended {
+			acts = append(acts, h.release(slot, "no other GPU is left to check its failed items on")...)
+		}
+	}
+	return acts
+}
+
+func (h *health) summary(gpus []string) string {
+	var q []string
+	for s, st := range h.state {
+		if st != slotOK {
+			q = append(q, "gpu"+gpus[s])
+		}
+	}
+	return strings.Join(q, ", ")
+}
+
+func (h *health) fast(a Attempt, it Item) bool {
+	if !it.Known {
+		return a.Seconds() < h.cfg.FastUnknown.Seconds()
+	}
+	return a.Seconds() < h.cfg.Fast*it.Weight
+}
+
+// observe takes an attempt's outcome and returns what to do about GPU health.
+func (h *health) observe(a Attempt, it Item) []action {
+	if h.cfg.Threshold <= 0 {
+		return nil
+	}
+	var acts []action
+	// Evidence for a suspended GPU: one of its failed items ran elsewhere.
+	if slot, ok := h.byItem[a.Item]; ok && slot != a.Slot {
+		delete(h.byItem, a.Item)
+		if s := h.suspect[slot]; s != nil {
+			if a.Failed() {
+				s.failed++
+			} else {
+				s.passed++
+			}
+			switch {
+			case s.passed > 0 && h.state[slot] == slotSuspended:
+				acts = append(acts, h.quarantine(slot, s.reason+", and "+it.Key()+" then passed on gpu"+a.GPU)...)
+			case s.passed+s.failed == len(s.items) && h.state[slot] == slotSuspended:
+				acts = append(acts, h.release(slot, "its failed items failed on other GPUs too: the tests, not the GPU")...)
+			}
+		}
+	}
+	if h.state[a.Slot] != slotOK {
+		return acts
+	}
+	if !a.Failed() || !(a.DeviceErr != "" || h.fast(a, it)) {
+		h.streak[a.Slot] = nil
+		return acts
+	}
+	h.streak[a.Slot] = append(h.streak[a.Slot], a)
+	streak := h.streak[a.Slot]
+	device := 0
+	for _, s := range streak {
+		if s.DeviceErr != "" {
+			device++
+		}
+	}
+	// Two device errors in a row are proof enough; fast failures need checking.
+	if device < 2 && len(streak) < h.cfg.Threshold {
+		return acts
+	}
+	reason := h.describe(streak, it)
+	if device >= 2 || h.others(a.Slot) == 0 {
+		if device < 2 {
+			// One GPU and no device error: nothing to compare against.
+			h.streak[a.Slot] = nil
+			return acts
+		}
+		acts = append(acts, h.quarantine(a.Slot, reason)...)
+	} else {
+		h.state[a.Slot] = slotSuspended
+		h.suspect[a.Slot] = &suspicion{items: map[int]bool{}, reason: reason}
+		acts = append(acts, action{kind: actSuspect, slot: a.Slot, reason: reason})
+	}
+	s := h.suspect[a.Slot]
+	for _, f := range streak {
+		if s != nil {
+			s.items[f.Item] = true
+			h.byItem[f.Item] = a.Slot
+		}
+		acts = append(acts, action{kind: actRequeue, slot: a.Slot, item: f.Item})
+	}
+	h.streak[a.Slot] = nil
+	return acts
+}
+
+func (h *health) describe(streak []Attempt, last Item) string {
+	var parts []string
+	for _, a := range streak {
+		p := fmt.Sprintf("rc=%d after %.1fs", a.RC, a.Seconds())
+		if a.DeviceErr != "" {
+			p += fmt.Sprintf(" with %q", clip(a.DeviceErr, 80))
+		}
+		parts = append(parts, p)
+	}
+	return fmt.Sprintf("%d items failed in a row on it (%s)", len(streak), strings.Join(parts, "; "))
+}
+
+func (h *health) quarantine(slot int, reason string) []action {
+	h.state[slot] = slotQuarantined
+	delete(h.suspect, slot)
+	return []action{{kind: actQuarantine, slot: slot, reason: reason}}
+}
+
+func (h *health) release(slot int, reason string) []action {
+	h.state[slot] = slotOK
+	h.streak[slot] = nil
+	if s := h.suspect[slot]; s != nil {
+		for it := range s.items {
+			delete(h.byItem, it)
+		}
+	}
+	delete(h.suspect, slot)
+	return []action{{kind: actRelease, slot: slot, reason: reason}}
+}
+
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
