@@ -16,7 +16,8 @@
 //     error (HIP programs follow the first, CUDA programs the second; which one the
 //     suites are is not ours to guess), unless --gpus gives a list. Equal lists are fine.
 //   - A visible-devices variable set to the empty string is treated as unset (as HIP
-//     does), with a warning.
+//     does), with a warning. A malformed one is an error, or only a warning when
+//     --gpus gives a list (each item's pin replaces it anyway).
 //   - A count with a variable set means the first N ids of that variable; without one,
 //     ids 0..N-1.
 //   - Under ROCR_VISIBLE_DEVICES, rocminfo already lists only the GPUs the mask leaves
@@ -200,14 +201,19 @@ func (d *detector) pool(ctx context.Context) (Pool, error) {
 			return p, err
 		}
 	}
-	hip, err := d.visible(&p, HIPVisible)
-	if err != nil {
-		return p, err
+	var vars [2][]string
+	for i, name := range []string{HIPVisible, CUDAVisible} {
+		ids, err := d.visible(&p, name)
+		switch {
+		case err != nil && spec.IDs != nil:
+			// --gpus gives the ids and each item's pin replaces the variable.
+			d.warnf(&p, "%v (--gpus %s decides)", err, strings.Join(spec.IDs, ","))
+		case err != nil:
+			return p, err
+		}
+		vars[i] = ids
 	}
-	cuda, err := d.visible(&p, CUDAVisible)
-	if err != nil {
-		return p, err
-	}
+	hip, cuda := vars[0], vars[1]
 	outer, outerVar := hip, HIPVisible
 	if hip == nil {
 		outer, outerVar = cuda, CUDAVisible
