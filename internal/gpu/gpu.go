@@ -1,87 +1,490 @@
-// Package gpu finds the GPU pool and arch (SPEC §8). Placeholder until the detection
-// branch lands: explicit list/count, visible-devices variables, rocminfo.
+// Package gpu finds the GPU pool a run spreads its items over, the GPU arch that keys
+// the weight table, and the variable that pins one item to one GPU (SPEC §8).
+//
+// The pool comes, in order of precedence, from --gpus (a list of ids, or a count),
+// from a visible-devices variable already set (HIP_VISIBLE_DEVICES, then
+// CUDA_VISIBLE_DEVICES), or from the vendor tools (rocminfo, amd-smi, rocm-smi,
+// nvidia-smi), which run through an executor.Executor so that they look at the GPUs
+// where the items will run (this machine, or the job container).
+//
+// Ids are logical and passed through unchanged: HIP and CUDA count them inside any
+// outer ROCR_VISIBLE_DEVICES mask, and each item's pin replaces the outer variable, so
+// a pool taken from HIP_VISIBLE_DEVICES=2,3 pins items to 2 and to 3. Decisions where
+// the inputs could be read two ways:
+//
+//   - HIP_VISIBLE_DEVICES and CUDA_VISIBLE_DEVICES both set to different lists is an
+//     error (HIP programs follow the first, CUDA programs the second; which one the
+//     suites are is not ours to guess), unless --gpus gives a list. Equal lists are fine.
+//   - A visible-devices variable set to the empty string is treated as unset (as HIP
+//     does), with a warning. A malformed one is an error, or only a warning when
+//     --gpus gives a list (each item's pin replaces it anyway).
+//   - A count with a variable set means the first N ids of that variable; without one,
+//     ids 0..N-1.
+//   - Under ROCR_VISIBLE_DEVICES, rocminfo already lists only the GPUs the mask leaves
+//     visible, so its GPU agents are numbered 0..n-1. amd-smi and rocm-smi ignore the
+//     mask: their count is capped at the number of mask entries. A numeric id at or
+//     beyond the mask's length is an error, since no such logical GPU can exist.
+//   - An NVIDIA GPU in MIG mode contributes its MIG devices, pinned by MIG UUID, not
+//     its index (see ParseNvidiaSMIList).
+//   - A host with GPUs of several archs keys the weights by the first GPU's arch, with a
+//     warning naming them all (pass --arch or --gpus to choose).
+//   - A tool that lists GPUs counts even when it exits non-zero (rocm-smi often does);
+//     one that lists none is reported with the most telling line of its output.
 package gpu
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rocm/sgpu-queue/internal/executor"
 	"github.com/rocm/sgpu-queue/internal/hook"
 )
 
+// Vendor is who made the GPUs: "amd", "nvidia", or "" when unknown.
 type Vendor string
 
+// Vendors.
+const (
+	AMD     Vendor = "amd"
+	NVIDIA  Vendor = "nvidia"
+	Unknown Vendor = ""
+)
+
+// Variables the pool is read from and pinned with.
+const (
+	HIPVisible  = "HIP_VISIBLE_DEVICES"
+	CUDAVisible = "CUDA_VISIBLE_DEVICES"
+	ROCRVisible = "ROCR_VISIBLE_DEVICES"
+)
+
+// DefaultToolTimeout bounds each vendor tool: a hung driver can make rocminfo or
+// nvidia-smi wait forever, and detection must fail instead.
+const DefaultToolTimeout = 60 * time.Second
+
+// Pool is the set of GPUs a run uses, and how to pin an item to one of them.
 type Pool struct {
-	IDs        []string
-	Source     string
+	IDs        []string // ids to pin one item to, in worker order (logical ids, passed through unchanged)
+	Source     string   // where the pool came from: "--gpus", "HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES", "rocminfo", "amd-smi", "rocm-smi", "nvidia-smi"
+	Detail     string   // more about Source, e.g. "2 of HIP_VISIBLE_DEVICES=2,3,5" for a count; may be ""
 	Vendor     Vendor
-	Arch       string
-	ArchSource string
-	PinVar     string
-	Names      []string
+	Arch       string   // "gfx942", "gfx950", "sm_90", ... ; "" when it could not be found
+	ArchSource string   // "--arch", "rocminfo", "amd-smi", "rocm-smi", "nvidia-smi"; "" with no Arch
+	PinVar     string   // the variable that pins an item to one GPU
+	Names      []string // marketing names of the GPUs the tools listed (for the log); may be empty
+	Warnings   []string // one line each, for the log: inputs read in a way the user may not expect
+	Tried      []string // one line per vendor tool run, with what it said (for a verbose log)
 }
 
+// Options are the inputs of Detect.
 type Options struct {
-	Explicit string
-	Arch     string
-	PinVar   string
-	Env      []string
-	Exec     executor.Executor
+	Explicit    string            // the --gpus value: a list "0,1,2,3" or a count "4"; "" = not given
+	Arch        string            // the --arch override; "" = detect
+	PinVar      string            // configured pin variable; "" = by vendor
+	Env         []string          // environment of the place items run (KEY=VALUE); also the tools' environment
+	Exec        executor.Executor // runs the vendor tools where items run
+	ToolTimeout time.Duration     // per tool run; 0 = DefaultToolTimeout
 }
 
+// ErrNoGPU is wrapped by the error Detect returns when no pool was given and no tool
+// found a GPU.
 var ErrNoGPU = errors.New("no GPU found")
 
-var gfx = regexp.MustCompile(`(?m)^\s*Name:\s+(gfx[0-9a-f]+)\s*$`)
+// ErrBadPool is wrapped by the error Detect returns for a malformed or contradictory
+// selection (--gpus, --arch, the pin variable, the visible-devices variables).
+var ErrBadPool = errors.New("bad GPU selection")
 
+// Error is a one-line message that wraps ErrNoGPU or ErrBadPool.
+type Error struct {
+	Kind error
+	Msg  string
+}
+
+func (e *Error) Error() string { return e.Msg }
+func (e *Error) Unwrap() error { return e.Kind }
+
+func badf(format string, args ...any) error {
+	return &Error{Kind: ErrBadPool, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Describe is one line for the log, e.g.
+// "4 GPUs [0 1 2 3] from rocminfo (AMD Instinct MI300X), arch gfx942 from rocminfo, pinned with HIP_VISIBLE_DEVICES".
+func (p Pool) Describe() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s [%s] from %s", plural(len(p.IDs), "GPU"), strings.Join(p.IDs, " "), p.Source)
+	if p.Detail != "" {
+		b.WriteString(" " + p.Detail)
+	}
+	if names := uniq(p.Names); len(names) > 0 {
+		fmt.Fprintf(&b, " (%s)", oneLine(strings.Join(names, ", ")))
+	}
+	if p.Arch != "" {
+		fmt.Fprintf(&b, ", arch %s from %s", p.Arch, p.ArchSource)
+	} else {
+		b.WriteString(", arch unknown")
+	}
+	fmt.Fprintf(&b, ", pinned with %s", p.PinVar)
+	return b.String()
+}
+
+// Detect works out the pool, the arch and the pin variable. Errors are one line and
+// wrap ErrBadPool (fix the inputs) or ErrNoGPU (nothing found), or the context's error.
 func Detect(ctx context.Context, o Options) (Pool, error) {
-	p := Pool{PinVar: "HIP_VISIBLE_DEVICES", Vendor: "amd"}
-	var buf bytes.Buffer
-	_, rerr := o.Exec.Run(ctx, executor.Command{Path: "rocminfo", Env: o.Env, Stdout: &buf})
-	agents := gfx.FindAllStringSubmatch(buf.String(), -1)
-	if rerr == nil && len(agents) > 0 {
-		p.Arch, p.ArchSource = agents[0][1], "rocminfo"
+	if o.Exec == nil {
+		return Pool{}, errors.New("gpu.Detect: no executor to run the vendor tools with")
 	}
-	if o.Arch != "" {
-		p.Arch, p.ArchSource = o.Arch, "--arch"
+	if o.Arch != "" && !archName.MatchString(o.Arch) {
+		return Pool{}, badf("--arch %q: an arch is a name such as gfx942 or sm_90 (letters, digits, _ . + -, up to 64): fix --arch", o.Arch)
 	}
-	if o.PinVar != "" {
-		p.PinVar = o.PinVar
+	if o.PinVar != "" && !envName.MatchString(o.PinVar) {
+		return Pool{}, badf("pin variable %q is not an environment variable name: use a name such as HIP_VISIBLE_DEVICES", o.PinVar)
 	}
-	env := hook.Env(o.Env)
-	switch {
-	case o.Explicit != "":
-		p.Source = "--gpus"
-		if n, err := strconv.Atoi(o.Explicit); err == nil {
-			if n <= 0 {
-				return p, fmt.Errorf("--gpus %s: want a positive count or a list of ids", o.Explicit)
-			}
-			for i := 0; i < n; i++ {
-				p.IDs = append(p.IDs, strconv.Itoa(i))
-			}
-		} else {
-			p.IDs = strings.Split(o.Explicit, ",")
-		}
-	default:
-		if v, ok := env.Get("HIP_VISIBLE_DEVICES"); ok && v != "" {
-			p.Source, p.IDs = "HIP_VISIBLE_DEVICES", strings.Split(v, ",")
-		} else if len(agents) > 0 {
-			p.Source = "rocminfo"
-			for i := range agents {
-				p.IDs = append(p.IDs, strconv.Itoa(i))
-			}
-		} else {
-			return p, fmt.Errorf("%w: rocminfo lists no GPU agent; pass --gpus or set HIP_VISIBLE_DEVICES", ErrNoGPU)
-		}
+	d := &detector{o: o, env: hook.Env(o.Env), runs: map[string]*toolRun{}, count: -1}
+	if d.o.ToolTimeout <= 0 {
+		d.o.ToolTimeout = DefaultToolTimeout
 	}
+	p, err := d.pool(ctx)
+	if err == nil {
+		err = d.arch(ctx, &p)
+	}
+	if err != nil {
+		return Pool{}, err
+	}
+	d.pin(&p)
+	if err := d.check(&p); err != nil {
+		return Pool{}, err
+	}
+	p.Tried = d.tried
 	return p, nil
 }
 
-func (p Pool) Describe() string {
-	return fmt.Sprintf("%d GPUs [%s] from %s, arch %s, pinned with %s", len(p.IDs), strings.Join(p.IDs, " "), p.Source, p.Arch, p.PinVar)
+// detector holds one Detect call's state: the tool runs so far (each tool runs at
+// most once), what they counted, and the warnings.
+type detector struct {
+	o        Options
+	env      hook.Env
+	runs     map[string]*toolRun
+	tried    []string
+	outerVar string // the visible-devices variable the pool (or its count) came from
+	count    int    // GPUs an authoritative tool (rocminfo, nvidia-smi) counted; -1 = none
+	countBy  string
+}
+
+func (d *detector) warnf(p *Pool, format string, args ...any) {
+	p.Warnings = append(p.Warnings, fmt.Sprintf(format, args...))
+}
+
+// visible reads one visible-devices variable of the items' environment.
+func (d *detector) visible(p *Pool, name string) ([]string, error) {
+	v, ok := d.env.Get(name)
+	if !ok {
+		return nil, nil
+	}
+	if strings.TrimSpace(v) == "" {
+		d.warnf(p, "%s is set but empty: treated as unset", name)
+		return nil, nil
+	}
+	return ParseIDs(name, v)
+}
+
+// pool applies the precedence --gpus → HIP_VISIBLE_DEVICES → CUDA_VISIBLE_DEVICES →
+// detection.
+func (d *detector) pool(ctx context.Context) (Pool, error) {
+	var p Pool
+	var spec Spec
+	if d.o.Explicit != "" {
+		var err error
+		if spec, err = ParseSpec(d.o.Explicit); err != nil {
+			return p, err
+		}
+	}
+	var vars [2][]string
+	for i, name := range []string{HIPVisible, CUDAVisible} {
+		ids, err := d.visible(&p, name)
+		switch {
+		case err != nil && spec.IDs != nil:
+			// --gpus gives the ids and each item's pin replaces the variable.
+			d.warnf(&p, "%v (--gpus %s decides)", err, strings.Join(spec.IDs, ","))
+		case err != nil:
+			return p, err
+		}
+		vars[i] = ids
+	}
+	hip, cuda := vars[0], vars[1]
+	outer, outerVar := hip, HIPVisible
+	if hip == nil {
+		outer, outerVar = cuda, CUDAVisible
+	}
+	if hip != nil && cuda != nil && !equal(hip, cuda) {
+		conflict := fmt.Sprintf("%s=%s and %s=%s name different GPUs (HIP programs follow the first, CUDA programs the second)",
+			HIPVisible, strings.Join(hip, ","), CUDAVisible, strings.Join(cuda, ","))
+		if spec.IDs == nil {
+			return p, badf("%s: unset one of them, or pass --gpus with a list of ids", conflict)
+		}
+		d.warnf(&p, "%s: --gpus %s decides", conflict, strings.Join(spec.IDs, ","))
+	}
+	switch {
+	case spec.IDs != nil:
+		p.IDs, p.Source = spec.IDs, "--gpus"
+		return p, nil
+	case spec.Count > 0 && outer != nil:
+		if spec.Count > len(outer) {
+			return p, badf("--gpus %d: %s=%s lists only %s: pass --gpus %d or fewer, or widen %s",
+				spec.Count, outerVar, strings.Join(outer, ","), plural(len(outer), "GPU"), len(outer), outerVar)
+		}
+		p.IDs, p.Source = outer[:spec.Count], "--gpus"
+		p.Detail = fmt.Sprintf("%d of %s=%s", spec.Count, outerVar, strings.Join(outer, ","))
+		d.outerVar = outerVar
+		return p, nil
+	case spec.Count > 0:
+		p.IDs, p.Source = countIDs(spec.Count), "--gpus"
+		return p, nil
+	case outer != nil:
+		p.IDs, p.Source = outer, outerVar
+		d.outerVar = outerVar
+		return p, nil
+	}
+	return p, d.detect(ctx, &p)
+}
+
+// detect finds the pool with the vendor tools, the first that lists a GPU winning.
+func (d *detector) detect(ctx context.Context, p *Pool) error {
+	var why []string
+	for _, t := range poolTools() {
+		devs, r := d.try(ctx, t)
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("GPU detection: %w", err)
+		}
+		if len(devs) == 0 {
+			why = append(why, t.path+": "+r.why(t.none))
+			continue
+		}
+		p.Source, p.Vendor = t.path, t.vendor
+		p.Names = names(devs)
+		switch {
+		case t.vendor == NVIDIA:
+			for _, dv := range devs {
+				p.IDs = append(p.IDs, dv.ID)
+			}
+		case t.path == "rocminfo":
+			// rocminfo honours ROCR_VISIBLE_DEVICES: its GPU agents are the logical GPUs.
+			p.IDs = countIDs(len(devs))
+			d.count, d.countBy = len(devs), t.path
+		default:
+			n := len(devs)
+			if mask, k, ok := d.rocrMask(); ok && k < n {
+				d.warnf(p, "%s lists %s but does not apply %s=%s: using the %s the mask leaves visible (%s inside it)",
+					t.path, plural(n, "GPU"), ROCRVisible, mask, plural(k, "GPU"), idRange(k))
+				n = k
+			}
+			p.IDs = countIDs(n)
+		}
+		d.setArch(p, devs, t.path)
+		return nil
+	}
+	msg := "no GPU found where the items run: " + strings.Join(why, "; ")
+	if mask, _, ok := d.rocrMask(); ok {
+		msg += fmt.Sprintf("; %s=%s is set and may hide them", ROCRVisible, mask)
+	}
+	msg += "; if the GPUs are there, pass --gpus (e.g. --gpus 0,1,2,3) or set " + HIPVisible + " (" + CUDAVisible + " on NVIDIA)"
+	return &Error{Kind: ErrNoGPU, Msg: msg}
+}
+
+// arch fills the arch (and the vendor, when still unknown): --arch wins, else the
+// tools. It is best effort: when no tool answers, Arch stays "" and there is no error.
+func (d *detector) arch(ctx context.Context, p *Pool) error {
+	if d.o.Arch != "" {
+		if p.Arch != "" && p.Arch != d.o.Arch {
+			d.warnf(p, "--arch %s overrides the detected arch %s (from %s)", d.o.Arch, p.Arch, p.ArchSource)
+		}
+		p.Arch, p.ArchSource = d.o.Arch, "--arch"
+		if p.Vendor == Unknown {
+			p.Vendor = vendorOfArch(d.o.Arch)
+		}
+	}
+	for _, t := range archTools() {
+		if p.Arch != "" && p.Vendor != Unknown {
+			break
+		}
+		if p.Vendor != Unknown && t.vendor != p.Vendor {
+			continue
+		}
+		devs, _ := d.try(ctx, t)
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("GPU detection: %w", err)
+		}
+		if len(devs) == 0 {
+			continue
+		}
+		if p.Vendor == Unknown {
+			p.Vendor = t.vendor
+		}
+		if len(p.Names) == 0 {
+			p.Names = names(devs)
+		}
+		if d.count < 0 && (t.path == "rocminfo" || t.vendor == NVIDIA) {
+			d.count, d.countBy = len(devs), t.path
+		}
+		d.setArch(p, devs, t.path)
+	}
+	return nil
+}
+
+// setArch takes the arch of the first device that shows one, when none is set yet,
+// and warns when the devices differ.
+func (d *detector) setArch(p *Pool, devs []Device, tool string) {
+	if p.Arch != "" {
+		return
+	}
+	var archs []string
+	for _, dv := range devs {
+		if dv.Arch != "" {
+			archs = append(archs, dv.Arch)
+		}
+	}
+	archs = uniq(archs)
+	if len(archs) == 0 {
+		return
+	}
+	p.Arch, p.ArchSource = archs[0], tool
+	if len(archs) > 1 {
+		d.warnf(p, "%s lists GPUs of several archs (%s): the weight table is keyed by %s; pass --arch or --gpus to choose",
+			tool, strings.Join(archs, ", "), archs[0])
+	}
+}
+
+// pin chooses the pin variable: configured, else by vendor, else the variable the
+// pool came from (both runtimes honour CUDA_VISIBLE_DEVICES), else HIP's (SPEC §2).
+func (d *detector) pin(p *Pool) {
+	switch {
+	case d.o.PinVar != "":
+		p.PinVar = d.o.PinVar
+	case p.Vendor == AMD:
+		p.PinVar = HIPVisible
+	case p.Vendor == NVIDIA:
+		p.PinVar = CUDAVisible
+	case d.outerVar != "":
+		p.PinVar = d.outerVar
+	case p.Source == CUDAVisible:
+		p.PinVar = CUDAVisible
+	default:
+		p.PinVar = HIPVisible
+	}
+	if p.Vendor == NVIDIA && (p.Source == HIPVisible || d.outerVar == HIPVisible) {
+		d.warnf(p, "the pool comes from %s but the GPUs are NVIDIA: CUDA programs ignore it; items are pinned with %s", HIPVisible, p.PinVar)
+	}
+	if d.o.PinVar != "" && d.o.PinVar != HIPVisible && d.o.PinVar != CUDAVisible {
+		for _, v := range []string{HIPVisible, CUDAVisible} {
+			if val, ok := d.env.Get(v); ok && strings.TrimSpace(val) != "" {
+				d.warnf(p, "%s=%s stays set around each item's %s=<id> and applies on top of it: unset it if the ids do not compose", v, oneLine(val), p.PinVar)
+			}
+		}
+	}
+}
+
+// check rejects ids that cannot name a GPU: beyond the ROCR_VISIBLE_DEVICES mask, or
+// beyond what rocminfo / nvidia-smi counted where the items run.
+func (d *detector) check(p *Pool) error {
+	if p.PinVar != HIPVisible && p.PinVar != CUDAVisible {
+		return nil // a custom variable has its own id space
+	}
+	mask, k, masked := d.rocrMask()
+	for _, id := range p.IDs {
+		n, err := strconv.Atoi(id)
+		if err != nil {
+			continue // a UUID
+		}
+		if masked && p.Vendor != NVIDIA && n >= k {
+			return badf("%s: GPU %s is beyond the %s that %s=%s leaves visible (%s inside it): fix the ids or the mask",
+				d.poolWhat(p), id, plural(k, "GPU"), ROCRVisible, mask, idRange(k))
+		}
+		if d.count >= 0 && n >= d.count && d.countBy != p.Source {
+			return badf("%s: GPU %s does not exist where the items run: %s lists %s (%s): fix the ids",
+				d.poolWhat(p), id, d.countBy, plural(d.count, "GPU"), idRange(d.count))
+		}
+	}
+	return nil
+}
+
+// poolWhat names the input the pool came from, for an error.
+func (d *detector) poolWhat(p *Pool) string {
+	switch p.Source {
+	case "--gpus":
+		if p.Detail != "" {
+			return "--gpus " + p.Detail
+		}
+		return "--gpus " + strings.TrimSpace(d.o.Explicit)
+	case HIPVisible, CUDAVisible:
+		return p.Source + "=" + strings.Join(p.IDs, ",")
+	}
+	return p.Source
+}
+
+func (d *detector) rocrMask() (string, int, bool) {
+	v, _ := d.env.Get(ROCRVisible)
+	k, ok := maskLen(v)
+	return oneLine(v), k, ok
+}
+
+// plural is "1 GPU", "2 GPUs".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.Itoa(n) + " " + what + "s"
+}
+
+// idRange is "id 0" or "ids 0-3": the logical ids of n GPUs.
+func idRange(n int) string {
+	if n == 1 {
+		return "id 0"
+	}
+	return fmt.Sprintf("ids 0-%d", n-1)
+}
+
+func vendorOfArch(a string) Vendor {
+	switch {
+	case strings.HasPrefix(a, "gfx"):
+		return AMD
+	case strings.HasPrefix(a, "sm_"):
+		return NVIDIA
+	}
+	return Unknown
+}
+
+func names(devs []Device) []string {
+	var out []string
+	for _, d := range devs {
+		if n := oneLine(d.Name); n != "" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func uniq(s []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, v := range s {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func equal(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }

@@ -1,0 +1,138 @@
+package gpu
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// MaxGPUs bounds a pool: no machine has more GPUs (or partitions) than this, and a
+// typo such as --gpus 40000 must not allocate a worker per "GPU".
+const MaxGPUs = 1024
+
+// uuidID is a device UUID as the runtimes accept it in a visible-devices list:
+// GPU-<hex> (AMD and NVIDIA) or MIG-<uuid> (NVIDIA; the legacy MIG-GPU-<uuid>/<gi>/<ci>
+// form contains slashes).
+var uuidID = regexp.MustCompile(`^(GPU|MIG)-[0-9A-Za-z][0-9A-Za-z_.-]*(/[0-9]+/[0-9]+)?$`)
+
+// Spec is a parsed --gpus value: either a list of ids or a count.
+type Spec struct {
+	IDs   []string // the ids, when a list was given
+	Count int      // the count, when a count was given (then IDs is nil)
+}
+
+// ParseSpec parses a --gpus value. A bare number is a count ("4": four GPUs); a list
+// has a comma ("0,1,2,3"). A one-GPU list is written with a trailing comma ("3,") or
+// as a UUID ("GPU-8d1457e2c20f59d2"): "3" alone means three GPUs.
+func ParseSpec(s string) (Spec, error) {
+	t := strings.TrimSpace(s)
+	if t != "" && !strings.Contains(t, ",") && isDigits(t) {
+		n, err := strconv.Atoi(t)
+		switch {
+		case err != nil || n > MaxGPUs:
+			return Spec{}, badf("--gpus %s: more than %d GPUs is not a machine this tool can drive; pass a count up to %d or a list of ids", t, MaxGPUs, MaxGPUs)
+		case n == 0:
+			return Spec{}, badf("--gpus %s: a count must be at least 1 (to use GPU 0 alone, write --gpus 0, with a trailing comma)", t)
+		}
+		return Spec{Count: n}, nil
+	}
+	ids, err := ParseIDs("--gpus", s)
+	if err != nil {
+		return Spec{}, err
+	}
+	return Spec{IDs: ids}, nil
+}
+
+// ParseIDs parses a comma-separated list of GPU ids as HIP_VISIBLE_DEVICES,
+// CUDA_VISIBLE_DEVICES and --gpus carry them: decimal indices (logical: counted inside
+// any outer ROCR_VISIBLE_DEVICES mask) or GPU-/MIG- UUIDs. Spaces around ids and one
+// trailing comma are allowed. Indices are written canonically ("01" is "1"); nothing
+// else is changed. what names the source in errors ("--gpus", "HIP_VISIBLE_DEVICES").
+func ParseIDs(what, s string) ([]string, error) {
+	show := fmt.Sprintf("%s=%q", what, s)
+	if strings.HasPrefix(what, "-") {
+		show = fmt.Sprintf("%s %q", what, s)
+	}
+	fix := "list GPU ids like 0,1,2,3"
+	if !strings.HasPrefix(what, "-") {
+		fix += " or unset it"
+	}
+	t := strings.TrimSpace(s)
+	t = strings.TrimSuffix(t, ",")
+	if strings.TrimSpace(t) == "" {
+		return nil, badf("%s names no GPU: %s", show, fix)
+	}
+	parts := strings.Split(t, ",")
+	if len(parts) > MaxGPUs {
+		return nil, badf("%s names %d GPUs, more than the %d this tool can drive: list fewer", show, len(parts), MaxGPUs)
+	}
+	ids := make([]string, 0, len(parts))
+	seen := make(map[string]bool, len(parts))
+	for _, p := range parts {
+		p = strings.TrimSpace(p)
+		var id string
+		switch {
+		case p == "":
+			return nil, badf("%s has an empty id between commas: %s", show, fix)
+		case isDigits(p):
+			n, err := strconv.Atoi(p)
+			if err != nil || n >= 1<<20 {
+				return nil, badf("%s: %q is not a GPU index: %s", show, p, fix)
+			}
+			id = strconv.Itoa(n)
+		case uuidID.MatchString(p) && len(p) <= 128:
+			id = p
+		default:
+			return nil, badf("%s: %q is not a GPU id (an index such as 0, or a GPU-/MIG- UUID): %s", show, p, fix)
+		}
+		if seen[id] {
+			return nil, badf("%s names GPU %s twice: list each GPU once", show, id)
+		}
+		seen[id] = true
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// countIDs is 0..n-1 as ids.
+func countIDs(n int) []string {
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = strconv.Itoa(i)
+	}
+	return ids
+}
+
+// maskLen is how many devices a ROCR_VISIBLE_DEVICES value leaves visible at most
+// (entries may be indices or UUIDs; the runtime drops invalid ones, so the real count
+// can only be lower). ok is false when the value is unset or empty.
+func maskLen(v string) (n int, ok bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	for _, p := range strings.Split(v, ",") {
+		if strings.TrimSpace(p) != "" {
+			n++
+		}
+	}
+	return n, true
+}
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// archName is what --arch may be: it keys weight-table file names and cache keys.
+var archName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$`)
