@@ -208,6 +208,9 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, usage(err)
 	}
+	for _, w := range pool.Warnings {
+		r.warn(w)
+	}
 	if pool.Arch == "" {
 		pool.Arch = "unknown"
 		r.warn("the GPU arch could not be detected; the weight table is keyed \"unknown\": pass --arch (e.g. gfx942) to share weights with runs that know it")

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -26,10 +28,8 @@ func (l Local) Run(ctx context.Context, c Command) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{ExitCode: 130, Cancelled: true}, nil
 	}
-	path := c.Path
-	if lp, err := exec.LookPath(path); err == nil {
-		path = lp
-	} else {
+	path, err := lookPath(c.Path, c.Env)
+	if err != nil {
 		return Result{}, fmt.Errorf("%s: %w", c.Path, notFound(err))
 	}
 	cmd := exec.Command(path, c.Args...)
@@ -48,7 +48,6 @@ func (l Local) Run(ctx context.Context, c Command) (Result, error) {
 	go func() { waited <- cmd.Wait() }()
 
 	cancelled := false
-	var err error
 	select {
 	case err = <-waited:
 	case <-ctx.Done():
@@ -92,6 +91,31 @@ func (l Local) stop(pgid int, waited <-chan error) error {
 	}
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	return <-waited
+}
+
+// lookPath finds a bare program name on the PATH of the command's own environment
+// (where it runs), falling back to this process's PATH when that has none.
+func lookPath(name string, env []string) (string, error) {
+	if strings.Contains(name, "/") {
+		return exec.LookPath(name)
+	}
+	for i := len(env) - 1; i >= 0; i-- {
+		v, ok := strings.CutPrefix(env[i], "PATH=")
+		if !ok {
+			continue
+		}
+		for _, dir := range filepath.SplitList(v) {
+			if dir == "" {
+				dir = "."
+			}
+			p := filepath.Join(dir, name)
+			if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode().Perm()&0o111 != 0 {
+				return p, nil
+			}
+		}
+		return "", fmt.Errorf("%w in PATH=%s", exec.ErrNotFound, v)
+	}
+	return exec.LookPath(name)
 }
 
 func notFound(err error) error {

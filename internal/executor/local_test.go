@@ -151,3 +151,17 @@ func waitFile(t *testing.T, p string) {
 	}
 	t.Fatalf("%s never appeared", p)
 }
+
+// A bare name is looked up on the PATH the command runs with, not on this process's.
+func TestLocalLooksUpTheCommandsPATH(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "sgpu-fake-tool"), []byte("#!/bin/sh\necho found\n"), 0o755)
+	var out bytes.Buffer
+	res, err := Local{}.Run(context.Background(), Command{Path: "sgpu-fake-tool", Env: []string{"PATH=" + dir + ":/bin"}, Stdout: &out})
+	if err != nil || res.ExitCode != 0 || out.String() != "found\n" {
+		t.Errorf("res %+v err %v out %q", res, err, out.String())
+	}
+	if _, err := (Local{}).Run(context.Background(), Command{Path: "sgpu-fake-tool", Env: []string{"PATH=/bin"}}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("found outside the command's PATH: %v", err)
+	}
+}

@@ -262,14 +262,15 @@ func TestDetect(t *testing.T) {
 	checkGolden(t, filepath.Join("testdata", "detect.golden"), golden.String())
 }
 
-// runScenario puts the scenario's fakes in a fresh directory that is the whole PATH of
-// this process (so executor.Local finds them and nothing else), and gives the tools
-// an environment with the FAKE_* variables and a PATH where they find cat and awk.
+// runScenario puts the scenario's fakes in a fresh directory at the head of the tools'
+// PATH (executor.Local looks a tool up on the PATH of the environment it runs in), and
+// gives the tools the FAKE_* variables and the system directories for cat and awk. The
+// process PATH is that directory alone, so nothing else can be found either way.
 func runScenario(t *testing.T, fakes string, sc scenario) (Pool, error, []string) {
 	t.Helper()
 	bin := t.TempDir()
 	log := filepath.Join(t.TempDir(), "ran.log")
-	env := []string{"PATH=/usr/bin:/bin", "FAKE_LOG=" + log}
+	env := []string{"PATH=" + bin + ":/usr/bin:/bin", "FAKE_LOG=" + log}
 	for _, f := range sc.fakes {
 		if err := os.Symlink(filepath.Join(fakes, f.tool), filepath.Join(bin, f.tool)); err != nil {
 			t.Fatal(err)
@@ -368,7 +369,7 @@ func TestFakebinRocminfo(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", bin)
-	p, err := Detect(context.Background(), Options{Env: []string{"PATH=/usr/bin:/bin"}, Exec: executor.Local{}})
+	p, err := Detect(context.Background(), Options{Env: []string{"PATH=" + bin + ":/usr/bin:/bin"}, Exec: executor.Local{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -401,7 +402,7 @@ func TestDetectToolEdgeCases(t *testing.T) {
 	table, _ := filepath.Abs(filepath.Join("testdata", "rocm-smi-mi300x-8gpu.txt"))
 	t.Setenv("PATH", bin)
 	p, err := Detect(context.Background(), Options{
-		Env:         []string{"PATH=/usr/bin:/bin", "FAKE_ROCMSMI=" + table},
+		Env:         []string{"PATH=" + bin + ":/usr/bin:/bin", "FAKE_ROCMSMI=" + table},
 		Exec:        executor.Local{Grace: 100 * time.Millisecond},
 		ToolTimeout: 300 * time.Millisecond,
 	})
