@@ -23,6 +23,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/dispatch"
@@ -50,8 +51,12 @@ type Options struct {
 	Hooks         hook.Names
 	Env           []string // the environment suites inherit; nil = os.Environ()
 
-	// Exec runs every suite command; nil = local processes.
+	// Exec runs every suite command; nil = local processes with Grace and Force.
 	Exec executor.Executor
+	// Grace is how long a stopped item gets between TERM and KILL; Force, closed,
+	// cuts it short.
+	Grace time.Duration
+	Force <-chan struct{}
 	// MapPath turns a local path into the path where Exec runs commands.
 	MapPath func(string) (string, error)
 	// CheckCommands verifies config commands exist here (false when they run in
@@ -137,7 +142,7 @@ func newRun(o Options) (*run, error) {
 		o.Env = os.Environ()
 	}
 	if o.Exec == nil {
-		o.Exec = executor.Local{}
+		o.Exec = executor.Local{Grace: o.Grace, Force: o.Force}
 	}
 	if o.Hooks == (hook.Names{}) {
 		o.Hooks = hook.Default()
