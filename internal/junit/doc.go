@@ -1,0 +1,224 @@
+// Package junit merges the JUnit XML files that one suite's work items wrote
+// into a single document per suite (SPEC §9: <junit-dir>/<label>.xml).
+//
+// Items write <prefix><tag><suffix> under the suite's JUnit directory. Merge
+// reads those files (parsed with github.com/joshdk/go-junit), keeps every
+// suite they hold, attributes each to the item that wrote it, and turns what a
+// report reader would otherwise never see into error test cases: an item that
+// died without writing XML, an item cut off mid-run (a .partial sidecar), and
+// files that are not valid JUnit. The output is written with encoding/xml and
+// is valid against the Jenkins junit-10.xsd that dorny/test-reporter,
+// EnricoMi's publisher and mikepenz/action-junit-report all accept.
+package junit
+
+import (
+	"bytes"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// Item is one work item of the suite, as the engine saw it end.
+type Item struct {
+	Tag        string  // "" for an opaque item
+	GPU        string  // the GPU it ran on
+	Seconds    float64 // how long it ran
+	RC         int     // exit code; meaningful when Finished
+	Finished   bool    // false: never finished (cancelled, run killed)
+	Incomplete bool    // a .partial sidecar outlived it: "cut off"
+	Log        string  // path of the item log, for messages
+	Note       string  // optional status word: "timed out", "cancelled", "flaky" ...
+}
+
+// failed says whether the item counts as a failure for the suite.
+func (it Item) failed() bool { return !it.Finished || it.RC != 0 || it.Incomplete }
+
+// name is the tag, or "whole" for an opaque item (as in queue/timings.tsv).
+func (it Item) name() string {
+	if it.Tag == "" {
+		return "whole"
+	}
+	return it.Tag
+}
+
+// Stats sums a merged document. Root <testsuites> carries Tests, Failures,
+// Errors and Seconds; Skipped only appears per suite because junit-10.xsd has
+// no skipped attribute on the root.
+type Stats struct {
+	Tests, Failures, Errors, Skipped int
+	Seconds                          float64
+	Files                            int // XML files of this run that were read
+	Malformed                        int // of those, files that were not usable JUnit (or not readable)
+}
+
+// Doc is one merged suite document.
+type Doc struct {
+	root  xmlSuites
+	stats Stats
+}
+
+// Stats returns the document's totals.
+func (d *Doc) Stats() Stats { return d.stats }
+
+// Encode writes the document as indented XML with an XML declaration.
+func (d *Doc) Encode(w io.Writer) error {
+	out, err := xml.MarshalIndent(&d.root, "", "  ")
+	if err != nil {
+		return fmt.Errorf("junit: encode %s: %w", d.root.Name, err)
+	}
+	var buf bytes.Buffer
+	buf.Grow(len(xml.Header) + len(out) + 1)
+	buf.WriteString(xml.Header)
+	buf.Write(out)
+	buf.WriteByte('\n')
+	_, err = w.Write(buf.Bytes())
+	return err
+}
+
+// WriteFile writes the document to path atomically (a temp file in the same
+// directory, then rename), creating parent directories, so a reader never sees
+// half a file even if the run is killed while writing.
+func (d *Doc) WriteFile(path string) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("junit: create %s: %w", dir, err)
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("junit: write %s: %w", path, err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if err := d.Encode(tmp); err != nil {
+		return fmt.Errorf("junit: write %s: %w", path, err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		return fmt.Errorf("junit: write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("junit: write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("junit: write %s: %w", path, err)
+	}
+	done = true
+	return nil
+}
+
+// The output model. Field order is element order; junit-10.xsd allows any order
+// of children in <testsuite> and <testcase>, and no skipped attribute on
+// <testsuites>, no file/line on <testcase> and no <properties> in <testcase>.
+type xmlSuites struct {
+	XMLName  xml.Name   `xml:"testsuites"`
+	Name     string     `xml:"name,attr"`
+	Tests    int        `xml:"tests,attr"`
+	Failures int        `xml:"failures,attr"`
+	Errors   int        `xml:"errors,attr"`
+	Time     string     `xml:"time,attr"`
+	Suites   []xmlSuite `xml:"testsuite"`
+}
+
+type xmlSuite struct {
+	Name      string        `xml:"name,attr"`
+	Tests     int           `xml:"tests,attr"`
+	Failures  int           `xml:"failures,attr"`
+	Errors    int           `xml:"errors,attr"`
+	Skipped   int           `xml:"skipped,attr"`
+	Time      string        `xml:"time,attr"`
+	Timestamp string        `xml:"timestamp,attr,omitempty"`
+	Hostname  string        `xml:"hostname,attr,omitempty"`
+	Package   string        `xml:"package,attr,omitempty"`
+	Props     []xmlProperty `xml:"properties>property"`
+	Cases     []xmlCase     `xml:"testcase"`
+	SystemOut text          `xml:"system-out,omitempty"`
+	SystemErr text          `xml:"system-err,omitempty"`
+
+	seconds float64 // Time as a number, for the root sum
+}
+
+type xmlProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
+type xmlCase struct {
+	Name      string     `xml:"name,attr"`
+	Classname string     `xml:"classname,attr,omitempty"`
+	Time      string     `xml:"time,attr"`
+	Skipped   *xmlResult `xml:"skipped"`
+	Failure   *xmlResult `xml:"failure"`
+	Error     *xmlResult `xml:"error"`
+	SystemOut text       `xml:"system-out,omitempty"`
+	SystemErr text       `xml:"system-err,omitempty"`
+}
+
+type xmlResult struct {
+	Message string `xml:"message,attr,omitempty"`
+	Type    string `xml:"type,attr,omitempty"`
+	Body    string `xml:",chardata"`
+}
+
+// MarshalXML writes the body with literal newlines (see text).
+func (r xmlResult) MarshalXML(e *xml.Encoder, start xml.StartElement) error {
+	if r.Message != "" {
+		start.Attr = append(start.Attr, xml.Attr{Name: xml.Name{Local: "message"}, Value: r.Message})
+	}
+	if r.Type != "" {
+		start.Attr = append(start.Attr, xml.Attr{Name: xml.Name{Local: "type"}, Value: r.Type})
+	}
+	return text(r.Body).MarshalXML(e, start)
+}
+
+// text is element content. encoding/xml writes a string field's newlines as
+// "&#xA;", which turns a stack trace into one unreadable line for anyone who
+// opens the file; a CharData token keeps them literal (still escaping &, <, >
+// and CR, so the parsed text is the same).
+type text string
+
+func (t text) MarshalXML(e *xml.Encoder, start xml.StartElement) error {
+	if err := e.EncodeToken(start); err != nil {
+		return err
+	}
+	if err := e.EncodeToken(xml.CharData(t)); err != nil {
+		return err
+	}
+	return e.EncodeToken(start.End())
+}
+
+// count recomputes the suite's counters from its cases.
+func (s *xmlSuite) count() {
+	s.Tests, s.Failures, s.Errors, s.Skipped = len(s.Cases), 0, 0, 0
+	for _, c := range s.Cases {
+		switch {
+		case c.Error != nil:
+			s.Errors++
+		case c.Failure != nil:
+			s.Failures++
+		case c.Skipped != nil:
+			s.Skipped++
+		}
+	}
+}
+
+// seconds renders a duration the way junit-10.xsd's SUREFIRE_TIME accepts:
+// plain digits with a decimal part, never negative, NaN or exponent form.
+func seconds(v float64) string {
+	return strconv.FormatFloat(clampSeconds(v), 'f', 3, 64)
+}
+
+func clampSeconds(v float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+		return 0
+	}
+	return v
+}

@@ -1,0 +1,468 @@
+package junit
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// DefaultSuffix is what items append to their tag when JUNITXML_SUFFIX is unset.
+const DefaultSuffix = ".xml"
+
+// partialExt marks a sidecar that an item creates next to its XML file and
+// removes when it ends cleanly; one that outlives the item means it was cut off.
+const partialExt = ".partial"
+
+// Merge reads the suite's XML files under dir written at or after since and
+// builds one document. dir is the suite's JUnit directory (the items'
+// JUNITXML_PREFIX, <junit-prefix>/<label>/); suffix is JUNITXML_SUFFIX ("" means
+// ".xml"). Problems with the files themselves (malformed, too large,
+// unreadable) become error test cases; an error return means the merge could
+// not be done at all.
+func Merge(label, dir, suffix string, items []Item, since time.Time) (*Doc, error) {
+	return MergeContext(context.Background(), label, dir, suffix, items, since)
+}
+
+// MergeContext is Merge, stopping between files when ctx is done.
+func MergeContext(ctx context.Context, label, dir, suffix string, items []Item, since time.Time) (*Doc, error) {
+	if dir == "" {
+		return nil, fmt.Errorf("junit: no JUnit directory given for suite %s; pass <junit-prefix>/%s", label, label)
+	}
+	// os.DirFS refuses paths that leave dir, and the walk never opens a
+	// symbolic link, so nothing outside the suite's directory is read.
+	return merge(ctx, label, os.DirFS(dir), suffix, items, since, defaultLimits())
+}
+
+// xmlFile is one JUnit file of this run found under the suite's directory.
+type xmlFile struct {
+	rel     string // slash-separated, relative to dir
+	size    int64
+	partial bool // its .partial sidecar is there too
+	owner   int  // index of the item that wrote it, -1: none
+}
+
+type scanProblem struct {
+	rel string
+	err error
+}
+
+type merger struct {
+	fsys   fs.FS
+	label  string
+	lim    limits
+	suites []xmlSuite
+	stats  Stats
+}
+
+// merge works on the suite's directory as a file system, so tests and the
+// fuzzer can run it in memory.
+func merge(ctx context.Context, label string, fsys fs.FS, suffix string, items []Item, since time.Time, lim limits) (*Doc, error) {
+	if label == "" {
+		return nil, errors.New("junit: empty suite label; pass the suite's label from the config")
+	}
+	if suffix == "" {
+		suffix = DefaultSuffix
+	}
+	files, orphans, problems, err := scan(ctx, fsys, suffix, since)
+	if err != nil {
+		return nil, err
+	}
+
+	// Attribute each file to the item whose <tag><suffix> it is; a tag that
+	// would lead outside dir attributes nothing (and is never read).
+	byRel := make(map[string]int, len(files))
+	for i := range files {
+		byRel[files[i].rel] = i
+	}
+	owned := make([][]int, len(items)) // item -> its files
+	byKey := make(map[string]int, len(items))
+	opaque := -1
+	opaqueCount := 0
+	for i, it := range items {
+		if it.Tag == "" {
+			opaque = i
+			opaqueCount++
+			continue
+		}
+		key, ok := tagFile(it.Tag, suffix)
+		if !ok {
+			continue
+		}
+		if _, dup := byKey[key]; dup {
+			continue // two tags naming one file ("a//b", "a/b"): the first owns it
+		}
+		byKey[key] = i
+		if fi, ok := byRel[key]; ok {
+			files[fi].owner = i
+			owned[i] = append(owned[i], fi)
+		}
+	}
+	// One opaque item (a suite run whole) owns every file no tagged item
+	// claimed; with several, nobody can tell which wrote what.
+	if opaqueCount == 1 {
+		for i := range files {
+			if files[i].owner < 0 {
+				files[i].owner = opaque
+				owned[opaque] = append(owned[opaque], i)
+			}
+		}
+	}
+
+	// A sidecar without its XML: the item was cut off before it wrote the file.
+	cutOff := make([]bool, len(items))
+	var lostFiles []string
+	for _, rel := range orphans {
+		owner, ok := byKey[rel]
+		if !ok && opaqueCount == 1 {
+			owner, ok = opaque, true
+		}
+		if !ok {
+			lostFiles = append(lostFiles, rel)
+			continue
+		}
+		cutOff[owner] = true
+	}
+
+	m := &merger{label: label, lim: lim, fsys: fsys}
+	for i, it := range items {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("junit: merge %s: %w", label, err)
+		}
+		partial := it.Incomplete || cutOff[i]
+		for _, fi := range owned[i] {
+			partial = partial || files[fi].partial
+		}
+		var failures int
+		malformed := false
+		for _, fi := range owned[i] {
+			got, ok := m.addFile(files[fi], &it, partial)
+			failures += got
+			malformed = malformed || !ok
+		}
+		switch {
+		case !it.failed() && !partial:
+			// A passing item adds nothing beyond its own files.
+		case len(owned[i]) == 0:
+			m.addItemError(it, partial, "sgpu-queue.no-junit",
+				fmt.Sprintf("item %s of suite %s: %s; it wrote no JUnit XML", it.name(), label, it.status(partial)))
+		case partial:
+			m.addItemError(it, partial, "sgpu-queue.cut-off",
+				fmt.Sprintf("item %s of suite %s: %s; its JUnit XML may miss the tests it never reached", it.name(), label, it.status(partial)))
+		case failures == 0 && !malformed:
+			m.addItemError(it, partial, "sgpu-queue.item-failed",
+				fmt.Sprintf("item %s of suite %s: %s, but its JUnit XML records no failure", it.name(), label, it.status(partial)))
+		}
+	}
+	// Files nobody claimed are still this run's results: keep them, attributed
+	// to the suite only.
+	for _, f := range files {
+		if f.owner >= 0 {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("junit: merge %s: %w", label, err)
+		}
+		m.addFile(f, nil, f.partial)
+		if f.partial {
+			m.addFileError(f.rel, "sgpu-queue.cut-off",
+				fmt.Sprintf("%s: its writer was cut off (a .partial sidecar outlived it); the file may miss tests", f.rel))
+		}
+	}
+	for _, rel := range lostFiles {
+		m.addFileError(rel, "sgpu-queue.cut-off",
+			fmt.Sprintf("%s: its writer was cut off before writing it (only %s%s is there)", rel, rel, partialExt))
+	}
+	for _, p := range problems {
+		m.stats.Malformed++
+		m.addFileError(p.rel, "sgpu-queue.unreadable-junit", fmt.Sprintf("cannot read JUnit XML %s: %v", p.rel, p.err))
+	}
+	return m.doc(), nil
+}
+
+// tagFile is the file an item with this tag writes, relative to the suite's
+// directory, or false when the tag would put it elsewhere (absolute, "..").
+func tagFile(tag, suffix string) (string, bool) {
+	name := tag + suffix
+	if strings.IndexByte(name, 0) >= 0 || !filepath.IsLocal(name) {
+		return "", false
+	}
+	return filepath.ToSlash(filepath.Clean(name)), true
+}
+
+// scan lists the XML files of this run in fsys (regular files ending in
+// suffix, modified at or after since) and the sidecars whose XML is missing.
+// Symbolic links and other non-regular files are never followed or opened.
+func scan(ctx context.Context, fsys fs.FS, suffix string, since time.Time) (files []xmlFile, orphans []string, problems []scanProblem, err error) {
+	sidecars := map[string]bool{}
+	walkErr := fs.WalkDir(fsys, ".", func(rel string, d fs.DirEntry, err error) error {
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
+		}
+		if err != nil {
+			if rel == "." && errors.Is(err, fs.ErrNotExist) {
+				return fs.SkipAll // no directory: nobody wrote anything
+			}
+			problems = append(problems, scanProblem{rel: rel, err: err})
+			if d != nil && d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() || !d.Type().IsRegular() {
+			return nil
+		}
+		isSidecar := strings.HasSuffix(rel, suffix+partialExt)
+		if !isSidecar && !strings.HasSuffix(rel, suffix) {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				problems = append(problems, scanProblem{rel: rel, err: err})
+			}
+			return nil
+		}
+		if info.ModTime().Before(since) {
+			return nil // an earlier run's file
+		}
+		if isSidecar {
+			sidecars[strings.TrimSuffix(rel, partialExt)] = true
+			return nil
+		}
+		files = append(files, xmlFile{rel: rel, size: info.Size(), owner: -1})
+		return nil
+	})
+	if walkErr != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			return nil, nil, nil, fmt.Errorf("junit: scan: %w", cerr)
+		}
+		return nil, nil, nil, fmt.Errorf("junit: scan: %w", walkErr)
+	}
+	have := make(map[string]bool, len(files))
+	for i := range files {
+		have[files[i].rel] = true
+		files[i].partial = sidecars[files[i].rel]
+	}
+	for rel := range sidecars {
+		if !have[rel] {
+			orphans = append(orphans, rel)
+		}
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].rel < files[j].rel })
+	sort.Strings(orphans)
+	return files, orphans, problems, nil
+}
+
+// addFile adds one file's suites, or an error case when it is not usable
+// JUnit. It returns the failures+errors the file records and whether it parsed.
+func (m *merger) addFile(f xmlFile, it *Item, partial bool) (int, bool) {
+	m.stats.Files++
+	var (
+		suites []xmlSuite
+		err    error
+	)
+	if f.size > m.lim.maxBytes {
+		err = fmt.Errorf("%s is %d bytes, larger than the %s limit on one JUnit file; not read", f.rel, f.size, humanBytes(m.lim.maxBytes))
+	} else {
+		var data []byte
+		data, err = readCapped(m.fsys, f.rel, m.lim.maxBytes)
+		if err == nil {
+			suites, err = parseJUnit(data, m.lim)
+		}
+	}
+	if err != nil {
+		m.stats.Malformed++
+		msg := fmt.Sprintf("malformed JUnit XML %s: %v", f.rel, err)
+		if it != nil {
+			msg += fmt.Sprintf(" (item %s: %s)", it.name(), it.status(partial))
+			if it.Log != "" {
+				msg += "; log: " + it.Log
+			}
+		}
+		m.addSuite(fileErrorSuite(m.label, f.rel, "sgpu-queue.malformed-junit", msg, itemProps(f.rel, it, partial)))
+		return 1, false
+	}
+	bad := 0
+	for _, s := range suites {
+		s.Props = append(s.Props, itemProps(f.rel, it, partial)...)
+		bad += s.Failures + s.Errors
+		m.addSuite(s)
+	}
+	return bad, true
+}
+
+// itemProps attributes a suite to the item (and file) it came from.
+func itemProps(source string, it *Item, partial bool) []xmlProperty {
+	var p []xmlProperty
+	add := func(k, v string) { p = append(p, xmlProperty{Name: k, Value: clean(v)}) }
+	if it != nil {
+		add("sgpu.item", it.name())
+		if it.GPU != "" {
+			add("sgpu.gpu", it.GPU)
+		}
+		add("sgpu.seconds", seconds(it.Seconds))
+		if it.Finished {
+			add("sgpu.rc", strconv.Itoa(it.RC))
+		}
+		add("sgpu.status", it.word(partial))
+		if it.Note != "" {
+			add("sgpu.note", it.Note)
+		}
+		if it.Log != "" {
+			add("sgpu.log", it.Log)
+		}
+	}
+	if source != "" {
+		add("sgpu.source", source)
+	}
+	return p
+}
+
+// addItemError adds a suite with one error case standing for the item.
+func (m *merger) addItemError(it Item, partial bool, typ, msg string) {
+	if it.Log != "" {
+		msg += "; log: " + it.Log
+	}
+	var body strings.Builder
+	fmt.Fprintf(&body, "suite: %s\nitem: %s\n", m.label, it.name())
+	if it.GPU != "" {
+		fmt.Fprintf(&body, "gpu: %s\n", it.GPU)
+	}
+	fmt.Fprintf(&body, "seconds: %s\n", seconds(it.Seconds))
+	if it.Log != "" {
+		fmt.Fprintf(&body, "log: %s\n", it.Log)
+		if tail := logTail(it.Log, 4096, 40); tail != "" {
+			fmt.Fprintf(&body, "\nlast lines of the log:\n%s", tail)
+		}
+	}
+	s := xmlSuite{
+		Name:    clean(m.label + ":" + it.name()),
+		Props:   itemProps("", &it, partial),
+		seconds: clampSeconds(it.Seconds),
+		Cases: []xmlCase{{
+			Name:      clean(it.name()),
+			Classname: clean("sgpu-queue." + m.label),
+			Time:      seconds(it.Seconds),
+			Error:     &xmlResult{Message: clean(msg), Type: typ, Body: clean(body.String())},
+		}},
+	}
+	s.Time = seconds(s.seconds)
+	m.addSuite(s)
+}
+
+// addFileError adds a suite with one error case about a file nobody claimed.
+func (m *merger) addFileError(rel, typ, msg string) {
+	m.addSuite(fileErrorSuite(m.label, rel, typ, msg, itemProps(rel, nil, false)))
+}
+
+func fileErrorSuite(label, rel, typ, msg string, props []xmlProperty) xmlSuite {
+	return xmlSuite{
+		Name:  clean(label + ":" + rel),
+		Props: props,
+		Time:  seconds(0),
+		Cases: []xmlCase{{
+			Name:      clean(rel),
+			Classname: clean("sgpu-queue." + label),
+			Time:      seconds(0),
+			Error:     &xmlResult{Message: clean(msg), Type: typ},
+		}},
+	}
+}
+
+func (m *merger) addSuite(s xmlSuite) {
+	s.count()
+	m.suites = append(m.suites, s)
+}
+
+func (m *merger) doc() *Doc {
+	d := &Doc{root: xmlSuites{Name: clean(m.label), Suites: m.suites}}
+	st := &d.stats
+	*st = m.stats
+	for _, s := range m.suites {
+		st.Tests += s.Tests
+		st.Failures += s.Failures
+		st.Errors += s.Errors
+		st.Skipped += s.Skipped
+		st.Seconds += s.seconds
+	}
+	d.root.Tests, d.root.Failures, d.root.Errors = st.Tests, st.Failures, st.Errors
+	d.root.Time = seconds(st.Seconds)
+	return d
+}
+
+// status says how the item ended, for messages: "exit code 139",
+// "cut off (a .partial sidecar outlived it), timed out, exit code 124",
+// "cancelled, never finished".
+func (it Item) status(partial bool) string {
+	var parts []string
+	if partial {
+		parts = append(parts, "cut off (a .partial sidecar outlived it)")
+	}
+	if it.Note != "" {
+		parts = append(parts, it.Note)
+	}
+	if it.Finished {
+		parts = append(parts, "exit code "+strconv.Itoa(it.RC))
+	} else {
+		parts = append(parts, "never finished")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// word is the one-word verdict of the sgpu.status property.
+func (it Item) word(partial bool) string {
+	switch {
+	case partial:
+		return "cut off"
+	case !it.Finished:
+		return "never finished"
+	case it.RC != 0:
+		return "failed"
+	}
+	return "ok"
+}
+
+// logTail returns the last lines of an item log (at most maxLines, from its
+// last maxBytes), without terminal escapes; "" when it cannot be read.
+func logTail(path string, maxBytes int64, maxLines int) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil || !info.Mode().IsRegular() {
+		return ""
+	}
+	off := info.Size() - maxBytes
+	if off < 0 {
+		off = 0
+	}
+	buf, err := io.ReadAll(io.NewSectionReader(f, off, maxBytes))
+	if err != nil {
+		return ""
+	}
+	if off > 0 { // drop the partial first line
+		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
+			buf = buf[i+1:]
+		}
+	}
+	text := strings.TrimRight(stripANSI(strings.ReplaceAll(string(buf), "\r\n", "\n")), "\n")
+	lines := strings.Split(text, "\n")
+	if len(lines) > maxLines {
+		lines = lines[len(lines)-maxLines:]
+	}
+	if len(lines) == 1 && lines[0] == "" {
+		return ""
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
