@@ -159,3 +159,17 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(ks)
 	return ks
 }
+
+// validateJUnit checks a file against the JUnit schema with xmllint (.ci/run installs
+// it; without it the check is skipped loudly).
+func validateJUnit(t *testing.T, path string) {
+	t.Helper()
+	xsd := filepath.Join("..", "internal", "junit", "testdata", "junit-10.xsd")
+	if _, err := exec.LookPath("xmllint"); err != nil {
+		t.Skip("XMLLINT MISSING: JUnit schema validation skipped (apt-get install libxml2-utils)")
+	}
+	out, err := exec.Command("xmllint", "--noout", "--schema", xsd, path).CombinedOutput()
+	if err != nil {
+		t.Errorf("%s does not validate:\n%s", path, out)
+	}
+}

@@ -209,6 +209,18 @@ func TestRunQueue(t *testing.T) {
 			}
 		}
 	})
+	t.Run("merged junit", func(t *testing.T) {
+		junitDir := filepath.Join(dir, "test-results", "junit")
+		alpha := readFile(t, filepath.Join(junitDir, "alpha.xml"))
+		for _, want := range []string{`<testsuites name="alpha"`, "item crash of suite alpha: cut off (a .partial sidecar outlived it), exit code 139", "items/alpha.crash.log", `name="env.prefix"`} {
+			if !strings.Contains(alpha, want) {
+				t.Errorf("alpha.xml lacks %q", want)
+			}
+		}
+		for _, label := range []string{"alpha", "beta", "gamma"} {
+			validateJUnit(t, filepath.Join(junitDir, label+".xml"))
+		}
+	})
 	t.Run("console", func(t *testing.T) {
 		for _, want := range []string{"== phase 0:", "== phase 4: run 11 items on 3 GPUs", "== phase 8:",
 			`alpha "../evil tag/x"`, "[11/11", "FAIL rc=139 alpha crash (cut off)  test-results/logs/items/alpha.crash.log",

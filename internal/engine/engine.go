@@ -72,6 +72,10 @@ type Options struct {
 	FlakyIsFailure bool
 	Quarantine     dispatch.Quarantine
 
+	// JUnitDir receives one merged JUnit file per suite, <JUnitDir>/<label>.xml,
+	// when the environment sets a JUnit prefix; "" = <RepoRoot>/test-results/junit.
+	JUnitDir string
+
 	Out      io.Writer // console; nil = stdout
 	Observer Observer  // phase boundaries and warnings; nil = plain text on Out
 }
@@ -94,9 +98,10 @@ type Result struct {
 	Bound       schedule.Bound
 	Suites      []verdict.Suite
 	Stats       report.Stats
-	Report      string // path of report/schedule.md
-	Markdown    string // its content
-	Weights     string // the store's name
+	Report      string   // path of report/schedule.md
+	JUnit       []string // merged JUnit files, one per suite
+	Markdown    string   // its content
+	Weights     string   // the store's name
 	Cancelled   bool
 	Quarantined []logdir.Quarantined
 	Stalled     string // every GPU was quarantined with items left
@@ -322,6 +327,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	r.obs.Phase(7, "report")
 	r.res.Stats = report.Compute(run, r.res.Suites)
 	r.writeReport(run)
+	r.mergeJUnit(ctx, meta.Started)
 
 	// Phase 8: failures and exit code.
 	r.obs.Phase(8, "summary")

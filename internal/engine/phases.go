@@ -14,6 +14,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/expand"
 	"github.com/rocm/sgpu-queue/internal/gpu"
 	"github.com/rocm/sgpu-queue/internal/hook"
+	"github.com/rocm/sgpu-queue/internal/junit"
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/report"
 	"github.com/rocm/sgpu-queue/internal/schedule"
@@ -312,6 +313,55 @@ func (r *run) writeReport(run *logdir.Run) {
 	r.printf("  wall %s for %s of work on %d GPUs: utilisation %.1f %%, %.1f %% above the lower bound %s\n",
 		textfmt.Dur(s.Wall), textfmt.Dur(s.Work), s.GPUs, 100*s.Utilisation, 100*s.AboveBound, textfmt.Dur(s.Bound))
 	r.printf("  report → %s\n", r.rel(r.res.Report))
+}
+
+// mergeJUnit writes one schema-valid JUnit file per suite from the XML its items
+// wrote since the item phase started; an item that failed without writing any
+// appears as an error case naming its log.
+func (r *run) mergeJUnit(ctx context.Context, since time.Time) {
+	prefix := r.junitPrefix()
+	if prefix == "" {
+		return
+	}
+	dir := r.o.JUnitDir
+	if dir == "" {
+		dir = filepath.Join(r.o.RepoRoot, "test-results", "junit")
+	} else if !filepath.IsAbs(dir) {
+		dir = filepath.Join(r.o.RepoRoot, dir)
+	}
+	suffix, ok := hook.Env(r.o.Env).Get(r.o.Hooks.JUnitSuffix)
+	if !ok {
+		suffix = junit.DefaultSuffix
+	}
+	for _, s := range r.res.Suites {
+		items := make([]junit.Item, len(s.Items))
+		for i, it := range s.Items {
+			note := it.Note
+			if it.Incomplete && note == "cut off" {
+				note = "" // junit says so from Incomplete
+			}
+			items[i] = junit.Item{
+				Tag: it.Tag, GPU: it.GPU, Seconds: it.Seconds, RC: it.RC, Finished: it.Finished,
+				Incomplete: it.Incomplete, Log: filepath.Join(r.o.LogDir, it.LogRel), Note: note,
+			}
+		}
+		doc, err := junit.MergeContext(ctx, s.Label, prefix+s.Label, suffix, items, since)
+		if err != nil {
+			r.warn(fmt.Sprintf("JUnit of suite %q not merged: %v", s.Label, err))
+			continue
+		}
+		path := filepath.Join(dir, s.Label+".xml")
+		if err := doc.WriteFile(path); err != nil {
+			r.warn(fmt.Sprintf("%s: %v", path, err))
+			continue
+		}
+		st := doc.Stats()
+		r.res.JUnit = append(r.res.JUnit, path)
+		r.printf("  junit %-12s %d tests, %d failures, %d errors, %d skipped → %s\n", s.Label, st.Tests, st.Failures, st.Errors, st.Skipped, r.rel(path))
+		if st.Malformed > 0 {
+			r.warn(fmt.Sprintf("suite %q wrote %d malformed JUnit file(s); each is an error case in %s", s.Label, st.Malformed, r.rel(path)))
+		}
+	}
 }
 
 // summary is phase 8: the failed items with their logs, so the terminal ends useful,

@@ -41,6 +41,7 @@ var Knobs = []Knob{
 	{"arch", String, "", "GPU arch keying the weight table, e.g. gfx942 (default detected)"},
 	{"level", String, "", "test level passed as TEST_LEVEL (default $TEST_LEVEL, else 99)"},
 	{"weights", String, "", "weight table (default <repo-root>/ci-weights/test_weights.<arch>.l<level>.txt)"},
+	{"junit-dir", String, "", "where the merged JUnit file of each suite goes, <dir>/<label>.xml, when JUNITXML_PREFIX is set (default <repo-root>/test-results/junit)"},
 	{"default-weight", Number, "999999", "estimate in seconds of an item the table has never seen"},
 	{"dry-run", Bool, "false", "phases 0–2 only: print the plan, run nothing"},
 	{"grace", Duration, "20s", "on cancel or timeout, time between TERM and KILL of an item's processes"},
@@ -117,6 +118,7 @@ func (v Values) Apply(o *engine.Options, force <-chan struct{}) error {
 	o.Arch = v.get("arch")
 	o.Level = v.get("level")
 	o.WeightsPath = v.get("weights")
+	o.JUnitDir = v.get("junit-dir")
 	o.DefaultWeight = num("default-weight", 0, false)
 	if err == nil && o.DefaultWeight <= 0 {
 		err = fmt.Errorf("default-weight %q: want a positive number of seconds", v.get("default-weight"))
