@@ -1,0 +1,135 @@
+package cache
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	actionscache "github.com/tonistiigi/go-actions-cache"
+
+	"github.com/rocm/sgpu-queue/internal/weights"
+)
+
+// decodeBlob turns a restored entry into a table. A blob that is binary, too large,
+// or has corrupt lines only is no table at all (an error: the caller falls back);
+// one with some good lines is used, with at most maxParseWarnings line warnings.
+func decodeBlob(data []byte, key string, max int64) (*weights.Table, []string, error) {
+	if int64(len(data)) > max {
+		return nil, nil, fmt.Errorf("entry %s is larger than %d bytes, so it is not a weight table", key, max)
+	}
+	if bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data) {
+		return nil, nil, fmt.Errorf("entry %s is binary data, not a weight table", key)
+	}
+	t, warns := weights.Parse(bytes.NewReader(data), "cache:"+key)
+	if t.Len() == 0 && len(warns) > 0 {
+		return nil, nil, fmt.Errorf("entry %s is not a weight table: %d lines, none of them \"<key> <seconds>\"", key, len(warns))
+	}
+	if len(warns) > maxParseWarnings {
+		more := len(warns) - maxParseWarnings
+		warns = append(warns[:maxParseWarnings:maxParseWarnings],
+			fmt.Sprintf("cache:%s: %d more corrupt lines skipped", key, more))
+	}
+	return t, warns, nil
+}
+
+// describe says in one line why a cache call failed. Errors from the library and
+// the Azure SDK carry URLs, response bodies and multi-line dumps; this keeps the
+// part a user can act on.
+func (s *Store) describe(ctx context.Context, err error, timeout time.Duration) string {
+	var re *azcore.ResponseError
+	var he actionscache.HTTPError
+	var se *json.SyntaxError
+	var msg string
+	switch {
+	case ctx.Err() != nil:
+		msg = "cancelled (" + ctx.Err().Error() + ")"
+	case errors.Is(err, context.DeadlineExceeded):
+		msg = fmt.Sprintf("did not finish within %s", timeout)
+	case errors.As(err, &re):
+		msg = fmt.Sprintf("blob storage answered HTTP %d", re.StatusCode)
+		if re.ErrorCode != "" {
+			msg += " " + re.ErrorCode
+		}
+	case errors.As(err, &se):
+		msg = "the cache service's answer is not JSON (" + se.Error() + ")"
+	case errors.As(err, &he):
+		msg = fmt.Sprintf("cache service answered HTTP %d: %v", he.StatusCode, he.Err)
+	default:
+		msg = err.Error()
+	}
+	return oneLine(msg, s.c.Token)
+}
+
+// maxWarning bounds one warning, in runes.
+const maxWarning = 400
+
+// signedQuery matches the query of a URL: signed blob URLs carry their signature
+// there.
+var signedQuery = regexp.MustCompile(`(https?://[^\s?"'<>]*)\?[^\s"'<>]*`)
+
+// oneLine makes msg a single, bounded line without token: whitespace runs (line
+// breaks included) become one space, control characters '?', URL queries and every
+// trace of the token are removed, and the result is clipped.
+func oneLine(msg, token string) string {
+	msg = redact(strings.ToValidUTF8(msg, "?"), token)
+	msg = strings.Join(strings.Fields(msg), " ")
+	msg = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return '?'
+		}
+		return r
+	}, msg)
+	msg = signedQuery.ReplaceAllString(msg, "$1?…")
+	spaced := strings.Join(strings.Fields(token), " ")
+	msg = clip(redact(redact(msg, token), spaced), maxWarning)
+	// Clipping appends "…", and deleting a token that is not valid UTF-8 can split a
+	// character: repeat until stable (each round shortens msg or changes nothing).
+	for {
+		next := strings.ToValidUTF8(strip(strip(msg, token), spaced), "?")
+		if next == msg {
+			return msg
+		}
+		msg = next
+	}
+}
+
+// redact removes token, and each long dot-separated part of it (a JWT's payload or
+// signature may be quoted alone), from s.
+func redact(s, token string) string {
+	if token == "" {
+		return s
+	}
+	s = strings.ReplaceAll(s, token, "***")
+	for _, part := range strings.Split(token, ".") {
+		if len(part) >= 16 {
+			s = strings.ReplaceAll(s, part, "***")
+		}
+	}
+	// Only a token that contains '*' can survive the replacements above.
+	return strip(s, token)
+}
+
+// strip deletes every occurrence of token from s, also those that a deletion forms;
+// each round shortens s, so it ends.
+func strip(s, token string) string {
+	for token != "" && strings.Contains(s, token) {
+		s = strings.ReplaceAll(s, token, "")
+	}
+	return s
+}
+
+// clip bounds s to n runes.
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}

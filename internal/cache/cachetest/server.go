@@ -1,0 +1,810 @@
+// Package cachetest is a local GitHub Actions cache server for tests. It speaks the
+// protocols that github.com/tonistiigi/go-actions-cache uses:
+//
+//   - cache service v2: Twirp JSON at
+//     <ResultsURL>twirp/github.actions.results.api.v1.CacheService/{GetCacheEntryDownloadURL,
+//     CreateCacheEntry,FinalizeCacheEntryUpload}, with the data on Azure-blob style
+//     signed URLs (Put Blob with x-ms-blob-type, Put Block comp=block + Put Block List
+//     comp=blocklist, Get Blob with optional x-ms-range/Range);
+//   - cache service v1 (GHES): <CacheURL>_apis/artifactcache/{cache,caches,caches/<id>}.
+//
+// Entries are immutable, keyed by (key, version); a duplicate is refused with 409
+// already_exists; a restore matches only the same version, by exact key then by key
+// prefix, newest first, for the key and then each restore key. Every service call
+// needs the server's bearer token (HS256 JWT, Server.Token); the blob URLs carry their
+// own signature instead, as Azure SAS URLs do. Every call is recorded (Calls), and
+// SetMode makes calls fail with 500 or hang until the client gives up.
+package cachetest
+
+import (
+	"bytes"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Mode is how the server answers.
+type Mode int
+
+const (
+	// Normal serves the protocol.
+	Normal Mode = iota
+	// Fail answers every call with HTTP 500 (a Twirp "internal" error, an Azure
+	// InternalError, or a v1 error object, as the endpoint would).
+	Fail
+	// Hang never answers: the handler waits until the client gives up or the server
+	// is closed. It proves that the client's timeouts bound every call.
+	Hang
+)
+
+// Op names one kind of call.
+type Op string
+
+// The calls the server knows.
+const (
+	OpGetDownloadURL Op = "GetCacheEntryDownloadURL" // v2 Twirp
+	OpCreate         Op = "CreateCacheEntry"         // v2 Twirp
+	OpFinalize       Op = "FinalizeCacheEntryUpload" // v2 Twirp
+	OpBlobPut        Op = "BlobPut"                  // PUT, single-shot Put Blob
+	OpBlobBlock      Op = "BlobBlock"                // PUT ?comp=block&blockid=…
+	OpBlobBlockList  Op = "BlobBlockList"            // PUT ?comp=blocklist
+	OpBlobGet        Op = "BlobGet"                  // GET of a signed URL
+	OpV1Query        Op = "V1Query"                  // GET _apis/artifactcache/cache
+	OpV1Reserve      Op = "V1Reserve"                // POST _apis/artifactcache/caches
+	OpV1Upload       Op = "V1Upload"                 // PATCH _apis/artifactcache/caches/<id>
+	OpV1Commit       Op = "V1Commit"                 // POST _apis/artifactcache/caches/<id>
+	OpUnknown        Op = "Unknown"
+)
+
+// twirpPrefix is the path of the v2 cache service under the results URL.
+const twirpPrefix = "/twirp/github.actions.results.api.v1.CacheService/"
+
+// v1Prefix is where the v1 service lives under the server (CacheURL ends with it).
+const v1Prefix = "/v1/_apis/artifactcache/"
+
+// maxBody bounds what the server reads from one request.
+const maxBody = 64 << 20
+
+// Call is one recorded request.
+type Call struct {
+	Op       Op
+	Method   string
+	Path     string
+	RawQuery string
+	Header   http.Header
+	// Body is the request body of service (JSON) calls; blob data is not kept.
+	Body     []byte
+	BodySize int
+	// Status is the HTTP status answered (recorded before the client sees it); 0 for
+	// a call that hung.
+	Status int
+}
+
+// Entry is one cache entry.
+type Entry struct {
+	ID      int64
+	Key     string
+	Version string
+	Data    []byte
+	// Final is true once the upload was finalized (committed); only final entries
+	// match a restore.
+	Final bool
+	// Seq orders final entries by finalization: the highest is the newest.
+	Seq int64
+}
+
+// LibraryVersion is the version string go-actions-cache sends with every key: a
+// constant (sha256 of "|go-actionscache-1.0"), whatever the key.
+func LibraryVersion() string {
+	sum := sha256.Sum256([]byte("|go-actionscache-1.0"))
+	return hex.EncodeToString(sum[:])
+}
+
+type entry struct {
+	Entry
+	readSig, writeSig string
+	blocks            map[string][]byte // staged, uncommitted blocks
+}
+
+// Server is a running fake cache service.
+type Server struct {
+	// URL is the base URL, without a trailing slash.
+	URL string
+
+	hs      *httptest.Server
+	secret  []byte
+	token   string
+	closing chan struct{}
+	once    sync.Once
+
+	// callMu guards calls alone, so that a status can be recorded while a handler
+	// holds mu.
+	callMu sync.Mutex
+	calls  []Call
+
+	mu      sync.Mutex
+	mode    Mode
+	opModes map[Op]Mode
+	entries []*entry
+	nextID  int64
+	nextSeq int64
+}
+
+// New starts a server; it is closed when the test ends.
+func New(tb testing.TB) *Server {
+	tb.Helper()
+	s := &Server{
+		secret:  randomBytes(tb, 32),
+		closing: make(chan struct{}),
+		opModes: map[Op]Mode{},
+	}
+	s.token = NewToken(tb, s.secret, RunnerClaims(6*time.Hour))
+	s.hs = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.URL = s.hs.URL
+	tb.Cleanup(s.Close)
+	return s
+}
+
+// Close stops the server, releasing any hanging handler first.
+func (s *Server) Close() {
+	s.once.Do(func() {
+		close(s.closing)
+		s.hs.Close()
+	})
+}
+
+// Token is a valid ACTIONS_RUNTIME_TOKEN for this server.
+func (s *Server) Token() string { return s.token }
+
+// Secret is the HS256 key of the server's tokens (for NewToken).
+func (s *Server) Secret() []byte { return append([]byte(nil), s.secret...) }
+
+// ResultsURL is the value of ACTIONS_RESULTS_URL (v2), with the trailing slash the
+// runner gives it.
+func (s *Server) ResultsURL() string { return s.URL + "/" }
+
+// CacheURL is the value of ACTIONS_CACHE_URL (v1).
+func (s *Server) CacheURL() string { return s.URL + "/v1/" }
+
+// Env is the runner environment of a container action for the v2 service.
+func (s *Server) Env() []string {
+	return []string{"ACTIONS_RUNTIME_TOKEN=" + s.token, "ACTIONS_RESULTS_URL=" + s.ResultsURL()}
+}
+
+// EnvV1 is the environment of a GHES runner, which has only the v1 service.
+func (s *Server) EnvV1() []string {
+	return []string{"ACTIONS_RUNTIME_TOKEN=" + s.token, "ACTIONS_CACHE_URL=" + s.CacheURL()}
+}
+
+// SetMode sets how the server answers the given ops, or every op when none is given
+// (which also clears per-op modes).
+func (s *Server) SetMode(m Mode, ops ...Op) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(ops) == 0 {
+		s.mode = m
+		s.opModes = map[Op]Mode{}
+		return
+	}
+	for _, op := range ops {
+		s.opModes[op] = m
+	}
+}
+
+// Calls returns the recorded calls, oldest first.
+func (s *Server) Calls() []Call {
+	s.callMu.Lock()
+	defer s.callMu.Unlock()
+	out := make([]Call, len(s.calls))
+	copy(out, s.calls)
+	return out
+}
+
+// CallsTo returns the recorded calls of one op.
+func (s *Server) CallsTo(op Op) []Call {
+	var out []Call
+	for _, c := range s.Calls() {
+		if c.Op == op {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Entries returns every entry, final or not, newest final first, then pending ones
+// in creation order.
+func (s *Server) Entries() []Entry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Entry, 0, len(s.entries))
+	for _, e := range s.entries {
+		c := e.Entry
+		c.Data = append([]byte(nil), e.Data...)
+		out = append(out, c)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Final != b.Final {
+			return a.Final
+		}
+		if a.Final {
+			return a.Seq > b.Seq
+		}
+		return a.ID < b.ID
+	})
+	return out
+}
+
+// Lookup returns the final entry with this exact key and version ("" = the
+// library's version).
+func (s *Server) Lookup(key, version string) (Entry, bool) {
+	if version == "" {
+		version = LibraryVersion()
+	}
+	for _, e := range s.Entries() {
+		if e.Final && e.Key == key && e.Version == version {
+			return e, true
+		}
+	}
+	return Entry{}, false
+}
+
+// Put stores a final entry directly, as if another run had saved it; version "" is
+// the library's version. It is newer than every entry stored before. Put of an
+// existing (key, version) replaces its data.
+func (s *Server) Put(key, version string, data []byte) {
+	if version == "" {
+		version = LibraryVersion()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.find(key, version)
+	if e == nil {
+		e = s.newEntry(key, version)
+	}
+	e.Data = append([]byte(nil), data...)
+	e.Final = true
+	s.nextSeq++
+	e.Seq = s.nextSeq
+}
+
+func (s *Server) find(key, version string) *entry {
+	for _, e := range s.entries {
+		if e.Key == key && e.Version == version {
+			return e
+		}
+	}
+	return nil
+}
+
+func (s *Server) newEntry(key, version string) *entry {
+	s.nextID++
+	e := &entry{
+		Entry:    Entry{ID: s.nextID, Key: key, Version: version},
+		readSig:  randomHex(),
+		writeSig: randomHex(),
+		blocks:   map[string][]byte{},
+	}
+	s.entries = append(s.entries, e)
+	return e
+}
+
+// match implements the restore order: for the key and then each restore key, an
+// exact match, then the newest entry the key is a prefix of; same version only.
+func (s *Server) match(keys []string, version string) *entry {
+	for _, k := range keys {
+		if k == "" {
+			continue
+		}
+		var best *entry
+		for _, e := range s.entries {
+			if !e.Final || e.Version != version {
+				continue
+			}
+			if e.Key == k {
+				return e
+			}
+			if strings.HasPrefix(e.Key, k) && (best == nil || e.Seq > best.Seq) {
+				best = e
+			}
+		}
+		if best != nil {
+			return best
+		}
+	}
+	return nil
+}
+
+func (s *Server) blobURL(e *entry, write bool) string {
+	sp, sig := "r", e.readSig
+	if write {
+		sp, sig = "cw", e.writeSig
+	}
+	return fmt.Sprintf("%s/blob/%d?sv=2024-08-04&sp=%s&sig=%s", s.URL, e.ID, sp, sig)
+}
+
+// rec records the status of call idx as soon as it is written, before the client
+// can see the answer.
+type rec struct {
+	http.ResponseWriter
+	s      *Server
+	idx    int
+	status int
+}
+
+func (r *rec) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+		r.s.callMu.Lock()
+		r.s.calls[r.idx].Status = code
+		r.s.callMu.Unlock()
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *rec) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.WriteHeader(http.StatusOK)
+	}
+	return r.ResponseWriter.Write(b)
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	op := classify(r)
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	call := Call{Op: op, Method: r.Method, Path: r.URL.Path, RawQuery: r.URL.RawQuery,
+		Header: r.Header.Clone(), BodySize: len(body)}
+	if !strings.HasPrefix(string(op), "Blob") && op != OpV1Upload {
+		call.Body = body
+	}
+	// Record the call before answering, so that a client that gave up on a hanging
+	// call still finds it recorded; rec fills in the status.
+	s.callMu.Lock()
+	rw := &rec{ResponseWriter: w, s: s, idx: len(s.calls)}
+	s.calls = append(s.calls, call)
+	s.callMu.Unlock()
+
+	s.mu.Lock()
+	mode, ok := s.opModes[op]
+	if !ok {
+		mode = s.mode
+	}
+	s.mu.Unlock()
+	switch mode {
+	case Hang:
+		select {
+		case <-r.Context().Done():
+		case <-s.closing:
+		}
+		return
+	case Fail:
+		failure(rw, op, http.StatusInternalServerError, "internal", "cachetest: failing mode")
+		return
+	}
+	if err != nil || len(body) > maxBody {
+		failure(rw, op, http.StatusRequestEntityTooLarge, "invalid_argument", "request body unreadable or too large")
+		return
+	}
+
+	switch {
+	case strings.HasPrefix(r.URL.Path, twirpPrefix):
+		s.twirp(rw, r, op, body)
+	case strings.HasPrefix(r.URL.Path, v1Prefix):
+		s.v1(rw, r, op, body)
+	case strings.HasPrefix(r.URL.Path, "/blob/"):
+		s.blob(rw, r, op, body)
+	default:
+		http.NotFound(rw, r)
+	}
+}
+
+func classify(r *http.Request) Op {
+	p := r.URL.Path
+	switch {
+	case strings.HasPrefix(p, twirpPrefix):
+		switch m := Op(strings.TrimPrefix(p, twirpPrefix)); m {
+		case OpGetDownloadURL, OpCreate, OpFinalize:
+			return m
+		}
+	case strings.HasPrefix(p, "/blob/"):
+		q := r.URL.Query()
+		switch {
+		case r.Method == http.MethodGet || r.Method == http.MethodHead:
+			return OpBlobGet
+		case r.Method == http.MethodPut && q.Get("comp") == "block":
+			return OpBlobBlock
+		case r.Method == http.MethodPut && q.Get("comp") == "blocklist":
+			return OpBlobBlockList
+		case r.Method == http.MethodPut && q.Get("comp") == "":
+			return OpBlobPut
+		}
+	case p == v1Prefix+"cache":
+		return OpV1Query
+	case p == v1Prefix+"caches":
+		return OpV1Reserve
+	case strings.HasPrefix(p, v1Prefix+"caches/"):
+		switch r.Method {
+		case http.MethodPatch:
+			return OpV1Upload
+		case http.MethodPost:
+			return OpV1Commit
+		}
+	}
+	return OpUnknown
+}
+
+// failure writes an error in the dialect of the endpoint op belongs to.
+func failure(w http.ResponseWriter, op Op, status int, code, msg string) {
+	switch {
+	case strings.HasPrefix(string(op), "Blob"):
+		azureError(w, status, azureCode(code), msg)
+	case strings.HasPrefix(string(op), "V1"):
+		v1Error(w, status, "", msg)
+	default:
+		twirpError(w, status, code, msg)
+	}
+}
+
+func azureCode(twirp string) string {
+	switch twirp {
+	case "internal":
+		return "InternalError"
+	default:
+		return "InvalidInput"
+	}
+}
+
+// twirpError writes a Twirp error object: {"code": …, "msg": …}.
+func twirpError(w http.ResponseWriter, status int, code, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"code": code, "msg": msg, "meta": map[string]string{}})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func (s *Server) authorized(r *http.Request) error {
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok {
+		return fmt.Errorf("missing bearer token")
+	}
+	return verifyToken(s.secret, tok)
+}
+
+func (s *Server) twirp(w http.ResponseWriter, r *http.Request, op Op, body []byte) {
+	if op == OpUnknown || r.Method != http.MethodPost {
+		twirpError(w, http.StatusNotFound, "bad_route", "no handler for path "+r.URL.Path)
+		return
+	}
+	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		twirpError(w, http.StatusNotFound, "bad_route", "unexpected Content-Type: "+ct)
+		return
+	}
+	if err := s.authorized(r); err != nil {
+		twirpError(w, http.StatusUnauthorized, "unauthenticated", err.Error())
+		return
+	}
+	var req struct {
+		Key         string      `json:"key"`
+		RestoreKeys []string    `json:"restore_keys"`
+		Version     string      `json:"version"`
+		SizeBytes   json.Number `json:"size_bytes"` // protojson int64 is a string; accept both
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		twirpError(w, http.StatusBadRequest, "malformed", "the json request could not be decoded")
+		return
+	}
+	if req.Key == "" || req.Version == "" {
+		twirpError(w, http.StatusBadRequest, "invalid_argument", "key and version are required")
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch op {
+	case OpGetDownloadURL:
+		e := s.match(append([]string{req.Key}, req.RestoreKeys...), req.Version)
+		if e == nil {
+			writeJSON(w, http.StatusOK, map[string]any{"ok": false, "signed_download_url": "", "matched_key": ""})
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"ok": true, "signed_download_url": s.blobURL(e, false), "matched_key": e.Key})
+	case OpCreate:
+		if s.find(req.Key, req.Version) != nil {
+			twirpError(w, http.StatusConflict, "already_exists", "cache entry with the same key, version, and scope already exists")
+			return
+		}
+		e := s.newEntry(req.Key, req.Version)
+		writeJSON(w, http.StatusOK, map[string]any{"ok": true, "signed_upload_url": s.blobURL(e, true)})
+	case OpFinalize:
+		e := s.find(req.Key, req.Version)
+		if e == nil || e.Final {
+			twirpError(w, http.StatusNotFound, "not_found", "no pending cache entry with this key and version")
+			return
+		}
+		size, err := strconv.ParseInt(req.SizeBytes.String(), 10, 64)
+		if err != nil || size != int64(len(e.Data)) {
+			twirpError(w, http.StatusBadRequest, "invalid_argument",
+				fmt.Sprintf("size_bytes %s does not match the %d bytes uploaded", req.SizeBytes, len(e.Data)))
+			return
+		}
+		e.Final = true
+		s.nextSeq++
+		e.Seq = s.nextSeq
+		writeJSON(w, http.StatusOK, map[string]any{"ok": true, "entry_id": strconv.FormatInt(e.ID, 10)})
+	}
+}
+
+// azureError writes a Storage service error: XML body plus x-ms-error-code.
+func azureError(w http.ResponseWriter, status int, code, msg string) {
+	w.Header().Set("Content-Type", "application/xml")
+	w.Header().Set("x-ms-error-code", code)
+	w.WriteHeader(status)
+	fmt.Fprintf(w, "<?xml version=\"1.0\" encoding=\"utf-8\"?><Error><Code>%s</Code><Message>%s</Message></Error>", code, xmlEscape(msg))
+}
+
+func xmlEscape(s string) string {
+	var b bytes.Buffer
+	_ = xml.EscapeText(&b, []byte(s))
+	return b.String()
+}
+
+func (s *Server) blob(w http.ResponseWriter, r *http.Request, op Op, body []byte) {
+	// Azure Storage sends these on every answer; go-actions-cache dereferences the
+	// request id of an upload without checking it.
+	h := w.Header()
+	h.Set("x-ms-request-id", randomHex())
+	h.Set("x-ms-version", "2024-08-04")
+	h.Set("Date", time.Now().UTC().Format(http.TimeFormat))
+	id, err := strconv.ParseInt(strings.TrimPrefix(r.URL.Path, "/blob/"), 10, 64)
+	q := r.URL.Query()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var e *entry
+	for _, x := range s.entries {
+		if err == nil && x.ID == id {
+			e = x
+		}
+	}
+	if e == nil {
+		azureError(w, http.StatusNotFound, "BlobNotFound", "The specified blob does not exist.")
+		return
+	}
+	want := e.readSig
+	if op != OpBlobGet {
+		want = e.writeSig
+	}
+	// A write URL stops working once the entry is final, as the real SAS expires.
+	if q.Get("sig") != want || (op != OpBlobGet && e.Final) {
+		azureError(w, http.StatusForbidden, "AuthenticationFailed", "Server failed to authenticate the request.")
+		return
+	}
+	switch op {
+	case OpBlobGet:
+		if !e.Final {
+			azureError(w, http.StatusNotFound, "BlobNotFound", "The specified blob does not exist.")
+			return
+		}
+		serveBlob(w, r, e.Data)
+	case OpBlobPut:
+		if r.Header.Get("x-ms-blob-type") != "BlockBlob" {
+			azureError(w, http.StatusBadRequest, "MissingRequiredHeader", "x-ms-blob-type: BlockBlob is required.")
+			return
+		}
+		e.Data = append([]byte(nil), body...)
+		e.blocks = map[string][]byte{}
+		w.WriteHeader(http.StatusCreated)
+	case OpBlobBlock:
+		bid := q.Get("blockid")
+		raw, err := base64.StdEncoding.DecodeString(bid)
+		if bid == "" || err != nil || len(raw) > 64 {
+			azureError(w, http.StatusBadRequest, "InvalidQueryParameterValue", "blockid must be base64 of at most 64 bytes.")
+			return
+		}
+		e.blocks[bid] = append([]byte(nil), body...)
+		w.WriteHeader(http.StatusCreated)
+	case OpBlobBlockList:
+		var list struct {
+			XMLName xml.Name `xml:"BlockList"`
+			Items   []struct {
+				XMLName xml.Name
+				ID      string `xml:",chardata"`
+			} `xml:",any"`
+		}
+		if err := xml.Unmarshal(body, &list); err != nil {
+			azureError(w, http.StatusBadRequest, "InvalidXmlDocument", "The block list is not valid XML.")
+			return
+		}
+		var data []byte
+		for _, it := range list.Items {
+			b, ok := e.blocks[it.ID]
+			if !ok || it.XMLName.Local == "Committed" {
+				azureError(w, http.StatusBadRequest, "InvalidBlockList", "The specified block list is invalid.")
+				return
+			}
+			data = append(data, b...)
+		}
+		e.Data = data
+		e.blocks = map[string][]byte{}
+		w.WriteHeader(http.StatusCreated)
+	default:
+		azureError(w, http.StatusBadRequest, "UnsupportedHttpVerb", "The resource doesn't support the specified HTTP verb.")
+	}
+}
+
+// serveBlob answers Get Blob, honouring x-ms-range or Range "bytes=N-" / "bytes=N-M".
+func serveBlob(w http.ResponseWriter, r *http.Request, data []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "application/octet-stream")
+	h.Set("Accept-Ranges", "bytes")
+	h.Set("x-ms-blob-type", "BlockBlob")
+	rng := r.Header.Get("x-ms-range")
+	if rng == "" {
+		rng = r.Header.Get("Range")
+	}
+	if rng == "" {
+		h.Set("Content-Length", strconv.Itoa(len(data)))
+		w.WriteHeader(http.StatusOK)
+		if r.Method == http.MethodGet {
+			_, _ = w.Write(data)
+		}
+		return
+	}
+	start, end, ok := parseRange(rng, int64(len(data)))
+	if !ok {
+		h.Set("Content-Range", fmt.Sprintf("bytes */%d", len(data)))
+		azureError(w, http.StatusRequestedRangeNotSatisfiable, "InvalidRange", "The range specified is invalid for the current size of the resource.")
+		return
+	}
+	h.Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", start, end, len(data)))
+	h.Set("Content-Length", strconv.FormatInt(end-start+1, 10))
+	w.WriteHeader(http.StatusPartialContent)
+	if r.Method == http.MethodGet {
+		_, _ = w.Write(data[start : end+1])
+	}
+}
+
+func parseRange(s string, size int64) (start, end int64, ok bool) {
+	spec, found := strings.CutPrefix(s, "bytes=")
+	if !found {
+		return 0, 0, false
+	}
+	a, b, found := strings.Cut(spec, "-")
+	if !found {
+		return 0, 0, false
+	}
+	start, err := strconv.ParseInt(a, 10, 64)
+	if err != nil || start < 0 || start >= size {
+		return 0, 0, false
+	}
+	end = size - 1
+	if b != "" {
+		e, err := strconv.ParseInt(b, 10, 64)
+		if err != nil || e < start {
+			return 0, 0, false
+		}
+		end = min(e, size-1)
+	}
+	return start, end, true
+}
+
+// v1Error writes the v1 service's error object.
+func v1Error(w http.ResponseWriter, status int, typeKey, msg string) {
+	writeJSON(w, status, map[string]any{"$id": "1", "innerException": nil, "message": msg,
+		"typeName": typeKey, "typeKey": typeKey, "errorCode": 0, "eventId": 3000})
+}
+
+func (s *Server) v1(w http.ResponseWriter, r *http.Request, op Op, body []byte) {
+	if op == OpUnknown {
+		http.NotFound(w, r)
+		return
+	}
+	if err := s.authorized(r); err != nil {
+		v1Error(w, http.StatusUnauthorized, "UnauthorizedRequestException", err.Error())
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch op {
+	case OpV1Query:
+		q := r.URL.Query()
+		keys := strings.Split(q.Get("keys"), ",")
+		version := q.Get("version")
+		if q.Get("keys") == "" || version == "" {
+			v1Error(w, http.StatusBadRequest, "ArgumentException", "keys and version are required")
+			return
+		}
+		e := s.match(keys, version)
+		if e == nil {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"scope": "refs/heads/main", "cacheKey": e.Key,
+			"cacheVersion": e.Version, "creationTime": time.Now().UTC().Format(time.RFC3339),
+			"archiveLocation": s.blobURL(e, false)})
+	case OpV1Reserve:
+		var req struct {
+			Key     string `json:"key"`
+			Version string `json:"version"`
+		}
+		if err := json.Unmarshal(body, &req); err != nil || req.Key == "" || req.Version == "" {
+			v1Error(w, http.StatusBadRequest, "ArgumentException", "key and version are required")
+			return
+		}
+		if s.find(req.Key, req.Version) != nil {
+			v1Error(w, http.StatusConflict, "ArtifactCacheItemAlreadyExistsException",
+				fmt.Sprintf("Cache already exists. Scope: refs/heads/main, Key: %s, Version: %s", req.Key, req.Version))
+			return
+		}
+		e := s.newEntry(req.Key, req.Version)
+		writeJSON(w, http.StatusCreated, map[string]any{"cacheId": e.ID})
+	case OpV1Upload, OpV1Commit:
+		id, err := strconv.ParseInt(strings.TrimPrefix(r.URL.Path, v1Prefix+"caches/"), 10, 64)
+		var e *entry
+		for _, x := range s.entries {
+			if err == nil && x.ID == id && !x.Final {
+				e = x
+			}
+		}
+		if e == nil {
+			v1Error(w, http.StatusNotFound, "ArtifactCacheItemNotFoundException", "no pending cache entry with this id")
+			return
+		}
+		if op == OpV1Upload {
+			var start, end int64
+			if _, err := fmt.Sscanf(r.Header.Get("Content-Range"), "bytes %d-%d/*", &start, &end); err != nil ||
+				start < 0 || end-start+1 != int64(len(body)) || end >= maxBody {
+				v1Error(w, http.StatusBadRequest, "ArgumentException", "Content-Range must be bytes <start>-<end>/* matching the body")
+				return
+			}
+			if int64(len(e.Data)) < end+1 {
+				e.Data = append(e.Data, make([]byte, end+1-int64(len(e.Data)))...)
+			}
+			copy(e.Data[start:], body)
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		var req struct {
+			Size int64 `json:"size"`
+		}
+		if err := json.Unmarshal(body, &req); err != nil || req.Size != int64(len(e.Data)) {
+			v1Error(w, http.StatusBadRequest, "ArgumentException",
+				fmt.Sprintf("size does not match the %d bytes uploaded", len(e.Data)))
+			return
+		}
+		e.Final = true
+		s.nextSeq++
+		e.Seq = s.nextSeq
+		w.WriteHeader(http.StatusNoContent)
+	}
+}
+
+func randomBytes(tb testing.TB, n int) []byte {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		tb.Fatalf("cachetest: no randomness: %v", err)
+	}
+	return b
+}
+
+func randomHex() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails on supported platforms (Go ≥ 1.24)
+	return hex.EncodeToString(b)
+}
