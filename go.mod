@@ -14,6 +14,7 @@ require (
 	github.com/dimchansky/utfbom v1.1.1 // indirect
 	github.com/golang-jwt/jwt/v5 v5.2.2 // indirect
 	github.com/pkg/errors v0.9.1 // indirect
+	github.com/sethvargo/go-githubactions v1.3.2 // indirect
 	golang.org/x/net v0.29.0 // indirect
 	golang.org/x/sync v0.8.0 // indirect
 	golang.org/x/text v0.19.0 // indirect

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/rocm/sgpu-queue/internal/action"
 	"io"
 	"os"
 	"os/signal"
@@ -38,6 +39,10 @@ func Main(e Env) int {
 		return runCmd(e, args)
 	case "report":
 		return reportCmd(e, args)
+	case "action":
+		ctx, force, stop := signalContext(e.Stderr)
+		defer stop()
+		return action.Run(ctx, action.Env{Getenv: e.Getenv, Environ: e.Environ, Stdout: e.Stdout, Force: force})
 	case "version", "--version":
 		fmt.Fprintf(e.Stdout, "sgpu-queue %s\n", version(e.Version))
 		return 0
@@ -57,6 +62,7 @@ func usage(w io.Writer) {
 Usage:
   sgpu-queue run [flags] CONFIG...     phases 0–8: expand, order, run, verdicts, learn, report
   sgpu-queue report LOGDIR             rebuild report/schedule.md from the files of a run
+  sgpu-queue action                    the GitHub container action's entry point (reads INPUT_* variables)
   sgpu-queue version
 
 Run "sgpu-queue COMMAND --help" for a command's flags.

@@ -102,6 +102,7 @@ type Result struct {
 	JUnit       []string // merged JUnit files, one per suite
 	Markdown    string   // its content
 	Weights     string   // the store's name
+	WeightsFile string   // the local weight table's path
 	Cancelled   bool
 	Quarantined []logdir.Quarantined
 	Stalled     string // every GPU was quarantined with items left
@@ -245,6 +246,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	r.obs.Phase(2, "weigh and order the queue")
 	store := r.store(pool.Arch)
 	r.res.Weights = store.String()
+	r.res.WeightsFile = r.weightsPath(pool.Arch)
 	table, warns, err := store.Load(ctx)
 	for _, w := range warns {
 		r.warn(w)
@@ -342,11 +344,15 @@ func (r *run) rel(p string) string {
 	return p
 }
 
-func (r *run) store(arch string) weights.Store {
-	path := r.o.WeightsPath
-	if path == "" {
-		path = filepath.Join(r.o.RepoRoot, "ci-weights", fmt.Sprintf("test_weights.%s.l%s.txt", arch, r.o.Level))
+func (r *run) weightsPath(arch string) string {
+	if r.o.WeightsPath != "" {
+		return r.o.WeightsPath
 	}
+	return filepath.Join(r.o.RepoRoot, "ci-weights", fmt.Sprintf("test_weights.%s.l%s.txt", arch, r.o.Level))
+}
+
+func (r *run) store(arch string) weights.Store {
+	path := r.weightsPath(arch)
 	if r.o.Store != nil {
 		return r.o.Store(arch, r.o.Level, path)
 	}

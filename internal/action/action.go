@@ -1,0 +1,439 @@
+// Package action is the GitHub container action's face (`sgpu-queue action`): it reads
+// the step's inputs, runs the same engine as `sgpu-queue run`, and presents the result
+// the GitHub way: each phase folded in a group, one error annotation per failed suite,
+// the report as the job summary, step outputs, and optionally a check run or a sticky
+// PR comment. It holds no scheduling logic of its own.
+package action
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	githubactions "github.com/sethvargo/go-githubactions"
+
+	"github.com/rocm/sgpu-queue/internal/cache"
+	"github.com/rocm/sgpu-queue/internal/engine"
+	"github.com/rocm/sgpu-queue/internal/hook"
+	"github.com/rocm/sgpu-queue/internal/settings"
+	"github.com/rocm/sgpu-queue/internal/verdict"
+	"github.com/rocm/sgpu-queue/internal/weights"
+)
+
+// Env is what the action sees of its process.
+type Env struct {
+	Getenv  func(string) string
+	Environ []string
+	Stdout  io.Writer
+	Force   <-chan struct{} // closed on a second cancel signal
+}
+
+// Inputs of the action besides the run settings (settings.Knobs).
+var Inputs = []string{"config", "github-token", "publish", "cache-key-prefix", "container", "container-workdir"}
+
+// Outputs the action sets (plus rc-<label> per suite).
+var Outputs = []string{
+	"result", "exit-code", "suites", "failed-suites", "failed-items", "flaky-items", "quarantined-gpus",
+	"wall-seconds", "utilisation", "lower-bound-seconds", "report", "junit-files", "weights-file",
+	"cache-hit", "cache-key",
+}
+
+// maxAnnotations is how many error (and warning) annotations GitHub shows per step.
+const maxAnnotations = 10
+
+// Run is the action's entry point; it returns the step's exit code.
+func Run(ctx context.Context, e Env) int {
+	gh := githubactions.New(githubactions.WithWriter(e.Stdout), githubactions.WithGetenv(e.Getenv))
+	a := &act{gh: gh, e: e}
+	// Mask the token before anything else can print it.
+	if tok := gh.GetInput("github-token"); tok != "" {
+		gh.AddMask(tok)
+	}
+	a.ws = e.Getenv("GITHUB_WORKSPACE")
+	if a.ws == "" {
+		a.ws, _ = os.Getwd()
+	}
+
+	opts, err := a.options()
+	if err != nil {
+		return a.stop(&engine.Error{Code: 2, Err: err})
+	}
+	res, err := engine.Run(ctx, opts)
+	a.obs.close()
+	if err != nil {
+		return a.stop(err)
+	}
+	a.present(ctx, res)
+	return res.ExitCode
+}
+
+type act struct {
+	gh    *githubactions.Action
+	e     Env
+	ws    string
+	obs   *observer
+	cache *cache.Store // nil when the step has no cache service
+}
+
+// options maps the inputs onto the engine. Paths in inputs are relative to the
+// workspace.
+func (a *act) options() (engine.Options, error) {
+	gh := a.gh
+	a.obs = &observer{gh: gh, out: a.e.Stdout}
+	configs := fields(gh.GetInput("config"))
+	if len(configs) == 0 {
+		return engine.Options{}, fmt.Errorf("input config is empty: name the suite config file(s), e.g. config: ci/sgpu.conf")
+	}
+	for i, c := range configs {
+		configs[i] = a.path(c)
+	}
+	values := settings.Values{}
+	for _, k := range settings.Knobs {
+		values[k.Name] = gh.GetInput(k.Name)
+	}
+	for _, name := range []string{"log-dir", "weights", "junit-dir"} {
+		if v := values[name]; v != "" {
+			values[name] = a.path(v)
+		}
+	}
+	env := hook.Env(a.e.Environ)
+	opts := engine.Options{
+		Configs: configs, RepoRoot: a.ws, CheckCommands: true,
+		Out: a.e.Stdout, Observer: a.obs,
+	}
+	if err := values.Apply(&opts, a.e.Force); err != nil {
+		return opts, fmt.Errorf("input %v", err)
+	}
+	// Every run has JUnit files to merge: TE's workflow sets this prefix, and so do we
+	// when the step's environment does not.
+	if p, ok := env.Get(opts.Hooks.JUnitPrefix); !ok || p == "" {
+		env = env.With(opts.Hooks.JUnitPrefix + "=" + filepath.Join(a.ws, "test-results") + "/")
+	}
+	opts.Env = env
+	opts.Store = a.store
+	return opts, nil
+}
+
+// store keeps the weight table in the Actions cache when the runner gives the step
+// one (and in the local file too, so an artifact upload of ci-weights/ keeps
+// working); without a cache service, in the local file alone.
+func (a *act) store(arch, level, path string) weights.Store {
+	local := weights.File{Path: path}
+	cfg := cache.ConfigFromEnv(a.e.Getenv, a.gh.GetInput("cache-key-prefix"), arch, level)
+	if cfg.Token == "" || cfg.ResultsURL == "" && cfg.CacheURL == "" {
+		fmt.Fprintf(a.e.Stdout, "  no Actions cache service in this step's environment: weights stay in %s\n", a.rel(path))
+		return local
+	}
+	cfg.Local = local
+	a.cache = cache.New(cfg)
+	return loggedCache{a.cache, a}
+}
+
+// loggedCache says what the cache restore found.
+type loggedCache struct {
+	*cache.Store
+	a *act
+}
+
+func (l loggedCache) Load(ctx context.Context) (*weights.Table, []string, error) {
+	t, warns, err := l.Store.Load(ctx)
+	if l.Hit() {
+		fmt.Fprintf(l.a.e.Stdout, "  cache hit: restored %s (%s)\n", l.MatchedKey(), l.Protocol())
+	} else {
+		fmt.Fprintf(l.a.e.Stdout, "  cache miss for %s*: the first run here is ordered without weights (or from the local table)\n", l.RestorePrefix())
+	}
+	return t, warns, err
+}
+
+func (l loggedCache) Save(ctx context.Context, t *weights.Table) error {
+	err := l.Store.Save(ctx, t)
+	if err == nil {
+		fmt.Fprintf(l.a.e.Stdout, "  cache: saved %s\n", l.SavedKey())
+	}
+	return err
+}
+
+func (a *act) path(p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(a.ws, p)
+}
+
+// rel is a path as later steps see it: relative to the workspace (this container's
+// /github/workspace is another path on the runner).
+func (a *act) rel(p string) string {
+	if r, err := filepath.Rel(a.ws, p); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return p
+}
+
+// stop reports a run that stopped before its items ran.
+func (a *act) stop(err error) int {
+	code := 1
+	if ee, ok := err.(*engine.Error); ok {
+		code = ee.Code
+	}
+	msg := err.Error()
+	first, _, _ := strings.Cut(msg, "\n")
+	a.gh.WithFieldsMap(map[string]string{"title": "sgpu-queue stopped before running the suites"}).Errorf("%s", msg)
+	a.summary(fmt.Sprintf("## ✗ sgpu-queue stopped before running the suites\n\n```\n%s\n```\n", msg))
+	a.outputs(map[string]string{"result": "failure", "exit-code": strconv.Itoa(code), "cache-hit": "false"})
+	_ = first
+	return code
+}
+
+// present turns a finished run into annotations, the summary and the outputs.
+func (a *act) present(ctx context.Context, res *engine.Result) {
+	failed := 0
+	var failedSuites []verdict.Suite
+	for _, s := range res.Suites {
+		if !s.Passed() {
+			failedSuites = append(failedSuites, s)
+		}
+	}
+	for i, s := range failedSuites {
+		if i == maxAnnotations-1 && len(failedSuites) > maxAnnotations {
+			var rest []string
+			for _, r := range failedSuites[i:] {
+				rest = append(rest, r.Label)
+			}
+			a.gh.Errorf("%d more suites failed: %s (GitHub shows %d annotations per step; see the summary)", len(rest), strings.Join(rest, ", "), maxAnnotations)
+			break
+		}
+		a.gh.WithFieldsMap(map[string]string{"title": "suite " + s.Label + " failed"}).Errorf("%s", suiteMessage(s, res.LogDir, a))
+		failed++
+	}
+	a.obs.flushWarnings()
+	if res.Markdown != "" {
+		a.summary(res.Markdown)
+	}
+	a.outputs(a.outputValues(res))
+	_ = ctx
+	_ = failed
+}
+
+// suiteMessage is the annotation of a failed suite: its failed items and their logs.
+func suiteMessage(s verdict.Suite, logDir string, a *act) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d of %d items failed (rc=%d)", s.Failed, len(s.Items), s.RC)
+	n := 0
+	for _, it := range s.Items {
+		if !it.Failed {
+			continue
+		}
+		if n == 20 {
+			fmt.Fprintf(&b, "\n… and %d more", s.Failed-n)
+			break
+		}
+		tag := it.Tag
+		if tag == "" {
+			tag = "(whole suite)"
+		}
+		rc := strconv.Itoa(it.RC)
+		if !it.Finished {
+			rc = "-"
+		}
+		fmt.Fprintf(&b, "\n%s rc=%s %s", tag, rc, a.rel(filepath.Join(logDir, it.LogRel)))
+		if it.Note != "" {
+			fmt.Fprintf(&b, " (%s)", it.Note)
+		}
+		n++
+	}
+	return b.String()
+}
+
+func (a *act) outputValues(res *engine.Result) map[string]string {
+	type suiteOut struct {
+		RC      int     `json:"rc"`
+		Items   int     `json:"items"`
+		Failed  int     `json:"failed"`
+		Flaky   int     `json:"flaky"`
+		Seconds float64 `json:"seconds"`
+	}
+	suites := map[string]suiteOut{}
+	out := map[string]string{}
+	failedSuites := []string{}
+	for _, s := range res.Suites {
+		suites[s.Label] = suiteOut{RC: s.RC, Items: len(s.Items), Failed: s.Failed, Flaky: s.Flaky, Seconds: round1(s.Seconds)}
+		out["rc-"+s.Label] = strconv.Itoa(s.RC)
+		if !s.Passed() {
+			failedSuites = append(failedSuites, s.Label)
+		}
+	}
+	failedItems := []string{}
+	for _, it := range verdict.FailedItems(res.Suites) {
+		failedItems = append(failedItems, key(it))
+	}
+	flaky := []string{}
+	for _, it := range verdict.FlakyItems(res.Suites) {
+		flaky = append(flaky, key(it))
+	}
+	quarantined := []string{}
+	for _, q := range res.Quarantined {
+		quarantined = append(quarantined, q.GPU)
+	}
+	result := "success"
+	if res.ExitCode != 0 {
+		result = "failure"
+	}
+	junitFiles := make([]string, len(res.JUnit))
+	for i, p := range res.JUnit {
+		junitFiles[i] = a.rel(p)
+	}
+	out["result"] = result
+	out["exit-code"] = strconv.Itoa(res.ExitCode)
+	out["suites"] = mustJSON(suites)
+	out["failed-suites"] = mustJSON(failedSuites)
+	out["failed-items"] = mustJSON(failedItems)
+	out["flaky-items"] = mustJSON(flaky)
+	out["quarantined-gpus"] = mustJSON(quarantined)
+	out["wall-seconds"] = strconv.FormatFloat(round1(res.Stats.Wall), 'f', -1, 64)
+	out["utilisation"] = strconv.FormatFloat(round1(100*res.Stats.Utilisation), 'f', -1, 64)
+	out["lower-bound-seconds"] = strconv.FormatFloat(round1(res.Stats.Bound), 'f', -1, 64)
+	out["report"] = a.rel(res.Report)
+	out["junit-files"] = strings.Join(junitFiles, "\n")
+	out["weights-file"] = a.rel(res.WeightsFile)
+	out["cache-hit"] = "false"
+	out["cache-key"] = ""
+	if a.cache != nil {
+		out["cache-hit"] = strconv.FormatBool(a.cache.Hit())
+		out["cache-key"] = a.cache.MatchedKey()
+	}
+	return out
+}
+
+func key(it verdict.Item) string {
+	if it.Tag == "" {
+		return it.Label
+	}
+	return it.Label + "/" + it.Tag
+}
+
+func round1(v float64) float64 { return float64(int64(v*10+0.5)) / 10 }
+
+func mustJSON(v any) string {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return "null"
+	}
+	return string(data)
+}
+
+// fields splits a list input on white space and commas.
+func fields(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\t' || r == '\r' })
+}
+
+// outputs writes step outputs in the delimiter form with a fresh random delimiter
+// (go-githubactions' SetOutput uses a fixed one that a value could contain).
+func (a *act) outputs(values map[string]string) {
+	names := make([]string, 0, len(values))
+	for k := range values {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for _, k := range names {
+		v := values[k]
+		delim := delimiter(v)
+		fmt.Fprintf(&b, "%s<<%s\n%s\n%s\n", k, delim, v, delim)
+	}
+	if err := a.fileCommand("output", strings.TrimSuffix(b.String(), "\n")); err != nil {
+		a.gh.Warningf("step outputs not written: %v", err)
+	}
+}
+
+// delimiter is a random line that no line of v equals.
+func delimiter(v string) string {
+	for {
+		var buf [12]byte
+		_, _ = rand.Read(buf[:])
+		d := "sgpu_" + hex.EncodeToString(buf[:])
+		if !strings.Contains(v, d) {
+			return d
+		}
+	}
+}
+
+// summaryLimit is GitHub's cap on one step's summary.
+const summaryLimit = 1 << 20
+
+func (a *act) summary(md string) {
+	if len(md) > summaryLimit-1024 {
+		cut := strings.LastIndex(md[:summaryLimit-1024], "\n")
+		md = md[:cut] + "\n\n> The summary was cut at GitHub's 1 MiB limit; the whole report is in the log dir.\n"
+	}
+	if a.e.Getenv("GITHUB_STEP_SUMMARY") == "" {
+		return
+	}
+	if err := a.fileCommand("step-summary", md); err != nil {
+		a.gh.Warningf("job summary not written: %v", err)
+	}
+}
+
+// fileCommand appends to one of the runner's command files (GITHUB_OUTPUT,
+// GITHUB_STEP_SUMMARY) through go-githubactions, turning its panic on a write error
+// into an error: a full disk must not crash the step after the tests ran.
+func (a *act) fileCommand(name, msg string) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	env := "GITHUB_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+	if a.e.Getenv(env) == "" {
+		return fmt.Errorf("%s is not set (not running under GitHub Actions?)", env)
+	}
+	a.gh.IssueFileCommand(&githubactions.Command{Name: name, Message: msg})
+	return nil
+}
+
+// observer folds each phase in a ::group:: and turns warnings into annotations,
+// keeping within GitHub's per-step cap.
+type observer struct {
+	gh       *githubactions.Action
+	out      io.Writer
+	open     bool
+	warnings int
+	extra    []string
+}
+
+func (o *observer) Phase(n int, title string) {
+	o.close()
+	o.gh.Group(fmt.Sprintf("Phase %d: %s", n, title))
+	o.open = true
+}
+
+func (o *observer) Warn(msg string) {
+	o.warnings++
+	if o.warnings < maxAnnotations {
+		o.gh.Warningf("%s", msg)
+		return
+	}
+	o.extra = append(o.extra, msg)
+	fmt.Fprintf(o.out, "warning: %s\n", msg)
+}
+
+func (o *observer) close() {
+	if o.open {
+		o.gh.EndGroup()
+		o.open = false
+	}
+}
+
+func (o *observer) flushWarnings() {
+	if len(o.extra) > 0 {
+		o.gh.Warningf("%d more warnings in the log (GitHub shows %d annotations per step)", len(o.extra), maxAnnotations)
+		o.extra = nil
+	}
+}
