@@ -1,0 +1,401 @@
+// Package dockerexec runs the engine's commands inside another, running container
+// through the Docker Engine API exec — the container action's way to reach the GPUs and
+// the test environment of the job container (SPEC §9).
+//
+// Every command starts under a small sh launcher (see launcher) that makes the program
+// the leader of a new process group and reports that group on stderr, so a second exec
+// can signal the whole group on cancel (the API cannot kill an exec), and kills what
+// the group leaves behind when the program ends, as executor.Local does.
+//
+// Paths: Run translates Command.Dir and an absolute Command.Path with the Mapper. It
+// does not touch Args or Env: whoever puts a path into them (the engine's
+// JUNITXML_PREFIX) translates it with Mapper.ToTarget first.
+package dockerexec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"strconv"
+	"time"
+
+	"github.com/moby/moby/api/pkg/stdcopy"
+	"github.com/moby/moby/client"
+
+	"github.com/rocm/sgpu-queue/internal/executor"
+)
+
+// ErrNotRunning is wrapped by the errors for a target container that is missing,
+// stopped, or stopped (or restarted) while a command ran: nothing more can run there.
+var ErrNotRunning = errors.New("container not running")
+
+// Options configure an Exec.
+type Options struct {
+	Container string          // name or id of the running target container
+	Grace     time.Duration   // TERM → KILL on cancel (0 = executor.DefaultGrace)
+	Force     <-chan struct{} // closed: cut grace short
+	Mapper    *Mapper         // path translation; nil = identity
+	// Client talks to the engine; nil makes one from the environment (NewClient),
+	// which Close then closes.
+	Client *client.Client
+}
+
+// Exec is an executor.Executor that runs commands inside one running container.
+type Exec struct {
+	cli       *client.Client
+	ownCli    bool
+	name      string // as the user gave it, for messages
+	id        string
+	startedAt string // the container's start, to notice a restart under a command
+	env       []string
+	grace     time.Duration
+	force     <-chan struct{}
+	mapper    *Mapper
+}
+
+var _ executor.Executor = (*Exec)(nil)
+
+// apiTimeout bounds each control call to the engine (create, inspect, signal): a
+// daemon that stops answering must not hang the run.
+const apiTimeout = 60 * time.Second
+
+// containerGoneWait is how long a container whose command lost its launcher gets to
+// show that it stopped.
+const containerGoneWait = 10 * time.Second
+
+// killWait is how long a command may take to end after KILL before Run gives up on it.
+const killWait = 30 * time.Second
+
+// NewClient connects to the Docker engine named by the environment (DOCKER_HOST,
+// DOCKER_API_VERSION, DOCKER_CERT_PATH, DOCKER_TLS_VERIFY); the API version is
+// negotiated with the daemon on the first call.
+func NewClient() (*client.Client, error) {
+	cli, err := client.New(client.FromEnv)
+	if err != nil {
+		return nil, fmt.Errorf("docker client: %v (check DOCKER_HOST)", err)
+	}
+	return cli, nil
+}
+
+// New connects and checks that the container exists and runs.
+func New(ctx context.Context, o Options) (*Exec, error) {
+	e := &Exec{cli: o.Client, name: o.Container, grace: o.Grace, force: o.Force, mapper: o.Mapper}
+	if e.grace <= 0 {
+		e.grace = executor.DefaultGrace
+	}
+	if e.cli == nil {
+		cli, err := NewClient()
+		if err != nil {
+			return nil, err
+		}
+		e.cli, e.ownCli = cli, true
+	}
+	ictx, cancel := context.WithTimeout(ctx, apiTimeout)
+	defer cancel()
+	t, err := inspectTarget(ictx, e.cli, o.Container)
+	if err == nil && (t.Container.State == nil || !t.Container.State.Running) {
+		err = fmt.Errorf("container %s is not running (%s): start it before sgpu-queue: %w", o.Container, status(t), ErrNotRunning)
+	}
+	if err != nil {
+		_ = e.Close()
+		return nil, err
+	}
+	e.id = t.Container.ID
+	e.startedAt = t.Container.State.StartedAt
+	if t.Container.Config != nil {
+		e.env = t.Container.Config.Env
+	}
+	return e, nil
+}
+
+// Close releases the connection to the engine when New made it.
+func (e *Exec) Close() error {
+	if e.ownCli && e.cli != nil {
+		return e.cli.Close()
+	}
+	return nil
+}
+
+// Mapper is the path translation Run applies (nil = identity).
+func (e *Exec) Mapper() *Mapper { return e.mapper }
+
+// ContainerEnv is the target container's own environment (its image's and its
+// `docker run -e` variables). An exec starts from it and Command.Env is laid over it,
+// so the engine should build the items' environment on this base, not on its own.
+func (e *Exec) ContainerEnv() []string { return append([]string(nil), e.env...) }
+
+// launcher is run by /bin/sh in the container as: sh -c launcher sgpu-queue DIR PROG ARGS…
+// It enters DIR, then starts PROG under setsid (a new session, so a new process group
+// that the launcher itself is not in) through an inner sh that reports the group on
+// stderr, hands the group id to the launcher, and execs PROG with the launcher's
+// stdout. When PROG ends, the launcher kills what is left of the group and exits with
+// PROG's status (128+N when a signal N ended it), after reporting it on stderr: a
+// stream without that last report tells that the launcher itself was killed, i.e. the
+// container died. The launcher's own stderr is /dev/null so that its shell's remarks
+// ("Killed") stay out of the item's log.
+const launcher = `d=$1; shift
+if [ -n "$d" ]; then cd "$d" 2>/dev/null || { printf '\036sgpu-queue:nodir\n' >&2; exit 126; }; fi
+command -v setsid >/dev/null 2>&1 || { printf '\036sgpu-queue:nosetsid\n' >&2; exit 126; }
+exec 3>&1 4>&2 2>/dev/null
+g=$(setsid /bin/sh -c 'exec 2>&4 4>&-
+command -v "$1" >/dev/null 2>&1 || { printf "\036sgpu-queue:notfound\n" >&2; exit 127; }
+printf "\036sgpu-queue:pgid=%s\n" $$ >&2
+echo $$
+exec "$@" >&3 3>&-' sgpu-queue "$@")
+rc=$?
+[ -n "$g" ] && kill -KILL -"$g"
+printf '\036sgpu-queue:exit=%s\n' "$rc" >&4
+exit $rc`
+
+// Run implements executor.Executor.
+//
+// Exit codes follow the shell convention; as the launcher reports a signal N as
+// status 128+N, Signaled is inferred from codes 129…159. A program that does not exist
+// in the container is an error wrapping executor.ErrNotFound (code 127), reported by
+// the launcher rather than read from the code, so a script that itself exits 127 stays
+// a plain failure.
+func (e *Exec) Run(ctx context.Context, c executor.Command) (executor.Result, error) {
+	if ctx.Err() != nil {
+		return executor.Result{ExitCode: 130, Cancelled: true}, nil
+	}
+	dir, prog := c.Dir, c.Path
+	var err error
+	if dir != "" {
+		if dir, err = e.mapper.ToTarget(dir); err != nil {
+			return executor.Result{}, fmt.Errorf("working directory: %v", err)
+		}
+	}
+	if path.IsAbs(prog) {
+		if prog, err = e.mapper.ToTarget(prog); err != nil {
+			return executor.Result{}, fmt.Errorf("program: %v", err)
+		}
+	}
+	// The command outlives ctx by its grace period: API calls use their own deadlines.
+	bg := context.WithoutCancel(ctx)
+	cctx, cancel := context.WithTimeout(bg, apiTimeout)
+	defer cancel()
+	cmd := append([]string{"/bin/sh", "-c", launcher, "sgpu-queue", dir, prog}, c.Args...)
+	cr, err := e.cli.ExecCreate(cctx, e.id, client.ExecCreateOptions{
+		AttachStdout: true, AttachStderr: true, Env: c.Env, Cmd: cmd,
+	})
+	if err != nil {
+		return executor.Result{}, e.explain(bg, c.Path, err)
+	}
+	att, err := e.cli.ExecAttach(cctx, cr.ID, client.ExecAttachOptions{})
+	if err != nil {
+		return executor.Result{}, e.explain(bg, c.Path, err)
+	}
+	defer att.Close()
+
+	stdout := &drain{w: orDiscard(c.Stdout)}
+	stderr := &drain{w: orDiscard(c.Stderr)}
+	mk := newMarker(stderr)
+	copied := make(chan error, 1)
+	go func() {
+		_, err := stdcopy.StdCopy(stdout, mk, att.Reader)
+		copied <- err
+	}()
+
+	res := executor.Result{}
+	var streamErr error
+	select {
+	case streamErr = <-copied:
+	case <-ctx.Done():
+		res.Cancelled = true
+		streamErr = e.stop(bg, mk, copied, &att)
+	}
+	_ = mk.finish()
+
+	if errors.Is(streamErr, errAbandoned) {
+		res.ExitCode = 128 + 9
+		return res, fmt.Errorf("%s: %w in container %s", c.Path, streamErr, e.name)
+	}
+	// Without the launcher's last report, the launcher was killed: most likely with
+	// the whole container, whose exit the engine may record a moment after the stream
+	// ended. The exec's exit code then means nothing.
+	orderly := mk.ended || mk.kind == markNoDir || mk.kind == markNoSetsid
+	if !orderly {
+		if err := e.checkAfter(bg, mk.kind != markNone); err != nil {
+			return res, fmt.Errorf("%s: %w", c.Path, err)
+		}
+	}
+	code, running, ierr := e.exitCode(bg, cr.ID)
+	switch {
+	case ierr != nil:
+		return res, fmt.Errorf("%s: cannot read the exit status in container %s: %v", c.Path, e.name, ierr)
+	case running:
+		return res, fmt.Errorf("%s: the output stream from container %s ended (%v) while the command still runs", c.Path, e.name, streamErr)
+	}
+	res.ExitCode = code
+	res.Signaled = code > 128 && code < 160
+	switch mk.kind {
+	case markNotFound:
+		return res, fmt.Errorf("%s: %w in container %s (not on its PATH, or not executable)", c.Path, executor.ErrNotFound, e.name)
+	case markNoDir:
+		return res, fmt.Errorf("working directory %s does not exist in container %s: %s", dir, e.name, mountHint)
+	case markNoSetsid:
+		return res, fmt.Errorf("container %s has no setsid (util-linux or busybox) on its PATH: sgpu-queue needs it to stop commands on cancel", e.name)
+	case markNone:
+		if code == 126 || code == 127 {
+			return res, fmt.Errorf("%s: container %s could not start /bin/sh (exit %d): sgpu-queue needs a POSIX shell there", c.Path, e.name, code)
+		}
+	}
+	if err := errors.Join(stdout.err, stderr.err); err != nil {
+		return res, fmt.Errorf("%s: writing its output: %v", c.Path, err)
+	}
+	return res, nil
+}
+
+const mountHint = "the directory must be on a mount both containers share (see --container-workdir)"
+
+var errAbandoned = errors.New("the command did not end after KILL; left behind")
+
+// stop ends a cancelled command: TERM to its group, KILL after the grace period (or
+// at once once Force is closed), then waits for the output stream to end.
+func (e *Exec) stop(ctx context.Context, mk *marker, copied <-chan error, att *client.ExecAttachResult) error {
+	// Before the report, nothing of the program runs yet; the launcher reports at once.
+	select {
+	case <-mk.ready:
+	case err := <-copied:
+		return err
+	}
+	if mk.kind != markPgid {
+		return <-copied
+	}
+	e.signal(ctx, mk.pgid, "TERM")
+	t := time.NewTimer(e.grace)
+	defer t.Stop()
+	select {
+	case err := <-copied:
+		return err
+	case <-t.C:
+	case <-e.force:
+	}
+	e.signal(ctx, mk.pgid, "KILL")
+	k := time.NewTimer(killWait)
+	defer k.Stop()
+	select {
+	case err := <-copied:
+		return err
+	case <-k.C:
+		// A process stuck in the kernel (a hung GPU driver) ignores KILL: stop
+		// waiting for it rather than hang the run.
+		att.Close()
+		<-copied
+		return errAbandoned
+	}
+}
+
+// signal sends sig to process group pgid in the container by a second exec.
+func (e *Exec) signal(ctx context.Context, pgid int, sig string) {
+	ctx, cancel := context.WithTimeout(ctx, apiTimeout)
+	defer cancel()
+	cr, err := e.cli.ExecCreate(ctx, e.id, client.ExecCreateOptions{
+		Cmd: []string{"/bin/sh", "-c", "kill -" + sig + " -" + strconv.Itoa(pgid) + " 2>/dev/null"},
+	})
+	if err != nil {
+		return // the container is gone: its stream ends, and Run says so
+	}
+	_, _ = e.cli.ExecStart(ctx, cr.ID, client.ExecStartOptions{Detach: true})
+}
+
+// exitCode reads the exec's status. The stream can end a moment before the engine
+// records the exit, so a still-running exec is asked again for a little while.
+func (e *Exec) exitCode(ctx context.Context, id string) (code int, running bool, err error) {
+	delay := time.Millisecond
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		ictx, cancel := context.WithTimeout(ctx, apiTimeout)
+		r, err := e.cli.ExecInspect(ictx, id, client.ExecInspectOptions{})
+		cancel()
+		if err != nil || !r.Running || time.Now().After(deadline) {
+			return r.ExitCode, r.Running, err
+		}
+		time.Sleep(delay)
+		delay = min(2*delay, 100*time.Millisecond)
+	}
+}
+
+// gone tells whether the container can no longer run this Exec's commands: it is
+// removed, stopped, or restarted (which lost what ran in it). "" when it still runs.
+func (e *Exec) gone(ctx context.Context) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, apiTimeout)
+	defer cancel()
+	t, err := inspectTarget(ctx, e.cli, e.id)
+	switch {
+	case errors.Is(err, ErrNotRunning):
+		return "removed", nil
+	case err != nil:
+		return "", err
+	case t.Container.State == nil || !t.Container.State.Running:
+		return status(t), nil
+	case t.Container.State.StartedAt != e.startedAt:
+		return "restarted", nil
+	}
+	return "", nil
+}
+
+// checkAfter is run when a command's stream ended without the launcher's last report.
+// A container that is stopping gets up to containerGoneWait to show it (wait=false:
+// one look); a container that still runs then is not the cause.
+func (e *Exec) checkAfter(ctx context.Context, wait bool) error {
+	delay := 10 * time.Millisecond
+	deadline := time.Now().Add(containerGoneWait)
+	for {
+		why, err := e.gone(ctx)
+		if err != nil {
+			return fmt.Errorf("cannot check container %s after the command: %v", e.name, err)
+		}
+		if why != "" {
+			return fmt.Errorf("container %s stopped while the command ran (%s): %w", e.name, why, ErrNotRunning)
+		}
+		if !wait || time.Now().After(deadline) {
+			return nil
+		}
+		time.Sleep(delay)
+		delay = min(2*delay, 500*time.Millisecond)
+	}
+}
+
+// explain turns a failed exec create/attach into a clear error.
+func (e *Exec) explain(ctx context.Context, prog string, err error) error {
+	if why, _ := e.gone(ctx); why != "" {
+		return fmt.Errorf("%s: container %s is not running (%s): %w", prog, e.name, why, ErrNotRunning)
+	}
+	return fmt.Errorf("%s: cannot exec in container %s: %v", prog, e.name, err)
+}
+
+func status(t client.ContainerInspectResult) string {
+	s := t.Container.State
+	if s == nil {
+		return "state unknown"
+	}
+	if s.Status == "exited" {
+		return fmt.Sprintf("exited with %d", s.ExitCode)
+	}
+	return string(s.Status)
+}
+
+// drain passes output on and keeps consuming it after a write error (a full disk):
+// a stream left unread would block the command in the container.
+type drain struct {
+	w   io.Writer
+	err error
+}
+
+func (d *drain) Write(p []byte) (int, error) {
+	if d.err == nil {
+		if _, err := d.w.Write(p); err != nil {
+			d.err = err
+		}
+	}
+	return len(p), nil
+}
+
+func orDiscard(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return w
+}
