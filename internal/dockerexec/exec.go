@@ -29,7 +29,13 @@ import (
 
 // ErrNotRunning is wrapped by the errors for a target container that is missing,
 // stopped, or stopped (or restarted) while a command ran: nothing more can run there.
-var ErrNotRunning = errors.New("container not running")
+// It matches executor.ErrUnavailable, so dispatch stops instead of failing every item.
+var ErrNotRunning error = notRunning{}
+
+type notRunning struct{}
+
+func (notRunning) Error() string        { return "container not running" }
+func (notRunning) Is(target error) bool { return target == executor.ErrUnavailable }
 
 // Options configure an Exec.
 type Options struct {

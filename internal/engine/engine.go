@@ -59,9 +59,17 @@ type Options struct {
 	Force <-chan struct{}
 	// MapPath turns a local path into the path where Exec runs commands.
 	MapPath func(string) (string, error)
-	// CheckCommands verifies config commands exist here (false when they run in
-	// another container).
+	// CheckCommands verifies config commands exist here (ignored with Container,
+	// where this machine's files say nothing).
 	CheckCommands bool
+	// Container, when set, runs every suite command inside that running container
+	// through the Docker Engine API; ContainerWorkdir is the repo root as seen
+	// there ("" = found from the two containers' mounts); PassEnv names the
+	// variables of Env (globs allowed) that go into the container besides the hook
+	// contract's: its commands otherwise see the container's own environment.
+	Container        string
+	ContainerWorkdir string
+	PassEnv          []string
 	// Store returns where the weight table lives for this arch and level; nil = the
 	// local file at WeightsPath.
 	Store func(arch, level, defaultPath string) weights.Store
@@ -123,6 +131,7 @@ func usage(err error) error { return &Error{Code: 2, Err: err} }
 // run is the state of one Run.
 type run struct {
 	o      Options
+	cmdEnv hook.Env // the environment suite commands start from
 	out    io.Writer
 	obs    Observer
 	layout logdir.Layout
@@ -209,13 +218,22 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	r.obs.Phase(0, "read the config")
 	suites, err := config.Load(r.o.Configs)
 	// Report every problem of every file at once, missing commands included.
-	if err = errors.Join(err, config.Resolve(suites, r.o.RepoRoot, r.o.CheckCommands)); err != nil {
+	check := r.o.CheckCommands && r.o.Container == ""
+	if err = errors.Join(err, config.Resolve(suites, r.o.RepoRoot, check)); err != nil {
 		return nil, usage(err)
+	}
+	r.cmdEnv = r.o.Env
+	if r.o.Container != "" {
+		closeContainer, err := r.openContainer(ctx)
+		if err != nil {
+			return nil, usage(err)
+		}
+		defer closeContainer()
 	}
 	for _, s := range suites {
 		r.printf("  %-12s %-6s %s   (%s)\n", s.Label, s.Mode, strings.Join(append([]string{s.Command}, s.Args...), " "), s.Where())
 	}
-	pool, err := gpu.Detect(ctx, gpu.Options{Explicit: r.o.GPUs, Arch: r.o.Arch, PinVar: r.o.Hooks.Pin, Env: r.o.Env, Exec: r.o.Exec})
+	pool, err := gpu.Detect(ctx, gpu.Options{Explicit: r.o.GPUs, Arch: r.o.Arch, PinVar: r.o.Hooks.Pin, Env: r.cmdEnv, Exec: r.o.Exec})
 	if err != nil {
 		return nil, usage(err)
 	}

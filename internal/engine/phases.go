@@ -45,7 +45,7 @@ func (r *run) expand(ctx context.Context, suites []config.Suite, pool gpu.Pool) 
 	}
 	req := expand.Request{
 		Suites: suites, Exec: r.o.Exec, Hooks: r.o.Hooks, Level: r.o.Level, Dir: r.o.RepoRoot,
-		Env: hook.Env(r.o.Env).With(pool.PinVar + "=" + pool.IDs[0]),
+		Env: r.cmdEnv.With(pool.PinVar + "=" + pool.IDs[0]),
 		Log: logw,
 	}
 	if logFile != nil {
@@ -141,7 +141,7 @@ func (r *run) setup(ctx context.Context, suites []config.Suite, pool gpu.Pool) e
 			return fmt.Errorf("%s: %v", path, err)
 		}
 		tail := &tailBuffer{}
-		env := r.o.Hooks.SetupEnv(r.o.Env, r.o.Level).With(pool.PinVar + "=" + pool.IDs[0])
+		env := r.o.Hooks.SetupEnv(r.cmdEnv, r.o.Level).With(pool.PinVar + "=" + pool.IDs[0])
 		env, err = r.junitEnv(env, s.Label)
 		if err != nil {
 			f.Close()
@@ -225,7 +225,7 @@ func (r *run) dispatch(ctx context.Context, plan []schedule.Item, pool gpu.Pool,
 	meta.Started = time.Now()
 	r.writeMeta(meta)
 	cfg := dispatch.Config{
-		Exec: r.o.Exec, Layout: r.layout, Hooks: r.o.Hooks, Env: r.o.Env, Level: r.o.Level,
+		Exec: r.o.Exec, Layout: r.layout, Hooks: r.o.Hooks, Env: r.cmdEnv, Level: r.o.Level,
 		GPUs: pool.IDs, PinVar: pool.PinVar, JUnitPrefix: prefix, JUnitSuffix: suffix,
 		MapPath: r.o.MapPath, Timings: tw, Console: r.out, Warn: r.warn, Start: meta.Started,
 		Timeout: r.o.Timeout, Retries: r.o.Retries, Quarantine: r.o.Quarantine,

@@ -38,6 +38,11 @@ type Result struct {
 // executed where the command runs.
 var ErrNotFound = errors.New("command not found")
 
+// ErrUnavailable is matched (errors.Is) by errors saying that nothing more can run
+// where this executor runs commands (its container stopped): dispatch stops, and the
+// items not yet run are marked instead of each failing in turn.
+var ErrUnavailable = errors.New("executor unavailable")
+
 // Executor runs a command to completion.
 //
 // When ctx is cancelled, the executor ends the command's whole process group: TERM,

@@ -44,6 +44,9 @@ var Knobs = []Knob{
 	{"junit-dir", String, "", "where the merged JUnit file of each suite goes, <dir>/<label>.xml, when JUNITXML_PREFIX is set (default <repo-root>/test-results/junit)"},
 	{"default-weight", Number, "999999", "estimate in seconds of an item the table has never seen"},
 	{"dry-run", Bool, "false", "phases 0–2 only: print the plan, run nothing"},
+	{"container", String, "", "run every suite command inside this running container through the Docker Engine API (DOCKER_HOST or the default socket)"},
+	{"container-workdir", String, "", "the repo root as seen inside that container (default: from the two containers' mounts)"},
+	{"pass-env", Lines, "", "with --container: variables (globs allowed, e.g. NVTE_*) passed into the container besides the hook contract's (repeatable)"},
 	{"grace", Duration, "20s", "on cancel or timeout, time between TERM and KILL of an item's processes"},
 	{"pin-var", String, "", "variable that pins an item to its GPU (default by vendor: HIP_VISIBLE_DEVICES or CUDA_VISIBLE_DEVICES)"},
 	{"hook-var", Lines, "", "rename a hook variable, KEY=NAME (repeatable); keys: " + strings.Join(keys(), ", ")},
@@ -124,6 +127,9 @@ func (v Values) Apply(o *engine.Options, force <-chan struct{}) error {
 		err = fmt.Errorf("default-weight %q: want a positive number of seconds", v.get("default-weight"))
 	}
 	o.DryRun = boolean("dry-run")
+	o.Container = v.get("container")
+	o.ContainerWorkdir = v.get("container-workdir")
+	o.PassEnv = splitLines(v["pass-env"])
 	o.Grace = dur("grace")
 	o.Force = force
 	o.Timeout = dispatch.Timeout{Factor: num("item-timeout-factor", 0, false), Min: dur("item-timeout-min"), Max: dur("item-timeout-max")}
