@@ -229,6 +229,7 @@ func TestCheckBadRequest(t *testing.T) {
 		{"token with newline", func(r *Request) { r.Token = testToken + "\n" }, "whitespace or control"},
 		{"repo without owner", func(r *Request) { r.Repo = "r" }, `repository "r" is not owner/name`},
 		{"repo too deep", func(r *Request) { r.Repo = "o/r/x" }, "is not owner/name"},
+		{"repo with a query", func(r *Request) { r.Repo = "o/r?x=1" }, "is not owner/name"},
 		{"api url not http", func(r *Request) { r.APIURL = "ftp://example.com" }, "is not an http(s) URL"},
 		{"api url unparsable", func(r *Request) { r.APIURL = "http://[::1" }, "is not an http(s) URL"},
 		{"short sha", func(r *Request) { r.SHA = "9c1e5a7" }, "is not a commit id"},

@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -89,6 +90,10 @@ const (
 	defaultAPIURL  = "https://api.github.com/"
 )
 
+// repoName is what GitHub allows in an owner or repository name; anything
+// else would change the API path.
+var repoName = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+
 // session is a ready client for one call of Check or Comment.
 type session struct {
 	gh          *github.Client
@@ -105,7 +110,7 @@ func newSession(r Request) (*session, error) {
 		return nil, errors.New("the GitHub token contains whitespace or control characters: pass the token alone")
 	}
 	owner, repo, ok := strings.Cut(r.Repo, "/")
-	if !ok || owner == "" || repo == "" || strings.Contains(repo, "/") {
+	if !ok || !repoName.MatchString(owner) || !repoName.MatchString(repo) {
 		return nil, fmt.Errorf("repository %q is not owner/name: set GITHUB_REPOSITORY", r.Repo)
 	}
 	api := r.APIURL
