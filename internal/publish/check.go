@@ -1,0 +1,198 @@
+package publish
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/google/go-github/v62/github"
+)
+
+// conclusions the check-run API accepts for a completed run.
+var conclusions = map[string]bool{
+	"success": true, "failure": true, "cancelled": true, "neutral": true,
+	"skipped": true, "timed_out": true, "action_required": true,
+}
+
+var hexSHA = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
+
+// Check creates a completed check run on r.SHA with the report as its summary
+// and one failure annotation per failed item. The API takes 50 annotations a
+// request: the first 50 go with the create, the rest with updates of the same
+// run (each update resends name, title and summary, as the API requires).
+// At most MaxAnnotations are sent; a warning says how many were left out.
+// A read-only token gives a warning, not an error.
+func Check(ctx context.Context, r Request) (Outcome, error) {
+	var o Outcome
+	s, err := newSession(r)
+	if err != nil {
+		return o, err
+	}
+	if !hexSHA.MatchString(r.SHA) {
+		return o, fmt.Errorf("head sha %q is not a commit id: pass the PR head sha (PRFromEvent) or GITHUB_SHA", r.SHA)
+	}
+	if !conclusions[r.Conclusion] {
+		return o, fmt.Errorf("conclusion %q is not one of success, failure, cancelled, neutral, skipped, timed_out, action_required", r.Conclusion)
+	}
+
+	name := checkName(r)
+	title := r.Title
+	if title == "" {
+		title = "sgpu-queue: " + r.Conclusion
+	}
+	summary := r.Summary
+	if strings.TrimSpace(summary) == "" {
+		summary = "(no report)" // the API requires a summary with the output
+	}
+	summary = truncate(summary, MaxTextBytes, fmt.Sprintf("\n\n… (truncated to %d bytes: the full report is in the job summary)\n", MaxTextBytes))
+
+	anns := Annotations(r)
+	if n := len(anns); n > MaxAnnotations {
+		o.Warnings = append(o.Warnings, s.scrub(fmt.Sprintf("%d failed items were not annotated on the check run (at most %d are sent); the report lists them all", n-MaxAnnotations, MaxAnnotations)))
+		anns = anns[:MaxAnnotations]
+	}
+	first, rest := split(anns)
+
+	now := github.Timestamp{Time: time.Now().UTC()}
+	opts := github.CreateCheckRunOptions{
+		Name:        name,
+		HeadSHA:     r.SHA,
+		Status:      github.String("completed"),
+		Conclusion:  github.String(r.Conclusion),
+		CompletedAt: &now,
+		ExternalID:  github.String(markerKey(r.Workflow, r.Job)),
+		Output: &github.CheckRunOutput{
+			Title:       github.String(title),
+			Summary:     github.String(summary),
+			Annotations: first,
+		},
+	}
+	if r.DetailsURL != "" {
+		opts.DetailsURL = github.String(r.DetailsURL)
+	}
+	var run *github.CheckRun
+	err = s.call(ctx, func(ctx context.Context) (err error) {
+		run, _, err = s.gh.Checks.CreateCheckRun(ctx, s.owner, s.repo, opts)
+		return err
+	})
+	if err != nil {
+		w, err := s.classify(err, "check run", "checks: write", "")
+		if w != "" {
+			o.Warnings = append(o.Warnings, w)
+		}
+		return o, err
+	}
+	o.Check = run.GetHTMLURL()
+
+	for len(rest) > 0 {
+		var chunk []*github.CheckRunAnnotation
+		chunk, rest = split(rest)
+		upd := github.UpdateCheckRunOptions{
+			Name: name, // an update without name renames the run to ""
+			Output: &github.CheckRunOutput{
+				Title:       github.String(title),
+				Summary:     github.String(summary),
+				Annotations: chunk,
+			},
+		}
+		err = s.call(ctx, func(ctx context.Context) error {
+			_, _, err := s.gh.Checks.UpdateCheckRun(ctx, s.owner, s.repo, run.GetID(), upd)
+			return err
+		})
+		if err != nil {
+			w, err := s.classify(err, "check run annotations", "checks: write", "")
+			if w != "" {
+				o.Warnings = append(o.Warnings, w)
+			}
+			return o, err
+		}
+	}
+	return o, nil
+}
+
+func checkName(r Request) string {
+	switch {
+	case r.Name != "":
+		return r.Name
+	case r.Job != "":
+		return "sgpu-queue (" + r.Job + ")"
+	}
+	return "sgpu-queue"
+}
+
+func split(a []*github.CheckRunAnnotation) (head, tail []*github.CheckRunAnnotation) {
+	if len(a) <= PerRequest {
+		return a, nil
+	}
+	return a[:PerRequest], a[PerRequest:]
+}
+
+// Annotations builds the check-run annotations for r.Failures, in order: one
+// "failure" annotation per item at the suite's config line (see Failure.Path),
+// titled with the item, its message naming the suite, rc, note and log.
+func Annotations(r Request) []*github.CheckRunAnnotation {
+	fallback := repoPath(r.WorkflowPath)
+	if fallback == "" {
+		fallback = ".github/workflows"
+	}
+	anns := make([]*github.CheckRunAnnotation, 0, len(r.Failures))
+	for _, f := range r.Failures {
+		p, line := repoPath(f.Path), f.Line
+		if p == "" {
+			p, line = fallback, 1
+		}
+		if line < 1 {
+			line = 1
+		}
+		item := f.Item
+		if item == "" {
+			item = f.Suite
+		}
+		var msg strings.Builder
+		fmt.Fprintf(&msg, "%s failed in suite %s: rc=%d", item, f.Suite, f.RC)
+		if f.Note != "" {
+			fmt.Fprintf(&msg, " (%s)", f.Note)
+		}
+		if f.Log != "" {
+			fmt.Fprintf(&msg, "\nlog: %s", f.Log)
+		}
+		anns = append(anns, &github.CheckRunAnnotation{
+			Path:            github.String(p),
+			StartLine:       github.Int(line),
+			EndLine:         github.Int(line),
+			AnnotationLevel: github.String("failure"),
+			Title:           github.String(truncate(oneLine(item), MaxTitle, "…")),
+			Message:         github.String(truncate(msg.String(), MaxMessage, "\n… (truncated)")),
+		})
+	}
+	return anns
+}
+
+// repoPath returns p as a clean repository-relative slash path, or "" when p
+// is empty, absolute or leaves the repository: GitHub places annotations only
+// on repository-relative paths ("./x", "/x" and "../x" are not shown on files).
+func repoPath(p string) string {
+	if p == "" || strings.HasPrefix(p, "/") {
+		return ""
+	}
+	p = path.Clean(p)
+	if p == "." || p == ".." || strings.HasPrefix(p, "../") {
+		return ""
+	}
+	return p
+}
+
+// WorkflowPathFromRef returns the workflow file of GITHUB_WORKFLOW_REF
+// ("owner/repo/.github/workflows/ci.yml@refs/heads/main" →
+// ".github/workflows/ci.yml"), or "" when ref has no such form.
+func WorkflowPathFromRef(ref string) string {
+	ref, _, _ = strings.Cut(ref, "@")
+	parts := strings.SplitN(ref, "/", 3)
+	if len(parts) != 3 {
+		return ""
+	}
+	return repoPath(parts[2])
+}

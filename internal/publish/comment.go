@@ -1,0 +1,143 @@
+package publish
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/google/go-github/v62/github"
+)
+
+// Comment keeps one sticky comment per workflow/job on pull request r.PR: it
+// looks for the comment whose body starts with Marker(r.Workflow, r.Job)
+// (through every page of the PR's comments, oldest first) and edits the first
+// one found, or creates it. With r.PR == 0 it does nothing and says so in
+// Outcome.Notes. A read-only token gives a warning, not an error.
+func Comment(ctx context.Context, r Request) (Outcome, error) {
+	var o Outcome
+	if r.PR <= 0 {
+		o.Notes = append(o.Notes, "not a pull request: no PR comment; the report is in the job summary")
+		return o, nil
+	}
+	s, err := newSession(r)
+	if err != nil {
+		return o, err
+	}
+	marker := Marker(r.Workflow, r.Job)
+	body := CommentBody(r)
+
+	id, err := s.findComment(ctx, r.PR, marker)
+	if err != nil {
+		w, err := s.classify(err, "PR comment", "pull-requests: write", fmt.Sprintf("pull request #%d does not exist", r.PR))
+		if w != "" {
+			o.Warnings = append(o.Warnings, w)
+		}
+		return o, err
+	}
+	var c *github.IssueComment
+	err = s.call(ctx, func(ctx context.Context) (err error) {
+		if id != 0 {
+			c, _, err = s.gh.Issues.EditComment(ctx, s.owner, s.repo, id, &github.IssueComment{Body: &body})
+		} else {
+			c, _, err = s.gh.Issues.CreateComment(ctx, s.owner, s.repo, r.PR, &github.IssueComment{Body: &body})
+		}
+		return err
+	})
+	if err != nil {
+		w, err := s.classify(err, "PR comment", "pull-requests: write", fmt.Sprintf("pull request #%d does not exist", r.PR))
+		if w != "" {
+			o.Warnings = append(o.Warnings, w)
+		}
+		return o, err
+	}
+	o.Comment = c.GetHTMLURL()
+	return o, nil
+}
+
+// findComment returns the id of the first comment on PR pr whose body starts
+// with marker, or 0.
+func (s *session) findComment(ctx context.Context, pr int, marker string) (int64, error) {
+	opts := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
+	for page := 0; page < maxCommentPage; page++ {
+		var (
+			list []*github.IssueComment
+			resp *github.Response
+		)
+		err := s.call(ctx, func(ctx context.Context) (err error) {
+			list, resp, err = s.gh.Issues.ListComments(ctx, s.owner, s.repo, pr, opts)
+			return err
+		})
+		if err != nil {
+			return 0, err
+		}
+		for _, c := range list {
+			// A prefix, not a substring: someone quoting our comment does not
+			// make theirs the sticky one.
+			if strings.HasPrefix(c.GetBody(), marker) {
+				return c.GetID(), nil
+			}
+		}
+		if resp == nil || resp.NextPage == 0 {
+			break
+		}
+		opts.Page = resp.NextPage
+	}
+	return 0, nil
+}
+
+// Marker is the hidden first line of the sticky comment of one workflow/job:
+// <!-- sgpu-queue:WORKFLOW/JOB -->. Characters that could end or break the
+// HTML comment are %-escaped, so any workflow name gives a stable marker.
+func Marker(workflow, job string) string {
+	return "<!-- sgpu-queue:" + markerKey(workflow, job) + " -->"
+}
+
+func markerKey(workflow, job string) string {
+	return escapeKey(workflow) + "/" + escapeKey(job)
+}
+
+func escapeKey(s string) string {
+	var b strings.Builder
+	prev := rune(0)
+	for _, c := range strings.ToValidUTF8(s, "\uFFFD") {
+		switch {
+		case c == '%' || c == '/' || c == '<' || c == '>' || (c == '-' && prev == '-') || c < ' ' || c == 0x7f:
+			fmt.Fprintf(&b, "%%%02X", c)
+			c = 0
+		default:
+			b.WriteRune(c)
+		}
+		prev = c
+	}
+	return b.String()
+}
+
+// CommentBody is the sticky comment's text: the marker, the title, the
+// report (truncated to the API limit with a note) and a link to the run.
+func CommentBody(r Request) string {
+	var head, foot strings.Builder
+	head.WriteString(Marker(r.Workflow, r.Job))
+	head.WriteString("\n")
+	if r.Title != "" {
+		fmt.Fprintf(&head, "**%s**\n\n", oneLine(r.Title))
+	}
+	foot.WriteString("\n\n---\n<sub>sgpu-queue")
+	if r.Workflow != "" || r.Job != "" {
+		fmt.Fprintf(&foot, " · %s / %s", oneLine(r.Workflow), oneLine(r.Job))
+	}
+	if len(r.SHA) >= 7 {
+		fmt.Fprintf(&foot, " · commit %s", r.SHA[:7])
+	}
+	if r.DetailsURL != "" {
+		fmt.Fprintf(&foot, " · [run details](%s)", r.DetailsURL)
+	}
+	foot.WriteString(" · this comment is updated in place on every run</sub>\n")
+
+	room := MaxTextBytes - len(head.String()) - len(foot.String())
+	if room < 0 {
+		room = 0
+	}
+	summary := strings.TrimRight(r.Summary, "\n")
+	summary = truncate(summary, room, "\n\n… (truncated: the full report is in the job summary)")
+	return truncate(head.String()+summary+foot.String(), MaxTextBytes, "")
+}

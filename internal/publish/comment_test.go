@@ -1,0 +1,215 @@
+package publish
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func callList(calls []apiCall) string {
+	var b strings.Builder
+	for _, c := range calls {
+		fmt.Fprintf(&b, "%s %s", c.Method, c.Path)
+		if c.Query != "" {
+			q, _ := url.ParseQuery(c.Query)
+			fmt.Fprintf(&b, "?%s", q.Encode())
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// The sticky comment: created on the first run, edited in place on the next,
+// found on page 2 of the PR's comments; another job gets its own.
+func TestCommentSticky(t *testing.T) {
+	g := newFakeGitHub(t, testToken)
+	g.seedComments(7, 150) // the PR already has a page and a half of discussion
+	r := request(g, 3)
+
+	o, err := Comment(context.Background(), r)
+	assertNoToken(t, o, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "GET /repos/o/r/issues/7/comments?per_page=100\n" +
+		"GET /repos/o/r/issues/7/comments?page=2&per_page=100\n" +
+		"POST /repos/o/r/issues/7/comments\n"
+	if got := callList(g.calls()); got != want {
+		t.Fatalf("first run calls:\n%swant:\n%s", got, want)
+	}
+	cs := g.prComments(7)
+	if len(cs) != 151 || cs[150].Body != CommentBody(r) {
+		t.Fatalf("after the first run: %d comments, last %q", len(cs), cs[len(cs)-1].Body)
+	}
+	id := cs[150].ID
+	if o.Comment != fmt.Sprintf("https://github.com/o/r/pull/7#issuecomment-%d", id) {
+		t.Errorf("Outcome.Comment = %q", o.Comment)
+	}
+
+	// Second run of the same workflow/job: the marker is on page 2; edit it.
+	r.Title, r.Summary = "sgpu-queue: 0 failed of 80", "## ✓ sgpu-queue: passed\n"
+	o, err = Comment(context.Background(), r)
+	assertNoToken(t, o, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := g.calls()[3:]
+	want = "GET /repos/o/r/issues/7/comments?per_page=100\n" +
+		"GET /repos/o/r/issues/7/comments?page=2&per_page=100\n" +
+		fmt.Sprintf("PATCH /repos/o/r/issues/comments/%d\n", id)
+	if got := callList(calls); got != want {
+		t.Fatalf("second run calls:\n%swant:\n%s", got, want)
+	}
+	if calls[2].Body["body"] != CommentBody(r) {
+		t.Errorf("edit body = %v", calls[2].Body["body"])
+	}
+	cs = g.prComments(7)
+	if len(cs) != 151 || cs[150].Body != CommentBody(r) || !strings.Contains(cs[150].Body, "passed") {
+		t.Fatalf("after the second run: %d comments, last %q", len(cs), cs[len(cs)-1].Body)
+	}
+
+	// Another job of the workflow keeps its own comment.
+	r.Job = "queue-mi300"
+	if _, err := Comment(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	if cs = g.prComments(7); len(cs) != 152 || !strings.HasPrefix(cs[151].Body, "<!-- sgpu-queue:rocm-ci/queue-mi300 -->") {
+		t.Fatalf("other job: %d comments", len(cs))
+	}
+}
+
+// A comment that only quotes the marker is not the sticky one.
+func TestCommentIgnoresQuotedMarker(t *testing.T) {
+	g := newFakeGitHub(t, testToken)
+	r := request(g, 0)
+	g.mu.Lock()
+	g.comments[7] = []*fakeComment{{ID: 1, User: "reviewer", Body: "> " + Marker(r.Workflow, r.Job) + "\n> old report\nwhy did this fail?"}}
+	g.mu.Unlock()
+	if _, err := Comment(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	cs := g.prComments(7)
+	if len(cs) != 2 || !strings.HasPrefix(cs[0].Body, "> ") {
+		t.Fatalf("comments %+v", cs)
+	}
+}
+
+func TestCommentNotAPR(t *testing.T) {
+	g := newFakeGitHub(t, testToken)
+	r := request(g, 3)
+	r.PR = 0
+	o, err := Comment(context.Background(), r)
+	assertNoToken(t, o, err)
+	if err != nil || o.Comment != "" || len(o.Warnings) != 0 || len(o.Notes) != 1 || !strings.Contains(o.Notes[0], "not a pull request") {
+		t.Fatalf("outcome %+v, err %v", o, err)
+	}
+	if n := len(g.calls()); n != 0 {
+		t.Errorf("%d API calls for a non-PR run", n)
+	}
+}
+
+func TestCommentAPIErrors(t *testing.T) {
+	tests := []struct {
+		name     string
+		route    string
+		status   int
+		body     string
+		wantErr  string
+		wantWarn string
+	}{
+		{"fork read-only token on create", "create-comment", 403, readOnlyBody, "",
+			"cannot publish the PR comment: the token is read-only (fork PR? otherwise grant `pull-requests: write`); the report is in the job summary"},
+		{"read-only on list", "list-comments", 403, readOnlyBody, "", "cannot publish the PR comment: the token is read-only"},
+		{"server error on list", "list-comments", 500, `{"message":"Server Error"}`, "cannot publish the PR comment: GET ", ""},
+		{"server error on create", "create-comment", 500, `{"message":"Server Error"}`, "500 Server Error", ""},
+		{"PR not found", "list-comments", 404, `{"message":"Not Found"}`, "the token cannot see o/r (check GITHUB_REPOSITORY and the token's access) or pull request #7 does not exist", ""},
+		{"garbage answer", "list-comments", 200, `<html>`, "cannot publish the PR comment", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g := newFakeGitHub(t, testToken)
+			g.failNext(tc.route, tc.status, tc.body, nil)
+			o, err := Comment(context.Background(), request(g, 3))
+			assertNoToken(t, o, err)
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Fatalf("error %v, want none", err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
+			}
+			if tc.wantWarn == "" && len(o.Warnings) != 0 {
+				t.Errorf("warnings %q, want none", o.Warnings)
+			}
+			if tc.wantWarn != "" && (len(o.Warnings) != 1 || !strings.Contains(o.Warnings[0], tc.wantWarn)) {
+				t.Errorf("warnings %q, want one containing %q", o.Warnings, tc.wantWarn)
+			}
+			if o.Comment != "" {
+				t.Errorf("Outcome.Comment = %q after a failure", o.Comment)
+			}
+		})
+	}
+}
+
+func TestCommentBodyGolden(t *testing.T) {
+	r := Request{
+		SHA: testSHA, Workflow: "TransformerEngine CI", Job: "rocm-queue",
+		Title:      "sgpu-queue: 2 failed of 80",
+		Summary:    "## ✗ sgpu-queue: failed\n\n80 items on 8 GPUs, 2 failed · wall 41m 3s · utilisation 93.5 %\n\n### Failed items (2)\n\n| suite | item | rc | log |\n|---|---|---:|---|\n| torch | `tests/pytorch/test_fused_attn.py` | 1 | `test-results/logs/torch/items/007.log` |\n| jax | `tests/jax/test_layer.py` | 124 | `test-results/logs/jax/items/001.log` |\n\n",
+		DetailsURL: "https://github.com/ROCm/TransformerEngine/actions/runs/13579246801",
+	}
+	golden(t, "comment.golden.md", []byte(CommentBody(r)))
+}
+
+func TestCommentBodyTruncated(t *testing.T) {
+	r := Request{Workflow: "w", Job: "j", Title: "t", SHA: testSHA, DetailsURL: "https://example.com/run",
+		Summary: strings.Repeat("| ✗ | row |\n", 10000)}
+	body := CommentBody(r)
+	if len(body) > MaxTextBytes || !utf8.ValidString(body) {
+		t.Fatalf("body of %d bytes, valid %v", len(body), utf8.ValidString(body))
+	}
+	if !strings.HasPrefix(body, Marker("w", "j")+"\n") || !strings.Contains(body, "(truncated: the full report is in the job summary)") ||
+		!strings.HasSuffix(body, "updated in place on every run</sub>\n") {
+		t.Errorf("body head %q … tail %q", body[:60], body[len(body)-200:])
+	}
+}
+
+func TestMarker(t *testing.T) {
+	tests := []struct{ workflow, job, want string }{
+		{"rocm-ci", "queue", "<!-- sgpu-queue:rocm-ci/queue -->"},
+		{"TransformerEngine CI", "rocm_queue", "<!-- sgpu-queue:TransformerEngine CI/rocm_queue -->"},
+		{"a--b", "c", "<!-- sgpu-queue:a-%2Db/c -->"},
+		{"x-->y", "z", "<!-- sgpu-queue:x-%2D%3Ey/z -->"},
+		{"a/b", "c", "<!-- sgpu-queue:a%2Fb/c -->"},
+		{"a", "b/c", "<!-- sgpu-queue:a/b%2Fc -->"},
+		{"100%", "j", "<!-- sgpu-queue:100%25/j -->"},
+		{"two\nlines", "j", "<!-- sgpu-queue:two%0Alines/j -->"},
+		{"", "", "<!-- sgpu-queue:/ -->"},
+	}
+	for _, tc := range tests {
+		if got := Marker(tc.workflow, tc.job); got != tc.want {
+			t.Errorf("Marker(%q, %q) = %q, want %q", tc.workflow, tc.job, got, tc.want)
+		}
+	}
+}
+
+// FuzzMarker: any workflow/job name (user-chosen text) gives one line that is
+// a single well-formed HTML comment, and different names give different
+// markers.
+func FuzzMarker(f *testing.F) {
+	f.Add("rocm-ci", "queue", "rocm-ci/queue", "")
+	f.Add("a--b", "c", "a-", "-b/c")
+	f.Add("x-->y", "<!--", "%", "/")
+	f.Fuzz(func(t *testing.T, w1, j1, w2, j2 string) {
+		m := Marker(w1, j1)
+		inner := strings.TrimSuffix(strings.TrimPrefix(m, "<!-- "), " -->")
+		if !strings.HasPrefix(m, "<!-- sgpu-queue:") || strings.Contains(inner, "--") || strings.ContainsAny(inner, "<>\n\r") {
+			t.Fatalf("marker %q is not one well-formed HTML comment", m)
+		}
+		if (w1 != w2 || j1 != j2) && utf8.ValidString(w1+j1+w2+j2) && m == Marker(w2, j2) {
+			t.Fatalf("Marker(%q, %q) == Marker(%q, %q) = %q", w1, j1, w2, j2, m)
+		}
+	})
+}
