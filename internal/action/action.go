@@ -66,12 +66,18 @@ func Run(ctx context.Context, e Env) int {
 	if err != nil {
 		return a.stop(&engine.Error{Code: 2, Err: err})
 	}
+	targets, err := publishTargets(gh.GetInput("publish"))
+	if err != nil {
+		return a.stop(&engine.Error{Code: 2, Err: err})
+	}
 	res, err := engine.Run(ctx, opts)
 	a.obs.close()
 	if err != nil {
 		return a.stop(err)
 	}
-	a.present(ctx, res)
+	a.present(res, targets)
+	a.publishPR(ctx, res, targets)
+	a.obs.flushWarnings()
 	return res.ExitCode
 }
 
@@ -184,17 +190,14 @@ func (a *act) stop(err error) int {
 		code = ee.Code
 	}
 	msg := err.Error()
-	first, _, _ := strings.Cut(msg, "\n")
 	a.gh.WithFieldsMap(map[string]string{"title": "sgpu-queue stopped before running the suites"}).Errorf("%s", msg)
 	a.summary(fmt.Sprintf("## ✗ sgpu-queue stopped before running the suites\n\n```\n%s\n```\n", msg))
 	a.outputs(map[string]string{"result": "failure", "exit-code": strconv.Itoa(code), "cache-hit": "false"})
-	_ = first
 	return code
 }
 
 // present turns a finished run into annotations, the summary and the outputs.
-func (a *act) present(ctx context.Context, res *engine.Result) {
-	failed := 0
+func (a *act) present(res *engine.Result, targets map[string]bool) {
 	var failedSuites []verdict.Suite
 	for _, s := range res.Suites {
 		if !s.Passed() {
@@ -211,15 +214,11 @@ func (a *act) present(ctx context.Context, res *engine.Result) {
 			break
 		}
 		a.gh.WithFieldsMap(map[string]string{"title": "suite " + s.Label + " failed"}).Errorf("%s", suiteMessage(s, res.LogDir, a))
-		failed++
 	}
-	a.obs.flushWarnings()
-	if res.Markdown != "" {
+	if res.Markdown != "" && (targets["summary"] || len(targets) == 0) {
 		a.summary(res.Markdown)
 	}
 	a.outputs(a.outputValues(res))
-	_ = ctx
-	_ = failed
 }
 
 // suiteMessage is the annotation of a failed suite: its failed items and their logs.

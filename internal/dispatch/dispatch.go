@@ -78,6 +78,9 @@ type Attempt struct {
 	Cancelled  bool // stopped because the run was cancelled
 	TimedOut   bool // killed at its hang deadline (RC 124)
 	DeviceErr  string
+	// Unavailable is set when nothing more can run where commands run (the target
+	// container stopped): the run stops dispatching.
+	Unavailable error
 }
 
 // Seconds is the attempt's duration.
@@ -206,7 +209,11 @@ func (d *dispatcher) run(ctx context.Context) *Result {
 		busy--
 		idle = append(idle, a.Slot)
 		res.Attempts = append(res.Attempts, a)
-		if a.Cancelled || ctx.Err() != nil {
+		if a.Unavailable != nil && res.Stalled == nil {
+			res.Stalled = fmt.Errorf("%v; %d item(s) left unrun", a.Unavailable, d.q.Len())
+			d.warn(res.Stalled.Error())
+		}
+		if a.Cancelled || ctx.Err() != nil || res.Stalled != nil {
 			continue
 		}
 		// A GPU turning bad explains the failure better than flakiness: quarantine
@@ -311,6 +318,10 @@ func (d *dispatcher) runItem(ctx context.Context, t0 time.Time, slot, idx, n int
 	a.End = time.Now()
 	a.RC = res.ExitCode
 	switch {
+	case errors.Is(runErr, executor.ErrUnavailable):
+		// Its container went away under it: cut off, like a kill from outside.
+		a.RC, a.Incomplete, a.Unavailable = 137, true, runErr
+		fmt.Fprintf(log, "\nsgpu-queue: %v\n", runErr)
 	case runErr != nil:
 		// The item could not start: that is its failure, recorded like any other.
 		a.RC = 127
@@ -322,7 +333,7 @@ func (d *dispatcher) runItem(ctx context.Context, t0 time.Time, slot, idx, n int
 		a.Cancelled, a.Incomplete = true, true
 		fmt.Fprintf(log, "\nsgpu-queue: cancelled after %.1fs (run stopped)\n", a.Seconds())
 	}
-	if !a.Cancelled {
+	if !a.Cancelled && a.Unavailable == nil {
 		a.Incomplete = d.partialLeft(it, a.Start)
 	}
 	if err := log.Close(); err != nil {

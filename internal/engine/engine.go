@@ -105,6 +105,7 @@ type Result struct {
 	Plan        []schedule.Item
 	Bound       schedule.Bound
 	Suites      []verdict.Suite
+	Configs     map[string]config.Suite // each suite's config line, by label
 	Stats       report.Stats
 	Report      string   // path of report/schedule.md
 	JUnit       []string // merged JUnit files, one per suite
@@ -221,6 +222,10 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	check := r.o.CheckCommands && r.o.Container == ""
 	if err = errors.Join(err, config.Resolve(suites, r.o.RepoRoot, check)); err != nil {
 		return nil, usage(err)
+	}
+	r.res.Configs = map[string]config.Suite{}
+	for _, s := range suites {
+		r.res.Configs[s.Label] = s
 	}
 	r.cmdEnv = r.o.Env
 	if r.o.Container != "" {

@@ -120,8 +120,10 @@ func Decide(r *logdir.Run) []Suite {
 			switch {
 			case r.Meta.Cancelled:
 				it.Note = "cancelled before it started"
-			case r.Meta.Stalled != "":
+			case strings.Contains(r.Meta.Stalled, "every GPU is quarantined"):
 				it.Note = "never ran: every GPU was quarantined"
+			case r.Meta.Stalled != "":
+				it.Note = "never ran: the run stopped early"
 			}
 		}
 		if it.Failed {
