@@ -256,7 +256,7 @@ func (r *run) learn(ctx context.Context, store weights.Store, table *weights.Tab
 		r.printf("  pruned %s (no longer listed by its suite's census)\n", textfmt.Printable(k))
 	}
 	if err := store.Save(ctx, table); err != nil {
-		r.warn(fmt.Sprintf("weight table %s not saved: %v", store, err))
+		r.warn(fmt.Sprintf("weight table not saved: %v", err))
 	} else {
 		r.printf("  %d weight(s) changed, %d pruned, %d keys → %s\n", len(changes), len(pruned), table.Len(), store)
 	}
