@@ -1,9 +1,8 @@
 package cli
 
 import (
-	"bytes"
 	"fmt"
-	"os"
+	"io"
 	"strings"
 
 	"github.com/rocm/sgpu-queue/internal/logdir"
@@ -13,7 +12,7 @@ import (
 
 const reportHelp = `Usage: sgpu-queue report LOGDIR
 
-Rebuilds LOGDIR/report/schedule.md from the files of a run (queue/, items/) and prints it.
+Rebuilds LOGDIR/report/schedule.md and timeline.svg from the files of a run (queue/, items/) and prints it.
 
 Flags:
 `
@@ -38,19 +37,12 @@ func reportCmd(e Env, args []string) int {
 		fmt.Fprintf(e.Stderr, "warning: %s\n", w)
 	}
 	suites := verdict.Decide(run)
-	var b bytes.Buffer
-	if err := report.Markdown(&b, run, suites, report.Compute(run, suites)); err != nil {
-		fmt.Fprintf(e.Stderr, "sgpu-queue: %v\n", err)
-		return 1
-	}
-	if err := os.MkdirAll(run.Layout.ReportDir(), 0o755); err == nil {
-		err = os.WriteFile(run.Layout.Report(), b.Bytes(), 0o644)
-	}
+	files, err := report.WriteFiles(run, suites, report.Compute(run, suites))
 	if err != nil {
 		fmt.Fprintf(e.Stderr, "sgpu-queue: %v\n", err)
 		return 1
 	}
-	e.Stdout.Write(b.Bytes())
+	io.WriteString(e.Stdout, files.Markdown)
 	return 0
 }
 

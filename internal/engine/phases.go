@@ -299,15 +299,11 @@ func learnable(run *logdir.Run) []logdir.Timing {
 
 // writeReport is phase 7.
 func (r *run) writeReport(run *logdir.Run) {
-	var b bytes.Buffer
-	if err := report.Markdown(&b, run, r.res.Suites, r.res.Stats); err != nil {
-		r.warn(fmt.Sprintf("report: %v", err))
-		return
-	}
-	r.res.Markdown = b.String()
-	r.res.Report = r.layout.Report()
-	if err := os.WriteFile(r.res.Report, b.Bytes(), 0o644); err != nil {
-		r.warn(fmt.Sprintf("%s: %v", r.res.Report, err))
+	files, err := report.WriteFiles(run, r.res.Suites, r.res.Stats)
+	r.res.Markdown = files.Markdown
+	r.res.Report = files.MDPath
+	if err != nil {
+		r.warn(err.Error())
 	}
 	s := r.res.Stats
 	r.printf("  wall %s for %s of work on %d GPUs: utilisation %.1f %%, %.1f %% above the lower bound %s\n",

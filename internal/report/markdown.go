@@ -3,6 +3,9 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
+	"net/url"
+	"sort"
 	"strings"
 
 	"github.com/rocm/sgpu-queue/internal/logdir"
@@ -10,80 +13,499 @@ import (
 	"github.com/rocm/sgpu-queue/internal/verdict"
 )
 
-// Markdown writes the schedule report.
-func Markdown(w io.Writer, r *logdir.Run, suites []verdict.Suite, s Stats) error {
-	var b strings.Builder
-	mark := "✓"
-	word := "passed"
-	if !s.Passed {
-		mark, word = "✗", "failed"
-	}
-	if s.Cancelled {
-		word += " (cancelled)"
-	}
-	fmt.Fprintf(&b, "## %s sgpu-queue: %s\n\n", mark, word)
-	fmt.Fprintf(&b, "%d items on %d GPUs, %d failed · wall %s · utilisation %.1f %%\n\n",
-		s.Items, s.GPUs, s.Failed, dur(s.Wall), 100*s.Utilisation)
-	if s.Cancelled {
-		b.WriteString("> **The run was cancelled**: items that had not finished are marked; only finished items were learned.\n\n")
-	}
+// MaxBytes is the size the Markdown is kept under: GitHub refuses a job summary over
+// 1 MiB, and this leaves the action room for a line of its own.
+const MaxBytes = 1000 << 10
 
+// Tables longer than these are collapsed in <details>.
+const (
+	openRows = 25 // a table of up to this many rows stays open
+	topRows  = 10 // the "worst misses" tables
+)
+
+// Markdown writes the schedule report (report/schedule.md and the job summary).
+func Markdown(w io.Writer, r *logdir.Run, suites []verdict.Suite, s Stats) error {
+	_, err := io.WriteString(w, render(r, suites, s, MaxBytes))
+	return err
+}
+
+// block is a piece of the report; the rows of a table block may be cut, from the
+// end, to keep the whole under the size limit.
+type block struct {
+	head string
+	rows []string
+	tail string
+	keep int    // rows kept
+	what string // "rows", "items": what the note says was left out
+	cum  []int  // cum[i]: bytes of rows[:i]
+}
+
+func fixed(s string) *block { return &block{head: s} }
+
+func table(head string, rows []string, tail, what string) *block {
+	b := &block{head: head, rows: rows, tail: tail, keep: len(rows), what: what, cum: make([]int, len(rows)+1)}
+	for i, r := range rows {
+		b.cum[i+1] = b.cum[i] + len(r)
+	}
+	return b
+}
+
+func (b *block) note() string {
+	if left := len(b.rows) - b.keep; left > 0 {
+		return fmt.Sprintf("\n*%d more %s left out to keep this report under 1 MiB; queue/timings.tsv and run.json in the log dir have them all.*\n", left, b.what)
+	}
+	return ""
+}
+
+func (b *block) size() int {
+	n := len(b.head) + len(b.tail) + len(b.note())
+	if b.cum != nil {
+		n += b.cum[b.keep]
+	}
+	return n
+}
+
+func (b *block) write(sb *strings.Builder) {
+	sb.WriteString(b.head)
+	for _, r := range b.rows[:b.keep] {
+		sb.WriteString(r)
+	}
+	sb.WriteString(b.note())
+	sb.WriteString(b.tail)
+}
+
+// fit cuts table rows until the blocks total at most limit bytes: always from the
+// longest table, at most half of its rows at a time, so the cuts spread over the
+// tables that cost the most. Fixed blocks (the headline) are never cut.
+func fit(blocks []*block, limit int) {
+	total := 0
+	for _, b := range blocks {
+		total += b.size()
+	}
+	for total > limit {
+		var big *block
+		for _, b := range blocks {
+			if b.keep > 0 && (big == nil || b.size() > big.size()) {
+				big = b
+			}
+		}
+		if big == nil {
+			return
+		}
+		before := big.size()
+		excess := total - limit
+		for cut, most := 0, max(1, big.keep/2); big.keep > 0 && cut < most && before-big.size() < excess; cut++ {
+			big.keep--
+		}
+		total += big.size() - before
+	}
+}
+
+// render builds the report within limit bytes.
+func render(r *logdir.Run, suites []verdict.Suite, s Stats, limit int) string {
+	var blocks []*block
+	blocks = append(blocks, fixed(headline(s)))
+	blocks = append(blocks, fixed(efficiency(r, s)))
+	blocks = append(blocks, fixed(timelineSection(r, s)))
+	blocks = append(blocks, suitesTable(suites, s))
+	blocks = append(blocks, gpuTable(s))
+	if f := failedTable(s); f != nil {
+		blocks = append(blocks, f)
+	}
+	blocks = append(blocks, estimateTables(s)...)
+	if u := unknownTable(s); u != nil {
+		blocks = append(blocks, u)
+	}
+	if m := missingTable(s); m != nil {
+		blocks = append(blocks, m)
+	}
+	blocks = append(blocks, weightTables(r)...)
+	if len(r.Meta.Notes) > 0 {
+		var rows []string
+		for _, n := range r.Meta.Notes {
+			rows = append(rows, "* "+plain(shorten(n, 500))+"\n")
+		}
+		blocks = append(blocks, table("### Notes\n\n", rows, "\n", "notes"))
+	}
+	blocks = append(blocks, fixed("<sub>Built from the run's files; `sgpu-queue report LOGDIR` rebuilds it.</sub>\n"))
+	fit(blocks, limit)
+	var sb strings.Builder
+	for _, b := range blocks {
+		b.write(&sb)
+	}
+	return sb.String()
+}
+
+func headline(s Stats) string {
+	var b strings.Builder
+	switch {
+	case s.Cancelled:
+		fmt.Fprintf(&b, "## ✗ sgpu-queue: cancelled, %d of %d items finished, %d failed\n\n", s.Finished, s.Items, s.Failed)
+	case s.Interrupted:
+		fmt.Fprintf(&b, "## ✗ sgpu-queue: interrupted, %d of %d items finished, %d failed\n\n", s.Finished, s.Items, s.Failed)
+	case s.Passed:
+		fmt.Fprintf(&b, "## ✓ sgpu-queue: all %d items passed\n\n", s.Items)
+	default:
+		fmt.Fprintf(&b, "## ✗ sgpu-queue: %d of %d items failed\n\n", s.Failed, s.Items)
+	}
+	fmt.Fprintf(&b, "**wall %s** · %d items on %d GPUs · %d failed · utilisation %.1f %% · %s above the lower bound\n\n",
+		textfmt.Dur(s.Wall), s.Items, s.GPUs, s.Failed, 100*s.Utilisation, pct(s.AboveBound))
+	if s.Cancelled {
+		fmt.Fprintf(&b, "> [!WARNING]\n> **The run was cancelled** at t+%s. Items cut off are marked failed; the figures below cover what ran, and only finished items were learned.\n\n", clock(s.Wall))
+	}
+	if s.Interrupted && !s.Cancelled {
+		b.WriteString("> [!WARNING]\n> **The item phase never ended**: run.json was not completed (was sgpu-queue killed?). The figures below cover the timing rows written until then; nothing was learned.\n\n")
+	}
+	if n := len(s.Missing); n > 0 {
+		what := "never finished"
+		if s.Cancelled {
+			what = "did not run before the cancel"
+		}
+		fmt.Fprintf(&b, "> [!WARNING]\n> **%d queued item(s) produced no timing row** (%s; counted as failed): ", n, what)
+		for i, it := range s.Missing {
+			if i == topRows {
+				fmt.Fprintf(&b, " and %d more (see *Items that never finished*)", n-topRows)
+				break
+			}
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(code(it.Key))
+		}
+		b.WriteString(".\n\n")
+	}
+	return b.String()
+}
+
+// secs is a duration for the efficiency table: "43m44s (2624 s)".
+func secs(v float64) string {
+	if v < 600 { // Dur already says "494s"
+		return textfmt.Dur(v)
+	}
+	return fmt.Sprintf("%s (%.0f s)", textfmt.Dur(v), v)
+}
+
+// signed is a signed duration: "+12s", "−4m05s".
+func signed(v float64) string {
+	switch {
+	case v <= -0.05:
+		return "−" + textfmt.Dur(-v)
+	case v < 0.05:
+		return "0s"
+	}
+	return "+" + textfmt.Dur(v)
+}
+
+// signedPct is a signed percentage: "+12 %", "−50 %".
+func signedPct(f float64) string {
+	switch {
+	case math.IsInf(f, 0) || math.IsNaN(f):
+		return "–"
+	case math.Abs(f) < 0.0005:
+		return "0 %"
+	case math.Abs(f) < 0.0995:
+		// Small shifts keep a decimal: "−0.5 %" says more than "−0 %".
+		if f < 0 {
+			return fmt.Sprintf("−%.1f %%", -100*f)
+		}
+		return fmt.Sprintf("+%.1f %%", 100*f)
+	case f < 0:
+		return fmt.Sprintf("−%.0f %%", -100*f)
+	}
+	return fmt.Sprintf("+%.0f %%", 100*f)
+}
+
+// gpuName is a GPU id as table text.
+func gpuName(g string) string { return plain(shorten(g, 24)) }
+
+func gapDur(v float64) string {
+	if v < 1 {
+		return fmt.Sprintf("%.0f ms", 1000*v)
+	}
+	return textfmt.Dur(v)
+}
+
+func efficiency(r *logdir.Run, s Stats) string {
+	var b strings.Builder
 	b.WriteString("### Efficiency\n\n| | |\n|---|---|\n")
-	fmt.Fprintf(&b, "| total work | %s |\n", dur(s.Work))
-	fmt.Fprintf(&b, "| wall clock (item phase) | %s |\n", dur(s.Wall))
-	fmt.Fprintf(&b, "| lower bound max(work/%d, largest) | %s |\n", s.GPUs, dur(s.Bound))
-	fmt.Fprintf(&b, "| above the bound | %.1f %% |\n", 100*s.AboveBound)
-	fmt.Fprintf(&b, "| utilisation | %.1f %% |\n", 100*s.Utilisation)
+	fmt.Fprintf(&b, "| total work | %s in %d item runs |\n", secs(s.Work), s.Attempts)
+	fmt.Fprintf(&b, "| wall clock (item phase) | %s |\n", secs(s.Wall))
+	setBy := "work/N"
+	if s.Split.Binding {
+		setBy = "the largest item"
+	}
+	fmt.Fprintf(&b, "| lower bound max(work/%d, largest) | %s, set by %s |\n", s.GPUs, secs(s.Bound), setBy)
+	fmt.Fprintf(&b, "| above the bound | %s (%s) |\n", pct(s.AboveBound), signed(s.Wall-s.Bound))
+	fmt.Fprintf(&b, "| utilisation work/(wall×%d) | %.1f %% |\n", s.GPUs, 100*s.Utilisation)
+	if s.Cancelled || s.Interrupted {
+		b.WriteString("| hindsight LPT, quality, split | – (the run stopped early: it did not run every item) |\n")
+	} else {
+		fmt.Fprintf(&b, "| hindsight LPT makespan | %s |\n", secs(s.Hindsight))
+		fmt.Fprintf(&b, "| quality: wall ÷ hindsight LPT | **%.3f** |\n", s.Quality)
+	}
+	if s.Gaps.Count > 0 {
+		fmt.Fprintf(&b, "| dispatch gap (end → next start, same GPU) | mean %s, max %s over %d gaps |\n",
+			gapDur(s.Gaps.Mean), gapDur(s.Gaps.Max), s.Gaps.Count)
+	}
 	if s.LargestKey != "" {
-		fmt.Fprintf(&b, "| largest item | `%s` %s |\n", s.LargestKey, dur(s.Largest))
+		where := ""
+		for _, t := range r.Timings {
+			if t.Secs == s.Largest {
+				where = fmt.Sprintf(", ran t+%s → t+%s on GPU %s", clock(t.StartOff), clock(t.EndOff), gpuName(t.GPU))
+				break
+			}
+		}
+		fmt.Fprintf(&b, "| largest item | %s %s%s |\n", cell(s.LargestKey), secs(s.Largest), where)
+	}
+	if s.Last.Finished {
+		fmt.Fprintf(&b, "| last to finish | %s t+%s → t+%s on GPU %s |\n", cell(s.Last.Key), clock(s.Last.Start), clock(s.Last.End), gpuName(s.Last.GPU))
+	}
+	if !s.Cancelled && !s.Interrupted && s.LargestKey != "" {
+		sp := s.Split
+		verdict := "**no**"
+		if sp.Pays {
+			verdict = "**yes**"
+		}
+		why := fmt.Sprintf("it is %.0f %% of work/%d, which sets the bound", 100*s.Largest/math.Max(s.Work/float64(s.GPUs), 1e-9), s.GPUs)
+		if sp.Binding {
+			why = "it alone sets the lower bound"
+		}
+		fmt.Fprintf(&b, "| split the largest item? | %s: halving it would take the hindsight makespan from %s to %s (%s, %s); %s |\n",
+			verdict, textfmt.Dur(sp.Before), textfmt.Dur(sp.After), signed(sp.After-sp.Before), signedPct(sp.After/math.Max(sp.Before, 1e-9)-1), why)
 	}
 	b.WriteString("\n")
+	b.WriteString("*Hindsight LPT* is longest-first on the durations this run measured, with no dispatch overhead: what perfect estimates would give. " +
+		"*Quality* = wall ÷ hindsight LPT: 1.000 is as good as perfect estimates, above 1 is what estimate errors and dispatch overhead cost, below 1 means the run beat plain LPT.  \n")
+	fmt.Fprintf(&b, "*Split rule*: splitting the largest item pays when halving it would shorten the hindsight makespan by at least %.0f %%, which happens when it is (close to) the binding term of the lower bound.\n\n", 100*SplitPays)
+	return b.String()
+}
 
-	b.WriteString("### Suites\n\n| suite | verdict | items | failed | work |\n|---|---|---:|---:|---:|\n")
+func timelineSection(r *logdir.Run, s Stats) string {
+	var b strings.Builder
+	b.WriteString("### Timeline\n\n")
+	b.WriteString("Every item, with tooltips: `report/timeline.svg` in the log dir ([timeline.svg](timeline.svg) beside this file).\n\n")
+	mermaid(&b, r, s)
+	return b.String()
+}
+
+// collapsible puts a long table in <details>.
+func collapsible(title, summary, header string, rows []string, what string) *block {
+	if len(rows) <= openRows {
+		return table(title+header, rows, "\n", what)
+	}
+	return table(fmt.Sprintf("%s<details><summary>%s</summary>\n\n%s", title, summary, header), rows, "\n</details>\n\n", what)
+}
+
+func suitesTable(suites []verdict.Suite, s Stats) *block {
+	var rows []string
 	for _, su := range suites {
 		v := "✓ ok"
 		if !su.Passed() {
 			v = fmt.Sprintf("✗ rc=%d", su.RC)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %d | %d | %s |\n", su.Label, v, len(su.Items), su.Failed, dur(su.Seconds))
-	}
-	b.WriteString("\n")
-
-	b.WriteString("### GPUs\n\n| gpu | busy | idle | items | failed |\n|---|---:|---:|---:|---:|\n")
-	for _, g := range s.PerGPU {
-		fmt.Fprintf(&b, "| %s | %s | %s | %d | %d |\n", g.GPU, dur(g.Busy), dur(g.Idle), g.Items, g.Failed)
-	}
-	b.WriteString("\n")
-
-	if failed := verdict.FailedItems(suites); len(failed) > 0 {
-		fmt.Fprintf(&b, "### Failed items (%d)\n\n| suite | item | rc | log |\n|---|---|---:|---|\n", len(failed))
-		for _, it := range failed {
-			rc := fmt.Sprint(it.RC)
-			if !it.Finished {
-				rc = "–"
-			}
-			if it.Note != "" {
-				rc += " " + it.Note
-			}
-			fmt.Fprintf(&b, "| %s | %s | %s | `%s` |\n", it.Label, cell(tagName(it.Tag)), rc, it.LogRel)
+		share := 0.0
+		if s.Work > 0 {
+			share = su.Seconds / s.Work
 		}
-		b.WriteString("\n")
+		rows = append(rows, fmt.Sprintf("| %s | %s | %s | %d | %d | %s | %.1f %% |\n",
+			cell(su.Label), cell(su.Mode), v, len(su.Items), su.Failed, textfmt.Dur(su.Seconds), 100*share))
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return collapsible("### Suites\n\n", fmt.Sprintf("%d suites", len(suites)),
+		"| suite | mode | verdict | items | failed | work | share |\n|---|---|---|---:|---:|---:|---:|\n", rows, "suites")
 }
 
-func tagName(tag string) string {
-	if tag == "" {
-		return "(whole suite)"
+func gpuTable(s Stats) *block {
+	var rows []string
+	for _, g := range s.PerGPU {
+		u := 0.0
+		if s.Wall > 0 {
+			u = g.Busy / s.Wall
+		}
+		rows = append(rows, fmt.Sprintf("| %s | %d | %d | %s | %s | %.1f %% | t+%s |\n",
+			gpuName(g.GPU), g.Items, g.Failed, textfmt.Dur(g.Busy), textfmt.Dur(g.Idle), 100*u, clock(g.LastEnd)))
 	}
-	return tag
+	return collapsible("### GPUs\n\n", fmt.Sprintf("%d GPUs", len(s.PerGPU)),
+		"| GPU | items | failed | busy | idle | busy share | last item ended |\n|---|---:|---:|---:|---:|---:|---:|\n", rows, "GPUs")
 }
 
-// cell makes text safe inside a Markdown table cell.
-func cell(s string) string {
-	s = textfmt.Printable(s)
-	return "`" + strings.NewReplacer("|", `\|`, "`", "'").Replace(s) + "`"
+// logLink is a Markdown link from report/ to an item's log.
+func logLink(rel string) string {
+	parts := strings.Split(rel, "/")
+	for i, p := range parts {
+		parts[i] = url.PathEscape(p)
+	}
+	return fmt.Sprintf("[%s](../%s)", cell(rel), strings.Join(parts, "/"))
 }
 
-func dur(secs float64) string { return textfmt.Dur(secs) }
+func failedTable(s Stats) *block {
+	var failed []ItemStat
+	for _, list := range [][]ItemStat{s.Misses, s.Unknown, s.Missing} {
+		for _, it := range list {
+			if it.Failed {
+				failed = append(failed, it)
+			}
+		}
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	// Dispatch order is lost in the lists above; key order is stable and groups suites.
+	sort.SliceStable(failed, func(i, j int) bool { return failed[i].Key < failed[j].Key })
+	var rows []string
+	for _, it := range failed {
+		rc := fmt.Sprint(it.RC)
+		took := textfmt.Dur(it.Actual)
+		gpu := gpuName(it.GPU)
+		if !it.Finished {
+			rc, took, gpu = "–", "–", "–"
+		}
+		rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %s | %s |\n", cell(it.Key), rc, plain(it.Note), took, gpu, logLink(it.LogRel)))
+	}
+	return collapsible(fmt.Sprintf("### Failed items (%d)\n\n", len(failed)), fmt.Sprintf("%d failed items", len(failed)),
+		"| item | rc | note | took | GPU | log |\n|---|---:|---|---:|---:|---|\n", rows, "failed items")
+}
+
+func missRow(it ItemStat) string {
+	mark := ""
+	switch {
+	case it.Failed:
+		mark = " ✗"
+	case it.Incomplete:
+		mark = " ⚠"
+	}
+	return fmt.Sprintf("| %s%s | %s | %s | %s | %s | t+%s |\n", cell(it.Key), mark, textfmt.Dur(it.Estimate), textfmt.Dur(it.Actual),
+		signed(it.Miss()), signedPct(it.RelMiss()), clock(it.Start))
+}
+
+const missHeader = "| item | estimate | actual | miss | miss % | started |\n|---|---:|---:|---:|---:|---:|\n"
+
+func estimateTables(s Stats) []*block {
+	if len(s.Misses) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	b.WriteString("### Estimates vs actual\n\n")
+	var actual float64
+	rels := make([]float64, 0, len(s.Misses))
+	off := 0
+	for _, it := range s.Misses {
+		actual += it.Actual
+		rel := math.Abs(it.RelMiss())
+		rels = append(rels, rel)
+		if rel > 0.5 {
+			off++
+		}
+	}
+	sort.Float64s(rels)
+	fmt.Fprintf(&b, "%d items had an estimate: %s estimated, %s measured (%s); median miss %s; %d item(s) off by more than 50 %%. ",
+		len(s.Misses), textfmt.Dur(s.Estimated), textfmt.Dur(actual), signedPct(actual/math.Max(s.Estimated, 1e-9)-1),
+		strings.TrimPrefix(signedPct(rels[len(rels)/2]), "+"), off)
+	b.WriteString("A positive miss is an item slower than its estimate: it started later than it should have. ✗ failed, ⚠ cut off.\n\n")
+
+	rows := make([]string, len(s.Misses))
+	for i, it := range s.Misses {
+		rows[i] = missRow(it)
+	}
+	if len(rows) <= openRows {
+		return []*block{table(b.String()+missHeader, rows, "\n", "items")}
+	}
+	out := []*block{fixed(b.String() + fmt.Sprintf("**Worst %d misses**\n\n", topRows) + missHeader + strings.Join(rows[:topRows], "") + "\n")}
+
+	// Relative misses of tiny items are noise: rank only items of at least 1 % of the largest.
+	var rel []ItemStat
+	for _, it := range s.Misses {
+		if max(it.Estimate, it.Actual) >= 0.01*s.Largest {
+			rel = append(rel, it)
+		}
+	}
+	sort.SliceStable(rel, func(i, j int) bool { return math.Abs(rel[i].RelMiss()) > math.Abs(rel[j].RelMiss()) })
+	var rrows []string
+	for _, it := range rel[:min(topRows, len(rel))] {
+		rrows = append(rrows, missRow(it))
+	}
+	out = append(out, table(fmt.Sprintf("<details><summary>Worst %d relative misses (items of at least 1 %% of the largest)</summary>\n\n%s", len(rrows), missHeader),
+		rrows, "\n</details>\n\n", "items"))
+	out = append(out, table(fmt.Sprintf("<details><summary>All %d items with an estimate, worst miss first</summary>\n\n%s", len(rows), missHeader),
+		rows, "\n</details>\n\n", "items"))
+	return out
+}
+
+func unknownTable(s Stats) *block {
+	if len(s.Unknown) == 0 {
+		return nil
+	}
+	var rows []string
+	for _, it := range s.Unknown {
+		rows = append(rows, fmt.Sprintf("| %s | %s | %d | %s | t+%s |\n", cell(it.Key), textfmt.Dur(it.Actual), it.RC, gpuName(it.GPU), clock(it.Start)))
+	}
+	title := fmt.Sprintf("### Items without an estimate (%d)\n\nNo weight yet (new, or only ever cut off): they went first, with the default weight; the next run orders them by what they took.\n\n", len(s.Unknown))
+	return collapsible(title, fmt.Sprintf("%d items", len(s.Unknown)),
+		"| item | took | rc | GPU | started |\n|---|---:|---:|---:|---:|\n", rows, "items")
+}
+
+func missingTable(s Stats) *block {
+	if len(s.Missing) == 0 {
+		return nil
+	}
+	var rows []string
+	for _, it := range s.Missing {
+		est := "unknown"
+		if it.Known {
+			est = textfmt.Dur(it.Estimate)
+		}
+		rows = append(rows, fmt.Sprintf("| %s | %s | %s |\n", cell(it.Key), est, plain(it.Note)))
+	}
+	return collapsible(fmt.Sprintf("### Items that never finished (%d)\n\n", len(s.Missing)), fmt.Sprintf("%d items", len(s.Missing)),
+		"| item | estimate | note |\n|---|---:|---|\n", rows, "items")
+}
+
+func weightTables(r *logdir.Run) []*block {
+	m := r.Meta
+	if len(m.Changes) == 0 && len(m.Pruned) == 0 {
+		return nil
+	}
+	var out []*block
+	head := fmt.Sprintf("### Weights learned: %d changed, %d pruned\n\n", len(m.Changes), len(m.Pruned))
+	if m.Weights != "" {
+		head += "Table: " + code(m.Weights) + ". "
+	}
+	head += "A slower run moves a weight half-way to what it measured, a faster one a tenth of the way.\n\n"
+	ch := append([]logdir.Change(nil), m.Changes...)
+	sort.SliceStable(ch, func(i, j int) bool {
+		di, dj := math.Abs(ch[i].New-ch[i].Old), math.Abs(ch[j].New-ch[j].Old)
+		if ch[i].HadOld != ch[j].HadOld {
+			return !ch[i].HadOld // new keys first
+		}
+		return di > dj
+	})
+	var rows []string
+	for _, c := range ch {
+		if !c.HadOld {
+			rows = append(rows, fmt.Sprintf("| %s | new | %s | | |\n", cell(c.Key), textfmt.Dur(c.New)))
+			continue
+		}
+		rel := math.Inf(1)
+		if c.Old > 0 {
+			rel = (c.New - c.Old) / c.Old
+		}
+		rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %s |\n", cell(c.Key), textfmt.Dur(c.Old), textfmt.Dur(c.New), signed(c.New-c.Old), signedPct(rel)))
+	}
+	if len(rows) > 0 {
+		out = append(out, collapsible(head, fmt.Sprintf("%d weights changed, new keys and largest moves first", len(rows)),
+			"| key | old | new | Δ | Δ % |\n|---|---:|---:|---:|---:|\n", rows, "weights"))
+		head = ""
+	}
+	if len(m.Pruned) > 0 {
+		var prow []string
+		for _, k := range m.Pruned {
+			prow = append(prow, "* "+code(k)+"\n")
+		}
+		title := head + fmt.Sprintf("Pruned (no longer listed by their suite's census): %d key(s).\n\n", len(m.Pruned))
+		if len(prow) <= openRows {
+			out = append(out, table(title, prow, "\n", "keys"))
+		} else {
+			out = append(out, table(title+fmt.Sprintf("<details><summary>%d pruned keys</summary>\n\n", len(prow)), prow, "\n</details>\n\n", "keys"))
+		}
+	}
+	return out
+}

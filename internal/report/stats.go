@@ -1,20 +1,28 @@
 // Package report is phase 7: the schedule report (report/schedule.md, also the job
-// summary), computed from a run's own files so that `sgpu-queue report LOGDIR` can
-// rebuild it at any time.
+// summary, and report/timeline.svg beside it), computed from a run's own files so
+// that `sgpu-queue report LOGDIR` can rebuild it at any time.
 package report
 
 import (
+	"math"
 	"sort"
+	"strconv"
 
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/verdict"
+	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
-// Stats are the figures of a run's item phase, from its timings rows.
+// SplitPays is the least saving, as a fraction of the hindsight makespan, for which
+// splitting the largest item is worth a suite author's time.
+const SplitPays = 0.01
+
+// Stats are the figures of a run, from its queue and timings rows.
 type Stats struct {
 	GPUs        int
 	Items       int // queued items
-	Failed      int // failed items (last attempt)
+	Finished    int // queued items with a timings row
+	Failed      int // failed items (last attempt; an item that never finished counts)
 	Attempts    int // timings rows
 	Work        float64
 	Wall        float64
@@ -23,23 +31,89 @@ type Stats struct {
 	LargestKey  string
 	Utilisation float64 // work / (wall × N)
 	AboveBound  float64 // wall/bound − 1
-	PerGPU      []GPUStats
-	Passed      bool
-	Cancelled   bool
+	// Hindsight is the makespan of longest-first on the durations this run measured,
+	// on the same GPUs: what perfect estimates would have given, with no dispatch
+	// overhead. Quality is Wall/Hindsight: 1 is as good as perfect estimates, above 1
+	// is what estimate errors and dispatch overhead cost.
+	Hindsight float64
+	Quality   float64
+	Split     Split
+	Last      ItemStat // the item that ended last: it set the wall clock
+	Gaps      Gaps
+	PerGPU    []GPUStats
+	Passed    bool
+	Cancelled bool
+	// Interrupted: run.json says the item phase never ended (the process was killed
+	// before it could write so); the figures cover the rows written until then.
+	Interrupted bool
+
+	Estimated float64    // sum of the estimates of the finished items that had one
+	Known     int        // finished items that had an estimate
+	Misses    []ItemStat // finished items with an estimate, worst absolute miss first
+	Unknown   []ItemStat // items that had no estimate, in dispatch order
+	Missing   []ItemStat // queued items without a timings row, in dispatch order
+}
+
+// Split says whether splitting the largest item would now pay: it does when halving
+// it shortens the hindsight makespan by at least SplitPays.
+type Split struct {
+	Binding bool    // largest ≥ work/N: the largest item alone sets the lower bound
+	Before  float64 // hindsight makespan
+	After   float64 // hindsight makespan with the largest item in two halves
+	Saving  float64 // Before − After
+	Pays    bool
+}
+
+// Gaps are the dispatch gaps: on each GPU, from one item's end to the next one's
+// start. They are the scheduler's own overhead (plus the item's process start).
+type Gaps struct {
+	Count int
+	Total float64
+	Mean  float64
+	Max   float64
+}
+
+// ItemStat is one queued item: its estimate and its last attempt.
+type ItemStat struct {
+	Key        string // weight key: label/tag, or the label of an opaque item
+	Label, Tag string
+	LogRel     string // items/<label>.<safetag>.log
+	Estimate   float64
+	Known      bool // it had an estimate
+	Finished   bool // it has a timings row
+	Actual     float64
+	RC         int
+	Failed     bool
+	Incomplete bool
+	GPU        string
+	Start, End float64
+	Note       string
+}
+
+// Miss is Actual − Estimate (positive: slower than estimated).
+func (it ItemStat) Miss() float64 { return it.Actual - it.Estimate }
+
+// RelMiss is Miss/Estimate; +Inf for a zero estimate.
+func (it ItemStat) RelMiss() float64 {
+	if it.Estimate <= 0 {
+		return math.Inf(1)
+	}
+	return it.Miss() / it.Estimate
 }
 
 // GPUStats is one GPU's share of the run.
 type GPUStats struct {
-	GPU    string
-	Busy   float64
-	Idle   float64
-	Items  int
-	Failed int
+	GPU     string
+	Busy    float64
+	Idle    float64 // wall − busy
+	Items   int     // attempts run on it
+	Failed  int
+	LastEnd float64 // when its last item ended; wall − LastEnd is its idle tail
 }
 
 // Compute derives the stats of a run.
 func Compute(r *logdir.Run, suites []verdict.Suite) Stats {
-	s := Stats{GPUs: len(r.Meta.GPUs), Cancelled: r.Meta.Cancelled, Passed: true}
+	s := Stats{GPUs: len(r.Meta.GPUs), Cancelled: r.Meta.Cancelled, Interrupted: !r.Meta.Finished, Passed: true}
 	for _, su := range suites {
 		s.Items += len(su.Items)
 		s.Failed += su.Failed
@@ -51,12 +125,14 @@ func Compute(r *logdir.Run, suites []verdict.Suite) Stats {
 	for _, g := range r.Meta.GPUs {
 		per[g] = &GPUStats{GPU: g}
 	}
+	durs := make([]float64, 0, len(r.Timings))
 	for _, t := range r.Timings {
 		s.Attempts++
 		s.Work += t.Secs
+		durs = append(durs, t.Secs)
 		if t.Secs > s.Largest {
 			s.Largest = t.Secs
-			s.LargestKey = t.Label + "/" + t.Item
+			s.LargestKey = weights.Key(t.Label, r.TagOf(t))
 		}
 		if t.EndOff > s.Wall {
 			s.Wall = t.EndOff
@@ -71,6 +147,7 @@ func Compute(r *logdir.Run, suites []verdict.Suite) Stats {
 		if t.RC != 0 {
 			g.Failed++
 		}
+		g.LastEnd = max(g.LastEnd, t.EndOff)
 	}
 	if r.Meta.Wall > s.Wall {
 		s.Wall = r.Meta.Wall
@@ -87,24 +164,173 @@ func Compute(r *logdir.Run, suites []verdict.Suite) Stats {
 	if s.Bound > 0 {
 		s.AboveBound = s.Wall/s.Bound - 1
 	}
+	s.Hindsight = LPT(durs, s.GPUs)
+	if s.Hindsight > 0 {
+		s.Quality = s.Wall / s.Hindsight
+	}
+	s.Split = splitLargest(durs, s.GPUs)
+	s.Split.Binding = s.GPUs > 0 && s.Largest > 0 && s.Largest >= s.Work/float64(s.GPUs)
+	s.Gaps = gaps(r.Timings)
+
 	for _, g := range per {
 		g.Idle = max(0, s.Wall-g.Busy)
 		s.PerGPU = append(s.PerGPU, *g)
 	}
+	sortGPUs(s.PerGPU, r.Meta.GPUs)
+	s.items(r, suites)
+	return s
+}
+
+// items fills the per-item lists from the queue (the estimates) and the verdicts
+// (the last attempts).
+func (s *Stats) items(r *logdir.Run, suites []verdict.Suite) {
+	type key struct{ label, tag string }
+	est := map[key]logdir.QueueRow{}
+	for _, q := range r.Queue {
+		est[key{q.Label, q.Tag}] = q
+	}
+	// The timings row carries the estimate the dispatcher saw ("unknown" or seconds);
+	// it is the better witness of an unknown item than a weight equal to the default.
+	type span struct{ start, end float64 }
+	rowEst := map[key]string{}
+	spans := map[key]span{}
+	for _, t := range r.Timings {
+		k := key{t.Label, r.TagOf(t)}
+		rowEst[k] = t.Est
+		spans[k] = span{t.StartOff, t.EndOff}
+	}
+	for _, su := range suites {
+		for _, it := range su.Items {
+			k := key{it.Label, it.Tag}
+			st := ItemStat{
+				Key: weights.Key(it.Label, it.Tag), Label: it.Label, Tag: it.Tag, LogRel: it.LogRel,
+				Finished: it.Finished, Actual: it.Seconds, RC: it.RC, Failed: it.Failed,
+				Incomplete: it.Incomplete, GPU: it.GPU, Note: it.Note,
+			}
+			q, queued := est[k]
+			if e, ok := rowEst[k]; ok {
+				if v, err := strconv.ParseFloat(e, 64); err == nil && v >= 0 {
+					st.Estimate, st.Known = v, true
+				}
+			} else if queued {
+				st.Estimate = q.Weight
+				st.Known = !(r.Meta.DefaultWeight > 0 && q.Weight >= r.Meta.DefaultWeight)
+			}
+			if sp, ok := spans[k]; ok {
+				st.Start, st.End = sp.start, sp.end
+			}
+			if st.Finished {
+				s.Finished++
+				if st.End >= s.Last.End {
+					s.Last = st
+				}
+			}
+			switch {
+			case !st.Finished:
+				s.Missing = append(s.Missing, st)
+			case !st.Known:
+				s.Unknown = append(s.Unknown, st)
+			default:
+				s.Known++
+				s.Estimated += st.Estimate
+				s.Misses = append(s.Misses, st)
+			}
+		}
+	}
+	sort.SliceStable(s.Misses, func(i, j int) bool {
+		a, b := math.Abs(s.Misses[i].Miss()), math.Abs(s.Misses[j].Miss())
+		if a != b {
+			return a > b
+		}
+		return s.Misses[i].Key < s.Misses[j].Key
+	})
+}
+
+// LPT is the makespan of longest-processing-time-first list scheduling of durs on n
+// machines: each job, longest first, goes to the machine that is free first.
+func LPT(durs []float64, n int) float64 {
+	if n <= 0 || len(durs) == 0 {
+		return 0
+	}
+	d := append([]float64(nil), durs...)
+	sort.Sort(sort.Reverse(sort.Float64Slice(d)))
+	loads := make([]float64, n)
+	for _, x := range d {
+		// A linear scan: n is a handful of GPUs, and this runs once per report.
+		m := 0
+		for i := 1; i < n; i++ {
+			if loads[i] < loads[m] {
+				m = i
+			}
+		}
+		loads[m] += x
+	}
+	span := 0.0
+	for _, l := range loads {
+		span = max(span, l)
+	}
+	return span
+}
+
+// splitLargest compares the hindsight makespan with the largest duration halved.
+func splitLargest(durs []float64, n int) Split {
+	var sp Split
+	if n <= 0 || len(durs) == 0 {
+		return sp
+	}
+	sp.Before = LPT(durs, n)
+	li := 0
+	for i, d := range durs {
+		if d > durs[li] {
+			li = i
+		}
+	}
+	halved := append([]float64(nil), durs...)
+	halved[li] /= 2
+	halved = append(halved, halved[li])
+	sp.After = LPT(halved, n)
+	sp.Saving = max(0, sp.Before-sp.After)
+	sp.Pays = sp.Before > 0 && sp.Saving >= SplitPays*sp.Before
+	return sp
+}
+
+// gaps measures, per GPU, the time from one attempt's end to the next one's start.
+func gaps(rows []logdir.Timing) Gaps {
+	by := map[string][]logdir.Timing{}
+	for _, t := range rows {
+		by[t.GPU] = append(by[t.GPU], t)
+	}
+	var g Gaps
+	for _, ts := range by {
+		sort.SliceStable(ts, func(i, j int) bool { return ts[i].StartOff < ts[j].StartOff })
+		for i := 1; i < len(ts); i++ {
+			d := max(0, ts[i].StartOff-ts[i-1].EndOff)
+			g.Count++
+			g.Total += d
+			g.Max = max(g.Max, d)
+		}
+	}
+	if g.Count > 0 {
+		g.Mean = g.Total / float64(g.Count)
+	}
+	return g
+}
+
+// sortGPUs puts the GPUs in the run's pool order; GPUs only the timings name go last.
+func sortGPUs(gs []GPUStats, pool []string) {
 	order := map[string]int{}
-	for i, g := range r.Meta.GPUs {
+	for i, g := range pool {
 		order[g] = i
 	}
-	sort.SliceStable(s.PerGPU, func(i, j int) bool {
-		oi, iok := order[s.PerGPU[i].GPU]
-		oj, jok := order[s.PerGPU[j].GPU]
+	sort.SliceStable(gs, func(i, j int) bool {
+		oi, iok := order[gs[i].GPU]
+		oj, jok := order[gs[j].GPU]
 		if iok != jok {
 			return iok
 		}
 		if oi != oj {
 			return oi < oj
 		}
-		return s.PerGPU[i].GPU < s.PerGPU[j].GPU
+		return gs[i].GPU < gs[j].GPU
 	})
-	return s
 }

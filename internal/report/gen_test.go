@@ -1,0 +1,368 @@
+package report
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/weights"
+)
+
+// The fixture runs under testdata/runs are written by this generator, once, from the
+// measured TE table: `go test ./internal/report -run TestGenerateFixtures -gen`.
+// It simulates the dispatcher (one worker per GPU pulling the next item in queue
+// order) on chosen "actual" durations and writes what the engine writes: run.json,
+// queue.tsv and timings.tsv (rows in the order items end).
+var gen = flag.Bool("gen", false, "regenerate the fixture runs in testdata/runs from ../shared/data")
+
+const teWeights = "../../../shared/data/te-gfx950-l3.weights"
+
+// simItem is one queued item of a simulated run.
+type simItem struct {
+	Label, Tag string
+	Est        float64 // the weight it was ordered by
+	Known      bool
+	Actual     float64
+	RC         int
+	Incomplete bool
+}
+
+func (it simItem) key() string { return weights.Key(it.Label, it.Tag) }
+
+// simRun is a run to simulate and write.
+type simRun struct {
+	Suites   []logdir.MetaSuite
+	Cmds     map[string]string
+	GPUs     []string
+	Items    []simItem // in queue order (the caller orders them)
+	CancelAt float64   // 0: not cancelled
+	Started  time.Time
+	Old      *weights.Table // the table before the run, for the weight changes
+	Pruned   []string
+	Notes    []string
+}
+
+// order sorts items longest estimate first, unknown items (the default weight) first
+// of all; ties keep their order, as the planner does.
+func order(items []simItem) {
+	sort.SliceStable(items, func(i, j int) bool {
+		if items[i].Known != items[j].Known {
+			return !items[i].Known
+		}
+		return items[i].Est > items[j].Est
+	})
+}
+
+// simulate runs the dynamic pull and returns the timings rows in the order they end.
+func (sr simRun) simulate() ([]logdir.Timing, float64) {
+	free := make([]float64, len(sr.GPUs))
+	var rows []logdir.Timing
+	wall := 0.0
+	for i, it := range sr.Items {
+		g := 0
+		for k := range free {
+			if free[k] < free[g] {
+				g = k
+			}
+		}
+		// A few milliseconds between an item's end and the next start, as measured on
+		// the demo (process start, log open, timings append).
+		start := free[g] + 0.002 + 0.001*float64(i%4)
+		if i < len(sr.GPUs) {
+			start = 0.001 * float64(i+1)
+		}
+		if sr.CancelAt > 0 && start >= sr.CancelAt {
+			continue
+		}
+		end := start + it.Actual
+		rc, inc := it.RC, it.Incomplete
+		if sr.CancelAt > 0 && end > sr.CancelAt {
+			end, rc, inc = sr.CancelAt+1.5, 143, true // SIGTERM, then the grace period
+		}
+		free[g] = end
+		wall = max(wall, end)
+		est := "unknown"
+		if it.Known {
+			est = logdir.Secs(it.Est)
+		}
+		rows = append(rows, logdir.Timing{
+			Label: it.Label, Item: logdir.ItemColumn(it.Tag), GPU: sr.GPUs[g],
+			Secs: round3(end - start), RC: rc, StartOff: round3(start), EndOff: round3(end), Est: est, Incomplete: inc,
+		})
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].EndOff < rows[j].EndOff })
+	return rows, round3(wall + 0.004)
+}
+
+func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
+
+// write writes the run's files under dir (replacing them).
+func (sr simRun) write(dir string) error {
+	l := logdir.Layout{Root: dir}
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(l.QueueDir(), 0o755); err != nil {
+		return err
+	}
+	rows, wall := sr.simulate()
+	var q []logdir.QueueRow
+	for _, it := range sr.Items {
+		w := it.Est
+		if !it.Known {
+			w = 999999
+		}
+		q = append(q, logdir.QueueRow{Weight: w, Label: it.Label, Cmd: sr.Cmds[it.Label], Tag: it.Tag})
+	}
+	var qb, tb bytes.Buffer
+	if err := logdir.FormatQueue(&qb, q); err != nil {
+		return err
+	}
+	for _, t := range rows {
+		tb.WriteString(t.Format())
+	}
+	if err := os.WriteFile(l.QueueTSV(), qb.Bytes(), 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(l.TimingsTSV(), tb.Bytes(), 0o644); err != nil {
+		return err
+	}
+	run := &logdir.Run{Meta: logdir.Meta{Suites: sr.Suites}}
+	var ms []weights.Measurement
+	for _, t := range rows {
+		ms = append(ms, weights.Measurement{Key: weights.Key(t.Label, run.TagOf(t)), Seconds: t.Secs, AtLeast: t.RC == 124 || t.RC == 137 || t.Incomplete})
+	}
+	old := sr.Old
+	if old == nil {
+		old = weights.New()
+	}
+	var changes []logdir.Change
+	for _, c := range weights.Learn(old.Clone(), ms) {
+		if !c.Kept {
+			changes = append(changes, logdir.Change{Key: c.Key, Old: round3(c.Old), HadOld: c.HadOld, New: round3(c.New)})
+		}
+	}
+	m := &logdir.Meta{
+		Tool: "sgpu-queue", Suites: sr.Suites, GPUs: sr.GPUs, PinVar: "HIP_VISIBLE_DEVICES",
+		Arch: "gfx950", Level: "3", DefaultWeight: 999999, Weights: "ci-weights/test_weights.gfx950.l3.txt",
+		Started: sr.Started, Wall: wall, Finished: true, Cancelled: sr.CancelAt > 0,
+		Changes: changes, Pruned: sr.Pruned, Notes: sr.Notes,
+	}
+	return l.WriteMeta(m)
+}
+
+var teSuites = []logdir.MetaSuite{
+	{Label: "examples", LogFile: "examples.log", Mode: "opaque"},
+	{Label: "torch", LogFile: "torch.log", Mode: "list"},
+	{Label: "jax", LogFile: "jax.log", Mode: "list"},
+	{Label: "core", LogFile: "core.log", Mode: "opaque"},
+}
+
+var teCmds = map[string]string{
+	"examples": ".github/scripts/run_examples.sh", "torch": "ci/pytorch.sh", "jax": "ci/jax.sh", "core": "ci/core.sh",
+}
+
+var t0 = time.Date(2026, 3, 2, 9, 30, 0, 0, time.UTC)
+
+// teRun is the TE table as a warm run on 4 GPUs: estimates are the table, actual
+// durations deviate by a seeded lognormal factor (σ ≈ 8 %), with a few real misses.
+func teRun(table *weights.Table) simRun {
+	rng := rand.New(rand.NewPCG(3, 80))
+	slow := map[string]float64{
+		"torch/test_numerics.ck.triton":    1.45, // a kernel-cache miss
+		"jax/test_fused_attn.auto.v2":      0.62,
+		"examples":                         1.2,
+		"torch/test_fusible_ops.ck.triton": 1.9,
+	}
+	var items []simItem
+	for _, k := range table.Keys() {
+		w, _ := table.Get(k)
+		label, tag := weights.SplitKey(k)
+		f := math.Exp(0.08 * rng.NormFloat64())
+		if s, ok := slow[k]; ok {
+			f = s
+		}
+		items = append(items, simItem{Label: label, Tag: tag, Est: w, Known: true, Actual: round3(w * f)})
+	}
+	order(items)
+	return simRun{
+		Suites: teSuites, Cmds: teCmds, GPUs: []string{"0", "1", "2", "3"}, Items: items,
+		Started: t0, Old: table, Pruned: []string{"jax/test_sharding_old.auto", "torch/test_removed.ck"},
+	}
+}
+
+func loadTE(t *testing.T) *weights.Table {
+	t.Helper()
+	data, err := os.ReadFile(teWeights)
+	if err != nil {
+		t.Skipf("the TE table is not here (%v): the committed fixtures are used as they are", err)
+	}
+	table, warns := weights.Parse(bytes.NewReader(data), teWeights)
+	if len(warns) > 0 || table.Len() != 80 {
+		t.Fatalf("%s: %d keys, warnings %v", teWeights, table.Len(), warns)
+	}
+	return table
+}
+
+func find(items []simItem, key string) *simItem {
+	for i := range items {
+		if items[i].key() == key {
+			return &items[i]
+		}
+	}
+	panic("no item " + key)
+}
+
+// fixtures are the committed runs, by directory name.
+func fixtures(table *weights.Table) map[string]simRun {
+	out := map[string]simRun{}
+	out["te80"] = teRun(table)
+
+	f := teRun(table)
+	f.Items = append(f.Items,
+		simItem{Label: "torch", Tag: "test_fp8_blockwise.ck", Actual: 455},
+		simItem{Label: "jax", Tag: "test_distributed_new.auto", Actual: 88.4})
+	order(f.Items)
+	flash := find(f.Items, "torch/test_numerics.flash")
+	flash.Actual, flash.RC = 37.2, 1 // fails fast: an assertion in the first test
+	layer := find(f.Items, "jax/test_layer.auto")
+	layer.Actual, layer.RC = 382.5, 124 // the suite's timeout
+	mx := find(f.Items, "torch/mxfp4..ck")
+	mx.Actual, mx.RC, mx.Incomplete = 96.3, 139, true // segfault, .partial left
+	out["te80-failures"] = f
+
+	c := teRun(table)
+	c.CancelAt = 1500
+	c.Pruned = nil
+	out["te80-cancelled"] = c
+
+	out["hostile"] = hostileRun()
+	return out
+}
+
+// hostileTags are tags a suite could print: HTML, Markdown, Mermaid and SVG syntax,
+// control characters, a 300-byte tag.
+var hostileTags = []string{
+	`<script>alert("x")</script>`,
+	"a|b|c",
+	"back`tick``s",
+	"`leading",
+	"line1\nline2",
+	"tab\there",
+	"\x1b[31mred\x1b[0m",
+	`amp&amp;quot"'`,
+	"]]><!-- -->",
+	"**bold** _it_ [link](http://evil.example)",
+	"\u202eRTL override",
+	strings.Repeat("long.", 60),
+	"%%{init: {'theme':'dark'}}%%",
+	"title :crit, 0, 1",
+	"../../etc/passwd",
+}
+
+func hostileRun() simRun {
+	suites := []logdir.MetaSuite{
+		{Label: "x<b>|`y`", LogFile: "x.log", Mode: "list"},
+		{Label: "click", LogFile: "click.log", Mode: "opaque"},
+	}
+	var items []simItem
+	for i, tag := range hostileTags {
+		it := simItem{Label: suites[0].Label, Tag: tag, Est: float64(20 + 7*i), Known: i%5 != 4, Actual: float64(25 + 5*i)}
+		if i%4 == 1 {
+			it.RC = 1
+		}
+		items = append(items, it)
+	}
+	items = append(items, simItem{Label: "click", Est: 60, Known: true, Actual: 64})
+	order(items)
+	old := weights.New()
+	old.Set(weights.Key(suites[0].Label, hostileTags[0]), 10)
+	return simRun{
+		Suites: suites, Cmds: map[string]string{suites[0].Label: "ci/x.sh", "click": "ci/click.sh"},
+		GPUs: []string{"0", "1<i>"}, Items: items, Started: t0, Old: old,
+		Pruned: []string{"x<b>|`y`/<img src=x onerror=alert(1)>"},
+		Notes:  []string{"<img src=x onerror=alert(1)> | note\nwith a line break"},
+	}
+}
+
+// bigRun is a synthetic 2,000-item run on 8 GPUs: six suites, heavy-tailed durations,
+// estimates within ±15 %, some unknown and some failed items.
+func bigRun(n int, tagLen int) simRun {
+	rng := rand.New(rand.NewPCG(20, 0))
+	labels := []string{"torch", "jax", "core", "examples", "onnx", "triton"}
+	var suites []logdir.MetaSuite
+	cmds := map[string]string{}
+	for _, l := range labels {
+		suites = append(suites, logdir.MetaSuite{Label: l, LogFile: l + ".log", Mode: "list"})
+		cmds[l] = "ci/" + l + ".sh"
+	}
+	var items []simItem
+	for i := 0; i < n; i++ {
+		l := labels[min(len(labels)-1, int(math.Abs(rng.NormFloat64())*2))]
+		tag := fmt.Sprintf("test_%04d.%s", i, []string{"ck", "triton", "auto", "flash"}[i%4])
+		if tagLen > len(tag) {
+			tag += "." + strings.Repeat("x", tagLen-len(tag)-1)
+		}
+		actual := round3(min(1500, 20*math.Exp(1.1*rng.NormFloat64())))
+		it := simItem{Label: l, Tag: tag, Est: round3(actual * math.Exp(0.15*rng.NormFloat64())), Known: i%80 != 7, Actual: actual}
+		if i%167 == 3 {
+			it.RC = 1
+		}
+		items = append(items, it)
+	}
+	order(items)
+	old := weights.New()
+	for _, it := range items {
+		if it.Known {
+			old.Set(it.key(), it.Est)
+		}
+	}
+	var pruned []string
+	for i := 0; i < 40; i++ {
+		pruned = append(pruned, fmt.Sprintf("torch/test_gone_%02d.ck", i))
+	}
+	return simRun{Suites: suites, Cmds: cmds, GPUs: []string{"0", "1", "2", "3", "4", "5", "6", "7"}, Items: items, Started: t0, Old: old, Pruned: pruned}
+}
+
+func TestGenerateFixtures(t *testing.T) {
+	if !*gen {
+		t.Skip("run with -gen to regenerate testdata/runs")
+	}
+	table := loadTE(t)
+	for name, sr := range fixtures(table) {
+		if err := sr.write(filepath.Join("testdata", "runs", name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestFixturesAreGenerated checks the committed fixtures are what the generator
+// writes, so a change to either is seen.
+func TestFixturesAreGenerated(t *testing.T) {
+	table := loadTE(t)
+	for name, sr := range fixtures(table) {
+		dir := t.TempDir()
+		if err := sr.write(dir); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []string{"queue/queue.tsv", "queue/timings.tsv", "queue/run.json"} {
+			want, err := os.ReadFile(filepath.Join("testdata", "runs", name, f))
+			if err != nil {
+				t.Fatalf("%v (run the tests once with -gen)", err)
+			}
+			got, _ := os.ReadFile(filepath.Join(dir, f))
+			if !bytes.Equal(got, want) {
+				t.Errorf("%s/%s differs from what the generator writes: rerun with -gen", name, f)
+			}
+		}
+	}
+}

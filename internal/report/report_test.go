@@ -1,0 +1,409 @@
+package report
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/verdict"
+)
+
+var (
+	update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
+	outDir = flag.String("out", "", "also write the rendered reports (2,000-item run included) to this directory, to look at")
+)
+
+// goldenRuns are the committed fixture runs (testdata/runs/<name>).
+var goldenRuns = []string{"te80", "te80-failures", "te80-cancelled", "hostile"}
+
+func loadRun(t *testing.T, dir string) (*logdir.Run, []verdict.Suite, Stats) {
+	t.Helper()
+	r, warns, err := logdir.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(warns) > 0 {
+		t.Fatalf("%s: %v", dir, warns)
+	}
+	suites := verdict.Decide(r)
+	return r, suites, Compute(r, suites)
+}
+
+func renderBoth(t *testing.T, r *logdir.Run, suites []verdict.Suite, s Stats) (md, svg []byte) {
+	t.Helper()
+	var mb, sb bytes.Buffer
+	if err := Markdown(&mb, r, suites, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := SVG(&sb, r, suites, s); err != nil {
+		t.Fatal(err)
+	}
+	return mb.Bytes(), sb.Bytes()
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
+		for i := 0; i < max(len(gl), len(wl)); i++ {
+			var g, w string
+			if i < len(gl) {
+				g = gl[i]
+			}
+			if i < len(wl) {
+				w = wl[i]
+			}
+			if g != w {
+				t.Fatalf("%s differs from the golden file at line %d (rerun with -update if intended):\n got: %q\nwant: %q", path, i+1, g, w)
+			}
+		}
+	}
+}
+
+func keep(t *testing.T, name string, data []byte) {
+	if *outDir == "" {
+		return
+	}
+	if err := os.WriteFile(filepath.Join(*outDir, name), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestGolden(t *testing.T) {
+	for _, name := range goldenRuns {
+		t.Run(name, func(t *testing.T) {
+			r, suites, s := loadRun(t, filepath.Join("testdata", "runs", name))
+			md, svg := renderBoth(t, r, suites, s)
+			checkMarkdown(t, md)
+			checkSVG(t, svg)
+			golden(t, name+".md", md)
+			golden(t, name+".svg", svg)
+			keep(t, name+".md", md)
+			keep(t, name+".svg", svg)
+		})
+	}
+}
+
+// The report says what each fixture is about, in its headline and sections.
+func TestFixtureContent(t *testing.T) {
+	tests := []struct {
+		run  string
+		want []string
+		not  []string
+	}{
+		{"te80", []string{"## ✓ sgpu-queue: all 80 items passed", "| quality: wall ÷ hindsight LPT |", "### Weights learned: 79 changed, 2 pruned", "`jax/test_sharding_old.auto`", "**Worst 10 misses**"},
+			[]string{"[!WARNING]", "### Failed items"}},
+		{"te80-failures", []string{"## ✗ sgpu-queue: 3 of 82 items failed", "### Failed items (3)",
+			"[`items/jax.test_layer.auto.log`](../items/jax.test_layer.auto.log)", "| 124 | timed out |", "| 139 | cut off |",
+			"### Items without an estimate (2)", "`torch/test_fp8_blockwise.ck` | 455s", "| `torch/test_fp8_blockwise.ck` | new | 455s |"},
+			[]string{"[!WARNING]"}},
+		{"te80-cancelled", []string{"## ✗ sgpu-queue: cancelled, 14 of 80 items finished", "**The run was cancelled**",
+			"**66 queued item(s) produced no timing row**", "and 56 more", "### Items that never finished (66)", "cancelled before it started"},
+			[]string{"| split the largest item? |"}},
+		{"hostile", []string{"&lt;img src\\=x", "`` x<b>\\|`y` ``", "x_b___y_/_script_alert__x___/script_"},
+			[]string{"<script", "<img", "\x1b", "\u202e"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.run, func(t *testing.T) {
+			r, suites, s := loadRun(t, filepath.Join("testdata", "runs", tt.run))
+			md, _ := renderBoth(t, r, suites, s)
+			for _, w := range tt.want {
+				if !bytes.Contains(md, []byte(w)) {
+					t.Errorf("report lacks %q", w)
+				}
+			}
+			for _, n := range tt.not {
+				if bytes.Contains(stripCode(string(md)), []byte(n)) {
+					t.Errorf("report has %q outside code", n)
+				}
+			}
+		})
+	}
+}
+
+// TestBigRun renders a 2,000-item run on 8 GPUs: the Gantt stays within Mermaid's
+// limits, the report within 1 MiB, the SVG well-formed with every failure drawn.
+func TestBigRun(t *testing.T) {
+	dir := t.TempDir()
+	if err := bigRun(2000, 0).write(dir); err != nil {
+		t.Fatal(err)
+	}
+	r, suites, s := loadRun(t, dir)
+	if s.Items != 2000 || s.GPUs != 8 {
+		t.Fatalf("items %d gpus %d", s.Items, s.GPUs)
+	}
+	md, svg := renderBoth(t, r, suites, s)
+	checkMarkdown(t, md)
+	checkSVG(t, svg)
+	keep(t, "big2000.md", md)
+	keep(t, "big2000.svg", svg)
+	gantt := mermaidBlock(string(md))
+	bars := strings.Count(gantt, " :")
+	if bars > mermaidBudget || len(gantt) > 50000 {
+		t.Errorf("Gantt has %d bars, %d bytes: over the budget", bars, len(gantt))
+	}
+	if !strings.Contains(string(md), "were merged into") {
+		t.Error("the report does not say items were merged in the Gantt")
+	}
+	if bytes.Contains(md, []byte("left out")) {
+		t.Error("a 2,000-item run should fit without cutting rows")
+	}
+	// Every failure is drawn in the SVG (hatched), even when tiny.
+	failedRows := 0
+	for _, tm := range r.Timings {
+		if tm.RC != 0 {
+			failedRows++
+		}
+	}
+	if got := bytes.Count(svg, []byte(`fill="url(#fail)" stroke=`)); got < 1 || failedRows == 0 {
+		t.Errorf("%d failed rows, %d hatched bars", failedRows, got)
+	}
+}
+
+// TestSizeCap: a run whose tables cannot fit is cut from its longest tables, with a
+// note, and never loses its headline.
+func TestSizeCap(t *testing.T) {
+	dir := t.TempDir()
+	if err := bigRun(6000, 200).write(dir); err != nil {
+		t.Fatal(err)
+	}
+	r, suites, s := loadRun(t, dir)
+	tests := []struct {
+		name  string
+		limit int
+	}{
+		{"1 MiB", MaxBytes},
+		{"64 KiB", 64 << 10},
+		{"headline only", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			md := render(r, suites, s, tt.limit)
+			if !strings.HasPrefix(md, "## ✗ sgpu-queue: 36 of 6000 items failed\n") {
+				t.Errorf("headline lost: %.80q", md)
+			}
+			for _, w := range []string{"### Efficiency", "```mermaid", "### Failed items (36)"} {
+				if !strings.Contains(md, w) {
+					t.Errorf("lacks %q", w)
+				}
+			}
+			if !strings.Contains(md, "left out to keep this report under 1 MiB") {
+				t.Error("no note says rows were left out")
+			}
+			if tt.limit == MaxBytes && len(md) > MaxBytes {
+				t.Errorf("%d bytes, over %d", len(md), MaxBytes)
+			}
+			checkMarkdown(t, []byte(md))
+		})
+	}
+}
+
+func TestWriteFiles(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"queue.tsv", "timings.tsv", "run.json"} {
+		data, err := os.ReadFile(filepath.Join("testdata", "runs", "te80-failures", "queue", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(dir, "queue"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "queue", f), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, suites, s := loadRun(t, dir)
+	files, err := WriteFiles(r, suites, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "report", "schedule.md"))
+	svg, _ := os.ReadFile(filepath.Join(dir, "report", "timeline.svg"))
+	want, wantSVG := renderBoth(t, r, suites, s)
+	if files.Markdown != string(md) || !bytes.Equal(md, want) || !bytes.Equal(svg, wantSVG) {
+		t.Error("the files differ from Markdown/SVG output")
+	}
+	if files.MDPath != filepath.Join(dir, "report", "schedule.md") || files.SVGPath != filepath.Join(dir, "report", "timeline.svg") {
+		t.Errorf("paths %q %q", files.MDPath, files.SVGPath)
+	}
+	// The report dir cannot be created: an error naming the path, the Markdown kept.
+	bad := &logdir.Run{Layout: logdir.Layout{Root: filepath.Join(dir, "queue", "run.json")}, Meta: r.Meta}
+	files, err = WriteFiles(bad, suites, s)
+	if err == nil || !strings.Contains(err.Error(), "run.json") || files.Markdown == "" {
+		t.Errorf("err %v, markdown %d bytes", err, len(files.Markdown))
+	}
+}
+
+// checkMarkdown checks what a hostile tag could break: every table row has its
+// header's cells and no row spills onto a line of its own; no HTML outside code but
+// the report's own tags; no control characters; Mermaid lines of the expected forms.
+func checkMarkdown(t *testing.T, md []byte) {
+	t.Helper()
+	if len(md) > MaxBytes {
+		t.Errorf("%d bytes: over the limit", len(md))
+	}
+	if i := bytes.IndexFunc(md, func(r rune) bool { return r < ' ' && r != '\n' || r == 0x7f || r == '\u202e' }); i >= 0 {
+		t.Errorf("control character at byte %d: %q", i, md[max(0, i-20):min(len(md), i+20)])
+	}
+	lines := strings.Split(string(md), "\n")
+	inFence, inMermaid := false, false
+	mermaidLine := regexp.MustCompile(`^(---|displayMode: compact|gantt|    title [0-9]+ items on [0-9]+ GPUs, wall [0-9a-z.]+|    dateFormat X|    axisFormat %H:%M(:%S)?|    todayMarker off|    section GPU [A-Za-z0-9._+=/-]+|    [A-Za-z0-9._+=/-]+( [0-9]+ failed)? :(crit, )?[0-9]+, [0-9]+|    [0-9]+ items( [0-9]+ failed)? :(crit, )?[0-9]+, [0-9]+)$`)
+	pipes := -1
+	for n, line := range lines {
+		if strings.HasPrefix(line, "```") {
+			inFence = !inFence
+			inMermaid = inFence && line == "```mermaid"
+			continue
+		}
+		if inFence {
+			if inMermaid && !mermaidLine.MatchString(line) {
+				t.Errorf("line %d: unexpected Mermaid line %q", n+1, line)
+			}
+			continue
+		}
+		if strings.HasPrefix(line, "|") {
+			c := cellPipes(line)
+			if pipes < 0 {
+				pipes = c
+				if n+1 >= len(lines) || !strings.HasPrefix(lines[n+1], "|---") {
+					t.Errorf("line %d: table without a delimiter row: %q", n+1, line)
+				}
+			} else if c != pipes {
+				t.Errorf("line %d: %d cells, the header has %d: %q", n+1, c-1, pipes-1, line)
+			}
+			continue
+		}
+		if pipes >= 0 && line != "" {
+			t.Errorf("line %d: text right after a table row (a row spilled?): %q", n+1, line)
+		}
+		pipes = -1
+		if bad := html.Find(stripCode(line)); bad != nil {
+			t.Errorf("line %d: HTML %q outside code: %q", n+1, bad, line)
+		}
+	}
+}
+
+// html finds what could open a tag, once code and the report's own tags are gone.
+var html = regexp.MustCompile(`<[^ ]`)
+
+// cellPipes counts the pipes that delimit cells. GFM (cmark-gfm's table scanner,
+// longest match) never splits at a pipe right after a backslash, even in code and
+// even after another backslash.
+func cellPipes(line string) int {
+	n := 0
+	for i := 0; i < len(line); i++ {
+		if line[i] == '|' && (i == 0 || line[i-1] != '\\') {
+			n++
+		}
+	}
+	return n
+}
+
+// stripCode removes code spans (CommonMark: a run of n backticks up to the next run
+// of exactly n) and the report's own tags, leaving what a renderer would read as
+// text or HTML.
+func stripCode(s string) []byte {
+	var out []byte
+	for i := 0; i < len(s); {
+		if s[i] != '`' {
+			out = append(out, s[i])
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && s[j] == '`' {
+			j++
+		}
+		n := j - i
+		closeAt := -1
+		for k := j; k < len(s); {
+			if s[k] != '`' {
+				k++
+				continue
+			}
+			m := k
+			for m < len(s) && s[m] == '`' {
+				m++
+			}
+			if m-k == n {
+				closeAt = m
+				break
+			}
+			k = m
+		}
+		if closeAt < 0 {
+			out = append(out, s[i:j]...)
+			i = j
+			continue
+		}
+		i = closeAt
+	}
+	for _, tag := range []string{"<details>", "</details>", "<summary>", "</summary>", "<sub>", "</sub>"} {
+		out = bytes.ReplaceAll(out, []byte(tag), nil)
+	}
+	return out
+}
+
+func mermaidBlock(md string) string {
+	i := strings.Index(md, "```mermaid\n")
+	if i < 0 {
+		return ""
+	}
+	j := strings.Index(md[i+3:], "```")
+	return md[i : i+3+j]
+}
+
+// checkSVG decodes the SVG as strict XML and checks it carries no control bytes.
+func checkSVG(t *testing.T, svg []byte) {
+	t.Helper()
+	d := xml.NewDecoder(bytes.NewReader(svg))
+	d.Strict = true
+	depth, elems := 0, 0
+	for {
+		tok, err := d.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("SVG is not well-formed XML: %v", err)
+		}
+		switch tok := tok.(type) {
+		case xml.StartElement:
+			if depth == 0 && tok.Name.Local != "svg" {
+				t.Fatalf("root element %q", tok.Name.Local)
+			}
+			depth++
+			elems++
+		case xml.EndElement:
+			depth--
+		}
+	}
+	if depth != 0 || elems < 10 {
+		t.Errorf("depth %d after the end, %d elements", depth, elems)
+	}
+	if i := bytes.IndexFunc(svg, func(r rune) bool { return r < ' ' && r != '\n' || r == 0x7f || r == '\u202e' }); i >= 0 {
+		t.Errorf("control character at byte %d", i)
+	}
+}

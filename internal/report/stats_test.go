@@ -1,0 +1,315 @@
+package report
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/verdict"
+)
+
+func TestLPT(t *testing.T) {
+	tests := []struct {
+		name string
+		durs []float64
+		n    int
+		want float64
+	}{
+		{"no items", nil, 4, 0},
+		{"no GPUs", []float64{1, 2}, 0, 0},
+		{"one GPU sums", []float64{1, 2, 3}, 1, 6},
+		{"more GPUs than items", []float64{5, 1}, 4, 5},
+		{"perfect split", []float64{4, 3, 3, 2}, 2, 6},
+		// The textbook case where LPT is not optimal: 3+3 | 2+2+2 is 6, LPT gives 7.
+		{"LPT worse than optimum", []float64{3, 3, 2, 2, 2}, 2, 7},
+		{"order does not matter", []float64{2, 3, 2, 3, 2}, 2, 7},
+		{"largest binds", []float64{10, 1, 1, 1}, 2, 10},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := LPT(tt.durs, tt.n); got != tt.want {
+				t.Errorf("LPT(%v, %d) = %v, want %v", tt.durs, tt.n, got, tt.want)
+			}
+		})
+	}
+}
+
+// row builds a timings row; est "" is an item with no estimate.
+func row(label, item, gpu string, start, secs float64, rc int, est string) logdir.Timing {
+	if est == "" {
+		est = "unknown"
+	}
+	return logdir.Timing{Label: label, Item: item, GPU: gpu, Secs: secs, RC: rc, StartOff: start, EndOff: start + secs, Est: est}
+}
+
+// mkRun builds a run of list suite "s" (and opaque "op") whose queue holds every
+// row's item plus the extra queued tags, which never ran.
+func mkRun(gpus []string, rows []logdir.Timing, extra ...string) *logdir.Run {
+	r := &logdir.Run{Meta: logdir.Meta{
+		GPUs:          gpus,
+		Finished:      true,
+		DefaultWeight: 999999,
+		Suites:        []logdir.MetaSuite{{Label: "s", LogFile: "s.log", Mode: "list"}, {Label: "op", LogFile: "op.log", Mode: "opaque"}},
+	}, Timings: rows}
+	for _, t := range rows {
+		w := 999999.0
+		if t.Est != "unknown" {
+			w = mustFloat(t.Est)
+		}
+		r.Queue = append(r.Queue, logdir.QueueRow{Weight: w, Label: t.Label, Tag: r.TagOf(t)})
+	}
+	for _, tag := range extra {
+		r.Queue = append(r.Queue, logdir.QueueRow{Weight: 5, Label: "s", Tag: tag})
+	}
+	return r
+}
+
+func mustFloat(s string) float64 {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+
+func TestCompute(t *testing.T) {
+	tests := []struct {
+		name  string
+		run   *logdir.Run
+		check func(t *testing.T, s Stats)
+	}{
+		{"empty run", mkRun([]string{"0", "1"}, nil), func(t *testing.T, s Stats) {
+			if s.GPUs != 2 || s.Work != 0 || s.Wall != 0 || s.Bound != 0 || s.Utilisation != 0 || s.Quality != 0 || !s.Passed {
+				t.Errorf("%+v", s)
+			}
+		}},
+		{"work/N binds, LPT-optimal order", mkRun([]string{"0", "1"}, []logdir.Timing{
+			row("s", "a", "0", 0, 4, 0, "4"), row("s", "b", "1", 0, 3, 0, "3"),
+			row("s", "c", "1", 3, 3, 0, "3"), row("s", "d", "0", 4, 2, 0, "2"),
+		}), func(t *testing.T, s Stats) {
+			if s.Work != 12 || s.Wall != 6 || s.Bound != 6 || s.AboveBound != 0 || s.Utilisation != 1 {
+				t.Errorf("work %v wall %v bound %v above %v util %v", s.Work, s.Wall, s.Bound, s.AboveBound, s.Utilisation)
+			}
+			if s.Hindsight != 6 || s.Quality != 1 || s.Split.Binding || s.Split.Pays {
+				t.Errorf("hindsight %v quality %v split %+v", s.Hindsight, s.Quality, s.Split)
+			}
+			if s.LargestKey != "s/a" || s.Largest != 4 {
+				t.Errorf("largest %q %v", s.LargestKey, s.Largest)
+			}
+			if s.Gaps.Count != 2 || s.Gaps.Total != 0 {
+				t.Errorf("gaps %+v", s.Gaps)
+			}
+		}},
+		{"run beat plain LPT: quality below 1", mkRun([]string{"0", "1"}, []logdir.Timing{
+			row("s", "a", "0", 0, 3, 0, "3"), row("s", "b", "0", 3, 3, 0, "3"),
+			row("s", "c", "1", 0, 2, 0, "2"), row("s", "d", "1", 2, 2, 0, "2"), row("s", "e", "1", 4, 2, 0, "2"),
+		}), func(t *testing.T, s Stats) {
+			if s.Hindsight != 7 || !near(s.Quality, 6.0/7) {
+				t.Errorf("hindsight %v quality %v", s.Hindsight, s.Quality)
+			}
+		}},
+		{"largest binds: splitting pays", mkRun([]string{"0", "1"}, []logdir.Timing{
+			row("op", "whole", "0", 0, 10, 0, "10"), row("s", "b", "1", 0, 1, 0, "1"), row("s", "c", "1", 1, 1, 0, "1"),
+		}), func(t *testing.T, s Stats) {
+			if s.Bound != 10 || !s.Split.Binding || !s.Split.Pays || s.Split.Before != 10 || s.Split.After != 6 || s.Split.Saving != 4 {
+				t.Errorf("bound %v split %+v", s.Bound, s.Split)
+			}
+			if s.LargestKey != "op" {
+				t.Errorf("an opaque item's key is its label, got %q", s.LargestKey)
+			}
+			if s.PerGPU[1].Idle != 8 || s.PerGPU[0].Idle != 0 || s.PerGPU[1].LastEnd != 2 {
+				t.Errorf("per GPU %+v", s.PerGPU)
+			}
+		}},
+		{"many equal items: splitting does not pay", mkRun([]string{"0", "1"}, []logdir.Timing{
+			row("s", "a", "0", 0, 5, 0, "5"), row("s", "b", "1", 0, 5, 0, "5"),
+			row("s", "c", "0", 5, 5, 0, "5"), row("s", "d", "1", 5, 5, 0, "5"),
+		}), func(t *testing.T, s Stats) {
+			if s.Split.Pays || s.Split.Binding || s.Split.After != 10 {
+				t.Errorf("split %+v", s.Split)
+			}
+		}},
+		{"failures, unknown, gaps, a GPU outside the pool", mkRun([]string{"0", "1"}, []logdir.Timing{
+			row("s", "a", "0", 0.5, 2, 0, ""), row("s", "b", "0", 2.6, 1, 3, "4"), row("s", "c", "7", 0, 1, 0, "1"),
+		}), func(t *testing.T, s Stats) {
+			if s.Passed || s.Failed != 1 || s.Items != 3 || s.Finished != 3 {
+				t.Errorf("passed %v failed %d items %d finished %d", s.Passed, s.Failed, s.Items, s.Finished)
+			}
+			if len(s.Unknown) != 1 || s.Unknown[0].Key != "s/a" || len(s.Misses) != 2 || s.Misses[0].Key != "s/b" || s.Misses[0].Miss() != -3 {
+				t.Errorf("unknown %+v misses %+v", s.Unknown, s.Misses)
+			}
+			if s.Gaps.Count != 1 || !near(s.Gaps.Max, 0.1) {
+				t.Errorf("gaps %+v", s.Gaps)
+			}
+			var gpus []string
+			for _, g := range s.PerGPU {
+				gpus = append(gpus, g.GPU)
+			}
+			if strings.Join(gpus, ",") != "0,1,7" || s.GPUs != 2 {
+				t.Errorf("GPUs %v (%d)", gpus, s.GPUs)
+			}
+			if s.PerGPU[0].Failed != 1 || s.PerGPU[0].Items != 2 || s.Last.Key != "s/b" {
+				t.Errorf("gpu0 %+v last %q", s.PerGPU[0], s.Last.Key)
+			}
+		}},
+		{"cancelled: queued items without a row", func() *logdir.Run {
+			r := mkRun([]string{"0"}, []logdir.Timing{row("s", "a", "0", 0, 2, 143, "3")}, "never1", "never2")
+			r.Meta.Cancelled = true
+			r.Timings[0].Incomplete = true
+			return r
+		}(), func(t *testing.T, s Stats) {
+			if !s.Cancelled || s.Passed || s.Failed != 3 || s.Finished != 1 || len(s.Missing) != 2 || s.Missing[0].Key != "s/never1" || !s.Missing[0].Known {
+				t.Errorf("cancelled %v passed %v failed %d finished %d missing %+v", s.Cancelled, s.Passed, s.Failed, s.Finished, s.Missing)
+			}
+			if s.Missing[0].Note != "cancelled before it started" {
+				t.Errorf("note %q", s.Missing[0].Note)
+			}
+		}},
+		{"interrupted: run.json never completed", func() *logdir.Run {
+			r := mkRun([]string{"0"}, []logdir.Timing{row("s", "a", "0", 0, 2, 0, "2")}, "later")
+			r.Meta.Finished = false
+			return r
+		}(), func(t *testing.T, s Stats) {
+			if !s.Interrupted || s.Cancelled || s.Passed || len(s.Missing) != 1 || s.Missing[0].Note != "never finished" {
+				t.Errorf("interrupted %v cancelled %v passed %v missing %+v", s.Interrupted, s.Cancelled, s.Passed, s.Missing)
+			}
+		}},
+		{"run.json wall beyond the last row", func() *logdir.Run {
+			r := mkRun([]string{"0"}, []logdir.Timing{row("s", "a", "0", 0, 2, 0, "2")})
+			r.Meta.Wall = 4
+			return r
+		}(), func(t *testing.T, s Stats) {
+			if s.Wall != 4 || s.Utilisation != 0.5 || s.AboveBound != 1 || s.Quality != 2 {
+				t.Errorf("wall %v util %v above %v quality %v", s.Wall, s.Utilisation, s.AboveBound, s.Quality)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.check(t, Compute(tt.run, verdict.Decide(tt.run)))
+		})
+	}
+}
+
+func TestMissOrder(t *testing.T) {
+	r := mkRun([]string{"0"}, []logdir.Timing{
+		row("s", "small", "0", 0, 1, 0, "3"),   // −2
+		row("s", "big", "0", 1, 50, 0, "40"),   // +10
+		row("s", "slower", "0", 51, 9, 0, "1"), // +8
+		row("s", "same", "0", 60, 5, 0, "5"),   // 0
+		row("s", "tie", "0", 65, 3, 0, "1"),    // +2, ties "small" by |miss|: key order
+	})
+	s := Compute(r, verdict.Decide(r))
+	var keys []string
+	for _, m := range s.Misses {
+		keys = append(keys, m.Key)
+	}
+	if got := strings.Join(keys, " "); got != "s/big s/slower s/small s/tie s/same" {
+		t.Errorf("order %s", got)
+	}
+	if s.Estimated != 50 || s.Known != 5 {
+		t.Errorf("estimated %v known %d", s.Estimated, s.Known)
+	}
+	if rel := s.Misses[1].RelMiss(); rel != 8 {
+		t.Errorf("relative miss %v", rel)
+	}
+	if rel := (ItemStat{Actual: 1}).RelMiss(); !math.IsInf(rel, 1) {
+		t.Errorf("zero estimate: %v", rel)
+	}
+}
+
+func TestFit(t *testing.T) {
+	rows := func(n, size int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = strings.Repeat("x", size-1) + "\n"
+		}
+		return out
+	}
+	tests := []struct {
+		name     string
+		blocks   func() []*block
+		limit    int
+		wantKeep []int
+	}{
+		{"fits: nothing cut", func() []*block {
+			return []*block{fixed("head\n"), table("", rows(10, 10), "", "rows")}
+		}, 1000, []int{0, 10}},
+		// 1105 bytes: the first round may cut 50 rows (half), which with the note
+		// (~117 bytes) leaves 722; the second cuts 3 more.
+		{"longest table cut first", func() []*block {
+			return []*block{fixed("head\n"), table("", rows(100, 10), "", "rows"), table("", rows(10, 10), "", "rows")}
+		}, 700, []int{0, 47, 10}},
+		// Rounds alternate between the two (each the longest in turn): 20, 20, 10, 10, 4.
+		{"cuts spread once the longest shrank", func() []*block {
+			return []*block{table("", rows(40, 10), "", "rows"), table("", rows(40, 10), "", "rows")}
+		}, 400, []int{6, 10}},
+		{"fixed blocks are never cut", func() []*block {
+			return []*block{fixed(strings.Repeat("h", 500)), table("", rows(10, 10), "", "rows")}
+		}, 100, []int{0, 0}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			bs := tt.blocks()
+			fit(bs, tt.limit)
+			total := 0
+			for i, b := range bs {
+				if b.keep != tt.wantKeep[i] {
+					t.Errorf("block %d keeps %d rows, want %d", i, b.keep, tt.wantKeep[i])
+				}
+				total += b.size()
+				var sb strings.Builder
+				b.write(&sb)
+				if sb.Len() != b.size() {
+					t.Errorf("block %d writes %d bytes, size says %d", i, sb.Len(), b.size())
+				}
+			}
+			if total > tt.limit && tt.wantKeep[len(tt.wantKeep)-1] != 0 {
+				t.Errorf("%d bytes over the limit %d", total, tt.limit)
+			}
+		})
+	}
+}
+
+func TestHeadline(t *testing.T) {
+	tests := []struct {
+		name string
+		s    Stats
+		want []string
+		not  []string
+	}{
+		{"passed", Stats{Items: 80, GPUs: 4, Passed: true, Wall: 2640, Utilisation: 0.994, AboveBound: 0.006},
+			[]string{"## ✓ sgpu-queue: all 80 items passed\n", "**wall 44m00s** · 80 items on 4 GPUs · 0 failed · utilisation 99.4 % · 0.6 % above the lower bound"},
+			[]string{"[!WARNING]"}},
+		{"failed", Stats{Items: 80, Failed: 3, GPUs: 4}, []string{"## ✗ sgpu-queue: 3 of 80 items failed\n"}, []string{"[!WARNING]"}},
+		{"cancelled", Stats{Items: 80, Finished: 14, Failed: 70, Cancelled: true, Interrupted: false, Wall: 1501.5,
+			Missing: []ItemStat{{Key: "s/a|b"}, {Key: "s/<c>"}}},
+			[]string{"## ✗ sgpu-queue: cancelled, 14 of 80 items finished, 70 failed", "**The run was cancelled** at t+25:01",
+				"**2 queued item(s) produced no timing row** (did not run before the cancel; counted as failed): `s/a|b`, `s/<c>`.\n"},
+			[]string{"never ended"}},
+		{"interrupted", Stats{Items: 3, Finished: 1, Failed: 2, Interrupted: true, Missing: []ItemStat{{Key: "x"}, {Key: "y"}}},
+			[]string{"## ✗ sgpu-queue: interrupted, 1 of 3 items finished", "**The item phase never ended**", "(never finished; counted as failed): `x`, `y`."},
+			nil},
+		{"many missing: ten named", Stats{Items: 30, Missing: make([]ItemStat, 30)},
+			[]string{"and 20 more (see *Items that never finished*)"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := headline(tt.s)
+			for _, w := range tt.want {
+				if !strings.Contains(h, w) {
+					t.Errorf("headline lacks %q:\n%s", w, h)
+				}
+			}
+			for _, n := range tt.not {
+				if strings.Contains(h, n) {
+					t.Errorf("headline has %q:\n%s", n, h)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,292 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/textfmt"
+	"github.com/rocm/sgpu-queue/internal/verdict"
+)
+
+// The SVG's geometry, in pixels. The width is fixed (the picture scales; a viewer
+// zooms); lanes get thinner when there are many GPUs.
+const (
+	svgWidth   = 1200
+	svgLeft    = 70
+	svgRight   = 24
+	svgTop     = 58
+	svgCharW   = 6.1 // average advance of the 10 px label font
+	failColour = "#b00020"
+)
+
+// palette colours bars by suite: fill and a text colour readable on it. Red is left
+// out: it marks failures.
+var palette = [][2]string{
+	{"#4e79a7", "#ffffff"}, {"#f28e2b", "#000000"}, {"#59a14f", "#ffffff"},
+	{"#76b7b2", "#000000"}, {"#edc948", "#000000"}, {"#b07aa1", "#ffffff"},
+	{"#9c755f", "#ffffff"}, {"#ff9da7", "#000000"}, {"#bab0ac", "#000000"},
+	{"#2f4b7c", "#ffffff"},
+}
+
+const mixedColour = "#8c8c8c"
+
+// SVG draws the run's timeline: one lane per GPU, one bar per item coloured by suite,
+// failed items hatched red, the lower bound as a dashed line, a time axis and a
+// legend; every bar has a tooltip (<title>) with the item, its duration and its exit
+// code. Items narrower than half a pixel are merged with their neighbours into one
+// bar, whose tooltip says how many it holds.
+func SVG(w io.Writer, r *logdir.Run, suites []verdict.Suite, s Stats) error {
+	bw := bufio.NewWriter(w)
+	svg(bw, r, suites, s)
+	return bw.Flush()
+}
+
+func svg(w *bufio.Writer, r *logdir.Run, suites []verdict.Suite, s Stats) {
+	ls := lanesOf(r)
+	colour := map[string]int{}
+	var order []string
+	addSuite := func(label string) {
+		if _, ok := colour[label]; !ok {
+			colour[label] = len(order) % len(palette)
+			order = append(order, label)
+		}
+	}
+	for _, su := range suites {
+		addSuite(su.Label)
+	}
+	for _, t := range r.Timings {
+		addSuite(t.Label)
+	}
+
+	laneH, laneGap := 26.0, 6.0
+	if len(ls) > 12 {
+		laneH, laneGap = 14, 3
+	}
+	plotW := float64(svgWidth - svgLeft - svgRight)
+	tmax := math.Max(math.Max(s.Wall, s.Bound), 1e-3)
+	x := func(t float64) float64 { return svgLeft + t/tmax*plotW }
+	pxPerSec := plotW / tmax
+	yAxis := svgTop + float64(len(ls))*(laneH+laneGap)
+
+	// The legend's rows decide the height, so lay it out first.
+	type entry struct{ swatch, label string }
+	var legend []entry
+	for _, su := range order {
+		p := palette[colour[su]]
+		legend = append(legend, entry{fmt.Sprintf(`<rect width="12" height="12" fill="%s"/>`, p[0]), su})
+	}
+	legend = append(legend,
+		entry{fmt.Sprintf(`<rect width="12" height="12" fill="#dddddd"/><rect width="12" height="12" fill="url(#fail)" stroke="%s" stroke-width="1.5"/>`, failColour), "failed"},
+		entry{`<line x1="6" y1="-1" x2="6" y2="13" stroke="#000000" stroke-width="1.5" stroke-dasharray="3,2"/>`, "lower bound max(work/N, largest)"})
+	mixed := false
+	for _, l := range ls {
+		for _, b := range bars(r, l, 0.5/pxPerSec) {
+			if b.N > 1 && b.Suite == "" {
+				mixed = true
+			}
+		}
+	}
+	if mixed {
+		legend = append(legend, entry{fmt.Sprintf(`<rect width="12" height="12" fill="%s"/>`, mixedColour), "short items of several suites, merged"})
+	}
+	type placed struct {
+		x, y float64
+		e    entry
+	}
+	var places []placed
+	lx, ly := float64(svgLeft), yAxis+44
+	for _, e := range legend {
+		wd := 12 + 6 + svgCharW*float64(len([]rune(shorten(e.label, 40)))) + 18
+		if lx+wd > svgWidth-svgRight && lx > svgLeft {
+			lx, ly = svgLeft, ly+20
+		}
+		places = append(places, placed{lx, ly, e})
+		lx += wd
+	}
+	height := ly + 24
+
+	fmt.Fprintf(w, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%.0f" viewBox="0 0 %d %.0f" font-family="DejaVu Sans, Verdana, Arial, sans-serif" font-size="11">`+"\n",
+		svgWidth, height, svgWidth, height)
+	fmt.Fprintf(w, "<title>sgpu-queue timeline: %d items on %d GPUs</title>\n", s.Attempts, len(ls))
+	fmt.Fprintf(w, `<defs><pattern id="fail" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="3" height="6" fill="%s" fill-opacity="0.6"/></pattern></defs>`+"\n", failColour)
+	fmt.Fprintf(w, `<rect width="%d" height="%.0f" fill="#ffffff"/>`+"\n", svgWidth, height)
+
+	// Heading.
+	mark, word := "✓", "passed"
+	if !s.Passed {
+		mark, word = "✗", "failed"
+	}
+	switch {
+	case s.Cancelled:
+		word += ", cancelled"
+	case s.Interrupted:
+		word += ", interrupted"
+	}
+	fmt.Fprintf(w, `<text x="%d" y="22" font-size="15" font-weight="bold">%s sgpu-queue timeline (%s)</text>`+"\n", svgLeft, mark, word)
+	sub := fmt.Sprintf("%d items on %d GPUs · wall %s · work %s · lower bound %s (%s above) · utilisation %.1f %%",
+		s.Attempts, len(ls), textfmt.Dur(s.Wall), textfmt.Dur(s.Work), textfmt.Dur(s.Bound), pct(s.AboveBound), 100*s.Utilisation)
+	if s.Failed > 0 {
+		sub += fmt.Sprintf(" · %d failed", s.Failed)
+	}
+	if len(s.Missing) > 0 {
+		sub += fmt.Sprintf(" · %d never ran to the end", len(s.Missing))
+	}
+	fmt.Fprintf(w, `<text x="%d" y="40" fill="#333333">%s</text>`+"\n", svgLeft, xmlText(sub, 400))
+
+	// Grid and axis.
+	step := tickStep(tmax)
+	fmt.Fprintf(w, `<g stroke="#e0e0e0" stroke-width="1">`)
+	for t := 0.0; t <= tmax+step*1e-9; t += step {
+		fmt.Fprintf(w, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%.1f"/>`, x(t), svgTop-4, x(t), yAxis)
+	}
+	fmt.Fprintf(w, "</g>\n")
+	fmt.Fprintf(w, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#555555"/>`+"\n", svgLeft, yAxis, svgWidth-svgRight, yAxis)
+	fmt.Fprintf(w, `<g fill="#333333" text-anchor="middle">`)
+	for t := 0.0; t <= tmax+step*1e-9; t += step {
+		fmt.Fprintf(w, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#555555"/><text x="%.1f" y="%.1f">%s</text>`,
+			x(t), yAxis, x(t), yAxis+4, x(t), yAxis+16, tickLabel(t, step))
+	}
+	fmt.Fprintf(w, "</g>\n")
+	fmt.Fprintf(w, `<text x="%d" y="%.1f" fill="#555555" text-anchor="end" font-size="10">time since the first item started</text>`+"\n", svgWidth-svgRight, yAxis+30)
+
+	// Lanes.
+	for i, l := range ls {
+		y := svgTop + float64(i)*(laneH+laneGap)
+		var g GPUStats
+		for _, pg := range s.PerGPU {
+			if pg.GPU == l.GPU {
+				g = pg
+			}
+		}
+		fmt.Fprintf(w, `<g><title>GPU %s: %d items, %d failed, busy %s, idle %s</title><rect x="%d" y="%.1f" width="%.1f" height="%.1f" fill="#f3f3f3"/><text x="%d" y="%.1f" text-anchor="end" font-weight="bold">GPU %s</text></g>`+"\n",
+			xmlText(l.GPU, 40), g.Items, g.Failed, textfmt.Dur(g.Busy), textfmt.Dur(g.Idle),
+			svgLeft, y, plotW, laneH, svgLeft-6, y+laneH/2+4, xmlText(l.GPU, 8))
+		for _, b := range bars(r, l, 0.5/pxPerSec) {
+			svgBar(w, r, b, x, y, laneH, colour)
+		}
+	}
+
+	// The lower bound, and where a cancelled run stopped.
+	if s.Bound > 0 {
+		bx := x(s.Bound)
+		fmt.Fprintf(w, `<g><title>lower bound %s: max(work/%d, largest item)</title><line x1="%.1f" y1="%d" x2="%.1f" y2="%.1f" stroke="#000000" stroke-width="1.5" stroke-dasharray="5,3"/><text x="%.1f" y="%d" text-anchor="end" font-size="10">lower bound</text></g>`+"\n",
+			textfmt.Dur(s.Bound), s.GPUs, bx, svgTop-8, bx, yAxis, bx-3, svgTop-2)
+	}
+	if s.Cancelled {
+		cx := x(s.Wall)
+		fmt.Fprintf(w, `<g><title>cancelled at t+%s</title><line x1="%.1f" y1="%d" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="2"/><text x="%.1f" y="%d" text-anchor="end" font-size="10" fill="%s">cancelled</text></g>`+"\n",
+			textfmt.Dur(s.Wall), cx, svgTop-8, cx, yAxis, failColour, cx-3, svgTop-12, failColour)
+	}
+
+	// Legend.
+	for _, p := range places {
+		fmt.Fprintf(w, `<g transform="translate(%.1f,%.1f)">%s<text x="18" y="10">%s</text></g>`+"\n", p.x, p.y, p.e.swatch, xmlText(p.e.label, 40))
+	}
+	fmt.Fprintf(w, "</svg>\n")
+}
+
+// svgBar draws one bar with its tooltip and, when it fits, its label.
+func svgBar(w *bufio.Writer, r *logdir.Run, b bar, x func(float64) float64, y, h float64, colour map[string]int) {
+	x0, x1 := x(b.Start), x(b.End)
+	wd := x1 - x0
+	if b.failed() {
+		wd = math.Max(wd, 1.5) // a failure stays visible at any scale
+	}
+	wd = math.Max(wd, 0.3)
+	fill, ink := mixedColour, "#ffffff"
+	if b.Suite != "" {
+		p := palette[colour[b.Suite]]
+		fill, ink = p[0], p[1]
+	}
+	var tip, label string
+	if b.N == 1 {
+		t := b.Row
+		status := fmt.Sprintf("rc=%d", t.RC)
+		if t.RC != 0 {
+			status += " FAILED"
+		}
+		if t.Incomplete {
+			status += ", cut off"
+		}
+		est := "estimate unknown"
+		if t.Est != "unknown" && t.Est != "" {
+			est = "estimate " + t.Est + " s"
+		}
+		tip = fmt.Sprintf("%s\n%s (%s s), %s, %s\nGPU %s, t+%s → t+%s",
+			xmlText(b.Key, 200), textfmt.Dur(t.Secs), logdir.Secs(t.Secs), status, xmlText(est, 40),
+			xmlText(t.GPU, 40), clock(t.StartOff), clock(t.EndOff))
+		label = r.TagOf(t)
+		if label == "" {
+			label = t.Label
+		}
+	} else {
+		tip = fmt.Sprintf("%d short items merged, %s of work", b.N, textfmt.Dur(b.Busy))
+		if b.Suite != "" {
+			tip += " (suite " + xmlText(b.Suite, 60) + ")"
+		}
+		if b.Failed > 0 {
+			tip += fmt.Sprintf(", %d failed", b.Failed)
+		}
+		tip += fmt.Sprintf("\nt+%s → t+%s", clock(b.Start), clock(b.End))
+		label = fmt.Sprintf("%d items", b.N)
+	}
+	stroke := ""
+	if wd >= 3 {
+		stroke = ` stroke="#ffffff" stroke-width="0.8"`
+	}
+	fmt.Fprintf(w, `<g><title>%s</title><rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"%s/>`, tip, x0, y, wd, h, fill, stroke)
+	if b.failed() {
+		fmt.Fprintf(w, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="url(#fail)" stroke="%s" stroke-width="1.5"/>`, x0, y, wd, h, failColour)
+		ink = "#000000"
+	}
+	if n := int((wd - 6) / svgCharW); n >= 4 && h >= 12 {
+		fmt.Fprintf(w, `<text x="%.1f" y="%.1f" font-size="10" fill="%s">%s</text>`, x0+3, y+h/2+3.5, ink, xmlText(label, n))
+	}
+	fmt.Fprintf(w, "</g>\n")
+}
+
+// tickStep is a round axis step giving about ten ticks over tmax seconds.
+func tickStep(tmax float64) float64 {
+	for _, s := range []float64{0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1200, 1800, 3600, 7200, 10800, 21600, 43200, 86400} {
+		if tmax/s <= 12 {
+			return s
+		}
+	}
+	return math.Pow(10, math.Ceil(math.Log10(tmax/10)))
+}
+
+// tickLabel formats an axis offset for its step: "0.5s", "45s", "12:30", "1:05:00".
+func tickLabel(t, step float64) string {
+	switch {
+	case step < 1:
+		return fmt.Sprintf("%.1fs", t)
+	case step < 60 && t < 60:
+		return fmt.Sprintf("%.0fs", t)
+	default:
+		return clock(t)
+	}
+}
+
+// clock formats an offset as m:ss or h:mm:ss.
+func clock(t float64) string {
+	sec := int(t) // truncated, as textfmt.Dur does, so "t+25:01" and "25m01s" agree
+	if t < 10 && t != math.Trunc(t) {
+		return fmt.Sprintf("%.1fs", t)
+	}
+	h, m, ss := sec/3600, sec/60%60, sec%60
+	if h > 0 {
+		return fmt.Sprintf("%d:%02d:%02d", h, m, ss)
+	}
+	return fmt.Sprintf("%d:%02d", m, ss)
+}
+
+// pct formats a fraction as a percentage: "0.6 %".
+func pct(f float64) string {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f %%", 100*f)
+}

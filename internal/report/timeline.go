@@ -1,0 +1,189 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/textfmt"
+	"github.com/rocm/sgpu-queue/internal/weights"
+)
+
+// bar is one span drawn on a GPU's lane: one attempt, or a run of consecutive short
+// attempts merged so that a 2,000-item run stays a readable picture.
+type bar struct {
+	Start, End float64
+	N          int     // attempts in it; 1 is a single item
+	Busy       float64 // seconds of work inside
+	Failed     int     // failed attempts inside
+	Suite      string  // the suite label; "" when a merged bar mixes suites
+	Row        logdir.Timing
+	Key        string // weight key of a single item
+}
+
+func (b bar) failed() bool { return b.Failed > 0 }
+
+// lane is one GPU and its attempts in start order.
+type lane struct {
+	GPU  string
+	Rows []logdir.Timing
+}
+
+// lanesOf groups a run's timings rows by GPU, in pool order.
+func lanesOf(r *logdir.Run) []lane {
+	idx := map[string]int{}
+	var ls []lane
+	for _, g := range r.Meta.GPUs {
+		idx[g] = len(ls)
+		ls = append(ls, lane{GPU: g})
+	}
+	var extra []string
+	for _, t := range r.Timings {
+		if _, ok := idx[t.GPU]; !ok {
+			extra = append(extra, t.GPU)
+			idx[t.GPU] = -1
+		}
+	}
+	sort.Strings(extra)
+	for _, g := range extra {
+		idx[g] = len(ls)
+		ls = append(ls, lane{GPU: g})
+	}
+	for _, t := range r.Timings {
+		i := idx[t.GPU]
+		ls[i].Rows = append(ls[i].Rows, t)
+	}
+	for i := range ls {
+		rows := ls[i].Rows
+		sort.SliceStable(rows, func(a, b int) bool { return rows[a].StartOff < rows[b].StartOff })
+	}
+	return ls
+}
+
+// bars turns a lane into bars: consecutive attempts each shorter than minDur are
+// merged, in chunks that close once they span minDur, so a merged bar is about as
+// wide as the narrowest single one and the picture keeps the density of the tail
+// (a run of one stays that item).
+func bars(r *logdir.Run, l lane, minDur float64) []bar {
+	var out []bar
+	single := func(t logdir.Timing) bar {
+		b := bar{Start: t.StartOff, End: t.EndOff, N: 1, Busy: t.Secs, Suite: t.Label, Row: t, Key: weights.Key(t.Label, r.TagOf(t))}
+		if t.RC != 0 {
+			b.Failed = 1
+		}
+		return b
+	}
+	var run []logdir.Timing
+	flush := func() {
+		switch len(run) {
+		case 0:
+		case 1:
+			out = append(out, single(run[0]))
+		default:
+			b := bar{Start: run[0].StartOff, N: len(run), Suite: run[0].Label}
+			for _, t := range run {
+				b.End = max(b.End, t.EndOff)
+				b.Busy += t.Secs
+				if t.RC != 0 {
+					b.Failed++
+				}
+				if t.Label != b.Suite {
+					b.Suite = ""
+				}
+			}
+			out = append(out, b)
+		}
+		run = run[:0]
+	}
+	for _, t := range l.Rows {
+		if t.Secs < minDur {
+			run = append(run, t)
+			if t.EndOff-run[0].StartOff >= minDur {
+				flush()
+			}
+			continue
+		}
+		flush()
+		out = append(out, single(t))
+	}
+	flush()
+	return out
+}
+
+// countBars is how many bars minDur gives.
+func countBars(r *logdir.Run, ls []lane, minDur float64) int {
+	n := 0
+	for _, l := range ls {
+		n += len(bars(r, l, minDur))
+	}
+	return n
+}
+
+// mermaidBudget bounds the Gantt's bars: GitHub's Mermaid refuses a diagram over
+// 50,000 characters, and beyond a few hundred bars the labels are unreadable anyway.
+const mermaidBudget = 250
+
+// mermaidMinDur is the first merge threshold that keeps the Gantt within budget. The
+// Gantt is drawn in whole seconds, so items under a second are always merged.
+func mermaidMinDur(r *logdir.Run, ls []lane, wall float64, budget int) float64 {
+	for _, f := range []float64{0, 0.001, 0.002, 0.005, 0.01, 0.015, 0.02, 0.03, 0.05, 0.1, 0.2, 0.5} {
+		d := max(1, f*wall)
+		if countBars(r, ls, d) <= budget {
+			return d
+		}
+	}
+	return math.Max(1, wall) * 1.01 // one bar per GPU
+}
+
+// mermaid writes the Gantt block of the timeline and a line saying what was merged.
+func mermaid(b *strings.Builder, r *logdir.Run, s Stats) {
+	ls := lanesOf(r)
+	if len(r.Timings) == 0 {
+		b.WriteString("No item finished: there is no timeline to draw.\n\n")
+		return
+	}
+	minDur := mermaidMinDur(r, ls, s.Wall, mermaidBudget)
+	t0 := r.Meta.Started.Unix()
+	axis := "%H:%M:%S"
+	if s.Wall >= 1800 {
+		axis = "%H:%M"
+	}
+	var body strings.Builder
+	merged, groups := 0, 0
+	for _, l := range ls {
+		fmt.Fprintf(&body, "    section GPU %s\n", mermaidName(l.GPU, 24))
+		for _, br := range bars(r, l, minDur) {
+			start := int64(math.Round(br.Start))
+			end := max(start, int64(math.Round(br.End)))
+			name := mermaidName(br.Key, 48)
+			if br.N > 1 {
+				name = fmt.Sprintf("%d items", br.N)
+				if br.Failed > 0 {
+					name += fmt.Sprintf(" %d failed", br.Failed)
+				}
+				merged += br.N
+				groups++
+			}
+			tag := ""
+			if br.failed() {
+				tag = "crit, "
+			}
+			fmt.Fprintf(&body, "    %s :%s%d, %d\n", name, tag, t0+start, t0+end)
+		}
+	}
+	b.WriteString("```mermaid\n---\ndisplayMode: compact\n---\ngantt\n")
+	fmt.Fprintf(b, "    title %d items on %d GPUs, wall %s\n", s.Attempts, len(ls), textfmt.Dur(s.Wall))
+	b.WriteString("    dateFormat X\n")
+	fmt.Fprintf(b, "    axisFormat %s\n", axis)
+	b.WriteString("    todayMarker off\n")
+	b.WriteString(body.String())
+	b.WriteString("```\n\n")
+	b.WriteString("One lane per GPU, in your local clock time; failed items are marked critical (red).")
+	if merged > 0 {
+		fmt.Fprintf(b, " To keep the diagram readable, %d items shorter than %s were merged into %d bars (\"N items\"); %s has every item.",
+			merged, textfmt.Dur(minDur), groups, "the SVG")
+	}
+	b.WriteString("\n\n")
+}
