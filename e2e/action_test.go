@@ -202,7 +202,7 @@ func TestActionLikeTheRunner(t *testing.T) {
 	})
 	t.Run("summary", func(t *testing.T) {
 		s := readFile(t, sumFile)
-		if !strings.Contains(s, "✗ sgpu-queue: failed") || !strings.Contains(s, "alpha") || len(s) > 1<<20 {
+		if !strings.Contains(s, "✗ sgpu-queue: 2 of 11 items failed") || !strings.Contains(s, "alpha") || len(s) > 1<<20 {
 			t.Errorf("summary (%d bytes):\n%.500s", len(s), s)
 		}
 	})

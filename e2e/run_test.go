@@ -230,7 +230,7 @@ func TestRunQueue(t *testing.T) {
 			}
 		}
 		report := readFile(t, filepath.Join(logs, "report", "schedule.md"))
-		if !strings.Contains(report, "✗ sgpu-queue: failed") || !strings.Contains(report, "items/alpha.crash.log") {
+		if !strings.Contains(report, "✗ sgpu-queue: 2 of 11 items failed") || !strings.Contains(report, "items/alpha.crash.log") {
 			t.Errorf("report:\n%s", report)
 		}
 	})
