@@ -104,7 +104,7 @@ func fit(blocks []*block, limit int) {
 // render builds the report within limit bytes.
 func render(r *logdir.Run, suites []verdict.Suite, s Stats, limit int) string {
 	var blocks []*block
-	blocks = append(blocks, fixed(headline(s)))
+	blocks = append(blocks, fixed(headline(r, s)))
 	blocks = append(blocks, fixed(efficiency(r, s)))
 	blocks = append(blocks, fixed(timelineSection(r, s)))
 	blocks = append(blocks, suitesTable(suites, s))
@@ -112,6 +112,7 @@ func render(r *logdir.Run, suites []verdict.Suite, s Stats, limit int) string {
 	if f := failedTable(s); f != nil {
 		blocks = append(blocks, f)
 	}
+	blocks = append(blocks, badDayTables(r, suites)...)
 	blocks = append(blocks, estimateTables(s)...)
 	if u := unknownTable(s); u != nil {
 		blocks = append(blocks, u)
@@ -136,7 +137,7 @@ func render(r *logdir.Run, suites []verdict.Suite, s Stats, limit int) string {
 	return sb.String()
 }
 
-func headline(s Stats) string {
+func headline(r *logdir.Run, s Stats) string {
 	var b strings.Builder
 	switch {
 	case s.Cancelled:
@@ -155,6 +156,16 @@ func headline(s Stats) string {
 	}
 	if s.Interrupted && !s.Cancelled {
 		b.WriteString("> [!WARNING]\n> **The item phase never ended**: run.json was not completed (was sgpu-queue killed?). The figures below cover the timing rows written until then; nothing was learned.\n\n")
+	}
+	if st := r.Meta.Stalled; st != "" {
+		fmt.Fprintf(&b, "> [!CAUTION]\n> **The run stopped early**: %s\n\n", plain(shorten(st, 500)))
+	}
+	if n := len(r.Meta.Quarantined); n > 0 {
+		var gpus []string
+		for _, q := range r.Meta.Quarantined {
+			gpus = append(gpus, gpuName(q.GPU))
+		}
+		fmt.Fprintf(&b, "> [!WARNING]\n> **%d GPU(s) quarantined** (%s): their items failed fast or with device errors while passing elsewhere; see *Quarantined GPUs*.\n\n", n, strings.Join(gpus, ", "))
 	}
 	if n := len(s.Missing); n > 0 {
 		what := "never finished"
@@ -508,4 +519,54 @@ func weightTables(r *logdir.Run) []*block {
 		}
 	}
 	return out
+}
+
+// badDayTables lists what the bad-day policies did: GPUs taken out of the pool,
+// items that passed only on a rerun, items killed at their hang deadline.
+func badDayTables(r *logdir.Run, suites []verdict.Suite) []*block {
+	var blocks []*block
+	if qs := r.Meta.Quarantined; len(qs) > 0 {
+		var rows []string
+		for _, q := range qs {
+			at := "–"
+			if !q.At.IsZero() && !r.Meta.Started.IsZero() {
+				at = "t+" + clock(q.At.Sub(r.Meta.Started).Seconds())
+			}
+			rows = append(rows, fmt.Sprintf("| %s | %s | %s |\n", gpuName(q.GPU), at, plain(shorten(q.Reason, 600))))
+		}
+		blocks = append(blocks, collapsible(fmt.Sprintf("### Quarantined GPUs (%d)\n\nNo item was scheduled on these after the time shown; their failed items ran again on healthy GPUs.\n\n", len(qs)),
+			fmt.Sprintf("%d GPUs", len(qs)), "| GPU | when | why |\n|---|---:|---|\n", rows, "quarantined GPUs"))
+	}
+	var flaky, timedOut []string
+	for _, su := range suites {
+		for _, it := range su.Items {
+			key := it.Label
+			if it.Tag != "" {
+				key += "/" + it.Tag
+			}
+			if it.Flaky {
+				flaky = append(flaky, fmt.Sprintf("| %s | %d | %s | %s |\n", cell(key), it.Attempts, plain(it.Note), logLink(it.LogRel)))
+			}
+			if it.TimedOut {
+				timedOut = append(timedOut, fmt.Sprintf("| %s | %s | %s | %s |\n", cell(key), textfmt.Dur(it.Seconds), gpuName(it.GPU), logLink(it.LogRel)))
+			}
+		}
+	}
+	if len(flaky) > 0 {
+		verdictNote := "they count as passed (flaky-is-failure is off)"
+		if r.Meta.FlakyIsFailure {
+			verdictNote = "they count as failed (flaky-is-failure)"
+		}
+		blocks = append(blocks, collapsible(fmt.Sprintf("### Flaky items (%d)\n\nFailed, then passed on a rerun; %s. Earlier attempts keep their logs as `*.attempt<N>.log`.\n\n", len(flaky), verdictNote),
+			fmt.Sprintf("%d flaky items", len(flaky)), "| item | attempts | note | last log |\n|---|---:|---|---|\n", flaky, "flaky items"))
+	}
+	if len(timedOut) > 0 {
+		why := "Ended with rc 124 (a timeout)"
+		if r.Meta.TimeoutFactor > 0 {
+			why = fmt.Sprintf("Killed at their hang deadline (item-timeout-factor %g × the learned weight), rc 124", r.Meta.TimeoutFactor)
+		}
+		blocks = append(blocks, collapsible(fmt.Sprintf("### Timed-out items (%d)\n\n%s; their weight only rises.\n\n", len(timedOut), why),
+			fmt.Sprintf("%d timed-out items", len(timedOut)), "| item | ran | GPU | log |\n|---|---:|---:|---|\n", timedOut, "timed-out items"))
+	}
+	return blocks
 }

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/verdict"
@@ -405,5 +406,53 @@ func checkSVG(t *testing.T, svg []byte) {
 	}
 	if i := bytes.IndexFunc(svg, func(r rune) bool { return r < ' ' && r != '\n' || r == 0x7f || r == '\u202e' }); i >= 0 {
 		t.Errorf("control character at byte %d", i)
+	}
+}
+
+// The bad-day policies show: the stall, the quarantined GPU, flaky and timed-out items.
+func TestBadDaySections(t *testing.T) {
+	started := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	r := &logdir.Run{
+		Meta: logdir.Meta{
+			Suites: []logdir.MetaSuite{{Label: "torch", LogFile: "torch.log", Mode: "list"}},
+			GPUs:   []string{"0", "1"}, Started: started, Finished: true, Wall: 30, TimeoutFactor: 3,
+			Quarantined: []logdir.Quarantined{{GPU: "1", Reason: "2 items failed in a row on it (rc=1 after 0.1s with \"hipErrorNoDevice\")", At: started.Add(5 * time.Second)}},
+			Stalled:     "every GPU is quarantined (gpu1) with 3 item(s) left to run: check the runner's GPUs",
+		},
+		Queue: []logdir.QueueRow{{Label: "torch", Tag: "flaky"}, {Label: "torch", Tag: "hang|pipe"}},
+		Timings: []logdir.Timing{
+			{Label: "torch", Item: "flaky", GPU: "1", Secs: 0.1, RC: 1, EndOff: 0.1},
+			{Label: "torch", Item: "hang|pipe", GPU: "0", Secs: 12, RC: 124, EndOff: 12},
+			{Label: "torch", Item: "flaky", GPU: "0", Secs: 2, RC: 0, StartOff: 12, EndOff: 14},
+		},
+	}
+	// gpu1 is quarantined, so the flaky item's first failure was the GPU's fault.
+	suites := verdict.Decide(r)
+	var b strings.Builder
+	if err := Markdown(&b, r, suites, Compute(r, suites)); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	for _, want := range []string{
+		"**The run stopped early**: every GPU is quarantined",
+		"**1 GPU(s) quarantined** (1)",
+		"### Quarantined GPUs (1)", "| 1 | t+0:05 |",
+		"### Timed-out items (1)", "`torch/hang\\|pipe`", "3 × the learned weight",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if strings.Contains(md, "### Flaky items") {
+		t.Error("a failure on a quarantined GPU was reported as flaky")
+	}
+	// On a healthy GPU the same history is flakiness.
+	r.Meta.Quarantined, r.Meta.Stalled = nil, ""
+	r.Timings[0].GPU = "0"
+	suites = verdict.Decide(r)
+	b.Reset()
+	Markdown(&b, r, suites, Compute(r, suites))
+	if !strings.Contains(b.String(), "### Flaky items (1)") || !strings.Contains(b.String(), "| `torch/flaky` | 2 | ") {
+		t.Errorf("no flaky section:\n%s", b.String())
 	}
 }
