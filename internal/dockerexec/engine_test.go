@@ -3,90 +3,30 @@ package dockerexec
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
-	cerrdefs "github.com/containerd/errdefs"
-	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 
+	"github.com/rocm/sgpu-queue/internal/dockerexec/dockertest"
 	"github.com/rocm/sgpu-queue/internal/executor"
 )
 
-// The tests below talk to a real Docker Engine API: the machine's daemon, or podman's
-// compatible service, as ../shared/tools/docker-engine.sh start provides (DOCKER_HOST).
-const fixtureImage = "localhost/busybox:fixture"
+// The tests below talk to a real Docker Engine API (dockertest).
+const fixtureImage = dockertest.Image
 
-// engine connects to the engine of the environment, or skips the test loudly.
-func engine(t testing.TB) *client.Client {
-	t.Helper()
-	const how = `start one with: eval "$(../shared/tools/docker-engine.sh start)"`
-	cli, err := client.New(client.FromEnv)
-	if err != nil {
-		t.Skipf("DOCKER ENGINE UNAVAILABLE: %v; %s", err, how)
-	}
-	t.Cleanup(func() { _ = cli.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if _, err := cli.Ping(ctx, client.PingOptions{}); err != nil {
-		t.Skipf("DOCKER ENGINE UNAVAILABLE: %v; %s", err, how)
-	}
-	if _, err := cli.ImageInspect(ctx, fixtureImage); err != nil {
-		t.Skipf("DOCKER ENGINE UNAVAILABLE: no image %s (%v); %s", fixtureImage, err, how)
-	}
-	return cli
-}
+func engine(t testing.TB) *client.Client { return dockertest.Engine(t) }
 
-var unsafeName = regexp.MustCompile(`[^a-zA-Z0-9_.-]+`)
+func uniqueName(t testing.TB) string { return dockertest.UniqueName(t) }
 
-// uniqueName is a container name no other test (or run) uses.
-func uniqueName(t testing.TB) string {
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	n := strings.ToLower(unsafeName.ReplaceAllString(t.Name(), "-"))
-	if len(n) > 40 {
-		n = n[:40]
-	}
-	return "sgpu-dx-" + n + "-" + hex.EncodeToString(b)
-}
-
-// startTarget starts a busybox container that sleeps, removed when the test ends.
-// start=false leaves it created but stopped.
 func startTarget(t testing.TB, cli *client.Client, binds []string, start bool) string {
-	t.Helper()
-	ctx := context.Background()
-	name := uniqueName(t)
-	_, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{
-		Name:       name,
-		Config:     &container.Config{Image: fixtureImage, Cmd: []string{"sleep", "3600"}},
-		HostConfig: &container.HostConfig{Binds: binds},
-	})
-	if err != nil {
-		t.Fatalf("create %s: %v", name, err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if _, err := cli.ContainerRemove(ctx, name, client.ContainerRemoveOptions{Force: true}); err != nil && !cerrdefs.IsNotFound(err) {
-			t.Errorf("remove %s: %v", name, err)
-		}
-	})
-	if start {
-		if _, err := cli.ContainerStart(ctx, name, client.ContainerStartOptions{}); err != nil {
-			t.Fatalf("start %s: %v", name, err)
-		}
-	}
-	return name
+	return dockertest.Start(t, cli, binds, nil, start)
 }
 
 func newExec(t testing.TB, cli *client.Client, o Options) *Exec {
