@@ -38,6 +38,8 @@ func Main(e Env) int {
 		return runCmd(e, args)
 	case "report":
 		return reportCmd(e, args)
+	case "simulate":
+		return simulateCmd(e, args)
 	case "version", "--version":
 		fmt.Fprintf(e.Stdout, "sgpu-queue %s\n", version(e.Version))
 		return 0
