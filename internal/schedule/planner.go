@@ -49,7 +49,7 @@ func NewPlanned(items []Item, slots int) Queue {
 
 // compareLPT is Order's rule: unknown items first, then the longest, ties in
 // listing order.
-func compareLPT(a, b Item) int {
+func compareLPT(a, b *Item) int {
 	if a.Known != b.Known {
 		if !a.Known {
 			return -1
@@ -68,7 +68,7 @@ func LPTOrder(items []Item) []int {
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return compareLPT(items[a], items[b]) })
+	slices.SortStableFunc(order, func(a, b int) int { return compareLPT(&items[a], &items[b]) })
 	return order
 }
 
@@ -177,7 +177,7 @@ func NewPlan(items []Item, slots int) Plan {
 	for s := range bins {
 		// Longest first; equal weights in listing order, as in LPT.
 		l := bins[s].idx
-		slices.SortStableFunc(l, func(a, b int) int { return compareLPT(items[a], items[b]) })
+		slices.SortStableFunc(l, func(a, b int) int { return compareLPT(&items[a], &items[b]) })
 		t := 0.0
 		for _, i := range l {
 			start[i], p.slot[i] = t, s
