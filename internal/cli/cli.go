@@ -43,6 +43,8 @@ func Main(e Env) int {
 		ctx, force, stop := signalContext(e.Stderr)
 		defer stop()
 		return action.Run(ctx, action.Env{Getenv: e.Getenv, Environ: e.Environ, Stdout: e.Stdout, Force: force})
+	case "simulate":
+		return simulateCmd(e, args)
 	case "version", "--version":
 		fmt.Fprintf(e.Stdout, "sgpu-queue %s\n", version(e.Version))
 		return 0
@@ -61,6 +63,8 @@ func usage(w io.Writer) {
 
 Usage:
   sgpu-queue run [flags] CONFIG...     phases 0–8: expand, order, run, verdicts, learn, report
+  sgpu-queue simulate --weights FILE --gpus N [--noise F] [--runs K] [--seed S]
+                                       predicted wall clock and utilisation per policy
   sgpu-queue report LOGDIR             rebuild report/schedule.md from the files of a run
   sgpu-queue action                    the GitHub container action's entry point (reads INPUT_* variables)
   sgpu-queue version

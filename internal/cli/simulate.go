@@ -1,0 +1,145 @@
+package cli
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/rocm/sgpu-queue/internal/simulate"
+)
+
+const simulateHelp = `Usage: sgpu-queue simulate --weights FILE --gpus N [--noise F] [--runs K] [--seed S]
+
+Predicts the wall clock and utilisation of a run on N GPUs from a weight table, for
+the old design (one suite per GPU, a suite being a key's label, in the file's order),
+an unordered queue (mean and range over K shuffles), the LPT queue and the planned
+queue, each against the lower bound max(work/N, largest item). The queues are the
+ones "run" uses, driven on virtual time.
+
+With --noise F each item's actual duration deviates from its weight (uniform: a
+factor in [1−F, 1+F]; lognormal: exp(F·Z)) while the queues still order by the
+weights; the figures are then means over K runs. Flags may also be set by SGPU_*
+variables (--gpus ↔ SGPU_GPUS).
+
+Flags:
+`
+
+func simulateCmd(e Env, args []string) int {
+	fs := newFlags("simulate", e, simulateHelp)
+	var (
+		weightsPath = fs.String("weights", envDefault(e, "weights", ""), "weight table to simulate (SPEC §6 format)")
+		gpus        = fs.String("gpus", envDefault(e, "gpus", ""), "GPU count (8), or a list of ids (0,1,2,3) to count")
+		noise       = fs.String("noise", envDefault(e, "noise", "0"), "relative deviation of actual durations from the weights: 0.2 or 20%")
+		model       = fs.String("noise-model", envDefault(e, "noise-model", simulate.NoiseUniform), "uniform (±F) or lognormal (σ = F)")
+		runs        = fs.String("runs", envDefault(e, "runs", "100"), "noisy runs, and shuffles of the unordered queue")
+		seed        = fs.String("seed", envDefault(e, "seed", "1"), "random seed (same seed, same figures)")
+	)
+	pos, code, stop := parse(fs, args, e)
+	if stop {
+		return code
+	}
+	usageErr := func(err error) int {
+		fmt.Fprintf(e.Stderr, "sgpu-queue simulate: %v\n", err)
+		return 2
+	}
+	if len(pos) > 0 {
+		return usageErr(fmt.Errorf("unexpected argument %q: give the table with --weights FILE", pos[0]))
+	}
+	o, err := simulateOptions(*gpus, *noise, *model, *runs, *seed)
+	if err != nil {
+		return usageErr(err)
+	}
+	if *weightsPath == "" {
+		return usageErr(fmt.Errorf("no --weights FILE given: name the weight table to simulate"))
+	}
+	f, err := os.Open(*weightsPath)
+	if err != nil {
+		return usageErr(fmt.Errorf("--weights: %v", err))
+	}
+	in, warns, err := simulate.Load(f, *weightsPath)
+	f.Close()
+	for _, w := range warns {
+		fmt.Fprintf(e.Stderr, "warning: %s\n", w)
+	}
+	if err != nil {
+		return usageErr(err)
+	}
+	ctx, _, stopSignals := signalContext(e.Stderr)
+	defer stopSignals()
+	rep, err := simulate.Compare(ctx, in, o)
+	if err != nil {
+		return usageErr(err)
+	}
+	if err := rep.Write(e.Stdout); err != nil {
+		fmt.Fprintf(e.Stderr, "sgpu-queue simulate: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// simulateOptions parses simulate's flag values (also their SGPU_* variables).
+func simulateOptions(gpus, noise, model, runs, seed string) (simulate.Options, error) {
+	var o simulate.Options
+	var err error
+	if o.GPUs, err = gpuCount(gpus); err != nil {
+		return o, err
+	}
+	if o.Noise, err = fraction(noise); err != nil {
+		return o, err
+	}
+	o.Model = strings.ToLower(strings.TrimSpace(model))
+	r, err := strconv.Atoi(strings.TrimSpace(runs))
+	if err != nil || r < 1 || r > simulate.MaxRuns {
+		return o, fmt.Errorf("--runs %q: want a whole number of runs from 1 to %d", runs, simulate.MaxRuns)
+	}
+	o.Runs = r
+	if o.Seed, err = strconv.ParseUint(strings.TrimSpace(seed), 10, 64); err != nil {
+		return o, fmt.Errorf("--seed %q: want a whole number from 0 to %d", seed, uint64(math.MaxUint64))
+	}
+	return o, o.Check()
+}
+
+// gpuCount reads "8" as eight GPUs and "0,1,2,3" as four.
+func gpuCount(s string) (int, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, fmt.Errorf("no --gpus given: say how many GPUs to simulate, e.g. --gpus 4")
+	}
+	if !strings.Contains(s, ",") {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > simulate.MaxGPUs {
+			return 0, fmt.Errorf("--gpus %q: want a GPU count from 1 to %d, or a list of ids like 0,1,2,3", s, simulate.MaxGPUs)
+		}
+		return n, nil
+	}
+	ids := strings.Split(s, ",")
+	seen := map[string]bool{}
+	for _, id := range ids {
+		id = strings.TrimSpace(id)
+		if id == "" || seen[id] {
+			return 0, fmt.Errorf("--gpus %q: a list of ids must name each GPU once, like 0,1,2,3", s)
+		}
+		seen[id] = true
+	}
+	if len(ids) > simulate.MaxGPUs {
+		return 0, fmt.Errorf("--gpus: %d ids, more than %d", len(ids), simulate.MaxGPUs)
+	}
+	return len(ids), nil
+}
+
+// fraction reads "0.2" or "20%" as 0.2.
+func fraction(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	scale := 1.0
+	if p, ok := strings.CutSuffix(t, "%"); ok {
+		t, scale = strings.TrimSpace(p), 0.01
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	v *= scale
+	if err != nil || !(v >= 0 && v <= 1) {
+		return 0, fmt.Errorf("--noise %q: want a fraction from 0 to 1, like 0.2 or 20%% for ±20 %%", s)
+	}
+	return v, nil
+}

@@ -1,0 +1,107 @@
+package cli
+
+import (
+	"bytes"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rocm/sgpu-queue/internal/simulate"
+)
+
+const teTable = "../../testdata/simulate/te-gfx950-l3.weights"
+
+func runSimulate(t *testing.T, env map[string]string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Main(Env{
+		Args: append([]string{"simulate"}, args...), Stdout: &out, Stderr: &errb,
+		Getenv: func(k string) string { return env[k] },
+	})
+	return code, out.String(), errb.String()
+}
+
+func TestSimulateCmd(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.weights")
+	if err := os.WriteFile(bad, []byte("a/x 5\nbroken line\nb 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(t.TempDir(), "empty.weights")
+	if err := os.WriteFile(empty, []byte("# nothing\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		env    map[string]string
+		args   []string
+		code   int
+		stdout []string
+		stderr []string
+	}{
+		{
+			name: "TE table on 4 GPUs", args: []string{"--weights", teTable, "--gpus", "4"},
+			stdout: []string{"one suite per GPU (static)      6935 s", "lpt queue                       2639 s", "planned queue (default)         2625 s", "lower bound max(work/4, largest) = 2624.25 s"},
+		},
+		{
+			name: "flags from SGPU_*, a GPU list, noise in percent", env: map[string]string{"SGPU_WEIGHTS": teTable, "SGPU_GPUS": "0,1,2,3,4,5,6,7", "SGPU_NOISE": "20%", "SGPU_RUNS": "20"},
+			stdout: []string{"8 GPUs", "(±20 %), 20 runs (seed 1)"},
+		},
+		{name: "lognormal", args: []string{"--weights", teTable, "--gpus=2", "--noise", "0.1", "--noise-model", "lognormal", "--runs", "5", "--seed", "9"}, stdout: []string{"exp(0.1·Z)", "5 runs (seed 9)"}},
+		{name: "corrupt lines warn", args: []string{"--weights", bad, "--gpus", "1"}, stdout: []string{"2 items in 2 suites"}, stderr: []string{"warning: " + bad + ":2: skipped corrupt weight line"}},
+		{name: "help", args: []string{"--help"}, stdout: []string{"Usage: sgpu-queue simulate", "-noise-model"}},
+		{name: "no weights", args: []string{"--gpus", "4"}, code: 2, stderr: []string{"no --weights FILE given"}},
+		{name: "no gpus", args: []string{"--weights", teTable}, code: 2, stderr: []string{"no --gpus given"}},
+		{name: "missing file", args: []string{"--weights", "/nonexistent.weights", "--gpus", "4"}, code: 2, stderr: []string{"--weights: open /nonexistent.weights"}},
+		{name: "empty table", args: []string{"--weights", empty, "--gpus", "4"}, code: 2, stderr: []string{"no \"<key> <seconds>\" line"}},
+		{name: "bad gpus", args: []string{"--weights", teTable, "--gpus", "four"}, code: 2, stderr: []string{`--gpus "four": want a GPU count`}},
+		{name: "bad noise", args: []string{"--weights", teTable, "--gpus", "4", "--noise", "150%"}, code: 2, stderr: []string{`--noise "150%": want a fraction from 0 to 1`}},
+		{name: "bad runs", args: []string{"--weights", teTable, "--gpus", "4", "--runs", "0"}, code: 2, stderr: []string{`--runs "0"`}},
+		{name: "bad seed", args: []string{"--weights", teTable, "--gpus", "4", "--seed", "-1"}, code: 2, stderr: []string{`--seed "-1"`}},
+		{name: "bad model", args: []string{"--weights", teTable, "--gpus", "4", "--noise-model", "gauss"}, code: 2, stderr: []string{`--noise-model "gauss"`}},
+		{name: "stray argument", args: []string{teTable, "--gpus", "4"}, code: 2, stderr: []string{"unexpected argument"}},
+		{name: "unknown flag", args: []string{"--gpu", "4"}, code: 2, stderr: []string{"flag provided but not defined: -gpu"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errs := runSimulate(t, tc.env, tc.args...)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.code, out, errs)
+			}
+			for _, s := range tc.stdout {
+				if !strings.Contains(out, s) {
+					t.Errorf("stdout lacks %q:\n%s", s, out)
+				}
+			}
+			for _, s := range tc.stderr {
+				if !strings.Contains(errs, s) {
+					t.Errorf("stderr lacks %q:\n%s", s, errs)
+				}
+			}
+			if tc.code == 2 && strings.Count(strings.TrimSpace(errs), "\n") > 0 && !strings.Contains(errs, "Usage") {
+				t.Errorf("want a one-line error, got:\n%s", errs)
+			}
+		})
+	}
+}
+
+func FuzzSimulateOptions(f *testing.F) {
+	f.Add("4", "0.2", "uniform", "100", "1")
+	f.Add("0,1,2,3", "20%", "lognormal", "1", "18446744073709551615")
+	f.Add(" 8 ", " 50 % ", "UNIFORM", "100000", "0")
+	f.Add("1,,2", "1e-400", "", "-3", "x")
+	f.Fuzz(func(t *testing.T, gpus, noise, model, runs, seed string) {
+		o, err := simulateOptions(gpus, noise, model, runs, seed)
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("multi-line error %q", err)
+			}
+			return
+		}
+		if o.GPUs < 1 || o.GPUs > simulate.MaxGPUs || o.Runs < 1 || o.Runs > simulate.MaxRuns ||
+			math.IsNaN(o.Noise) || o.Noise < 0 || o.Noise > 1 || o.Check() != nil {
+			t.Fatalf("accepted %+v", o)
+		}
+	})
+}

@@ -1,0 +1,104 @@
+package schedule
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/rocm/sgpu-queue/internal/weights"
+)
+
+// benchTable is n items of 6 suites with TE-like weights (lognormal, median 30 s)
+// and their weight table.
+func benchTable(n int) ([]Item, *weights.Table) {
+	rng := rand.New(rand.NewPCG(uint64(n), 1))
+	items := make([]Item, n)
+	t := weights.New()
+	for i := range items {
+		items[i] = Item{Label: fmt.Sprintf("suite%d", i%6), Tag: fmt.Sprintf("test_%07d", i), Seq: i}
+		t.Set(items[i].Key(), math.Round(math.Exp(rng.NormFloat64()*1.2)*30))
+	}
+	return items, t
+}
+
+var benchSizes = []int{10_000, 100_000, 1_000_000}
+
+// BenchmarkPlan is phase 2 on n items for 8 GPUs: weigh from the table, then
+// order (lpt) or plan (planned), and make the queue the dispatcher pulls from.
+// B/op across sizes shows memory linear in items.
+func BenchmarkPlan(b *testing.B) {
+	for _, n := range benchSizes {
+		items, table := benchTable(n)
+		b.Run(fmt.Sprintf("weigh/n=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				Weigh(items, table, DefaultWeight)
+			}
+		})
+		for _, policy := range Policies() {
+			b.Run(fmt.Sprintf("%s/n=%d", policy, n), func(b *testing.B) {
+				b.ReportAllocs()
+				for range b.N {
+					Weigh(items, table, DefaultWeight)
+					if _, err := NewQueue(policy, items, 8); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkPlanChecked is the planner's worst case: a table on which the plan
+// beats LPT by far (Graham's table, scaled, under 100,000 short items), so that it
+// replays both queues with noise before adopting the plan.
+func BenchmarkPlanChecked(b *testing.B) {
+	big := []float64{7, 7, 6, 6, 5, 5, 4, 4, 4}
+	items := make([]Item, 100_000)
+	for i := range items {
+		w := 0.001
+		if i < len(big) {
+			w = 1000 * big[i]
+		}
+		items[i] = Item{Weight: w, Known: true, Seq: i}
+	}
+	p := NewPlan(items, 4)
+	if !p.Use {
+		b.Fatalf("the plan was not adopted: %s", p.Note)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		NewPlanned(items, 4)
+	}
+}
+
+// BenchmarkReplay is one simulated run of 100,000 items on 8 GPUs per policy
+// (what `simulate` does per run and policy).
+func BenchmarkReplay(b *testing.B) {
+	items, table := benchTable(100_000)
+	Weigh(items, table, DefaultWeight)
+	dur := make([]float64, len(items))
+	for i, it := range items {
+		dur[i] = it.Weight
+	}
+	order := LPTOrder(items)
+	plan := NewPlan(items, 8)
+	for _, tc := range []struct {
+		name string
+		q    func() Queue
+	}{
+		{"lpt", func() Queue { return NewPull(order) }},
+		{"planned", func() Queue { return plan.Queue(items) }},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				if _, err := Replay(tc.q(), dur, 8); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

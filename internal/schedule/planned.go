@@ -1,0 +1,127 @@
+package schedule
+
+import "sync"
+
+// Queue returns a fresh queue that follows p (made by NewPlan from items): the
+// guarded plan when p.Use, else the LPT queue. One plan serves many queues; the
+// simulator plans once and replays many runs.
+func (p Plan) Queue(items []Item) Queue {
+	if !p.Use {
+		return NewPull(p.lpt)
+	}
+	return p.planned()
+}
+
+// planned is the planned queue. It hands out the plan's order while the GPUs ask
+// in the plan's turn, and LPT's order for the rest once they do not.
+//
+// Each GPU follows one planned slot; pfree is how far (in planned seconds) that
+// slot's plan has been handed out. The next item of the order belongs to the
+// planned slot with the earliest pfree. When the GPU that asks follows another
+// slot, reality has drifted from the plan by the gap between the two pfree. A
+// small gap (ties, noise within tau) swaps which GPU follows which slot, as the
+// pull would; a large one means the plan's fine balance no longer holds, and the
+// rest goes longest first, the order that copes best with durations nobody knows.
+type planned struct {
+	mu      sync.Mutex
+	order   []int // the plan's order
+	lpt     []int // LPT's order (the fallback)
+	pos     int   // next candidate in order
+	lpos    int   // next candidate in lpt
+	taken   []bool
+	w       []float64
+	slot    []int     // by item: planned slot
+	pfree   []float64 // by planned slot
+	follow  []int     // by GPU: the planned slot it follows
+	who     []int     // by planned slot: the GPU following it
+	tau     float64
+	fell    bool // fell back to LPT's order
+	retries []entry
+	n       int // items not handed out
+}
+
+func (p Plan) planned() *planned {
+	q := &planned{
+		order: p.Order, lpt: p.lpt, w: p.w, slot: p.slot, tau: p.tau,
+		taken:  make([]bool, len(p.w)),
+		pfree:  make([]float64, p.slots),
+		follow: make([]int, p.slots),
+		who:    make([]int, p.slots),
+		n:      len(p.w),
+	}
+	for s := range q.follow {
+		q.follow[s], q.who[s] = s, s
+	}
+	return q
+}
+
+func (q *planned) Next(slot int) (int, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if !q.fell {
+		for q.pos < len(q.order) && q.taken[q.order[q.pos]] {
+			q.pos++
+		}
+		if q.pos < len(q.order) {
+			i := q.order[q.pos]
+			if q.onPlan(slot, q.slot[i]) {
+				q.pfree[q.slot[i]] += q.w[i]
+				return q.take(i), true
+			}
+			q.fell = true
+		}
+	}
+	for q.lpos < len(q.lpt) && q.taken[q.lpt[q.lpos]] {
+		q.lpos++
+	}
+	if q.lpos < len(q.lpt) {
+		return q.take(q.lpt[q.lpos]), true
+	}
+	// Retries last, as in the pull: the first that does not avoid this GPU.
+	for k, e := range q.retries {
+		if slot == AnySlot || e.avoid != slot {
+			q.retries = append(q.retries[:k], q.retries[k+1:]...)
+			q.n--
+			return e.item, true
+		}
+	}
+	return 0, false
+}
+
+// onPlan reports whether GPU slot may take the next item of the plan, which belongs
+// to planned slot want, and makes slot follow want.
+func (q *planned) onPlan(slot, want int) bool {
+	if slot < 0 || slot >= len(q.follow) {
+		return true // AnySlot: nothing else is running, any GPU will do
+	}
+	have := q.follow[slot]
+	if have == want {
+		return true
+	}
+	if gap := q.pfree[have] - q.pfree[want]; gap > q.tau || gap < -q.tau {
+		return false
+	}
+	other := q.who[want]
+	q.follow[slot], q.follow[other] = want, have
+	q.who[want], q.who[have] = slot, other
+	return true
+}
+
+func (q *planned) take(i int) int {
+	q.taken[i] = true
+	q.n--
+	return i
+}
+
+func (q *planned) Requeue(item, avoid int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.retries = append(q.retries, entry{item: item, avoid: avoid})
+	q.n++
+}
+
+func (q *planned) Len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.n
+}

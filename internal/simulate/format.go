@@ -1,0 +1,123 @@
+package simulate
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/rocm/sgpu-queue/internal/schedule"
+)
+
+// Write prints the report: what was simulated, the lower bound, and one aligned row
+// per policy with wall clock in plain seconds, utilisation, ratio to the bound and
+// speed-up over the static design.
+func (r *Report) Write(w io.Writer) error {
+	var b strings.Builder
+	in, o := r.Input, r.Options
+	n := o.GPUs
+	fmt.Fprintf(&b, "simulate %s: %d items in %d suites, %d GPUs\n", in.Name, len(in.Items), len(in.Suites), n)
+	if o.Noise == 0 {
+		fmt.Fprintf(&b, "durations: the weights exactly; unordered: mean of %d shuffles (seed %d)\n", o.Runs, o.Seed)
+		fmt.Fprintf(&b, "work %s, largest item %s, lower bound max(work/%d, largest) = %s\n",
+			secs(r.Work.Mean), secs(r.Largest.Mean), n, secs(r.Bound.Mean))
+	} else {
+		model := o.Model
+		if model == "" {
+			model = NoiseUniform
+		}
+		switch model {
+		case NoiseLognormal:
+			fmt.Fprintf(&b, "durations: weight × exp(%g·Z), Z standard normal (lognormal), %d runs (seed %d); the queues order by the weights\n", o.Noise, o.Runs, o.Seed)
+		default:
+			fmt.Fprintf(&b, "durations: weight × uniform [%g, %g] (±%g %%), %d runs (seed %d); the queues order by the weights\n",
+				1-o.Noise, 1+o.Noise, 100*o.Noise, o.Runs, o.Seed)
+		}
+		fmt.Fprintf(&b, "figures are means over the runs (range: min–max); each run is measured against its own bound\n")
+		fmt.Fprintf(&b, "work %s, largest item %s, lower bound max(work/%d, largest) = %s (range %s–%s)\n",
+			secs(r.Work.Mean), secs(r.Largest.Mean), n, secs(r.Bound.Mean), secs(r.Bound.Min), secs(r.Bound.Max))
+	}
+	fmt.Fprintf(&b, "%s queue %s\n", schedule.PolicyPlanned, r.Planner)
+	if len(in.Suites) > n {
+		fmt.Fprintf(&b, "static: %d suites on %d GPUs, suite k (in the file's order) on GPU k mod %d, one after another\n",
+			len(in.Suites), n, n)
+	}
+	b.WriteByte('\n')
+	table := [][]string{{"policy", "wall clock", "range", "utilisation", "× bound", "speed-up"}}
+	for _, row := range r.Rows {
+		rng := ""
+		if row.Varies {
+			rng = secs(row.Wall.Min) + " – " + secs(row.Wall.Max)
+		}
+		table = append(table, []string{
+			rowName(row.Policy, n, len(in.Suites)),
+			secs(row.Wall.Mean),
+			rng,
+			pct(row.Util.Mean),
+			fixed(row.Ratio.Mean, 4),
+			fixed(row.SpeedUp, 2) + "x",
+		})
+	}
+	writeTable(&b, table)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func rowName(policy string, gpus, suites int) string {
+	switch policy {
+	case RowStatic:
+		return "one suite per GPU (static)"
+	case RowUnordered:
+		return "unordered queue"
+	}
+	name := policy + " queue"
+	if policy == schedule.DefaultPolicy {
+		name += " (default)"
+	}
+	return name
+}
+
+// writeTable aligns columns: the first to the left, the rest to the right.
+func writeTable(b *strings.Builder, rows [][]string) {
+	width := make([]int, len(rows[0]))
+	for _, r := range rows {
+		for c, cell := range r {
+			width[c] = max(width[c], len([]rune(cell)))
+		}
+	}
+	for _, r := range rows {
+		var line strings.Builder
+		for c, cell := range r {
+			pad := strings.Repeat(" ", width[c]-len([]rune(cell)))
+			if c == 0 {
+				line.WriteString(cell + pad)
+			} else {
+				line.WriteString("  " + pad + cell)
+			}
+		}
+		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
+	}
+}
+
+// secs prints seconds plainly: "6935 s", "2624.25 s" (at most two decimals).
+func secs(v float64) string {
+	if math.IsNaN(v) {
+		return "–"
+	}
+	return strconv.FormatFloat(math.Round(v*100)/100, 'f', -1, 64) + " s"
+}
+
+func pct(v float64) string {
+	if math.IsNaN(v) {
+		return "–"
+	}
+	return fixed(100*v, 2) + " %"
+}
+
+func fixed(v float64, prec int) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "–"
+	}
+	return strconv.FormatFloat(v, 'f', prec, 64)
+}
