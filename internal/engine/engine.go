@@ -47,6 +47,7 @@ type Options struct {
 	Level         string // "" = $TEST_LEVEL, else 99
 	WeightsPath   string // "" = <RepoRoot>/ci-weights/test_weights.<arch>.l<level>.txt
 	DefaultWeight float64
+	Policy        string // schedule.Policies(); "" = schedule.DefaultPolicy
 	DryRun        bool
 	Hooks         hook.Names
 	Env           []string // the environment suites inherit; nil = os.Environ()
@@ -131,13 +132,15 @@ func usage(err error) error { return &Error{Code: 2, Err: err} }
 
 // run is the state of one Run.
 type run struct {
-	o      Options
-	cmdEnv hook.Env // the environment suite commands start from
-	out    io.Writer
-	obs    Observer
-	layout logdir.Layout
-	res    *Result
-	warnMu sync.Mutex
+	o        Options
+	policy   string   // the dispatch policy in force
+	planNote string   // what the planner decided
+	cmdEnv   hook.Env // the environment suite commands start from
+	out      io.Writer
+	obs      Observer
+	layout   logdir.Layout
+	res      *Result
+	warnMu   sync.Mutex
 }
 
 // Run performs phases 0–8. The error is non-nil only when the run stopped before its
@@ -283,12 +286,13 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	schedule.Order(plan)
 	r.res.Plan = plan
 	r.res.Bound = schedule.LowerBound(plan, len(pool.IDs))
-	r.printPlan(plan, len(pool.IDs), table.Len())
+	queue, order := r.queue(plan, len(pool.IDs))
+	r.printPlan(plan, order, len(pool.IDs), table.Len())
 	if r.o.DryRun {
 		r.printf("dry run: nothing was run\n")
 		return r.res, nil
 	}
-	if err := r.writeQueue(plan, exp); err != nil {
+	if err := r.writeQueue(plan, order, exp); err != nil {
 		return nil, &Error{Code: 2, Err: fmt.Errorf("log dir %s: %v", r.o.LogDir, err)}
 	}
 
@@ -301,7 +305,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	// Phase 4: run the queue.
 	r.obs.Phase(4, fmt.Sprintf("run %s on %s", plural(len(plan), "item"), plural(len(pool.IDs), "GPU")))
 	meta := r.meta(suites, pool, store)
-	d, err := r.dispatch(ctx, plan, pool, meta, exp)
+	d, err := r.dispatch(ctx, plan, queue, pool, meta, exp)
 	if err != nil {
 		return nil, &Error{Code: 2, Err: err}
 	}
@@ -386,7 +390,7 @@ func (r *run) meta(suites []config.Suite, pool gpu.Pool, store weights.Store) *l
 	m := &logdir.Meta{
 		Tool: "sgpu-queue", GPUs: pool.IDs, PinVar: pool.PinVar, Arch: pool.Arch,
 		Level: r.o.Level, DefaultWeight: r.o.DefaultWeight, Weights: store.String(),
-		Retries: r.o.Retries, FlakyIsFailure: r.o.FlakyIsFailure, TimeoutFactor: r.o.Timeout.Factor,
+		Retries: r.o.Retries, FlakyIsFailure: r.o.FlakyIsFailure, TimeoutFactor: r.o.Timeout.Factor, Policy: r.policy,
 	}
 	for _, s := range suites {
 		m.Suites = append(m.Suites, logdir.MetaSuite{Label: s.Label, LogFile: s.LogFile, Mode: string(s.Mode)})

@@ -80,11 +80,40 @@ func (r *run) expand(ctx context.Context, suites []config.Suite, pool gpu.Pool) 
 	return e, nil
 }
 
+// queue is the dispatch policy over the plan (in LPT order): the planned queue when it
+// beats LPT on these weights without losing under noise (schedule.NewPlan decides),
+// else LPT. order is the dispatch order it intends, for the printed plan and
+// queue.tsv.
+func (r *run) queue(plan []schedule.Item, gpus int) (schedule.Queue, []int) {
+	order := make([]int, len(plan))
+	for i := range order {
+		order[i] = i
+	}
+	r.policy = r.o.Policy
+	if r.policy == "" {
+		r.policy = schedule.DefaultPolicy
+	}
+	if r.policy != schedule.PolicyPlanned {
+		return schedule.NewPull(order), order
+	}
+	p := schedule.NewPlan(plan, gpus)
+	r.planNote = "planned queue " + p.Note
+	if p.Use {
+		order = append(append([]int(nil), p.Unknown...), p.Order...)
+	}
+	return p.Queue(plan), order
+}
+
 // printPlan prints the dispatch plan and the lower bound it is measured against.
-func (r *run) printPlan(plan []schedule.Item, gpus, known int) {
+func (r *run) printPlan(plan []schedule.Item, order []int, gpus, known int) {
 	r.printf("  weights: %s (%d keys)\n", r.res.Weights, known)
-	r.printf("  %4s  %9s  %-12s %s\n", "#", "estimate", "suite", "item")
-	for i, it := range plan {
+	r.printf("  policy %s", r.policy)
+	if r.planNote != "" {
+		r.printf(": %s", r.planNote)
+	}
+	r.printf("\n  %4s  %9s  %-12s %s\n", "#", "estimate", "suite", "item")
+	for i, idx := range order {
+		it := plan[idx]
 		est := "unknown"
 		if it.Known {
 			est = textfmt.Dur(it.Weight)
@@ -108,10 +137,11 @@ func tagOrWhole(tag string) string {
 	return textfmt.Printable(tag)
 }
 
-// writeQueue writes queue/queue.tsv and queue/items.tsv.
-func (r *run) writeQueue(plan []schedule.Item, e *expansion) error {
+// writeQueue writes queue/queue.tsv (in dispatch order) and queue/items.tsv.
+func (r *run) writeQueue(plan []schedule.Item, order []int, e *expansion) error {
 	rows := make([]logdir.QueueRow, len(plan))
-	for i, it := range plan {
+	for i, idx := range order {
+		it := plan[idx]
 		s := e.suites[it.Label]
 		rows[i] = logdir.QueueRow{Weight: it.Weight, Label: it.Label, Cmd: s.Command, Tag: it.Tag, Args: s.Args}
 	}
@@ -200,17 +230,15 @@ func (r *run) mapPath(p string) (string, error) {
 }
 
 // dispatch is phase 4.
-func (r *run) dispatch(ctx context.Context, plan []schedule.Item, pool gpu.Pool, meta *logdir.Meta, e *expansion) (*dispatch.Result, error) {
+func (r *run) dispatch(ctx context.Context, plan []schedule.Item, q schedule.Queue, pool gpu.Pool, meta *logdir.Meta, e *expansion) (*dispatch.Result, error) {
 	tw, err := logdir.OpenTimings(r.layout.TimingsTSV())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", r.layout.TimingsTSV(), err)
 	}
 	defer tw.Close()
 	items := make([]dispatch.Item, len(plan))
-	order := make([]int, len(plan))
 	for i, it := range plan {
 		items[i] = dispatch.Item{Item: it, Suite: e.suites[it.Label]}
-		order[i] = i
 	}
 	suffix, ok := hook.Env(r.o.Env).Get(r.o.Hooks.JUnitSuffix)
 	if !ok {
@@ -230,7 +258,7 @@ func (r *run) dispatch(ctx context.Context, plan []schedule.Item, pool gpu.Pool,
 		MapPath: r.o.MapPath, Timings: tw, Console: r.out, Warn: r.warn, Start: meta.Started,
 		Timeout: r.o.Timeout, Retries: r.o.Retries, Quarantine: r.o.Quarantine,
 	}
-	return dispatch.Run(ctx, cfg, items, schedule.NewPull(order)), nil
+	return dispatch.Run(ctx, cfg, items, q), nil
 }
 
 // learn is phase 6: blend this run's durations into the table, prune the keys of

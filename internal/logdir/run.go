@@ -20,6 +20,7 @@ type Meta struct {
 	Arch          string      `json:"arch"`
 	Level         string      `json:"level"`
 	DefaultWeight float64     `json:"default_weight"`
+	Policy        string      `json:"policy,omitempty"`
 	Weights       string      `json:"weights"`
 	Started       time.Time   `json:"started"` // start of phase 4: the zero of the offsets
 	Wall          float64     `json:"wall_seconds"`

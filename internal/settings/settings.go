@@ -13,6 +13,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/dispatch"
 	"github.com/rocm/sgpu-queue/internal/engine"
 	"github.com/rocm/sgpu-queue/internal/hook"
+	"github.com/rocm/sgpu-queue/internal/schedule"
 )
 
 // Kind says how a knob's text is read.
@@ -43,6 +44,7 @@ var Knobs = []Knob{
 	{"weights", String, "", "weight table (default <repo-root>/ci-weights/test_weights.<arch>.l<level>.txt)"},
 	{"junit-dir", String, "", "where the merged JUnit file of each suite goes, <dir>/<label>.xml, when JUNITXML_PREFIX is set (default <repo-root>/test-results/junit)"},
 	{"default-weight", Number, "999999", "estimate in seconds of an item the table has never seen"},
+	{"policy", String, schedule.DefaultPolicy, "dispatch policy: " + strings.Join(schedule.Policies(), " or ") + " (planned follows a plan that beats LPT on the weights, else it is LPT)"},
 	{"dry-run", Bool, "false", "phases 0–2 only: print the plan, run nothing"},
 	{"container", String, "", "run every suite command inside this running container through the Docker Engine API (DOCKER_HOST or the default socket)"},
 	{"container-workdir", String, "", "the repo root as seen inside that container (default: from the two containers' mounts)"},
@@ -125,6 +127,10 @@ func (v Values) Apply(o *engine.Options, force <-chan struct{}) error {
 	o.DefaultWeight = num("default-weight", 0, false)
 	if err == nil && o.DefaultWeight <= 0 {
 		err = fmt.Errorf("default-weight %q: want a positive number of seconds", v.get("default-weight"))
+	}
+	o.Policy = v.get("policy")
+	if _, perr := schedule.NewQueue(o.Policy, nil, 1); perr != nil && err == nil {
+		err = fmt.Errorf("policy %q: want %s", o.Policy, strings.Join(schedule.Policies(), " or "))
 	}
 	o.DryRun = boolean("dry-run")
 	o.Container = v.get("container")
