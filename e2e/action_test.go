@@ -31,7 +31,7 @@ func runner(t *testing.T, ws string, inputs map[string]string, extra ...string) 
 		"level": "1", "log-dir": "test-results/logs", "junit-dir": "test-results/junit", "default-weight": "999999",
 		"cache-key-prefix": "sgpu-weights", "dry-run": "false", "grace": "20s", "item-timeout-factor": "0",
 		"item-timeout-min": "5m", "item-timeout-max": "0", "retries": "0", "flaky-is-failure": "false",
-		"quarantine-threshold": "3", "publish": "summary", "github-token": token,
+		"quarantine-threshold": "3", "publish": "summary", "github-token": token, "policy": "planned",
 	}
 	for k, v := range inputs {
 		defaults[k] = v

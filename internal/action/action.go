@@ -37,7 +37,7 @@ type Env struct {
 }
 
 // Inputs of the action besides the run settings (settings.Knobs).
-var Inputs = []string{"config", "github-token", "publish", "cache-key-prefix", "container", "container-workdir"}
+var Inputs = []string{"config", "github-token", "publish", "cache-key-prefix"}
 
 // Outputs the action sets (plus rc-<label> per suite).
 var Outputs = []string{
