@@ -37,7 +37,7 @@ type Env struct {
 }
 
 // Inputs of the action besides the run settings (settings.Knobs).
-var Inputs = []string{"config", "github-token", "publish", "cache-key-prefix"}
+var Inputs = []string{"config", "repo-root", "github-token", "publish", "cache-key-prefix"}
 
 // Outputs the action sets (plus rc-<label> per suite).
 var Outputs = []string{
@@ -60,6 +60,10 @@ func Run(ctx context.Context, e Env) int {
 	a.ws = e.Getenv("GITHUB_WORKSPACE")
 	if a.ws == "" {
 		a.ws, _ = os.Getwd()
+	}
+	a.root = a.ws
+	if r := gh.GetInput("repo-root"); r != "" {
+		a.root = a.path(r)
 	}
 
 	opts, err := a.options()
@@ -84,7 +88,8 @@ func Run(ctx context.Context, e Env) int {
 type act struct {
 	gh    *githubactions.Action
 	e     Env
-	ws    string
+	ws    string // the workspace: input paths are relative to it
+	root  string // the repo root the config's commands are relative to
 	obs   *observer
 	cache *cache.Store // nil when the step has no cache service
 }
@@ -112,7 +117,7 @@ func (a *act) options() (engine.Options, error) {
 	}
 	env := hook.Env(a.e.Environ)
 	opts := engine.Options{
-		Configs: configs, RepoRoot: a.ws, CheckCommands: true,
+		Configs: configs, RepoRoot: a.root, CheckCommands: true,
 		Out: a.e.Stdout, Observer: a.obs,
 	}
 	if err := values.Apply(&opts, a.e.Force); err != nil {

@@ -1,0 +1,176 @@
+package e2e
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+
+	"github.com/rocm/sgpu-queue/internal/dockerexec/dockertest"
+)
+
+// goBase is the build stage's base made from this machine's Go toolchain by
+// ../shared/tools/go-base-image.sh (no registry is reachable here).
+const goBase = "localhost/golang:local"
+
+// The action's image builds from the Dockerfile, and the runner's way of running it
+// (docker run with the workspace and the file-command directory mounted, INPUT_*
+// variables) runs the demo queue to a green result with outputs and a summary.
+func TestActionImage(t *testing.T) {
+	cli := dockertest.Engine(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	if _, err := cli.ImageInspect(ctx, goBase); err != nil {
+		t.Skipf("GO BASE IMAGE MISSING (%v): run ../shared/tools/go-base-image.sh; the image job of .github/workflows/ci.yml builds it with the registry's golang image", err)
+	}
+	tag := "sgpu-queue:" + strings.TrimPrefix(dockertest.UniqueName(t), "sgpu-test-")
+	build(t, ctx, cli, tag)
+	t.Cleanup(func() {
+		cli.ImageRemove(context.Background(), tag, client.ImageRemoveOptions{Force: true, PruneChildren: true})
+	})
+
+	ws := fixture(t, "demo")
+	cmds := t.TempDir()
+	os.WriteFile(filepath.Join(cmds, "output"), nil, 0o666)
+	os.WriteFile(filepath.Join(cmds, "summary"), nil, 0o666)
+	env := []string{
+		"PATH=/github/workspace/bin:/bin", "GITHUB_WORKSPACE=/github/workspace",
+		"GITHUB_OUTPUT=/github/file_commands/output", "GITHUB_STEP_SUMMARY=/github/file_commands/summary",
+		"INPUT_CONFIG=ci/sgpu.conf", "INPUT_LEVEL=1", "INPUT_LOG-DIR=test-results/logs", "INPUT_PUBLISH=summary",
+		"INPUT_GITHUB-TOKEN=" + token,
+	}
+	name := dockertest.UniqueName(t)
+	_, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{
+		Name:       name,
+		Config:     &container.Config{Image: tag, Env: env, WorkingDir: "/github/workspace"},
+		HostConfig: &container.HostConfig{Binds: []string{ws + ":/github/workspace", cmds + ":/github/file_commands"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cli.ContainerRemove(context.Background(), name, client.ContainerRemoveOptions{Force: true}) })
+	if _, err := cli.ContainerStart(ctx, name, client.ContainerStartOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	wait := cli.ContainerWait(ctx, name, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
+	var code int64
+	select {
+	case r := <-wait.Result:
+		code = r.StatusCode
+	case err := <-wait.Error:
+		t.Fatal(err)
+	}
+	logs := containerLogs(t, cli, name)
+	if code != 0 {
+		t.Fatalf("the action's container exited %d:\n%s", code, logs)
+	}
+	out := parseOutputs(t, filepath.Join(cmds, "output"))
+	if out["result"] != "success" || out["junit-files"] == "" {
+		t.Errorf("outputs %v\n%s", out, logs)
+	}
+	if !strings.Contains(logs, "4 GPUs [0 1 2 3] from rocminfo") || !strings.Contains(logs, "::group::Phase 4") {
+		t.Errorf("log:\n%s", logs)
+	}
+	if s := readFile(t, filepath.Join(cmds, "summary")); !strings.Contains(s, "✓ sgpu-queue: all 14 items passed") {
+		t.Errorf("summary:\n%.300s", s)
+	}
+}
+
+// build sends the module's sources (what the Dockerfile copies) to the engine's
+// build endpoint.
+func build(t *testing.T, ctx context.Context, cli *client.Client, tag string) {
+	t.Helper()
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	root := ".."
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		if d.IsDir() {
+			if rel != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || rel == "e2e" || rel == "bench" || rel == "test-results") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !(rel == "Dockerfile" || rel == "go.mod" || rel == "go.sum" || strings.HasSuffix(rel, ".go") && !strings.HasSuffix(rel, "_test.go")) {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if err := tw.WriteHeader(&tar.Header{Name: filepath.ToSlash(rel), Mode: 0o644, Size: int64(len(data))}); err != nil {
+			return err
+		}
+		_, err = tw.Write(data)
+		return err
+	})
+	if err == nil {
+		err = tw.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	goImage, runtime := goBase, dockertest.Image
+	res, err := cli.ImageBuild(ctx, &buf, client.ImageBuildOptions{
+		Tags: []string{tag}, Remove: true, ForceRemove: true, Dockerfile: "Dockerfile",
+		BuildArgs: map[string]*string{"GO_IMAGE": &goImage, "RUNTIME_IMAGE": &runtime},
+	})
+	if err != nil {
+		t.Fatalf("build: %v", err)
+	}
+	defer res.Body.Close()
+	var log strings.Builder
+	sc := bufio.NewScanner(res.Body)
+	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
+	for sc.Scan() {
+		var m struct {
+			Stream string `json:"stream"`
+			Error  string `json:"error"`
+		}
+		if json.Unmarshal(sc.Bytes(), &m) == nil {
+			log.WriteString(m.Stream)
+			if m.Error != "" {
+				t.Fatalf("build failed: %s\n%s", m.Error, log.String())
+			}
+		}
+	}
+	if _, err := cli.ImageInspect(ctx, tag); err != nil {
+		t.Fatalf("no image after the build: %v\n%s", err, log.String())
+	}
+}
+
+func containerLogs(t *testing.T, cli *client.Client, name string) string {
+	t.Helper()
+	r, err := cli.ContainerLogs(context.Background(), name, client.ContainerLogsOptions{ShowStdout: true, ShowStderr: true})
+	if err != nil {
+		return err.Error()
+	}
+	defer r.Close()
+	data, _ := io.ReadAll(r)
+	// Strip the 8-byte stream headers of the multiplexed log.
+	var out strings.Builder
+	for len(data) >= 8 {
+		n := int(data[4])<<24 | int(data[5])<<16 | int(data[6])<<8 | int(data[7])
+		data = data[8:]
+		if n > len(data) {
+			n = len(data)
+		}
+		out.Write(data[:n])
+		data = data[n:]
+	}
+	return out.String()
+}
