@@ -99,7 +99,7 @@ func run(wfile string, scale float64, gpus, runs int) error {
 			v = append(v, get(f)*mul)
 		}
 		sort.Float64s(v)
-		fmt.Printf("%-22s min %8.3f  median %8.3f  max %8.3f %s\n", name, v[0], v[len(v)/2], v[len(v)-1], unit)
+		fmt.Printf("%-22s min %9.4f  median %9.4f  max %9.4f %s\n", name, v[0], v[len(v)/2], v[len(v)-1], unit)
 	}
 	fmt.Printf("over %d runs:\n", runs)
 	stat("item-phase wall", "s", 1, func(f figures) float64 { return f.wall })

@@ -122,21 +122,3 @@ func TestPullRequeueAvoids(t *testing.T) {
 	}
 }
 
-func BenchmarkOrder100k(b *testing.B) {
-	tab := weights.New()
-	base := make([]Item, 100000)
-	for i := range base {
-		base[i] = Item{Label: "s", Tag: fmt.Sprint("t", i), Seq: i}
-		if i%10 != 0 {
-			tab.Set(base[i].Key(), float64((i*7919)%1000))
-		}
-	}
-	items := make([]Item, len(base))
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		copy(items, base)
-		Weigh(items, tab, DefaultWeight)
-		Order(items)
-	}
-}
