@@ -61,7 +61,9 @@ const maxListing = 64 << 20
 // Run performs both passes for every list suite, in config order.
 func Run(ctx context.Context, r Request) (*Result, error) {
 	res := &Result{Census: weights.Census{}}
-	log := &lockedWriter{w: orDiscard(r.Log)}
+	// Only the listing's stderr copier writes here while it runs, and this goroutine
+	// after: no lock needed.
+	log := orDiscard(r.Log)
 	seq := 0
 	for _, s := range r.Suites {
 		if s.Mode == config.Opaque {
@@ -257,15 +259,4 @@ func (c *capWriter) Write(p []byte) (int, error) {
 	}
 	c.n += len(p)
 	return c.w.Write(p)
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }

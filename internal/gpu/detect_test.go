@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/rocm/sgpu-queue/internal/golden"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -232,11 +233,11 @@ func TestDetect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var golden strings.Builder
+	var out strings.Builder
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
 			p, err, ran := runScenario(t, fakes, sc)
-			golden.WriteString(goldenEntry(sc.name, p, err))
+			out.WriteString(goldenEntry(sc.name, p, err))
 			if sc.wantErr != nil {
 				if !errors.Is(err, sc.wantErr) || !strings.Contains(err.Error(), sc.wantMsg) {
 					t.Fatalf("err = %v, want %v containing %q", err, sc.wantErr, sc.wantMsg)
@@ -259,7 +260,7 @@ func TestDetect(t *testing.T) {
 			}
 		})
 	}
-	checkGolden(t, filepath.Join("testdata", "detect.golden"), golden.String())
+	golden.Check(t, filepath.Join("testdata", "detect.golden"), []byte(out.String()), *update)
 }
 
 // runScenario puts the scenario's fakes in a fresh directory at the head of the tools'
@@ -313,46 +314,6 @@ func goldenEntry(name string, p Pool, err error) string {
 	}
 	for _, r := range p.Tried {
 		fmt.Fprintf(&b, "tried: %s\n", r)
-	}
-	return b.String()
-}
-
-func checkGolden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -run %s -update to create it)", err, t.Name())
-	}
-	if got != string(want) {
-		t.Errorf("output differs from %s (go test -run %s -update rewrites it; review the diff):\n%s", path, t.Name(), diffLines(string(want), got))
-	}
-}
-
-// diffLines shows the first lines that differ, enough to see what changed.
-func diffLines(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var b strings.Builder
-	shown := 0
-	for i := 0; i < len(w) || i < len(g); i++ {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			fmt.Fprintf(&b, "line %d:\n- %s\n+ %s\n", i+1, wl, gl)
-			if shown++; shown == 10 {
-				break
-			}
-		}
 	}
 	return b.String()
 }

@@ -3,12 +3,11 @@ package junit
 import (
 	"bytes"
 	"flag"
+	"github.com/rocm/sgpu-queue/internal/golden"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 )
@@ -78,19 +77,7 @@ func TestGoldenMixed(t *testing.T) {
 		t.Fatal(err)
 	}
 	data, back := encode(t, d)
-	golden := filepath.Join("testdata", "golden", "mixed.xml")
-	if *update {
-		if err := os.WriteFile(golden, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -run TestGoldenMixed -update to create it)", err)
-	}
-	if !bytes.Equal(data, want) {
-		t.Errorf("merged output differs from %s (rerun with -update after checking the diff):\n%s", golden, lineDiff(string(want), string(data)))
-	}
+	golden.Check(t, filepath.Join("testdata", "golden", "mixed.xml"), data, *update)
 
 	// The figures a reviewer of the golden file would check by hand.
 	st := d.Stats()
@@ -110,29 +97,6 @@ func TestGoldenMixed(t *testing.T) {
 		}
 	}
 	validateXSD(t, data)
-}
-
-// lineDiff shows the first differing lines, enough to see what changed.
-func lineDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var b strings.Builder
-	shown := 0
-	for i := 0; i < len(w) || i < len(g); i++ {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			b.WriteString("line " + strconv.Itoa(i+1) + ":\n- " + wl + "\n+ " + gl + "\n")
-			if shown++; shown == 10 {
-				break
-			}
-		}
-	}
-	return b.String()
 }
 
 // BenchmarkMergeMixed measures a whole merge of the mixed fixture.

@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/rocm/sgpu-queue/internal/golden"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -352,7 +352,7 @@ func TestAnnotationsGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "annotations.golden.json", append(got, '\n'))
+	goldenFile(t, "annotations.golden.json", append(got, '\n'))
 	for _, a := range Annotations(r) {
 		if len(*a.Title) > MaxTitle || strings.Contains(*a.Title, "\n") {
 			t.Errorf("title %q", *a.Title)
@@ -430,19 +430,7 @@ func TestTruncate(t *testing.T) {
 }
 
 // golden compares got with testdata/name, or rewrites it under -update.
-func golden(t *testing.T, name string, got []byte) {
+func goldenFile(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if string(got) != string(want) {
-		t.Errorf("%s differs from the golden file (go test -update rewrites it):\n%s", name, got)
-	}
+	golden.Check(t, filepath.Join("testdata", name), got, *update)
 }

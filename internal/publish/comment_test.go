@@ -160,7 +160,7 @@ func TestCommentBodyGolden(t *testing.T) {
 		Summary:    "## ✗ sgpu-queue: failed\n\n80 items on 8 GPUs, 2 failed · wall 41m 3s · utilisation 93.5 %\n\n### Failed items (2)\n\n| suite | item | rc | log |\n|---|---|---:|---|\n| torch | `tests/pytorch/test_fused_attn.py` | 1 | `test-results/logs/torch/items/007.log` |\n| jax | `tests/jax/test_layer.py` | 124 | `test-results/logs/jax/items/001.log` |\n\n",
 		DetailsURL: "https://github.com/ROCm/TransformerEngine/actions/runs/13579246801",
 	}
-	golden(t, "comment.golden.md", []byte(CommentBody(r)))
+	goldenFile(t, "comment.golden.md", []byte(CommentBody(r)))
 }
 
 func TestCommentBodyTruncated(t *testing.T) {

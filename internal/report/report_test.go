@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"flag"
+	"github.com/rocm/sgpu-queue/internal/golden"
 	"io"
 	"os"
 	"path/filepath"
@@ -50,37 +51,9 @@ func renderBoth(t *testing.T, r *logdir.Run, suites []verdict.Suite, s Stats) (m
 	return mb.Bytes(), sb.Bytes()
 }
 
-func golden(t *testing.T, name string, got []byte) {
+func goldenFile(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-		for i := 0; i < max(len(gl), len(wl)); i++ {
-			var g, w string
-			if i < len(gl) {
-				g = gl[i]
-			}
-			if i < len(wl) {
-				w = wl[i]
-			}
-			if g != w {
-				t.Fatalf("%s differs from the golden file at line %d (rerun with -update if intended):\n got: %q\nwant: %q", path, i+1, g, w)
-			}
-		}
-	}
+	golden.Check(t, filepath.Join("testdata", "golden", name), got, *update)
 }
 
 func keep(t *testing.T, name string, data []byte) {
@@ -99,8 +72,8 @@ func TestGolden(t *testing.T) {
 			md, svg := renderBoth(t, r, suites, s)
 			checkMarkdown(t, md)
 			checkSVG(t, svg)
-			golden(t, name+".md", md)
-			golden(t, name+".svg", svg)
+			goldenFile(t, name+".md", md)
+			goldenFile(t, name+".svg", svg)
 			keep(t, name+".md", md)
 			keep(t, name+".svg", svg)
 		})

@@ -121,4 +121,3 @@ func TestPullRequeueAvoids(t *testing.T) {
 		t.Errorf("AnySlot got %d,%v", i, ok)
 	}
 }
-

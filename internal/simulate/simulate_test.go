@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/rocm/sgpu-queue/internal/golden"
 	"math"
 	"os"
 	"path/filepath"
@@ -257,19 +258,7 @@ func TestGolden(t *testing.T) {
 			if err := rep.Write(&got); err != nil {
 				t.Fatal(err)
 			}
-			path := filepath.Join(testdata, tc.golden)
-			if *update {
-				if err := os.WriteFile(path, got.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to write it)", err)
-			}
-			if got.String() != string(want) {
-				t.Errorf("output differs from %s (go test -update rewrites it):\n%s", path, got.String())
-			}
+			golden.Check(t, filepath.Join(testdata, tc.golden), got.Bytes(), *update)
 		})
 	}
 }

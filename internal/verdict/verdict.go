@@ -198,24 +198,19 @@ func ExitCode(suites []Suite) int {
 }
 
 // FlakyItems lists every item that passed only on a rerun, in suite order.
-func FlakyItems(suites []Suite) []Item {
-	var out []Item
-	for _, s := range suites {
-		for _, it := range s.Items {
-			if it.Flaky {
-				out = append(out, it)
-			}
-		}
-	}
-	return out
-}
+func FlakyItems(suites []Suite) []Item { return Select(suites, func(it Item) bool { return it.Flaky }) }
 
 // FailedItems lists every failed item across suites, in suite order.
 func FailedItems(suites []Suite) []Item {
+	return Select(suites, func(it Item) bool { return it.Failed })
+}
+
+// Select lists the items of every suite that keep accepts, in suite order.
+func Select(suites []Suite, keep func(Item) bool) []Item {
 	var out []Item
 	for _, s := range suites {
 		for _, it := range s.Items {
-			if it.Failed {
+			if keep(it) {
 				out = append(out, it)
 			}
 		}
