@@ -64,7 +64,7 @@ func TestUsageErrors(t *testing.T) {
 
 func TestHelpAndVersion(t *testing.T) {
 	dir := t.TempDir()
-	for _, args := range [][]string{{"--help"}, {"run", "--help"}, {"report", "--help"}} {
+	for _, args := range [][]string{{"--help"}, {"run", "--help"}, {"report", "--help"}, {"simulate", "--help"}, {"action", "--help"}} {
 		r := sgpu(t, dir, nil, args...)
 		if r.code != 0 || !strings.Contains(r.stdout, "Usage") {
 			t.Errorf("%v: exit %d stdout %q", args, r.code, r.stdout)

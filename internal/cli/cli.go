@@ -8,7 +8,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/rocm/sgpu-queue/internal/action"
 	"io"
 	"os"
 	"os/signal"
@@ -40,9 +39,7 @@ func Main(e Env) int {
 	case "report":
 		return reportCmd(e, args)
 	case "action":
-		ctx, force, stop := signalContext(e.Stderr)
-		defer stop()
-		return action.Run(ctx, action.Env{Getenv: e.Getenv, Environ: e.Environ, Stdout: e.Stdout, Force: force})
+		return actionCmd(e, args)
 	case "simulate":
 		return simulateCmd(e, args)
 	case "version", "--version":

@@ -1,0 +1,39 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/rocm/sgpu-queue/internal/action"
+	"github.com/rocm/sgpu-queue/internal/settings"
+)
+
+// actionCmd is the container action's entry point. It takes no flags: the runner
+// passes the inputs as INPUT_<NAME> variables (hyphens kept), with action.yml's
+// defaults.
+func actionCmd(e Env, args []string) int {
+	for _, a := range args {
+		if a == "-h" || a == "-help" || a == "--help" {
+			names := append([]string(nil), action.Inputs...)
+			for _, k := range settings.Knobs {
+				names = append(names, k.Name)
+			}
+			fmt.Fprintf(e.Stdout, `Usage: sgpu-queue action
+
+The GitHub container action's entry point (action.yml runs it). It reads its inputs from
+INPUT_<NAME> variables, e.g. INPUT_LOG-DIR, runs phases 0–8 like "sgpu-queue run", and
+writes GITHUB_OUTPUT and GITHUB_STEP_SUMMARY. Inputs:
+  %s
+Outputs: %s, rc-<label>
+`, strings.Join(names, ", "), strings.Join(action.Outputs, ", "))
+			return 0
+		}
+	}
+	if len(args) > 0 {
+		fmt.Fprintf(e.Stderr, "sgpu-queue action: unexpected argument %q: the action reads INPUT_* variables, not arguments\n", args[0])
+		return 2
+	}
+	ctx, force, stop := signalContext(e.Stderr)
+	defer stop()
+	return action.Run(ctx, action.Env{Getenv: e.Getenv, Environ: e.Environ, Stdout: e.Stdout, Force: force})
+}
