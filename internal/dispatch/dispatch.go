@@ -81,6 +81,9 @@ type Attempt struct {
 	// Unavailable is set when nothing more can run where commands run (the target
 	// container stopped): the run stops dispatching.
 	Unavailable error
+	// Row is the attempt's timings row, as appended to timings.tsv: the engine
+	// decides from these, so a row the disk refused is not lost.
+	Row logdir.Timing
 }
 
 // Seconds is the attempt's duration.
@@ -355,6 +358,8 @@ func (d *dispatcher) runItem(ctx context.Context, t0 time.Time, slot, idx, n int
 	if it.Known {
 		row.Est = logdir.Secs(it.Weight)
 	}
+	row = row.Rounded()
+	a.Row = row
 	if d.cfg.Timings != nil {
 		if err := d.cfg.Timings.Append(row); err != nil {
 			d.warn(fmt.Sprintf("timings.tsv: cannot record %s: %v", it.Key(), err))

@@ -137,8 +137,9 @@ func tagOrWhole(tag string) string {
 	return textfmt.Printable(tag)
 }
 
-// writeQueue writes queue/queue.tsv (in dispatch order) and queue/items.tsv.
-func (r *run) writeQueue(plan []schedule.Item, order []int, e *expansion) error {
+// writeQueue writes queue/queue.tsv (in dispatch order) and queue/items.tsv, and
+// returns the queue rows.
+func (r *run) writeQueue(plan []schedule.Item, order []int, e *expansion) ([]logdir.QueueRow, error) {
 	rows := make([]logdir.QueueRow, len(plan))
 	for i, idx := range order {
 		it := plan[idx]
@@ -147,15 +148,15 @@ func (r *run) writeQueue(plan []schedule.Item, order []int, e *expansion) error 
 	}
 	var q, c bytes.Buffer
 	if err := logdir.FormatQueue(&q, rows); err != nil {
-		return err
+		return nil, err
 	}
 	if err := logdir.FormatCensus(&c, e.rows); err != nil {
-		return err
+		return nil, err
 	}
 	if err := os.WriteFile(r.layout.QueueTSV(), q.Bytes(), 0o644); err != nil {
-		return err
+		return nil, err
 	}
-	return os.WriteFile(r.layout.ItemsTSV(), c.Bytes(), 0o644)
+	return rows, os.WriteFile(r.layout.ItemsTSV(), c.Bytes(), 0o644)
 }
 
 // setup is phase 3: each list suite's one-time setup, in config order, on the first

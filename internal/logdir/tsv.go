@@ -132,6 +132,17 @@ type Timing struct {
 // Whole is the item column of an opaque item.
 const Whole = "whole"
 
+// Rounded is the row as timings.tsv holds it (seconds to the millisecond), so what
+// is decided from a row in memory equals what a rebuild from the file decides.
+func (t Timing) Rounded() Timing {
+	r := func(v float64) float64 {
+		back, _ := strconv.ParseFloat(Secs(v), 64)
+		return back
+	}
+	t.Secs, t.StartOff, t.EndOff = r(t.Secs), r(t.StartOff), r(t.EndOff)
+	return t
+}
+
 // Format returns the row as a TSV line.
 func (t Timing) Format() string {
 	inc := "0"
