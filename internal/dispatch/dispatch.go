@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -81,7 +82,18 @@ type Attempt struct {
 	// Unavailable is set when nothing more can run where commands run (the target
 	// container stopped): the run stops dispatching.
 	Unavailable error
+
+	panicked *WorkerPanic // the worker running this attempt panicked
 }
+
+// WorkerPanic is what Run panics with when a worker goroutine panicked: the value
+// and the worker's own stack.
+type WorkerPanic struct {
+	Value any
+	Stack []byte
+}
+
+func (p *WorkerPanic) Error() string { return fmt.Sprint(p.Value) }
 
 // Seconds is the attempt's duration.
 func (a Attempt) Seconds() float64 { return a.End.Sub(a.Start).Seconds() }
@@ -155,7 +167,14 @@ func (d *dispatcher) run(ctx context.Context) *Result {
 		d.running[slot] = runningItem{item: item, start: time.Now()}
 		d.queued(d.items[item], -1)
 		d.mu.Unlock()
-		go func() { finished <- d.runItem(ctx, res.Started, slot, item, n) }()
+		go func() {
+			defer func() {
+				if v := recover(); v != nil {
+					finished <- Attempt{panicked: &WorkerPanic{Value: v, Stack: debug.Stack()}}
+				}
+			}()
+			finished <- d.runItem(ctx, res.Started, slot, item, n)
+		}()
 	}
 	requeue := func(item, avoid int) {
 		if d.again[item] {
@@ -206,6 +225,11 @@ func (d *dispatcher) run(ctx context.Context) *Result {
 			break
 		}
 		a := <-finished
+		if a.panicked != nil {
+			// Raised again here, in the caller's goroutine, where the CLI turns it into
+			// one line; left in the worker it would end the process with a raw stack.
+			panic(a.panicked)
+		}
 		busy--
 		idle = append(idle, a.Slot)
 		res.Attempts = append(res.Attempts, a)
