@@ -32,8 +32,11 @@ func Dur(secs float64) string {
 // not UTF-8 (a raw 0x9b is a CSI to some terminals), so a hostile tag cannot rewrite
 // the terminal or be mistaken for two words.
 func Printable(s string) string {
+	if !utf8.ValidString(s) {
+		return strconv.Quote(s)
+	}
 	for _, r := range s {
-		if r <= ' ' || r == 0x7f || r == utf8.RuneError || !strconv.IsPrint(r) {
+		if r <= ' ' || r == 0x7f || !strconv.IsPrint(r) {
 			return strconv.Quote(s)
 		}
 	}
