@@ -14,6 +14,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"syscall"
+
+	"github.com/rocm/sgpu-queue/internal/dispatch"
 )
 
 // Env is the process environment seen by the CLI.
@@ -26,8 +28,41 @@ type Env struct {
 	Version string
 }
 
-// Main runs one command and returns the exit code.
-func Main(e Env) int {
+// ExitInternal is the exit code of a run that hit a bug in sgpu-queue itself
+// (EX_SOFTWARE), so a CI owner can tell it from test failures (1) and usage errors (2).
+const ExitInternal = 70
+
+// Main runs one command and returns the exit code. A panic does not reach the user
+// as a Go stack trace: it is one line and ExitInternal (the stack too with SGPU_DEBUG
+// set).
+func Main(e Env) (code int) {
+	defer func() {
+		if v := recover(); v != nil {
+			stack := debug.Stack()
+			if wp, ok := v.(*dispatch.WorkerPanic); ok {
+				stack = wp.Stack // where it happened, not where it was raised again
+			}
+			code = internalError(e, v, stack)
+		}
+	}()
+	return command(e)
+}
+
+// internalError reports a recovered panic and returns ExitInternal.
+func internalError(e Env, v any, stack []byte) int {
+	w := e.Stderr
+	if w == nil {
+		w = os.Stderr
+	}
+	msg := strings.Join(strings.Fields(fmt.Sprint(v)), " ")
+	fmt.Fprintf(w, "sgpu-queue: internal error: %s; please report it with the log\n", msg)
+	if e.Getenv != nil && e.Getenv("SGPU_DEBUG") != "" {
+		w.Write(stack)
+	}
+	return ExitInternal
+}
+
+func command(e Env) int {
 	if len(e.Args) == 0 {
 		usage(e.Stderr)
 		return 2

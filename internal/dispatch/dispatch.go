@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -84,7 +85,18 @@ type Attempt struct {
 	// Row is the attempt's timings row, as appended to timings.tsv: the engine
 	// decides from these, so a row the disk refused is not lost.
 	Row logdir.Timing
+
+	panicked *WorkerPanic // the worker running this attempt panicked
 }
+
+// WorkerPanic is what Run panics with when a worker goroutine panicked: the value
+// and the worker's own stack.
+type WorkerPanic struct {
+	Value any
+	Stack []byte
+}
+
+func (p *WorkerPanic) Error() string { return fmt.Sprint(p.Value) }
 
 // Seconds is the attempt's duration.
 func (a Attempt) Seconds() float64 { return a.End.Sub(a.Start).Seconds() }
@@ -158,7 +170,14 @@ func (d *dispatcher) run(ctx context.Context) *Result {
 		d.running[slot] = runningItem{item: item, start: time.Now()}
 		d.queued(d.items[item], -1)
 		d.mu.Unlock()
-		go func() { finished <- d.runItem(ctx, res.Started, slot, item, n) }()
+		go func() {
+			defer func() {
+				if v := recover(); v != nil {
+					finished <- Attempt{panicked: &WorkerPanic{Value: v, Stack: debug.Stack()}}
+				}
+			}()
+			finished <- d.runItem(ctx, res.Started, slot, item, n)
+		}()
 	}
 	requeue := func(item, avoid int) {
 		if d.again[item] {
@@ -209,6 +228,11 @@ func (d *dispatcher) run(ctx context.Context) *Result {
 			break
 		}
 		a := <-finished
+		if a.panicked != nil {
+			// Raised again here, in the caller's goroutine, where the CLI turns it into
+			// one line; left in the worker it would end the process with a raw stack.
+			panic(a.panicked)
+		}
 		busy--
 		idle = append(idle, a.Slot)
 		res.Attempts = append(res.Attempts, a)

@@ -176,6 +176,12 @@ func (h *health) observe(a Attempt, it Item) []action {
 				acts = append(acts, h.release(slot, "its failed items failed on other GPUs too: the tests, not the GPU")...)
 			}
 		}
+		// A failed check is evidence about the suspended GPU only. Counting it
+		// against this GPU as well would let tests that fail fast everywhere (a
+		// broken build) suspend each GPU in turn and rerun the same items forever.
+		if a.Failed() {
+			return acts
+		}
 	}
 	if h.state[a.Slot] != slotOK {
 		return acts

@@ -149,7 +149,7 @@ func (v Values) Apply(o *engine.Options, force <-chan struct{}) error {
 	o.Hooks = hook.Default()
 	for _, a := range splitLines(v["hook-var"]) {
 		if err := o.Hooks.Set(a); err != nil {
-			return err
+			return fmt.Errorf("hook-var: %v", err)
 		}
 	}
 	if p := v.get("pin-var"); p != "" {

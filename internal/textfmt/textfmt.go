@@ -4,12 +4,17 @@ package textfmt
 
 import (
 	"fmt"
+	"math"
 	"strconv"
+	"unicode/utf8"
 )
 
-// Dur formats seconds: "0.4s", "12s", "4m05s", "1h02m".
+// Dur formats seconds: "0.4s", "12s", "4m05s", "1h02m"; "?" for what is not a
+// number of seconds (NaN, ±Inf), which would otherwise print as garbage.
 func Dur(secs float64) string {
 	switch {
+	case math.IsNaN(secs) || math.IsInf(secs, 0):
+		return "?"
 	case secs < 10:
 		return strconv.FormatFloat(secs, 'f', 1, 64) + "s"
 	case secs < 600:
@@ -23,9 +28,13 @@ func Dur(secs float64) string {
 	}
 }
 
-// Printable quotes a string that holds spaces or control characters, so a hostile tag
-// cannot rewrite the terminal or be mistaken for two words.
+// Printable quotes a string that holds spaces, control characters or bytes that are
+// not UTF-8 (a raw 0x9b is a CSI to some terminals), so a hostile tag cannot rewrite
+// the terminal or be mistaken for two words.
 func Printable(s string) string {
+	if !utf8.ValidString(s) {
+		return strconv.Quote(s)
+	}
 	for _, r := range s {
 		if r <= ' ' || r == 0x7f || !strconv.IsPrint(r) {
 			return strconv.Quote(s)

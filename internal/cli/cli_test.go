@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/rocm/sgpu-queue/internal/dispatch"
+)
+
+// panicWriter is a stdout that panics: the cheapest way into a command's code path
+// with a bug in it.
+type panicWriter struct{ v any }
+
+func (p panicWriter) Write([]byte) (int, error) { panic(p.v) }
+
+func TestPanicIsOneLine(t *testing.T) {
+	tests := []struct {
+		name  string
+		v     any
+		debug string
+		want  string
+	}{
+		{"string", "boom", "", "sgpu-queue: internal error: boom; please report it with the log\n"},
+		{"error", errors.New("index out of range [3] with length 3"), "",
+			"sgpu-queue: internal error: index out of range [3] with length 3; please report it with the log\n"},
+		{"multi-line value stays one line", "first\nsecond\tthird", "", "sgpu-queue: internal error: first second third; please report it with the log\n"},
+		{"nil map write", runtimeError(), "", "sgpu-queue: internal error: assignment to entry in nil map; please report it with the log\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var errb bytes.Buffer
+			code := Main(Env{Args: []string{"version"}, Stdout: panicWriter{tt.v}, Stderr: &errb,
+				Getenv: func(string) string { return tt.debug }})
+			if code != 70 {
+				t.Errorf("exit %d, want 70", code)
+			}
+			if errb.String() != tt.want {
+				t.Errorf("stderr %q\nwant   %q", errb.String(), tt.want)
+			}
+		})
+	}
+}
+
+// runtimeError returns what a real runtime panic carries.
+func runtimeError() (v any) {
+	defer func() { v = recover() }()
+	var m map[string]int
+	m["x"] = 1
+	return nil
+}
+
+func TestPanicStackWithDebug(t *testing.T) {
+	var errb bytes.Buffer
+	env := map[string]string{"SGPU_DEBUG": "1"}
+	code := Main(Env{Args: []string{"version"}, Stdout: panicWriter{"boom"}, Stderr: &errb,
+		Getenv: func(k string) string { return env[k] }})
+	lines := strings.Split(errb.String(), "\n")
+	if code != 70 || lines[0] != "sgpu-queue: internal error: boom; please report it with the log" {
+		t.Fatalf("exit %d, stderr %q", code, errb.String())
+	}
+	if !strings.Contains(errb.String(), "goroutine ") || !strings.Contains(errb.String(), "panicWriter.Write") {
+		t.Errorf("no stack with SGPU_DEBUG set:\n%s", errb.String())
+	}
+}
+
+func TestNoPanicNoChange(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := Main(Env{Args: []string{"version"}, Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }, Version: "v9"})
+	if code != 0 || out.String() != "sgpu-queue v9\n" || errb.Len() != 0 {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	}
+	code = Main(Env{Args: []string{"frobnicate"}, Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }})
+	if code != 2 || !strings.HasPrefix(errb.String(), `sgpu-queue: unknown command "frobnicate"`) {
+		t.Errorf("exit %d, stderr %q", code, errb.String())
+	}
+}
+
+// A panic in a dispatch worker is raised again in Main's goroutine; with SGPU_DEBUG
+// the stack shown is the worker's.
+func TestWorkerPanicShowsItsStack(t *testing.T) {
+	var errb bytes.Buffer
+	wp := &dispatch.WorkerPanic{Value: "boom in a worker", Stack: []byte("the worker's stack\n")}
+	code := Main(Env{Args: []string{"version"}, Stdout: panicWriter{wp}, Stderr: &errb,
+		Getenv: func(k string) string { return map[string]string{"SGPU_DEBUG": "1"}[k] }})
+	want := "sgpu-queue: internal error: boom in a worker; please report it with the log\nthe worker's stack\n"
+	if code != 70 || errb.String() != want {
+		t.Errorf("exit %d, stderr %q", code, errb.String())
+	}
+}

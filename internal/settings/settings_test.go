@@ -1,0 +1,150 @@
+package settings
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rocm/sgpu-queue/internal/dispatch"
+	"github.com/rocm/sgpu-queue/internal/engine"
+	"github.com/rocm/sgpu-queue/internal/hook"
+	"github.com/rocm/sgpu-queue/internal/schedule"
+)
+
+func TestKnobTable(t *testing.T) {
+	seen := map[string]bool{}
+	for _, k := range Knobs {
+		if seen[k.Name] {
+			t.Errorf("knob %s listed twice", k.Name)
+		}
+		seen[k.Name] = true
+		if k.Usage == "" || strings.Contains(k.Usage, "\n") {
+			t.Errorf("knob %s: usage %q", k.Name, k.Usage)
+		}
+		if k.Name != strings.ToLower(k.Name) || strings.ContainsAny(k.Name, " _=") {
+			t.Errorf("knob %s: not a flag/input name", k.Name)
+		}
+		// Each knob's default, written out, is accepted.
+		var o engine.Options
+		if err := (Values{k.Name: k.Default}).Apply(&o, nil); err != nil {
+			t.Errorf("knob %s: its default %q is refused: %v", k.Name, k.Default, err)
+		}
+	}
+}
+
+func TestApplyDefaults(t *testing.T) {
+	var o engine.Options
+	force := make(chan struct{})
+	if err := (Values{}).Apply(&o, force); err != nil {
+		t.Fatal(err)
+	}
+	want := engine.Options{
+		DefaultWeight: 999999,
+		Policy:        schedule.DefaultPolicy,
+		Grace:         20 * time.Second,
+		Force:         force,
+		Timeout:       dispatch.Timeout{Min: 5 * time.Minute},
+		Quarantine:    dispatch.DefaultQuarantine,
+		Hooks:         hook.Default(),
+	}
+	if !reflect.DeepEqual(o, want) {
+		t.Errorf("defaults\n got %+v\nwant %+v", o, want)
+	}
+}
+
+func TestApplyValues(t *testing.T) {
+	v := Values{
+		"log-dir": " /tmp/logs ", "gpus": "0,1", "arch": "gfx942", "level": "3", "weights": "w.txt", "junit-dir": "j",
+		"default-weight": "12.5", "policy": "lpt", "dry-run": "true", "container": "c1", "container-workdir": "/w",
+		"pass-env":            "NVTE_*\n# a comment\n\n  HF_HOME  \n",
+		"grace":               "3s",
+		"item-timeout-factor": "2.5", "item-timeout-min": "90s", "item-timeout-max": "2h",
+		"retries": "2", "flaky-is-failure": "1", "quarantine-threshold": "0",
+		"hook-var": "filter=MY_FILTER\n# renamed\n level = LVL \n",
+		"pin-var":  "ROCR_VISIBLE_DEVICES",
+	}
+	var o engine.Options
+	if err := v.Apply(&o, nil); err != nil {
+		t.Fatal(err)
+	}
+	hooks := hook.Default()
+	hooks.Filter, hooks.Level, hooks.Pin = "MY_FILTER", "LVL", "ROCR_VISIBLE_DEVICES"
+	want := engine.Options{
+		LogDir: "/tmp/logs", GPUs: "0,1", Arch: "gfx942", Level: "3", WeightsPath: "w.txt", JUnitDir: "j",
+		DefaultWeight: 12.5, Policy: "lpt", DryRun: true, Container: "c1", ContainerWorkdir: "/w",
+		PassEnv: []string{"NVTE_*", "HF_HOME"},
+		Grace:   3 * time.Second,
+		Timeout: dispatch.Timeout{Factor: 2.5, Min: 90 * time.Second, Max: 2 * time.Hour},
+		Retries: 2, FlakyIsFailure: true,
+		Quarantine: dispatch.Quarantine{Threshold: 0, Fast: dispatch.DefaultQuarantine.Fast, FastUnknown: dispatch.DefaultQuarantine.FastUnknown},
+		Hooks:      hooks,
+	}
+	if !reflect.DeepEqual(o, want) {
+		t.Errorf("\n got %+v\nwant %+v", o, want)
+	}
+	// A pin-var given both ways: the pin-var knob wins.
+	if err := (Values{"hook-var": "pin=A", "pin-var": "B"}).Apply(&o, nil); err != nil || o.Hooks.Pin != "B" {
+		t.Errorf("pin = %q, %v", o.Hooks.Pin, err)
+	}
+}
+
+// Every knob that can be wrong says which knob it is and what it wants, on one line
+// (the CLI prefixes it with "--", the action with "input ").
+func TestApplyErrors(t *testing.T) {
+	tests := []struct {
+		knob, value string
+		want        string
+	}{
+		{"default-weight", "abc", `default-weight "abc": want a number ≥ 0`},
+		{"default-weight", "-5", `default-weight "-5": want a number ≥ 0`},
+		{"default-weight", "0", `default-weight "0": want a positive number of seconds`},
+		{"default-weight", "NaN", `default-weight "NaN": want a number ≥ 0`},
+		{"default-weight", "+Inf", `default-weight "+Inf": want a number ≥ 0`},
+		{"policy", "fifo", `policy "fifo": want planned or lpt`},
+		{"dry-run", "maybe", `dry-run "maybe": want true or false`},
+		{"flaky-is-failure", "yes", `flaky-is-failure "yes": want true or false`},
+		{"grace", "20", `grace "20": want a duration such as 90s or 5m`},
+		{"grace", "-1s", `grace "-1s": want a duration such as 90s or 5m`},
+		{"item-timeout-factor", "x3", `item-timeout-factor "x3": want a number ≥ 0`},
+		{"item-timeout-factor", "-1", `item-timeout-factor "-1": want a number ≥ 0`},
+		{"item-timeout-min", "5 minutes", `item-timeout-min "5 minutes": want a duration such as 90s or 5m`},
+		{"item-timeout-max", "1d", `item-timeout-max "1d": want a duration such as 90s or 5m`},
+		{"retries", "1.5", `retries "1.5": want a whole number ≥ 0`},
+		{"retries", "-1", `retries "-1": want a whole number ≥ 0`},
+		{"retries", "two", `retries "two": want a whole number ≥ 0`},
+		{"quarantine-threshold", "Inf", `quarantine-threshold "Inf": want a whole number ≥ 0`},
+		{"quarantine-threshold", "3\n4", `quarantine-threshold "3\n4": want a whole number ≥ 0`},
+		{"hook-var", "filter", `hook-var: hook variable "filter": want KEY=NAME with KEY one of `},
+		{"hook-var", "nosuchkey=X", `hook-var: hook variable "nosuchkey=X": want KEY=NAME with KEY one of `},
+		{"hook-var", "filter=1BAD", `hook-var: hook variable "filter=1BAD": "1BAD" is not a valid variable name`},
+		{"pin-var", "HIP-VISIBLE", `pin-var: hook variable "pin=HIP-VISIBLE": "HIP-VISIBLE" is not a valid variable name`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.knob+"="+tt.value, func(t *testing.T) {
+			var o engine.Options
+			err := (Values{tt.knob: tt.value}).Apply(&o, nil)
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			if !strings.HasPrefix(err.Error(), tt.want) {
+				t.Errorf("error %q\nwant prefix %q", err, tt.want)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("error spans lines: %q", err)
+			}
+			if !strings.HasPrefix(err.Error(), tt.knob+" ") && !strings.HasPrefix(err.Error(), tt.knob+":") {
+				t.Errorf("error %q does not start with the knob's name", err)
+			}
+		})
+	}
+}
+
+// With several bad knobs, the first in the table is reported.
+func TestApplyFirstErrorWins(t *testing.T) {
+	var o engine.Options
+	err := (Values{"retries": "x", "grace": "y", "default-weight": "z"}).Apply(&o, nil)
+	if err == nil || !strings.HasPrefix(err.Error(), "default-weight") {
+		t.Errorf("err = %v", err)
+	}
+}

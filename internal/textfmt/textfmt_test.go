@@ -1,0 +1,93 @@
+package textfmt
+
+import (
+	"math"
+	"strconv"
+	"testing"
+)
+
+func TestDur(t *testing.T) {
+	tests := []struct {
+		secs float64
+		want string
+	}{
+		{0, "0.0s"},
+		{0.04, "0.0s"},
+		{0.45, "0.5s"},
+		{9.94, "9.9s"},
+		{10, "10s"},
+		{12.4, "12s"},
+		{599.4, "599s"},
+		{600, "10m00s"},
+		{245, "245s"},
+		{1204, "20m04s"},
+		{3599.9, "59m59s"},
+		{3600, "1h00m"},
+		{3725, "1h02m"},
+		{500500, "139h01m"},
+		{-2, "-2.0s"},
+		{math.NaN(), "?"},
+		{math.Inf(1), "?"},
+		{math.Inf(-1), "?"},
+	}
+	for _, tt := range tests {
+		if got := Dur(tt.secs); got != tt.want {
+			t.Errorf("Dur(%v) = %q, want %q", tt.secs, got, tt.want)
+		}
+	}
+}
+
+func TestPrintable(t *testing.T) {
+	tests := []struct {
+		in     string
+		quoted bool
+	}{
+		{"test_numerics.ck.amax+triton", false},
+		{"mxfp4..ck", false},
+		{"../evil/x", false}, // odd but one word with nothing to hide
+		{"", false},
+		{"héllo-wörld_日本", false},
+		{"a b", true},
+		{"a\tb", true},
+		{"line\nbreak", true},
+		{"\x1b[31mred\x1b[0m", true},
+		{"bell\x07", true},
+		{"del\x7f", true},
+		{"c1\u009b31m", true}, // C1 CSI, UTF-8 encoded
+		{"raw\x9b31m", true},  // C1 CSI as a raw byte: not UTF-8
+		{"bad\xff\xfe", true}, // not UTF-8
+		{"zero\u200bwidth", true},
+		{"nb\u00a0space", true},
+		{"ls\u2028sep", true},
+		{"bidi\u202eevil", true}, // right-to-left override
+	}
+	for _, tt := range tests {
+		got := Printable(tt.in)
+		want := tt.in
+		if tt.quoted {
+			want = strconv.Quote(tt.in)
+		}
+		if got != want {
+			t.Errorf("Printable(%q) = %q, want %q", tt.in, got, want)
+		}
+	}
+}
+
+func FuzzPrintable(f *testing.F) {
+	for _, s := range []string{"a", "a b", "\x1b[2J", "\xff", "日本"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		p := Printable(s)
+		for _, r := range p {
+			if r < ' ' || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == 0x2028 || r == 0x2029 || r == 0x202e {
+				t.Fatalf("Printable(%q) = %q lets %U through", s, p, r)
+			}
+		}
+		if p != s {
+			if back, err := strconv.Unquote(p); err != nil || back != s {
+				t.Fatalf("Printable(%q) = %q does not unquote back (%v)", s, p, err)
+			}
+		}
+	})
+}
