@@ -154,6 +154,8 @@ func (d *dispatcher) run(ctx context.Context) *Result {
 		res.Started = time.Now()
 	}
 	d.running = map[int]runningItem{}
+	ctx, stopAll := context.WithCancel(ctx)
+	defer stopAll()
 	health := newHealth(d.cfg.Quarantine, len(d.cfg.GPUs))
 	idle := make([]int, len(d.cfg.GPUs))
 	for i := range idle {
@@ -229,8 +231,14 @@ func (d *dispatcher) run(ctx context.Context) *Result {
 		}
 		a := <-finished
 		if a.panicked != nil {
-			// Raised again here, in the caller's goroutine, where the CLI turns it into
-			// one line; left in the worker it would end the process with a raw stack.
+			// Stop the other items first (TERM, then KILL after the grace period):
+			// their process groups would outlive this process. Then raise it again
+			// here, in the caller's goroutine, where the CLI turns it into one
+			// line; left in the worker it would end the process with a raw stack.
+			stopAll()
+			for busy--; busy > 0; busy-- {
+				<-finished
+			}
 			panic(a.panicked)
 		}
 		busy--

@@ -522,3 +522,48 @@ func TestRunWorkerPanic(t *testing.T) {
 	}()
 	h.run(context.Background(), h.item("a", 1))
 }
+
+// panicOnTag panics for the item whose TEST_FILTER is "boom", once the other item
+// has started; every other item sleeps through the real executor.
+type panicOnTag struct {
+	started chan struct{}
+	ended   chan executor.Result
+}
+
+func (p panicOnTag) Run(ctx context.Context, c executor.Command) (executor.Result, error) {
+	for _, kv := range c.Env {
+		if kv == "TEST_FILTER=boom" {
+			<-p.started
+			var items []int
+			return executor.Result{ExitCode: items[1]}, nil
+		}
+	}
+	close(p.started)
+	res, err := executor.Local{Grace: 100 * time.Millisecond}.Run(ctx, executor.Command{Path: "sleep", Args: []string{"30"}, Env: []string{"PATH=/bin:/usr/bin"}})
+	p.ended <- res
+	return res, err
+}
+
+// Before a worker's panic leaves Run, the other running items are stopped: their
+// process groups must not outlive the process.
+func TestRunWorkerPanicStopsTheOthers(t *testing.T) {
+	h := newHarness(t, "0", "1")
+	p := panicOnTag{started: make(chan struct{}), ended: make(chan executor.Result, 1)}
+	h.cfg.Exec = p
+	func() {
+		defer func() {
+			if _, ok := recover().(*WorkerPanic); !ok {
+				t.Fatalf("Run did not panic with a *WorkerPanic")
+			}
+		}()
+		h.run(context.Background(), h.item("sleeper", 1), h.item("boom", 1))
+	}()
+	select {
+	case res := <-p.ended:
+		if !res.Cancelled {
+			t.Errorf("the sleeper ended without being cancelled: %+v", res)
+		}
+	default:
+		t.Fatal("Run panicked while the sleeper was still running")
+	}
+}

@@ -1,6 +1,7 @@
 package logdir
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -177,5 +178,43 @@ func TestPrepareKeepsOtherFiles(t *testing.T) {
 		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
 			t.Errorf("%s not created", d)
 		}
+	}
+}
+
+// shortWriter fails its first write after writing part of it, like a disk that
+// fills up mid-row, then works again.
+type shortWriter struct {
+	buf    strings.Builder
+	failed bool
+}
+
+func (s *shortWriter) String() string { return s.buf.String() }
+
+func (s *shortWriter) Write(p []byte) (int, error) {
+	if !s.failed {
+		s.failed = true
+		s.buf.Write(p[:len(p)/2])
+		return len(p) / 2, io.ErrShortWrite
+	}
+	return s.buf.Write(p)
+}
+
+func (s *shortWriter) Close() error { return nil }
+
+// A row torn by a failed write costs that row only: the next one starts on its own line.
+func TestTimingsWriterTornRow(t *testing.T) {
+	sw := &shortWriter{}
+	w := &TimingsWriter{w: sw}
+	a := Timing{Label: "s", Item: "a", GPU: "0", Secs: 1, RC: 0, EndOff: 1, Est: "1"}
+	b := Timing{Label: "s", Item: "b", GPU: "1", Secs: 2, RC: 0, EndOff: 2, Est: "2"}
+	if err := w.Append(a); err == nil {
+		t.Fatal("the short write was not reported")
+	}
+	if err := w.Append(b); err != nil {
+		t.Fatal(err)
+	}
+	rows, warns := ParseTimings(strings.NewReader(sw.String()))
+	if len(rows) != 1 || rows[0].Item != "b" || len(warns) != 1 {
+		t.Errorf("rows %+v warnings %q from %q", rows, warns, sw.String())
 	}
 }

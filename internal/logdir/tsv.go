@@ -238,7 +238,10 @@ func eachLine(r io.Reader, fn func(n int, fields []string) error) error {
 // moment keeps every row of an item that had ended.
 type TimingsWriter struct {
 	mu sync.Mutex
-	f  *os.File
+	w  io.WriteCloser
+	// torn is set after a failed write, which may have left half a row: the next
+	// row starts on a line of its own, so only the torn row is lost, not two.
+	torn bool
 }
 
 // OpenTimings opens (creating) the timings file for appending.
@@ -247,7 +250,7 @@ func OpenTimings(path string) (*TimingsWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &TimingsWriter{f: f}, nil
+	return &TimingsWriter{w: f}, nil
 }
 
 // Append writes one row with a single write(2). Once it returns, the row survives
@@ -257,9 +260,14 @@ func OpenTimings(path string) (*TimingsWriter, error) {
 func (w *TimingsWriter) Append(t Timing) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	_, err := w.f.WriteString(t.Format())
+	row := t.Format()
+	if w.torn {
+		row = "\n" + row
+	}
+	_, err := io.WriteString(w.w, row)
+	w.torn = err != nil
 	return err
 }
 
 // Close closes the file.
-func (w *TimingsWriter) Close() error { return w.f.Close() }
+func (w *TimingsWriter) Close() error { return w.w.Close() }
