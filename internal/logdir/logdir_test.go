@@ -111,14 +111,15 @@ func TestParseTimingsBadRows(t *testing.T) {
 	in := "torch\ta\t0\t1\t0\t0\t1\t1\t0\n" + // good
 		"torch\tb\t0\n" + // missing columns (killed mid-write)
 		"torch\tc\t0\tx\t0\n" + // not a number
-		"torch\td\t1\t2\t1\n" + // TE's short form: no offsets
+		"torch\td\t1\t2\t1\n" + // torn after rc
 		"\n" +
-		"torch\te\t0\t-1\t0\n"
+		"torch\te\t0\t-1\t0\t0\t1\t1\t0\n" + // negative
+		"torch\tf\t1\t2\t0\t3.5\t5.5\t\t1\n" // good: no estimate, cut off
 	got, warns := ParseTimings(strings.NewReader(in))
-	if len(got) != 2 || got[1].Item != "d" || got[1].EndOff != 2 || got[1].Est != "unknown" {
+	if len(got) != 2 || got[1].Item != "f" || got[1].EndOff != 5.5 || got[1].Est != "unknown" || !got[1].Incomplete {
 		t.Errorf("rows %+v", got)
 	}
-	if len(warns) != 3 || !strings.HasPrefix(warns[0], "timings.tsv:2:") || !strings.HasPrefix(warns[2], "timings.tsv:6:") {
+	if len(warns) != 4 || !strings.HasPrefix(warns[0], "timings.tsv:2:") || !strings.HasPrefix(warns[3], "timings.tsv:6:") {
 		t.Errorf("warnings %q", warns)
 	}
 }

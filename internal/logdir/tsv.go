@@ -171,18 +171,15 @@ func ParseTimings(r io.Reader) ([]Timing, []string) {
 }
 
 func parseTiming(f []string) (Timing, error) {
-	// TE's files may stop after rc; everything after it is optional.
-	if len(f) < 5 {
-		return Timing{}, fmt.Errorf("want at least label, item, gpu, secs, rc; got %d column(s)", len(f))
+	// All nine columns of SPEC §5: a shorter row is one a full disk or a kill tore.
+	if len(f) != 9 {
+		return Timing{}, fmt.Errorf("want 9 columns (label, item, gpu, secs, rc, start_off, end_off, est, incomplete), got %d", len(f))
 	}
-	t := Timing{Label: f[0], Item: f[1], GPU: f[2], Est: "unknown"}
+	t := Timing{Label: f[0], Item: f[1], GPU: f[2], Est: f[7]}
 	var err error
 	num := func(s, what string) float64 {
-		if err != nil {
-			return 0
-		}
 		v, e := strconv.ParseFloat(s, 64)
-		if e != nil || v != v || v < 0 || v > 1e9 {
+		if err == nil && (e != nil || v != v || v < 0 || v > 1e9) {
 			err = fmt.Errorf("%s %q is not a number of seconds", what, s)
 		}
 		return v
@@ -193,21 +190,21 @@ func parseTiming(f []string) (Timing, error) {
 		err = fmt.Errorf("rc %q is not an integer", f[4])
 	}
 	t.RC = rc
-	if len(f) > 5 {
-		t.StartOff = num(f[5], "start_off")
+	t.StartOff = num(f[5], "start_off")
+	t.EndOff = num(f[6], "end_off")
+	if t.Est == "" {
+		t.Est = "unknown"
 	}
-	if len(f) > 6 {
-		t.EndOff = num(f[6], "end_off")
-	} else {
-		t.EndOff = t.StartOff + t.Secs
+	switch f[8] {
+	case "0":
+	case "1":
+		t.Incomplete = true
+	default:
+		if err == nil {
+			err = fmt.Errorf("incomplete %q is not 0 or 1", f[8])
+		}
 	}
-	if len(f) > 7 && f[7] != "" {
-		t.Est = f[7]
-	}
-	if len(f) > 8 {
-		t.Incomplete = f[8] == "1"
-	}
-	if t.Label == "" || t.Item == "" {
+	if err == nil && (t.Label == "" || t.Item == "") {
 		err = fmt.Errorf("empty label or item")
 	}
 	return t, err
