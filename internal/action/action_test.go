@@ -76,16 +76,25 @@ func keys(m map[string]bool) []string {
 	return k
 }
 
+// testAct is an action whose runner command file fileVar is a fresh file; it returns
+// that file's path and the action's log.
+func testAct(t *testing.T, fileVar string) (*act, string, *strings.Builder) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "command-file")
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{fileVar: path}
+	log := &strings.Builder{}
+	a := &act{e: Env{Getenv: func(k string) string { return env[k] }, Stdout: log}}
+	a.gh = githubactions.New(githubactions.WithGetenv(a.e.Getenv), githubactions.WithWriter(log))
+	return a, path, log
+}
+
 // Outputs use the delimiter form with a fresh delimiter that no value line equals,
 // even a value crafted to contain a plausible one.
 func TestOutputsDelimiter(t *testing.T) {
-	dir := t.TempDir()
-	out := filepath.Join(dir, "out")
-	os.WriteFile(out, nil, 0o644)
-	env := map[string]string{"GITHUB_OUTPUT": out}
-	var log strings.Builder
-	a := &act{e: Env{Getenv: func(k string) string { return env[k] }, Stdout: &log}}
-	a.gh = githubactions.New(githubactions.WithGetenv(a.e.Getenv), githubactions.WithWriter(&log))
+	a, out, log := testAct(t, "GITHUB_OUTPUT")
 	values := map[string]string{
 		"plain":     "success",
 		"multiline": "a\nb\n_GitHubActionsFileCommandDelimeter_\nsgpu_000",
@@ -141,13 +150,7 @@ func TestFieldsAndPublishTargets(t *testing.T) {
 
 // The summary stays under GitHub's 1 MiB cap, cut at a line with a note.
 func TestSummaryCap(t *testing.T) {
-	dir := t.TempDir()
-	sum := filepath.Join(dir, "summary")
-	os.WriteFile(sum, nil, 0o644)
-	env := map[string]string{"GITHUB_STEP_SUMMARY": sum}
-	var log strings.Builder
-	a := &act{e: Env{Getenv: func(k string) string { return env[k] }, Stdout: &log}}
-	a.gh = githubactions.New(githubactions.WithGetenv(a.e.Getenv), githubactions.WithWriter(&log))
+	a, sum, _ := testAct(t, "GITHUB_STEP_SUMMARY")
 	a.summary("## head\n" + strings.Repeat("| row | row |\n", 200000))
 	data, _ := os.ReadFile(sum)
 	if len(data) >= summaryLimit || !strings.HasPrefix(string(data), "## head\n") || !strings.Contains(string(data), "cut at GitHub's 1 MiB limit") {
