@@ -26,6 +26,8 @@ import (
 	"strings"
 
 	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/report"
+	"github.com/rocm/sgpu-queue/internal/verdict"
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
@@ -42,9 +44,9 @@ func main() {
 }
 
 type figures struct {
-	wall, bound, ratio         float64
-	gapMean, gapMedian, gapMax float64
-	gaps                       int
+	wall, bound, ratio float64
+	gapMean, gapMax    float64
+	gaps               int
 }
 
 func run(wfile string, scale float64, gpus, runs int) error {
@@ -85,13 +87,13 @@ func run(wfile string, scale float64, gpus, runs int) error {
 		if err := os.WriteFile(warm, warmTable(table, scale), 0o644); err != nil {
 			return err
 		}
-		f, err := measure(logs, gpus)
+		f, err := measure(logs)
 		if err != nil {
 			return err
 		}
 		all = append(all, f)
-		fmt.Printf("run %d: wall %.3f s, bound %.3f s, ratio %.4f, dispatch gap mean %.2f ms, median %.2f ms, max %.2f ms over %d gaps\n",
-			i, f.wall, f.bound, f.ratio, 1000*f.gapMean, 1000*f.gapMedian, 1000*f.gapMax, f.gaps)
+		fmt.Printf("run %d: wall %.3f s, bound %.3f s, ratio %.4f, dispatch gap mean %.2f ms, max %.2f ms over %d gaps\n",
+			i, f.wall, f.bound, f.ratio, 1000*f.gapMean, 1000*f.gapMax, f.gaps)
 	}
 	stat := func(name, unit string, mul float64, get func(figures) float64) {
 		var v []float64
@@ -176,9 +178,10 @@ func warmTable(t *weights.Table, scale float64) []byte {
 	return []byte(b.String())
 }
 
-// measure reads a run's timings: wall, bound from the measured durations, and the
-// gaps between an item's end and the next start on the same GPU.
-func measure(logs string, gpus int) (figures, error) {
+// measure reads a run's figures the way its report does: wall, the bound from the
+// measured durations, and the gaps between an item's end and the next start on the
+// same GPU.
+func measure(logs string) (figures, error) {
 	run, warns, err := logdir.Load(logs)
 	if err != nil {
 		return figures{}, err
@@ -186,33 +189,7 @@ func measure(logs string, gpus int) (figures, error) {
 	if len(warns) > 0 {
 		return figures{}, fmt.Errorf("%s", warns[0])
 	}
-	var f figures
-	var work, largest float64
-	byGPU := map[string][]logdir.Timing{}
-	for _, r := range run.Timings {
-		work += r.Secs
-		largest = max(largest, r.Secs)
-		f.wall = max(f.wall, r.EndOff)
-		byGPU[r.GPU] = append(byGPU[r.GPU], r)
-	}
-	f.bound = max(work/float64(gpus), largest)
-	f.ratio = f.wall / f.bound
-	var gaps []float64
-	for _, rows := range byGPU {
-		sort.Slice(rows, func(i, j int) bool { return rows[i].StartOff < rows[j].StartOff })
-		for i := 1; i < len(rows); i++ {
-			gaps = append(gaps, rows[i].StartOff-rows[i-1].EndOff)
-		}
-	}
-	sort.Float64s(gaps)
-	for _, g := range gaps {
-		f.gapMean += g
-	}
-	if n := len(gaps); n > 0 {
-		f.gapMean /= float64(n)
-		f.gapMedian = gaps[n/2]
-		f.gapMax = gaps[n-1]
-		f.gaps = n
-	}
-	return f, nil
+	s := report.Compute(run, verdict.Decide(run))
+	return figures{wall: s.Wall, bound: s.Bound, ratio: s.Wall / s.Bound,
+		gapMean: s.Gaps.Mean, gapMax: s.Gaps.Max, gaps: s.Gaps.Count}, nil
 }

@@ -190,10 +190,7 @@ func (a *act) rel(p string) string {
 
 // stop reports a run that stopped before its items ran.
 func (a *act) stop(err error) int {
-	code := 1
-	if ee, ok := err.(*engine.Error); ok {
-		code = ee.Code
-	}
+	code := engine.ExitCode(err)
 	msg := err.Error()
 	a.gh.WithFieldsMap(map[string]string{"title": "sgpu-queue stopped before running the suites"}).Errorf("%s", msg)
 	a.summary(fmt.Sprintf("## ✗ sgpu-queue stopped before running the suites\n\n```\n%s\n```\n", msg))
