@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/rocm/sgpu-queue/internal/engine"
 	"github.com/rocm/sgpu-queue/internal/settings"
@@ -28,18 +27,15 @@ func runCmd(e Env, args []string) int {
 		values[k.Name] = def
 		switch k.Kind {
 		case settings.Bool:
-			b, _ := strconv.ParseBool(def)
+			// A bad SGPU_* value stays as it is, for Apply to name it.
 			fs.BoolFunc(k.Name, k.Usage+defaultNote(k), func(s string) error {
 				values[k.Name] = s
 				return nil
 			})
-			if !b {
-				values[k.Name] = "false"
-			}
 		case settings.Lines:
-			values[k.Name] = ""
+			// Repeated flags add lines to what the SGPU_* variable gave.
 			fs.Func(k.Name, k.Usage, func(s string) error {
-				values[k.Name] += s + "\n"
+				values[k.Name] += "\n" + s
 				return nil
 			})
 		default:

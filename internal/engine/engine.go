@@ -99,12 +99,8 @@ type Observer interface {
 // Result is what a run did, for the face to present.
 type Result struct {
 	ExitCode    int
-	DryRun      bool
-	Pool        gpu.Pool
-	Level       string
 	LogDir      string
-	Plan        []schedule.Item
-	Bound       schedule.Bound
+	Bound       schedule.Bound // of the plan, over its known items
 	Suites      []verdict.Suite
 	Configs     map[string]config.Suite // each suite's config line, by label
 	Stats       report.Stats
@@ -116,7 +112,6 @@ type Result struct {
 	Cancelled   bool
 	Quarantined []logdir.Quarantined
 	Stalled     string // every GPU was quarantined with items left
-	Warnings    []string
 }
 
 // Error is a failure before any item ran, with the exit code it should give.
@@ -140,7 +135,6 @@ type run struct {
 	obs      Observer
 	layout   logdir.Layout
 	res      *Result
-	warnMu   sync.Mutex
 }
 
 // Run performs phases 0–8. The error is non-nil only when the run stopped before its
@@ -204,14 +198,11 @@ func newRun(o Options) (*run, error) {
 	if r.obs == nil {
 		r.obs = plainObserver{w: r.out}
 	}
-	r.res = &Result{DryRun: o.DryRun, Level: o.Level, LogDir: o.LogDir}
+	r.res = &Result{LogDir: o.LogDir}
 	return r, nil
 }
 
 func (r *run) warn(msg string) {
-	r.warnMu.Lock()
-	r.res.Warnings = append(r.res.Warnings, msg)
-	r.warnMu.Unlock()
 	r.obs.Warn(msg)
 }
 
@@ -248,12 +239,11 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	for _, w := range pool.Warnings {
 		r.warn(w)
 	}
+	r.printf("  gpus: %s\n", pool.Describe())
 	if pool.Arch == "" {
 		pool.Arch = "unknown"
 		r.warn("the GPU arch could not be detected; the weight table is keyed \"unknown\": pass --arch (e.g. gfx942) to share weights with runs that know it")
 	}
-	r.res.Pool = pool
-	r.printf("  gpus: %s\n", pool.Describe())
 	r.printf("  level %s, log dir %s\n", r.o.Level, r.o.LogDir)
 	if !r.o.DryRun {
 		if err := r.layout.Prepare(); err != nil {
@@ -284,7 +274,6 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	plan := exp.items
 	schedule.Weigh(plan, table, r.o.DefaultWeight)
 	schedule.Order(plan)
-	r.res.Plan = plan
 	r.res.Bound = schedule.LowerBound(plan, len(pool.IDs))
 	queue, order := r.queue(plan, len(pool.IDs))
 	r.printPlan(plan, order, len(pool.IDs), table.Len())

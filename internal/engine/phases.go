@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -171,7 +172,7 @@ func (r *run) setup(ctx context.Context, suites []config.Suite, pool gpu.Pool) e
 		if err != nil {
 			return fmt.Errorf("%s: %v", path, err)
 		}
-		tail := &tailBuffer{}
+		tail := &textfmt.Tail{}
 		env := r.o.Hooks.SetupEnv(r.cmdEnv, r.o.Level).With(pool.PinVar + "=" + pool.IDs[0])
 		env, err = r.junitEnv(env, s.Label)
 		if err != nil {
@@ -180,7 +181,7 @@ func (r *run) setup(ctx context.Context, suites []config.Suite, pool gpu.Pool) e
 		}
 		res, err := r.o.Exec.Run(ctx, executor.Command{
 			Path: s.Path, Args: s.Args, Env: env, Dir: r.o.RepoRoot,
-			Stdout: teeWriter(f, tail), Stderr: teeWriter(f, tail),
+			Stdout: io.MultiWriter(f, tail), Stderr: io.MultiWriter(f, tail),
 		})
 		f.Close()
 		switch {
@@ -189,7 +190,7 @@ func (r *run) setup(ctx context.Context, suites []config.Suite, pool gpu.Pool) e
 		case res.Cancelled || ctx.Err() != nil:
 			return fmt.Errorf("suite %q setup cancelled", s.Label)
 		case res.ExitCode != 0:
-			return fmt.Errorf("%s: suite %q setup (%s=1) exited with %d; log %s:\n%s", s.Where(), s.Label, r.o.Hooks.SetupOnly, res.ExitCode, r.rel(path), tail.indented())
+			return fmt.Errorf("%s: suite %q setup (%s=1) exited with %d; log %s:\n%s", s.Where(), s.Label, r.o.Hooks.SetupOnly, res.ExitCode, r.rel(path), textfmt.Indent(tail.String()))
 		}
 		r.printf("  %-12s setup ok  → %s\n", s.Label, r.rel(path))
 	}

@@ -11,13 +11,13 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/executor"
 	"github.com/rocm/sgpu-queue/internal/hook"
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/schedule"
+	"github.com/rocm/sgpu-queue/internal/textfmt"
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
@@ -50,7 +50,7 @@ type Error struct {
 func (e *Error) Error() string {
 	s := fmt.Sprintf("%s: suite %q: %s", e.Suite.Where(), e.Suite.Label, e.Msg)
 	if e.Tail != "" {
-		s += "\n" + indent(e.Tail)
+		s += "\n" + textfmt.Indent(e.Tail)
 	}
 	return s
 }
@@ -121,7 +121,7 @@ func list(ctx context.Context, r Request, s config.Suite, census bool, log io.Wr
 	}
 	fmt.Fprintf(log, "### %s %s: %s %s\n", s.Label, pass, s.Path, strings.Join(s.Args, " "))
 	var stdout bytes.Buffer
-	tail := &tailWriter{max: 20}
+	tail := &textfmt.Tail{}
 	out := &capWriter{w: &stdout, max: maxListing}
 	res, err := r.Exec.Run(ctx, executor.Command{
 		Path:   s.Path,
@@ -192,55 +192,11 @@ func firstLine(s string) string {
 	return s
 }
 
-func indent(s string) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	return "    | " + strings.Join(lines, "\n    | ")
-}
-
 func orDiscard(w io.Writer) io.Writer {
 	if w == nil {
 		return io.Discard
 	}
 	return w
-}
-
-// tailWriter keeps the last max lines written to it.
-type tailWriter struct {
-	mu    sync.Mutex
-	max   int
-	lines []string
-	part  string
-}
-
-func (t *tailWriter) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	s := t.part + string(p)
-	parts := strings.Split(s, "\n")
-	t.part = parts[len(parts)-1]
-	if len(t.part) > 4096 {
-		t.part = t.part[len(t.part)-4096:]
-	}
-	for _, l := range parts[:len(parts)-1] {
-		if len(l) > 512 {
-			l = l[:512] + "…"
-		}
-		t.lines = append(t.lines, l)
-	}
-	if len(t.lines) > t.max {
-		t.lines = append([]string(nil), t.lines[len(t.lines)-t.max:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tailWriter) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	lines := t.lines
-	if t.part != "" {
-		lines = append(append([]string(nil), lines...), t.part)
-	}
-	return strings.Join(lines, "\n")
 }
 
 // capWriter stops storing after max bytes but keeps accepting (so the command is not

@@ -34,7 +34,6 @@ type Meta struct {
 	Quarantined    []Quarantined `json:"quarantined,omitempty"`
 	Stalled        string        `json:"stalled,omitempty"`
 	Pruned         []string      `json:"pruned,omitempty"`
-	Notes          []string      `json:"notes,omitempty"`
 }
 
 // Quarantined is a GPU taken out of the pool during the run.

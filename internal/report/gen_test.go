@@ -48,7 +48,8 @@ type simRun struct {
 	Started  time.Time
 	Old      *weights.Table // the table before the run, for the weight changes
 	Pruned   []string
-	Notes    []string
+	// Quarantined GPUs, whose reasons are prose the report must escape.
+	Quarantined []logdir.Quarantined
 }
 
 // order sorts items longest estimate first, unknown items (the default weight) first
@@ -155,7 +156,7 @@ func (sr simRun) write(dir string) error {
 		Tool: "sgpu-queue", Suites: sr.Suites, GPUs: sr.GPUs, PinVar: "HIP_VISIBLE_DEVICES",
 		Arch: "gfx950", Level: "3", DefaultWeight: 999999, Weights: "ci-weights/test_weights.gfx950.l3.txt",
 		Started: sr.Started, Wall: wall, Finished: true, Cancelled: sr.CancelAt > 0,
-		Changes: changes, Pruned: sr.Pruned, Notes: sr.Notes,
+		Changes: changes, Pruned: sr.Pruned, Quarantined: sr.Quarantined,
 	}
 	return l.WriteMeta(m)
 }
@@ -290,7 +291,8 @@ func hostileRun() simRun {
 		Suites: suites, Cmds: map[string]string{suites[0].Label: "ci/x.sh", "click": "ci/click.sh"},
 		GPUs: []string{"0", "1<i>"}, Items: items, Started: t0, Old: old,
 		Pruned: []string{"x<b>|`y`/<img src=x onerror=alert(1)>"},
-		Notes:  []string{"<img src=x onerror=alert(1)> | note\nwith a line break"},
+		Quarantined: []logdir.Quarantined{{GPU: "1<i>", At: t0.Add(30 * time.Second),
+			Reason: "<img src=x onerror=alert(1)> | reason\nwith a line break"}},
 	}
 }
 

@@ -121,13 +121,6 @@ func render(r *logdir.Run, suites []verdict.Suite, s Stats, limit int) string {
 		blocks = append(blocks, m)
 	}
 	blocks = append(blocks, weightTables(r)...)
-	if len(r.Meta.Notes) > 0 {
-		var rows []string
-		for _, n := range r.Meta.Notes {
-			rows = append(rows, "* "+plain(shorten(n, 500))+"\n")
-		}
-		blocks = append(blocks, table("### Notes\n\n", rows, "\n", "notes"))
-	}
 	blocks = append(blocks, fixed("<sub>Built from the run's files; `sgpu-queue report LOGDIR` rebuilds it.</sub>\n"))
 	fit(blocks, limit)
 	var sb strings.Builder

@@ -6,6 +6,7 @@ package settings
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -129,7 +130,7 @@ func (v Values) Apply(o *engine.Options, force <-chan struct{}) error {
 		err = fmt.Errorf("default-weight %q: want a positive number of seconds", v.get("default-weight"))
 	}
 	o.Policy = v.get("policy")
-	if _, perr := schedule.NewQueue(o.Policy, nil, 1); perr != nil && err == nil {
+	if !slices.Contains(schedule.Policies(), o.Policy) && err == nil {
 		err = fmt.Errorf("policy %q: want %s", o.Policy, strings.Join(schedule.Policies(), " or "))
 	}
 	o.DryRun = boolean("dry-run")
