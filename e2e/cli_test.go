@@ -51,6 +51,8 @@ func TestUsageErrors(t *testing.T) {
 		{"bad default weight", nil, []string{"run", "--default-weight", "-1", "ci/queue.conf"}, "--default-weight"},
 		{"bad level", nil, []string{"run", "--gpus", "1", "--level", "../x", "ci/queue.conf"}, `--level "../x"`},
 		{"no GPU", []string{"PATH=/usr/bin:/bin"}, []string{"run", "ci/queue.conf"}, "no GPU found"},
+		{"bad SGPU_ variable", []string{"SGPU_DRY_RUN=yes"}, []string{"run", "--gpus", "1", "ci/queue.conf"}, `--dry-run "yes": want true or false`},
+		{"bad policy", nil, []string{"run", "--gpus", "1", "--policy", "fifo", "ci/queue.conf"}, `--policy "fifo": want planned or lpt`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
