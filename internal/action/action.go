@@ -22,6 +22,7 @@ import (
 
 	"github.com/rocm/sgpu-queue/internal/cache"
 	"github.com/rocm/sgpu-queue/internal/engine"
+	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/hook"
 	"github.com/rocm/sgpu-queue/internal/settings"
 	"github.com/rocm/sgpu-queue/internal/verdict"
@@ -68,11 +69,11 @@ func Run(ctx context.Context, e Env) int {
 
 	opts, err := a.options()
 	if err != nil {
-		return a.stop(&engine.Error{Code: 2, Err: err})
+		return a.stop(&engine.Error{Code: exitcode.Usage, Err: err})
 	}
 	targets, err := publishTargets(gh.GetInput("publish"))
 	if err != nil {
-		return a.stop(&engine.Error{Code: 2, Err: err})
+		return a.stop(&engine.Error{Code: exitcode.Usage, Err: err})
 	}
 	res, err := engine.Run(ctx, opts)
 	a.obs.close()
@@ -121,7 +122,7 @@ func (a *act) options() (engine.Options, error) {
 		Out: a.e.Stdout, Observer: a.obs,
 	}
 	if err := values.Apply(&opts, a.e.Force); err != nil {
-		return opts, fmt.Errorf("input %v", err)
+		return opts, settings.Prefixed(err, "input ")
 	}
 	// Every run has JUnit files to merge: TE's workflow sets this prefix, and so do we
 	// when the step's environment does not.

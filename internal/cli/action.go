@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"strings"
 
 	"github.com/rocm/sgpu-queue/internal/action"
@@ -31,7 +32,7 @@ Outputs: %s, rc-<label>
 	}
 	if len(args) > 0 {
 		fmt.Fprintf(e.Stderr, "sgpu-queue action: unexpected argument %q: the action reads INPUT_* variables, not arguments\n", args[0])
-		return 2
+		return exitcode.Usage
 	}
 	ctx, force, stop := signalContext(e.Stderr)
 	defer stop()

@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/rocm/sgpu-queue/internal/dispatch"
+	"github.com/rocm/sgpu-queue/internal/exitcode"
 )
 
 // Env is the process environment seen by the CLI.
@@ -28,12 +29,8 @@ type Env struct {
 	Version string
 }
 
-// ExitInternal is the exit code of a run that hit a bug in sgpu-queue itself
-// (EX_SOFTWARE), so a CI owner can tell it from test failures (1) and usage errors (2).
-const ExitInternal = 70
-
 // Main runs one command and returns the exit code. A panic does not reach the user
-// as a Go stack trace: it is one line and ExitInternal (the stack too with SGPU_DEBUG
+// as a Go stack trace: it is one line and exitcode.Internal (the stack too with SGPU_DEBUG
 // set).
 func Main(e Env) (code int) {
 	defer func() {
@@ -48,7 +45,7 @@ func Main(e Env) (code int) {
 	return command(e)
 }
 
-// internalError reports a recovered panic and returns ExitInternal.
+// internalError reports a recovered panic and returns exitcode.Internal.
 func internalError(e Env, v any, stack []byte) int {
 	w := e.Stderr
 	if w == nil {
@@ -59,13 +56,13 @@ func internalError(e Env, v any, stack []byte) int {
 	if e.Getenv != nil && e.Getenv("SGPU_DEBUG") != "" {
 		w.Write(stack)
 	}
-	return ExitInternal
+	return exitcode.Internal
 }
 
 func command(e Env) int {
 	if len(e.Args) == 0 {
 		usage(e.Stderr)
-		return 2
+		return exitcode.Usage
 	}
 	cmd, args := e.Args[0], e.Args[1:]
 	switch cmd {
@@ -86,7 +83,7 @@ func command(e Env) int {
 	default:
 		fmt.Fprintf(e.Stderr, "sgpu-queue: unknown command %q\n", cmd)
 		usage(e.Stderr)
-		return 2
+		return exitcode.Usage
 	}
 }
 

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"io"
 	"strings"
 
@@ -26,12 +27,12 @@ func reportCmd(e Env, args []string) int {
 	if len(pos) != 1 {
 		fmt.Fprintln(e.Stderr, "sgpu-queue report: want exactly one LOGDIR")
 		fs.Usage()
-		return 2
+		return exitcode.Usage
 	}
 	run, warns, err := logdir.Load(pos[0])
 	if err != nil {
 		fmt.Fprintf(e.Stderr, "sgpu-queue: %v\n", err)
-		return 2
+		return exitcode.Usage
 	}
 	for _, w := range warns {
 		fmt.Fprintf(e.Stderr, "warning: %s\n", w)

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"github.com/rocm/sgpu-queue/internal/exitcode"
 
 	"github.com/rocm/sgpu-queue/internal/engine"
 	"github.com/rocm/sgpu-queue/internal/settings"
@@ -52,13 +53,13 @@ func runCmd(e Env, args []string) int {
 	if len(configs) == 0 {
 		fmt.Fprintln(e.Stderr, "sgpu-queue run: no CONFIG given")
 		fs.Usage()
-		return 2
+		return exitcode.Usage
 	}
 	ctx, force, stopSignals := signalContext(e.Stderr)
 	defer stopSignals()
 	opts := engine.Options{Configs: configs, RepoRoot: *repoRoot, Env: e.Environ, CheckCommands: true, Out: e.Stdout}
 	if err := values.Apply(&opts, force); err != nil {
-		return fail(e, fmt.Errorf("--%v", err))
+		return fail(e, settings.Prefixed(err, "--"))
 	}
 	res, err := engine.Run(ctx, opts)
 	if err != nil {
@@ -84,5 +85,5 @@ func fail(e Env, err error) int {
 	if errors.As(err, &ee) {
 		return ee.Code
 	}
-	return 2
+	return exitcode.Usage
 }

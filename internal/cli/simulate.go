@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"math"
 	"os"
 	"strconv"
@@ -42,7 +43,7 @@ func simulateCmd(e Env, args []string) int {
 	}
 	usageErr := func(err error) int {
 		fmt.Fprintf(e.Stderr, "sgpu-queue simulate: %v\n", err)
-		return 2
+		return exitcode.Usage
 	}
 	if len(pos) > 0 {
 		return usageErr(fmt.Errorf("unexpected argument %q: give the table with --weights FILE", pos[0]))

@@ -18,9 +18,6 @@ import (
 	"github.com/rocm/sgpu-queue/internal/executor"
 )
 
-// The tests below talk to a real Docker Engine API (dockertest).
-const fixtureImage = dockertest.Image
-
 func engine(t testing.TB) *client.Client { return dockertest.Engine(t) }
 
 func uniqueName(t testing.TB) string { return dockertest.UniqueName(t) }

@@ -28,6 +28,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/dispatch"
 	"github.com/rocm/sgpu-queue/internal/executor"
+	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/gpu"
 	"github.com/rocm/sgpu-queue/internal/hook"
 	"github.com/rocm/sgpu-queue/internal/logdir"
@@ -123,7 +124,7 @@ type Error struct {
 func (e *Error) Error() string { return e.Err.Error() }
 func (e *Error) Unwrap() error { return e.Err }
 
-func usage(err error) error { return &Error{Code: 2, Err: err} }
+func usage(err error) error { return &Error{Code: exitcode.Usage, Err: err} }
 
 // run is the state of one Run.
 type run struct {
@@ -255,7 +256,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	r.obs.Phase(1, "expand the suites into work items")
 	exp, err := r.expand(ctx, suites, pool)
 	if err != nil {
-		return nil, &Error{Code: 1, Err: err}
+		return nil, &Error{Code: exitcode.Failed, Err: err}
 	}
 
 	// Phase 2: weigh and order.
@@ -283,13 +284,13 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	}
 	queueRows, err := r.writeQueue(plan, order, exp)
 	if err != nil {
-		return nil, &Error{Code: 2, Err: fmt.Errorf("log dir %s: %v", r.o.LogDir, err)}
+		return nil, &Error{Code: exitcode.Usage, Err: fmt.Errorf("log dir %s: %v", r.o.LogDir, err)}
 	}
 
 	// Phase 3: setup once per list suite.
 	r.obs.Phase(3, "set up each list suite once")
 	if err := r.setup(ctx, suites, pool); err != nil {
-		return nil, &Error{Code: 1, Err: err}
+		return nil, &Error{Code: exitcode.Failed, Err: err}
 	}
 
 	// Phase 4: run the queue.
@@ -297,7 +298,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	meta := r.meta(suites, pool, store)
 	d, err := r.dispatch(ctx, plan, queue, pool, meta, exp)
 	if err != nil {
-		return nil, &Error{Code: 2, Err: err}
+		return nil, &Error{Code: exitcode.Usage, Err: err}
 	}
 	// From here on nothing is cancelled: a cancelled run still writes its verdicts,
 	// learns from what finished and reports.
@@ -421,5 +422,5 @@ func ExitCode(err error) int {
 	if errors.As(err, &e) {
 		return e.Code
 	}
-	return 1
+	return exitcode.Failed
 }

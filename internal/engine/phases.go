@@ -12,6 +12,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/dispatch"
 	"github.com/rocm/sgpu-queue/internal/executor"
+	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/expand"
 	"github.com/rocm/sgpu-queue/internal/gpu"
 	"github.com/rocm/sgpu-queue/internal/hook"
@@ -395,8 +396,8 @@ func (r *run) mergeJUnit(ctx context.Context, since time.Time) {
 func (r *run) summary() {
 	failed := verdict.FailedItems(r.res.Suites)
 	r.res.ExitCode = verdict.ExitCode(r.res.Suites)
-	if r.res.Cancelled && r.res.ExitCode == 0 {
-		r.res.ExitCode = 130
+	if r.res.Cancelled && r.res.ExitCode == exitcode.OK {
+		r.res.ExitCode = exitcode.Interrupted
 	}
 	if len(failed) == 0 && !r.res.Cancelled && len(r.res.Quarantined) == 0 && len(verdict.FlakyItems(r.res.Suites)) == 0 {
 		r.printf("all %d suites passed\n", len(r.res.Suites))

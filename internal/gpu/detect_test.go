@@ -236,7 +236,7 @@ func TestDetect(t *testing.T) {
 	var out strings.Builder
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
-			p, err, ran := runScenario(t, fakes, sc)
+			p, ran, err := runScenario(t, fakes, sc)
 			out.WriteString(goldenEntry(sc.name, p, err))
 			if sc.wantErr != nil {
 				if !errors.Is(err, sc.wantErr) || !strings.Contains(err.Error(), sc.wantMsg) {
@@ -267,7 +267,7 @@ func TestDetect(t *testing.T) {
 // PATH (executor.Local looks a tool up on the PATH of the environment it runs in), and
 // gives the tools the FAKE_* variables and the system directories for cat and awk. The
 // process PATH is that directory alone, so nothing else can be found either way.
-func runScenario(t *testing.T, fakes string, sc scenario) (Pool, error, []string) {
+func runScenario(t *testing.T, fakes string, sc scenario) (Pool, []string, error) {
 	t.Helper()
 	bin := t.TempDir()
 	log := filepath.Join(t.TempDir(), "ran.log")
@@ -298,7 +298,7 @@ func runScenario(t *testing.T, fakes string, sc scenario) (Pool, error, []string
 			ran = append(ran, strings.TrimSpace(l))
 		}
 	}
-	return p, err, ran
+	return p, ran, err
 }
 
 func goldenEntry(name string, p Pool, err error) string {

@@ -1,9 +1,11 @@
 // Package settings is the one list of a run's knobs, shared by both faces: the CLI
-// reads them from flags (and SGPU_* variables), the action from its inputs, and both
-// turn them into engine options here, so the two faces cannot drift apart.
+// reads them from flags (and SGPU_* variables), the action from its inputs, and each
+// knob parses its own text into the engine's options here, so the two faces cannot
+// drift apart. action.yml declares the same defaults (a test holds them equal).
 package settings
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -32,33 +34,91 @@ const (
 type Knob struct {
 	Name    string
 	Kind    Kind
-	Default string // the CLI's default; the action's defaults live in action.yml
+	Default string // the default of both faces; action.yml declares the same
 	Usage   string
+	// set parses the knob's text (its default when unset) into the options. It
+	// returns what is wanted, for the one-line error, or nil.
+	set func(o *engine.Options, s string) error
 }
 
-// Knobs are the settings of a run, in help order.
+// Knobs are the settings of a run, in help order. Hook renames (hook-var) come before
+// pin-var so that a pin-var knob wins over a "pin=" rename.
 var Knobs = []Knob{
-	{"log-dir", String, "", "log dir (default <repo-root>/test-results/logs)"},
-	{"gpus", String, "", "GPU ids (0,1,2,3) or a count (4); default $HIP_VISIBLE_DEVICES, $CUDA_VISIBLE_DEVICES, else detected"},
-	{"arch", String, "", "GPU arch keying the weight table, e.g. gfx942 (default detected)"},
-	{"level", String, "", "test level passed as TEST_LEVEL (default $TEST_LEVEL, else 99)"},
-	{"weights", String, "", "weight table (default <repo-root>/ci-weights/test_weights.<arch>.l<level>.txt)"},
-	{"junit-dir", String, "", "where the merged JUnit file of each suite goes, <dir>/<label>.xml, when JUNITXML_PREFIX is set (default <repo-root>/test-results/junit)"},
-	{"default-weight", Number, "999999", "estimate in seconds of an item the table has never seen"},
-	{"policy", String, schedule.DefaultPolicy, "dispatch policy: " + strings.Join(schedule.Policies(), " or ") + " (planned follows a plan that beats LPT on the weights, else it is LPT)"},
-	{"dry-run", Bool, "false", "phases 0–2 only: print the plan, run nothing"},
-	{"container", String, "", "run every suite command inside this running container through the Docker Engine API (DOCKER_HOST or the default socket)"},
-	{"container-workdir", String, "", "the repo root as seen inside that container (default: from the two containers' mounts)"},
-	{"pass-env", Lines, "", "with --container: variables (globs allowed, e.g. NVTE_*) passed into the container besides the hook contract's (repeatable)"},
-	{"grace", Duration, "20s", "on cancel or timeout, time between TERM and KILL of an item's processes"},
-	{"pin-var", String, "", "variable that pins an item to its GPU (default by vendor: HIP_VISIBLE_DEVICES or CUDA_VISIBLE_DEVICES)"},
-	{"hook-var", Lines, "", "rename a hook variable, KEY=NAME (repeatable); keys: " + strings.Join(keys(), ", ")},
-	{"item-timeout-factor", Number, "0", "kill an item running longer than this × its learned weight (rc 124); 0 = off"},
-	{"item-timeout-min", Duration, "5m", "the hang deadline is never shorter"},
-	{"item-timeout-max", Duration, "0", "the hang deadline is never longer, and is the deadline of unknown items (0 = none)"},
-	{"retries", Number, "0", "queue a failed item again up to this many times (at the back, on another GPU)"},
-	{"flaky-is-failure", Bool, "false", "an item that passed only on a rerun fails its suite"},
-	{"quarantine-threshold", Number, strconv.Itoa(dispatch.DefaultQuarantine.Threshold), "consecutive fast or device-error failures that take a GPU out of the pool; 0 = off"},
+	{"log-dir", String, "", "log dir (default <repo-root>/test-results/logs)",
+		func(o *engine.Options, s string) error { o.LogDir = s; return nil }},
+	{"gpus", String, "", "GPU ids (0,1,2,3) or a count (4); default $HIP_VISIBLE_DEVICES, $CUDA_VISIBLE_DEVICES, else detected",
+		func(o *engine.Options, s string) error { o.GPUs = s; return nil }},
+	{"arch", String, "", "GPU arch keying the weight table, e.g. gfx942 (default detected)",
+		func(o *engine.Options, s string) error { o.Arch = s; return nil }},
+	{"level", String, "", "test level passed as TEST_LEVEL (default $TEST_LEVEL, else 99)",
+		func(o *engine.Options, s string) error { o.Level = s; return nil }},
+	{"weights", String, "", "weight table (default <repo-root>/ci-weights/test_weights.<arch>.l<level>.txt)",
+		func(o *engine.Options, s string) error { o.WeightsPath = s; return nil }},
+	{"junit-dir", String, "", "where the merged JUnit file of each suite goes, <dir>/<label>.xml, when JUNITXML_PREFIX is set (default <repo-root>/test-results/junit)",
+		func(o *engine.Options, s string) error { o.JUnitDir = s; return nil }},
+	{"default-weight", Number, "999999", "estimate in seconds of an item the table has never seen",
+		func(o *engine.Options, s string) (err error) {
+			o.DefaultWeight, err = number(s, 0, false)
+			if err == nil && o.DefaultWeight <= 0 {
+				err = errors.New("want a positive number of seconds")
+			}
+			return err
+		}},
+	{"policy", String, schedule.DefaultPolicy, "dispatch policy: " + strings.Join(schedule.Policies(), " or ") + " (planned follows a plan that beats LPT on the weights, else it is LPT)",
+		func(o *engine.Options, s string) error {
+			o.Policy = s
+			if !slices.Contains(schedule.Policies(), s) {
+				return fmt.Errorf("want %s", strings.Join(schedule.Policies(), " or "))
+			}
+			return nil
+		}},
+	{"dry-run", Bool, "false", "phases 0–2 only: print the plan, run nothing",
+		func(o *engine.Options, s string) (err error) { o.DryRun, err = boolean(s); return err }},
+	{"container", String, "", "run every suite command inside this running container through the Docker Engine API (DOCKER_HOST or the default socket)",
+		func(o *engine.Options, s string) error { o.Container = s; return nil }},
+	{"container-workdir", String, "", "the repo root as seen inside that container (default: from the two containers' mounts)",
+		func(o *engine.Options, s string) error { o.ContainerWorkdir = s; return nil }},
+	{"pass-env", Lines, "", "with --container: variables (globs allowed, e.g. NVTE_*) passed into the container besides the hook contract's (repeatable)",
+		func(o *engine.Options, s string) error { o.PassEnv = splitLines(s); return nil }},
+	{"grace", Duration, "20s", "on cancel or timeout, time between TERM and KILL of an item's processes",
+		func(o *engine.Options, s string) (err error) { o.Grace, err = duration(s); return err }},
+	{"hook-var", Lines, "", "rename a hook variable, KEY=NAME (repeatable); keys: " + strings.Join(keys(), ", "),
+		func(o *engine.Options, s string) error {
+			o.Hooks = hook.Default()
+			var errs []error
+			for _, a := range splitLines(s) {
+				errs = append(errs, o.Hooks.Set(a))
+			}
+			return errors.Join(errs...)
+		}},
+	{"pin-var", String, "", "variable that pins an item to its GPU (default by vendor: HIP_VISIBLE_DEVICES or CUDA_VISIBLE_DEVICES)",
+		func(o *engine.Options, s string) error {
+			if s == "" {
+				return nil
+			}
+			return o.Hooks.Set("pin=" + s)
+		}},
+	{"item-timeout-factor", Number, "0", "kill an item running longer than this × its learned weight (rc 124); 0 = off",
+		func(o *engine.Options, s string) (err error) { o.Timeout.Factor, err = number(s, 0, false); return err }},
+	{"item-timeout-min", Duration, "5m", "the hang deadline is never shorter",
+		func(o *engine.Options, s string) (err error) { o.Timeout.Min, err = duration(s); return err }},
+	{"item-timeout-max", Duration, "0", "the hang deadline is never longer, and is the deadline of unknown items (0 = none)",
+		func(o *engine.Options, s string) (err error) { o.Timeout.Max, err = duration(s); return err }},
+	{"retries", Number, "0", "queue a failed item again up to this many times (at the back, on another GPU)",
+		func(o *engine.Options, s string) error {
+			n, err := number(s, 0, true)
+			o.Retries = int(n)
+			return err
+		}},
+	{"flaky-is-failure", Bool, "false", "an item that passed only on a rerun fails its suite",
+		func(o *engine.Options, s string) (err error) { o.FlakyIsFailure, err = boolean(s); return err }},
+	{"quarantine-threshold", Number, strconv.Itoa(dispatch.DefaultQuarantine.Threshold), "consecutive fast or device-error failures that take a GPU out of the pool; 0 = off",
+		func(o *engine.Options, s string) error {
+			n, err := number(s, 0, true)
+			o.Quarantine = dispatch.DefaultQuarantine
+			o.Quarantine.Threshold = int(n)
+			return err
+		}},
 }
 
 func keys() []string {
@@ -66,99 +126,114 @@ func keys() []string {
 	return n.Keys()
 }
 
+// Lookup returns the knob of that name.
+func Lookup(name string) (Knob, bool) {
+	for _, k := range Knobs {
+		if k.Name == name {
+			return k, true
+		}
+	}
+	return Knob{}, false
+}
+
 // Values are the knobs' texts by name; a missing or empty one takes its default.
 type Values map[string]string
 
-func (v Values) get(name string) string {
-	if s := strings.TrimSpace(v[name]); s != "" {
-		return s
-	}
-	for _, k := range Knobs {
-		if k.Name == name {
-			return k.Default
-		}
-	}
-	return ""
+// Error is one knob whose text was refused: "retries "x": want a whole number ≥ 0".
+// The faces put their own prefix before it (the CLI "--", the action "input ").
+type Error struct {
+	Knob, Value string
+	Err         error
 }
 
-// Apply checks every knob and sets it on o. Errors name the knob as flag and input
-// ("--retries / retries") and say what is wanted.
-func (v Values) Apply(o *engine.Options, force <-chan struct{}) error {
-	var err error
-	num := func(name string, min float64, integer bool) float64 {
-		s := v.get(name)
-		f, perr := strconv.ParseFloat(s, 64)
-		switch {
-		case err != nil:
-		case perr != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < min || integer && f != math.Trunc(f):
-			want := "a number"
-			if integer {
-				want = "a whole number"
-			}
-			err = fmt.Errorf("%s %q: want %s ≥ %g", name, s, want, min)
-		}
-		return f
+func (e *Error) Error() string {
+	if e.Kind() == Lines {
+		return fmt.Sprintf("%s: %v", e.Knob, e.Err)
 	}
-	dur := func(name string) time.Duration {
-		s := v.get(name)
-		if s == "0" {
-			return 0
-		}
-		d, perr := time.ParseDuration(s)
-		if err == nil && (perr != nil || d < 0) {
-			err = fmt.Errorf("%s %q: want a duration such as 90s or 5m", name, s)
-		}
-		return d
-	}
-	boolean := func(name string) bool {
-		s := v.get(name)
-		b, perr := strconv.ParseBool(s)
-		if err == nil && perr != nil {
-			err = fmt.Errorf("%s %q: want true or false", name, s)
-		}
-		return b
-	}
+	return fmt.Sprintf("%s %q: %v", e.Knob, e.Value, e.Err)
+}
 
-	o.LogDir = v.get("log-dir")
-	o.GPUs = v.get("gpus")
-	o.Arch = v.get("arch")
-	o.Level = v.get("level")
-	o.WeightsPath = v.get("weights")
-	o.JUnitDir = v.get("junit-dir")
-	o.DefaultWeight = num("default-weight", 0, false)
-	if err == nil && o.DefaultWeight <= 0 {
-		err = fmt.Errorf("default-weight %q: want a positive number of seconds", v.get("default-weight"))
-	}
-	o.Policy = v.get("policy")
-	if !slices.Contains(schedule.Policies(), o.Policy) && err == nil {
-		err = fmt.Errorf("policy %q: want %s", o.Policy, strings.Join(schedule.Policies(), " or "))
-	}
-	o.DryRun = boolean("dry-run")
-	o.Container = v.get("container")
-	o.ContainerWorkdir = v.get("container-workdir")
-	o.PassEnv = splitLines(v["pass-env"])
-	o.Grace = dur("grace")
+func (e *Error) Unwrap() error { return e.Err }
+
+// Kind is the kind of the knob that was refused.
+func (e *Error) Kind() Kind {
+	k, _ := Lookup(e.Knob)
+	return k.Kind
+}
+
+// Apply parses every knob into o (force: closed on a second cancel signal). Every
+// refused knob is reported at once, one *Error per line (errors.Join), in table
+// order.
+func (v Values) Apply(o *engine.Options, force <-chan struct{}) error {
 	o.Force = force
-	o.Timeout = dispatch.Timeout{Factor: num("item-timeout-factor", 0, false), Min: dur("item-timeout-min"), Max: dur("item-timeout-max")}
-	o.Retries = int(num("retries", 0, true))
-	o.FlakyIsFailure = boolean("flaky-is-failure")
-	o.Quarantine = dispatch.DefaultQuarantine
-	o.Quarantine.Threshold = int(num("quarantine-threshold", 0, true))
+	var errs []error
+	for _, k := range Knobs {
+		s := strings.TrimSpace(v[k.Name])
+		if s == "" {
+			s = k.Default
+		}
+		if err := k.set(o, s); err != nil {
+			for _, e := range split(err) {
+				errs = append(errs, &Error{Knob: k.Name, Value: s, Err: e})
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Prefixed returns err with every line's knob prefixed ("--" for the CLI, "input " for
+// the action), one line per refused knob.
+func Prefixed(err error, prefix string) error {
+	var out []error
+	for _, e := range split(err) {
+		out = append(out, fmt.Errorf("%s%w", prefix, e))
+	}
+	return errors.Join(out...)
+}
+
+// split flattens an errors.Join tree into its leaves.
+func split(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, split(e)...)
+		}
+		return out
+	}
+	return []error{err}
+}
+
+func number(s string, min float64, integer bool) (float64, error) {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < min || integer && f != math.Trunc(f) {
+		if integer {
+			return 0, fmt.Errorf("want a whole number ≥ %g", min)
+		}
+		return 0, fmt.Errorf("want a number ≥ %g", min)
+	}
+	return f, nil
+}
+
+func duration(s string) (time.Duration, error) {
+	if s == "0" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, errors.New("want a duration such as 90s or 5m")
+	}
+	return d, nil
+}
+
+func boolean(s string) (bool, error) {
+	b, err := strconv.ParseBool(s)
 	if err != nil {
-		return err
+		return false, errors.New("want true or false")
 	}
-	o.Hooks = hook.Default()
-	for _, a := range splitLines(v["hook-var"]) {
-		if err := o.Hooks.Set(a); err != nil {
-			return fmt.Errorf("hook-var: %v", err)
-		}
-	}
-	if p := v.get("pin-var"); p != "" {
-		if err := o.Hooks.Set("pin=" + p); err != nil {
-			return fmt.Errorf("pin-var: %v", err)
-		}
-	}
-	return nil
+	return b, nil
 }
 
 // splitLines splits a Lines knob: one value per line (the CLI joins repeated flags

@@ -1,10 +1,17 @@
 package settings
 
 import (
+	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/rocm/sgpu-queue/internal/dispatch"
 	"github.com/rocm/sgpu-queue/internal/engine"
@@ -118,7 +125,7 @@ func TestApplyErrors(t *testing.T) {
 		{"hook-var", "filter", `hook-var: hook variable "filter": want KEY=NAME with KEY one of `},
 		{"hook-var", "nosuchkey=X", `hook-var: hook variable "nosuchkey=X": want KEY=NAME with KEY one of `},
 		{"hook-var", "filter=1BAD", `hook-var: hook variable "filter=1BAD": "1BAD" is not a valid variable name`},
-		{"pin-var", "HIP-VISIBLE", `pin-var: hook variable "pin=HIP-VISIBLE": "HIP-VISIBLE" is not a valid variable name`},
+		{"pin-var", "HIP-VISIBLE", `pin-var "HIP-VISIBLE": hook variable "pin=HIP-VISIBLE": "HIP-VISIBLE" is not a valid variable name`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.knob+"="+tt.value, func(t *testing.T) {
@@ -140,11 +147,79 @@ func TestApplyErrors(t *testing.T) {
 	}
 }
 
-// With several bad knobs, the first in the table is reported.
-func TestApplyFirstErrorWins(t *testing.T) {
+// With several bad knobs, every one is reported, one line each in table order, and
+// each line takes the face's prefix.
+func TestApplyReportsEveryError(t *testing.T) {
 	var o engine.Options
-	err := (Values{"retries": "x", "grace": "y", "default-weight": "z"}).Apply(&o, nil)
-	if err == nil || !strings.HasPrefix(err.Error(), "default-weight") {
-		t.Errorf("err = %v", err)
+	err := (Values{"retries": "x", "grace": "y", "default-weight": "z", "hook-var": "a\nfilter=1X"}).Apply(&o, nil)
+	if err == nil {
+		t.Fatal("accepted")
 	}
+	got := strings.Split(Prefixed(err, "--").Error(), "\n")
+	want := []string{
+		`--default-weight "z": want a number ≥ 0`,
+		`--grace "y": want a duration such as 90s or 5m`,
+		`--hook-var: hook variable "a": want KEY=NAME with KEY one of ` + strings.Join(keys(), ", "),
+		`--hook-var: hook variable "filter=1X": "1X" is not a valid variable name (letters, digits and _, not starting with a digit)`,
+		`--retries "x": want a whole number ≥ 0`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("errors (-want +got):\n%s", diff)
+	}
+	var se *Error
+	if !errors.As(err, &se) || se.Knob != "default-weight" {
+		t.Errorf("errors.As(*Error) = %+v", se)
+	}
+}
+
+// action.yml declares the same default for every knob as the table: the runner passes
+// action.yml's default when an input is not set, so a default written in two places
+// would let the two faces drift apart.
+func TestActionYMLDefaultsEqualTheTable(t *testing.T) {
+	defaults := actionDefaults(t)
+	for _, k := range Knobs {
+		d, ok := defaults[k.Name]
+		if !ok {
+			t.Errorf("action.yml has no input %q", k.Name)
+			continue
+		}
+		if d != k.Default {
+			t.Errorf("input %s: action.yml default %q, the table's %q", k.Name, d, k.Default)
+		}
+	}
+}
+
+// actionDefaults reads each input's default from action.yml (two-space input names,
+// four-space "default:" lines, plain or quoted scalars).
+func actionDefaults(t *testing.T) map[string]string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "action.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	name := regexp.MustCompile(`^  ([a-z0-9-]+):$`)
+	def := regexp.MustCompile(`^    default:\s*(.*)$`)
+	in, cur := false, ""
+	for _, l := range strings.Split(string(data), "\n") {
+		switch {
+		case l == "inputs:":
+			in = true
+		case l != "" && !strings.HasPrefix(l, " "):
+			in = false
+		case in:
+			if m := name.FindStringSubmatch(l); m != nil {
+				cur = m[1]
+			} else if m := def.FindStringSubmatch(l); m != nil && cur != "" {
+				v := strings.TrimSpace(m[1])
+				if uq, err := strconv.Unquote(v); err == nil {
+					v = uq
+				} else if len(v) >= 2 && v[0] == '\'' && v[len(v)-1] == '\'' {
+					v = v[1 : len(v)-1]
+				}
+				out[cur] = v
+			}
+		}
+	}
+	return out
 }

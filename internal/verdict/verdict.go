@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/logdir"
 )
 
@@ -175,24 +176,16 @@ func Write(l logdir.Layout, suites []Suite) error {
 	return nil
 }
 
-// ExitCode is the run's exit code (SPEC §12): 0 when every suite passed, else the
-// largest exit code among the failed items, with 2 reported as 1 so that 2 keeps its
-// one meaning (a usage or config error).
+// ExitCode is the run's exit code (docs/exit-codes.md): OK when every suite passed,
+// else the largest exit code among the failed items, each mapped by
+// exitcode.FromItem (an item's 2 or 70 is reported as 1, so that the tool's own codes
+// keep one meaning).
 func ExitCode(suites []Suite) int {
-	rc := 0
+	rc := exitcode.OK
 	for _, s := range suites {
-		if s.RC > rc {
-			rc = s.RC
+		if s.Failed > 0 {
+			rc = max(rc, exitcode.FromItem(s.RC))
 		}
-		if s.Failed > 0 && rc == 0 {
-			rc = 1
-		}
-	}
-	if rc == 2 {
-		rc = 1
-	}
-	if rc > 255 {
-		rc = 255
 	}
 	return rc
 }
