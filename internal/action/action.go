@@ -83,6 +83,10 @@ func Run(ctx context.Context, e Env) int {
 	a.present(res, targets)
 	a.publishPR(ctx, res, targets)
 	a.obs.flushWarnings()
+	if p := res.Internal; p != nil {
+		// A worker panicked: what finished is presented above; res.ExitCode is 70.
+		a.gh.Errorf("sgpu-queue: internal error: %s; please report it with the log", strings.Join(strings.Fields(p.Error()), " "))
+	}
 	return res.ExitCode
 }
 

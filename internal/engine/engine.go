@@ -32,6 +32,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/gpu"
 	"github.com/rocm/sgpu-queue/internal/hook"
 	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/report"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/verdict"
@@ -112,7 +113,13 @@ type Result struct {
 	WeightsFile string   // the local weight table's path
 	Cancelled   bool
 	Quarantined []logdir.Quarantined
-	Stalled     string // every GPU was quarantined with items left
+	// Stop is why the run stopped before its queue was empty (a typed reason and
+	// the message the user saw); nil when it did not.
+	Stop *logdir.Stop
+	// Internal is a worker's panic: phases 5–8 still wrote what was measured, and
+	// ExitCode is exitcode.Internal; the face reports it in one line (its stack
+	// only with SGPU_DEBUG).
+	Internal *dispatch.WorkerPanic
 }
 
 // Error is a failure before any item ran, with the exit code it should give.
@@ -256,6 +263,9 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	r.obs.Phase(1, "expand the suites into work items")
 	exp, err := r.expand(ctx, suites, pool)
 	if err != nil {
+		if ctx.Err() != nil && !r.o.DryRun {
+			return r.stoppedBeforeItems(ctx, 1, suites, pool, nil)
+		}
 		return nil, &Error{Code: exitcode.Failed, Err: err}
 	}
 
@@ -290,6 +300,9 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	// Phase 3: setup once per list suite.
 	r.obs.Phase(3, "set up each list suite once")
 	if err := r.setup(ctx, suites, pool); err != nil {
+		if ctx.Err() != nil {
+			return r.stoppedBeforeItems(ctx, 3, suites, pool, queueRows)
+		}
 		return nil, &Error{Code: exitcode.Failed, Err: err}
 	}
 
@@ -305,34 +318,22 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	ctx = context.WithoutCancel(ctx)
 	r.res.Cancelled = d.Cancelled
 	r.res.Quarantined = d.Quarantined
+	r.res.Stop = d.Stop
+	r.res.Internal = d.Panic
 	meta.Wall = d.Wall.Seconds()
 	meta.Finished = true
 	meta.Cancelled = d.Cancelled
 	meta.Quarantined = d.Quarantined
-	if d.Stalled != nil {
-		meta.Stalled = d.Stalled.Error()
-		r.res.Stalled = meta.Stalled
-	}
+	meta.Stop = d.Stop
 	r.writeMeta(meta)
 
 	// Phase 5: verdicts. They, the learning and the report come from what this
 	// process measured, the same rows it wrote: a row the disk refused still counts.
-	r.obs.Phase(5, "per-suite verdicts")
 	run := &logdir.Run{Layout: r.layout, Meta: *meta, Queue: queueRows}
 	for _, a := range d.Attempts {
 		run.Timings = append(run.Timings, a.Row)
 	}
-	r.res.Suites = verdict.Decide(run)
-	if err := verdict.Write(r.layout, r.res.Suites); err != nil {
-		r.warn(fmt.Sprintf("verdict files: %v", err))
-	}
-	for _, s := range r.res.Suites {
-		v := "ok"
-		if !s.Passed() {
-			v = fmt.Sprintf("FAIL rc=%d (%d of %d items failed)", s.RC, s.Failed, len(s.Items))
-		}
-		r.printf("  %-12s %s  → %s\n", s.Label, v, r.rel(r.layout.SuiteRC(s.LogFile)))
-	}
+	r.verdicts(run)
 
 	// Phase 6: learn.
 	r.obs.Phase(6, "learn the weights")
@@ -342,15 +343,73 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	r.writeMeta(meta)
 
 	// Phase 7: report.
-	r.obs.Phase(7, "report")
-	r.res.Stats = report.Compute(run, r.res.Suites)
-	r.writeReport(run)
-	r.mergeJUnit(ctx, meta.Started)
+	r.report(ctx, run)
 
 	// Phase 8: failures and exit code.
 	r.obs.Phase(8, "summary")
 	r.summary()
 	return r.res, nil
+}
+
+// stoppedBeforeItems ends a run cancelled during listing (phase 1) or setup (phase
+// 3): every suite still gets its verdict files (each item, or the suite when its
+// items were never listed, "cancelled"), the report says so, nothing is learned,
+// and the exit code is exitcode.Interrupted.
+func (r *run) stoppedBeforeItems(ctx context.Context, phase int, suites []config.Suite, pool gpu.Pool, queueRows []logdir.QueueRow) (*Result, error) {
+	ctx = context.WithoutCancel(ctx)
+	what := map[int]string{1: "while listing the suites' items (phase 1)", 3: "during setup (phase 3)"}[phase]
+	meta := r.meta(suites, pool, r.store(pool.Arch))
+	meta.Finished, meta.Cancelled = true, true
+	meta.Stop = &logdir.Stop{Reason: outcome.StopCancelled, Message: "the run was cancelled " + what + ", before any item ran", Phase: phase}
+	r.res.Cancelled, r.res.Stop = true, meta.Stop
+	r.warn(meta.Stop.Message)
+	if phase == 1 {
+		// No queue was written: an empty one keeps the log dir a run that
+		// `sgpu-queue report` can rebuild.
+		if err := os.WriteFile(r.layout.QueueTSV(), nil, 0o644); err != nil {
+			r.warn(fmt.Sprintf("%s: %v", r.layout.QueueTSV(), err))
+		}
+	}
+	r.writeMeta(meta)
+	run := &logdir.Run{Layout: r.layout, Meta: *meta, Queue: queueRows}
+	r.verdicts(run)
+	r.obs.Phase(6, "learn the weights")
+	r.printf("  nothing ran: the weight table is left as it is\n")
+	r.report(ctx, run)
+	r.obs.Phase(8, "summary")
+	r.summary()
+	return r.res, nil
+}
+
+// verdicts is phase 5: each suite's verdict files, and one console line per suite.
+func (r *run) verdicts(run *logdir.Run) {
+	r.obs.Phase(5, "per-suite verdicts")
+	r.res.Suites = verdict.Decide(run)
+	if err := verdict.Write(r.layout, r.res.Suites); err != nil {
+		r.warn(fmt.Sprintf("verdict files: %v", err))
+	}
+	for _, s := range r.res.Suites {
+		v := "ok"
+		switch {
+		case s.Unlisted:
+			v = fmt.Sprintf("FAIL rc=%d (cancelled before its items were listed)", s.RC)
+		case !s.Passed():
+			v = fmt.Sprintf("FAIL rc=%d (%d of %d items failed)", s.RC, s.Failed, len(s.Items))
+		}
+		r.printf("  %-12s %s  → %s\n", s.Label, v, r.rel(r.layout.SuiteRC(s.LogFile)))
+	}
+}
+
+// report is phase 7: the report and the merged JUnit per suite.
+func (r *run) report(ctx context.Context, run *logdir.Run) {
+	r.obs.Phase(7, "report")
+	r.res.Stats = report.Compute(run, r.res.Suites)
+	r.writeReport(run)
+	since := run.Meta.Started
+	if since.IsZero() {
+		since = time.Now() // no item ran: no XML of this run can exist
+	}
+	r.mergeJUnit(ctx, since)
 }
 
 func (r *run) rel(p string) string {
@@ -377,7 +436,7 @@ func (r *run) store(arch string) weights.Store {
 
 func (r *run) meta(suites []config.Suite, pool gpu.Pool, store weights.Store) *logdir.Meta {
 	m := &logdir.Meta{
-		Tool: "sgpu-queue", GPUs: pool.IDs, PinVar: pool.PinVar, Arch: pool.Arch,
+		Tool: "sgpu-queue", Format: logdir.FormatOutcomes, GPUs: pool.IDs, PinVar: pool.PinVar, Arch: pool.Arch,
 		Level: r.o.Level, DefaultWeight: r.o.DefaultWeight, Weights: store.String(),
 		Retries: r.o.Retries, FlakyIsFailure: r.o.FlakyIsFailure, TimeoutFactor: r.o.Timeout.Factor, Policy: r.policy,
 	}

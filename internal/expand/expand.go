@@ -1,7 +1,7 @@
 // Package expand is phase 1: it asks every list suite for its work items through the
 // hook contract, twice: what this host will run (the queue) and what exists at this
 // level (the census, which phase 6 prunes the weight table against). An opaque suite
-// is one item and is not asked.
+// is one item and is not asked: its census is its own bare label.
 package expand
 
 import (
@@ -35,7 +35,7 @@ type Request struct {
 // Result is the expanded work.
 type Result struct {
 	Items    []schedule.Item // queue, in config then listing order (Seq set)
-	Census   weights.Census  // per list suite: keys that exist; nil for a failed census
+	Census   weights.Census  // per suite: keys that exist; nil for a failed census; an opaque suite's is its label
 	Rows     []logdir.CensusRow
 	Warnings []string
 }
@@ -69,6 +69,10 @@ func Run(ctx context.Context, r Request) (*Result, error) {
 		if s.Mode == config.Opaque {
 			res.Items = append(res.Items, schedule.Item{Label: s.Label, Seq: seq})
 			seq++
+			// Its census is its bare label (an items.tsv row with an empty tag, as
+			// TE writes it), so keys it left as a list suite are pruned.
+			res.Census[s.Label] = map[string]bool{weights.Key(s.Label, ""): true}
+			res.Rows = append(res.Rows, logdir.CensusRow{Label: s.Label})
 			continue
 		}
 		tags, tail, err := list(ctx, r, s, false, log)

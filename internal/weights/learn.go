@@ -2,6 +2,8 @@ package weights
 
 import (
 	"sort"
+
+	"github.com/rocm/sgpu-queue/internal/outcome"
 )
 
 // The asymmetric EWMA of the seed: an item that got slower is believed quickly (an
@@ -16,9 +18,21 @@ const (
 type Measurement struct {
 	Key     string
 	Seconds float64
-	// AtLeast marks a row that was cut off (killed with rc 124/137, or a .partial
-	// sidecar outlived it): the item costs at least Seconds, maybe more.
+	// AtLeast marks an attempt stopped before its end (outcome.Outcome.AtLeast:
+	// timed out, cancelled, cut off, unavailable): the item costs at least Seconds,
+	// maybe more.
 	AtLeast bool
+}
+
+// Measure is what one attempt of key teaches, by its outcome (docs/outcomes.md):
+// a duration (ok, failed), an "at least" (timeout, cancelled, cut-off,
+// unavailable), or nothing (no-run: ok is false; the item still counts as
+// dispatched for pruning).
+func Measure(key string, seconds float64, o outcome.Outcome) (m Measurement, ok bool) {
+	if !o.Teaches() {
+		return Measurement{}, false
+	}
+	return Measurement{Key: key, Seconds: seconds, AtLeast: o.AtLeast()}, true
 }
 
 // Change records what Learn did to one key.
