@@ -159,7 +159,7 @@ func (d decider) unfinished(it *Item) {
 	case d.r.Meta.StopReason() == outcome.StopUnavailable:
 		it.Note = "never ran: where items run went away"
 	case d.r.Meta.StopReason() == outcome.StopInternal:
-		it.Note = "never ran: sgpu-queue stopped on an internal error"
+		it.Note = "not recorded: sgpu-queue stopped on an internal error"
 	case d.r.Meta.Stop != nil:
 		it.Note = "never ran: the run stopped early"
 	default:

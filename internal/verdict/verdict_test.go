@@ -181,7 +181,7 @@ func TestUnfinishedByStopReason(t *testing.T) {
 		{&logdir.Stop{Reason: outcome.StopQuarantined, Message: "every GPU is quarantined (gpu0)", Phase: 4}, false, "never ran: every GPU was quarantined", 1},
 		// The message no longer decides: a reason does.
 		{&logdir.Stop{Reason: outcome.StopUnavailable, Message: "every GPU is quarantined", Phase: 4}, false, "never ran: where items run went away", 1},
-		{&logdir.Stop{Reason: outcome.StopInternal, Phase: 4}, false, "never ran: sgpu-queue stopped on an internal error", 1},
+		{&logdir.Stop{Reason: outcome.StopInternal, Phase: 4}, false, "not recorded: sgpu-queue stopped on an internal error", 1},
 		{&logdir.Stop{Message: "from an older log dir", Phase: 4}, false, "never ran: the run stopped early", 1},
 	}
 	for _, tt := range tests {
