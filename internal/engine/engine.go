@@ -176,7 +176,7 @@ func newRun(o Options) (*run, error) {
 	}
 	root, err := filepath.Abs(o.RepoRoot)
 	if err != nil {
-		return nil, usage(fmt.Errorf("--repo-root %s: %v", o.RepoRoot, err))
+		return nil, usage(fmt.Errorf("--repo-root %s: %w", o.RepoRoot, err))
 	}
 	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
 		return nil, usage(fmt.Errorf("--repo-root %s: not a directory; give the repository the config's commands are relative to", o.RepoRoot))
@@ -186,7 +186,7 @@ func newRun(o Options) (*run, error) {
 		o.LogDir = filepath.Join(root, "test-results", "logs")
 	}
 	if o.LogDir, err = filepath.Abs(o.LogDir); err != nil {
-		return nil, usage(fmt.Errorf("--log-dir: %v", err))
+		return nil, usage(fmt.Errorf("--log-dir: %w", err))
 	}
 	if o.Level == "" {
 		if v, ok := hook.Env(o.Env).Get(o.Hooks.Level); ok && v != "" {
@@ -255,7 +255,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	r.printf("  level %s, log dir %s\n", r.o.Level, r.o.LogDir)
 	if !r.o.DryRun {
 		if err := r.layout.Prepare(); err != nil {
-			return nil, usage(fmt.Errorf("log dir %s is not writable: %v; pass a writable --log-dir", r.o.LogDir, err))
+			return nil, usage(fmt.Errorf("log dir %s is not writable: %w; pass a writable --log-dir", r.o.LogDir, err))
 		}
 	}
 
@@ -294,7 +294,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	}
 	queueRows, err := r.writeQueue(plan, order, exp)
 	if err != nil {
-		return nil, &Error{Code: exitcode.Usage, Err: fmt.Errorf("log dir %s: %v", r.o.LogDir, err)}
+		return nil, &Error{Code: exitcode.Usage, Err: fmt.Errorf("log dir %s: %w", r.o.LogDir, err)}
 	}
 
 	// Phase 3: setup once per list suite.

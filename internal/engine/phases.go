@@ -41,7 +41,7 @@ func (r *run) expand(ctx context.Context, suites []config.Suite, pool gpu.Pool) 
 	if !r.o.DryRun {
 		f, err := os.Create(r.layout.ExpandLog())
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v", r.layout.ExpandLog(), err)
+			return nil, fmt.Errorf("%s: %w", r.layout.ExpandLog(), err)
 		}
 		logFile = f
 		defer f.Close()
@@ -172,7 +172,7 @@ func (r *run) setup(ctx context.Context, suites []config.Suite, pool gpu.Pool) e
 		path := r.layout.SetupLog(s.Label)
 		f, err := os.Create(path)
 		if err != nil {
-			return fmt.Errorf("%s: %v", path, err)
+			return fmt.Errorf("%s: %w", path, err)
 		}
 		tail := &textfmt.Tail{}
 		env := r.o.Hooks.SetupEnv(r.cmdEnv, r.o.Level).With(pool.PinVar + "=" + pool.IDs[0])
@@ -188,7 +188,7 @@ func (r *run) setup(ctx context.Context, suites []config.Suite, pool gpu.Pool) e
 		f.Close()
 		switch {
 		case err != nil:
-			return fmt.Errorf("%s: suite %q setup (%s=1) could not run: %v", s.Where(), s.Label, r.o.Hooks.SetupOnly, err)
+			return fmt.Errorf("%s: suite %q setup (%s=1) could not run: %w", s.Where(), s.Label, r.o.Hooks.SetupOnly, err)
 		case res.Cancelled || ctx.Err() != nil:
 			return fmt.Errorf("suite %q setup cancelled", s.Label)
 		case res.ExitCode != 0:

@@ -45,7 +45,11 @@ type Error struct {
 	Suite config.Suite
 	Msg   string
 	Tail  string // last lines of the listing's output
+	Err   error  // the cause, when there is one (the executor's error, the cancel)
 }
+
+// Unwrap is the cause, so errors.Is sees executor.ErrNotFound or context.Canceled.
+func (e *Error) Unwrap() error { return e.Err }
 
 func (e *Error) Error() string {
 	s := fmt.Sprintf("%s: suite %q: %s", e.Suite.Where(), e.Suite.Label, e.Msg)
@@ -136,7 +140,7 @@ func list(ctx context.Context, r Request, s config.Suite, census bool, log io.Wr
 		Stderr: io.MultiWriter(log, tail),
 	})
 	if err != nil {
-		return nil, "", &Error{Suite: s, Msg: fmt.Sprintf("cannot run its %s listing: %v", pass, err)}
+		return nil, "", &Error{Suite: s, Msg: fmt.Sprintf("cannot run its %s listing: %v", pass, err), Err: err}
 	}
 	for _, line := range strings.SplitAfter(stdout.String(), "\n") {
 		if line != "" && !strings.HasPrefix(line, r.Hooks.ItemMarker+" ") {
@@ -144,7 +148,7 @@ func list(ctx context.Context, r Request, s config.Suite, census bool, log io.Wr
 		}
 	}
 	if res.Cancelled || ctx.Err() != nil {
-		return nil, "", &Error{Suite: s, Msg: pass + " listing cancelled"}
+		return nil, "", &Error{Suite: s, Msg: pass + " listing cancelled", Err: context.Cause(ctx)}
 	}
 	if res.ExitCode != 0 {
 		return nil, tail.String(), &Error{Suite: s, Msg: fmt.Sprintf("its %s listing (%s=1) exited with %d; it must list its items and exit 0", pass, r.Hooks.ListItems, res.ExitCode), Tail: tail.String()}

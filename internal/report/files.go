@@ -30,11 +30,11 @@ func WriteFiles(r *logdir.Run, suites []verdict.Suite, s Stats) (Files, error) {
 		SVGPath:  filepath.Join(r.Layout.ReportDir(), SVGName),
 	}
 	if err := os.MkdirAll(r.Layout.ReportDir(), 0o755); err != nil {
-		return f, fmt.Errorf("report: %v", err)
+		return f, fmt.Errorf("report: %w", err)
 	}
 	var svgBuf bytes.Buffer
 	if err := SVG(&svgBuf, r, suites, s); err != nil {
-		return f, fmt.Errorf("%s: %v", f.SVGPath, err)
+		return f, fmt.Errorf("%s: %w", f.SVGPath, err)
 	}
 	if err := writeAtomic(f.SVGPath, svgBuf.Bytes()); err != nil {
 		return f, err
@@ -48,11 +48,11 @@ func WriteFiles(r *logdir.Run, suites []verdict.Suite, s Stats) (Files, error) {
 func writeAtomic(path string, data []byte) error {
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return fmt.Errorf("%s: %v", path, err)
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		os.Remove(tmp)
-		return fmt.Errorf("%s: %v", path, err)
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
 }

@@ -140,7 +140,7 @@ func Compare(ctx context.Context, in *Input, o Options) (*Report, error) {
 			} else {
 				res, err := schedule.Replay(queues[row.Policy](rng), dur, n)
 				if err != nil {
-					return nil, fmt.Errorf("%s queue: %v", row.Policy, err)
+					return nil, fmt.Errorf("%s queue: %w", row.Policy, err)
 				}
 				wall = res.Wall
 			}
