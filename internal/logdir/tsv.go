@@ -121,14 +121,14 @@ func ParseQueue(r io.Reader) ([]QueueRow, error) {
 
 // Timing is one line of queue/timings.tsv: one finished attempt of an item.
 type Timing struct {
-	Label      string
-	Item       string // the tag, or "whole" for an opaque item
-	GPU        string
-	Secs       float64
-	RC         int
-	StartOff   float64 // seconds from the start of phase 4
-	EndOff     float64
-	Est        string // the estimate in seconds, or "unknown"
+	Label    string
+	Item     string // the tag, or "whole" for an opaque item
+	GPU      string
+	Secs     float64
+	RC       int
+	StartOff float64 // seconds from the start of phase 4
+	EndOff   float64
+	Est      string // the estimate in seconds, or "unknown"
 	// Incomplete is TE's column: 1 when the duration is not a full measurement
 	// (outcome.Outcome.Incomplete), so TE's own readers learn nothing from it.
 	Incomplete bool

@@ -399,7 +399,7 @@ func TestBadDaySections(t *testing.T) {
 			Suites: []logdir.MetaSuite{{Label: "torch", LogFile: "torch.log", Mode: "list"}},
 			GPUs:   []string{"0", "1"}, Started: started, Finished: true, Wall: 30, TimeoutFactor: 3,
 			Quarantined: []logdir.Quarantined{{GPU: "1", Reason: "2 items failed in a row on it (rc=1 after 0.1s with \"hipErrorNoDevice\")", At: started.Add(5 * time.Second)}},
-			Stop: &logdir.Stop{Reason: outcome.StopQuarantined, Message: "every GPU is quarantined (gpu1) with 3 item(s) left to run: check the runner's GPUs", Phase: 4},
+			Stop:        &logdir.Stop{Reason: outcome.StopQuarantined, Message: "every GPU is quarantined (gpu1) with 3 item(s) left to run: check the runner's GPUs", Phase: 4},
 		},
 		Queue: []logdir.QueueRow{{Label: "torch", Tag: "flaky"}, {Label: "torch", Tag: "hang|pipe"}, {Label: "torch", Tag: "own124"}},
 		Timings: []logdir.Timing{

@@ -21,11 +21,11 @@ const SplitPays = 0.01
 // Stats are the figures of a run, from its queue and timings rows.
 type Stats struct {
 	GPUs        int
-	Items       int // queued items
-	Finished    int // queued items with a timings row
-	Failed      int // failed items (last attempt; an item that never finished counts)
+	Items       int        // queued items
+	Finished    int        // queued items with a timings row
+	Failed      int        // failed items (last attempt; an item that never finished counts)
 	NoRun       []ItemStat // items whose last attempt ran nothing, in key order
-	Attempts    int // timings rows
+	Attempts    int        // timings rows
 	Work        float64
 	Wall        float64
 	Bound       float64 // max(work/N, largest row): no schedule could have been faster
