@@ -232,7 +232,7 @@ func TestRunOneItemPerGPU(t *testing.T) {
 	}
 }
 
-// The console line of each finished item (SPEC §4), with the ETA from the weights
+// The console line of each finished item (docs/outcomes.md), with the ETA from the weights
 // left: known work spread over the GPUs, unknown items counted.
 func TestRunConsoleLines(t *testing.T) {
 	h := newHarness(t, "7")

@@ -6,9 +6,9 @@ import (
 	"github.com/rocm/sgpu-queue/internal/outcome"
 )
 
-// The asymmetric EWMA of the seed: an item that got slower is believed quickly (an
-// under-estimate puts a long item late and makes the tail), a faster run slowly (one
-// fast run is probably noise).
+// The asymmetric EWMA (README "Weights and the Actions cache"): an item that got
+// slower is believed quickly (an under-estimate puts a long item late and makes the
+// tail), a faster run slowly (one fast run is probably noise).
 const (
 	AlphaUp   = 0.5
 	AlphaDown = 0.1
@@ -46,8 +46,9 @@ type Change struct {
 	Kept bool
 }
 
-// Learn blends this run's measurements into t (SPEC §6) and returns one Change per
-// measured key, in key order. Several measurements of one key are applied in order.
+// Learn blends this run's measurements into t (README "Weights and the Actions
+// cache") and returns one Change per measured key, in key order. Several
+// measurements of one key are applied in order.
 func Learn(t *Table, ms []Measurement) []Change {
 	byKey := map[string]*Change{}
 	var order []string

@@ -1,5 +1,5 @@
-# Fixture harness for the end-to-end tests: the hook contract of SPEC §2 around items
-# that sleep, fail or crash, and a trace of what really ran (one TAB-separated line per
+# Fixture harness for the end-to-end tests: the hook contract (README "Suites: config
+# and hook contract") around items that sleep, fail or crash, and a trace of what really ran (one TAB-separated line per
 # event in $SGPU_TRACE) that the tests check the scheduler against.
 #
 #   item TAG SECONDS [MIN_LEVEL] [MODE]   MODE: ok (default), fail:N, crash, needs-prefix,
