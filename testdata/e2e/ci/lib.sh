@@ -1,6 +1,7 @@
 # Fixture harness for the end-to-end tests: the hook contract (README "Suites: config
-# and hook contract") around items that sleep, fail or crash, and a trace of what really ran (one TAB-separated line per
-# event in $SGPU_TRACE) that the tests check the scheduler against.
+# and hook contract") around items that sleep, fail or crash, and a trace of what
+# really ran (one TAB-separated line per event in $SGPU_TRACE) that the tests check
+# the scheduler against.
 #
 #   item TAG SECONDS [MIN_LEVEL] [MODE]   MODE: ok (default), fail:N, crash, needs-prefix,
 #                                          leave-file, flaky (fails its first run, counted in
