@@ -2,17 +2,19 @@ package e2e
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 )
 
-// attempts reads queue/timings.tsv joined with queue/outcomes.tsv as the files hold
-// them: item → outcome of its last attempt, and the rows' widths.
+// outcomesOf reads queue/outcomes.tsv (label/item → outcome of its last attempt) and
+// checks that timings.tsv kept TE's nine columns.
 func outcomesOf(t *testing.T, logs string) map[string]string {
 	t.Helper()
 	got := map[string]string{}
@@ -85,21 +87,15 @@ func TestOutcomes(t *testing.T) {
 		"omega/o.ok": "ok", "omega/o.gated": "no-run", "omega/o.self124": "failed", "omega/o.self137": "failed",
 		"omega/o.sigkill": "cut-off", "gamma/whole": "ok",
 	}
-	if got := outcomesOf(t, logs); !equalMaps(got, want) {
+	if got := outcomesOf(t, logs); !maps.Equal(got, want) {
 		t.Errorf("outcomes.tsv %v, want %v", got, want)
 	}
-	verdicts := lines(readFile(t, filepath.Join(logs, "suites", "omega.log")))
-	for _, line := range []string{
+	hasLines(t, filepath.Join(logs, "suites", "omega.log"),
 		"ok rc=0 items/omega.o.ok.log",
 		"FAIL rc=0 items/omega.o.gated.log (no-run: its re-entry ran nothing)",
 		"FAIL rc=124 items/omega.o.self124.log",
 		"FAIL rc=137 items/omega.o.self137.log",
-		"FAIL rc=137 items/omega.o.sigkill.log (cut off)",
-	} {
-		if !contains(verdicts, line) {
-			t.Errorf("suites/omega.log lacks %q:\n%s", line, strings.Join(verdicts, "\n"))
-		}
-	}
+		"FAIL rc=137 items/omega.o.sigkill.log (cut off)")
 	if rc := readFile(t, filepath.Join(logs, "suites", "omega.log.rc")); rc != "137\n" {
 		t.Errorf("omega.log.rc %q", rc)
 	}
@@ -160,19 +156,13 @@ func TestOutcomes(t *testing.T) {
 	r = sgpu(t, dir, append(junit, "WITH_HANG=1"), "run", "--gpus", "0,1", "--arch", "gfx942",
 		"--item-timeout-factor", "3", "--item-timeout-min", "1s", "--item-timeout-max", "2s", "--grace", "500ms", "ci/outcomes.conf")
 	want["omega/o.hang"] = "timeout"
-	if got := outcomesOf(t, logs); !equalMaps(got, want) {
+	if got := outcomesOf(t, logs); !maps.Equal(got, want) {
 		t.Errorf("with a hang deadline: outcomes.tsv %v, want %v", got, want)
 	}
-	verdicts = lines(readFile(t, filepath.Join(logs, "suites", "omega.log")))
-	for _, line := range []string{
+	hasLines(t, filepath.Join(logs, "suites", "omega.log"),
 		"FAIL rc=124 items/omega.o.self124.log",
 		"FAIL rc=137 items/omega.o.self137.log",
-		"FAIL rc=124 items/omega.o.hang.log (timed out)",
-	} {
-		if !contains(verdicts, line) {
-			t.Errorf("suites/omega.log lacks %q:\n%s", line, strings.Join(verdicts, "\n"))
-		}
-	}
+		"FAIL rc=124 items/omega.o.hang.log (timed out)")
 	report = readFile(t, filepath.Join(logs, "report", "schedule.md"))
 	_, timedOut, _ := strings.Cut(report, "### Timed-out items (1)")
 	timedOut, _, _ = strings.Cut(timedOut, "\n### ")
@@ -185,25 +175,15 @@ func TestOutcomes(t *testing.T) {
 	rebuildsIdentically(t, dir, logs)
 }
 
-func equalMaps(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
+// hasLines checks that a file holds each of want as a whole line.
+func hasLines(t *testing.T, path string, want ...string) {
+	t.Helper()
+	got := lines(readFile(t, path))
+	for _, w := range want {
+		if !slices.Contains(got, w) {
+			t.Errorf("%s lacks %q:\n%s", filepath.Base(path), w, strings.Join(got, "\n"))
 		}
 	}
-	return true
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // A worker that panics (a test hook in a sgpu_testhooks build) stops the other
@@ -227,20 +207,14 @@ func TestWorkerPanicWritesWhatFinished(t *testing.T) {
 			t.Errorf("console lacks %q:\n%s", w, r.stdout)
 		}
 	}
-	if got := outcomesOf(t, logs); !equalMaps(got, map[string]string{"pi/p.short": "ok", "pi/p.long": "cancelled"}) {
+	if got := outcomesOf(t, logs); !maps.Equal(got, map[string]string{"pi/p.short": "ok", "pi/p.long": "cancelled"}) {
 		t.Errorf("outcomes %v: want the finished item and the stopped one", got)
 	}
-	pi := lines(readFile(t, filepath.Join(logs, "suites", "pi.log")))
-	for _, line := range []string{
+	hasLines(t, filepath.Join(logs, "suites", "pi.log"),
 		"ok rc=0 items/pi.p.short.log",
 		"FAIL rc=143 items/pi.p.long.log (cancelled)",
 		"FAIL rc=- items/pi.p.boom.log (not recorded: sgpu-queue stopped on an internal error)",
-		"FAIL rc=- items/pi.p.never.log (not recorded: sgpu-queue stopped on an internal error)",
-	} {
-		if !contains(pi, line) {
-			t.Errorf("suites/pi.log lacks %q:\n%s", line, strings.Join(pi, "\n"))
-		}
-	}
+		"FAIL rc=- items/pi.p.never.log (not recorded: sgpu-queue stopped on an internal error)")
 	for file, rc := range map[string]string{"pi.log.rc": "143\n", "gamma.log.rc": "1\n"} {
 		if got := readFile(t, filepath.Join(logs, "suites", file)); got != rc {
 			t.Errorf("%s = %q, want %q", file, got, rc)

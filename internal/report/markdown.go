@@ -172,17 +172,7 @@ func headline(r *logdir.Run, s Stats) string {
 	}
 	if n := len(s.NoRun); n > 0 {
 		fmt.Fprintf(&b, "> [!CAUTION]\n> **%d item(s) ran nothing** (no-run: exit code 0, but no JUnit XML and no `.partial`): their re-entry selected no call line, so they fail. Check the tag round trip with `sgpu-queue verify`: ", n)
-		for i, it := range s.NoRun {
-			if i == topRows {
-				fmt.Fprintf(&b, " and %d more (see *Failed items*)", n-topRows)
-				break
-			}
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(code(it.Key))
-		}
-		b.WriteString(".\n\n")
+		keyList(&b, s.NoRun, "*Failed items*")
 	}
 	if n := len(s.Missing); n > 0 {
 		what := "never finished"
@@ -190,19 +180,25 @@ func headline(r *logdir.Run, s Stats) string {
 			what = "did not run before the cancel"
 		}
 		fmt.Fprintf(&b, "> [!WARNING]\n> **%d queued item(s) produced no timing row** (%s; counted as failed): ", n, what)
-		for i, it := range s.Missing {
-			if i == topRows {
-				fmt.Fprintf(&b, " and %d more (see *Items that never finished*)", n-topRows)
-				break
-			}
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(code(it.Key))
-		}
-		b.WriteString(".\n\n")
+		keyList(&b, s.Missing, "*Items that never finished*")
 	}
 	return b.String()
+}
+
+// keyList ends a headline note with the first topRows item keys, and where to find
+// the rest.
+func keyList(b *strings.Builder, items []ItemStat, rest string) {
+	for i, it := range items {
+		if i == topRows {
+			fmt.Fprintf(b, " and %d more (see %s)", len(items)-topRows, rest)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(code(it.Key))
+	}
+	b.WriteString(".\n\n")
 }
 
 // secs is a duration for the efficiency table: "43m44s (2624 s)".
