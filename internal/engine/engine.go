@@ -145,11 +145,14 @@ type run struct {
 	res      *Result
 }
 
-// Run performs phases 0–8. The error is non-nil only when the run stopped before its
-// items ran (an *Error with its exit code); test failures are Result.ExitCode.
+// Run performs phases 0–8. The error is non-nil only when the run could not get to
+// its items (bad input, a failing listing or setup: an *Error with its exit code);
+// test failures are Result.ExitCode.
 //
 // Cancelling ctx stops dispatch and the running items; phases 5–8 still run, so
-// nothing measured is lost.
+// nothing measured is lost; a cancel during listing or setup still writes every
+// suite's verdict (docs/outcomes.md). A worker's panic stops the other items, phases
+// 5–8 run on what finished, and Result.Internal carries it (ExitCode 70).
 func Run(ctx context.Context, o Options) (*Result, error) {
 	r, err := newRun(o)
 	if err != nil {
@@ -308,7 +311,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 
 	// Phase 4: run the queue.
 	r.obs.Phase(4, fmt.Sprintf("run %s on %s", plural(len(plan), "item"), plural(len(pool.IDs), "GPU")))
-	meta := r.meta(suites, pool, store)
+	meta := r.meta(suites, pool)
 	d, err := r.dispatch(ctx, plan, queue, pool, meta, exp)
 	if err != nil {
 		return nil, &Error{Code: exitcode.Usage, Err: err}
@@ -358,7 +361,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 func (r *run) stoppedBeforeItems(ctx context.Context, phase int, suites []config.Suite, pool gpu.Pool, queueRows []logdir.QueueRow) (*Result, error) {
 	ctx = context.WithoutCancel(ctx)
 	what := map[int]string{1: "while listing the suites' items (phase 1)", 3: "during setup (phase 3)"}[phase]
-	meta := r.meta(suites, pool, r.store(pool.Arch))
+	meta := r.meta(suites, pool)
 	meta.Finished, meta.Cancelled = true, true
 	meta.Stop = &logdir.Stop{Reason: outcome.StopCancelled, Message: "the run was cancelled " + what + ", before any item ran", Phase: phase}
 	r.res.Cancelled, r.res.Stop = true, meta.Stop
@@ -434,10 +437,12 @@ func (r *run) store(arch string) weights.Store {
 	return weights.File{Path: path}
 }
 
-func (r *run) meta(suites []config.Suite, pool gpu.Pool, store weights.Store) *logdir.Meta {
+// meta is run.json as phase 4 starts; Weights names the store phase 2 chose ("" when
+// the run stopped before it).
+func (r *run) meta(suites []config.Suite, pool gpu.Pool) *logdir.Meta {
 	m := &logdir.Meta{
 		Tool: "sgpu-queue", Format: logdir.FormatOutcomes, GPUs: pool.IDs, PinVar: pool.PinVar, Arch: pool.Arch,
-		Level: r.o.Level, DefaultWeight: r.o.DefaultWeight, Weights: store.String(),
+		Level: r.o.Level, DefaultWeight: r.o.DefaultWeight, Weights: r.res.Weights,
 		Retries: r.o.Retries, FlakyIsFailure: r.o.FlakyIsFailure, TimeoutFactor: r.o.Timeout.Factor, Policy: r.policy,
 	}
 	for _, s := range suites {

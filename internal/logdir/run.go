@@ -37,7 +37,7 @@ type Meta struct {
 	Weights       string      `json:"weights"`
 	Started       time.Time   `json:"started"` // start of phase 4: the zero of the offsets
 	Wall          float64     `json:"wall_seconds"`
-	Finished      bool        `json:"finished"` // phase 4 ran to its end (possibly cancelled)
+	Finished      bool        `json:"finished"` // phases 5–8 ran: phase 4 ended (possibly cancelled), or the run stopped before it
 	Cancelled     bool        `json:"cancelled,omitempty"`
 	Changes       []Change    `json:"weight_changes,omitempty"`
 	// The bad-day policies in force, and what they did.
