@@ -365,6 +365,9 @@ func (r *run) mergeJUnit(ctx context.Context, since time.Time) {
 		suffix = junit.DefaultSuffix
 	}
 	for _, s := range r.res.Suites {
+		if s.Unlisted {
+			continue // no items to report: a file of zero tests would read as passed
+		}
 		items := make([]junit.Item, len(s.Items))
 		for i, it := range s.Items {
 			cut := it.Outcome == outcome.CutOff
