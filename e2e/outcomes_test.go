@@ -301,7 +301,7 @@ func TestCancelBeforeItems(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := fixture(t, "e2e")
 			logs := filepath.Join(dir, "test-results", "logs")
-			code, out := startAndWait(t, dir, []string{tt.env}, tt.event, tt.sig, "run", "--gpus", "0,1", "--arch", "gfx942", "--grace", "1s", "ci/queue.conf")
+			code, out := startAndWait(t, dir, []string{tt.env, "JUNITXML_PREFIX=test-results/junit/"}, tt.event, tt.sig, "run", "--gpus", "0,1", "--arch", "gfx942", "--grace", "1s", "ci/queue.conf")
 			if code != 130 {
 				t.Fatalf("exit %d, want 130\n%s", code, out)
 			}
@@ -324,6 +324,19 @@ func TestCancelBeforeItems(t *testing.T) {
 						t.Errorf("alpha.log line %q", l)
 					}
 				}
+			}
+			// The merged JUnit says every queued item was cancelled; a suite never
+			// listed gets no file (zero test cases would read as a pass).
+			merged := filepath.Join(dir, "test-results", "junit", "alpha.xml")
+			if tt.alpha != nil {
+				if _, err := os.Stat(merged); !os.IsNotExist(err) {
+					t.Errorf("a merged JUnit file for a suite never listed: %v", err)
+				}
+			} else {
+				if x := readFile(t, merged); strings.Count(x, "cancelled before it started") < 6 {
+					t.Errorf("alpha.xml does not name every cancelled item:\n%s", x)
+				}
+				defer validateJUnit(t, merged) // last: it skips when xmllint is missing
 			}
 			report := readFile(t, filepath.Join(logs, "report", "schedule.md"))
 			if !strings.Contains(report, "## ✗ sgpu-queue: cancelled") || !strings.Contains(report, "**The run was cancelled before any item ran**") {
