@@ -116,15 +116,20 @@ type Pass struct {
 	Tag string
 }
 
-func (p Pass) name(h hook.Names) string {
-	name := "queue"
+func (p Pass) name() string {
 	if p.Census {
-		name = "census"
+		return "census"
 	}
+	return "queue"
+}
+
+// switches are the listing's variables as messages name them.
+func (p Pass) switches(h hook.Names) string {
+	s := h.ListItems + "=1"
 	if p.Tag != "" {
-		name += fmt.Sprintf(" re-entry (%s=%s)", h.Filter, hook.FilterPattern(p.Tag))
+		s += " " + h.Filter + "=" + hook.FilterPattern(p.Tag)
 	}
-	return name
+	return s
 }
 
 // List runs one listing pass of s and returns its stdout and the last lines of its
@@ -132,7 +137,7 @@ func (p Pass) name(h hook.Names) string {
 // listing's stderr copier writes there while it runs, and the caller after, so
 // passes that run at once need a Log of their own (or none).
 func List(ctx context.Context, r Request, s config.Suite, p Pass) ([]byte, string, error) {
-	pass := p.name(r.Hooks)
+	pass := p.name()
 	log := orDiscard(r.Log)
 	fmt.Fprintf(log, "### %s %s: %s %s\n", s.Label, pass, s.Path, strings.Join(s.Args, " "))
 	env := r.Hooks.ListEnv(r.Env, r.Level, p.Census)
@@ -162,7 +167,7 @@ func List(ctx context.Context, r Request, s config.Suite, p Pass) ([]byte, strin
 		return nil, "", &Error{Suite: s, Msg: pass + " listing cancelled"}
 	}
 	if res.ExitCode != 0 {
-		return nil, tail.String(), &Error{Suite: s, Msg: fmt.Sprintf("its %s listing (%s=1) exited with %d; it must list its items and exit 0", pass, r.Hooks.ListItems, res.ExitCode), Tail: tail.String()}
+		return nil, tail.String(), &Error{Suite: s, Msg: fmt.Sprintf("its %s listing (%s) exited with %d; it must list its items and exit 0", pass, p.switches(r.Hooks), res.ExitCode), Tail: tail.String()}
 	}
 	if out.over {
 		return nil, "", &Error{Suite: s, Msg: fmt.Sprintf("its %s listing printed more than %d MiB", pass, maxListing>>20)}
@@ -187,7 +192,7 @@ func ParseListing(out []byte, marker string) (tags []string, warnings []string) 
 		case tag == "":
 			warnings = append(warnings, fmt.Sprintf("line %d: %q without a tag, ignored", n, marker))
 		case seen[tag]:
-			warnings = append(warnings, fmt.Sprintf("line %d: duplicate tag %q, it runs once", n, tag))
+			warnings = append(warnings, fmt.Sprintf("line %d: duplicate tag %q, queued once (its dispatch runs every call line of that tag)", n, tag))
 		default:
 			seen[tag] = true
 			tags = append(tags, tag)
