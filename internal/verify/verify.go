@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -182,7 +183,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 func prepare(ctx context.Context, o *Options) ([]config.Suite, expand.Request, func(), error) {
 	none := func() {}
 	if o.Env == nil {
-		o.Env = []string{}
+		o.Env = os.Environ()
 	}
 	if o.Hooks == (hook.Names{}) {
 		o.Hooks = hook.Default()
