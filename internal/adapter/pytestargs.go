@@ -2,6 +2,7 @@ package adapter
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -93,7 +94,7 @@ func reconcileOperands(args []string, static []int, pytestSays []string) ([]int,
 		}
 		staticWords = append(staticWords, args[i])
 	}
-	if equalStrings(staticWords, pytestSays) {
+	if slices.Equal(staticWords, pytestSays) {
 		return static, nil
 	}
 	want := map[string]int{}
@@ -117,18 +118,6 @@ func reconcileOperands(args []string, static []int, pytestSays []string) ([]int,
 		ops = append(ops, end)
 	}
 	return ops, nil
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // withoutIndices is args less the given indices, in order.

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/rocm/sgpu-queue/internal/golden"
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -134,7 +135,7 @@ func FuzzSplitFields(f *testing.F) {
 			return
 		}
 		if plain(line) {
-			if want := strings.Fields(line); !cmp.Equal(want, got, cmpEmpty) {
+			if want := strings.Fields(line); !cmp.Equal(want, got, cmpopts.EquateEmpty()) {
 				t.Fatalf("SplitFields(%q) = %q, strings.Fields = %q", line, got, want)
 			}
 		}
@@ -151,21 +152,8 @@ func FuzzSplitFields(f *testing.F) {
 			quoted[i] = q
 		}
 		again, err := SplitFields(strings.Join(quoted, " "))
-		if err != nil || !cmp.Equal(got, again, cmpEmpty) {
+		if err != nil || !cmp.Equal(got, again, cmpopts.EquateEmpty()) {
 			t.Fatalf("SplitFields(%q) = %q; quoted %q splits into %q, %v", line, got, quoted, again, err)
 		}
 	})
 }
-
-// cmpEmpty treats a nil and an empty slice alike.
-var cmpEmpty = cmp.Comparer(func(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-})
