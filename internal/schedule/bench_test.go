@@ -74,8 +74,9 @@ func BenchmarkPlanChecked(b *testing.B) {
 	}
 }
 
-// BenchmarkReplay is one simulated run of 100,000 items on 8 GPUs per policy
-// (what `simulate` does per run and policy).
+// BenchmarkReplay is one simulated run of 100,000 items on 8 GPUs per policy:
+// the queue alone, and behind the Scheduler interface (what `simulate` does per run
+// and policy).
 func BenchmarkReplay(b *testing.B) {
 	items, table := benchTable(100_000)
 	Weigh(items, table, DefaultWeight)
@@ -96,6 +97,15 @@ func BenchmarkReplay(b *testing.B) {
 			b.ReportAllocs()
 			for range b.N {
 				if _, err := Replay(tc.q(), dur, 8); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		// The same queue behind the Scheduler interface, as simulate drives it.
+		b.Run(tc.name+"/scheduler", func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				if _, err := ReplayBlocks(OnSlots(tc.q(), 8), nil, dur, 8); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -113,10 +114,22 @@ func OnSlots(q Queue, gpus int) Scheduler {
 }
 
 type slots struct {
-	mu   sync.Mutex // guards gone and pool; q has its own lock
+	mu   sync.Mutex // guards gone, pool and ids; q has its own lock
 	q    Queue
 	gone []bool
 	pool int
+	ids  []int // GPU lists are handed out of this, one allocation per 1024
+}
+
+// one returns a list of the one GPU g, capped so that an append cannot reach the next.
+func (s *slots) one(g int) []int {
+	if len(s.ids) == 0 {
+		s.ids = make([]int, 1024)
+	}
+	l := s.ids[:1:1]
+	l[0] = g
+	s.ids = s.ids[1:]
+	return l
 }
 
 func (s *slots) usable(g int) bool { return g >= 0 && g < len(s.gone) && !s.gone[g] }
@@ -129,7 +142,7 @@ func (s *slots) Next(now float64, free []int, running []Running) (int, []int, bo
 			continue
 		}
 		if i, ok := s.q.Next(g); ok {
-			return i, []int{g}, true
+			return i, s.one(g), true
 		}
 	}
 	if len(running) > 0 {
@@ -138,7 +151,7 @@ func (s *slots) Next(now float64, free []int, running []Running) (int, []int, bo
 	for _, g := range free {
 		if s.usable(g) {
 			if i, ok := s.q.Next(AnySlot); ok {
-				return i, []int{g}, true
+				return i, s.one(g), true
 			}
 			break
 		}
@@ -213,42 +226,34 @@ func BlockOrderOf(policy string) (string, error) {
 // BlockOrder returns the indices of items in the block order by (one of
 // BlockOrders; anything else is ByDuration). Ties keep listing order.
 func BlockOrder(items []Item, by string) []int {
-	key := func(it *Item) (float64, float64) { return it.Weight, 0 }
-	switch by {
-	case ByGPUSeconds:
-		key = func(it *Item) (float64, float64) { return float64(it.Width()) * it.Weight, it.Weight }
-	case ByWidest:
-		key = func(it *Item) (float64, float64) { return float64(it.Width()), it.Weight }
+	// Sort keys, larger first: k1, then k2; unknown items before all (+Inf).
+	k1 := make([]float64, len(items))
+	k2 := make([]float64, len(items))
+	for i := range items {
+		it := &items[i]
+		switch {
+		case !it.Known:
+			k1[i], k2[i] = math.Inf(1), 0
+		case by == ByGPUSeconds:
+			k1[i], k2[i] = float64(it.Width())*it.Weight, it.Weight
+		case by == ByWidest:
+			k1[i], k2[i] = float64(it.Width()), it.Weight
+		default:
+			k1[i] = it.Weight
+		}
 	}
 	order := make([]int, len(items))
 	for i := range order {
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(x, y int) int {
-		a, b := &items[x], &items[y]
-		if a.Known != b.Known {
-			if !a.Known {
-				return -1
-			}
-			return 1
+		if c := cmp.Compare(k1[y], k1[x]); c != 0 {
+			return c
 		}
-		if a.Known {
-			a1, a2 := key(a)
-			b1, b2 := key(b)
-			if a1 != b1 {
-				if a1 > b1 {
-					return -1
-				}
-				return 1
-			}
-			if a2 != b2 {
-				if a2 > b2 {
-					return -1
-				}
-				return 1
-			}
+		if c := cmp.Compare(k2[y], k2[x]); c != 0 {
+			return c
 		}
-		return a.Seq - b.Seq
+		return cmp.Compare(items[x].Seq, items[y].Seq)
 	})
 	return order
 }

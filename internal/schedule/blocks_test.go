@@ -483,32 +483,35 @@ func TestBlockOrder(t *testing.T) {
 // interface runs exactly as the queue on its own (same GPU and start per item).
 func TestOnSlotsIsTheQueue(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	for k := 0; k < 200; k++ {
-		n, gpus := 1+rng.IntN(60), 1+rng.IntN(8)
+	for k := 0; k < 40; k++ {
+		n, gpus := 1+rng.IntN(50), 1+rng.IntN(8)
 		items := make([]Item, n)
 		dur := make([]float64, n)
 		for i := range items {
 			items[i] = Item{Weight: math.Round(math.Exp(rng.NormFloat64()) * 30), Known: true, Seq: i}
 			dur[i] = items[i].Weight * (0.8 + 0.4*rng.Float64())
 		}
-		for _, policy := range Policies() {
-			q1, _ := NewQueue(policy, items, gpus)
-			want, err := Replay(q1, dur, gpus)
+		plan := NewPlan(items, gpus) // one plan, a fresh queue per replay
+		order := LPTOrder(items)
+		for _, q := range []struct {
+			name string
+			new  func() Queue
+		}{
+			{PolicyLPT, func() Queue { return NewPull(order) }},
+			{PolicyPlanned, func() Queue { return plan.Queue(items) }},
+		} {
+			want, err := Replay(q.new(), dur, gpus)
 			if err != nil {
 				t.Fatal(err)
 			}
-			s, err := NewScheduler(policy, items, gpus)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := ReplayBlocks(s, nil, dur, gpus)
+			got, err := ReplayBlocks(OnSlots(q.new(), gpus), nil, dur, gpus)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for i := range items {
 				if len(got.GPUs[i]) != 1 || got.GPUs[i][0] != want.Slot[i] || got.Start[i] != want.Start[i] {
 					t.Fatalf("%s, %d items on %d GPUs: item %d on %v at %g, the queue alone: GPU %d at %g",
-						policy, n, gpus, i, got.GPUs[i], got.Start[i], want.Slot[i], want.Start[i])
+						q.name, n, gpus, i, got.GPUs[i], got.Start[i], want.Slot[i], want.Start[i])
 				}
 			}
 			if got.Wall != want.Wall {

@@ -403,7 +403,7 @@ func TestGolden(t *testing.T) {
 		{"te-4gpu-noise20.golden", "te-gfx950-l3.weights", Options{GPUs: 4, Noise: 0.2, Runs: 1000, Seed: 1}},
 		{"te-4gpu-noise50-lognormal.golden", "te-gfx950-l3.weights", Options{GPUs: 4, Noise: 0.5, Model: NoiseLognormal, Runs: 1000, Seed: 1}},
 		{"dominant-200-8gpu.golden", "dominant-200.weights", Options{GPUs: 8, Runs: 100, Seed: 1}},
-		{"te-mixed-8gpu.golden", "te-mixed.weights", Options{GPUs: 8, Runs: 1000, Seed: 1}},
+		{"te-mixed-8gpu.golden", "te-mixed.weights", Options{GPUs: 8, Runs: 200, Seed: 1}},
 		{"te-mixed-8gpu-noise20.golden", "te-mixed.weights", Options{GPUs: 8, Noise: 0.2, Runs: 1000, Seed: 1}},
 	}
 	for _, tc := range tests {
