@@ -106,7 +106,7 @@ func newer(path string, since time.Time) bool {
 func keepAttempt(l logdir.Layout, label, tag string, n int, warn func(string)) {
 	for _, p := range [][2]string{
 		{l.ItemLog(label, tag), l.ItemAttemptLog(label, tag, n)},
-		{l.ItemRC(label, tag), l.ItemAttemptLog(label, tag, n) + ".rc"},
+		{l.ItemRC(label, tag), l.ItemAttemptRC(label, tag, n)},
 	} {
 		if err := os.Rename(p[0], p[1]); err != nil && !os.IsNotExist(err) {
 			warn(fmt.Sprintf("keeping attempt %d of %s: %v", n, p[0], err))

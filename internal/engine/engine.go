@@ -86,6 +86,10 @@ type Options struct {
 	// when the environment sets a JUnit prefix; "" = <RepoRoot>/test-results/junit.
 	JUnitDir string
 
+	// LogDirReuse lets a run use a log dir that holds files no run of this tool
+	// wrote; it writes beside them and deletes none (README "Files written").
+	LogDirReuse bool
+
 	Out      io.Writer // console; nil = stdout
 	Observer Observer  // phase boundaries and warnings; nil = plain text on Out
 }
@@ -247,9 +251,11 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	}
 	r.printf("  level %s, log dir %s\n", r.o.Level, r.o.LogDir)
 	if !r.o.DryRun {
-		if err := r.layout.Prepare(); err != nil {
-			return nil, usage(fmt.Errorf("log dir %s is not writable: %v; pass a writable --log-dir", r.o.LogDir, err))
+		lock, err := r.layout.Claim(r.claim(suites, pool), r.o.LogDirReuse)
+		if err != nil {
+			return nil, usage(logDirError(r.o.LogDir, err))
 		}
+		defer lock.Release()
 	}
 
 	// Phase 1: expand.
@@ -376,15 +382,32 @@ func (r *run) store(arch string) weights.Store {
 }
 
 func (r *run) meta(suites []config.Suite, pool gpu.Pool, store weights.Store) *logdir.Meta {
-	m := &logdir.Meta{
-		Tool: "sgpu-queue", GPUs: pool.IDs, PinVar: pool.PinVar, Arch: pool.Arch,
-		Level: r.o.Level, DefaultWeight: r.o.DefaultWeight, Weights: store.String(),
-		Retries: r.o.Retries, FlakyIsFailure: r.o.FlakyIsFailure, TimeoutFactor: r.o.Timeout.Factor, Policy: r.policy,
-	}
+	m := r.claim(suites, pool)
+	m.DefaultWeight, m.Weights = r.o.DefaultWeight, store.String()
+	m.Retries, m.FlakyIsFailure, m.TimeoutFactor, m.Policy = r.o.Retries, r.o.FlakyIsFailure, r.o.Timeout.Factor, r.policy
+	return m
+}
+
+// claim is queue/run.json from phase 0 until phase 4 writes the rest: it marks the
+// log dir as this tool's and records the suites whose files a next run may delete.
+func (r *run) claim(suites []config.Suite, pool gpu.Pool) *logdir.Meta {
+	m := &logdir.Meta{Tool: logdir.ToolName, GPUs: pool.IDs, PinVar: pool.PinVar, Arch: pool.Arch, Level: r.o.Level}
 	for _, s := range suites {
 		m.Suites = append(m.Suites, logdir.MetaSuite{Label: s.Label, LogFile: s.LogFile, Mode: string(s.Mode)})
 	}
 	return m
+}
+
+// logDirError is the one-line error of a log dir the run cannot claim: another run
+// holds it, it holds someone else's files (both say so and the fix), or it cannot be
+// written.
+func logDirError(dir string, err error) error {
+	var busy *logdir.BusyError
+	var foreign *logdir.NotOursError
+	if errors.As(err, &busy) || errors.As(err, &foreign) {
+		return err
+	}
+	return fmt.Errorf("log dir %s is not writable: %w; pass a writable --log-dir", dir, err)
 }
 
 func (r *run) writeMeta(m *logdir.Meta) {
