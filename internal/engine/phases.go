@@ -47,7 +47,7 @@ func (r *run) expand(ctx context.Context, suites []config.Suite, pool gpu.Pool) 
 	}
 	req := expand.Request{
 		Suites: suites, Exec: r.o.Exec, Hooks: r.o.Hooks, Level: r.o.Level, Dir: r.o.RepoRoot,
-		Env: r.cmdEnv.With(pool.PinVar + "=" + pool.IDs[0]),
+		Env: r.cmdEnv.With(pool.Pin(pool.IDs[0])...),
 		Log: logw,
 	}
 	if logFile != nil {
@@ -174,7 +174,7 @@ func (r *run) setup(ctx context.Context, suites []config.Suite, pool gpu.Pool) e
 			return fmt.Errorf("%s: %v", path, err)
 		}
 		tail := &textfmt.Tail{}
-		env := r.o.Hooks.SetupEnv(r.cmdEnv, r.o.Level).With(pool.PinVar + "=" + pool.IDs[0])
+		env := r.o.Hooks.SetupEnv(r.cmdEnv, r.o.Level).With(pool.Pin(pool.IDs[0])...)
 		env, err = r.junitEnv(env, s.Label)
 		if err != nil {
 			f.Close()
@@ -257,7 +257,7 @@ func (r *run) dispatch(ctx context.Context, plan []schedule.Item, q schedule.Que
 	r.writeMeta(meta)
 	cfg := dispatch.Config{
 		Exec: r.o.Exec, Layout: r.layout, Hooks: r.o.Hooks, Env: r.cmdEnv, Level: r.o.Level,
-		GPUs: pool.IDs, PinVar: pool.PinVar, JUnitPrefix: prefix, JUnitSuffix: suffix,
+		GPUs: pool.IDs, PinVar: pool.PinVar, AlsoPin: pool.AlsoPin, JUnitPrefix: prefix, JUnitSuffix: suffix,
 		MapPath: r.o.MapPath, Timings: tw, Console: r.out, Warn: r.warn, Start: meta.Started,
 		Timeout: r.o.Timeout, Retries: r.o.Retries, Quarantine: r.o.Quarantine,
 	}

@@ -139,6 +139,16 @@ func (e Env) With(kv ...string) Env {
 	return out
 }
 
+// Assign is "NAME=value" for each name: the assignments that give several variables
+// one value (an item's GPU id in every visible-devices variable).
+func Assign(value string, names ...string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = n + "=" + value
+	}
+	return out
+}
+
 // base is what every suite command gets: the level and the single-GPU switches, and
 // none of the per-purpose switches that an outer environment might have left set.
 func (n Names) base(env Env, level string) Env {
