@@ -28,7 +28,8 @@ const maxLinks = 40
 // directory (created when missing), is synced, gets the mode of the file it replaces
 // (perm for a new file), and is renamed over the target. On any failure the temporary
 // file is removed and the target is left as it was; the error names path and wraps
-// the cause (errors.Is(err, syscall.ENOSPC) on a full disk).
+// the cause (errors.Is(err, syscall.ENOSPC) on a full disk): an *Error once writing
+// began.
 func Write(path string, data []byte, perm fs.FileMode) error {
 	target, err := Resolve(path)
 	if err != nil {
@@ -39,10 +40,20 @@ func Write(path string, data []byte, perm fs.FileMode) error {
 		mode = fi.Mode().Perm()
 	}
 	if err := write(target, data, mode); err != nil {
-		return fmt.Errorf("%s: %w", path, cause(err))
+		return &Error{Path: path, Err: cause(err)}
 	}
 	return nil
 }
+
+// Error is a failed Write: the file it was to replace, and why (ENOSPC on a full
+// disk), without the temporary file's name.
+type Error struct {
+	Path string
+	Err  error
+}
+
+func (e *Error) Error() string { return e.Path + ": " + e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
 
 func write(target string, data []byte, mode fs.FileMode) (err error) {
 	dir := filepath.Dir(target)

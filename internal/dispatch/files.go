@@ -61,7 +61,12 @@ func mkdir(dir string) error { return os.MkdirAll(dir, 0o755) }
 func removeIfEmpty(dir string) { _ = os.Remove(dir) }
 
 func writeRC(path string, rc int) error {
-	return os.WriteFile(path, []byte(fmt.Sprintf("%d\n", rc)), 0o644)
+	err := os.WriteFile(path, []byte(fmt.Sprintf("%d\n", rc)), 0o644)
+	if err != nil {
+		// A full disk must not leave an empty .rc for a gate to read as a verdict.
+		os.Remove(path)
+	}
+	return err
 }
 
 // partialLeft reports whether a .partial sidecar outlived the item: for a list item

@@ -21,10 +21,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/rocm/sgpu-queue/internal/atomicfile"
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/dispatch"
 	"github.com/rocm/sgpu-queue/internal/executor"
@@ -117,6 +119,10 @@ type Result struct {
 	Cancelled   bool
 	Quarantined []logdir.Quarantined
 	Stalled     string // every GPU was quarantined with items left
+
+	// NotWritten are files of the run that could not be written (a full disk),
+	// relative to the repo root when inside it.
+	NotWritten []string
 }
 
 // Error is a failure before any item ran, with the exit code it should give.
@@ -329,13 +335,17 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 		run.Timings = append(run.Timings, a.Row)
 	}
 	r.res.Suites = verdict.Decide(run)
-	if err := verdict.Write(r.layout, r.res.Suites); err != nil {
-		r.warn(fmt.Sprintf("verdict files: %v", err))
-	}
 	for _, s := range r.res.Suites {
 		v := "ok"
 		if !s.Passed() {
 			v = fmt.Sprintf("FAIL rc=%d (%d of %d items failed)", s.RC, s.Failed, len(s.Items))
+		}
+		// One suite at a time, so that the console says which verdicts a full disk
+		// kept from being written.
+		if err := verdict.Write(r.layout, []verdict.Suite{s}); err != nil {
+			r.lost(fmt.Sprintf("the verdict of suite %q", s.Label), r.layout.SuiteRC(s.LogFile), err)
+			r.printf("  %-12s %s  (verdict NOT written)\n", s.Label, v)
+			continue
 		}
 		r.printf("  %-12s %s  → %s\n", s.Label, v, r.rel(r.layout.SuiteRC(s.LogFile)))
 	}
@@ -412,8 +422,24 @@ func logDirError(dir string, err error) error {
 
 func (r *run) writeMeta(m *logdir.Meta) {
 	if err := r.layout.WriteMeta(m); err != nil {
-		r.warn(fmt.Sprintf("%s: %v", r.layout.Meta(), err))
+		r.lost("the run's record", r.layout.Meta(), err)
 	}
+}
+
+// lost warns that a file of the run (what, at path) was not written, a full disk
+// most likely, and keeps its path for the summary, so that nothing claims it was.
+// A file that fails twice (run.json) is warned about once.
+func (r *run) lost(what, path string, err error) {
+	rel := r.rel(path)
+	if slices.Contains(r.res.NotWritten, rel) {
+		return
+	}
+	r.res.NotWritten = append(r.res.NotWritten, rel)
+	var ae *atomicfile.Error
+	if errors.As(err, &ae) {
+		err = ae.Err // the path is said already
+	}
+	r.warn(fmt.Sprintf("%s NOT written (%s): %v", rel, what, err))
 }
 
 type plainObserver struct{ w io.Writer }
