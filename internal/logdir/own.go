@@ -250,17 +250,7 @@ func (l Layout) temps(files []string) []string {
 	return out
 }
 
-func digits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
+func digits(s string) bool { return s != "" && strings.Trim(s, "0123456789") == "" }
 
 // list names what a directory of the layout holds; nothing for a symlink or a
 // directory that is not there.
