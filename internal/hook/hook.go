@@ -214,7 +214,14 @@ func (n Names) SetupEnv(env Env, level string) Env {
 func (n Names) ItemEnv(env Env, level, tag string, opaque bool) Env {
 	e := n.base(env, level)
 	if !opaque {
-		e = e.With(n.SkipSetup+"=1", n.Filter+"="+tag)
+		e = e.With(n.SkipSetup+"=1", n.Filter+"="+FilterPattern(tag))
 	}
 	return e
+}
+
+// VerifyEnv is the environment of one re-entry of sgpu-queue verify: a listing pass
+// (census or queue, as ListEnv) with the filter an item of this tag is dispatched with,
+// so the listing shows which call lines that dispatch would run.
+func (n Names) VerifyEnv(env Env, level, tag string, census bool) Env {
+	return n.ListEnv(env, level, census).With(n.Filter + "=" + FilterPattern(tag))
 }

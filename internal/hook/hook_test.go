@@ -24,7 +24,7 @@ func TestEnvBuilders(t *testing.T) {
 		{"queue listing", n.ListEnv(base, "3", false), "PATH=/bin TEST_LEVEL=3 TEST_MGPU= TEST_SGPU=1 TE_CI_LIST_ITEMS=1"},
 		{"census listing", n.ListEnv(base, "3", true), "PATH=/bin TEST_LEVEL=3 TEST_MGPU= TEST_SGPU=1 TE_CI_LIST_ITEMS=1 TE_CI_SKIP_CHECK_SUPPORTED=1"},
 		{"setup", n.SetupEnv(base, "1"), "PATH=/bin TEST_LEVEL=1 TEST_MGPU= TEST_SGPU=1 TE_CI_SETUP_ONLY=1"},
-		{"list item", n.ItemEnv(base, "1", "a b/../c", false), "PATH=/bin TEST_FILTER=a b/../c TEST_LEVEL=1 TEST_MGPU= TEST_SGPU=1 TE_CI_SKIP_SETUP=1"},
+		{"list item", n.ItemEnv(base, "1", "a b/../c", false), "PATH=/bin TEST_FILTER=a[[:space:]]b/../c TEST_LEVEL=1 TEST_MGPU= TEST_SGPU=1 TE_CI_SKIP_SETUP=1"},
 		{"opaque item", n.ItemEnv(base, "1", "", true), "PATH=/bin TEST_LEVEL=1 TEST_MGPU= TEST_SGPU=1"},
 	}
 	for _, tt := range tests {
