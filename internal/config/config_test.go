@@ -12,7 +12,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/logdir"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/err/*.out from what the checks say")
+var update = flag.Bool("update", false, "rewrite the golden files (testdata/err/*.out, testdata/*.golden) from what the code says")
 
 // TestErrorMessages pins every config error as the user reads it: each
 // testdata/err/<case>.conf is loaded and resolved as phase 0 does (commands relative
