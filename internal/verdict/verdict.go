@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/rocm/sgpu-queue/internal/atomicfile"
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/outcome"
@@ -236,10 +237,10 @@ func Write(l logdir.Layout, suites []Suite) error {
 		if s.Unlisted {
 			b.WriteString(UnlistedLine + "\n")
 		}
-		if err := os.WriteFile(l.SuiteLog(s.LogFile), []byte(b.String()), 0o644); err != nil {
+		if err := atomicfile.Write(l.SuiteLog(s.LogFile), []byte(b.String()), 0o644); err != nil {
 			return err
 		}
-		if err := os.WriteFile(l.SuiteRC(s.LogFile), []byte(fmt.Sprintf("%d\n", s.RC)), 0o644); err != nil {
+		if err := atomicfile.Write(l.SuiteRC(s.LogFile), []byte(fmt.Sprintf("%d\n", s.RC)), 0o644); err != nil {
 			return err
 		}
 	}
