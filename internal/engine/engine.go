@@ -86,6 +86,11 @@ type Options struct {
 	// when the environment sets a JUnit prefix; "" = <RepoRoot>/test-results/junit.
 	JUnitDir string
 
+	// RunURL is the run's page on github.com (the action sets it): Result.Markdown
+	// is then rendered for GitHub, with log tails inline and no relative link,
+	// while report/schedule.md keeps its links into the log dir.
+	RunURL string
+
 	Out      io.Writer // console; nil = stdout
 	Observer Observer  // phase boundaries and warnings; nil = plain text on Out
 }
@@ -107,7 +112,7 @@ type Result struct {
 	Stats       report.Stats
 	Report      string   // path of report/schedule.md
 	JUnit       []string // merged JUnit files, one per suite
-	Markdown    string   // its content
+	Markdown    string   // its content (rendered for GitHub when Options.RunURL is set)
 	Weights     string   // the store's name
 	WeightsFile string   // the local weight table's path
 	Cancelled   bool

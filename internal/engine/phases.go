@@ -344,6 +344,9 @@ func (r *run) writeReport(run *logdir.Run) {
 	if err != nil {
 		r.warn(err.Error())
 	}
+	if r.o.RunURL != "" {
+		r.res.Markdown = report.Render(run, r.res.Suites, r.res.Stats, report.Options{RunURL: r.o.RunURL})
+	}
 	s := r.res.Stats
 	r.printf("  wall %s for %s of work on %d GPUs: utilisation %.1f %%, %.1f %% above the lower bound %s\n",
 		textfmt.Dur(s.Wall), textfmt.Dur(s.Work), s.GPUs, 100*s.Utilisation, 100*s.AboveBound, textfmt.Dur(s.Bound))

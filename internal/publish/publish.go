@@ -186,7 +186,7 @@ func newSession(r Request) (*session, error) {
 		CheckRetry:     s.checkRetry,
 		Backoff:        s.backoff,
 		RequestLogHook: s.noteRetry,
-		ErrorHandler: lastAnswer,
+		ErrorHandler:   lastAnswer,
 	}
 	gh := github.NewClient(rc.StandardClient())
 	gh.BaseURL = base
