@@ -347,6 +347,32 @@ func TestActionLikeTheRunner(t *testing.T) {
 			noRelativeLinks(t, "the comment", body)
 		}
 	})
+	t.Run("a workflow_run job publishes the run for a fork PR", func(t *testing.T) {
+		fork, _ := filepath.Abs(filepath.Join("..", "internal", "publish", "testdata", "events", "workflow_run_fork.json"))
+		env, outFile, sumFile := runner(t, dir, map[string]string{"config": "unused", "report-from": "test-results/logs", "pr-number": "87",
+			"publish": "check comment"}, "GITHUB_API_URL="+api.URL+"/", "GITHUB_EVENT_PATH="+fork, "GITHUB_RUN_ID=5555", "GITHUB_JOB=publish")
+		checks := gh.count("POST", "/check-runs")
+		r := sgpu(t, dir, env, "action")
+		if r.code != 0 {
+			t.Fatalf("exit %d (publishing a failed run is no failure)\n%s", r.code, r.stdout)
+		}
+		if o := parseOutputs(t, outFile); o["result"] != "failure" || o["exit-code"] != "139" {
+			t.Errorf("outputs describe the published run: %v", o)
+		}
+		if readFile(t, sumFile) != "" || gh.count("POST", "/check-runs") != checks+1 || gh.count("POST", "/issues/87/comments") != 1 {
+			t.Fatalf("calls %v\n%s", gh.calls, r.stdout)
+		}
+		gh.mu.Lock()
+		defer gh.mu.Unlock()
+		check := gh.checks[len(gh.checks)-1]
+		output, _ := check["output"].(map[string]any)
+		summary, _ := output["summary"].(string)
+		if check["head_sha"] != "0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d" || check["details_url"] != "https://github.com/ROCm/TransformerEngine/actions/runs/13579246802" ||
+			!strings.Contains(summary, "[the run's artifacts](https://github.com/ROCm/TransformerEngine/actions/runs/13579246802)") || !strings.Contains(summary, "item fails on GPU") {
+			t.Errorf("check run %v %v\n%.600s", check["head_sha"], check["details_url"], summary)
+		}
+		noRelativeLinks(t, "the published check run", summary)
+	})
 	t.Run("weights round-trip through the cache", func(t *testing.T) {
 		key := "sgpu-weights-gfx942-l1-4242-1-" + action.CacheLeg(leg)
 		if _, ok := cacheSrv.Lookup(key, ""); !ok {

@@ -40,7 +40,7 @@ type Env struct {
 // Inputs of the action besides the run settings (settings.Knobs).
 var Inputs = []string{
 	"config", "repo-root", "github-token", "publish", "cache-key-prefix",
-	"check-name", "matrix", "commit", "pr-number",
+	"check-name", "matrix", "commit", "pr-number", "report-from",
 }
 
 // Outputs the action sets. Per-suite results are in suites (an output per suite
@@ -89,6 +89,10 @@ func Run(ctx context.Context, e Env) int {
 	if err != nil {
 		return a.stop(&engine.Error{Code: exitcode.Usage, Err: err})
 	}
+	a.runPage = a.runURL()
+	if from := strings.TrimSpace(gh.GetInput("report-from")); from != "" {
+		return a.publishFrom(ctx, a.path(from))
+	}
 	opts, err := a.options()
 	if err != nil {
 		return a.stop(&engine.Error{Code: exitcode.Usage, Err: err})
@@ -114,7 +118,8 @@ type act struct {
 	targets map[string]bool // where the report goes: summary, check, comment
 	leg     string          // the check name: this job and matrix leg
 	pub     pubInputs
-	summed  bool // the job summary has the report
+	runPage string // the page of the run whose artifacts hold the log dir
+	summed  bool   // the job summary has the report
 }
 
 // options maps the inputs onto the engine. Paths in inputs are relative to the
@@ -140,7 +145,7 @@ func (a *act) options() (engine.Options, error) {
 	env := hook.Env(a.e.Environ)
 	opts := engine.Options{
 		Configs: configs, RepoRoot: a.root, CheckCommands: true,
-		Out: a.e.Stdout, Observer: a.obs, RunURL: a.runURL(),
+		Out: a.e.Stdout, Observer: a.obs, RunURL: a.runPage,
 	}
 	if err := values.Apply(&opts, a.e.Force); err != nil {
 		return opts, settings.Prefixed(err, "input ")

@@ -242,7 +242,7 @@ func (a *act) request(res *engine.Result, token string) publish.Request {
 		Title:        fmt.Sprintf("sgpu-queue: %d of %d items failed, %.1f %% GPU utilisation", st.Failed, st.Items, 100*st.Utilisation),
 		Summary:      res.Markdown,
 		Conclusion:   conclusion,
-		DetailsURL:   a.runURL(),
+		DetailsURL:   a.runPage,
 		WorkflowPath: publish.WorkflowPathFromRef(env("GITHUB_WORKFLOW_REF")),
 	}
 }
