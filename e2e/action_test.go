@@ -349,7 +349,7 @@ func TestActionLikeTheRunner(t *testing.T) {
 	})
 	t.Run("a workflow_run job publishes the run for a fork PR", func(t *testing.T) {
 		fork, _ := filepath.Abs(filepath.Join("..", "internal", "publish", "testdata", "events", "workflow_run_fork.json"))
-		env, outFile, sumFile := runner(t, dir, map[string]string{"config": "unused", "report-from": "test-results/logs", "pr-number": "87",
+		env, outFile, sumFile := runner(t, dir, map[string]string{"report-from": "test-results/logs", "pr-number": "87",
 			"publish": "check comment"}, "GITHUB_API_URL="+api.URL+"/", "GITHUB_EVENT_PATH="+fork, "GITHUB_RUN_ID=5555", "GITHUB_JOB=publish")
 		checks := gh.count("POST", "/check-runs")
 		r := sgpu(t, dir, env, "action")
