@@ -402,20 +402,16 @@ func TestActionLikeTheRunner(t *testing.T) {
 // cache only has a level-3 table: it is restored and said, but is no hit; the
 // second finds the first leg's level-1 table: a hit.
 func TestActionMatrixLegs(t *testing.T) {
-	dir := fixture(t, "demo")
 	gh := newFakeGitHub()
-	api := httptest.NewServer(gh)
-	defer api.Close()
 	cacheSrv := cachetest.New(t)
 	level3 := "sgpu-weights-gfx942-l3-4000-1-sgpu-queue__build_and_test__linux-mi325-8-01234567"
 	cacheSrv.Put(level3, "", []byte("torch/test_numerics.ck 30.0\njax/test_fused_attn.auto 20.0\n"))
-	event, _ := filepath.Abs(filepath.Join("..", "internal", "publish", "testdata", "events", "pull_request_opened.json"))
 	legs := []string{`{"runner":"linux-mi325-8"}`, `{"runner":"linux-mi300x-8"}`}
 	var names []string
 	for i, matrix := range legs {
-		env, outFile, _ := runner(t, dir, map[string]string{"config": "ci/sgpu.conf", "matrix": matrix, "publish": "summary check comment"},
-			append(cacheSrv.Env(), "TEST_LEVEL=1", "GITHUB_JOB=build_and_test", "PATH="+filepath.Join(dir, "bin")+":"+os.Getenv("PATH"),
-				"GITHUB_API_URL="+api.URL+"/", "GITHUB_EVENT_PATH="+event)...)
+		// Each leg on its own runner: its own workspace, one cache and one GitHub.
+		dir, env, outFile, _ := demoAction(t, gh, map[string]string{"config": "ci/sgpu.conf", "matrix": matrix, "publish": "summary check comment"},
+			append(cacheSrv.Env(), "TEST_LEVEL=1", "GITHUB_JOB=build_and_test")...)
 		r := sgpu(t, dir, env, "action")
 		if r.code != 0 {
 			t.Fatalf("leg %d: exit %d\n%s", i, r.code, r.stdout)
@@ -460,16 +456,24 @@ func TestActionMatrixLegs(t *testing.T) {
 	}
 }
 
+// demoAction is the demo fixture with its fake GPU tools on PATH, a pull_request
+// event and gh as the GitHub API: the environment to run the action with inputs.
+func demoAction(t *testing.T, gh *fakeGitHub, inputs map[string]string, extra ...string) (dir string, env []string, outFile, sumFile string) {
+	t.Helper()
+	dir = fixture(t, "demo")
+	api := httptest.NewServer(gh)
+	t.Cleanup(api.Close)
+	event, _ := filepath.Abs(filepath.Join("..", "internal", "publish", "testdata", "events", "pull_request_opened.json"))
+	env, outFile, sumFile = runner(t, dir, inputs, append([]string{"PATH=" + filepath.Join(dir, "bin") + ":" + os.Getenv("PATH"),
+		"GITHUB_API_URL=" + api.URL + "/", "GITHUB_EVENT_PATH=" + event}, extra...)...)
+	return dir, env, outFile, sumFile
+}
+
 // publish: none writes nothing anywhere: no summary, no API call (with a token and a
 // pull request there to publish to).
 func TestActionPublishNone(t *testing.T) {
-	dir := fixture(t, "demo")
 	gh := newFakeGitHub()
-	api := httptest.NewServer(gh)
-	defer api.Close()
-	event, _ := filepath.Abs(filepath.Join("..", "internal", "publish", "testdata", "events", "pull_request_opened.json"))
-	env, outFile, sumFile := runner(t, dir, map[string]string{"config": "ci/sgpu.conf", "publish": "none"},
-		"PATH="+filepath.Join(dir, "bin")+":"+os.Getenv("PATH"), "GITHUB_API_URL="+api.URL+"/", "GITHUB_EVENT_PATH="+event)
+	dir, env, outFile, sumFile := demoAction(t, gh, map[string]string{"config": "ci/sgpu.conf", "publish": "none"})
 	r := sgpu(t, dir, env, "action")
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stdout)
@@ -494,15 +498,10 @@ func TestActionPublishNone(t *testing.T) {
 // report really is (no summary here); a 5xx is retried until it works, each retry
 // seen by the server and noted in the log.
 func TestActionPublishForbiddenAndRetried(t *testing.T) {
-	dir := fixture(t, "demo")
 	gh := newFakeGitHub()
 	gh.fail["POST check-runs"] = []int{403}
 	gh.fail["POST comments"] = []int{502, 503}
-	api := httptest.NewServer(gh)
-	defer api.Close()
-	event, _ := filepath.Abs(filepath.Join("..", "internal", "publish", "testdata", "events", "pull_request_opened.json"))
-	env, _, sumFile := runner(t, dir, map[string]string{"config": "ci/sgpu.conf", "publish": "check comment"},
-		"PATH="+filepath.Join(dir, "bin")+":"+os.Getenv("PATH"), "GITHUB_API_URL="+api.URL+"/", "GITHUB_EVENT_PATH="+event)
+	dir, env, _, sumFile := demoAction(t, gh, map[string]string{"config": "ci/sgpu.conf", "publish": "check comment"})
 	r := sgpu(t, dir, env, "action")
 	if r.code != 0 {
 		t.Fatalf("a publishing failure failed the step: exit %d\n%s", r.code, r.stdout)

@@ -456,16 +456,7 @@ func fence(text string) string {
 		}
 		return r
 	}, strings.ToValidUTF8(text, "\uFFFD"))
-	run, longest := 0, 0
-	for i := 0; i < len(text); i++ {
-		if text[i] == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	f := strings.Repeat("`", max(3, longest+1))
+	f := strings.Repeat("`", max(3, longestRun(text, '`')+1))
 	return f + "text\n" + strings.TrimRight(text, "\n") + "\n" + f + "\n"
 }
 
