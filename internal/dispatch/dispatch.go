@@ -461,6 +461,11 @@ func (d *dispatcher) env(it Item, gpu string) ([]string, error) {
 			return nil, err
 		}
 		e = e.With(d.cfg.Hooks.JUnitPrefix + "=" + strings.TrimSuffix(p, "/") + "/")
+		if d.cfg.JUnitSuffix != "" {
+			// The suffix goes with the prefix: TE's scripts write
+			// <prefix><tag><suffix> and add no extension of their own.
+			e = e.With(d.cfg.Hooks.JUnitSuffix + "=" + d.cfg.JUnitSuffix)
+		}
 	}
 	return e, nil
 }

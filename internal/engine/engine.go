@@ -89,6 +89,11 @@ type Options struct {
 	// when the environment sets a JUnit prefix; "" = <RepoRoot>/test-results/junit.
 	JUnitDir string
 
+	// RunURL is the run's page on github.com (the action sets it): Result.Markdown
+	// is then rendered for GitHub, with log tails inline and no relative link,
+	// while report/schedule.md keeps its links into the log dir.
+	RunURL string
+
 	// LogDirReuse lets a run use a log dir that holds files no run of this tool
 	// wrote; it writes beside them and deletes none (README "Files written").
 	LogDirReuse bool
@@ -114,7 +119,7 @@ type Result struct {
 	Stats       report.Stats
 	Report      string   // path of report/schedule.md
 	JUnit       []string // merged JUnit files, one per suite
-	Markdown    string   // its content
+	Markdown    string   // its content (rendered for GitHub when Options.RunURL is set)
 	Weights     string   // the store's name
 	WeightsFile string   // the local weight table's path
 	Cancelled   bool

@@ -217,6 +217,17 @@ func (r *run) junitPrefix() string {
 	return p + "/"
 }
 
+// junitSuffix is the JUnit file suffix the suites are given with the prefix: the
+// environment's, else ".xml". It is always passed along with the prefix, because
+// TE's scripts write <prefix><tag><suffix> and add nothing themselves: with the
+// prefix alone they write files without an extension, which no merge finds.
+func (r *run) junitSuffix() string {
+	if s, ok := hook.Env(r.o.Env).Get(r.o.Hooks.JUnitSuffix); ok && s != "" {
+		return s
+	}
+	return junit.DefaultSuffix
+}
+
 func (r *run) junitEnv(env hook.Env, label string) (hook.Env, error) {
 	prefix := r.junitPrefix()
 	if prefix == "" {
@@ -226,7 +237,7 @@ func (r *run) junitEnv(env hook.Env, label string) (hook.Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	return env.With(r.o.Hooks.JUnitPrefix + "=" + p + "/"), nil
+	return env.With(r.o.Hooks.JUnitPrefix+"="+p+"/", r.o.Hooks.JUnitSuffix+"="+r.junitSuffix()), nil
 }
 
 func (r *run) mapPath(p string) (string, error) {
@@ -247,10 +258,7 @@ func (r *run) dispatch(ctx context.Context, plan []schedule.Item, q schedule.Que
 	for i, it := range plan {
 		items[i] = dispatch.Item{Item: it, Suite: e.suites[it.Label]}
 	}
-	suffix, ok := hook.Env(r.o.Env).Get(r.o.Hooks.JUnitSuffix)
-	if !ok {
-		suffix = ".xml"
-	}
+	suffix := r.junitSuffix()
 	prefix := r.junitPrefix()
 	if prefix != "" {
 		if err := os.MkdirAll(prefix, 0o755); err != nil {
@@ -346,6 +354,9 @@ func (r *run) writeReport(run *logdir.Run) {
 	if err != nil && len(files.NotWritten) == 0 {
 		r.warn(err.Error())
 	}
+	if r.o.RunURL != "" {
+		r.res.Markdown = report.Render(run, r.res.Suites, r.res.Stats, report.Options{RunURL: r.o.RunURL})
+	}
 	s := r.res.Stats
 	r.printf("  wall %s for %s of work on %d GPUs: utilisation %.1f %%, %.1f %% above the lower bound %s\n",
 		textfmt.Dur(s.Wall), textfmt.Dur(s.Work), s.GPUs, 100*s.Utilisation, 100*s.AboveBound, textfmt.Dur(s.Bound))
@@ -358,47 +369,38 @@ func (r *run) writeReport(run *logdir.Run) {
 
 // mergeJUnit writes one schema-valid JUnit file per suite from the XML its items
 // wrote since the item phase started; an item that failed without writing any
-// appears as an error case naming its log.
+// appears as an error case naming its log. Merged files of suites that are no longer
+// run are removed, when this tool wrote them and they are unchanged since (the JUnit
+// directory's manifest says which: a user's file is never touched).
 func (r *run) mergeJUnit(ctx context.Context, since time.Time) {
 	prefix := r.junitPrefix()
 	if prefix == "" {
 		return
 	}
-	dir := r.o.JUnitDir
-	if dir == "" {
-		dir = filepath.Join(r.o.RepoRoot, "test-results", "junit")
-	} else if !filepath.IsAbs(dir) {
-		dir = filepath.Join(r.o.RepoRoot, dir)
+	dir := r.junitDir()
+	outs, manifestErr := junit.OpenOutputs(dir)
+	if manifestErr != nil {
+		r.warn(fmt.Sprintf("JUnit manifest: %v; merged files of earlier runs are left as they are", manifestErr))
 	}
-	suffix, ok := hook.Env(r.o.Env).Get(r.o.Hooks.JUnitSuffix)
-	if !ok {
-		suffix = junit.DefaultSuffix
-	}
+	suffix := r.junitSuffix()
 	for _, s := range r.res.Suites {
 		if s.Unlisted {
 			continue // no items to report: a file of zero tests would read as passed
 		}
-		items := make([]junit.Item, len(s.Items))
-		for i, it := range s.Items {
-			cut := it.Outcome == outcome.CutOff
-			note := it.Note
-			if cut {
-				note = "" // junit says so from Incomplete
-			}
-			items[i] = junit.Item{
-				Tag: it.Tag, GPU: it.GPU, Seconds: it.Seconds, RC: it.RC, Finished: it.Finished,
-				Incomplete: cut, Failed: it.Failed, Log: filepath.Join(r.o.LogDir, it.LogRel), Note: note,
-			}
-		}
-		doc, err := junit.MergeContext(ctx, s.Label, prefix+s.Label, suffix, items, since)
+		name := s.Label + ".xml"
+		outs.Keep(name) // until this run writes it
+		doc, err := junit.MergeContext(ctx, s.Label, prefix+s.Label, suffix, r.junitItems(s), since)
 		if err != nil {
 			r.warn(fmt.Sprintf("JUnit of suite %q not merged: %v", s.Label, err))
 			continue
 		}
-		path := filepath.Join(dir, s.Label+".xml")
+		path := filepath.Join(dir, name)
 		if err := doc.WriteFile(path); err != nil {
 			r.lost(fmt.Sprintf("the merged JUnit of suite %q", s.Label), path, err)
 			continue
+		}
+		if err := outs.Wrote(path); err != nil {
+			r.warn(fmt.Sprintf("%s: %v", path, err))
 		}
 		st := doc.Stats()
 		r.res.JUnit = append(r.res.JUnit, path)
@@ -407,6 +409,48 @@ func (r *run) mergeJUnit(ctx context.Context, since time.Time) {
 			r.warn(fmt.Sprintf("suite %q wrote %d malformed JUnit file(s); each is an error case in %s", s.Label, st.Malformed, r.rel(path)))
 		}
 	}
+	if manifestErr != nil {
+		return // an unreadable manifest: nothing is removed, and it is not replaced
+	}
+	removed, changed := outs.RemoveStale()
+	for _, n := range removed {
+		r.printf("  junit: removed %s (its suite is not in this run; an earlier run wrote it)\n", r.rel(filepath.Join(dir, n)))
+	}
+	for _, n := range changed {
+		r.printf("  junit: left %s (its suite is not in this run, but the file changed since an earlier run wrote it)\n", r.rel(filepath.Join(dir, n)))
+	}
+	if err := outs.Save(); err != nil {
+		r.warn(fmt.Sprintf("JUnit manifest: %v", err))
+	}
+}
+
+// junitDir is where the merged files go.
+func (r *run) junitDir() string {
+	switch dir := r.o.JUnitDir; {
+	case dir == "":
+		return filepath.Join(r.o.RepoRoot, "test-results", "junit")
+	case !filepath.IsAbs(dir):
+		return filepath.Join(r.o.RepoRoot, dir)
+	default:
+		return dir
+	}
+}
+
+// junitItems is a suite's items as the merge needs them.
+func (r *run) junitItems(s verdict.Suite) []junit.Item {
+	items := make([]junit.Item, len(s.Items))
+	for i, it := range s.Items {
+		cut := it.Outcome == outcome.CutOff
+		note := it.Note
+		if cut {
+			note = "" // junit says so from Incomplete
+		}
+		items[i] = junit.Item{
+			Tag: it.Tag, GPU: it.GPU, Seconds: it.Seconds, RC: it.RC, Finished: it.Finished,
+			Incomplete: cut, Failed: it.Failed, Log: filepath.Join(r.o.LogDir, it.LogRel), Note: note,
+		}
+	}
+	return items
 }
 
 // reasonWord names a stop reason for the console ("" is a log dir's unknown one).
