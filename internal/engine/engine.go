@@ -158,6 +158,7 @@ type run struct {
 	obs      Observer
 	layout   logdir.Layout
 	res      *Result
+	weights  weights.Store // the weight table's store, once phase 2 chose it
 }
 
 // Run performs phases 0–8. The error is non-nil only when the run could not get to
@@ -292,6 +293,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	// Phase 2: weigh and order.
 	r.obs.Phase(2, "weigh and order the queue")
 	store := r.store(pool.Arch)
+	r.weights = store
 	r.res.Weights = store.String()
 	r.res.WeightsFile = r.weightsPath(pool.Arch)
 	table, warns, err := store.Load(ctx)
@@ -458,12 +460,15 @@ func (r *run) store(arch string) weights.Store {
 	return weights.File{Path: path}
 }
 
-// meta is run.json as phase 4 starts; Weights names the store phase 2 chose ("" when
-// the run stopped before it).
+// meta is run.json as phase 4 starts; Weights names the store phase 2 chose and
+// loaded ("" when the run stopped before it).
 func (r *run) meta(suites []config.Suite, pool gpu.Pool) *logdir.Meta {
 	m := r.claim(suites, pool)
 	m.Format = logdir.FormatOutcomes
-	m.DefaultWeight, m.Weights = r.o.DefaultWeight, r.res.Weights
+	m.DefaultWeight = r.o.DefaultWeight
+	if r.weights != nil {
+		m.Weights = r.weights.String() // after its Load: it may say where the table came from
+	}
 	m.Retries, m.FlakyIsFailure, m.TimeoutFactor, m.Policy = r.o.Retries, r.o.FlakyIsFailure, r.o.Timeout.Factor, r.policy
 	return m
 }
