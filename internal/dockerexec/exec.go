@@ -383,15 +383,11 @@ func (e *Exec) running(ctx context.Context, id string) (bool, error) {
 
 // note writes msg into the command's own output (its log) and to Warn, naming it.
 func (e *Exec) note(c executor.Command, msg string) {
-	name := c.Name
-	if name == "" {
-		name = c.Path
-	}
 	if c.Stderr != nil {
 		fmt.Fprintf(c.Stderr, "\nsgpu-queue: %s\n", msg)
 	}
 	if e.warn != nil {
-		e.warn(name + " " + msg)
+		e.warn(c.Label() + " " + msg)
 	}
 }
 

@@ -9,11 +9,14 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Command is one invocation of a suite script or tool.
 type Command struct {
-	Name   string    // what it is, for messages ("item torch/test_x"); "" = Path
+	Name   string    // what it is, for messages ("item torch/test_x"); "" = Path; see Label
 	Path   string    // program; a bare name is looked up on PATH where it runs
 	Args   []string  // arguments after the program
 	Env    []string  // the complete environment, KEY=VALUE
@@ -53,4 +56,20 @@ var ErrUnavailable = errors.New("executor unavailable")
 // and failed is a Result with a non-zero code.
 type Executor interface {
 	Run(ctx context.Context, c Command) (Result, error)
+}
+
+// Label is how messages name the command: its Name (else Path), with control
+// characters and invalid UTF-8 shown as '?' so that a hostile tag cannot rewrite the
+// terminal.
+func (c Command) Label() string {
+	name := c.Name
+	if name == "" {
+		name = c.Path
+	}
+	return strings.Map(func(r rune) rune {
+		if r == utf8.RuneError || !unicode.IsPrint(r) && r != ' ' {
+			return '?'
+		}
+		return r
+	}, name)
 }

@@ -232,15 +232,11 @@ func describeLeft(left []leftover) string {
 
 // note writes msg into the command's own output (its log) and to Warn, naming it.
 func (l Local) note(c Command, msg string) {
-	name := c.Name
-	if name == "" {
-		name = c.Path
-	}
 	if w := c.Stderr; w != nil {
 		fmt.Fprintf(w, "\nsgpu-queue: %s\n", msg)
 	}
 	if l.Warn != nil {
-		l.Warn(name + " " + msg)
+		l.Warn(c.Label() + " " + msg)
 	}
 }
 
