@@ -243,7 +243,14 @@ func (e *Exec) Run(ctx context.Context, c executor.Command) (executor.Result, er
 	// ended. The exec's exit code then means nothing.
 	orderly := mk.ended || w.launcherEnded || mk.kind == markNoDir || mk.kind == markNoSetsid
 	if !orderly {
-		if err := e.checkAfter(bg, mk.kind != markNone); err != nil {
+		// With no report at all, either /bin/sh could not start there (126, 127:
+		// one look is enough) or the container died before the launcher reported
+		// (killed: worth waiting for the engine to record it).
+		wait := mk.kind != markNone
+		if code, running, err := e.exitCode(bg, cr.ID); !wait && err == nil && !running && code != 126 && code != 127 {
+			wait = true
+		}
+		if err := e.checkAfter(bg, wait); err != nil {
 			return res, fmt.Errorf("%s: %w", c.Path, err)
 		}
 	}
