@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -479,5 +480,66 @@ func TestLocalMarksTheEnvironment(t *testing.T) {
 	}
 	if a.String() == b.String() {
 		t.Errorf("two commands share the mark %q", a.String())
+	}
+}
+
+// BenchmarkLocalRunTrue measures what every command pays for being run: the process,
+// and since commands end when their program exits, the /proc scan for what it left.
+func BenchmarkLocalRunTrue(b *testing.B) {
+	var out bytes.Buffer
+	c := Command{Path: "/bin/true", Stdout: &out, Stderr: &out}
+	for b.Loop() {
+		if res, err := (Local{}).Run(context.Background(), c); err != nil || res.ExitCode != 0 {
+			b.Fatalf("%+v %v", res, err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/run")
+	b.ReportMetric(float64(len(procs())), "procs")
+}
+
+func procs() []string {
+	ents, _ := os.ReadDir("/proc")
+	var out []string
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err == nil {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// BenchmarkTreeMembers is the /proc scan alone, which every command's end pays once:
+// a stat read per process (here none is younger than the command, so no environment
+// is read).
+func BenchmarkTreeMembers(b *testing.B) {
+	t := &tree{pgid: -1, mark: []byte(NewMark()), since: ^uint64(0)}
+	for b.Loop() {
+		if _, err := t.members(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(procs())), "procs")
+}
+
+// readStat reads what /proc says of a known process: this one, and a child in a
+// process group of its own.
+func TestReadStat(t *testing.T) {
+	self, err := readStat(os.Getpid())
+	if err != nil || self.state != 'R' && self.state != 'S' || self.pgid != syscall.Getpgrp() || self.start == 0 {
+		t.Errorf("self: %+v %v (pgrp %d)", self, err, syscall.Getpgrp())
+	}
+	cmd := exec.Command("sleep", "5")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer cmd.Process.Kill()
+	child, err := readStat(cmd.Process.Pid)
+	if err != nil || child.pgid != cmd.Process.Pid || child.start < self.start {
+		t.Errorf("child: %+v %v", child, err)
+	}
+	if _, err := readStat(1 << 30); err == nil {
+		t.Error("a pid that does not exist was read")
 	}
 }

@@ -73,18 +73,24 @@ type member struct {
 // members lists the live processes of the tree (zombies are dead). The error says
 // /proc cannot be read.
 func (t *tree) members() ([]member, error) {
-	ents, err := os.ReadDir("/proc")
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil, err
+	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
 	if err != nil {
 		return nil, err
 	}
 	self := os.Getpid()
+	var buf [1024]byte // a stat line is a few hundred bytes
 	var out []member
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
+	for _, name := range names {
+		pid, err := strconv.Atoi(name)
 		if err != nil || pid == self {
 			continue
 		}
-		st, err := readStat(pid)
+		st, err := readStatInto(pid, buf[:])
 		if err != nil || st.state == 'Z' || st.state == 'X' || st.start < t.since {
 			continue
 		}
@@ -197,26 +203,78 @@ type stat struct {
 
 // readStat reads the fields of /proc/<pid>/stat that Run needs.
 func readStat(pid int) (stat, error) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	var buf [1024]byte
+	return readStatInto(pid, buf[:])
+}
+
+// readStatInto is readStat with the caller's buffer. It reads with plain system calls:
+// it runs for every process on the machine at every command's end, and an os.File
+// costs several more calls each (the poller).
+func readStatInto(pid int, buf []byte) (stat, error) {
+	fd, err := syscall.Open("/proc/"+strconv.Itoa(pid)+"/stat", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		return stat{}, err
 	}
+	n, err := syscall.Read(fd, buf)
+	syscall.Close(fd)
+	if err != nil || n <= 0 {
+		return stat{}, errors.New("bad stat")
+	}
+	data := buf[:n]
 	// The command name (field 2) is in parentheses and may hold anything: the
 	// fields are counted from the last ')'.
 	i := bytes.LastIndexByte(data, ')')
 	if i < 0 {
 		return stat{}, errors.New("bad stat")
 	}
-	f := strings.Fields(string(data[i+1:]))
-	if len(f) < 20 || len(f[0]) != 1 {
-		return stat{}, errors.New("bad stat")
+	// After it, space-separated: state (field 3), ppid, pgrp (5), … starttime (22).
+	// Parsed in place: this runs for every process at every command's end.
+	var st stat
+	field := 2
+	for k := i + 1; k < len(data) && field <= 22; {
+		for k < len(data) && data[k] == ' ' {
+			k++
+		}
+		field++
+		start := k
+		for k < len(data) && data[k] != ' ' && data[k] != '\n' {
+			k++
+		}
+		w := data[start:k]
+		switch field {
+		case 3:
+			if len(w) != 1 {
+				return stat{}, errors.New("bad stat")
+			}
+			st.state = w[0]
+		case 5:
+			v, ok := digits(w)
+			if !ok {
+				return stat{}, errors.New("bad stat")
+			}
+			st.pgid = int(v)
+		case 22:
+			v, ok := digits(w)
+			if !ok {
+				return stat{}, errors.New("bad stat")
+			}
+			st.start = v
+			return st, nil
+		}
 	}
-	pgid, err1 := strconv.Atoi(f[2])
-	start, err2 := strconv.ParseUint(f[19], 10, 64)
-	if err1 != nil || err2 != nil {
-		return stat{}, errors.New("bad stat")
+	return stat{}, errors.New("bad stat")
+}
+
+// digits parses a non-empty decimal.
+func digits(w []byte) (uint64, bool) {
+	var v uint64
+	for _, c := range w {
+		if c < '0' || c > '9' || v > (1<<63)/10 {
+			return 0, false
+		}
+		v = 10*v + uint64(c-'0')
 	}
-	return stat{state: f[0][0], pgid: pgid, start: start}, nil
+	return v, len(w) > 0
 }
 
 // cmdline is a process's command line for a message, shortened.
