@@ -354,7 +354,10 @@ func TestLocalCancelKillsEscapedProcesses(t *testing.T) {
 		done <- res
 	}()
 	waitFile(t, ready)
-	for len(running(mark)) == 0 {
+	for i := 0; len(running(mark)) == 0; i++ {
+		if i == 1000 {
+			t.Fatal("the escaped sleep never ran")
+		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	cancel()
