@@ -12,55 +12,16 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rocm/sgpu-queue/internal/proctest"
 )
 
-// The processes of testdata/procs run "sleep $MARK": a sleep longer than any run
-// should take, so that a run that waits for one is caught by runGuard, and a number
-// unique to the test, so that the survivors of this test are found and nothing else.
-func sleepMark() string {
-	now := time.Now().UnixNano()
-	return fmt.Sprintf("%d.%06d", 40+now%20, (now/1000+int64(os.Getpid()))%1000000)
-}
+// The processes of testdata/procs run "sleep $MARK" (proctest.Mark): a sleep longer
+// than any run should take, so that a run that waits for one is caught by runGuard.
 
 // runGuard bounds a run of the procs fixture: far above what it needs, below the
 // 40 s of the sleeps it must not wait for.
 const runGuard = 35 * time.Second
-
-// survivors lists the live processes running "sleep mark" a moment after a run ended
-// (KILL is delivered at once, the exit takes a moment), kills them, and fails.
-func survivors(t *testing.T, mark string) {
-	t.Helper()
-	var left []int
-	for i := 0; i < 50; i++ {
-		if left = sleeping(mark); len(left) == 0 {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	for _, pid := range left {
-		syscall.Kill(pid, syscall.SIGKILL)
-	}
-	t.Errorf("processes of the fixture survived the run: pids %v (sleep %s)", left, mark)
-}
-
-func sleeping(mark string) []int {
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		cmd, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		stat, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
-		i := strings.LastIndexByte(string(stat), ')')
-		zombie := i > 0 && i+2 < len(stat) && stat[i+2] == 'Z'
-		if string(cmd) == "sleep\x00"+mark+"\x00" && !zombie {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
 
 // procsRun starts the binary on the procs fixture; env is added to a clean
 // environment with MARK set.
@@ -71,11 +32,7 @@ func procsRun(t *testing.T, dir, mark string, env []string, args ...string) *exe
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), runGuard)
 	t.Cleanup(cancel)
-	t.Cleanup(func() { // whatever the test found, leave nothing running
-		for _, pid := range sleeping(mark) {
-			syscall.Kill(pid, syscall.SIGKILL)
-		}
-	})
+	t.Cleanup(func() { proctest.Kill(mark) }) // whatever the test found, leave nothing running
 	cmd := exec.CommandContext(ctx, binary, args...)
 	cmd.Dir = dir
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "MARK=" + mark}, env...)
@@ -108,7 +65,7 @@ func finish(t *testing.T, cmd *exec.Cmd, out fmt.Stringer) int {
 // named in a warning; the durations learned are the scripts' own.
 func TestLeftBehindProcesses(t *testing.T) {
 	dir := fixture(t, "procs")
-	mark := sleepMark()
+	mark := proctest.Mark()
 	var out strings.Builder
 	cmd := procsRun(t, dir, mark, []string{"ITEMS=plain group setsid setsid-quiet", "LISTING=leave", "SETUP=leave"},
 		"run", "--gpus", "2", "--arch", "gfx942", "ci/left.conf")
@@ -119,7 +76,7 @@ func TestLeftBehindProcesses(t *testing.T) {
 	if code := finish(t, cmd, &out); code != 0 {
 		t.Fatalf("exit %d, want 0\n%s", code, out.String())
 	}
-	survivors(t, mark)
+	proctest.NoSurvivors(t, mark)
 	console := out.String()
 	for _, want := range []string{
 		`warning: suite "left" queue listing left a process holding its output after it exited: pid `,
@@ -180,7 +137,7 @@ func TestListingAndSetupDeadlines(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			dir := fixture(t, "procs")
-			mark := sleepMark()
+			mark := proctest.Mark()
 			var out, errb strings.Builder
 			cmd := procsRun(t, dir, mark, []string{"ITEMS=plain", tt.env},
 				"run", "--gpus", "1", "--arch", "gfx942", "--grace", "200ms", tt.flag, "1s", "ci/left.conf")
@@ -191,7 +148,7 @@ func TestListingAndSetupDeadlines(t *testing.T) {
 			if code := finish(t, cmd, &errb); code != 1 {
 				t.Fatalf("exit %d, want 1\n%s%s", code, out.String(), errb.String())
 			}
-			survivors(t, mark)
+			proctest.NoSurvivors(t, mark)
 			for _, want := range tt.want {
 				if !strings.Contains(errb.String(), want) {
 					t.Errorf("stderr lacks %q:\n%s", want, errb.String())
@@ -217,7 +174,7 @@ func TestHangupAndZeroGrace(t *testing.T) {
 		t.Run(tt.name+" grace "+tt.grace, func(t *testing.T) {
 			t.Parallel()
 			dir := fixture(t, "procs")
-			mark := sleepMark()
+			mark := proctest.Mark()
 			started := filepath.Join(dir, "started")
 			var out strings.Builder
 			cmd := procsRun(t, dir, mark, []string{"ITEMS=hang plain", "STARTED=" + started},
@@ -238,7 +195,7 @@ func TestHangupAndZeroGrace(t *testing.T) {
 			cmd.Process.Signal(tt.sig)
 			code := finish(t, cmd, &out)
 			took := time.Since(sent)
-			survivors(t, mark)
+			proctest.NoSurvivors(t, mark)
 			if code != 137 {
 				t.Errorf("exit %d, want 137 (the item that ignored TERM, killed)\n%s", code, out.String())
 			}
@@ -270,7 +227,7 @@ func TestClosedConsole(t *testing.T) {
 		t.Run(face, func(t *testing.T) {
 			t.Parallel()
 			dir := fixture(t, "procs")
-			mark := sleepMark()
+			mark := proctest.Mark()
 			env := []string{"ITEMS=fail plain group"}
 			args := []string{"run", "--gpus", "1", "--arch", "gfx942", "ci/left.conf"}
 			if face == "action" {
@@ -292,7 +249,7 @@ func TestClosedConsole(t *testing.T) {
 			bufio.NewReader(r).ReadString('\n')
 			r.Close()
 			code := finish(t, cmd, &errb)
-			survivors(t, mark)
+			proctest.NoSurvivors(t, mark)
 			if code != 3 {
 				t.Errorf("exit %d, want the run's own 3\n%s", code, errb.String())
 			}
@@ -321,7 +278,7 @@ func TestDryRunListingStderrNotHeld(t *testing.T) {
 	const noise = 100 << 20
 	dir := fixture(t, "procs")
 	var out strings.Builder
-	cmd := procsRun(t, dir, sleepMark(), []string{"ITEMS=plain", "LISTING=noisy", "NOISE=" + strconv.Itoa(noise)},
+	cmd := procsRun(t, dir, proctest.Mark(), []string{"ITEMS=plain", "LISTING=noisy", "NOISE=" + strconv.Itoa(noise)},
 		"run", "--dry-run", "--gpus", "1", "--arch", "gfx942", "ci/left.conf")
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {

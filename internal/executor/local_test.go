@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rocm/sgpu-queue/internal/proctest"
 )
 
 func sh(script string) Command {
@@ -169,47 +170,6 @@ func TestLocalLooksUpTheCommandsPATH(t *testing.T) {
 	}
 }
 
-// sleepMark is a sleep duration unique to one test, so that the processes a test
-// leaves can be found by their command line ("sleep 47.123456") and by nothing else.
-func sleepMark(t *testing.T) string {
-	t.Helper()
-	return fmt.Sprintf("%d.%06d", 40+time.Now().Nanosecond()%20, (time.Now().UnixNano()/1000+int64(os.Getpid()))%1000000)
-}
-
-// running lists the live processes whose command line is exactly "sleep mark".
-func running(mark string) []int {
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		cmd, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if string(cmd) == "sleep\x00"+mark+"\x00" && alive(pid) {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
-// noSurvivors fails when a process of mark still runs a moment after Run returned
-// (KILL is delivered at once, the exit takes a moment), and kills it.
-func noSurvivors(t *testing.T, mark string) {
-	t.Helper()
-	var left []int
-	for i := 0; i < 100; i++ {
-		if left = running(mark); len(left) == 0 {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	for _, pid := range left {
-		syscall.Kill(pid, syscall.SIGKILL)
-	}
-	t.Errorf("processes left running: %v (sleep %s)", left, mark)
-}
-
 type warnings struct {
 	mu    sync.Mutex
 	lines []string
@@ -276,7 +236,7 @@ func TestLocalEndsWhenTheScriptExits(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			mark := sleepMark(t)
+			mark := proctest.Mark()
 			var warn warnings
 			var out bytes.Buffer
 			c := sh(strings.ReplaceAll(strings.ReplaceAll(tt.script, "UP", up), "MARK", mark))
@@ -285,7 +245,7 @@ func TestLocalEndsWhenTheScriptExits(t *testing.T) {
 			if err != nil || res.ExitCode != 3 || res.Cancelled || res.Signaled {
 				t.Errorf("res %+v err %v, want the script's own exit 3", res, err)
 			}
-			noSurvivors(t, mark)
+			proctest.NoSurvivors(t, mark)
 			w := warn.String()
 			for _, s := range tt.want {
 				if !strings.Contains(w, strings.ReplaceAll(s, "MARK", mark)) {
@@ -319,12 +279,8 @@ func TestLocalNoWarningWhenNothingIsLeft(t *testing.T) {
 // A process that clears its environment and leaves the group cannot be found; it
 // holds the output, which is then read for outputWait only, and the warning says so.
 func TestLocalUnfindableHolderIsBounded(t *testing.T) {
-	mark := sleepMark(t)
-	t.Cleanup(func() {
-		for _, pid := range running(mark) {
-			syscall.Kill(pid, syscall.SIGKILL)
-		}
-	})
+	mark := proctest.Mark()
+	t.Cleanup(func() { proctest.Kill(mark) })
 	var warn warnings
 	var out bytes.Buffer
 	c := sh(`env -i /usr/bin/setsid sleep ` + mark + ` & ` + strings.ReplaceAll(up, "MARK", mark) + `; echo out; exit 0`)
@@ -336,106 +292,85 @@ func TestLocalUnfindableHolderIsBounded(t *testing.T) {
 	if w := warn.String(); !strings.Contains(w, "test-item left a process holding its output that could not be found") {
 		t.Errorf("warning %q", w)
 	}
-	if len(running(mark)) == 0 {
+	if len(proctest.Sleeping(mark)) == 0 {
 		t.Log("the unfindable process died anyway (environment cleared, but found by another way?)")
+	}
+}
+
+// cancelWhenReady runs c under l, cancels it once the file ready exists, and returns
+// its result; limit bounds how long Run may take after the cancel.
+func cancelWhenReady(t *testing.T, l Local, c Command, ready string, limit time.Duration) Result {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan Result, 1)
+	go func() {
+		res, _ := l.Run(ctx, c)
+		done <- res
+	}()
+	waitFile(t, ready)
+	cancel()
+	select {
+	case res := <-done:
+		return res
+	case <-time.After(limit):
+		t.Fatalf("Run did not return within %s of the cancel", limit)
+		return Result{}
 	}
 }
 
 // Cancel reaches a process that left the group with setsid and ignores TERM: it is
 // killed once the grace period is over.
 func TestLocalCancelKillsEscapedProcesses(t *testing.T) {
-	mark := sleepMark(t)
-	dir := t.TempDir()
-	ready := filepath.Join(dir, "ready")
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan Result, 1)
-	go func() {
-		res, _ := Local{Grace: 300 * time.Millisecond}.Run(ctx, sh(`trap '' TERM; setsid sleep `+mark+` >/dev/null 2>&1 & touch `+ready+`; wait`))
-		done <- res
-	}()
-	waitFile(t, ready)
-	for i := 0; len(running(mark)) == 0; i++ {
-		if i == 1000 {
-			t.Fatal("the escaped sleep never ran")
-		}
-		time.Sleep(10 * time.Millisecond)
+	mark := proctest.Mark()
+	ready := filepath.Join(t.TempDir(), "ready")
+	script := `trap '' TERM; setsid sleep MARK >/dev/null 2>&1 & ` + up + `; touch ` + ready + `; wait`
+	res := cancelWhenReady(t, Local{Grace: 300 * time.Millisecond}, sh(strings.ReplaceAll(script, "MARK", mark)), ready, hangGuard)
+	if !res.Cancelled || res.ExitCode != 137 {
+		t.Errorf("res %+v, want cancelled and killed (137)", res)
 	}
-	cancel()
-	select {
-	case res := <-done:
-		if !res.Cancelled || res.ExitCode != 137 {
-			t.Errorf("res %+v, want cancelled and killed (137)", res)
-		}
-	case <-time.After(hangGuard):
-		t.Fatal("Run did not return")
-	}
-	noSurvivors(t, mark)
+	proctest.NoSurvivors(t, mark)
 }
 
 // A hang deadline (a context deadline) ends the command the same way as a cancel.
 func TestLocalDeadlineKillsEscapedProcesses(t *testing.T) {
-	mark := sleepMark(t)
+	mark := proctest.Mark()
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	res, err := runGuarded(t, Local{Grace: 100 * time.Millisecond}, ctx, sh(`setsid sleep `+mark+` & sleep `+mark))
 	if err != nil || !res.Cancelled {
 		t.Errorf("res %+v err %v", res, err)
 	}
-	noSurvivors(t, mark)
+	proctest.NoSurvivors(t, mark)
 }
 
 // On cancel, the grace period lasts until every process of the command ended, not
-// only its leader: a child that cleans up on TERM gets to finish.
+// only its leader: a child that cleans up on TERM gets to finish, and Run returns then,
+// not at the end of the grace period.
 func TestLocalGraceWaitsForTheWholeTree(t *testing.T) {
 	dir := t.TempDir()
 	ready, cleaned := filepath.Join(dir, "ready"), filepath.Join(dir, "cleaned")
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan Result, 1)
-	go func() {
-		// The leader dies at TERM at once; its child takes a moment to clean up.
-		res, _ := Local{Grace: 20 * time.Second}.Run(ctx, sh(`sh -c 'trap "sleep 0.5; touch `+cleaned+`; exit 0" TERM; touch `+ready+`; while :; do sleep 0.05; done' & wait`))
-		done <- res
-	}()
-	waitFile(t, ready)
-	cancel()
-	select {
-	case res := <-done:
-		if !res.Cancelled || res.ExitCode != 143 {
-			t.Errorf("res %+v, want cancelled, leader ended by TERM (143)", res)
-		}
-	case <-time.After(hangGuard):
-		t.Fatal("Run did not return: the grace period did not end when the tree did")
+	// The leader dies at TERM at once; its child takes a moment to clean up.
+	c := sh(`sh -c 'trap "sleep 0.5; touch ` + cleaned + `; exit 0" TERM; touch ` + ready + `; while :; do sleep 0.05; done' & wait`)
+	res := cancelWhenReady(t, Local{Grace: time.Hour}, c, ready, hangGuard)
+	if !res.Cancelled || res.ExitCode != 143 {
+		t.Errorf("res %+v, want cancelled, leader ended by TERM (143)", res)
 	}
 	if _, err := os.Stat(cleaned); err != nil {
 		t.Errorf("the child was killed before it finished its cleanup: %v", err)
 	}
 }
 
-// --grace 0 means no grace: TERM then KILL at once, for a command that ignores TERM.
+// --grace 0 means no grace: TERM then KILL at once, for a command that ignores TERM
+// (the old meaning of 0 was a 20 s grace).
 func TestLocalZeroGrace(t *testing.T) {
-	mark := sleepMark(t)
-	dir := t.TempDir()
-	ready := filepath.Join(dir, "ready")
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan Result, 1)
-	go func() {
-		res, _ := Local{Grace: 0}.Run(ctx, sh(`trap '' TERM; sleep `+mark+` & touch `+ready+`; wait`))
-		done <- res
-	}()
-	waitFile(t, ready)
-	start := time.Now()
-	cancel()
-	select {
-	case res := <-done:
-		if !res.Cancelled || res.ExitCode != 137 {
-			t.Errorf("res %+v, want killed (137)", res)
-		}
-	case <-time.After(10 * time.Second):
-		// The old meaning of 0 was a 20 s grace.
-		t.Fatal("a zero grace still waited")
+	mark := proctest.Mark()
+	ready := filepath.Join(t.TempDir(), "ready")
+	res := cancelWhenReady(t, Local{Grace: 0}, sh(`trap '' TERM; sleep `+mark+` & touch `+ready+`; wait`), ready, 10*time.Second)
+	if !res.Cancelled || res.ExitCode != 137 {
+		t.Errorf("res %+v, want killed (137)", res)
 	}
-	t.Logf("ended %s after the cancel", time.Since(start))
-	noSurvivors(t, mark)
+	proctest.NoSurvivors(t, mark)
 }
 
 // A writer that fails (a full disk) neither blocks the command nor hides its exit:
