@@ -12,6 +12,7 @@ require (
 	github.com/moby/moby/client v0.6.2
 	github.com/sethvargo/go-githubactions v1.3.2
 	github.com/tonistiigi/go-actions-cache v0.0.0-20260930145529-afe8013b5ac4
+	mvdan.cc/sh/v3 v3.12.0
 )
 
 require (

@@ -75,6 +75,8 @@ func command(e Env) int {
 		return actionCmd(e, args)
 	case "simulate":
 		return simulateCmd(e, args)
+	case "verify":
+		return verifyCmd(e, args)
 	case "version", "--version":
 		fmt.Fprintf(e.Stdout, "sgpu-queue %s\n", version(e.Version))
 		return 0
@@ -92,6 +94,8 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `sgpu-queue runs GPU test suites as one longest-first work queue, one worker per GPU.
 
 Usage:
+  sgpu-queue verify [flags] CONFIG...  check that every listed tag selects exactly its own call line
+                                       (run it first when adopting the queue)
   sgpu-queue run [flags] CONFIG...     phases 0–8: expand, order, run, verdicts, learn, report
   sgpu-queue simulate --weights FILE --gpus N [--noise F] [--runs K] [--seed S]
                                        predicted wall clock and utilisation per policy

@@ -2,7 +2,10 @@ package cli
 
 import (
 	"errors"
+	"flag"
 	"fmt"
+	"slices"
+
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 
 	"github.com/rocm/sgpu-queue/internal/engine"
@@ -21,9 +24,44 @@ Flags:
 func runCmd(e Env, args []string) int {
 	fs := newFlags("run", e, runHelp)
 	repoRoot := fs.String("repo-root", envDefault(e, "repo-root", "."), "repository the config's commands are relative to")
+	values := knobFlags(fs, e)
+	configs, code, stop := parseConfigs(fs, args, e)
+	if stop {
+		return code
+	}
+	ctx, force, stopSignals := signalContext(e.Stderr)
+	defer stopSignals()
+	opts := engine.Options{Configs: configs, RepoRoot: *repoRoot, Env: e.Environ, CheckCommands: true, Out: &console{w: e.Stdout, stderr: e.Stderr}}
+	if err := values.Apply(&opts, force); err != nil {
+		return fail(e, settings.Prefixed(err, "--"))
+	}
+	res, err := engine.Run(ctx, opts)
+	if err != nil {
+		return fail(e, err)
+	}
+	return res.ExitCode
+}
+
+// parseConfigs is parse for a command that takes CONFIG... : none is a usage error.
+func parseConfigs(fs *flag.FlagSet, args []string, e Env) ([]string, int, bool) {
+	configs, code, stop := parse(fs, args, e)
+	if !stop && len(configs) == 0 {
+		fmt.Fprintf(e.Stderr, "sgpu-queue %s: no CONFIG given\n", fs.Name())
+		fs.Usage()
+		return nil, exitcode.Usage, true
+	}
+	return configs, code, stop
+}
+
+// knobFlags defines a flag for each knob named in only (every knob when none is
+// named), its default from its SGPU_* variable, and returns the texts they collect
+// for settings.Values.Apply.
+func knobFlags(fs *flag.FlagSet, e Env, only ...string) settings.Values {
 	values := settings.Values{}
 	for _, k := range settings.Knobs {
-		k := k
+		if len(only) > 0 && !slices.Contains(only, k.Name) {
+			continue
+		}
 		def := envDefault(e, k.Name, k.Default)
 		values[k.Name] = def
 		switch k.Kind {
@@ -46,26 +84,7 @@ func runCmd(e Env, args []string) int {
 			})
 		}
 	}
-	configs, code, stop := parse(fs, args, e)
-	if stop {
-		return code
-	}
-	if len(configs) == 0 {
-		fmt.Fprintln(e.Stderr, "sgpu-queue run: no CONFIG given")
-		fs.Usage()
-		return exitcode.Usage
-	}
-	ctx, force, stopSignals := signalContext(e.Stderr)
-	defer stopSignals()
-	opts := engine.Options{Configs: configs, RepoRoot: *repoRoot, Env: e.Environ, CheckCommands: true, Out: &console{w: e.Stdout, stderr: e.Stderr}}
-	if err := values.Apply(&opts, force); err != nil {
-		return fail(e, settings.Prefixed(err, "--"))
-	}
-	res, err := engine.Run(ctx, opts)
-	if err != nil {
-		return fail(e, err)
-	}
-	return res.ExitCode
+	return values
 }
 
 func defaultNote(k settings.Knob) string {

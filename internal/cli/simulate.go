@@ -2,12 +2,12 @@ package cli
 
 import (
 	"fmt"
-	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"math"
 	"os"
 	"strconv"
 	"strings"
 
+	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/simulate"
 )
 
@@ -18,6 +18,13 @@ the old design (one suite per GPU, a suite being a key's label, in the file's or
 an unordered queue (mean and range over K shuffles), the LPT queue and the planned
 queue, each against the lower bound max(work/N, largest item). The queues are the
 ones "run" uses, driven on virtual time.
+
+A line may end in a third column, gpus=N or gpus=all: the GPUs that item takes at
+once (simulate's input only; the weight table of a run keeps two columns). With
+such items, work counts GPU-seconds and the rows are the two-step job (the
+single-GPU items as one queue, then each multi-GPU item alone: how TE's job runs
+without sgpu-queue), the unordered queue and each order of the queue that holds
+GPUs for a wide item and backfills around it. An item wider than N is an error.
 
 With --noise F each item's actual duration deviates from its weight (uniform: a
 factor in [1−F, 1+F]; lognormal: exp(F·Z)) while the queues still order by the
@@ -30,7 +37,7 @@ Flags:
 func simulateCmd(e Env, args []string) int {
 	fs := newFlags("simulate", e, simulateHelp)
 	var (
-		weightsPath = fs.String("weights", envDefault(e, "weights", ""), "weight table to simulate (SPEC §6 format)")
+		weightsPath = fs.String("weights", envDefault(e, "weights", ""), "weight table to simulate (<key> <seconds> [gpus=N] per line)")
 		gpus        = fs.String("gpus", envDefault(e, "gpus", ""), "GPU count (8), or a list of ids (0,1,2,3) to count")
 		noise       = fs.String("noise", envDefault(e, "noise", "0"), "relative deviation of actual durations from the weights: 0.2 or 20%")
 		model       = fs.String("noise-model", envDefault(e, "noise-model", simulate.NoiseUniform), "uniform (±F) or lognormal (σ = F)")

@@ -11,7 +11,10 @@ import (
 	"github.com/rocm/sgpu-queue/internal/simulate"
 )
 
-const teTable = "../../testdata/simulate/te-gfx950-l3.weights"
+const (
+	teTable    = "../../testdata/simulate/te-gfx950-l3.weights"
+	mixedTable = "../../testdata/simulate/te-mixed.weights"
+)
 
 func runSimulate(t *testing.T, env map[string]string, args ...string) (int, string, string) {
 	t.Helper()
@@ -26,6 +29,10 @@ func runSimulate(t *testing.T, env map[string]string, args ...string) (int, stri
 func TestSimulateCmd(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "bad.weights")
 	if err := os.WriteFile(bad, []byte("a/x 5\nbroken line\nb 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	badGPUs := filepath.Join(t.TempDir(), "bad gpus [1].weights")
+	if err := os.WriteFile(badGPUs, []byte("a/x 5 gpus=0\nb 2 gpus=2\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	empty := filepath.Join(t.TempDir(), "empty.weights")
@@ -60,6 +67,15 @@ func TestSimulateCmd(t *testing.T) {
 		{name: "bad runs", args: []string{"--weights", teTable, "--gpus", "4", "--runs", "0"}, code: 2, stderr: []string{`--runs "0"`}},
 		{name: "bad seed", args: []string{"--weights", teTable, "--gpus", "4", "--seed", "-1"}, code: 2, stderr: []string{`--seed "-1"`}},
 		{name: "bad model", args: []string{"--weights", teTable, "--gpus", "4", "--noise-model", "gauss"}, code: 2, stderr: []string{`--noise-model "gauss"`}},
+		{
+			name: "multi-GPU items", args: []string{"--weights", mixedTable, "--gpus", "8"},
+			stdout: []string{"95 items in 6 suites (15 on 2–8 GPUs at once), 8 GPUs", "lower bound max(GPU-seconds/8, largest) = 4361 s",
+				"sGPU queue, then mGPU serially       5735 s", "widest first (planned, default)      4364 s", "each started by its reservation"},
+		},
+		{name: "an item wider than the GPUs", args: []string{"--weights", mixedTable, "--gpus", "4"}, code: 2,
+			stderr: []string{"sgpu-queue simulate: " + mixedTable + ": item torch-mgpu/distributed.test_numerics needs 8 GPUs but the pool has 4: give it gpus=4 at most, or run on more GPUs"}},
+		{name: "bad GPU count warns", args: []string{"--weights", badGPUs, "--gpus", "2"}, stdout: []string{"1 items in 1 suites"},
+			stderr: []string{"warning: " + badGPUs + `:1: skipped line with a bad GPU count "gpus=0"`}},
 		{name: "stray argument", args: []string{teTable, "--gpus", "4"}, code: 2, stderr: []string{"unexpected argument"}},
 		{name: "unknown flag", args: []string{"--gpu", "4"}, code: 2, stderr: []string{"flag provided but not defined: -gpu"}},
 	}

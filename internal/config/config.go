@@ -13,6 +13,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/rocm/sgpu-queue/internal/logdir"
 )
 
 // Mode says how a suite becomes work items.
@@ -121,21 +123,41 @@ func Parse(r io.Reader, file string) ([]Suite, error) {
 
 func isControl(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }
 
+// checkLabel says what is wrong with a label, "" when nothing. A label names files
+// (items/<label>.<tag>.log, README "Files written") and weight keys (<label>/<tag>).
 func checkLabel(l string) string {
-	if strings.HasPrefix(l, ".") || strings.HasPrefix(l, "-") {
-		return "must not start with '.' or '-'"
+	if strings.HasPrefix(l, "-") {
+		return "must not start with '-'"
 	}
-	for _, r := range l {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
-			return "may only hold letters, digits, '.', '_' and '-' (it names files and weight keys)"
-		}
+	if fix := strings.ReplaceAll(l, ".", "_"); fix != l && allowed(fix) {
+		return fmt.Sprintf("may not contain '.': the first '.' of an item's file name (items/<label>.<tag>.log) ends the label, so label \"a.b\" with tag \"c\" and label \"a\" with tag \"b.c\" would share a file; use '_' or '-' instead (%q)", fix)
+	}
+	if !allowed(l) {
+		return "may only hold letters, digits, '_' and '-' (it names files and weight keys)"
+	}
+	if len(l) > logdir.MaxLabel {
+		return fmt.Sprintf("is %d bytes, more than the %d its item files can carry (items/<label>.<tag>@attempt<n>.log.rc must fit the %d-byte limit of a file name): shorten it", len(l), logdir.MaxLabel, logdir.MaxNameBytes)
 	}
 	return ""
 }
 
+func allowed(l string) bool {
+	for _, r := range l {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
+
 func checkLogFile(f string) string {
-	if f == "." || f == ".." || strings.ContainsAny(f, `/\`) {
+	switch {
+	case f == "." || f == ".." || strings.ContainsAny(f, `/\`):
 		return "must be a plain file name (it is written under suites/ in the log dir)"
+	case strings.HasPrefix(f, "."):
+		return "must not start with '.' (the run's temporary files in suites/ do)"
+	case len(f) > logdir.MaxLogFile:
+		return fmt.Sprintf("is %d bytes, more than %d (suites/<logfile>.rc and its temporary file must fit the %d-byte limit of a file name): shorten it", len(f), logdir.MaxLogFile, logdir.MaxNameBytes)
 	}
 	return ""
 }
@@ -173,6 +195,10 @@ func Load(paths []string) ([]Suite, error) {
 			errs = append(errs, &Error{File: s.File, Line: s.Line, Msg: fmt.Sprintf("logfile %q already used by suite %q at %s; give each suite its own", s.LogFile, first.Label, first.Where())})
 			continue
 		}
+		if msg := verdictClash(s, logs); msg != "" {
+			errs = append(errs, &Error{File: s.File, Line: s.Line, Msg: msg})
+			continue
+		}
 		labels[s.Label] = s
 		logs[s.LogFile] = s
 		uniq = append(uniq, s)
@@ -181,6 +207,26 @@ func Load(paths []string) ([]Suite, error) {
 		errs = append(errs, fmt.Errorf("%s: no suites: add lines \"<label> <logfile> <list|opaque> <command> [args...]\"", strings.Join(paths, ", ")))
 	}
 	return uniq, errors.Join(errs...)
+}
+
+// verdictClash says when a suite's verdict files (suites/<logfile> and
+// suites/<logfile>.rc) would be another suite's: "a.log" and "a.log.rc" overwrite
+// each other's verdict.
+func verdictClash(s Suite, logs map[string]Suite) string {
+	other, shared := logs[s.LogFile+".rc"], s.LogFile+".rc"
+	if base, ok := strings.CutSuffix(s.LogFile, ".rc"); ok && other.Label == "" {
+		other, shared = logs[base], s.LogFile
+	}
+	if other.Label == "" {
+		return ""
+	}
+	// The suite whose logfile ends in ".rc" is the one to rename.
+	odd := s
+	if !strings.HasSuffix(s.LogFile, ".rc") {
+		odd = other
+	}
+	return fmt.Sprintf("logfile %q and suite %q's logfile %q (at %s) both write suites/%s (one suite's verdict file is the other's log): give suite %q another logfile, e.g. %q",
+		s.LogFile, other.Label, other.LogFile, other.Where(), shared, odd.Label, odd.Label+".log")
 }
 
 // Resolve sets each suite's Path: a command naming a file is taken relative to

@@ -43,6 +43,8 @@ type Config struct {
 	Level  string
 	GPUs   []string // one slot per id
 	PinVar string
+	// AlsoPin are more variables set to the item's GPU with PinVar (gpu.Pool.AlsoPin).
+	AlsoPin []string
 	// JUnitPrefix is the absolute local directory (trailing slash) under which each
 	// suite writes its JUnit XML, "" when the environment sets none.
 	JUnitPrefix string
@@ -404,7 +406,7 @@ func (d *dispatcher) runItem(ctx context.Context, t0 time.Time, slot, idx, n int
 
 // env is the item's environment: the hook contract, its GPU, its JUnit prefix.
 func (d *dispatcher) env(it Item, gpu string) ([]string, error) {
-	e := d.cfg.Hooks.ItemEnv(d.cfg.Env, d.cfg.Level, it.Tag, it.Opaque()).With(d.cfg.PinVar + "=" + gpu)
+	e := d.cfg.Hooks.ItemEnv(d.cfg.Env, d.cfg.Level, it.Tag, it.Opaque()).With(hook.Assign(gpu, append([]string{d.cfg.PinVar}, d.cfg.AlsoPin...)...)...)
 	if d.cfg.JUnitPrefix != "" {
 		p, err := d.mapPath(d.cfg.JUnitPrefix + it.Label)
 		if err != nil {

@@ -21,10 +21,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/rocm/sgpu-queue/internal/atomicfile"
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/dispatch"
 	"github.com/rocm/sgpu-queue/internal/executor"
@@ -91,6 +93,10 @@ type Options struct {
 	// when the environment sets a JUnit prefix; "" = <RepoRoot>/test-results/junit.
 	JUnitDir string
 
+	// LogDirReuse lets a run use a log dir that holds files no run of this tool
+	// wrote; it writes beside them and deletes none (README "Files written").
+	LogDirReuse bool
+
 	Out      io.Writer // console; nil = stdout
 	Observer Observer  // phase boundaries and warnings; nil = plain text on Out
 }
@@ -118,6 +124,10 @@ type Result struct {
 	Cancelled   bool
 	Quarantined []logdir.Quarantined
 	Stalled     string // every GPU was quarantined with items left
+
+	// NotWritten are files of the run that could not be written (a full disk),
+	// relative to the repo root when inside it.
+	NotWritten []string
 }
 
 // Error is a failure before any item ran, with the exit code it should give.
@@ -257,9 +267,11 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	}
 	r.printf("  level %s, log dir %s\n", r.o.Level, r.o.LogDir)
 	if !r.o.DryRun {
-		if err := r.layout.Prepare(); err != nil {
-			return nil, usage(fmt.Errorf("log dir %s is not writable: %v; pass a writable --log-dir", r.o.LogDir, err))
+		lock, err := r.layout.Claim(r.claim(suites, pool), r.o.LogDirReuse)
+		if err != nil {
+			return nil, usage(logDirError(r.o.LogDir, err))
 		}
+		defer lock.Release()
 	}
 
 	// Phase 1: expand.
@@ -333,13 +345,17 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 		run.Timings = append(run.Timings, a.Row)
 	}
 	r.res.Suites = verdict.Decide(run)
-	if err := verdict.Write(r.layout, r.res.Suites); err != nil {
-		r.warn(fmt.Sprintf("verdict files: %v", err))
-	}
 	for _, s := range r.res.Suites {
 		v := "ok"
 		if !s.Passed() {
 			v = fmt.Sprintf("FAIL rc=%d (%d of %d items failed)", s.RC, s.Failed, len(s.Items))
+		}
+		// One suite at a time, so that the console says which verdicts a full disk
+		// kept from being written.
+		if err := verdict.Write(r.layout, []verdict.Suite{s}); err != nil {
+			r.lost(fmt.Sprintf("the verdict of suite %q", s.Label), r.layout.SuiteRC(s.LogFile), err)
+			r.printf("  %-12s %s  (verdict NOT written)\n", s.Label, v)
+			continue
 		}
 		r.printf("  %-12s %s  → %s\n", s.Label, v, r.rel(r.layout.SuiteRC(s.LogFile)))
 	}
@@ -386,21 +402,54 @@ func (r *run) store(arch string) weights.Store {
 }
 
 func (r *run) meta(suites []config.Suite, pool gpu.Pool, store weights.Store) *logdir.Meta {
-	m := &logdir.Meta{
-		Tool: "sgpu-queue", GPUs: pool.IDs, PinVar: pool.PinVar, Arch: pool.Arch,
-		Level: r.o.Level, DefaultWeight: r.o.DefaultWeight, Weights: store.String(),
-		Retries: r.o.Retries, FlakyIsFailure: r.o.FlakyIsFailure, TimeoutFactor: r.o.Timeout.Factor, Policy: r.policy,
-	}
+	m := r.claim(suites, pool)
+	m.DefaultWeight, m.Weights = r.o.DefaultWeight, store.String()
+	m.Retries, m.FlakyIsFailure, m.TimeoutFactor, m.Policy = r.o.Retries, r.o.FlakyIsFailure, r.o.Timeout.Factor, r.policy
+	return m
+}
+
+// claim is queue/run.json from phase 0 until phase 4 writes the rest: it marks the
+// log dir as this tool's and records the suites whose files a next run may delete.
+func (r *run) claim(suites []config.Suite, pool gpu.Pool) *logdir.Meta {
+	m := &logdir.Meta{Tool: logdir.ToolName, GPUs: pool.IDs, PinVar: pool.PinVar, Arch: pool.Arch, Level: r.o.Level}
 	for _, s := range suites {
 		m.Suites = append(m.Suites, logdir.MetaSuite{Label: s.Label, LogFile: s.LogFile, Mode: string(s.Mode)})
 	}
 	return m
 }
 
+// logDirError is the one-line error of a log dir the run cannot claim: another run
+// holds it, it holds someone else's files (both say so and the fix), or it cannot be
+// written.
+func logDirError(dir string, err error) error {
+	var busy *logdir.BusyError
+	var foreign *logdir.NotOursError
+	if errors.As(err, &busy) || errors.As(err, &foreign) {
+		return err
+	}
+	return fmt.Errorf("log dir %s is not writable: %w; pass a writable --log-dir", dir, err)
+}
+
 func (r *run) writeMeta(m *logdir.Meta) {
 	if err := r.layout.WriteMeta(m); err != nil {
-		r.warn(fmt.Sprintf("%s: %v", r.layout.Meta(), err))
+		r.lost("the run's record", r.layout.Meta(), err)
 	}
+}
+
+// lost warns that a file of the run (what, at path) was not written, a full disk
+// most likely, and keeps its path for the summary, so that nothing claims it was.
+// A file that fails twice (run.json) is warned about once.
+func (r *run) lost(what, path string, err error) {
+	rel := r.rel(path)
+	if slices.Contains(r.res.NotWritten, rel) {
+		return
+	}
+	r.res.NotWritten = append(r.res.NotWritten, rel)
+	var ae *atomicfile.Error
+	if errors.As(err, &ae) {
+		err = ae.Err // the path is said already
+	}
+	r.warn(fmt.Sprintf("%s NOT written (%s): %v", rel, what, err))
 }
 
 type plainObserver struct{ w io.Writer }

@@ -8,8 +8,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
+	"github.com/rocm/sgpu-queue/internal/atomicfile"
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/dispatch"
 	"github.com/rocm/sgpu-queue/internal/executor"
@@ -38,7 +41,7 @@ type expansion struct {
 func (r *run) expand(ctx context.Context, suites []config.Suite, pool gpu.Pool) (*expansion, error) {
 	req := expand.Request{
 		Suites: suites, Exec: r.o.Exec, Hooks: r.o.Hooks, Level: r.o.Level, Dir: r.o.RepoRoot,
-		Env:     r.cmdEnv.With(pool.PinVar + "=" + pool.IDs[0]),
+		Env:     r.cmdEnv.With(pool.Pin(pool.IDs[0])...),
 		Timeout: r.o.ListTimeout,
 		// A dry run writes nothing: the listings' stderr is not kept (a failed
 		// listing still shows its tail in the error), never held in memory.
@@ -154,10 +157,10 @@ func (r *run) writeQueue(plan []schedule.Item, order []int, e *expansion) ([]log
 	if err := logdir.FormatCensus(&c, e.rows); err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(r.layout.QueueTSV(), q.Bytes(), 0o644); err != nil {
+	if err := atomicfile.Write(r.layout.QueueTSV(), q.Bytes(), 0o644); err != nil {
 		return nil, err
 	}
-	return rows, os.WriteFile(r.layout.ItemsTSV(), c.Bytes(), 0o644)
+	return rows, atomicfile.Write(r.layout.ItemsTSV(), c.Bytes(), 0o644)
 }
 
 // errSetupDeadline is the cause of a setup's context ended by its deadline.
@@ -176,7 +179,7 @@ func (r *run) setup(ctx context.Context, suites []config.Suite, pool gpu.Pool) e
 			return fmt.Errorf("%s: %v", path, err)
 		}
 		tail := &textfmt.Tail{}
-		env := r.o.Hooks.SetupEnv(r.cmdEnv, r.o.Level).With(pool.PinVar + "=" + pool.IDs[0])
+		env := r.o.Hooks.SetupEnv(r.cmdEnv, r.o.Level).With(pool.Pin(pool.IDs[0])...)
 		env, err = r.junitEnv(env, s.Label)
 		if err != nil {
 			f.Close()
@@ -268,7 +271,7 @@ func (r *run) dispatch(ctx context.Context, plan []schedule.Item, q schedule.Que
 	r.writeMeta(meta)
 	cfg := dispatch.Config{
 		Exec: r.o.Exec, Layout: r.layout, Hooks: r.o.Hooks, Env: r.cmdEnv, Level: r.o.Level,
-		GPUs: pool.IDs, PinVar: pool.PinVar, JUnitPrefix: prefix, JUnitSuffix: suffix,
+		GPUs: pool.IDs, PinVar: pool.PinVar, AlsoPin: pool.AlsoPin, JUnitPrefix: prefix, JUnitSuffix: suffix,
 		MapPath: r.o.MapPath, Timings: tw, Console: r.out, Warn: r.warn, Start: meta.Started,
 		Timeout: r.o.Timeout, Retries: r.o.Retries, Quarantine: r.o.Quarantine,
 	}
@@ -298,7 +301,7 @@ func (r *run) learn(ctx context.Context, store weights.Store, table *weights.Tab
 		r.printf("  pruned %s (no longer listed by its suite's census)\n", textfmt.Printable(k))
 	}
 	if err := store.Save(ctx, table); err != nil {
-		r.warn(fmt.Sprintf("weight table not saved: %v", err))
+		r.lost("the weight table", store.String(), err)
 	} else {
 		r.printf("  %d weight(s) changed, %d pruned, %d keys → %s\n", len(changes), len(pruned), table.Len(), store)
 	}
@@ -344,12 +347,19 @@ func (r *run) writeReport(run *logdir.Run) {
 	files, err := report.WriteFiles(run, r.res.Suites, r.res.Stats)
 	r.res.Markdown = files.Markdown
 	r.res.Report = files.MDPath
-	if err != nil {
+	for _, e := range files.NotWritten {
+		r.lost("the report", e.Path, e.Err)
+	}
+	if err != nil && len(files.NotWritten) == 0 {
 		r.warn(err.Error())
 	}
 	s := r.res.Stats
 	r.printf("  wall %s for %s of work on %d GPUs: utilisation %.1f %%, %.1f %% above the lower bound %s\n",
 		textfmt.Dur(s.Wall), textfmt.Dur(s.Work), s.GPUs, 100*s.Utilisation, 100*s.AboveBound, textfmt.Dur(s.Bound))
+	if slices.Contains(r.res.NotWritten, r.rel(files.MDPath)) {
+		r.printf("  report NOT written (%s)\n", r.rel(r.res.Report))
+		return
+	}
 	r.printf("  report → %s\n", r.rel(r.res.Report))
 }
 
@@ -390,7 +400,7 @@ func (r *run) mergeJUnit(ctx context.Context, since time.Time) {
 		}
 		path := filepath.Join(dir, s.Label+".xml")
 		if err := doc.WriteFile(path); err != nil {
-			r.warn(fmt.Sprintf("%s: %v", path, err))
+			r.lost(fmt.Sprintf("the merged JUnit of suite %q", s.Label), path, err)
 			continue
 		}
 		st := doc.Stats()
@@ -412,6 +422,7 @@ func (r *run) summary() {
 	}
 	if len(failed) == 0 && !r.res.Cancelled && len(r.res.Quarantined) == 0 && len(verdict.FlakyItems(r.res.Suites)) == 0 {
 		r.printf("all %d suites passed\n", len(r.res.Suites))
+		r.printNotWritten()
 		return
 	}
 	if len(failed) > 0 {
@@ -440,5 +451,13 @@ func (r *run) summary() {
 	if r.res.Cancelled {
 		r.printf("run cancelled\n")
 	}
+	r.printNotWritten()
 	r.printf("exit code %d\n", r.res.ExitCode)
+}
+
+// printNotWritten names the files a full disk kept from being written.
+func (r *run) printNotWritten() {
+	if len(r.res.NotWritten) > 0 {
+		r.printf("NOT written (see the warnings): %s\n", strings.Join(r.res.NotWritten, ", "))
+	}
 }

@@ -70,9 +70,6 @@ const maxListing = 64 << 20
 // Run performs both passes for every list suite, in config order.
 func Run(ctx context.Context, r Request) (*Result, error) {
 	res := &Result{Census: weights.Census{}}
-	// Only the listing's stderr copier writes here while it runs, and this goroutine
-	// after: no lock needed.
-	log := orDiscard(r.Log)
 	seq := 0
 	for _, s := range r.Suites {
 		if s.Mode == config.Opaque {
@@ -80,7 +77,7 @@ func Run(ctx context.Context, r Request) (*Result, error) {
 			seq++
 			continue
 		}
-		tags, tail, err := list(ctx, r, s, false, log)
+		tags, tail, err := List(ctx, r, s, Pass{})
 		if err != nil {
 			return nil, err
 		}
@@ -92,14 +89,11 @@ func Run(ctx context.Context, r Request) (*Result, error) {
 			return nil, &Error{Suite: s, Msg: fmt.Sprintf("its listing (%s=1) printed no %q line: check that the script honours the hook contract at level %s", r.Hooks.ListItems, r.Hooks.ItemMarker+" <tag>", r.Level), Tail: tail}
 		}
 		for _, tag := range got {
-			if strings.ContainsAny(tag, "*?[") {
-				res.Warnings = append(res.Warnings, fmt.Sprintf("suite %q: tag %q holds shell glob characters; %s matches it as a pattern, so it may run another item or none", s.Label, tag, r.Hooks.Filter))
-			}
 			res.Items = append(res.Items, schedule.Item{Label: s.Label, Tag: tag, Seq: seq})
 			seq++
 		}
 
-		out, _, err := list(ctx, r, s, true, log)
+		out, _, err := List(ctx, r, s, Pass{Census: true})
 		if err != nil {
 			// A failed census only disables pruning for this suite.
 			res.Warnings = append(res.Warnings, fmt.Sprintf("suite %q census (%s=1) failed, its weights are not pruned this run: %v", s.Label, r.Hooks.SkipCheckSupported, firstLine(err.Error())))
@@ -121,14 +115,44 @@ func Run(ctx context.Context, r Request) (*Result, error) {
 	return res, nil
 }
 
-// list runs one listing pass and returns its stdout. stderr, and stdout lines that are
-// not items, go to the expand log.
-func list(ctx context.Context, r Request, s config.Suite, census bool, log io.Writer) ([]byte, string, error) {
-	pass := "queue"
-	if census {
-		pass = "census"
+// Pass is one listing pass of a suite.
+type Pass struct {
+	// Census asks what exists at this level (capability probes answered
+	// "supported"); otherwise what this host will run (the queue).
+	Census bool
+	// Tag, when set, lists with the filter an item of this tag is dispatched with:
+	// the re-entry of sgpu-queue verify, which shows the call lines that item runs.
+	Tag string
+}
+
+func (p Pass) name() string {
+	if p.Census {
+		return "census"
 	}
+	return "queue"
+}
+
+// switches are the listing's variables as messages name them.
+func (p Pass) switches(h hook.Names) string {
+	s := h.ListItems + "=1"
+	if p.Tag != "" {
+		s += " " + h.Filter + "=" + hook.FilterPattern(p.Tag)
+	}
+	return s
+}
+
+// List runs one listing pass of s and returns its stdout and the last lines of its
+// output. stderr, and stdout lines that are not items, go to r.Log: only the
+// listing's stderr copier writes there while it runs, and the caller after, so
+// passes that run at once need a Log of their own (or none).
+func List(ctx context.Context, r Request, s config.Suite, p Pass) ([]byte, string, error) {
+	pass := p.name()
+	log := orDiscard(r.Log)
 	fmt.Fprintf(log, "### %s %s: %s %s\n", s.Label, pass, s.Path, strings.Join(s.Args, " "))
+	env := r.Hooks.ListEnv(r.Env, r.Level, p.Census)
+	if p.Tag != "" {
+		env = r.Hooks.VerifyEnv(r.Env, r.Level, p.Tag, p.Census)
+	}
 	var stdout bytes.Buffer
 	tail := &textfmt.Tail{}
 	out := &capWriter{w: &stdout, max: maxListing}
@@ -142,7 +166,7 @@ func list(ctx context.Context, r Request, s config.Suite, census bool, log io.Wr
 		Name:   fmt.Sprintf("suite %q %s listing", s.Label, pass),
 		Path:   s.Path,
 		Args:   s.Args,
-		Env:    r.Hooks.ListEnv(r.Env, r.Level, census),
+		Env:    env,
 		Dir:    r.Dir,
 		Stdout: io.MultiWriter(out, tail),
 		Stderr: io.MultiWriter(log, tail),
@@ -163,7 +187,7 @@ func list(ctx context.Context, r Request, s config.Suite, census bool, log io.Wr
 		return nil, "", &Error{Suite: s, Msg: pass + " listing cancelled"}
 	}
 	if res.ExitCode != 0 {
-		return nil, tail.String(), &Error{Suite: s, Msg: fmt.Sprintf("its %s listing (%s=1) exited with %d; it must list its items and exit 0", pass, r.Hooks.ListItems, res.ExitCode), Tail: tail.String()}
+		return nil, tail.String(), &Error{Suite: s, Msg: fmt.Sprintf("its %s listing (%s) exited with %d; it must list its items and exit 0", pass, p.switches(r.Hooks), res.ExitCode), Tail: tail.String()}
 	}
 	if out.over {
 		return nil, "", &Error{Suite: s, Msg: fmt.Sprintf("its %s listing printed more than %d MiB", pass, maxListing>>20)}
@@ -182,20 +206,13 @@ func ParseListing(out []byte, marker string) (tags []string, warnings []string) 
 	n := 0
 	for sc.Scan() {
 		n++
-		line := sc.Text()
-		rest, ok := strings.CutPrefix(line, marker)
-		if !ok {
-			continue
-		}
-		if rest != "" && rest[0] != ' ' && rest[0] != '\t' {
-			continue // another word that starts with the marker
-		}
-		tag := strings.TrimSpace(rest)
+		tag, item := ItemTag(sc.Text(), marker)
 		switch {
+		case !item:
 		case tag == "":
 			warnings = append(warnings, fmt.Sprintf("line %d: %q without a tag, ignored", n, marker))
 		case seen[tag]:
-			warnings = append(warnings, fmt.Sprintf("line %d: duplicate tag %q, it runs once", n, tag))
+			warnings = append(warnings, fmt.Sprintf("line %d: duplicate tag %q, queued once (its dispatch runs every call line of that tag)", n, tag))
 		default:
 			seen[tag] = true
 			tags = append(tags, tag)
@@ -205,6 +222,17 @@ func ParseListing(out []byte, marker string) (tags []string, warnings []string) 
 		warnings = append(warnings, fmt.Sprintf("line %d: %v; the rest of the listing is ignored", n+1, err))
 	}
 	return tags, warnings
+}
+
+// ItemTag reads one listing line: item is false for a line that is not "<marker>
+// <tag>" (another word that starts with the marker included); tag is "" for a marker
+// without one.
+func ItemTag(line, marker string) (tag string, item bool) {
+	rest, ok := strings.CutPrefix(line, marker)
+	if !ok || rest != "" && rest[0] != ' ' && rest[0] != '\t' {
+		return "", false
+	}
+	return strings.TrimSpace(rest), true
 }
 
 func firstLine(s string) string {

@@ -74,8 +74,9 @@ func BenchmarkPlanChecked(b *testing.B) {
 	}
 }
 
-// BenchmarkReplay is one simulated run of 100,000 items on 8 GPUs per policy
-// (what `simulate` does per run and policy).
+// BenchmarkReplay is one simulated run of 100,000 items on 8 GPUs per policy:
+// the queue alone, and behind the Scheduler interface (what `simulate` does per run
+// and policy).
 func BenchmarkReplay(b *testing.B) {
 	items, table := benchTable(100_000)
 	Weigh(items, table, DefaultWeight)
@@ -100,5 +101,62 @@ func BenchmarkReplay(b *testing.B) {
 				}
 			}
 		})
+		// The same queue behind the Scheduler interface, as simulate drives it.
+		b.Run(tc.name+"/scheduler", func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				if _, err := ReplayBlocks(OnSlots(tc.q(), 8), nil, dur, 8); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// mixedBench is n items for 8 GPUs: TE-like weights, one in ten taking 2–8 GPUs.
+func mixedBench(n int) []Item {
+	items, table := benchTable(n)
+	Weigh(items, table, DefaultWeight)
+	rng := rand.New(rand.NewPCG(uint64(n), 2))
+	for i := range items {
+		if rng.IntN(10) == 0 {
+			items[i].GPUs = 2 + rng.IntN(7)
+		}
+	}
+	return items
+}
+
+// BenchmarkBlocks is a workload of 100,000 items, one in ten on 2–8 GPUs, on 8
+// GPUs: ordering it and making the scheduler (new), and one simulated run through
+// every Next (replay: what `simulate` does per run and order, and the dispatcher's
+// work per item). B/op across sizes shows memory linear in items.
+func BenchmarkBlocks(b *testing.B) {
+	for _, n := range benchSizes[:2] {
+		items := mixedBench(n)
+		dur := make([]float64, len(items))
+		for i, it := range items {
+			dur[i] = it.Weight
+		}
+		width := Widths(items)
+		for _, by := range BlockOrders() {
+			b.Run(fmt.Sprintf("new/%s/n=%d", by, n), func(b *testing.B) {
+				b.ReportAllocs()
+				for range b.N {
+					if _, err := NewBlocks(items, BlockOrder(items, by), 8); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			order := BlockOrder(items, by)
+			b.Run(fmt.Sprintf("replay/%s/n=%d", by, n), func(b *testing.B) {
+				b.ReportAllocs()
+				for range b.N {
+					s, _ := NewBlocks(items, order, 8)
+					if _, err := ReplayBlocks(s, width, dur, 8); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }

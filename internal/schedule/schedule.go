@@ -1,6 +1,8 @@
 // Package schedule is phase 2: it weighs every work item from the weight table,
 // orders the queue longest-first (LPT), computes the lower bound a run is measured
-// against, and hands items to free GPUs through a Queue.
+// against, and hands items to free GPUs: single-GPU items through a Queue, and a
+// workload with multi-GPU items through a Scheduler that hands each item a block of
+// GPUs, holding GPUs for a wide item and backfilling around it (blocks.go).
 package schedule
 
 import (
@@ -20,7 +22,13 @@ type Item struct {
 	Weight float64 // seconds; the default weight when unknown
 	Known  bool    // Weight came from the table
 	Seq    int     // position in config/listing order, for stable ties
+	// GPUs is how many GPUs the item takes at once; 0 means 1. "All the pool" is
+	// resolved to the pool's size before scheduling.
+	GPUs int
 }
+
+// Width is the number of GPUs the item takes at once (at least 1).
+func (it Item) Width() int { return max(it.GPUs, 1) }
 
 // Key is the item's weight-table key.
 func (it Item) Key() string { return weights.Key(it.Label, it.Tag) }
@@ -56,14 +64,15 @@ func Order(items []Item) {
 // Bound is the lower bound of a run's wall clock over its known items.
 type Bound struct {
 	Seconds float64 // max(total/N, largest)
-	Total   float64 // sum of known weights
-	Largest float64
+	Total   float64 // GPU-seconds of the known items: Σ gpus × weight
+	Largest float64 // the longest known weight (wall seconds)
 	Known   int
 	Unknown int
 }
 
-// LowerBound is max(total/N, largest item) over the known items: no schedule on n
-// GPUs can finish sooner. Unknown items are counted, not weighed.
+// LowerBound is max(total/N, largest item) over the known items, total counted in
+// GPU-seconds (an item on 4 GPUs for 10 s is 40): no schedule on n GPUs can finish
+// sooner. Unknown items are counted, not weighed.
 func LowerBound(items []Item, n int) Bound {
 	var b Bound
 	for _, it := range items {
@@ -72,7 +81,7 @@ func LowerBound(items []Item, n int) Bound {
 			continue
 		}
 		b.Known++
-		b.Total += it.Weight
+		b.Total += float64(it.Width()) * it.Weight
 		if it.Weight > b.Largest {
 			b.Largest = it.Weight
 		}
@@ -86,11 +95,19 @@ func LowerBound(items []Item, n int) Bound {
 	return b
 }
 
-// BoundOf is the lower bound of durations on n GPUs (all known).
-func BoundOf(durations []float64, n int) float64 {
+// BoundOf is the lower bound of durations of single-GPU items on n GPUs (all known).
+func BoundOf(durations []float64, n int) float64 { return BoundOfWidths(durations, nil, n) }
+
+// BoundOfWidths is the lower bound of durations on n GPUs, item i taking width[i]
+// GPUs (nil: one each): max(Σ width·duration / n, longest).
+func BoundOfWidths(durations []float64, width []int, n int) float64 {
 	var total, largest float64
-	for _, d := range durations {
-		total += d
+	for i, d := range durations {
+		w := 1
+		if width != nil {
+			w = max(width[i], 1)
+		}
+		total += float64(w) * d
 		if d > largest {
 			largest = d
 		}

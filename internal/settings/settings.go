@@ -46,6 +46,8 @@ type Knob struct {
 var Knobs = []Knob{
 	{"log-dir", String, "", "log dir (default <repo-root>/test-results/logs)",
 		func(o *engine.Options, s string) error { o.LogDir = s; return nil }},
+	{"log-dir-reuse", Bool, "false", "use a log dir that holds files no sgpu-queue run wrote (e.g. --log-dir .): write beside them, replacing only files of the run's own names, deleting none",
+		func(o *engine.Options, s string) (err error) { o.LogDirReuse, err = boolean(s); return err }},
 	{"gpus", String, "", "GPU ids (0,1,2,3) or a count (4); default $HIP_VISIBLE_DEVICES, $CUDA_VISIBLE_DEVICES, else detected",
 		func(o *engine.Options, s string) error { o.GPUs = s; return nil }},
 	{"arch", String, "", "GPU arch keying the weight table, e.g. gfx942 (default detected)",

@@ -29,12 +29,17 @@ type Options struct {
 	Seed  uint64
 }
 
-// Policy rows, in the order Compare reports them.
+// Policy rows, in the order Compare reports them. A workload with multi-GPU items
+// has the rows RowTwoStep, RowUnordered and one per block order
+// (schedule.BlockOrders: the row's Policy is the order's name) instead.
 const (
 	RowStatic    = "static"
 	RowUnordered = "unordered"
 	RowLPT       = schedule.PolicyLPT
 	RowPlanned   = schedule.PolicyPlanned
+	// RowTwoStep is TE's job before one queue: the single-GPU items as the
+	// planned queue, then each multi-GPU item alone, one after another.
+	RowTwoStep = "two-step"
 )
 
 // Stat is a figure over the runs.
@@ -69,59 +74,84 @@ type Row struct {
 type Report struct {
 	Input   *Input
 	Options Options
-	Work    Stat // seconds of work in a run
+	Work    Stat // GPU-seconds of work in a run (seconds when every item takes one GPU)
 	Largest Stat // the longest item of a run
 	Bound   Stat // the lower bound max(work/GPUs, largest) of a run
 	Rows    []Row
 	// Planner says what the planned queue does on this table ("follows a plan:
 	// ..." or "is LPT: ...").
 	Planner string
+	// Mixed is set when an item takes more than one GPU: the rows are then the
+	// two-step job, the unordered queue and the block orders, and speed-up is over
+	// the two-step job.
+	Mixed *MixedInfo
 }
+
+// MixedInfo describes a workload with multi-GPU items and how the default
+// policy's held items fared.
+type MixedInfo struct {
+	Multi            int // items taking more than one GPU
+	MinGPUs, MaxGPUs int // their range
+	// Holds is measured on the default policy's runs.
+	Holds HoldStats
+}
+
+// HoldStats sums up the items GPUs were held for (schedule.BlockTimeline.Lateness).
+type HoldStats struct {
+	Holds int // over all runs
+	Late  int // started after their reservation by the weights
+	// MaxLate is the most seconds one started late; Unexplained counts those later
+	// than the largest overrun of an item running while they were held.
+	MaxLate     float64
+	LateSum     float64
+	Unexplained int
+}
+
+// runner simulates one row on one run's durations: its wall clock, and the
+// timeline when the row is the default policy's block scheduler.
+type runner func(rng *rand.Rand, dur []float64) (float64, *schedule.BlockTimeline, error)
 
 // Compare simulates each policy on in: static (one suite per GPU), the unordered
 // queue (a fresh shuffle per run), LPT and the planned queue, against the lower
-// bound. Without noise every policy but the unordered one is deterministic and runs
-// once. With noise, run k draws one set of actual durations that every policy
-// faces (so the comparison is paired); the queues still order by the weights.
+// bound. A workload with multi-GPU items is compared instead as the two-step job,
+// the unordered queue and each block order (schedule.Blocks), against the
+// GPU-second bound. Without noise every policy but the unordered one is
+// deterministic and runs once. With noise, run k draws one set of actual durations
+// that every policy faces (so the comparison is paired); the queues still order by
+// the weights. Every queue is driven through schedule.ReplayBlocks, as the
+// dispatcher drives it.
 func Compare(ctx context.Context, in *Input, o Options) (*Report, error) {
 	if err := o.Check(); err != nil {
 		return nil, err
 	}
 	n := o.GPUs
-	items := in.Items
-	// Plan once; each run gets a fresh queue over the same order or plan, built by
-	// the constructors the engine uses.
-	lptOrder := schedule.LPTOrder(items)
-	plan := schedule.NewPlan(items, n)
-	rep := &Report{Input: in, Options: o, Planner: plan.Note}
-	rows := []Row{{Policy: RowStatic}, {Policy: RowUnordered}, {Policy: RowLPT}, {Policy: RowPlanned}}
-	queues := map[string]func(*rand.Rand) schedule.Queue{
-		RowUnordered: func(rng *rand.Rand) schedule.Queue {
-			perm := make([]int, len(items))
-			for i := range perm {
-				perm[i] = i
-			}
-			rng.Shuffle(len(perm), func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
-			return schedule.NewPull(perm)
-		},
-		RowLPT:     func(*rand.Rand) schedule.Queue { return schedule.NewPull(lptOrder) },
-		RowPlanned: func(*rand.Rand) schedule.Queue { return plan.Queue(items) },
+	items, err := in.ItemsOn(n)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", in.Name, err)
 	}
+	rep := &Report{Input: in, Options: o}
+	var rows []Row
+	var run []runner
+	if schedule.Mixed(items) {
+		rows, run = mixedRows(rep, items, n)
+	} else {
+		rows, run = singleRows(rep, in, items, n)
+	}
+	width := schedule.Widths(items)
 	rng := rand.New(rand.NewPCG(o.Seed, 0x5eed))
 	dur := make([]float64, len(items))
-	runs := o.Runs
-	for k := 0; k < runs; k++ {
+	noisy := o.Noise > 0
+	for k := 0; k < o.Runs; k++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		noisy := o.Noise > 0
 		if k == 0 || noisy {
 			o.durations(rng, items, dur)
 		}
-		bound := schedule.BoundOf(dur, n)
+		bound := schedule.BoundOfWidths(dur, width, n)
 		var work, largest float64
-		for _, d := range dur {
-			work += d
+		for i, d := range dur {
+			work += float64(width[i]) * d
 			largest = max(largest, d)
 		}
 		if k == 0 || noisy {
@@ -134,15 +164,12 @@ func Compare(ctx context.Context, in *Input, o Options) (*Report, error) {
 			if k > 0 && !noisy && row.Policy != RowUnordered {
 				continue // deterministic: one run says it all
 			}
-			var wall float64
-			if row.Policy == RowStatic {
-				wall = Static(in.Suite, dur, n)
-			} else {
-				res, err := schedule.Replay(queues[row.Policy](rng), dur, n)
-				if err != nil {
-					return nil, fmt.Errorf("%s queue: %v", row.Policy, err)
-				}
-				wall = res.Wall
+			wall, tl, err := run[r](rng, dur)
+			if err != nil {
+				return nil, fmt.Errorf("%s queue: %v", row.Policy, err)
+			}
+			if tl != nil {
+				rep.Mixed.Holds.add(tl, items, dur)
 			}
 			row.Runs++
 			row.Wall.add(wall)
@@ -156,6 +183,149 @@ func Compare(ctx context.Context, in *Input, o Options) (*Report, error) {
 	}
 	rep.Rows = rows
 	return rep, nil
+}
+
+// replayWall replays q on n GPUs and returns the wall clock.
+func replayWall(s schedule.Scheduler, width []int, dur []float64, n int) (float64, error) {
+	t, err := schedule.ReplayBlocks(s, width, dur, n)
+	if err != nil {
+		return 0, err
+	}
+	return t.Wall, nil
+}
+
+// singleRows are the rows of a workload of single-GPU items: static, unordered,
+// LPT, planned. The queues are the engine's (one plan serves every run).
+func singleRows(rep *Report, in *Input, items []schedule.Item, n int) ([]Row, []runner) {
+	lptOrder := schedule.LPTOrder(items)
+	plan := schedule.NewPlan(items, n)
+	rep.Planner = plan.Note
+	queue := func(q schedule.Queue, dur []float64) (float64, *schedule.BlockTimeline, error) {
+		w, err := replayWall(schedule.OnSlots(q, n), nil, dur, n)
+		return w, nil, err
+	}
+	rows := []Row{{Policy: RowStatic}, {Policy: RowUnordered}, {Policy: RowLPT}, {Policy: RowPlanned}}
+	run := []runner{
+		func(_ *rand.Rand, dur []float64) (float64, *schedule.BlockTimeline, error) {
+			return Static(in.Suite, dur, n), nil, nil
+		},
+		func(rng *rand.Rand, dur []float64) (float64, *schedule.BlockTimeline, error) {
+			return queue(schedule.NewPull(shuffled(rng, len(items))), dur)
+		},
+		func(_ *rand.Rand, dur []float64) (float64, *schedule.BlockTimeline, error) {
+			return queue(schedule.NewPull(lptOrder), dur)
+		},
+		func(_ *rand.Rand, dur []float64) (float64, *schedule.BlockTimeline, error) {
+			return queue(plan.Queue(items), dur)
+		},
+	}
+	return rows, run
+}
+
+// mixedRows are the rows of a workload with multi-GPU items: the two-step job, the
+// unordered queue, and each block order through schedule.Blocks.
+func mixedRows(rep *Report, items []schedule.Item, n int) ([]Row, []runner) {
+	width := schedule.Widths(items)
+	mi := &MixedInfo{}
+	var single, multi []int
+	for i, w := range width {
+		if w == 1 {
+			single = append(single, i)
+			continue
+		}
+		multi = append(multi, i)
+		if mi.Multi == 0 || w < mi.MinGPUs {
+			mi.MinGPUs = w
+		}
+		mi.MaxGPUs = max(mi.MaxGPUs, w)
+		mi.Multi++
+	}
+	rep.Mixed = mi
+	def, _ := schedule.BlockOrderOf(schedule.DefaultPolicy)
+	rep.Planner = fmt.Sprintf("takes %s, holds GPUs for the next item when too few are free and backfills around the hold", orderWords[def])
+
+	sItems := make([]schedule.Item, len(single))
+	for k, i := range single {
+		sItems[k] = items[i]
+	}
+	plan := schedule.NewPlan(sItems, n)
+	sDur := make([]float64, len(single))
+	blocks := func(order []int, dur []float64) (*schedule.BlockTimeline, error) {
+		b, err := schedule.NewBlocks(items, order, n)
+		if err != nil {
+			return nil, err
+		}
+		return schedule.ReplayBlocks(b, width, dur, n)
+	}
+	rows := []Row{{Policy: RowTwoStep}, {Policy: RowUnordered}}
+	run := []runner{
+		func(_ *rand.Rand, dur []float64) (float64, *schedule.BlockTimeline, error) {
+			for k, i := range single {
+				sDur[k] = dur[i]
+			}
+			wall, err := replayWall(schedule.OnSlots(plan.Queue(sItems), n), nil, sDur, n)
+			for _, i := range multi {
+				wall += dur[i]
+			}
+			return wall, nil, err
+		},
+		func(rng *rand.Rand, dur []float64) (float64, *schedule.BlockTimeline, error) {
+			t, err := blocks(shuffled(rng, len(items)), dur)
+			if err != nil {
+				return 0, nil, err
+			}
+			return t.Wall, nil, nil
+		},
+	}
+	for _, by := range schedule.BlockOrders() {
+		order := schedule.BlockOrder(items, by)
+		keep := by == def
+		rows = append(rows, Row{Policy: by})
+		run = append(run, func(_ *rand.Rand, dur []float64) (float64, *schedule.BlockTimeline, error) {
+			t, err := blocks(order, dur)
+			if err != nil {
+				return 0, nil, err
+			}
+			if !keep {
+				return t.Wall, nil, nil
+			}
+			return t.Wall, t, nil
+		})
+	}
+	return rows, run
+}
+
+// orderWords says what each block order puts first.
+var orderWords = map[string]string{
+	schedule.ByDuration:   "the longest items first",
+	schedule.ByGPUSeconds: "the items with the most GPU-seconds first",
+	schedule.ByWidest:     "the widest items first (then the longest)",
+}
+
+// add counts the holds of one run.
+func (h *HoldStats) add(t *schedule.BlockTimeline, items []schedule.Item, dur []float64) {
+	late, explained := t.Lateness(items, dur)
+	for k, l := range late {
+		h.Holds++
+		if l > 1e-9 {
+			h.Late++
+			h.LateSum += l
+			h.MaxLate = max(h.MaxLate, l)
+		}
+		if l > explained[k]+1e-6 {
+			h.Unexplained++
+		}
+	}
+}
+
+// shuffled is a random permutation of 0 … n−1.
+func shuffled(rng *rand.Rand, n int) []int {
+	perm := make([]int, n)
+	for i := range perm {
+		perm[i] = i
+	}
+	rng.Shuffle(n, func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
+	return perm
 }
 
 // ratio is a/b, NaN when b is 0 (printed as "–").

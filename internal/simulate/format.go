@@ -17,11 +17,21 @@ func (r *Report) Write(w io.Writer) error {
 	var b strings.Builder
 	in, o := r.Input, r.Options
 	n := o.GPUs
-	fmt.Fprintf(&b, "simulate %s: %d items in %d suites, %d GPUs\n", in.Name, len(in.Items), len(in.Suites), n)
+	fmt.Fprintf(&b, "simulate %s: %d items in %d suites", in.Name, len(in.Items), len(in.Suites))
+	work := "work"
+	if m := r.Mixed; m != nil {
+		work = "GPU-seconds"
+		span := fmt.Sprint(m.MinGPUs)
+		if m.MaxGPUs > m.MinGPUs {
+			span += "–" + fmt.Sprint(m.MaxGPUs)
+		}
+		fmt.Fprintf(&b, " (%d on %s GPUs at once)", m.Multi, span)
+	}
+	fmt.Fprintf(&b, ", %d GPUs\n", n)
 	if o.Noise == 0 {
 		fmt.Fprintf(&b, "durations: the weights exactly; unordered: mean of %d shuffles (seed %d)\n", o.Runs, o.Seed)
-		fmt.Fprintf(&b, "work %s, largest item %s, lower bound max(work/%d, largest) = %s\n",
-			secs(r.Work.Mean), secs(r.Largest.Mean), n, secs(r.Bound.Mean))
+		fmt.Fprintf(&b, "%s %s, largest item %s, lower bound max(%s/%d, largest) = %s\n",
+			work, secs(r.Work.Mean), secs(r.Largest.Mean), work, n, secs(r.Bound.Mean))
 	} else {
 		model := o.Model
 		if model == "" {
@@ -35,11 +45,13 @@ func (r *Report) Write(w io.Writer) error {
 				1-o.Noise, 1+o.Noise, 100*o.Noise, o.Runs, o.Seed)
 		}
 		fmt.Fprintf(&b, "figures are means over the runs (range: min–max); each run is measured against its own bound\n")
-		fmt.Fprintf(&b, "work %s, largest item %s, lower bound max(work/%d, largest) = %s (range %s–%s)\n",
-			secs(r.Work.Mean), secs(r.Largest.Mean), n, secs(r.Bound.Mean), secs(r.Bound.Min), secs(r.Bound.Max))
+		fmt.Fprintf(&b, "%s %s, largest item %s, lower bound max(%s/%d, largest) = %s (range %s–%s)\n",
+			work, secs(r.Work.Mean), secs(r.Largest.Mean), work, n, secs(r.Bound.Mean), secs(r.Bound.Min), secs(r.Bound.Max))
 	}
 	fmt.Fprintf(&b, "%s queue %s\n", schedule.PolicyPlanned, r.Planner)
-	if len(in.Suites) > n {
+	if r.Mixed != nil {
+		b.WriteString("two steps: the single-GPU items as the planned queue, then each multi-GPU item alone (speed-up is over this)\n")
+	} else if len(in.Suites) > n {
 		fmt.Fprintf(&b, "static: %d suites on %d GPUs, suite k (in the file's order) on GPU k mod %d, one after another\n",
 			len(in.Suites), n, n)
 	}
@@ -51,7 +63,7 @@ func (r *Report) Write(w io.Writer) error {
 			rng = secs(row.Wall.Min) + " – " + secs(row.Wall.Max)
 		}
 		table = append(table, []string{
-			rowName(row.Policy, n, len(in.Suites)),
+			rowName(row.Policy, r.Mixed != nil),
 			secs(row.Wall.Mean),
 			rng,
 			pct(row.Util.Mean),
@@ -60,20 +72,72 @@ func (r *Report) Write(w io.Writer) error {
 		})
 	}
 	writeTable(&b, table)
+	if m := r.Mixed; m != nil {
+		writeHolds(&b, m.Holds, o)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-func rowName(policy string, gpus, suites int) string {
+// writeHolds says how the default policy's held items fared against their
+// reservations.
+func writeHolds(b *strings.Builder, h HoldStats, o Options) {
+	def, _ := schedule.BlockOrderOf(schedule.DefaultPolicy)
+	runs := float64(max(o.Runs, 1))
+	if o.Noise == 0 {
+		runs = 1
+	}
+	if h.Holds == 0 {
+		fmt.Fprintf(b, "\nheld items (%s order): none, no item waited for GPUs to be held for it\n", def)
+		return
+	}
+	fmt.Fprintf(b, "\nheld items (%s order): %s per run", def, fixed(float64(h.Holds)/runs, 1))
+	switch {
+	case h.Late == 0:
+		b.WriteString(", each started by its reservation\n")
+		return
+	}
+	fmt.Fprintf(b, "; %s started after their reservation by the weights (mean %s, max %s late)",
+		pct(float64(h.Late)/float64(h.Holds)), secs(h.LateSum/float64(h.Late)), secs(h.MaxLate))
+	if h.Unexplained == 0 {
+		b.WriteString(", never later than the largest overrun of an item running while they were held\n")
+		return
+	}
+	fmt.Fprintf(b, ", %d later than the overruns of the items running meanwhile explain\n", h.Unexplained)
+}
+
+func rowName(policy string, mixed bool) string {
 	switch policy {
 	case RowStatic:
 		return "one suite per GPU (static)"
 	case RowUnordered:
 		return "unordered queue"
+	case RowTwoStep:
+		return "sGPU queue, then mGPU serially"
 	}
-	name := policy + " queue"
-	if policy == schedule.DefaultPolicy {
-		name += " (default)"
+	if !mixed {
+		name := policy + " queue"
+		if policy == schedule.DefaultPolicy {
+			name += " (default)"
+		}
+		return name
+	}
+	name := map[string]string{
+		schedule.ByDuration:   "longest first",
+		schedule.ByGPUSeconds: "most GPU-seconds first",
+		schedule.ByWidest:     "widest first",
+	}[policy]
+	var uses []string
+	for _, p := range schedule.Policies() {
+		if by, _ := schedule.BlockOrderOf(p); by == policy {
+			if p == schedule.DefaultPolicy {
+				p += ", default"
+			}
+			uses = append(uses, p)
+		}
+	}
+	if len(uses) > 0 {
+		name += " (" + strings.Join(uses, "; ") + ")"
 	}
 	return name
 }

@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/rocm/sgpu-queue/internal/schedule"
@@ -15,17 +17,39 @@ import (
 // file's order (which is the listing order ties keep, and the suites' config order).
 type Input struct {
 	Name   string
-	Items  []schedule.Item // Seq is the position in the file
+	Items  []schedule.Item // Seq is the position in the file; GPUs from its gpus= column
 	Suites []string        // labels, in order of first appearance
 	Suite  []int           // by item: its index in Suites
+	// All marks the items whose line said gpus=all: they take every GPU simulated.
+	All []bool
+}
+
+// ItemsOn returns the items with gpus=all resolved to a pool of gpus GPUs, or a
+// *schedule.WidthError for the first item that needs more.
+func (in *Input) ItemsOn(gpus int) ([]schedule.Item, error) {
+	items := in.Items
+	if slices.Contains(in.All, true) {
+		items = slices.Clone(items)
+		for i := range items {
+			if in.All[i] {
+				items[i].GPUs = gpus
+			}
+		}
+	}
+	if err := schedule.CheckWidths(items, gpus); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 // maxInput bounds what Load reads, so that a wrong path (a disk image) fails fast.
 const maxInput = 256 << 20
 
-// Load reads a weight table (SPEC §6; the weights package's parser decides what is
-// valid, corrupt lines come back as warnings). A key "<label>/<tag>" is an item of
-// suite label; a bare key is a whole opaque suite.
+// Load reads a weight table (README.md, "Weights and the Actions cache"; the weights package's
+// parser decides what is valid, corrupt lines come back as warnings), each line
+// optionally followed by a third column gpus=N or gpus=all: the GPUs the item takes
+// at once (simulate's input only; a run's weight table has two columns). A key
+// "<label>/<tag>" is an item of suite label; a bare key is a whole opaque suite.
 func Load(r io.Reader, name string) (*Input, []string, error) {
 	data, err := io.ReadAll(io.LimitReader(r, maxInput+1))
 	if err != nil {
@@ -34,7 +58,10 @@ func Load(r io.Reader, name string) (*Input, []string, error) {
 	if len(data) > maxInput {
 		return nil, nil, fmt.Errorf("weights %s: larger than %d MiB, not a weight table", name, maxInput>>20)
 	}
-	t, warns := weights.Parse(bytes.NewReader(data), name)
+	data, gpus, warns := splitGPUs(data, name)
+	t, more := weights.Parse(bytes.NewReader(data), name)
+	warns = append(warns, more...)
+	slices.SortStableFunc(warns, func(a, b string) int { return lineOf(a, name) - lineOf(b, name) })
 	in := &Input{Name: name}
 	seen := make(map[string]bool, t.Len())
 	suite := map[string]int{}
@@ -58,15 +85,17 @@ func Load(r io.Reader, name string) (*Input, []string, error) {
 			suite[label] = s
 			in.Suites = append(in.Suites, label)
 		}
-		in.Items = append(in.Items, schedule.Item{Label: label, Tag: tag, Weight: w, Known: true, Seq: len(in.Items)})
+		g := gpus[key]
+		in.Items = append(in.Items, schedule.Item{Label: label, Tag: tag, Weight: w, Known: true, Seq: len(in.Items), GPUs: max(g, 1)})
 		in.Suite = append(in.Suite, s)
+		in.All = append(in.All, g == gpusAll)
 	}
 	if len(in.Items) != t.Len() {
 		// Cannot happen with weights.Parse's line rule; say so rather than simulate half.
 		return nil, warns, fmt.Errorf("weights %s: read %d keys but ordered %d", name, t.Len(), len(in.Items))
 	}
 	if len(in.Items) == 0 {
-		return nil, warns, fmt.Errorf("weights %s: no \"<key> <seconds>\" line in it; give a weight table (SPEC §6), e.g. one written by sgpu-queue run", name)
+		return nil, warns, fmt.Errorf("weights %s: no \"<key> <seconds>\" line in it; give a weight table, e.g. one written by sgpu-queue run", name)
 	}
 	return in, warns, nil
 }
@@ -83,4 +112,61 @@ func lineKey(line string) (string, bool) {
 		return "", false
 	}
 	return strings.TrimSpace(text[:i]), true
+}
+
+// gpusAll is splitGPUs' count for gpus=all.
+const gpusAll = -1
+
+// maxWidth bounds a gpus=N column (simulate's --gpus bound).
+const maxWidth = MaxGPUs
+
+// splitGPUs takes the gpus= column off every line of data that has one, keeping
+// the line count, so that the weights parser reads the rest. It returns the count
+// by key (the last line of a key wins, as its weight does; gpusAll for gpus=all)
+// and a warning for each bad count, whose line it blanks (skipped).
+func splitGPUs(data []byte, name string) ([]byte, map[string]int, []string) {
+	gpus := map[string]int{}
+	var warns []string
+	lines := bytes.Split(data, []byte("\n"))
+	for n, raw := range lines {
+		text := strings.TrimSpace(strings.TrimPrefix(string(raw), "\xef\xbb\xbf"))
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		i := strings.LastIndexAny(text, " \t")
+		if i < 0 || !strings.HasPrefix(text[i+1:], "gpus=") {
+			if key, ok := lineKey(text); ok {
+				gpus[key] = 1 // a later line without the column: one GPU
+			}
+			continue
+		}
+		col := text[i+1:]
+		rest := strings.TrimSpace(text[:i])
+		lines[n] = []byte(rest)
+		g, ok := gpusAll, true
+		if v := strings.TrimPrefix(col, "gpus="); v != "all" {
+			var err error
+			g, err = strconv.Atoi(v)
+			ok = err == nil && g >= 1 && g <= maxWidth
+		}
+		if !ok {
+			warns = append(warns, fmt.Sprintf("%s:%d: skipped line with a bad GPU count %q: want gpus=N (N from 1 to %d) or gpus=all", name, n+1, col, maxWidth))
+			lines[n] = nil
+			continue
+		}
+		if key, ok := lineKey(rest); ok {
+			gpus[key] = g
+		}
+	}
+	return bytes.Join(lines, []byte("\n")), gpus, warns
+}
+
+// lineOf is the line number of a warning "<name>:<line>: ...", 0 if none.
+func lineOf(warn, name string) int {
+	rest, ok := strings.CutPrefix(warn, name+":")
+	if !ok {
+		return 0
+	}
+	n, _ := strconv.Atoi(rest[:max(strings.IndexByte(rest, ':'), 0)])
+	return n
 }

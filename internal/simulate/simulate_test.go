@@ -3,15 +3,18 @@ package simulate
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
-	"github.com/rocm/sgpu-queue/internal/golden"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/rocm/sgpu-queue/internal/golden"
+	"github.com/rocm/sgpu-queue/internal/schedule"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -82,6 +85,168 @@ func TestLoad(t *testing.T) {
 				t.Errorf("keys %q suites %q %v; want %q %q %v", keys, in.Suites, in.Suite, tc.keys, tc.suites, tc.suite)
 			}
 		})
+	}
+}
+
+// TestLoadGPUs: the third column gpus=N (simulate's input only).
+func TestLoadGPUs(t *testing.T) {
+	tests := []struct {
+		name  string
+		text  string
+		keys  []string
+		gpus  []int
+		all   []bool
+		warns []string
+	}{
+		{
+			name: "counts, all, none",
+			text: "a/x 5 gpus=2\nb 3\nc/y\t7\tgpus=all\n# z 1 gpus=9\n",
+			keys: []string{"a/x", "b", "c/y"}, gpus: []int{2, 1, 1}, all: []bool{false, false, true},
+		},
+		{
+			name: "a bad count skips its line, naming it",
+			text: "a/x 5 gpus=0\na/y 4 gpus=two\na/z 3 gpus=\nb 1 gpus=3\n",
+			keys: []string{"b"}, gpus: []int{3}, all: []bool{false},
+			warns: []string{
+				`t.weights:1: skipped line with a bad GPU count "gpus=0": want gpus=N (N from 1 to 100000) or gpus=all`,
+				`t.weights:2: skipped line with a bad GPU count "gpus=two"`,
+				`t.weights:3: skipped line with a bad GPU count "gpus="`,
+			},
+		},
+		{
+			name: "warnings in line order with the table's own",
+			text: "a/x 5 gpus=-1\nbroken\nb 1\n",
+			keys: []string{"b"}, gpus: []int{1}, all: []bool{false},
+			warns: []string{`t.weights:1: skipped line with a bad GPU count "gpus=-1"`, "t.weights:2: skipped corrupt weight line"},
+		},
+		{
+			name: "a later line of a key wins, its count too",
+			text: "a/x 5 gpus=4\na/x 6\nb 2 gpus=2\nb 3 gpus=8\n",
+			keys: []string{"a/x", "b"}, gpus: []int{1, 8}, all: []bool{false, false},
+			warns: []string{"t.weights:2: duplicate key", "t.weights:4: duplicate key"},
+		},
+		{
+			name: "a key with a blank keeps it; only the last column counts",
+			text: "a/test gpus=2 5\n",
+			keys: []string{"a/test gpus=2"}, gpus: []int{1}, all: []bool{false},
+		},
+		{
+			name: "BOM and CRLF",
+			text: "\xef\xbb\xbfa/x 5 gpus=2\r\nb 1 gpus=3\r\n",
+			keys: []string{"a/x", "b"}, gpus: []int{2, 3}, all: []bool{false, false},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			in, warns, err := Load(strings.NewReader(tc.text), "t.weights")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(warns) != len(tc.warns) {
+				t.Fatalf("warnings %q, want %q", warns, tc.warns)
+			}
+			for k, w := range tc.warns {
+				if !strings.HasPrefix(warns[k], w) {
+					t.Errorf("warning %q, want %q…", warns[k], w)
+				}
+			}
+			var keys []string
+			var gpus []int
+			for _, it := range in.Items {
+				keys = append(keys, it.Key())
+				gpus = append(gpus, it.GPUs)
+			}
+			if !slices.Equal(keys, tc.keys) || !slices.Equal(gpus, tc.gpus) || !slices.Equal(in.All, tc.all) {
+				t.Errorf("keys %q gpus %v all %v; want %q %v %v", keys, gpus, in.All, tc.keys, tc.gpus, tc.all)
+			}
+		})
+	}
+}
+
+// TestCompareMixed checks a small workload with multi-GPU items by hand.
+func TestCompareMixed(t *testing.T) {
+	// 4 GPUs. w: a 4-GPU 10 s item, a 2-GPU 10 s item, four 1-GPU 5 s items.
+	// GPU-seconds 40 + 20 + 20 = 80 → bound 20. Two steps: the 1-GPU items take
+	// 5 s on 4 GPUs, then 10 + 10 = 25. Widest first: 4-GPU 0–10, then the
+	// 2-GPU item and two 1-GPU items 10–15, two more 15–20 → 20.
+	in := load(t, "w/four 10 gpus=4\nw/two 10 gpus=2\no/a 5\no/b 5\no/c 5\no/d 5\n")
+	rep, err := Compare(context.Background(), in, Options{GPUs: 4, Runs: 10, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Mixed == nil || rep.Mixed.Multi != 2 || rep.Mixed.MinGPUs != 2 || rep.Mixed.MaxGPUs != 4 {
+		t.Fatalf("mixed %+v", rep.Mixed)
+	}
+	if rep.Work.Mean != 80 || rep.Bound.Mean != 20 {
+		t.Errorf("work %g bound %g, want 80 GPU-s and 20 s", rep.Work.Mean, rep.Bound.Mean)
+	}
+	walls := map[string]float64{}
+	var policies []string
+	for _, r := range rep.Rows {
+		walls[r.Policy] = r.Wall.Mean
+		policies = append(policies, r.Policy)
+	}
+	if want := []string{RowTwoStep, RowUnordered, schedule.ByDuration, schedule.ByGPUSeconds, schedule.ByWidest}; !slices.Equal(policies, want) {
+		t.Errorf("rows %q, want %q", policies, want)
+	}
+	if walls[RowTwoStep] != 25 || walls[schedule.ByWidest] != 20 {
+		t.Errorf("two-step %g, widest %g; want 25 and 20", walls[RowTwoStep], walls[schedule.ByWidest])
+	}
+	for _, r := range rep.Rows {
+		if r.Wall.Min < 20 {
+			t.Errorf("%s beat the bound: %g", r.Policy, r.Wall.Min)
+		}
+		if math.Abs(r.SpeedUp-25/r.Wall.Mean) > 1e-12 {
+			t.Errorf("%s: speed-up %g, want over the two-step job", r.Policy, r.SpeedUp)
+		}
+	}
+	var out bytes.Buffer
+	if err := rep.Write(&out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range [][]string{
+		{"6 items in 2 suites (2 on 2–4 GPUs at once), 4 GPUs"},
+		{"GPU-seconds 80 s, largest item 10 s, lower bound max(GPU-seconds/4, largest) = 20 s"},
+		{"planned queue takes the widest items first (then the longest), holds GPUs"},
+		{"sGPU queue, then mGPU serially ", " 25 s ", "1.2500", "1.00x"},
+		{"widest first (planned, default) ", " 20 s ", "1.0000", "1.25x"},
+		{"longest first (lpt) ", " 20 s "},
+		{"held items (widest order): none"},
+	} {
+		found := false
+		for _, line := range strings.Split(out.String(), "\n") {
+			found = found || containsAll(line, want)
+		}
+		if !found {
+			t.Errorf("output lacks a line with %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func containsAll(s string, subs []string) bool {
+	for _, x := range subs {
+		if !strings.Contains(s, x) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestCompareWidthError: an item wider than the GPUs simulated is an error naming
+// it; gpus=all takes them all.
+func TestCompareWidthError(t *testing.T) {
+	in := load(t, "a/x 5 gpus=8\nb 1 gpus=all\n")
+	_, err := Compare(context.Background(), in, Options{GPUs: 4, Runs: 1})
+	var we *schedule.WidthError
+	if !errors.As(err, &we) || we.Key != "a/x" {
+		t.Fatalf("err %v, want a WidthError naming a/x", err)
+	}
+	rep, err := Compare(context.Background(), in, Options{GPUs: 8, Runs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Work.Mean != 8*5+8*1 || rep.Mixed.MaxGPUs != 8 {
+		t.Errorf("work %g, max GPUs %d; want 48 and 8 (gpus=all is the 8 simulated)", rep.Work.Mean, rep.Mixed.MaxGPUs)
 	}
 }
 
@@ -238,6 +403,8 @@ func TestGolden(t *testing.T) {
 		{"te-4gpu-noise20.golden", "te-gfx950-l3.weights", Options{GPUs: 4, Noise: 0.2, Runs: 1000, Seed: 1}},
 		{"te-4gpu-noise50-lognormal.golden", "te-gfx950-l3.weights", Options{GPUs: 4, Noise: 0.5, Model: NoiseLognormal, Runs: 1000, Seed: 1}},
 		{"dominant-200-8gpu.golden", "dominant-200.weights", Options{GPUs: 8, Runs: 100, Seed: 1}},
+		{"te-mixed-8gpu.golden", "te-mixed.weights", Options{GPUs: 8, Runs: 200, Seed: 1}},
+		{"te-mixed-8gpu-noise20.golden", "te-mixed.weights", Options{GPUs: 8, Noise: 0.2, Runs: 1000, Seed: 1}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.golden, func(t *testing.T) {
@@ -295,7 +462,8 @@ func TestTETable(t *testing.T) {
 }
 
 func FuzzLoad(f *testing.F) {
-	for _, s := range []string{"core 1251.0\ntorch/a 675\n", "# x\n\na/b 1\na/b 2\n", "a\t1\r\nb 1e3\n", "\xef\xbb\xbfa 1", "a/ 1\n/b 2\n"} {
+	for _, s := range []string{"core 1251.0\ntorch/a 675\n", "# x\n\na/b 1\na/b 2\n", "a\t1\r\nb 1e3\n", "\xef\xbb\xbfa 1", "a/ 1\n/b 2\n",
+		"m/a 300 gpus=2\nm/b 60 gpus=all\ns/c 10\n", "a 1 gpus=4\nb 2 gpus=0\nc 3 gpus=x\n", "a gpus=2\n"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -308,14 +476,18 @@ func FuzzLoad(f *testing.F) {
 		}
 		seen := map[string]bool{}
 		for k, it := range in.Items {
-			if seen[it.Key()] || it.Seq != k || in.Suites[in.Suite[k]] != it.Label || it.Weight < 0 || math.IsNaN(it.Weight) {
+			if seen[it.Key()] || it.Seq != k || in.Suites[in.Suite[k]] != it.Label || it.Weight < 0 || math.IsNaN(it.Weight) ||
+				it.GPUs < 1 || it.GPUs > MaxGPUs || len(in.All) != len(in.Items) {
 				t.Fatalf("item %d: %+v (suite %d)", k, it, in.Suite[k])
 			}
 			seen[it.Key()] = true
 		}
-		// Whatever loads can be simulated.
+		// Whatever loads can be simulated, or is too wide for the GPUs simulated.
 		if _, err := Compare(context.Background(), in, Options{GPUs: 3, Runs: 2, Noise: 0.2, Seed: 1}); err != nil {
-			t.Fatal(err)
+			var we *schedule.WidthError
+			if !errors.As(err, &we) {
+				t.Fatal(err)
+			}
 		}
 	})
 }

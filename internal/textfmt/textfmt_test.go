@@ -91,3 +91,15 @@ func FuzzPrintable(f *testing.F) {
 		}
 	})
 }
+
+func TestCapped(t *testing.T) {
+	c := &Capped{Max: 5}
+	for _, p := range []string{"ab", "cd", "efg", "h"} {
+		if n, err := c.Write([]byte(p)); n != len(p) || err != nil {
+			t.Fatalf("Write(%q) = %d, %v; want every byte taken, no error", p, n, err)
+		}
+	}
+	if string(c.Bytes()) != "abcd" || !c.Over() {
+		t.Errorf("kept %q over=%v, want \"abcd\" (nothing after the first write that did not fit) and over", c.Bytes(), c.Over())
+	}
+}

@@ -1,0 +1,191 @@
+// Package adapter turns suites that have no hook scripts into work items: a pytest
+// tree, a CTest build, or a file of commands (docs/adapters.md). An adapter lists a
+// suite's items by running the real tool through an executor.Executor, and builds
+// the executor.Command that runs one item, so a project adopts the queue without
+// writing a hook layer first.
+//
+// One interface, one file per implementation: pytest.go, ctest.go, cmd.go. New picks
+// the implementation from the suite's mode.
+//
+// The hook-contract suites can move behind the same interface (docs/adapters.md,
+// "Part B"): a list adapter's List is the queue listing (TE_CI_LIST_ITEMS=1) and its
+// census a second method that adapters whose listing is already the census do not
+// need; its Command re-enters the script with the filter variable and runs in the
+// item's own directory instead of the repo root (Run then carries both); its setup
+// is the hook's setup pass. An opaque adapter lists one item with an empty tag and
+// its Command is the script, run whole.
+package adapter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/rocm/sgpu-queue/internal/config"
+	"github.com/rocm/sgpu-queue/internal/executor"
+	"github.com/rocm/sgpu-queue/internal/hook"
+	"github.com/rocm/sgpu-queue/internal/textfmt"
+)
+
+// Adapter lists one suite's items and builds the command of each.
+type Adapter interface {
+	// List runs the suite's listing through ex and returns its items, in the tool's
+	// order; the same tree gives the same tags every time (weights key on them).
+	// It fails with ErrNoItems (wrapped) when the suite lists nothing.
+	List(ctx context.Context, ex executor.Executor, in Listing) (*Listed, error)
+	// Command is the command that runs one listed item. It does not run anything.
+	Command(it Item, run Run) executor.Command
+}
+
+// Item is one work item of an adapter suite.
+type Item struct {
+	// Tag names the item within its suite: a test file or node id for pytest, a
+	// test name (or base name) for ctest, the first word of a cmd line.
+	Tag string
+	// GPUs is the GPU count the suite's own metadata asks for this item (ctest's
+	// RESOURCE_GROUPS); 0 when it says nothing and the suite's gpus= decides.
+	GPUs int
+	// Timeout is the item's own time limit (ctest's TIMEOUT property); 0: none.
+	Timeout time.Duration
+	// Args is what Command needs besides the tag (the pytest options, the ctest
+	// names of a split=base item, a cmd line's command). Read-only: items of a
+	// suite may share it.
+	Args []string
+}
+
+// Listed is what a listing found.
+type Listed struct {
+	Items    []Item
+	Warnings []string // things the user should know, one line each
+}
+
+// Listing is where a suite is set up and listed.
+type Listing struct {
+	Env []string  // the base environment (pinned to one GPU, as for capability probes)
+	Dir string    // the repo root: adapter commands run there
+	Log io.Writer // the listing's stderr and any output worth keeping (expand.log); nil discards
+}
+
+// Run is what one item's command needs.
+type Run struct {
+	Env []string // the item's environment, its GPUs pinned
+	Dir string   // the repo root
+	// JUnit is the file the item's JUnit XML goes to, where the command runs (a
+	// container path under container exec); "" when JUnit is off.
+	JUnit          string
+	Stdout, Stderr io.Writer
+}
+
+// Spec is an adapter suite's config line.
+type Spec struct {
+	Label string
+	Where string // "file:line", for messages
+	Mode  config.ModeSpec
+	Args  []string // the words after the mode field
+}
+
+// ErrNoItems is wrapped by a listing that found nothing to run.
+var ErrNoItems = errors.New("no items")
+
+// Error is a suite whose listing failed or whose config cannot work.
+type Error struct {
+	Label, Where string
+	Msg          string
+	Tail         string // last lines of the command's output
+	Err          error  // a sentinel (ErrNoItems, ErrNoPytest) or the executor's error
+}
+
+func (e *Error) Error() string {
+	s := fmt.Sprintf("%s: suite %q: %s", e.Where, e.Label, e.Msg)
+	if e.Tail != "" {
+		s += "\n" + textfmt.Indent(e.Tail)
+	}
+	return s
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+func (s Spec) fail(err error, tail, format string, a ...any) *Error {
+	return &Error{Label: s.Label, Where: s.Where, Msg: fmt.Sprintf(format, a...), Tail: tail, Err: err}
+}
+
+// New returns the adapter of an adapter suite, or an *Error when its arguments
+// cannot work with it.
+func New(s Spec) (Adapter, error) {
+	switch s.Mode.Mode {
+	case config.Pytest:
+		return newPytest(s)
+	case config.CTest:
+		return newCTest(s)
+	case config.Cmd:
+		return newCmd(s)
+	}
+	return nil, s.fail(nil, "", "mode %q has no adapter (list and opaque suites use the hook contract)", s.Mode.Mode)
+}
+
+// Setup is the command of the suite's setup= option: a shell command run once from
+// the repo root, with the suite's environment, before the suite is listed (a build
+// its listing needs). ok is false when the suite has none. Suites giving the same
+// setup command share one run of it (the caller keeps track).
+func Setup(s Spec, in Listing) (c executor.Command, ok bool) {
+	if s.Mode.Setup == "" {
+		return executor.Command{}, false
+	}
+	return executor.Command{
+		Path: "sh", Args: []string{"-c", s.Mode.Setup},
+		Env: s.env(in.Env), Dir: in.Dir, Stdout: in.Log, Stderr: in.Log,
+	}, true
+}
+
+// env is the base environment with the suite's env= settings on top.
+func (s Spec) env(base []string) []string {
+	return hook.Env(base).With(s.Mode.Env...)
+}
+
+// maxListing bounds what one listing may print (100k node ids are about 10 MB).
+const maxListing = 64 << 20
+
+// output is what a listing command printed and how it ended.
+type output struct {
+	stdout []byte
+	tail   string
+	res    executor.Result
+}
+
+// capture runs a listing command: its stdout is kept (up to maxListing), its
+// stderr goes to the log, and the last lines of both make the tail for messages.
+func (s Spec) capture(ctx context.Context, ex executor.Executor, in Listing, c executor.Command) (*output, error) {
+	log := in.Log
+	if log == nil {
+		log = io.Discard
+	}
+	fmt.Fprintf(log, "### %s listing: %s %s\n", s.Label, c.Path, strings.Join(c.Args, " "))
+	out := &textfmt.Capped{Max: maxListing}
+	tail := &textfmt.Tail{}
+	c.Stdout = io.MultiWriter(out, tail)
+	c.Stderr = io.MultiWriter(log, tail)
+	res, err := ex.Run(ctx, c)
+	if err != nil {
+		return nil, s.fail(err, "", "cannot run its listing: %v", err)
+	}
+	if res.Cancelled || ctx.Err() != nil {
+		return nil, s.fail(context.Canceled, "", "listing cancelled")
+	}
+	if out.Over() {
+		return nil, s.fail(nil, "", "its listing printed more than %d MiB", maxListing>>20)
+	}
+	return &output{stdout: out.Bytes(), tail: tail.String(), res: res}, nil
+}
+
+// inDir resolves a program named by a relative path (.venv/bin/python) against the
+// directory the command runs in; bare names stay for PATH lookup where it runs.
+func inDir(prog, dir string) string {
+	if dir == "" || filepath.IsAbs(prog) || !strings.Contains(prog, "/") {
+		return prog
+	}
+	return filepath.Join(dir, prog)
+}

@@ -1,0 +1,122 @@
+package adapter
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/rocm/sgpu-queue/internal/executor"
+	"github.com/rocm/sgpu-queue/internal/hook"
+)
+
+// JUnitVar is set, in a cmd item's environment, to the file its JUnit XML goes to
+// when JUnit is on: a command that writes JUnit (pytest --junitxml="$SGPU_JUNIT_XML")
+// makes its results part of the merged report.
+const JUnitVar = "SGPU_JUNIT_XML"
+
+// cmdSuite is `<label> <logfile> cmd <file>`: the file holds one item per line,
+// "<tag> <command…>", each command run by sh -c from the repo root.
+type cmdSuite struct {
+	spec Spec
+	file string
+}
+
+// maxCmdLine bounds one line of a command file, as config lines are bounded.
+const maxCmdLine = 64 << 10
+
+func newCmd(s Spec) (Adapter, error) {
+	if len(s.Args) != 1 {
+		return nil, s.fail(nil, "", "want \"<label> <logfile> cmd <file>\": one command file, got %d argument(s)", len(s.Args))
+	}
+	return &cmdSuite{spec: s, file: s.Args[0]}, nil
+}
+
+// List reads the command file where commands run (in the container, under
+// container exec), so that it is the file the commands will see.
+func (c *cmdSuite) List(ctx context.Context, ex executor.Executor, in Listing) (*Listed, error) {
+	s := c.spec
+	out, err := s.capture(ctx, ex, in, executor.Command{Path: "cat", Args: []string{"--", c.file}, Env: s.env(in.Env), Dir: in.Dir})
+	if err != nil {
+		return nil, err
+	}
+	if rc := out.res.ExitCode; rc != 0 {
+		return nil, s.fail(nil, out.tail, "cannot read the command file %s (cat exited with %d; a relative path is taken from the repo root)", c.file, rc)
+	}
+	items, err := ParseCommands(out.stdout, c.file)
+	if err != nil {
+		return nil, s.fail(nil, "", "%v", err)
+	}
+	if len(items) == 0 {
+		return nil, s.fail(ErrNoItems, "", "the command file %s has no \"<tag> <command…>\" line", c.file)
+	}
+	return &Listed{Items: items}, nil
+}
+
+// ParseCommands reads a command file: one "<tag> <command…>" per line, the tag the
+// first word, the command the rest of the line; '#' comment lines and blank lines
+// are skipped. Every bad line is reported as "file:line: …".
+func ParseCommands(data []byte, file string) ([]Item, error) {
+	var items []Item
+	var errs []error
+	first := map[string]int{}
+	sc := bufio.NewScanner(bytes.NewReader(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))))
+	sc.Buffer(make([]byte, 0, 4096), maxCmdLine)
+	n := 0
+	for sc.Scan() {
+		n++
+		line := strings.TrimRight(sc.Text(), "\r")
+		text := strings.TrimLeft(line, " \t")
+		if text == "" || text[0] == '#' {
+			continue
+		}
+		fail := func(format string, a ...any) {
+			errs = append(errs, fmt.Errorf("%s:%d: %s", file, n, fmt.Sprintf(format, a...)))
+		}
+		if bad := strings.IndexFunc(line, func(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }); bad >= 0 {
+			fail("control character %q in the line; write one \"<tag> <command…>\" per line", line[bad])
+			continue
+		}
+		tag, cmd := text, ""
+		if i := strings.IndexAny(text, " \t"); i >= 0 {
+			tag, cmd = text[:i], strings.TrimSpace(text[i:])
+		}
+		if cmd == "" {
+			fail("tag %q has no command: write \"<tag> <command…>\"", tag)
+			continue
+		}
+		if at, dup := first[tag]; dup {
+			fail("duplicate tag %q (first at line %d); tags name items and must be unique", tag, at)
+			continue
+		}
+		first[tag] = n
+		items = append(items, Item{Tag: tag, Args: []string{cmd}})
+	}
+	if err := sc.Err(); err != nil {
+		msg := err.Error()
+		if errors.Is(err, bufio.ErrTooLong) {
+			msg = fmt.Sprintf("line longer than %d KiB", maxCmdLine>>10)
+		}
+		errs = append(errs, fmt.Errorf("%s:%d: %s", file, n+1, msg))
+	}
+	return items, errors.Join(errs...)
+}
+
+// Command runs the item's line with sh -c from the repo root.
+func (c *cmdSuite) Command(it Item, run Run) executor.Command {
+	cmd := ""
+	if len(it.Args) > 0 {
+		cmd = it.Args[0]
+	}
+	junit := JUnitVar // unset unless JUnit is on: an outer value is not this item's file
+	if run.JUnit != "" {
+		junit += "=" + run.JUnit
+	}
+	env := hook.Env(c.spec.env(run.Env)).With(junit)
+	return executor.Command{
+		Path: "sh", Args: []string{"-c", cmd}, Env: env, Dir: run.Dir,
+		Stdout: run.Stdout, Stderr: run.Stderr,
+	}
+}

@@ -1,0 +1,301 @@
+package adapter
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/rocm/sgpu-queue/internal/config"
+	"github.com/rocm/sgpu-queue/internal/executor"
+)
+
+// ctestSuite is `<label> <logfile> ctest[,split=…] <ctest args…>`, e.g.
+// `--test-dir build -E Slow`: the arguments select the tests both when listing
+// and when running one.
+type ctestSuite struct {
+	spec Spec
+}
+
+// maxRegex bounds the -R expression of one split=base item: CMake's regular
+// expressions refuse to compile past about 64 KiB.
+const maxRegex = 16 << 10
+
+func newCTest(s Spec) (Adapter, error) {
+	for _, a := range s.Args {
+		name, _, _ := strings.Cut(a, "=")
+		switch {
+		case name == "-N" || name == "--show-only" || strings.HasPrefix(a, "--show-only"):
+			return nil, s.fail(nil, "", "argument %q makes ctest list instead of run; the adapter lists by itself, remove it", a)
+		case name == "--output-junit":
+			return nil, s.fail(nil, "", "argument %q: sgpu-queue gives each item its own JUnit file; remove it", a)
+		case name == "--help" || name == "--version":
+			return nil, s.fail(nil, "", "argument %q makes ctest print information instead of running tests; remove it", a)
+		}
+	}
+	return &ctestSuite{spec: s}, nil
+}
+
+// ctestInfo is the part of `ctest --show-only=json-v1` the adapter reads (CMake's
+// ctest(1), "Show as JSON Object Model").
+type ctestInfo struct {
+	Kind    string `json:"kind"`
+	Version struct {
+		Major int `json:"major"`
+	} `json:"version"`
+	Tests []ctestTest `json:"tests"`
+}
+
+type ctestTest struct {
+	Name       string `json:"name"`
+	Properties []struct {
+		Name  string          `json:"name"`
+		Value json.RawMessage `json:"value"`
+	} `json:"properties"`
+}
+
+// ctestListed is one test as the adapter uses it.
+type ctestListed struct {
+	Name     string
+	GPUs     int
+	Timeout  time.Duration
+	Disabled bool
+}
+
+// List runs ctest --show-only=json-v1 with the suite's arguments.
+func (c *ctestSuite) List(ctx context.Context, ex executor.Executor, in Listing) (*Listed, error) {
+	s := c.spec
+	args := append(append([]string(nil), s.Args...), "--show-only=json-v1")
+	out, err := s.capture(ctx, ex, in, executor.Command{Path: "ctest", Args: args, Env: s.env(in.Env), Dir: in.Dir})
+	if err != nil {
+		return nil, err
+	}
+	if rc := out.res.ExitCode; rc != 0 {
+		return nil, s.fail(nil, out.tail, "ctest --show-only=json-v1 %s exited with %d: is the build there (setup= builds it before listing)?", strings.Join(s.Args, " "), rc)
+	}
+	tests, warns, err := parseShowOnly(out.stdout)
+	if err != nil {
+		return nil, s.fail(nil, out.tail, "%v", err)
+	}
+	l := &Listed{Warnings: warns}
+	var run []ctestListed
+	for _, t := range tests {
+		if t.Disabled {
+			continue // ctest would report it "Not Run" and fail the item
+		}
+		run = append(run, t)
+	}
+	if len(run) == 0 {
+		return nil, s.fail(ErrNoItems, out.tail, "ctest lists no tests to run with %q: is the build there (setup= builds it before listing) and do -R/-E/-L select any?", s.Args)
+	}
+	if s.Mode.Split == config.SplitBase {
+		l.Items = baseItems(run)
+	} else {
+		for _, t := range run {
+			l.Items = append(l.Items, Item{Tag: t.Name, GPUs: t.GPUs, Timeout: t.Timeout})
+		}
+	}
+	return l, nil
+}
+
+// parseShowOnly reads ctest's JSON test list. Tests whose name repeats (two
+// directories may add the same name) are listed once: -R runs them together.
+func parseShowOnly(stdout []byte) ([]ctestListed, []string, error) {
+	// ctest may say where it changes directory before the JSON object.
+	start := bytes.Index(stdout, []byte("{"))
+	if start < 0 {
+		return nil, nil, errors.New("ctest --show-only=json-v1 printed no JSON object")
+	}
+	var info ctestInfo
+	if err := json.Unmarshal(stdout[start:], &info); err != nil {
+		return nil, nil, fmt.Errorf("ctest --show-only=json-v1 printed no valid JSON: %v", err)
+	}
+	if info.Kind != "ctestInfo" || info.Version.Major != 1 {
+		return nil, nil, fmt.Errorf("ctest --show-only=json-v1 printed kind %q version %d; this adapter reads ctestInfo version 1", info.Kind, info.Version.Major)
+	}
+	var tests []ctestListed
+	var warns []string
+	seen := map[string]bool{}
+	for _, t := range info.Tests {
+		switch {
+		case t.Name == "" || strings.ContainsAny(t.Name, "\n\r\x00"):
+			warns = append(warns, fmt.Sprintf("test %q cannot be selected by name on a command line; skipped", t.Name))
+			continue
+		case seen[t.Name]:
+			warns = append(warns, fmt.Sprintf("test name %q is given to several tests; one item runs them all", t.Name))
+			continue
+		}
+		seen[t.Name] = true
+		if strings.Contains(t.Name, `\`) {
+			warns = append(warns, fmt.Sprintf("test name %q holds a backslash: CMake turns it into / in the JUnit path of a file named after the test", t.Name))
+		}
+		l := ctestListed{Name: t.Name}
+		for _, p := range t.Properties {
+			var err error
+			switch p.Name {
+			case "RESOURCE_GROUPS":
+				l.GPUs, err = gpuSlots(p.Value)
+			case "TIMEOUT":
+				l.Timeout, err = seconds(p.Value)
+			case "DISABLED":
+				err = json.Unmarshal(p.Value, &l.Disabled)
+			}
+			if err != nil {
+				return nil, nil, fmt.Errorf("test %q: property %s %s: %v", t.Name, p.Name, p.Value, err)
+			}
+		}
+		tests = append(tests, l)
+	}
+	return tests, warns, nil
+}
+
+// gpuSlots is the GPU count a RESOURCE_GROUPS property asks for: the slots of every
+// "gpus" requirement over all groups ("gpus:2" and "2,gpus:1" both give 2).
+func gpuSlots(v json.RawMessage) (int, error) {
+	var groups []struct {
+		Requirements []struct {
+			Type  string `json:".type"`
+			Slots int    `json:"slots"`
+		} `json:"requirements"`
+	}
+	if err := json.Unmarshal(v, &groups); err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, g := range groups {
+		for _, r := range g.Requirements {
+			if r.Type != "gpus" {
+				continue
+			}
+			if r.Slots < 0 || r.Slots > config.MaxGPUs || n+r.Slots > config.MaxGPUs {
+				return 0, fmt.Errorf("more than %d GPUs", config.MaxGPUs)
+			}
+			n += r.Slots
+		}
+	}
+	return n, nil
+}
+
+// seconds reads a TIMEOUT property (seconds, fractions allowed; 0 or less: none).
+func seconds(v json.RawMessage) (time.Duration, error) {
+	var f float64
+	if err := json.Unmarshal(v, &f); err != nil {
+		return 0, err
+	}
+	if math.IsNaN(f) || f <= 0 {
+		return 0, nil
+	}
+	if f > 1e6 {
+		f = 1e6 // beyond eleven days is no limit worth keeping exact
+	}
+	return time.Duration(f * float64(time.Second)), nil
+}
+
+// baseItems groups tests by base name, the name up to its last '/': for the names
+// gtest_discover_tests gives a value-parameterised test (Prefix/Suite.Test/Param)
+// that is one item per test with all its parameters. A group whose -R expression
+// would be too long is cut into items tagged <base>#2, #3, … in listing order.
+func baseItems(tests []ctestListed) []Item {
+	var order []string
+	groups := map[string][]ctestListed{}
+	for _, t := range tests {
+		b := t.Name
+		if i := strings.LastIndexByte(b, '/'); i > 0 {
+			b = b[:i]
+		}
+		if _, ok := groups[b]; !ok {
+			order = append(order, b)
+		}
+		groups[b] = append(groups[b], t)
+	}
+	var items []Item
+	for _, b := range order {
+		var chunks [][]ctestListed
+		size := maxRegex // start a chunk with the first test
+		for _, t := range groups[b] {
+			n := len(escapeCMakeRegex(t.Name)) + 1
+			if size+n > maxRegex {
+				chunks = append(chunks, nil)
+				size = 0
+			}
+			chunks[len(chunks)-1] = append(chunks[len(chunks)-1], t)
+			size += n
+		}
+		for i, ch := range chunks {
+			it := chunkItem(ch)
+			it.Tag = b
+			if i > 0 {
+				it.Tag = fmt.Sprintf("%s#%d", b, i+1)
+			}
+			items = append(items, it)
+		}
+	}
+	return items
+}
+
+// chunkItem is one item running the tests ch: as many GPUs as the hungriest, and
+// a time limit only when every test has one (their sum: they run one after another
+// unless the suite's -j says otherwise).
+func chunkItem(ch []ctestListed) Item {
+	var it Item
+	all := true
+	for _, t := range ch {
+		it.Args = append(it.Args, t.Name)
+		it.GPUs = max(it.GPUs, t.GPUs)
+		all = all && t.Timeout > 0
+		it.Timeout += t.Timeout
+	}
+	if !all {
+		it.Timeout = 0
+	}
+	return it
+}
+
+// Command runs exactly the item's test(s): the suite's arguments, then an -R that
+// matches only their names (ctest keeps the last -R), with --no-tests=error so that
+// a name that matches nothing fails instead of passing, and the JUnit file.
+func (c *ctestSuite) Command(it Item, run Run) executor.Command {
+	names := it.Args
+	if len(names) == 0 {
+		names = []string{it.Tag}
+	}
+	escaped := make([]string, len(names))
+	for i, n := range names {
+		escaped[i] = escapeCMakeRegex(n)
+	}
+	re := "^" + escaped[0] + "$"
+	if len(escaped) > 1 {
+		re = "^(" + strings.Join(escaped, "|") + ")$"
+	}
+	args := append(append([]string(nil), c.spec.Args...), "-R", re, "--no-tests=error")
+	if run.JUnit != "" {
+		// A relative path would be taken from the build directory.
+		j := run.JUnit
+		if !filepath.IsAbs(j) {
+			j = filepath.Join(run.Dir, j)
+		}
+		args = append(args, "--output-junit", j)
+	}
+	return executor.Command{
+		Path: "ctest", Args: args, Env: c.spec.env(run.Env), Dir: run.Dir,
+		Stdout: run.Stdout, Stderr: run.Stderr,
+	}
+}
+
+// escapeCMakeRegex quotes the characters CMake's regular expressions give a
+// meaning (cmake-language(7), "Regex Specification"): ^ $ . [ ] * + ? ( ) | \.
+func escapeCMakeRegex(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if strings.IndexByte(`^$.[]*+?()|\`, s[i]) >= 0 {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}

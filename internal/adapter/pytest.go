@@ -1,0 +1,181 @@
+package adapter
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/rocm/sgpu-queue/internal/config"
+	"github.com/rocm/sgpu-queue/internal/executor"
+)
+
+// ErrNoPytest is wrapped by a pytest listing whose interpreter cannot import pytest.
+var ErrNoPytest = errors.New("pytest not importable")
+
+//go:embed pytest_probe.py
+var pytestProbe string
+
+// pytestMarker starts the probe's record line.
+const pytestMarker = "sgpu-queue-pytest-collection "
+
+// Exit codes of the listing: pytest's own (docs.pytest.org, "Exit codes") and the
+// probe's.
+const (
+	pytestInterrupted = 2 // collection errors
+	pytestInternal    = 3
+	pytestUsage       = 4
+	pytestNoTests     = 5
+	probeNoPytest     = 97
+)
+
+// DefaultPython is the interpreter of a pytest suite without python=: python3 on the
+// PATH where commands run.
+const DefaultPython = "python3"
+
+// pytestSuite is `<label> <logfile> pytest[,split=…][,python=…] <pytest args…>`.
+type pytestSuite struct {
+	spec   Spec
+	static []int // path operands among spec.Args, as the option table reads them
+}
+
+func newPytest(s Spec) (Adapter, error) {
+	for _, a := range s.Args {
+		name, _, _ := strings.Cut(a, "=")
+		switch name {
+		case "--collect-only", "--co":
+			return nil, s.fail(nil, "", "argument %q: the adapter lists the tests itself; remove it", a)
+		case "--junitxml", "--junit-xml":
+			return nil, s.fail(nil, "", "argument %q: sgpu-queue gives each item its own JUnit file; remove it", a)
+		case "-h", "--help", "--version", "-V", "--fixtures", "--markers", "--funcargs", "--fixtures-per-test":
+			return nil, s.fail(nil, "", "argument %q makes pytest print information instead of running tests; remove it", a)
+		}
+	}
+	return &pytestSuite{spec: s, static: staticOperands(s.Args)}, nil
+}
+
+func (p *pytestSuite) python(dir string) string {
+	py := p.spec.Mode.Python
+	if py == "" {
+		py = DefaultPython
+	}
+	return inDir(py, dir)
+}
+
+// collection is the probe's record.
+type collection struct {
+	RootDir       string   `json:"rootdir"`
+	InvocationDir string   `json:"invocation_dir"`
+	Operands      []string `json:"operands"`
+	Items         []string `json:"items"`
+}
+
+// List runs pytest --collect-only through the probe and makes one item per test
+// file (or per node id with split=test).
+func (p *pytestSuite) List(ctx context.Context, ex executor.Executor, in Listing) (*Listed, error) {
+	s := p.spec
+	py := p.python(in.Dir)
+	args := append([]string{"-c", pytestProbe, "--collect-only", "-q"}, s.Args...)
+	out, err := s.capture(ctx, ex, in, executor.Command{Path: py, Args: args, Env: s.env(in.Env), Dir: in.Dir})
+	if err != nil {
+		return nil, err
+	}
+	switch rc := out.res.ExitCode; rc {
+	case 0:
+	case pytestNoTests:
+		return nil, s.fail(ErrNoItems, out.tail, "pytest collected no tests (exit 5): check the paths and -k/-m filters of the suite's arguments")
+	case pytestInterrupted:
+		return nil, s.fail(nil, out.tail, "pytest could not collect the tests (exit 2: errors during collection, see below)")
+	case pytestUsage:
+		return nil, s.fail(nil, out.tail, "pytest rejected the arguments (exit 4: usage error, a path that does not exist?)")
+	case probeNoPytest:
+		return nil, s.fail(ErrNoPytest, out.tail, "%s cannot import pytest: install pytest for it, or name the interpreter that has it with python= (pytest,python=.venv/bin/python)", py)
+	default:
+		return nil, s.fail(nil, out.tail, "the pytest collection with %s exited with %d", py, rc)
+	}
+	c, err := parseCollection(out.stdout)
+	if err != nil {
+		return nil, s.fail(nil, out.tail, "%v (is %s running pytest?)", err, py)
+	}
+	drop, err := reconcileOperands(s.Args, p.static, c.Operands)
+	if err != nil {
+		return nil, s.fail(nil, "", "%v", err)
+	}
+	opts := withoutIndices(s.Args, drop)
+	return p.items(c, opts)
+}
+
+// parseCollection finds the probe's record: the last line that starts with the
+// marker (a test module printing a fake one at import comes before it).
+func parseCollection(stdout []byte) (*collection, error) {
+	marker := []byte(pytestMarker)
+	at := bytes.LastIndex(stdout, append([]byte("\n"), marker...)) + 1
+	if at == 0 && !bytes.HasPrefix(stdout, marker) {
+		return nil, errors.New("the collection printed no record")
+	}
+	line, _, _ := bytes.Cut(stdout[at+len(marker):], []byte("\n"))
+	var c collection
+	if err := json.Unmarshal(line, &c); err != nil {
+		return nil, fmt.Errorf("the collection record is not JSON: %v", err)
+	}
+	if !filepath.IsAbs(c.RootDir) || !filepath.IsAbs(c.InvocationDir) {
+		return nil, fmt.Errorf("the collection record has no absolute rootdir and invocation dir (%q, %q)", c.RootDir, c.InvocationDir)
+	}
+	return &c, nil
+}
+
+// items turns node ids (relative to pytest's rootdir) into items whose tags are
+// relative to the directory pytest ran in (the repo root), which is what a
+// command line given there names.
+func (p *pytestSuite) items(c *collection, opts []string) (*Listed, error) {
+	s := p.spec
+	l := &Listed{}
+	seen := map[string]bool{}
+	for _, id := range c.Items {
+		file, rest, _ := strings.Cut(id, "::")
+		if file == "" || strings.ContainsAny(id, "\n\r") {
+			l.Warnings = append(l.Warnings, fmt.Sprintf("node id %q is not a test in a file; skipped", id))
+			continue
+		}
+		rel, err := filepath.Rel(c.InvocationDir, filepath.Join(c.RootDir, file))
+		if err != nil {
+			return nil, s.fail(nil, "", "node id %q: %v", id, err)
+		}
+		rel = filepath.ToSlash(rel)
+		tag := rel
+		if s.Mode.Split == config.SplitTest && rest != "" {
+			tag = rel + "::" + rest
+		}
+		if seen[tag] {
+			continue
+		}
+		seen[tag] = true
+		l.Items = append(l.Items, Item{Tag: tag, Args: opts})
+	}
+	if len(l.Items) == 0 {
+		return nil, s.fail(ErrNoItems, "", "pytest collected no tests in files")
+	}
+	return l, nil
+}
+
+// Command runs pytest on the item's file (or node id) with the suite's options but
+// none of its path operands: given the folder too, pytest would run the folder.
+func (p *pytestSuite) Command(it Item, run Run) executor.Command {
+	args := append([]string{"-m", "pytest"}, it.Args...)
+	if run.JUnit != "" {
+		args = append(args, "--junitxml="+run.JUnit)
+	}
+	operand := it.Tag
+	if strings.HasPrefix(operand, "-") {
+		operand = "./" + operand // a file named like an option
+	}
+	args = append(args, operand)
+	return executor.Command{
+		Path: p.python(run.Dir), Args: args, Env: p.spec.env(run.Env), Dir: run.Dir,
+		Stdout: run.Stdout, Stderr: run.Stderr,
+	}
+}

@@ -1,0 +1,152 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// FieldError is a config line that cannot be split into words. Col is the 1-based
+// byte column the problem starts at (0 when unknown).
+type FieldError struct {
+	Col int
+	Msg string
+}
+
+func (e *FieldError) Error() string {
+	if e.Col == 0 {
+		return e.Msg
+	}
+	return fmt.Sprintf("column %d: %s", e.Col, e.Msg)
+}
+
+// SplitFields splits one config line into its words the way a POSIX shell splits the
+// words of a simple command, without any expansion: '…' and "…" quote, a backslash
+// escapes the next character, and a word starting with # starts a comment. So a
+// value may hold spaces (-k "not slow", a path with a space), and a line without
+// quotes, backslashes and the characters below reads exactly as white-space
+// separated fields (TE's config lines do).
+//
+// The lexing is mvdan.cc/sh's shell parser (docs/adapters.md says why). What a
+// shell would expand or treat as an operator is refused instead of being passed on
+// with a meaning the user did not intend: $VAR, $(…) and `…` (the config is read
+// where sgpu-queue runs, not where the suite runs, so nothing is expanded), and
+// | ; & < > ( ) outside quotes. ~, * and ? are ordinary characters, as they were.
+func SplitFields(line string) ([]string, error) {
+	var fields []string
+	var bad *FieldError
+	p := syntax.NewParser(syntax.Variant(syntax.LangPOSIX))
+	err := p.Words(strings.NewReader(line), func(w *syntax.Word) bool {
+		s, ferr := wordValue(w)
+		if ferr != nil {
+			bad = ferr
+			return false
+		}
+		fields = append(fields, s)
+		return true
+	})
+	if bad != nil {
+		return nil, bad
+	}
+	if err != nil {
+		return nil, parseError(err)
+	}
+	return fields, nil
+}
+
+// wordValue is the word with its quotes removed, or what in it is not a plain word.
+func wordValue(w *syntax.Word) (string, *FieldError) {
+	var b strings.Builder
+	dollar := false // the part before ended in an unquoted $
+	for _, part := range w.Parts {
+		switch p := part.(type) {
+		case *syntax.Lit:
+			unescape(&b, p.Value, false)
+		case *syntax.SglQuoted:
+			if p.Dollar || dollar {
+				return "", refused(p, "$'…' (a bash quote)")
+			}
+			b.WriteString(p.Value)
+		case *syntax.DblQuoted:
+			if p.Dollar || dollar {
+				return "", refused(p, `$"…" (a bash quote)`)
+			}
+			for _, inner := range p.Parts {
+				lit, ok := inner.(*syntax.Lit)
+				if !ok {
+					return "", refused(inner, describe(inner))
+				}
+				unescape(&b, lit.Value, true)
+			}
+		default:
+			return "", refused(part, describe(part))
+		}
+		lit, ok := part.(*syntax.Lit)
+		dollar = ok && endsInDollar(lit.Value)
+	}
+	return b.String(), nil
+}
+
+// unescape writes a literal's value without the backslashes that quote the next
+// character: outside double quotes every one does; inside them only before $ ` " \.
+// A backslash at the very end of the line stays.
+func unescape(b *strings.Builder, s string, inDouble bool) {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '\\' && i+1 < len(s) && (!inDouble || strings.IndexByte("$`\"\\", s[i+1]) >= 0) {
+			i++
+			c = s[i]
+		}
+		b.WriteByte(c)
+	}
+}
+
+// endsInDollar reports whether s ends in a $ that no backslash quotes: POSIX reads
+// $'…' as a $ and a quoted word, bash as one ANSI-C string; neither is meant.
+func endsInDollar(s string) bool {
+	if !strings.HasSuffix(s, "$") {
+		return false
+	}
+	n := 0
+	for i := len(s) - 2; i >= 0 && s[i] == '\\'; i-- {
+		n++
+	}
+	return n%2 == 0
+}
+
+func describe(n syntax.Node) string {
+	switch n.(type) {
+	case *syntax.ParamExp:
+		return "a $ variable"
+	case *syntax.CmdSubst:
+		return "a command substitution"
+	case *syntax.ArithmExp:
+		return "an arithmetic expansion"
+	default:
+		return "a shell expansion"
+	}
+}
+
+func refused(n syntax.Node, what string) *FieldError {
+	return &FieldError{
+		Col: int(n.Pos().Col()),
+		Msg: fmt.Sprintf("%s: config lines are not expanded; quote the word with '…' to pass it as written", what),
+	}
+}
+
+// parseError turns the shell parser's error into a FieldError with a hint.
+func parseError(err error) *FieldError {
+	var pe syntax.ParseError
+	if errors.As(err, &pe) {
+		msg := pe.Text
+		if pe.Incomplete {
+			msg += ": close the quote on the same line"
+		} else {
+			msg += ": outside quotes | ; & < > ( ) are shell operators; quote the word with '…' to pass it as written"
+		}
+		return &FieldError{Col: int(pe.Pos.Col()), Msg: msg}
+	}
+	return &FieldError{Msg: err.Error()}
+}

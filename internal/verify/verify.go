@@ -1,0 +1,368 @@
+// Package verify checks the round trip the queue rests on (README.md, "Suites: config
+// and hook contract"): a tag that a list suite prints in its listing, dispatched as
+// the filter of an item, selects exactly the call line that printed it. For every list
+// suite it runs the listing as phase 1 does, then re-enters the script once per tag
+// with that item's filter and the listing switch, and compares the tags that come
+// back with the one that was asked for. The re-entries only list, so they need no
+// GPU and run in parallel.
+package verify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rocm/sgpu-queue/internal/config"
+	"github.com/rocm/sgpu-queue/internal/engine"
+	"github.com/rocm/sgpu-queue/internal/executor"
+	"github.com/rocm/sgpu-queue/internal/exitcode"
+	"github.com/rocm/sgpu-queue/internal/expand"
+	"github.com/rocm/sgpu-queue/internal/hook"
+	"github.com/rocm/sgpu-queue/internal/textfmt"
+)
+
+// Options are the settings of one verify: the listing settings of a run (filled from
+// the same knobs, internal/settings) and verify's own.
+type Options struct {
+	// RepoRoot, Level, Hooks, Env, Exec, Container, ContainerWorkdir, PassEnv, Grace
+	// and Force are read as a run reads them; the rest is not used.
+	engine.Options
+	// Queue verifies the queue listing (what this host runs, its capability probes
+	// answered here) instead of the census (what exists at this level, every probe
+	// answered "supported": every tag any host could dispatch, and no GPU needed).
+	Queue bool
+	// Jobs is how many re-entries run at once; ≤ 0 = the number of CPUs.
+	Jobs int
+	// Out receives each suite's verdict as it is known (nil = none).
+	Out io.Writer
+	// Progress receives a line every ProgressEvery while a suite's re-entries run
+	// (nil = none; ProgressEvery ≤ 0 = every 2 s).
+	Progress      io.Writer
+	ProgressEvery time.Duration
+}
+
+// Kind is how a tag's re-entry turned out.
+type Kind int
+
+const (
+	// RoundTrip: it printed exactly its own tag, once.
+	RoundTrip Kind = iota
+	// Nothing: it printed no tag, so the item would run no call line.
+	Nothing
+	// Several: it printed its own tag and others, or its own more than once: the
+	// item would run several call lines.
+	Several
+	// Other: it printed only other tags: the item would run another item's call line.
+	Other
+	// Failed: it could not run, or exited non-zero.
+	Failed
+)
+
+func (k Kind) String() string {
+	switch k {
+	case RoundTrip:
+		return "round trip"
+	case Nothing:
+		return "selected nothing"
+	case Several:
+		return "selected several"
+	case Other:
+		return "selected another"
+	case Failed:
+		return "re-entry failed"
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// Classify says what it means for tag that its re-entry printed got (in order,
+// repeats kept).
+func Classify(tag string, got []string) Kind {
+	own := 0
+	for _, g := range got {
+		if g == tag {
+			own++
+		}
+	}
+	switch {
+	case len(got) == 0:
+		return Nothing
+	case own == 1 && len(got) == 1:
+		return RoundTrip
+	case own > 0:
+		return Several
+	}
+	return Other
+}
+
+// Mismatch is a tag whose re-entry did not select exactly itself.
+type Mismatch struct {
+	Tag    string
+	Filter string // the filter value it was re-entered (and is dispatched) with
+	Kind   Kind
+	Got    []string // the tags the re-entry printed, repeats kept
+	Err    error    // Failed: why, with the last lines of its output
+}
+
+// Suite is the verdict on one suite of the configs.
+type Suite struct {
+	Label      string
+	Where      string // config file:line
+	Opaque     bool   // not verified: one item, the whole script
+	Tags       int    // tags its listing printed, each re-entered once
+	Mismatches []Mismatch
+	Err        error // its listing failed or printed no tag: nothing was re-entered
+}
+
+// OK reports whether the suite round-trips (an opaque one has nothing to check).
+func (s Suite) OK() bool { return s.Err == nil && len(s.Mismatches) == 0 }
+
+// Result is what one verify found.
+type Result struct {
+	Suites    []Suite
+	Warnings  []string
+	Cancelled bool
+}
+
+// ExitCode is 0 when every list suite round-trips, exitcode.Failed on a mismatch or
+// a failed listing, exitcode.Interrupted when it was cancelled before the end.
+func (r *Result) ExitCode() int {
+	if r.Cancelled {
+		return exitcode.Interrupted
+	}
+	for _, s := range r.Suites {
+		if !s.OK() {
+			return exitcode.Failed
+		}
+	}
+	return exitcode.OK
+}
+
+// Run reads the configs and verifies every list suite in config order. The error is
+// non-nil only for a problem with the settings or configs (nothing was verified).
+func Run(ctx context.Context, o Options) (*Result, error) {
+	suites, req, closeExec, err := prepare(ctx, &o)
+	if err != nil {
+		return nil, err
+	}
+	defer closeExec()
+	res := &Result{}
+	for _, s := range suites {
+		if ctx.Err() != nil {
+			res.Cancelled = true
+			break
+		}
+		v := Suite{Label: s.Label, Where: s.Where(), Opaque: s.Mode == config.Opaque}
+		if !v.Opaque {
+			var warns []string
+			v, warns = verifySuite(ctx, o, req, s)
+			for _, w := range warns {
+				res.Warnings = append(res.Warnings, fmt.Sprintf("suite %q listing: %s", s.Label, w))
+			}
+		}
+		if errors.Is(v.Err, context.Canceled) || ctx.Err() != nil {
+			res.Cancelled = true
+			break
+		}
+		res.Suites = append(res.Suites, v)
+		if o.Out != nil {
+			v.Write(o.Out, o.Hooks.Filter)
+		}
+	}
+	return res, nil
+}
+
+// prepare reads the configs and settles the options as a run does, and returns the
+// listing request every pass starts from and what closes its executor.
+func prepare(ctx context.Context, o *Options) ([]config.Suite, expand.Request, func(), error) {
+	none := func() {}
+	if o.Env == nil {
+		o.Env = os.Environ()
+	}
+	if o.Hooks == (hook.Names{}) {
+		o.Hooks = hook.Default()
+	}
+	if err := settle(o); err != nil {
+		return nil, expand.Request{}, none, err
+	}
+	suites, err := config.Load(o.Configs)
+	if err = errors.Join(err, config.Resolve(suites, o.RepoRoot, o.Container == "")); err != nil {
+		return nil, expand.Request{}, none, err
+	}
+	req := expand.Request{Suites: suites, Exec: o.Exec, Hooks: o.Hooks, Env: o.Env, Level: o.Level, Dir: o.RepoRoot}
+	closeExec := none
+	if o.Container != "" {
+		if req.Exec, req.Env, closeExec, err = attach(ctx, o); err != nil {
+			return nil, expand.Request{}, none, err
+		}
+	}
+	if req.Exec == nil {
+		req.Exec = executor.Local{Grace: o.Grace, Force: o.Force}
+	}
+	return suites, req, closeExec, nil
+}
+
+// verifySuite lists s, then re-enters it once per tag, Jobs at once.
+func verifySuite(ctx context.Context, o Options, req expand.Request, s config.Suite) (Suite, []string) {
+	v := Suite{Label: s.Label, Where: s.Where()}
+	out, _, err := expand.List(ctx, req, s, expand.Pass{Census: !o.Queue})
+	if err != nil {
+		v.Err = err
+		return v, nil
+	}
+	tags, warns := expand.ParseListing(out, o.Hooks.ItemMarker)
+	if len(tags) == 0 {
+		v.Err = fmt.Errorf("%s: suite %q: its listing (%s=1) printed no %q line: check that the script honours the hook contract at level %s",
+			s.Where(), s.Label, o.Hooks.ListItems, o.Hooks.ItemMarker+" <tag>", o.Level)
+		return v, warns
+	}
+	v.Tags = len(tags)
+	found := make([]*Mismatch, len(tags))
+	var done atomic.Int64
+	stop := progress(o, s.Label, len(tags), &done)
+	defer stop()
+	jobs := o.Jobs
+	if jobs <= 0 {
+		jobs = runtime.NumCPU()
+	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < jobs && w < len(tags); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				found[i] = reenter(ctx, o, req, s, tags[i])
+				done.Add(1)
+			}
+		}()
+	}
+	for i := range tags {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if ctx.Err() != nil {
+		v.Err = ctx.Err()
+		return v, warns
+	}
+	for _, m := range found {
+		if m != nil {
+			v.Mismatches = append(v.Mismatches, *m)
+		}
+	}
+	return v, warns
+}
+
+// reenter lists s with the filter of tag and returns the mismatch, or nil.
+func reenter(ctx context.Context, o Options, req expand.Request, s config.Suite, tag string) *Mismatch {
+	m := &Mismatch{Tag: tag, Filter: hook.FilterPattern(tag)}
+	out, _, err := expand.List(ctx, req, s, expand.Pass{Census: !o.Queue, Tag: tag})
+	if err != nil {
+		m.Kind, m.Err = Failed, err
+		return m
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if t, ok := expand.ItemTag(line, o.Hooks.ItemMarker); ok && t != "" {
+			m.Got = append(m.Got, t)
+		}
+	}
+	if m.Kind = Classify(tag, m.Got); m.Kind == RoundTrip {
+		return nil
+	}
+	return m
+}
+
+// progress prints a line every ProgressEvery until the returned func is called, so
+// a long suite shows it is moving without a line per tag.
+func progress(o Options, label string, total int, done *atomic.Int64) func() {
+	if o.Progress == nil {
+		return func() {}
+	}
+	every := o.ProgressEvery
+	if every <= 0 {
+		every = 2 * time.Second
+	}
+	start := time.Now()
+	quit := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				fmt.Fprintf(o.Progress, "verify: %s: %d of %d tags re-entered (%s)\n", label, done.Load(), total, textfmt.Dur(time.Since(start).Seconds()))
+			case <-quit:
+				return
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-finished
+	}
+}
+
+// maxShown is how many tags a "selected several" line names.
+const maxShown = 8
+
+// Write prints the verdict on s: one line, then one line per mismatch.
+func (s Suite) Write(w io.Writer, filterVar string) {
+	switch {
+	case s.Opaque:
+		fmt.Fprintf(w, "%s: opaque, skipped (one item that runs the whole script: no tags to round-trip)\n", s.Label)
+		return
+	case s.Err != nil:
+		fmt.Fprintf(w, "%s: listing failed, nothing round-tripped:\n%s\n", s.Label, textfmt.Indent(s.Err.Error()))
+		return
+	}
+	fmt.Fprintf(w, "%s: %d tags round-tripped, %d mismatches\n", s.Label, s.Tags, len(s.Mismatches))
+	for _, m := range s.Mismatches {
+		fmt.Fprintf(w, "  %s (%s=%s): %s", textfmt.Printable(m.Tag), filterVar, textfmt.Printable(m.Filter), m.Kind)
+		switch m.Kind {
+		case Several, Other:
+			fmt.Fprintf(w, ": %s\n", names(m.Got))
+		case Failed:
+			fmt.Fprintf(w, ": %s\n", failure(m.Err))
+		default:
+			fmt.Fprintln(w)
+		}
+	}
+}
+
+// failure says why a re-entry failed: the listing's message and the last lines of
+// its output, without the suite's name and config line (its verdict names them).
+func failure(err error) string {
+	var le *expand.Error
+	if !errors.As(err, &le) {
+		return err.Error()
+	}
+	if le.Tail == "" {
+		return le.Msg
+	}
+	return le.Msg + "\n" + textfmt.Indent(le.Tail)
+}
+
+// names lists the tags a re-entry printed, the first maxShown of them.
+func names(tags []string) string {
+	var parts []string
+	for i, t := range tags {
+		if i == maxShown {
+			parts = append(parts, fmt.Sprintf("… and %d more", len(tags)-maxShown))
+			break
+		}
+		parts = append(parts, textfmt.Printable(t))
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,6 @@
+def test_a():
+    pass
+
+
+def test_b():
+    pass
