@@ -57,10 +57,15 @@ type Options struct {
 
 	// Exec runs every suite command; nil = local processes with Grace and Force.
 	Exec executor.Executor
-	// Grace is how long a stopped item gets between TERM and KILL; Force, closed,
-	// cuts it short.
+	// Grace is how long a stopped command gets between TERM and KILL (0 = none);
+	// Force, closed, cuts it short.
 	Grace time.Duration
 	Force <-chan struct{}
+	// ListTimeout and SetupTimeout bound each listing pass and each suite's setup
+	// (0 = no deadline): a command past it is stopped like a cancelled one and the
+	// run stops with its suite named and the tail of its output.
+	ListTimeout  time.Duration
+	SetupTimeout time.Duration
 	// MapPath turns a local path into the path where Exec runs commands.
 	MapPath func(string) (string, error)
 	// CheckCommands verifies config commands exist here (ignored with Container,
@@ -151,6 +156,7 @@ type run struct {
 	obs      Observer
 	layout   logdir.Layout
 	res      *Result
+	local    bool // commands run as this process's children (executor.Local)
 }
 
 // Run performs phases 0–8. The error is non-nil only when the run stopped before its
@@ -169,9 +175,6 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 func newRun(o Options) (*run, error) {
 	if o.Env == nil {
 		o.Env = os.Environ()
-	}
-	if o.Exec == nil {
-		o.Exec = executor.Local{Grace: o.Grace, Force: o.Force}
 	}
 	if o.Hooks == (hook.Names{}) {
 		o.Hooks = hook.Default()
@@ -215,6 +218,10 @@ func newRun(o Options) (*run, error) {
 		r.obs = plainObserver{w: r.out}
 	}
 	r.res = &Result{LogDir: o.LogDir}
+	if r.o.Exec == nil {
+		r.o.Exec = executor.Local{Grace: o.Grace, Force: o.Force, Warn: r.warn}
+		r.local = true
+	}
 	return r, nil
 }
 
@@ -244,6 +251,9 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 			return nil, usage(err)
 		}
 		defer closeContainer()
+	}
+	if err := executor.Tracking(); err != nil && r.local && r.o.Container == "" {
+		r.warn(err.Error())
 	}
 	for _, s := range suites {
 		r.printf("  %-12s %-6s %s   (%s)\n", s.Label, s.Mode, strings.Join(append([]string{s.Command}, s.Args...), " "), s.Where())
