@@ -393,6 +393,7 @@ func (d *dispatcher) runItem(ctx context.Context, t0 time.Time, slot, idx, n int
 	} else {
 		e.res, e.runErr = d.cfg.Exec.Run(ictx, executor.Command{
 			Path: it.Suite.Path, Args: it.Suite.Args, Env: env, Dir: cwd, Stdout: log, Stderr: log,
+			Name: "item " + it.Key(),
 		})
 	}
 	a.End = time.Now()

@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -39,23 +40,21 @@ type expansion struct {
 // expand is phase 1. Listings run on the first GPU, so capability probes answer for
 // the kind of GPU the items will get.
 func (r *run) expand(ctx context.Context, suites []config.Suite, pool gpu.Pool) (*expansion, error) {
-	logw := &bytes.Buffer{}
-	var logFile *os.File
+	req := expand.Request{
+		Suites: suites, Exec: r.o.Exec, Hooks: r.o.Hooks, Level: r.o.Level, Dir: r.o.RepoRoot,
+		Env:     r.cmdEnv.With(pool.Pin(pool.IDs[0])...),
+		Timeout: r.o.ListTimeout,
+		// A dry run writes nothing: the listings' stderr is not kept (a failed
+		// listing still shows its tail in the error), never held in memory.
+		Log: io.Discard,
+	}
 	if !r.o.DryRun {
 		f, err := os.Create(r.layout.ExpandLog())
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", r.layout.ExpandLog(), err)
 		}
-		logFile = f
 		defer f.Close()
-	}
-	req := expand.Request{
-		Suites: suites, Exec: r.o.Exec, Hooks: r.o.Hooks, Level: r.o.Level, Dir: r.o.RepoRoot,
-		Env: r.cmdEnv.With(pool.Pin(pool.IDs[0])...),
-		Log: logw,
-	}
-	if logFile != nil {
-		req.Log = logFile
+		req.Log = f
 	}
 	res, err := expand.Run(ctx, req)
 	if err != nil {
@@ -165,6 +164,9 @@ func (r *run) writeQueue(plan []schedule.Item, order []int, e *expansion) ([]log
 	return rows, atomicfile.Write(r.layout.ItemsTSV(), c.Bytes(), 0o644)
 }
 
+// errSetupDeadline is the cause of a setup's context ended by its deadline.
+var errSetupDeadline = errors.New("setup deadline")
+
 // setup is phase 3: each list suite's one-time setup, in config order, on the first
 // GPU. A failing setup stops the run: every item of the suite would fail the same way.
 func (r *run) setup(ctx context.Context, suites []config.Suite, pool gpu.Pool) error {
@@ -184,14 +186,23 @@ func (r *run) setup(ctx context.Context, suites []config.Suite, pool gpu.Pool) e
 			f.Close()
 			return err
 		}
-		res, err := r.o.Exec.Run(ctx, executor.Command{
-			Path: s.Path, Args: s.Args, Env: env, Dir: r.o.RepoRoot,
-			Stdout: io.MultiWriter(f, tail), Stderr: io.MultiWriter(f, tail),
+		sctx, cancel := ctx, context.CancelFunc(func() {})
+		if r.o.SetupTimeout > 0 {
+			sctx, cancel = context.WithTimeoutCause(ctx, r.o.SetupTimeout, errSetupDeadline)
+		}
+		w := io.MultiWriter(f, tail)
+		res, err := r.o.Exec.Run(sctx, executor.Command{
+			Name: fmt.Sprintf("suite %q setup", s.Label),
+			Path: s.Path, Args: s.Args, Env: env, Dir: r.o.RepoRoot, Stdout: w, Stderr: w,
 		})
+		timedOut := res.Cancelled && ctx.Err() == nil && errors.Is(context.Cause(sctx), errSetupDeadline)
+		cancel()
 		f.Close()
 		switch {
 		case err != nil:
 			return fmt.Errorf("%s: suite %q setup (%s=1) could not run: %w", s.Where(), s.Label, r.o.Hooks.SetupOnly, err)
+		case timedOut:
+			return fmt.Errorf("%s: suite %q setup (%s=1) did not end within %s (setup-timeout) and was stopped; log %s:\n%s", s.Where(), s.Label, r.o.Hooks.SetupOnly, r.o.SetupTimeout, r.rel(path), textfmt.Indent(tail.String()))
 		case res.Cancelled || ctx.Err() != nil:
 			return fmt.Errorf("suite %q setup cancelled", s.Label)
 		case res.ExitCode != 0:

@@ -82,8 +82,12 @@ var Knobs = []Knob{
 		func(o *engine.Options, s string) error { o.ContainerWorkdir = s; return nil }},
 	{"pass-env", Lines, "", "with --container: variables (globs allowed, e.g. NVTE_*) passed into the container besides the hook contract's (repeatable)",
 		func(o *engine.Options, s string) error { o.PassEnv = splitLines(s); return nil }},
-	{"grace", Duration, "20s", "on cancel or timeout, time between TERM and KILL of an item's processes",
+	{"grace", Duration, "20s", "on cancel or timeout, time between TERM and KILL of a command's processes (0 = none: KILL at once)",
 		func(o *engine.Options, s string) (err error) { o.Grace, err = duration(s); return err }},
+	{"list-timeout", Duration, "10m", "stop a suite's listing pass that runs longer (its process tree is killed; the run stops naming the suite); 0 = none",
+		func(o *engine.Options, s string) (err error) { o.ListTimeout, err = duration(s); return err }},
+	{"setup-timeout", Duration, "2h", "stop a suite's one-time setup (pip installs, a JIT prebuild) that runs longer, likewise; 0 = none",
+		func(o *engine.Options, s string) (err error) { o.SetupTimeout, err = duration(s); return err }},
 	{"hook-var", Lines, "", "rename a hook variable, KEY=NAME (repeatable); keys: " + strings.Join(keys(), ", "),
 		func(o *engine.Options, s string) error {
 			o.Hooks = hook.Default()
