@@ -151,7 +151,7 @@ func TestContainerKilledMidRun(t *testing.T) {
 		t.Errorf("no clear error:\n%s", out.String())
 	}
 	v := readFile(t, filepath.Join(dir, "test-results", "logs", "suites", "box.log"))
-	if !strings.Contains(v, "FAIL rc=137 items/box.sleeper.log (cut off)") {
+	if !strings.Contains(v, "FAIL rc=137 items/box.sleeper.log (unavailable: where it ran went away)") {
 		t.Errorf("verdict:\n%s\n%s", v, out.String())
 	}
 }

@@ -30,7 +30,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "sgpu-queue")
-	build := exec.Command("go", "build", "-race", "-o", binary, "..")
+	// The test hooks (internal/cli/testhooks_on.go) let a test inject faults no
+	// suite can cause; a release build has none.
+	build := exec.Command("go", "build", "-race", "-tags", "sgpu_testhooks", "-o", binary, "..")
 	build.Stdout, build.Stderr = os.Stdout, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building sgpu-queue:", err)

@@ -105,6 +105,10 @@ func Run(ctx context.Context, e Env) int {
 	a.present(res)
 	a.publishPR(ctx, res)
 	a.obs.flushWarnings()
+	if p := res.Internal; p != nil {
+		// A worker panicked: what finished is presented above; res.ExitCode is 70.
+		a.gh.Errorf("sgpu-queue: internal error: %s; please report it with the log", strings.Join(strings.Fields(p.Error()), " "))
+	}
 	return res.ExitCode
 }
 

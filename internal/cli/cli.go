@@ -16,7 +16,6 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/rocm/sgpu-queue/internal/dispatch"
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 )
 
@@ -31,16 +30,13 @@ type Env struct {
 }
 
 // Main runs one command and returns the exit code. A panic does not reach the user
-// as a Go stack trace: it is one line and exitcode.Internal (the stack too with SGPU_DEBUG
-// set).
+// as a Go stack trace: it is one line and exitcode.Internal (the stack too with
+// SGPU_DEBUG set). A worker's panic in phase 4 comes back in the engine's result
+// instead, after phases 5–8 wrote what finished (runCmd).
 func Main(e Env) (code int) {
 	defer func() {
 		if v := recover(); v != nil {
-			stack := debug.Stack()
-			if wp, ok := v.(*dispatch.WorkerPanic); ok {
-				stack = wp.Stack // where it happened, not where it was raised again
-			}
-			code = internalError(e, v, stack)
+			code = internalError(e, v, debug.Stack())
 		}
 	}()
 	return command(e)

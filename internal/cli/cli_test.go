@@ -80,16 +80,20 @@ func TestNoPanicNoChange(t *testing.T) {
 	}
 }
 
-// A panic in a dispatch worker is raised again in Main's goroutine; with SGPU_DEBUG
-// the stack shown is the worker's.
+// A panic in a dispatch worker comes back in the engine's result (after phases 5–8);
+// it is one line, and with SGPU_DEBUG the stack shown is the worker's.
 func TestWorkerPanicShowsItsStack(t *testing.T) {
-	var errb bytes.Buffer
-	wp := &dispatch.WorkerPanic{Value: "boom in a worker", Stack: []byte("the worker's stack\n")}
-	code := Main(Env{Args: []string{"version"}, Stdout: panicWriter{wp}, Stderr: &errb,
-		Getenv: func(k string) string { return map[string]string{"SGPU_DEBUG": "1"}[k] }})
-	want := "sgpu-queue: internal error: boom in a worker; please report it with the log\nthe worker's stack\n"
-	if code != 70 || errb.String() != want {
-		t.Errorf("exit %d, stderr %q", code, errb.String())
+	wp := &dispatch.WorkerPanic{Value: "boom in\na worker", Stack: []byte("the worker's stack\n")}
+	for _, debug := range []string{"", "1"} {
+		var errb bytes.Buffer
+		code := workerPanic(Env{Stderr: &errb, Getenv: func(k string) string { return map[string]string{"SGPU_DEBUG": debug}[k] }}, wp)
+		want := "sgpu-queue: internal error: boom in a worker; please report it with the log\n"
+		if debug != "" {
+			want += "the worker's stack\n"
+		}
+		if code != 70 || errb.String() != want {
+			t.Errorf("SGPU_DEBUG=%q: exit %d, stderr %q", debug, code, errb.String())
+		}
 	}
 }
 

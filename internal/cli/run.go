@@ -8,6 +8,7 @@ import (
 
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 
+	"github.com/rocm/sgpu-queue/internal/dispatch"
 	"github.com/rocm/sgpu-queue/internal/engine"
 	"github.com/rocm/sgpu-queue/internal/settings"
 )
@@ -35,9 +36,13 @@ func runCmd(e Env, args []string) int {
 	if err := values.Apply(&opts, force); err != nil {
 		return fail(e, settings.Prefixed(err, "--"))
 	}
+	testHooks(e, &opts)
 	res, err := engine.Run(ctx, opts)
 	if err != nil {
 		return fail(e, err)
+	}
+	if p := res.Internal; p != nil {
+		return workerPanic(e, p)
 	}
 	return res.ExitCode
 }
@@ -86,6 +91,10 @@ func knobFlags(fs *flag.FlagSet, e Env, only ...string) settings.Values {
 	}
 	return values
 }
+
+// workerPanic reports a dispatch worker's panic, once phases 5–8 have written what
+// was measured: one line, and with SGPU_DEBUG the worker's own stack.
+func workerPanic(e Env, p *dispatch.WorkerPanic) int { return internalError(e, p.Value, p.Stack) }
 
 func defaultNote(k settings.Knob) string {
 	if k.Default == "" || k.Default == "false" || k.Default == "0" && k.Kind != settings.Number {

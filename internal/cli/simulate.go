@@ -64,7 +64,7 @@ func simulateCmd(e Env, args []string) int {
 	}
 	f, err := os.Open(*weightsPath)
 	if err != nil {
-		return usageErr(fmt.Errorf("--weights: %v", err))
+		return usageErr(fmt.Errorf("--weights: %w", err))
 	}
 	in, warns, err := simulate.Load(f, *weightsPath)
 	f.Close()

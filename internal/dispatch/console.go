@@ -2,13 +2,17 @@ package dispatch
 
 import (
 	"fmt"
-	"github.com/rocm/sgpu-queue/internal/textfmt"
 	"time"
+
+	"github.com/rocm/sgpu-queue/internal/outcome"
+	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
 
-// line prints the console line of a finished attempt (SPEC §4):
+// line prints the console line of a finished attempt (docs/outcomes.md), ending
+// with its outcome when the exit code alone does not say it (docs/outcomes.md):
 //
 //	[14:03:07] gpu1 t+1204s 260s rc=0 est=245s torch test_numerics.ck.amax+triton  [12/80 eta 21m]
+//	[14:03:09] gpu2 t+1206s 0.2s rc=0 est=31s torch test_gemm.ck  [13/80 eta 20m] no-run
 func (d *dispatcher) line(a Attempt, t0 time.Time) {
 	it := d.items[a.Item]
 	est := "unknown"
@@ -28,8 +32,9 @@ func (d *dispatcher) line(a Attempt, t0 time.Time) {
 	s := fmt.Sprintf("[%s] gpu%s t+%s %s rc=%d est=%s %s %s  [%d/%d%s]",
 		a.End.Format("15:04:05"), a.GPU, textfmt.Dur(a.Start.Sub(t0).Seconds()), textfmt.Dur(a.Seconds()), a.RC, est,
 		it.Label, tag, done, d.total, eta)
-	if a.Cancelled {
-		s += " cancelled"
+	// The exit code says ok or failed; any other outcome is named.
+	if a.Outcome != outcome.OK && a.Outcome != outcome.Failed {
+		s += " " + string(a.Outcome)
 	}
 	d.consoleM.Lock()
 	fmt.Fprintln(d.cfg.Console, s)

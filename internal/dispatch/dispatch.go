@@ -22,6 +22,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/executor"
 	"github.com/rocm/sgpu-queue/internal/hook"
 	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 )
 
@@ -77,10 +78,9 @@ type Attempt struct {
 	GPU        string
 	Start, End time.Time
 	RC         int
-	Incomplete bool // a .partial sidecar outlived it, or it was cut off by a cancel
-	Cancelled  bool // stopped because the run was cancelled
-	TimedOut   bool // killed at its hang deadline (RC 124)
-	DeviceErr  string
+	// Outcome is how it ended, decided here once (decide) and carried in its Row.
+	Outcome   outcome.Outcome
+	DeviceErr string
 	// Unavailable is set when nothing more can run where commands run (the target
 	// container stopped): the run stops dispatching.
 	Unavailable error
@@ -91,8 +91,8 @@ type Attempt struct {
 	panicked *WorkerPanic // the worker running this attempt panicked
 }
 
-// WorkerPanic is what Run panics with when a worker goroutine panicked: the value
-// and the worker's own stack.
+// WorkerPanic is a panic of a worker goroutine: the value and the worker's own
+// stack. Run stops the other items and returns it in Result.Panic.
 type WorkerPanic struct {
 	Value any
 	Stack []byte
@@ -100,11 +100,18 @@ type WorkerPanic struct {
 
 func (p *WorkerPanic) Error() string { return fmt.Sprint(p.Value) }
 
+// Unwrap is the panic value when it is an error (a runtime error, say).
+func (p *WorkerPanic) Unwrap() error {
+	err, _ := p.Value.(error)
+	return err
+}
+
 // Seconds is the attempt's duration.
 func (a Attempt) Seconds() float64 { return a.End.Sub(a.Start).Seconds() }
 
-// Failed reports whether the attempt failed.
-func (a Attempt) Failed() bool { return a.RC != 0 }
+// Failed reports whether the attempt failed (by its outcome: a no-run fails with
+// rc 0).
+func (a Attempt) Failed() bool { return a.Outcome.Failed() }
 
 // Result is what phase 4 did.
 type Result struct {
@@ -115,8 +122,17 @@ type Result struct {
 	Cancelled bool
 	// Quarantined lists the GPUs taken out of the pool, in order.
 	Quarantined []Quarantined
-	// Stalled is set when every GPU was quarantined with items left to run.
-	Stalled error
+	// Stop is why dispatch ended with items left: every GPU quarantined, where
+	// commands run gone, the run cancelled, or a worker's panic; nil when the queue
+	// ran empty.
+	Stop *logdir.Stop
+	// Panic is a worker's panic: the other items were stopped and everything that
+	// finished is in Attempts, for phases 5–8 to write before the run exits 70.
+	Panic *WorkerPanic
+}
+
+func stop(reason outcome.Stop, msg string) *logdir.Stop {
+	return &logdir.Stop{Reason: reason, Message: msg, Phase: 4}
 }
 
 // Run dispatches every item of q onto the GPU slots and returns when all have ended,
@@ -150,13 +166,13 @@ type runningItem struct {
 	start time.Time
 }
 
-func (d *dispatcher) run(ctx context.Context) *Result {
+func (d *dispatcher) run(parent context.Context) *Result {
 	res := &Result{Started: d.cfg.Start}
 	if res.Started.IsZero() {
 		res.Started = time.Now()
 	}
 	d.running = map[int]runningItem{}
-	ctx, stopAll := context.WithCancel(ctx)
+	ctx, stopAll := context.WithCancel(parent)
 	defer stopAll()
 	health := newHealth(d.cfg.Quarantine, len(d.cfg.GPUs))
 	idle := make([]int, len(d.cfg.GPUs))
@@ -195,7 +211,7 @@ func (d *dispatcher) run(ctx context.Context) *Result {
 		d.q.Requeue(item, avoid)
 	}
 	for {
-		if ctx.Err() == nil && res.Stalled == nil {
+		if ctx.Err() == nil && res.Stop == nil {
 			var still []int
 			for _, slot := range idle {
 				if !health.usable(slot) {
@@ -223,8 +239,8 @@ func (d *dispatcher) run(ctx context.Context) *Result {
 					}
 					continue
 				} else {
-					res.Stalled = fmt.Errorf("every GPU is quarantined (%s) with %d item(s) left to run: check the runner's GPUs", health.summary(d.cfg.GPUs), d.q.Len())
-					d.warn(res.Stalled.Error())
+					res.Stop = stop(outcome.StopQuarantined, fmt.Sprintf("every GPU is quarantined (%s) with %d item(s) left to run: check the runner's GPUs", health.summary(d.cfg.GPUs), d.q.Len()))
+					d.warn(res.Stop.Message)
 				}
 			}
 		}
@@ -232,41 +248,58 @@ func (d *dispatcher) run(ctx context.Context) *Result {
 			break
 		}
 		a := <-finished
-		if a.panicked != nil {
-			// Stop the other items first (TERM, then KILL after the grace period):
-			// their process groups would outlive this process. Then raise it again
-			// here, in the caller's goroutine, where the CLI turns it into one
-			// line; left in the worker it would end the process with a raw stack.
-			stopAll()
-			for busy--; busy > 0; busy-- {
-				<-finished
-			}
-			panic(a.panicked)
-		}
 		busy--
+		if a.panicked != nil {
+			d.stopOnPanic(a.panicked, res, stopAll, finished, busy)
+			break
+		}
 		idle = append(idle, a.Slot)
 		res.Attempts = append(res.Attempts, a)
-		if a.Unavailable != nil && res.Stalled == nil {
-			res.Stalled = fmt.Errorf("%v; %d item(s) left unrun", a.Unavailable, d.q.Len())
-			d.warn(res.Stalled.Error())
+		if a.Unavailable != nil && res.Stop == nil {
+			res.Stop = stop(outcome.StopUnavailable, fmt.Sprintf("%v; %d item(s) left unrun", a.Unavailable, d.q.Len()))
+			d.warn(res.Stop.Message)
 		}
-		if a.Cancelled || ctx.Err() != nil || res.Stalled != nil {
+		if a.Outcome == outcome.Cancelled || ctx.Err() != nil || res.Stop != nil {
 			continue
 		}
 		// A GPU turning bad explains the failure better than flakiness: quarantine
 		// is decided first, and its requeue is not counted as a retry.
-		for _, act := range health.observe(a, d.items[a.Item]) {
-			d.onHealth(act, res, requeue)
+		if a.Outcome.Exercised() {
+			for _, act := range health.observe(a, d.items[a.Item]) {
+				d.onHealth(act, res, requeue)
+			}
 		}
-		if a.Failed() && !d.again[a.Item] && d.attempts[a.Item] <= d.cfg.Retries {
-			d.note(fmt.Sprintf("retrying %s (attempt %d of %d failed with rc=%d on gpu%s)",
-				d.items[a.Item].Key(), a.Number, d.cfg.Retries+1, a.RC, a.GPU))
+		if a.Outcome.Retryable() && !d.again[a.Item] && d.attempts[a.Item] <= d.cfg.Retries {
+			d.note(fmt.Sprintf("retrying %s (attempt %d of %d %s with rc=%d on gpu%s)",
+				d.items[a.Item].Key(), a.Number, d.cfg.Retries+1, ended(a.Outcome), a.RC, a.GPU))
 			requeue(a.Item, a.Slot)
 		}
 	}
 	res.Wall = time.Since(res.Started)
-	res.Cancelled = ctx.Err() != nil && (d.q.Len() > 0 || anyCancelled(res.Attempts))
+	// Only the caller's cancel is a cancelled run; stopping the items after a
+	// panic is not.
+	res.Cancelled = parent.Err() != nil && (d.q.Len() > 0 || anyCancelled(res.Attempts))
+	if res.Cancelled && res.Stop == nil {
+		res.Stop = stop(outcome.StopCancelled, fmt.Sprintf("the run was cancelled with %d item(s) left to run", d.q.Len()))
+	}
 	return res
+}
+
+// stopOnPanic handles a worker's panic: the other items are stopped first (TERM,
+// then KILL after the grace period; their process groups would outlive this
+// process), what they recorded is kept, and the panic goes back to the caller in
+// the result, so phases 5–8 still write what was measured.
+func (d *dispatcher) stopOnPanic(p *WorkerPanic, res *Result, stopAll context.CancelFunc, finished <-chan Attempt, busy int) {
+	stopAll()
+	for ; busy > 0; busy-- {
+		if a := <-finished; a.panicked == nil {
+			res.Attempts = append(res.Attempts, a)
+		}
+	}
+	res.Panic = p
+	msg := strings.Join(strings.Fields(p.Error()), " ")
+	res.Stop = stop(outcome.StopInternal, fmt.Sprintf("internal error in sgpu-queue: %s; %d item(s) left unrun", msg, d.q.Len()))
+	d.warn(res.Stop.Message)
 }
 
 // onHealth carries out what the GPU health tracker decided.
@@ -304,9 +337,20 @@ func (d *dispatcher) queued(it Item, sign int) {
 	}
 }
 
+// ended says how a retried attempt ended, for the console.
+func ended(o outcome.Outcome) string {
+	switch o {
+	case outcome.Timeout:
+		return "timed out"
+	case outcome.CutOff:
+		return "was cut off"
+	}
+	return "failed"
+}
+
 func anyCancelled(as []Attempt) bool {
 	for _, a := range as {
-		if a.Cancelled {
+		if a.Outcome == outcome.Cancelled {
 			return true
 		}
 	}
@@ -341,67 +385,72 @@ func (d *dispatcher) runItem(ctx context.Context, t0 time.Time, slot, idx, n int
 	}
 
 	a.Start = time.Now()
-	var res executor.Result
-	var runErr error
+	var e evidence
 	if envErr != nil {
-		runErr = envErr
+		e.runErr = envErr
 	} else if err := mkdir(cwd); err != nil {
-		runErr = fmt.Errorf("cannot create the item's working directory: %v", err)
+		e.runErr = fmt.Errorf("cannot create the item's working directory: %w", err)
 	} else {
-		res, runErr = d.cfg.Exec.Run(ictx, executor.Command{
+		e.res, e.runErr = d.cfg.Exec.Run(ictx, executor.Command{
 			Path: it.Suite.Path, Args: it.Suite.Args, Env: env, Dir: cwd, Stdout: log, Stderr: log,
 			Name: "item " + it.Key(),
 		})
 	}
 	a.End = time.Now()
-	a.RC = res.ExitCode
-	switch {
-	case errors.Is(runErr, executor.ErrUnavailable):
-		// Its container went away under it: cut off, like a kill from outside.
-		a.RC, a.Incomplete, a.Unavailable = 137, true, runErr
-		fmt.Fprintf(log, "\nsgpu-queue: %v\n", runErr)
-	case runErr != nil:
-		// The item could not start: that is its failure, recorded like any other.
-		a.RC = 127
-		fmt.Fprintf(log, "\nsgpu-queue: %v\n", runErr)
-	case res.Cancelled && ctx.Err() == nil && errors.Is(context.Cause(ictx), errHang):
-		a.TimedOut, a.RC = true, 124
-		fmt.Fprintf(log, "\nsgpu-queue: killed after %.1fs: past its hang deadline of %s (%s)\n", a.Seconds(), limit, d.cfg.Timeout.Explain(it.Item))
-	case res.Cancelled:
-		a.Cancelled, a.Incomplete = true, true
-		fmt.Fprintf(log, "\nsgpu-queue: cancelled after %.1fs (run stopped)\n", a.Seconds())
+	e.hang = ctx.Err() == nil && errors.Is(context.Cause(ictx), errHang)
+	if e.runErr == nil && !e.res.Cancelled {
+		e.partial = d.partialLeft(it, a.Start)
+		e.junit, e.wroteXML = d.junitEvidence(it, a.Start)
 	}
-	if !a.Cancelled && a.Unavailable == nil {
-		a.Incomplete = d.partialLeft(it, a.Start)
+	a.Outcome = decide(e)
+	a.RC = e.res.ExitCode
+	switch a.Outcome {
+	case outcome.Unavailable:
+		// Its container went away under it: 137, as TE's readers know a row
+		// killed from outside.
+		a.RC, a.Unavailable = sigkill, e.runErr
+	case outcome.Timeout:
+		a.RC = 124
+	case outcome.Failed:
+		if e.runErr != nil {
+			a.RC = 127 // it could not start: that is its failure
+		}
+	}
+	if msg := d.explain(it, a, e, limit); msg != "" {
+		fmt.Fprintf(log, "\n%s\n", msg)
 	}
 	if err := log.Close(); err != nil {
 		d.warn(err.Error())
 	}
-	if a.Failed() && !a.Cancelled {
+	if a.Failed() && a.Outcome.Exercised() {
 		a.DeviceErr = deviceError(l.ItemLog(it.Label, it.Tag))
 	}
 	removeIfEmpty(cwd)
 	if err := writeRC(l.ItemRC(it.Label, it.Tag), a.RC); err != nil {
 		d.warn(fmt.Sprintf("%s: %v", l.ItemRC(it.Label, it.Tag), err))
 	}
-	row := logdir.Timing{
-		Label: it.Label, Item: logdir.ItemColumn(it.Tag), GPU: gpu,
-		Secs: a.Seconds(), RC: a.RC,
-		StartOff: a.Start.Sub(t0).Seconds(), EndOff: a.End.Sub(t0).Seconds(),
-		Est: "unknown", Incomplete: a.Incomplete,
-	}
-	if it.Known {
-		row.Est = logdir.Secs(it.Weight)
-	}
-	row = row.Rounded()
-	a.Row = row
+	a.Row = d.row(it, a, t0)
 	if d.cfg.Timings != nil {
-		if err := d.cfg.Timings.Append(row); err != nil {
-			d.warn(fmt.Sprintf("timings.tsv: cannot record %s: %v", it.Key(), err))
+		if err := d.cfg.Timings.Append(a.Row); err != nil {
+			d.warn(fmt.Sprintf("cannot record %s: %v", it.Key(), err))
 		}
 	}
 	d.line(a, t0)
 	return a
+}
+
+// row is the attempt's timings row (with its outcome), as the files hold it.
+func (d *dispatcher) row(it Item, a Attempt, t0 time.Time) logdir.Timing {
+	row := logdir.Timing{
+		Label: it.Label, Item: logdir.ItemColumn(it.Tag), GPU: a.GPU,
+		Secs: a.Seconds(), RC: a.RC,
+		StartOff: a.Start.Sub(t0).Seconds(), EndOff: a.End.Sub(t0).Seconds(),
+		Est: "unknown", Incomplete: a.Outcome.Incomplete(), Outcome: a.Outcome,
+	}
+	if it.Known {
+		row.Est = logdir.Secs(it.Weight)
+	}
+	return row.Rounded()
 }
 
 // env is the item's environment: the hook contract, its GPU, its JUnit prefix.

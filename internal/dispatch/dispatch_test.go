@@ -3,10 +3,12 @@ package dispatch
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +18,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/executor"
 	"github.com/rocm/sgpu-queue/internal/hook"
 	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 )
 
@@ -76,7 +79,7 @@ func newHarness(t *testing.T, gpus ...string) *harness {
 	if err := h.layout.Prepare(); err != nil {
 		t.Fatal(err)
 	}
-	tw, err := logdir.OpenTimings(h.layout.TimingsTSV())
+	tw, err := h.layout.OpenTimings()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,16 +135,14 @@ func (h *harness) warnings() []string {
 
 func (h *harness) timings() []logdir.Timing {
 	h.t.Helper()
-	f, err := os.Open(h.layout.TimingsTSV())
+	a, err := h.layout.ReadAttempts(true, false)
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	defer f.Close()
-	rows, warns := logdir.ParseTimings(f)
-	if len(warns) != 0 {
-		h.t.Errorf("timings.tsv: %q", warns)
+	if len(a.Warnings) != 0 {
+		h.t.Errorf("timings.tsv, outcomes.tsv: %q", a.Warnings)
 	}
-	return rows
+	return a.Rows
 }
 
 // traceEvents returns the trace lines split into fields (kind, tag, gpu).
@@ -171,8 +172,8 @@ func TestRunOneItemPerGPU(t *testing.T) {
 		items = append(items, h.item(fmt.Sprintf("sleep.%02d", i), 1))
 	}
 	res := h.run(context.Background(), items...)
-	if res.Cancelled || res.Stalled != nil || len(res.Attempts) != 12 {
-		t.Fatalf("cancelled %v stalled %v attempts %d", res.Cancelled, res.Stalled, len(res.Attempts))
+	if res.Cancelled || res.Stop != nil || len(res.Attempts) != 12 {
+		t.Fatalf("cancelled %v stop %v attempts %d", res.Cancelled, res.Stop, len(res.Attempts))
 	}
 	running := map[string]string{} // gpu → tag
 	started := map[string]int{}
@@ -200,7 +201,7 @@ func TestRunOneItemPerGPU(t *testing.T) {
 	gpus := map[string]bool{}
 	for _, a := range res.Attempts {
 		gpus[a.GPU] = true
-		if a.RC != 0 || a.Number != 1 || a.Incomplete || a.Cancelled || a.End.Before(a.Start) || a.GPU != h.cfg.GPUs[a.Slot] {
+		if a.RC != 0 || a.Number != 1 || a.Outcome != outcome.OK || a.End.Before(a.Start) || a.GPU != h.cfg.GPUs[a.Slot] {
 			t.Errorf("attempt %+v", a)
 		}
 		it := items[a.Item]
@@ -222,7 +223,7 @@ func TestRunOneItemPerGPU(t *testing.T) {
 		t.Fatalf("%d timings rows, want 12", len(rows))
 	}
 	for _, r := range rows {
-		if r.Label != "s" || r.RC != 0 || r.Est != "1" || r.EndOff < r.StartOff || r.Incomplete {
+		if r.Label != "s" || r.RC != 0 || r.Est != "1" || r.EndOff < r.StartOff || r.Incomplete || r.Outcome != outcome.OK {
 			t.Errorf("row %+v", r)
 		}
 	}
@@ -231,7 +232,7 @@ func TestRunOneItemPerGPU(t *testing.T) {
 	}
 }
 
-// The console line of each finished item (SPEC §4), with the ETA from the weights
+// The console line of each finished item (docs/outcomes.md), with the ETA from the weights
 // left: known work spread over the GPUs, unknown items counted.
 func TestRunConsoleLines(t *testing.T) {
 	h := newHarness(t, "7")
@@ -334,14 +335,14 @@ func TestRunHangTimeout(t *testing.T) {
 		t.Fatalf("%d attempts", len(res.Attempts))
 	}
 	a := res.Attempts[0]
-	if !a.TimedOut || a.RC != 124 || a.Cancelled || res.Cancelled || res.Attempts[1].RC != 0 {
+	if a.Outcome != outcome.Timeout || a.RC != 124 || res.Cancelled || res.Attempts[1].Outcome != outcome.OK {
 		t.Errorf("attempts %+v, cancelled %v", res.Attempts, res.Cancelled)
 	}
 	log, _ := os.ReadFile(h.layout.ItemLog("s", "hang"))
 	if !strings.Contains(string(log), "sgpu-queue: killed after ") || !strings.Contains(string(log), "past its hang deadline of 100ms (2 × its learned weight 0.0s") {
 		t.Errorf("log %q", log)
 	}
-	if rows := h.timings(); len(rows) != 2 || rows[0].RC != 124 {
+	if rows := h.timings(); len(rows) != 2 || rows[0].RC != 124 || rows[0].Outcome != outcome.Timeout || !rows[0].Incomplete {
 		t.Errorf("rows %+v", rows)
 	}
 }
@@ -366,8 +367,11 @@ func TestRunCancel(t *testing.T) {
 	if !res.Cancelled || len(res.Attempts) != 2 {
 		t.Fatalf("cancelled %v, %d attempts", res.Cancelled, len(res.Attempts))
 	}
+	if res.Stop == nil || res.Stop.Reason != outcome.StopCancelled || res.Stop.Phase != 4 {
+		t.Errorf("stop %+v", res.Stop)
+	}
 	for _, a := range res.Attempts {
-		if !a.Cancelled || !a.Incomplete || a.RC != 143 {
+		if a.Outcome != outcome.Cancelled || !a.Row.Incomplete || a.RC != 143 {
 			t.Errorf("attempt %+v", a)
 		}
 		if !strings.HasSuffix(h.console.String(), " cancelled\n") {
@@ -378,8 +382,8 @@ func TestRunCancel(t *testing.T) {
 		t.Error("an item started after the cancel")
 	}
 	for _, r := range h.timings() {
-		if !r.Incomplete {
-			t.Errorf("cancelled row not marked incomplete: %+v", r)
+		if !r.Incomplete || r.Outcome != outcome.Cancelled {
+			t.Errorf("cancelled row not marked incomplete and cancelled: %+v", r)
 		}
 	}
 }
@@ -397,8 +401,8 @@ func TestRunEverythingFailsFast(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	res := h.run(ctx, items...)
-	if res.Cancelled || res.Stalled != nil || len(res.Quarantined) != 0 {
-		t.Fatalf("cancelled %v (a livelock?), stalled %v, quarantined %v", res.Cancelled, res.Stalled, res.Quarantined)
+	if res.Cancelled || res.Stop != nil || len(res.Quarantined) != 0 {
+		t.Fatalf("cancelled %v (a livelock?), stop %v, quarantined %v", res.Cancelled, res.Stop, res.Quarantined)
 	}
 	runs := map[int]int{}
 	for _, a := range res.Attempts {
@@ -469,19 +473,20 @@ func TestRunPartialSidecars(t *testing.T) {
 	h.cfg.JUnitSuffix = ".xml"
 	items := []Item{h.item("partial.x", 1), h.item("sleep.clean", 1), h.opaque(1)}
 	res := h.run(context.Background(), items...)
-	got := map[string]bool{}
+	got := map[string]outcome.Outcome{}
 	for _, a := range res.Attempts {
-		got[items[a.Item].Key()] = a.Incomplete
+		got[items[a.Item].Key()] = a.Outcome
 	}
-	want := map[string]bool{"s/partial.x": true, "s/sleep.clean": false, "o": true}
+	// sleep.clean writes no XML: with a JUnit prefix set that is a no-run.
+	want := map[string]outcome.Outcome{"s/partial.x": outcome.CutOff, "s/sleep.clean": outcome.NoRun, "o": outcome.CutOff}
 	for k, v := range want {
 		if got[k] != v {
-			t.Errorf("%s incomplete = %v, want %v", k, got[k], v)
+			t.Errorf("%s outcome = %v, want %v", k, got[k], v)
 		}
 	}
 	for _, r := range h.timings() {
-		if r.Incomplete != want[strings.TrimSuffix(r.Label+"/"+r.Item, "/whole")] {
-			t.Errorf("row %+v", r)
+		if o := want[strings.TrimSuffix(r.Label+"/"+r.Item, "/whole")]; r.Outcome != o || !r.Incomplete {
+			t.Errorf("row %+v, want outcome %s, incomplete", r, o)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(h.dir, "junit", "s", "partial.x.xml.partial")); err != nil {
@@ -506,21 +511,27 @@ func (panicExec) Run(context.Context, executor.Command) (executor.Result, error)
 	return executor.Result{ExitCode: items[1]}, nil
 }
 
-// A panic in a worker goroutine comes back out of Run, in the caller's goroutine
-// (where the CLI reports it in one line), with the worker's stack.
+// A panic in a worker goroutine comes back out of Run in the result, with the
+// worker's stack and a typed stop reason, instead of ending the process.
 func TestRunWorkerPanic(t *testing.T) {
 	h := newHarness(t, "0")
 	h.cfg.Exec = panicExec{}
-	defer func() {
-		wp, ok := recover().(*WorkerPanic)
-		if !ok {
-			t.Fatalf("Run did not panic with a *WorkerPanic")
-		}
-		if wp.Error() != "runtime error: index out of range [1] with length 0" || !strings.Contains(string(wp.Stack), "panicExec.Run") {
-			t.Errorf("panic %q, stack:\n%s", wp.Error(), wp.Stack)
-		}
-	}()
-	h.run(context.Background(), h.item("a", 1))
+	res := h.run(context.Background(), h.item("a", 1), h.item("b", 1))
+	wp := res.Panic
+	if wp == nil {
+		t.Fatalf("no panic in the result: %+v", res)
+	}
+	if wp.Error() != "runtime error: index out of range [1] with length 0" || !strings.Contains(string(wp.Stack), "panicExec.Run") {
+		t.Errorf("panic %q, stack:\n%s", wp.Error(), wp.Stack)
+	}
+	var re runtime.Error
+	if !errors.As(wp, &re) {
+		t.Errorf("the panic does not unwrap to its runtime.Error")
+	}
+	if res.Stop == nil || res.Stop.Reason != outcome.StopInternal || !strings.Contains(res.Stop.Message, "index out of range") ||
+		!strings.Contains(res.Stop.Message, "1 item(s) left unrun") || res.Cancelled || len(res.Attempts) != 0 {
+		t.Errorf("stop %+v, cancelled %v, attempts %+v", res.Stop, res.Cancelled, res.Attempts)
+	}
 }
 
 // panicOnTag panics for the item whose TEST_FILTER is "boom", once the other item
@@ -544,26 +555,28 @@ func (p panicOnTag) Run(ctx context.Context, c executor.Command) (executor.Resul
 	return res, err
 }
 
-// Before a worker's panic leaves Run, the other running items are stopped: their
-// process groups must not outlive the process.
+// Before a worker's panic leaves Run, the other running items are stopped (their
+// process groups must not outlive the process) and what they recorded is kept.
 func TestRunWorkerPanicStopsTheOthers(t *testing.T) {
 	h := newHarness(t, "0", "1")
 	p := panicOnTag{started: make(chan struct{}), ended: make(chan executor.Result, 1)}
 	h.cfg.Exec = p
-	func() {
-		defer func() {
-			if _, ok := recover().(*WorkerPanic); !ok {
-				t.Fatalf("Run did not panic with a *WorkerPanic")
-			}
-		}()
-		h.run(context.Background(), h.item("sleeper", 1), h.item("boom", 1))
-	}()
+	res := h.run(context.Background(), h.item("sleeper", 1), h.item("boom", 1), h.item("never", 1))
+	if res.Panic == nil || res.Stop == nil || res.Stop.Reason != outcome.StopInternal {
+		t.Fatalf("panic %v, stop %+v", res.Panic, res.Stop)
+	}
 	select {
-	case res := <-p.ended:
-		if !res.Cancelled {
-			t.Errorf("the sleeper ended without being cancelled: %+v", res)
+	case r := <-p.ended:
+		if !r.Cancelled {
+			t.Errorf("the sleeper ended without being cancelled: %+v", r)
 		}
 	default:
-		t.Fatal("Run panicked while the sleeper was still running")
+		t.Fatal("Run returned while the sleeper was still running")
+	}
+	if len(res.Attempts) != 1 || res.Attempts[0].Outcome != outcome.Cancelled {
+		t.Fatalf("attempts %+v, want the sleeper's, cancelled", res.Attempts)
+	}
+	if rows := h.timings(); len(rows) != 1 || rows[0].Item != "sleeper" || rows[0].Outcome != outcome.Cancelled {
+		t.Errorf("timings %+v", rows)
 	}
 }

@@ -46,10 +46,10 @@ func (l *itemLog) Close() error {
 	}
 	cerr := l.f.Close()
 	if l.err != nil {
-		return fmt.Errorf("%s: output lost after %d bytes: %v", l.path, l.written, l.err)
+		return fmt.Errorf("%s: output lost after %d bytes: %w", l.path, l.written, l.err)
 	}
 	if cerr != nil {
-		return fmt.Errorf("%s: %v", l.path, cerr)
+		return fmt.Errorf("%s: %w", l.path, cerr)
 	}
 	return nil
 }

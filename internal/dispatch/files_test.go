@@ -76,7 +76,14 @@ func TestItemLogCountsWhatWasWritten(t *testing.T) {
 func TestRunFullDisk(t *testing.T) {
 	full := devFull(t)
 	h := newHarness(t, "0", "1")
-	tw, err := logdir.OpenTimings(full)
+	fullLayout := logdir.Layout{Root: t.TempDir()}
+	os.Mkdir(fullLayout.QueueDir(), 0o755)
+	for _, p := range []string{fullLayout.TimingsTSV(), fullLayout.OutcomesTSV()} {
+		if err := os.Symlink(full, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tw, err := fullLayout.OpenTimings()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,8 +101,8 @@ func TestRunFullDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := h.run(context.Background(), items...)
-	if len(res.Attempts) != 3 || res.Cancelled || res.Stalled != nil {
-		t.Fatalf("attempts %d cancelled %v stalled %v", len(res.Attempts), res.Cancelled, res.Stalled)
+	if len(res.Attempts) != 3 || res.Cancelled || res.Stop != nil {
+		t.Fatalf("attempts %d cancelled %v stop %v", len(res.Attempts), res.Cancelled, res.Stop)
 	}
 	for _, a := range res.Attempts {
 		if a.RC != 0 {
@@ -112,7 +119,7 @@ func TestRunFullDisk(t *testing.T) {
 					perLog[tag]++
 				}
 			}
-		case strings.HasPrefix(w, "timings.tsv: cannot record s/") && strings.HasSuffix(w, "no space left on device"):
+		case strings.HasPrefix(w, "cannot record s/") && strings.Contains(w, ": timings.tsv: ") && strings.Contains(w, "; outcomes.tsv: ") && strings.HasSuffix(w, "no space left on device"):
 			rows++
 		case strings.HasPrefix(w, h.layout.ItemRC("s", "sleep.3")+": ") && strings.HasSuffix(w, "no space left on device"):
 			rcs++

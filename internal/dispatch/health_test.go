@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 )
 
@@ -21,7 +22,11 @@ type obs struct {
 
 func (o obs) attempt() Attempt {
 	t0 := time.Unix(1000, 0)
-	return Attempt{Item: o.item, Slot: o.slot, GPU: fmt.Sprint(o.slot), RC: o.rc,
+	out := outcome.OK
+	if o.rc != 0 {
+		out = outcome.Failed
+	}
+	return Attempt{Item: o.item, Slot: o.slot, GPU: fmt.Sprint(o.slot), RC: o.rc, Outcome: out,
 		Start: t0, End: t0.Add(time.Duration(o.secs * float64(time.Second))), DeviceErr: o.dev}
 }
 

@@ -94,7 +94,7 @@ const outputWait = time.Second
 func NewClient() (*client.Client, error) {
 	cli, err := client.New(client.FromEnv)
 	if err != nil {
-		return nil, fmt.Errorf("docker client: %v (check DOCKER_HOST)", err)
+		return nil, fmt.Errorf("docker client: %w (check DOCKER_HOST)", err)
 	}
 	return cli, nil
 }
@@ -191,12 +191,12 @@ func (e *Exec) Run(ctx context.Context, c executor.Command) (executor.Result, er
 	var err error
 	if dir != "" {
 		if dir, err = e.mapper.ToTarget(dir); err != nil {
-			return executor.Result{}, fmt.Errorf("working directory: %v", err)
+			return executor.Result{}, fmt.Errorf("working directory: %w", err)
 		}
 	}
 	if path.IsAbs(prog) {
 		if prog, err = e.mapper.ToTarget(prog); err != nil {
-			return executor.Result{}, fmt.Errorf("program: %v", err)
+			return executor.Result{}, fmt.Errorf("program: %w", err)
 		}
 	}
 	// The command outlives ctx by its grace period: API calls use their own deadlines.
@@ -257,9 +257,9 @@ func (e *Exec) Run(ctx context.Context, c executor.Command) (executor.Result, er
 	code, running, ierr := e.exitCode(bg, cr.ID)
 	switch {
 	case ierr != nil:
-		return res, fmt.Errorf("%s: cannot read the exit status in container %s: %v", c.Path, e.name, ierr)
+		return res, fmt.Errorf("%s: cannot read the exit status in container %s: %w", c.Path, e.name, ierr)
 	case running:
-		return res, fmt.Errorf("%s: the output stream from container %s ended (%v) while the command still runs", c.Path, e.name, streamErr)
+		return res, fmt.Errorf("%s: the output stream from container %s ended (%w) while the command still runs", c.Path, e.name, streamErr)
 	}
 	res.ExitCode = code
 	res.Signaled = code > 128 && code < 160
@@ -276,7 +276,7 @@ func (e *Exec) Run(ctx context.Context, c executor.Command) (executor.Result, er
 		}
 	}
 	if err := errors.Join(stdout.err, stderr.err); err != nil {
-		return res, fmt.Errorf("%s: writing its output: %v", c.Path, err)
+		return res, fmt.Errorf("%s: writing its output: %w", c.Path, err)
 	}
 	return res, nil
 }
@@ -442,7 +442,7 @@ func (e *Exec) checkAfter(ctx context.Context, wait bool) error {
 	for {
 		why, err := e.gone(ctx)
 		if err != nil {
-			return fmt.Errorf("cannot check container %s after the command: %v", e.name, err)
+			return fmt.Errorf("cannot check container %s after the command: %w", e.name, err)
 		}
 		if why != "" {
 			return fmt.Errorf("container %s stopped while the command ran (%s): %w", e.name, why, ErrNotRunning)
@@ -460,7 +460,7 @@ func (e *Exec) explain(ctx context.Context, prog string, err error) error {
 	if why, _ := e.gone(ctx); why != "" {
 		return fmt.Errorf("%s: container %s is not running (%s): %w", prog, e.name, why, ErrNotRunning)
 	}
-	return fmt.Errorf("%s: cannot exec in container %s: %v", prog, e.name, err)
+	return fmt.Errorf("%s: cannot exec in container %s: %w", prog, e.name, err)
 }
 
 func status(t client.ContainerInspectResult) string {

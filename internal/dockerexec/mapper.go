@@ -194,7 +194,7 @@ func DiscoverMapper(ctx context.Context, cli Inspector, self, target, repoRoot, 
 		m.selfMissing = fmt.Sprintf("this process was taken to run on the host: the Docker engine knows no container %q", self)
 		return m, nil
 	case err != nil:
-		return nil, fmt.Errorf("cannot inspect this process's own container %q to map paths: %v", self, err)
+		return nil, fmt.Errorf("cannot inspect this process's own container %q to map paths: %w", self, err)
 	}
 	if !isSelf(s.Container, self) {
 		// HOSTNAME named some other container: this process is not in it.
@@ -225,9 +225,9 @@ func inspectTarget(ctx context.Context, cli Inspector, target string) (client.Co
 	case cerrdefs.IsNotFound(err):
 		return t, fmt.Errorf("container %s does not exist: start it before sgpu-queue (docker ps lists the running ones): %w", target, ErrNotRunning)
 	case client.IsErrConnectionFailed(err):
-		return t, fmt.Errorf("cannot reach the Docker engine to find container %s: %v (set DOCKER_HOST or mount /var/run/docker.sock)", target, err)
+		return t, fmt.Errorf("cannot reach the Docker engine to find container %s: %w (set DOCKER_HOST or mount /var/run/docker.sock)", target, err)
 	case err != nil:
-		return t, fmt.Errorf("cannot inspect container %s: %v", target, err)
+		return t, fmt.Errorf("cannot inspect container %s: %w", target, err)
 	}
 	return t, nil
 }

@@ -19,7 +19,7 @@ import (
 func (r *run) openContainer(ctx context.Context) (func(), error) {
 	cli, err := dockerexec.NewClient()
 	if err != nil {
-		return nil, fmt.Errorf("--container %s: cannot reach the Docker Engine API (DOCKER_HOST or /var/run/docker.sock): %v", r.o.Container, err)
+		return nil, fmt.Errorf("--container %s: cannot reach the Docker Engine API (DOCKER_HOST or /var/run/docker.sock): %w", r.o.Container, err)
 	}
 	self, _ := hook.Env(r.o.Env).Get("HOSTNAME")
 	if self == "" {
@@ -28,18 +28,18 @@ func (r *run) openContainer(ctx context.Context) (func(), error) {
 	m, err := dockerexec.DiscoverMapper(ctx, cli, self, r.o.Container, r.o.RepoRoot, r.o.ContainerWorkdir)
 	if err != nil {
 		cli.Close()
-		return nil, fmt.Errorf("--container %s: %v", r.o.Container, err)
+		return nil, fmt.Errorf("--container %s: %w", r.o.Container, err)
 	}
 	x, err := dockerexec.New(ctx, dockerexec.Options{Container: r.o.Container, Client: cli, Mapper: m, Grace: r.o.Grace, Force: r.o.Force, Warn: r.warn})
 	if err != nil {
 		cli.Close()
-		return nil, fmt.Errorf("--container: %v", err)
+		return nil, fmt.Errorf("--container: %w", err)
 	}
 	for _, p := range []string{r.o.RepoRoot, r.o.LogDir} {
 		if _, err := m.ToTarget(p); err != nil {
 			x.Close()
 			cli.Close()
-			return nil, fmt.Errorf("--container %s: %v", r.o.Container, err)
+			return nil, fmt.Errorf("--container %s: %w", r.o.Container, err)
 		}
 	}
 	r.o.Exec = x

@@ -34,6 +34,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/gpu"
 	"github.com/rocm/sgpu-queue/internal/hook"
 	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/report"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/verdict"
@@ -128,7 +129,13 @@ type Result struct {
 	WeightsFile string   // the local weight table's path
 	Cancelled   bool
 	Quarantined []logdir.Quarantined
-	Stalled     string // every GPU was quarantined with items left
+	// Stop is why the run stopped before its queue was empty (a typed reason and
+	// the message the user saw); nil when it did not.
+	Stop *logdir.Stop
+	// Internal is a worker's panic: phases 5–8 still wrote what was measured, and
+	// ExitCode is exitcode.Internal; the face reports it in one line (its stack
+	// only with SGPU_DEBUG).
+	Internal *dispatch.WorkerPanic
 
 	// NotWritten are files of the run that could not be written (a full disk),
 	// relative to the repo root when inside it.
@@ -156,14 +163,18 @@ type run struct {
 	obs      Observer
 	layout   logdir.Layout
 	res      *Result
-	local    bool // commands run as this process's children (executor.Local)
+	weights  weights.Store // the weight table's store, once phase 2 chose it
+	local    bool          // commands run as this process's children (executor.Local)
 }
 
-// Run performs phases 0–8. The error is non-nil only when the run stopped before its
-// items ran (an *Error with its exit code); test failures are Result.ExitCode.
+// Run performs phases 0–8. The error is non-nil only when the run could not get to
+// its items (bad input, a failing listing or setup: an *Error with its exit code);
+// test failures are Result.ExitCode.
 //
 // Cancelling ctx stops dispatch and the running items; phases 5–8 still run, so
-// nothing measured is lost.
+// nothing measured is lost; a cancel during listing or setup still writes every
+// suite's verdict (docs/outcomes.md). A worker's panic stops the other items, phases
+// 5–8 run on what finished, and Result.Internal carries it (ExitCode 70).
 func Run(ctx context.Context, o Options) (*Result, error) {
 	r, err := newRun(o)
 	if err != nil {
@@ -187,7 +198,7 @@ func newRun(o Options) (*run, error) {
 	}
 	root, err := filepath.Abs(o.RepoRoot)
 	if err != nil {
-		return nil, usage(fmt.Errorf("--repo-root %s: %v", o.RepoRoot, err))
+		return nil, usage(fmt.Errorf("--repo-root %s: %w", o.RepoRoot, err))
 	}
 	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
 		return nil, usage(fmt.Errorf("--repo-root %s: not a directory; give the repository the config's commands are relative to", o.RepoRoot))
@@ -197,7 +208,7 @@ func newRun(o Options) (*run, error) {
 		o.LogDir = filepath.Join(root, "test-results", "logs")
 	}
 	if o.LogDir, err = filepath.Abs(o.LogDir); err != nil {
-		return nil, usage(fmt.Errorf("--log-dir: %v", err))
+		return nil, usage(fmt.Errorf("--log-dir: %w", err))
 	}
 	if o.Level == "" {
 		if v, ok := hook.Env(o.Env).Get(o.Hooks.Level); ok && v != "" {
@@ -283,12 +294,16 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	r.obs.Phase(1, "expand the suites into work items")
 	exp, err := r.expand(ctx, suites, pool)
 	if err != nil {
+		if ctx.Err() != nil && !r.o.DryRun {
+			return r.stoppedBeforeItems(ctx, 1, suites, pool, nil)
+		}
 		return nil, &Error{Code: exitcode.Failed, Err: err}
 	}
 
 	// Phase 2: weigh and order.
 	r.obs.Phase(2, "weigh and order the queue")
 	store := r.store(pool.Arch)
+	r.weights = store
 	r.res.Weights = store.String()
 	r.res.WeightsFile = r.weightsPath(pool.Arch)
 	table, warns, err := store.Load(ctx)
@@ -311,18 +326,21 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	}
 	queueRows, err := r.writeQueue(plan, order, exp)
 	if err != nil {
-		return nil, &Error{Code: exitcode.Usage, Err: fmt.Errorf("log dir %s: %v", r.o.LogDir, err)}
+		return nil, &Error{Code: exitcode.Usage, Err: fmt.Errorf("log dir %s: %w", r.o.LogDir, err)}
 	}
 
 	// Phase 3: setup once per list suite.
 	r.obs.Phase(3, "set up each list suite once")
 	if err := r.setup(ctx, suites, pool); err != nil {
+		if ctx.Err() != nil {
+			return r.stoppedBeforeItems(ctx, 3, suites, pool, queueRows)
+		}
 		return nil, &Error{Code: exitcode.Failed, Err: err}
 	}
 
 	// Phase 4: run the queue.
 	r.obs.Phase(4, fmt.Sprintf("run %s on %s", plural(len(plan), "item"), plural(len(pool.IDs), "GPU")))
-	meta := r.meta(suites, pool, store)
+	meta := r.meta(suites, pool)
 	d, err := r.dispatch(ctx, plan, queue, pool, meta, exp)
 	if err != nil {
 		return nil, &Error{Code: exitcode.Usage, Err: err}
@@ -332,27 +350,79 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	ctx = context.WithoutCancel(ctx)
 	r.res.Cancelled = d.Cancelled
 	r.res.Quarantined = d.Quarantined
+	r.res.Stop = d.Stop
+	r.res.Internal = d.Panic
 	meta.Wall = d.Wall.Seconds()
 	meta.Finished = true
 	meta.Cancelled = d.Cancelled
 	meta.Quarantined = d.Quarantined
-	if d.Stalled != nil {
-		meta.Stalled = d.Stalled.Error()
-		r.res.Stalled = meta.Stalled
-	}
+	meta.Stop = d.Stop
 	r.writeMeta(meta)
 
 	// Phase 5: verdicts. They, the learning and the report come from what this
 	// process measured, the same rows it wrote: a row the disk refused still counts.
-	r.obs.Phase(5, "per-suite verdicts")
 	run := &logdir.Run{Layout: r.layout, Meta: *meta, Queue: queueRows}
 	for _, a := range d.Attempts {
 		run.Timings = append(run.Timings, a.Row)
 	}
+	r.verdicts(run)
+
+	// Phase 6: learn.
+	r.obs.Phase(6, "learn the weights")
+	changes, pruned := r.learn(ctx, store, table, run, exp)
+	meta.Changes, meta.Pruned = changes, pruned
+	run.Meta = *meta
+	r.writeMeta(meta)
+
+	// Phase 7: report.
+	r.report(ctx, run)
+
+	// Phase 8: failures and exit code.
+	r.obs.Phase(8, "summary")
+	r.summary()
+	return r.res, nil
+}
+
+// stoppedBeforeItems ends a run cancelled during listing (phase 1) or setup (phase
+// 3): every suite still gets its verdict files (each item, or the suite when its
+// items were never listed, "cancelled"), the report says so, nothing is learned,
+// and the exit code is exitcode.Interrupted.
+func (r *run) stoppedBeforeItems(ctx context.Context, phase int, suites []config.Suite, pool gpu.Pool, queueRows []logdir.QueueRow) (*Result, error) {
+	ctx = context.WithoutCancel(ctx)
+	what := map[int]string{1: "while listing the suites' items (phase 1)", 3: "during setup (phase 3)"}[phase]
+	meta := r.meta(suites, pool)
+	meta.Finished, meta.Cancelled = true, true
+	meta.Stop = &logdir.Stop{Reason: outcome.StopCancelled, Message: "the run was cancelled " + what + ", before any item ran", Phase: phase}
+	r.res.Cancelled, r.res.Stop = true, meta.Stop
+	r.warn(meta.Stop.Message)
+	if phase == 1 {
+		// No queue was written: an empty one keeps the log dir a run that
+		// `sgpu-queue report` can rebuild.
+		if err := os.WriteFile(r.layout.QueueTSV(), nil, 0o644); err != nil {
+			r.warn(fmt.Sprintf("%s: %v", r.layout.QueueTSV(), err))
+		}
+	}
+	r.writeMeta(meta)
+	run := &logdir.Run{Layout: r.layout, Meta: *meta, Queue: queueRows}
+	r.verdicts(run)
+	r.obs.Phase(6, "learn the weights")
+	r.printf("  nothing ran: the weight table is left as it is\n")
+	r.report(ctx, run)
+	r.obs.Phase(8, "summary")
+	r.summary()
+	return r.res, nil
+}
+
+// verdicts is phase 5: each suite's verdict files, and one console line per suite.
+func (r *run) verdicts(run *logdir.Run) {
+	r.obs.Phase(5, "per-suite verdicts")
 	r.res.Suites = verdict.Decide(run)
 	for _, s := range r.res.Suites {
 		v := "ok"
-		if !s.Passed() {
+		switch {
+		case s.Unlisted:
+			v = fmt.Sprintf("FAIL rc=%d (cancelled before its items were listed)", s.RC)
+		case !s.Passed():
 			v = fmt.Sprintf("FAIL rc=%d (%d of %d items failed)", s.RC, s.Failed, len(s.Items))
 		}
 		// One suite at a time, so that the console says which verdicts a full disk
@@ -364,24 +434,18 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 		}
 		r.printf("  %-12s %s  → %s\n", s.Label, v, r.rel(r.layout.SuiteRC(s.LogFile)))
 	}
+}
 
-	// Phase 6: learn.
-	r.obs.Phase(6, "learn the weights")
-	changes, pruned := r.learn(ctx, store, table, run, exp)
-	meta.Changes, meta.Pruned = changes, pruned
-	run.Meta = *meta
-	r.writeMeta(meta)
-
-	// Phase 7: report.
+// report is phase 7: the report and the merged JUnit per suite.
+func (r *run) report(ctx context.Context, run *logdir.Run) {
 	r.obs.Phase(7, "report")
 	r.res.Stats = report.Compute(run, r.res.Suites)
 	r.writeReport(run)
-	r.mergeJUnit(ctx, meta.Started)
-
-	// Phase 8: failures and exit code.
-	r.obs.Phase(8, "summary")
-	r.summary()
-	return r.res, nil
+	since := run.Meta.Started
+	if since.IsZero() {
+		since = time.Now() // no item ran: no XML of this run can exist
+	}
+	r.mergeJUnit(ctx, since)
 }
 
 // notYet refuses what the config reads but the run cannot do yet: adapter modes and
@@ -421,9 +485,15 @@ func (r *run) store(arch string) weights.Store {
 	return weights.File{Path: path}
 }
 
-func (r *run) meta(suites []config.Suite, pool gpu.Pool, store weights.Store) *logdir.Meta {
+// meta is run.json as phase 4 starts; Weights names the store phase 2 chose and
+// loaded ("" when the run stopped before it).
+func (r *run) meta(suites []config.Suite, pool gpu.Pool) *logdir.Meta {
 	m := r.claim(suites, pool)
-	m.DefaultWeight, m.Weights = r.o.DefaultWeight, store.String()
+	m.Format = logdir.FormatOutcomes
+	m.DefaultWeight = r.o.DefaultWeight
+	if r.weights != nil {
+		m.Weights = r.weights.String() // after its Load: it may say where the table came from
+	}
 	m.Retries, m.FlakyIsFailure, m.TimeoutFactor, m.Policy = r.o.Retries, r.o.FlakyIsFailure, r.o.Timeout.Factor, r.policy
 	return m
 }

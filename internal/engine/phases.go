@@ -22,6 +22,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/hook"
 	"github.com/rocm/sgpu-queue/internal/junit"
 	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/report"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
@@ -50,7 +51,7 @@ func (r *run) expand(ctx context.Context, suites []config.Suite, pool gpu.Pool) 
 	if !r.o.DryRun {
 		f, err := os.Create(r.layout.ExpandLog())
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v", r.layout.ExpandLog(), err)
+			return nil, fmt.Errorf("%s: %w", r.layout.ExpandLog(), err)
 		}
 		defer f.Close()
 		req.Log = f
@@ -176,7 +177,7 @@ func (r *run) setup(ctx context.Context, suites []config.Suite, pool gpu.Pool) e
 		path := r.layout.SetupLog(s.Label)
 		f, err := os.Create(path)
 		if err != nil {
-			return fmt.Errorf("%s: %v", path, err)
+			return fmt.Errorf("%s: %w", path, err)
 		}
 		tail := &textfmt.Tail{}
 		env := r.o.Hooks.SetupEnv(r.cmdEnv, r.o.Level).With(pool.Pin(pool.IDs[0])...)
@@ -199,7 +200,7 @@ func (r *run) setup(ctx context.Context, suites []config.Suite, pool gpu.Pool) e
 		f.Close()
 		switch {
 		case err != nil:
-			return fmt.Errorf("%s: suite %q setup (%s=1) could not run: %v", s.Where(), s.Label, r.o.Hooks.SetupOnly, err)
+			return fmt.Errorf("%s: suite %q setup (%s=1) could not run: %w", s.Where(), s.Label, r.o.Hooks.SetupOnly, err)
 		case timedOut:
 			return fmt.Errorf("%s: suite %q setup (%s=1) did not end within %s (setup-timeout) and was stopped; log %s:\n%s", s.Where(), s.Label, r.o.Hooks.SetupOnly, r.o.SetupTimeout, r.rel(path), textfmt.Indent(tail.String()))
 		case res.Cancelled || ctx.Err() != nil:
@@ -259,9 +260,9 @@ func (r *run) mapPath(p string) (string, error) {
 
 // dispatch is phase 4.
 func (r *run) dispatch(ctx context.Context, plan []schedule.Item, q schedule.Queue, pool gpu.Pool, meta *logdir.Meta, e *expansion) (*dispatch.Result, error) {
-	tw, err := logdir.OpenTimings(r.layout.TimingsTSV())
+	tw, err := r.layout.OpenTimings()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", r.layout.TimingsTSV(), err)
+		return nil, fmt.Errorf("log dir %s: %w", r.o.LogDir, err)
 	}
 	defer tw.Close()
 	items := make([]dispatch.Item, len(plan))
@@ -287,15 +288,17 @@ func (r *run) dispatch(ctx context.Context, plan []schedule.Item, q schedule.Que
 }
 
 // learn is phase 6: blend this run's durations into the table, prune the keys of
-// items that are gone, save. Rows cut off (killed with 124/137, a .partial left,
-// cancelled) only say "at least this long".
+// items that are gone, save. Each row teaches by its outcome (weights.Measure,
+// docs/outcomes.md): a duration, only "at least this long", or nothing (no-run).
 func (r *run) learn(ctx context.Context, store weights.Store, table *weights.Table, run *logdir.Run, e *expansion) ([]logdir.Change, []string) {
 	var ms []weights.Measurement
 	dispatched := map[string]bool{}
 	for _, t := range learnable(run) {
 		key := weights.Key(t.Label, run.TagOf(t))
 		dispatched[key] = true
-		ms = append(ms, weights.Measurement{Key: key, Seconds: t.Secs, AtLeast: t.RC == 124 || t.RC == 137 || t.Incomplete})
+		if m, ok := weights.Measure(key, t.Secs, run.OutcomeOf(t)); ok {
+			ms = append(ms, m)
+		}
 	}
 	var changes []logdir.Change
 	for _, c := range weights.Learn(table, ms) {
@@ -317,8 +320,9 @@ func (r *run) learn(ctx context.Context, store weights.Store, table *weights.Tab
 }
 
 // learnable picks the rows phase 6 learns from: every row of an item that ran once;
-// of an item that ran several times (reruns, quarantine), only its passing attempts,
-// or its last one when none passed, so a flaky failure never teaches a duration.
+// of an item that ran several times (reruns, quarantine), only its passing attempts
+// (outcome ok), or its last one when none passed, so a flaky failure never teaches a
+// duration.
 func learnable(run *logdir.Run) []logdir.Timing {
 	type key struct{ label, item string }
 	rows := map[key][]logdir.Timing{}
@@ -339,7 +343,7 @@ func learnable(run *logdir.Run) []logdir.Timing {
 		}
 		n := len(out)
 		for _, t := range rs {
-			if t.RC == 0 {
+			if run.OutcomeOf(t).Passed() {
 				out = append(out, t)
 			}
 		}
@@ -391,6 +395,9 @@ func (r *run) mergeJUnit(ctx context.Context, since time.Time) {
 	}
 	suffix := r.junitSuffix()
 	for _, s := range r.res.Suites {
+		if s.Unlisted {
+			continue // no items to report: a file of zero tests would read as passed
+		}
 		name := s.Label + ".xml"
 		outs.Keep(name) // until this run writes it
 		doc, err := junit.MergeContext(ctx, s.Label, prefix+s.Label, suffix, r.junitItems(s), since)
@@ -444,16 +451,25 @@ func (r *run) junitDir() string {
 func (r *run) junitItems(s verdict.Suite) []junit.Item {
 	items := make([]junit.Item, len(s.Items))
 	for i, it := range s.Items {
+		cut := it.Outcome == outcome.CutOff
 		note := it.Note
-		if it.Incomplete && note == "cut off" {
+		if cut {
 			note = "" // junit says so from Incomplete
 		}
 		items[i] = junit.Item{
 			Tag: it.Tag, GPU: it.GPU, Seconds: it.Seconds, RC: it.RC, Finished: it.Finished,
-			Incomplete: it.Incomplete, Log: filepath.Join(r.o.LogDir, it.LogRel), Note: note,
+			Incomplete: cut, Failed: it.Failed, Log: filepath.Join(r.o.LogDir, it.LogRel), Note: note,
 		}
 	}
 	return items
+}
+
+// reasonWord names a stop reason for the console ("" is a log dir's unknown one).
+func reasonWord(s outcome.Stop) string {
+	if s == "" {
+		return "unknown reason"
+	}
+	return string(s)
 }
 
 // summary is phase 8: the failed items with their logs, so the terminal ends useful,
@@ -461,10 +477,13 @@ func (r *run) junitItems(s verdict.Suite) []junit.Item {
 func (r *run) summary() {
 	failed := verdict.FailedItems(r.res.Suites)
 	r.res.ExitCode = verdict.ExitCode(r.res.Suites)
-	if r.res.Cancelled && r.res.ExitCode == exitcode.OK {
+	switch {
+	case r.res.Internal != nil:
+		r.res.ExitCode = exitcode.Internal
+	case r.res.Cancelled && r.res.ExitCode == exitcode.OK:
 		r.res.ExitCode = exitcode.Interrupted
 	}
-	if len(failed) == 0 && !r.res.Cancelled && len(r.res.Quarantined) == 0 && len(verdict.FlakyItems(r.res.Suites)) == 0 {
+	if len(failed) == 0 && r.res.Stop == nil && len(r.res.Quarantined) == 0 && len(verdict.FlakyItems(r.res.Suites)) == 0 {
 		r.printf("all %d suites passed\n", len(r.res.Suites))
 		r.printNotWritten()
 		return
@@ -489,8 +508,8 @@ func (r *run) summary() {
 	for _, q := range r.res.Quarantined {
 		r.printf("  quarantined gpu%s: %s\n", q.GPU, q.Reason)
 	}
-	if r.res.Stalled != "" {
-		r.printf("run stopped: %s\n", r.res.Stalled)
+	if st := r.res.Stop; st != nil && st.Reason != outcome.StopCancelled {
+		r.printf("run stopped (%s): %s\n", reasonWord(st.Reason), st.Message)
 	}
 	if r.res.Cancelled {
 		r.printf("run cancelled\n")

@@ -267,7 +267,7 @@ func lookPath(name string, env []string) (string, error) {
 
 func notFound(err error) error {
 	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) {
-		return fmt.Errorf("%w (%v)", ErrNotFound, err)
+		return fmt.Errorf("%w (%w)", ErrNotFound, err)
 	}
 	return err
 }

@@ -1,7 +1,7 @@
 // Package expand is phase 1: it asks every list suite for its work items through the
 // hook contract, twice: what this host will run (the queue) and what exists at this
 // level (the census, which phase 6 prunes the weight table against). An opaque suite
-// is one item and is not asked.
+// is one item and is not asked: its census is its own bare label.
 package expand
 
 import (
@@ -40,7 +40,7 @@ type Request struct {
 // Result is the expanded work.
 type Result struct {
 	Items    []schedule.Item // queue, in config then listing order (Seq set)
-	Census   weights.Census  // per list suite: keys that exist; nil for a failed census
+	Census   weights.Census  // per suite: keys that exist; nil for a failed census; an opaque suite's is its label
 	Rows     []logdir.CensusRow
 	Warnings []string
 }
@@ -51,7 +51,11 @@ type Error struct {
 	Msg      string
 	Tail     string // last lines of the listing's output
 	TimedOut bool   // it was stopped at Request.Timeout
+	Err      error  // the cause, when there is one (the executor's error, the cancel)
 }
+
+// Unwrap is the cause, so errors.Is sees executor.ErrNotFound or context.Canceled.
+func (e *Error) Unwrap() error { return e.Err }
 
 // errDeadline is the cause of a listing's context ended by Request.Timeout.
 var errDeadline = errors.New("listing deadline")
@@ -75,6 +79,10 @@ func Run(ctx context.Context, r Request) (*Result, error) {
 		if s.Mode == config.Opaque {
 			res.Items = append(res.Items, schedule.Item{Label: s.Label, Seq: seq})
 			seq++
+			// Its census is its bare label (an items.tsv row with an empty tag, as
+			// TE writes it), so keys it left as a list suite are pruned.
+			res.Census[s.Label] = map[string]bool{weights.Key(s.Label, ""): true}
+			res.Rows = append(res.Rows, logdir.CensusRow{Label: s.Label})
 			continue
 		}
 		tags, tail, err := List(ctx, r, s, Pass{})
@@ -172,7 +180,7 @@ func List(ctx context.Context, r Request, s config.Suite, p Pass) ([]byte, strin
 		Stderr: io.MultiWriter(log, tail),
 	})
 	if err != nil {
-		return nil, "", &Error{Suite: s, Msg: fmt.Sprintf("cannot run its %s listing: %v", pass, err)}
+		return nil, "", &Error{Suite: s, Msg: fmt.Sprintf("cannot run its %s listing: %v", pass, err), Err: err}
 	}
 	for _, line := range strings.SplitAfter(stdout.String(), "\n") {
 		if line != "" && !strings.HasPrefix(line, r.Hooks.ItemMarker+" ") {
@@ -184,7 +192,7 @@ func List(ctx context.Context, r Request, s config.Suite, p Pass) ([]byte, strin
 			Msg: fmt.Sprintf("its %s listing (%s=1) did not end within %s (list-timeout) and was stopped", pass, r.Hooks.ListItems, r.Timeout)}
 	}
 	if res.Cancelled || ctx.Err() != nil {
-		return nil, "", &Error{Suite: s, Msg: pass + " listing cancelled"}
+		return nil, "", &Error{Suite: s, Msg: pass + " listing cancelled", Err: context.Cause(ctx)}
 	}
 	if res.ExitCode != 0 {
 		return nil, tail.String(), &Error{Suite: s, Msg: fmt.Sprintf("its %s listing (%s) exited with %d; it must list its items and exit 0", pass, p.switches(r.Hooks), res.ExitCode), Tail: tail.String()}

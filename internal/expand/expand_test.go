@@ -13,6 +13,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/executor"
 	"github.com/rocm/sgpu-queue/internal/hook"
+	"github.com/rocm/sgpu-queue/internal/logdir"
 )
 
 func TestParseListing(t *testing.T) {
@@ -107,8 +108,13 @@ echo "TE_CI_ITEM g*"
 	if c, ok := res.Census["jax"]; !ok || c != nil {
 		t.Errorf("failed census should be nil, got %v", c)
 	}
-	if _, ok := res.Census["core"]; ok {
-		t.Error("opaque suite has a census")
+	// An opaque suite's census is its bare label, so phase 6 prunes the per-tag
+	// keys it had as a list suite; items.tsv gets TE's "core<TAB>" row for it.
+	if c := res.Census["core"]; len(c) != 1 || !c["core"] {
+		t.Errorf("opaque census %v, want {core}", c)
+	}
+	if len(res.Rows) == 0 || res.Rows[0] != (logdir.CensusRow{Label: "core"}) {
+		t.Errorf("census rows %+v, want core's first", res.Rows)
 	}
 	// A tag with glob characters is no reason for a warning: it is dispatched as a
 	// filter that selects only itself.

@@ -37,10 +37,13 @@ type Item struct {
 	Incomplete bool    // a .partial sidecar outlived it: "cut off"
 	Log        string  // path of the item log, for messages
 	Note       string  // optional status word: "timed out", "cancelled", "flaky" ...
+	// Failed: its verdict failed it whatever its exit code (a no-run item exits 0;
+	// docs/outcomes.md).
+	Failed bool
 }
 
 // failed says whether the item counts as a failure for the suite.
-func (it Item) failed() bool { return !it.Finished || it.RC != 0 || it.Incomplete }
+func (it Item) failed() bool { return !it.Finished || it.RC != 0 || it.Incomplete || it.Failed }
 
 // name is the tag, or "whole" for an opaque item (as in queue/timings.tsv).
 func (it Item) name() string {

@@ -425,7 +425,7 @@ func (it Item) word(partial bool) string {
 		return "cut off"
 	case !it.Finished:
 		return "never finished"
-	case it.RC != 0:
+	case it.RC != 0 || it.Failed:
 		return "failed"
 	}
 	return "ok"

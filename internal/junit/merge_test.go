@@ -88,6 +88,12 @@ func TestMergeRules(t *testing.T) {
 			has:   []string{"item a of suite s: timed out, exit code 124; it wrote no JUnit XML"},
 		},
 		{
+			name:  "a no-run item (exit 0, failed by its verdict) without XML is an error case",
+			items: []Item{{Tag: "a", Finished: true, RC: 0, Failed: true, Note: "no-run: its re-entry ran nothing", Seconds: 0.2}},
+			want:  Stats{Tests: 1, Errors: 1, Seconds: 0.2},
+			has:   []string{"item a of suite s: no-run: its re-entry ran nothing, exit code 0; it wrote no JUnit XML", `value="failed"`},
+		},
+		{
 			name:  "incomplete item without XML is cut off",
 			items: []Item{{Tag: "a", Finished: true, RC: 137, Incomplete: true}},
 			want:  Stats{Tests: 1, Errors: 1},

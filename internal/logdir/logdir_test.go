@@ -4,9 +4,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/rocm/sgpu-queue/internal/outcome"
 )
 
 func TestSafeTag(t *testing.T) {
@@ -77,17 +82,24 @@ func TestEscapeField(t *testing.T) {
 	}
 }
 
+// Rows written by the TimingsWriter come back from Load with their outcomes; the
+// timings file itself keeps TE's nine columns.
 func TestTimingsRoundTrip(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "timings.tsv")
-	w, err := OpenTimings(path)
+	l := Layout{Root: t.TempDir()}
+	if err := l.Prepare(); err != nil {
+		t.Fatal(err)
+	}
+	w, err := l.OpenTimings()
 	if err != nil {
 		t.Fatal(err)
 	}
 	rows := []Timing{
-		{Label: "torch", Item: "test_a", GPU: "0", Secs: 1.5, RC: 0, StartOff: 0, EndOff: 1.5, Est: "1.2"},
-		{Label: "torch", Item: "tab\there", GPU: "1", Secs: 260, RC: 139, StartOff: 3.25, EndOff: 263.25, Est: "unknown", Incomplete: true},
-		{Label: "core", Item: Whole, GPU: "2", Secs: 0.001, RC: 1, EndOff: 0.001, Est: "5"},
+		{Label: "torch", Item: "test_a", GPU: "0", Secs: 1.5, RC: 0, StartOff: 0, EndOff: 1.5, Est: "1.2", Outcome: outcome.OK},
+		{Label: "torch", Item: "tab\there", GPU: "1", Secs: 260, RC: 139, StartOff: 3.25, EndOff: 263.25, Est: "unknown", Incomplete: true, Outcome: outcome.CutOff},
+		{Label: "core", Item: Whole, GPU: "2", Secs: 0.001, RC: 1, EndOff: 0.001, Est: "5", Outcome: outcome.Failed},
+		{Label: "torch", Item: "gated", GPU: "0", Secs: 0.2, RC: 0, StartOff: 1.5, EndOff: 1.7, Est: "3", Incomplete: true, Outcome: outcome.NoRun},
+		// The same item again on the same GPU, later: a second attempt.
+		{Label: "torch", Item: "test_a", GPU: "0", Secs: 124, RC: 124, StartOff: 2, EndOff: 126, Est: "1.2", Incomplete: true, Outcome: outcome.Timeout},
 	}
 	for _, r := range rows {
 		if err := w.Append(r); err != nil {
@@ -95,16 +107,149 @@ func TestTimingsRoundTrip(t *testing.T) {
 		}
 	}
 	w.Close()
-	f, _ := os.Open(path)
-	defer f.Close()
-	got, warns := ParseTimings(f)
-	if len(warns) != 0 || len(got) != len(rows) {
-		t.Fatalf("got %d rows, warnings %q", len(got), warns)
+	if err := l.WriteMeta(&Meta{Format: FormatOutcomes}); err != nil {
+		t.Fatal(err)
 	}
-	for i := range rows {
-		if got[i] != rows[i] {
-			t.Errorf("row %d = %+v, want %+v", i, got[i], rows[i])
+	os.WriteFile(l.QueueTSV(), nil, 0o644)
+	for _, line := range strings.Split(strings.TrimSpace(readFile(t, l.TimingsTSV())), "\n") {
+		if n := len(strings.Split(line, "\t")); n != 9 {
+			t.Errorf("timings.tsv row with %d columns: %q", n, line)
 		}
+	}
+	run, warns, err := Load(l.Root)
+	if err != nil || len(warns) != 0 || len(run.Timings) != len(rows) {
+		t.Fatalf("Load: %v, warnings %q, %d rows", err, warns, len(run.Timings))
+	}
+	if diff := cmp.Diff(rows, run.Timings); diff != "" {
+		t.Errorf("rows (-wrote +loaded):\n%s", diff)
+	}
+}
+
+func readFile(t *testing.T, p string) string {
+	t.Helper()
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+func TestParseOutcomes(t *testing.T) {
+	in := "torch\ta\t0\t1.5\tok\n" + // good
+		"torch\tb\t0\n" + // torn
+		"torch\tc\t0\t2\tpassed\n" + // unknown outcome
+		"torch\td\t1\tx\tfailed\n" + // not a number
+		"\n" +
+		"torch\te\t1\t2.500\tno-run\n" + // good: start_off normalised
+		"torch\tf\t1\t3\tok\textra\n" + // too wide
+		"torch\ta\t0\t1.5\tcut-off\n" // a later row for the same attempt wins
+	got, warns := ParseOutcomes(strings.NewReader(in))
+	want := map[AttemptKey]outcome.Outcome{
+		{Label: "torch", Item: "a", GPU: "0", StartOff: "1.5"}: outcome.CutOff,
+		{Label: "torch", Item: "e", GPU: "1", StartOff: "2.5"}: outcome.NoRun,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("outcomes (-want +got):\n%s", diff)
+	}
+	wantWarns := []string{"outcomes.tsv:2:", "outcomes.tsv:3:", "outcomes.tsv:4:", "outcomes.tsv:7:"}
+	if len(warns) != len(wantWarns) {
+		t.Fatalf("warnings %q", warns)
+	}
+	for i, w := range wantWarns {
+		if !strings.HasPrefix(warns[i], w+" skipped row: ") {
+			t.Errorf("warning %q, want %s", warns[i], w)
+		}
+	}
+}
+
+// A log dir written before outcomes were recorded loads with the legacy rule; one
+// that records them warns about a row whose outcome row was lost, and derives it.
+func TestLoadLegacyAndLostOutcomes(t *testing.T) {
+	rows := "torch\tok\t0\t1\t0\t0\t1\t1\t0\n" +
+		"torch\tself124\t0\t2\t124\t1\t3\t1\t0\n" +
+		"torch\tself137\t1\t2\t137\t0\t2\t1\t0\n" +
+		"torch\tpartial\t1\t2\t0\t2\t4\t1\t1\n" +
+		"torch\tfail\t0\t2\t3\t3\t5\t1\t0\n" +
+		"torch\tcut\t1\t2\t143\t4\t6\t1\t1\n"
+	for _, tt := range []struct {
+		name      string
+		meta      string
+		outcomes  string
+		want      []outcome.Outcome // recorded ("": none, OutcomeOf derives it)
+		wantWarns int
+	}{
+		{"legacy", `{"cancelled": false}`, "", make([]outcome.Outcome, 6), 0},
+		{"legacy cancelled", `{"cancelled": true, "stalled": "every GPU is quarantined"}`, "", make([]outcome.Outcome, 6), 0},
+		{"recorded, two lost", `{"format": 2}`,
+			"torch\tok\t0\t0\tok\ntorch\tself124\t0\t1\tfailed\ntorch\tself137\t1\t0\tfailed\ntorch\tpartial\t1\t2\tno-run\n",
+			[]outcome.Outcome{outcome.OK, outcome.Failed, outcome.Failed, outcome.NoRun, "", ""}, 2},
+		// A legacy run.json ignores an outcomes file: its rows were not written
+		// with one.
+		{"legacy ignores outcomes", `{}`, "torch\tok\t0\t0\tno-run\n",
+			[]outcome.Outcome{"", "", "", "", "", ""}, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			l := Layout{Root: t.TempDir()}
+			os.MkdirAll(l.QueueDir(), 0o755)
+			os.WriteFile(l.Meta(), []byte(tt.meta), 0o644)
+			os.WriteFile(l.QueueTSV(), nil, 0o644)
+			os.WriteFile(l.TimingsTSV(), []byte(rows), 0o644)
+			if tt.outcomes != "" {
+				os.WriteFile(l.OutcomesTSV(), []byte(tt.outcomes), 0o644)
+			}
+			run, warns, err := Load(l.Root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(warns) != tt.wantWarns {
+				t.Errorf("warnings %q", warns)
+			}
+			for _, w := range warns {
+				if !strings.Contains(w, "its row was torn or lost); taken from its rc: ") {
+					t.Errorf("warning %q", w)
+				}
+			}
+			for i, r := range run.Timings {
+				if r.Outcome != tt.want[i] {
+					t.Errorf("row %s: recorded outcome %q, want %q", r.Item, r.Outcome, tt.want[i])
+				}
+			}
+			// rc 124 and 137 alone are TE's "killed from outside", never a timeout.
+			legacy := []outcome.Outcome{outcome.OK, outcome.CutOff, outcome.CutOff, outcome.CutOff, outcome.Failed, outcome.CutOff}
+			if strings.Contains(tt.meta, `"cancelled": true`) {
+				legacy[5] = outcome.Cancelled
+			}
+			for i, r := range run.Timings {
+				want := tt.want[i]
+				if want == "" {
+					want = legacy[i]
+				}
+				if got := run.OutcomeOf(r); got != want {
+					t.Errorf("OutcomeOf(%s) = %s, want %s", r.Item, got, want)
+				}
+			}
+			if strings.Contains(tt.meta, "stalled") {
+				if st := run.Meta.Stop; st == nil || st.Reason != "" || st.Message != "every GPU is quarantined" || run.Meta.StopReason() != "" {
+					t.Errorf("legacy stop %+v", st)
+				}
+			}
+		})
+	}
+}
+
+// A run.json stop reason this version does not know loads as an early stop of
+// unknown reason, with a warning, not as an error.
+func TestLoadUnknownStopReason(t *testing.T) {
+	l := Layout{Root: t.TempDir()}
+	os.MkdirAll(l.QueueDir(), 0o755)
+	os.WriteFile(l.Meta(), []byte(`{"format": 2, "stop": {"reason": "meteor", "message": "a meteor", "phase": 4}}`), 0o644)
+	os.WriteFile(l.QueueTSV(), nil, 0o644)
+	run, warns, err := Load(l.Root)
+	if err != nil || len(warns) != 1 || !strings.Contains(warns[0], `stop reason "meteor" is not one of`) {
+		t.Fatalf("err %v warnings %q", err, warns)
+	}
+	if run.Meta.Stop == nil || run.Meta.Stop.Reason != "" || run.Meta.Stop.Message != "a meteor" {
+		t.Errorf("stop %+v", run.Meta.Stop)
 	}
 }
 
@@ -128,6 +273,9 @@ func TestParseTimingsBadRows(t *testing.T) {
 func FuzzParseTimings(f *testing.F) {
 	f.Add("torch\ta\t0\t1\t0\t0\t1\t1\t0\n")
 	f.Add("a\tb\tc\n\t\t\t\t\n")
+	// A tenth column (an outcome where TE's readers expect none) is not this format.
+	f.Add("torch\ta\t0\t1\t0\t0\t1\t1\t0\tok\n")
+	f.Add("torch\ta\t0\t1\t124\t0\t1\tunknown\t1\ttimeout\ntorch\tb\t1\t2\t0\t0\t2\t2\t1\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		rows, _ := ParseTimings(strings.NewReader(in))
 		for _, r := range rows {
@@ -180,20 +328,64 @@ func (s *shortWriter) Write(p []byte) (int, error) {
 
 func (s *shortWriter) Close() error { return nil }
 
-// A row torn by a failed write costs that row only: the next one starts on its own line.
+// A row torn by a failed write costs that row only: the next one starts on its own
+// line, in timings.tsv and in outcomes.tsv alike.
 func TestTimingsWriterTornRow(t *testing.T) {
-	sw := &shortWriter{}
-	w := &TimingsWriter{w: sw}
-	a := Timing{Label: "s", Item: "a", GPU: "0", Secs: 1, RC: 0, EndOff: 1, Est: "1"}
-	b := Timing{Label: "s", Item: "b", GPU: "1", Secs: 2, RC: 0, EndOff: 2, Est: "2"}
-	if err := w.Append(a); err == nil {
-		t.Fatal("the short write was not reported")
+	for _, torn := range []string{"timings", "outcomes"} {
+		t.Run(torn, func(t *testing.T) {
+			tw, ow := &shortWriter{}, &shortWriter{}
+			if torn == "timings" {
+				ow.failed = true // works from the start
+			} else {
+				tw.failed = true
+			}
+			w := &TimingsWriter{timings: appender{w: tw}, outcomes: appender{w: ow}}
+			a := Timing{Label: "s", Item: "a", GPU: "0", Secs: 1, RC: 0, EndOff: 1, Est: "1", Outcome: outcome.OK}
+			b := Timing{Label: "s", Item: "b", GPU: "1", Secs: 2, RC: 0, EndOff: 2, Est: "2", Outcome: outcome.NoRun, Incomplete: true}
+			if err := w.Append(a); err == nil || !strings.HasPrefix(err.Error(), torn+".tsv: ") {
+				t.Fatalf("the short write was not reported: %v", err)
+			}
+			if err := w.Append(b); err != nil {
+				t.Fatal(err)
+			}
+			rows, warns := ParseTimings(strings.NewReader(tw.String()))
+			outs, owarns := ParseOutcomes(strings.NewReader(ow.String()))
+			switch torn {
+			case "timings":
+				if len(rows) != 1 || rows[0].Item != "b" || len(warns) != 1 || len(outs) != 2 || len(owarns) != 0 {
+					t.Errorf("rows %+v %q outcomes %v %q", rows, warns, outs, owarns)
+				}
+			case "outcomes":
+				if len(rows) != 2 || len(warns) != 0 || len(outs) != 1 || outs[b.Key()] != outcome.NoRun || len(owarns) != 1 {
+					t.Errorf("rows %+v %q outcomes %v %q", rows, warns, outs, owarns)
+				}
+			}
+		})
 	}
-	if err := w.Append(b); err != nil {
-		t.Fatal(err)
-	}
-	rows, warns := ParseTimings(strings.NewReader(sw.String()))
-	if len(rows) != 1 || rows[0].Item != "b" || len(warns) != 1 {
-		t.Errorf("rows %+v warnings %q from %q", rows, warns, sw.String())
-	}
+}
+
+// FuzzParseOutcomes: whatever outcomes.tsv holds, only well-formed rows with a
+// known outcome are accepted, and each comes back from its own formatting.
+func FuzzParseOutcomes(f *testing.F) {
+	f.Add("torch\ta\t0\t1.5\tok\n")
+	f.Add("torch\ta\t0\t1.5\tno-run\ntorch\tb\t1\t0\ttimeout\n")
+	f.Add("torch\ta\t0\n\t\t\t\tcut-off\n")
+	f.Add("x\\ty\tz\\n\t0\t1e3\tunavailable\r\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		got, _ := ParseOutcomes(strings.NewReader(in))
+		for k, o := range got {
+			if !o.Valid() || k.Label == "" || k.Item == "" {
+				t.Fatalf("accepted %+v %q", k, o)
+			}
+			start, err := strconv.ParseFloat(k.StartOff, 64)
+			if err != nil {
+				t.Fatalf("start_off %q", k.StartOff)
+			}
+			row := Timing{Label: k.Label, Item: k.Item, GPU: k.GPU, StartOff: start, Outcome: o}
+			back, warns := ParseOutcomes(strings.NewReader(row.OutcomeRow()))
+			if len(warns) != 0 || len(back) != 1 || back[k] != o {
+				t.Fatalf("round trip %+v %q → %v %q", k, o, back, warns)
+			}
+		}
+	})
 }

@@ -111,7 +111,7 @@ func TestClaimDeletesOnlyOwned(t *testing.T) {
 	FormatQueue(&q, []QueueRow{{Weight: 1, Label: "torch", Cmd: "c", Tag: "a.b"}, {Weight: 1, Label: "torch", Cmd: "c", Tag: "evil/tag"}, {Weight: 1, Label: "core", Cmd: "c"}})
 	write(t, l.QueueTSV(), q.String())
 	owned := []string{
-		l.ExpandLog(), l.ItemsTSV(), l.TimingsTSV(), l.Report(), l.Timeline(),
+		l.ExpandLog(), l.ItemsTSV(), l.TimingsTSV(), l.OutcomesTSV(), l.Report(), l.Timeline(),
 		l.ItemLog("torch", "a.b"), l.ItemRC("torch", "a.b"), l.ItemAttemptLog("torch", "a.b", 1), l.ItemAttemptRC("torch", "a.b", 1),
 		l.ItemLog("torch", "evil/tag"), l.ItemLog("core", ""), l.ItemRC("core", ""),
 		filepath.Join(l.ItemCwd("torch", "a.b"), "leftover", "core.dump"),

@@ -7,15 +7,27 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/rocm/sgpu-queue/internal/atomicfile"
+	"github.com/rocm/sgpu-queue/internal/outcome"
 )
+
+// FormatOutcomes is the run.json "format" of a run that records each attempt's
+// outcome in queue/outcomes.tsv and a typed stop reason (docs/outcomes.md). Older
+// log dirs have no format (0): their rows get outcome.Legacy.
+const FormatOutcomes = 2
+
+// OutcomesTSV is queue/outcomes.tsv, the outcome of each attempt of timings.tsv.
+func (l Layout) OutcomesTSV() string { return filepath.Join(l.QueueDir(), "outcomes.tsv") }
 
 // Meta is queue/run.json: what a run's TSV files do not say (the GPUs, the suites and
 // their modes, the weight changes), so a report can be rebuilt from the log dir alone.
 type Meta struct {
-	Tool          string      `json:"tool"`
+	Tool string `json:"tool"`
+	// Format is FormatOutcomes for runs that record outcomes, 0 before.
+	Format        int         `json:"format,omitempty"`
 	Suites        []MetaSuite `json:"suites"`
 	GPUs          []string    `json:"gpus"`
 	PinVar        string      `json:"pin_var"`
@@ -26,7 +38,7 @@ type Meta struct {
 	Weights       string      `json:"weights"`
 	Started       time.Time   `json:"started"` // start of phase 4: the zero of the offsets
 	Wall          float64     `json:"wall_seconds"`
-	Finished      bool        `json:"finished"` // phase 4 ran to its end (possibly cancelled)
+	Finished      bool        `json:"finished"` // phases 5–8 ran: phase 4 ended (possibly cancelled), or the run stopped before it
 	Cancelled     bool        `json:"cancelled,omitempty"`
 	Changes       []Change    `json:"weight_changes,omitempty"`
 	// The bad-day policies in force, and what they did.
@@ -34,9 +46,38 @@ type Meta struct {
 	FlakyIsFailure bool          `json:"flaky_is_failure,omitempty"`
 	TimeoutFactor  float64       `json:"item_timeout_factor,omitempty"`
 	Quarantined    []Quarantined `json:"quarantined,omitempty"`
-	Stalled        string        `json:"stalled,omitempty"`
-	Pruned         []string      `json:"pruned,omitempty"`
+	// Stop is why the run stopped before its queue was empty; nil when it did not.
+	Stop   *Stop    `json:"stop,omitempty"`
+	Pruned []string `json:"pruned,omitempty"`
+	// Stalled is the stop message of log dirs written before Stop (read only).
+	Stalled string `json:"stalled,omitempty"`
 }
+
+// Stop is a typed stop reason with the message the user saw.
+type Stop struct {
+	Reason  outcome.Stop `json:"reason"`
+	Message string       `json:"message"`
+	// Phase is the phase the run stopped in: 1 (listing) or 3 (setup) when it
+	// stopped before any item ran, else 4.
+	Phase int `json:"phase"`
+}
+
+// StopReason is the run's stop reason, "" when it did not stop early or the log
+// dir does not say why.
+func (m *Meta) StopReason() outcome.Stop {
+	if m.Stop == nil {
+		return ""
+	}
+	return m.Stop.Reason
+}
+
+// BeforeItems reports whether the run stopped before its items were dispatched
+// (a cancel during listing or setup).
+func (m *Meta) BeforeItems() bool { return m.Stop != nil && m.Stop.Phase > 0 && m.Stop.Phase < 4 }
+
+// ItemsUnknown reports whether the run stopped before its suites were listed, so
+// its queue is empty for want of a listing, not because the suites had no items.
+func (m *Meta) ItemsUnknown() bool { return m.Stop != nil && m.Stop.Phase == 1 }
 
 // Quarantined is a GPU taken out of the pool during the run.
 type Quarantined struct {
@@ -90,7 +131,17 @@ func Load(root string) (*Run, []string, error) {
 		return nil, nil, err
 	}
 	if err := json.Unmarshal(data, &r.Meta); err != nil {
-		return nil, nil, fmt.Errorf("%s: %v", l.Meta(), err)
+		return nil, nil, fmt.Errorf("%s: %w", l.Meta(), err)
+	}
+	var warns []string
+	if st := r.Meta.Stop; st != nil {
+		if _, err := outcome.ParseStop(string(st.Reason)); err != nil {
+			warns = append(warns, fmt.Sprintf("%s: %v; read as an early stop of unknown reason", l.Meta(), err))
+			st.Reason = ""
+		}
+	} else if r.Meta.Stalled != "" {
+		// A log dir from before typed stop reasons: the message is all it says.
+		r.Meta.Stop = &Stop{Message: r.Meta.Stalled, Phase: 4}
 	}
 	q, err := os.ReadFile(l.QueueTSV())
 	if err != nil {
@@ -99,13 +150,60 @@ func Load(root string) (*Run, []string, error) {
 	if r.Queue, err = ParseQueue(bytes.NewReader(q)); err != nil {
 		return nil, nil, err
 	}
-	var warns []string
-	t, err := os.ReadFile(l.TimingsTSV())
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	tw, err := l.ReadAttempts(r.Meta.Format >= FormatOutcomes, r.Meta.Cancelled)
+	if err != nil {
 		return nil, nil, err
 	}
-	r.Timings, warns = ParseTimings(bytes.NewReader(t))
-	return r, warns, nil
+	r.Timings = tw.Rows
+	return r, append(warns, tw.Warnings...), nil
+}
+
+// Attempts is what ReadAttempts read.
+type Attempts struct {
+	Rows     []Timing
+	Warnings []string
+}
+
+// ReadAttempts reads timings.tsv and, when outcomes says the run recorded them,
+// puts each attempt's outcome from outcomes.tsv on its row. A row without one keeps
+// "" (Run.OutcomeOf derives it by outcome.Legacy, which is also what the warning
+// names, given runCancelled) and is named in a warning: its outcome row was torn or
+// lost. A missing file is no rows.
+func (l Layout) ReadAttempts(outcomes, runCancelled bool) (Attempts, error) {
+	var a Attempts
+	data, err := os.ReadFile(l.TimingsTSV())
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return a, err
+	}
+	a.Rows, a.Warnings = ParseTimings(bytes.NewReader(data))
+	if !outcomes {
+		return a, nil
+	}
+	data, err = os.ReadFile(l.OutcomesTSV())
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return a, err
+	}
+	recorded, warns := ParseOutcomes(bytes.NewReader(data))
+	a.Warnings = append(a.Warnings, warns...)
+	for i := range a.Rows {
+		t := &a.Rows[i]
+		if o, ok := recorded[t.Key()]; ok {
+			t.Outcome = o
+			continue
+		}
+		a.Warnings = append(a.Warnings, fmt.Sprintf("outcomes.tsv: no outcome for %s/%s on gpu%s at t+%ss (its row was torn or lost); taken from its rc: %s",
+			t.Label, t.Item, t.GPU, Secs(t.StartOff), outcome.Legacy(t.RC, t.Incomplete, runCancelled)))
+	}
+	return a, nil
+}
+
+// OutcomeOf is the outcome of a timings row: the one recorded, else the legacy
+// rule on its rc and incomplete columns (outcome.Legacy, docs/outcomes.md).
+func (r *Run) OutcomeOf(t Timing) outcome.Outcome {
+	if t.Outcome.Valid() {
+		return t.Outcome
+	}
+	return outcome.Legacy(t.RC, t.Incomplete, r.Meta.Cancelled)
 }
 
 // Opaque reports whether label is an opaque suite of the run.

@@ -2,12 +2,15 @@ package logdir
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/rocm/sgpu-queue/internal/outcome"
 )
 
 // EscapeField makes a value safe for one TSV column: backslash, tab, newline and
@@ -118,15 +121,21 @@ func ParseQueue(r io.Reader) ([]QueueRow, error) {
 
 // Timing is one line of queue/timings.tsv: one finished attempt of an item.
 type Timing struct {
-	Label      string
-	Item       string // the tag, or "whole" for an opaque item
-	GPU        string
-	Secs       float64
-	RC         int
-	StartOff   float64 // seconds from the start of phase 4
-	EndOff     float64
-	Est        string // the estimate in seconds, or "unknown"
-	Incomplete bool   // a .partial sidecar outlived the item
+	Label    string
+	Item     string // the tag, or "whole" for an opaque item
+	GPU      string
+	Secs     float64
+	RC       int
+	StartOff float64 // seconds from the start of phase 4
+	EndOff   float64
+	Est      string // the estimate in seconds, or "unknown"
+	// Incomplete is TE's column: 1 when the duration is not a full measurement
+	// (outcome.Outcome.Incomplete), so TE's own readers learn nothing from it.
+	Incomplete bool
+	// Outcome is how the attempt ended. It is not one of the nine columns: it
+	// lives in queue/outcomes.tsv beside them (docs/outcomes.md says why), and
+	// Load joins it back; "" when none was recorded (see Run.OutcomeOf).
+	Outcome outcome.Outcome
 }
 
 // Whole is the item column of an opaque item.
@@ -152,6 +161,59 @@ func (t Timing) Format() string {
 	return joinFields(t.Label, t.Item, t.GPU, Secs(t.Secs), strconv.Itoa(t.RC), Secs(t.StartOff), Secs(t.EndOff), t.Est, inc)
 }
 
+// OutcomeRow returns the attempt's line of queue/outcomes.tsv: the columns that
+// identify the attempt in timings.tsv (label, item, gpu, start_off) and its outcome.
+func (t Timing) OutcomeRow() string {
+	return joinFields(t.Label, t.Item, t.GPU, Secs(t.StartOff), string(t.Outcome))
+}
+
+// AttemptKey identifies one attempt across timings.tsv and outcomes.tsv: no item
+// starts twice on one GPU in the same millisecond.
+type AttemptKey struct {
+	Label, Item, GPU, StartOff string
+}
+
+// Key is the row's AttemptKey.
+func (t Timing) Key() AttemptKey {
+	return AttemptKey{Label: t.Label, Item: t.Item, GPU: t.GPU, StartOff: Secs(t.StartOff)}
+}
+
+// ParseOutcomes reads outcomes.tsv. A row that cannot be read (a torn write, an
+// unknown outcome) is skipped with a warning; its attempt then has no recorded
+// outcome. A later row for the same attempt wins.
+func ParseOutcomes(r io.Reader) (map[AttemptKey]outcome.Outcome, []string) {
+	out := map[AttemptKey]outcome.Outcome{}
+	var warns []string
+	_ = eachLine(r, func(n int, f []string) error {
+		k, o, err := parseOutcome(f)
+		if err != nil {
+			warns = append(warns, fmt.Sprintf("outcomes.tsv:%d: skipped row: %v", n, err))
+			return nil
+		}
+		out[k] = o
+		return nil
+	})
+	return out, warns
+}
+
+func parseOutcome(f []string) (AttemptKey, outcome.Outcome, error) {
+	if len(f) != 5 {
+		return AttemptKey{}, "", fmt.Errorf("want 5 columns (label, item, gpu, start_off, outcome), got %d", len(f))
+	}
+	start, err := strconv.ParseFloat(f[3], 64)
+	if err != nil || start != start || start < 0 || start > 1e9 {
+		return AttemptKey{}, "", fmt.Errorf("start_off %q is not a number of seconds", f[3])
+	}
+	o, err := outcome.Parse(f[4])
+	if err != nil {
+		return AttemptKey{}, "", err
+	}
+	if f[0] == "" || f[1] == "" {
+		return AttemptKey{}, "", fmt.Errorf("empty label or item")
+	}
+	return AttemptKey{Label: f[0], Item: f[1], GPU: f[2], StartOff: Secs(start)}, o, nil
+}
+
 // ParseTimings reads timings.tsv. A row that cannot be read (missing columns, not a
 // number: a run killed mid-write leaves one) is skipped with a warning; the rows
 // before and after it are kept.
@@ -171,7 +233,8 @@ func ParseTimings(r io.Reader) ([]Timing, []string) {
 }
 
 func parseTiming(f []string) (Timing, error) {
-	// All nine columns of SPEC §5: a shorter row is one a full disk or a kill tore.
+	// All nine columns (docs/outcomes.md): a shorter row is one a full disk or a
+	// kill tore; a longer one is not this file's format.
 	if len(f) != 9 {
 		return Timing{}, fmt.Errorf("want 9 columns (label, item, gpu, secs, rc, start_off, end_off, est, incomplete), got %d", len(f))
 	}
@@ -231,40 +294,75 @@ func eachLine(r io.Reader, fn func(n int, fields []string) error) error {
 	return sc.Err()
 }
 
-// TimingsWriter appends rows to timings.tsv, one write per row, so a run killed at any
-// moment keeps every row of an item that had ended.
+// TimingsWriter appends each finished attempt to timings.tsv (TE's nine columns)
+// and its outcome to outcomes.tsv, one write per row and file, so a run killed at
+// any moment keeps every row of an item that had ended.
 type TimingsWriter struct {
-	mu sync.Mutex
-	w  io.WriteCloser
+	mu       sync.Mutex
+	timings  appender
+	outcomes appender
+}
+
+// appender is one append-only TSV file.
+type appender struct {
+	w io.WriteCloser
 	// torn is set after a failed write, which may have left half a row: the next
 	// row starts on a line of its own, so only the torn row is lost, not two.
 	torn bool
 }
 
-// OpenTimings opens (creating) the timings file for appending.
-func OpenTimings(path string) (*TimingsWriter, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	return &TimingsWriter{w: f}, nil
-}
-
-// Append writes one row with a single write(2). Once it returns, the row survives
-// this process being killed at any moment; there is no fsync, which would only guard
-// against the machine itself losing power and would sit between an item's end and
-// the next item's start.
-func (w *TimingsWriter) Append(t Timing) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	row := t.Format()
-	if w.torn {
+func (a *appender) append(row string) error {
+	if a.torn {
 		row = "\n" + row
 	}
-	_, err := io.WriteString(w.w, row)
-	w.torn = err != nil
+	_, err := io.WriteString(a.w, row)
+	a.torn = err != nil
 	return err
 }
 
-// Close closes the file.
-func (w *TimingsWriter) Close() error { return w.w.Close() }
+// OpenTimings opens (creating) the run's timings.tsv and outcomes.tsv for appending.
+func (l Layout) OpenTimings() (*TimingsWriter, error) {
+	t, err := os.OpenFile(l.TimingsTSV(), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	o, err := os.OpenFile(l.OutcomesTSV(), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Close()
+		return nil, err
+	}
+	return &TimingsWriter{timings: appender{w: t}, outcomes: appender{w: o}}, nil
+}
+
+// Append writes the timings row, then its outcome row, each with a single
+// write(2). Once it returns, both survive this process being killed at any moment;
+// there is no fsync, which would only guard against the machine itself losing
+// power and would sit between an item's end and the next item's start. The
+// timings row goes first: it is the measurement, and a row whose outcome row is
+// lost still loads (Run.OutcomeOf).
+func (w *TimingsWriter) Append(t Timing) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	terr := w.timings.append(t.Format())
+	if terr != nil {
+		terr = fmt.Errorf("timings.tsv: %w", terr)
+	}
+	var oerr error
+	if t.Outcome != "" {
+		if oerr = w.outcomes.append(t.OutcomeRow()); oerr != nil {
+			oerr = fmt.Errorf("outcomes.tsv: %w", oerr)
+		}
+	}
+	switch {
+	case terr != nil && oerr != nil:
+		return fmt.Errorf("%w; %w", terr, oerr)
+	case terr != nil:
+		return terr
+	}
+	return oerr
+}
+
+// Close closes both files.
+func (w *TimingsWriter) Close() error {
+	return errors.Join(w.timings.w.Close(), w.outcomes.w.Close())
+}

@@ -27,7 +27,7 @@ func PRFromEvent(eventPath string) (number int, headSHA string, err error) {
 	}
 	number, headSHA, err = parseEvent(data)
 	if err != nil {
-		return 0, "", fmt.Errorf("event payload %s: %v", eventPath, err)
+		return 0, "", fmt.Errorf("event payload %s: %w", eventPath, err)
 	}
 	return number, headSHA, nil
 }
@@ -35,12 +35,12 @@ func PRFromEvent(eventPath string) (number int, headSHA string, err error) {
 func readEvent(eventPath string) ([]byte, error) {
 	f, err := os.Open(eventPath)
 	if err != nil {
-		return nil, fmt.Errorf("event payload: %v; GITHUB_EVENT_PATH must name the runner's event file", err)
+		return nil, fmt.Errorf("event payload: %w; GITHUB_EVENT_PATH must name the runner's event file", err)
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, maxEvent+1))
 	if err != nil {
-		return nil, fmt.Errorf("event payload %s: %v", eventPath, err)
+		return nil, fmt.Errorf("event payload %s: %w", eventPath, err)
 	}
 	if len(data) > maxEvent {
 		return nil, fmt.Errorf("event payload %s is over %d MiB; is GITHUB_EVENT_PATH the runner's event file?", eventPath, maxEvent>>20)
@@ -105,9 +105,9 @@ func parseEvent(data []byte) (int, string, error) {
 	if err := json.Unmarshal(data, &ev); err != nil {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
-			return 0, "", fmt.Errorf("not valid JSON (offset %d): %v; is GITHUB_EVENT_PATH the runner's event file?", se.Offset, err)
+			return 0, "", fmt.Errorf("not valid JSON (offset %d): %w; is GITHUB_EVENT_PATH the runner's event file?", se.Offset, err)
 		}
-		return 0, "", fmt.Errorf("not an event payload: %v", err)
+		return 0, "", fmt.Errorf("not an event payload: %w", err)
 	}
 	pr := ev.PullRequest
 	if pr == nil {

@@ -36,7 +36,7 @@ func WriteFiles(r *logdir.Run, suites []verdict.Suite, s Stats) (Files, error) {
 	}
 	var svgBuf bytes.Buffer
 	if err := SVG(&svgBuf, r, suites, s); err != nil {
-		return f, fmt.Errorf("%s: %v", f.SVGPath, err)
+		return f, fmt.Errorf("%s: %w", f.SVGPath, err)
 	}
 	var errs []error
 	for _, w := range []struct {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
@@ -33,7 +34,18 @@ type simItem struct {
 	Known      bool
 	Actual     float64
 	RC         int
-	Incomplete bool
+	// Outcome is as dispatch would decide it; "" means ok for rc 0, else failed.
+	Outcome outcome.Outcome
+}
+
+func (it simItem) outcome() outcome.Outcome {
+	switch {
+	case it.Outcome != "":
+		return it.Outcome
+	case it.RC != 0:
+		return outcome.Failed
+	}
+	return outcome.OK
 }
 
 func (it simItem) key() string { return weights.Key(it.Label, it.Tag) }
@@ -50,6 +62,11 @@ type simRun struct {
 	Pruned   []string
 	// Quarantined GPUs, whose reasons are prose the report must escape.
 	Quarantined []logdir.Quarantined
+	// TimeoutFactor is the hang deadline in force (run.json).
+	TimeoutFactor float64
+	// Legacy writes the run as sgpu-queue did before outcomes were recorded: no
+	// outcomes.tsv, no format in run.json.
+	Legacy bool
 }
 
 // order sorts items longest estimate first, unknown items (the default weight) first
@@ -85,9 +102,9 @@ func (sr simRun) simulate() ([]logdir.Timing, float64) {
 			continue
 		}
 		end := start + it.Actual
-		rc, inc := it.RC, it.Incomplete
+		rc, o := it.RC, it.outcome()
 		if sr.CancelAt > 0 && end > sr.CancelAt {
-			end, rc, inc = sr.CancelAt+1.5, 143, true // SIGTERM, then the grace period
+			end, rc, o = sr.CancelAt+1.5, 143, outcome.Cancelled // SIGTERM, then the grace period
 		}
 		free[g] = end
 		wall = max(wall, end)
@@ -97,7 +114,7 @@ func (sr simRun) simulate() ([]logdir.Timing, float64) {
 		}
 		rows = append(rows, logdir.Timing{
 			Label: it.Label, Item: logdir.ItemColumn(it.Tag), GPU: sr.GPUs[g],
-			Secs: round3(end - start), RC: rc, StartOff: round3(start), EndOff: round3(end), Est: est, Incomplete: inc,
+			Secs: round3(end - start), RC: rc, StartOff: round3(start), EndOff: round3(end), Est: est, Incomplete: o.Incomplete(), Outcome: o,
 		})
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].EndOff < rows[j].EndOff })
@@ -124,12 +141,13 @@ func (sr simRun) write(dir string) error {
 		}
 		q = append(q, logdir.QueueRow{Weight: w, Label: it.Label, Cmd: sr.Cmds[it.Label], Tag: it.Tag})
 	}
-	var qb, tb bytes.Buffer
+	var qb, tb, ob bytes.Buffer
 	if err := logdir.FormatQueue(&qb, q); err != nil {
 		return err
 	}
 	for _, t := range rows {
 		tb.WriteString(t.Format())
+		ob.WriteString(t.OutcomeRow())
 	}
 	if err := os.WriteFile(l.QueueTSV(), qb.Bytes(), 0o644); err != nil {
 		return err
@@ -137,10 +155,21 @@ func (sr simRun) write(dir string) error {
 	if err := os.WriteFile(l.TimingsTSV(), tb.Bytes(), 0o644); err != nil {
 		return err
 	}
+	if !sr.Legacy {
+		if err := os.WriteFile(l.OutcomesTSV(), ob.Bytes(), 0o644); err != nil {
+			return err
+		}
+	}
 	run := &logdir.Run{Meta: logdir.Meta{Suites: sr.Suites}}
 	var ms []weights.Measurement
 	for _, t := range rows {
-		ms = append(ms, weights.Measurement{Key: weights.Key(t.Label, run.TagOf(t)), Seconds: t.Secs, AtLeast: t.RC == 124 || t.RC == 137 || t.Incomplete})
+		o := t.Outcome
+		if sr.Legacy {
+			o = outcome.Legacy(t.RC, t.Incomplete, sr.CancelAt > 0)
+		}
+		if m, ok := weights.Measure(weights.Key(t.Label, run.TagOf(t)), t.Secs, o); ok {
+			ms = append(ms, m)
+		}
 	}
 	old := sr.Old
 	if old == nil {
@@ -156,7 +185,13 @@ func (sr simRun) write(dir string) error {
 		Tool: "sgpu-queue", Suites: sr.Suites, GPUs: sr.GPUs, PinVar: "HIP_VISIBLE_DEVICES",
 		Arch: "gfx950", Level: "3", DefaultWeight: 999999, Weights: "ci-weights/test_weights.gfx950.l3.txt",
 		Started: sr.Started, Wall: wall, Finished: true, Cancelled: sr.CancelAt > 0,
-		Changes: changes, Pruned: sr.Pruned, Quarantined: sr.Quarantined,
+		Changes: changes, Pruned: sr.Pruned, Quarantined: sr.Quarantined, TimeoutFactor: sr.TimeoutFactor,
+	}
+	if !sr.Legacy {
+		m.Format = logdir.FormatOutcomes
+		if m.Cancelled {
+			m.Stop = &logdir.Stop{Reason: outcome.StopCancelled, Message: "the run was cancelled with 66 item(s) left to run", Phase: 4}
+		}
 	}
 	return l.WriteMeta(m)
 }
@@ -228,18 +263,21 @@ func fixtures(table *weights.Table) map[string]simRun {
 	out := map[string]simRun{}
 	out["te80"] = teRun(table)
 
-	f := teRun(table)
+	// Every outcome but cancelled (te80-cancelled has those) and unavailable.
+	f := failuresRun(table)
 	f.Items = append(f.Items,
-		simItem{Label: "torch", Tag: "test_fp8_blockwise.ck", Actual: 455},
-		simItem{Label: "jax", Tag: "test_distributed_new.auto", Actual: 88.4})
+		// Listed, but its re-entry is gated off on this runner: exit 0, no XML.
+		simItem{Label: "torch", Tag: "test_gemm.gated", Actual: 0.4, Outcome: outcome.NoRun})
 	order(f.Items)
-	flash := find(f.Items, "torch/test_numerics.flash")
-	flash.Actual, flash.RC = 37.2, 1 // fails fast: an assertion in the first test
-	layer := find(f.Items, "jax/test_layer.auto")
-	layer.Actual, layer.RC = 382.5, 124 // the suite's timeout
-	mx := find(f.Items, "torch/mxfp4..ck")
-	mx.Actual, mx.RC, mx.Incomplete = 96.3, 139, true // segfault, .partial left
+	gemm := find(f.Items, "torch/test_gemm_autotune.ck")
+	gemm.Actual, gemm.RC, gemm.Outcome = 111, 124, outcome.Timeout // hung: killed at 3 × its weight of 37 s
 	out["te80-failures"] = f
+
+	// The same failures as a log dir of an older sgpu-queue (no outcomes.tsv): rc
+	// 124 and the .partial are read by the legacy rule (cut off, never "timed out").
+	legacy := failuresRun(table)
+	legacy.Legacy = true
+	out["te80-legacy"] = legacy
 
 	c := teRun(table)
 	c.CancelAt = 1500
@@ -248,6 +286,25 @@ func fixtures(table *weights.Table) map[string]simRun {
 
 	out["hostile"] = hostileRun()
 	return out
+}
+
+// failuresRun is the TE run with new items and failures: a fast assertion, an item
+// that exits 124 by itself (its own timeout: a failure, not a timeout of ours), a
+// segfault that leaves its .partial.
+func failuresRun(table *weights.Table) simRun {
+	f := teRun(table)
+	f.TimeoutFactor = 3
+	f.Items = append(f.Items,
+		simItem{Label: "torch", Tag: "test_fp8_blockwise.ck", Actual: 455},
+		simItem{Label: "jax", Tag: "test_distributed_new.auto", Actual: 88.4})
+	order(f.Items)
+	flash := find(f.Items, "torch/test_numerics.flash")
+	flash.Actual, flash.RC = 37.2, 1 // fails fast: an assertion in the first test
+	layer := find(f.Items, "jax/test_layer.auto")
+	layer.Actual, layer.RC = 382.5, 124 // the suite's own timeout
+	mx := find(f.Items, "torch/mxfp4..ck")
+	mx.Actual, mx.RC, mx.Outcome = 96.3, 139, outcome.CutOff // segfault, .partial left
+	return f
 }
 
 // hostileTags are tags a suite could print: HTML, Markdown, Mermaid and SVG syntax,
@@ -356,9 +413,9 @@ func TestFixturesAreGenerated(t *testing.T) {
 		if err := sr.write(dir); err != nil {
 			t.Fatal(err)
 		}
-		for _, f := range []string{"queue/queue.tsv", "queue/timings.tsv", "queue/run.json"} {
+		for _, f := range []string{"queue/queue.tsv", "queue/timings.tsv", "queue/outcomes.tsv", "queue/run.json"} {
 			want, err := os.ReadFile(filepath.Join("testdata", "runs", name, f))
-			if err != nil {
+			if err != nil && !(sr.Legacy && f == "queue/outcomes.tsv") {
 				t.Fatalf("%v (run the tests once with -gen)", err)
 			}
 			got, _ := os.ReadFile(filepath.Join(dir, f))

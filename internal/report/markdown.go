@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 	"github.com/rocm/sgpu-queue/internal/verdict"
 )
@@ -170,14 +171,23 @@ func headline(r *logdir.Run, s Stats) string {
 	}
 	fmt.Fprintf(&b, "**wall %s** · %d items on %d GPUs · %d failed · utilisation %.1f %% · %s above the lower bound\n\n",
 		textfmt.Dur(s.Wall), s.Items, s.GPUs, s.Failed, 100*s.Utilisation, pct(s.AboveBound))
-	if s.Cancelled {
+	switch {
+	case s.Cancelled && r.Meta.BeforeItems():
+		fmt.Fprintf(&b, "> [!WARNING]\n> **The run was cancelled before any item ran**: %s. Every suite is marked failed; nothing was learned.\n\n", plain(shorten(r.Meta.Stop.Message, 500)))
+	case s.Cancelled:
 		fmt.Fprintf(&b, "> [!WARNING]\n> **The run was cancelled** at t+%s. Items cut off are marked failed; the figures below cover what ran, and only finished items were learned.\n\n", clock(s.Wall))
-	}
-	if s.Interrupted && !s.Cancelled {
+	case s.Interrupted:
 		b.WriteString("> [!WARNING]\n> **The item phase never ended**: run.json was not completed (was sgpu-queue killed?). The figures below cover the timing rows written until then; nothing was learned.\n\n")
 	}
-	if st := r.Meta.Stalled; st != "" {
-		fmt.Fprintf(&b, "> [!CAUTION]\n> **The run stopped early**: %s\n\n", plain(shorten(st, 500)))
+	if st := r.Meta.Stop; st != nil {
+		switch st.Reason {
+		case outcome.StopCancelled:
+			// Said above.
+		case outcome.StopInternal:
+			fmt.Fprintf(&b, "> [!CAUTION]\n> **sgpu-queue stopped on an internal error**: %s. The other items were stopped; what finished is reported and learned; the run exits 70.\n\n", plain(shorten(st.Message, 500)))
+		default:
+			fmt.Fprintf(&b, "> [!CAUTION]\n> **The run stopped early**: %s\n\n", plain(shorten(st.Message, 500)))
+		}
 	}
 	if n := len(r.Meta.Quarantined); n > 0 {
 		var gpus []string
@@ -186,25 +196,35 @@ func headline(r *logdir.Run, s Stats) string {
 		}
 		fmt.Fprintf(&b, "> [!WARNING]\n> **%d GPU(s) quarantined** (%s): their items failed fast or with device errors while passing elsewhere; see *Quarantined GPUs*.\n\n", n, strings.Join(gpus, ", "))
 	}
+	if n := len(s.NoRun); n > 0 {
+		fmt.Fprintf(&b, "> [!CAUTION]\n> **%d item(s) ran nothing** (no-run: exit code 0, but no JUnit XML and no `.partial`): their re-entry selected no call line, so they fail. Check the tag round trip with `sgpu-queue verify`: ", n)
+		keyList(&b, s.NoRun, "*Failed items*")
+	}
 	if n := len(s.Missing); n > 0 {
 		what := "never finished"
 		if s.Cancelled {
 			what = "did not run before the cancel"
 		}
 		fmt.Fprintf(&b, "> [!WARNING]\n> **%d queued item(s) produced no timing row** (%s; counted as failed): ", n, what)
-		for i, it := range s.Missing {
-			if i == topRows {
-				fmt.Fprintf(&b, " and %d more (see *Items that never finished*)", n-topRows)
-				break
-			}
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(code(it.Key))
-		}
-		b.WriteString(".\n\n")
+		keyList(&b, s.Missing, "*Items that never finished*")
 	}
 	return b.String()
+}
+
+// keyList ends a headline note with the first topRows item keys, and where to find
+// the rest.
+func keyList(b *strings.Builder, items []ItemStat, rest string) {
+	for i, it := range items {
+		if i == topRows {
+			fmt.Fprintf(b, " and %d more (see %s)", len(items)-topRows, rest)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(code(it.Key))
+	}
+	b.WriteString(".\n\n")
 }
 
 // secs is a duration for the efficiency table: "43m44s (2624 s)".
@@ -462,11 +482,8 @@ func fence(text string) string {
 
 func missRow(it ItemStat) string {
 	mark := ""
-	switch {
-	case it.Failed:
+	if it.Failed {
 		mark = " ✗"
-	case it.Incomplete:
-		mark = " ⚠"
 	}
 	return fmt.Sprintf("| %s%s | %s | %s | %s | %s | t+%s |\n", cell(it.Key), mark, textfmt.Dur(it.Estimate), textfmt.Dur(it.Actual),
 		signed(it.Miss()), signedPct(it.RelMiss()), clock(it.Start))
@@ -495,7 +512,7 @@ func estimateTables(s Stats) []*block {
 	fmt.Fprintf(&b, "%d items had an estimate: %s estimated, %s measured (%s); median miss %s; %d item(s) off by more than 50 %%. ",
 		len(s.Misses), textfmt.Dur(s.Estimated), textfmt.Dur(actual), signedPct(actual/math.Max(s.Estimated, 1e-9)-1),
 		strings.TrimPrefix(signedPct(rels[len(rels)/2]), "+"), off)
-	b.WriteString("A positive miss is an item slower than its estimate: it started later than it should have. ✗ failed, ⚠ cut off.\n\n")
+	b.WriteString("A positive miss is an item slower than its estimate: it started later than it should have. ✗ failed.\n\n")
 
 	rows := make([]string, len(s.Misses))
 	for i, it := range s.Misses {
@@ -533,7 +550,7 @@ func unknownTable(s Stats) *block {
 	for _, it := range s.Unknown {
 		rows = append(rows, fmt.Sprintf("| %s | %s | %d | %s | t+%s |\n", cell(it.Key), textfmt.Dur(it.Actual), it.RC, gpuName(it.GPU), clock(it.Start)))
 	}
-	title := fmt.Sprintf("### Items without an estimate (%d)\n\nNo weight yet (new, or only ever cut off): they went first, with the default weight; the next run orders them by what they took.\n\n", len(s.Unknown))
+	title := fmt.Sprintf("### Items without an estimate (%d)\n\nNo weight yet (new, or never measured to its end): they went first, with the default weight; the next run orders them by what they took if it was a measurement (docs/outcomes.md).\n\n", len(s.Unknown))
 	return collapsible(title, fmt.Sprintf("%d items", len(s.Unknown)),
 		"| item | took | rc | GPU | started |\n|---|---:|---:|---:|---:|\n", rows, "items")
 }
@@ -631,7 +648,7 @@ func badDayTables(r *logdir.Run, suites []verdict.Suite, o Options) []*block {
 			if it.Flaky {
 				flaky = append(flaky, fmt.Sprintf("| %s | %d | %s | %s |\n", cell(key), it.Attempts, plain(it.Note), logLink(it.LogRel, o)))
 			}
-			if it.TimedOut {
+			if it.Outcome == outcome.Timeout {
 				timedOut = append(timedOut, fmt.Sprintf("| %s | %s | %s | %s |\n", cell(key), textfmt.Dur(it.Seconds), gpuName(it.GPU), logLink(it.LogRel, o)))
 			}
 		}
@@ -645,10 +662,9 @@ func badDayTables(r *logdir.Run, suites []verdict.Suite, o Options) []*block {
 			fmt.Sprintf("%d flaky items", len(flaky)), "| item | attempts | note | last log |\n|---|---:|---|---|\n", flaky, "flaky items"))
 	}
 	if len(timedOut) > 0 {
-		why := "Ended with rc 124 (a timeout)"
-		if r.Meta.TimeoutFactor > 0 {
-			why = fmt.Sprintf("Killed at their hang deadline (item-timeout-factor %g × the learned weight), rc 124", r.Meta.TimeoutFactor)
-		}
+		// Only items sgpu-queue killed at their deadline: an exit code of 124 by
+		// itself is an ordinary failure (docs/outcomes.md).
+		why := fmt.Sprintf("Killed by sgpu-queue at their hang deadline (item-timeout-factor %g × the learned weight), rc 124", r.Meta.TimeoutFactor)
 		blocks = append(blocks, collapsible(fmt.Sprintf("### Timed-out items (%d)\n\n%s; their weight only rises.\n\n", len(timedOut), why),
 			fmt.Sprintf("%d timed-out items", len(timedOut)), "| item | ran | GPU | log |\n|---|---:|---:|---|\n", timedOut, "timed-out items"))
 	}

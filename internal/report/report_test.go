@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/verdict"
 )
 
@@ -25,7 +26,7 @@ var (
 )
 
 // goldenRuns are the committed fixture runs (testdata/runs/<name>).
-var goldenRuns = []string{"te80", "te80-failures", "te80-cancelled", "hostile"}
+var goldenRuns = []string{"te80", "te80-failures", "te80-legacy", "te80-cancelled", "hostile"}
 
 func loadRun(t *testing.T, dir string) (*logdir.Run, []verdict.Suite, Stats) {
 	t.Helper()
@@ -90,10 +91,18 @@ func TestFixtureContent(t *testing.T) {
 	}{
 		{"te80", []string{"## ✓ sgpu-queue: all 80 items passed", "| quality: wall ÷ hindsight LPT |", "### Weights learned: 79 changed, 2 pruned", "`jax/test_sharding_old.auto`", "**Worst 10 misses**"},
 			[]string{"[!WARNING]", "### Failed items"}},
-		{"te80-failures", []string{"## ✗ sgpu-queue: 3 of 82 items failed", "### Failed items (3)",
-			"[`items/jax.test_layer.auto.log`](../items/jax.test_layer.auto.log)", "| 124 | timed out |", "| 139 | cut off |",
-			"### Items without an estimate (2)", "`torch/test_fp8_blockwise.ck` | 455s", "| `torch/test_fp8_blockwise.ck` | new | 455s |"},
-			[]string{"[!WARNING]"}},
+		{"te80-failures", []string{"## ✗ sgpu-queue: 5 of 83 items failed", "### Failed items (5)",
+			"[`items/jax.test_layer.auto.log`](../items/jax.test_layer.auto.log)", "| 139 | cut off |",
+			// 124 by itself is a failure; only the item killed at its deadline timed out.
+			"| `jax/test_layer.auto` | 124 |  | 382s |", "| `torch/test_gemm_autotune.ck` | 124 | timed out | 111s |",
+			"### Timed-out items (1)", "item-timeout-factor 3",
+			"**1 item(s) ran nothing** (no-run", "`torch/test_gemm.gated`", "no\\-run\\: its re\\-entry ran nothing",
+			// The no-run item taught nothing; the timed-out one only raised its weight.
+			"| `torch/test_gemm_autotune.ck` | 37s | 111s |",
+			"### Items without an estimate (3)", "`torch/test_fp8_blockwise.ck` | 455s", "| `torch/test_fp8_blockwise.ck` | new | 455s |"},
+			[]string{"[!WARNING]", "| `torch/test_gemm.gated` | new"}},
+		{"te80-legacy", []string{"## ✗ sgpu-queue: 3 of 82 items failed", "| `jax/test_layer.auto` | 124 | cut off |", "| 139 | cut off |"},
+			[]string{"### Timed-out items", "timed out", "no-run"}},
 		{"te80-cancelled", []string{"## ✗ sgpu-queue: cancelled, 14 of 80 items finished", "**The run was cancelled**",
 			"**66 queued item(s) produced no timing row**", "and 56 more", "### Items that never finished (66)", "cancelled before it started"},
 			[]string{"| split the largest item? |"}},
@@ -197,7 +206,7 @@ func TestSizeCap(t *testing.T) {
 
 func TestWriteFiles(t *testing.T) {
 	dir := t.TempDir()
-	for _, f := range []string{"queue.tsv", "timings.tsv", "run.json"} {
+	for _, f := range []string{"queue.tsv", "timings.tsv", "outcomes.tsv", "run.json"} {
 		data, err := os.ReadFile(filepath.Join("testdata", "runs", "te80-failures", "queue", f))
 		if err != nil {
 			t.Fatal(err)
@@ -358,13 +367,15 @@ func TestBadDaySections(t *testing.T) {
 			Suites: []logdir.MetaSuite{{Label: "torch", LogFile: "torch.log", Mode: "list"}},
 			GPUs:   []string{"0", "1"}, Started: started, Finished: true, Wall: 30, TimeoutFactor: 3,
 			Quarantined: []logdir.Quarantined{{GPU: "1", Reason: "2 items failed in a row on it (rc=1 after 0.1s with \"hipErrorNoDevice\")", At: started.Add(5 * time.Second)}},
-			Stalled:     "every GPU is quarantined (gpu1) with 3 item(s) left to run: check the runner's GPUs",
+			Stop:        &logdir.Stop{Reason: outcome.StopQuarantined, Message: "every GPU is quarantined (gpu1) with 3 item(s) left to run: check the runner's GPUs", Phase: 4},
 		},
-		Queue: []logdir.QueueRow{{Label: "torch", Tag: "flaky"}, {Label: "torch", Tag: "hang|pipe"}},
+		Queue: []logdir.QueueRow{{Label: "torch", Tag: "flaky"}, {Label: "torch", Tag: "hang|pipe"}, {Label: "torch", Tag: "own124"}},
 		Timings: []logdir.Timing{
-			{Label: "torch", Item: "flaky", GPU: "1", Secs: 0.1, RC: 1, EndOff: 0.1},
-			{Label: "torch", Item: "hang|pipe", GPU: "0", Secs: 12, RC: 124, EndOff: 12},
-			{Label: "torch", Item: "flaky", GPU: "0", Secs: 2, RC: 0, StartOff: 12, EndOff: 14},
+			{Label: "torch", Item: "flaky", GPU: "1", Secs: 0.1, RC: 1, EndOff: 0.1, Outcome: outcome.Failed},
+			{Label: "torch", Item: "hang|pipe", GPU: "0", Secs: 12, RC: 124, EndOff: 12, Incomplete: true, Outcome: outcome.Timeout},
+			// Exited 124 by itself: a failure, not a timeout.
+			{Label: "torch", Item: "own124", GPU: "1", Secs: 3, RC: 124, EndOff: 3, Outcome: outcome.Failed},
+			{Label: "torch", Item: "flaky", GPU: "0", Secs: 2, RC: 0, StartOff: 12, EndOff: 14, Outcome: outcome.OK},
 		},
 	}
 	// gpu1 is quarantined, so the flaky item's first failure was the GPU's fault.
@@ -384,11 +395,16 @@ func TestBadDaySections(t *testing.T) {
 			t.Errorf("report lacks %q", want)
 		}
 	}
+	_, timedOut, _ := strings.Cut(md, "### Timed-out items")
+	timedOut, _, _ = strings.Cut(timedOut, "\n### ")
+	if strings.Contains(timedOut, "own124") {
+		t.Errorf("an item that exited 124 by itself is listed as timed out:\n%s", timedOut)
+	}
 	if strings.Contains(md, "### Flaky items") {
 		t.Error("a failure on a quarantined GPU was reported as flaky")
 	}
 	// On a healthy GPU the same history is flakiness.
-	r.Meta.Quarantined, r.Meta.Stalled = nil, ""
+	r.Meta.Quarantined, r.Meta.Stop = nil, nil
 	r.Timings[0].GPU = "0"
 	suites = verdict.Decide(r)
 	b.Reset()

@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/verdict"
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
@@ -20,10 +21,11 @@ const SplitPays = 0.01
 // Stats are the figures of a run, from its queue and timings rows.
 type Stats struct {
 	GPUs        int
-	Items       int // queued items
-	Finished    int // queued items with a timings row
-	Failed      int // failed items (last attempt; an item that never finished counts)
-	Attempts    int // timings rows
+	Items       int        // queued items
+	Finished    int        // queued items with a timings row
+	Failed      int        // failed items (last attempt; an item that never finished counts)
+	NoRun       []ItemStat // items whose last attempt ran nothing, in key order
+	Attempts    int        // timings rows
 	Work        float64
 	Wall        float64
 	Bound       float64 // max(work/N, largest row): no schedule could have been faster
@@ -84,7 +86,7 @@ type ItemStat struct {
 	Actual     float64
 	RC         int
 	Failed     bool
-	Incomplete bool
+	Outcome    outcome.Outcome // of its last attempt; "" when it never finished
 	GPU        string
 	Start, End float64
 	Note       string
@@ -117,7 +119,7 @@ func Compute(r *logdir.Run, suites []verdict.Suite) Stats {
 	for _, su := range suites {
 		s.Items += len(su.Items)
 		s.Failed += su.Failed
-		if su.Failed > 0 {
+		if !su.Passed() {
 			s.Passed = false
 		}
 	}
@@ -144,7 +146,7 @@ func Compute(r *logdir.Run, suites []verdict.Suite) Stats {
 		}
 		g.Busy += t.Secs
 		g.Items++
-		if t.RC != 0 {
+		if r.OutcomeOf(t).Failed() {
 			g.Failed++
 		}
 		g.LastEnd = max(g.LastEnd, t.EndOff)
@@ -205,7 +207,7 @@ func (s *Stats) items(r *logdir.Run, suites []verdict.Suite) {
 			st := ItemStat{
 				Key: weights.Key(it.Label, it.Tag), Label: it.Label, Tag: it.Tag, LogRel: it.LogRel,
 				Finished: it.Finished, Actual: it.Seconds, RC: it.RC, Failed: it.Failed,
-				Incomplete: it.Incomplete, GPU: it.GPU, Note: it.Note,
+				Outcome: it.Outcome, GPU: it.GPU, Note: it.Note,
 			}
 			q, queued := est[k]
 			if e, ok := rowEst[k]; ok {
@@ -237,6 +239,14 @@ func (s *Stats) items(r *logdir.Run, suites []verdict.Suite) {
 			}
 		}
 	}
+	for _, list := range [][]ItemStat{s.Misses, s.Unknown} {
+		for _, it := range list {
+			if it.Outcome == outcome.NoRun {
+				s.NoRun = append(s.NoRun, it)
+			}
+		}
+	}
+	sort.SliceStable(s.NoRun, func(i, j int) bool { return s.NoRun[i].Key < s.NoRun[j].Key })
 	sort.SliceStable(s.Misses, func(i, j int) bool {
 		a, b := math.Abs(s.Misses[i].Miss()), math.Abs(s.Misses[j].Miss())
 		if a != b {

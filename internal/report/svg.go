@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 	"github.com/rocm/sgpu-queue/internal/verdict"
 )
@@ -205,11 +206,12 @@ func svgBar(w *bufio.Writer, r *logdir.Run, b bar, x func(float64) float64, y, h
 	if b.N == 1 {
 		t := b.Row
 		status := fmt.Sprintf("rc=%d", t.RC)
-		if t.RC != 0 {
+		o := r.OutcomeOf(t)
+		if o.Failed() {
 			status += " FAILED"
 		}
-		if t.Incomplete {
-			status += ", cut off"
+		if o != outcome.OK && o != outcome.Failed {
+			status += ", " + string(o)
 		}
 		est := "estimate unknown"
 		if t.Est != "unknown" && t.Est != "" {

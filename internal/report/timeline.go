@@ -70,7 +70,7 @@ func bars(r *logdir.Run, l lane, minDur float64) []bar {
 	var out []bar
 	single := func(t logdir.Timing) bar {
 		b := bar{Start: t.StartOff, End: t.EndOff, N: 1, Busy: t.Secs, Suite: t.Label, Row: t, Key: weights.Key(t.Label, r.TagOf(t))}
-		if t.RC != 0 {
+		if r.OutcomeOf(t).Failed() {
 			b.Failed = 1
 		}
 		return b
@@ -86,7 +86,7 @@ func bars(r *logdir.Run, l lane, minDur float64) []bar {
 			for _, t := range run {
 				b.End = max(b.End, t.EndOff)
 				b.Busy += t.Secs
-				if t.RC != 0 {
+				if r.OutcomeOf(t).Failed() {
 					b.Failed++
 				}
 				if t.Label != b.Suite {

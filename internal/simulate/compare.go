@@ -166,7 +166,7 @@ func Compare(ctx context.Context, in *Input, o Options) (*Report, error) {
 			}
 			wall, tl, err := run[r](rng, dur)
 			if err != nil {
-				return nil, fmt.Errorf("%s queue: %v", row.Policy, err)
+				return nil, fmt.Errorf("%s queue: %w", row.Policy, err)
 			}
 			if tl != nil {
 				rep.Mixed.Holds.add(tl, items, dur)

@@ -53,7 +53,7 @@ const maxInput = 256 << 20
 func Load(r io.Reader, name string) (*Input, []string, error) {
 	data, err := io.ReadAll(io.LimitReader(r, maxInput+1))
 	if err != nil {
-		return nil, nil, fmt.Errorf("weights %s: %v", name, err)
+		return nil, nil, fmt.Errorf("weights %s: %w", name, err)
 	}
 	if len(data) > maxInput {
 		return nil, nil, fmt.Errorf("weights %s: larger than %d MiB, not a weight table", name, maxInput>>20)

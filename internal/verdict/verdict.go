@@ -1,4 +1,4 @@
-// Package verdict is phase 5: one pass/fail per suite from its items' exit codes,
+// Package verdict is phase 5: one pass/fail per suite from its items' outcomes,
 // written in TransformerEngine's layout (suites/<logfile> and suites/<logfile>.rc) so
 // the CI gates that read those files keep working, and the run's exit code (phase 8).
 package verdict
@@ -11,22 +11,23 @@ import (
 	"github.com/rocm/sgpu-queue/internal/atomicfile"
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/outcome"
 )
 
-// Item is the outcome of one queued item: its last attempt.
+// Item is the verdict of one queued item: its last attempt.
 type Item struct {
 	Label, Tag string
 	LogRel     string // items/<label>.<safetag>.log
 	RC         int
 	Finished   bool // it has a timings row; false: never finished
 	Failed     bool
-	Incomplete bool
-	GPU        string
-	Seconds    float64
-	Attempts   int
-	Flaky      bool   // failed, then passed on a rerun
-	TimedOut   bool   // its last attempt was killed at its hang deadline
-	Note       string // "never finished", "cancelled", "timed out", "cut off", "flaky"...
+	// Outcome is its last attempt's (docs/outcomes.md); "" when it never finished.
+	Outcome  outcome.Outcome
+	GPU      string
+	Seconds  float64
+	Attempts int
+	Flaky    bool   // failed, then passed on a rerun
+	Note     string // "never finished", "cancelled", "timed out", "cut off", "no-run: …", "flaky"...
 }
 
 // Suite is one suite's verdict.
@@ -36,25 +37,29 @@ type Suite struct {
 	Items          []Item
 	Failed         int
 	Flaky          int
-	RC             int // the largest exit code of its failed items; 1 if one never finished
+	RC             int // the largest exit code of its failed items (at least 1); see Decide
 	Seconds        float64
+	// Unlisted: the run stopped before this suite's items were known (a cancel
+	// during listing); the suite fails with no items.
+	Unlisted bool
 }
 
 // Passed reports whether every item of the suite passed.
-func (s Suite) Passed() bool { return s.Failed == 0 }
+func (s Suite) Passed() bool { return s.Failed == 0 && !s.Unlisted }
 
-// Decide computes every suite's verdict from the run's files. An item with no timings
-// row never finished and counts as failed.
+// Decide computes every suite's verdict from the run's files: each item by the
+// outcome of its last attempt (docs/outcomes.md). An item with no timings row never
+// finished and counts as failed, with a note from the run's typed stop reason. A
+// failed item whose exit code says nothing (a no-run or cut-off item that exited 0,
+// one that never finished) counts as rc 1 in its suite's rc; one that never
+// started because the run was cancelled as exitcode.Interrupted.
 func Decide(r *logdir.Run) []Suite {
 	type key struct{ label, item string }
 	rows := map[key][]logdir.Timing{}
 	for _, t := range r.Timings {
+		t.Outcome = r.OutcomeOf(t)
 		k := key{t.Label, t.Item}
 		rows[k] = append(rows[k], t)
-	}
-	quarantined := map[string]bool{}
-	for _, q := range r.Meta.Quarantined {
-		quarantined[q.GPU] = true
 	}
 	idx := map[string]int{}
 	suites := make([]Suite, len(r.Meta.Suites))
@@ -62,81 +67,139 @@ func Decide(r *logdir.Run) []Suite {
 		suites[i] = Suite{Label: ms.Label, LogFile: ms.LogFile, Mode: ms.Mode}
 		idx[ms.Label] = i
 	}
+	d := decider{r: r, quarantined: map[string]bool{}}
+	for _, q := range r.Meta.Quarantined {
+		d.quarantined[q.GPU] = true
+	}
 	for _, q := range r.Queue {
 		si, ok := idx[q.Label]
 		if !ok {
 			continue
 		}
 		s := &suites[si]
-		k := key{q.Label, logdir.ItemColumn(q.Tag)}
-		rs := rows[k]
+		rs := rows[key{q.Label, logdir.ItemColumn(q.Tag)}]
 		it := Item{Label: q.Label, Tag: q.Tag, LogRel: logdir.ItemLogRel(q.Label, q.Tag), Attempts: len(rs)}
 		if len(rs) > 0 {
-			t := rs[len(rs)-1]
-			it.Finished = true
-			it.RC = t.RC
-			it.GPU = t.GPU
-			it.Seconds = t.Secs
-			it.Incomplete = t.Incomplete
-			it.Failed = t.RC != 0
-			it.TimedOut = t.RC == 124
-			switch {
-			case t.RC == 124:
-				it.Note = "timed out"
-			case r.Meta.Cancelled && t.Incomplete && t.RC != 0:
-				it.Note = "cancelled"
-			case t.Incomplete:
-				it.Note = "cut off"
-			}
-			earlierRC, badGPU, onlyBadGPUs := 0, "", true
-			for _, e := range rs[:len(rs)-1] {
-				if e.RC != 0 {
-					earlierRC = max(earlierRC, e.RC)
-					if quarantined[e.GPU] {
-						badGPU = e.GPU
-					} else {
-						onlyBadGPUs = false
-					}
-				}
-			}
-			if t.RC == 0 && earlierRC != 0 {
-				if onlyBadGPUs {
-					it.Note = fmt.Sprintf("passed after gpu%s was quarantined", badGPU)
-				} else {
-					it.Flaky = true
-					s.Flaky++
-					it.Note = fmt.Sprintf("flaky: passed on attempt %d", len(rs))
-					if r.Meta.FlakyIsFailure {
-						it.Failed, it.RC = true, earlierRC
-						it.Note += ", counted as a failure"
-					}
-				}
+			d.finished(&it, rs)
+			if it.Flaky {
+				s.Flaky++
 			}
 			for _, e := range rs {
 				s.Seconds += e.Secs
 			}
 		} else {
-			it.Failed = true
-			it.RC = 1
-			it.Note = "never finished"
-			switch {
-			case r.Meta.Cancelled:
-				it.Note = "cancelled before it started"
-			case strings.Contains(r.Meta.Stalled, "every GPU is quarantined"):
-				it.Note = "never ran: every GPU was quarantined"
-			case r.Meta.Stalled != "":
-				it.Note = "never ran: the run stopped early"
-			}
+			d.unfinished(&it)
 		}
 		if it.Failed {
 			s.Failed++
-			if it.RC > s.RC {
-				s.RC = it.RC
-			}
+			s.RC = max(s.RC, suiteRC(it))
 		}
 		s.Items = append(s.Items, it)
 	}
+	if r.Meta.ItemsUnknown() {
+		for i := range suites {
+			if len(suites[i].Items) == 0 {
+				suites[i].Unlisted = true
+				suites[i].RC = d.stoppedRC()
+			}
+		}
+	}
 	return suites
+}
+
+// decider holds what the items' verdicts need from the run as a whole.
+type decider struct {
+	r           *logdir.Run
+	quarantined map[string]bool
+}
+
+// finished decides an item from its attempts (in the order they ended).
+func (d decider) finished(it *Item, rs []logdir.Timing) {
+	t := rs[len(rs)-1]
+	it.Finished = true
+	it.RC, it.GPU, it.Seconds, it.Outcome = t.RC, t.GPU, t.Secs, t.Outcome
+	it.Failed = t.Outcome.Failed()
+	it.Note = note(t.Outcome)
+	earlierRC, failedBefore, badGPU, onlyBadGPUs := 0, false, "", true
+	for _, e := range rs[:len(rs)-1] {
+		if e.Outcome.Failed() {
+			failedBefore = true
+			earlierRC = max(earlierRC, e.RC)
+			if d.quarantined[e.GPU] {
+				badGPU = e.GPU
+			} else {
+				onlyBadGPUs = false
+			}
+		}
+	}
+	if it.Failed || !failedBefore {
+		return
+	}
+	if onlyBadGPUs {
+		it.Note = fmt.Sprintf("passed after gpu%s was quarantined", badGPU)
+		return
+	}
+	it.Flaky = true
+	it.Note = fmt.Sprintf("flaky: passed on attempt %d", len(rs))
+	if d.r.Meta.FlakyIsFailure {
+		it.Failed, it.RC = true, max(earlierRC, exitcode.Failed)
+		it.Note += ", counted as a failure"
+	}
+}
+
+// unfinished decides an item without a timings row: it never finished, for the
+// reason the run stopped.
+func (d decider) unfinished(it *Item) {
+	it.Failed = true
+	it.RC = d.stoppedRC()
+	switch {
+	case d.r.Meta.Cancelled || d.r.Meta.StopReason() == outcome.StopCancelled:
+		it.Note = "cancelled before it started"
+	case d.r.Meta.StopReason() == outcome.StopQuarantined:
+		it.Note = "never ran: every GPU was quarantined"
+	case d.r.Meta.StopReason() == outcome.StopUnavailable:
+		it.Note = "never ran: where items run went away"
+	case d.r.Meta.StopReason() == outcome.StopInternal:
+		it.Note = "not recorded: sgpu-queue stopped on an internal error"
+	case d.r.Meta.Stop != nil:
+		it.Note = "never ran: the run stopped early"
+	default:
+		it.Note = "never finished"
+	}
+}
+
+// stoppedRC is the rc an item that never ran counts with.
+func (d decider) stoppedRC() int {
+	if d.r.Meta.Cancelled || d.r.Meta.StopReason() == outcome.StopCancelled {
+		return exitcode.Interrupted
+	}
+	return exitcode.Failed
+}
+
+// note is what an item's verdict line says about its last attempt's outcome.
+func note(o outcome.Outcome) string {
+	switch o {
+	case outcome.Timeout:
+		return "timed out"
+	case outcome.Cancelled:
+		return "cancelled"
+	case outcome.CutOff:
+		return "cut off"
+	case outcome.Unavailable:
+		return "unavailable: where it ran went away"
+	case outcome.NoRun:
+		return "no-run: its re-entry ran nothing"
+	}
+	return ""
+}
+
+// suiteRC is what a failed item adds to its suite's rc: its exit code, or 1 when
+// that says nothing (0: a no-run or cut-off item; never finished: already set).
+func suiteRC(it Item) int {
+	if it.RC <= 0 {
+		return exitcode.Failed
+	}
+	return it.RC
 }
 
 // Line is the item's line in suites/<logfile>: "ok|FAIL rc=N items/<file>".
@@ -156,6 +219,10 @@ func (it Item) Line() string {
 	return s
 }
 
+// UnlistedLine is the one line of suites/<logfile> for a suite whose items were
+// never listed.
+const UnlistedLine = "FAIL rc=- (cancelled before its items were listed: none ran)"
+
 // Write writes suites/<logfile> and suites/<logfile>.rc for every suite.
 func Write(l logdir.Layout, suites []Suite) error {
 	if err := os.MkdirAll(l.SuitesDir(), 0o755); err != nil {
@@ -166,6 +233,9 @@ func Write(l logdir.Layout, suites []Suite) error {
 		for _, it := range s.Items {
 			b.WriteString(it.Line())
 			b.WriteByte('\n')
+		}
+		if s.Unlisted {
+			b.WriteString(UnlistedLine + "\n")
 		}
 		if err := atomicfile.Write(l.SuiteLog(s.LogFile), []byte(b.String()), 0o644); err != nil {
 			return err
@@ -184,7 +254,7 @@ func Write(l logdir.Layout, suites []Suite) error {
 func ExitCode(suites []Suite) int {
 	rc := exitcode.OK
 	for _, s := range suites {
-		if s.Failed > 0 {
+		if !s.Passed() {
 			rc = max(rc, exitcode.FromItem(s.RC))
 		}
 	}

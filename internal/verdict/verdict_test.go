@@ -1,11 +1,14 @@
 package verdict
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
 
+	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/outcome"
 )
 
 func run(cancelled bool, timings ...logdir.Timing) *logdir.Run {
@@ -88,8 +91,8 @@ func TestCancelledNotes(t *testing.T) {
 	if n := s[0].Items[0].Note; n != "cancelled" {
 		t.Errorf("note %q", n)
 	}
-	if n := s[0].Items[1].Note; n != "cancelled before it started" {
-		t.Errorf("note %q", n)
+	if it := s[0].Items[1]; it.Note != "cancelled before it started" || it.RC != exitcode.Interrupted {
+		t.Errorf("item %+v", it)
 	}
 }
 
@@ -104,5 +107,145 @@ func TestWrite(t *testing.T) {
 	coreRC, _ := os.ReadFile(l.SuiteRC("core.log"))
 	if string(rc) != "1\n" || string(core) != "ok rc=0 items/core.whole.log\n" || string(coreRC) != "0\n" {
 		t.Errorf("files: %q %q %q", rc, core, coreRC)
+	}
+}
+
+// Each outcome of an item's last attempt, as its verdict line, its suite's rc and
+// the run's exit code see it. An exit code of 124 or 137 alone is never "timed out".
+func TestDecideOutcomes(t *testing.T) {
+	tests := []struct {
+		o        outcome.Outcome
+		rc       int
+		line     string
+		suiteRC  int
+		exitCode int
+	}{
+		{outcome.OK, 0, "ok rc=0 items/torch.a.log", 0, 0},
+		{outcome.Failed, 3, "FAIL rc=3 items/torch.a.log", 3, 3},
+		{outcome.Failed, 124, "FAIL rc=124 items/torch.a.log", 124, 124},
+		{outcome.Failed, 137, "FAIL rc=137 items/torch.a.log", 137, 137},
+		{outcome.Failed, 70, "FAIL rc=70 items/torch.a.log", 70, 1},
+		{outcome.Timeout, 124, "FAIL rc=124 items/torch.a.log (timed out)", 124, 124},
+		{outcome.Cancelled, 143, "FAIL rc=143 items/torch.a.log (cancelled)", 143, 143},
+		{outcome.CutOff, 139, "FAIL rc=139 items/torch.a.log (cut off)", 139, 139},
+		{outcome.CutOff, 0, "FAIL rc=0 items/torch.a.log (cut off)", 1, 1},
+		{outcome.CutOff, 137, "FAIL rc=137 items/torch.a.log (cut off)", 137, 137},
+		{outcome.Unavailable, 137, "FAIL rc=137 items/torch.a.log (unavailable: where it ran went away)", 137, 137},
+		{outcome.NoRun, 0, "FAIL rc=0 items/torch.a.log (no-run: its re-entry ran nothing)", 1, 1},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s rc %d", tt.o, tt.rc), func(t *testing.T) {
+			r := run(false, logdir.Timing{Label: "torch", Item: "a", GPU: "0", Secs: 2, RC: tt.rc, Incomplete: tt.o.Incomplete(), Outcome: tt.o})
+			r.Queue = r.Queue[:1]
+			s := Decide(r)
+			it := s[0].Items[0]
+			if it.Line() != tt.line || it.Outcome != tt.o || it.Failed != tt.o.Failed() {
+				t.Errorf("item %+v\nline %q, want %q", it, it.Line(), tt.line)
+			}
+			if s[0].RC != tt.suiteRC || s[0].Passed() != tt.o.Passed() {
+				t.Errorf("suite rc %d passed %v, want %d", s[0].RC, s[0].Passed(), tt.suiteRC)
+			}
+			if got := ExitCode(s); got != tt.exitCode {
+				t.Errorf("exit code %d, want %d", got, tt.exitCode)
+			}
+		})
+	}
+}
+
+// A recorded outcome wins over what the exit code would suggest.
+func TestDecideReadsTheOutcome(t *testing.T) {
+	s := Decide(run(false,
+		logdir.Timing{Label: "torch", Item: "a", RC: 124, Outcome: outcome.Failed},
+		logdir.Timing{Label: "torch", Item: "b", RC: 0, Outcome: outcome.NoRun, Incomplete: true},
+	))
+	if it := s[0].Items[0]; it.Note != "" || it.Outcome != outcome.Failed {
+		t.Errorf("an item that exited 124 by itself: %+v", it)
+	}
+	if it := s[0].Items[1]; !it.Failed || it.Outcome != outcome.NoRun {
+		t.Errorf("a no-run passed: %+v", it)
+	}
+}
+
+// Items that never finished say why, from the typed stop reason; items never
+// started because of a cancel count as exitcode.Interrupted.
+func TestUnfinishedByStopReason(t *testing.T) {
+	tests := []struct {
+		stop      *logdir.Stop
+		cancelled bool
+		note      string
+		rc        int
+	}{
+		{nil, false, "never finished", 1},
+		{nil, true, "cancelled before it started", exitcode.Interrupted},
+		{&logdir.Stop{Reason: outcome.StopCancelled, Phase: 3}, true, "cancelled before it started", exitcode.Interrupted},
+		{&logdir.Stop{Reason: outcome.StopQuarantined, Message: "every GPU is quarantined (gpu0)", Phase: 4}, false, "never ran: every GPU was quarantined", 1},
+		// The message no longer decides: a reason does.
+		{&logdir.Stop{Reason: outcome.StopUnavailable, Message: "every GPU is quarantined", Phase: 4}, false, "never ran: where items run went away", 1},
+		{&logdir.Stop{Reason: outcome.StopInternal, Phase: 4}, false, "not recorded: sgpu-queue stopped on an internal error", 1},
+		{&logdir.Stop{Message: "from an older log dir", Phase: 4}, false, "never ran: the run stopped early", 1},
+	}
+	for _, tt := range tests {
+		r := run(tt.cancelled)
+		r.Meta.Stop = tt.stop
+		s := Decide(r)
+		it := s[0].Items[0]
+		if it.Note != tt.note || it.RC != tt.rc || !it.Failed || it.Finished || s[0].RC != tt.rc {
+			t.Errorf("stop %+v: item %+v suite rc %d; want note %q rc %d", tt.stop, it, s[0].RC, tt.note, tt.rc)
+		}
+	}
+}
+
+// A cancel during listing: no suite knows its items, every suite fails with one
+// line saying so, and the run exits as interrupted.
+func TestUnlistedSuites(t *testing.T) {
+	r := run(true)
+	r.Queue = nil
+	r.Meta.Stop = &logdir.Stop{Reason: outcome.StopCancelled, Message: "cancelled while listing", Phase: 1}
+	s := Decide(r)
+	for _, su := range s {
+		if !su.Unlisted || su.Passed() || su.RC != exitcode.Interrupted || len(su.Items) != 0 {
+			t.Errorf("suite %+v", su)
+		}
+	}
+	if got := ExitCode(s); got != exitcode.Interrupted {
+		t.Errorf("exit %d", got)
+	}
+	l := logdir.Layout{Root: t.TempDir()}
+	if err := Write(l, s); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"torch.log", "core.log"} {
+		log, _ := os.ReadFile(l.SuiteLog(f))
+		rc, _ := os.ReadFile(l.SuiteRC(f))
+		if string(log) != UnlistedLine+"\n" || string(rc) != "130\n" {
+			t.Errorf("%s: %q, rc %q", f, log, rc)
+		}
+	}
+	// A run that stopped in phase 4 with an empty suite is not "unlisted".
+	r.Meta.Stop.Phase = 4
+	if Decide(r)[0].Unlisted {
+		t.Error("a phase-4 stop marked a suite unlisted")
+	}
+}
+
+// Retried items: a pass after failures is flaky (or, when the failures were all on
+// a GPU later quarantined, not); a no-run or cut-off earlier attempt counts as a
+// failure even with rc 0.
+func TestDecideRetries(t *testing.T) {
+	r := run(false,
+		logdir.Timing{Label: "torch", Item: "a", GPU: "0", RC: 0, Outcome: outcome.CutOff, Incomplete: true},
+		logdir.Timing{Label: "torch", Item: "a", GPU: "1", RC: 0, Outcome: outcome.OK},
+		logdir.Timing{Label: "torch", Item: "b", GPU: "2", RC: 1, Outcome: outcome.Failed},
+		logdir.Timing{Label: "torch", Item: "b", GPU: "0", RC: 0, Outcome: outcome.OK},
+	)
+	r.Meta.Quarantined = []logdir.Quarantined{{GPU: "2"}}
+	r.Meta.FlakyIsFailure = true
+	s := Decide(r)
+	a, b := s[0].Items[0], s[0].Items[1]
+	if !a.Flaky || !a.Failed || a.RC != 1 || a.Note != "flaky: passed on attempt 2, counted as a failure" {
+		t.Errorf("a %+v", a)
+	}
+	if b.Flaky || b.Failed || b.Note != "passed after gpu2 was quarantined" {
+		t.Errorf("b %+v", b)
 	}
 }

@@ -2,11 +2,13 @@ package weights
 
 import (
 	"sort"
+
+	"github.com/rocm/sgpu-queue/internal/outcome"
 )
 
-// The asymmetric EWMA of the seed: an item that got slower is believed quickly (an
-// under-estimate puts a long item late and makes the tail), a faster run slowly (one
-// fast run is probably noise).
+// The asymmetric EWMA (README "Weights and the Actions cache"): an item that got
+// slower is believed quickly (an under-estimate puts a long item late and makes the
+// tail), a faster run slowly (one fast run is probably noise).
 const (
 	AlphaUp   = 0.5
 	AlphaDown = 0.1
@@ -16,9 +18,21 @@ const (
 type Measurement struct {
 	Key     string
 	Seconds float64
-	// AtLeast marks a row that was cut off (killed with rc 124/137, or a .partial
-	// sidecar outlived it): the item costs at least Seconds, maybe more.
+	// AtLeast marks an attempt stopped before its end (outcome.Outcome.AtLeast:
+	// timed out, cancelled, cut off, unavailable): the item costs at least Seconds,
+	// maybe more.
 	AtLeast bool
+}
+
+// Measure is what one attempt of key teaches, by its outcome (docs/outcomes.md):
+// a duration (ok, failed), an "at least" (timeout, cancelled, cut-off,
+// unavailable), or nothing (no-run: ok is false; the item still counts as
+// dispatched for pruning).
+func Measure(key string, seconds float64, o outcome.Outcome) (m Measurement, ok bool) {
+	if !o.Teaches() {
+		return Measurement{}, false
+	}
+	return Measurement{Key: key, Seconds: seconds, AtLeast: o.AtLeast()}, true
 }
 
 // Change records what Learn did to one key.
@@ -32,8 +46,9 @@ type Change struct {
 	Kept bool
 }
 
-// Learn blends this run's measurements into t (SPEC §6) and returns one Change per
-// measured key, in key order. Several measurements of one key are applied in order.
+// Learn blends this run's measurements into t (README "Weights and the Actions
+// cache") and returns one Change per measured key, in key order. Several
+// measurements of one key are applied in order.
 func Learn(t *Table, ms []Measurement) []Change {
 	byKey := map[string]*Change{}
 	var order []string

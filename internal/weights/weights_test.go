@@ -3,6 +3,7 @@ package weights
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/rocm/sgpu-queue/internal/outcome"
 )
 
 func TestParse(t *testing.T) {
@@ -170,6 +173,67 @@ func TestPrune(t *testing.T) {
 		if _, ok := tab.Get(k); !ok {
 			t.Errorf("%s was pruned", k)
 		}
+	}
+}
+
+// What one attempt of each outcome does to a weight of 100 s and to an unknown key:
+// ok and failed teach their duration; the stopped ones only raise; no-run nothing.
+func TestLearnPerOutcome(t *testing.T) {
+	tests := []struct {
+		o              outcome.Outcome
+		secs           float64
+		known, unknown float64 // weight after, from 100 s / from none (0: none)
+	}{
+		{outcome.OK, 50, 95, 50},
+		{outcome.OK, 200, 150, 200},
+		{outcome.Failed, 50, 95, 50},
+		{outcome.Timeout, 300, 300, 0},
+		{outcome.Timeout, 50, 100, 0},
+		{outcome.Cancelled, 300, 300, 0},
+		{outcome.CutOff, 50, 100, 0},
+		{outcome.CutOff, 120, 120, 0},
+		{outcome.Unavailable, 10, 100, 0},
+		{outcome.NoRun, 0.1, 100, 0},
+		{outcome.NoRun, 900, 100, 0},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s %gs", tt.o, tt.secs), func(t *testing.T) {
+			tab := New()
+			tab.Set("known", 100)
+			var ms []Measurement
+			for _, k := range []string{"known", "new"} {
+				if m, ok := Measure(k, tt.secs, tt.o); ok {
+					ms = append(ms, m)
+				} else if tt.o.Teaches() {
+					t.Fatalf("Measure refused a %s", tt.o)
+				}
+			}
+			Learn(tab, ms)
+			if got, _ := tab.Get("known"); got != tt.known {
+				t.Errorf("known: %v, want %v", got, tt.known)
+			}
+			got, had := tab.Get("new")
+			if (tt.unknown == 0) == had || got != tt.unknown {
+				t.Errorf("new: %v (%v), want %v", got, had, tt.unknown)
+			}
+		})
+	}
+}
+
+// An opaque suite's census is its bare label: a suite that was a list suite before
+// loses its old per-tag keys, its own key stays.
+func TestPruneOpaqueCensus(t *testing.T) {
+	tab := New()
+	for _, k := range []string{"examples", "examples/old.a", "examples/old.b", "torch/a"} {
+		tab.Set(k, 1)
+	}
+	pruned := Prune(tab, map[string]bool{"examples": true, "torch/a": true},
+		Census{"examples": {"examples": true}, "torch": {"torch/a": true}})
+	if strings.Join(pruned, ",") != "examples/old.a,examples/old.b" {
+		t.Errorf("pruned %v", pruned)
+	}
+	if strings.Join(tab.Keys(), ",") != "examples,torch/a" && strings.Join(tab.Keys(), ",") != "torch/a,examples" {
+		t.Errorf("left %v", tab.Keys())
 	}
 }
 

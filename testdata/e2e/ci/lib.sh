@@ -1,13 +1,19 @@
-# Fixture harness for the end-to-end tests: the hook contract of SPEC §2 around items
-# that sleep, fail or crash, and a trace of what really ran (one TAB-separated line per
-# event in $SGPU_TRACE) that the tests check the scheduler against.
+# Fixture harness for the end-to-end tests: the hook contract (README "Suites: config
+# and hook contract") around items that sleep, fail or crash, and a trace of what
+# really ran (one TAB-separated line per event in $SGPU_TRACE) that the tests check
+# the scheduler against.
 #
 #   item TAG SECONDS [MIN_LEVEL] [MODE]   MODE: ok (default), fail:N, crash, needs-prefix,
 #                                          leave-file, flaky (fails its first run, counted in
-#                                          $SGPU_STATE), hang (sleeps SECONDS, ignores TERM)
+#                                          $SGPU_STATE), hang (sleeps SECONDS, ignores TERM),
+#                                          gated (listed, but its re-entry runs nothing),
+#                                          sigkill (ends cleanly, then its process is killed
+#                                          with SIGKILL as if from outside)
 #   On the GPU named by $BAD_GPU every item fails at once with a device error (with
 #   $BAD_GPU_QUIET, without saying why).
 #   probe FEATURE                         capability probe: "missing" is unsupported
+#   $SLOW_SETUP / $SLOW_LIST: seconds the setup / each listing sleeps first (traced as
+#   "setup" / "list"), for the tests that cancel during phase 3 / phase 1.
 
 : "${TEST_LEVEL:=1}"
 _rc=0
@@ -23,10 +29,16 @@ setup() {
     [ -n "$TE_CI_SKIP_SETUP" ] && return 0
     trace setup ""
     if [ -n "$TE_CI_SETUP_ONLY" ]; then
+        [ -n "$SLOW_SETUP" ] && sleep "$SLOW_SETUP"
         [ -n "$FAIL_SETUP" ] && { echo "setup: pip install failed" >&2; exit 5; }
         exit 0
     fi
 }
+
+if [ -n "$TE_CI_LIST_ITEMS" ] && [ -n "$SLOW_LIST" ]; then
+    trace list ""
+    sleep "$SLOW_LIST"
+fi
 
 probe() {
     [ -n "$TE_CI_SKIP_CHECK_SUPPORTED" ] && return 0
@@ -44,6 +56,7 @@ item() {
         echo "TE_CI_ITEM $tag"
         return 0
     fi
+    [ "$mode" = gated ] && return 0
     trace start "$tag"
     echo "item $tag on GPU $HIP_VISIBLE_DEVICES"
     if [ -n "$BAD_GPU" ] && [ "$HIP_VISIBLE_DEVICES" = "$BAD_GPU" ]; then
@@ -79,6 +92,7 @@ item() {
         rm -f "$xml.partial"
     fi
     trace end "$tag"
+    [ "$mode" = sigkill ] && kill -KILL $$
 }
 
 done_suite() { exit "$_rc"; }

@@ -1,0 +1,49 @@
+//go:build sgpu_testhooks
+
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/rocm/sgpu-queue/internal/engine"
+	"github.com/rocm/sgpu-queue/internal/executor"
+	"github.com/rocm/sgpu-queue/internal/hook"
+)
+
+// testHooks injects the faults the end-to-end tests ask for, in a binary built with
+// -tags sgpu_testhooks only (a release build has testhooks_off.go):
+//
+//	SGPU_TEST_PANIC_FILTER=<tag>  the dispatch worker that ran the item whose filter is
+//	                              <tag> panics after the item ended, before it is recorded
+func testHooks(e Env, o *engine.Options) {
+	tag := e.Getenv("SGPU_TEST_PANIC_FILTER")
+	if tag == "" {
+		return
+	}
+	inner := o.Exec
+	if inner == nil {
+		inner = executor.Local{Grace: o.Grace, Force: o.Force}
+	}
+	filter := o.Hooks.Filter
+	if filter == "" {
+		filter = hook.Default().Filter
+	}
+	o.Exec = panicAfter{inner: inner, env: filter + "=" + tag}
+}
+
+// panicAfter runs every command, then panics for the one whose environment holds env.
+type panicAfter struct {
+	inner executor.Executor
+	env   string
+}
+
+func (p panicAfter) Run(ctx context.Context, c executor.Command) (executor.Result, error) {
+	res, err := p.inner.Run(ctx, c)
+	for _, kv := range c.Env {
+		if kv == p.env {
+			panic(fmt.Sprintf("test hook: injected worker fault after the item of %s", p.env))
+		}
+	}
+	return res, err
+}

@@ -1,0 +1,106 @@
+package dispatch
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rocm/sgpu-queue/internal/executor"
+	"github.com/rocm/sgpu-queue/internal/outcome"
+)
+
+// evidence is what phase 4 knows when an attempt ends; decide turns it into the
+// attempt's outcome (docs/outcomes.md is the table of rules).
+type evidence struct {
+	runErr error           // the executor's error: could not start, or unavailable
+	res    executor.Result // its result when it ran
+	hang   bool            // the item's own hang deadline ended it, not the run's cancel
+	// partial: a .partial JUnit sidecar of this item outlived it.
+	partial bool
+	// junit: JUnit was requested and this item's XML file is known (a list item
+	// whose <prefix><label>/<tag><suffix> stays inside its suite's directory);
+	// wroteXML: that file was written during the attempt.
+	junit, wroteXML bool
+}
+
+// sigkill is the exit code the executor gives a process killed by SIGKILL.
+const sigkill = 128 + int(syscall.SIGKILL)
+
+// decide is the outcome of an attempt. The order matters: what sgpu-queue did to
+// the item (its deadline, the cancel) explains it before what the item left
+// behind, and an exit code of 124 or 137 alone is never a timeout.
+func decide(e evidence) outcome.Outcome {
+	switch {
+	case errors.Is(e.runErr, executor.ErrUnavailable):
+		return outcome.Unavailable
+	case e.runErr != nil:
+		return outcome.Failed // it could not start
+	case e.res.Cancelled && e.hang:
+		return outcome.Timeout
+	case e.res.Cancelled:
+		return outcome.Cancelled
+	case e.partial:
+		return outcome.CutOff
+	case e.res.Signaled && e.res.ExitCode == sigkill:
+		// Its own process died of a SIGKILL we did not send (ours come only
+		// with a cancel or a deadline): the OOM killer, kill -9, the runner.
+		return outcome.CutOff
+	case e.res.ExitCode != 0:
+		return outcome.Failed
+	case e.junit && !e.wroteXML:
+		return outcome.NoRun
+	}
+	return outcome.OK
+}
+
+// explain is the line an attempt's log ends with when its outcome needs saying
+// (the ones the suite's own output cannot tell); "" for none.
+func (d *dispatcher) explain(it Item, a Attempt, e evidence, limit time.Duration) string {
+	switch a.Outcome {
+	case outcome.Unavailable, outcome.Failed:
+		if e.runErr != nil {
+			return fmt.Sprintf("sgpu-queue: %v", e.runErr)
+		}
+	case outcome.Timeout:
+		return fmt.Sprintf("sgpu-queue: killed after %.1fs: past its hang deadline of %s (%s)", a.Seconds(), limit, d.cfg.Timeout.Explain(it.Item))
+	case outcome.Cancelled:
+		return fmt.Sprintf("sgpu-queue: cancelled after %.1fs (run stopped)", a.Seconds())
+	case outcome.CutOff:
+		if !e.partial {
+			return "sgpu-queue: cut off: its process was killed by SIGKILL, which sgpu-queue did not send (the OOM killer? kill -9 from outside?)"
+		}
+	case outcome.NoRun:
+		return fmt.Sprintf("sgpu-queue: no-run: this item ran nothing: it exited 0 without writing its JUnit XML (%s) or a .partial sidecar, so its re-entry (%s) selected no call line for tag %q; the item fails (check the tag round trip: sgpu-queue verify)",
+			d.xmlPath(it), d.cfg.Hooks.Filter, it.Tag)
+	}
+	return ""
+}
+
+// xmlPath is the JUnit file a list item writes, "" when it has none that this run
+// can check: no JUnit prefix, an opaque item (its files are named by the suite), or
+// a tag that would put it outside its suite's directory.
+func (d *dispatcher) xmlPath(it Item) string {
+	if d.cfg.JUnitPrefix == "" || it.Opaque() {
+		return ""
+	}
+	dir := filepath.Clean(d.cfg.JUnitPrefix + it.Label)
+	p := filepath.Clean(dir + "/" + it.Tag + d.cfg.JUnitSuffix)
+	if !strings.HasPrefix(p, dir+string(filepath.Separator)) {
+		return ""
+	}
+	return p
+}
+
+// junitEvidence says whether the item's JUnit XML is known and whether it was
+// written since the attempt started (with the slack of partialLeft for coarse
+// file-system clocks, which errs towards "it ran").
+func (d *dispatcher) junitEvidence(it Item, start time.Time) (known, written bool) {
+	p := d.xmlPath(it)
+	if p == "" {
+		return false, false
+	}
+	return true, newer(p, start.Add(-time.Second))
+}

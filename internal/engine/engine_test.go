@@ -1,0 +1,126 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rocm/sgpu-queue/internal/executor"
+	"github.com/rocm/sgpu-queue/internal/exitcode"
+	"github.com/rocm/sgpu-queue/internal/expand"
+	"github.com/rocm/sgpu-queue/internal/outcome"
+)
+
+// suiteScript honours the hook contract with three items; TEST_FILTER selects one.
+const suiteScript = `#!/bin/sh
+for tag in a b c; do
+    if [ -n "$TE_CI_LIST_ITEMS" ]; then echo "TE_CI_ITEM $tag"; continue; fi
+    [ -n "$TE_CI_SETUP_ONLY" ] && exit 0
+    [ "$TEST_FILTER" = "$tag" ] && echo "ran $tag"
+done
+exit 0
+`
+
+// repo writes a repo with one list suite (s.sh) and its config, and returns the
+// options of a run on it.
+func repo(t *testing.T, conf string) Options {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "s.sh"), []byte(suiteScript), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ci.conf"), []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return Options{
+		Configs: []string{filepath.Join(dir, "ci.conf")}, RepoRoot: dir, GPUs: "2", Arch: "gfx942", Level: "1",
+		Env: []string{"PATH=" + os.Getenv("PATH")}, Out: &bytes.Buffer{}, Grace: time.Second,
+	}
+}
+
+// An error from Run unwraps to its cause, so a face (or a test) can ask what went
+// wrong with errors.Is/As instead of reading the message.
+func TestErrorUnwrapsToItsCause(t *testing.T) {
+	t.Run("a listing that cannot run", func(t *testing.T) {
+		o := repo(t, "s s.log list no/such/script.sh\n")
+		_, err := Run(context.Background(), o)
+		var ee *Error
+		var xe *expand.Error
+		if !errors.As(err, &ee) || ee.Code != exitcode.Failed || ExitCode(err) != exitcode.Failed {
+			t.Fatalf("err %v (%T)", err, err)
+		}
+		if !errors.As(err, &xe) || xe.Suite.Label != "s" || !errors.Is(err, executor.ErrNotFound) {
+			t.Errorf("the engine error does not unwrap to the listing's executor.ErrNotFound: %v", err)
+		}
+	})
+	t.Run("a log dir under a file", func(t *testing.T) {
+		o := repo(t, "s s.log list s.sh\n")
+		file := filepath.Join(o.RepoRoot, "plain")
+		os.WriteFile(file, nil, 0o644)
+		o.LogDir = filepath.Join(file, "logs")
+		_, err := Run(context.Background(), o)
+		if ExitCode(err) != exitcode.Usage || !errors.Is(err, syscall.ENOTDIR) {
+			t.Errorf("err %v: want a usage error that unwraps to ENOTDIR", err)
+		}
+	})
+}
+
+// panicOn is an executor with a bug that shows for one item: it runs every command,
+// then panics after the one whose environment holds env.
+type panicOn struct {
+	env string
+}
+
+func (p panicOn) Run(ctx context.Context, c executor.Command) (executor.Result, error) {
+	res, err := executor.Local{Grace: time.Second}.Run(ctx, c)
+	for _, kv := range c.Env {
+		if kv == p.env {
+			panic("a bug after " + p.env)
+		}
+	}
+	return res, err
+}
+
+// A worker panic stops dispatch, and phases 5–8 still run on what finished: the
+// result carries the panic, the exit code is exitcode.Internal, the files are there.
+func TestWorkerPanicStillWritesPhases5To8(t *testing.T) {
+	o := repo(t, "s s.log list s.sh\n")
+	o.GPUs = "1"
+	o.Exec = panicOn{env: "TEST_FILTER=b"}
+	res, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Internal == nil || res.ExitCode != exitcode.Internal || res.Stop == nil || res.Stop.Reason != outcome.StopInternal {
+		t.Fatalf("internal %v, exit %d, stop %+v", res.Internal, res.ExitCode, res.Stop)
+	}
+	if !strings.Contains(res.Internal.Error(), "a bug after TEST_FILTER=b") {
+		t.Errorf("panic %q", res.Internal.Error())
+	}
+	logs := filepath.Join(o.RepoRoot, "test-results", "logs")
+	verdicts, err := os.ReadFile(filepath.Join(logs, "suites", "s.log"))
+	want := "ok rc=0 items/s.a.log\nFAIL rc=- items/s.b.log (not recorded: sgpu-queue stopped on an internal error)\nFAIL rc=- items/s.c.log (not recorded: sgpu-queue stopped on an internal error)\n"
+	if err != nil || string(verdicts) != want {
+		t.Errorf("suites/s.log %q, %v; want %q", verdicts, err, want)
+	}
+	if rc, _ := os.ReadFile(filepath.Join(logs, "suites", "s.log.rc")); string(rc) != "1\n" {
+		t.Errorf("s.log.rc %q", rc)
+	}
+	if _, err := os.Stat(filepath.Join(logs, "report", "schedule.md")); err != nil {
+		t.Errorf("no report: %v", err)
+	}
+	table, err := os.ReadFile(filepath.Join(o.RepoRoot, "ci-weights", "test_weights.gfx942.l1.txt"))
+	if err != nil || !strings.HasPrefix(string(table), "s/a ") || strings.Count(string(table), "\n") != 1 {
+		t.Errorf("weights %q, %v: want s/a only", table, err)
+	}
+	out := o.Out.(*bytes.Buffer).String()
+	if !strings.Contains(out, "run stopped (internal-error): internal error in sgpu-queue: a bug after TEST_FILTER=b") || !strings.Contains(out, "exit code 70") {
+		t.Errorf("console:\n%s", out)
+	}
+}
