@@ -76,6 +76,18 @@ func TestSimulateCmd(t *testing.T) {
 			stderr: []string{"sgpu-queue simulate: " + mixedTable + ": item torch-mgpu/distributed.test_numerics needs 8 GPUs but the pool has 4: give it gpus=4 at most, or run on more GPUs"}},
 		{name: "bad GPU count warns", args: []string{"--weights", badGPUs, "--gpus", "2"}, stdout: []string{"1 items in 1 suites"},
 			stderr: []string{"warning: " + badGPUs + `:1: skipped line with a bad GPU count "gpus=0"`}},
+		{
+			name: "runners", args: []string{"--weights", teTable, "--gpus", "8", "--runners", "4"},
+			stdout: []string{"80 items in 4 suites, 1–4 runners of 8 GPUs each", "1 runner      8      1313 s", "2 runners    16      1251 s",
+				"on 1 runner: a 2nd runner would save 62 s (4.7 %): 1251 s instead of 1313 s",
+				"on 3 runners: a 4th runner would save nothing: the largest item, core (1251 s), sets the wall clock; split it to go further"},
+		},
+		{name: "runners from SGPU_RUNNERS, with noise", env: map[string]string{"SGPU_RUNNERS": "2"}, args: []string{"--weights", teTable, "--gpus", "4", "--noise", "0.1", "--runs", "5"},
+			stdout: []string{"1–2 runners of 4 GPUs each", "(±10 %), 5 runs (seed 1)", "on 1 runner: a 2nd runner would save"}},
+		{name: "zero runners", args: []string{"--weights", teTable, "--gpus", "8", "--runners", "0"}, code: 2, stderr: []string{`sgpu-queue simulate: --runners "0": want a whole number of runners from 1 to 256`}},
+		{name: "bad runners", args: []string{"--weights", teTable, "--gpus", "8", "--runners", "two"}, code: 2, stderr: []string{`--runners "two"`}},
+		{name: "runners: an item wider than a runner", args: []string{"--weights", mixedTable, "--gpus", "4", "--runners", "2"}, code: 2,
+			stderr: []string{"item torch-mgpu/distributed.test_numerics needs 8 GPUs but the pool has 4"}},
 		{name: "stray argument", args: []string{teTable, "--gpus", "4"}, code: 2, stderr: []string{"unexpected argument"}},
 		{name: "unknown flag", args: []string{"--gpu", "4"}, code: 2, stderr: []string{"flag provided but not defined: -gpu"}},
 	}
