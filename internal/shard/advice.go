@@ -8,11 +8,12 @@ import (
 )
 
 // Advice says what one more runner would buy: k runners are predicted to take
-// wall, k+1 to take next; largestKey is the longest item and largest its seconds.
-// A saving of at least 1 % (and 1 s) is worth saying as it is; below that the
-// advice says so, and names the largest item when it is what sets the wall clock.
+// wall, k+1 to take next; largest is the longest item's seconds and largestKey its
+// key ("" when not one item). A saving of at least 1 % (and 1 s) is worth saying as
+// it is; below that the advice says so, and says when the longest item is what
+// sets the wall clock.
 func Advice(k int, wall, next float64, largestKey string, largest float64) string {
-	head := "a " + Ordinal(k+1) + " runner would save"
+	head := article(k+1) + " " + Ordinal(k+1) + " runner would save"
 	saving := wall - next
 	if saving >= 1 && saving >= 0.01*wall {
 		return fmt.Sprintf("%s %s (%s %%): %s instead of %s", head, secs(saving), pct1(saving/wall), secs(next), secs(wall))
@@ -21,10 +22,23 @@ func Advice(k int, wall, next float64, largestKey string, largest float64) strin
 	if saving >= 0.5 {
 		what = fmt.Sprintf("only %s (%s %%)", secs(saving), pct1(saving/wall))
 	}
-	if largestKey != "" && next <= largest*(1+minGain) {
+	switch {
+	case largest <= 0 || next > largest*(1+minGain):
+	case largestKey != "":
 		return fmt.Sprintf("%s %s: the largest item, %s (%s), sets the wall clock; split it to go further", head, what, textfmt.Printable(largestKey), secs(largest))
+	default:
+		return fmt.Sprintf("%s %s: the longest item (%s) sets the wall clock; split it to go further", head, what, secs(largest))
 	}
 	return head + " " + what
+}
+
+// article is "an" before an ordinal said with a vowel first (8th, 11th, 18th,
+// 80th … 89th, 800th …), else "a" (shard counts stay below a thousand).
+func article(n int) string {
+	if d := strconv.Itoa(n); d[0] == '8' || n == 11 || n == 18 {
+		return "an"
+	}
+	return "a"
 }
 
 // Ordinal is "1st", "2nd", "3rd", "4th", … "11th", "12th", "13th", "21st".

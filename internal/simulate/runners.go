@@ -23,6 +23,8 @@ type RunnersReport struct {
 	// LargestKey and LargestWeight name the longest item by the weights.
 	LargestKey    string
 	LargestWeight float64
+	// SameLargest: every run's longest item was LargestKey.
+	SameLargest bool
 	Rows          []RunnerRow
 }
 
@@ -93,10 +95,17 @@ func CompareRunners(ctx context.Context, in *Input, o Options, runners int) (*Ru
 		}
 		o.durations(rng, items, dur)
 		var work, largest float64
+		longest := -1
 		for i, d := range dur {
 			work += float64(width[i]) * d
-			largest = max(largest, d)
+			if longest < 0 || d > largest {
+				largest, longest = d, i
+			}
 		}
+		if r == 0 {
+			rep.SameLargest = longest >= 0
+		}
+		rep.SameLargest = rep.SameLargest && longest >= 0 && items[longest].Key() == rep.LargestKey
 		rep.Work.add(work)
 		rep.Largest.add(largest)
 		for k := range plans {
@@ -181,13 +190,16 @@ func maxOf(v []float64) float64 {
 
 // Advice is what the report would say with k runners (1 ≤ k < len(Rows)) about one
 // more, from the mean wall clocks (and, with noise, the mean of each run's
-// longest item, which the weights' largest item is on the TE tables).
+// longest item, named when it was the same item in every run).
 func (r *RunnersReport) Advice(k int) string {
-	largest := r.LargestWeight
+	key, largest := r.LargestKey, r.LargestWeight
 	if r.Options.Noise > 0 {
 		largest = r.Largest.Mean
+		if !r.SameLargest {
+			key = ""
+		}
 	}
-	return shard.Advice(k, r.Rows[k-1].Wall.Mean, r.Rows[k].Wall.Mean, r.LargestKey, largest)
+	return shard.Advice(k, r.Rows[k-1].Wall.Mean, r.Rows[k].Wall.Mean, key, largest)
 }
 
 // Write prints the report: what was simulated, one aligned row per runner count,
