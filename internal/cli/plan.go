@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/rocm/sgpu-queue/internal/config"
@@ -227,7 +228,7 @@ func planSummary(p *shard.Plan, a *shard.Assignment, suites int) string {
 		fmt.Fprintf(&b, "  %d item(s) without a weight, each planned as %s (the mean of the others)\n", p.Unknown, textfmt.Secs(p.Estimate))
 	}
 	for _, s := range p.Shards {
-		fmt.Fprintf(&b, "  shard %d: %4d items, %s GPU-seconds, predicted wall clock %s\n", s.Shard, s.Items, textfmt.Secs(s.Work), textfmt.Secs(s.Wall))
+		fmt.Fprintf(&b, "  shard %d: %4d items, %s GPU-seconds, predicted wall clock %s\n", s.Shard, s.Items, strconv.FormatFloat(s.Work, 'f', -1, 64), textfmt.Secs(s.Wall))
 	}
 	fmt.Fprintf(&b, "  predicted wall clock %s, lower bound max(GPU-seconds/%d, largest) = %s", textfmt.Secs(p.Wall), len(p.Shards)*p.GPUs, textfmt.Secs(p.Bound))
 	if p.Largest != "" && p.LargestSecs >= p.Bound {

@@ -75,7 +75,7 @@ func TestPlanTE(t *testing.T) {
 		outs = append(outs, stdout)
 		for _, want := range []string{
 			"plan: 80 items of 4 suites from weights, 3 shards of 8 GPUs",
-			"shard 1:   26 items, 3487 s GPU-seconds, predicted wall clock 1251 s",
+			"shard 1:   26 items, 3487 GPU-seconds, predicted wall clock 1251 s",
 			"predicted wall clock 1251 s, lower bound max(GPU-seconds/24, largest) = 1251 s, set by the largest item, core",
 			"plan: wrote " + out,
 		} {
