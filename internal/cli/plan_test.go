@@ -13,16 +13,6 @@ import (
 
 const teConf = "../../testdata/plan/te.conf"
 
-func runPlan(t *testing.T, env map[string]string, args ...string) (int, string, string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code := Main(Env{
-		Args: append([]string{"plan"}, args...), Stdout: &out, Stderr: &errb,
-		Getenv: func(k string) string { return env[k] },
-	})
-	return code, out.String(), errb.String()
-}
-
 // repo makes a repo root holding the TE table at its default place for each arch
 // given, at level 3.
 func repo(t *testing.T, arches ...string) string {
@@ -61,7 +51,7 @@ func TestPlanTE(t *testing.T) {
 	var outs []string
 	for k := range 2 {
 		out := filepath.Join(dir, "plan"+string(rune('a'+k))+".json")
-		code, stdout, stderr := runPlan(t, nil, "--shards", "3", "--gpus", "8", "--weights", teTable, "--arch", "gfx950", "--level", "3", "--out", out, teConf)
+		code, stdout, stderr := runCommand(t, nil, "plan", "--shards", "3", "--gpus", "8", "--weights", teTable, "--arch", "gfx950", "--level", "3", "--out", out, teConf)
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
@@ -104,14 +94,7 @@ func TestPlanCmd(t *testing.T) {
 	items := write(t, t.TempDir(), "items.tsv", "torch\ttest_a.py\ntorch\ttest b[1]\njax\ttest_c\ngone\tx\n")
 	badItems := write(t, t.TempDir(), "bad items.tsv", "torch\ttest_a.py\ntorch test_b.py\n")
 	badConf := write(t, t.TempDir(), "bad.conf", "torch torch.log parallel ci/x.sh\n")
-	tests := []struct {
-		name   string
-		env    map[string]string
-		args   []string
-		code   int
-		stdout []string
-		stderr []string
-	}{
+	tests := []cmdCase{
 		{
 			name: "the table at its default place, the arch from its name", args: []string{"--shards", "2", "--gpus", "8", "--level", "3", "--repo-root", one, teConf},
 			stdout: []string{`"store": "` + filepath.Join(one, "ci-weights", "test_weights.gfx950.l3.txt") + `"`, `"arch": "gfx950"`, `"level": "3"`},
@@ -156,24 +139,41 @@ func TestPlanCmd(t *testing.T) {
 			if tc.code == 0 && tc.name != "help" {
 				args = append([]string{"--out", filepath.Join(t.TempDir(), "plan.json")}, args...)
 			}
-			code, out, errs := runPlan(t, tc.env, args...)
-			if code != tc.code {
-				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.code, out, errs)
-			}
-			for _, s := range tc.stdout {
-				if !strings.Contains(out, s) {
-					t.Errorf("stdout lacks %q:\n%s", s, out)
-				}
-			}
-			for _, s := range tc.stderr {
-				if !strings.Contains(errs, s) {
-					t.Errorf("stderr lacks %q:\n%s", s, errs)
-				}
-			}
-			if tc.code == 2 && strings.Count(strings.TrimSpace(errs), "\n") > 0 && !strings.Contains(errs, "Usage") {
-				t.Errorf("want a one-line error, got:\n%s", errs)
-			}
+			code, out, errs := runCommand(t, tc.env, append([]string{"plan"}, args...)...)
+			tc.check(t, code, out, errs)
 		})
+	}
+}
+
+// cmdCase is one command line, its exit code and strings its output must hold.
+type cmdCase struct {
+	name   string
+	env    map[string]string
+	args   []string
+	code   int
+	stdout []string
+	stderr []string
+}
+
+// check checks a command's exit code, that stdout and stderr hold the strings
+// wanted, and that a usage error is one line (or comes with the usage).
+func (tc cmdCase) check(t *testing.T, code int, out, errs string) {
+	t.Helper()
+	if code != tc.code {
+		t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.code, out, errs)
+	}
+	for _, s := range tc.stdout {
+		if !strings.Contains(out, s) {
+			t.Errorf("stdout lacks %q:\n%s", s, out)
+		}
+	}
+	for _, s := range tc.stderr {
+		if !strings.Contains(errs, s) {
+			t.Errorf("stderr lacks %q:\n%s", s, errs)
+		}
+	}
+	if tc.code == 2 && strings.Count(strings.TrimSpace(errs), "\n") > 0 && !strings.Contains(errs, "Usage") {
+		t.Errorf("want a one-line error, got:\n%s", errs)
 	}
 }
 

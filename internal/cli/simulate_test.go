@@ -16,13 +16,11 @@ const (
 	mixedTable = "../../testdata/simulate/te-mixed.weights"
 )
 
-func runSimulate(t *testing.T, env map[string]string, args ...string) (int, string, string) {
+// runCommand runs one sgpu-queue command in this process.
+func runCommand(t *testing.T, env map[string]string, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := Main(Env{
-		Args: append([]string{"simulate"}, args...), Stdout: &out, Stderr: &errb,
-		Getenv: func(k string) string { return env[k] },
-	})
+	code := Main(Env{Args: args, Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return env[k] }})
 	return code, out.String(), errb.String()
 }
 
@@ -39,14 +37,7 @@ func TestSimulateCmd(t *testing.T) {
 	if err := os.WriteFile(empty, []byte("# nothing\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tests := []struct {
-		name   string
-		env    map[string]string
-		args   []string
-		code   int
-		stdout []string
-		stderr []string
-	}{
+	tests := []cmdCase{
 		{
 			name: "TE table on 4 GPUs", args: []string{"--weights", teTable, "--gpus", "4"},
 			stdout: []string{"one suite per GPU (static)      6935 s", "lpt queue                       2639 s", "planned queue (default)         2625 s", "lower bound max(work/4, largest) = 2624.25 s"},
@@ -93,23 +84,8 @@ func TestSimulateCmd(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			code, out, errs := runSimulate(t, tc.env, tc.args...)
-			if code != tc.code {
-				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.code, out, errs)
-			}
-			for _, s := range tc.stdout {
-				if !strings.Contains(out, s) {
-					t.Errorf("stdout lacks %q:\n%s", s, out)
-				}
-			}
-			for _, s := range tc.stderr {
-				if !strings.Contains(errs, s) {
-					t.Errorf("stderr lacks %q:\n%s", s, errs)
-				}
-			}
-			if tc.code == 2 && strings.Count(strings.TrimSpace(errs), "\n") > 0 && !strings.Contains(errs, "Usage") {
-				t.Errorf("want a one-line error, got:\n%s", errs)
-			}
+			code, out, errs := runCommand(t, tc.env, append([]string{"simulate"}, tc.args...)...)
+			tc.check(t, code, out, errs)
 		})
 	}
 }

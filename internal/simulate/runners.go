@@ -25,7 +25,7 @@ type RunnersReport struct {
 	LargestWeight float64
 	// SameLargest: every run's longest item was LargestKey.
 	SameLargest bool
-	Rows          []RunnerRow
+	Rows        []RunnerRow
 }
 
 // RunnerRow is the prediction for one runner count.
