@@ -219,6 +219,7 @@ func TestAssignErrors(t *testing.T) {
 // TestAssignTables: the committed workloads, 1–4 shards of 8 GPUs. The figures are
 // the README's (Performance): a refinement is kept only when it pays.
 func TestAssignTables(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		table string
 		walls []float64 // slowest shard, 1 … 4 shards
@@ -249,9 +250,10 @@ func TestAssignTables(t *testing.T) {
 
 // TestPlanDeterministic: the same inputs give the same bytes, every time.
 func TestPlanDeterministic(t *testing.T) {
+	t.Parallel()
 	for _, table := range []string{teTable, mixedTable, splitTable} {
 		var first []byte
-		for range 3 {
+		for range 2 {
 			its := loadTable(t, table, 8)
 			a, err := shard.Assign(its, 3, 8)
 			if err != nil {

@@ -196,10 +196,11 @@ func TestReadErrors(t *testing.T) {
 // table, and every key the plan never saw, is run by exactly one shard, whatever
 // the shard count, and the plan says the same after a round trip through its file.
 func TestEveryKeyOnOneShard(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(14, 14))
 	tables := [][]schedule.Item{loadTable(t, teTable, 8), loadTable(t, mixedTable, 8), loadTable(t, splitTable, 8)}
 	for range 10 {
-		n := 1 + rng.IntN(60)
+		n := 1 + rng.IntN(40)
 		var its []schedule.Item
 		for i := range n {
 			its = append(its, schedule.Item{Label: fmt.Sprintf("s%d", rng.IntN(5)), Tag: fmt.Sprintf("t %d/%x", i, rng.Uint32()),
@@ -208,7 +209,7 @@ func TestEveryKeyOnOneShard(t *testing.T) {
 		tables = append(tables, its)
 	}
 	for ti, its := range tables {
-		for _, k := range []int{1, 2, 3, 7, 64} {
+		for _, k := range []int{1, 3, 64} {
 			p := plan(t, its, k, 8)
 			var b bytes.Buffer
 			if err := p.Write(&b); err != nil {

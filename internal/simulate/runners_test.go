@@ -68,7 +68,7 @@ func TestRunnersGolden(t *testing.T) {
 		{"te-8gpu-runners4.golden", "te-gfx950-l3.weights", Options{GPUs: 8, Runs: 1, Seed: 1}, 4},
 		{"te-core-split-8gpu-runners4.golden", "../adapters/simulate/te-l3-core-split.weights", Options{GPUs: 8, Runs: 1, Seed: 1}, 4},
 		{"te-mixed-8gpu-runners4.golden", "te-mixed.weights", Options{GPUs: 8, Runs: 1, Seed: 1}, 4},
-		{"te-8gpu-runners3-noise20.golden", "te-gfx950-l3.weights", Options{GPUs: 8, Noise: 0.2, Runs: 200, Seed: 1}, 3},
+		{"te-8gpu-runners3-noise20.golden", "te-gfx950-l3.weights", Options{GPUs: 8, Noise: 0.2, Runs: 100, Seed: 1}, 3},
 	}
 	for _, tc := range tests {
 		t.Run(tc.golden, func(t *testing.T) {
