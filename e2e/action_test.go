@@ -4,20 +4,61 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/rocm/sgpu-queue/internal/action"
 	"github.com/rocm/sgpu-queue/internal/cache/cachetest"
+	"github.com/rocm/sgpu-queue/internal/mdcheck"
 )
 
 const token = "ghs_e2eSecretToken0123456789"
+
+// actionDefaults are the inputs' defaults as action.yml declares them: the runner
+// passes every one of them, so the tests do too (expressions as the runner would
+// evaluate them here: the token, and no matrix).
+func actionDefaults(t *testing.T) map[string]string {
+	t.Helper()
+	defaults := map[string]string{}
+	name := regexp.MustCompile(`^  ([a-z0-9-]+):$`)
+	def := regexp.MustCompile(`^    default: (.*)$`)
+	section, cur := "", ""
+	for _, l := range lines(readFile(t, filepath.Join("..", "action.yml"))) {
+		switch {
+		case l != "" && !strings.HasPrefix(l, " "):
+			section = strings.TrimSuffix(l, ":")
+		case section != "inputs":
+		case name.MatchString(l):
+			cur = name.FindStringSubmatch(l)[1]
+		case def.MatchString(l):
+			v := def.FindStringSubmatch(l)[1]
+			if u, err := strconv.Unquote(v); err == nil {
+				v = u
+			}
+			switch v {
+			case "${{ github.token }}":
+				v = token
+			case "${{ toJSON(matrix) }}":
+				v = "null"
+			}
+			defaults[cur] = v
+		}
+	}
+	if len(defaults) < 20 {
+		t.Fatalf("read %d input defaults from action.yml", len(defaults))
+	}
+	return defaults
+}
 
 // runner is the environment GitHub's runner gives a container action, with the
 // inputs' defaults from action.yml (the runner passes those too).
@@ -27,14 +68,9 @@ func runner(t *testing.T, ws string, inputs map[string]string, extra ...string) 
 	summary := filepath.Join(t.TempDir(), "summary")
 	os.WriteFile(out, nil, 0o644)
 	os.WriteFile(summary, nil, 0o644)
-	defaults := map[string]string{
-		"level": "1", "log-dir": "test-results/logs", "junit-dir": "test-results/junit", "default-weight": "999999",
-		"cache-key-prefix": "sgpu-weights", "dry-run": "false", "grace": "20s", "item-timeout-factor": "0",
-		"item-timeout-min": "5m", "item-timeout-max": "0", "retries": "0", "flaky-is-failure": "false",
-		"quarantine-threshold": "3", "publish": "summary", "github-token": token, "policy": "planned",
-	}
+	values := actionDefaults(t)
 	for k, v := range inputs {
-		defaults[k] = v
+		values[k] = v
 	}
 	env := []string{
 		"GITHUB_ACTIONS=true", "GITHUB_WORKSPACE=" + ws, "GITHUB_OUTPUT=" + out, "GITHUB_STEP_SUMMARY=" + summary,
@@ -42,7 +78,7 @@ func runner(t *testing.T, ws string, inputs map[string]string, extra ...string) 
 		"GITHUB_WORKFLOW=rocm-ci", "GITHUB_JOB=sgpu", "GITHUB_SERVER_URL=https://github.com",
 		"GITHUB_SHA=0000000000000000000000000000000000000000", "HOME=" + t.TempDir(),
 	}
-	for k, v := range defaults {
+	for k, v := range values {
 		// Inputs keep their hyphens: INPUT_LOG-DIR.
 		env = append(env, "INPUT_"+strings.ToUpper(k)+"="+v)
 	}
@@ -80,67 +116,125 @@ func parseOutputs(t *testing.T, path string) map[string]string {
 	return out
 }
 
-// fakeGitHub records the REST calls the action makes.
+// fakeGitHub is a local GitHub REST API for the calls the action makes: it records
+// them with their bodies, keeps the check runs and comments it was given, and can
+// answer a route with errors first (route = "METHOD /last/path/part").
 type fakeGitHub struct {
-	mu    sync.Mutex
-	calls []string
-	auth  []string
-	check map[string]any
+	mu       sync.Mutex
+	calls    []string
+	auth     []string
+	checks   []map[string]any
+	comments map[string]string // marker line -> body
+	nextID   int
+	fail     map[string][]int // route -> statuses to answer first, in order
+}
+
+func newFakeGitHub() *fakeGitHub {
+	return &fakeGitHub{comments: map[string]string{}, fail: map[string][]int{}}
+}
+
+func route(r *http.Request) string {
+	return r.Method + " " + r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:]
 }
 
 func (f *fakeGitHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.calls = append(f.calls, r.Method+" "+r.URL.Path)
 	f.auth = append(f.auth, r.Header.Get("Authorization"))
-	if r.Method == "POST" && strings.HasSuffix(r.URL.Path, "/check-runs") {
-		json.Unmarshal(body, &f.check)
-	}
-	f.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
+	if q := f.fail[route(r)]; len(q) > 0 {
+		f.fail[route(r)] = q[1:]
+		if q[0] >= 500 {
+			w.Header().Set("Retry-After", "0") // retried at once: keeps the test fast
+		}
+		w.WriteHeader(q[0])
+		fmt.Fprint(w, `{"message":"Resource not accessible by integration"}`)
+		return
+	}
+	var payload map[string]any
+	json.Unmarshal(body, &payload)
+	f.nextID++
 	switch {
-	case strings.HasSuffix(r.URL.Path, "/check-runs"):
+	case r.Method == "POST" && strings.HasSuffix(r.URL.Path, "/check-runs"):
+		f.checks = append(f.checks, payload)
 		w.WriteHeader(201)
-		fmt.Fprint(w, `{"id":99,"html_url":"https://github.com/ROCm/TransformerEngine/runs/99"}`)
+		fmt.Fprintf(w, `{"id":%d,"html_url":"https://github.com/ROCm/TransformerEngine/runs/%d"}`, f.nextID, f.nextID)
 	case r.Method == "GET" && strings.HasSuffix(r.URL.Path, "/comments"):
-		fmt.Fprint(w, `[]`)
-	case r.Method == "POST" && strings.HasSuffix(r.URL.Path, "/comments"):
+		var list []map[string]any
+		for _, b := range f.comments {
+			list = append(list, map[string]any{"id": 7, "body": b})
+		}
+		json.NewEncoder(w).Encode(list)
+	case strings.HasSuffix(r.URL.Path, "/comments") || strings.Contains(r.URL.Path, "/comments/"):
+		b, _ := payload["body"].(string)
+		marker, _, _ := strings.Cut(b, "\n")
+		f.comments[marker] = b
 		w.WriteHeader(201)
-		fmt.Fprint(w, `{"id":7,"html_url":"https://github.com/ROCm/TransformerEngine/pull/1234#issuecomment-7"}`)
+		fmt.Fprintf(w, `{"id":%d,"html_url":"https://github.com/ROCm/TransformerEngine/pull/1234#issuecomment-%d"}`, f.nextID, f.nextID)
 	default:
 		w.WriteHeader(404)
 		fmt.Fprint(w, `{"message":"Not Found"}`)
 	}
 }
 
+// count is how many calls of method and path suffix the server saw.
+func (f *fakeGitHub) count(method, suffix string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, c := range f.calls {
+		if strings.HasPrefix(c, method+" ") && strings.HasSuffix(c, suffix) {
+			n++
+		}
+	}
+	return n
+}
+
+// noRelativeLinks fails for a link in text GitHub shows that would resolve nowhere.
+func noRelativeLinks(t *testing.T, what, md string) {
+	t.Helper()
+	if bad := mdcheck.RelativeLinks(md); len(bad) > 0 {
+		t.Errorf("%s has relative links: %q", what, bad)
+	}
+}
+
 // The action, run as the runner runs it, on the e2e fixtures: outputs, summary,
-// annotations, merged JUnit, check run and comment, weights through the v2 cache.
+// annotations, merged JUnit, check run and comment, weights through the v2 cache,
+// the level from TEST_LEVEL (the input is left at its default).
 func TestActionLikeTheRunner(t *testing.T) {
 	dir := fixture(t, "e2e")
-	gh := &fakeGitHub{}
+	gh := newFakeGitHub()
 	api := httptest.NewServer(gh)
 	defer api.Close()
 	cacheSrv := cachetest.New(t)
 	event, _ := filepath.Abs(filepath.Join("..", "internal", "publish", "testdata", "events", "pull_request_opened.json"))
 	inputs := map[string]string{"config": "ci/queue.conf", "gpus": "0,1,2", "arch": "gfx942", "publish": "summary check comment"}
-	env, outFile, sumFile := runner(t, dir, inputs, append(cacheSrv.Env(),
+	env, outFile, sumFile := runner(t, dir, inputs, append(cacheSrv.Env(), "TEST_LEVEL=1",
 		"GITHUB_API_URL="+api.URL+"/", "GITHUB_EVENT_PATH="+event, "SGPU_TRACE="+filepath.Join(dir, "trace"))...)
 	r := sgpu(t, dir, env, "action")
 	if r.code != 139 {
 		t.Fatalf("exit %d, want 139\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	out := parseOutputs(t, outFile)
+	leg := "sgpu-queue (sgpu)"
 
-	t.Run("every output is set", func(t *testing.T) {
-		for _, name := range append(action.Outputs, "rc-alpha", "rc-beta", "rc-gamma") {
+	t.Run("every output is set, and only those action.yml declares", func(t *testing.T) {
+		for _, name := range action.Outputs {
 			if _, ok := out[name]; !ok {
 				t.Errorf("output %s missing", name)
 			}
 		}
+		for name := range out {
+			if !slices.Contains(action.Outputs, name) {
+				t.Errorf("output %s is set but not declared (actionlint would reject its use)", name)
+			}
+		}
 		want := map[string]string{
-			"result": "failure", "exit-code": "139", "failed-suites": `["alpha"]`, "rc-alpha": "139", "rc-beta": "0",
+			"result": "failure", "exit-code": "139", "failed-suites": `["alpha"]`,
 			"report": "test-results/logs/report/schedule.md", "weights-file": "ci-weights/test_weights.gfx942.l1.txt",
-			"cache-hit": "false", "flaky-items": "[]", "quarantined-gpus": "[]",
+			"cache-hit": "false", "cache-matched-key": "", "flaky-items": "[]", "quarantined-gpus": "[]",
 		}
 		for k, v := range want {
 			if out[k] != v {
@@ -154,7 +248,7 @@ func TestActionLikeTheRunner(t *testing.T) {
 			t.Errorf("failed-items %q", out["failed-items"])
 		}
 		var suites map[string]map[string]float64
-		if err := json.Unmarshal([]byte(out["suites"]), &suites); err != nil || suites["alpha"]["failed"] != 2 || suites["beta"]["items"] != 4 {
+		if err := json.Unmarshal([]byte(out["suites"]), &suites); err != nil || suites["alpha"]["failed"] != 2 || suites["alpha"]["rc"] != 139 || suites["beta"]["rc"] != 0 || suites["beta"]["items"] != 4 {
 			t.Errorf("suites %q (%v)", out["suites"], err)
 		}
 		for _, k := range []string{"wall-seconds", "utilisation", "lower-bound-seconds"} {
@@ -178,10 +272,11 @@ func TestActionLikeTheRunner(t *testing.T) {
 			}
 		}
 	})
-	t.Run("log: groups, annotations, token", func(t *testing.T) {
-		for _, want := range []string{"::group::Phase 0: read the config", "::group::Phase 4: run 11 items on 3 GPUs", "::endgroup::",
-			"::error title=suite alpha failed::2 of 6 items failed (rc=139)", "cache miss for sgpu-weights-gfx942-l1-*", "cache: saved sgpu-weights-gfx942-l1-4242-1",
-			"check run: https://github.com/ROCm/TransformerEngine/runs/99"} {
+	t.Run("log: level, groups, annotations, token", func(t *testing.T) {
+		for _, want := range []string{"level 1, log dir", "::group::Phase 0: read the config", "::group::Phase 4: run 11 items on 3 GPUs", "::endgroup::",
+			"::error title=suite alpha failed::2 of 6 items failed (rc=139)", "cache miss for sgpu-weights-gfx942-l1-* and sgpu-weights-gfx942-*",
+			"cache: saved sgpu-weights-gfx942-l1-4242-1-" + action.CacheLeg(leg),
+			"check run: https://github.com/ROCm/TransformerEngine/runs/"} {
 			if !strings.Contains(r.stdout, want) {
 				t.Errorf("log lacks %q", want)
 			}
@@ -200,10 +295,19 @@ func TestActionLikeTheRunner(t *testing.T) {
 			}
 		}
 	})
-	t.Run("summary", func(t *testing.T) {
+	t.Run("summary: links that resolve on github.com, log tails inline", func(t *testing.T) {
 		s := readFile(t, sumFile)
 		if !strings.Contains(s, "✗ sgpu-queue: 2 of 11 items failed") || !strings.Contains(s, "alpha") || len(s) > 1<<20 {
 			t.Errorf("summary (%d bytes):\n%.500s", len(s), s)
+		}
+		for _, want := range []string{"#### Logs of failed items", "item fails on GPU", "[the run's artifacts](https://github.com/ROCm/TransformerEngine/actions/runs/4242)"} {
+			if !strings.Contains(s, want) {
+				t.Errorf("summary lacks %q", want)
+			}
+		}
+		noRelativeLinks(t, "the job summary", s)
+		if md := readFile(t, filepath.Join(dir, out["report"])); len(mdcheck.RelativeLinks(md)) == 0 {
+			t.Error("report/schedule.md lost its links into the log dir")
 		}
 	})
 	t.Run("check run and comment", func(t *testing.T) {
@@ -220,35 +324,213 @@ func TestActionLikeTheRunner(t *testing.T) {
 				t.Errorf("Authorization %q", a)
 			}
 		}
-		if gh.check["head_sha"] != "9c1e5a7b3d2f4e6a8b0c1d2e3f4a5b6c7d8e9f01" || gh.check["conclusion"] != "failure" {
-			t.Errorf("check run payload head_sha=%v conclusion=%v", gh.check["head_sha"], gh.check["conclusion"])
+		if len(gh.checks) != 1 {
+			t.Fatalf("%d check runs", len(gh.checks))
 		}
-		output, _ := gh.check["output"].(map[string]any)
+		check := gh.checks[0]
+		if check["head_sha"] != "9c1e5a7b3d2f4e6a8b0c1d2e3f4a5b6c7d8e9f01" || check["conclusion"] != "failure" || check["name"] != leg {
+			t.Errorf("check run head_sha=%v conclusion=%v name=%v", check["head_sha"], check["conclusion"], check["name"])
+		}
+		output, _ := check["output"].(map[string]any)
 		if anns, _ := output["annotations"].([]any); len(anns) != 2 {
 			t.Errorf("%d annotations, want one per failed item", len(anns))
 		}
+		summary, _ := output["summary"].(string)
+		noRelativeLinks(t, "the check run", summary)
+		if len(gh.comments) != 1 {
+			t.Fatalf("%d comments", len(gh.comments))
+		}
+		for marker, body := range gh.comments {
+			if marker != "<!-- sgpu-queue:rocm-ci/"+leg+" -->" {
+				t.Errorf("comment marker %q", marker)
+			}
+			noRelativeLinks(t, "the comment", body)
+		}
+	})
+	t.Run("a workflow_run job publishes the run for a fork PR", func(t *testing.T) {
+		fork, _ := filepath.Abs(filepath.Join("..", "internal", "publish", "testdata", "events", "workflow_run_fork.json"))
+		env, outFile, sumFile := runner(t, dir, map[string]string{"report-from": "test-results/logs", "pr-number": "87",
+			"publish": "check comment"}, "GITHUB_API_URL="+api.URL+"/", "GITHUB_EVENT_PATH="+fork, "GITHUB_RUN_ID=5555", "GITHUB_JOB=publish")
+		checks := gh.count("POST", "/check-runs")
+		r := sgpu(t, dir, env, "action")
+		if r.code != 0 {
+			t.Fatalf("exit %d (publishing a failed run is no failure)\n%s", r.code, r.stdout)
+		}
+		if o := parseOutputs(t, outFile); o["result"] != "failure" || o["exit-code"] != "139" {
+			t.Errorf("outputs describe the published run: %v", o)
+		}
+		if readFile(t, sumFile) != "" || gh.count("POST", "/check-runs") != checks+1 || gh.count("POST", "/issues/87/comments") != 1 {
+			t.Fatalf("calls %v\n%s", gh.calls, r.stdout)
+		}
+		gh.mu.Lock()
+		defer gh.mu.Unlock()
+		check := gh.checks[len(gh.checks)-1]
+		output, _ := check["output"].(map[string]any)
+		summary, _ := output["summary"].(string)
+		if check["head_sha"] != "0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d" || check["details_url"] != "https://github.com/ROCm/TransformerEngine/actions/runs/13579246802" ||
+			!strings.Contains(summary, "[the run's artifacts](https://github.com/ROCm/TransformerEngine/actions/runs/13579246802)") || !strings.Contains(summary, "item fails on GPU") {
+			t.Errorf("check run %v %v\n%.600s", check["head_sha"], check["details_url"], summary)
+		}
+		noRelativeLinks(t, "the published check run", summary)
 	})
 	t.Run("weights round-trip through the cache", func(t *testing.T) {
-		if _, ok := cacheSrv.Lookup("sgpu-weights-gfx942-l1-4242-1", ""); !ok {
+		key := "sgpu-weights-gfx942-l1-4242-1-" + action.CacheLeg(leg)
+		if _, ok := cacheSrv.Lookup(key, ""); !ok {
 			t.Fatalf("no cache entry saved; entries %v", cacheSrv.Entries())
 		}
 		// A later run restores by prefix and is ordered from it, even with the
 		// local file gone (a fresh runner).
 		os.RemoveAll(filepath.Join(dir, "ci-weights"))
 		env2, out2, _ := runner(t, dir, map[string]string{"config": "ci/queue.conf", "gpus": "3", "arch": "gfx942"},
-			append(cacheSrv.Env(), "GITHUB_RUN_ID=4243")...)
+			append(cacheSrv.Env(), "GITHUB_RUN_ID=4243", "TEST_LEVEL=1")...)
 		r2 := sgpu(t, dir, env2, "action")
 		o2 := parseOutputs(t, out2)
-		if o2["cache-hit"] != "true" || o2["cache-key"] != "sgpu-weights-gfx942-l1-4242-1" {
-			t.Errorf("second run: cache-hit %q cache-key %q\n%s", o2["cache-hit"], o2["cache-key"], r2.stdout)
+		if o2["cache-hit"] != "true" || o2["cache-matched-key"] != key {
+			t.Errorf("second run: cache-hit %q cache-matched-key %q\n%s", o2["cache-hit"], o2["cache-matched-key"], r2.stdout)
 		}
 		if !strings.Contains(r2.stdout, "(10 keys)") {
 			t.Errorf("second run did not order from the restored table")
 		}
-		if _, ok := cacheSrv.Lookup("sgpu-weights-gfx942-l1-4243-1", ""); !ok {
+		if _, ok := cacheSrv.Lookup("sgpu-weights-gfx942-l1-4243-1-"+action.CacheLeg(leg), ""); !ok {
 			t.Error("second run saved nothing")
 		}
 	})
+}
+
+// Two legs of TE's matrix on one arch, in one run: each has its own check run, its
+// own sticky comment and its own cache entry. The first leg runs level 1 where the
+// cache only has a level-3 table: it is restored and said, but is no hit; the
+// second finds the first leg's level-1 table: a hit.
+func TestActionMatrixLegs(t *testing.T) {
+	gh := newFakeGitHub()
+	cacheSrv := cachetest.New(t)
+	level3 := "sgpu-weights-gfx942-l3-4000-1-sgpu-queue__build_and_test__linux-mi325-8-01234567"
+	cacheSrv.Put(level3, "", []byte("torch/test_numerics.ck 30.0\njax/test_fused_attn.auto 20.0\n"))
+	legs := []string{`{"runner":"linux-mi325-8"}`, `{"runner":"linux-mi300x-8"}`}
+	var names []string
+	for i, matrix := range legs {
+		// Each leg on its own runner: its own workspace, one cache and one GitHub.
+		dir, env, outFile, _ := demoAction(t, gh, map[string]string{"config": "ci/sgpu.conf", "matrix": matrix, "publish": "summary check comment"},
+			append(cacheSrv.Env(), "TEST_LEVEL=1", "GITHUB_JOB=build_and_test")...)
+		r := sgpu(t, dir, env, "action")
+		if r.code != 0 {
+			t.Fatalf("leg %d: exit %d\n%s", i, r.code, r.stdout)
+		}
+		out := parseOutputs(t, outFile)
+		var runner map[string]string
+		json.Unmarshal([]byte(matrix), &runner)
+		name := "sgpu-queue (build_and_test, " + runner["runner"] + ")"
+		names = append(names, name)
+		key := "sgpu-weights-gfx942-l1-4242-1-" + action.CacheLeg(name)
+		if _, ok := cacheSrv.Lookup(key, ""); !ok {
+			t.Errorf("leg %d saved no %s; entries %v", i, key, cacheSrv.Entries())
+		}
+		switch i {
+		case 0:
+			if out["cache-hit"] != "false" || out["cache-matched-key"] != level3 ||
+				!strings.Contains(r.stdout, "restored another level's table "+level3) || !strings.Contains(r.stdout, "(2 keys)") {
+				t.Errorf("level-1 leg with a level-3 table: cache-hit %q cache-matched-key %q\n%s", out["cache-hit"], out["cache-matched-key"], r.stdout)
+			}
+			if !strings.Contains(readFile(t, filepath.Join(dir, out["report"])), "seeded from another level") {
+				t.Error("the report does not say the table came from another level")
+			}
+		case 1:
+			prev := "sgpu-weights-gfx942-l1-4242-1-" + action.CacheLeg(names[0])
+			if out["cache-hit"] != "true" || out["cache-matched-key"] != prev {
+				t.Errorf("second leg: cache-hit %q cache-matched-key %q, want %s", out["cache-hit"], out["cache-matched-key"], prev)
+			}
+		}
+	}
+	gh.mu.Lock()
+	defer gh.mu.Unlock()
+	if len(gh.checks) != 2 || gh.checks[0]["name"] != names[0] || gh.checks[1]["name"] != names[1] {
+		t.Errorf("check runs %v, want one named for each leg %q", len(gh.checks), names)
+	}
+	if len(gh.comments) != 2 {
+		t.Errorf("%d comments, want one per leg", len(gh.comments))
+	}
+	for _, n := range names {
+		if _, ok := gh.comments["<!-- sgpu-queue:rocm-ci/"+n+" -->"]; !ok {
+			t.Errorf("no comment for %s among %v", n, sortedKeys(gh.comments))
+		}
+	}
+}
+
+// demoAction is the demo fixture with its fake GPU tools on PATH, a pull_request
+// event and gh as the GitHub API: the environment to run the action with inputs.
+func demoAction(t *testing.T, gh *fakeGitHub, inputs map[string]string, extra ...string) (dir string, env []string, outFile, sumFile string) {
+	t.Helper()
+	dir = fixture(t, "demo")
+	api := httptest.NewServer(gh)
+	t.Cleanup(api.Close)
+	event, _ := filepath.Abs(filepath.Join("..", "internal", "publish", "testdata", "events", "pull_request_opened.json"))
+	env, outFile, sumFile = runner(t, dir, inputs, append([]string{"PATH=" + filepath.Join(dir, "bin") + ":" + os.Getenv("PATH"),
+		"GITHUB_API_URL=" + api.URL + "/", "GITHUB_EVENT_PATH=" + event}, extra...)...)
+	return dir, env, outFile, sumFile
+}
+
+// publish: none writes nothing anywhere: no summary, no API call (with a token and a
+// pull request there to publish to).
+func TestActionPublishNone(t *testing.T) {
+	gh := newFakeGitHub()
+	dir, env, outFile, sumFile := demoAction(t, gh, map[string]string{"config": "ci/sgpu.conf", "publish": "none"})
+	r := sgpu(t, dir, env, "action")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stdout)
+	}
+	if s := readFile(t, sumFile); s != "" {
+		t.Errorf("publish: none wrote a summary:\n%.300s", s)
+	}
+	if n := gh.count("", ""); n != 0 {
+		t.Errorf("publish: none made %d API calls", n)
+	}
+	if out := parseOutputs(t, outFile); out["result"] != "success" {
+		t.Errorf("outputs %v", out)
+	}
+	// A config error with publish: none writes no summary either.
+	env, _, sumFile = runner(t, dir, map[string]string{"config": "missing.conf", "publish": "none"})
+	if r := sgpu(t, dir, env, "action"); r.code != 2 || readFile(t, sumFile) != "" {
+		t.Errorf("config error: exit %d, summary %q", r.code, readFile(t, sumFile))
+	}
+}
+
+// A token without the permission is a warning that names it and says where the
+// report really is (no summary here); a 5xx is retried until it works, each retry
+// seen by the server and noted in the log.
+func TestActionPublishForbiddenAndRetried(t *testing.T) {
+	gh := newFakeGitHub()
+	gh.fail["POST check-runs"] = []int{403}
+	gh.fail["POST comments"] = []int{502, 503}
+	dir, env, _, sumFile := demoAction(t, gh, map[string]string{"config": "ci/sgpu.conf", "publish": "check comment"})
+	r := sgpu(t, dir, env, "action")
+	if r.code != 0 {
+		t.Fatalf("a publishing failure failed the step: exit %d\n%s", r.code, r.stdout)
+	}
+	var warn string
+	for _, l := range lines(r.stdout) {
+		if strings.HasPrefix(l, "::warning::publish: cannot publish the check run") {
+			warn = l
+		}
+	}
+	if !strings.Contains(warn, "the token lacks `checks: write`") || strings.Contains(warn, "job summary") ||
+		!strings.Contains(warn, "the report is test-results/logs/report/schedule.md") {
+		t.Errorf("403 warning %q\n%s", warn, r.stdout)
+	}
+	if readFile(t, sumFile) != "" {
+		t.Error("a summary was written without publish: summary")
+	}
+	if n := gh.count("POST", "/check-runs"); n != 1 {
+		t.Errorf("%d check-run attempts: a 403 is not retried", n)
+	}
+	if n := gh.count("POST", "/comments"); n != 3 {
+		t.Errorf("%d comment attempts, want 2 failures and the retry that worked", n)
+	}
+	for _, want := range []string{"publish: GitHub API: retry 1 of 4 of POST /repos/ROCm/TransformerEngine/issues/1234/comments after HTTP 502",
+		"retry 2 of 4 of POST /repos/ROCm/TransformerEngine/issues/1234/comments after HTTP 503", "PR comment: https://github.com/"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("log lacks %q", want)
+		}
+	}
 }
 
 // A cache service that fails every call costs warnings, never the step.
@@ -298,5 +580,78 @@ func TestActionConfigError(t *testing.T) {
 	env, _, _ = runner(t, dir, map[string]string{"config": "ci/queue.conf", "gpus": "2", "retries": "many"})
 	if r := sgpu(t, dir, env, "action"); r.code != 2 || !strings.Contains(r.stdout, `input retries "many": want a whole number`) {
 		t.Errorf("bad input: exit %d\n%s", r.code, r.stdout)
+	}
+}
+
+// TE's scripts write <prefix><tag><suffix> and add no extension themselves (the
+// demo's _utils.sh does the same): the action sets both variables, so every item's
+// file is found and merged, with its test cases' file, line and properties; the raw
+// files stay out of test-results/, so one test-results/**/*.xml glob counts each
+// case once. A later CLI run with a prefix but no suffix still merges (the engine
+// passes the suffix), and removes the merged file of a suite it no longer runs,
+// never a user's file.
+func TestActionJUnitLikeTE(t *testing.T) {
+	dir := fixture(t, "demo")
+	path := "PATH=" + filepath.Join(dir, "bin") + ":" + os.Getenv("PATH")
+	env, outFile, _ := runner(t, dir, map[string]string{"config": "ci/sgpu.conf"}, path, "TEST_LEVEL=1")
+	r := sgpu(t, dir, env, "action")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stdout)
+	}
+	out := parseOutputs(t, outFile)
+	if got := out["junit-files"]; got != "test-results/junit/examples.xml\ntest-results/junit/torch.xml\ntest-results/junit/jax.xml\ntest-results/junit/core.xml" {
+		t.Errorf("junit-files %q", got)
+	}
+	torch := readFile(t, filepath.Join(dir, "test-results", "junit", "torch.xml"))
+	if !strings.Contains(torch, `tests="8"`) ||
+		!strings.Contains(torch, `<testcase name="test_test_sanity.ck" classname="demo.test_sanity.ck" time="0.800" file="tests/demo/test_test_sanity.ck.py" line="42">`) ||
+		!strings.Contains(torch, `<property name="item" value="test_sanity.ck"></property>`) {
+		t.Errorf("torch.xml lost cases, file/line or properties:\n%s", torch)
+	}
+	validateJUnit(t, filepath.Join(dir, "test-results", "junit", "torch.xml"))
+	if _, err := os.Stat(filepath.Join(dir, ".sgpu-queue", "junit", "torch", "test_sanity.ck.xml")); err != nil {
+		t.Errorf("the raw file is not where the action puts it: %v", err)
+	}
+	var globbed []string
+	cases := 0
+	filepath.WalkDir(filepath.Join(dir, "test-results"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".xml") {
+			rel, _ := filepath.Rel(dir, p)
+			globbed = append(globbed, rel)
+			cases += strings.Count(readFile(t, p), "<testcase ")
+		}
+		return nil
+	})
+	if len(globbed) != 4 || cases != 12 {
+		t.Errorf("test-results/**/*.xml finds %d cases in %q, want the 12 of the 4 merged files", cases, globbed)
+	}
+
+	// The CLI, a prefix without suffix, a config without jax, and a user's file.
+	os.WriteFile(filepath.Join(dir, "test-results", "junit", "mine.xml"), []byte("<testsuites/>\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "ci", "two.conf"), []byte("torch torch.log list ci/pytorch.sh\ncore core.log opaque ci/core.sh\n"), 0o644)
+	r = sgpu(t, dir, []string{path, "TEST_LEVEL=1", "JUNITXML_PREFIX=raw-junit/"}, "run", "--gpus", "4", "ci/two.conf")
+	if r.code != 0 {
+		t.Fatalf("CLI: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "raw-junit", "torch", "test_sanity.ck.xml")); err != nil {
+		t.Errorf("no suffix was passed with the prefix: %v", err)
+	}
+	if !strings.Contains(readFile(t, filepath.Join(dir, "test-results", "junit", "torch.xml")), `tests="8"`) {
+		t.Error("the CLI's merge found nothing")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "test-results", "junit", "jax.xml")); !os.IsNotExist(err) {
+		t.Errorf("the merged file of a suite no longer run is still there (%v)", err)
+	}
+	if !strings.Contains(r.stdout, "junit: removed test-results/junit/jax.xml (its suite is not in this run") {
+		t.Errorf("the removal is not said:\n%s", r.stdout)
+	}
+	for _, keep := range []string{"mine.xml", "examples.xml"} {
+		_, err := os.Stat(filepath.Join(dir, "test-results", "junit", keep))
+		if keep == "mine.xml" && err != nil {
+			t.Errorf("a user's file was removed: %v", err)
+		}
+		if keep == "examples.xml" && !os.IsNotExist(err) {
+			t.Errorf("examples.xml (not in this run) is still there: %v", err)
+		}
 	}
 }

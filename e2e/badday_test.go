@@ -144,7 +144,7 @@ func TestFlakyRerun(t *testing.T) {
 				!strings.Contains(r.stdout, "flaky: delta d.flaky passed on attempt 2") {
 				t.Errorf("console:\n%s", r.stdout)
 			}
-			if _, err := os.Stat(filepath.Join(logs, "items", "delta.d.flaky.attempt1.log")); err != nil {
+			if _, err := os.Stat(filepath.Join(logs, "items", "delta.d.flaky@attempt1.log")); err != nil {
 				t.Errorf("first attempt's log not kept: %v", err)
 			}
 			if rc := readFile(t, filepath.Join(logs, "items", "delta.d.flaky.log.rc")); rc != "0\n" {

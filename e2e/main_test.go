@@ -164,7 +164,7 @@ func sortedKeys[V any](m map[string]V) []string {
 // it; without it the check is skipped loudly).
 func validateJUnit(t *testing.T, path string) {
 	t.Helper()
-	xsd := filepath.Join("..", "internal", "junit", "testdata", "junit-10.xsd")
+	xsd := filepath.Join("..", "internal", "junit", "testdata", "junit-10-relaxed.xsd")
 	if _, err := exec.LookPath("xmllint"); err != nil {
 		t.Skip("XMLLINT MISSING: JUnit schema validation skipped (apt-get install libxml2-utils)")
 	}

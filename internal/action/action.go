@@ -38,14 +38,23 @@ type Env struct {
 }
 
 // Inputs of the action besides the run settings (settings.Knobs).
-var Inputs = []string{"config", "repo-root", "github-token", "publish", "cache-key-prefix"}
+var Inputs = []string{
+	"config", "repo-root", "github-token", "publish", "cache-key-prefix",
+	"check-name", "matrix", "commit", "pr-number", "report-from",
+}
 
-// Outputs the action sets (plus rc-<label> per suite).
+// Outputs the action sets. Per-suite results are in suites (an output per suite
+// cannot be declared in action.yml, so none is promised).
 var Outputs = []string{
 	"result", "exit-code", "suites", "failed-suites", "failed-items", "flaky-items", "quarantined-gpus",
 	"wall-seconds", "utilisation", "lower-bound-seconds", "report", "junit-files", "weights-file",
-	"cache-hit", "cache-key",
+	"cache-hit", "cache-matched-key",
 }
+
+// rawJUnitDir is where the items' own JUnit files go when the step's environment
+// sets no JUNITXML_PREFIX: outside test-results/, so that one test-results/**/*.xml
+// glob finds each test case once (in the merged files) instead of twice.
+const rawJUnitDir = ".sgpu-queue/junit"
 
 // maxAnnotations is how many error (and warning) annotations GitHub shows per step.
 const maxAnnotations = 10
@@ -53,7 +62,7 @@ const maxAnnotations = 10
 // Run is the action's entry point; it returns the step's exit code.
 func Run(ctx context.Context, e Env) int {
 	gh := githubactions.New(githubactions.WithWriter(e.Stdout), githubactions.WithGetenv(e.Getenv))
-	a := &act{gh: gh, e: e}
+	a := &act{gh: gh, e: e, obs: &observer{gh: gh, out: e.Stdout}}
 	// Mask the token before anything else can print it.
 	if tok := gh.GetInput("github-token"); tok != "" {
 		gh.AddMask(tok)
@@ -67,11 +76,24 @@ func Run(ctx context.Context, e Env) int {
 		a.root = a.path(r)
 	}
 
-	opts, err := a.options()
+	targets, err := publishTargets(gh.GetInput("publish"))
+	if err != nil {
+		a.targets = map[string]bool{"summary": true}
+		return a.stop(&engine.Error{Code: exitcode.Usage, Err: err})
+	}
+	a.targets = targets
+	a.leg, err = a.checkName()
+	if err == nil {
+		a.pub, err = a.publishInputs()
+	}
 	if err != nil {
 		return a.stop(&engine.Error{Code: exitcode.Usage, Err: err})
 	}
-	targets, err := publishTargets(gh.GetInput("publish"))
+	a.runPage = a.runURL()
+	if from := strings.TrimSpace(gh.GetInput("report-from")); from != "" {
+		return a.publishFrom(ctx, a.path(from))
+	}
+	opts, err := a.options()
 	if err != nil {
 		return a.stop(&engine.Error{Code: exitcode.Usage, Err: err})
 	}
@@ -80,26 +102,30 @@ func Run(ctx context.Context, e Env) int {
 	if err != nil {
 		return a.stop(err)
 	}
-	a.present(res, targets)
-	a.publishPR(ctx, res, targets)
+	a.present(res)
+	a.publishPR(ctx, res)
 	a.obs.flushWarnings()
 	return res.ExitCode
 }
 
 type act struct {
-	gh    *githubactions.Action
-	e     Env
-	ws    string // the workspace: input paths are relative to it
-	root  string // the repo root the config's commands are relative to
-	obs   *observer
-	cache *cache.Store // nil when the step has no cache service
+	gh      *githubactions.Action
+	e       Env
+	ws      string // the workspace: input paths are relative to it
+	root    string // the repo root the config's commands are relative to
+	obs     *observer
+	cache   *cache.Store    // nil when the step has no cache service
+	targets map[string]bool // where the report goes: summary, check, comment
+	leg     string          // the check name: this job and matrix leg
+	pub     pubInputs
+	runPage string // the page of the run whose artifacts hold the log dir
+	summed  bool   // the job summary has the report
 }
 
 // options maps the inputs onto the engine. Paths in inputs are relative to the
 // workspace.
 func (a *act) options() (engine.Options, error) {
 	gh := a.gh
-	a.obs = &observer{gh: gh, out: a.e.Stdout}
 	configs := fields(gh.GetInput("config"))
 	if len(configs) == 0 {
 		return engine.Options{}, fmt.Errorf("input config is empty: name the suite config file(s), e.g. config: ci/sgpu.conf")
@@ -119,19 +145,29 @@ func (a *act) options() (engine.Options, error) {
 	env := hook.Env(a.e.Environ)
 	opts := engine.Options{
 		Configs: configs, RepoRoot: a.root, CheckCommands: true,
-		Out: a.e.Stdout, Observer: a.obs,
+		Out: a.e.Stdout, Observer: a.obs, RunURL: a.runPage,
 	}
 	if err := values.Apply(&opts, a.e.Force); err != nil {
 		return opts, settings.Prefixed(err, "input ")
 	}
-	// Every run has JUnit files to merge: TE's workflow sets this prefix, and so do we
-	// when the step's environment does not.
+	// Every run has JUnit files to merge: when the step's environment sets no
+	// prefix, the items write theirs under rawJUnitDir, with the suffix TE's scripts
+	// need to write <prefix><tag>.xml.
 	if p, ok := env.Get(opts.Hooks.JUnitPrefix); !ok || p == "" {
-		env = env.With(opts.Hooks.JUnitPrefix + "=" + filepath.Join(a.ws, "test-results") + "/")
+		env = env.With(opts.Hooks.JUnitPrefix+"="+filepath.Join(a.ws, rawJUnitDir)+"/", opts.Hooks.JUnitSuffix+"=.xml")
 	}
 	opts.Env = env
 	opts.Store = a.store
 	return opts, nil
+}
+
+// runURL is the run's page, where its artifacts are ("" outside Actions).
+func (a *act) runURL() string {
+	server, repo, id := a.e.Getenv("GITHUB_SERVER_URL"), a.e.Getenv("GITHUB_REPOSITORY"), a.e.Getenv("GITHUB_RUN_ID")
+	if server == "" || repo == "" || id == "" {
+		return ""
+	}
+	return strings.TrimSuffix(server, "/") + "/" + repo + "/actions/runs/" + id
 }
 
 // store keeps the weight table in the Actions cache when the runner gives the step
@@ -145,6 +181,7 @@ func (a *act) store(arch, level, path string) weights.Store {
 		return local
 	}
 	cfg.Local = local
+	cfg.Leg = CacheLeg(a.leg)
 	a.cache = cache.New(cfg)
 	return loggedCache{a.cache, a}
 }
@@ -157,17 +194,26 @@ type loggedCache struct {
 
 func (l loggedCache) Load(ctx context.Context) (*weights.Table, []string, error) {
 	t, warns, err := l.Store.Load(ctx)
-	if l.Hit() {
-		fmt.Fprintf(l.a.e.Stdout, "  cache hit: restored %s (%s)\n", l.MatchedKey(), l.Protocol())
-	} else {
-		fmt.Fprintf(l.a.e.Stdout, "  cache miss for %s*: the first run here is ordered without weights (or from the local table)\n", l.RestorePrefix())
+	out := l.a.e.Stdout
+	switch {
+	case !l.CanRestore():
+		fmt.Fprintf(out, "  cache: restore skipped: ACTIONS_CACHE_MODE=%s does not let this job read the cache (the local table is used if there is one)\n", l.Mode())
+	case l.Hit():
+		fmt.Fprintf(out, "  cache hit: restored %s (%s)\n", l.MatchedKey(), l.Protocol())
+	case l.OtherLevel():
+		fmt.Fprintf(out, "  cache: no entry for %s* yet; restored another level's table %s (%s): the keys it shares order this run (cache-hit stays false)\n", l.RestorePrefix(), l.MatchedKey(), l.Protocol())
+	default:
+		fmt.Fprintf(out, "  cache miss for %s* and %s*: the first run here is ordered without weights (or from the local table)\n", l.RestorePrefix(), l.ArchPrefix())
 	}
 	return t, warns, err
 }
 
 func (l loggedCache) Save(ctx context.Context, t *weights.Table) error {
 	err := l.Store.Save(ctx, t)
-	if err == nil {
+	switch {
+	case !l.CanSave():
+		fmt.Fprintf(l.a.e.Stdout, "  cache: save skipped: ACTIONS_CACHE_MODE=%s does not let this job write the cache\n", l.Mode())
+	case err == nil:
 		fmt.Fprintf(l.a.e.Stdout, "  cache: saved %s\n", l.SavedKey())
 	}
 	return err
@@ -194,13 +240,15 @@ func (a *act) stop(err error) int {
 	code := engine.ExitCode(err)
 	msg := err.Error()
 	a.gh.WithFieldsMap(map[string]string{"title": "sgpu-queue stopped before running the suites"}).Errorf("%s", msg)
-	a.summary(fmt.Sprintf("## ✗ sgpu-queue stopped before running the suites\n\n```\n%s\n```\n", msg))
-	a.outputs(map[string]string{"result": "failure", "exit-code": strconv.Itoa(code), "cache-hit": "false"})
+	if a.targets["summary"] {
+		a.summary(fmt.Sprintf("## ✗ sgpu-queue stopped before running the suites\n\n```\n%s\n```\n", msg))
+	}
+	a.outputs(map[string]string{"result": "failure", "exit-code": strconv.Itoa(code), "cache-hit": "false", "cache-matched-key": ""})
 	return code
 }
 
 // present turns a finished run into annotations, the summary and the outputs.
-func (a *act) present(res *engine.Result, targets map[string]bool) {
+func (a *act) present(res *engine.Result) {
 	var failedSuites []verdict.Suite
 	for _, s := range res.Suites {
 		if !s.Passed() {
@@ -218,8 +266,8 @@ func (a *act) present(res *engine.Result, targets map[string]bool) {
 		}
 		a.gh.WithFieldsMap(map[string]string{"title": "suite " + s.Label + " failed"}).Errorf("%s", suiteMessage(s, res.LogDir, a))
 	}
-	if res.Markdown != "" && (targets["summary"] || len(targets) == 0) {
-		a.summary(res.Markdown)
+	if res.Markdown != "" && a.targets["summary"] {
+		a.summed = a.summary(res.Markdown)
 	}
 	a.outputs(a.outputValues(res))
 }
@@ -267,7 +315,6 @@ func (a *act) outputValues(res *engine.Result) map[string]string {
 	failedSuites := []string{}
 	for _, s := range res.Suites {
 		suites[s.Label] = suiteOut{RC: s.RC, Items: len(s.Items), Failed: s.Failed, Flaky: s.Flaky, Seconds: round1(s.Seconds)}
-		out["rc-"+s.Label] = strconv.Itoa(s.RC)
 		if !s.Passed() {
 			failedSuites = append(failedSuites, s.Label)
 		}
@@ -306,10 +353,10 @@ func (a *act) outputValues(res *engine.Result) map[string]string {
 	out["junit-files"] = strings.Join(junitFiles, "\n")
 	out["weights-file"] = a.rel(res.WeightsFile)
 	out["cache-hit"] = "false"
-	out["cache-key"] = ""
+	out["cache-matched-key"] = ""
 	if a.cache != nil {
 		out["cache-hit"] = strconv.FormatBool(a.cache.Hit())
-		out["cache-key"] = a.cache.MatchedKey()
+		out["cache-matched-key"] = a.cache.MatchedKey()
 	}
 	return out
 }
@@ -370,17 +417,20 @@ func delimiter(v string) string {
 // summaryLimit is GitHub's cap on one step's summary.
 const summaryLimit = 1 << 20
 
-func (a *act) summary(md string) {
+// summary writes md as the job summary and reports whether it did.
+func (a *act) summary(md string) bool {
 	if len(md) > summaryLimit-1024 {
 		cut := strings.LastIndex(md[:summaryLimit-1024], "\n")
 		md = md[:cut] + "\n\n> The summary was cut at GitHub's 1 MiB limit; the whole report is in the log dir.\n"
 	}
 	if a.e.Getenv("GITHUB_STEP_SUMMARY") == "" {
-		return
+		return false
 	}
 	if err := a.fileCommand("step-summary", md); err != nil {
 		a.gh.Warningf("job summary not written: %v", err)
+		return false
 	}
+	return true
 }
 
 // fileCommand appends to one of the runner's command files (GITHUB_OUTPUT,

@@ -17,7 +17,13 @@ import (
 // actionYML returns the input and output names action.yml declares.
 func actionYML(t *testing.T) (inputs, outputs map[string]bool) {
 	t.Helper()
-	f, err := os.Open(filepath.Join("..", "..", "action.yml"))
+	return yamlNames(t, filepath.Join("..", "..", "action.yml"))
+}
+
+// yamlNames returns the input and output names an action metadata file declares.
+func yamlNames(t *testing.T, path string) (inputs, outputs map[string]bool) {
+	t.Helper()
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +143,8 @@ func TestFieldsAndPublishTargets(t *testing.T) {
 		{"summary", "summary", false},
 		{"Summary, check comment", "check comment summary", false},
 		{"none", "", false},
-		{"", "", false},
+		{"", "summary", false},
+		{"none, summary", "", true},
 		{"slack", "", true},
 	}
 	for _, tt := range tests {
@@ -155,5 +162,79 @@ func TestSummaryCap(t *testing.T) {
 	data, _ := os.ReadFile(sum)
 	if len(data) >= summaryLimit || !strings.HasPrefix(string(data), "## head\n") || !strings.Contains(string(data), "cut at GitHub's 1 MiB limit") {
 		t.Errorf("summary of %d bytes, tail %q", len(data), string(data[len(data)-120:]))
+	}
+}
+
+// The default check name is the job and the leg's matrix values, in the workflow's
+// order; a check-name input wins; a bad matrix input is a usage error.
+func TestCheckName(t *testing.T) {
+	tests := []struct {
+		job, matrix, input string
+		want, err          string
+	}{
+		{"build_and_test", `{"runner":"linux-mi325-8"}`, "", "sgpu-queue (build_and_test, linux-mi325-8)", ""},
+		{"build_and_test", `{"runner": "linux-mi355-8", "arch": "gfx950", "n": 8, "opts": {"a": [1, 2]}}`, "", "sgpu-queue (build_and_test, linux-mi355-8, gfx950, 8, {\"a\": [1, 2]})", ""},
+		{"sgpu", "null", "", "sgpu-queue (sgpu)", ""},
+		{"sgpu", "", "", "sgpu-queue (sgpu)", ""},
+		{"sgpu", "{}", "", "sgpu-queue (sgpu)", ""},
+		{"", "", "", "sgpu-queue", ""},
+		{"sgpu", `{"runner":"x"}`, "TE on MI300X", "TE on MI300X", ""},
+		{"sgpu", `["x"]`, "", "", "input matrix: not a JSON object"},
+		{"sgpu", `{"runner":"x"} trailing`, "", "", "input matrix: text after the object"},
+		{"sgpu", `{"runner":`, "", "", "input matrix: "},
+	}
+	for _, tt := range tests {
+		env := map[string]string{"GITHUB_JOB": tt.job, "INPUT_MATRIX": tt.matrix, "INPUT_CHECK-NAME": tt.input}
+		a := &act{e: Env{Getenv: func(k string) string { return env[k] }}}
+		a.gh = githubactions.New(githubactions.WithGetenv(a.e.Getenv))
+		got, err := a.checkName()
+		if got != tt.want || (err == nil) != (tt.err == "") || err != nil && !strings.Contains(err.Error(), tt.err) {
+			t.Errorf("job %q matrix %q input %q: %q, %v; want %q, %q", tt.job, tt.matrix, tt.input, got, err, tt.want, tt.err)
+		}
+	}
+}
+
+// Legs get distinct, short, comma-free cache key parts, even when their names only
+// differ in characters a key cannot hold.
+func TestCacheLeg(t *testing.T) {
+	seen := map[string]string{}
+	for _, name := range []string{
+		"sgpu-queue (build_and_test, linux-mi325-8)", "sgpu-queue (build_and_test, linux-mi355-8)",
+		"a,b", "a;b", strings.Repeat("long name ", 40), strings.Repeat("long name ", 40) + "!",
+	} {
+		leg := CacheLeg(name)
+		if len(leg) > 73 || strings.ContainsAny(leg, ", \n") {
+			t.Errorf("CacheLeg(%q) = %q", name, leg)
+		}
+		if other, ok := seen[leg]; ok {
+			t.Errorf("%q and %q share the leg %q", name, other, leg)
+		}
+		seen[leg] = name
+	}
+	if got := CacheLeg("sgpu-queue (build_and_test, linux-mi325-8)"); !strings.HasPrefix(got, "sgpu-queue__build_and_test__linux-mi325-8-") {
+		t.Errorf("leg %q does not read as its check name", got)
+	}
+}
+
+func TestPublishInputs(t *testing.T) {
+	tests := []struct {
+		commit, pr string
+		want       pubInputs
+		err        string
+	}{
+		{"", "", pubInputs{}, ""},
+		{"9c1e5a7b3d2f4e6a8b0c1d2e3f4a5b6c7d8e9f01", "1234", pubInputs{commit: "9c1e5a7b3d2f4e6a8b0c1d2e3f4a5b6c7d8e9f01", pr: 1234}, ""},
+		{"9c1e5a7", "", pubInputs{}, `input commit "9c1e5a7": want a full commit id`},
+		{"", "#12", pubInputs{}, `input pr-number "#12": want a pull request number`},
+		{"", "0", pubInputs{}, `input pr-number "0"`},
+	}
+	for _, tt := range tests {
+		env := map[string]string{"INPUT_COMMIT": tt.commit, "INPUT_PR-NUMBER": tt.pr}
+		a := &act{e: Env{Getenv: func(k string) string { return env[k] }}}
+		a.gh = githubactions.New(githubactions.WithGetenv(a.e.Getenv))
+		got, err := a.publishInputs()
+		if got != tt.want || (err == nil) != (tt.err == "") || err != nil && !strings.Contains(err.Error(), tt.err) {
+			t.Errorf("commit %q pr %q: %+v, %v", tt.commit, tt.pr, got, err)
+		}
 	}
 }

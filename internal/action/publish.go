@@ -2,8 +2,14 @@ package action
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"io"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -12,58 +18,159 @@ import (
 	"github.com/rocm/sgpu-queue/internal/verdict"
 )
 
-// publishTargets reads the publish input: any of summary, check, comment.
+// publishTargets reads the publish input: any of summary, check, comment, or none
+// (nothing at all: no summary, no API call). Empty means the default, summary.
 func publishTargets(in string) (map[string]bool, error) {
 	t := map[string]bool{}
-	for _, w := range fields(in) {
+	words := fields(in)
+	if len(words) == 0 {
+		return map[string]bool{"summary": true}, nil
+	}
+	none := false
+	for _, w := range words {
 		switch w = strings.ToLower(w); w {
 		case "summary", "check", "comment":
 			t[w] = true
 		case "none":
+			none = true
 		default:
-			return nil, fmt.Errorf("input publish %q: want any of summary, check, comment (or none)", w)
+			return nil, fmt.Errorf("input publish %q: want any of summary, check, comment, or none", w)
 		}
+	}
+	if none && len(t) > 0 {
+		return nil, fmt.Errorf("input publish %q: none cannot go with summary, check or comment", in)
 	}
 	return t, nil
 }
 
+// pubInputs are the inputs that say where a check run or comment goes when the
+// event cannot: a workflow_run job publishing for a fork's pull request.
+type pubInputs struct {
+	commit string // the commit the check run goes on ("" = from the event)
+	pr     int    // the pull request the comment goes on (0 = from the event)
+}
+
+var hexSHA = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
+
+func (a *act) publishInputs() (pubInputs, error) {
+	var p pubInputs
+	if c := strings.TrimSpace(a.gh.GetInput("commit")); c != "" {
+		if !hexSHA.MatchString(c) {
+			return p, fmt.Errorf("input commit %q: want a full commit id (40 hex digits), e.g. ${{ github.event.workflow_run.head_sha }}", c)
+		}
+		p.commit = c
+	}
+	if n := strings.TrimSpace(a.gh.GetInput("pr-number")); n != "" {
+		v, err := strconv.Atoi(n)
+		if err != nil || v <= 0 {
+			return p, fmt.Errorf("input pr-number %q: want a pull request number, e.g. ${{ github.event.workflow_run.pull_requests[0].number }}", n)
+		}
+		p.pr = v
+	}
+	return p, nil
+}
+
+// checkName is the name of this job's check run and the key of its sticky
+// comment: the check-name input, else "sgpu-queue (<job>, <matrix values>)". A
+// step cannot read its job's display name, but the matrix input (default
+// toJSON(matrix)) brings the leg's values, so every leg has its own.
+func (a *act) checkName() (string, error) {
+	if n := strings.TrimSpace(a.gh.GetInput("check-name")); n != "" {
+		return n, nil
+	}
+	values, err := matrixValues(a.gh.GetInput("matrix"))
+	if err != nil {
+		return "", err
+	}
+	parts := values
+	if job := a.e.Getenv("GITHUB_JOB"); job != "" {
+		parts = append([]string{job}, values...)
+	}
+	if len(parts) == 0 {
+		return "sgpu-queue", nil
+	}
+	return "sgpu-queue (" + strings.Join(parts, ", ") + ")", nil
+}
+
+// matrixValues are the values of toJSON(matrix), in the workflow's order; nested
+// values as compact JSON. "", "null" and "{}" (no matrix) give none.
+func matrixValues(in string) ([]string, error) {
+	in = strings.TrimSpace(in)
+	if in == "" || in == "null" {
+		return nil, nil
+	}
+	bad := func(err error) error {
+		return fmt.Errorf("input matrix: %v; leave it at its default ${{ toJSON(matrix) }}", err)
+	}
+	dec := json.NewDecoder(strings.NewReader(in))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, bad(fmt.Errorf("not a JSON object"))
+	}
+	var values []string
+	for dec.More() {
+		if _, err := dec.Token(); err != nil { // the key
+			return nil, bad(err)
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, bad(err)
+		}
+		var s string
+		if json.Unmarshal(v, &s) != nil {
+			s = string(v)
+		}
+		values = append(values, strings.Join(strings.Fields(s), " "))
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, bad(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, bad(fmt.Errorf("text after the object"))
+	}
+	return values, nil
+}
+
+// CacheLeg is the per-leg part of the cache save key: the check name made safe for
+// a key (no commas, short) and a hash of it, so legs whose names only differ in
+// characters a key cannot hold still get their own.
+func CacheLeg(name string) string {
+	var b strings.Builder
+	for _, r := range name {
+		if b.Len() >= 64 {
+			break
+		}
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	sum := sha256.Sum256([]byte(name))
+	return strings.Trim(b.String(), "_") + "-" + hex.EncodeToString(sum[:4])
+}
+
+// reportWhere says where the report can be read when the check run or comment
+// could not be made.
+func (a *act) reportWhere(res *engine.Result) string {
+	if a.summed {
+		return "the report is in the job summary"
+	}
+	return fmt.Sprintf("the report is %s (upload the log dir as an artifact to keep it)", a.rel(res.Report))
+}
+
 // publishPR creates the check run and/or the sticky comment. Failing to publish is a
-// warning, never a failed step: the report is in the summary and the log dir anyway.
-func (a *act) publishPR(ctx context.Context, res *engine.Result, targets map[string]bool) {
-	if !targets["check"] && !targets["comment"] {
+// warning, never a failed step.
+func (a *act) publishPR(ctx context.Context, res *engine.Result) {
+	if !a.targets["check"] && !a.targets["comment"] {
 		return
 	}
-	env := a.e.Getenv
 	token := a.gh.GetInput("github-token")
 	if token == "" {
-		a.obs.Warn("publish: no github-token, so no check run or PR comment; the report is in the job summary")
+		a.obs.Warn("publish: no github-token, so no check run or PR comment; " + a.reportWhere(res))
 		return
 	}
-	pr, head, err := publish.PRFromEvent(env("GITHUB_EVENT_PATH"))
-	if err != nil {
-		a.obs.Warn(fmt.Sprintf("publish: %v", err))
-	}
-	sha := env("GITHUB_SHA")
-	if pr > 0 && head != "" {
-		sha = head // the PR's head, not the merge commit GITHUB_SHA names
-	}
-	st := res.Stats
-	conclusion := "success"
-	switch {
-	case res.Cancelled:
-		conclusion = "cancelled"
-	case res.ExitCode != 0:
-		conclusion = "failure"
-	}
-	req := publish.Request{
-		Token: token, APIURL: env("GITHUB_API_URL"), Repo: env("GITHUB_REPOSITORY"), SHA: sha, PR: pr,
-		Workflow: env("GITHUB_WORKFLOW"), Job: env("GITHUB_JOB"),
-		Title:        fmt.Sprintf("sgpu-queue: %d of %d items failed, %.1f %% GPU utilisation", st.Failed, st.Items, 100*st.Utilisation),
-		Summary:      res.Markdown,
-		Conclusion:   conclusion,
-		DetailsURL:   fmt.Sprintf("%s/%s/actions/runs/%s", env("GITHUB_SERVER_URL"), env("GITHUB_REPOSITORY"), env("GITHUB_RUN_ID")),
-		WorkflowPath: publish.WorkflowPathFromRef(env("GITHUB_WORKFLOW_REF")),
-	}
+	req := a.request(res, token)
 	for _, it := range verdict.FailedItems(res.Suites) {
 		f := publish.Failure{Suite: it.Label, Item: tagName(it.Tag), Log: a.rel(filepath.Join(res.LogDir, it.LogRel)), RC: it.RC, Note: it.Note}
 		if c, ok := res.Configs[it.Label]; ok {
@@ -75,10 +182,11 @@ func (a *act) publishPR(ctx context.Context, res *engine.Result, targets map[str
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
 	for _, target := range []string{"check", "comment"} {
-		if !targets[target] {
+		if !a.targets[target] {
 			continue
 		}
 		var out publish.Outcome
+		var err error
 		if target == "check" {
 			out, err = publish.Check(pctx, req)
 		} else {
@@ -88,10 +196,10 @@ func (a *act) publishPR(ctx context.Context, res *engine.Result, targets map[str
 			fmt.Fprintf(a.e.Stdout, "  publish: %s\n", n)
 		}
 		for _, w := range out.Warnings {
-			a.obs.Warn(w)
+			a.obs.Warn("publish: " + w + "; " + a.reportWhere(res))
 		}
 		if err != nil {
-			a.obs.Warn(fmt.Sprintf("publish %s: %v", target, err))
+			a.obs.Warn(fmt.Sprintf("publish %s: %v; %s", target, err, a.reportWhere(res)))
 		}
 		if out.Check != "" {
 			fmt.Fprintf(a.e.Stdout, "  check run: %s\n", out.Check)
@@ -99,6 +207,43 @@ func (a *act) publishPR(ctx context.Context, res *engine.Result, targets map[str
 		if out.Comment != "" {
 			fmt.Fprintf(a.e.Stdout, "  PR comment: %s\n", out.Comment)
 		}
+	}
+}
+
+// request is what to publish: the commit and pull request from the inputs, else
+// from the event (a pull_request's head, not the merge commit GITHUB_SHA names).
+func (a *act) request(res *engine.Result, token string) publish.Request {
+	env := a.e.Getenv
+	pr, head, err := publish.PRFromEvent(env("GITHUB_EVENT_PATH"))
+	if err != nil {
+		a.obs.Warn(fmt.Sprintf("publish: %v", err))
+	}
+	sha := env("GITHUB_SHA")
+	if pr > 0 && head != "" {
+		sha = head
+	}
+	if a.pub.commit != "" {
+		sha = a.pub.commit
+	}
+	if a.pub.pr > 0 {
+		pr = a.pub.pr
+	}
+	st := res.Stats
+	conclusion := "success"
+	switch {
+	case res.Cancelled:
+		conclusion = "cancelled"
+	case res.ExitCode != 0:
+		conclusion = "failure"
+	}
+	return publish.Request{
+		Token: token, APIURL: env("GITHUB_API_URL"), Repo: env("GITHUB_REPOSITORY"), SHA: sha, PR: pr,
+		Workflow: env("GITHUB_WORKFLOW"), Job: env("GITHUB_JOB"), Name: a.leg,
+		Title:        fmt.Sprintf("sgpu-queue: %d of %d items failed, %.1f %% GPU utilisation", st.Failed, st.Items, 100*st.Utilisation),
+		Summary:      res.Markdown,
+		Conclusion:   conclusion,
+		DetailsURL:   a.runPage,
+		WorkflowPath: publish.WorkflowPathFromRef(env("GITHUB_WORKFLOW_REF")),
 	}
 }
 

@@ -82,10 +82,16 @@ type Run struct {
 
 // Spec is an adapter suite's config line.
 type Spec struct {
-	Label string
-	Where string // "file:line", for messages
-	Mode  config.ModeSpec
-	Args  []string // the words after the mode field
+	Label   string
+	Where   string // "file:line", for messages
+	Mode    config.Mode
+	Options config.Options
+	Args    []string // the words after the mode field
+}
+
+// SpecOf is the adapter spec of a config line.
+func SpecOf(s config.Suite) Spec {
+	return Spec{Label: s.Label, Where: s.Where(), Mode: s.Mode, Options: s.Options, Args: s.Args}
 }
 
 // ErrNoItems is wrapped by a listing that found nothing to run.
@@ -116,7 +122,7 @@ func (s Spec) fail(err error, tail, format string, a ...any) *Error {
 // New returns the adapter of an adapter suite, or an *Error when its arguments
 // cannot work with it.
 func New(s Spec) (Adapter, error) {
-	switch s.Mode.Mode {
+	switch s.Mode {
 	case config.Pytest:
 		return newPytest(s)
 	case config.CTest:
@@ -124,7 +130,7 @@ func New(s Spec) (Adapter, error) {
 	case config.Cmd:
 		return newCmd(s)
 	}
-	return nil, s.fail(nil, "", "mode %q has no adapter (list and opaque suites use the hook contract)", s.Mode.Mode)
+	return nil, s.fail(nil, "", "mode %q has no adapter (list and opaque suites use the hook contract)", s.Mode)
 }
 
 // Setup is the command of the suite's setup= option: a shell command run once from
@@ -132,18 +138,18 @@ func New(s Spec) (Adapter, error) {
 // its listing needs). ok is false when the suite has none. Suites giving the same
 // setup command share one run of it (the caller keeps track).
 func Setup(s Spec, in Listing) (c executor.Command, ok bool) {
-	if s.Mode.Setup == "" {
+	if s.Options.Setup == "" {
 		return executor.Command{}, false
 	}
 	return executor.Command{
-		Path: "sh", Args: []string{"-c", s.Mode.Setup},
+		Path: "sh", Args: []string{"-c", s.Options.Setup},
 		Env: s.env(in.Env), Dir: in.Dir, Stdout: in.Log, Stderr: in.Log,
 	}, true
 }
 
 // env is the base environment with the suite's env= settings on top.
 func (s Spec) env(base []string) []string {
-	return hook.Env(base).With(s.Mode.Env...)
+	return hook.Env(base).With(s.Options.Env...)
 }
 
 // maxListing bounds what one listing may print (100k node ids are about 10 MB).

@@ -93,7 +93,7 @@ func (c *ctestSuite) List(ctx context.Context, ex executor.Executor, in Listing)
 	if len(run) == 0 {
 		return nil, s.fail(ErrNoItems, out.tail, "ctest lists no tests to run with %q: is the build there (setup= builds it before listing) and do -R/-E/-L select any?", s.Args)
 	}
-	if s.Mode.Split == config.SplitBase {
+	if s.Options.Split == config.SplitBase {
 		l.Items = baseItems(run)
 	} else {
 		for _, t := range run {

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/rocm/sgpu-queue/internal/config"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -235,7 +236,7 @@ func TestCTestListingFails(t *testing.T) {
 
 func TestCTestRefusesArgs(t *testing.T) {
 	for _, arg := range []string{"-N", "--show-only", "--show-only=json-v1", "--output-junit", "--version"} {
-		_, err := New(Spec{Label: "c", Where: "c.conf:2", Mode: spec(t, "c c.log ctest").Mode, Args: []string{"--test-dir", "build", arg}})
+		_, err := New(Spec{Label: "c", Where: "c.conf:2", Mode: config.CTest, Args: []string{"--test-dir", "build", arg}})
 		if err == nil || !strings.HasPrefix(err.Error(), `c.conf:2: suite "c": argument "`+arg+`"`) {
 			t.Errorf("%s: err = %v, want it refused naming the line and the argument", arg, err)
 		}

@@ -116,11 +116,11 @@ func spec(t *testing.T, line string) Spec {
 	if len(f) < 3 {
 		t.Fatalf("%q: want <label> <logfile> <mode> <args…>", line)
 	}
-	m, err := config.ParseMode(f[2])
+	mode, opts, err := config.ParseMode(f[2])
 	if err != nil {
 		t.Fatalf("%q: %v", line, err)
 	}
-	return Spec{Label: f[0], Where: "test.conf:1", Mode: m, Args: f[3:]}
+	return Spec{Label: f[0], Where: "test.conf:1", Mode: mode, Options: opts, Args: f[3:]}
 }
 
 func mustNew(t *testing.T, s Spec) Adapter {

@@ -59,7 +59,7 @@ func newPytest(s Spec) (Adapter, error) {
 }
 
 func (p *pytestSuite) python(dir string) string {
-	py := p.spec.Mode.Python
+	py := p.spec.Options.Python
 	if py == "" {
 		py = DefaultPython
 	}
@@ -147,7 +147,7 @@ func (p *pytestSuite) items(c *collection, opts []string) (*Listed, error) {
 		}
 		rel = filepath.ToSlash(rel)
 		tag := rel
-		if s.Mode.Split == config.SplitTest && rest != "" {
+		if s.Options.Split == config.SplitTest && rest != "" {
 			tag = rel + "::" + rest
 		}
 		if seen[tag] {

@@ -2,6 +2,7 @@ package adapter
 
 import (
 	"errors"
+	"github.com/rocm/sgpu-queue/internal/config"
 	"os"
 	"path/filepath"
 	"sort"
@@ -292,7 +293,7 @@ func TestPytestVenvInterpreter(t *testing.T) {
 
 func TestPytestRefusesArgs(t *testing.T) {
 	for _, arg := range []string{"--junitxml=out.xml", "--junit-xml", "--co", "--collect-only", "--fixtures", "-h"} {
-		_, err := New(Spec{Label: "u", Where: "c.conf:3", Mode: spec(t, "u u.log pytest").Mode, Args: []string{"tests", arg}})
+		_, err := New(Spec{Label: "u", Where: "c.conf:3", Mode: config.Pytest, Args: []string{"tests", arg}})
 		if err == nil || !strings.HasPrefix(err.Error(), `c.conf:3: suite "u": argument "`+arg+`"`) {
 			t.Errorf("%s: err = %v, want it refused naming the line and the argument", arg, err)
 		}
@@ -371,7 +372,7 @@ func FuzzParseCollection(f *testing.F) {
 		}
 		for _, split := range []string{"", "test"} {
 			p := &pytestSuite{spec: Spec{Label: "u", Where: "f:1"}}
-			p.spec.Mode.Split = split
+			p.spec.Options.Split = split
 			l, err := p.items(c, []string{"-q"})
 			if err != nil {
 				if !errors.Is(err, ErrNoItems) && !strings.Contains(err.Error(), "node id") {

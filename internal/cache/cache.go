@@ -1,11 +1,21 @@
-// Package cache keeps the weight table in the GitHub Actions cache (SPEC §6), for the
-// container action, through github.com/tonistiigi/go-actions-cache.
+// Package cache keeps the weight table in the GitHub Actions cache (README "Weights and
+// the Actions cache"), for the container action, through
+// github.com/tonistiigi/go-actions-cache.
 //
-// Restore looks up the newest entry whose key starts with
-// "<prefix>-<arch>-l<level>-"; save stores the table under the run-unique key
-// "<prefix>-<arch>-l<level>-<run_id>-<run_attempt>" (entries are immutable; a key that
-// already exists means this run attempt saved already, which is success). The blob is
-// the table in its text format, so a downloaded entry is a valid CLI weight file.
+// Restore looks up the newest entry whose key starts with "<prefix>-<arch>-l<level>-",
+// else the newest of any level of the arch, "<prefix>-<arch>-" (another level's table
+// shares most keys, and orders a run far better than none: a PR at level 1 then starts
+// from the level-3 table of its base branch). Save stores the table under the
+// run-unique key "<prefix>-<arch>-l<level>-<run_id>-<run_attempt>[-<leg>]", the leg
+// part telling matrix legs of one run apart (entries are immutable; a key that already
+// exists means this run attempt saved already, which is success). The blob is the table
+// in its text format, so a downloaded entry is a valid CLI weight file.
+//
+// ACTIONS_CACHE_MODE, which the runner passes to container actions when the
+// workflow limits the job's cache access (actions/runner#4538), is honoured as
+// actions/toolkit's @actions/cache does (actions/toolkit#2447): "read" and "write" may
+// restore, "write" and "write-only" may save, "none" neither; unset or unknown
+// values change nothing.
 //
 // The cache only ever makes a run faster, so nothing here fails a run: every problem
 // (no token, a bad URL, a timeout, an HTTP error, a corrupt or oversized blob) is a
@@ -73,6 +83,13 @@ type Config struct {
 	// RunID and RunAttempt complete the save key
 	// "<Prefix>-<Arch>-l<Level>-<RunID>-<RunAttempt>"; RunAttempt "" means "1".
 	RunID, RunAttempt string
+	// Leg, when set, ends the save key ("-<Leg>"): the matrix leg, so that two legs
+	// of one run on one arch and level do not save under one key (the second save
+	// would be refused). The caller keeps it short and free of commas.
+	Leg string
+	// Mode is ACTIONS_CACHE_MODE: "none", "read", "write", "write-only"; "" or an
+	// unknown value allows both.
+	Mode string
 	// Token is ACTIONS_RUNTIME_TOKEN.
 	Token string
 	// ResultsURL is ACTIONS_RESULTS_URL: when set, the cache service v2 is used.
@@ -108,6 +125,7 @@ func ConfigFromEnv(env func(string) string, prefix, arch, level string) Config {
 		Token:      strings.TrimSpace(env("ACTIONS_RUNTIME_TOKEN")),
 		ResultsURL: strings.TrimSpace(env("ACTIONS_RESULTS_URL")),
 		CacheURL:   strings.TrimSpace(env("ACTIONS_CACHE_URL")),
+		Mode:       strings.TrimSpace(env("ACTIONS_CACHE_MODE")),
 	}
 	v1 := isGHES(env("GITHUB_SERVER_URL"))
 	switch strings.TrimSpace(env("ACTIONS_CACHE_API_FORCE_VERSION")) {
@@ -143,7 +161,6 @@ type Store struct {
 	backoff *actionscache.BackoffPool
 
 	mu      sync.Mutex
-	hit     bool
 	matched string
 	saved   string
 }
@@ -170,15 +187,31 @@ func New(c Config) *Store {
 	}
 }
 
-// RestorePrefix is the key prefix a restore looks up.
+// RestorePrefix is the key prefix a restore looks up first: this arch and level.
 func (s *Store) RestorePrefix() string {
 	return fmt.Sprintf("%s-%s-l%s-", s.c.Prefix, s.c.Arch, s.c.Level)
 }
 
+// ArchPrefix is the key prefix a restore falls back to: any level of this arch.
+func (s *Store) ArchPrefix() string {
+	return fmt.Sprintf("%s-%s-", s.c.Prefix, s.c.Arch)
+}
+
 // RunKey is the key a save stores under.
 func (s *Store) RunKey() string {
-	return s.RestorePrefix() + s.c.RunID + "-" + s.c.RunAttempt
+	k := s.RestorePrefix() + s.c.RunID + "-" + s.c.RunAttempt
+	if s.c.Leg != "" {
+		k += "-" + s.c.Leg
+	}
+	return k
 }
+
+// CanRestore and CanSave say what ACTIONS_CACHE_MODE allows.
+func (s *Store) CanRestore() bool { return s.c.Mode != "none" && s.c.Mode != "write-only" }
+func (s *Store) CanSave() bool    { return s.c.Mode != "none" && s.c.Mode != "read" }
+
+// Mode is ACTIONS_CACHE_MODE as given.
+func (s *Store) Mode() string { return s.c.Mode }
 
 // Protocol is "v2", "v1", or "" when no service URL is configured.
 func (s *Store) Protocol() string {
@@ -191,23 +224,38 @@ func (s *Store) Protocol() string {
 	return ""
 }
 
-// String names the store in logs.
+// String names the store in logs and in run.json (so in the report): where the
+// table lives, and which other level's table seeded it when that happened.
 func (s *Store) String() string {
 	p := s.Protocol()
 	if p == "" {
 		p = "unconfigured"
 	}
-	return fmt.Sprintf("Actions cache (%s) %s*", p, s.RestorePrefix())
+	name := fmt.Sprintf("Actions cache (%s) %s*", p, s.RestorePrefix())
+	if k := s.MatchedKey(); k != "" && !s.Hit() {
+		name += fmt.Sprintf(", seeded from another level's table %s", k)
+	}
+	return name
 }
 
-// Hit reports whether Load restored a usable table from the cache.
+// Hit reports whether Load restored a usable table of this arch and level (save keys
+// are run-unique, so actions/cache's "the key matched exactly" would never be true;
+// another level's table is restored, and said, but is no hit).
 func (s *Store) Hit() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.hit
+	return s.matched != "" && strings.HasPrefix(s.matched, s.RestorePrefix())
 }
 
-// MatchedKey is the key of the entry Load restored, "" when it restored none.
+// OtherLevel reports whether Load restored another level's table of this arch.
+func (s *Store) OtherLevel() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.matched != "" && !strings.HasPrefix(s.matched, s.RestorePrefix())
+}
+
+// MatchedKey is the key of the entry Load restored (of this level or another), ""
+// when it restored none.
 func (s *Store) MatchedKey() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -222,20 +270,25 @@ func (s *Store) SavedKey() string {
 	return s.saved
 }
 
-// Load restores the newest table under RestorePrefix. It never returns an error:
+// Load restores the newest table under RestorePrefix, else under ArchPrefix (when
+// ACTIONS_CACHE_MODE allows reading). It never returns an error:
 // a miss is an empty table without warnings; a failure is one warning. On a miss or
 // a failure the Local table is used when Local is set and holds any weight (an
 // older table orders the queue better than none; the order only affects speed),
 // otherwise the table is empty.
 func (s *Store) Load(ctx context.Context) (*weights.Table, []string, error) {
 	s.mu.Lock()
-	s.hit, s.matched = false, ""
+	s.matched = ""
 	s.mu.Unlock()
+	if !s.CanRestore() {
+		lt, lwarns := s.local(ctx)
+		return lt, lwarns, nil
+	}
 
 	t, key, warns, err := s.restore(ctx)
 	if err == nil && t != nil {
 		s.mu.Lock()
-		s.hit, s.matched = true, key
+		s.matched = key
 		s.mu.Unlock()
 		return t, warns, nil
 	}
@@ -274,7 +327,7 @@ func (s *Store) local(ctx context.Context) (*weights.Table, []string) {
 // miss. Warnings are about lines of an otherwise usable table.
 func (s *Store) restore(ctx context.Context) (*weights.Table, string, []string, error) {
 	prefix := s.RestorePrefix()
-	if err := s.ready(prefix); err != nil {
+	if err := errors.Join(s.ready(prefix), checkKey(s.ArchPrefix())); err != nil {
 		return nil, "", nil, err
 	}
 	timeout := s.timeout(DefaultRestoreTimeout)
@@ -288,7 +341,7 @@ func (s *Store) restore(ctx context.Context) (*weights.Table, string, []string, 
 	var data []byte
 	err = guard(func() error {
 		var err error
-		if e, err = c.Load(ctx, prefix); err != nil || e == nil || e.Key == "" {
+		if e, err = c.Load(ctx, prefix, s.ArchPrefix()); err != nil || e == nil || e.Key == "" {
 			return err
 		}
 		rac := e.Download(ctx)
@@ -312,8 +365,9 @@ func (s *Store) restore(ctx context.Context) (*weights.Table, string, []string, 
 	return t, e.Key, warns, nil
 }
 
-// Save writes the table to Local (if set) and to the cache under RunKey. A key that
-// already exists counts as saved. The error is one line, meant to be a warning.
+// Save writes the table to Local (if set) and to the cache under RunKey (when
+// ACTIONS_CACHE_MODE allows writing). A key that already exists counts as saved. The
+// error is one line, meant to be a warning.
 func (s *Store) Save(ctx context.Context, t *weights.Table) error {
 	s.mu.Lock()
 	s.saved = ""
@@ -323,7 +377,10 @@ func (s *Store) Save(ctx context.Context, t *weights.Table) error {
 	if s.c.Local != nil {
 		localErr = s.c.Local.Save(ctx, t)
 	}
-	err := s.save(ctx, t)
+	var err error
+	if s.CanSave() {
+		err = s.save(ctx, t)
+	}
 	var msgs []string
 	if err != nil {
 		msgs = append(msgs, "weights cache: save under "+s.RunKey()+" failed: "+s.describe(ctx, err, s.timeout(DefaultSaveTimeout)))

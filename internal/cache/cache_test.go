@@ -147,6 +147,105 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
+// Restore order: this level's newest entry, even when another level's is newer; else
+// the newest entry of any level of the arch, which is restored and said but is no hit;
+// another arch never. The same on v1 (GHES).
+func TestRestoreOrder(t *testing.T) {
+	for _, proto := range []string{"v2", "v1"} {
+		t.Run(proto, func(t *testing.T) {
+			srv := cachetest.New(t)
+			srv.Put("sgpu-weights-gfx950-l1-1-1", "", []byte("other_arch 1.0\n"))
+			srv.Put("sgpu-weights-gfx942-l3-2-1", "", []byte("level3_old 1.0\n"))
+			srv.Put("sgpu-weights-gfx942-l3-3-1", "", []byte("level3 3.0\n"))
+
+			s, tb, warns := load(t, config(srv, proto, "10"))
+			if len(warns) != 0 || s.Hit() || !s.OtherLevel() || s.MatchedKey() != "sgpu-weights-gfx942-l3-3-1" || text(t, tb) != "level3 3.0\n" {
+				t.Fatalf("level 1 without its own entry: hit=%v other=%v key=%q table %q warnings %q", s.Hit(), s.OtherLevel(), s.MatchedKey(), text(t, tb), warns)
+			}
+			if !strings.Contains(s.String(), "seeded from another level's table sgpu-weights-gfx942-l3-3-1") {
+				t.Errorf("the store's name does not say where the table came from: %s", s)
+			}
+
+			srv.Put("sgpu-weights-gfx942-l1-11-1", "", []byte("level1 1.0\n"))
+			srv.Put("sgpu-weights-gfx942-l3-12-1", "", []byte("level3_newer 1.0\n"))
+			s, tb, _ = load(t, config(srv, proto, "13"))
+			if !s.Hit() || s.OtherLevel() || s.MatchedKey() != "sgpu-weights-gfx942-l1-11-1" || text(t, tb) != "level1 1.0\n" {
+				t.Fatalf("own level first: hit=%v key=%q table %q", s.Hit(), s.MatchedKey(), text(t, tb))
+			}
+			if strings.Contains(s.String(), "another level") {
+				t.Errorf("a hit of this level says otherwise: %s", s)
+			}
+		})
+	}
+}
+
+// ACTIONS_CACHE_MODE: what it forbids is never asked of the service, and the local
+// table still works; unset or unknown modes change nothing.
+func TestCacheMode(t *testing.T) {
+	cases := []struct {
+		mode                string
+		restores, saves     bool
+		canRestore, canSave bool
+	}{
+		{"", true, true, true, true},
+		{"write", true, true, true, true},
+		{"read", true, false, true, false},
+		{"write-only", false, true, false, true},
+		{"none", false, false, false, false},
+		{"sideways", true, true, true, true},
+	}
+	for _, tc := range cases {
+		t.Run("mode="+tc.mode, func(t *testing.T) {
+			srv := cachetest.New(t)
+			srv.Put("sgpu-weights-gfx942-l1-1-1", "", []byte("cached 1.0\n"))
+			local := weights.File{Path: filepath.Join(t.TempDir(), "w.txt")}
+			c := config(srv, "v2", "2")
+			c.Mode, c.Local = tc.mode, local
+			s, tb, warns := load(t, c)
+			if s.CanRestore() != tc.canRestore || s.CanSave() != tc.canSave {
+				t.Errorf("CanRestore %v CanSave %v", s.CanRestore(), s.CanSave())
+			}
+			if len(warns) != 0 || s.Hit() != tc.restores || (text(t, tb) == "cached 1.0\n") != tc.restores {
+				t.Errorf("restore: hit=%v table %q warnings %q", s.Hit(), text(t, tb), warns)
+			}
+			if err := s.Save(context.Background(), table("k", 2.0)); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := srv.Lookup("sgpu-weights-gfx942-l1-2-1", ""); ok != tc.saves || (s.SavedKey() != "") != tc.saves {
+				t.Errorf("save: entry %v, saved key %q", ok, s.SavedKey())
+			}
+			if got := len(srv.CallsTo(cachetest.OpGetDownloadURL)); (got > 0) != tc.restores {
+				t.Errorf("%d lookups", got)
+			}
+			if got := len(srv.CallsTo(cachetest.OpCreate)); (got > 0) != tc.saves {
+				t.Errorf("%d creates", got)
+			}
+			if lt, _, _ := local.Load(context.Background()); text(t, lt) != "k 2.0\n" {
+				t.Errorf("the local table was not written: %q", text(t, lt))
+			}
+		})
+	}
+}
+
+// Two matrix legs of one run on one arch and level save under two keys.
+func TestLegKeys(t *testing.T) {
+	srv := cachetest.New(t)
+	for _, leg := range []string{"build_and_test-linux-mi300x", "build_and_test-linux-mi325x"} {
+		c := config(srv, "v2", "5")
+		c.Leg = leg
+		s := New(c)
+		if err := s.Save(context.Background(), table("k", 1.0)); err != nil {
+			t.Fatal(err)
+		}
+		if want := "sgpu-weights-gfx942-l1-5-1-" + leg; s.SavedKey() != want {
+			t.Errorf("saved %q, want %q", s.SavedKey(), want)
+		}
+	}
+	if n := len(srv.Entries()); n != 2 {
+		t.Errorf("%d entries, want one per leg", n)
+	}
+}
+
 // TestWireProtocol checks the calls the library makes on the wire: bearer token on
 // service calls only, the library's constant version, the prefix as key and restore
 // key, a single Put Blob for a small table.
@@ -184,7 +283,7 @@ func TestWireProtocol(t *testing.T) {
 		t.Fatalf("calls:\n got %s\nwant %s", got, want)
 	}
 	get := srv.CallsTo(cachetest.OpGetDownloadURL)[0]
-	if want := `{"key":"sgpu-weights-gfx942-l1-","restore_keys":["sgpu-weights-gfx942-l1-"],`; !bytes.HasPrefix(get.Body, []byte(want)) {
+	if want := `{"key":"sgpu-weights-gfx942-l1-","restore_keys":["sgpu-weights-gfx942-l1-","sgpu-weights-gfx942-"],`; !bytes.HasPrefix(get.Body, []byte(want)) {
 		t.Errorf("lookup body %s, want prefix %s", get.Body, want)
 	}
 	put := srv.CallsTo(cachetest.OpBlobPut)[0]

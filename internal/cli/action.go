@@ -36,5 +36,5 @@ Outputs: %s, rc-<label>
 	}
 	ctx, force, stop := signalContext(e.Stderr)
 	defer stop()
-	return action.Run(ctx, action.Env{Getenv: e.Getenv, Environ: e.Environ, Stdout: e.Stdout, Force: force})
+	return action.Run(ctx, action.Env{Getenv: e.Getenv, Environ: e.Environ, Stdout: &console{w: e.Stdout, stderr: e.Stderr}, Force: force})
 }

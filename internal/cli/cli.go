@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/rocm/sgpu-queue/internal/dispatch"
@@ -173,13 +174,21 @@ func envDefault(e Env, flagName, def string) string {
 	return def
 }
 
-// signalContext is cancelled on the first SIGINT/SIGTERM; the returned channel is
-// closed on the second, to cut the grace period short.
+// signalContext is cancelled on the first SIGINT, SIGTERM or SIGHUP (a closed terminal
+// or an ssh session that dropped: the run stops its items and still writes its files,
+// instead of dying with them orphaned on the GPUs); the returned channel is closed on
+// the second, to cut the grace period short. While it is in force, SIGPIPE does not
+// end the process: a write to a closed console pipe returns an error instead (see
+// console).
 func signalContext(stderr io.Writer) (context.Context, <-chan struct{}, func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	force := make(chan struct{})
 	ch := make(chan os.Signal, 2)
-	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	// Notify, not Ignore: an ignored SIGPIPE would be inherited by every suite
+	// command, a caught one is reset at exec.
+	pipe := make(chan os.Signal, 1)
+	signal.Notify(pipe, syscall.SIGPIPE)
 	done := make(chan struct{})
 	go func() {
 		n := 0
@@ -187,10 +196,7 @@ func signalContext(stderr io.Writer) (context.Context, <-chan struct{}, func()) 
 			select {
 			case s := <-ch:
 				n++
-				name := "SIGTERM"
-				if s == syscall.SIGINT {
-					name = "SIGINT"
-				}
+				name := signalName(s)
 				if n == 1 {
 					fmt.Fprintf(stderr, "sgpu-queue: %s: stopping dispatch and terminating running items (signal again to kill them now)\n", name)
 					cancel()
@@ -198,6 +204,7 @@ func signalContext(stderr io.Writer) (context.Context, <-chan struct{}, func()) 
 					fmt.Fprintf(stderr, "sgpu-queue: %s again: killing running items now\n", name)
 					close(force)
 				}
+			case <-pipe:
 			case <-done:
 				return
 			}
@@ -205,7 +212,43 @@ func signalContext(stderr io.Writer) (context.Context, <-chan struct{}, func()) 
 	}()
 	return ctx, force, func() {
 		signal.Stop(ch)
+		signal.Stop(pipe)
 		close(done)
 		cancel()
 	}
+}
+
+func signalName(s os.Signal) string {
+	switch s {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	default:
+		return "SIGTERM"
+	}
+}
+
+// console is the run's terminal output. A console that goes away (`| tee` and tee
+// died, a terminal that hung up) must not stop the run: the first failed write is
+// said once on stderr, later output is dropped, and the run goes on to write its
+// files and exit with its own code.
+type console struct {
+	mu     sync.Mutex
+	w      io.Writer
+	stderr io.Writer
+	lost   bool
+}
+
+func (c *console) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.lost {
+		return len(p), nil
+	}
+	if _, err := c.w.Write(p); err != nil {
+		c.lost = true
+		fmt.Fprintf(c.stderr, "sgpu-queue: console output lost (%v); the run goes on, its files in the log dir are complete\n", err)
+	}
+	return len(p), nil
 }

@@ -3,7 +3,9 @@ package cli
 import (
 	"bytes"
 	"errors"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/rocm/sgpu-queue/internal/dispatch"
@@ -89,4 +91,38 @@ func TestWorkerPanicShowsItsStack(t *testing.T) {
 	if code != 70 || errb.String() != want {
 		t.Errorf("exit %d, stderr %q", code, errb.String())
 	}
+}
+
+// A console that fails (a closed pipe) is said once on stderr; every write, that one
+// and later ones, reports success so that no caller stops the run over it, and
+// nothing more is tried.
+func TestConsoleSurvivesAFailedWrite(t *testing.T) {
+	w := &failAfter{n: 1}
+	var stderr strings.Builder
+	c := &console{w: w, stderr: &stderr}
+	for i, s := range []string{"phase 0\n", "phase 1\n", "phase 2\n", "phase 3\n"} {
+		if n, err := c.Write([]byte(s)); n != len(s) || err != nil {
+			t.Errorf("write %d: %d %v", i, n, err)
+		}
+	}
+	if w.out.String() != "phase 0\n" || w.tries != 2 {
+		t.Errorf("console got %q in %d tries, want the first line, then one failed try", w.out.String(), w.tries)
+	}
+	if want := "sgpu-queue: console output lost (write /dev/stdout: broken pipe); the run goes on, its files in the log dir are complete\n"; stderr.String() != want {
+		t.Errorf("stderr %q, want %q", stderr.String(), want)
+	}
+}
+
+// failAfter accepts n writes, then fails every one as a closed pipe does.
+type failAfter struct {
+	n, tries int
+	out      strings.Builder
+}
+
+func (f *failAfter) Write(p []byte) (int, error) {
+	f.tries++
+	if f.tries > f.n {
+		return 0, &os.PathError{Op: "write", Path: "/dev/stdout", Err: syscall.EPIPE}
+	}
+	return f.out.Write(p)
 }

@@ -150,10 +150,7 @@ func makePlan(req planRequest, e Env) (*shard.Plan, string, error) {
 	} else if !table.found {
 		return nil, "", fmt.Errorf("weight table %s not found: plan lists the items from the last run's table (restore it first, or give --weights FILE, --arch or --level), or give --items FILE", id.Store)
 	}
-	list, warns, err := shard.Items(suites, keys, req.gpus)
-	if err != nil {
-		return nil, "", err
-	}
+	list, warns := shard.Items(suites, keys, req.gpus)
 	for _, w := range warns {
 		fmt.Fprintf(e.Stderr, "warning: %s\n", w)
 	}

@@ -94,6 +94,9 @@ func TestPlanCmd(t *testing.T) {
 	items := write(t, t.TempDir(), "items.tsv", "torch\ttest_a.py\ntorch\ttest b[1]\njax\ttest_c\ngone\tx\n")
 	badItems := write(t, t.TempDir(), "bad items.tsv", "torch\ttest_a.py\ntorch test_b.py\n")
 	badConf := write(t, t.TempDir(), "bad.conf", "torch torch.log parallel ci/x.sh\n")
+	// TE's multi-GPU suites beside the single-GPU ones (docs/adapters.md, mode options).
+	mgpuConf := write(t, t.TempDir(), "mgpu.conf", "torch torch.log list ci/pytorch.sh\ntorch-mgpu torch_mgpu.log list,gpus=2 ci/pytorch.sh\njax-mgpu jax_mgpu.log list,gpus=all ci/jax.sh\n")
+	mgpuItems := write(t, t.TempDir(), "mgpu.tsv", "torch\ta\ntorch-mgpu\tdist.b\njax-mgpu\tdist.c\n")
 	tests := []cmdCase{
 		{
 			name: "the table at its default place, the arch from its name", args: []string{"--shards", "2", "--gpus", "8", "--level", "3", "--repo-root", one, teConf},
@@ -109,6 +112,15 @@ func TestPlanCmd(t *testing.T) {
 			name: "--items: balanced by count without a table, other suites left out", args: []string{"--shards", "2", "--gpus", "2", "--arch", "gfx1", "--level", "3", "--repo-root", none, "--items", items, teConf},
 			stdout: []string{`"items_from": "` + items + `"`, `"unknown_items": 5`, `"torch/test b[1]"`, `"sha256": ""`},
 			stderr: []string{"warning: 1 item(s) of suites not in the config are left out: gone", "no item has a weight, so the shards are balanced by count", "5 item(s) without a weight, each planned as 1 s"},
+		},
+		{
+			name: "GPU counts from the mode options", args: []string{"--shards", "2", "--gpus", "4", "--weights", teTable, "--items", mgpuItems, mgpuConf},
+			// 1 + 2 + 4 GPUs of one (unknown) second each: 7 GPU-seconds.
+			stdout: []string{`"work_gpu_seconds": 7,`, `"torch-mgpu/dist.b"`, `"jax-mgpu/dist.c"`},
+		},
+		{
+			name: "an item wider than a runner", args: []string{"--shards", "2", "--gpus", "1", "--weights", teTable, "--items", mgpuItems, mgpuConf}, code: 2,
+			stderr: []string{"sgpu-queue plan: item torch-mgpu/dist.b needs 2 GPUs but the pool has 1: give it gpus=1 at most, or run on more GPUs (each shard has --gpus 1)"},
 		},
 		{name: "help", args: []string{"--help"}, stdout: []string{"Usage: sgpu-queue plan"}},
 		{name: "no shards", args: []string{"--gpus", "8", teConf}, code: 2, stderr: []string{"sgpu-queue plan: no --shards given: say how many runners to split the items over, e.g. --shards 3"}},
@@ -129,7 +141,7 @@ func TestPlanCmd(t *testing.T) {
 		{name: "a bad items line", args: []string{"--shards", "2", "--gpus", "8", "--weights", teTable, "--items", badItems, teConf}, code: 2,
 			stderr: []string{`sgpu-queue plan: ` + badItems + `:2: label "torch test_b.py" holds a space`}},
 		{name: "items missing", args: []string{"--shards", "2", "--gpus", "8", "--weights", teTable, "--items", "/nonexistent/items.tsv", teConf}, code: 2, stderr: []string{"--items: open /nonexistent/items.tsv"}},
-		{name: "a bad config", args: []string{"--shards", "2", "--gpus", "8", "--weights", teTable, badConf}, code: 2, stderr: []string{badConf + `:1: unknown mode "parallel"`}},
+		{name: "a bad config", args: []string{"--shards", "2", "--gpus", "8", "--weights", teTable, badConf}, code: 2, stderr: []string{badConf + `:1: suite "torch": unknown mode "parallel"`}},
 		{name: "no config", args: []string{"--shards", "2", "--gpus", "8"}, code: 2, stderr: []string{"sgpu-queue plan: no CONFIG given"}},
 		{name: "out not writable", args: []string{"--shards", "2", "--gpus", "8", "--weights", teTable, "--out", filepath.Join(none, "no", "dir", "plan.json"), teConf}, code: 2, stderr: []string{"sgpu-queue plan: --out: open "}},
 	}

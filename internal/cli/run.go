@@ -31,7 +31,7 @@ func runCmd(e Env, args []string) int {
 	}
 	ctx, force, stopSignals := signalContext(e.Stderr)
 	defer stopSignals()
-	opts := engine.Options{Configs: configs, RepoRoot: *repoRoot, Env: e.Environ, CheckCommands: true, Out: e.Stdout}
+	opts := engine.Options{Configs: configs, RepoRoot: *repoRoot, Env: e.Environ, CheckCommands: true, Out: &console{w: e.Stdout, stderr: e.Stderr}}
 	if err := values.Apply(&opts, force); err != nil {
 		return fail(e, settings.Prefixed(err, "--"))
 	}

@@ -53,7 +53,7 @@ func verifyCmd(e Env, args []string) int {
 	defer stopSignals()
 	o := verify.Options{
 		Options: engine.Options{Configs: configs, RepoRoot: *repoRoot, Env: e.Environ},
-		Queue:   *queue, Jobs: jobs, Out: e.Stdout, Progress: e.Stderr,
+		Queue:   *queue, Jobs: jobs, Out: &console{w: e.Stdout, stderr: e.Stderr}, Progress: e.Stderr,
 	}
 	if err := values.Apply(&o.Options, force); err != nil {
 		return fail(e, settings.Prefixed(err, "--"))

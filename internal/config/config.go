@@ -1,6 +1,7 @@
-// Package config reads suite config files (phase 0, SPEC §3): one suite per line,
-// "<label> <logfile> <mode> <command> [args...]", and rejects a bad one before
-// anything runs, naming the file, the line and the fix.
+// Package config reads suite config files (phase 0, docs/config.md): one suite per
+// line, "<label> <logfile> <mode>[,options] <command> [args...]" with shell-style
+// quoting, and rejects a bad one before anything runs, naming the file, the line and
+// the fix.
 package config
 
 import (
@@ -13,6 +14,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/rocm/sgpu-queue/internal/logdir"
 )
 
 // Mode says how a suite becomes work items.
@@ -30,12 +33,19 @@ type Suite struct {
 	Label   string
 	LogFile string
 	Mode    Mode
-	Command string   // as written in the config
+	Options Options // the mode field's options (gpus=, split=, env=, …)
+	// Command is the suite's script as written (list and opaque suites); adapter
+	// suites have none: their words after the mode are the tool's arguments.
+	Command string
 	Path    string   // Command resolved (absolute when it names a file); set by Resolve
-	Args    []string // whitespace-separated, no quoting
+	Args    []string // the words after the command (adapters: after the mode), shell-quoting removed
 	File    string   // config file it came from
 	Line    int
 }
+
+// Adapter reports whether the suite is run by an adapter (pytest, ctest, cmd) rather
+// than by its own script through the hook contract.
+func (s Suite) Adapter() bool { return s.Mode == Pytest || s.Mode == CTest || s.Mode == Cmd }
 
 // Where is "file:line" of the suite's config line.
 func (s Suite) Where() string { return fmt.Sprintf("%s:%d", s.File, s.Line) }
@@ -79,8 +89,7 @@ func Parse(r io.Reader, file string) ([]Suite, error) {
 	for sc.Scan() {
 		line++
 		text := strings.TrimRight(sc.Text(), "\r")
-		fields := strings.Fields(text)
-		if len(fields) == 0 || strings.HasPrefix(fields[0], "#") {
+		if first := strings.Fields(text); len(first) == 0 || strings.HasPrefix(first[0], "#") {
 			continue
 		}
 		fail := func(format string, a ...any) {
@@ -90,24 +99,17 @@ func Parse(r io.Reader, file string) ([]Suite, error) {
 			fail("control character %q in the line; the config is plain text, one suite per line", text[bad])
 			continue
 		}
-		if len(fields) < 4 {
-			fail("want \"<label> <logfile> <mode> <command> [args...]\", got %d field(s)", len(fields))
+		fields, err := SplitFields(text)
+		if err != nil {
+			fail("%v", err)
 			continue
 		}
-		s := Suite{Label: fields[0], LogFile: fields[1], Mode: Mode(fields[2]), Command: fields[3], Args: fields[4:], File: file, Line: line}
-		if msg := checkLabel(s.Label); msg != "" {
-			fail("label %q %s", s.Label, msg)
-			continue
+		if s, msg := parseSuite(fields); msg != "" {
+			fail("%s", msg)
+		} else {
+			s.File, s.Line = file, line
+			suites = append(suites, s)
 		}
-		if msg := checkLogFile(s.LogFile); msg != "" {
-			fail("logfile %q %s", s.LogFile, msg)
-			continue
-		}
-		if s.Mode != List && s.Mode != Opaque {
-			fail("unknown mode %q for suite %q: use \"list\" (expanded into items) or \"opaque\" (one item)", fields[2], s.Label)
-			continue
-		}
-		suites = append(suites, s)
 	}
 	if err := sc.Err(); err != nil {
 		msg := err.Error()
@@ -119,23 +121,71 @@ func Parse(r io.Reader, file string) ([]Suite, error) {
 	return suites, errors.Join(errs...)
 }
 
+// parseSuite reads one line's words; msg says what is wrong ("" when nothing).
+func parseSuite(fields []string) (s Suite, msg string) {
+	if len(fields) < 3 {
+		return s, fmt.Sprintf("want \"<label> <logfile> <mode> <command> [args...]\", got %d field(s)", len(fields))
+	}
+	s = Suite{Label: fields[0], LogFile: fields[1]}
+	if m := checkLabel(s.Label); m != "" {
+		return s, fmt.Sprintf("label %q %s", s.Label, m)
+	}
+	if m := checkLogFile(s.LogFile); m != "" {
+		return s, fmt.Sprintf("logfile %q %s", s.LogFile, m)
+	}
+	var err error
+	if s.Mode, s.Options, err = ParseMode(fields[2]); err != nil {
+		return s, fmt.Sprintf("suite %q: %v", s.Label, err)
+	}
+	if s.Adapter() {
+		// The adapter checks its own arguments (docs/adapters.md).
+		s.Args = fields[3:]
+		return s, ""
+	}
+	if len(fields) < 4 {
+		return s, fmt.Sprintf("want \"<label> <logfile> %s <command> [args...]\", got %d field(s): name the suite's entry script", s.Mode, len(fields))
+	}
+	s.Command, s.Args = fields[3], fields[4:]
+	return s, ""
+}
+
 func isControl(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }
 
+// checkLabel says what is wrong with a label, "" when nothing. A label names files
+// (items/<label>.<tag>.log, README "Files written") and weight keys (<label>/<tag>).
 func checkLabel(l string) string {
-	if strings.HasPrefix(l, ".") || strings.HasPrefix(l, "-") {
-		return "must not start with '.' or '-'"
+	if strings.HasPrefix(l, "-") {
+		return "must not start with '-'"
 	}
-	for _, r := range l {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
-			return "may only hold letters, digits, '.', '_' and '-' (it names files and weight keys)"
-		}
+	if fix := strings.ReplaceAll(l, ".", "_"); fix != l && allowed(fix) {
+		return fmt.Sprintf("may not contain '.': the first '.' of an item's file name (items/<label>.<tag>.log) ends the label, so label \"a.b\" with tag \"c\" and label \"a\" with tag \"b.c\" would share a file; use '_' or '-' instead (%q)", fix)
+	}
+	if !allowed(l) {
+		return "may only hold letters, digits, '_' and '-' (it names files and weight keys)"
+	}
+	if len(l) > logdir.MaxLabel {
+		return fmt.Sprintf("is %d bytes, more than the %d its item files can carry (items/<label>.<tag>@attempt<n>.log.rc must fit the %d-byte limit of a file name): shorten it", len(l), logdir.MaxLabel, logdir.MaxNameBytes)
 	}
 	return ""
 }
 
+func allowed(l string) bool {
+	for _, r := range l {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
+
 func checkLogFile(f string) string {
-	if f == "." || f == ".." || strings.ContainsAny(f, `/\`) {
+	switch {
+	case f == "." || f == ".." || strings.ContainsAny(f, `/\`):
 		return "must be a plain file name (it is written under suites/ in the log dir)"
+	case strings.HasPrefix(f, "."):
+		return "must not start with '.' (the run's temporary files in suites/ do)"
+	case len(f) > logdir.MaxLogFile:
+		return fmt.Sprintf("is %d bytes, more than %d (suites/<logfile>.rc and its temporary file must fit the %d-byte limit of a file name): shorten it", len(f), logdir.MaxLogFile, logdir.MaxNameBytes)
 	}
 	return ""
 }
@@ -173,14 +223,38 @@ func Load(paths []string) ([]Suite, error) {
 			errs = append(errs, &Error{File: s.File, Line: s.Line, Msg: fmt.Sprintf("logfile %q already used by suite %q at %s; give each suite its own", s.LogFile, first.Label, first.Where())})
 			continue
 		}
+		if msg := verdictClash(s, logs); msg != "" {
+			errs = append(errs, &Error{File: s.File, Line: s.Line, Msg: msg})
+			continue
+		}
 		labels[s.Label] = s
 		logs[s.LogFile] = s
 		uniq = append(uniq, s)
 	}
 	if len(uniq) == 0 && len(errs) == 0 {
-		errs = append(errs, fmt.Errorf("%s: no suites: add lines \"<label> <logfile> <list|opaque> <command> [args...]\"", strings.Join(paths, ", ")))
+		errs = append(errs, fmt.Errorf("%s: no suites: add lines \"<label> <logfile> <mode> <command> [args...]\" (modes: %s)", strings.Join(paths, ", "), orList(modeNames())))
 	}
 	return uniq, errors.Join(errs...)
+}
+
+// verdictClash says when a suite's verdict files (suites/<logfile> and
+// suites/<logfile>.rc) would be another suite's: "a.log" and "a.log.rc" overwrite
+// each other's verdict.
+func verdictClash(s Suite, logs map[string]Suite) string {
+	other, shared := logs[s.LogFile+".rc"], s.LogFile+".rc"
+	if base, ok := strings.CutSuffix(s.LogFile, ".rc"); ok && other.Label == "" {
+		other, shared = logs[base], s.LogFile
+	}
+	if other.Label == "" {
+		return ""
+	}
+	// The suite whose logfile ends in ".rc" is the one to rename.
+	odd := s
+	if !strings.HasSuffix(s.LogFile, ".rc") {
+		odd = other
+	}
+	return fmt.Sprintf("logfile %q and suite %q's logfile %q (at %s) both write suites/%s (one suite's verdict file is the other's log): give suite %q another logfile, e.g. %q",
+		s.LogFile, other.Label, other.LogFile, other.Where(), shared, odd.Label, odd.Label+".log")
 }
 
 // Resolve sets each suite's Path: a command naming a file is taken relative to
@@ -191,6 +265,9 @@ func Resolve(suites []Suite, repoRoot string, check bool) error {
 	var errs []error
 	for i := range suites {
 		s := &suites[i]
+		if s.Adapter() {
+			continue // no script of its own: its tool is found where it runs
+		}
 		p := s.Command
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(repoRoot, p)

@@ -2,7 +2,6 @@ package config
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"strings"
 	"testing"
@@ -13,8 +12,6 @@ import (
 	"github.com/rocm/sgpu-queue/internal/golden"
 	"mvdan.cc/sh/v3/syntax"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 func TestSplitFields(t *testing.T) {
 	tests := []struct {

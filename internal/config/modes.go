@@ -29,9 +29,8 @@ const (
 // MaxGPUs bounds gpus=N: a typo like gpus=80 must not read as a plan.
 const MaxGPUs = 1024
 
-// ModeSpec is a parsed mode field, "<mode>[,key=value…]".
-type ModeSpec struct {
-	Mode Mode
+// Options are the options of a mode field, "<mode>[,key=value…]".
+type Options struct {
 	// GPUs is each item's GPU count from gpus=N; 0 when not given (one GPU, or
 	// what the suite itself says per item). AllGPUs is gpus=all: the whole pool.
 	GPUs    int
@@ -50,7 +49,7 @@ type ModeSpec struct {
 // option is one key a mode field may carry.
 type option struct {
 	modes []Mode // the modes that take it
-	set   func(m *ModeSpec, v string) error
+	set   func(m *Options, mode Mode, v string) error
 }
 
 var allModes = []Mode{List, Opaque, Pytest, CTest, Cmd}
@@ -58,7 +57,7 @@ var allModes = []Mode{List, Opaque, Pytest, CTest, Cmd}
 // options are the keys of the mode field; docs/adapters.md describes each.
 func options() map[string]option {
 	return map[string]option{
-		"gpus": {allModes, func(m *ModeSpec, v string) error {
+		"gpus": {allModes, func(m *Options, mode Mode, v string) error {
 			if v == "all" {
 				m.AllGPUs = true
 				return nil
@@ -70,25 +69,25 @@ func options() map[string]option {
 			m.GPUs = n
 			return nil
 		}},
-		"split": {[]Mode{Pytest, CTest}, func(m *ModeSpec, v string) error {
-			want := map[Mode][]string{Pytest: {SplitFile, SplitTest}, CTest: {SplitTest, SplitBase}}[m.Mode]
+		"split": {[]Mode{Pytest, CTest}, func(m *Options, mode Mode, v string) error {
+			want := map[Mode][]string{Pytest: {SplitFile, SplitTest}, CTest: {SplitTest, SplitBase}}[mode]
 			for _, w := range want {
 				if v == w {
 					m.Split = v
 					return nil
 				}
 			}
-			return fmt.Errorf("option %q: a %s suite splits by %s", "split="+v, m.Mode, orList(want))
+			return fmt.Errorf("option %q: a %s suite splits by %s", "split="+v, mode, orList(want))
 		}},
-		"python": {[]Mode{Pytest}, func(m *ModeSpec, v string) error {
+		"python": {[]Mode{Pytest}, func(m *Options, mode Mode, v string) error {
 			m.Python = v
 			return nil
 		}},
-		"setup": {[]Mode{Pytest, CTest, Cmd}, func(m *ModeSpec, v string) error {
+		"setup": {[]Mode{Pytest, CTest, Cmd}, func(m *Options, mode Mode, v string) error {
 			m.Setup = v
 			return nil
 		}},
-		"env": {allModes, func(m *ModeSpec, v string) error {
+		"env": {allModes, func(m *Options, mode Mode, v string) error {
 			name, _, ok := strings.Cut(v, "=")
 			if !ok || !hook.ValidName(name) {
 				return fmt.Errorf("option %q: want env=NAME=VALUE, NAME of letters, digits and _ not starting with a digit", "env="+v)
@@ -103,14 +102,15 @@ func options() map[string]option {
 // A comma always separates options, so a value cannot hold one (setup= names a
 // script for a command that needs it; env= is given once per variable). Messages
 // say what is wrong and the fix, without the file and line (the caller adds them).
-func ParseMode(field string) (ModeSpec, error) {
+func ParseMode(field string) (Mode, Options, error) {
 	name, rest, hasOpts := strings.Cut(field, ",")
-	m := ModeSpec{Mode: Mode(name)}
-	if !knownMode(m.Mode) {
-		return m, fmt.Errorf("unknown mode %q: use %s", name, orList(modeNames()))
+	mode := Mode(name)
+	var m Options
+	if !knownMode(mode) {
+		return mode, m, fmt.Errorf("unknown mode %q: use %s", name, orList(modeNames()))
 	}
 	if !hasOpts {
-		return m, nil
+		return mode, m, nil
 	}
 	opts := options()
 	seen := map[string]bool{}
@@ -120,25 +120,25 @@ func ParseMode(field string) (ModeSpec, error) {
 		opt, known := opts[key]
 		switch {
 		case o == "":
-			return m, fmt.Errorf("mode %q: empty option (two commas, or one at the end)", field)
+			return mode, m, fmt.Errorf("mode %q: empty option (two commas, or one at the end)", field)
 		case !known && prev == "env" && ok && hook.ValidName(key):
-			return m, fmt.Errorf("option %q: a value cannot hold a comma; set each variable with its own env= (env=A=1,env=B=2)", o)
+			return mode, m, fmt.Errorf("option %q: a value cannot hold a comma; set each variable with its own env= (env=A=1,env=B=2)", o)
 		case !known:
-			return m, fmt.Errorf("unknown option %q for mode %s: it takes %s", key, m.Mode, orList(keysFor(m.Mode)))
-		case !takes(opt, m.Mode):
-			return m, fmt.Errorf("option %s= is not for mode %s (only %s)", key, m.Mode, orList(modeStrings(opt.modes)))
+			return mode, m, fmt.Errorf("unknown option %q for mode %s: it takes %s", key, mode, orList(keysFor(mode)))
+		case !takes(opt, mode):
+			return mode, m, fmt.Errorf("option %s= is not for mode %s (only %s)", key, mode, orList(modeStrings(opt.modes)))
 		case !ok || val == "":
-			return m, fmt.Errorf("option %q: want %s=VALUE", o, key)
+			return mode, m, fmt.Errorf("option %q: want %s=VALUE", o, key)
 		case seen[key] && key != "env":
-			return m, fmt.Errorf("option %s= given twice", key)
+			return mode, m, fmt.Errorf("option %s= given twice", key)
 		}
 		seen[key] = true
 		prev = key
-		if err := opt.set(&m, val); err != nil {
-			return m, err
+		if err := opt.set(&m, mode, val); err != nil {
+			return mode, m, err
 		}
 	}
-	return m, nil
+	return mode, m, nil
 }
 
 func knownMode(m Mode) bool {

@@ -12,27 +12,31 @@ import (
 func TestParseMode(t *testing.T) {
 	tests := []struct {
 		in   string
-		want ModeSpec
+		mode Mode
+		want Options
 	}{
-		{"list", ModeSpec{Mode: List}},
-		{"opaque", ModeSpec{Mode: Opaque}},
-		{"list,gpus=2", ModeSpec{Mode: List, GPUs: 2}},
-		{"list,gpus=all", ModeSpec{Mode: List, AllGPUs: true}},
-		{"pytest", ModeSpec{Mode: Pytest}},
-		{"pytest,split=test,python=.venv/bin/python", ModeSpec{Mode: Pytest, Split: SplitTest, Python: ".venv/bin/python"}},
-		{"pytest,split=file", ModeSpec{Mode: Pytest, Split: SplitFile}},
-		{"ctest,split=base,gpus=1", ModeSpec{Mode: CTest, Split: SplitBase, GPUs: 1}},
+		{"list", List, Options{}},
+		{"opaque", Opaque, Options{}},
+		{"list,gpus=2", List, Options{GPUs: 2}},
+		{"list,gpus=all", List, Options{AllGPUs: true}},
+		{"pytest", Pytest, Options{}},
+		{"pytest,split=test,python=.venv/bin/python", Pytest, Options{Split: SplitTest, Python: ".venv/bin/python"}},
+		{"pytest,split=file", Pytest, Options{Split: SplitFile}},
+		{"ctest,split=base,gpus=1", CTest, Options{Split: SplitBase, GPUs: 1}},
 		{"ctest,setup=cmake -GNinja -S tests/cpp -B tests/cpp/build && cmake --build tests/cpp/build,env=NVTE_USE_HIPBLASLT=1,env=EMPTY=",
-			ModeSpec{Mode: CTest, Setup: "cmake -GNinja -S tests/cpp -B tests/cpp/build && cmake --build tests/cpp/build", Env: []string{"NVTE_USE_HIPBLASLT=1", "EMPTY="}}},
-		{"ctest,env=A=x=y", ModeSpec{Mode: CTest, Env: []string{"A=x=y"}}},
-		{"cmd,setup=make,gpus=1024", ModeSpec{Mode: Cmd, Setup: "make", GPUs: 1024}},
-		{"opaque,env=A=1", ModeSpec{Mode: Opaque, Env: []string{"A=1"}}},
+			CTest, Options{Setup: "cmake -GNinja -S tests/cpp -B tests/cpp/build && cmake --build tests/cpp/build", Env: []string{"NVTE_USE_HIPBLASLT=1", "EMPTY="}}},
+		{"ctest,env=A=x=y", CTest, Options{Env: []string{"A=x=y"}}},
+		{"cmd,setup=make,gpus=1024", Cmd, Options{Setup: "make", GPUs: 1024}},
+		{"opaque,env=A=1", Opaque, Options{Env: []string{"A=1"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			got, err := ParseMode(tt.in)
+			mode, got, err := ParseMode(tt.in)
 			if err != nil {
 				t.Fatalf("ParseMode(%q): %v", tt.in, err)
+			}
+			if mode != tt.mode {
+				t.Errorf("ParseMode(%q) mode %q, want %q", tt.in, mode, tt.mode)
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("ParseMode(%q) (-want +got):\n%s", tt.in, diff)
@@ -54,7 +58,7 @@ func TestParseModeErrors(t *testing.T) {
 	}
 	var b strings.Builder
 	for _, in := range bad {
-		got, err := ParseMode(in)
+		_, got, err := ParseMode(in)
 		if err == nil {
 			t.Errorf("ParseMode(%q) = %+v, want an error", in, got)
 			continue
@@ -70,11 +74,14 @@ func TestModeFromQuotedLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := ParseMode(fields[2])
+	mode, m, err := ParseMode(fields[2])
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := ModeSpec{Mode: CTest, Split: SplitBase, Env: []string{"NVTE_USE_ROCBLAS=1"}}
+	want := Options{Split: SplitBase, Env: []string{"NVTE_USE_ROCBLAS=1"}}
+	if mode != CTest {
+		t.Errorf("mode %q", mode)
+	}
 	if diff := cmp.Diff(want, m); diff != "" {
 		t.Errorf("mode (-want +got):\n%s", diff)
 	}
@@ -88,7 +95,7 @@ func FuzzParseMode(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, field string) {
-		m, err := ParseMode(field)
+		mode, m, err := ParseMode(field)
 		if err != nil {
 			if strings.Contains(err.Error(), "\n") {
 				t.Fatalf("ParseMode(%q): a one-line message wanted, got %q", field, err)
@@ -96,8 +103,8 @@ func FuzzParseMode(f *testing.F) {
 			return
 		}
 		name, _, _ := strings.Cut(field, ",")
-		if string(m.Mode) != name || !knownMode(m.Mode) {
-			t.Fatalf("ParseMode(%q).Mode = %q", field, m.Mode)
+		if string(mode) != name || !knownMode(mode) {
+			t.Fatalf("ParseMode(%q) mode = %q", field, mode)
 		}
 		if m.GPUs < 0 || m.GPUs > MaxGPUs || m.AllGPUs && m.GPUs != 0 {
 			t.Fatalf("ParseMode(%q): gpus %d all=%v", field, m.GPUs, m.AllGPUs)

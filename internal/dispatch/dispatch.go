@@ -43,6 +43,8 @@ type Config struct {
 	Level  string
 	GPUs   []string // one slot per id
 	PinVar string
+	// AlsoPin are more variables set to the item's GPU with PinVar (gpu.Pool.AlsoPin).
+	AlsoPin []string
 	// JUnitPrefix is the absolute local directory (trailing slash) under which each
 	// suite writes its JUnit XML, "" when the environment sets none.
 	JUnitPrefix string
@@ -348,6 +350,7 @@ func (d *dispatcher) runItem(ctx context.Context, t0 time.Time, slot, idx, n int
 	} else {
 		res, runErr = d.cfg.Exec.Run(ictx, executor.Command{
 			Path: it.Suite.Path, Args: it.Suite.Args, Env: env, Dir: cwd, Stdout: log, Stderr: log,
+			Name: "item " + it.Key(),
 		})
 	}
 	a.End = time.Now()
@@ -403,13 +406,18 @@ func (d *dispatcher) runItem(ctx context.Context, t0 time.Time, slot, idx, n int
 
 // env is the item's environment: the hook contract, its GPU, its JUnit prefix.
 func (d *dispatcher) env(it Item, gpu string) ([]string, error) {
-	e := d.cfg.Hooks.ItemEnv(d.cfg.Env, d.cfg.Level, it.Tag, it.Opaque()).With(d.cfg.PinVar + "=" + gpu)
+	e := d.cfg.Hooks.ItemEnv(d.cfg.Env, d.cfg.Level, it.Tag, it.Opaque()).With(hook.Assign(gpu, append([]string{d.cfg.PinVar}, d.cfg.AlsoPin...)...)...)
 	if d.cfg.JUnitPrefix != "" {
 		p, err := d.mapPath(d.cfg.JUnitPrefix + it.Label)
 		if err != nil {
 			return nil, err
 		}
 		e = e.With(d.cfg.Hooks.JUnitPrefix + "=" + strings.TrimSuffix(p, "/") + "/")
+		if d.cfg.JUnitSuffix != "" {
+			// The suffix goes with the prefix: TE's scripts write
+			// <prefix><tag><suffix> and add no extension of their own.
+			e = e.With(d.cfg.Hooks.JUnitSuffix + "=" + d.cfg.JUnitSuffix)
+		}
 	}
 	return e, nil
 }

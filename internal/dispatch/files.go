@@ -61,7 +61,12 @@ func mkdir(dir string) error { return os.MkdirAll(dir, 0o755) }
 func removeIfEmpty(dir string) { _ = os.Remove(dir) }
 
 func writeRC(path string, rc int) error {
-	return os.WriteFile(path, []byte(fmt.Sprintf("%d\n", rc)), 0o644)
+	err := os.WriteFile(path, []byte(fmt.Sprintf("%d\n", rc)), 0o644)
+	if err != nil {
+		// A full disk must not leave an empty .rc for a gate to read as a verdict.
+		os.Remove(path)
+	}
+	return err
 }
 
 // partialLeft reports whether a .partial sidecar outlived the item: for a list item
@@ -106,7 +111,7 @@ func newer(path string, since time.Time) bool {
 func keepAttempt(l logdir.Layout, label, tag string, n int, warn func(string)) {
 	for _, p := range [][2]string{
 		{l.ItemLog(label, tag), l.ItemAttemptLog(label, tag, n)},
-		{l.ItemRC(label, tag), l.ItemAttemptLog(label, tag, n) + ".rc"},
+		{l.ItemRC(label, tag), l.ItemAttemptRC(label, tag, n)},
 	} {
 		if err := os.Rename(p[0], p[1]); err != nil && !os.IsNotExist(err) {
 			warn(fmt.Sprintf("keeping attempt %d of %s: %v", n, p[0], err))

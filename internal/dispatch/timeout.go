@@ -40,5 +40,9 @@ func (t Timeout) Explain(it schedule.Item) string {
 	if !it.Known {
 		return "no learned weight: the item-timeout-max"
 	}
-	return fmt.Sprintf("%g × its learned weight %.1fs, within [%s, %s]", t.Factor, it.Weight, t.Min, t.Max)
+	bounds := fmt.Sprintf("within [%s, %s]", t.Min, t.Max)
+	if t.Max <= 0 {
+		bounds = fmt.Sprintf("at least %s, no maximum", t.Min)
+	}
+	return fmt.Sprintf("%g × its learned weight %.1fs, %s", t.Factor, it.Weight, bounds)
 }

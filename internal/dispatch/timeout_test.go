@@ -42,15 +42,17 @@ func TestTimeoutExplain(t *testing.T) {
 	std := Timeout{Factor: 3, Min: 5 * time.Minute, Max: time.Hour}
 	tests := []struct {
 		name string
+		t    Timeout
 		it   schedule.Item
 		want string
 	}{
-		{"known", schedule.Item{Weight: 200, Known: true}, "3 × its learned weight 200.0s, within [5m0s, 1h0m0s]"},
-		{"unknown", schedule.Item{Weight: 999999}, "no learned weight: the item-timeout-max"},
+		{"known", std, schedule.Item{Weight: 200, Known: true}, "3 × its learned weight 200.0s, within [5m0s, 1h0m0s]"},
+		{"no maximum", Timeout{Factor: 3, Min: 2 * time.Second}, schedule.Item{Weight: 0.2, Known: true}, "3 × its learned weight 0.2s, at least 2s, no maximum"},
+		{"unknown", std, schedule.Item{Weight: 999999}, "no learned weight: the item-timeout-max"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := std.Explain(tt.it)
+			got := tt.t.Explain(tt.it)
 			if got != tt.want {
 				t.Errorf("Explain = %q, want %q", got, tt.want)
 			}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -249,4 +250,104 @@ func BenchmarkRawExecTrue(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/exec")
+}
+
+// sleeping lists the live processes in the container whose command line is
+// "sleep mark", by ps there.
+func sleeping(t *testing.T, e *Exec, mark string) []string {
+	t.Helper()
+	r := run(t, e, executor.Command{Path: "ps", Args: []string{"-o", "pid,stat,args"}})
+	if r.runErr != nil || r.res.ExitCode != 0 {
+		t.Fatalf("ps: %+v %v %s", r.res, r.runErr, r.err)
+	}
+	var live []string
+	for _, line := range strings.Split(r.out, "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) == 4 && !strings.HasPrefix(f[1], "Z") && f[2] == "sleep" && f[3] == mark {
+			live = append(live, line)
+		}
+	}
+	return live
+}
+
+// settled waits a moment for KILLed processes to be gone (delivery is at once, the
+// exit a moment later) and returns what is still there.
+func settled(t *testing.T, e *Exec, mark string) []string {
+	t.Helper()
+	var left []string
+	for i := 0; i < 20; i++ {
+		if left = sleeping(t, e, mark); len(left) == 0 {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return left
+}
+
+func sleepMark() string {
+	return fmt.Sprintf("%d.%06d", 40+time.Now().Nanosecond()%20, time.Now().UnixNano()/1000%1000000)
+}
+
+// A process that left the group with setsid, found by the command's mark, dies when
+// the command ends, and Run does not wait for the output it holds; the same on cancel,
+// for one that ignores TERM, with no grace (Grace 0: KILL right after TERM).
+func TestEscapedProcessesKilled(t *testing.T) {
+	cli := engine(t)
+	e := newExec(t, cli, Options{Container: startTarget(t, cli, nil, true)})
+	mark := sleepMark()
+	up := `until ps -o args | grep -qx "sleep ` + mark + `"; do sleep 0.05; done`
+	_, _, done, _ := startItem(t, e, context.Background(), `setsid sleep `+mark+` & `+up+`; echo "ready $$ $!"; exit 4`)
+	o := wait(t, done)
+	if o.err != nil || o.res.ExitCode != 4 || o.res.Cancelled {
+		t.Fatalf("Run: %+v %v", o.res, o.err)
+	}
+	if left := settled(t, e, mark); len(left) != 0 {
+		t.Errorf("the escaped process outlived the item: %q", left)
+	}
+
+	e0 := newExec(t, cli, Options{Container: e.id, Grace: 0})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, _, done, _ = startItem(t, e0, ctx, `trap "" TERM; setsid sleep `+mark+` & `+up+`; echo "ready $$ $!"; wait`)
+	cancel()
+	select {
+	case o = <-done:
+	case <-time.After(15 * time.Second):
+		t.Fatal("a zero grace still waited") // the old meaning of 0 was 20 s
+	}
+	if o.err != nil || !o.res.Cancelled || o.res.ExitCode != 137 {
+		t.Errorf("Run: %+v %v, want cancelled and killed (137)", o.res, o.err)
+	}
+	if left := settled(t, e, mark); len(left) != 0 {
+		t.Errorf("the escaped process outlived the cancel: %q", left)
+	}
+}
+
+// One that cleared its environment as well cannot be found: the output it holds is
+// read for outputWait after the launcher ended, then cut, with a warning naming the
+// command.
+func TestUnfindableHolderBounded(t *testing.T) {
+	cli := engine(t)
+	var warned []string
+	var mu sync.Mutex
+	e := newExec(t, cli, Options{Container: startTarget(t, cli, nil, true), Warn: func(s string) {
+		mu.Lock()
+		defer mu.Unlock()
+		warned = append(warned, s)
+	}})
+	mark := sleepMark()
+	out := newWatch("")
+	res, err := e.Run(context.Background(), executor.Command{Name: "item s/t", Path: "sh", Stdout: out, Stderr: out,
+		Args: []string{"-c", `env -i setsid sleep ` + mark + ` & until ps -o args | grep -qx "sleep ` + mark + `"; do sleep 0.05; done; echo out; exit 0`}})
+	if err != nil || res.ExitCode != 0 {
+		t.Errorf("Run: %+v %v", res, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(warned) != 1 || !strings.HasPrefix(warned[0], "item s/t left a process holding its output that could not be found") {
+		t.Errorf("warnings %q", warned)
+	}
+	if !strings.HasPrefix(out.String(), "out\n") || !strings.Contains(out.String(), "sgpu-queue: left a process holding its output") {
+		t.Errorf("log %q", out.String())
+	}
 }

@@ -5,7 +5,10 @@
 // Every command starts under a small sh launcher (see launcher) that makes the program
 // the leader of a new process group and reports that group on stderr, so a second exec
 // can signal the whole group on cancel (the API cannot kill an exec), and kills what
-// the group leaves behind when the program ends, as executor.Local does.
+// the group leaves behind when the program ends, as executor.Local does, together
+// with the processes that left the group but carry the command's mark
+// (executor.MarkPrefix) in their environment. The output stream is read for at most
+// outputWait after the launcher ended: a process that escaped both may still hold it.
 //
 // Paths: Run translates Command.Dir and an absolute Command.Path with the Mapper. It
 // does not touch Args or Env: whoever puts a path into them (the engine's
@@ -40,9 +43,10 @@ func (notRunning) Is(target error) bool { return target == executor.ErrUnavailab
 // Options configure an Exec.
 type Options struct {
 	Container string          // name or id of the running target container
-	Grace     time.Duration   // TERM → KILL on cancel (0 = executor.DefaultGrace)
+	Grace     time.Duration   // TERM → KILL on cancel (0 = none: KILL right after TERM)
 	Force     <-chan struct{} // closed: cut grace short
 	Mapper    *Mapper         // path translation; nil = identity
+	Warn      func(string)    // hears about a command that left its output held; nil = none
 	// Client talks to the engine; nil makes one from the environment (NewClient),
 	// which Close then closes.
 	Client *client.Client
@@ -59,6 +63,7 @@ type Exec struct {
 	grace     time.Duration
 	force     <-chan struct{}
 	mapper    *Mapper
+	warn      func(string)
 }
 
 var _ executor.Executor = (*Exec)(nil)
@@ -74,6 +79,15 @@ const containerGoneWait = 10 * time.Second
 // killWait is how long a command may take to end after KILL before Run gives up on it.
 const killWait = 30 * time.Second
 
+// checkWait is how long Run lets the stream end by itself after the launcher's last
+// report before it asks the engine whether the launcher really ended.
+const checkWait = 200 * time.Millisecond
+
+// outputWait bounds how long Run reads the stream once the launcher ended. The
+// engine itself closes an exec's stream about 2 s after its process exited (Docker
+// 20.10); the shorter bound here makes the warning come every time.
+const outputWait = time.Second
+
 // NewClient connects to the Docker engine named by the environment (DOCKER_HOST,
 // DOCKER_API_VERSION, DOCKER_CERT_PATH, DOCKER_TLS_VERIFY); the API version is
 // negotiated with the daemon on the first call.
@@ -87,10 +101,7 @@ func NewClient() (*client.Client, error) {
 
 // New connects and checks that the container exists and runs.
 func New(ctx context.Context, o Options) (*Exec, error) {
-	e := &Exec{cli: o.Client, name: o.Container, grace: o.Grace, force: o.Force, mapper: o.Mapper}
-	if e.grace <= 0 {
-		e.grace = executor.DefaultGrace
-	}
+	e := &Exec{cli: o.Client, name: o.Container, grace: max(o.Grace, 0), force: o.Force, mapper: o.Mapper, warn: o.Warn}
 	if e.cli == nil {
 		cli, err := NewClient()
 		if err != nil {
@@ -132,28 +143,38 @@ func (e *Exec) Mapper() *Mapper { return e.mapper }
 // so the engine should build the items' environment on this base, not on its own.
 func (e *Exec) ContainerEnv() []string { return append([]string(nil), e.env...) }
 
-// launcher is run by /bin/sh in the container as: sh -c launcher sgpu-queue DIR PROG ARGS…
-// It enters DIR, then starts PROG under setsid (a new session, so a new process group
-// that the launcher itself is not in) through an inner sh that reports the group on
-// stderr, hands the group id to the launcher, and execs PROG with the launcher's
-// stdout. When PROG ends, the launcher kills what is left of the group and exits with
-// PROG's status (128+N when a signal N ended it), after reporting it on stderr: a
-// stream without that last report tells that the launcher itself was killed, i.e. the
-// container died. The launcher's own stderr is /dev/null so that its shell's remarks
-// ("Killed") stay out of the item's log.
-const launcher = `d=$1; shift
+// launcher is run by /bin/sh in the container as: sh -c launcher sgpu-queue DIR MARK PROG
+// ARGS… It enters DIR, then starts PROG under setsid (a new session, so a new process
+// group that the launcher itself is not in) through an inner sh that reports the group
+// on stderr, hands the group id to the launcher, puts MARK (NAME=1) into the
+// program's environment and execs PROG with the launcher's stdout. When PROG ends,
+// the launcher kills what is left of the group and every process carrying MARK
+// (sweep, twice: once more for what was forking), and exits with PROG's status (128+N
+// when a signal N ended it), after reporting it on stderr: a stream without that last
+// report tells that the launcher itself was killed, i.e. the container died. The
+// launcher's own stderr is /dev/null so that its shell's remarks ("Killed") stay out
+// of the item's log; its own environment has no MARK, so the sweep spares it.
+const launcher = `d=$1; m=$2; shift 2
 if [ -n "$d" ]; then cd "$d" 2>/dev/null || { printf '\036sgpu-queue:nodir\n' >&2; exit 126; }; fi
 command -v setsid >/dev/null 2>&1 || { printf '\036sgpu-queue:nosetsid\n' >&2; exit 126; }
 exec 3>&1 4>&2 2>/dev/null
 g=$(setsid /bin/sh -c 'exec 2>&4 4>&-
+export "$1"; shift
 command -v "$1" >/dev/null 2>&1 || { printf "\036sgpu-queue:notfound\n" >&2; exit 127; }
 printf "\036sgpu-queue:pgid=%s\n" $$ >&2
 echo $$
-exec "$@" >&3 3>&-' sgpu-queue "$@")
+exec "$@" >&3 3>&-' sgpu-queue "$m" "$@")
 rc=$?
 [ -n "$g" ] && kill -KILL -"$g"
+` + sweep + `
+` + sweep + `
 printf '\036sgpu-queue:exit=%s\n' "$rc" >&4
 exit $rc`
+
+// sweep, in sh with $m the mark (NAME=1) and $s a signal name (default KILL),
+// signals every process whose environment carries the mark: those that left the
+// process group (setsid, daemons). One grep reads every /proc/<pid>/environ there.
+const sweep = `for p in $(grep -l "$m" /proc/[0-9]*/environ 2>/dev/null); do p=${p#/proc/}; kill -${s:-KILL} "${p%/environ}" 2>/dev/null; done`
 
 // Run implements executor.Executor.
 //
@@ -182,7 +203,8 @@ func (e *Exec) Run(ctx context.Context, c executor.Command) (executor.Result, er
 	bg := context.WithoutCancel(ctx)
 	cctx, cancel := context.WithTimeout(bg, apiTimeout)
 	defer cancel()
-	cmd := append([]string{"/bin/sh", "-c", launcher, "sgpu-queue", dir, prog}, c.Args...)
+	mark := executor.NewMark()
+	cmd := append([]string{"/bin/sh", "-c", launcher, "sgpu-queue", dir, mark, prog}, c.Args...)
 	cr, err := e.cli.ExecCreate(cctx, e.id, client.ExecCreateOptions{
 		AttachStdout: true, AttachStderr: true, Env: c.Env, Cmd: cmd,
 	})
@@ -204,15 +226,13 @@ func (e *Exec) Run(ctx context.Context, c executor.Command) (executor.Result, er
 		copied <- err
 	}()
 
-	res := executor.Result{}
-	var streamErr error
-	select {
-	case streamErr = <-copied:
-	case <-ctx.Done():
-		res.Cancelled = true
-		streamErr = e.stop(bg, mk, copied, &att)
-	}
+	w := &waiter{e: e, ctx: bg, mk: mk, copied: copied, att: &att, execID: cr.ID, mark: mark}
+	streamErr := w.await(ctx)
+	res := executor.Result{Cancelled: w.cancelled}
 	_ = mk.finish()
+	if w.held && !w.cancelled {
+		e.note(c, fmt.Sprintf("left a process holding its output that could not be found (it cleared its environment and left its process group?); its output was read for %s more, then cut", outputWait))
+	}
 
 	if errors.Is(streamErr, errAbandoned) {
 		res.ExitCode = 128 + 9
@@ -221,9 +241,16 @@ func (e *Exec) Run(ctx context.Context, c executor.Command) (executor.Result, er
 	// Without the launcher's last report, the launcher was killed: most likely with
 	// the whole container, whose exit the engine may record a moment after the stream
 	// ended. The exec's exit code then means nothing.
-	orderly := mk.ended || mk.kind == markNoDir || mk.kind == markNoSetsid
+	orderly := mk.ended || w.launcherEnded || mk.kind == markNoDir || mk.kind == markNoSetsid
 	if !orderly {
-		if err := e.checkAfter(bg, mk.kind != markNone); err != nil {
+		// With no report at all, either /bin/sh could not start there (126, 127:
+		// one look is enough) or the container died before the launcher reported
+		// (killed: worth waiting for the engine to record it).
+		wait := mk.kind != markNone
+		if code, running, err := e.exitCode(bg, cr.ID); !wait && err == nil && !running && code != 126 && code != 127 {
+			wait = true
+		}
+		if err := e.checkAfter(bg, wait); err != nil {
 			return res, fmt.Errorf("%s: %w", c.Path, err)
 		}
 	}
@@ -258,53 +285,117 @@ const mountHint = "the directory must be on a mount both containers share (see -
 
 var errAbandoned = errors.New("the command did not end after KILL; left behind")
 
-// stop ends a cancelled command: TERM to its group, KILL after the grace period (or
-// at once once Force is closed), then waits for the output stream to end.
-func (e *Exec) stop(ctx context.Context, mk *marker, copied <-chan error, att *client.ExecAttachResult) error {
-	// Before the report, nothing of the program runs yet; the launcher reports at once.
-	select {
-	case <-mk.ready:
-	case err := <-copied:
-		return err
-	}
-	if mk.kind != markPgid {
-		return <-copied
-	}
-	e.signal(ctx, mk.pgid, "TERM")
-	t := time.NewTimer(e.grace)
-	defer t.Stop()
-	select {
-	case err := <-copied:
-		return err
-	case <-t.C:
-	case <-e.force:
-	}
-	e.signal(ctx, mk.pgid, "KILL")
-	k := time.NewTimer(killWait)
-	defer k.Stop()
-	select {
-	case err := <-copied:
-		return err
-	case <-k.C:
-		// A process stuck in the kernel (a hung GPU driver) ignores KILL: stop
-		// waiting for it rather than hang the run.
-		att.Close()
-		<-copied
-		return errAbandoned
+// waiter follows one command to its end: the stream's end, a cancel (TERM, grace,
+// KILL), or the launcher's end with a stream that something else still holds.
+type waiter struct {
+	e      *Exec
+	ctx    context.Context // for API calls: outlives the command's
+	mk     *marker
+	copied <-chan error
+	att    *client.ExecAttachResult
+	execID string
+	mark   string
+
+	cancelled     bool // the command's context ended first and it was stopped
+	held          bool // the stream was cut outputWait after the launcher ended
+	launcherEnded bool // the engine said the launcher ended
+}
+
+// await returns the stream's error once it ended, or errAbandoned when the command
+// did not end after KILL.
+func (w *waiter) await(ctx context.Context) error {
+	done := ctx.Done()
+	var grace, kill, check, drain <-chan time.Time
+	var force <-chan struct{}
+	for {
+		select {
+		case err := <-w.copied:
+			return err
+		case <-done:
+			done, w.cancelled = nil, true
+			// Before the report, nothing of the program runs yet; the launcher
+			// reports at once.
+			select {
+			case <-w.mk.ready:
+			case err := <-w.copied:
+				return err
+			}
+			if w.mk.kind == markPgid {
+				w.signal("TERM")
+				grace, force = time.After(w.e.grace), w.e.force
+			}
+		case <-grace:
+			grace, force, kill = nil, nil, w.kill()
+		case <-force:
+			grace, force, kill = nil, nil, w.kill()
+		case <-kill:
+			// A process stuck in the kernel (a hung GPU driver) ignores KILL: stop
+			// waiting for it rather than hang the run.
+			w.cut()
+			return errAbandoned
+		case <-w.mk.hint:
+			check = time.After(checkWait)
+		case <-check:
+			check = nil
+			if running, err := w.e.running(w.ctx, w.execID); err == nil && !running {
+				w.launcherEnded = true
+				drain = time.After(outputWait)
+			}
+		case <-drain:
+			w.held = true
+			return w.cut()
+		}
 	}
 }
 
-// signal sends sig to process group pgid in the container by a second exec.
-func (e *Exec) signal(ctx context.Context, pgid int, sig string) {
+// kill sends KILL and returns the timer of killWait.
+func (w *waiter) kill() <-chan time.Time {
+	w.signal("KILL")
+	return time.After(killWait)
+}
+
+// cut stops reading the stream and returns how its copy ended.
+func (w *waiter) cut() error {
+	w.att.Close()
+	return <-w.copied
+}
+
+// signal sends sig to the command's process group and its marked processes.
+func (w *waiter) signal(sig string) {
+	w.e.signal(w.ctx, w.mk.pgid, w.mark, sig)
+}
+
+// signal sends sig to process group pgid in the container, and to every process there
+// carrying mark, by a second exec.
+func (e *Exec) signal(ctx context.Context, pgid int, mark, sig string) {
 	ctx, cancel := context.WithTimeout(ctx, apiTimeout)
 	defer cancel()
+	script := `m=$1; s=$2; kill -$s -` + strconv.Itoa(pgid) + ` 2>/dev/null; ` + sweep
 	cr, err := e.cli.ExecCreate(ctx, e.id, client.ExecCreateOptions{
-		Cmd: []string{"/bin/sh", "-c", "kill -" + sig + " -" + strconv.Itoa(pgid) + " 2>/dev/null"},
+		Cmd: []string{"/bin/sh", "-c", script, "sgpu-queue", mark, sig},
 	})
 	if err != nil {
 		return // the container is gone: its stream ends, and Run says so
 	}
 	_, _ = e.cli.ExecStart(ctx, cr.ID, client.ExecStartOptions{Detach: true})
+}
+
+// running asks the engine once whether an exec still runs.
+func (e *Exec) running(ctx context.Context, id string) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, apiTimeout)
+	defer cancel()
+	r, err := e.cli.ExecInspect(ctx, id, client.ExecInspectOptions{})
+	return r.Running, err
+}
+
+// note writes msg into the command's own output (its log) and to Warn, naming it.
+func (e *Exec) note(c executor.Command, msg string) {
+	if c.Stderr != nil {
+		fmt.Fprintf(c.Stderr, "\nsgpu-queue: %s\n", msg)
+	}
+	if e.warn != nil {
+		e.warn(c.Label() + " " + msg)
+	}
 }
 
 // exitCode reads the exec's status. The stream can end a moment before the engine

@@ -83,13 +83,16 @@ func couldBeTrailer(b []byte) bool {
 
 // marker passes stderr through to w, less the launcher's report lines. ready is closed
 // once the first report is known (or known to be absent); kind and pgid may be read
-// after that. ended and exit are valid after finish.
+// after that. ended and exit are valid after finish. hint gets a value when what is
+// held back reads as the last report: the launcher may have ended (or the program
+// printed a look-alike, so Run checks with the engine before it acts on it).
 type marker struct {
 	w     io.Writer
 	head  []byte // held back: maybe the first report
 	tail  []byte // held back: maybe the last report
 	done  bool   // the first report is settled
 	ready chan struct{}
+	hint  chan struct{}
 	kind  string
 	pgid  int
 	ended bool // the last report came
@@ -97,7 +100,7 @@ type marker struct {
 }
 
 func newMarker(w io.Writer) *marker {
-	return &marker{w: w, ready: make(chan struct{})}
+	return &marker{w: w, ready: make(chan struct{}), hint: make(chan struct{}, 1)}
 }
 
 func (m *marker) Write(p []byte) (int, error) {
@@ -130,6 +133,12 @@ func (m *marker) body(p []byte) error {
 	if i := bytes.LastIndexByte(data, markerPrefix[0]); i >= 0 && len(data)-i <= maxMarker && couldBeTrailer(data[i:]) {
 		m.tail = append([]byte(nil), data[i:]...)
 		data = data[:i]
+		if _, ok := parseTrailer(m.tail); ok {
+			select {
+			case m.hint <- struct{}{}:
+			default:
+			}
+		}
 	}
 	if len(data) == 0 {
 		return nil

@@ -30,7 +30,7 @@ func (r *run) openContainer(ctx context.Context) (func(), error) {
 		cli.Close()
 		return nil, fmt.Errorf("--container %s: %v", r.o.Container, err)
 	}
-	x, err := dockerexec.New(ctx, dockerexec.Options{Container: r.o.Container, Client: cli, Mapper: m, Grace: r.o.Grace, Force: r.o.Force})
+	x, err := dockerexec.New(ctx, dockerexec.Options{Container: r.o.Container, Client: cli, Mapper: m, Grace: r.o.Grace, Force: r.o.Force, Warn: r.warn})
 	if err != nil {
 		cli.Close()
 		return nil, fmt.Errorf("--container: %v", err)

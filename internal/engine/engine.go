@@ -21,10 +21,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/rocm/sgpu-queue/internal/atomicfile"
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/dispatch"
 	"github.com/rocm/sgpu-queue/internal/executor"
@@ -55,10 +57,15 @@ type Options struct {
 
 	// Exec runs every suite command; nil = local processes with Grace and Force.
 	Exec executor.Executor
-	// Grace is how long a stopped item gets between TERM and KILL; Force, closed,
-	// cuts it short.
+	// Grace is how long a stopped command gets between TERM and KILL (0 = none);
+	// Force, closed, cuts it short.
 	Grace time.Duration
 	Force <-chan struct{}
+	// ListTimeout and SetupTimeout bound each listing pass and each suite's setup
+	// (0 = no deadline): a command past it is stopped like a cancelled one and the
+	// run stops with its suite named and the tail of its output.
+	ListTimeout  time.Duration
+	SetupTimeout time.Duration
 	// MapPath turns a local path into the path where Exec runs commands.
 	MapPath func(string) (string, error)
 	// CheckCommands verifies config commands exist here (ignored with Container,
@@ -86,6 +93,15 @@ type Options struct {
 	// when the environment sets a JUnit prefix; "" = <RepoRoot>/test-results/junit.
 	JUnitDir string
 
+	// RunURL is the run's page on github.com (the action sets it): Result.Markdown
+	// is then rendered for GitHub, with log tails inline and no relative link,
+	// while report/schedule.md keeps its links into the log dir.
+	RunURL string
+
+	// LogDirReuse lets a run use a log dir that holds files no run of this tool
+	// wrote; it writes beside them and deletes none (README "Files written").
+	LogDirReuse bool
+
 	Out      io.Writer // console; nil = stdout
 	Observer Observer  // phase boundaries and warnings; nil = plain text on Out
 }
@@ -107,12 +123,16 @@ type Result struct {
 	Stats       report.Stats
 	Report      string   // path of report/schedule.md
 	JUnit       []string // merged JUnit files, one per suite
-	Markdown    string   // its content
+	Markdown    string   // its content (rendered for GitHub when Options.RunURL is set)
 	Weights     string   // the store's name
 	WeightsFile string   // the local weight table's path
 	Cancelled   bool
 	Quarantined []logdir.Quarantined
 	Stalled     string // every GPU was quarantined with items left
+
+	// NotWritten are files of the run that could not be written (a full disk),
+	// relative to the repo root when inside it.
+	NotWritten []string
 }
 
 // Error is a failure before any item ran, with the exit code it should give.
@@ -136,6 +156,7 @@ type run struct {
 	obs      Observer
 	layout   logdir.Layout
 	res      *Result
+	local    bool // commands run as this process's children (executor.Local)
 }
 
 // Run performs phases 0–8. The error is non-nil only when the run stopped before its
@@ -154,9 +175,6 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 func newRun(o Options) (*run, error) {
 	if o.Env == nil {
 		o.Env = os.Environ()
-	}
-	if o.Exec == nil {
-		o.Exec = executor.Local{Grace: o.Grace, Force: o.Force}
 	}
 	if o.Hooks == (hook.Names{}) {
 		o.Hooks = hook.Default()
@@ -200,6 +218,10 @@ func newRun(o Options) (*run, error) {
 		r.obs = plainObserver{w: r.out}
 	}
 	r.res = &Result{LogDir: o.LogDir}
+	if r.o.Exec == nil {
+		r.o.Exec = executor.Local{Grace: o.Grace, Force: o.Force, Warn: r.warn}
+		r.local = true
+	}
 	return r, nil
 }
 
@@ -215,7 +237,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	suites, err := config.Load(r.o.Configs)
 	// Report every problem of every file at once, missing commands included.
 	check := r.o.CheckCommands && r.o.Container == ""
-	if err = errors.Join(err, config.Resolve(suites, r.o.RepoRoot, check)); err != nil {
+	if err = errors.Join(err, config.Resolve(suites, r.o.RepoRoot, check), notYet(suites)); err != nil {
 		return nil, usage(err)
 	}
 	r.res.Configs = map[string]config.Suite{}
@@ -229,6 +251,9 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 			return nil, usage(err)
 		}
 		defer closeContainer()
+	}
+	if err := executor.Tracking(); err != nil && r.local && r.o.Container == "" {
+		r.warn(err.Error())
 	}
 	for _, s := range suites {
 		r.printf("  %-12s %-6s %s   (%s)\n", s.Label, s.Mode, strings.Join(append([]string{s.Command}, s.Args...), " "), s.Where())
@@ -247,9 +272,11 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	}
 	r.printf("  level %s, log dir %s\n", r.o.Level, r.o.LogDir)
 	if !r.o.DryRun {
-		if err := r.layout.Prepare(); err != nil {
-			return nil, usage(fmt.Errorf("log dir %s is not writable: %v; pass a writable --log-dir", r.o.LogDir, err))
+		lock, err := r.layout.Claim(r.claim(suites, pool), r.o.LogDirReuse)
+		if err != nil {
+			return nil, usage(logDirError(r.o.LogDir, err))
 		}
+		defer lock.Release()
 	}
 
 	// Phase 1: expand.
@@ -323,13 +350,17 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 		run.Timings = append(run.Timings, a.Row)
 	}
 	r.res.Suites = verdict.Decide(run)
-	if err := verdict.Write(r.layout, r.res.Suites); err != nil {
-		r.warn(fmt.Sprintf("verdict files: %v", err))
-	}
 	for _, s := range r.res.Suites {
 		v := "ok"
 		if !s.Passed() {
 			v = fmt.Sprintf("FAIL rc=%d (%d of %d items failed)", s.RC, s.Failed, len(s.Items))
+		}
+		// One suite at a time, so that the console says which verdicts a full disk
+		// kept from being written.
+		if err := verdict.Write(r.layout, []verdict.Suite{s}); err != nil {
+			r.lost(fmt.Sprintf("the verdict of suite %q", s.Label), r.layout.SuiteRC(s.LogFile), err)
+			r.printf("  %-12s %s  (verdict NOT written)\n", s.Label, v)
+			continue
 		}
 		r.printf("  %-12s %s  → %s\n", s.Label, v, r.rel(r.layout.SuiteRC(s.LogFile)))
 	}
@@ -351,6 +382,21 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	r.obs.Phase(8, "summary")
 	r.summary()
 	return r.res, nil
+}
+
+// notYet refuses what the config reads but the run cannot do yet: adapter modes and
+// multi-GPU items (being wired in; docs/adapters.md, README).
+func notYet(suites []config.Suite) error {
+	var errs []error
+	for _, s := range suites {
+		switch {
+		case s.Adapter():
+			errs = append(errs, &config.Error{File: s.File, Line: s.Line, Msg: fmt.Sprintf("suite %q: mode %s is not supported by this version of run", s.Label, s.Mode)})
+		case s.Options.AllGPUs || s.Options.GPUs > 1:
+			errs = append(errs, &config.Error{File: s.File, Line: s.Line, Msg: fmt.Sprintf("suite %q: multi-GPU items (gpus=) are not supported by this version of run", s.Label)})
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func (r *run) rel(p string) string {
@@ -376,21 +422,54 @@ func (r *run) store(arch string) weights.Store {
 }
 
 func (r *run) meta(suites []config.Suite, pool gpu.Pool, store weights.Store) *logdir.Meta {
-	m := &logdir.Meta{
-		Tool: "sgpu-queue", GPUs: pool.IDs, PinVar: pool.PinVar, Arch: pool.Arch,
-		Level: r.o.Level, DefaultWeight: r.o.DefaultWeight, Weights: store.String(),
-		Retries: r.o.Retries, FlakyIsFailure: r.o.FlakyIsFailure, TimeoutFactor: r.o.Timeout.Factor, Policy: r.policy,
-	}
+	m := r.claim(suites, pool)
+	m.DefaultWeight, m.Weights = r.o.DefaultWeight, store.String()
+	m.Retries, m.FlakyIsFailure, m.TimeoutFactor, m.Policy = r.o.Retries, r.o.FlakyIsFailure, r.o.Timeout.Factor, r.policy
+	return m
+}
+
+// claim is queue/run.json from phase 0 until phase 4 writes the rest: it marks the
+// log dir as this tool's and records the suites whose files a next run may delete.
+func (r *run) claim(suites []config.Suite, pool gpu.Pool) *logdir.Meta {
+	m := &logdir.Meta{Tool: logdir.ToolName, GPUs: pool.IDs, PinVar: pool.PinVar, Arch: pool.Arch, Level: r.o.Level}
 	for _, s := range suites {
 		m.Suites = append(m.Suites, logdir.MetaSuite{Label: s.Label, LogFile: s.LogFile, Mode: string(s.Mode)})
 	}
 	return m
 }
 
+// logDirError is the one-line error of a log dir the run cannot claim: another run
+// holds it, it holds someone else's files (both say so and the fix), or it cannot be
+// written.
+func logDirError(dir string, err error) error {
+	var busy *logdir.BusyError
+	var foreign *logdir.NotOursError
+	if errors.As(err, &busy) || errors.As(err, &foreign) {
+		return err
+	}
+	return fmt.Errorf("log dir %s is not writable: %w; pass a writable --log-dir", dir, err)
+}
+
 func (r *run) writeMeta(m *logdir.Meta) {
 	if err := r.layout.WriteMeta(m); err != nil {
-		r.warn(fmt.Sprintf("%s: %v", r.layout.Meta(), err))
+		r.lost("the run's record", r.layout.Meta(), err)
 	}
+}
+
+// lost warns that a file of the run (what, at path) was not written, a full disk
+// most likely, and keeps its path for the summary, so that nothing claims it was.
+// A file that fails twice (run.json) is warned about once.
+func (r *run) lost(what, path string, err error) {
+	rel := r.rel(path)
+	if slices.Contains(r.res.NotWritten, rel) {
+		return
+	}
+	r.res.NotWritten = append(r.res.NotWritten, rel)
+	var ae *atomicfile.Error
+	if errors.As(err, &ae) {
+		err = ae.Err // the path is said already
+	}
+	r.warn(fmt.Sprintf("%s NOT written (%s): %v", rel, what, err))
 }
 
 type plainObserver struct{ w io.Writer }

@@ -3,12 +3,16 @@ package engine
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
+	"github.com/rocm/sgpu-queue/internal/atomicfile"
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/dispatch"
 	"github.com/rocm/sgpu-queue/internal/executor"
@@ -35,23 +39,21 @@ type expansion struct {
 // expand is phase 1. Listings run on the first GPU, so capability probes answer for
 // the kind of GPU the items will get.
 func (r *run) expand(ctx context.Context, suites []config.Suite, pool gpu.Pool) (*expansion, error) {
-	logw := &bytes.Buffer{}
-	var logFile *os.File
+	req := expand.Request{
+		Suites: suites, Exec: r.o.Exec, Hooks: r.o.Hooks, Level: r.o.Level, Dir: r.o.RepoRoot,
+		Env:     r.cmdEnv.With(pool.Pin(pool.IDs[0])...),
+		Timeout: r.o.ListTimeout,
+		// A dry run writes nothing: the listings' stderr is not kept (a failed
+		// listing still shows its tail in the error), never held in memory.
+		Log: io.Discard,
+	}
 	if !r.o.DryRun {
 		f, err := os.Create(r.layout.ExpandLog())
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", r.layout.ExpandLog(), err)
 		}
-		logFile = f
 		defer f.Close()
-	}
-	req := expand.Request{
-		Suites: suites, Exec: r.o.Exec, Hooks: r.o.Hooks, Level: r.o.Level, Dir: r.o.RepoRoot,
-		Env: r.cmdEnv.With(pool.PinVar + "=" + pool.IDs[0]),
-		Log: logw,
-	}
-	if logFile != nil {
-		req.Log = logFile
+		req.Log = f
 	}
 	res, err := expand.Run(ctx, req)
 	if err != nil {
@@ -155,11 +157,14 @@ func (r *run) writeQueue(plan []schedule.Item, order []int, e *expansion) ([]log
 	if err := logdir.FormatCensus(&c, e.rows); err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(r.layout.QueueTSV(), q.Bytes(), 0o644); err != nil {
+	if err := atomicfile.Write(r.layout.QueueTSV(), q.Bytes(), 0o644); err != nil {
 		return nil, err
 	}
-	return rows, os.WriteFile(r.layout.ItemsTSV(), c.Bytes(), 0o644)
+	return rows, atomicfile.Write(r.layout.ItemsTSV(), c.Bytes(), 0o644)
 }
+
+// errSetupDeadline is the cause of a setup's context ended by its deadline.
+var errSetupDeadline = errors.New("setup deadline")
 
 // setup is phase 3: each list suite's one-time setup, in config order, on the first
 // GPU. A failing setup stops the run: every item of the suite would fail the same way.
@@ -174,20 +179,29 @@ func (r *run) setup(ctx context.Context, suites []config.Suite, pool gpu.Pool) e
 			return fmt.Errorf("%s: %v", path, err)
 		}
 		tail := &textfmt.Tail{}
-		env := r.o.Hooks.SetupEnv(r.cmdEnv, r.o.Level).With(pool.PinVar + "=" + pool.IDs[0])
+		env := r.o.Hooks.SetupEnv(r.cmdEnv, r.o.Level).With(pool.Pin(pool.IDs[0])...)
 		env, err = r.junitEnv(env, s.Label)
 		if err != nil {
 			f.Close()
 			return err
 		}
-		res, err := r.o.Exec.Run(ctx, executor.Command{
-			Path: s.Path, Args: s.Args, Env: env, Dir: r.o.RepoRoot,
-			Stdout: io.MultiWriter(f, tail), Stderr: io.MultiWriter(f, tail),
+		sctx, cancel := ctx, context.CancelFunc(func() {})
+		if r.o.SetupTimeout > 0 {
+			sctx, cancel = context.WithTimeoutCause(ctx, r.o.SetupTimeout, errSetupDeadline)
+		}
+		w := io.MultiWriter(f, tail)
+		res, err := r.o.Exec.Run(sctx, executor.Command{
+			Name: fmt.Sprintf("suite %q setup", s.Label),
+			Path: s.Path, Args: s.Args, Env: env, Dir: r.o.RepoRoot, Stdout: w, Stderr: w,
 		})
+		timedOut := res.Cancelled && ctx.Err() == nil && errors.Is(context.Cause(sctx), errSetupDeadline)
+		cancel()
 		f.Close()
 		switch {
 		case err != nil:
 			return fmt.Errorf("%s: suite %q setup (%s=1) could not run: %v", s.Where(), s.Label, r.o.Hooks.SetupOnly, err)
+		case timedOut:
+			return fmt.Errorf("%s: suite %q setup (%s=1) did not end within %s (setup-timeout) and was stopped; log %s:\n%s", s.Where(), s.Label, r.o.Hooks.SetupOnly, r.o.SetupTimeout, r.rel(path), textfmt.Indent(tail.String()))
 		case res.Cancelled || ctx.Err() != nil:
 			return fmt.Errorf("suite %q setup cancelled", s.Label)
 		case res.ExitCode != 0:
@@ -213,6 +227,17 @@ func (r *run) junitPrefix() string {
 	return p + "/"
 }
 
+// junitSuffix is the JUnit file suffix the suites are given with the prefix: the
+// environment's, else ".xml". It is always passed along with the prefix, because
+// TE's scripts write <prefix><tag><suffix> and add nothing themselves: with the
+// prefix alone they write files without an extension, which no merge finds.
+func (r *run) junitSuffix() string {
+	if s, ok := hook.Env(r.o.Env).Get(r.o.Hooks.JUnitSuffix); ok && s != "" {
+		return s
+	}
+	return junit.DefaultSuffix
+}
+
 func (r *run) junitEnv(env hook.Env, label string) (hook.Env, error) {
 	prefix := r.junitPrefix()
 	if prefix == "" {
@@ -222,7 +247,7 @@ func (r *run) junitEnv(env hook.Env, label string) (hook.Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	return env.With(r.o.Hooks.JUnitPrefix + "=" + p + "/"), nil
+	return env.With(r.o.Hooks.JUnitPrefix+"="+p+"/", r.o.Hooks.JUnitSuffix+"="+r.junitSuffix()), nil
 }
 
 func (r *run) mapPath(p string) (string, error) {
@@ -243,10 +268,7 @@ func (r *run) dispatch(ctx context.Context, plan []schedule.Item, q schedule.Que
 	for i, it := range plan {
 		items[i] = dispatch.Item{Item: it, Suite: e.suites[it.Label]}
 	}
-	suffix, ok := hook.Env(r.o.Env).Get(r.o.Hooks.JUnitSuffix)
-	if !ok {
-		suffix = ".xml"
-	}
+	suffix := r.junitSuffix()
 	prefix := r.junitPrefix()
 	if prefix != "" {
 		if err := os.MkdirAll(prefix, 0o755); err != nil {
@@ -257,7 +279,7 @@ func (r *run) dispatch(ctx context.Context, plan []schedule.Item, q schedule.Que
 	r.writeMeta(meta)
 	cfg := dispatch.Config{
 		Exec: r.o.Exec, Layout: r.layout, Hooks: r.o.Hooks, Env: r.cmdEnv, Level: r.o.Level,
-		GPUs: pool.IDs, PinVar: pool.PinVar, JUnitPrefix: prefix, JUnitSuffix: suffix,
+		GPUs: pool.IDs, PinVar: pool.PinVar, AlsoPin: pool.AlsoPin, JUnitPrefix: prefix, JUnitSuffix: suffix,
 		MapPath: r.o.MapPath, Timings: tw, Console: r.out, Warn: r.warn, Start: meta.Started,
 		Timeout: r.o.Timeout, Retries: r.o.Retries, Quarantine: r.o.Quarantine,
 	}
@@ -287,7 +309,7 @@ func (r *run) learn(ctx context.Context, store weights.Store, table *weights.Tab
 		r.printf("  pruned %s (no longer listed by its suite's census)\n", textfmt.Printable(k))
 	}
 	if err := store.Save(ctx, table); err != nil {
-		r.warn(fmt.Sprintf("weight table not saved: %v", err))
+		r.lost("the weight table", store.String(), err)
 	} else {
 		r.printf("  %d weight(s) changed, %d pruned, %d keys → %s\n", len(changes), len(pruned), table.Len(), store)
 	}
@@ -333,54 +355,56 @@ func (r *run) writeReport(run *logdir.Run) {
 	files, err := report.WriteFiles(run, r.res.Suites, r.res.Stats)
 	r.res.Markdown = files.Markdown
 	r.res.Report = files.MDPath
-	if err != nil {
+	for _, e := range files.NotWritten {
+		r.lost("the report", e.Path, e.Err)
+	}
+	if err != nil && len(files.NotWritten) == 0 {
 		r.warn(err.Error())
+	}
+	if r.o.RunURL != "" {
+		r.res.Markdown = report.Render(run, r.res.Suites, r.res.Stats, report.Options{RunURL: r.o.RunURL})
 	}
 	s := r.res.Stats
 	r.printf("  wall %s for %s of work on %d GPUs: utilisation %.1f %%, %.1f %% above the lower bound %s\n",
 		textfmt.Dur(s.Wall), textfmt.Dur(s.Work), s.GPUs, 100*s.Utilisation, 100*s.AboveBound, textfmt.Dur(s.Bound))
+	if slices.Contains(r.res.NotWritten, r.rel(files.MDPath)) {
+		r.printf("  report NOT written (%s)\n", r.rel(r.res.Report))
+		return
+	}
 	r.printf("  report → %s\n", r.rel(r.res.Report))
 }
 
 // mergeJUnit writes one schema-valid JUnit file per suite from the XML its items
 // wrote since the item phase started; an item that failed without writing any
-// appears as an error case naming its log.
+// appears as an error case naming its log. Merged files of suites that are no longer
+// run are removed, when this tool wrote them and they are unchanged since (the JUnit
+// directory's manifest says which: a user's file is never touched).
 func (r *run) mergeJUnit(ctx context.Context, since time.Time) {
 	prefix := r.junitPrefix()
 	if prefix == "" {
 		return
 	}
-	dir := r.o.JUnitDir
-	if dir == "" {
-		dir = filepath.Join(r.o.RepoRoot, "test-results", "junit")
-	} else if !filepath.IsAbs(dir) {
-		dir = filepath.Join(r.o.RepoRoot, dir)
+	dir := r.junitDir()
+	outs, manifestErr := junit.OpenOutputs(dir)
+	if manifestErr != nil {
+		r.warn(fmt.Sprintf("JUnit manifest: %v; merged files of earlier runs are left as they are", manifestErr))
 	}
-	suffix, ok := hook.Env(r.o.Env).Get(r.o.Hooks.JUnitSuffix)
-	if !ok {
-		suffix = junit.DefaultSuffix
-	}
+	suffix := r.junitSuffix()
 	for _, s := range r.res.Suites {
-		items := make([]junit.Item, len(s.Items))
-		for i, it := range s.Items {
-			note := it.Note
-			if it.Incomplete && note == "cut off" {
-				note = "" // junit says so from Incomplete
-			}
-			items[i] = junit.Item{
-				Tag: it.Tag, GPU: it.GPU, Seconds: it.Seconds, RC: it.RC, Finished: it.Finished,
-				Incomplete: it.Incomplete, Log: filepath.Join(r.o.LogDir, it.LogRel), Note: note,
-			}
-		}
-		doc, err := junit.MergeContext(ctx, s.Label, prefix+s.Label, suffix, items, since)
+		name := s.Label + ".xml"
+		outs.Keep(name) // until this run writes it
+		doc, err := junit.MergeContext(ctx, s.Label, prefix+s.Label, suffix, r.junitItems(s), since)
 		if err != nil {
 			r.warn(fmt.Sprintf("JUnit of suite %q not merged: %v", s.Label, err))
 			continue
 		}
-		path := filepath.Join(dir, s.Label+".xml")
+		path := filepath.Join(dir, name)
 		if err := doc.WriteFile(path); err != nil {
-			r.warn(fmt.Sprintf("%s: %v", path, err))
+			r.lost(fmt.Sprintf("the merged JUnit of suite %q", s.Label), path, err)
 			continue
+		}
+		if err := outs.Wrote(path); err != nil {
+			r.warn(fmt.Sprintf("%s: %v", path, err))
 		}
 		st := doc.Stats()
 		r.res.JUnit = append(r.res.JUnit, path)
@@ -389,6 +413,47 @@ func (r *run) mergeJUnit(ctx context.Context, since time.Time) {
 			r.warn(fmt.Sprintf("suite %q wrote %d malformed JUnit file(s); each is an error case in %s", s.Label, st.Malformed, r.rel(path)))
 		}
 	}
+	if manifestErr != nil {
+		return // an unreadable manifest: nothing is removed, and it is not replaced
+	}
+	removed, changed := outs.RemoveStale()
+	for _, n := range removed {
+		r.printf("  junit: removed %s (its suite is not in this run; an earlier run wrote it)\n", r.rel(filepath.Join(dir, n)))
+	}
+	for _, n := range changed {
+		r.printf("  junit: left %s (its suite is not in this run, but the file changed since an earlier run wrote it)\n", r.rel(filepath.Join(dir, n)))
+	}
+	if err := outs.Save(); err != nil {
+		r.warn(fmt.Sprintf("JUnit manifest: %v", err))
+	}
+}
+
+// junitDir is where the merged files go.
+func (r *run) junitDir() string {
+	switch dir := r.o.JUnitDir; {
+	case dir == "":
+		return filepath.Join(r.o.RepoRoot, "test-results", "junit")
+	case !filepath.IsAbs(dir):
+		return filepath.Join(r.o.RepoRoot, dir)
+	default:
+		return dir
+	}
+}
+
+// junitItems is a suite's items as the merge needs them.
+func (r *run) junitItems(s verdict.Suite) []junit.Item {
+	items := make([]junit.Item, len(s.Items))
+	for i, it := range s.Items {
+		note := it.Note
+		if it.Incomplete && note == "cut off" {
+			note = "" // junit says so from Incomplete
+		}
+		items[i] = junit.Item{
+			Tag: it.Tag, GPU: it.GPU, Seconds: it.Seconds, RC: it.RC, Finished: it.Finished,
+			Incomplete: it.Incomplete, Log: filepath.Join(r.o.LogDir, it.LogRel), Note: note,
+		}
+	}
+	return items
 }
 
 // summary is phase 8: the failed items with their logs, so the terminal ends useful,
@@ -401,6 +466,7 @@ func (r *run) summary() {
 	}
 	if len(failed) == 0 && !r.res.Cancelled && len(r.res.Quarantined) == 0 && len(verdict.FlakyItems(r.res.Suites)) == 0 {
 		r.printf("all %d suites passed\n", len(r.res.Suites))
+		r.printNotWritten()
 		return
 	}
 	if len(failed) > 0 {
@@ -429,5 +495,13 @@ func (r *run) summary() {
 	if r.res.Cancelled {
 		r.printf("run cancelled\n")
 	}
+	r.printNotWritten()
 	r.printf("exit code %d\n", r.res.ExitCode)
+}
+
+// printNotWritten names the files a full disk kept from being written.
+func (r *run) printNotWritten() {
+	if len(r.res.NotWritten) > 0 {
+		r.printf("NOT written (see the warnings): %s\n", strings.Join(r.res.NotWritten, ", "))
+	}
 }

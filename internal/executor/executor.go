@@ -9,11 +9,14 @@ import (
 	"context"
 	"errors"
 	"io"
-	"time"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Command is one invocation of a suite script or tool.
 type Command struct {
+	Name   string    // what it is, for messages ("item torch/test_x"); "" = Path; see Label
 	Path   string    // program; a bare name is looked up on PATH where it runs
 	Args   []string  // arguments after the program
 	Env    []string  // the complete environment, KEY=VALUE
@@ -45,12 +48,28 @@ var ErrUnavailable = errors.New("executor unavailable")
 
 // Executor runs a command to completion.
 //
-// When ctx is cancelled, the executor ends the command's whole process group: TERM,
-// then KILL after its grace period. Run returns an error only when the command could
-// not be run at all; a command that ran and failed is a Result with a non-zero code.
+// A command ends when its program exits: what it left running (background children,
+// in its process group or not) is killed then, and its output is not waited for
+// beyond a short bound. When ctx is cancelled, the executor ends everything the
+// command started: TERM, then KILL after its grace period (none when zero). Run
+// returns an error only when the command could not be run at all; a command that ran
+// and failed is a Result with a non-zero code.
 type Executor interface {
 	Run(ctx context.Context, c Command) (Result, error)
 }
 
-// DefaultGrace is how long a cancelled command gets between TERM and KILL.
-const DefaultGrace = 20 * time.Second
+// Label is how messages name the command: its Name (else Path), with control
+// characters and invalid UTF-8 shown as '?' so that a hostile tag cannot rewrite the
+// terminal.
+func (c Command) Label() string {
+	name := c.Name
+	if name == "" {
+		name = c.Path
+	}
+	return strings.Map(func(r rune) rune {
+		if r == utf8.RuneError || !unicode.IsPrint(r) && r != ' ' {
+			return '?'
+		}
+		return r
+	}, name)
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,14 +13,32 @@ import (
 )
 
 // Local runs commands as child processes of this one, each the leader of its own
-// process group so that cancelling reaches everything the command started (pytest
-// workers, compilers), not just the shell script at the top.
+// process group so that stopping it reaches everything the command started (pytest
+// workers, compilers), not just the shell script at the top; processes that leave the
+// group (setsid, daemons) are found by the mark in their environment (see MarkPrefix).
+//
+// A command ends when its leader exits: what it left running is killed at once, and
+// its output is read for at most outputWait more, so a background process holding the
+// output cannot keep the command (and its GPU) going.
 type Local struct {
-	// Grace is the time between TERM and KILL on cancel; zero means DefaultGrace.
+	// Grace is the time between TERM and KILL on cancel; zero means none: KILL right
+	// after TERM.
 	Grace time.Duration
 	// Force, when closed, cuts every grace period short (a second Ctrl-C).
 	Force <-chan struct{}
+	// Warn, when set, hears about processes a command left behind, one line each
+	// time, naming the command (Command.Name).
+	Warn func(string)
 }
+
+// outputWait bounds how long Run reads a command's output after its leader exited and
+// what it left was killed: only a process that could not be found or killed holds it
+// that long.
+const outputWait = 2 * time.Second
+
+// killWait bounds how long Run waits for a leader to die after KILL: a process stuck
+// in the kernel (a hung GPU driver) ignores it, and is left behind.
+const killWait = 10 * time.Second
 
 // Run implements Executor.
 func (l Local) Run(ctx context.Context, c Command) (Result, error) {
@@ -32,29 +49,64 @@ func (l Local) Run(ctx context.Context, c Command) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: %w", c.Path, notFound(err))
 	}
+	out, err := connect(c.Stdout, c.Stderr)
+	if err != nil {
+		return Result{}, fmt.Errorf("%s: %w", c.Path, err)
+	}
+	mark := NewMark()
 	cmd := exec.Command(path, c.Args...)
 	cmd.Args[0] = c.Path
-	cmd.Env = c.Env
+	cmd.Env = withMark(c.Env, mark)
 	cmd.Dir = c.Dir
-	cmd.Stdout = orDiscard(c.Stdout)
-	cmd.Stderr = orDiscard(c.Stderr)
+	if out.stdout != nil {
+		cmd.Stdout = out.stdout
+	}
+	if out.stderr != nil {
+		cmd.Stderr = out.stderr
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	out.started()
+	if err != nil {
+		out.close()
 		return Result{}, fmt.Errorf("%s: %w", c.Path, notFound(err))
 	}
-	pgid := cmd.Process.Pid
+	t := newTree(cmd.Process.Pid, mark)
 
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
-
-	cancelled := false
+	res := Result{}
+	ended := true
 	select {
 	case err = <-waited:
 	case <-ctx.Done():
-		cancelled = true
-		err = l.stop(pgid, waited)
+		res.Cancelled = true
+		ended, err = l.stop(t, waited)
 	}
-	res := Result{Cancelled: cancelled}
+	// The leader is gone: anything it left running, in its group or escaped from
+	// it, must not outlive the command (it would keep the GPU busy under the next
+	// item, or hold the output open).
+	left := t.sweep(out.inodes)
+	outputEnded := out.wait(outputWait)
+	if !ended {
+		res.ExitCode, res.Signaled = 128+int(syscall.SIGKILL), true
+		l.note(c, fmt.Sprintf("did not end %s after KILL (stuck in the kernel?); left behind as pid %d", killWait, t.pgid))
+		return res, nil
+	}
+	if err := exitStatus(err, &res); err != nil {
+		return res, fmt.Errorf("%s: %w", c.Path, err)
+	}
+	if !res.Cancelled {
+		l.reportLeft(c, left, outputEnded)
+	}
+	if err := out.writeErr(); err != nil {
+		return res, fmt.Errorf("%s: writing its output: %w", c.Path, err)
+	}
+	return res, nil
+}
+
+// exitStatus fills the exit code from Wait's error; other errors are returned.
+func exitStatus(err error, res *Result) error {
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
@@ -66,31 +118,126 @@ func (l Local) Run(ctx context.Context, c Command) (Result, error) {
 			res.ExitCode = ee.ExitCode()
 		}
 	default:
-		return res, fmt.Errorf("%s: %w", c.Path, err)
+		return err
 	}
-	// The leader is gone; anything it left running in its group must not outlive
-	// the item (it would keep the GPU busy under the next item).
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	return res, nil
+	return nil
 }
 
-// stop sends TERM to the group, then KILL once the grace period is over.
-func (l Local) stop(pgid int, waited <-chan error) error {
-	grace := l.Grace
-	if grace <= 0 {
-		grace = DefaultGrace
+// stop ends a cancelled command: TERM to its tree, then KILL once the grace period
+// is over (at once when it is zero or Force is closed) unless everything ended by
+// then. It returns false when the leader did not end within killWait of the KILL,
+// and the leader's Wait error.
+func (l Local) stop(t *tree, waited <-chan error) (bool, error) {
+	t.signal(syscall.SIGTERM)
+	var werr error
+	exited := false
+	if l.Grace > 0 {
+		grace := time.NewTimer(l.Grace)
+		defer grace.Stop()
+		poll := time.NewTicker(50 * time.Millisecond)
+		defer poll.Stop()
+	wait:
+		for {
+			select {
+			case werr = <-waited:
+				exited, waited = true, nil
+				if t.gone() {
+					return true, werr
+				}
+			case <-poll.C:
+				if exited && t.gone() {
+					return true, werr
+				}
+			case <-grace.C:
+				break wait
+			case <-l.Force:
+				break wait
+			}
+		}
 	}
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
-	t := time.NewTimer(grace)
-	defer t.Stop()
+	t.signal(syscall.SIGKILL)
+	if exited {
+		return true, werr
+	}
+	k := time.NewTimer(killWait)
+	defer k.Stop()
 	select {
-	case err := <-waited:
-		return err
-	case <-t.C:
-	case <-l.Force:
+	case werr = <-waited:
+		return true, werr
+	case <-k.C:
+		return false, nil
 	}
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	return <-waited
+}
+
+// reportLeft says what a command that ended by itself left behind.
+func (l Local) reportLeft(c Command, left []leftover, outputEnded bool) {
+	if len(left) > 0 {
+		l.note(c, describeLeft(left))
+	}
+	held := false
+	for _, p := range left {
+		held = held || p.holds
+	}
+	if !outputEnded && !held {
+		l.note(c, fmt.Sprintf("left a process holding its output that could not be found (it cleared its environment and left its process group?); its output was read for %s more, then cut", outputWait))
+	}
+}
+
+// describeLeft is the one line about the processes a command left behind.
+func describeLeft(left []leftover) string {
+	var b strings.Builder
+	holding := 0
+	for _, p := range left {
+		if p.holds {
+			holding++
+		}
+	}
+	switch {
+	case holding > 0 && len(left) == 1:
+		b.WriteString("left a process holding its output after it exited: ")
+	case holding > 0:
+		fmt.Fprintf(&b, "left %d processes after it exited, %d holding its output: ", len(left), holding)
+	case len(left) == 1:
+		b.WriteString("left a process running after it exited: ")
+	default:
+		fmt.Fprintf(&b, "left %d processes running after it exited: ", len(left))
+	}
+	stuck := 0
+	for i, p := range left {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if i == 5 {
+			fmt.Fprintf(&b, "… (%d more)", len(left)-i)
+			break
+		}
+		fmt.Fprintf(&b, "pid %d (%s", p.pid, p.cmd)
+		if p.escaped {
+			b.WriteString("; outside its process group")
+		}
+		b.WriteString(")")
+	}
+	for _, p := range left {
+		if p.stuck {
+			stuck++
+		}
+	}
+	if stuck > 0 {
+		fmt.Fprintf(&b, "; killed, but %d did not die within %s", stuck, sweepWait)
+	} else {
+		b.WriteString("; killed")
+	}
+	return b.String()
+}
+
+// note writes msg into the command's own output (its log) and to Warn, naming it.
+func (l Local) note(c Command, msg string) {
+	if w := c.Stderr; w != nil {
+		fmt.Fprintf(w, "\nsgpu-queue: %s\n", msg)
+	}
+	if l.Warn != nil {
+		l.Warn(c.Label() + " " + msg)
+	}
 }
 
 // lookPath finds a bare program name on the PATH of the command's own environment
@@ -123,11 +270,4 @@ func notFound(err error) error {
 		return fmt.Errorf("%w (%v)", ErrNotFound, err)
 	}
 	return err
-}
-
-func orDiscard(w io.Writer) io.Writer {
-	if w == nil {
-		return io.Discard
-	}
-	return w
 }

@@ -8,9 +8,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/executor"
@@ -30,6 +32,9 @@ type Request struct {
 	Level  string
 	Dir    string    // working directory of the listing commands (the repo root)
 	Log    io.Writer // expand.log: the listings' stderr and any stray stdout
+	// Timeout bounds each listing pass (0 = none): one past it is stopped, and the
+	// error says so with the tail of its output.
+	Timeout time.Duration
 }
 
 // Result is the expanded work.
@@ -42,10 +47,14 @@ type Result struct {
 
 // Error is a listing that failed or listed nothing: the run stops.
 type Error struct {
-	Suite config.Suite
-	Msg   string
-	Tail  string // last lines of the listing's output
+	Suite    config.Suite
+	Msg      string
+	Tail     string // last lines of the listing's output
+	TimedOut bool   // it was stopped at Request.Timeout
 }
+
+// errDeadline is the cause of a listing's context ended by Request.Timeout.
+var errDeadline = errors.New("listing deadline")
 
 func (e *Error) Error() string {
 	s := fmt.Sprintf("%s: suite %q: %s", e.Suite.Where(), e.Suite.Label, e.Msg)
@@ -147,7 +156,14 @@ func List(ctx context.Context, r Request, s config.Suite, p Pass) ([]byte, strin
 	var stdout bytes.Buffer
 	tail := &textfmt.Tail{}
 	out := &capWriter{w: &stdout, max: maxListing}
-	res, err := r.Exec.Run(ctx, executor.Command{
+	lctx := ctx
+	if r.Timeout > 0 {
+		var cancel context.CancelFunc
+		lctx, cancel = context.WithTimeoutCause(ctx, r.Timeout, errDeadline)
+		defer cancel()
+	}
+	res, err := r.Exec.Run(lctx, executor.Command{
+		Name:   fmt.Sprintf("suite %q %s listing", s.Label, pass),
 		Path:   s.Path,
 		Args:   s.Args,
 		Env:    env,
@@ -162,6 +178,10 @@ func List(ctx context.Context, r Request, s config.Suite, p Pass) ([]byte, strin
 		if line != "" && !strings.HasPrefix(line, r.Hooks.ItemMarker+" ") {
 			io.WriteString(log, line)
 		}
+	}
+	if res.Cancelled && ctx.Err() == nil && errors.Is(context.Cause(lctx), errDeadline) {
+		return nil, tail.String(), &Error{Suite: s, TimedOut: true, Tail: tail.String(),
+			Msg: fmt.Sprintf("its %s listing (%s=1) did not end within %s (list-timeout) and was stopped", pass, r.Hooks.ListItems, r.Timeout)}
 	}
 	if res.Cancelled || ctx.Err() != nil {
 		return nil, "", &Error{Suite: s, Msg: pass + " listing cancelled"}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/executor"
@@ -123,22 +124,28 @@ func TestRunFailures(t *testing.T) {
 	dir := t.TempDir()
 	tests := []struct {
 		name, body, want string
+		timeout          time.Duration
 	}{
-		{"listing fails", `echo "ImportError: no module named torch" >&2; exit 4`, `suite "s": its queue listing (TE_CI_LIST_ITEMS=1) exited with 4`},
-		{"listing empty", `echo "nothing here"`, `suite "s": its listing (TE_CI_LIST_ITEMS=1) printed no "TE_CI_ITEM <tag>" line`},
+		{"listing fails", `echo "ImportError: no module named torch" >&2; exit 4`, `suite "s": its queue listing (TE_CI_LIST_ITEMS=1) exited with 4`, 0},
+		{"listing empty", `echo "nothing here"`, `suite "s": its listing (TE_CI_LIST_ITEMS=1) printed no "TE_CI_ITEM <tag>" line`, 0},
+		{"listing hangs", `echo "probing fp8" >&2; sleep 30`, `suite "s": its queue listing (TE_CI_LIST_ITEMS=1) did not end within 300ms (list-timeout) and was stopped`, 300 * time.Millisecond},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := script(t, dir, "s.sh", tt.body)
 			_, err := Run(context.Background(), Request{
 				Suites: []config.Suite{{Label: "s", Mode: config.List, Path: p, File: "c.conf", Line: 2}},
-				Exec:   executor.Local{}, Hooks: hook.Default(), Level: "1", Dir: dir,
+				Exec:   executor.Local{}, Hooks: hook.Default(), Level: "1", Dir: dir, Timeout: tt.timeout,
 			})
 			var ee *Error
 			if !errors.As(err, &ee) || !strings.Contains(err.Error(), tt.want) || !strings.HasPrefix(err.Error(), "c.conf:2:") {
 				t.Fatalf("err = %v", err)
 			}
-			if tt.name == "listing fails" && !strings.Contains(err.Error(), "| ImportError") {
+			if ee.TimedOut != (tt.timeout > 0) {
+				t.Errorf("TimedOut = %v", ee.TimedOut)
+			}
+			if tt.name == "listing fails" && !strings.Contains(err.Error(), "| ImportError") ||
+				tt.name == "listing hangs" && !strings.Contains(err.Error(), "| probing fp8") {
 				t.Errorf("tail of the output missing: %v", err)
 			}
 		})

@@ -74,6 +74,7 @@ type Pool struct {
 	Arch       string   // "gfx942", "gfx950", "sm_90", ... ; "" when it could not be found
 	ArchSource string   // "--arch", "rocminfo", "amd-smi", "rocm-smi", "nvidia-smi"; "" with no Arch
 	PinVar     string   // the variable that pins an item to one GPU
+	AlsoPin    []string // the other visible-devices variable, set to the same id, when the items' environment sets it too
 	Names      []string // marketing names of the GPUs the tools listed (for the log); may be empty
 	Warnings   []string // one line each, for the log: inputs read in a way the user may not expect
 	Tried      []string // one line per vendor tool run, with what it said (for a verbose log)
@@ -127,7 +128,16 @@ func (p Pool) Describe() string {
 		b.WriteString(", arch unknown")
 	}
 	fmt.Fprintf(&b, ", pinned with %s", p.PinVar)
+	if len(p.AlsoPin) > 0 {
+		fmt.Fprintf(&b, " and %s (the environment sets it too)", strings.Join(p.AlsoPin, " and "))
+	}
 	return b.String()
+}
+
+// Pin is the environment that pins a command to GPU id (or ids, comma-separated):
+// PinVar=id, and the same for each variable of AlsoPin.
+func (p Pool) Pin(id string) []string {
+	return hook.Assign(id, append([]string{p.PinVar}, p.AlsoPin...)...)
 }
 
 // Detect works out the pool, the arch and the pin variable. Errors are one line and
@@ -381,6 +391,16 @@ func (d *detector) pin(p *Pool) {
 			if val, ok := d.env.Get(v); ok && strings.TrimSpace(val) != "" {
 				d.warnf(p, "%s=%s stays set around each item's %s=<id> and applies on top of it: unset it if the ids do not compose", v, oneLine(val), p.PinVar)
 			}
+		}
+		return
+	}
+	// The other of HIP's and CUDA's variable, when set, names the same list (or is
+	// overruled by --gpus, with a warning): left as it is, an item pinned to 2 would
+	// still see CUDA_VISIBLE_DEVICES=2,3, and a program reading that one would use
+	// both GPUs. Each item gets its id in every such variable.
+	for _, v := range []string{HIPVisible, CUDAVisible} {
+		if val, ok := d.env.Get(v); ok && v != p.PinVar && strings.TrimSpace(val) != "" {
+			p.AlsoPin = append(p.AlsoPin, v)
 		}
 	}
 }

@@ -74,8 +74,44 @@ func (n *Names) Set(assignment string) error {
 	if !validName(name) {
 		return fmt.Errorf("hook variable %q: %q is not a valid variable name (letters, digits and _, not starting with a digit)", assignment, name)
 	}
+	if what := reserved(name); what != "" {
+		return fmt.Errorf("hook variable %q: %s is %s: an item's GPU id, tag or switch there would break the commands it runs; name a variable of the suite's own (e.g. MY_%s)", assignment, name, what, strings.ToUpper(key2name(key)))
+	}
 	*field = name
 	return nil
+}
+
+// key2name is a key as a variable-name stem ("skip-setup" → "skip_setup").
+func key2name(key string) string { return strings.ReplaceAll(key, "-", "_") }
+
+// reserved says what a variable is when the shell, the dynamic loader or a language
+// runtime reads it for itself ("" for any other): a hook or pin variable must never
+// be one of them (PATH=2 and nothing runs; LD_PRELOAD=<tag> loads the tag).
+func reserved(name string) string {
+	for _, p := range []struct{ prefix, what string }{
+		{"LD_", "read by the dynamic loader"},
+		{"DYLD_", "read by the dynamic loader"},
+		{"LC_", "a locale setting"},
+		{"BASH_FUNC_", "a function bash imports"},
+		{"MALLOC_", "read by the C library's allocator"},
+	} {
+		if strings.HasPrefix(name, p.prefix) {
+			return p.what
+		}
+	}
+	switch name {
+	case "PATH":
+		return "the command search path"
+	case "HOME", "USER", "LOGNAME", "PWD", "OLDPWD", "TMPDIR", "TZ", "LANG", "LANGUAGE", "TERM", "TERMINFO":
+		return "part of every process's basic environment"
+	case "SHELL", "IFS", "ENV", "BASH_ENV", "CDPATH", "PS1", "PS2", "PS4", "PROMPT_COMMAND", "SHELLOPTS", "BASHOPTS", "GLOBIGNORE", "POSIXLY_CORRECT":
+		return "read by the shell"
+	case "GCONV_PATH", "GLIBC_TUNABLES", "NLSPATH", "HOSTALIASES", "LOCALDOMAIN", "RES_OPTIONS":
+		return "read by the C library"
+	case "PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONSAFEPATH", "NODE_OPTIONS", "PERL5LIB", "PERL5OPT", "RUBYOPT", "JAVA_TOOL_OPTIONS":
+		return "read by a language runtime at start"
+	}
+	return ""
 }
 
 // Keys lists the keys Set accepts.
@@ -135,6 +171,16 @@ func (e Env) With(kv ...string) Env {
 		if strings.Contains(a, "=") {
 			out = append(out, a)
 		}
+	}
+	return out
+}
+
+// Assign is "NAME=value" for each name: the assignments that give several variables
+// one value (an item's GPU id in every visible-devices variable).
+func Assign(value string, names ...string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = n + "=" + value
 	}
 	return out
 }

@@ -67,9 +67,25 @@ func TestRename(t *testing.T) {
 	if n.Filter != "MY_FILTER" || n.Pin != "CUDA_VISIBLE_DEVICES" {
 		t.Errorf("%+v", n)
 	}
-	for _, bad := range []string{"nokey", "bogus=X", "filter=1X", "filter=A-B", "filter="} {
+	for _, bad := range []string{"nokey", "bogus=X", "filter=1X", "filter=A-B", "filter=",
+		"pin=PATH", "filter=PATH", "pin=HOME", "level=SHELL", "filter=IFS", "pin=LD_PRELOAD", "junit-prefix=LD_LIBRARY_PATH",
+		"sgpu=BASH_ENV", "mgpu=ENV", "filter=PYTHONPATH", "pin=LC_ALL", "skip-setup=BASH_FUNC_x%%", "item-marker=GLIBC_TUNABLES"} {
 		if err := n.Set(bad); err == nil {
 			t.Errorf("Set(%q) accepted", bad)
+		}
+	}
+	if n.Filter != "MY_FILTER" || n.Pin != "CUDA_VISIBLE_DEVICES" {
+		t.Errorf("a refused Set changed the names: %+v", n)
+	}
+	err := n.Set("pin=PATH")
+	if want := `hook variable "pin=PATH": PATH is the command search path: an item's GPU id, tag or switch there would break the commands it runs; name a variable of the suite's own (e.g. MY_PIN)`; err == nil || err.Error() != want {
+		t.Errorf("message %v, want %s", err, want)
+	}
+	// Look-alikes that are not the reserved variables are fine.
+	for _, ok := range []string{"pin=ROCR_VISIBLE_DEVICES", "filter=MY_PATH", "level=PATHS", "filter=LDX"} {
+		m := Default()
+		if err := m.Set(ok); err != nil {
+			t.Errorf("Set(%q): %v", ok, err)
 		}
 	}
 	if got := n.ItemEnv(nil, "1", "t", false); !strings.Contains(sorted(got), "MY_FILTER=t") {

@@ -2,13 +2,18 @@
 // into a single document per suite (SPEC §9: <junit-dir>/<label>.xml).
 //
 // Items write <prefix><tag><suffix> under the suite's JUnit directory. Merge
-// reads those files (parsed with github.com/joshdk/go-junit), keeps every
-// suite they hold, attributes each to the item that wrote it, and turns what a
-// report reader would otherwise never see into error test cases: an item that
-// died without writing XML, an item cut off mid-run (a .partial sidecar), and
-// files that are not valid JUnit. The output is written with encoding/xml and
-// is valid against the Jenkins junit-10.xsd that dorny/test-reporter,
-// EnricoMi's publisher and mikepenz/action-junit-report all accept.
+// reads those files (one pass of encoding/xml each, straight into the types it
+// writes), keeps every suite they hold, attributes each to the item that wrote it,
+// and turns what a report reader would otherwise never see into error test cases:
+// an item that died without writing XML, an item cut off mid-run (a .partial
+// sidecar), and files that are not valid JUnit. A test case keeps its file and
+// line attributes, its <properties> and its captured output (bounded): the JUnit
+// reporters (mikepenz/action-junit-report, EnricoMi's publisher) place their
+// annotations from file and line. The output is written with encoding/xml and is
+// valid against the Jenkins junit-10.xsd with exactly those three additions on
+// <testcase> (testdata/junit-10-relaxed.xsd says so), which is what pytest's
+// xunit1 family and gtest write and what dorny/test-reporter, EnricoMi's
+// publisher and mikepenz/action-junit-report read.
 package junit
 
 import (
@@ -117,7 +122,8 @@ func (d *Doc) WriteFile(path string) error {
 
 // The output model. Field order is element order; junit-10.xsd allows any order
 // of children in <testsuite> and <testcase>, and no skipped attribute on
-// <testsuites>, no file/line on <testcase> and no <properties> in <testcase>.
+// <testsuites>; file/line on <testcase> and <properties> in it are the three
+// additions the relaxed schema allows (see the package doc).
 type xmlSuites struct {
 	XMLName  xml.Name   `xml:"testsuites"`
 	Name     string     `xml:"name,attr"`
@@ -146,6 +152,10 @@ type xmlSuite struct {
 	seconds float64 // Time as a number, for the root sum
 }
 
+type xmlProps struct {
+	List []xmlProperty `xml:"property"`
+}
+
 type xmlProperty struct {
 	Name  string `xml:"name,attr"`
 	Value string `xml:"value,attr"`
@@ -155,11 +165,16 @@ type xmlCase struct {
 	Name      string     `xml:"name,attr"`
 	Classname string     `xml:"classname,attr,omitempty"`
 	Time      string     `xml:"time,attr"`
+	File      string     `xml:"file,attr,omitempty"`
+	Line      string     `xml:"line,attr,omitempty"`
+	Props     *xmlProps  `xml:"properties"` // nil: none (a>b paths write an empty parent)
 	Skipped   *xmlResult `xml:"skipped"`
 	Failure   *xmlResult `xml:"failure"`
 	Error     *xmlResult `xml:"error"`
 	SystemOut text       `xml:"system-out,omitempty"`
 	SystemErr text       `xml:"system-err,omitempty"`
+
+	seconds float64 // Time as a number, for the suite's sum
 }
 
 type xmlResult struct {

@@ -31,6 +31,7 @@ func FuzzMerge(f *testing.F) {
 		`<!DOCTYPE x [<!ENTITY a "&b;&b;">]><testsuite name="&a;"/>`,
 		`<testsuite><testsuite><testsuite name="n"><testcase name="c" time="-1e400"/></testsuite></testsuite></testsuite>`,
 		`<a><testsuite name="x"><b><testsuite name="hidden"/></b><properties><property name="p" value="v"/></properties></testsuite></a>`,
+		`<testsuite name="a"><testcase name="b" file="t.py" line="3"><properties><property name="p" value="v"/></properties><failure>1</failure><failure>2</failure><system-out>o</system-out></testcase></testsuite>`,
 		`<testsuite name="x" time="NaN"><testcase name="y" time="1,234.5"><skipped/><error/></testcase></testsuite>`,
 		"<testsuite name=\"\xff\xfe\"><testcase name=\"\u2028\"/></testsuite>",
 		`<?xml version="1.0" encoding="UTF-16"?><testsuite/>`,

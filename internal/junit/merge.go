@@ -1,11 +1,9 @@
 package junit
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
 
 // DefaultSuffix is what items append to their tag when JUNITXML_SUFFIX is unset.
@@ -340,7 +340,7 @@ func (m *merger) addItemError(it Item, partial bool, typ, msg string) {
 	fmt.Fprintf(&body, "seconds: %s\n", seconds(it.Seconds))
 	if it.Log != "" {
 		fmt.Fprintf(&body, "log: %s\n", it.Log)
-		if tail := logTail(it.Log, 4096, 40); tail != "" {
+		if tail := textfmt.FileTail(it.Log, 4096, 40); tail != "" {
 			fmt.Fprintf(&body, "\nlast lines of the log:\n%s", tail)
 		}
 	}
@@ -429,40 +429,4 @@ func (it Item) word(partial bool) string {
 		return "failed"
 	}
 	return "ok"
-}
-
-// logTail returns the last lines of an item log (at most maxLines, from its
-// last maxBytes), without terminal escapes; "" when it cannot be read.
-func logTail(path string, maxBytes int64, maxLines int) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil || !info.Mode().IsRegular() {
-		return ""
-	}
-	off := info.Size() - maxBytes
-	if off < 0 {
-		off = 0
-	}
-	buf, err := io.ReadAll(io.NewSectionReader(f, off, maxBytes))
-	if err != nil {
-		return ""
-	}
-	if off > 0 { // drop the partial first line
-		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
-			buf = buf[i+1:]
-		}
-	}
-	text := strings.TrimRight(stripANSI(strings.ReplaceAll(string(buf), "\r\n", "\n")), "\n")
-	lines := strings.Split(text, "\n")
-	if len(lines) > maxLines {
-		lines = lines[len(lines)-maxLines:]
-	}
-	if len(lines) == 1 && lines[0] == "" {
-		return ""
-	}
-	return strings.Join(lines, "\n") + "\n"
 }

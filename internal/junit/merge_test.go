@@ -400,27 +400,6 @@ func TestWriteFile(t *testing.T) {
 	}
 }
 
-func TestLogTail(t *testing.T) {
-	dir := t.TempDir()
-	var b strings.Builder
-	for i := 0; i < 2000; i++ {
-		b.WriteString("\x1b[31mline ")
-		b.WriteString(strings.Repeat("x", i%7))
-		b.WriteString("\x1b[0m\r\n")
-	}
-	b.WriteString("last words")
-	p := filepath.Join(dir, "big.log")
-	os.WriteFile(p, []byte(b.String()), 0o644)
-	tail := logTail(p, 4096, 40)
-	lines := strings.Split(strings.TrimSuffix(tail, "\n"), "\n")
-	if len(lines) != 40 || lines[39] != "last words" || strings.Contains(tail, "\x1b") || strings.Contains(tail, "\r") {
-		t.Errorf("tail has %d lines, last %q:\n%q", len(lines), lines[len(lines)-1], tail)
-	}
-	if logTail(filepath.Join(dir, "none.log"), 4096, 40) != "" || logTail(dir, 4096, 40) != "" {
-		t.Error("tail of a missing file or a directory")
-	}
-}
-
 func TestClean(t *testing.T) {
 	for in, want := range map[string]string{
 		"plain":              "plain",

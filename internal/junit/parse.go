@@ -7,34 +7,37 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"sort"
 	"strconv"
 	"strings"
-
-	gojunit "github.com/joshdk/go-junit"
 )
 
-// Limits bound what one input file may cost. go-junit keeps the raw inner XML
-// of every element and a node per element, so memory grows with size × depth
-// and with the element count; a truncated, looping or hostile writer must not
-// take the run down with it.
+// limits bound what one input file may cost. The parser keeps one value per suite,
+// test case and property it finds, so memory grows with the element count and the
+// text kept; a truncated, looping or hostile writer must not take the run down with it.
 type limits struct {
-	maxBytes    int64 // file size
-	maxDepth    int   // element nesting
-	maxNodes    int   // elements + attributes
-	maxInnerXML int64 // sum over elements of their inner XML length
+	maxBytes int64 // file size
+	maxDepth int   // element nesting
+	maxNodes int   // elements + attributes
 }
 
 // MaxFileBytes is the largest JUnit file Merge reads; a larger one becomes an
 // error test case naming it.
 const MaxFileBytes = 64 << 20
 
+// Bounds on the captured output kept per test case and per suite: pytest with
+// junit_logging=all puts every passing test's log in the file, and a merged file is
+// read by reporters that load it whole. The end of an output is kept (where a
+// failure's last words are), with a note of what was cut.
+const (
+	maxCaseOutput  = 16 << 10
+	maxSuiteOutput = 256 << 10
+)
+
 func defaultLimits() limits {
 	return limits{
-		maxBytes:    MaxFileBytes,
-		maxDepth:    64,      // JUnit nests 4-6 deep; tools with nested suites a few more
-		maxNodes:    4 << 20, // ~1 GiB of go-junit nodes at worst
-		maxInnerXML: 8 * MaxFileBytes,
+		maxBytes: MaxFileBytes,
+		maxDepth: 64,      // JUnit nests 4-6 deep; tools with nested suites a few more
+		maxNodes: 4 << 20, // a few hundred MiB of parsed cases at worst
 	}
 }
 
@@ -63,101 +66,93 @@ func humanBytes(n int64) string {
 	return strconv.FormatInt(n, 10) + " bytes"
 }
 
-// rawSuite is what go-junit drops from a <testsuite>: its own attributes
-// (time, timestamp, hostname) once the suite has a <properties> child, and
-// whether the Properties go-junit reports are properties or attributes.
-type rawSuite struct {
-	attrs    map[string]string
-	hasProps bool
-}
-
-// prescan walks the tokens once with encoding/xml before go-junit sees the
-// data: it enforces the limits, gives truncation and syntax errors with a line
-// number, and records the raw suite attributes in the order go-junit visits
-// the suites. encoding/xml neither expands DTD entities nor fetches external
-// ones: a DOCTYPE is skipped, and a reference to an entity it declared (billion
-// laughs, XXE) is a syntax error.
-func prescan(data []byte, lim limits) ([]rawSuite, error) {
+// parseJUnit turns one file's bytes into output suites (without attribution), in
+// one pass of encoding/xml's tokenizer, straight into the types the writer encodes.
+//
+// A <testsuite> counts where a JUnit reader looks for one: outside any suite
+// (under <testsuites> or any wrapper), or as a direct child of a suite that counts;
+// nested suites are flattened next to their parent (consumers disagree on how to
+// count nested suites), and a parent that only groups them is dropped. A test case
+// counts as a direct child of a suite that counts. encoding/xml neither expands DTD
+// entities nor fetches external ones: a DOCTYPE is skipped, and a reference to an
+// entity it declared (billion laughs, XXE) is a syntax error.
+func parseJUnit(data []byte, lim limits) ([]xmlSuite, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, errors.New("empty file (the writer was probably cut off before it wrote anything)")
 	}
-	var (
-		out   []rawSuite
-		stack []scanFrame
-		nodes int
-		inner int64
-		root  string
-	)
-	dec := xml.NewDecoder(bytes.NewReader(data))
+	p := &parser{dec: xml.NewDecoder(bytes.NewReader(data)), lim: lim}
+	if err := p.run(); err != nil {
+		return nil, err
+	}
+	switch {
+	case p.root == "":
+		return nil, errors.New("no XML element (the writer was probably cut off)")
+	case p.found == 0 && p.root != "testsuites":
+		return nil, fmt.Errorf("no <testsuite> element (the root is <%s>); not JUnit", p.root)
+	}
+	return p.out, nil
+}
+
+// frame is one open element.
+type frame struct {
+	name  string
+	suite *suiteState // a suite that counts, open at this element
+	cs    *xmlCase    // a test case that counts, open at this element
+	res   *xmlResult  // a failure, error or skipped element being read
+	text  *strings.Builder
+	props *[]xmlProperty // the properties list of the enclosing suite or case
+}
+
+type suiteState struct {
+	s      xmlSuite
+	nested int // suites found directly inside it
+	time   string
+}
+
+type parser struct {
+	dec   *xml.Decoder
+	lim   limits
+	stack []frame
+	root  string
+	found int // suites that count
+	nodes int
+	out   []xmlSuite
+}
+
+func (p *parser) run() error {
 	for {
-		tok, err := dec.Token()
+		tok, err := p.dec.Token()
 		if err == io.EOF {
-			break
+			return nil
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
-			if len(stack) >= lim.maxDepth {
-				return nil, fmt.Errorf("elements nested deeper than %d (line %d); not JUnit", lim.maxDepth, lineOf(dec))
+			if err := p.start(t); err != nil {
+				return err
 			}
-			nodes += 1 + len(t.Attr)
-			if nodes > lim.maxNodes {
-				return nil, fmt.Errorf("more than %d elements and attributes; not read further", lim.maxNodes)
-			}
-			if root == "" {
-				root = t.Name.Local
-			}
-			f := scanFrame{name: t.Name.Local, suite: -1, start: dec.InputOffset()}
-			var parent *scanFrame
-			if len(stack) > 0 {
-				parent = &stack[len(stack)-1]
-			}
-			switch {
-			case f.name == "testsuite":
-				// go-junit finds a suite by descending through anything but
-				// suites, and inside a suite only looks at its direct children.
-				if !insideSuite(stack) || (parent != nil && parent.seenSuite) {
-					f.seenSuite = true
-					f.suite = len(out)
-					attrs := make(map[string]string, len(t.Attr))
-					for _, a := range t.Attr {
-						attrs[a.Name.Local] = a.Value
-					}
-					out = append(out, rawSuite{attrs: attrs})
-				}
-			case f.name == "properties" && parent != nil && parent.seenSuite:
-				out[parent.suite].hasProps = true
-			}
-			stack = append(stack, f)
 		case xml.EndElement:
-			f := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			inner += dec.InputOffset() - f.start
-			if inner > lim.maxInnerXML {
-				return nil, fmt.Errorf("content nested too deeply for its size; not JUnit")
+			p.end()
+		case xml.CharData:
+			if top := p.top(); top != nil && top.text != nil {
+				top.text.Write(t)
 			}
 		}
 	}
-	switch {
-	case root == "":
-		return nil, errors.New("no XML element (the writer was probably cut off)")
-	case len(out) == 0 && root != "testsuites":
-		return nil, fmt.Errorf("no <testsuite> element (the root is <%s>); not JUnit", root)
+}
+
+func (p *parser) top() *frame {
+	if len(p.stack) == 0 {
+		return nil
 	}
-	return out, nil
+	return &p.stack[len(p.stack)-1]
 }
 
-type scanFrame struct {
-	name      string
-	seenSuite bool  // a <testsuite> go-junit ingests
-	suite     int   // its index in the prescan result
-	start     int64 // input offset after its start tag
-}
-
-func insideSuite(stack []scanFrame) bool {
-	for _, f := range stack {
+// inSuite reports whether any open element is a <testsuite>, counted or not.
+func (p *parser) inSuite() bool {
+	for _, f := range p.stack {
 		if f.name == "testsuite" {
 			return true
 		}
@@ -165,125 +160,174 @@ func insideSuite(stack []scanFrame) bool {
 	return false
 }
 
-func lineOf(dec *xml.Decoder) int {
-	line, _ := dec.InputPos()
-	return line
+func (p *parser) start(t xml.StartElement) error {
+	if len(p.stack) >= p.lim.maxDepth {
+		line, _ := p.dec.InputPos()
+		return fmt.Errorf("elements nested deeper than %d (line %d); not JUnit", p.lim.maxDepth, line)
+	}
+	p.nodes += 1 + len(t.Attr)
+	if p.nodes > p.lim.maxNodes {
+		return fmt.Errorf("more than %d elements and attributes; not read further", p.lim.maxNodes)
+	}
+	name := t.Name.Local
+	if p.root == "" {
+		p.root = name
+	}
+	parent := p.top()
+	f := frame{name: name}
+	switch {
+	case name == "testsuite" && (!p.inSuite() || parent.suite != nil):
+		if parent != nil && parent.suite != nil {
+			parent.suite.nested++
+		}
+		f.suite = &suiteState{s: xmlSuite{
+			Name:      clean(attr(t, "name")),
+			Package:   clean(attr(t, "package")),
+			Timestamp: clean(attr(t, "timestamp")),
+			Hostname:  clean(attr(t, "hostname")),
+		}, time: attr(t, "time")}
+		p.found++
+	case parent == nil:
+	case name == "testcase" && parent.suite != nil:
+		f.cs = &xmlCase{
+			Name:      clean(attr(t, "name")),
+			Classname: clean(attr(t, "classname")),
+			File:      clean(attr(t, "file")),
+			Line:      lineNumber(attr(t, "line")),
+		}
+		v, _ := parseSeconds(attr(t, "time"))
+		f.cs.Time = seconds(v)
+		f.cs.seconds = v
+	case name == "properties" && parent.suite != nil:
+		f.props = &parent.suite.s.Props
+	case name == "properties" && parent.cs != nil:
+		if parent.cs.Props == nil {
+			parent.cs.Props = &xmlProps{}
+		}
+		f.props = &parent.cs.Props.List
+	case name == "property" && parent.props != nil:
+		*parent.props = append(*parent.props, xmlProperty{Name: clean(attr(t, "name")), Value: clean(attr(t, "value"))})
+	case (name == "system-out" || name == "system-err") && (parent.suite != nil || parent.cs != nil):
+		f.text = &strings.Builder{}
+	case (name == "failure" || name == "error" || name == "skipped") && parent.cs != nil:
+		f.res = &xmlResult{Message: clean(attr(t, "message")), Type: clean(attr(t, "type"))}
+		f.text = &strings.Builder{}
+	case parent.text != nil:
+		// Markup inside text (a writer's own tags in a failure body): its text
+		// still belongs to the body.
+		f.text = parent.text
+	}
+	p.stack = append(p.stack, f)
+	return nil
 }
 
-// parseJUnit turns one file's bytes into output suites (without attribution).
-func parseJUnit(data []byte, lim limits) (suites []xmlSuite, err error) {
-	raw, err := prescan(data, lim)
-	if err != nil {
-		return nil, err
-	}
-	// go-junit is third-party code fed with outside input: a panic in it is
-	// one more malformed file, not the end of the run.
-	defer func() {
-		if r := recover(); r != nil {
-			suites, err = nil, fmt.Errorf("JUnit parser failed on this file: %v", r)
+func (p *parser) end() {
+	f := p.stack[len(p.stack)-1]
+	p.stack = p.stack[:len(p.stack)-1]
+	parent := p.top()
+	switch {
+	case f.suite != nil:
+		p.finishSuite(f.suite)
+	case f.cs != nil:
+		if f.cs.Props != nil && len(f.cs.Props.List) == 0 {
+			f.cs.Props = nil
 		}
-	}()
-	parsed, err := gojunit.Ingest(data)
-	if err != nil {
-		return nil, err
-	}
-	var flat []gojunit.Suite
-	var walk func([]gojunit.Suite)
-	walk = func(ss []gojunit.Suite) {
-		for _, s := range ss {
-			flat = append(flat, s)
-			walk(s.Suites)
+		parent.suite.s.Cases = append(parent.suite.s.Cases, *f.cs)
+	case f.res != nil:
+		addResult(parent.cs, f.name, f.res, f.text.String())
+	case f.text != nil && parent != nil && parent.text != f.text:
+		s := f.text.String()
+		switch {
+		case parent.cs != nil && f.name == "system-out":
+			parent.cs.SystemOut += text(clean(s))
+		case parent.cs != nil && f.name == "system-err":
+			parent.cs.SystemErr += text(clean(s))
+		case parent.suite != nil && f.name == "system-out":
+			parent.suite.s.SystemOut += text(clean(s))
+		case parent.suite != nil && f.name == "system-err":
+			parent.suite.s.SystemErr += text(clean(s))
 		}
 	}
-	walk(parsed)
-	if len(flat) != len(raw) {
-		raw = nil // the two views disagree: keep what go-junit gives, drop the extras
-	}
-	for i, s := range flat {
-		var r rawSuite
-		if raw != nil {
-			r = raw[i]
-		}
-		// A suite that only groups nested suites says nothing of its own once
-		// they are flattened next to it (and consumers disagree on how to count
-		// nested suites, so they are never nested in the output).
-		if len(s.Tests) == 0 && len(s.Suites) > 0 && s.SystemOut == "" && s.SystemErr == "" {
-			continue
-		}
-		suites = append(suites, convertSuite(s, r))
-	}
-	return suites, nil
 }
 
-func convertSuite(s gojunit.Suite, r rawSuite) xmlSuite {
-	out := xmlSuite{
-		Name:      clean(s.Name),
-		Package:   clean(s.Package),
-		SystemOut: text(clean(s.SystemOut)),
-		SystemErr: text(clean(s.SystemErr)),
+// addResult records a failure, error or skipped element on its case. JUnit allows
+// several; the first of each kind is kept as the result and the bodies of later ones
+// are appended to it, so no failure is lost.
+func addResult(c *xmlCase, kind string, r *xmlResult, body string) {
+	r.Body = clean(body)
+	slot := &c.Failure
+	switch kind {
+	case "error":
+		slot = &c.Error
+	case "skipped":
+		slot = &c.Skipped
 	}
-	// Without a <properties> child go-junit reports the suite's attributes as
-	// its Properties, so only the prescan can tell which is which; when it has
-	// no view of this suite, neither is kept.
-	attrs := r.attrs
-	out.Timestamp = clean(attrs["timestamp"])
-	out.Hostname = clean(attrs["hostname"])
-	if r.hasProps {
-		names := make([]string, 0, len(s.Properties))
-		for k := range s.Properties {
-			names = append(names, k)
-		}
-		sort.Strings(names)
-		for _, k := range names {
-			out.Props = append(out.Props, xmlProperty{Name: clean(k), Value: clean(s.Properties[k])})
-		}
+	if *slot == nil {
+		*slot = r
+		return
+	}
+	more := r.Body
+	if r.Message != "" {
+		more = r.Message + "\n" + more
+	}
+	(*slot).Body += "\n\n" + more
+}
+
+// finishSuite bounds the suite's texts, sums its time and keeps it unless it only
+// grouped nested suites.
+func (p *parser) finishSuite(st *suiteState) {
+	s := st.s
+	if len(s.Cases) == 0 && st.nested > 0 && s.SystemOut == "" && s.SystemErr == "" {
+		return
 	}
 	var sum float64
-	for _, t := range s.Tests {
-		c := convertCase(t)
-		sum += clampSeconds(t.Duration.Seconds())
-		out.Cases = append(out.Cases, c)
+	for i := range s.Cases {
+		c := &s.Cases[i]
+		sum += c.seconds
+		c.SystemOut = bound(c.SystemOut, maxCaseOutput)
+		c.SystemErr = bound(c.SystemErr, maxCaseOutput)
 	}
-	out.seconds = sum
-	if v, ok := parseSeconds(attrs["time"]); ok {
-		out.seconds = v
+	s.SystemOut = bound(s.SystemOut, maxSuiteOutput)
+	s.SystemErr = bound(s.SystemErr, maxSuiteOutput)
+	s.seconds = sum
+	if v, ok := parseSeconds(st.time); ok {
+		s.seconds = v
 	}
-	out.Time = seconds(out.seconds)
-	out.count()
-	return out
+	s.Time = seconds(s.seconds)
+	s.count()
+	p.out = append(p.out, s)
 }
 
-func convertCase(t gojunit.Test) xmlCase {
-	c := xmlCase{
-		Name:      clean(t.Name),
-		Classname: clean(t.Classname),
-		Time:      seconds(t.Duration.Seconds()),
-		SystemOut: text(clean(t.SystemOut)),
-		SystemErr: text(clean(t.SystemErr)),
+// bound keeps the last max bytes of t (at a character boundary) behind a note.
+func bound(t text, max int) text {
+	if len(t) <= max {
+		return t
 	}
-	var e gojunit.Error
-	switch v := t.Error.(type) {
-	case gojunit.Error:
-		e = v
-	case *gojunit.Error:
-		if v != nil {
-			e = *v
+	cut := len(t) - max
+	for cut < len(t) && (t[cut]&0xC0) == 0x80 {
+		cut++
+	}
+	return text(fmt.Sprintf("[sgpu-queue: the first %d bytes of this output were cut; the item log has it all]\n", cut)) + t[cut:]
+}
+
+func attr(t xml.StartElement, name string) string {
+	for _, a := range t.Attr {
+		if a.Name.Local == name && a.Name.Space == "" {
+			return a.Value
 		}
 	}
-	msg := e.Message
-	if msg == "" {
-		msg = t.Message
+	return ""
+}
+
+// lineNumber keeps a testcase's line attribute when it is a line number; reporters
+// place annotations from it, and anything else would only misplace them.
+func lineNumber(s string) string {
+	s = strings.TrimSpace(s)
+	n, err := strconv.ParseUint(s, 10, 31)
+	if err != nil || n == 0 {
+		return ""
 	}
-	res := &xmlResult{Message: clean(msg), Type: clean(e.Type), Body: clean(e.Body)}
-	switch t.Status {
-	case gojunit.StatusSkipped:
-		c.Skipped = &xmlResult{Message: clean(t.Message)} // go-junit keeps no skip body or type
-	case gojunit.StatusFailed:
-		c.Failure = res
-	case gojunit.StatusError:
-		c.Error = res
-	}
-	return c
+	return strconv.FormatUint(n, 10)
 }
 
 // parseSeconds reads a time attribute as the JUnit writers spell it ("12.5",

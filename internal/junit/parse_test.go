@@ -14,8 +14,8 @@ import (
 )
 
 // Each real-format sample keeps its suites, cases, outputs and the counts its
-// tool reported, in a file junit-10.xsd accepts (the raw ctest, gotestsum and
-// pytest-xunit1 files do not).
+// tool reported, in a file the relaxed junit-10.xsd accepts (the raw ctest, gotestsum
+// and pytest-xunit1 files do not), test cases keeping their file, line and properties.
 func TestSamples(t *testing.T) {
 	type suiteWant struct {
 		name                             string
@@ -58,8 +58,19 @@ func TestSamples(t *testing.T) {
 				if c == nil || c.Failure == nil || !strings.Contains(string(c.SystemOut), "ck fmha fwd") || !strings.Contains(string(c.SystemErr), "head_dim 64 > 32") {
 					t.Errorf("outputs not kept: %+v", c)
 				}
-				if strings.Contains(text, ` line="`) || strings.Contains(text, ` file="`) {
-					t.Error("testcase file/line attributes leaked (junit-10.xsd rejects them)")
+				_, c = findCase(s, "test_dpa_sliding_window[ck-bf16-swa_1_0]")
+				if c == nil || c.File != "tests/pytorch/fused_attn/test_fused_attn.py" || c.Line != "301" {
+					t.Errorf("file/line not kept: %+v", c)
+				}
+				if c == nil || c.Props != nil {
+					t.Errorf("a case without properties got some: %+v", c)
+				}
+				_, c2 := findCase(s, "test_dot_product_attention[ck-bf16-base_1_0]")
+				if c2 == nil || c2.Props == nil || len(c2.Props.List) != 1 || c2.Props.List[0] != (xmlProperty{Name: "backend", Value: "CK"}) {
+					t.Errorf("testcase properties not kept: %+v", c2)
+				}
+				if c == nil || c.Skipped == nil || c.Skipped.Type != "pytest.skip" || !strings.Contains(c.Skipped.Body, "test_fused_attn.py:305") {
+					t.Errorf("skip type and body not kept: %+v", c)
 				}
 			},
 		},
@@ -160,9 +171,9 @@ func TestHostileInputs(t *testing.T) {
 		{name: "latin-1 declared", content: `<?xml version="1.0" encoding="ISO-8859-1"?><testsuite name="x"/>`, want: `encoding "ISO-8859-1" declared`},
 		{name: "unmatched CDATA end in text", content: `<testsuite name="x"><testcase name="a"><system-out>]]&gt; &lt;![CDATA[</system-out></testcase></testsuite>`, parses: true},
 		{name: "deep nesting", content: strings.Repeat("<a>", 100) + strings.Repeat("</a>", 100), want: "nested deeper than 64"},
-		{name: "too many nodes", content: "<testsuite name=\"x\">" + strings.Repeat(`<testcase name="a"/>`, 50) + "</testsuite>", lim: &limits{maxBytes: 1 << 20, maxDepth: 64, maxNodes: 40, maxInnerXML: 1 << 30}, want: "more than 40 elements and attributes"},
-		{name: "quadratic inner XML", content: strings.Repeat("<a>", 60) + strings.Repeat("x", 5000) + strings.Repeat("</a>", 60), lim: &limits{maxBytes: 1 << 20, maxDepth: 64, maxNodes: 1 << 20, maxInnerXML: 100000}, want: "content nested too deeply for its size"},
-		{name: "over the size cap", content: passXML, lim: &limits{maxBytes: 100, maxDepth: 64, maxNodes: 1 << 20, maxInnerXML: 1 << 30}, want: "larger than the 100 bytes limit on one JUnit file; not read"},
+		{name: "too many nodes", content: "<testsuite name=\"x\">" + strings.Repeat(`<testcase name="a"/>`, 50) + "</testsuite>", lim: &limits{maxBytes: 1 << 20, maxDepth: 64, maxNodes: 40}, want: "more than 40 elements and attributes"},
+		{name: "deep wrapper, no suite", content: strings.Repeat("<a>", 60) + strings.Repeat("x", 5000) + strings.Repeat("</a>", 60), want: "no <testsuite> element (the root is <a>)"},
+		{name: "over the size cap", content: passXML, lim: &limits{maxBytes: 100, maxDepth: 64, maxNodes: 1 << 20}, want: "larger than the 100 bytes limit on one JUnit file; not read"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

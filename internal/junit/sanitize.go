@@ -2,7 +2,6 @@ package junit
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 	"unicode/utf8"
 )
@@ -49,9 +48,3 @@ func clean(s string) string {
 	}
 	return b.String()
 }
-
-// ansiCSI matches terminal colour and cursor sequences, which item logs are
-// full of and which would only show up as "#x1B[31m" noise in a report.
-var ansiCSI = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]`)
-
-func stripANSI(s string) string { return ansiCSI.ReplaceAllString(s, "") }

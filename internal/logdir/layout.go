@@ -7,10 +7,11 @@ package logdir
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
-	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+
+	"github.com/rocm/sgpu-queue/internal/atomicfile"
 )
 
 // Layout names the files of one run.
@@ -32,32 +33,104 @@ func (l Layout) CwdDir() string     { return l.path("cwd") }
 func (l Layout) SuitesDir() string  { return l.path("suites") }
 func (l Layout) ReportDir() string  { return l.path("report") }
 func (l Layout) Report() string     { return l.path("report", "schedule.md") }
+func (l Layout) Timeline() string   { return l.path("report", "timeline.svg") }
 func (l Layout) QueueDir() string   { return l.path("queue") }
 func (l Layout) ItemsTSV() string   { return l.path("queue", "items.tsv") }
 func (l Layout) QueueTSV() string   { return l.path("queue", "queue.tsv") }
 func (l Layout) TimingsTSV() string { return l.path("queue", "timings.tsv") }
 func (l Layout) Meta() string       { return l.path("queue", "run.json") }
 
+// Item file names (README "Files written"). An item's files are
+//
+//	items/<label>.<safetag>.log               its log (the last attempt's)
+//	items/<label>.<safetag>.log.rc            its exit code
+//	items/<label>.<safetag>@attempt<n>.log    attempt n of a retried item, and .log.rc
+//	cwd/<label>.<safetag>/                    its working directory
+//
+// and no two items, or two attempts, can share one: a label holds no '.' (the config
+// refuses one), so the first '.' ends it; SafeTag is injective (a clean tag is itself,
+// any other carries a hash of the real tag after '~', which no clean tag holds); and
+// '@' is in no label and no safetag, so an attempt's name is never another item's.
+// FuzzItemNamesInjective checks it.
+
+// AttemptMark separates an item's name from its attempt number.
+const AttemptMark = "@attempt"
+
 // ItemBase is "<label>.<safetag>", the stem of an item's log and working directory.
 func ItemBase(label, tag string) string { return label + "." + SafeTag(tag) }
 
+// ItemFileName is the name, inside items/, of an item's log (rc false) or exit-code
+// file (rc true): of the canonical attempt for attempt 0, of attempt n otherwise.
+func ItemFileName(label, tag string, attempt int, rc bool) string {
+	name := ItemBase(label, tag)
+	if attempt > 0 {
+		name += AttemptMark + strconv.Itoa(attempt)
+	}
+	name += ".log"
+	if rc {
+		name += ".rc"
+	}
+	return name
+}
+
+// ItemFile is what an item file's name says (the inverse of ItemFileName, up to
+// SafeTag).
+type ItemFile struct {
+	Base    string // "<label>.<safetag>"
+	Attempt int    // 0 for the canonical log
+	RC      bool
+}
+
+// ParseItemFile reads a name inside items/ back into its parts; ok is false for a
+// name ItemFileName cannot produce.
+func ParseItemFile(name string) (f ItemFile, ok bool) {
+	stem, rc := strings.CutSuffix(name, ".log.rc")
+	if !rc {
+		if stem, ok = strings.CutSuffix(name, ".log"); !ok {
+			return f, false
+		}
+	}
+	f.RC = rc
+	if i := strings.Index(stem, AttemptMark); i >= 0 {
+		n := stem[i+len(AttemptMark):]
+		a, err := strconv.Atoi(n)
+		if err != nil || a < 1 || strconv.Itoa(a) != n {
+			return f, false
+		}
+		f.Attempt, stem = a, stem[:i]
+	}
+	label, tag, found := strings.Cut(stem, ".")
+	if !found || label == "" || !validSafeTag(tag) || strings.ContainsAny(label, "@/~") {
+		return f, false
+	}
+	f.Base = stem
+	return f, true
+}
+
 // ItemLogRel is the item log relative to the log dir ("items/<label>.<safetag>.log"),
 // the form the suite verdict files use.
-func ItemLogRel(label, tag string) string { return "items/" + ItemBase(label, tag) + ".log" }
+func ItemLogRel(label, tag string) string { return "items/" + ItemFileName(label, tag, 0, false) }
 
 // ItemLog is the item's output file.
 func (l Layout) ItemLog(label, tag string) string {
-	return l.path("items", ItemBase(label, tag)+".log")
+	return l.path("items", ItemFileName(label, tag, 0, false))
 }
 
 // ItemAttemptLog is where attempt n of a retried item keeps its log
-// (items/<label>.<safetag>.attempt<n>.log); the canonical log holds the last attempt.
+// (items/<label>.<safetag>@attempt<n>.log); the canonical log holds the last attempt.
 func (l Layout) ItemAttemptLog(label, tag string, n int) string {
-	return l.path("items", fmt.Sprintf("%s.attempt%d.log", ItemBase(label, tag), n))
+	return l.path("items", ItemFileName(label, tag, n, false))
+}
+
+// ItemAttemptRC is the exit code of attempt n (its log's name plus ".rc").
+func (l Layout) ItemAttemptRC(label, tag string, n int) string {
+	return l.path("items", ItemFileName(label, tag, n, true))
 }
 
 // ItemRC is the file holding the item's exit code.
-func (l Layout) ItemRC(label, tag string) string { return l.ItemLog(label, tag) + ".rc" }
+func (l Layout) ItemRC(label, tag string) string {
+	return l.path("items", ItemFileName(label, tag, 0, true))
+}
 
 // ItemCwd is the item's own working directory.
 func (l Layout) ItemCwd(label, tag string) string { return l.path("cwd", ItemBase(label, tag)) }
@@ -66,42 +139,48 @@ func (l Layout) ItemCwd(label, tag string) string { return l.path("cwd", ItemBas
 func (l Layout) SuiteLog(logfile string) string { return l.path("suites", logfile) }
 func (l Layout) SuiteRC(logfile string) string  { return l.path("suites", logfile+".rc") }
 
-// Prepare creates the directories of a run and removes what a previous run in the
-// same log dir left in them, so that a verdict or report never mixes two runs. It
-// touches nothing else under the log dir.
-func (l Layout) Prepare() error {
-	for _, d := range []string{l.ItemsDir(), l.CwdDir(), l.SuitesDir(), l.ReportDir(), l.QueueDir(), l.SetupDir()} {
-		if err := os.RemoveAll(d); err != nil {
-			return err
-		}
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return err
-		}
-	}
-	if err := os.Remove(l.ExpandLog()); err != nil && !os.IsNotExist(err) {
-		return err
-	}
-	return nil
-}
+// MaxNameBytes is the longest file name Linux file systems take (NAME_MAX).
+const MaxNameBytes = 255
 
-// maxSafe bounds the tag part of a file name (names stay well under 255 bytes).
-const maxSafe = 100
+// maxSafe bounds the clean part of a safetag; hashLen is the hash that follows '~'.
+const (
+	maxSafe = 100
+	hashLen = 16 // hex digits: 64 bits of SHA-256
+)
+
+// MaxSafeTag is the longest safetag.
+const MaxSafeTag = maxSafe + 1 + hashLen
+
+// maxAttemptDigits is room for any attempt number an int32 can count.
+const maxAttemptDigits = 10
+
+// MaxLabel is the longest label whose every file name fits MaxNameBytes: the longest
+// is an attempt's exit code, "<label>.<safetag>@attempt<n>.log.rc".
+const MaxLabel = MaxNameBytes - len(".") - MaxSafeTag - len(AttemptMark) - maxAttemptDigits - len(".log.rc")
+
+// MaxLogFile is the longest suite logfile: suites/<logfile>.rc is written through a
+// temporary file whose name is atomicfile.TempExtra bytes longer.
+const MaxLogFile = MaxNameBytes - len(".rc") - atomicfile.TempExtra
+
+// whole is the safetag of an opaque item (tag "").
+const whole = "whole"
 
 // SafeTag turns a tag into a file-name component: "whole" for an opaque item ("");
-// the tag itself when it only holds letters, digits and ".+-=_" (names stay those of
-// TE's layout, "mxfp4..ck" included: behind "<label>." a ".." is never a path
-// component); otherwise every other byte becomes '_' and '~' plus a short hash of the
-// real tag is appended, so two hostile tags never share a file and no tag can name a
-// path outside items/ or cwd/.
+// the tag itself when it only holds letters, digits and ".+-=_" and is at most 100
+// bytes (names stay those of TE's layout, "mxfp4..ck" included: behind "<label>." a
+// ".." is never a path component); otherwise (and for a tag spelled "whole") every
+// byte but those becomes '_', the result is cut to 100 bytes, and '~' plus 64 bits of
+// a SHA-256 of the real tag are appended, so that two tags never share a file and no
+// tag can name a path outside items/ or cwd/.
 func SafeTag(tag string) string {
 	if tag == "" {
-		return "whole"
+		return whole
 	}
 	var b strings.Builder
-	clean := true
+	clean := tag != whole
 	for i := 0; i < len(tag); i++ {
 		c := tag[i]
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte(".+-=_", c) >= 0 {
+		if cleanByte(c) {
 			b.WriteByte(c)
 		} else {
 			b.WriteByte('_')
@@ -116,5 +195,30 @@ func SafeTag(tag string) string {
 		s = s[:maxSafe]
 	}
 	sum := sha256.Sum256([]byte(tag))
-	return s + "~" + hex.EncodeToString(sum[:4])
+	return s + "~" + hex.EncodeToString(sum[:hashLen/2])
+}
+
+func cleanByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte(".+-=_", c) >= 0
+}
+
+// validSafeTag reports whether s is a name SafeTag can return.
+func validSafeTag(s string) bool {
+	clean, hash, hashed := strings.Cut(s, "~")
+	if clean == "" && !hashed || len(clean) > maxSafe {
+		return false
+	}
+	for i := 0; i < len(clean); i++ {
+		if !cleanByte(clean[i]) {
+			return false
+		}
+	}
+	if !hashed {
+		return true
+	}
+	if len(hash) != hashLen {
+		return false
+	}
+	_, err := hex.DecodeString(hash)
+	return err == nil && strings.ToLower(hash) == hash
 }

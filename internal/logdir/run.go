@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"time"
+
+	"github.com/rocm/sgpu-queue/internal/atomicfile"
 )
 
 // Meta is queue/run.json: what a run's TSV files do not say (the GPUs, the suites and
@@ -64,15 +66,7 @@ func (l Layout) WriteMeta(m *Meta) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(l.Meta(), append(data, '\n'))
-}
-
-func writeAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return atomicfile.Write(l.Meta(), append(data, '\n'), 0o644)
 }
 
 // Run is everything a run wrote that verdicts and reports are computed from.

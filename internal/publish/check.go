@@ -25,8 +25,7 @@ var hexSHA = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
 // run (each update resends name, title and summary, as the API requires).
 // At most MaxAnnotations are sent; a warning says how many were left out.
 // A read-only token gives a warning, not an error.
-func Check(ctx context.Context, r Request) (Outcome, error) {
-	var o Outcome
+func Check(ctx context.Context, r Request) (o Outcome, err error) {
 	s, err := newSession(r)
 	if err != nil {
 		return o, err
@@ -47,7 +46,7 @@ func Check(ctx context.Context, r Request) (Outcome, error) {
 	if strings.TrimSpace(summary) == "" {
 		summary = "(no report)" // the API requires a summary with the output
 	}
-	summary = truncate(summary, MaxTextBytes, fmt.Sprintf("\n\n… (truncated to %d bytes: the full report is in the job summary)\n", MaxTextBytes))
+	summary = truncate(summary, MaxTextBytes, fmt.Sprintf("\n\n… (truncated to %d bytes: the full report is report/schedule.md in the log dir)\n", MaxTextBytes))
 
 	anns := Annotations(r)
 	if n := len(anns); n > MaxAnnotations {
@@ -63,7 +62,7 @@ func Check(ctx context.Context, r Request) (Outcome, error) {
 		Status:      github.String("completed"),
 		Conclusion:  github.String(r.Conclusion),
 		CompletedAt: &now,
-		ExternalID:  github.String(markerKey(r.Workflow, r.Job)),
+		ExternalID:  github.String(markerKey(r.Workflow, name)),
 		Output: &github.CheckRunOutput{
 			Title:       github.String(title),
 			Summary:     github.String(summary),
@@ -74,6 +73,7 @@ func Check(ctx context.Context, r Request) (Outcome, error) {
 		opts.DetailsURL = github.String(r.DetailsURL)
 	}
 	var run *github.CheckRun
+	defer func() { o.Notes = append(o.Notes, s.retryNotes()...) }()
 	err = s.call(ctx, func(ctx context.Context) (err error) {
 		run, _, err = s.gh.Checks.CreateCheckRun(ctx, s.owner, s.repo, opts)
 		return err

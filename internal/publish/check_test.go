@@ -46,6 +46,8 @@ func request(g *fakeGitHub, n int) Request {
 		Summary:    "## ✗ sgpu-queue: failed\n\nthe report\n",
 		Conclusion: "failure", Failures: failures(n),
 		DetailsURL: "https://github.com/o/r/actions/runs/42",
+		// Retries as in production, with waits short enough for a test.
+		Retry: Retry{WaitMin: time.Millisecond, WaitMax: 5 * time.Millisecond},
 	}
 }
 
@@ -103,7 +105,7 @@ func TestCheckAnnotationChunks(t *testing.T) {
 			// The create carries the whole completed run.
 			create := calls[0].Body
 			for k, want := range map[string]any{"name": "sgpu-queue (queue)", "head_sha": testSHA, "status": "completed",
-				"conclusion": "failure", "details_url": r.DetailsURL, "external_id": "rocm-ci/queue"} {
+				"conclusion": "failure", "details_url": r.DetailsURL, "external_id": "rocm-ci/sgpu-queue (queue)"} {
 				if create[k] != want {
 					t.Errorf("create %s = %v, want %v", k, create[k], want)
 				}
@@ -165,35 +167,38 @@ func TestCheckAPIErrors(t *testing.T) {
 		status    int
 		body      string
 		header    map[string]string
+		times     int // answers injected (0: once)
 		failures  int
 		wantErr   string // substring; "" means no error
 		wantWarn  string // substring of the only warning; "" means none
 		wantCheck bool   // Outcome.Check set
 	}{
-		{"fork read-only token", "create-check-run", 403, readOnlyBody, map[string]string{"X-RateLimit-Remaining": "998"}, 3,
-			"", "cannot publish the check run: the token is read-only (fork PR? otherwise grant `checks: write`); the report is in the job summary", false},
-		{"403 with another message", "create-check-run", 403, `{"message":"Write access to repository not granted."}`, nil, 3,
+		{"fork read-only token", "create-check-run", 403, readOnlyBody, map[string]string{"X-RateLimit-Remaining": "998"}, 0, 3,
+			"", "cannot publish the check run: the token lacks `checks: write` (add it to the job's permissions; a pull request from a fork only gets a read-only token: publish from a workflow_run job, see the README)", false},
+		{"403 with another message", "create-check-run", 403, `{"message":"Write access to repository not granted."}`, nil, 0, 3,
 			"", "(GitHub: Write access to repository not granted.)", false},
-		{"server error", "create-check-run", 500, `{"message":"Server Error"}`, nil, 3,
+		{"server error that persists", "create-check-run", 500, `{"message":"Server Error"}`, nil, DefaultRetries + 1, 3,
 			"cannot publish the check run: POST " + "", "", false},
-		{"not found", "create-check-run", 404, `{"message":"Not Found"}`, nil, 3,
+		{"not found", "create-check-run", 404, `{"message":"Not Found"}`, nil, 0, 3,
 			"404 Not Found (POST http://127.0.0.1", "", false},
-		{"bad credentials", "create-check-run", 401, `{"message":"Bad credentials"}`, nil, 3,
+		{"bad credentials", "create-check-run", 401, `{"message":"Bad credentials"}`, nil, 0, 3,
 			"401 Bad credentials", "", false},
-		{"primary rate limit is no fork", "create-check-run", 403, `{"message":"API rate limit exceeded"}`, rateHeaders, 3,
+		{"primary rate limit is no fork", "create-check-run", 403, `{"message":"API rate limit exceeded"}`, rateHeaders, 0, 3,
 			"rate limit", "", false},
 		{"secondary rate limit is no fork", "create-check-run", 403,
-			`{"message":"You have exceeded a secondary rate limit.","documentation_url":"https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"}`, nil, 3,
+			`{"message":"You have exceeded a secondary rate limit.","documentation_url":"https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"}`, nil, 0, 3,
 			"secondary rate limit", "", false},
-		{"update fails after create", "update-check-run", 502, `{"message":"Bad Gateway"}`, nil, 80,
+		{"update fails after create", "update-check-run", 502, `{"message":"Bad Gateway"}`, nil, DefaultRetries + 1, 80,
 			"cannot publish the check run annotations", "", true},
-		{"update read-only after create", "update-check-run", 403, readOnlyBody, nil, 80,
-			"", "cannot publish the check run annotations: the token is read-only", true},
+		{"update read-only after create", "update-check-run", 403, readOnlyBody, nil, 0, 80,
+			"", "cannot publish the check run annotations: the token lacks `checks: write`", true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			g := newFakeGitHub(t, testToken)
-			g.failNext(tc.route, tc.status, tc.body, tc.header)
+			for i := 0; i < max(tc.times, 1); i++ {
+				g.failNext(tc.route, tc.status, tc.body, tc.header)
+			}
 			o, err := Check(context.Background(), request(g, tc.failures))
 			assertNoToken(t, o, err)
 			switch {
@@ -268,7 +273,7 @@ func TestCheckDefaultsAndTruncation(t *testing.T) {
 	if run.Name != "sgpu-queue" || run.Title != "sgpu-queue: failure" {
 		t.Errorf("name %q title %q", run.Name, run.Title)
 	}
-	if len(run.Summary) > MaxTextBytes || !utf8.ValidString(run.Summary) || !strings.HasSuffix(run.Summary, "the full report is in the job summary)\n") {
+	if len(run.Summary) > MaxTextBytes || !utf8.ValidString(run.Summary) || !strings.HasSuffix(run.Summary, "the full report is report/schedule.md in the log dir)\n") {
 		t.Errorf("summary: %d bytes, valid %v, ends %q", len(run.Summary), utf8.ValidString(run.Summary), run.Summary[len(run.Summary)-60:])
 	}
 
@@ -278,6 +283,55 @@ func TestCheckDefaultsAndTruncation(t *testing.T) {
 	}
 	if run := g.run(1002); run.Summary != "(no report)" || run.Name != "sgpu-queue / mi300" {
 		t.Errorf("empty summary run = %+v", run)
+	}
+}
+
+// Answers a later attempt can fix are retried with backoff, a bounded number of
+// times, each retry noted; answers no retry can fix are not retried.
+func TestCheckRetries(t *testing.T) {
+	tests := []struct {
+		name     string
+		answers  []injected
+		attempts int    // calls of create-check-run seen by the server
+		wantErr  string // "" = the run is made
+		notes    int
+	}{
+		{"502 then created", []injected{{status: 502, body: `{"message":"Bad Gateway"}`}}, 2, "", 1},
+		{"503, 500, then created", []injected{{status: 503, body: `{}`}, {status: 500, body: `{}`}}, 3, "", 2},
+		{"secondary rate limit with Retry-After", []injected{{status: 403, body: `{"message":"You have exceeded a secondary rate limit."}`, header: map[string]string{"Retry-After": "0"}}}, 2, "", 1},
+		{"429 without headers", []injected{{status: 429, body: `{"message":"too many"}`}}, 2, "", 1},
+		{"Retry-After too long", []injected{{status: 403, body: `{"message":"You have exceeded a secondary rate limit.","documentation_url":"https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"}`, header: map[string]string{"Retry-After": "3600"}}}, 1, "secondary rate limit", 0},
+		{"always 500", []injected{{status: 500, body: `{}`}, {status: 500, body: `{}`}, {status: 500, body: `{}`}, {status: 500, body: `{}`}, {status: 500, body: `{}`}, {status: 500, body: `{}`}}, DefaultRetries + 1, "500", DefaultRetries},
+		{"422 is final", []injected{{status: 422, body: `{"message":"Validation Failed"}`}}, 1, "422", 0},
+		{"501 is final", []injected{{status: 501, body: `{}`}}, 1, "501", 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g := newFakeGitHub(t, testToken)
+			for _, a := range tc.answers {
+				g.failNext("create-check-run", a.status, a.body, a.header)
+			}
+			o, err := Check(context.Background(), request(g, 1))
+			assertNoToken(t, o, err)
+			n := 0
+			for _, c := range g.calls() {
+				if c.Method == "POST" && strings.HasSuffix(c.Path, "/check-runs") {
+					n++
+				}
+			}
+			if n != tc.attempts {
+				t.Errorf("%d attempts at the server, want %d", n, tc.attempts)
+			}
+			if (err == nil) != (tc.wantErr == "") || err != nil && !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("error %v, want %q", err, tc.wantErr)
+			}
+			if (o.Check != "") != (tc.wantErr == "") {
+				t.Errorf("check run %q", o.Check)
+			}
+			if len(o.Notes) != tc.notes {
+				t.Errorf("notes %q, want %d", o.Notes, tc.notes)
+			}
+		})
 	}
 }
 
@@ -294,11 +348,14 @@ func TestCheckTimeout(t *testing.T) {
 	defer srv.Close()
 	defer close(release)
 	r := Request{Token: testToken, APIURL: srv.URL, Repo: "o/r", SHA: testSHA, Conclusion: "success",
-		Timeout: 50 * time.Millisecond}
+		Timeout: 50 * time.Millisecond, Retry: Retry{Max: 2, WaitMin: time.Millisecond, WaitMax: time.Millisecond}}
 	o, err := Check(context.Background(), r)
 	assertNoToken(t, o, err)
-	if err == nil || !strings.Contains(err.Error(), "no answer from the GitHub API within 50ms") {
+	if err == nil || !strings.Contains(err.Error(), "no answer from the GitHub API (50ms per attempt, up to 3 attempts)") {
 		t.Fatalf("error %v", err)
+	}
+	if len(o.Notes) != 2 || !strings.Contains(o.Notes[1], "retry 2 of 2 of POST /repos/o/r/check-runs after no answer") {
+		t.Errorf("notes %q, want one per retry", o.Notes)
 	}
 }
 

@@ -8,22 +8,23 @@ import (
 	"github.com/google/go-github/v62/github"
 )
 
-// Comment keeps one sticky comment per workflow/job on pull request r.PR: it
-// looks for the comment whose body starts with Marker(r.Workflow, r.Job)
+// Comment keeps one sticky comment per workflow and check name on pull request
+// r.PR (so each matrix leg has its own): it looks for the comment whose body
+// starts with Marker(r.Workflow, the check name)
 // (through every page of the PR's comments, oldest first) and edits the first
 // one found, or creates it. With r.PR == 0 it does nothing and says so in
 // Outcome.Notes. A read-only token gives a warning, not an error.
-func Comment(ctx context.Context, r Request) (Outcome, error) {
-	var o Outcome
+func Comment(ctx context.Context, r Request) (o Outcome, err error) {
 	if r.PR <= 0 {
-		o.Notes = append(o.Notes, "not a pull request: no PR comment; the report is in the job summary")
+		o.Notes = append(o.Notes, "not a pull request: no PR comment (a workflow_run job passes the pr-number input)")
 		return o, nil
 	}
 	s, err := newSession(r)
 	if err != nil {
 		return o, err
 	}
-	marker := Marker(r.Workflow, r.Job)
+	defer func() { o.Notes = append(o.Notes, s.retryNotes()...) }()
+	marker := Marker(r.Workflow, checkName(r))
 	body := CommentBody(r)
 
 	id, err := s.findComment(ctx, r.PR, marker)
@@ -85,15 +86,15 @@ func (s *session) findComment(ctx context.Context, pr int, marker string) (int64
 	return 0, nil
 }
 
-// Marker is the hidden first line of the sticky comment of one workflow/job:
-// <!-- sgpu-queue:WORKFLOW/JOB -->. Characters that could end or break the
-// HTML comment are %-escaped, so any workflow name gives a stable marker.
-func Marker(workflow, job string) string {
-	return "<!-- sgpu-queue:" + markerKey(workflow, job) + " -->"
+// Marker is the hidden first line of the sticky comment of one workflow and check
+// name: <!-- sgpu-queue:WORKFLOW/NAME -->. Characters that could end or break the
+// HTML comment are %-escaped, so any name gives a stable marker.
+func Marker(workflow, name string) string {
+	return "<!-- sgpu-queue:" + markerKey(workflow, name) + " -->"
 }
 
-func markerKey(workflow, job string) string {
-	return escapeKey(workflow) + "/" + escapeKey(job)
+func markerKey(workflow, name string) string {
+	return escapeKey(workflow) + "/" + escapeKey(name)
 }
 
 func escapeKey(s string) string {
@@ -116,14 +117,14 @@ func escapeKey(s string) string {
 // report (truncated to the API limit with a note) and a link to the run.
 func CommentBody(r Request) string {
 	var head, foot strings.Builder
-	head.WriteString(Marker(r.Workflow, r.Job))
+	head.WriteString(Marker(r.Workflow, checkName(r)))
 	head.WriteString("\n")
 	if r.Title != "" {
 		fmt.Fprintf(&head, "**%s**\n\n", oneLine(r.Title))
 	}
 	foot.WriteString("\n\n---\n<sub>sgpu-queue")
-	if r.Workflow != "" || r.Job != "" {
-		fmt.Fprintf(&foot, " · %s / %s", oneLine(r.Workflow), oneLine(r.Job))
+	if r.Workflow != "" || r.Job != "" || r.Name != "" {
+		fmt.Fprintf(&foot, " · %s / %s", oneLine(r.Workflow), oneLine(checkName(r)))
 	}
 	if len(r.SHA) >= 7 {
 		fmt.Fprintf(&foot, " · commit %s", r.SHA[:7])
@@ -138,6 +139,6 @@ func CommentBody(r Request) string {
 		room = 0
 	}
 	summary := strings.TrimRight(r.Summary, "\n")
-	summary = truncate(summary, room, "\n\n… (truncated: the full report is in the job summary)")
+	summary = truncate(summary, room, "\n\n… (truncated: the full report is report/schedule.md in the log dir)")
 	return truncate(head.String()+summary+foot.String(), MaxTextBytes, "")
 }

@@ -71,13 +71,24 @@ func TestCommentSticky(t *testing.T) {
 		t.Fatalf("after the second run: %d comments, last %q", len(cs), cs[len(cs)-1].Body)
 	}
 
-	// Another job of the workflow keeps its own comment.
+	// Another job of the workflow keeps its own comment, and so does each matrix
+	// leg of one job (one check name each).
 	r.Job = "queue-mi300"
 	if _, err := Comment(context.Background(), r); err != nil {
 		t.Fatal(err)
 	}
-	if cs = g.prComments(7); len(cs) != 152 || !strings.HasPrefix(cs[151].Body, "<!-- sgpu-queue:rocm-ci/queue-mi300 -->") {
+	if cs = g.prComments(7); len(cs) != 152 || !strings.HasPrefix(cs[151].Body, "<!-- sgpu-queue:rocm-ci/sgpu-queue (queue-mi300) -->") {
 		t.Fatalf("other job: %d comments", len(cs))
+	}
+	for i, leg := range []string{"sgpu-queue (build_and_test, linux-mi325-8)", "sgpu-queue (build_and_test, linux-mi355-8)", "sgpu-queue (build_and_test, linux-mi325-8)"} {
+		r.Name = leg
+		if _, err := Comment(context.Background(), r); err != nil {
+			t.Fatal(err)
+		}
+		want := 153 + min(i, 1)
+		if cs = g.prComments(7); len(cs) != want || !strings.HasPrefix(cs[len(cs)-1].Body, "<!-- sgpu-queue:rocm-ci/sgpu-queue (build_and_test, linux-mi3") {
+			t.Fatalf("leg %d: %d comments, want %d", i, len(cs), want)
+		}
 	}
 }
 
@@ -121,10 +132,11 @@ func TestCommentAPIErrors(t *testing.T) {
 		wantWarn string
 	}{
 		{"fork read-only token on create", "create-comment", 403, readOnlyBody, "",
-			"cannot publish the PR comment: the token is read-only (fork PR? otherwise grant `pull-requests: write`); the report is in the job summary"},
-		{"read-only on list", "list-comments", 403, readOnlyBody, "", "cannot publish the PR comment: the token is read-only"},
+			"cannot publish the PR comment: the token lacks `pull-requests: write` (add it to the job's permissions; a pull request from a fork only gets a read-only token: publish from a workflow_run job, see the README)"},
+		{"read-only on list", "list-comments", 403, readOnlyBody, "", "cannot publish the PR comment: the token lacks `pull-requests: write`"},
 		{"server error on list", "list-comments", 500, `{"message":"Server Error"}`, "cannot publish the PR comment: GET ", ""},
 		{"server error on create", "create-comment", 500, `{"message":"Server Error"}`, "500 Server Error", ""},
+		{"bad gateway once", "create-comment", 502, `{"message":"Bad Gateway"}`, "", ""},
 		{"PR not found", "list-comments", 404, `{"message":"Not Found"}`, "the token cannot see o/r (check GITHUB_REPOSITORY and the token's access) or pull request #7 does not exist", ""},
 		{"garbage answer", "list-comments", 200, `<html>`, "cannot publish the PR comment", ""},
 	}
@@ -132,6 +144,11 @@ func TestCommentAPIErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			g := newFakeGitHub(t, testToken)
 			g.failNext(tc.route, tc.status, tc.body, nil)
+			if tc.wantErr != "" && tc.status >= 500 {
+				for i := 0; i < DefaultRetries; i++ { // a 5xx that persists through the retries
+					g.failNext(tc.route, tc.status, tc.body, nil)
+				}
+			}
 			o, err := Comment(context.Background(), request(g, 3))
 			assertNoToken(t, o, err)
 			switch {
@@ -146,8 +163,8 @@ func TestCommentAPIErrors(t *testing.T) {
 			if tc.wantWarn != "" && (len(o.Warnings) != 1 || !strings.Contains(o.Warnings[0], tc.wantWarn)) {
 				t.Errorf("warnings %q, want one containing %q", o.Warnings, tc.wantWarn)
 			}
-			if o.Comment != "" {
-				t.Errorf("Outcome.Comment = %q after a failure", o.Comment)
+			if failed := tc.wantErr != "" || tc.wantWarn != ""; (o.Comment != "") == failed {
+				t.Errorf("Outcome.Comment = %q (a failure: %v)", o.Comment, failed)
 			}
 		})
 	}
@@ -170,7 +187,7 @@ func TestCommentBodyTruncated(t *testing.T) {
 	if len(body) > MaxTextBytes || !utf8.ValidString(body) {
 		t.Fatalf("body of %d bytes, valid %v", len(body), utf8.ValidString(body))
 	}
-	if !strings.HasPrefix(body, Marker("w", "j")+"\n") || !strings.Contains(body, "(truncated: the full report is in the job summary)") ||
+	if !strings.HasPrefix(body, Marker("w", "sgpu-queue (j)")+"\n") || !strings.Contains(body, "(truncated: the full report is report/schedule.md in the log dir)") ||
 		!strings.HasSuffix(body, "updated in place on every run</sub>\n") {
 		t.Errorf("body head %q … tail %q", body[:60], body[len(body)-200:])
 	}

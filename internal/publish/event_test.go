@@ -100,3 +100,26 @@ func FuzzParseEvent(f *testing.F) {
 		}
 	})
 }
+
+// A workflow_run payload names the triggering run's commit and page; a fork's pull
+// request is not listed (GitHub leaves pull_requests empty for forks), a
+// same-repository one is.
+func TestWorkflowRunFromEvent(t *testing.T) {
+	tests := []struct {
+		file string
+		want WorkflowRun
+		err  string
+	}{
+		{"workflow_run_fork.json", WorkflowRun{HeadSHA: "0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d", HTMLURL: "https://github.com/ROCm/TransformerEngine/actions/runs/13579246802"}, ""},
+		{"workflow_run_same_repo.json", WorkflowRun{HeadSHA: "9c1e5a7b3d2f4e6a8b0c1d2e3f4a5b6c7d8e9f01", HTMLURL: "https://github.com/ROCm/TransformerEngine/actions/runs/13579246803", PR: 1234}, ""},
+		{"pull_request_opened.json", WorkflowRun{}, ""},
+		{"malformed_truncated.json", WorkflowRun{}, "not a workflow_run payload"},
+		{"missing.json", WorkflowRun{}, "GITHUB_EVENT_PATH must name the runner's event file"},
+	}
+	for _, tc := range tests {
+		got, err := WorkflowRunFromEvent(filepath.Join("testdata", "events", tc.file))
+		if got != tc.want || (err == nil) != (tc.err == "") || err != nil && !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("%s: %+v, %v; want %+v, %q", tc.file, got, err, tc.want, tc.err)
+		}
+	}
+}

@@ -1,12 +1,18 @@
 // Package publish puts the sgpu-queue report on a pull request: a check run
 // whose summary is the report and whose annotations are the failed items, and
-// one sticky comment per workflow/job that is edited in place on every run.
+// one sticky comment per check name (workflow and matrix leg) that is edited in
+// place on every run.
 //
-// It talks to the GitHub REST API through go-github. Publishing is best effort:
-// the job summary always has the report, so a read-only token (pull requests
-// from forks) yields a warning in Outcome, not an error; other failures come
-// back as errors for the caller to print as warnings. The token is never
-// printed: every message that leaves this package is scrubbed of it.
+// It talks to the GitHub REST API through go-github, over
+// github.com/hashicorp/go-retryablehttp: a 5xx answer, a dropped connection and a
+// secondary rate limit (403/429 with Retry-After, or an exhausted limit that resets
+// soon) are retried with backoff, a bounded number of times; each retry is a note
+// in Outcome. Publishing is best effort: a token without the permission (a
+// workflow's permissions block, or a pull request from a fork) yields a warning
+// naming the permission in Outcome, not an error; other failures come back as
+// errors for the caller to print as warnings. Where the report can still be read
+// is the caller's to say. The token is never printed: every message that leaves
+// this package is scrubbed of it.
 package publish
 
 import (
@@ -17,11 +23,14 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
 	"github.com/google/go-github/v62/github"
+	"github.com/hashicorp/go-retryablehttp"
 )
 
 // Failure is one failed item, as the check run annotates it.
@@ -50,25 +59,45 @@ type Request struct {
 	// PR is the pull request number; 0 when the run is not for a PR (the
 	// comment is then skipped with a note).
 	PR            int
-	Workflow, Job string // GITHUB_WORKFLOW, GITHUB_JOB: key of the sticky comment marker
+	Workflow, Job string // GITHUB_WORKFLOW, GITHUB_JOB
 	Title         string // e.g. "sgpu-queue: 3 failed of 80"
 	Summary       string // the report markdown; truncated to the API limit with a note
 	Conclusion    string // "success" | "failure" | "cancelled" (or another check-run conclusion)
 	Failures      []Failure
 	DetailsURL    string // GITHUB_SERVER_URL/REPO/actions/runs/RUN_ID
 
-	// Name is the check run's name; "" means "sgpu-queue (JOB)", or
-	// "sgpu-queue" without a job. Matrix jobs share GITHUB_JOB, so give each
-	// leg its own name.
+	// Name is the check run's name and, with Workflow, the key of the sticky
+	// comment; "" means "sgpu-queue (JOB)", or "sgpu-queue" without a job.
+	// Matrix legs share GITHUB_JOB, so each leg needs its own name.
 	Name string
 	// WorkflowPath is the repository-relative workflow file (see
 	// WorkflowPathFromRef), where failures without a config location are
 	// annotated. "" means ".github/workflows"; GitHub then lists the
 	// annotation on the check run page only.
 	WorkflowPath string
-	// Timeout bounds each API request; 0 means DefaultTimeout.
+	// Timeout bounds each attempt of an API request; 0 means DefaultTimeout.
 	Timeout time.Duration
+	// Retry says how often and how long to retry; zero fields take the defaults.
+	Retry Retry
 }
+
+// Retry bounds the retries of one API request: at most Max retries, waiting
+// exponentially from WaitMin to WaitMax between them, or what the answer's
+// Retry-After (or rate-limit reset) asks when that is at most MaxServerWait.
+type Retry struct {
+	Max           int
+	WaitMin       time.Duration
+	WaitMax       time.Duration
+	MaxServerWait time.Duration
+}
+
+// Defaults of Retry.
+const (
+	DefaultRetries       = 4
+	DefaultRetryWaitMin  = time.Second
+	DefaultRetryWaitMax  = 16 * time.Second
+	DefaultMaxServerWait = 60 * time.Second
+)
 
 // Outcome says what was done.
 type Outcome struct {
@@ -100,6 +129,11 @@ type session struct {
 	owner, repo string
 	token       string
 	timeout     time.Duration
+	retry       Retry
+
+	mu     sync.Mutex
+	reason string   // why the last attempt is retried
+	notes  []string // one per retry
 }
 
 func newSession(r Request) (*session, error) {
@@ -128,25 +162,155 @@ func newSession(r Request) (*session, error) {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	hc := &http.Client{
+	s := &session{owner: owner, repo: repo, token: r.Token, timeout: timeout, retry: r.Retry.withDefaults()}
+	attempt := &http.Client{
 		Transport: &authTransport{host: base.Host, auth: "Bearer " + r.Token, next: http.DefaultTransport},
 		Timeout:   timeout,
 		// The API never redirects these calls across hosts; refusing that
 		// keeps the token from following a redirect somewhere else.
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if req.URL.Host != base.Host {
-				return fmt.Errorf("refusing a redirect from %s to another host", base.Host)
+				return &redirectError{fmt.Sprintf("refusing a redirect from %s to another host", base.Host)}
 			}
 			if len(via) >= 5 {
-				return errors.New("too many redirects")
+				return &redirectError{"too many redirects"}
 			}
 			return nil
 		},
 	}
-	gh := github.NewClient(hc)
+	rc := &retryablehttp.Client{
+		HTTPClient:     attempt,
+		RetryMax:       s.retry.Max,
+		RetryWaitMin:   s.retry.WaitMin,
+		RetryWaitMax:   s.retry.WaitMax,
+		CheckRetry:     s.checkRetry,
+		Backoff:        s.backoff,
+		RequestLogHook: s.noteRetry,
+		ErrorHandler:   lastAnswer,
+	}
+	gh := github.NewClient(rc.StandardClient())
 	gh.BaseURL = base
 	gh.UserAgent = "sgpu-queue (go-github/" + github.Version + ")"
-	return &session{gh: gh, owner: owner, repo: repo, token: r.Token, timeout: timeout}, nil
+	s.gh = gh
+	return s, nil
+}
+
+func (r Retry) withDefaults() Retry {
+	if r.Max == 0 {
+		r.Max = DefaultRetries
+	}
+	if r.Max < 0 {
+		r.Max = 0
+	}
+	if r.WaitMin <= 0 {
+		r.WaitMin = DefaultRetryWaitMin
+	}
+	if r.WaitMax <= 0 {
+		r.WaitMax = DefaultRetryWaitMax
+	}
+	if r.MaxServerWait <= 0 {
+		r.MaxServerWait = DefaultMaxServerWait
+	}
+	return r
+}
+
+// lastAnswer hands go-github the last answer as it came once the retries are over,
+// so that a 403 or 5xx is still an *ErrorResponse with its status; or the error
+// alone, when there was no answer.
+func lastAnswer(resp *http.Response, err error, _ int) (*http.Response, error) {
+	if err != nil {
+		if resp != nil {
+			resp.Body.Close()
+		}
+		return nil, err
+	}
+	return resp, nil
+}
+
+// redirectError is a redirect refused; it is never retried.
+type redirectError struct{ msg string }
+
+func (e *redirectError) Error() string { return e.msg }
+
+// checkRetry retries what a later attempt can fix: 5xx (not 501), a dropped or
+// timed-out connection, a secondary rate limit the answer says to wait out (within
+// MaxServerWait). A plain 403 (no permission) or any other 4xx is final.
+func (s *session) checkRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
+	if ctx.Err() != nil {
+		return false, ctx.Err()
+	}
+	var re *redirectError
+	if errors.As(err, &re) {
+		return false, nil
+	}
+	retry := false
+	var why string
+	switch {
+	case err != nil:
+		retry, _ = retryablehttp.DefaultRetryPolicy(ctx, resp, err)
+		why = "no answer (" + oneLine(s.scrub(err.Error())) + ")"
+	case resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusTooManyRequests:
+		wait, ok := serverWait(resp)
+		switch {
+		case ok && wait <= s.retry.MaxServerWait:
+			retry, why = true, fmt.Sprintf("a rate limit (HTTP %d, wait %s)", resp.StatusCode, wait.Round(time.Second))
+		case !ok && resp.StatusCode == http.StatusTooManyRequests:
+			retry, why = true, "a rate limit (HTTP 429)"
+		}
+	case resp.StatusCode >= 500 && resp.StatusCode != http.StatusNotImplemented:
+		retry, why = true, fmt.Sprintf("HTTP %d", resp.StatusCode)
+	}
+	if retry {
+		s.mu.Lock()
+		s.reason = why
+		s.mu.Unlock()
+	}
+	return retry, nil
+}
+
+// serverWait is how long the answer asks to wait: Retry-After, or the reset of an
+// exhausted rate limit.
+func serverWait(resp *http.Response) (time.Duration, bool) {
+	if v := resp.Header.Get("Retry-After"); v != "" {
+		if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n >= 0 {
+			return time.Duration(n) * time.Second, true
+		}
+		if t, err := http.ParseTime(v); err == nil {
+			return max(time.Until(t), 0), true
+		}
+	}
+	if resp.Header.Get("X-RateLimit-Remaining") == "0" {
+		if n, err := strconv.ParseInt(resp.Header.Get("X-RateLimit-Reset"), 10, 64); err == nil {
+			return max(time.Until(time.Unix(n, 0)), 0), true
+		}
+	}
+	return 0, false
+}
+
+func (s *session) backoff(min, max time.Duration, attempt int, resp *http.Response) time.Duration {
+	if resp != nil {
+		if wait, ok := serverWait(resp); ok {
+			return wait
+		}
+	}
+	return retryablehttp.DefaultBackoff(min, max, attempt, resp)
+}
+
+// noteRetry records each retry (attempt > 0) with what made it necessary.
+func (s *session) noteRetry(_ retryablehttp.Logger, req *http.Request, attempt int) {
+	if attempt == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.notes = append(s.notes, fmt.Sprintf("GitHub API: retry %d of %d of %s %s after %s", attempt, s.retry.Max, req.Method, req.URL.Path, s.reason))
+}
+
+// retryNotes returns the notes of the retries made so far.
+func (s *session) retryNotes() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.notes...)
 }
 
 // authTransport adds the token to requests for the API host only, so that no
@@ -164,10 +328,9 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return t.next.RoundTrip(req)
 }
 
-// call runs one API request under the per-request timeout.
+// call runs one API request, retries included; each attempt is bounded by the
+// client's timeout, and the whole by the caller's context.
 func (s *session) call(ctx context.Context, f func(context.Context) error) error {
-	ctx, cancel := context.WithTimeout(ctx, s.timeout)
-	defer cancel()
 	return f(ctx)
 }
 
@@ -184,7 +347,7 @@ func (s *session) classify(err error, what, perm, missing string) (warning strin
 			// A fork PR's token is read-only: GitHub answers 403 "Resource not
 			// accessible by integration" to every write. A workflow whose
 			// permissions block lacks the scope gets the same answer.
-			w := fmt.Sprintf("cannot publish the %s: the token is read-only (fork PR? otherwise grant `%s`); the report is in the job summary", what, perm)
+			w := fmt.Sprintf("cannot publish the %s: the token lacks `%s` (add it to the job's permissions; a pull request from a fork only gets a read-only token: publish from a workflow_run job, see the README)", what, perm)
 			if m := er.Message; m != "" && m != "Resource not accessible by integration" {
 				w += " (GitHub: " + oneLine(m) + ")"
 			}
@@ -202,7 +365,7 @@ func (s *session) classify(err error, what, perm, missing string) (warning strin
 	}
 	var ne net.Error
 	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
-		return "", s.wrap(err, fmt.Sprintf("cannot publish the %s: no answer from the GitHub API within %s", what, s.timeout))
+		return "", s.wrap(err, fmt.Sprintf("cannot publish the %s: no answer from the GitHub API (%s per attempt, up to %d attempts)", what, s.timeout, s.retry.Max+1))
 	}
 	return "", s.wrap(err, fmt.Sprintf("cannot publish the %s: %s", what, oneLine(err.Error())))
 }

@@ -39,22 +39,27 @@ func code(s string) string {
 	if s == "" {
 		return "`\"\"`"
 	}
-	run, longest := 0, 0
-	for i := 0; i < len(s); i++ {
-		if s[i] == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	fence := strings.Repeat("`", longest+1)
+	fence := strings.Repeat("`", longestRun(s, '`')+1)
 	if s[0] == '`' || s[len(s)-1] == '`' {
 		// One space each side is stripped again by the renderer; s never begins or
 		// ends with a space (Printable quotes those), so this cannot eat a real one.
 		return fence + " " + s + " " + fence
 	}
 	return fence + s + fence
+}
+
+// longestRun is the length of the longest run of c in s.
+func longestRun(s string, c byte) int {
+	run, longest := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	return longest
 }
 
 // cell is code(s) made safe inside a GFM table cell: a pipe, even inside a code

@@ -2,9 +2,11 @@ package report
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
+
+	"github.com/rocm/sgpu-queue/internal/atomicfile"
 
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/verdict"
@@ -12,47 +14,42 @@ import (
 
 // Files is what WriteFiles wrote.
 type Files struct {
-	Markdown string // the report itself, for the job summary
-	MDPath   string // report/schedule.md
-	SVGPath  string // report/timeline.svg
+	Markdown   string              // the report itself, for the job summary
+	MDPath     string              // report/schedule.md
+	SVGPath    string              // report/timeline.svg
+	NotWritten []*atomicfile.Error // those of the two that could not be written (a full disk), and why
 }
 
 // SVGName is the timeline picture's file name, beside schedule.md.
 const SVGName = "timeline.svg"
 
 // WriteFiles writes report/schedule.md and report/timeline.svg of a run, each
-// atomically (a reader never sees half a report), and returns the Markdown. On an
-// error the Markdown is still returned when it was built.
+// atomically (a reader never sees half a report, a failed write leaves no temporary
+// file), and returns the Markdown. Each file is tried even when the other failed;
+// NotWritten lists those that were not, and the error says why. The Markdown is
+// returned whenever it was built.
 func WriteFiles(r *logdir.Run, suites []verdict.Suite, s Stats) (Files, error) {
 	f := Files{
-		Markdown: render(r, suites, s, MaxBytes),
+		Markdown: render(r, suites, s, MaxBytes, Options{}),
 		MDPath:   r.Layout.Report(),
 		SVGPath:  filepath.Join(r.Layout.ReportDir(), SVGName),
-	}
-	if err := os.MkdirAll(r.Layout.ReportDir(), 0o755); err != nil {
-		return f, fmt.Errorf("report: %v", err)
 	}
 	var svgBuf bytes.Buffer
 	if err := SVG(&svgBuf, r, suites, s); err != nil {
 		return f, fmt.Errorf("%s: %v", f.SVGPath, err)
 	}
-	if err := writeAtomic(f.SVGPath, svgBuf.Bytes()); err != nil {
-		return f, err
+	var errs []error
+	for _, w := range []struct {
+		path string
+		data []byte
+	}{{f.SVGPath, svgBuf.Bytes()}, {f.MDPath, []byte(f.Markdown)}} {
+		if err := atomicfile.Write(w.path, w.data, 0o644); err != nil {
+			errs = append(errs, err)
+			var ae *atomicfile.Error
+			if errors.As(err, &ae) {
+				f.NotWritten = append(f.NotWritten, ae)
+			}
+		}
 	}
-	if err := writeAtomic(f.MDPath, []byte(f.Markdown)); err != nil {
-		return f, err
-	}
-	return f, nil
-}
-
-func writeAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return fmt.Errorf("%s: %v", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("%s: %v", path, err)
-	}
-	return nil
+	return f, errors.Join(errs...)
 }

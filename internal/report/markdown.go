@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"net/url"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -23,10 +24,32 @@ const (
 	topRows  = 10 // the "worst misses" tables
 )
 
-// Markdown writes the schedule report (report/schedule.md and the job summary).
+// Options say where the report will be read.
+type Options struct {
+	// RunURL, when set, renders the report for github.com (the job summary, a
+	// check run, a PR comment), where a relative link resolves nowhere: logs are
+	// named, not linked; each failed item shows the tail of its log inline; and
+	// the report points at the run's page, whose artifacts hold the log dir. ""
+	// renders report/schedule.md, read beside the log dir it links into.
+	RunURL string
+}
+
+// Limits of the log tails a report for github.com shows inline.
+const (
+	tailItems = 20      // failed items with a tail; the rest are listed only
+	tailLines = 30      // lines of one tail
+	tailBytes = 4 << 10 // bytes of one tail
+)
+
+// Markdown writes the schedule report (report/schedule.md).
 func Markdown(w io.Writer, r *logdir.Run, suites []verdict.Suite, s Stats) error {
-	_, err := io.WriteString(w, render(r, suites, s, MaxBytes))
+	_, err := io.WriteString(w, render(r, suites, s, MaxBytes, Options{}))
 	return err
+}
+
+// Render is the report as o says it will be read.
+func Render(r *logdir.Run, suites []verdict.Suite, s Stats, o Options) string {
+	return render(r, suites, s, MaxBytes, o)
 }
 
 // block is a piece of the report; the rows of a table block may be cut, from the
@@ -102,17 +125,20 @@ func fit(blocks []*block, limit int) {
 }
 
 // render builds the report within limit bytes.
-func render(r *logdir.Run, suites []verdict.Suite, s Stats, limit int) string {
+func render(r *logdir.Run, suites []verdict.Suite, s Stats, limit int, o Options) string {
 	var blocks []*block
 	blocks = append(blocks, fixed(headline(r, s)))
 	blocks = append(blocks, fixed(efficiency(r, s)))
-	blocks = append(blocks, fixed(timelineSection(r, s)))
+	blocks = append(blocks, fixed(timelineSection(r, s, o)))
 	blocks = append(blocks, suitesTable(suites, s))
 	blocks = append(blocks, gpuTable(s))
-	if f := failedTable(s); f != nil {
+	if f := failedTable(s, o); f != nil {
 		blocks = append(blocks, f)
 	}
-	blocks = append(blocks, badDayTables(r, suites)...)
+	if t := failedTails(r, s, o); t != nil {
+		blocks = append(blocks, t)
+	}
+	blocks = append(blocks, badDayTables(r, suites, o)...)
 	blocks = append(blocks, estimateTables(s)...)
 	if u := unknownTable(s); u != nil {
 		blocks = append(blocks, u)
@@ -284,10 +310,14 @@ func efficiency(r *logdir.Run, s Stats) string {
 	return b.String()
 }
 
-func timelineSection(r *logdir.Run, s Stats) string {
+func timelineSection(r *logdir.Run, s Stats, o Options) string {
 	var b strings.Builder
 	b.WriteString("### Timeline\n\n")
-	b.WriteString("Every item, with tooltips: `report/timeline.svg` in the log dir ([timeline.svg](timeline.svg) beside this file).\n\n")
+	if o.RunURL != "" {
+		fmt.Fprintf(&b, "Every item, with tooltips: `report/timeline.svg` in the log dir; the logs, the timeline and the JUnit files are in [the run's artifacts](%s).\n\n", o.RunURL)
+	} else {
+		b.WriteString("Every item, with tooltips: `report/timeline.svg` in the log dir ([timeline.svg](timeline.svg) beside this file).\n\n")
+	}
 	mermaid(&b, r, s)
 	return b.String()
 }
@@ -332,8 +362,12 @@ func gpuTable(s Stats) *block {
 		"| GPU | items | failed | busy | idle | busy share | last item ended |\n|---|---:|---:|---:|---:|---:|---:|\n", rows, "GPUs")
 }
 
-// logLink is a Markdown link from report/ to an item's log.
-func logLink(rel string) string {
+// logLink is a Markdown link from report/ to an item's log; for github.com, where
+// it would resolve nowhere, the log's path in the log dir.
+func logLink(rel string, o Options) string {
+	if o.RunURL != "" {
+		return cell(rel)
+	}
 	parts := strings.Split(rel, "/")
 	for i, p := range parts {
 		parts[i] = url.PathEscape(p)
@@ -341,7 +375,9 @@ func logLink(rel string) string {
 	return fmt.Sprintf("[%s](../%s)", cell(rel), strings.Join(parts, "/"))
 }
 
-func failedTable(s Stats) *block {
+// failedItems are the failed items in key order (dispatch order is lost in the
+// lists; key order is stable and groups suites).
+func failedItems(s Stats) []ItemStat {
 	var failed []ItemStat
 	for _, list := range [][]ItemStat{s.Misses, s.Unknown, s.Missing} {
 		for _, it := range list {
@@ -350,11 +386,15 @@ func failedTable(s Stats) *block {
 			}
 		}
 	}
+	sort.SliceStable(failed, func(i, j int) bool { return failed[i].Key < failed[j].Key })
+	return failed
+}
+
+func failedTable(s Stats, o Options) *block {
+	failed := failedItems(s)
 	if len(failed) == 0 {
 		return nil
 	}
-	// Dispatch order is lost in the lists above; key order is stable and groups suites.
-	sort.SliceStable(failed, func(i, j int) bool { return failed[i].Key < failed[j].Key })
 	var rows []string
 	for _, it := range failed {
 		rc := fmt.Sprint(it.RC)
@@ -363,10 +403,61 @@ func failedTable(s Stats) *block {
 		if !it.Finished {
 			rc, took, gpu = "–", "–", "–"
 		}
-		rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %s | %s |\n", cell(it.Key), rc, plain(it.Note), took, gpu, logLink(it.LogRel)))
+		rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %s | %s |\n", cell(it.Key), rc, plain(it.Note), took, gpu, logLink(it.LogRel, o)))
 	}
 	return collapsible(fmt.Sprintf("### Failed items (%d)\n\n", len(failed)), fmt.Sprintf("%d failed items", len(failed)),
 		"| item | rc | note | took | GPU | log |\n|---|---:|---|---:|---:|---|\n", rows, "failed items")
+}
+
+// failedTails shows, for github.com, the end of each failed item's log inline (a
+// link into the log dir would resolve nowhere there), each folded in <details>.
+func failedTails(r *logdir.Run, s Stats, o Options) *block {
+	if o.RunURL == "" {
+		return nil
+	}
+	failed := failedItems(s)
+	var rows []string
+	for _, it := range failed {
+		if len(rows) == tailItems {
+			break
+		}
+		tail := ""
+		if it.LogRel != "" && r.Layout.Root != "" {
+			tail = textfmt.FileTail(filepath.Join(r.Layout.Root, filepath.FromSlash(it.LogRel)), tailBytes, tailLines)
+		}
+		if tail == "" {
+			tail = "(the log is empty or missing)\n"
+		}
+		// <summary> is raw HTML, where Markdown's code spans do not work.
+		rows = append(rows, fmt.Sprintf("<details><summary><code>%s</code>: last lines of <code>%s</code></summary>\n\n%s\n</details>\n\n",
+			xmlText(it.Key, maxShown), xmlText(it.LogRel, maxShown), fence(tail)))
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	tail := ""
+	if more := len(failed) - len(rows); more > 0 {
+		tail = fmt.Sprintf("*%d more failed items: their logs are in [the run's artifacts](%s).*\n\n", more, o.RunURL)
+	}
+	return table(fmt.Sprintf("#### Logs of failed items\n\nThe last %d lines of each; whole logs in [the run's artifacts](%s).\n\n", tailLines, o.RunURL),
+		rows, tail, "log tails")
+}
+
+// fence is text as a fenced code block: a fence longer than any run of backticks
+// in it, and control characters (but tab) shown as U+FFFD, so nothing in a log is
+// read as Markdown or HTML.
+func fence(text string) string {
+	text = strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\t' {
+			return r
+		}
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return '\uFFFD'
+		}
+		return r
+	}, strings.ToValidUTF8(text, "\uFFFD"))
+	f := strings.Repeat("`", max(3, longestRun(text, '`')+1))
+	return f + "text\n" + strings.TrimRight(text, "\n") + "\n" + f + "\n"
 }
 
 func missRow(it ItemStat) string {
@@ -516,7 +607,7 @@ func weightTables(r *logdir.Run) []*block {
 
 // badDayTables lists what the bad-day policies did: GPUs taken out of the pool,
 // items that passed only on a rerun, items killed at their hang deadline.
-func badDayTables(r *logdir.Run, suites []verdict.Suite) []*block {
+func badDayTables(r *logdir.Run, suites []verdict.Suite, o Options) []*block {
 	var blocks []*block
 	if qs := r.Meta.Quarantined; len(qs) > 0 {
 		var rows []string
@@ -538,10 +629,10 @@ func badDayTables(r *logdir.Run, suites []verdict.Suite) []*block {
 				key += "/" + it.Tag
 			}
 			if it.Flaky {
-				flaky = append(flaky, fmt.Sprintf("| %s | %d | %s | %s |\n", cell(key), it.Attempts, plain(it.Note), logLink(it.LogRel)))
+				flaky = append(flaky, fmt.Sprintf("| %s | %d | %s | %s |\n", cell(key), it.Attempts, plain(it.Note), logLink(it.LogRel, o)))
 			}
 			if it.TimedOut {
-				timedOut = append(timedOut, fmt.Sprintf("| %s | %s | %s | %s |\n", cell(key), textfmt.Dur(it.Seconds), gpuName(it.GPU), logLink(it.LogRel)))
+				timedOut = append(timedOut, fmt.Sprintf("| %s | %s | %s | %s |\n", cell(key), textfmt.Dur(it.Seconds), gpuName(it.GPU), logLink(it.LogRel, o)))
 			}
 		}
 	}

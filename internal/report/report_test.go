@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"github.com/rocm/sgpu-queue/internal/golden"
+	"github.com/rocm/sgpu-queue/internal/mdcheck"
 	"io"
 	"os"
 	"path/filepath"
@@ -174,7 +175,7 @@ func TestSizeCap(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			md := render(r, suites, s, tt.limit)
+			md := render(r, suites, s, tt.limit, Options{})
 			if !strings.HasPrefix(md, "## ✗ sgpu-queue: 36 of 6000 items failed\n") {
 				t.Errorf("headline lost: %.80q", md)
 			}
@@ -242,13 +243,14 @@ func checkMarkdown(t *testing.T, md []byte) {
 		t.Errorf("control character at byte %d: %q", i, md[max(0, i-20):min(len(md), i+20)])
 	}
 	lines := strings.Split(string(md), "\n")
-	inFence, inMermaid := false, false
+	inFence, inMermaid, fenceLen := false, false, 0
 	mermaidLine := regexp.MustCompile(`^(---|displayMode: compact|gantt|    title [0-9]+ items on [0-9]+ GPUs, wall [0-9a-z.]+|    dateFormat X|    axisFormat %H:%M(:%S)?|    todayMarker off|    section GPU [A-Za-z0-9._+=/-]+|    [A-Za-z0-9._+=/-]+( [0-9]+ failed)? :(crit, )?[0-9]+, [0-9]+|    [0-9]+ items( [0-9]+ failed)? :(crit, )?[0-9]+, [0-9]+)$`)
 	pipes := -1
 	for n, line := range lines {
-		if strings.HasPrefix(line, "```") {
+		if n := len(line) - len(strings.TrimLeft(line, "`")); n >= 3 && (!inFence || n >= fenceLen && strings.Trim(line, "`") == "") {
 			inFence = !inFence
 			inMermaid = inFence && line == "```mermaid"
+			fenceLen = n
 			continue
 		}
 		if inFence {
@@ -299,42 +301,8 @@ func cellPipes(line string) int {
 // of exactly n) and the report's own tags, leaving what a renderer would read as
 // text or HTML.
 func stripCode(s string) []byte {
-	var out []byte
-	for i := 0; i < len(s); {
-		if s[i] != '`' {
-			out = append(out, s[i])
-			i++
-			continue
-		}
-		j := i
-		for j < len(s) && s[j] == '`' {
-			j++
-		}
-		n := j - i
-		closeAt := -1
-		for k := j; k < len(s); {
-			if s[k] != '`' {
-				k++
-				continue
-			}
-			m := k
-			for m < len(s) && s[m] == '`' {
-				m++
-			}
-			if m-k == n {
-				closeAt = m
-				break
-			}
-			k = m
-		}
-		if closeAt < 0 {
-			out = append(out, s[i:j]...)
-			i = j
-			continue
-		}
-		i = closeAt
-	}
-	for _, tag := range []string{"<details>", "</details>", "<summary>", "</summary>", "<sub>", "</sub>"} {
+	out := []byte(mdcheck.StripCodeSpans(s))
+	for _, tag := range []string{"<details>", "</details>", "<summary>", "</summary>", "<sub>", "</sub>", "<code>", "</code>"} {
 		out = bytes.ReplaceAll(out, []byte(tag), nil)
 	}
 	return out

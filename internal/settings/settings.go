@@ -46,6 +46,8 @@ type Knob struct {
 var Knobs = []Knob{
 	{"log-dir", String, "", "log dir (default <repo-root>/test-results/logs)",
 		func(o *engine.Options, s string) error { o.LogDir = s; return nil }},
+	{"log-dir-reuse", Bool, "false", "use a log dir that holds files no sgpu-queue run wrote (e.g. --log-dir .): write beside them, replacing only files of the run's own names, deleting none",
+		func(o *engine.Options, s string) (err error) { o.LogDirReuse, err = boolean(s); return err }},
 	{"gpus", String, "", "GPU ids (0,1,2,3) or a count (4); default $HIP_VISIBLE_DEVICES, $CUDA_VISIBLE_DEVICES, else detected",
 		func(o *engine.Options, s string) error { o.GPUs = s; return nil }},
 	{"arch", String, "", "GPU arch keying the weight table, e.g. gfx942 (default detected)",
@@ -80,8 +82,12 @@ var Knobs = []Knob{
 		func(o *engine.Options, s string) error { o.ContainerWorkdir = s; return nil }},
 	{"pass-env", Lines, "", "with --container: variables (globs allowed, e.g. NVTE_*) passed into the container besides the hook contract's (repeatable)",
 		func(o *engine.Options, s string) error { o.PassEnv = splitLines(s); return nil }},
-	{"grace", Duration, "20s", "on cancel or timeout, time between TERM and KILL of an item's processes",
+	{"grace", Duration, "20s", "on cancel or timeout, time between TERM and KILL of a command's processes (0 = none: KILL at once)",
 		func(o *engine.Options, s string) (err error) { o.Grace, err = duration(s); return err }},
+	{"list-timeout", Duration, "10m", "stop a suite's listing pass that runs longer (its process tree is killed; the run stops naming the suite); 0 = none",
+		func(o *engine.Options, s string) (err error) { o.ListTimeout, err = duration(s); return err }},
+	{"setup-timeout", Duration, "2h", "stop a suite's one-time setup (pip installs, a JIT prebuild) that runs longer, likewise; 0 = none",
+		func(o *engine.Options, s string) (err error) { o.SetupTimeout, err = duration(s); return err }},
 	{"hook-var", Lines, "", "rename a hook variable, KEY=NAME (repeatable); keys: " + strings.Join(keys(), ", "),
 		func(o *engine.Options, s string) error {
 			o.Hooks = hook.Default()

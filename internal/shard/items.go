@@ -117,7 +117,7 @@ func TableKeys(t *weights.Table) []ItemKey {
 // gpus; a listing's per-item count is not known without listing, so the suite's
 // holds). What the list holds that no suite of the config runs is left out, and
 // said in the returned warnings (one per reason).
-func Items(suites []config.Suite, keys []ItemKey, gpus int) ([]schedule.Item, []string, error) {
+func Items(suites []config.Suite, keys []ItemKey, gpus int) ([]schedule.Item, []string) {
 	byLabel := map[string][]ItemKey{}
 	for _, k := range keys {
 		byLabel[k.Label] = append(byLabel[k.Label], k)
@@ -125,14 +125,10 @@ func Items(suites []config.Suite, keys []ItemKey, gpus int) ([]schedule.Item, []
 	var items []schedule.Item
 	var warns []string
 	for _, s := range suites {
-		m, err := modeOf(s)
-		if err != nil {
-			return nil, nil, err
-		}
-		width := itemGPUs(m, gpus)
+		width := itemGPUs(s.Options, gpus)
 		listed := byLabel[s.Label]
 		delete(byLabel, s.Label)
-		if m.Mode == config.Opaque {
+		if s.Mode == config.Opaque {
 			if n := countTagged(listed); n > 0 {
 				warns = append(warns, fmt.Sprintf("suite %q is opaque (one whole item) but the list has %d item(s) of it with a tag; they are left out", s.Label, n))
 			}
@@ -160,7 +156,7 @@ func Items(suites []config.Suite, keys []ItemKey, gpus int) ([]schedule.Item, []
 		}
 		warns = append(warns, fmt.Sprintf("%d item(s) of suites not in the config are left out: %s", n, strings.Join(labels, ", ")))
 	}
-	return items, warns, nil
+	return items, warns
 }
 
 func countTagged(ks []ItemKey) int {
@@ -173,20 +169,9 @@ func countTagged(ks []ItemKey) int {
 	return n
 }
 
-// modeOf is the suite's mode field parsed with its options (docs/adapters.md).
-// The config keeps the field as written in Suite.Mode until its parser takes the
-// options itself.
-func modeOf(s config.Suite) (config.ModeSpec, error) {
-	m, err := config.ParseMode(string(s.Mode))
-	if err != nil {
-		return m, &config.Error{File: s.File, Line: s.Line, Msg: err.Error()}
-	}
-	return m, nil
-}
-
-// itemGPUs is the GPUs each item of a suite of mode m takes on shards of gpus
-// GPUs: gpus=N, gpus=all (the shard's gpus), else 1.
-func itemGPUs(m config.ModeSpec, gpus int) int {
+// itemGPUs is the GPUs each item of a suite with mode options m takes on shards
+// of gpus GPUs: gpus=N, gpus=all (the shard's gpus), else 1.
+func itemGPUs(m config.Options, gpus int) int {
 	switch {
 	case m.AllGPUs:
 		return gpus

@@ -1,6 +1,10 @@
 package textfmt
 
 import (
+	"bytes"
+	"io"
+	"os"
+	"regexp"
 	"strings"
 	"sync"
 )
@@ -55,3 +59,45 @@ func Indent(s string) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return "    | " + strings.Join(lines, "\n    | ")
 }
+
+// FileTail returns the last lines of a log file (at most maxLines, from its last
+// maxBytes), without terminal escape sequences and with CRLF as LF; "" when the file
+// cannot be read or is not a regular file. It is what a report or a merged JUnit file
+// shows of a failed item's log.
+func FileTail(path string, maxBytes int64, maxLines int) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil || !info.Mode().IsRegular() {
+		return ""
+	}
+	off := max(info.Size()-maxBytes, 0)
+	buf, err := io.ReadAll(io.NewSectionReader(f, off, maxBytes))
+	if err != nil {
+		return ""
+	}
+	if off > 0 { // drop the partial first line
+		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
+			buf = buf[i+1:]
+		}
+	}
+	text := strings.TrimRight(StripANSI(strings.ReplaceAll(string(buf), "\r\n", "\n")), "\n")
+	lines := strings.Split(text, "\n")
+	if len(lines) > maxLines {
+		lines = lines[len(lines)-maxLines:]
+	}
+	if len(lines) == 1 && lines[0] == "" {
+		return ""
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// ansiCSI matches terminal colour and cursor sequences, which item logs are full of
+// and which only show up as noise outside a terminal.
+var ansiCSI = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]`)
+
+// StripANSI removes terminal colour and cursor sequences.
+func StripANSI(s string) string { return ansiCSI.ReplaceAllString(s, "") }

@@ -2,7 +2,10 @@ package textfmt
 
 import (
 	"math"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -90,6 +93,27 @@ func FuzzPrintable(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestFileTail(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	for i := 0; i < 2000; i++ {
+		b.WriteString("\x1b[31mline ")
+		b.WriteString(strings.Repeat("x", i%7))
+		b.WriteString("\x1b[0m\r\n")
+	}
+	b.WriteString("last words")
+	p := filepath.Join(dir, "big.log")
+	os.WriteFile(p, []byte(b.String()), 0o644)
+	tail := FileTail(p, 4096, 40)
+	lines := strings.Split(strings.TrimSuffix(tail, "\n"), "\n")
+	if len(lines) != 40 || lines[39] != "last words" || strings.Contains(tail, "\x1b") || strings.Contains(tail, "\r") {
+		t.Errorf("tail has %d lines, last %q:\n%q", len(lines), lines[len(lines)-1], tail)
+	}
+	if FileTail(filepath.Join(dir, "none.log"), 4096, 40) != "" || FileTail(dir, 4096, 40) != "" {
+		t.Error("tail of a missing file or a directory")
+	}
 }
 
 func TestCapped(t *testing.T) {

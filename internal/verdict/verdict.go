@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/rocm/sgpu-queue/internal/atomicfile"
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/logdir"
 )
@@ -166,10 +167,10 @@ func Write(l logdir.Layout, suites []Suite) error {
 			b.WriteString(it.Line())
 			b.WriteByte('\n')
 		}
-		if err := os.WriteFile(l.SuiteLog(s.LogFile), []byte(b.String()), 0o644); err != nil {
+		if err := atomicfile.Write(l.SuiteLog(s.LogFile), []byte(b.String()), 0o644); err != nil {
 			return err
 		}
-		if err := os.WriteFile(l.SuiteRC(s.LogFile), []byte(fmt.Sprintf("%d\n", s.RC)), 0o644); err != nil {
+		if err := atomicfile.Write(l.SuiteRC(s.LogFile), []byte(fmt.Sprintf("%d\n", s.RC)), 0o644); err != nil {
 			return err
 		}
 	}

@@ -7,7 +7,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
+
+	"github.com/rocm/sgpu-queue/internal/atomicfile"
 )
 
 // Store is where the table lives between runs: a local file for the CLI, the Actions
@@ -44,40 +45,13 @@ func (f File) Load(ctx context.Context) (*Table, []string, error) {
 	return t, warns, nil
 }
 
-// Save implements Store: write a temporary file beside the table, then rename, so a
-// reader (or a crash) never sees half a table.
+// Save implements Store: the table is replaced atomically (atomicfile.Write): a
+// reader or a crash never sees half a table; a symlinked table is updated through
+// the link (its target changes, the link stays) and keeps its mode.
 func (f File) Save(ctx context.Context, t *Table) error {
 	var b bytes.Buffer
 	if err := t.Format(&b); err != nil {
 		return err
 	}
-	return WriteAtomic(f.Path, b.Bytes())
-}
-
-// WriteAtomic replaces path with data through a temporary file and a rename.
-func WriteAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfile.Write(f.Path, b.Bytes(), 0o644)
 }

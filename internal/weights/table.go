@@ -4,7 +4,9 @@
 //
 // The text format is TransformerEngine's: one "<key> <seconds>" per line, '#'
 // comments, key "<label>/<tag>" or the bare label of an opaque suite. Tables in that
-// format load unchanged; a corrupt line is skipped with a warning, never fatal.
+// format load unchanged; a corrupt line is skipped with a warning, never fatal. A key
+// byte a text line cannot hold (a control character, a byte of invalid UTF-8) is
+// written as \xHH (see EscapeKey), so every tag a listing can print round-trips.
 package weights
 
 import (
@@ -107,6 +109,7 @@ func Parse(r io.Reader, name string) (*Table, []string) {
 			continue
 		}
 		key, secs, msg := parseLine(text)
+		key = UnescapeKey(key)
 		if msg != "" {
 			warns = append(warns, fmt.Sprintf("%s:%d: skipped corrupt weight line (%s)", name, line, msg))
 			continue
@@ -188,7 +191,7 @@ func clip(s string) string {
 func (t *Table) Format(w io.Writer) error {
 	var b bytes.Buffer
 	for _, k := range t.Keys() {
-		b.WriteString(k)
+		b.WriteString(EscapeKey(k))
 		b.WriteByte(' ')
 		b.WriteString(FormatSeconds(t.w[k]))
 		b.WriteByte('\n')
@@ -200,4 +203,75 @@ func (t *Table) Format(w io.Writer) error {
 // FormatSeconds writes seconds with one decimal, as TE's tables do.
 func FormatSeconds(v float64) string {
 	return strconv.FormatFloat(v, 'f', 1, 64)
+}
+
+// EscapeKey writes a key the way a table line can hold it: a control character (tab
+// aside) or a byte of invalid UTF-8 becomes \xHH, and so does a backslash that
+// would otherwise read as such an escape ("\\x01" written literally); everything
+// else, TE's keys included, stays as it is. UnescapeKey is its inverse.
+func EscapeKey(k string) string {
+	if !needsEscaping(k) {
+		return k
+	}
+	var b strings.Builder
+	for i := 0; i < len(k); {
+		r, size := utf8.DecodeRuneInString(k[i:])
+		c := k[i]
+		switch {
+		case r == utf8.RuneError && size == 1, size == 1 && unheld(c), c == '\\' && escapeAt(k, i):
+			fmt.Fprintf(&b, `\x%02X`, c)
+		default:
+			b.WriteString(k[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// UnescapeKey reads a key back from its written form: each \xHH that EscapeKey can
+// write becomes its byte; any other text stays as it is.
+func UnescapeKey(s string) string {
+	if !strings.Contains(s, `\x`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && escapeAt(s, i) {
+			v, _ := strconv.ParseUint(s[i+2:i+4], 16, 8)
+			b.WriteByte(byte(v))
+			i += 3
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func needsEscaping(k string) bool {
+	if !utf8.ValidString(k) {
+		return true
+	}
+	for i := 0; i < len(k); i++ {
+		if unheld(k[i]) || k[i] == '\\' && escapeAt(k, i) {
+			return true
+		}
+	}
+	return false
+}
+
+// unheld is an ASCII byte a table line cannot hold.
+func unheld(c byte) bool { return c < 0x20 && c != '\t' || c == 0x7f }
+
+// escapeAt reports whether s[i:] starts with an escape UnescapeKey reads: a
+// backslash, 'x', and two hex digits naming a byte EscapeKey escapes.
+func escapeAt(s string, i int) bool {
+	if i+4 > len(s) || s[i] != '\\' || s[i+1] != 'x' {
+		return false
+	}
+	v, err := strconv.ParseUint(s[i+2:i+4], 16, 8)
+	if err != nil {
+		return false
+	}
+	c := byte(v)
+	return unheld(c) || c >= 0x80 || c == '\\'
 }

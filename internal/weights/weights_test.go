@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestParse(t *testing.T) {
@@ -208,16 +209,112 @@ func FuzzParse(f *testing.F) {
 		tab, _ := Parse(strings.NewReader(in), "fuzz")
 		for _, k := range tab.Keys() {
 			v, _ := tab.Get(k)
-			if math.IsNaN(v) || v < 0 || v > MaxSeconds || k == "" || strings.ContainsAny(k, "\n\r") {
+			if math.IsNaN(v) || v < 0 || v > MaxSeconds || k == "" {
 				t.Fatalf("accepted %q = %v", k, v)
 			}
 		}
-		// What we write, we read back the same (one decimal).
+		// What we write, we read back the same (one decimal), key for key.
 		var b bytes.Buffer
 		tab.Format(&b)
 		back, warns := Parse(&b, "back")
 		if len(warns) != 0 || back.Len() != tab.Len() {
 			t.Fatalf("round trip: %d → %d keys, %q", tab.Len(), back.Len(), warns)
 		}
+		for _, k := range tab.Keys() {
+			if _, ok := back.Get(k); !ok {
+				t.Fatalf("key %q lost in the round trip", k)
+			}
+		}
 	})
+}
+
+// Every key an item can have (a label, and a tag as a listing prints it: trimmed,
+// any bytes) is written so that the next run reads it back, through a real file.
+func FuzzKeyRoundTrip(f *testing.F) {
+	for _, tag := range []string{"test_numerics.ck.amax+triton", "a\rb", "bad\xffutf8", "esc\x1b[0m", `lit\x01`, `lit\x5C\x01`, `\\x7f`, "nul\x00", "é ü", "del\x7f", "tab\tin"} {
+		f.Add("torch", tag)
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, label, tag string) {
+		if label == "" || strings.ContainsAny(label, "/ \t\n#") || !utf8.ValidString(label) || strings.ContainsFunc(label, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+			return // the config refuses such labels
+		}
+		tag = strings.TrimSpace(tag)
+		if tag == "" || strings.ContainsAny(tag, "\n") {
+			return // a listing line cannot carry such a tag
+		}
+		key := Key(label, tag)
+		tab := New()
+		tab.Set(key, 12.5)
+		tab.Set("core", 3)
+		store := File{Path: filepath.Join(dir, "w.txt")}
+		if err := store.Save(context.Background(), tab); err != nil {
+			t.Fatal(err)
+		}
+		back, warns, err := store.Load(context.Background())
+		if err != nil || len(warns) != 0 {
+			t.Fatalf("key %q: written, then %v %q", key, err, warns)
+		}
+		if v, ok := back.Get(key); !ok || v != 12.5 || back.Len() != 2 {
+			t.Fatalf("key %q came back as %q", key, back.Keys())
+		}
+	})
+}
+
+func TestEscapeKey(t *testing.T) {
+	tests := []struct{ key, file string }{
+		{"torch/test_numerics.ck.amax+triton", "torch/test_numerics.ck.amax+triton"}, // TE's keys unchanged
+		{"torch/a b\tc", "torch/a b\tc"},
+		{"torch/é", "torch/é"},
+		{"torch/a\rb", `torch/a\x0Db`},
+		{"torch/\x1b[31mred", `torch/\x1B[31mred`},
+		{"torch/\xff\xfe", `torch/\xFF\xFE`},
+		{`torch/lit\x01`, `torch/lit\x5Cx01`}, // a literal escape stays literal
+		{`torch/lit\x41`, `torch/lit\x41`},    // \x41 is no escape: it names 'A', which needs none
+		{`torch/back\slash`, `torch/back\slash`},
+	}
+	for _, tt := range tests {
+		if got := EscapeKey(tt.key); got != tt.file {
+			t.Errorf("EscapeKey(%q) = %q, want %q", tt.key, got, tt.file)
+		}
+		if back := UnescapeKey(tt.file); back != tt.key {
+			t.Errorf("UnescapeKey(%q) = %q, want %q", tt.file, back, tt.key)
+		}
+	}
+}
+
+// A table that is a symlink (a shared table, a table kept in another checkout) is
+// updated through the link: the next load sees what was learned, the link is still
+// a link, and the target keeps its mode.
+func TestFileStoreSymlink(t *testing.T) {
+	dir := t.TempDir()
+	shared := filepath.Join(dir, "shared", "w.txt")
+	os.MkdirAll(filepath.Dir(shared), 0o755)
+	os.WriteFile(shared, []byte("torch/a 1.0\n"), 0o644)
+	os.Chmod(shared, 0o664) // past the umask
+	link := filepath.Join(dir, "ci-weights", "test_weights.gfx942.l1.txt")
+	os.MkdirAll(filepath.Dir(link), 0o755)
+	if err := os.Symlink("../shared/w.txt", link); err != nil {
+		t.Fatal(err)
+	}
+	f := File{Path: link}
+	tab, _, _ := f.Load(context.Background())
+	Learn(tab, []Measurement{{Key: "torch/a", Seconds: 3}, {Key: "torch/\x1bnew", Seconds: 5}})
+	if err := f.Save(context.Background(), tab); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the table is no longer a symlink: %v", err)
+	}
+	data, _ := os.ReadFile(shared)
+	if string(data) != "torch/\\x1Bnew 5.0\ntorch/a 2.0\n" {
+		t.Errorf("target holds %q", data)
+	}
+	if fi, _ := os.Stat(shared); fi.Mode().Perm() != 0o664 {
+		t.Errorf("target mode %v, want 0664 kept", fi.Mode().Perm())
+	}
+	again, warns, _ := File{Path: link}.Load(context.Background())
+	if v, _ := again.Get("torch/\x1bnew"); v != 5 || len(warns) != 0 {
+		t.Errorf("reloaded %v %q", again.Keys(), warns)
+	}
 }

@@ -44,12 +44,15 @@ run_item() {
     fi
     echo "running $_tag on ${HIP_VISIBLE_DEVICES:-all GPUs} for ${_secs}s"
     sleep "$_secs"
-    if [ -n "$JUNITXML_PREFIX" ]; then
-        mkdir -p "$JUNITXML_PREFIX"
-        _f="$JUNITXML_PREFIX$_tag${JUNITXML_SUFFIX:-.xml}"
+    # As TE's get_pytest_junitxml: the file is <prefix><tag><suffix>, the suffix
+    # variable and nothing else (no default extension), and only when either is set.
+    if [ -n "$JUNITXML_PREFIX$JUNITXML_SUFFIX" ]; then
+        mkdir -p "$(dirname "$JUNITXML_PREFIX$_tag")"
+        _f="$JUNITXML_PREFIX$_tag$JUNITXML_SUFFIX"
         if [ "$_rc" -eq 0 ]; then _body=""; _fail=0; else _body="<failure message=\"exit $_rc\">demo failure</failure>"; _fail=1; fi
-        printf '<?xml version="1.0" encoding="utf-8"?>\n<testsuites><testsuite name="pytest" tests="1" failures="%s" errors="0" skipped="0" time="%s"><testcase classname="demo.%s" name="test_%s" time="%s">%s</testcase></testsuite></testsuites>\n' \
-            "$_fail" "$_secs" "$_tag" "$_tag" "$_secs" "$_body" >"$_f"
+        # pytest's xunit1 family: file and line on the test case, and its properties.
+        printf '<?xml version="1.0" encoding="utf-8"?>\n<testsuites><testsuite name="pytest" tests="1" failures="%s" errors="0" skipped="0" time="%s"><testcase classname="demo.%s" name="test_%s" file="tests/demo/test_%s.py" line="42" time="%s"><properties><property name="item" value="%s"/></properties>%s</testcase></testsuite></testsuites>\n' \
+            "$_fail" "$_secs" "$_tag" "$_tag" "$_tag" "$_secs" "$_tag" "$_body" >"$_f"
     fi
     [ "$_rc" -eq 0 ] || { echo "$_tag failed"; _suite_rc=$_rc; }
     return 0

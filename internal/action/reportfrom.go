@@ -1,0 +1,68 @@
+package action
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/rocm/sgpu-queue/internal/engine"
+	"github.com/rocm/sgpu-queue/internal/exitcode"
+	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/publish"
+	"github.com/rocm/sgpu-queue/internal/report"
+	"github.com/rocm/sgpu-queue/internal/verdict"
+)
+
+// publishFrom publishes the report of a finished run instead of running one: the
+// report-from input names its log dir, downloaded from the artifact of the workflow
+// that ran the tests. This is how a pull request from a fork gets its check run and
+// comment: its own workflow only has a read-only token, so a workflow_run job, which
+// has a writable one and runs none of the pull request's code, publishes for it
+// (README, "Pull requests from forks"). The commit and the run's page come from the
+// workflow_run event unless the commit input says otherwise; the pull request from
+// the pr-number input (GitHub does not list a fork's pull request in the event).
+// The step succeeds whatever the tests did: they failed their own workflow already.
+func (a *act) publishFrom(ctx context.Context, dir string) int {
+	run, warns, err := logdir.Load(dir)
+	if err != nil {
+		return a.stop(&engine.Error{Code: exitcode.Usage, Err: fmt.Errorf("input report-from %s: %w (download the log dir of the run to publish first)", a.rel(dir), err)})
+	}
+	for _, w := range warns {
+		a.obs.Warn(w)
+	}
+	wr, err := publish.WorkflowRunFromEvent(a.e.Getenv("GITHUB_EVENT_PATH"))
+	if err != nil {
+		a.obs.Warn(fmt.Sprintf("publish: %v", err))
+	}
+	if a.pub.commit == "" {
+		a.pub.commit = wr.HeadSHA
+	}
+	if a.pub.pr == 0 {
+		a.pub.pr = wr.PR
+	}
+	if wr.HTMLURL != "" {
+		a.runPage = wr.HTMLURL
+	}
+	suites := verdict.Decide(run)
+	stats := report.Compute(run, suites)
+	res := &engine.Result{
+		ExitCode: verdict.ExitCode(suites), LogDir: dir, Suites: suites, Stats: stats,
+		Report: run.Layout.Report(), Cancelled: run.Meta.Cancelled, Quarantined: run.Meta.Quarantined,
+		Markdown: report.Render(run, suites, stats, report.Options{RunURL: a.runPage}),
+	}
+	if res.Cancelled && res.ExitCode == exitcode.OK {
+		res.ExitCode = exitcode.Interrupted
+	}
+	fmt.Fprintf(a.e.Stdout, "  publishing the report of %s: %d suites, %d items, %d failed (commit %s, pull request %d)\n",
+		a.rel(dir), len(suites), stats.Items, stats.Failed, orEvent(a.pub.commit), a.pub.pr)
+	a.present(res)
+	a.publishPR(ctx, res)
+	a.obs.flushWarnings()
+	return exitcode.OK
+}
+
+func orEvent(s string) string {
+	if s == "" {
+		return "from the event"
+	}
+	return s
+}

@@ -1,0 +1,75 @@
+package logdir
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// LockName is the lock file in the log dir: a run holds an exclusive flock(2) on it
+// from phase 0 to its end, so two runs never write one log dir at once. It names its
+// holder; the kernel drops the lock when the holder dies, however it dies.
+const LockName = ".sgpu-queue.lock"
+
+// Lock is a held log-dir lock.
+type Lock struct{ f *os.File }
+
+// BusyError is returned when another run holds the log dir's lock.
+type BusyError struct {
+	Dir    string
+	Holder string // "pid 123 on host h, started 2025-…", or "" when not yet written
+}
+
+func (e *BusyError) Error() string {
+	holder := e.Holder
+	if holder == "" {
+		holder = "it is starting and has not named itself yet"
+	}
+	return fmt.Sprintf("log dir %s is in use by another sgpu-queue run (%s): wait for it to end, or give this run another --log-dir", e.Dir, holder)
+}
+
+// lock takes the log dir's lock without waiting.
+func (l Layout) lock() (*Lock, error) {
+	if err := os.MkdirAll(l.Root, 0o755); err != nil {
+		return nil, err
+	}
+	path := l.path(LockName)
+	// os.OpenFile sets O_CLOEXEC: the items this run starts never inherit the lock,
+	// so one that outlives the run cannot keep the log dir locked.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		defer f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			data, _ := os.ReadFile(path)
+			return nil, &BusyError{Dir: l.Root, Holder: strings.TrimSpace(string(data))}
+		}
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	host, _ := os.Hostname()
+	holder := fmt.Sprintf("pid %d on host %s, started %s\n", os.Getpid(), host, time.Now().UTC().Format(time.RFC3339))
+	if err := f.Truncate(0); err == nil {
+		_, err = f.WriteAt([]byte(holder), 0)
+		if err != nil {
+			// The lock holds without its note; a second run then says the
+			// holder has not named itself.
+			_ = f.Truncate(0)
+		}
+	}
+	return &Lock{f: f}, nil
+}
+
+// Release drops the lock (closing the file drops the flock).
+func (k *Lock) Release() error {
+	if k == nil || k.f == nil {
+		return nil
+	}
+	err := k.f.Close()
+	k.f = nil
+	return err
+}

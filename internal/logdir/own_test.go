@@ -1,0 +1,202 @@
+package logdir
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func write(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+func claim(labels ...string) *Meta {
+	m := &Meta{Tool: ToolName}
+	for _, l := range labels {
+		m.Suites = append(m.Suites, MetaSuite{Label: l, LogFile: l + ".log", Mode: "list"})
+	}
+	return m
+}
+
+func TestClaimNewDir(t *testing.T) {
+	l := Layout{Root: filepath.Join(t.TempDir(), "a", "logs")}
+	lock, err := l.Claim(claim("torch"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	for _, d := range l.dirs() {
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+			t.Errorf("%s not created", d)
+		}
+	}
+	if data, err := os.ReadFile(l.Meta()); err != nil || !strings.Contains(string(data), `"tool": "sgpu-queue"`) {
+		t.Errorf("run.json not written at once: %v %s", err, data)
+	}
+	holder, _ := os.ReadFile(filepath.Join(l.Root, LockName))
+	if !strings.HasPrefix(string(holder), fmt.Sprintf("pid %d on host ", os.Getpid())) {
+		t.Errorf("lock file %q does not name its holder", holder)
+	}
+}
+
+// A directory with someone's files and no run of ours is refused, untouched; with
+// reuse the run writes beside them and deletes none.
+func TestClaimRefusesForeignDir(t *testing.T) {
+	root := t.TempDir()
+	l := Layout{Root: root}
+	gen := filepath.Join(root, "report", "generator.py")
+	write(t, gen, "print('mine')\n")
+	write(t, filepath.Join(root, "README.md"), "repo\n")
+	_, err := l.Claim(claim("torch"), false)
+	var no *NotOursError
+	if !errors.As(err, &no) {
+		t.Fatalf("err = %v, want *NotOursError", err)
+	}
+	for _, want := range []string{"log dir " + root + " holds files that no sgpu-queue run wrote (no queue/run.json; it holds README.md, report/)", "--log-dir-reuse"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("message %q lacks %q", err, want)
+		}
+	}
+	if exists(filepath.Join(root, LockName)) || exists(l.ItemsDir()) {
+		t.Error("a refused log dir was written to")
+	}
+	// A run.json that is not ours is refused too.
+	write(t, l.Meta(), `{"tool": "other"}`)
+	if _, err := l.Claim(claim("torch"), false); !errors.As(err, &no) || !strings.Contains(err.Error(), "not one of sgpu-queue's") {
+		t.Errorf("foreign run.json: %v", err)
+	}
+	lock, err := l.Claim(claim("torch"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock.Release()
+	if data, err := os.ReadFile(gen); err != nil || string(data) != "print('mine')\n" {
+		t.Errorf("generator.py: %v %q", err, data)
+	}
+	// Only the lock and empty directories of a run (a claim killed half way) count
+	// as empty.
+	empty := Layout{Root: t.TempDir()}
+	os.MkdirAll(empty.ItemsDir(), 0o755)
+	write(t, filepath.Join(empty.Root, LockName), "")
+	if lock, err := empty.Claim(claim("x"), false); err != nil {
+		t.Errorf("empty layout refused: %v", err)
+	} else {
+		lock.Release()
+	}
+}
+
+// A new run deletes exactly what the earlier run wrote, whatever else is there.
+func TestClaimDeletesOnlyOwned(t *testing.T) {
+	root := t.TempDir()
+	l := Layout{Root: root}
+	lock, err := l.Claim(claim("torch", "core"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var q strings.Builder
+	FormatQueue(&q, []QueueRow{{Weight: 1, Label: "torch", Cmd: "c", Tag: "a.b"}, {Weight: 1, Label: "torch", Cmd: "c", Tag: "evil/tag"}, {Weight: 1, Label: "core", Cmd: "c"}})
+	write(t, l.QueueTSV(), q.String())
+	owned := []string{
+		l.ExpandLog(), l.ItemsTSV(), l.TimingsTSV(), l.Report(), l.Timeline(),
+		l.ItemLog("torch", "a.b"), l.ItemRC("torch", "a.b"), l.ItemAttemptLog("torch", "a.b", 1), l.ItemAttemptRC("torch", "a.b", 1),
+		l.ItemLog("torch", "evil/tag"), l.ItemLog("core", ""), l.ItemRC("core", ""),
+		filepath.Join(l.ItemCwd("torch", "a.b"), "leftover", "core.dump"),
+		l.SuiteLog("torch.log"), l.SuiteRC("torch.log"), l.SuiteRC("core.log"), l.SetupLog("torch"),
+		filepath.Join(l.ReportDir(), ".schedule.md.tmp123456"), filepath.Join(l.QueueDir(), ".run.json.tmp9"),
+	}
+	for _, p := range owned {
+		write(t, p, "old run\n")
+	}
+	users := []string{
+		filepath.Join(root, "mine.txt"), filepath.Join(l.ReportDir(), "generator.py"),
+		filepath.Join(l.ItemsDir(), "notes.txt"), l.ItemLog("torch", "not.queued"), l.ItemLog("jax", "a.b"),
+		filepath.Join(l.CwdDir(), "torch.not.queued", "f"), l.SuiteLog("jax.log"), l.SetupLog("jax"),
+		filepath.Join(l.ReportDir(), ".schedule.md.tmpx"), filepath.Join(l.ReportDir(), "schedule.md.bak"),
+	}
+	for _, p := range users {
+		write(t, p, "user\n")
+	}
+	lock.Release()
+	lock, err = l.Claim(claim("torch"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	for _, p := range owned {
+		if exists(p) {
+			t.Errorf("%s of the earlier run survived", p)
+		}
+	}
+	if exists(l.ItemCwd("torch", "a.b")) {
+		t.Error("the earlier item's cwd survived")
+	}
+	for _, p := range users {
+		if data, err := os.ReadFile(p); err != nil || string(data) != "user\n" {
+			t.Errorf("%s: %v %q: a file the tool did not write was touched", p, err, data)
+		}
+	}
+}
+
+// A layout directory that is a symlink is not looked into: its target could be
+// anyone's.
+func TestClaimDoesNotFollowLinkedDirs(t *testing.T) {
+	root := t.TempDir()
+	elsewhere := t.TempDir()
+	l := Layout{Root: root}
+	lock, err := l.Claim(claim("torch"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock.Release()
+	os.Remove(l.SuitesDir())
+	os.Symlink(elsewhere, l.SuitesDir())
+	victim := filepath.Join(elsewhere, "torch.log")
+	write(t, victim, "precious\n")
+	lock, err = l.Claim(claim("torch"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock.Release()
+	if !exists(victim) {
+		t.Error("a file behind a symlinked suites/ was deleted")
+	}
+}
+
+// A second claim while the first holds the lock exits naming the holder, and
+// deletes nothing; once released the log dir can be claimed again.
+func TestClaimLocked(t *testing.T) {
+	l := Layout{Root: t.TempDir()}
+	first, err := l.Claim(claim("torch"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, l.SuiteRC("torch.log"), "0\n")
+	_, err = l.Claim(claim("torch"), false)
+	var busy *BusyError
+	if !errors.As(err, &busy) || !strings.Contains(err.Error(), fmt.Sprintf("in use by another sgpu-queue run (pid %d on host ", os.Getpid())) {
+		t.Fatalf("second claim: %v", err)
+	}
+	if !exists(l.SuiteRC("torch.log")) {
+		t.Error("the refused claim deleted the running run's files")
+	}
+	first.Release()
+	second, err := l.Claim(claim("torch"), false)
+	if err != nil {
+		t.Fatalf("after release: %v", err)
+	}
+	second.Release()
+}
