@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rocm/sgpu-queue/internal/atomicfile"
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/hook"
@@ -98,7 +99,7 @@ func planCmd(e Env, args []string) int {
 	if err := p.Write(&b); err != nil {
 		return usageErr(err)
 	}
-	if err := os.WriteFile(*out, b.Bytes(), 0o644); err != nil {
+	if err := atomicfile.Write(*out, b.Bytes(), 0o644); err != nil {
 		return usageErr(fmt.Errorf("--out: %w", err))
 	}
 	e.Stdout.Write(b.Bytes())

@@ -143,7 +143,8 @@ func TestPlanCmd(t *testing.T) {
 		{name: "items missing", args: []string{"--shards", "2", "--gpus", "8", "--weights", teTable, "--items", "/nonexistent/items.tsv", teConf}, code: 2, stderr: []string{"--items: open /nonexistent/items.tsv"}},
 		{name: "a bad config", args: []string{"--shards", "2", "--gpus", "8", "--weights", teTable, badConf}, code: 2, stderr: []string{badConf + `:1: suite "torch": unknown mode "parallel"`}},
 		{name: "no config", args: []string{"--shards", "2", "--gpus", "8"}, code: 2, stderr: []string{"sgpu-queue plan: no CONFIG given"}},
-		{name: "out not writable", args: []string{"--shards", "2", "--gpus", "8", "--weights", teTable, "--out", filepath.Join(none, "no", "dir", "plan.json"), teConf}, code: 2, stderr: []string{"sgpu-queue plan: --out: open "}},
+		{name: "out not writable", args: []string{"--shards", "2", "--gpus", "8", "--weights", teTable, "--out", filepath.Join(items, "plan.json"), teConf}, code: 2,
+			stderr: []string{"sgpu-queue plan: --out: " + filepath.Join(items, "plan.json") + ": not a directory"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
