@@ -73,6 +73,8 @@ func command(e Env) int {
 		return simulateCmd(e, args)
 	case "verify":
 		return verifyCmd(e, args)
+	case "plan":
+		return planCmd(e, args)
 	case "version", "--version":
 		fmt.Fprintf(e.Stdout, "sgpu-queue %s\n", version(e.Version))
 		return 0
@@ -93,8 +95,11 @@ Usage:
   sgpu-queue verify [flags] CONFIG...  check that every listed tag selects exactly its own call line
                                        (run it first when adopting the queue)
   sgpu-queue run [flags] CONFIG...     phases 0–8: expand, order, run, verdicts, learn, report
-  sgpu-queue simulate --weights FILE --gpus N [--noise F] [--runs K] [--seed S]
-                                       predicted wall clock and utilisation per policy
+  sgpu-queue simulate --weights FILE --gpus N [--noise F] [--runs K] [--seed S] [--runners R]
+                                       predicted wall clock and utilisation per policy,
+                                       or of 1 … R runners of N GPUs each
+  sgpu-queue plan --shards K --gpus N CONFIG...
+                                       split the items over K runners of a job matrix (no GPU needed)
   sgpu-queue report LOGDIR             rebuild report/schedule.md from the files of a run
   sgpu-queue action                    the GitHub container action's entry point (reads INPUT_* variables)
   sgpu-queue version

@@ -2,16 +2,18 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"strconv"
 	"strings"
 
 	"github.com/rocm/sgpu-queue/internal/exitcode"
+	"github.com/rocm/sgpu-queue/internal/shard"
 	"github.com/rocm/sgpu-queue/internal/simulate"
 )
 
-const simulateHelp = `Usage: sgpu-queue simulate --weights FILE --gpus N [--noise F] [--runs K] [--seed S]
+const simulateHelp = `Usage: sgpu-queue simulate --weights FILE --gpus N [--noise F] [--runs K] [--seed S] [--runners R]
 
 Predicts the wall clock and utilisation of a run on N GPUs from a weight table, for
 the old design (one suite per GPU, a suite being a key's label, in the file's order),
@@ -31,6 +33,11 @@ factor in [1−F, 1+F]; lognormal: exp(F·Z)) while the queues still order by th
 weights; the figures are then means over K runs. Flags may also be set by SGPU_*
 variables (--gpus ↔ SGPU_GPUS).
 
+With --runners R it predicts a job matrix instead: 1 … R runners of N GPUs each,
+the items split as "sgpu-queue plan" splits them, each runner's share run as the
+default queue on its own GPUs; the wall clock is the slowest runner's, against the
+lower bound over all the runners' GPUs, with what one more runner would save.
+
 Flags:
 `
 
@@ -43,6 +50,7 @@ func simulateCmd(e Env, args []string) int {
 		model       = fs.String("noise-model", envDefault(e, "noise-model", simulate.NoiseUniform), "uniform (±F) or lognormal (σ = F)")
 		runs        = fs.String("runs", envDefault(e, "runs", "100"), "noisy runs, and shuffles of the unordered queue")
 		seed        = fs.String("seed", envDefault(e, "seed", "1"), "random seed (same seed, same figures)")
+		runners     = fs.String("runners", envDefault(e, "runners", ""), "predict 1 … R runners of N GPUs each (a job matrix) instead of comparing policies")
 	)
 	pos, code, stop := parse(fs, args, e)
 	if stop {
@@ -58,6 +66,12 @@ func simulateCmd(e Env, args []string) int {
 	o, err := simulateOptions(*gpus, *noise, *model, *runs, *seed)
 	if err != nil {
 		return usageErr(err)
+	}
+	nRunners := 0
+	if strings.TrimSpace(*runners) != "" {
+		if nRunners, err = count("--runners", *runners, shard.MaxShards, "runners"); err != nil {
+			return usageErr(err)
+		}
 	}
 	if *weightsPath == "" {
 		return usageErr(fmt.Errorf("no --weights FILE given: name the weight table to simulate"))
@@ -76,7 +90,12 @@ func simulateCmd(e Env, args []string) int {
 	}
 	ctx, _, stopSignals := signalContext(e.Stderr)
 	defer stopSignals()
-	rep, err := simulate.Compare(ctx, in, o)
+	var rep interface{ Write(io.Writer) error }
+	if nRunners > 0 {
+		rep, err = simulate.CompareRunners(ctx, in, o, nRunners)
+	} else {
+		rep, err = simulate.Compare(ctx, in, o)
+	}
 	if err != nil {
 		return usageErr(err)
 	}
@@ -135,6 +154,15 @@ func gpuCount(s string) (int, error) {
 		return 0, fmt.Errorf("--gpus: %d ids, more than %d", len(ids), simulate.MaxGPUs)
 	}
 	return len(ids), nil
+}
+
+// count reads a whole number from 1 to most for flag (what: what it counts).
+func count(flag, s string, most int, what string) (int, error) {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil || n < 1 || n > most {
+		return 0, fmt.Errorf("%s %q: want a whole number of %s from 1 to %d", flag, s, what, most)
+	}
+	return n, nil
 }
 
 // fraction reads "0.2" or "20%" as 0.2.

@@ -16,13 +16,11 @@ const (
 	mixedTable = "../../testdata/simulate/te-mixed.weights"
 )
 
-func runSimulate(t *testing.T, env map[string]string, args ...string) (int, string, string) {
+// runCommand runs one sgpu-queue command in this process.
+func runCommand(t *testing.T, env map[string]string, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := Main(Env{
-		Args: append([]string{"simulate"}, args...), Stdout: &out, Stderr: &errb,
-		Getenv: func(k string) string { return env[k] },
-	})
+	code := Main(Env{Args: args, Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return env[k] }})
 	return code, out.String(), errb.String()
 }
 
@@ -39,14 +37,7 @@ func TestSimulateCmd(t *testing.T) {
 	if err := os.WriteFile(empty, []byte("# nothing\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tests := []struct {
-		name   string
-		env    map[string]string
-		args   []string
-		code   int
-		stdout []string
-		stderr []string
-	}{
+	tests := []cmdCase{
 		{
 			name: "TE table on 4 GPUs", args: []string{"--weights", teTable, "--gpus", "4"},
 			stdout: []string{"one suite per GPU (static)      6935 s", "lpt queue                       2639 s", "planned queue (default)         2625 s", "lower bound max(work/4, largest) = 2624.25 s"},
@@ -76,28 +67,25 @@ func TestSimulateCmd(t *testing.T) {
 			stderr: []string{"sgpu-queue simulate: " + mixedTable + ": item torch-mgpu/distributed.test_numerics needs 8 GPUs but the pool has 4: give it gpus=4 at most, or run on more GPUs"}},
 		{name: "bad GPU count warns", args: []string{"--weights", badGPUs, "--gpus", "2"}, stdout: []string{"1 items in 1 suites"},
 			stderr: []string{"warning: " + badGPUs + `:1: skipped line with a bad GPU count "gpus=0"`}},
+		{
+			name: "runners", args: []string{"--weights", teTable, "--gpus", "8", "--runners", "4"},
+			stdout: []string{"80 items in 4 suites, 1–4 runners of 8 GPUs each", "1 runner      8      1313 s", "2 runners    16      1251 s",
+				"on 1 runner: a 2nd runner would save 62 s (4.7 %): 1251 s instead of 1313 s",
+				"on 3 runners: a 4th runner would save nothing: the largest item, core (1251 s), sets the wall clock; split it to go further"},
+		},
+		{name: "runners from SGPU_RUNNERS, with noise", env: map[string]string{"SGPU_RUNNERS": "2"}, args: []string{"--weights", teTable, "--gpus", "4", "--noise", "0.1", "--runs", "5"},
+			stdout: []string{"1–2 runners of 4 GPUs each", "(±10 %), 5 runs (seed 1)", "on 1 runner: a 2nd runner would save"}},
+		{name: "zero runners", args: []string{"--weights", teTable, "--gpus", "8", "--runners", "0"}, code: 2, stderr: []string{`sgpu-queue simulate: --runners "0": want a whole number of runners from 1 to 256`}},
+		{name: "bad runners", args: []string{"--weights", teTable, "--gpus", "8", "--runners", "two"}, code: 2, stderr: []string{`--runners "two"`}},
+		{name: "runners: an item wider than a runner", args: []string{"--weights", mixedTable, "--gpus", "4", "--runners", "2"}, code: 2,
+			stderr: []string{"item torch-mgpu/distributed.test_numerics needs 8 GPUs but the pool has 4"}},
 		{name: "stray argument", args: []string{teTable, "--gpus", "4"}, code: 2, stderr: []string{"unexpected argument"}},
 		{name: "unknown flag", args: []string{"--gpu", "4"}, code: 2, stderr: []string{"flag provided but not defined: -gpu"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			code, out, errs := runSimulate(t, tc.env, tc.args...)
-			if code != tc.code {
-				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.code, out, errs)
-			}
-			for _, s := range tc.stdout {
-				if !strings.Contains(out, s) {
-					t.Errorf("stdout lacks %q:\n%s", s, out)
-				}
-			}
-			for _, s := range tc.stderr {
-				if !strings.Contains(errs, s) {
-					t.Errorf("stderr lacks %q:\n%s", s, errs)
-				}
-			}
-			if tc.code == 2 && strings.Count(strings.TrimSpace(errs), "\n") > 0 && !strings.Contains(errs, "Usage") {
-				t.Errorf("want a one-line error, got:\n%s", errs)
-			}
+			code, out, errs := runCommand(t, tc.env, append([]string{"simulate"}, tc.args...)...)
+			tc.check(t, code, out, errs)
 		})
 	}
 }

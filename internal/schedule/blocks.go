@@ -85,6 +85,17 @@ func CheckWidths(items []Item, gpus int) error {
 // the policy's block order (BlockOrderOf). An item wider than the pool is a
 // *WidthError.
 func NewScheduler(policy string, items []Item, gpus int) (Scheduler, error) {
+	fresh, err := Prepare(policy, items, gpus)
+	if err != nil {
+		return nil, err
+	}
+	return fresh(), nil
+}
+
+// Prepare plans once what NewScheduler returns and gives a function that makes a
+// fresh Scheduler following that plan at each call: a simulation replays many runs
+// (or many shards, README "Several runners") without planning again for each.
+func Prepare(policy string, items []Item, gpus int) (func() Scheduler, error) {
 	if gpus < 1 {
 		return nil, fmt.Errorf("%d GPUs: want at least 1", gpus)
 	}
@@ -92,17 +103,21 @@ func NewScheduler(policy string, items []Item, gpus int) (Scheduler, error) {
 		return nil, err
 	}
 	if !Mixed(items) {
-		q, err := NewQueue(policy, items, gpus)
+		queue, err := queues(policy, items, gpus)
 		if err != nil {
 			return nil, err
 		}
-		return OnSlots(q, gpus), nil
+		return func() Scheduler { return OnSlots(queue(), gpus) }, nil
 	}
 	by, err := BlockOrderOf(policy)
 	if err != nil {
 		return nil, err
 	}
-	return NewBlocks(items, BlockOrder(items, by), gpus)
+	order := BlockOrder(items, by)
+	return func() Scheduler {
+		b, _ := NewBlocks(items, order, gpus) // cannot fail: gpus and widths were checked
+		return b
+	}, nil
 }
 
 // OnSlots drives a single-GPU Queue through the Scheduler interface exactly as the

@@ -33,11 +33,22 @@ func Policies() []string { return []string{PolicyPlanned, PolicyLPT} }
 // the default policy). The queue hands out indices into items, which need not be
 // ordered.
 func NewQueue(policy string, items []Item, slots int) (Queue, error) {
+	queue, err := queues(policy, items, slots)
+	if err != nil {
+		return nil, err
+	}
+	return queue(), nil
+}
+
+// queues plans once for NewQueue and returns a maker of fresh queues.
+func queues(policy string, items []Item, slots int) (func() Queue, error) {
 	switch policy {
 	case PolicyLPT:
-		return NewPull(LPTOrder(items)), nil
+		order := LPTOrder(items)
+		return func() Queue { return NewPull(order) }, nil
 	case PolicyPlanned, "":
-		return NewPlanned(items, slots), nil
+		p := NewPlan(items, slots)
+		return func() Queue { return p.Queue(items) }, nil
 	}
 	return nil, fmt.Errorf("unknown scheduling policy %q: use %s", policy, strings.Join(Policies(), " or "))
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/rocm/sgpu-queue/internal/schedule"
+	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
 
 // Write prints the report: what was simulated, the lower bound, and one aligned row
@@ -33,18 +34,7 @@ func (r *Report) Write(w io.Writer) error {
 		fmt.Fprintf(&b, "%s %s, largest item %s, lower bound max(%s/%d, largest) = %s\n",
 			work, secs(r.Work.Mean), secs(r.Largest.Mean), work, n, secs(r.Bound.Mean))
 	} else {
-		model := o.Model
-		if model == "" {
-			model = NoiseUniform
-		}
-		switch model {
-		case NoiseLognormal:
-			fmt.Fprintf(&b, "durations: weight × exp(%g·Z), Z standard normal (lognormal), %d runs (seed %d); the queues order by the weights\n", o.Noise, o.Runs, o.Seed)
-		default:
-			fmt.Fprintf(&b, "durations: weight × uniform [%g, %g] (±%g %%), %d runs (seed %d); the queues order by the weights\n",
-				1-o.Noise, 1+o.Noise, 100*o.Noise, o.Runs, o.Seed)
-		}
-		fmt.Fprintf(&b, "figures are means over the runs (range: min–max); each run is measured against its own bound\n")
+		writeNoise(&b, o)
 		fmt.Fprintf(&b, "%s %s, largest item %s, lower bound max(%s/%d, largest) = %s (range %s–%s)\n",
 			work, secs(r.Work.Mean), secs(r.Largest.Mean), work, n, secs(r.Bound.Mean), secs(r.Bound.Min), secs(r.Bound.Max))
 	}
@@ -77,6 +67,18 @@ func (r *Report) Write(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeNoise says how a noisy run's durations are drawn and what the figures are.
+func writeNoise(b *strings.Builder, o Options) {
+	switch o.Model {
+	case NoiseLognormal:
+		fmt.Fprintf(b, "durations: weight × exp(%g·Z), Z standard normal (lognormal), %d runs (seed %d); the queues order by the weights\n", o.Noise, o.Runs, o.Seed)
+	default:
+		fmt.Fprintf(b, "durations: weight × uniform [%g, %g] (±%g %%), %d runs (seed %d); the queues order by the weights\n",
+			1-o.Noise, 1+o.Noise, 100*o.Noise, o.Runs, o.Seed)
+	}
+	fmt.Fprintf(b, "figures are means over the runs (range: min–max); each run is measured against its own bound\n")
 }
 
 // writeHolds says how the default policy's held items fared against their
@@ -165,12 +167,7 @@ func writeTable(b *strings.Builder, rows [][]string) {
 }
 
 // secs prints seconds plainly: "6935 s", "2624.25 s" (at most two decimals).
-func secs(v float64) string {
-	if math.IsNaN(v) {
-		return "–"
-	}
-	return strconv.FormatFloat(math.Round(v*100)/100, 'f', -1, 64) + " s"
-}
+func secs(v float64) string { return textfmt.Secs(v) }
 
 func pct(v float64) string {
 	if math.IsNaN(v) {

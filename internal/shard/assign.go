@@ -1,0 +1,430 @@
+// Package shard splits one run's work items over several runners of a job matrix
+// (README.md, "Several runners"): Assign balances the items over K shards of N GPUs
+// each from their weights, Plan is the file a plan job writes and each shard job
+// reads, and ShardOf puts every item on exactly one shard, an item the plan does not
+// know by a stable hash of its key, so shards need no coordination.
+package shard
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/rocm/sgpu-queue/internal/schedule"
+)
+
+// MaxShards bounds K: a GitHub Actions matrix runs at most 256 jobs.
+const MaxShards = 256
+
+// Assignment is items split over shards, and what each shard is predicted to take.
+type Assignment struct {
+	Shards, GPUs int
+	// Of is each item's shard, 0 … Shards−1 (Plan numbers them from 1).
+	Of []int
+	// By shard: the predicted wall clock (the default policy's queue replayed on
+	// the shard's GPUs with the weights as durations), GPU-seconds, items.
+	Wall  []float64
+	Work  []float64
+	Count []int
+	// Over all items: GPU-seconds, the longest item (Largest, LargestItem), and
+	// the lower bound of any split, max(Total/(Shards·GPUs), Largest).
+	Total, Largest float64
+	LargestItem    int
+	Bound          float64
+	// Unknown counts the items without a weight; each was planned as Estimate
+	// seconds, the mean weight of the others (1 s when none has one).
+	Unknown  int
+	Estimate float64
+	// Hashed counts the items put on their hash shard (HashShard) because a plan
+	// file cannot carry their key: it is not valid UTF-8.
+	Hashed int
+	// Moves is how many moves and swaps the refinement on replayed walls kept;
+	// LPTWall is the slowest shard's predicted wall before them (step 1 alone).
+	Moves   int
+	LPTWall float64
+}
+
+// Refinement tuning: a move or swap must lower the larger of its two shards'
+// predicted walls by minGain of the bound to be kept (smaller gains are noise in a
+// real run), and the refinement replays at most replayBudget items in all, so a
+// plan of 100,000 items stays well under a second.
+const (
+	minGain      = 0.001
+	replayBudget = 3_000_000
+)
+
+// Assign splits items over shards of gpus GPUs each. The rule (README.md, "Several
+// runners"):
+//
+//  1. An item of width w and weight t costs w·t GPU-seconds. Items are taken by
+//     cost, largest first (then longest, then by key), each onto the shard with
+//     the fewest GPU-seconds so far (ties: the lowest shard): LPT over the shards'
+//     GPU capacity, all shards being equal.
+//  2. Each shard's wall clock is then predicted by replaying its items through the
+//     scheduler a run uses (schedule.Prepare with the default policy), since
+//     GPU-seconds alone miss how items pack on N GPUs: one long item, or wide items
+//     that cannot overlap, can keep a shard busy long after work/N.
+//  3. While the slowest shard is above the bound, one of its items is moved to, or
+//     swapped with a smaller one of, another shard when that lowers the larger of
+//     the two shards' predicted walls by at least minGain of the bound. The
+//     refined split is kept only if the default policy's replay confirms it.
+//
+// An item without a weight (Known false) is planned as the mean weight of the
+// others. Items must have their widths resolved (gpus=all as gpus); an item wider
+// than gpus is a *schedule.WidthError naming it. The result depends only on the
+// items and their order (Seq breaks ties in the shards' queues, as in a run).
+func Assign(items []schedule.Item, shards, gpus int) (*Assignment, error) {
+	switch {
+	case shards < 1 || shards > MaxShards:
+		return nil, fmt.Errorf("%d shards: want from 1 to %d (a job matrix runs at most %d jobs)", shards, MaxShards, MaxShards)
+	case gpus < 1:
+		return nil, fmt.Errorf("%d GPUs per shard: want at least 1", gpus)
+	}
+	if err := schedule.CheckWidths(items, gpus); err != nil {
+		return nil, err
+	}
+	a := &Assignment{Shards: shards, GPUs: gpus, Of: make([]int, len(items)), LargestItem: -1}
+	sp := newSplit(a, estimated(items, a))
+	sp.lpt()
+	if err := sp.predict(); err != nil {
+		return nil, err
+	}
+	a.LPTWall = a.Wall[argmax(a.Wall)]
+	if err := sp.refine(); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// estimated returns items, each known, an unknown one weighing the mean of the
+// known weights; it sets a.Unknown and a.Estimate.
+func estimated(items []schedule.Item, a *Assignment) []schedule.Item {
+	var sum float64
+	known := 0
+	for _, it := range items {
+		if it.Known {
+			sum += it.Weight
+			known++
+		}
+	}
+	a.Estimate = 1
+	if known > 0 {
+		a.Estimate = sum / float64(known)
+	}
+	out := slices.Clone(items)
+	for i := range out {
+		if !out[i].Known {
+			out[i].Weight, out[i].Known = a.Estimate, true
+			a.Unknown++
+		}
+	}
+	if a.Unknown == 0 {
+		a.Estimate = 0
+	}
+	return out
+}
+
+// split is Assign's working state.
+type split struct {
+	a       *Assignment
+	items   []schedule.Item // every one known
+	cost    []float64       // by item: GPU-seconds
+	order   []int           // items by cost, largest first
+	pinned  []bool          // by item: on its hash shard for good
+	members [][]int         // by shard: its items, in order's order
+	budget  int             // items the refinement may still replay
+}
+
+func newSplit(a *Assignment, items []schedule.Item) *split {
+	sp := &split{a: a, items: items, cost: make([]float64, len(items)), pinned: make([]bool, len(items)), budget: replayBudget}
+	for i, it := range items {
+		sp.cost[i] = float64(it.Width()) * it.Weight
+		a.Total += sp.cost[i]
+		if a.LargestItem < 0 || it.Weight > a.Largest {
+			a.Largest, a.LargestItem = it.Weight, i
+		}
+	}
+	a.Bound = max(a.Total/float64(a.Shards*a.GPUs), a.Largest)
+	sp.order = make([]int, len(items))
+	for i := range sp.order {
+		sp.order[i] = i
+	}
+	keys := make([]string, len(items))
+	for i, it := range items {
+		keys[i] = it.Key()
+	}
+	slices.SortFunc(sp.order, func(x, y int) int {
+		if c := cmp.Compare(sp.cost[y], sp.cost[x]); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(items[y].Weight, items[x].Weight); c != 0 {
+			return c
+		}
+		if c := strings.Compare(keys[x], keys[y]); c != 0 {
+			return c
+		}
+		return cmp.Compare(x, y)
+	})
+	return sp
+}
+
+// lpt is step 1: each item, by cost, onto the shard with the fewest GPU-seconds.
+// An item whose key a plan file cannot carry goes to its hash shard first, so that
+// the others balance around it.
+func (sp *split) lpt() {
+	a := sp.a
+	a.Work = make([]float64, a.Shards)
+	a.Count = make([]int, a.Shards)
+	for _, i := range sp.order {
+		if key := sp.items[i].Key(); !utf8.ValidString(key) {
+			sp.pinned[i] = true
+			a.Hashed++
+			sp.place(i, HashShard(key, a.Shards)-1)
+		}
+	}
+	for _, i := range sp.order {
+		if sp.pinned[i] {
+			continue
+		}
+		best := 0
+		for s := 1; s < a.Shards; s++ {
+			if a.Work[s] < a.Work[best] {
+				best = s
+			}
+		}
+		sp.place(i, best)
+	}
+	sp.members = make([][]int, a.Shards)
+	for _, i := range sp.order {
+		s := a.Of[i]
+		sp.members[s] = append(sp.members[s], i)
+	}
+}
+
+func (sp *split) place(i, s int) {
+	sp.a.Of[i] = s
+	sp.a.Work[s] += sp.cost[i]
+	sp.a.Count[s]++
+}
+
+// predict sets every shard's Wall by the default policy's replay.
+func (sp *split) predict() error {
+	sp.a.Wall = make([]float64, sp.a.Shards)
+	for s, m := range sp.members {
+		w, err := sp.wall(m, schedule.DefaultPolicy)
+		if err != nil {
+			return err
+		}
+		sp.a.Wall[s] = w
+	}
+	return nil
+}
+
+// wall replays the items m on one shard under policy, the weights as durations.
+func (sp *split) wall(m []int, policy string) (float64, error) {
+	if len(m) == 0 {
+		return 0, nil
+	}
+	sub := make([]schedule.Item, len(m))
+	dur := make([]float64, len(m))
+	for k, i := range m {
+		sub[k], dur[k] = sp.items[i], sp.items[i].Weight
+	}
+	fresh, err := schedule.Prepare(policy, sub, sp.a.GPUs)
+	if err != nil {
+		return 0, err
+	}
+	t, err := schedule.ReplayBlocks(fresh(), schedule.Widths(sub), dur, sp.a.GPUs)
+	if err != nil {
+		return 0, fmt.Errorf("predicting a shard: %w", err)
+	}
+	return t.Wall, nil
+}
+
+// maxRounds bounds the refinement's kept moves and swaps.
+const maxRounds = 1000
+
+// refine is step 3: moves and swaps out of the slowest shard, judged on trial
+// walls (trial), kept when the default policy's replay confirms the gain.
+func (sp *split) refine() error {
+	a := sp.a
+	if a.Shards < 2 || len(sp.items) < 2 {
+		return nil
+	}
+	gain := minGain * a.Bound
+	r := &refiner{sp: sp, gain: gain, rank: make([]int, len(sp.items)),
+		cur: make([][]int, a.Shards), work: slices.Clone(a.Work), walls: make([]float64, a.Shards)}
+	for k, i := range sp.order {
+		r.rank[i] = k
+	}
+	for s, m := range sp.members {
+		r.cur[s] = slices.Clone(m)
+		w, err := sp.trial(m)
+		if err != nil {
+			return err
+		}
+		r.walls[s] = w
+	}
+	moves := 0
+	for moves < maxRounds && sp.budget > 0 {
+		hi := argmax(r.walls)
+		if r.walls[hi] <= a.Bound+gain {
+			break
+		}
+		ok, err := r.improve(hi)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			break
+		}
+		moves++
+	}
+	if moves == 0 {
+		return nil
+	}
+	walls := make([]float64, a.Shards)
+	for s, m := range r.cur {
+		w, err := sp.wall(m, schedule.DefaultPolicy)
+		if err != nil {
+			return err
+		}
+		walls[s] = w
+	}
+	if !(walls[argmax(walls)] <= a.Wall[argmax(a.Wall)]-gain) {
+		return nil // the trial walls' gain does not survive the real policy
+	}
+	a.Moves, a.Wall, sp.members = moves, walls, r.cur
+	for s, m := range r.cur {
+		a.Work[s], a.Count[s] = r.work[s], len(m)
+		for _, i := range m {
+			a.Of[i] = s
+		}
+	}
+	return nil
+}
+
+// trial predicts a shard for the refinement: a shard of single-GPU items by its
+// LPT queue (the planned queue's own fallback, which the plan only replaces when it
+// does better, for one replay instead of the planner's noise check), a shard with
+// multi-GPU items by the default policy.
+func (sp *split) trial(m []int) (float64, error) {
+	sp.budget -= len(m)
+	policy := schedule.PolicyLPT
+	for _, i := range m {
+		if sp.items[i].Width() > 1 {
+			policy = schedule.DefaultPolicy
+			break
+		}
+	}
+	return sp.wall(m, policy)
+}
+
+// refiner is the refinement's working split.
+type refiner struct {
+	sp    *split
+	gain  float64
+	rank  []int     // by item: its place in sp.order
+	cur   [][]int   // by shard: its items, in rank order
+	work  []float64 // by shard: GPU-seconds
+	walls []float64 // by shard: trial wall
+}
+
+// improve makes one move or swap out of shard hi that lowers the larger of the two
+// shards' trial walls by gain; it reports whether it found one.
+func (r *refiner) improve(hi int) (bool, error) {
+	sp, n := r.sp, float64(r.sp.a.GPUs)
+	target := r.walls[hi] - r.gain
+	// Every other shard, the least busy first; one as slow as hi may still gain
+	// from a swap that suits both.
+	others := make([]int, 0, len(r.cur)-1)
+	for s := range r.cur {
+		if s != hi {
+			others = append(others, s)
+		}
+	}
+	slices.SortStableFunc(others, func(x, y int) int { return cmp.Compare(r.walls[x], r.walls[y]) })
+	for _, lo := range others {
+		for _, i := range r.cur[hi] {
+			if sp.pinned[i] {
+				continue
+			}
+			// Candidates: i alone (j = -1), or i for an item j of lo (of any
+			// size: items of equal GPU-seconds may still pack better swapped).
+			for k := -1; k < len(r.cur[lo]); k++ {
+				j, cj := -1, 0.0
+				if k >= 0 {
+					j, cj = r.cur[lo][k], sp.cost[r.cur[lo][k]]
+					if sp.pinned[j] {
+						continue
+					}
+				}
+				// No replay when a bound already rules the change out.
+				if (r.work[lo]+sp.cost[i]-cj)/n > target || (r.work[hi]-sp.cost[i]+cj)/n > target || sp.items[i].Weight > target || j >= 0 && sp.items[j].Weight > target {
+					continue
+				}
+				if sp.budget <= 0 {
+					return false, nil
+				}
+				ok, err := r.try(hi, lo, i, j, target)
+				if ok || err != nil {
+					return ok, err
+				}
+			}
+		}
+	}
+	return false, nil
+}
+
+// try replays shards hi and lo with item i moved to lo (and item j, unless -1,
+// moved to hi) and keeps the change when both end by target.
+func (r *refiner) try(hi, lo, i, j int, target float64) (bool, error) {
+	sp := r.sp
+	newHi := r.without(r.cur[hi], i)
+	newLo := r.with(r.cur[lo], i)
+	if j >= 0 {
+		newHi = r.with(newHi, j)
+		newLo = r.without(newLo, j)
+	}
+	wl, err := sp.trial(newLo)
+	if err != nil || wl > target {
+		return false, err
+	}
+	wh, err := sp.trial(newHi)
+	if err != nil || wh > target {
+		return false, err
+	}
+	cj := 0.0
+	if j >= 0 {
+		cj = sp.cost[j]
+	}
+	r.cur[hi], r.cur[lo] = newHi, newLo
+	r.walls[hi], r.walls[lo] = wh, wl
+	r.work[hi] += cj - sp.cost[i]
+	r.work[lo] += sp.cost[i] - cj
+	return true, nil
+}
+
+// with returns m plus item i, in rank order (a new slice).
+func (r *refiner) with(m []int, i int) []int {
+	k, _ := slices.BinarySearchFunc(m, r.rank[i], func(x, rank int) int { return cmp.Compare(r.rank[x], rank) })
+	return slices.Insert(slices.Clone(m), k, i)
+}
+
+// without returns m less item i (a new slice).
+func (r *refiner) without(m []int, i int) []int {
+	return slices.DeleteFunc(slices.Clone(m), func(x int) bool { return x == i })
+}
+
+// argmax is the index of the largest value, the first of equals.
+func argmax(v []float64) int {
+	best := 0
+	for i := range v {
+		if v[i] > v[best] {
+			best = i
+		}
+	}
+	return best
+}

@@ -1,0 +1,182 @@
+package shard
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/rocm/sgpu-queue/internal/config"
+	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/schedule"
+	"github.com/rocm/sgpu-queue/internal/textfmt"
+	"github.com/rocm/sgpu-queue/internal/weights"
+)
+
+// ItemKey is one line of an item list: a list suite's item, or (Tag "") a whole
+// opaque suite.
+type ItemKey struct {
+	Label, Tag string
+}
+
+// Key is the item's weight-table key.
+func (k ItemKey) Key() string { return weights.Key(k.Label, k.Tag) }
+
+// Limits that keep a wrong file (a binary, a log) from being read for minutes.
+const (
+	maxItemsBytes = 256 << 20
+	maxItemLine   = 1 << 20
+)
+
+// ParseItems reads an item list: "label TAB tag" per line, as a run's
+// queue/items.tsv holds its census (the tag escaped as the log dir's TSV files
+// escape it), or a bare label (with or without the tab) for a whole opaque suite.
+// Blank lines and lines
+// starting with # are skipped; a repeated item counts once. A line that is not an
+// item is an error naming name:line and the fix.
+func ParseItems(r io.Reader, name string) ([]ItemKey, error) {
+	data, err := io.ReadAll(io.LimitReader(r, maxItemsBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(data) > maxItemsBytes {
+		return nil, fmt.Errorf("%s: larger than %d MiB; give a list of items, label TAB tag per line", name, maxItemsBytes>>20)
+	}
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, maxItemLine)
+	var items []ItemKey
+	seen := map[ItemKey]bool{}
+	n := 0
+	for sc.Scan() {
+		n++
+		line := strings.TrimSuffix(sc.Text(), "\r")
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		k, msg := parseItem(line)
+		if msg != "" {
+			return nil, fmt.Errorf("%s:%d: %s", name, n, msg)
+		}
+		if !seen[k] {
+			seen[k] = true
+			items = append(items, k)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, fmt.Errorf("%s:%d: line longer than %d KiB; give a list of items, label TAB tag per line", name, n+1, maxItemLine>>10)
+		}
+		return nil, fmt.Errorf("%s:%d: %w", name, n+1, err)
+	}
+	return items, nil
+}
+
+// parseItem reads one line; msg says what is wrong with it.
+func parseItem(line string) (ItemKey, string) {
+	label, tag, _ := strings.Cut(line, "\t")
+	switch {
+	case strings.Contains(tag, "\t"):
+		return ItemKey{}, "more than two columns: want label TAB tag (a tab inside a tag is written \\t)"
+	case label == "":
+		return ItemKey{}, "empty label: want label TAB tag"
+	case strings.ContainsAny(label, " /\\"):
+		return ItemKey{}, fmt.Sprintf("label %q holds a space, '/' or '\\': want label TAB tag, the two separated by one tab", clip(label))
+	case strings.IndexFunc(label, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0:
+		return ItemKey{}, fmt.Sprintf("label %q holds a control character: a suite label is letters, digits, '.', '_' and '-'", clip(label))
+	}
+	return ItemKey{Label: label, Tag: logdir.UnescapeField(tag)}, ""
+}
+
+// clip shortens what a message quotes from a line.
+func clip(s string) string {
+	if len(s) <= 80 {
+		return s
+	}
+	return strings.ToValidUTF8(s[:80], "") + "…"
+}
+
+// TableKeys lists a weight table's keys as items, in the table's order (largest
+// weight first, then by key).
+func TableKeys(t *weights.Table) []ItemKey {
+	keys := t.Keys()
+	out := make([]ItemKey, len(keys))
+	for i, k := range keys {
+		out[i].Label, out[i].Tag = weights.SplitKey(k)
+	}
+	return out
+}
+
+// Items turns an item list into the work items a plan splits: the listed items of
+// the config's suites that expand into items (a label/tag key), and each opaque
+// suite as its one whole item whether listed or not, in config order, then the
+// list's. Each takes the GPUs its suite's mode options give (gpus=N; gpus=all is
+// gpus; a listing's per-item count is not known without listing, so the suite's
+// holds). What the list holds that no suite of the config runs is left out, and
+// said in the returned warnings (one per reason).
+func Items(suites []config.Suite, keys []ItemKey, gpus int) ([]schedule.Item, []string) {
+	byLabel := map[string][]ItemKey{}
+	for _, k := range keys {
+		byLabel[k.Label] = append(byLabel[k.Label], k)
+	}
+	var items []schedule.Item
+	var warns []string
+	for _, s := range suites {
+		width := itemGPUs(s.Options, gpus)
+		listed := byLabel[s.Label]
+		delete(byLabel, s.Label)
+		if s.Mode == config.Opaque {
+			if n := countTagged(listed); n > 0 {
+				warns = append(warns, fmt.Sprintf("suite %q is opaque (one whole item) but the list has %d item(s) of it with a tag; they are left out", s.Label, n))
+			}
+			items = append(items, schedule.Item{Label: s.Label, Seq: len(items), GPUs: width})
+			continue
+		}
+		for _, k := range listed {
+			if k.Tag == "" {
+				warns = append(warns, fmt.Sprintf("suite %q expands into items but the list has its bare label (an opaque item's key); it is left out", s.Label))
+				continue
+			}
+			items = append(items, schedule.Item{Label: s.Label, Tag: k.Tag, Seq: len(items), GPUs: width})
+		}
+	}
+	if len(byLabel) > 0 {
+		labels := make([]string, 0, len(byLabel))
+		n := 0
+		for l, ks := range byLabel {
+			labels = append(labels, textfmt.Printable(l))
+			n += len(ks)
+		}
+		slices.Sort(labels)
+		if len(labels) > 10 {
+			labels = append(labels[:10], fmt.Sprintf("… %d more", len(labels)-10))
+		}
+		warns = append(warns, fmt.Sprintf("%d item(s) of suites not in the config are left out: %s", n, strings.Join(labels, ", ")))
+	}
+	return items, warns
+}
+
+func countTagged(ks []ItemKey) int {
+	n := 0
+	for _, k := range ks {
+		if k.Tag != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// itemGPUs is the GPUs each item of a suite with mode options m takes on shards
+// of gpus GPUs: gpus=N, gpus=all (the shard's gpus), else 1.
+func itemGPUs(m config.Options, gpus int) int {
+	switch {
+	case m.AllGPUs:
+		return gpus
+	case m.GPUs > 0:
+		return m.GPUs
+	}
+	return 1
+}

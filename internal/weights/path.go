@@ -1,0 +1,50 @@
+package weights
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// DefaultPath is where the table of an arch and a test level lives when no path is
+// given: <repoRoot>/ci-weights/test_weights.<arch>.l<level>.txt, TE's own name
+// (README.md, "Weights and the Actions cache"). `run` and `plan` both find it here.
+func DefaultPath(repoRoot, arch, level string) string {
+	return filepath.Join(repoRoot, "ci-weights", "test_weights."+arch+".l"+level+".txt")
+}
+
+// CheckLevel says what is wrong with a test level as part of a table's file name
+// and cache key; nil when nothing.
+func CheckLevel(level string) error {
+	if level == "" || strings.ContainsAny(level, "/\\ \t\n") || strings.HasPrefix(level, ".") {
+		return errors.New("want a test level such as 1, 2 or 3")
+	}
+	return nil
+}
+
+// ArchesAt lists, sorted, the arches that have a table of the level at its default
+// place under repoRoot: what a command that sees no GPU can go by.
+func ArchesAt(repoRoot, level string) ([]string, error) {
+	ents, err := os.ReadDir(filepath.Join(repoRoot, "ci-weights"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var arches []string
+	for _, e := range ents {
+		rest, ok := strings.CutPrefix(e.Name(), "test_weights.")
+		if !ok || e.IsDir() {
+			continue
+		}
+		arch, ok := strings.CutSuffix(rest, ".l"+level+".txt")
+		if ok && arch != "" {
+			arches = append(arches, arch)
+		}
+	}
+	slices.Sort(arches)
+	return arches, nil
+}
