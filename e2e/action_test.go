@@ -571,7 +571,7 @@ func TestActionConfigError(t *testing.T) {
 	if out["result"] != "failure" || out["exit-code"] != "2" {
 		t.Errorf("outputs %v", out)
 	}
-	if !strings.Contains(r.stdout, `::error title=sgpu-queue stopped before running the suites::`) || !strings.Contains(r.stdout, `bad.conf:1: unknown mode "sideways"`) {
+	if !strings.Contains(r.stdout, `::error title=sgpu-queue stopped before running the suites::`) || !strings.Contains(r.stdout, `bad.conf:1: suite "alpha": unknown mode "sideways"`) {
 		t.Errorf("log:\n%s", r.stdout)
 	}
 	if !strings.Contains(readFile(t, sumFile), "stopped before running") {

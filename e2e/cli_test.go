@@ -19,7 +19,7 @@ func TestConfigErrorsExit2(t *testing.T) {
 		t.Fatalf("exit %d, want 2\n%s", r.code, r.stderr)
 	}
 	want := []string{
-		`sgpu-queue: bad.conf:2: unknown mode "parallel" for suite "beta"`,
+		`sgpu-queue: bad.conf:2: suite "beta": unknown mode "parallel"`,
 		`sgpu-queue: bad.conf:3: duplicate label "alpha" (first at bad.conf:1)`,
 		`sgpu-queue: bad.conf:4: command "ci/nope.sh" of suite "gone" not found`,
 	}

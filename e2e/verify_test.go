@@ -85,7 +85,7 @@ func TestVerifyUsageErrors(t *testing.T) {
 	}{
 		{"no config", []string{"verify"}, "sgpu-queue verify: no CONFIG given"},
 		{"missing config", []string{"verify", "nope.conf"}, "nope.conf"},
-		{"bad config lines", []string{"verify", "broken.conf"}, `sgpu-queue: broken.conf:2: unknown mode "parallel" for suite "x"`},
+		{"bad config lines", []string{"verify", "broken.conf"}, `sgpu-queue: broken.conf:2: suite "x": unknown mode "parallel"`},
 		{"missing command", []string{"verify", "broken.conf"}, `sgpu-queue: broken.conf:3: command "ci/nope.sh" of suite "gone" not found`},
 		{"bad level", []string{"verify", "--level", "../x", "bad.conf"}, `--level "../x"`},
 		{"bad jobs", []string{"verify", "--jobs", "-2", "bad.conf"}, "--jobs -2"},
