@@ -124,7 +124,7 @@ func (h *harness) run(ctx context.Context, items ...Item) *Result {
 	for i := range order {
 		order[i] = i
 	}
-	return Run(ctx, h.cfg, items, schedule.NewPull(order))
+	return Run(ctx, h.cfg, items, schedule.OnSlots(schedule.NewPull(order), len(h.cfg.GPUs)))
 }
 
 func (h *harness) warnings() []string {
@@ -201,7 +201,7 @@ func TestRunOneItemPerGPU(t *testing.T) {
 	gpus := map[string]bool{}
 	for _, a := range res.Attempts {
 		gpus[a.GPU] = true
-		if a.RC != 0 || a.Number != 1 || a.Outcome != outcome.OK || a.End.Before(a.Start) || a.GPU != h.cfg.GPUs[a.Slot] {
+		if a.RC != 0 || a.Number != 1 || a.Outcome != outcome.OK || a.End.Before(a.Start) || len(a.Slots) != 1 || a.GPU != h.cfg.GPUs[a.Slots[0]] {
 			t.Errorf("attempt %+v", a)
 		}
 		it := items[a.Item]

@@ -7,7 +7,7 @@
 //	phase 1  expand.Run              list every suite's items (queue + census)
 //	phase 2  schedule.Weigh/Order    weigh from the table, order longest-first, plan
 //	phase 3  setup                   one-time setup per list suite
-//	phase 4  dispatch.Run            one worker per GPU pulls the next item
+//	phase 4  dispatch.Run            free GPUs take the next item (several for a multi-GPU one)
 //	phase 5  verdict.Decide/Write    per-suite verdict files
 //	phase 6  weights.Learn/Prune     blend durations into the table, prune gone items
 //	phase 7  report.Markdown         report/schedule.md
@@ -315,10 +315,17 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 		table = weights.New()
 	}
 	plan := exp.items
+	schedule.ResolveAll(plan, len(pool.IDs))
+	if err := r.checkWidths(plan, exp, len(pool.IDs)); err != nil {
+		return nil, usage(err)
+	}
 	schedule.Weigh(plan, table, r.o.DefaultWeight)
 	schedule.Order(plan)
 	r.res.Bound = schedule.LowerBound(plan, len(pool.IDs))
-	queue, order := r.queue(plan, len(pool.IDs))
+	queue, order, err := r.scheduler(plan, len(pool.IDs))
+	if err != nil {
+		return nil, usage(err)
+	}
 	r.printPlan(plan, order, len(pool.IDs), table.Len())
 	if r.o.DryRun {
 		r.printf("dry run: nothing was run\n")
@@ -356,6 +363,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	meta.Finished = true
 	meta.Cancelled = d.Cancelled
 	meta.Quarantined = d.Quarantined
+	meta.Unfit = d.Unfit
 	meta.Stop = d.Stop
 	r.writeMeta(meta)
 
@@ -448,16 +456,13 @@ func (r *run) report(ctx context.Context, run *logdir.Run) {
 	r.mergeJUnit(ctx, since)
 }
 
-// notYet refuses what the config reads but the run cannot do yet: adapter modes and
-// multi-GPU items (being wired in; docs/adapters.md, README).
+// notYet refuses what the config reads but the run cannot do yet: adapter modes
+// (being wired in; docs/adapters.md, README).
 func notYet(suites []config.Suite) error {
 	var errs []error
 	for _, s := range suites {
-		switch {
-		case s.Adapter():
+		if s.Adapter() {
 			errs = append(errs, &config.Error{File: s.File, Line: s.Line, Msg: fmt.Sprintf("suite %q: mode %s is not supported by this version of run", s.Label, s.Mode)})
-		case s.Options.AllGPUs || s.Options.GPUs > 1:
-			errs = append(errs, &config.Error{File: s.File, Line: s.Line, Msg: fmt.Sprintf("suite %q: multi-GPU items (gpus=) are not supported by this version of run", s.Label)})
 		}
 	}
 	return errors.Join(errs...)
