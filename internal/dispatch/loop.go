@@ -259,5 +259,6 @@ func (d *dispatcher) noteHold(now float64) {
 	if at <= now {
 		when = "it starts when a running item that is unknown or past its weight ends"
 	}
-	d.note(fmt.Sprintf("holding GPUs for %s (%d GPUs): %s; meanwhile only items expected to end by then run on the held GPUs", it.Key(), it.Width(), when))
+	d.note(fmt.Sprintf("holding GPUs for %s (%d GPUs) since t+%s: %s; meanwhile only items expected to end by then run on the held GPUs",
+		it.Key(), it.Width(), textfmt.Dur(now), when))
 }
