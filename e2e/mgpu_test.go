@@ -349,7 +349,7 @@ func TestActionSingleAndMultiGPUSuites(t *testing.T) {
 	width := map[string]int{"torch-mgpu": 2, "jax-mgpu": 4}
 	want := map[string]bool{
 		"torch-mgpu/distributed.test_numerics": true, "torch-mgpu/distributed.test_fusible_ops": true,
-		"torch-mgpu/test_fused_optimizer": true, // distributed.test_torch_fsdp2 is level 3
+		"torch-mgpu/test_fused_optimizer":     true, // distributed.test_torch_fsdp2 is level 3
 		"jax-mgpu/test_distributed_layernorm": true, "jax-mgpu/test_multigpu_encoder": true,
 	}
 	ran := map[string]int{}
