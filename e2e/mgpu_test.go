@@ -10,7 +10,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/proctest"
@@ -19,7 +18,7 @@ import (
 // mgpuWidth is how many GPUs each item of testdata/e2e/ci/mgpu.conf takes on 4 GPUs.
 func mgpuWidth(key string) int {
 	switch key {
-	case "dist-mgpu/quad", "dist-mgpu/every", "whole":
+	case "dist-mgpu/quad", "dist-mgpu/every", "gamma":
 		return 4
 	case "dist-mgpu/tri":
 		return 3
@@ -30,7 +29,7 @@ func mgpuWidth(key string) int {
 }
 
 // multiGPU reports whether a suite of mgpu.conf is a multi-GPU one (gpus≠1).
-func multiGPU(suite string) bool { return suite == "dist-mgpu" || suite == "whole" }
+func multiGPU(suite string) bool { return suite == "dist-mgpu" || suite == "gamma" }
 
 // span is one item's run on one GPU, from the trace.
 type span struct {
@@ -236,7 +235,7 @@ func TestMultiGPURun(t *testing.T) {
 			}
 		}
 		timings := readFile(t, filepath.Join(logs, "queue", "timings.tsv"))
-		if !strings.Contains(timings, "dist-mgpu\tquad\t0,1,2,3\t") || !strings.Contains(timings, "whole\twhole\t0,1,2,3\t") {
+		if !strings.Contains(timings, "dist-mgpu\tquad\t0,1,2,3\t") || !strings.Contains(timings, "gamma\twhole\t0,1,2,3\t") {
 			t.Errorf("timings.tsv does not list the 4-GPU items' ids:\n%s", timings)
 		}
 		if !strings.Contains(r.stdout, "] gpu0,1,2,3 t+") || !strings.Contains(r.stdout, "flaky: dist-mgpu pair.flaky passed on attempt 2") {
@@ -332,14 +331,7 @@ func TestMultiGPUTooWide(t *testing.T) {
 // the demo's 4 fake GPUs. Every multi-GPU item runs once, on its count of distinct
 // GPUs, told so by its switch; the single-GPU items run on one GPU each.
 func TestActionSingleAndMultiGPUSuites(t *testing.T) {
-	dir := fixture(t, "demo")
-	path := "PATH=" + filepath.Join(dir, "bin") + ":" + os.Getenv("PATH")
-	env, outFile, _ := runner(t, dir, map[string]string{"config": "ci/sgpu.conf ci/mgpu.conf"}, path, "TEST_LEVEL=1")
-	r := sgpu(t, dir, env, "action")
-	if r.code != 0 {
-		t.Fatalf("exit %d\n%s", r.code, r.stdout)
-	}
-	out := parseOutputs(t, outFile)
+	dir, _, out := demoAtLevel1(t, "ci/sgpu.conf ci/mgpu.conf")
 	for _, s := range []string{`"torch-mgpu":{"rc":0,"items":3`, `"jax-mgpu":{"rc":0,"items":2`, `"torch":{"rc":0,"items":8`} {
 		if !strings.Contains(out["suites"], s) {
 			t.Errorf("suites output lacks %s: %s", s, out["suites"])
@@ -391,18 +383,7 @@ func TestMultiGPUCancel(t *testing.T) {
 	var out strings.Builder
 	cmd := procsRun(t, dir, mark, []string{"ITEMS=escape plain", "STARTED=" + started},
 		"run", "--gpus", "0,1,2", "--arch", "gfx942", "--grace", "1s", "ci/block.conf")
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(runGuard); ; time.Sleep(10 * time.Millisecond) {
-		if _, err := os.Stat(started); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the item never started:\n%s", out.String())
-		}
-	}
+	startUntil(t, cmd, &out, started)
 	cmd.Process.Signal(syscall.SIGTERM)
 	code := finish(t, cmd, &out)
 	proctest.NoSurvivors(t, mark)

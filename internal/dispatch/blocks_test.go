@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -221,12 +220,7 @@ func TestRunBlockTimeoutAndCancel(t *testing.T) {
 func TestRunUnfitAfterQuarantine(t *testing.T) {
 	h := newHarness(t, "0", "1", "2")
 	h.cfg.Quarantine = DefaultQuarantine
-	bad := filepath.Join(h.dir, "bad.sh")
-	// gpu2 is dead: a single-GPU item there dies at once with a device error.
-	os.WriteFile(bad, []byte(`#!/bin/sh
-if [ "$HIP_VISIBLE_DEVICES" = 2 ]; then echo "RuntimeError: HIP error: hipErrorNoDevice"; exit 1; fi
-exec "`+h.script+`"
-`), 0o755)
+	bad := h.deadGPU("2") // a single-GPU item there dies at once
 	var items []Item
 	for i := 0; i < 8; i++ {
 		it := h.item(fmt.Sprintf("sleep.%d", i), 1)
