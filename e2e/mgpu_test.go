@@ -398,3 +398,13 @@ func TestMultiGPUCancel(t *testing.T) {
 		t.Errorf("verdict:\n%s", v)
 	}
 }
+
+// verify lists and re-enters a multi-GPU suite with its switch, and a listing
+// line's GPU count is not part of the tag it round-trips.
+func TestMultiGPUVerify(t *testing.T) {
+	dir := fixture(t, "e2e")
+	r := sgpu(t, dir, []string{"TEST_LEVEL=1"}, "verify", "ci/mgpu.conf")
+	if r.code != 0 || !strings.Contains(r.stdout, "dist-mgpu: 6 tags round-tripped, 0 mismatches") || !strings.Contains(r.stdout, "dist: 2 tags round-tripped, 0 mismatches") {
+		t.Errorf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}

@@ -252,3 +252,36 @@ func TestRunUnfitAfterQuarantine(t *testing.T) {
 		t.Errorf("stop %+v", res.Stop)
 	}
 }
+
+// noRequeue is a scheduler whose pool shrank under a running item: its retry no
+// longer fits (Requeue reports false).
+type noRequeue struct{ schedule.Scheduler }
+
+func (noRequeue) Requeue(int, []int) bool { return false }
+
+// A retry that no longer fits the pool is reported unfit, not queued, and the run
+// ends.
+func TestRunRetryUnfit(t *testing.T) {
+	h := newHarness(t, "0", "1")
+	h.cfg.Retries = 2
+	items := []Item{h.wide("fail.pair", 1, 2)}
+	b, err := schedule.NewBlocks([]schedule.Item{items[0].Item}, []int{0}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res := Run(ctx, h.cfg, items, noRequeue{b})
+	if ctx.Err() != nil || len(res.Attempts) != 1 || res.Stop != nil {
+		t.Fatalf("hung %v, %d attempts, stop %v", ctx.Err() != nil, len(res.Attempts), res.Stop)
+	}
+	if len(res.Unfit) != 1 || res.Unfit[0].Tag != "fail.pair" || res.Unfit[0].GPUs != 2 {
+		t.Errorf("unfit %+v", res.Unfit)
+	}
+	if w := strings.Join(h.warnings(), "\n"); !strings.Contains(w, "m/fail.pair not run again: it needs 2 GPUs") {
+		t.Errorf("warnings %q", w)
+	}
+	if strings.Contains(h.console.String(), "retrying") {
+		t.Errorf("a retry that was not queued was announced:\n%s", h.console.String())
+	}
+}

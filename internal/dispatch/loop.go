@@ -157,28 +157,29 @@ func (d *dispatcher) ended(l *loop, a Attempt) {
 			d.onHealth(l, act)
 		}
 	}
-	if a.Outcome.Retryable() && !d.again[a.Item] && d.attempts[a.Item] <= d.cfg.Retries {
+	if a.Outcome.Retryable() && !d.again[a.Item] && d.attempts[a.Item] <= d.cfg.Retries && d.requeue(l, a.Item, a.Slots) {
 		d.note(fmt.Sprintf("retrying %s (attempt %d of %d %s with rc=%d on gpu%s)",
 			d.items[a.Item].Key(), a.Number, d.cfg.Retries+1, ended(a.Outcome), a.RC, a.GPU))
-		d.requeue(l, a.Item, a.Slots)
 	}
 }
 
 // requeue queues item for another attempt, avoiding the GPUs at positions avoid
-// while others can take it; an item that no longer fits the pool is reported unfit.
-func (d *dispatcher) requeue(l *loop, item int, avoid []int) {
+// while others can take it, and reports whether it did; an item that no longer
+// fits the pool is reported unfit instead.
+func (d *dispatcher) requeue(l *loop, item int, avoid []int) bool {
 	if d.again[item] {
-		return // already queued for another attempt
+		return false // already queued for another attempt
 	}
 	if !d.sched.Requeue(item, avoid) {
 		d.unfit(l, item, "not run again")
-		return
+		return false
 	}
 	d.again[item] = true
 	d.mu.Lock()
 	d.queued(d.items[item], +1)
 	d.total++
 	d.mu.Unlock()
+	return true
 }
 
 // unfit records an item that needs more GPUs than are left in the pool.
