@@ -24,7 +24,7 @@ func (d *dispatcher) line(a Attempt, t0 time.Time) {
 	d.mu.Lock()
 	delete(d.running, a.Item)
 	d.done++
-	done := d.done
+	done, total := d.done, d.total
 	eta := d.eta(a.End)
 	d.mu.Unlock()
 	tag := textfmt.Printable(it.Tag)
@@ -33,7 +33,7 @@ func (d *dispatcher) line(a Attempt, t0 time.Time) {
 	}
 	s := fmt.Sprintf("[%s] gpu%s t+%s %s rc=%d est=%s %s %s  [%d/%d%s]",
 		a.End.Format("15:04:05"), a.GPU, textfmt.Dur(a.Start.Sub(t0).Seconds()), textfmt.Dur(a.Seconds()), a.RC, est,
-		it.Label, tag, done, d.total, eta)
+		it.Label, tag, done, total, eta)
 	// The exit code says ok or failed; any other outcome is named.
 	if a.Outcome != outcome.OK && a.Outcome != outcome.Failed {
 		s += " " + string(a.Outcome)

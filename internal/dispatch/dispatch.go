@@ -161,13 +161,13 @@ type dispatcher struct {
 	cfg      Config
 	items    []Item
 	sched    schedule.Scheduler
-	total    int
 	attempts []int        // per item, attempts started; touched by the loop only
 	again    map[int]bool // items queued for another attempt; touched by the loop only
 	held     map[int]bool // items whose hold the console noted; touched by the loop only
 
 	mu            sync.Mutex // guards the progress figures the console lines read
 	done          int
+	total         int                 // attempts to make: the items, plus each retry queued
 	running       map[int]runningItem // by item
 	queuedWork    float64             // known GPU-seconds not yet handed out
 	queuedUnknown int                 // unknown items not yet handed out
