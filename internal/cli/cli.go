@@ -75,6 +75,8 @@ func command(e Env) int {
 		return verifyCmd(e, args)
 	case "plan":
 		return planCmd(e, args)
+	case "merge":
+		return mergeCmd(e, args)
 	case "version", "--version":
 		fmt.Fprintf(e.Stdout, "sgpu-queue %s\n", version(e.Version))
 		return 0
@@ -100,6 +102,10 @@ Usage:
                                        or of 1 … R runners of N GPUs each
   sgpu-queue plan --shards K --gpus N CONFIG...
                                        split the items over K runners of a job matrix (no GPU needed)
+  sgpu-queue run --shard I/K --plan FILE CONFIG...
+                                       run shard I of the plan (a job of the matrix)
+  sgpu-queue merge [--log-dir OUT] SHARD_LOGDIR...
+                                       merge the shards' log dirs: verdicts, one learning pass, report
   sgpu-queue report LOGDIR             rebuild report/schedule.md from the files of a run
   sgpu-queue action                    the GitHub container action's entry point (reads INPUT_* variables)
   sgpu-queue version

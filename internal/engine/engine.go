@@ -103,6 +103,14 @@ type Options struct {
 	// wrote; it writes beside them and deletes none (README "Files written").
 	LogDirReuse bool
 
+	// Shard and Shards, when Shards > 0, run shard Shard (1 … Shards) of a job
+	// matrix (README "Several runners"): of the items listed, those PlanFile gives
+	// it, and those the plan does not know (every item without PlanFile) by the
+	// hash of their key. A shard learns nothing: sgpu-queue merge learns once
+	// from every shard's rows.
+	Shard, Shards int
+	PlanFile      string
+
 	Out      io.Writer // console; nil = stdout
 	Observer Observer  // phase boundaries and warnings; nil = plain text on Out
 }
@@ -165,6 +173,10 @@ type run struct {
 	res      *Result
 	weights  weights.Store // the weight table's store, once phase 2 chose it
 	local    bool          // commands run as this process's children (executor.Local)
+	shard    *sharding     // run --shard I/K; nil for a whole run
+	// internalShard: a merged shard stopped on an internal error, so the merge
+	// exits as that run did (exitcode.Internal).
+	internalShard bool
 }
 
 // Run performs phases 0–8. The error is non-nil only when the run could not get to
@@ -248,7 +260,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	suites, err := config.Load(r.o.Configs)
 	// Report every problem of every file at once, missing commands included.
 	check := r.o.CheckCommands && r.o.Container == ""
-	if err = errors.Join(err, config.Resolve(suites, r.o.RepoRoot, check), notYet(suites)); err != nil {
+	if err = errors.Join(err, config.Resolve(suites, r.o.RepoRoot, check), notYet(suites), r.readSharding()); err != nil {
 		return nil, usage(err)
 	}
 	r.res.Configs = map[string]config.Suite{}
@@ -299,6 +311,9 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 		}
 		return nil, &Error{Code: exitcode.Failed, Err: err}
 	}
+	if r.shard != nil {
+		r.keepShard(exp)
+	}
 
 	// Phase 2: weigh and order.
 	r.obs.Phase(2, "weigh and order the queue")
@@ -331,7 +346,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 
 	// Phase 3: setup once per list suite.
 	r.obs.Phase(3, "set up each list suite once")
-	if err := r.setup(ctx, suites, pool); err != nil {
+	if err := r.setup(ctx, suites, pool, plan); err != nil {
 		if ctx.Err() != nil {
 			return r.stoppedBeforeItems(ctx, 3, suites, pool, queueRows)
 		}
@@ -376,6 +391,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 
 	// Phase 7: report.
 	r.report(ctx, run)
+	r.recordJUnit(meta)
 
 	// Phase 8: failures and exit code.
 	r.obs.Phase(8, "summary")
@@ -501,7 +517,7 @@ func (r *run) meta(suites []config.Suite, pool gpu.Pool) *logdir.Meta {
 // claim is queue/run.json from phase 0 until phase 4 writes the rest: it marks the
 // log dir as this tool's and records the suites whose files a next run may delete.
 func (r *run) claim(suites []config.Suite, pool gpu.Pool) *logdir.Meta {
-	m := &logdir.Meta{Tool: logdir.ToolName, GPUs: pool.IDs, PinVar: pool.PinVar, Arch: pool.Arch, Level: r.o.Level}
+	m := &logdir.Meta{Tool: logdir.ToolName, GPUs: pool.IDs, PinVar: pool.PinVar, Arch: pool.Arch, Level: r.o.Level, Shard: r.shardRecord()}
 	for _, s := range suites {
 		m.Suites = append(m.Suites, logdir.MetaSuite{Label: s.Label, LogFile: s.LogFile, Mode: string(s.Mode)})
 	}

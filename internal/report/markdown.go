@@ -130,6 +130,9 @@ func render(r *logdir.Run, suites []verdict.Suite, s Stats, limit int, o Options
 	var blocks []*block
 	blocks = append(blocks, fixed(headline(r, s)))
 	blocks = append(blocks, fixed(efficiency(r, s)))
+	if sh := shardsSection(r, suites); sh != nil {
+		blocks = append(blocks, sh)
+	}
 	blocks = append(blocks, fixed(timelineSection(r, s, o)))
 	blocks = append(blocks, suitesTable(suites, s))
 	blocks = append(blocks, gpuTable(s))
