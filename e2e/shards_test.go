@@ -11,6 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/rocm/sgpu-queue/internal/action"
+	"github.com/rocm/sgpu-queue/internal/cache/cachetest"
 	"github.com/rocm/sgpu-queue/internal/engine"
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/shard"
@@ -306,4 +308,95 @@ func format(t *testing.T, tb *weights.Table) string {
 		t.Fatal(err)
 	}
 	return b.String()
+}
+
+// TestActionModes: the action's three modes through its entry point, as the
+// workflow of README "Several runners" runs them, with the local cache server: the
+// plan job restores the table and outputs a valid matrix and the plan file; each
+// shard job restores the table but saves nothing; the merge job merges the shard
+// log dirs by a glob and saves the one learned table under its run-unique key.
+func TestActionModes(t *testing.T) {
+	t.Parallel()
+	dir := fixture(t, "e2e")
+	cacheSrv := cachetest.New(t)
+	seeded := "sgpu-weights-gfx942-l99-4000-1"
+	table := "gamma 0.7\nnorth/n.one 0.4\nnorth/n.two 0.3\nsouth/s.one 0.3\nnorth/n.three 0.2\nnorth/n.four 0.2\nsouth/s.two 0.2\nnorth/n.flip 0.1\nsouth/s.three 0.1\nsouth/s.four 0.1\n"
+	cacheSrv.Put(seeded, "", []byte(table))
+	step := func(inputs map[string]string, extra ...string) (result, map[string]string) {
+		t.Helper()
+		env, outFile, _ := runner(t, dir, inputs, append(cacheSrv.Env(), extra...)...)
+		r := sgpu(t, dir, env, "action")
+		return r, parseOutputs(t, outFile)
+	}
+	saves := func() int { return len(cacheSrv.CallsTo(cachetest.OpCreate)) }
+
+	// The plan job: no GPU tool anywhere on PATH.
+	r, out := step(map[string]string{"mode": "plan", "config": "ci/shards.conf", "arch": "gfx942", "shards": "3", "gpus": "2"})
+	if r.code != 0 {
+		t.Fatalf("mode plan: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	var matrix map[string][]string
+	if err := json.Unmarshal([]byte(out["matrix"]), &matrix); err != nil || strings.Join(matrix["shard"], " ") != "1/3 2/3 3/3" || len(matrix) != 1 {
+		t.Fatalf("matrix output %q (%v)", out["matrix"], err)
+	}
+	if out["plan"] != "plan.json" || out["cache-hit"] != "true" || out["cache-matched-key"] != seeded {
+		t.Errorf("plan outputs %v", out)
+	}
+	p, err := shard.Read(strings.NewReader(readFile(t, filepath.Join(dir, "plan.json"))), "plan.json")
+	if err != nil || p.Weights.Keys != 10 || !strings.Contains(p.Weights.Store, seeded) || p.Items != 10 {
+		t.Fatalf("plan %+v (%v): want the cached table's 10 keys, named by its cache key", p, err)
+	}
+	if saves() != 0 {
+		t.Error("mode plan saved to the cache")
+	}
+
+	for i, s := range matrix["shard"] {
+		r, out := step(map[string]string{"mode": "run", "config": "ci/shards.conf", "arch": "gfx942", "gpus": "0,1", "shard": s, "plan": "plan.json",
+			"log-dir": fmt.Sprintf("shards/s%d/logs", i+1), "junit-dir": fmt.Sprintf("shards/s%d/junit", i+1), "matrix": fmt.Sprintf(`{"shard":%q}`, s)})
+		if r.code != 0 {
+			t.Fatalf("shard %s: exit %d\n%s", s, r.code, r.stdout)
+		}
+		if out["cache-hit"] != "true" || out["plan"] != "plan.json" || !strings.Contains(r.stdout, "the weight table is left as it is") {
+			t.Errorf("shard %s: cache-hit %q plan %q; want a restore and no learning\n%s", s, out["cache-hit"], out["plan"], r.stdout)
+		}
+		if saves() != 0 {
+			t.Errorf("shard %s saved to the cache: shard jobs must not (the merge job learns from every shard)", s)
+		}
+	}
+
+	r, out = step(map[string]string{"mode": "merge", "shard-log-dirs": "shards/*/logs", "log-dir": "merged", "junit-dir": "merged-junit"}, "GITHUB_JOB=merge")
+	if r.code != 0 || out["result"] != "success" {
+		t.Fatalf("mode merge: exit %d, result %q\n%s\n%s", r.code, out["result"], r.stdout, r.stderr)
+	}
+	key := "sgpu-weights-gfx942-l99-4242-1-" + action.CacheLeg("sgpu-queue (merge)")
+	e, ok := cacheSrv.Lookup(key, "")
+	if !ok || saves() != 1 {
+		t.Fatalf("mode merge saved %d entries, none under %s: %v", saves(), key, cacheSrv.Entries())
+	}
+	if local := readFile(t, filepath.Join(dir, out["weights-file"])); string(e.Data) != local || string(e.Data) == table {
+		t.Errorf("saved table:\n%s\nlocal table:\n%s\nwant the same, learned from the shards' rows", e.Data, local)
+	}
+	var suites map[string]map[string]float64
+	if err := json.Unmarshal([]byte(out["suites"]), &suites); err != nil || suites["north"]["items"] != 5 || suites["south"]["items"] != 4 {
+		t.Errorf("merged suites output %q", out["suites"])
+	}
+	if out["report"] != "merged/report/schedule.md" || !strings.Contains(readFile(t, filepath.Join(dir, out["report"])), "### Shards") {
+		t.Errorf("merge report output %q", out["report"])
+	}
+
+	for _, tc := range []struct {
+		inputs map[string]string
+		want   string
+	}{
+		{map[string]string{"mode": "scatter", "config": "ci/shards.conf"}, `input mode "scatter": want plan, run or merge`},
+		{map[string]string{"mode": "plan", "config": "ci/shards.conf", "shards": "3", "gpus": "2"}, "mode plan needs input arch"},
+		{map[string]string{"mode": "plan", "config": "ci/shards.conf", "arch": "gfx942", "shards": "0", "gpus": "2"}, `input shards "0"`},
+		{map[string]string{"mode": "merge", "shard-log-dirs": "nothing/*/logs"}, `"nothing/*/logs" matches nothing`},
+		{map[string]string{"mode": "run", "config": "ci/shards.conf", "gpus": "0,1", "shard": "4/3"}, `input shard "4/3": want I/K`},
+	} {
+		r, out := step(tc.inputs)
+		if r.code != 2 || !strings.Contains(r.stdout, tc.want) || out["result"] != "failure" {
+			t.Errorf("%v: exit %d, result %q; want 2 and %q in\n%s", tc.inputs, r.code, out["result"], tc.want, r.stdout)
+		}
+	}
 }
