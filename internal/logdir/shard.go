@@ -121,6 +121,8 @@ func ParseShards(data []byte) (map[ItemRef]int, []string) {
 			err = fmt.Errorf("want 3 columns (label, item, shard), got %d", len(f))
 		} else if s, err = strconv.Atoi(f[2]); err != nil || s < 1 {
 			err = fmt.Errorf("shard %q is not a number from 1", f[2])
+		} else if f[0] == "" || f[1] == "" {
+			err = fmt.Errorf("empty label or item")
 		}
 		if err != nil {
 			warns = append(warns, fmt.Sprintf("shards.tsv:%d: skipped row: %v", n, err))

@@ -205,8 +205,11 @@ func headline(r *logdir.Run, s Stats) string {
 	}
 	if n := len(s.Missing); n > 0 {
 		what := "never finished"
-		if s.Cancelled {
+		switch {
+		case s.Cancelled:
 			what = "did not run before the cancel"
+		case r.Meta.Merge != nil:
+			what = "never ran on their shard"
 		}
 		fmt.Fprintf(&b, "> [!WARNING]\n> **%d queued item(s) produced no timing row** (%s; counted as failed): ", n, what)
 		keyList(&b, s.Missing, "*Items that never finished*")
