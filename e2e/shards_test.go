@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"html"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -102,7 +103,7 @@ func TestShardsPlanRunMerge(t *testing.T) {
 			starts[weights.Key(ev.suite, ev.tag)]++
 		}
 	}
-	want := []string{"gamma", "north/n.flip", "north/n.four", "north/n.new", "north/n.one", "north/n.three", "north/n.two",
+	want := []string{"gamma", "north/n.flip", "north/n.four", "north/n.new", "north/n.odd tag [x]*", "north/n.one", "north/n.three", "north/n.two",
 		"south/s.four", "south/s.one", "south/s.three", "south/s.two"}
 	if diff := cmp.Diff(want, sortedKeys(starts)); diff != "" {
 		t.Errorf("items that ran (-want +got):\n%s", diff)
@@ -148,8 +149,8 @@ func TestShardsPlanRunMerge(t *testing.T) {
 
 	out := filepath.Join(m.dir, "merged")
 	north := readFile(t, filepath.Join(out, "suites", "north.log"))
-	if !strings.Contains(north, "FAIL rc=3 items/north.n.flip.log") || strings.Count(north, "\n") != 6 || strings.Contains(north, "n.gated") {
-		t.Errorf("suites/north.log: want 6 items, n.flip failed with 3, n.gated not at all:\n%s", north)
+	if !strings.Contains(north, "FAIL rc=3 items/north.n.flip.log") || strings.Count(north, "\n") != 7 || strings.Contains(north, "n.gated") {
+		t.Errorf("suites/north.log: want 7 items, n.flip failed with 3, n.gated not at all:\n%s", north)
 	}
 	if rc := readFile(t, filepath.Join(out, "suites", "north.log.rc")); rc != "3\n" {
 		t.Errorf("north.log.rc %q", rc)
@@ -159,8 +160,8 @@ func TestShardsPlanRunMerge(t *testing.T) {
 	}
 	// TE's nine columns, the shard in the gpu column; every row once.
 	timings := lines(readFile(t, filepath.Join(out, "queue", "timings.tsv")))
-	if len(timings) != 11 {
-		t.Errorf("%d merged rows, want 11", len(timings))
+	if len(timings) != 12 {
+		t.Errorf("%d merged rows, want 12", len(timings))
 	}
 	for _, l := range timings {
 		f := strings.Split(l, "\t")
@@ -190,7 +191,7 @@ func TestShardsPlanRunMerge(t *testing.T) {
 			continue // gamma writes no JUnit
 		}
 		x := filepath.Join(m.dir, "merged-junit", label+".xml")
-		if doc := readFile(t, x); !strings.Contains(doc, fmt.Sprintf(`name="%s"`, tag)) || !strings.Contains(doc, `name="sgpu.shard"`) {
+		if doc := readFile(t, x); !strings.Contains(doc, fmt.Sprintf(`name="%s"`, html.EscapeString(tag))) || !strings.Contains(doc, `name="sgpu.shard"`) {
 			t.Errorf("%s has no test case of %s, or no shard property", x, k)
 		}
 	}
@@ -274,6 +275,28 @@ func TestShardsMergeMissingShard(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(m.dir, "shards/s1/logs/queue/run.json")); err != nil {
 		t.Errorf("a refused merge touched shard 1's log dir: %v", err)
+	}
+
+	// Shard 2 after all, but its run stopped on an internal error (a worker
+	// panicked after one of its items): the merge exits as that run did, 70.
+	var tag string
+	for _, k := range m.plan.Shards[1].Keys {
+		// A plain tag: the hook compares it with the item's TEST_FILTER.
+		if _, tg := weights.SplitKey(k); tg != "" && !strings.ContainsAny(tg, " []*") && k != "north/n.gated" {
+			tag = tg
+			break
+		}
+	}
+	if tag == "" {
+		t.Fatalf("shard 2 has no list item: %+v", m.plan.Shards[1])
+	}
+	m.env = append(m.env, "SGPU_TEST_PANIC_FILTER="+tag)
+	if r := m.runShard(t, 2); r.code != 70 {
+		t.Fatalf("shard 2 with a worker panic: exit %d, want 70\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	r = sgpu(t, m.dir, nil, "merge", "--log-dir", "merged", "--junit-dir", "merged-junit", "shards/s1/logs", "shards/s2/logs", "shards/s3/logs")
+	if r.code != 70 || !strings.Contains(r.stdout, "stopped early (internal-error)") {
+		t.Errorf("merge with shard 2 stopped on an internal error: exit %d, want 70\n%s", r.code, r.stdout)
 	}
 }
 
@@ -377,7 +400,7 @@ func TestActionModes(t *testing.T) {
 		t.Errorf("saved table:\n%s\nlocal table:\n%s\nwant the same, learned from the shards' rows", e.Data, local)
 	}
 	var suites map[string]map[string]float64
-	if err := json.Unmarshal([]byte(out["suites"]), &suites); err != nil || suites["north"]["items"] != 5 || suites["south"]["items"] != 4 {
+	if err := json.Unmarshal([]byte(out["suites"]), &suites); err != nil || suites["north"]["items"] != 6 || suites["south"]["items"] != 4 {
 		t.Errorf("merged suites output %q", out["suites"])
 	}
 	if out["report"] != "merged/report/schedule.md" || !strings.Contains(readFile(t, filepath.Join(dir, out["report"])), "### Shards") {
@@ -397,6 +420,35 @@ func TestActionModes(t *testing.T) {
 		r, out := step(tc.inputs)
 		if r.code != 2 || !strings.Contains(r.stdout, tc.want) || out["result"] != "failure" {
 			t.Errorf("%v: exit %d, result %q; want 2 and %q in\n%s", tc.inputs, r.code, out["result"], tc.want, r.stdout)
+		}
+	}
+}
+
+// The first run of a workflow has no table anywhere: mode plan still gives the
+// matrix (a warning says why the plan lists no item), and each shard runs the
+// items of its hash.
+func TestActionPlanFirstRun(t *testing.T) {
+	t.Parallel()
+	dir := fixture(t, "e2e")
+	cacheSrv := cachetest.New(t)
+	env, outFile, _ := runner(t, dir, map[string]string{"mode": "plan", "config": "ci/shards.conf", "arch": "gfx942", "shards": "2", "gpus": "4", "plan": "out/the plan.json"}, cacheSrv.Env()...)
+	r := sgpu(t, dir, env, "action")
+	out := parseOutputs(t, outFile)
+	if r.code != 0 || out["matrix"] != `{"shard":["1/2","2/2"]}` || out["plan"] != "out/the plan.json" || out["cache-hit"] != "false" {
+		t.Fatalf("exit %d, outputs %v\n%s", r.code, out, r.stdout)
+	}
+	if !strings.Contains(r.stdout, "::warning::weight table") || !strings.Contains(r.stdout, "every item goes to the shard of the hash of its key") {
+		t.Errorf("no warning that the plan lists no item:\n%s", r.stdout)
+	}
+	p, err := shard.Read(strings.NewReader(readFile(t, filepath.Join(dir, "out", "the plan.json"))), "plan")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range p.Shards {
+		for _, k := range s.Keys {
+			if k != "gamma" { // an opaque suite is its one item, listed or not
+				t.Errorf("shard %d lists %q with no table to plan from", s.Shard, k)
+			}
 		}
 	}
 }

@@ -519,7 +519,7 @@ func (r *run) summary() {
 	failed := verdict.FailedItems(r.res.Suites)
 	r.res.ExitCode = verdict.ExitCode(r.res.Suites)
 	switch {
-	case r.res.Internal != nil:
+	case r.res.Internal != nil || r.internalShard:
 		r.res.ExitCode = exitcode.Internal
 	case r.res.Cancelled && r.res.ExitCode == exitcode.OK:
 		r.res.ExitCode = exitcode.Interrupted
