@@ -2,9 +2,9 @@ package e2e
 
 import (
 	"bytes"
-	"html"
 	"encoding/json"
 	"fmt"
+	"html"
 	"os"
 	"path/filepath"
 	"strings"
