@@ -108,6 +108,12 @@ func Run(ctx context.Context, e Env) int {
 		return a.stop(&engine.Error{Code: exitcode.Usage, Err: err})
 	}
 	res, err := engine.Run(ctx, opts)
+	return a.finish(ctx, res, err)
+}
+
+// finish presents what the engine's Run or Merge returned and gives the step's
+// exit code.
+func (a *act) finish(ctx context.Context, res *engine.Result, err error) int {
 	a.obs.close()
 	if err != nil {
 		return a.stop(err)

@@ -177,14 +177,7 @@ func (a *act) mergeMode(ctx context.Context) int {
 		return a.stop(&engine.Error{Code: exitcode.Usage, Err: err})
 	}
 	res, err := engine.Merge(ctx, opts, dirs)
-	a.obs.close()
-	if err != nil {
-		return a.stop(err)
-	}
-	a.present(res)
-	a.publishPR(ctx, res)
-	a.obs.flushWarnings()
-	return res.ExitCode
+	return a.finish(ctx, res, err)
 }
 
 // shardDirs reads the shard-log-dirs input: paths relative to the workspace,

@@ -1,22 +1,14 @@
 package cli
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/rocm/sgpu-queue/internal/golden"
 )
 
 // The help of merge is pinned: it states what a merge promises the workflow.
 func TestMergeHelp(t *testing.T) {
-	var out, errb bytes.Buffer
-	code := Main(Env{Args: []string{"merge", "--help"}, Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }})
-	if code != 0 || errb.Len() != 0 {
-		t.Fatalf("exit %d, stderr %q", code, errb.String())
-	}
-	golden.Check(t, filepath.Join("testdata", "merge-help.golden"), out.Bytes(), *update)
+	checkHelp(t, "merge")
 }
 
 // run --shard and --plan refuse, in one line and before anything runs, what no

@@ -317,18 +317,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 
 	// Phase 2: weigh and order.
 	r.obs.Phase(2, "weigh and order the queue")
-	store := r.store(pool.Arch)
-	r.weights = store
-	r.res.Weights = store.String()
-	r.res.WeightsFile = r.weightsPath(pool.Arch)
-	table, warns, err := store.Load(ctx)
-	for _, w := range warns {
-		r.warn(w)
-	}
-	if err != nil || table == nil {
-		r.warn(fmt.Sprintf("weight table %s could not be loaded, ordering without it: %v", store, err))
-		table = weights.New()
-	}
+	store, table := r.loadTable(ctx, pool.Arch, "ordering without it")
 	plan := exp.items
 	schedule.Weigh(plan, table, r.o.DefaultWeight)
 	schedule.Order(plan)
@@ -491,6 +480,24 @@ func (r *run) weightsPath(arch string) string {
 		return r.o.WeightsPath
 	}
 	return filepath.Join(r.o.RepoRoot, "ci-weights", fmt.Sprintf("test_weights.%s.l%s.txt", arch, r.o.Level))
+}
+
+// loadTable chooses the weight table's store for arch and loads it; a table that
+// cannot be loaded is an empty one, with a warning saying so and what follows
+// (without).
+func (r *run) loadTable(ctx context.Context, arch, without string) (weights.Store, *weights.Table) {
+	store := r.store(arch)
+	r.weights = store
+	r.res.Weights, r.res.WeightsFile = store.String(), r.weightsPath(arch)
+	table, warns, err := store.Load(ctx)
+	for _, w := range warns {
+		r.warn(w)
+	}
+	if err != nil || table == nil {
+		r.warn(fmt.Sprintf("weight table %s could not be loaded, %s: %v", store, without, err))
+		table = weights.New()
+	}
+	return store, table
 }
 
 func (r *run) store(arch string) weights.Store {

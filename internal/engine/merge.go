@@ -16,7 +16,6 @@ import (
 	"github.com/rocm/sgpu-queue/internal/report"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 	"github.com/rocm/sgpu-queue/internal/verdict"
-	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
 // Merge is `sgpu-queue merge`: the log dirs of the shards of a job matrix (run
@@ -56,17 +55,7 @@ func Merge(ctx context.Context, o Options, dirs []string) (*Result, error) {
 	r.printf("  %d of %d shards, arch %s, level %s → %s\n", len(shards), first.Shard.Shards, first.Arch, first.Level, r.o.LogDir)
 
 	r.obs.Phase(2, "merge the shards")
-	store := r.store(first.Arch)
-	r.weights = store
-	r.res.Weights, r.res.WeightsFile = store.String(), r.weightsPath(first.Arch)
-	table, lwarns, err := store.Load(ctx)
-	for _, w := range lwarns {
-		r.warn(w)
-	}
-	if err != nil || table == nil {
-		r.warn(fmt.Sprintf("weight table %s could not be loaded, learning into an empty one: %v", store, err))
-		table = weights.New()
-	}
+	store, table := r.loadTable(ctx, first.Arch, "learning into an empty one")
 	m := merge.Build(shards, table, first.DefaultWeight)
 	for _, w := range m.Warnings {
 		r.warn(w)
