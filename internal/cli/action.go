@@ -2,8 +2,9 @@ package cli
 
 import (
 	"fmt"
-	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"strings"
+
+	"github.com/rocm/sgpu-queue/internal/exitcode"
 
 	"github.com/rocm/sgpu-queue/internal/action"
 	"github.com/rocm/sgpu-queue/internal/settings"
@@ -14,7 +15,7 @@ import (
 // defaults.
 func actionCmd(e Env, args []string) int {
 	for _, a := range args {
-		if a == "-h" || a == "-help" || a == "--help" {
+		if isHelp(a) {
 			names := append([]string(nil), action.Inputs...)
 			for _, k := range settings.Knobs {
 				names = append(names, k.Name)
@@ -22,12 +23,13 @@ func actionCmd(e Env, args []string) int {
 			fmt.Fprintf(e.Stdout, `Usage: sgpu-queue action
 
 The GitHub container action's entry point (action.yml runs it). It reads its inputs from
-INPUT_<NAME> variables, e.g. INPUT_LOG-DIR, runs phases 0–8 like "sgpu-queue run", and
-writes GITHUB_OUTPUT and GITHUB_STEP_SUMMARY. Inputs:
+INPUT_<NAME> variables, e.g. INPUT_LOG-DIR, runs phases 0–8 like "sgpu-queue run" (with
+INPUT_MODE=plan it plans like "sgpu-queue plan", with INPUT_MODE=merge it merges like
+"sgpu-queue merge"), and writes GITHUB_OUTPUT and GITHUB_STEP_SUMMARY. Inputs:
   %s
 Outputs: %s, rc-<label>
 `, strings.Join(names, ", "), strings.Join(action.Outputs, ", "))
-			return 0
+			return exitcode.OK
 		}
 	}
 	if len(args) > 0 {

@@ -6,11 +6,6 @@ import (
 	"testing"
 )
 
-// The help of merge is pinned: it states what a merge promises the workflow.
-func TestMergeHelp(t *testing.T) {
-	checkHelp(t, "merge")
-}
-
 // run --shard and --plan refuse, in one line and before anything runs, what no
 // shard job can run: a plan without a shard, a shard outside the plan's K, a file
 // that is not a plan. merge refuses to start without shard log dirs.

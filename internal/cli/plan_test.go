@@ -188,8 +188,3 @@ func (tc cmdCase) check(t *testing.T, code int, out, errs string) {
 		t.Errorf("want a one-line error, got:\n%s", errs)
 	}
 }
-
-// The help of plan is pinned: it states the rules a matrix workflow relies on.
-func TestPlanHelp(t *testing.T) {
-	checkHelp(t, "plan")
-}
