@@ -91,6 +91,9 @@ func TestShardsPlanRunMerge(t *testing.T) {
 		if !strings.Contains(r.stdout, fmt.Sprintf("shard %d/3: the weight table is left as it is", i)) {
 			t.Errorf("shard %d does not say it learns nothing:\n%s", i, r.stdout)
 		}
+		if md := readFile(t, filepath.Join(m.dir, fmt.Sprintf("shards/s%d/logs/report/schedule.md", i))); !strings.Contains(md, fmt.Sprintf("**Shard %d of 3** of a job matrix (plan `plan.json`", i)) {
+			t.Errorf("shard %d's report does not say it is one shard:\n%s", i, md[:min(len(md), 600)])
+		}
 	}
 	if got := readFile(t, filepath.Join(m.dir, "ci-weights", "test_weights.gfx942.l99.txt")); got != m.table {
 		t.Error("a shard changed the weight table: merge would learn its rows twice")

@@ -73,24 +73,40 @@ type MergedShard struct {
 	Timeout   float64   `json:"item_timeout_factor,omitempty"` // its bad-day policy
 }
 
-// ShardGPU is how a merged run names GPU id of shard s: "s2:0". The shard goes in
-// the gpu column of timings.tsv, so that TE's nine columns stay nine and a
-// rebuilt report draws one lane per shard and GPU (README "Several runners").
-func ShardGPU(s int, id string) string { return "s" + strconv.Itoa(s) + ":" + id }
-
-// SplitShardGPU reads a ShardGPU name back; ok is false for any other GPU id.
-func SplitShardGPU(g string) (shard int, id string, ok bool) {
-	rest, found := strings.CutPrefix(g, "s")
-	num, id, found2 := strings.Cut(rest, ":")
-	if !found || !found2 {
-		return 0, "", false
+// ShardGPU is how a merged run names the GPU id of shard s: "s2:0". The shard goes
+// in the gpu column of timings.tsv, so that TE's nine columns stay nine and a
+// rebuilt report draws one lane per shard and GPU (README "Several runners"). A
+// multi-GPU attempt's ids ("2,3") are each named so: "s2:2,s2:3".
+func ShardGPU(s int, id string) string {
+	parts := strings.Split(id, ",")
+	for i, p := range parts {
+		parts[i] = "s" + strconv.Itoa(s) + ":" + p
 	}
-	n, err := strconv.Atoi(num)
-	if err != nil || n < 1 || strconv.Itoa(n) != num {
-		return 0, "", false
-	}
-	return n, id, true
+	return strings.Join(parts, ",")
 }
+
+// SplitShardGPU reads a ShardGPU name back; ok is false for any other GPU id (one
+// that names no shard, or ids of two shards).
+func SplitShardGPU(g string) (shard int, id string, ok bool) {
+	parts := strings.Split(g, ",")
+	for i, p := range parts {
+		rest, found := strings.CutPrefix(p, "s")
+		num, one, found2 := strings.Cut(rest, ":")
+		if !found || !found2 {
+			return 0, "", false
+		}
+		n, err := strconv.Atoi(num)
+		if err != nil || n < 1 || strconv.Itoa(n) != num || i > 0 && n != shard {
+			return 0, "", false
+		}
+		shard, parts[i] = n, one
+	}
+	return shard, strings.Join(parts, ","), true
+}
+
+// GPUCount is how many GPUs a gpu column names: a multi-GPU attempt's are joined
+// by ",".
+func GPUCount(g string) int { return strings.Count(g, ",") + 1 }
 
 // ItemRef names a queued item: its label and its timings item column.
 type ItemRef struct {

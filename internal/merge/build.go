@@ -149,7 +149,7 @@ func (b *builder) add(s *Shard) {
 		t.Outcome = s.Run.OutcomeOf(t)
 		t.GPU = logdir.ShardGPU(s.Number, t.GPU)
 		r.Timings = append(r.Timings, t)
-		p.Work += t.Secs
+		p.Work += t.Secs * float64(logdir.GPUCount(t.GPU)) // GPU-seconds
 		p.Wall = max(p.Wall, t.EndOff)
 		largest = max(largest, t.Secs)
 	}
@@ -319,17 +319,17 @@ func Advice(r *logdir.Run, k, gpus int) string {
 			return ""
 		}
 	}
-	last := map[logdir.ItemRef]float64{}
+	last := map[logdir.ItemRef]logdir.Timing{}
 	for _, t := range r.Timings {
-		last[logdir.ItemRef{Label: t.Label, Item: t.Item}] = t.Secs
+		last[logdir.ItemRef{Label: t.Label, Item: t.Item}] = t
 	}
 	items := make([]schedule.Item, 0, len(r.Queue))
 	for i, q := range r.Queue {
-		d, ok := last[logdir.ItemRef{Label: q.Label, Item: logdir.ItemColumn(q.Tag)}]
+		t, ok := last[logdir.ItemRef{Label: q.Label, Item: logdir.ItemColumn(q.Tag)}]
 		if !ok {
 			return ""
 		}
-		items = append(items, schedule.Item{Label: q.Label, Tag: q.Tag, Weight: d, Known: true, Seq: i})
+		items = append(items, schedule.Item{Label: q.Label, Tag: q.Tag, Weight: t.Secs, Known: true, Seq: i, GPUs: logdir.GPUCount(t.GPU)})
 	}
 	if len(items) == 0 {
 		return ""

@@ -174,6 +174,7 @@ func headline(r *logdir.Run, s Stats) string {
 	}
 	fmt.Fprintf(&b, "**wall %s** · %d items on %d GPUs · %d failed · utilisation %.1f %% · %s above the lower bound\n\n",
 		textfmt.Dur(s.Wall), s.Items, s.GPUs, s.Failed, 100*s.Utilisation, pct(s.AboveBound))
+	b.WriteString(shardNote(r))
 	switch {
 	case s.Cancelled && r.Meta.BeforeItems():
 		fmt.Fprintf(&b, "> [!WARNING]\n> **The run was cancelled before any item ran**: %s. Every suite is marked failed; nothing was learned.\n\n", plain(shorten(r.Meta.Stop.Message, 500)))

@@ -100,3 +100,17 @@ func short(s string) string {
 	}
 	return s
 }
+
+// shardNote is the headline's line in the report of one shard's run: it covers
+// that shard's items only.
+func shardNote(r *logdir.Run) string {
+	sh := r.Meta.Shard
+	if sh == nil {
+		return ""
+	}
+	plan := "no plan: its items are those of the hash of their key"
+	if sh.Plan != nil {
+		plan = fmt.Sprintf("plan %s, sha256 %s…", code(sh.Plan.File), code(short(sh.Plan.SHA256)))
+	}
+	return fmt.Sprintf("> [!NOTE]\n> **Shard %d of %d** of a job matrix (%s): this report covers its items only; `sgpu-queue merge` of every shard's log dir gives the verdict, the report and the learned weights of the whole run.\n\n", sh.Shard, sh.Shards, plan)
+}
