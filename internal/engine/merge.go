@@ -185,7 +185,9 @@ func (r *run) combineJUnit(ctx context.Context, m *merge.Result) {
 		}
 		var notRun []junit.Item
 		for _, it := range s.Items {
-			if it.Stop == outcome.StopNotReported {
+			// Items no shard file speaks for: a shard that never reported, or
+			// stopped before listing (typed: its stop, its record).
+			if it.Stop == outcome.StopNotReported || !it.Finished && m.Unlisted[it.Shard] {
 				notRun = append(notRun, junit.Item{Tag: it.Tag, RC: it.RC, Failed: true, Note: it.Note})
 			}
 		}

@@ -31,8 +31,12 @@ type Result struct {
 	Census     weights.Census
 	// JUnit are the shards' merged JUnit files by suite label, in shard order.
 	JUnit map[string][]JUnitFile
-	// NeverRan are the keys of the items of shards that never reported.
+	// NeverRan are the keys of the items of shards that never reported, or that
+	// reported without a listing (cancelled while listing): queued here with no row.
 	NeverRan []string
+	// Unlisted are the reporting shards that stopped before their listing: no
+	// file of theirs speaks for their items.
+	Unlisted map[int]bool
 	Warnings []string
 	// Plan is the plan the shards followed; nil without one.
 	Plan *shard.Plan
@@ -48,7 +52,7 @@ type JUnitFile struct {
 // that never ran, for the report's estimates.
 func Build(shards []*Shard, table *weights.Table, defaultWeight float64) *Result {
 	b := &builder{shards: shards, k: shards[0].Run.Meta.Shard.Shards, plan: shards[0].Plan,
-		res: &Result{JUnit: map[string][]JUnitFile{}, Plan: shards[0].Plan}, table: table, def: defaultWeight,
+		res: &Result{JUnit: map[string][]JUnitFile{}, Unlisted: map[int]bool{}, Plan: shards[0].Plan}, table: table, def: defaultWeight,
 		shardOf: map[logdir.ItemRef]int{}, queued: map[logdir.ItemRef]int{}}
 	b.meta()
 	for _, s := range shards {
@@ -158,27 +162,41 @@ func (b *builder) add(s *Shard) {
 	if n := len(m.GPUs); n > 0 {
 		p.Bound = max(p.Work/float64(n), largest)
 	}
+	// The files must be a suite's, and beside the log dir: under the directory
+	// that holds it (the shard's artifact), so that a run.json cannot point the
+	// merge at any file of this machine.
+	root := filepath.Dir(abs(s.Dir))
 	for _, rel := range m.Shard.JUnit {
 		path := filepath.FromSlash(rel)
 		label, isXML := strings.CutSuffix(filepath.Base(path), ".xml")
-		if filepath.IsAbs(path) || !isXML || !slices.ContainsFunc(m.Suites, func(su logdir.MetaSuite) bool { return su.Label == label }) {
-			b.warn("%s: JUnit file %q is not a suite's merged file relative to the log dir; left out", s.Dir, rel)
+		full := filepath.Join(abs(s.Dir), path)
+		under, err := filepath.Rel(root, full)
+		if filepath.IsAbs(path) || !isXML || err != nil || !filepath.IsLocal(under) ||
+			!slices.ContainsFunc(m.Suites, func(su logdir.MetaSuite) bool { return su.Label == label }) {
+			b.warn("%s: JUnit file %q is not a suite's merged file beside the log dir; left out", s.Dir, rel)
 			continue
 		}
-		b.res.JUnit[label] = append(b.res.JUnit[label], JUnitFile{Shard: s.Number, Path: filepath.Join(s.Dir, path)})
+		b.res.JUnit[label] = append(b.res.JUnit[label], JUnitFile{Shard: s.Number, Path: full})
 	}
 }
 
-// neverRan queues the items of the shards that never reported: every item some
-// reporting shard listed whose shard is one of them. An item no reporting shard
-// listed is census only (a capability probe of the hosts skips it, or it is gone):
-// it is not expected. When no reporting shard got as far as listing, the plan's
-// keys of the missing shards are all there is to go by.
+// neverRan queues the items of the shards that never reported, or reported
+// without a listing (a cancel while listing): every item some reporting shard
+// listed whose shard is one of them. An item no reporting shard listed is census
+// only (a capability probe of the hosts skips it, or it is gone): it is not
+// expected. When no reporting shard got as far as listing, the plan's keys of the
+// missing shards are all there is to go by. Their verdicts follow their shard's
+// record (verdict.Decide): "never ran", or "cancelled before it started".
 func (b *builder) neverRan() {
 	missing := map[int]bool{}
 	for _, p := range b.res.Run.Meta.Merge.Parts {
 		if !p.Reported {
 			missing[p.Shard] = true
+		}
+	}
+	for _, s := range b.shards {
+		if s.Listed == nil {
+			missing[s.Number], b.res.Unlisted[s.Number] = true, true
 		}
 	}
 	listed, any := b.listed()

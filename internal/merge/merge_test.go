@@ -2,6 +2,7 @@ package merge
 
 import (
 	"bytes"
+	"fmt"
 	"crypto/sha256"
 	"encoding/hex"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/shard"
+	"github.com/rocm/sgpu-queue/internal/verdict"
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
@@ -169,6 +171,9 @@ func TestBuildAllShards(t *testing.T) {
 	if len(m.CensusRows) != len(census) {
 		t.Errorf("census rows %v", m.CensusRows)
 	}
+	if len(m.JUnit) != 0 {
+		t.Errorf("JUnit %v: no shard recorded any", m.JUnit)
+	}
 	if a := Advice(r, 3, 2); !strings.HasPrefix(a, "a 4th runner would save") {
 		t.Errorf("advice %q", a)
 	}
@@ -210,19 +215,39 @@ func TestBuildMissingShard(t *testing.T) {
 	}
 }
 
-// Without any listing (every reporting shard stopped before it), the plan's keys
-// of the missing shard are all there is.
+// A shard cancelled while listing (no listing, no queue) and no other shard: its
+// items and the missing shards' are the plan's keys, all there is to go by; the
+// cancelled shard's never ran by its own record, the others' by theirs.
 func TestBuildNoListing(t *testing.T) {
-	dirs, p := matrix(t, nil, 1)
-	os.Remove(filepath.Join(dirs[0], "queue", "listed.tsv"))
-	shards, _, err := Read(dirs)
+	p, raw := testPlan(t)
+	dir := filepath.Join(t.TempDir(), "s1")
+	writeShard(t, dir, 1, p, raw, nil, func(m *logdir.Meta) {
+		m.Cancelled, m.Stop, m.Wall = true, &logdir.Stop{Reason: outcome.StopCancelled, Message: "cancelled while listing", Phase: 1}, 0
+	})
+	l := logdir.Layout{Root: dir}
+	for _, f := range []string{l.ListedTSV(), l.QueueTSV(), l.TimingsTSV(), l.OutcomesTSV()} {
+		os.WriteFile(f, nil, 0o644)
+	}
+	os.Remove(l.ListedTSV())
+	shards, _, err := Read([]string{dir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := Build(shards, weights.New(), 999999)
-	n := len(p.Shards[1].Keys) + len(p.Shards[2].Keys)
-	if len(m.NeverRan) != n || len(m.Warnings) != 1 {
-		t.Errorf("never ran %v (want the %d keys of shards 2 and 3), warnings %v", m.NeverRan, n, m.Warnings)
+	n := len(p.Shards[0].Keys) + len(p.Shards[1].Keys) + len(p.Shards[2].Keys)
+	if len(m.NeverRan) != n || len(m.Warnings) != 1 || !m.Unlisted[1] || len(m.Run.Queue) != n {
+		t.Errorf("never ran %v (want the plan's %d keys), warnings %v, unlisted %v", m.NeverRan, n, m.Warnings, m.Unlisted)
+	}
+	for _, su := range verdict.Decide(m.Run) {
+		for _, it := range su.Items {
+			want := "cancelled before it started"
+			if it.Shard != 1 {
+				want = fmt.Sprintf("never ran: shard %d/3 never reported", it.Shard)
+			}
+			if it.Note != want || !it.Failed {
+				t.Errorf("%s/%s (shard %d): %q, want %q", it.Label, it.Tag, it.Shard, it.Note, want)
+			}
+		}
 	}
 }
 
@@ -312,5 +337,28 @@ func TestCopyLogs(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(out.ItemLog("core", "")); string(data) != "log of core\n" {
 		t.Errorf("core's log: %q", data)
+	}
+}
+
+// The JUnit files a shard's run.json names are read only when they are a suite's
+// merged file beside its log dir: a run.json cannot point the merge elsewhere.
+func TestBuildJUnitPaths(t *testing.T) {
+	p, raw := testPlan(t)
+	dir := filepath.Join(t.TempDir(), "artifact", "logs")
+	writeShard(t, dir, 1, p, raw, nil, func(m *logdir.Meta) {
+		m.Shard.JUnit = []string{"../junit/torch.xml", "../junit/core.xml", "../../elsewhere/torch.xml", "/etc/torch.xml", "../junit/notasuite.xml", "../junit/torch.txt"}
+	})
+	shards, _, err := Read([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := Build(shards, weights.New(), 999999)
+	root := filepath.Dir(abs(dir))
+	want := map[string][]JUnitFile{
+		"torch": {{Shard: 1, Path: filepath.Join(root, "junit", "torch.xml")}},
+		"core":  {{Shard: 1, Path: filepath.Join(root, "junit", "core.xml")}},
+	}
+	if diff := cmp.Diff(want, m.JUnit); diff != "" || len(m.Warnings) != 4 {
+		t.Errorf("JUnit (-want +got):\n%s\nwarnings %q", diff, m.Warnings)
 	}
 }

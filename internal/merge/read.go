@@ -96,6 +96,13 @@ func readShard(dir string) (*Shard, []string, error) {
 	if s.Census, err = readItems(l.ItemsTSV()); err != nil {
 		return nil, nil, err
 	}
+	if s.Listed == nil && len(run.Queue) > 0 {
+		// Its listing file is gone but it queued items: those at least it listed.
+		warns = append(warns, fmt.Sprintf("%s: no queue/listed.tsv: the items it queued stand for its listing", dir))
+		for _, q := range run.Queue {
+			s.Listed = append(s.Listed, shard.ItemKey{Label: q.Label, Tag: q.Tag})
+		}
+	}
 	if m.Shard.Plan != nil {
 		f, err := os.Open(l.PlanJSON())
 		if err != nil {
