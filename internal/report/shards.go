@@ -17,17 +17,7 @@ func shardsSection(r *logdir.Run, suites []verdict.Suite) *block {
 	if m == nil {
 		return nil
 	}
-	items, failed := make([]int, m.Shards+1), make([]int, m.Shards+1)
-	for _, su := range suites {
-		for _, it := range su.Items {
-			if it.Shard >= 1 && it.Shard <= m.Shards {
-				items[it.Shard]++
-				if it.Failed {
-					failed[it.Shard]++
-				}
-			}
-		}
-	}
+	items, failed := shardCounts(m.Shards, suites)
 	var b strings.Builder
 	fmt.Fprintf(&b, "### Shards\n\n%d runners of a job matrix, merged by `sgpu-queue merge`", m.Shards)
 	if m.Plan != nil {
@@ -38,35 +28,12 @@ func shardsSection(r *logdir.Run, suites []verdict.Suite) *block {
 	b.WriteString(". The lanes of the timeline are named `s<shard>:<gpu>`; each shard's times count from the start of its own item phase, and the matrix's wall clock is its slowest shard's.\n\n")
 	var missing []string
 	var walls []float64
-	var rows []string
 	for _, p := range m.Parts {
-		note := ""
-		switch {
-		case !p.Reported:
-			note = "**never reported**: its items never ran"
+		if p.Reported {
+			walls = append(walls, p.Wall)
+		} else {
 			missing = append(missing, fmt.Sprintf("%d/%d (%d items)", p.Shard, m.Shards, items[p.Shard]))
-		case p.Stop != nil:
-			note = "stopped early: " + plain(shorten(p.Stop.Message, 200))
-		case p.Cancelled:
-			note = "cancelled"
-		case !p.Finished:
-			note = "never finished (killed?)"
 		}
-		predicted := "–"
-		if p.Predicted > 0 {
-			predicted = textfmt.Dur(p.Predicted)
-		}
-		if !p.Reported {
-			rows = append(rows, fmt.Sprintf("| %d | – | – | %d | %d | – | – | – | – | %s | %s |\n", p.Shard, items[p.Shard], failed[p.Shard], predicted, note))
-			continue
-		}
-		walls = append(walls, p.Wall)
-		above := "–"
-		if p.Bound > 0 {
-			above = pct(p.Wall/p.Bound - 1)
-		}
-		rows = append(rows, fmt.Sprintf("| %d | %d | %s | %d | %d | %s | %s | %s | %s | %s | %s |\n", p.Shard, len(p.GPUs), cell(p.LogDir), items[p.Shard], failed[p.Shard],
-			textfmt.Dur(p.Work), textfmt.Dur(p.Wall), textfmt.Dur(p.Bound), above, predicted, note))
 	}
 	if len(missing) > 0 {
 		fmt.Fprintf(&b, "> [!CAUTION]\n> **%d shard(s) never reported** (no log dir given to merge): %s. Their items never ran and fail.\n\n", len(missing), strings.Join(missing, ", "))
@@ -78,8 +45,7 @@ func shardsSection(r *logdir.Run, suites []verdict.Suite) *block {
 			mean += w / float64(len(walls))
 		}
 		if mean > 0 {
-			fmt.Fprintf(&b, "**Imbalance**: the slowest shard took %s, the mean shard %s: %s above the mean.", textfmt.Dur(slowest), textfmt.Dur(mean), pct(slowest/mean-1))
-			b.WriteString(" ")
+			fmt.Fprintf(&b, "**Imbalance**: the slowest shard took %s, the mean shard %s: %s above the mean. ", textfmt.Dur(slowest), textfmt.Dur(mean), pct(slowest/mean-1))
 		}
 	}
 	if m.Advice != "" {
@@ -89,8 +55,54 @@ func shardsSection(r *logdir.Run, suites []verdict.Suite) *block {
 	if m.NotListed > 0 {
 		fmt.Fprintf(&b, "%d item(s) of the plan were listed by no shard (a capability probe of the runners skips them): they are not counted as never ran.\n\n", m.NotListed)
 	}
+	rows := make([]string, len(m.Parts))
+	for i, p := range m.Parts {
+		rows[i] = shardRow(p, items[p.Shard], failed[p.Shard])
+	}
 	return table(b.String()+"| shard | GPUs | log dir | items | failed | work | wall | its bound | above | planned wall | note |\n|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|\n",
 		rows, "\n", "shards")
+}
+
+// shardCounts is the number of items, and of failed items, of each shard 1 … k.
+func shardCounts(k int, suites []verdict.Suite) (items, failed []int) {
+	items, failed = make([]int, k+1), make([]int, k+1)
+	for _, su := range suites {
+		for _, it := range su.Items {
+			if it.Shard >= 1 && it.Shard <= k {
+				items[it.Shard]++
+				if it.Failed {
+					failed[it.Shard]++
+				}
+			}
+		}
+	}
+	return items, failed
+}
+
+// shardRow is one shard's row of the Shards table.
+func shardRow(p logdir.MergedShard, items, failed int) string {
+	predicted := "–"
+	if p.Predicted > 0 {
+		predicted = textfmt.Dur(p.Predicted)
+	}
+	if !p.Reported {
+		return fmt.Sprintf("| %d | – | – | %d | %d | – | – | – | – | %s | **never reported**: its items never ran |\n", p.Shard, items, failed, predicted)
+	}
+	note := ""
+	switch {
+	case p.Stop != nil:
+		note = "stopped early: " + plain(shorten(p.Stop.Message, 200))
+	case p.Cancelled:
+		note = "cancelled"
+	case !p.Finished:
+		note = "never finished (killed?)"
+	}
+	above := "–"
+	if p.Bound > 0 {
+		above = pct(p.Wall/p.Bound - 1)
+	}
+	return fmt.Sprintf("| %d | %d | %s | %d | %d | %s | %s | %s | %s | %s | %s |\n", p.Shard, len(p.GPUs), cell(p.LogDir), items, failed,
+		textfmt.Dur(p.Work), textfmt.Dur(p.Wall), textfmt.Dur(p.Bound), above, predicted, note)
 }
 
 // short is the first 12 characters of a digest.
