@@ -141,6 +141,11 @@ func New(s Spec) (Adapter, error) {
 	return nil, s.fail(nil, "", "mode %q has no adapter (list and opaque suites use the hook contract)", s.Mode)
 }
 
+// WritesJUnit reports whether every item of an adapter mode writes the JUnit file
+// it is given (pytest, ctest), so that one that exits 0 without writing it ran
+// nothing (docs/outcomes.md, no-run); a cmd item's command may write none.
+func WritesJUnit(m config.Mode) bool { return m == config.Pytest || m == config.CTest }
+
 // Check is every adapter suite's New error at once (nil when all can work), so that
 // a run refuses a bad line before anything runs, as it refuses a bad config.
 func Check(suites []config.Suite) error {
