@@ -132,9 +132,6 @@ func parseShowOnly(stdout []byte) ([]ctestListed, []string, error) {
 			continue
 		}
 		seen[t.Name] = true
-		if strings.Contains(t.Name, `\`) {
-			warns = append(warns, fmt.Sprintf("test name %q holds a backslash: CMake turns it into / in the JUnit path of a file named after the test", t.Name))
-		}
 		l := ctestListed{Name: t.Name}
 		for _, p := range t.Properties {
 			var err error
