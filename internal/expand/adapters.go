@@ -105,7 +105,7 @@ func (nopCloser) Close() error { return nil }
 func ListAdapter(ctx context.Context, r Request, s config.Suite) (adapter.Adapter, *adapter.Listed, error) {
 	a, err := adapter.New(adapter.SpecOf(s))
 	if err != nil {
-		return nil, nil, fromAdapter(s, err)
+		return nil, nil, FromAdapter(s, err)
 	}
 	tail := &textfmt.Tail{}
 	lctx, cancel := deadline(ctx, r.Timeout, errDeadline)
@@ -120,7 +120,7 @@ func ListAdapter(ctx context.Context, r Request, s config.Suite) (adapter.Adapte
 	case ctx.Err() != nil:
 		return nil, nil, &Error{Suite: s, Msg: "listing cancelled", Err: context.Cause(ctx)}
 	}
-	return nil, nil, fromAdapter(s, err)
+	return nil, nil, FromAdapter(s, err)
 }
 
 // AdapterListing is where adapter commands list: the repo root, the adapter environment.
@@ -128,8 +128,8 @@ func (r Request) AdapterListing(log io.Writer) adapter.Listing {
 	return adapter.Listing{Env: r.Hooks.AdapterEnv(r.Env, r.Level), Dir: r.Dir, Log: log}
 }
 
-// fromAdapter is an adapter's error as a listing error of suite s.
-func fromAdapter(s config.Suite, err error) *Error {
+// FromAdapter is an adapter's error as a listing error of suite s.
+func FromAdapter(s config.Suite, err error) *Error {
 	var ae *adapter.Error
 	if errors.As(err, &ae) {
 		return &Error{Suite: s, Msg: ae.Msg, Tail: ae.Tail, Err: ae.Err}
