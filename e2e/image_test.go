@@ -20,8 +20,8 @@ import (
 	"github.com/rocm/sgpu-queue/internal/dockerexec/dockertest"
 )
 
-// goBase is the build stage's base made from this machine's Go toolchain by
-// ../shared/tools/go-base-image.sh (no registry is reachable here).
+// goBase is the build stage's base, made from a local Go toolchain where no registry
+// is reachable (.ci/run makes one when its machine can).
 const goBase = "localhost/golang:local"
 
 // The action's image builds from the Dockerfile, and the runner's way of running it
@@ -32,7 +32,7 @@ func TestActionImage(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	if _, err := cli.ImageInspect(ctx, goBase); err != nil {
-		t.Skipf("GO BASE IMAGE MISSING (%v): run ../shared/tools/go-base-image.sh; the image job of .github/workflows/ci.yml builds it with the registry's golang image", err)
+		t.Skipf("GO BASE IMAGE MISSING (%v): tag a Go image as %s (docker pull golang:1.26-alpine && docker tag golang:1.26-alpine %s); the image job of .github/workflows/ci.yml builds the Dockerfile with the registry's golang image", err, goBase, goBase)
 	}
 	tag := "sgpu-queue:" + strings.TrimPrefix(dockertest.UniqueName(t), "sgpu-test-")
 	build(t, ctx, cli, tag)

@@ -1,5 +1,5 @@
 // Command queue measures the real queue: TransformerEngine's measured workload
-// (../shared/data/te-gfx950-l3.weights, 80 items) scaled down into sleeping items of
+// (testdata/simulate/te-gfx950-l3.weights, 80 items) scaled down into sleeping items of
 // fixture suites that honour the hook contract, run by the sgpu-queue binary on 4
 // fake GPUs with warm weights. It prints, per run and as min/median/max:
 //
@@ -32,7 +32,7 @@ import (
 )
 
 func main() {
-	wfile := flag.String("weights", "../shared/data/te-gfx950-l3.weights", "the workload: a weight table")
+	wfile := flag.String("weights", "testdata/simulate/te-gfx950-l3.weights", "the workload: a weight table")
 	scale := flag.Float64("scale", 150, "divide every duration by this")
 	gpus := flag.Int("gpus", 4, "workers")
 	runs := flag.Int("runs", 3, "runs to measure")

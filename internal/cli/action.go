@@ -2,8 +2,9 @@ package cli
 
 import (
 	"fmt"
-	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"strings"
+
+	"github.com/rocm/sgpu-queue/internal/exitcode"
 
 	"github.com/rocm/sgpu-queue/internal/action"
 	"github.com/rocm/sgpu-queue/internal/settings"
@@ -14,7 +15,7 @@ import (
 // defaults.
 func actionCmd(e Env, args []string) int {
 	for _, a := range args {
-		if a == "-h" || a == "-help" || a == "--help" {
+		if isHelp(a) {
 			names := append([]string(nil), action.Inputs...)
 			for _, k := range settings.Knobs {
 				names = append(names, k.Name)
@@ -27,7 +28,7 @@ writes GITHUB_OUTPUT and GITHUB_STEP_SUMMARY. Inputs:
   %s
 Outputs: %s, rc-<label>
 `, strings.Join(names, ", "), strings.Join(action.Outputs, ", "))
-			return 0
+			return exitcode.OK
 		}
 	}
 	if len(args) > 0 {

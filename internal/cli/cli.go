@@ -76,11 +76,15 @@ func command(e Env) int {
 	case "plan":
 		return planCmd(e, args)
 	case "version", "--version":
+		if len(args) > 0 && isHelp(args[0]) {
+			fmt.Fprint(e.Stdout, "Usage: sgpu-queue version\n\nPrints \"sgpu-queue <version>\": the release tag it was built from, else the module\nversion, else devel.\n")
+			return exitcode.OK
+		}
 		fmt.Fprintf(e.Stdout, "sgpu-queue %s\n", version(e.Version))
-		return 0
+		return exitcode.OK
 	case "help", "-h", "-help", "--help":
 		usage(e.Stdout)
-		return 0
+		return exitcode.OK
 	default:
 		fmt.Fprintf(e.Stderr, "sgpu-queue: unknown command %q\n", cmd)
 		usage(e.Stderr)
@@ -138,7 +142,7 @@ func parse(fs *flag.FlagSet, args []string, e Env) ([]string, int, bool) {
 		if a == "--" {
 			break
 		}
-		if a == "-h" || a == "-help" || a == "--help" {
+		if isHelp(a) {
 			fs.SetOutput(e.Stdout) // asked-for help goes to stdout, errors to stderr
 		}
 	}
@@ -147,7 +151,7 @@ func parse(fs *flag.FlagSet, args []string, e Env) ([]string, int, bool) {
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, 0, true
 			}
-			return nil, 2, true
+			return nil, exitcode.Usage, true
 		}
 		args = fs.Args()
 		if len(args) == 0 {
@@ -160,6 +164,9 @@ func parse(fs *flag.FlagSet, args []string, e Env) ([]string, int, bool) {
 		args = args[1:]
 	}
 }
+
+// isHelp reports whether an argument asks for help.
+func isHelp(a string) bool { return a == "-h" || a == "-help" || a == "--help" }
 
 // envDefault is the SGPU_* variable that may set a flag's default.
 func envDefault(e Env, flagName, def string) string {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -188,14 +187,4 @@ func (tc cmdCase) check(t *testing.T, code int, out, errs string) {
 	if tc.code == 2 && strings.Count(strings.TrimSpace(errs), "\n") > 0 && !strings.Contains(errs, "Usage") {
 		t.Errorf("want a one-line error, got:\n%s", errs)
 	}
-}
-
-// The help of plan is pinned: it states the rules a matrix workflow relies on.
-func TestPlanHelp(t *testing.T) {
-	var out, errb bytes.Buffer
-	code := Main(Env{Args: []string{"plan", "--help"}, Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }})
-	if code != 0 || errb.Len() != 0 {
-		t.Fatalf("exit %d, stderr %q", code, errb.String())
-	}
-	golden.Check(t, filepath.Join("testdata", "plan-help.golden"), out.Bytes(), *update)
 }

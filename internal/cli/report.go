@@ -2,9 +2,10 @@ package cli
 
 import (
 	"fmt"
-	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"io"
 	"strings"
+
+	"github.com/rocm/sgpu-queue/internal/exitcode"
 
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/report"
@@ -14,8 +15,7 @@ import (
 const reportHelp = `Usage: sgpu-queue report LOGDIR
 
 Rebuilds LOGDIR/report/schedule.md and timeline.svg from the files of a run (queue/, items/) and prints it.
-
-Flags:
+Exit status: 0 written, 1 the report could not be written, 2 LOGDIR holds no readable run.
 `
 
 func reportCmd(e Env, args []string) int {
@@ -41,10 +41,10 @@ func reportCmd(e Env, args []string) int {
 	files, err := report.WriteFiles(run, suites, report.Compute(run, suites))
 	if err != nil {
 		fmt.Fprintf(e.Stderr, "sgpu-queue: %v\n", err)
-		return 1
+		return exitcode.Failed
 	}
 	io.WriteString(e.Stdout, files.Markdown)
-	return 0
+	return exitcode.OK
 }
 
 func splitLines(s string) []string { return strings.Split(strings.TrimRight(s, "\n"), "\n") }

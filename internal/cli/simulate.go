@@ -101,9 +101,9 @@ func simulateCmd(e Env, args []string) int {
 	}
 	if err := rep.Write(e.Stdout); err != nil {
 		fmt.Fprintf(e.Stderr, "sgpu-queue simulate: %v\n", err)
-		return 1
+		return exitcode.Failed
 	}
-	return 0
+	return exitcode.OK
 }
 
 // simulateOptions parses simulate's flag values (also their SGPU_* variables).

@@ -27,9 +27,10 @@ By default it checks the census (TE_CI_SKIP_CHECK_SUPPORTED=1: every tag that
 exists at this level, capability probes answered "supported", no GPU needed);
 --queue checks what this host would run instead.
 
-Exit status: 0 every tag round-trips, 1 a mismatch or a failed listing, 2 a usage
-or config error. The flags a run also takes can be set by their SGPU_* variables
-(--level ↔ SGPU_LEVEL).
+Each listing pass, re-entries included, is bounded by --list-timeout, as a run's
+are. Exit status: 0 every tag round-trips, 1 a mismatch or a failed listing, 2 a
+usage or config error, 130 cancelled. The flags a run also takes can be set by
+their SGPU_* variables (--level ↔ SGPU_LEVEL).
 
 Flags:
 `

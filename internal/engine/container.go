@@ -5,51 +5,130 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"path/filepath"
 	"strings"
 
 	"github.com/rocm/sgpu-queue/internal/dockerexec"
+	"github.com/rocm/sgpu-queue/internal/executor"
 	"github.com/rocm/sgpu-queue/internal/hook"
+	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
-// openContainer points the run at another container: every suite command (listing,
-// setup, items, GPU detection) runs there through the Docker API, and every path the
-// run shares with it (log dir, item working directories, JUnit prefix) is translated
-// through the two containers' mounts. It fails, before anything runs, when the
-// container is not running or the log dir is on no mount both can see.
-func (r *run) openContainer(ctx context.Context) (func(), error) {
+// Settle gives the options the meaning every command that runs suite scripts gives
+// them (run, verify): Env this process's environment, Hooks TE's names, RepoRoot an
+// absolute directory (the current one by default), Level --level, else the level
+// variable of Env ($TEST_LEVEL), else 99. A bad root or level is an *Error with
+// exitcode.Usage.
+func Settle(o *Options) error {
+	if o.Env == nil {
+		o.Env = os.Environ()
+	}
+	if o.Hooks == (hook.Names{}) {
+		o.Hooks = hook.Default()
+	}
+	if o.RepoRoot == "" {
+		o.RepoRoot = "."
+	}
+	root, err := filepath.Abs(o.RepoRoot)
+	if err != nil {
+		return usage(fmt.Errorf("--repo-root %s: %w", o.RepoRoot, err))
+	}
+	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+		return usage(fmt.Errorf("--repo-root %s: not a directory; give the repository the config's commands are relative to", o.RepoRoot))
+	}
+	o.RepoRoot = root
+	if o.Level == "" {
+		o.Level, _ = hook.Env(o.Env).Get(o.Hooks.Level)
+	}
+	if o.Level == "" {
+		o.Level = "99"
+	}
+	if err := weights.CheckLevel(o.Level); err != nil {
+		return usage(fmt.Errorf("--level %q: %w", o.Level, err))
+	}
+	return nil
+}
+
+// Target is where suite commands run: as this process's children, through the
+// executor the caller gave, or inside the --container.
+type Target struct {
+	Exec executor.Executor
+	// Env is the environment suite commands start from: Options.Env here; in a
+	// container, the container's own plus the --pass-env variables (this process's
+	// PATH or HOME would break the test image).
+	Env hook.Env
+	// MapPath turns a local path into the path where commands run (nil: the same).
+	MapPath func(string) (string, error)
+	// Local: commands are this process's children (executor.Local).
+	Local bool
+	// Root is the repo root as seen in the container ("" when not in one).
+	Root  string
+	close func()
+}
+
+// Close releases the connection to the container, if any.
+func (t *Target) Close() {
+	if t.close != nil {
+		t.close()
+	}
+}
+
+// OpenTarget opens where o's suite commands run, for a run and for verify alike:
+// the container named by o.Container, else o.Exec, else local processes with
+// o.Grace and o.Force. warn receives the executor's warnings (what a command left
+// running, output held past its end). Every path in paths (the repo root, the log
+// dir) must be visible where commands run. o must be settled (Settle).
+func OpenTarget(ctx context.Context, o Options, warn func(string), paths ...string) (*Target, error) {
+	switch {
+	case o.Container != "":
+		return openContainer(ctx, o, warn, paths)
+	case o.Exec != nil:
+		return &Target{Exec: o.Exec, Env: o.Env, MapPath: o.MapPath}, nil
+	}
+	// Without a readable /proc only a command's process group is stopped.
+	if err := executor.Tracking(); err != nil {
+		warn(err.Error())
+	}
+	return &Target{Exec: executor.Local{Grace: o.Grace, Force: o.Force, Warn: warn}, Env: o.Env, MapPath: o.MapPath, Local: true}, nil
+}
+
+// openContainer points the commands at another running container through the
+// Docker Engine API: every suite command (listing, setup, items, GPU detection) runs
+// there, and every path shared with it (repo root, log dir, item working
+// directories, JUnit prefix) is translated through the two containers' mounts. It
+// fails, before anything runs, when the container is not running or a path is on no
+// mount both can see.
+func openContainer(ctx context.Context, o Options, warn func(string), paths []string) (*Target, error) {
+	fail := func(err error) (*Target, error) {
+		return nil, fmt.Errorf("--container %s: %w", o.Container, err)
+	}
 	cli, err := dockerexec.NewClient()
 	if err != nil {
-		return nil, fmt.Errorf("--container %s: cannot reach the Docker Engine API (DOCKER_HOST or /var/run/docker.sock): %w", r.o.Container, err)
+		return fail(fmt.Errorf("cannot reach the Docker Engine API (DOCKER_HOST or /var/run/docker.sock): %w", err))
 	}
-	self, _ := hook.Env(r.o.Env).Get("HOSTNAME")
+	self, _ := hook.Env(o.Env).Get("HOSTNAME")
 	if self == "" {
 		self, _ = os.Hostname()
 	}
-	m, err := dockerexec.DiscoverMapper(ctx, cli, self, r.o.Container, r.o.RepoRoot, r.o.ContainerWorkdir)
-	if err != nil {
-		cli.Close()
-		return nil, fmt.Errorf("--container %s: %w", r.o.Container, err)
-	}
-	x, err := dockerexec.New(ctx, dockerexec.Options{Container: r.o.Container, Client: cli, Mapper: m, Grace: r.o.Grace, Force: r.o.Force, Warn: r.warn})
-	if err != nil {
-		cli.Close()
-		return nil, fmt.Errorf("--container: %w", err)
-	}
-	for _, p := range []string{r.o.RepoRoot, r.o.LogDir} {
-		if _, err := m.ToTarget(p); err != nil {
-			x.Close()
-			cli.Close()
-			return nil, fmt.Errorf("--container %s: %w", r.o.Container, err)
+	m, err := dockerexec.DiscoverMapper(ctx, cli, self, o.Container, o.RepoRoot, o.ContainerWorkdir)
+	for _, p := range paths {
+		if err == nil {
+			_, err = m.ToTarget(p)
 		}
 	}
-	r.o.Exec = x
-	r.o.MapPath = m.ToTarget
-	r.cmdEnv = hook.Env(x.ContainerEnv()).With(passEnv(r.o.Env, r.o.PassEnv)...)
-	root, _ := m.ToTarget(r.o.RepoRoot)
-	r.printf("  commands run in container %s (repo root there: %s)\n", r.o.Container, root)
-	return func() {
-		x.Close()
+	if err != nil {
 		cli.Close()
+		return fail(err)
+	}
+	x, err := dockerexec.New(ctx, dockerexec.Options{Container: o.Container, Client: cli, Mapper: m, Grace: o.Grace, Force: o.Force, Warn: warn})
+	if err != nil {
+		cli.Close()
+		return nil, fmt.Errorf("--container: %w", err) // it names the container
+	}
+	root, _ := m.ToTarget(o.RepoRoot)
+	return &Target{
+		Exec: x, Env: hook.Env(x.ContainerEnv()).With(passEnv(o.Env, o.PassEnv)...), MapPath: m.ToTarget, Root: root,
+		close: func() { x.Close(); cli.Close() },
 	}, nil
 }
 

@@ -166,7 +166,6 @@ type run struct {
 	layout   logdir.Layout
 	res      *Result
 	weights  weights.Store // the weight table's store, once phase 2 chose it
-	local    bool          // commands run as this process's children (executor.Local)
 }
 
 // Run performs phases 0–8. The error is non-nil only when the run could not get to
@@ -186,41 +185,18 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 }
 
 func newRun(o Options) (*run, error) {
-	if o.Env == nil {
-		o.Env = os.Environ()
-	}
-	if o.Hooks == (hook.Names{}) {
-		o.Hooks = hook.Default()
+	if err := Settle(&o); err != nil {
+		return nil, err
 	}
 	if o.DefaultWeight <= 0 {
 		o.DefaultWeight = schedule.DefaultWeight
 	}
-	if o.RepoRoot == "" {
-		o.RepoRoot = "."
-	}
-	root, err := filepath.Abs(o.RepoRoot)
-	if err != nil {
-		return nil, usage(fmt.Errorf("--repo-root %s: %w", o.RepoRoot, err))
-	}
-	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
-		return nil, usage(fmt.Errorf("--repo-root %s: not a directory; give the repository the config's commands are relative to", o.RepoRoot))
-	}
-	o.RepoRoot = root
+	var err error
 	if o.LogDir == "" {
-		o.LogDir = filepath.Join(root, "test-results", "logs")
+		o.LogDir = filepath.Join(o.RepoRoot, "test-results", "logs")
 	}
 	if o.LogDir, err = filepath.Abs(o.LogDir); err != nil {
 		return nil, usage(fmt.Errorf("--log-dir: %w", err))
-	}
-	if o.Level == "" {
-		if v, ok := hook.Env(o.Env).Get(o.Hooks.Level); ok && v != "" {
-			o.Level = v
-		} else {
-			o.Level = "99"
-		}
-	}
-	if strings.ContainsAny(o.Level, "/ \t\n") || strings.HasPrefix(o.Level, ".") {
-		return nil, usage(fmt.Errorf("--level %q: want a test level such as 1, 2 or 3", o.Level))
 	}
 	r := &run{o: o, out: o.Out, obs: o.Observer, layout: logdir.Layout{Root: o.LogDir}}
 	if r.out == nil {
@@ -231,10 +207,6 @@ func newRun(o Options) (*run, error) {
 		r.obs = plainObserver{w: r.out}
 	}
 	r.res = &Result{LogDir: o.LogDir}
-	if r.o.Exec == nil {
-		r.o.Exec = executor.Local{Grace: o.Grace, Force: o.Force, Warn: r.warn}
-		r.local = true
-	}
 	return r, nil
 }
 
@@ -257,16 +229,14 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	for _, s := range suites {
 		r.res.Configs[s.Label] = s
 	}
-	r.cmdEnv = r.o.Env
-	if r.o.Container != "" {
-		closeContainer, err := r.openContainer(ctx)
-		if err != nil {
-			return nil, usage(err)
-		}
-		defer closeContainer()
+	target, err := OpenTarget(ctx, r.o, r.warn, r.o.RepoRoot, r.o.LogDir)
+	if err != nil {
+		return nil, usage(err)
 	}
-	if err := executor.Tracking(); err != nil && r.local && r.o.Container == "" {
-		r.warn(err.Error())
+	defer target.Close()
+	r.o.Exec, r.o.MapPath, r.cmdEnv = target.Exec, target.MapPath, target.Env
+	if target.Root != "" {
+		r.printf("  commands run in container %s (repo root there: %s)\n", r.o.Container, target.Root)
 	}
 	for _, s := range suites {
 		words := s.Args
@@ -494,7 +464,7 @@ func (r *run) weightsPath(arch string) string {
 	if r.o.WeightsPath != "" {
 		return r.o.WeightsPath
 	}
-	return filepath.Join(r.o.RepoRoot, "ci-weights", fmt.Sprintf("test_weights.%s.l%s.txt", arch, r.o.Level))
+	return weights.DefaultPath(r.o.RepoRoot, arch, r.o.Level)
 }
 
 func (r *run) store(arch string) weights.Store {

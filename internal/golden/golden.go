@@ -1,18 +1,20 @@
 // Package golden compares a test's output with its golden file under testdata/ and
 // rewrites the file when the test runs with -update, for the packages whose output
-// is text a reviewer reads (report, merged JUnit, simulate, GPU detection, publish).
+// is text a reviewer reads (report, merged JUnit, simulate, GPU detection, publish,
+// help texts, error messages).
 package golden
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
-// Check fails t when got differs from the file at path, showing the first lines that
-// differ; with update it writes got there instead.
+// Check fails t when got differs from the file at path, showing the difference line
+// by line (-want +got); with update it writes got there instead.
 func Check(t testing.TB, path string, got []byte, update bool) {
 	t.Helper()
 	if update {
@@ -28,32 +30,18 @@ func Check(t testing.TB, path string, got []byte, update bool) {
 	if err != nil {
 		t.Fatalf("%v (go test -run '%s' -update writes it)", err, t.Name())
 	}
-	if string(got) != string(want) {
-		t.Errorf("output differs from %s (go test -run '%s' -update rewrites it; review the diff):\n%s", path, t.Name(), Diff(string(want), string(got)))
+	if diff := Diff(string(want), string(got)); diff != "" {
+		t.Errorf("output differs from %s (go test -run '%s' -update rewrites it; review the diff):\n%s", path, t.Name(), diff)
 	}
 }
 
-// Diff shows the first ten lines that differ, enough to see what changed.
+// Diff is the difference between two texts as cmp.Diff shows it, one element per
+// line: lines only in want are marked -, lines only in got +, and runs of equal lines
+// are elided. It is "" when the texts are equal. A missing final newline shows as an
+// empty last line.
 func Diff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var b strings.Builder
-	shown := 0
-	for i := 0; i < len(w) || i < len(g); i++ {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl == gl {
-			continue
-		}
-		fmt.Fprintf(&b, "line %d:\n- %q\n+ %q\n", i+1, wl, gl)
-		if shown++; shown == 10 {
-			b.WriteString("…\n")
-			break
-		}
+	if want == got {
+		return ""
 	}
-	return b.String()
+	return cmp.Diff(strings.Split(want, "\n"), strings.Split(got, "\n"))
 }

@@ -8,11 +8,11 @@ import (
 	"github.com/rocm/sgpu-queue/internal/golden"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/rocm/sgpu-queue/internal/executor"
 )
 
@@ -252,11 +252,11 @@ func TestDetect(t *testing.T) {
 			}
 			got := []any{p.IDs, p.Source, p.Vendor, p.Arch, p.ArchSource, p.PinVar}
 			want := []any{sc.wantIDs, sc.wantSource, sc.wantVendor, sc.wantArch, sc.wantFrom, sc.wantPin}
-			if !reflect.DeepEqual(got, want) {
-				t.Errorf("IDs, Source, Vendor, Arch, ArchSource, PinVar =\n %q\nwant\n %q", got, want)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("IDs, Source, Vendor, Arch, ArchSource, PinVar (-want +got):\n%s", diff)
 			}
-			if sc.wantRan != nil && !reflect.DeepEqual(ran, sc.wantRan) {
-				t.Errorf("tools ran = %q, want %q", ran, sc.wantRan)
+			if diff := cmp.Diff(sc.wantRan, ran); sc.wantRan != nil && diff != "" {
+				t.Errorf("tools ran (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -377,8 +377,8 @@ func TestDetectToolEdgeCases(t *testing.T) {
 		"amd-smi static --asic: not found",
 		"rocm-smi --showproductname: shows no GPU (exit 2)",
 	}
-	if !reflect.DeepEqual(p.Tried, wantTried) || p.Source != "rocm-smi" || len(p.IDs) != 8 {
-		t.Errorf("Tried = %q, Source %q, IDs %v", p.Tried, p.Source, p.IDs)
+	if diff := cmp.Diff(wantTried, p.Tried); diff != "" || p.Source != "rocm-smi" || len(p.IDs) != 8 {
+		t.Errorf("Source %q, IDs %v, Tried (-want +got):\n%s", p.Source, p.IDs, diff)
 	}
 }
 

@@ -1,5 +1,5 @@
 // Package gpu finds the GPU pool a run spreads its items over, the GPU arch that keys
-// the weight table, and the variable that pins one item to one GPU (SPEC §8).
+// the weight table, and the variable that pins one item to one GPU (README.md, "GPUs").
 //
 // The pool comes, in order of precedence, from --gpus (a list of ids, or a count),
 // from a visible-devices variable already set (HIP_VISIBLE_DEVICES, then
@@ -367,7 +367,8 @@ func (d *detector) setArch(p *Pool, devs []Device, tool string) {
 }
 
 // pin chooses the pin variable: configured, else by vendor, else the variable the
-// pool came from (both runtimes honour CUDA_VISIBLE_DEVICES), else HIP's (SPEC §2).
+// pool came from (both runtimes honour CUDA_VISIBLE_DEVICES), else HIP's
+// (docs/hooks.md, "Pinning").
 func (d *detector) pin(p *Pool) {
 	switch {
 	case d.o.PinVar != "":

@@ -2,9 +2,10 @@ package gpu
 
 import (
 	"errors"
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestParseSpec(t *testing.T) {
@@ -51,8 +52,8 @@ func TestParseSpec(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("got %+v, %v; want %+v", got, err, tt.want)
+			if diff := cmp.Diff(tt.want, got); err != nil || diff != "" {
+				t.Errorf("err %v, -want +got:\n%s", err, diff)
 			}
 		})
 	}

@@ -3,9 +3,10 @@ package gpu
 import (
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // capture reads a real captured tool output from testdata/ (see testdata/SOURCES.md).
@@ -69,8 +70,8 @@ func TestParseRocminfo(t *testing.T) {
 			if len(agents) != tt.agents {
 				t.Errorf("agents = %d, want %d", len(agents), tt.agents)
 			}
-			if got := summarize(RocminfoGPUs(agents)); !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("GPUs = %+v, want %+v", got, tt.want)
+			if diff := cmp.Diff(tt.want, summarize(RocminfoGPUs(agents))); diff != "" {
+				t.Errorf("GPUs (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -111,8 +112,8 @@ func TestParseAMDSMI(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			if got := summarize(tt.parse(capture(t, tt.file))); !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("got %+v, want %+v", got, tt.want)
+			if diff := cmp.Diff(tt.want, summarize(tt.parse(capture(t, tt.file)))); diff != "" {
+				t.Errorf("GPUs (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -143,8 +144,8 @@ func TestParseROCmSMITable(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			if got := summarize(ParseROCmSMITable(capture(t, tt.file))); !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("got %+v, want %+v", got, tt.want)
+			if diff := cmp.Diff(tt.want, summarize(ParseROCmSMITable(capture(t, tt.file)))); diff != "" {
+				t.Errorf("GPUs (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -172,8 +173,8 @@ func TestParseROCmSMIFields(t *testing.T) {
 			if tt.want.IDs == nil {
 				tt.want.IDs = []string{}
 			}
-			if !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("got %+v, want %+v", got, tt.want)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("-want +got:\n%s", diff)
 			}
 		})
 	}
@@ -207,8 +208,8 @@ func TestParseNvidiaSMIList(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			if got := summarize(ParseNvidiaSMIList(capture(t, tt.file))); !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("got %+v, want %+v", got, tt.want)
+			if diff := cmp.Diff(tt.want, summarize(ParseNvidiaSMIList(capture(t, tt.file)))); diff != "" {
+				t.Errorf("GPUs (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -242,8 +243,8 @@ func TestParseNvidiaSMIQuery(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.file+"/"+strings.Join(tt.fields, ","), func(t *testing.T) {
 			got := summarize(NvidiaQueryDevices(ParseNvidiaSMIQuery(capture(t, tt.file), tt.fields)))
-			if !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("got %+v, want %+v", got, tt.want)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("-want +got:\n%s", diff)
 			}
 		})
 	}

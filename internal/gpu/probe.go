@@ -23,7 +23,7 @@ type tool struct {
 
 func (t tool) cmdline() string { return strings.TrimSpace(t.path + " " + strings.Join(t.args, " ")) }
 
-// poolTools list the GPUs, in the order of SPEC §8.
+// poolTools list the GPUs, in the order README.md ("GPUs") gives.
 func poolTools() []tool {
 	return []tool{
 		{path: "rocminfo", vendor: AMD, none: "lists no GPU agent",

@@ -1,4 +1,4 @@
-// Package hook holds the suite hook contract (SPEC §2): the environment variables
+// Package hook holds the suite hook contract (docs/hooks.md): the environment variables
 // sgpu-queue sets to ask a suite script to list, set up, or run one of its items.
 //
 // The names default to TransformerEngine's and can be renamed, so another project can

@@ -1,5 +1,5 @@
 // Package junit merges the JUnit XML files that one suite's work items wrote
-// into a single document per suite (SPEC §9: <junit-dir>/<label>.xml).
+// into a single document per suite, <junit-dir>/<label>.xml (docs/files.md).
 //
 // Items write <prefix><tag><suffix> under the suite's JUnit directory. Merge
 // reads those files (one pass of encoding/xml each, straight into the types it

@@ -1,4 +1,4 @@
-// Package logdir is the file layout of a run under the log dir (SPEC §5), kept
+// Package logdir is the file layout of a run under the log dir (docs/files.md), kept
 // compatible with TransformerEngine's so existing CI gates keep working: the paths,
 // the file-name-safe form of a tag, and the TSV files (items, queue, timings) that
 // let a report be rebuilt from a run's files alone.

@@ -1,10 +1,13 @@
-// Package mdcheck holds what tests check of Markdown that GitHub shows (the job
-// summary, a check run, a PR comment): there a relative link resolves nowhere.
+// Package mdcheck holds what tests check of Markdown that GitHub shows: in the job
+// summary, a check run or a PR comment a relative link resolves nowhere; in the
+// repository's own README and docs every link must reach its file and heading.
 package mdcheck
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
+	"unicode"
 )
 
 var (
@@ -22,6 +25,69 @@ var (
 // text, not links, and are skipped.
 func RelativeLinks(md string) []string {
 	var bad []string
+	for _, t := range Links(md) {
+		low := strings.ToLower(t)
+		if !strings.HasPrefix(low, "https://") && !strings.HasPrefix(low, "http://") && !strings.HasPrefix(t, "#") {
+			bad = append(bad, t)
+		}
+	}
+	return bad
+}
+
+// Links returns every link target in md, in order: Markdown links and images,
+// reference definitions, and href/src attributes, outside fenced code blocks and
+// code spans.
+func Links(md string) []string {
+	var targets []string
+	eachTextLine(md, func(line string) {
+		line = StripCodeSpans(line)
+		for _, re := range []*regexp.Regexp{mdLink, refDef, htmlRef} {
+			for _, m := range re.FindAllStringSubmatch(line, -1) {
+				targets = append(targets, m[1])
+			}
+		}
+	})
+	return targets
+}
+
+// Anchors returns the anchors GitHub gives the headings of md ("## Files written
+// (TE's layout)" → "files-written-tes-layout"; a repeated one gets "-1", "-2", …).
+func Anchors(md string) map[string]bool {
+	out := map[string]bool{}
+	seen := map[string]int{}
+	eachTextLine(md, func(line string) {
+		text, ok := strings.CutPrefix(strings.TrimLeft(line, "#"), " ")
+		if !ok || !strings.HasPrefix(line, "#") || len(line)-len(strings.TrimLeft(line, "#")) > 6 {
+			return
+		}
+		slug := slugify(strings.TrimSpace(text))
+		if n := seen[slug]; n > 0 {
+			out[fmt.Sprintf("%s-%d", slug, n)] = true
+		} else {
+			out[slug] = true
+		}
+		seen[slug]++
+	})
+	return out
+}
+
+// slugify is GitHub's heading anchor: lower case, code-span backticks dropped, every
+// character but letters, digits, marks, '_', '-' and spaces dropped, spaces '-'.
+func slugify(heading string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(heading) {
+		switch {
+		case r == ' ':
+			b.WriteByte('-')
+		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// eachTextLine calls fn with each line of md outside fenced code blocks.
+func eachTextLine(md string, fn func(line string)) {
 	fence := ""
 	for _, line := range strings.Split(md, "\n") {
 		trimmed := strings.TrimLeft(line, " ")
@@ -35,21 +101,8 @@ func RelativeLinks(md string) []string {
 			fence = f
 			continue
 		}
-		line = StripCodeSpans(line)
-		var targets []string
-		for _, re := range []*regexp.Regexp{mdLink, refDef, htmlRef} {
-			for _, m := range re.FindAllStringSubmatch(line, -1) {
-				targets = append(targets, m[1])
-			}
-		}
-		for _, t := range targets {
-			low := strings.ToLower(t)
-			if !strings.HasPrefix(low, "https://") && !strings.HasPrefix(low, "http://") && !strings.HasPrefix(t, "#") {
-				bad = append(bad, t)
-			}
-		}
+		fn(line)
 	}
-	return bad
 }
 
 // fenceOf is the fence a line opens ("```", "~~~~"), or "".

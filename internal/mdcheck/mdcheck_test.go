@@ -26,3 +26,28 @@ func TestRelativeLinks(t *testing.T) {
 		t.Errorf("RelativeLinks = %q, want %q", got, want)
 	}
 }
+
+func TestAnchors(t *testing.T) {
+	md := strings.Join([]string{
+		"# sgpu-queue",
+		"### Files written (TE's layout)",
+		"### First: `sgpu-queue verify`",
+		"## Single- and multi-GPU switches",
+		"## `queue/run.json`",
+		"## Notes",
+		"## Notes",
+		"```",
+		"## not a heading",
+		"```",
+		"#no-space",
+	}, "\n")
+	got := Anchors(md)
+	for _, want := range []string{"sgpu-queue", "files-written-tes-layout", "first-sgpu-queue-verify", "single--and-multi-gpu-switches", "queuerunjson", "notes", "notes-1"} {
+		if !got[want] {
+			t.Errorf("no anchor %q in %v", want, got)
+		}
+	}
+	if got["not-a-heading"] || got["no-space"] || len(got) != 7 {
+		t.Errorf("anchors %v", got)
+	}
+}

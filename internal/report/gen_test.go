@@ -23,9 +23,10 @@ import (
 // It simulates the dispatcher (one worker per GPU pulling the next item in queue
 // order) on chosen "actual" durations and writes what the engine writes: run.json,
 // queue.tsv and timings.tsv (rows in the order items end).
-var gen = flag.Bool("gen", false, "regenerate the fixture runs in testdata/runs from ../shared/data")
+var gen = flag.Bool("gen", false, "regenerate the fixture runs in testdata/runs from TE's measured table")
 
-const teWeights = "../../../shared/data/te-gfx950-l3.weights"
+// teWeights is TE's measured table, committed once for every test that needs it.
+const teWeights = "../../testdata/simulate/te-gfx950-l3.weights"
 
 // simItem is one queued item of a simulated run.
 type simItem struct {
@@ -240,7 +241,7 @@ func loadTE(t *testing.T) *weights.Table {
 	t.Helper()
 	data, err := os.ReadFile(teWeights)
 	if err != nil {
-		t.Skipf("the TE table is not here (%v): the committed fixtures are used as they are", err)
+		t.Fatal(err)
 	}
 	table, warns := weights.Parse(bytes.NewReader(data), teWeights)
 	if len(warns) > 0 || table.Len() != 80 {

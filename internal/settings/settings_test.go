@@ -4,7 +4,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -57,8 +56,8 @@ func TestApplyDefaults(t *testing.T) {
 		Quarantine:    dispatch.DefaultQuarantine,
 		Hooks:         hook.Default(),
 	}
-	if !reflect.DeepEqual(o, want) {
-		t.Errorf("defaults\n got %+v\nwant %+v", o, want)
+	if diff := cmp.Diff(want, o); diff != "" {
+		t.Errorf("defaults (-want +got):\n%s", diff)
 	}
 }
 
@@ -89,8 +88,8 @@ func TestApplyValues(t *testing.T) {
 		Quarantine: dispatch.Quarantine{Threshold: 0, Fast: dispatch.DefaultQuarantine.Fast, FastUnknown: dispatch.DefaultQuarantine.FastUnknown},
 		Hooks:      hooks,
 	}
-	if !reflect.DeepEqual(o, want) {
-		t.Errorf("\n got %+v\nwant %+v", o, want)
+	if diff := cmp.Diff(want, o); diff != "" {
+		t.Errorf("-want +got:\n%s", diff)
 	}
 	// A pin-var given both ways: the pin-var knob wins.
 	if err := (Values{"hook-var": "pin=A", "pin-var": "B"}).Apply(&o, nil); err != nil || o.Hooks.Pin != "B" {

@@ -391,7 +391,8 @@ func TestCompareErrors(t *testing.T) {
 	}
 }
 
-// TestGolden: the simulate output on the TE table, the seed's analysis table.
+// TestGolden: the simulate output on the committed tables (TE's measured table first:
+// README.md, "Performance").
 func TestGolden(t *testing.T) {
 	tests := []struct {
 		golden string
@@ -430,7 +431,8 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-// TestTETable pins the seed's analysis figures on 4 GPUs (SPEC §11).
+// TestTETable pins the schedule-quality figures of TE's table on 4 GPUs (README.md,
+// "Performance").
 func TestTETable(t *testing.T) {
 	f, err := os.Open(filepath.Join(testdata, "te-gfx950-l3.weights"))
 	if err != nil {

@@ -18,7 +18,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -28,7 +27,6 @@ import (
 	"github.com/rocm/sgpu-queue/internal/adapter"
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/engine"
-	"github.com/rocm/sgpu-queue/internal/executor"
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/expand"
 	"github.com/rocm/sgpu-queue/internal/hook"
@@ -38,8 +36,9 @@ import (
 // Options are the settings of one verify: the listing settings of a run (filled from
 // the same knobs, internal/settings) and verify's own.
 type Options struct {
-	// RepoRoot, Level, Hooks, Env, Exec, Container, ContainerWorkdir, PassEnv, Grace
-	// and Force are read as a run reads them; the rest is not used.
+	// RepoRoot, Level, Hooks, Env, Exec, Container, ContainerWorkdir, PassEnv,
+	// Grace, Force and ListTimeout (each listing pass, re-entries included) are
+	// read as a run reads them; the rest is not used.
 	engine.Options
 	// Queue verifies the queue listing (what this host runs, its capability probes
 	// answered here) instead of the census (what exists at this level, every probe
@@ -135,9 +134,18 @@ func (s Suite) OK() bool { return s.Err == nil && len(s.Mismatches) == 0 }
 
 // Result is what one verify found.
 type Result struct {
-	Suites    []Suite
+	Suites []Suite
+	// Warnings are the listings' (a malformed line) and their commands' (a process
+	// left running after its script ended), as a run warns of them.
 	Warnings  []string
 	Cancelled bool
+	mu        sync.Mutex // re-entries run at once and warn from their executors
+}
+
+func (r *Result) warn(msg string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.Warnings = append(r.Warnings, msg)
 }
 
 // ExitCode is 0 when every list suite round-trips, exitcode.Failed on a mismatch or
@@ -157,12 +165,12 @@ func (r *Result) ExitCode() int {
 // Run reads the configs and verifies every list suite in config order. The error is
 // non-nil only for a problem with the settings or configs (nothing was verified).
 func Run(ctx context.Context, o Options) (*Result, error) {
-	suites, req, closeExec, err := prepare(ctx, &o)
+	res := &Result{}
+	suites, req, closeExec, err := prepare(ctx, &o, res.warn)
 	if err != nil {
 		return nil, err
 	}
 	defer closeExec()
-	res := &Result{}
 	setupErr := setups(ctx, req)
 	for _, s := range suites {
 		if ctx.Err() != nil {
@@ -180,7 +188,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			v, warns = verifySuite(ctx, o, req, s)
 		}
 		for _, w := range warns {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("suite %q listing: %s", s.Label, w))
+			res.warn(fmt.Sprintf("suite %q listing: %s", s.Label, w))
 		}
 		if errors.Is(v.Err, context.Canceled) || ctx.Err() != nil {
 			res.Cancelled = true
@@ -194,35 +202,26 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	return res, nil
 }
 
-// prepare reads the configs and settles the options as a run does, and returns the
-// listing request every pass starts from and what closes its executor.
-func prepare(ctx context.Context, o *Options) ([]config.Suite, expand.Request, func(), error) {
+// prepare reads the configs and settles the options as a run does
+// (engine.Settle), and returns the listing request every pass starts from, on the
+// run's target (engine.OpenTarget: the --container, or local processes), and what
+// closes it. Commands' warnings go to warn.
+func prepare(ctx context.Context, o *Options, warn func(string)) ([]config.Suite, expand.Request, func(), error) {
 	none := func() {}
-	if o.Env == nil {
-		o.Env = os.Environ()
-	}
-	if o.Hooks == (hook.Names{}) {
-		o.Hooks = hook.Default()
-	}
-	if err := settle(o); err != nil {
+	if err := engine.Settle(&o.Options); err != nil {
 		return nil, expand.Request{}, none, err
 	}
 	suites, err := config.Load(o.Configs)
 	if err = errors.Join(err, config.Resolve(suites, o.RepoRoot, o.Container == ""), adapter.Check(suites)); err != nil {
 		return nil, expand.Request{}, none, err
 	}
-	req := expand.Request{Suites: suites, Exec: o.Exec, Hooks: o.Hooks, Env: o.Env, Level: o.Level, Dir: o.RepoRoot,
+	t, err := engine.OpenTarget(ctx, o.Options, warn, o.RepoRoot)
+	if err != nil {
+		return nil, expand.Request{}, none, err
+	}
+	req := expand.Request{Suites: suites, Exec: t.Exec, Hooks: o.Hooks, Env: t.Env, Level: o.Level, Dir: o.RepoRoot,
 		Timeout: o.ListTimeout, SetupTimeout: o.SetupTimeout}
-	closeExec := none
-	if o.Container != "" {
-		if req.Exec, req.Env, closeExec, err = attach(ctx, o); err != nil {
-			return nil, expand.Request{}, none, err
-		}
-	}
-	if req.Exec == nil {
-		req.Exec = executor.Local{Grace: o.Grace, Force: o.Force}
-	}
-	return suites, req, closeExec, nil
+	return suites, req, t.Close, nil
 }
 
 // verifySuite lists s, then re-enters it once per tag, Jobs at once.

@@ -231,3 +231,30 @@ func TestConfigErrors(t *testing.T) {
 		t.Errorf("bad level: %v", err)
 	}
 }
+
+// The re-entries run as a run's listings do: each bounded by ListTimeout, and what
+// one leaves running is killed and warned of, as the engine's executor does.
+func TestReentriesAsARunLists(t *testing.T) {
+	o := suite(t, lister(`case $t in b) sleep 30 & ;; c) exec sleep 30 ;; esac`))
+	o.ListTimeout, o.Grace = 500*time.Millisecond, 100*time.Millisecond
+	start := time.Now()
+	res, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("verify took %s: the hanging re-entry was not stopped at its list-timeout", d)
+	}
+	s := res.Suites[0]
+	if res.ExitCode() != exitcode.Failed || len(s.Mismatches) != 1 || s.Mismatches[0].Tag != "c" || s.Mismatches[0].Kind != Failed ||
+		!strings.Contains(s.Mismatches[0].Err.Error(), "did not end within 500ms (list-timeout)") {
+		t.Errorf("exit %d, mismatches %+v", res.ExitCode(), s.Mismatches)
+	}
+	left := false
+	for _, w := range res.Warnings {
+		left = left || strings.Contains(w, `suite "s" census listing left a process`)
+	}
+	if !left {
+		t.Errorf("no warning of the process re-entry b left running: %q", res.Warnings)
+	}
+}

@@ -1,4 +1,4 @@
-// Package weights holds the weight table (SPEC §6): the learned duration of every
+// Package weights holds the weight table (docs/files.md): the learned duration of every
 // work item, used to order the queue longest-first (phase 2) and updated from each
 // run's timings (phase 6: learn and prune).
 //

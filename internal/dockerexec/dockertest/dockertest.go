@@ -1,6 +1,6 @@
 // Package dockertest gives tests a real Docker Engine API (the one DOCKER_HOST names,
-// as ../shared/tools/docker-engine.sh start provides) and throwaway containers of the
-// local busybox fixture image. Without an engine, tests skip with a loud message.
+// else the default socket) and throwaway containers of the local busybox fixture
+// image. Without an engine, tests skip with a loud message.
 package dockertest
 
 import (
@@ -23,7 +23,8 @@ const Image = "localhost/busybox:fixture"
 // Engine connects to the engine of the environment, or skips the test loudly.
 func Engine(t testing.TB) *client.Client {
 	t.Helper()
-	const how = `start one with: eval "$(../shared/tools/docker-engine.sh start)"`
+	const how = "point DOCKER_HOST at a running Docker Engine API with the image " + Image +
+		" (docker pull busybox:1.36 && docker tag busybox:1.36 " + Image + ", as .github/workflows/ci.yml does)"
 	cli, err := client.New(client.FromEnv)
 	if err != nil {
 		t.Skipf("DOCKER ENGINE UNAVAILABLE: %v; %s", err, how)

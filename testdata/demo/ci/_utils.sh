@@ -1,5 +1,5 @@
 # A miniature of TransformerEngine's ci/_utils.sh: the hook contract of sgpu-queue
-# (SPEC §2) around items that sleep instead of testing. Source it from a suite script.
+# (docs/hooks.md) around items that sleep instead of testing. Source it from a suite script.
 #
 #   run_item TAG SECONDS [MIN_LEVEL] [EXIT_CODE]   one work item
 #   check_supported FEATURE                        a capability probe (fails here for "fp4")
