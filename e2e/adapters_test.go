@@ -83,7 +83,7 @@ func TestAdapters(t *testing.T) {
 		}
 	})
 	t.Run("items listed, census and queue", func(t *testing.T) {
-		if diff := cmp.Diff(sortedItems(adapterItems), census(t, logs)); diff != "" {
+		if diff := cmp.Diff(itemKeys(adapterItems), census(t, logs)); diff != "" {
 			t.Errorf("items.tsv (-want +got):\n%s", diff)
 		}
 	})
@@ -97,7 +97,7 @@ func TestAdapters(t *testing.T) {
 			}
 		}
 		sort.Strings(ran)
-		if diff := cmp.Diff(sortedKeys2(adapterItems), ran); diff != "" {
+		if diff := cmp.Diff(itemKeys(adapterItems), ran); diff != "" {
 			t.Errorf("items that ran (-want +got):\n%s", diff)
 		}
 		// ctest items: each test printed the pin it saw into the item's JUnit.
@@ -185,7 +185,7 @@ func TestAdapters(t *testing.T) {
 	table := filepath.Join(dir, "ci-weights", "test_weights.gfx942.l99.txt")
 	learned := weightsOf(t, table)
 	t.Run("weights learned under label/tag", func(t *testing.T) {
-		if diff := cmp.Diff(sortedKeys2(adapterItems), sortedKeys(learned)); diff != "" {
+		if diff := cmp.Diff(itemKeys(adapterItems), sortedKeys(learned)); diff != "" {
 			t.Errorf("weight keys (-want +got):\n%s", diff)
 		}
 	})
@@ -196,7 +196,7 @@ func TestAdapters(t *testing.T) {
 		t.Fatalf("second run: exit %d\n%s\n%s", r2.code, r2.stdout, r2.stderr)
 	}
 	t.Run("second run: same tags, ordered from the first's weights", func(t *testing.T) {
-		if diff := cmp.Diff(sortedItems(adapterItems), census(t, logs)); diff != "" {
+		if diff := cmp.Diff(itemKeys(adapterItems), census(t, logs)); diff != "" {
 			t.Errorf("items.tsv of the second run (-want +got):\n%s", diff)
 		}
 		for key, row := range timingRows(t, logs) {
@@ -257,10 +257,8 @@ func timingRows(t *testing.T, logs string) map[string]logdir.Timing {
 	return rows
 }
 
-func sortedItems(m map[string][]string) []string { return sortedKeys2(m) }
-
-// sortedKeys2 is every "label/tag" of m, sorted.
-func sortedKeys2(m map[string][]string) []string {
+// itemKeys is every "label/tag" of m, sorted.
+func itemKeys(m map[string][]string) []string {
 	var keys []string
 	for label, tags := range m {
 		for _, tag := range tags {

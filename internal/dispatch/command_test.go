@@ -80,7 +80,7 @@ func TestAdapterItemCommand(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(junitDir, "c", filepath.FromSlash(rel))); err != nil {
 			t.Errorf("%s: its JUnit file is not where ItemFile names it: %v", tag, err)
 		}
-		log := readLog(t, h.layout.ItemLog("c", tag))
+		log := readFile(t, h.layout.ItemLog("c", tag))
 		wantLine := "pin=3/3 level=1 filter=[] pwd=" + h.cfg.Dir + " junit=" + filepath.Join(h.dir, "there", "c", filepath.FromSlash(rel))
 		if !strings.Contains(log, wantLine) {
 			t.Errorf("%s: log %q lacks %q", tag, log, wantLine)
@@ -89,15 +89,6 @@ func TestAdapterItemCommand(t *testing.T) {
 	if entries, _ := os.ReadDir(h.layout.CwdDir()); len(entries) != 0 {
 		t.Errorf("adapter items got working directories: %v", entries)
 	}
-}
-
-func readLog(t *testing.T, p string) string {
-	t.Helper()
-	data, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(data)
 }
 
 // An item of a mode that always writes its JUnit (pytest, ctest) that exits 0
@@ -115,7 +106,7 @@ func TestAdapterItemNoRun(t *testing.T) {
 			t.Errorf("%s: outcome %q, want %q", tag, a.Outcome, want)
 		}
 	}
-	if log := readLog(t, h.layout.ItemLog("c", "tests/gone.py")); !strings.Contains(log, "sgpu-queue: no-run: this item ran nothing: pytest exited 0 without writing the JUnit XML it was given") {
+	if log := readFile(t, h.layout.ItemLog("c", "tests/gone.py")); !strings.Contains(log, "sgpu-queue: no-run: this item ran nothing: pytest exited 0 without writing the JUnit XML it was given") {
 		t.Errorf("the no-run item's log does not say why:\n%s", log)
 	}
 }
