@@ -2,17 +2,21 @@ package e2e
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/rocm/sgpu-queue/internal/adaptertest"
 	"github.com/rocm/sgpu-queue/internal/junit"
 	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/proctest"
 )
 
 // adapterRepo is a repo root holding the pytest tree and TE's CMake project of
@@ -218,6 +222,7 @@ func TestAdapters(t *testing.T) {
 			t.Errorf("the second run pruned or added keys:\n%s", r2.stdout)
 		}
 	})
+	t.Run("the report rebuilds from the files", func(t *testing.T) { rebuildsIdentically(t, dir, logs) })
 }
 
 // itemJUnit is the JUnit file of an item of label, as the run names it.
@@ -311,5 +316,75 @@ smoke: cmd, skipped (each line is its own command: no selection to check)
 `
 	if r.code != 0 || r.stdout != want {
 		t.Errorf("exit %d, stdout:\n%s\nwant:\n%s\nstderr:\n%s", r.code, r.stdout, want, r.stderr)
+	}
+}
+
+// A SIGINT while an adapter suite's setup= runs: the setup's processes are stopped,
+// every suite gets its verdict ("cancelled before its items were listed"), the run
+// exits 130 and learns nothing.
+func TestAdapterSetupCancelled(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	mark := proctest.Mark()
+	t.Cleanup(func() { proctest.Kill(mark) })
+	writeConf(t, dir, "smoke.cmds", "a true\n")
+	writeConf(t, dir, "c.conf", "smoke smoke.log 'cmd,setup=touch started && sleep "+mark+"' smoke.cmds\n")
+	cmd := exec.Command(binary, "run", "--gpus", "0,1", "--arch", "gfx942", "--grace", "1s", "c.conf")
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(dir, "started")); err == nil {
+			break
+		}
+		if time.Since(start) > time.Minute {
+			cmd.Process.Kill()
+			t.Fatalf("the setup never started:\n%s", out.String())
+		}
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	if code := waitExit(t, cmd, 30*time.Second); code != 130 {
+		t.Fatalf("exit %d, want 130\n%s", code, out.String())
+	}
+	proctest.NoSurvivors(t, mark)
+	logs := filepath.Join(dir, "test-results", "logs")
+	if rc := readFile(t, filepath.Join(logs, "suites", "smoke.log.rc")); rc != "130\n" {
+		t.Errorf("smoke.log.rc = %q, want 130", rc)
+	}
+	if v := readFile(t, filepath.Join(logs, "suites", "smoke.log")); v != "FAIL rc=- (cancelled before its items were listed: none ran)\n" {
+		t.Errorf("smoke.log = %q", v)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ci-weights")); !os.IsNotExist(err) {
+		t.Errorf("a run that ran nothing wrote weights: %v", err)
+	}
+}
+
+// An adapter suite's listing is its census: a line gone from a cmd file has its
+// weight pruned, the others keep theirs.
+func TestAdapterCensusPrunes(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeConf(t, dir, "c.conf", "smoke smoke.log cmd smoke.cmds\n")
+	run := func(lines string) result {
+		t.Helper()
+		writeConf(t, dir, "smoke.cmds", lines)
+		r := sgpu(t, dir, nil, "run", "--gpus", "1", "--arch", "gfx942", "c.conf")
+		if r.code != 0 {
+			t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+		}
+		return r
+	}
+	run("a true\nb true\ngone true\n")
+	r := run("a true\nb true\n")
+	if !strings.Contains(r.stdout, "pruned smoke/gone (no longer listed by its suite's census)") {
+		t.Errorf("smoke/gone not pruned:\n%s", r.stdout)
+	}
+	w := weightsOf(t, filepath.Join(dir, "ci-weights", "test_weights.gfx942.l99.txt"))
+	if diff := cmp.Diff([]string{"smoke/a", "smoke/b"}, sortedKeys(w)); diff != "" {
+		t.Errorf("weight keys (-want +got):\n%s", diff)
 	}
 }
