@@ -36,7 +36,7 @@ func ItemFile(tag, suffix string, named bool) (string, bool) {
 		}
 		return filepath.ToSlash(filepath.Clean(name)), true
 	}
-	if plainTag(tag) {
+	if plainTag(tag, suffix) {
 		return tag + suffix, true
 	}
 	return logdir.SafeTag(tag) + suffix, true
@@ -53,13 +53,19 @@ const (
 // plainTag reports whether an adapter item's tag can name its JUnit file as it is: a
 // relative path of non-empty components other than "." and "..", of letters, digits,
 // space and ".+-=_,@[]()" only (none of the characters actions/upload-artifact
-// refuses: " : < > | * ? CR LF; no backslash, no '~').
-func plainTag(tag string) bool {
+// refuses: " : < > | * ? CR LF; no backslash, no '~'), whose folders do not end like
+// a file of another item (tag "a" writes a.xml, so tag "a.xml/b" may not need a
+// folder a.xml; nor one like its .partial sidecar).
+func plainTag(tag, suffix string) bool {
 	if len(tag) > maxPlainTag {
 		return false
 	}
-	for _, c := range strings.Split(tag, "/") {
+	parts := strings.Split(tag, "/")
+	for i, c := range parts {
 		if c == "" || c == "." || c == ".." || len(c) > maxPlainComponent {
+			return false
+		}
+		if i < len(parts)-1 && (strings.HasSuffix(c, suffix) || strings.HasSuffix(c, ".partial")) {
 			return false
 		}
 		for i := 0; i < len(c); i++ {

@@ -42,6 +42,10 @@ func TestItemFile(t *testing.T) {
 		{"a~1", true, hashed("a~1")},
 		{"line\nbreak", true, hashed("line\nbreak")},
 		{"tests/" + long + ".py", true, hashed("tests/" + long + ".py")},
+		// A folder named like another item's file (tag "a" writes a.xml) or sidecar.
+		{"a.xml/b", true, hashed("a.xml/b")},
+		{"a.xml.partial/b", true, hashed("a.xml.partial/b")},
+		{"x.xml", true, "x.xml.xml"},
 	}
 	for _, tt := range tests {
 		got, ok := ItemFile(tt.tag, ".xml", tt.named)
@@ -57,12 +61,14 @@ func TestItemFile(t *testing.T) {
 	}
 }
 
-// Two adapter tags never share a file: a plain tag never holds '~', a hashed name
-// always does.
+// Two adapter tags never share a file, and one's file is never a folder of the
+// other's: a plain tag never holds '~', a hashed name always does and is flat, and a
+// plain tag's folders never end like a file.
 func FuzzItemFileInjective(f *testing.F) {
 	for _, s := range [][2]string{{"a", "a~x"}, {"tests/x.py", `tests\x.py`}, {"..", "."}, {"a b", "a_b"}, {"x::y", "x__y"}} {
 		f.Add(s[0], s[1])
 	}
+	f.Add("a", "a.xml/b")
 	f.Fuzz(func(t *testing.T, a, b string) {
 		if a == b || a == "" || b == "" {
 			return
@@ -71,6 +77,14 @@ func FuzzItemFileInjective(f *testing.F) {
 		fb, _ := ItemFile(b, ".xml", true)
 		if fa == fb {
 			t.Errorf("tags %q and %q share the JUnit file %q", a, b, fa)
+		}
+		// Neither file (nor its .partial) is a folder the other needs.
+		for _, p := range [][2]string{{fa, fb}, {fb, fa}} {
+			for _, f := range []string{p[0], p[0] + ".partial"} {
+				if strings.HasPrefix(p[1], f+"/") {
+					t.Errorf("tags %q and %q: %q is a folder of %q", a, b, f, p[1])
+				}
+			}
 		}
 	})
 }
