@@ -136,7 +136,7 @@ func TestShardsPlanRunMerge(t *testing.T) {
 		single.Timings = append(single.Timings, run.Timings...)
 	}
 	expected, _ := weights.Parse(strings.NewReader(m.table), "table")
-	engine.LearnRun(expected, single, census(t, filepath.Join(m.dir, "shards/s1/logs/queue/items.tsv")))
+	engine.LearnRun(expected, single, censusOf(t, filepath.Join(m.dir, "shards/s1/logs/queue/items.tsv")))
 
 	r := sgpu(t, m.dir, nil, "merge", "--log-dir", "merged", "--junit-dir", "merged-junit", "shards/s1/logs", "shards/s2/logs", "shards/s3/logs")
 	if r.code != 3 {
@@ -303,8 +303,8 @@ func TestShardsMergeMissingShard(t *testing.T) {
 	}
 }
 
-// census reads a run's items.tsv as the census a run prunes by.
-func census(t *testing.T, path string) weights.Census {
+// censusOf reads a run's items.tsv as the census a run prunes by.
+func censusOf(t *testing.T, path string) weights.Census {
 	t.Helper()
 	items, err := shard.ParseItems(strings.NewReader(readFile(t, path)), path)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rocm/sgpu-queue/internal/adapter"
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/executor"
 	"github.com/rocm/sgpu-queue/internal/hook"
@@ -30,10 +31,17 @@ import (
 type Item struct {
 	schedule.Item
 	Suite config.Suite
+	// Adapter builds the command of an adapter suite's item (nil for list and
+	// opaque items); Unit is the item as the adapter listed it.
+	Adapter adapter.Adapter
+	Unit    adapter.Item
 }
 
 // Opaque reports whether the item is a whole opaque suite.
 func (it Item) Opaque() bool { return it.Suite.Mode == config.Opaque }
+
+// Adapted reports whether an adapter runs the item (pytest, ctest, cmd).
+func (it Item) Adapted() bool { return it.Adapter != nil }
 
 // Config is everything phase 4 needs.
 type Config struct {
@@ -53,6 +61,8 @@ type Config struct {
 	// MapPath turns a local path into the path where commands run (container exec);
 	// nil is the identity.
 	MapPath func(string) (string, error)
+	// Dir is the repo root, where adapter items run.
+	Dir     string
 	Timings *logdir.TimingsWriter
 	Console io.Writer
 	Warn    func(string)
@@ -372,12 +382,11 @@ func (d *dispatcher) runItem(ctx context.Context, t0 time.Time, slot, idx, n int
 		// from); earlier ones keep theirs beside it.
 		keepAttempt(l, it.Label, it.Tag, n-1, d.warn)
 	}
-	cwd := l.ItemCwd(it.Label, it.Tag)
 	log := openLog(l.ItemLog(it.Label, it.Tag), d.warn)
-	env, envErr := d.env(it, gpu)
+	cmd, cwd, cmdErr := d.command(it, gpu, log)
 
 	ictx := ctx
-	limit := d.cfg.Timeout.For(it.Item)
+	limit, why := d.deadline(it)
 	if limit > 0 {
 		var cancel context.CancelFunc
 		ictx, cancel = context.WithTimeoutCause(ctx, limit, errHang)
@@ -386,15 +395,12 @@ func (d *dispatcher) runItem(ctx context.Context, t0 time.Time, slot, idx, n int
 
 	a.Start = time.Now()
 	var e evidence
-	if envErr != nil {
-		e.runErr = envErr
+	if cmdErr != nil {
+		e.runErr = cmdErr
 	} else if err := mkdir(cwd); err != nil {
 		e.runErr = fmt.Errorf("cannot create the item's working directory: %w", err)
 	} else {
-		e.res, e.runErr = d.cfg.Exec.Run(ictx, executor.Command{
-			Path: it.Suite.Path, Args: it.Suite.Args, Env: env, Dir: cwd, Stdout: log, Stderr: log,
-			Name: "item " + it.Key(),
-		})
+		e.res, e.runErr = d.cfg.Exec.Run(ictx, cmd)
 	}
 	a.End = time.Now()
 	e.hang = ctx.Err() == nil && errors.Is(context.Cause(ictx), errHang)
@@ -416,7 +422,7 @@ func (d *dispatcher) runItem(ctx context.Context, t0 time.Time, slot, idx, n int
 			a.RC = 127 // it could not start: that is its failure
 		}
 	}
-	if msg := d.explain(it, a, e, limit); msg != "" {
+	if msg := d.explain(it, a, e, limit, why); msg != "" {
 		fmt.Fprintf(log, "\n%s\n", msg)
 	}
 	if err := log.Close(); err != nil {
@@ -451,24 +457,6 @@ func (d *dispatcher) row(it Item, a Attempt, t0 time.Time) logdir.Timing {
 		row.Est = logdir.Secs(it.Weight)
 	}
 	return row.Rounded()
-}
-
-// env is the item's environment: the hook contract, its GPU, its JUnit prefix.
-func (d *dispatcher) env(it Item, gpu string) ([]string, error) {
-	e := d.cfg.Hooks.ItemEnv(d.cfg.Env, d.cfg.Level, it.Tag, it.Opaque()).With(hook.Assign(gpu, append([]string{d.cfg.PinVar}, d.cfg.AlsoPin...)...)...)
-	if d.cfg.JUnitPrefix != "" {
-		p, err := d.mapPath(d.cfg.JUnitPrefix + it.Label)
-		if err != nil {
-			return nil, err
-		}
-		e = e.With(d.cfg.Hooks.JUnitPrefix + "=" + strings.TrimSuffix(p, "/") + "/")
-		if d.cfg.JUnitSuffix != "" {
-			// The suffix goes with the prefix: TE's scripts write
-			// <prefix><tag><suffix> and add no extension of their own.
-			e = e.With(d.cfg.Hooks.JUnitSuffix + "=" + d.cfg.JUnitSuffix)
-		}
-	}
-	return e, nil
 }
 
 func (d *dispatcher) mapPath(p string) (string, error) {

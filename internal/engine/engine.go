@@ -26,6 +26,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rocm/sgpu-queue/internal/adapter"
 	"github.com/rocm/sgpu-queue/internal/atomicfile"
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/dispatch"
@@ -37,6 +38,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/report"
 	"github.com/rocm/sgpu-queue/internal/schedule"
+	"github.com/rocm/sgpu-queue/internal/textfmt"
 	"github.com/rocm/sgpu-queue/internal/verdict"
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
@@ -232,7 +234,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	suites, err := config.Load(r.o.Configs)
 	// Report every problem of every file at once, missing commands included.
 	check := r.o.CheckCommands && r.o.Container == ""
-	if err = errors.Join(err, config.Resolve(suites, r.o.RepoRoot, check), notYet(suites), r.readSharding()); err != nil {
+	if err = errors.Join(err, config.Resolve(suites, r.o.RepoRoot, check), adapter.Check(suites), notYet(suites), r.readSharding()); err != nil {
 		return nil, usage(err)
 	}
 	r.res.Configs = map[string]config.Suite{}
@@ -249,7 +251,11 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 		r.printf("  commands run in container %s (repo root there: %s)\n", r.o.Container, target.Root)
 	}
 	for _, s := range suites {
-		r.printf("  %-12s %-6s %s   (%s)\n", s.Label, s.Mode, strings.Join(append([]string{s.Command}, s.Args...), " "), s.Where())
+		words := s.Args
+		if !s.Adapter() {
+			words = append([]string{s.Command}, s.Args...)
+		}
+		r.printf("  %-12s %-6s %s   (%s)\n", s.Label, s.Mode, config.QuoteWords(words), s.Where())
 	}
 	pool, err := gpu.Detect(ctx, gpu.Options{Explicit: r.o.GPUs, Arch: r.o.Arch, PinVar: r.o.Hooks.Pin, Env: r.cmdEnv, Exec: r.o.Exec})
 	if err != nil {
@@ -280,6 +286,9 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 			return r.stoppedBeforeItems(ctx, 1, suites, pool, nil)
 		}
 		return nil, &Error{Code: exitcode.Failed, Err: err}
+	}
+	if err := notYetWide(exp.items, exp.suites); err != nil {
+		return nil, usage(err)
 	}
 	if r.shard != nil {
 		r.keepShard(exp)
@@ -423,16 +432,27 @@ func (r *run) report(ctx context.Context, run *logdir.Run) {
 	r.mergeJUnit(ctx, since)
 }
 
-// notYet refuses what the config reads but the run cannot do yet: adapter modes and
-// multi-GPU items (being wired in; docs/adapters.md, README).
+// notYet refuses what the config reads but the run cannot do yet: multi-GPU items
+// (being wired in; README).
 func notYet(suites []config.Suite) error {
 	var errs []error
 	for _, s := range suites {
 		switch {
-		case s.Adapter():
-			errs = append(errs, &config.Error{File: s.File, Line: s.Line, Msg: fmt.Sprintf("suite %q: mode %s is not supported by this version of run", s.Label, s.Mode)})
 		case s.Options.AllGPUs || s.Options.GPUs > 1:
 			errs = append(errs, &config.Error{File: s.File, Line: s.Line, Msg: fmt.Sprintf("suite %q: multi-GPU items (gpus=) are not supported by this version of run", s.Label)})
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// notYetWide refuses the items a listing asks several GPUs for (a ctest test's
+// RESOURCE_GROUPS), as notYet refuses gpus=, until multi-GPU dispatch is wired in.
+func notYetWide(items []schedule.Item, suites map[string]config.Suite) error {
+	var errs []error
+	for _, it := range items {
+		if it.Width() > 1 {
+			s := suites[it.Label]
+			errs = append(errs, &config.Error{File: s.File, Line: s.Line, Msg: fmt.Sprintf("suite %q: item %q asks for %d GPUs (its RESOURCE_GROUPS): multi-GPU items are not supported by this version of run; exclude it (ctest -E) until then", s.Label, textfmt.Printable(it.Tag), it.Width())})
 		}
 	}
 	return errors.Join(errs...)

@@ -31,20 +31,22 @@ import (
 )
 
 type expansion struct {
-	items  []schedule.Item
-	suites map[string]config.Suite
-	census weights.Census
-	rows   []logdir.CensusRow
-	listed []logdir.CensusRow // a shard's whole listing, before keepShard
+	items   []schedule.Item
+	suites  map[string]config.Suite
+	census  weights.Census
+	rows    []logdir.CensusRow
+	adapted map[int]expand.Adapted // adapter items, by Seq
+	listed  []logdir.CensusRow     // a shard's whole listing, before keepShard
 }
 
-// expand is phase 1. Listings run on the first GPU, so capability probes answer for
-// the kind of GPU the items will get.
+// expand is phase 1: the adapter suites' setup= commands, then every listing.
+// Listings and setups run on the first GPU, so capability probes answer for the kind
+// of GPU the items will get. A dry run runs setup= too: the listing needs it.
 func (r *run) expand(ctx context.Context, suites []config.Suite, pool gpu.Pool) (*expansion, error) {
 	req := expand.Request{
 		Suites: suites, Exec: r.o.Exec, Hooks: r.o.Hooks, Level: r.o.Level, Dir: r.o.RepoRoot,
 		Env:     r.cmdEnv.With(pool.Pin(pool.IDs[0])...),
-		Timeout: r.o.ListTimeout,
+		Timeout: r.o.ListTimeout, SetupTimeout: r.o.SetupTimeout,
 		// A dry run writes nothing: the listings' stderr is not kept (a failed
 		// listing still shows its tail in the error), never held in memory.
 		Log: io.Discard,
@@ -56,15 +58,23 @@ func (r *run) expand(ctx context.Context, suites []config.Suite, pool gpu.Pool) 
 		}
 		defer f.Close()
 		req.Log = f
+		req.SetupLog = func(s config.Suite) (io.WriteCloser, string, error) {
+			path := r.layout.SetupLog(s.Label)
+			f, err := os.Create(path)
+			return f, r.rel(path), err
+		}
 	}
 	res, err := expand.Run(ctx, req)
 	if err != nil {
 		return nil, err
 	}
+	for _, st := range res.Setups {
+		r.printSetup(st)
+	}
 	for _, w := range res.Warnings {
 		r.warn(w)
 	}
-	e := &expansion{items: res.Items, census: res.Census, rows: res.Rows, suites: map[string]config.Suite{}}
+	e := &expansion{items: res.Items, census: res.Census, rows: res.Rows, suites: map[string]config.Suite{}, adapted: res.Adapted}
 	for _, s := range suites {
 		e.suites[s.Label] = s
 		n := 0
@@ -74,7 +84,10 @@ func (r *run) expand(ctx context.Context, suites []config.Suite, pool gpu.Pool) 
 			}
 		}
 		census := "-"
-		if s.Mode == config.List {
+		switch {
+		case s.Adapter():
+			census = fmt.Sprintf("%d (its listing)", len(res.Census[s.Label]))
+		case s.Mode == config.List:
 			if keys := res.Census[s.Label]; keys != nil {
 				census = fmt.Sprint(len(keys))
 			} else {
@@ -84,6 +97,18 @@ func (r *run) expand(ctx context.Context, suites []config.Suite, pool gpu.Pool) 
 		r.printf("  %-12s %4d item(s) queued, census %s\n", s.Label, n, census)
 	}
 	return e, nil
+}
+
+// printSetup prints a setup= command that ran.
+func (r *run) printSetup(st expand.SetupRun) {
+	r.printf("  %-12s setup ok (%s)", st.Suite.Label, textfmt.Dur(st.Secs))
+	if st.Log != "" {
+		r.printf("  → %s", st.Log)
+	}
+	if len(st.Shared) > 0 {
+		r.printf("  (also for %s)", strings.Join(st.Shared, ", "))
+	}
+	r.printf("\n")
 }
 
 // queue is the dispatch policy over the plan (in LPT order): the planned queue when it
@@ -150,7 +175,11 @@ func (r *run) writeQueue(plan []schedule.Item, order []int, e *expansion) ([]log
 	for i, idx := range order {
 		it := plan[idx]
 		s := e.suites[it.Label]
-		rows[i] = logdir.QueueRow{Weight: it.Weight, Label: it.Label, Cmd: s.Command, Tag: it.Tag, Args: s.Args}
+		cmd := s.Command
+		if s.Adapter() {
+			cmd = string(s.Mode) // its tool: the adapter builds the command
+		}
+		rows[i] = logdir.QueueRow{Weight: it.Weight, Label: it.Label, Cmd: cmd, Tag: it.Tag, Args: s.Args}
 	}
 	var q, c bytes.Buffer
 	if err := logdir.FormatQueue(&q, rows); err != nil {
@@ -278,7 +307,8 @@ func (r *run) dispatch(ctx context.Context, plan []schedule.Item, q schedule.Que
 	defer tw.Close()
 	items := make([]dispatch.Item, len(plan))
 	for i, it := range plan {
-		items[i] = dispatch.Item{Item: it, Suite: e.suites[it.Label]}
+		a := e.adapted[it.Seq]
+		items[i] = dispatch.Item{Item: it, Suite: e.suites[it.Label], Adapter: a.Adapter, Unit: a.Item}
 	}
 	suffix := r.junitSuffix()
 	prefix := r.junitPrefix()
@@ -292,7 +322,7 @@ func (r *run) dispatch(ctx context.Context, plan []schedule.Item, q schedule.Que
 	cfg := dispatch.Config{
 		Exec: r.o.Exec, Layout: r.layout, Hooks: r.o.Hooks, Env: r.cmdEnv, Level: r.o.Level,
 		GPUs: pool.IDs, PinVar: pool.PinVar, AlsoPin: pool.AlsoPin, JUnitPrefix: prefix, JUnitSuffix: suffix,
-		MapPath: r.o.MapPath, Timings: tw, Console: r.out, Warn: r.warn, Start: meta.Started,
+		MapPath: r.o.MapPath, Dir: r.o.RepoRoot, Timings: tw, Console: r.out, Warn: r.warn, Start: meta.Started,
 		Timeout: r.o.Timeout, Retries: r.o.Retries, Quarantine: r.o.Quarantine,
 	}
 	return dispatch.Run(ctx, cfg, items, q), nil
@@ -490,6 +520,7 @@ func (r *run) junitDir() string {
 
 // junitItems is a suite's items as the merge needs them.
 func (r *run) junitItems(s verdict.Suite) []junit.Item {
+	named := r.res.Configs[s.Label].Adapter() // sgpu-queue named its items' files
 	items := make([]junit.Item, len(s.Items))
 	for i, it := range s.Items {
 		cut := it.Outcome == outcome.CutOff
@@ -499,7 +530,7 @@ func (r *run) junitItems(s verdict.Suite) []junit.Item {
 		}
 		items[i] = junit.Item{
 			Tag: it.Tag, GPU: it.GPU, Seconds: it.Seconds, RC: it.RC, Finished: it.Finished,
-			Incomplete: cut, Failed: it.Failed, Log: filepath.Join(r.o.LogDir, it.LogRel), Note: note,
+			Incomplete: cut, Failed: it.Failed, Log: filepath.Join(r.o.LogDir, it.LogRel), Note: note, Named: named,
 		}
 	}
 	return items

@@ -26,6 +26,7 @@ func TestEnvBuilders(t *testing.T) {
 		{"setup", n.SetupEnv(base, "1"), "PATH=/bin TEST_LEVEL=1 TEST_MGPU= TEST_SGPU=1 TE_CI_SETUP_ONLY=1"},
 		{"list item", n.ItemEnv(base, "1", "a b/../c", false), "PATH=/bin TEST_FILTER=a[[:space:]]b/../c TEST_LEVEL=1 TEST_MGPU= TEST_SGPU=1 TE_CI_SKIP_SETUP=1"},
 		{"opaque item", n.ItemEnv(base, "1", "", true), "PATH=/bin TEST_LEVEL=1 TEST_MGPU= TEST_SGPU=1"},
+		{"adapter command", n.AdapterEnv(base, "2"), "PATH=/bin TEST_LEVEL=2"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
