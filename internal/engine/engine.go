@@ -105,6 +105,14 @@ type Options struct {
 	// wrote; it writes beside them and deletes none (README "Files written").
 	LogDirReuse bool
 
+	// Shard and Shards, when Shards > 0, run shard Shard (1 … Shards) of a job
+	// matrix (README "Several runners"): of the items listed, those PlanFile gives
+	// it, and those the plan does not know (every item without PlanFile) by the
+	// hash of their key. A shard learns nothing: sgpu-queue merge learns once
+	// from every shard's rows.
+	Shard, Shards int
+	PlanFile      string
+
 	Out      io.Writer // console; nil = stdout
 	Observer Observer  // phase boundaries and warnings; nil = plain text on Out
 }
@@ -166,6 +174,10 @@ type run struct {
 	layout   logdir.Layout
 	res      *Result
 	weights  weights.Store // the weight table's store, once phase 2 chose it
+	shard    *sharding     // run --shard I/K; nil for a whole run
+	// internalShard: a merged shard stopped on an internal error, so the merge
+	// exits as that run did (exitcode.Internal).
+	internalShard bool
 }
 
 // Run performs phases 0–8. The error is non-nil only when the run could not get to
@@ -222,7 +234,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	suites, err := config.Load(r.o.Configs)
 	// Report every problem of every file at once, missing commands included.
 	check := r.o.CheckCommands && r.o.Container == ""
-	if err = errors.Join(err, config.Resolve(suites, r.o.RepoRoot, check), adapter.Check(suites), notYet(suites)); err != nil {
+	if err = errors.Join(err, config.Resolve(suites, r.o.RepoRoot, check), adapter.Check(suites), notYet(suites), r.readSharding()); err != nil {
 		return nil, usage(err)
 	}
 	r.res.Configs = map[string]config.Suite{}
@@ -278,21 +290,13 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	if err := notYetWide(exp.items, exp.suites); err != nil {
 		return nil, usage(err)
 	}
+	if r.shard != nil {
+		r.keepShard(exp)
+	}
 
 	// Phase 2: weigh and order.
 	r.obs.Phase(2, "weigh and order the queue")
-	store := r.store(pool.Arch)
-	r.weights = store
-	r.res.Weights = store.String()
-	r.res.WeightsFile = r.weightsPath(pool.Arch)
-	table, warns, err := store.Load(ctx)
-	for _, w := range warns {
-		r.warn(w)
-	}
-	if err != nil || table == nil {
-		r.warn(fmt.Sprintf("weight table %s could not be loaded, ordering without it: %v", store, err))
-		table = weights.New()
-	}
+	store, table := r.loadTable(ctx, pool.Arch, "ordering without it")
 	plan := exp.items
 	schedule.Weigh(plan, table, r.o.DefaultWeight)
 	schedule.Order(plan)
@@ -310,7 +314,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 
 	// Phase 3: setup once per list suite.
 	r.obs.Phase(3, "set up each list suite once")
-	if err := r.setup(ctx, suites, pool); err != nil {
+	if err := r.setup(ctx, suites, pool, plan); err != nil {
 		if ctx.Err() != nil {
 			return r.stoppedBeforeItems(ctx, 3, suites, pool, queueRows)
 		}
@@ -355,6 +359,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 
 	// Phase 7: report.
 	r.report(ctx, run)
+	r.recordJUnit(meta)
 
 	// Phase 8: failures and exit code.
 	r.obs.Phase(8, "summary")
@@ -467,6 +472,24 @@ func (r *run) weightsPath(arch string) string {
 	return weights.DefaultPath(r.o.RepoRoot, arch, r.o.Level)
 }
 
+// loadTable chooses the weight table's store for arch and loads it; a table that
+// cannot be loaded is an empty one, with a warning saying so and what follows
+// (without).
+func (r *run) loadTable(ctx context.Context, arch, without string) (weights.Store, *weights.Table) {
+	store := r.store(arch)
+	r.weights = store
+	r.res.Weights, r.res.WeightsFile = store.String(), r.weightsPath(arch)
+	table, warns, err := store.Load(ctx)
+	for _, w := range warns {
+		r.warn(w)
+	}
+	if err != nil || table == nil {
+		r.warn(fmt.Sprintf("weight table %s could not be loaded, %s: %v", store, without, err))
+		table = weights.New()
+	}
+	return store, table
+}
+
 func (r *run) store(arch string) weights.Store {
 	path := r.weightsPath(arch)
 	if r.o.Store != nil {
@@ -491,7 +514,7 @@ func (r *run) meta(suites []config.Suite, pool gpu.Pool) *logdir.Meta {
 // claim is queue/run.json from phase 0 until phase 4 writes the rest: it marks the
 // log dir as this tool's and records the suites whose files a next run may delete.
 func (r *run) claim(suites []config.Suite, pool gpu.Pool) *logdir.Meta {
-	m := &logdir.Meta{Tool: logdir.ToolName, GPUs: pool.IDs, PinVar: pool.PinVar, Arch: pool.Arch, Level: r.o.Level}
+	m := &logdir.Meta{Tool: logdir.ToolName, GPUs: pool.IDs, PinVar: pool.PinVar, Arch: pool.Arch, Level: r.o.Level, Shard: r.shardRecord()}
 	for _, s := range suites {
 		m.Suites = append(m.Suites, logdir.MetaSuite{Label: s.Label, LogFile: s.LogFile, Mode: string(s.Mode)})
 	}

@@ -36,6 +36,7 @@ type expansion struct {
 	census  weights.Census
 	rows    []logdir.CensusRow
 	adapted map[int]expand.Adapted // adapter items, by Seq
+	listed  []logdir.CensusRow     // a shard's whole listing, before keepShard
 }
 
 // expand is phase 1: the adapter suites' setup= commands, then every listing.
@@ -190,6 +191,11 @@ func (r *run) writeQueue(plan []schedule.Item, order []int, e *expansion) ([]log
 	if err := atomicfile.Write(r.layout.QueueTSV(), q.Bytes(), 0o644); err != nil {
 		return nil, err
 	}
+	if r.shard != nil {
+		if err := r.writeShardFiles(e); err != nil {
+			return nil, err
+		}
+	}
 	return rows, atomicfile.Write(r.layout.ItemsTSV(), c.Bytes(), 0o644)
 }
 
@@ -198,9 +204,14 @@ var errSetupDeadline = errors.New("setup deadline")
 
 // setup is phase 3: each list suite's one-time setup, in config order, on the first
 // GPU. A failing setup stops the run: every item of the suite would fail the same way.
-func (r *run) setup(ctx context.Context, suites []config.Suite, pool gpu.Pool) error {
+// A shard skips the setup of a suite it has no item of.
+func (r *run) setup(ctx context.Context, suites []config.Suite, pool gpu.Pool, plan []schedule.Item) error {
 	for _, s := range suites {
 		if s.Mode != config.List {
+			continue
+		}
+		if r.shard != nil && !hasItems(plan, s) {
+			r.printf("  %-12s no item on this shard: no setup\n", s.Label)
 			continue
 		}
 		path := r.layout.SetupLog(s.Label)
@@ -318,9 +329,37 @@ func (r *run) dispatch(ctx context.Context, plan []schedule.Item, q schedule.Que
 }
 
 // learn is phase 6: blend this run's durations into the table, prune the keys of
-// items that are gone, save. Each row teaches by its outcome (weights.Measure,
-// docs/outcomes.md): a duration, only "at least this long", or nothing (no-run).
+// items that are gone, save. A shard learns nothing: merge learns once from every
+// shard's rows (a shard that saved would have them learned twice).
 func (r *run) learn(ctx context.Context, store weights.Store, table *weights.Table, run *logdir.Run, e *expansion) ([]logdir.Change, []string) {
+	if r.shard != nil {
+		r.printf("  shard %d/%d: the weight table is left as it is: sgpu-queue merge learns once from every shard's rows\n", r.shard.shard, r.shard.shards)
+		return nil, nil
+	}
+	changes, pruned := LearnRun(table, run, e.census)
+	r.saveLearned(ctx, store, table, changes, pruned)
+	return changes, pruned
+}
+
+// saveLearned names the pruned keys, saves the table and says what changed.
+func (r *run) saveLearned(ctx context.Context, store weights.Store, table *weights.Table, changes []logdir.Change, pruned []string) {
+	for _, k := range pruned {
+		r.printf("  pruned %s (no longer listed by its suite's census)\n", textfmt.Printable(k))
+	}
+	if err := store.Save(ctx, table); err != nil {
+		r.lost("the weight table", store.String(), err)
+	} else {
+		r.printf("  %d weight(s) changed, %d pruned, %d keys → %s\n", len(changes), len(pruned), table.Len(), store)
+	}
+}
+
+// LearnRun is the learning of phase 6 on a run's rows, without saving: each row
+// teaches by its outcome (weights.Measure, docs/outcomes.md) a duration, only "at
+// least this long", or nothing (no-run); then the keys of items that are gone by
+// census are pruned. It returns the weights that changed and the keys pruned. A
+// merge calls it once on every shard's rows, so that the table is the one a single
+// run of those rows would learn.
+func LearnRun(table *weights.Table, run *logdir.Run, census weights.Census) ([]logdir.Change, []string) {
 	var ms []weights.Measurement
 	dispatched := map[string]bool{}
 	for _, t := range learnable(run) {
@@ -337,16 +376,7 @@ func (r *run) learn(ctx context.Context, store weights.Store, table *weights.Tab
 		}
 		changes = append(changes, logdir.Change{Key: c.Key, Old: c.Old, HadOld: c.HadOld, New: c.New})
 	}
-	pruned := weights.Prune(table, dispatched, e.census)
-	for _, k := range pruned {
-		r.printf("  pruned %s (no longer listed by its suite's census)\n", textfmt.Printable(k))
-	}
-	if err := store.Save(ctx, table); err != nil {
-		r.lost("the weight table", store.String(), err)
-	} else {
-		r.printf("  %d weight(s) changed, %d pruned, %d keys → %s\n", len(changes), len(pruned), table.Len(), store)
-	}
-	return changes, pruned
+	return changes, weights.Prune(table, dispatched, census)
 }
 
 // learnable picks the rows phase 6 learns from: every row of an item that ran once;
@@ -410,40 +440,51 @@ func (r *run) writeReport(run *logdir.Run) {
 
 // mergeJUnit writes one schema-valid JUnit file per suite from the XML its items
 // wrote since the item phase started; an item that failed without writing any
-// appears as an error case naming its log. Merged files of suites that are no longer
-// run are removed, when this tool wrote them and they are unchanged since (the JUnit
-// directory's manifest says which: a user's file is never touched).
+// appears as an error case naming its log.
 func (r *run) mergeJUnit(ctx context.Context, since time.Time) {
 	prefix := r.junitPrefix()
 	if prefix == "" {
 		return
 	}
+	suffix := r.junitSuffix()
+	r.writeJUnit(ctx, func(s verdict.Suite) (*junit.Doc, error) {
+		return junit.MergeContext(ctx, s.Label, prefix+s.Label, suffix, r.junitItems(s), since)
+	})
+}
+
+// writeJUnit writes the merged JUnit file of each suite that doc gives one (a nil
+// document and error: none). Merged files of suites that are no longer run are
+// removed, when this tool wrote them and they are unchanged since (the JUnit
+// directory's manifest says which: a user's file is never touched).
+func (r *run) writeJUnit(ctx context.Context, doc func(verdict.Suite) (*junit.Doc, error)) {
 	dir := r.junitDir()
 	outs, manifestErr := junit.OpenOutputs(dir)
 	if manifestErr != nil {
 		r.warn(fmt.Sprintf("JUnit manifest: %v; merged files of earlier runs are left as they are", manifestErr))
 	}
-	suffix := r.junitSuffix()
 	for _, s := range r.res.Suites {
 		if s.Unlisted {
 			continue // no items to report: a file of zero tests would read as passed
 		}
 		name := s.Label + ".xml"
 		outs.Keep(name) // until this run writes it
-		doc, err := junit.MergeContext(ctx, s.Label, prefix+s.Label, suffix, r.junitItems(s), since)
+		d, err := doc(s)
 		if err != nil {
 			r.warn(fmt.Sprintf("JUnit of suite %q not merged: %v", s.Label, err))
 			continue
 		}
+		if d == nil {
+			continue
+		}
 		path := filepath.Join(dir, name)
-		if err := doc.WriteFile(path); err != nil {
+		if err := d.WriteFile(path); err != nil {
 			r.lost(fmt.Sprintf("the merged JUnit of suite %q", s.Label), path, err)
 			continue
 		}
 		if err := outs.Wrote(path); err != nil {
 			r.warn(fmt.Sprintf("%s: %v", path, err))
 		}
-		st := doc.Stats()
+		st := d.Stats()
 		r.res.JUnit = append(r.res.JUnit, path)
 		r.printf("  junit %-12s %d tests, %d failures, %d errors, %d skipped → %s\n", s.Label, st.Tests, st.Failures, st.Errors, st.Skipped, r.rel(path))
 		if st.Malformed > 0 {
@@ -509,7 +550,7 @@ func (r *run) summary() {
 	failed := verdict.FailedItems(r.res.Suites)
 	r.res.ExitCode = verdict.ExitCode(r.res.Suites)
 	switch {
-	case r.res.Internal != nil:
+	case r.res.Internal != nil || r.internalShard:
 		r.res.ExitCode = exitcode.Internal
 	case r.res.Cancelled && r.res.ExitCode == exitcode.OK:
 		r.res.ExitCode = exitcode.Interrupted
