@@ -16,6 +16,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/dockerexec"
 	"github.com/rocm/sgpu-queue/internal/dockerexec/dockertest"
 	"github.com/rocm/sgpu-queue/internal/executor"
+	"github.com/rocm/sgpu-queue/internal/logdir"
 )
 
 // containerFixture copies the container suites and the demo's fake rocminfo into a
@@ -198,4 +199,37 @@ func TestContainerBlockCancel(t *testing.T) {
 	if ps := psIn(t, cli, name); strings.Contains(ps, "sleep 120") {
 		t.Errorf("the item still runs in the container after the cancel:\n%s", ps)
 	}
+}
+
+// A cmd suite inside the container (the fixture image has a shell but no python or
+// cmake, so the pytest and ctest adapters cannot run there): its setup= and its
+// listing run in the container before its items, each item runs from the repo root
+// as the container sees it, pinned, and its JUnit path is the container's, in a
+// folder made for a tag that is a path.
+func TestContainerCmdAdapter(t *testing.T) {
+	dir, name, _ := containerFixture(t)
+	writeConf(t, dir, "ci/box.cmds.in", `where    echo "in $PWD gpu $HIP_VISIBLE_DEVICES image $IN_IMAGE"
+junit    printf '<testsuite name="b" tests="1"><testcase classname="b" name="in-container"/></testsuite>\n' > "$SGPU_JUNIT_XML"
+deep/er  echo "junit at $SGPU_JUNIT_XML"; : > "$SGPU_JUNIT_XML"
+`)
+	conf := writeConf(t, dir, "adapters.conf", `boxcmd boxcmd.log 'cmd,setup=cp ci/box.cmds.in ci/box.cmds && echo "$IN_IMAGE" > built' ci/box.cmds`+"\n")
+	r := sgpu(t, dir, []string{"JUNITXML_PREFIX=test-results/junit/"}, "run", "--container", name, "--grace", "2s", conf)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if built := readFile(t, filepath.Join(dir, "built")); built != "yes\n" {
+		t.Errorf("setup= did not run in the container: built = %q", built)
+	}
+	items := filepath.Join(dir, "test-results", "logs", "items")
+	if log := readFile(t, filepath.Join(items, "boxcmd.where.log")); !regexp.MustCompile(`^in /workspace gpu [0-3] image yes\n$`).MatchString(log) {
+		t.Errorf("the item's place, GPU and environment in the container: %q", log)
+	}
+	if log := readFile(t, filepath.Join(items, logdir.ItemFileName("boxcmd", "deep/er", 0, false))); log != "junit at /workspace/test-results/junit/boxcmd/deep/er.xml\n" {
+		t.Errorf("the JUnit path given in the container: %q", log)
+	}
+	merged := filepath.Join(dir, "test-results", "junit", "boxcmd.xml")
+	if xml := readFile(t, merged); !strings.Contains(xml, `name="in-container"`) {
+		t.Errorf("JUnit written in the container not merged:\n%s", xml)
+	}
+	validateJUnit(t, merged)
 }

@@ -105,7 +105,10 @@ func build(t *testing.T, ctx context.Context, cli *client.Client, tag string) {
 			}
 			return nil
 		}
-		if !(rel == "Dockerfile" || rel == "go.mod" || rel == "go.sum" || strings.HasSuffix(rel, ".go") && !strings.HasSuffix(rel, "_test.go")) {
+		// The sources, and what they embed (//go:embed files beside them:
+		// internal/adapter/pytest_probe.py).
+		source := strings.HasSuffix(rel, ".go") || strings.HasPrefix(rel, "internal"+string(filepath.Separator))
+		if !(rel == "Dockerfile" || rel == "go.mod" || rel == "go.sum" || source && !strings.HasSuffix(rel, "_test.go")) {
 			return nil
 		}
 		data, err := os.ReadFile(p)

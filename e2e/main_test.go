@@ -47,8 +47,15 @@ func TestMain(m *testing.M) {
 // root: test-results/, ci-weights/) and returns it.
 func fixture(t *testing.T, name string) string {
 	t.Helper()
-	src := filepath.Join("..", "testdata", name)
 	dst := filepath.Join(t.TempDir(), name)
+	copyFixture(t, name, dst)
+	return dst
+}
+
+// copyFixture copies testdata/<name> into dst, merging with what is there.
+func copyFixture(t *testing.T, name, dst string) {
+	t.Helper()
+	src := filepath.Join("..", "testdata", name)
 	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -56,7 +63,7 @@ func fixture(t *testing.T, name string) string {
 		rel, _ := filepath.Rel(src, p)
 		target := filepath.Join(dst, rel)
 		if d.IsDir() {
-			if rel == "test-results" || rel == "ci-weights" {
+			if rel == "test-results" || rel == "ci-weights" || d.Name() == "__pycache__" || d.Name() == ".pytest_cache" {
 				return filepath.SkipDir
 			}
 			return os.MkdirAll(target, 0o755)
@@ -74,7 +81,6 @@ func fixture(t *testing.T, name string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return dst
 }
 
 // result is one run of the binary.

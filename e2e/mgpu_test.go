@@ -123,7 +123,7 @@ func holds(console string) []hold {
 // checkBackfill checks every hold of a run against its timings: no item that
 // started during the hold on a GPU the held item then took, and that by its
 // weight would end after the reservation, ran past it (the backfill rule:
-// README "Multi-GPU items"). Console times are to the tenth of a second, and an
+// README "Multi-GPU suites"). Console times are to the tenth of a second, and an
 // item starts (its timings row) a moment after the scheduler started it: an item
 // counts as started during the hold from 0.15 s after it began, and as ending
 // after the reservation from 0.25 s after it, so a loaded machine's delays are

@@ -14,15 +14,25 @@
 //     the same GPU (target < 5 ms; with multi-GPU items it includes GPUs held idle
 //     for a wide item).
 //
-// A table with a third column gpus=N (simulate's input, README "Multi-GPU items")
+// A table with a third column gpus=N (simulate's input, README "Multi-GPU suites")
 // makes each item list itself with its count ("TE_CI_ITEM <tag> gpus=N"), so the
 // mixed workload runs as one queue of single- and multi-GPU items:
 //
 //	go run ./bench/queue [-weights FILE] [-scale 150] [-gpus 4] [-runs 3]
 //	go run ./bench/queue -weights testdata/simulate/te-mixed.weights -gpus 8
+//
+// With -shards K it measures a job matrix instead (README "Several runners"): the
+// workload planned over K shards of -gpus GPUs (sgpu-queue plan), each shard run
+// one after another with its own log dir (run --shard I/K --plan), then merged
+// (sgpu-queue merge); it prints each shard's wall clock against its own bound
+// max(its work/N, its longest item) and the plan's prediction, and the matrix's
+// wall clock (its slowest shard) against the bound over all K×N GPUs:
+//
+//	go run ./bench/queue -shards 3 -gpus 2 [-runs 3]
 package main
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"maps"
@@ -35,6 +45,7 @@ import (
 
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/report"
+	"github.com/rocm/sgpu-queue/internal/shard"
 	"github.com/rocm/sgpu-queue/internal/simulate"
 	"github.com/rocm/sgpu-queue/internal/verdict"
 )
@@ -44,8 +55,9 @@ func main() {
 	scale := flag.Float64("scale", 150, "divide every duration by this")
 	gpus := flag.Int("gpus", 4, "workers")
 	runs := flag.Int("runs", 3, "runs to measure")
+	shards := flag.Int("shards", 0, "measure a job matrix of this many shards of -gpus GPUs each (0: one runner)")
 	flag.Parse()
-	if err := run(*wfile, *scale, *gpus, *runs); err != nil {
+	if err := run(*wfile, *scale, *gpus, *runs, *shards); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -57,7 +69,7 @@ type figures struct {
 	gaps               int
 }
 
-func run(wfile string, scale float64, gpus, runs int) error {
+func run(wfile string, scale float64, gpus, runs, shards int) error {
 	f, err := os.Open(wfile)
 	if err != nil {
 		return err
@@ -89,6 +101,9 @@ func run(wfile string, scale float64, gpus, runs int) error {
 		return err
 	}
 	fmt.Printf("workload: %s, %d items, %.1f GPU-seconds of sleep after scaling by 1/%g, %d GPUs\n", wfile, len(in.Items), work, scale, gpus)
+	if shards > 0 {
+		return matrix(bin, dir, conf, warm, gpus, runs, shards)
+	}
 	var all []figures
 	for i := 1; i <= runs; i++ {
 		logs := filepath.Join(dir, fmt.Sprintf("logs%d", i))
@@ -110,20 +125,88 @@ func run(wfile string, scale float64, gpus, runs int) error {
 		fmt.Printf("run %d: wall %.3f s, bound %.3f s, ratio %.4f, dispatch gap mean %.2f ms, max %.2f ms over %d gaps\n",
 			i, f.wall, f.bound, f.ratio, 1000*f.gapMean, 1000*f.gapMax, f.gaps)
 	}
-	stat := func(name, unit string, mul float64, get func(figures) float64) {
-		var v []float64
-		for _, f := range all {
-			v = append(v, get(f)*mul)
-		}
-		sort.Float64s(v)
-		fmt.Printf("%-22s min %9.4f  median %9.4f  max %9.4f %s\n", name, v[0], v[len(v)/2], v[len(v)-1], unit)
-	}
+	stat := func(name, unit string, mul float64, get func(figures) float64) { printStat(all, name, unit, mul, get) }
 	fmt.Printf("over %d runs:\n", runs)
 	stat("item-phase wall", "s", 1, func(f figures) float64 { return f.wall })
 	stat("lower bound", "s", 1, func(f figures) float64 { return f.bound })
 	stat("wall / bound", "", 1, func(f figures) float64 { return f.ratio })
 	stat("mean dispatch gap", "ms", 1000, func(f figures) float64 { return f.gapMean })
 	stat("max dispatch gap", "ms", 1000, func(f figures) float64 { return f.gapMax })
+	return nil
+}
+
+// printStat prints a figure's min, median and max over runs.
+func printStat(all []figures, name, unit string, mul float64, get func(figures) float64) {
+	var v []float64
+	for _, f := range all {
+		v = append(v, get(f)*mul)
+	}
+	sort.Float64s(v)
+	fmt.Printf("%-22s min %9.4f  median %9.4f  max %9.4f %s\n", name, v[0], v[len(v)/2], v[len(v)-1], unit)
+}
+
+// matrix measures the job matrix: plan, each shard in turn, merge; per run.
+func matrix(bin, dir, conf, warm string, gpus, runs, shards int) error {
+	sh := func(args ...string) ([]byte, error) {
+		cmd := exec.Command(bin, args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "TEST_LEVEL=3")
+		return cmd.CombinedOutput()
+	}
+	planFile := filepath.Join(dir, "plan.json")
+	if out, err := sh("plan", "--shards", fmt.Sprint(shards), "--gpus", fmt.Sprint(gpus), "--weights", warm, "--arch", "bench", "--out", planFile, conf); err != nil {
+		return fmt.Errorf("plan: %v\n%s", err, out)
+	}
+	data, err := os.ReadFile(planFile)
+	if err != nil {
+		return err
+	}
+	p, err := shard.Read(bytes.NewReader(data), planFile)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("plan: %d shards of %d GPUs, predicted wall %.3f s, bound over all %d GPUs %.3f s\n", shards, gpus, p.Wall, shards*gpus, p.Bound)
+	per := make([][]figures, shards)
+	var merged []figures
+	for i := 1; i <= runs; i++ {
+		var dirs []string
+		for s := 1; s <= shards; s++ {
+			logs := filepath.Join(dir, fmt.Sprintf("run%d", i), fmt.Sprintf("s%d", s))
+			if out, err := sh("run", "--repo-root", dir, "--log-dir", logs, "--gpus", fmt.Sprint(gpus), "--arch", "bench", "--weights", warm,
+				"--shard", fmt.Sprintf("%d/%d", s, shards), "--plan", planFile, conf); err != nil {
+				return fmt.Errorf("run %d shard %d: %v\n%s", i, s, err, out)
+			}
+			f, err := measure(logs)
+			if err != nil {
+				return err
+			}
+			per[s-1] = append(per[s-1], f)
+			dirs = append(dirs, logs)
+			fmt.Printf("run %d shard %d/%d: wall %.3f s, its bound %.3f s, ratio %.4f (planned %.3f s)\n", i, s, shards, f.wall, f.bound, f.ratio, p.Shards[s-1].Wall)
+		}
+		out := filepath.Join(dir, fmt.Sprintf("run%d", i), "merged")
+		// Learn into a scratch table: the warm one stays exact for the next run.
+		scratch := filepath.Join(dir, fmt.Sprintf("run%d", i), "learned.txt")
+		if out, err := sh(append([]string{"merge", "--log-dir", out, "--weights", scratch}, dirs...)...); err != nil {
+			return fmt.Errorf("run %d merge: %v\n%s", i, err, out)
+		}
+		f, err := measure(out)
+		if err != nil {
+			return err
+		}
+		merged = append(merged, f)
+		run, _, err := logdir.Load(out)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("run %d matrix: wall %.3f s (slowest shard), bound over %d GPUs %.3f s, ratio %.4f; %s\n", i, f.wall, shards*gpus, f.bound, f.ratio, run.Meta.Merge.Advice)
+	}
+	fmt.Printf("over %d runs:\n", runs)
+	for s := range per {
+		printStat(per[s], fmt.Sprintf("shard %d wall / bound", s+1), "", 1, func(f figures) float64 { return f.ratio })
+	}
+	printStat(merged, "matrix wall", "s", 1, func(f figures) float64 { return f.wall })
+	printStat(merged, "matrix wall / bound", "", 1, func(f figures) float64 { return f.ratio })
 	return nil
 }
 

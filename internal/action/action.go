@@ -40,7 +40,7 @@ type Env struct {
 // Inputs of the action besides the run settings (settings.Knobs).
 var Inputs = []string{
 	"config", "repo-root", "github-token", "publish", "cache-key-prefix",
-	"check-name", "matrix", "commit", "pr-number", "report-from",
+	"check-name", "matrix", "commit", "pr-number", "report-from", "mode", "shards", "shard-log-dirs",
 }
 
 // Outputs the action sets. Per-suite results are in suites (an output per suite
@@ -48,7 +48,7 @@ var Inputs = []string{
 var Outputs = []string{
 	"result", "exit-code", "suites", "failed-suites", "failed-items", "flaky-items", "quarantined-gpus",
 	"wall-seconds", "utilisation", "lower-bound-seconds", "report", "junit-files", "weights-file",
-	"cache-hit", "cache-matched-key",
+	"cache-hit", "cache-matched-key", "matrix", "plan",
 }
 
 // rawJUnitDir is where the items' own JUnit files go when the step's environment
@@ -93,11 +93,27 @@ func Run(ctx context.Context, e Env) int {
 	if from := strings.TrimSpace(gh.GetInput("report-from")); from != "" {
 		return a.publishFrom(ctx, a.path(from))
 	}
-	opts, err := a.options()
+	mode, err := a.mode()
+	if err != nil {
+		return a.stop(&engine.Error{Code: exitcode.Usage, Err: err})
+	}
+	switch mode {
+	case modePlan:
+		return a.planMode(ctx)
+	case modeMerge:
+		return a.mergeMode(ctx)
+	}
+	opts, err := a.options(true)
 	if err != nil {
 		return a.stop(&engine.Error{Code: exitcode.Usage, Err: err})
 	}
 	res, err := engine.Run(ctx, opts)
+	return a.finish(ctx, res, err)
+}
+
+// finish presents what the engine's Run or Merge returned and gives the step's
+// exit code.
+func (a *act) finish(ctx context.Context, res *engine.Result, err error) int {
 	a.obs.close()
 	if err != nil {
 		return a.stop(err)
@@ -127,11 +143,11 @@ type act struct {
 }
 
 // options maps the inputs onto the engine. Paths in inputs are relative to the
-// workspace.
-func (a *act) options() (engine.Options, error) {
+// workspace. A run needs the config input; a merge does not.
+func (a *act) options(needConfig bool) (engine.Options, error) {
 	gh := a.gh
 	configs := fields(gh.GetInput("config"))
-	if len(configs) == 0 {
+	if len(configs) == 0 && needConfig {
 		return engine.Options{}, fmt.Errorf("input config is empty: name the suite config file(s), e.g. config: ci/sgpu.conf")
 	}
 	for i, c := range configs {
@@ -141,7 +157,7 @@ func (a *act) options() (engine.Options, error) {
 	for _, k := range settings.Knobs {
 		values[k.Name] = gh.GetInput(k.Name)
 	}
-	for _, name := range []string{"log-dir", "weights", "junit-dir"} {
+	for _, name := range []string{"log-dir", "weights", "junit-dir", "plan"} {
 		if v := values[name]; v != "" {
 			values[name] = a.path(v)
 		}
@@ -358,6 +374,11 @@ func (a *act) outputValues(res *engine.Result) map[string]string {
 	out["weights-file"] = a.rel(res.WeightsFile)
 	out["cache-hit"] = "false"
 	out["cache-matched-key"] = ""
+	out["matrix"] = "" // mode plan's
+	out["plan"] = ""
+	if p := strings.TrimSpace(a.gh.GetInput("plan")); p != "" && strings.TrimSpace(a.gh.GetInput("shard")) != "" {
+		out["plan"] = a.rel(a.path(p)) // the plan a shard ran
+	}
 	if a.cache != nil {
 		out["cache-hit"] = strconv.FormatBool(a.cache.Hit())
 		out["cache-matched-key"] = a.cache.MatchedKey()

@@ -41,6 +41,14 @@ type Adapter interface {
 	Command(it Item, run Run) executor.Command
 }
 
+// Checker is an adapter whose items' selection can be checked without running them
+// (sgpu-queue verify; docs/adapters.md, "verify"): Selects lists what the item's own
+// command would select, and returns the tags of that, in the listing's order, each
+// once; exactly [it.Tag] is a round trip, nothing is an item that would run nothing.
+type Checker interface {
+	Selects(ctx context.Context, ex executor.Executor, in Listing, it Item) ([]string, error)
+}
+
 // Item is one work item of an adapter suite.
 type Item struct {
 	// Tag names the item within its suite: a test file or node id for pytest, a
@@ -131,6 +139,25 @@ func New(s Spec) (Adapter, error) {
 		return newCmd(s)
 	}
 	return nil, s.fail(nil, "", "mode %q has no adapter (list and opaque suites use the hook contract)", s.Mode)
+}
+
+// WritesJUnit reports whether every item of an adapter mode writes the JUnit file
+// it is given (pytest, ctest), so that one that exits 0 without writing it ran
+// nothing (docs/outcomes.md, no-run); a cmd item's command may write none.
+func WritesJUnit(m config.Mode) bool { return m == config.Pytest || m == config.CTest }
+
+// Check is every adapter suite's New error at once (nil when all can work), so that
+// a run refuses a bad line before anything runs, as it refuses a bad config.
+func Check(suites []config.Suite) error {
+	var errs []error
+	for _, s := range suites {
+		if s.Adapter() {
+			if _, err := New(SpecOf(s)); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Setup is the command of the suite's setup= option: a shell command run once from

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -131,9 +132,6 @@ func parseShowOnly(stdout []byte) ([]ctestListed, []string, error) {
 			continue
 		}
 		seen[t.Name] = true
-		if strings.Contains(t.Name, `\`) {
-			warns = append(warns, fmt.Sprintf("test name %q holds a backslash: CMake turns it into / in the JUnit path of a file named after the test", t.Name))
-		}
 		l := ctestListed{Name: t.Name}
 		for _, p := range t.Properties {
 			var err error
@@ -260,19 +258,7 @@ func chunkItem(ch []ctestListed) Item {
 // matches only their names (ctest keeps the last -R), with --no-tests=error so that
 // a name that matches nothing fails instead of passing, and the JUnit file.
 func (c *ctestSuite) Command(it Item, run Run) executor.Command {
-	names := it.Args
-	if len(names) == 0 {
-		names = []string{it.Tag}
-	}
-	escaped := make([]string, len(names))
-	for i, n := range names {
-		escaped[i] = escapeCMakeRegex(n)
-	}
-	re := "^" + escaped[0] + "$"
-	if len(escaped) > 1 {
-		re = "^(" + strings.Join(escaped, "|") + ")$"
-	}
-	args := append(append([]string(nil), c.spec.Args...), "-R", re, "--no-tests=error")
+	args := append(c.selection(it), "--no-tests=error")
 	if run.JUnit != "" {
 		// A relative path would be taken from the build directory.
 		j := run.JUnit
@@ -285,6 +271,59 @@ func (c *ctestSuite) Command(it Item, run Run) executor.Command {
 		Path: "ctest", Args: args, Env: c.spec.env(run.Env), Dir: run.Dir,
 		Stdout: run.Stdout, Stderr: run.Stderr,
 	}
+}
+
+// names are the ctest names an item runs: a split=base item's, else its tag.
+func names(it Item) []string {
+	if len(it.Args) == 0 {
+		return []string{it.Tag}
+	}
+	return it.Args
+}
+
+// selection is the suite's arguments, then an -R that matches exactly the item's
+// names (ctest keeps the last -R; the suite's -E still applies).
+func (c *ctestSuite) selection(it Item) []string {
+	ns := names(it)
+	escaped := make([]string, len(ns))
+	for i, n := range ns {
+		escaped[i] = escapeCMakeRegex(n)
+	}
+	re := "^" + escaped[0] + "$"
+	if len(escaped) > 1 {
+		re = "^(" + strings.Join(escaped, "|") + ")$"
+	}
+	return append(append([]string(nil), c.spec.Args...), "-R", re)
+}
+
+// Selects lists the tests the item's selection picks (ctest --show-only=json-v1
+// with its -R): exactly its names is its own tag; anything else is the names found.
+func (c *ctestSuite) Selects(ctx context.Context, ex executor.Executor, in Listing, it Item) ([]string, error) {
+	s := c.spec
+	args := append(c.selection(it), "--show-only=json-v1")
+	out, err := s.capture(ctx, ex, in, executor.Command{Path: "ctest", Args: args, Env: s.env(in.Env), Dir: in.Dir})
+	if err != nil {
+		return nil, err
+	}
+	if rc := out.res.ExitCode; rc != 0 {
+		return nil, s.fail(nil, out.tail, "ctest --show-only=json-v1 with the item's -R exited with %d", rc)
+	}
+	tests, _, err := parseShowOnly(out.stdout)
+	if err != nil {
+		return nil, s.fail(nil, out.tail, "%v", err)
+	}
+	want := map[string]bool{}
+	for _, n := range names(it) {
+		want[n] = true
+	}
+	var got []string
+	for _, t := range tests {
+		got = append(got, t.Name)
+	}
+	if len(got) == len(want) && !slices.ContainsFunc(got, func(n string) bool { return !want[n] }) {
+		return []string{it.Tag}, nil
+	}
+	return got, nil
 }
 
 // escapeCMakeRegex quotes the characters CMake's regular expressions give a

@@ -17,7 +17,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/rocm/sgpu-queue/internal/executor"
-	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/junit"
 )
 
 // teCore copies the TE fixture, reads its ci/core.conf (TE's core as ctest suites)
@@ -96,9 +96,9 @@ func TestCTestTECore(t *testing.T) {
 		"core-rocblas":   "NVTE_USE_HIPBLASLT= NVTE_USE_ROCBLAS=1",
 	}
 	// Every item of the three suites at once, in the one build directory, as a
-	// runner's GPUs would run them. JUnit files are named as the log layout names
-	// item files: CMake turns a backslash in a path into a slash.
-	junit := filepath.Join(t.TempDir(), "junit")
+	// runner's GPUs would run them. JUnit files are named as a run names them
+	// (junit.ItemFile): CMake would turn a backslash in a path into a slash.
+	junitDir := filepath.Join(t.TempDir(), "junit")
 	type job struct {
 		label string
 		a     Adapter
@@ -132,7 +132,7 @@ func TestCTestTECore(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			j.r, j.err = tryItem(j.a, j.it, repo, filepath.Join(junit, j.label, logdir.SafeTag(j.it.Tag)+".xml"), "HIP_VISIBLE_DEVICES="+j.pin)
+			j.r, j.err = tryItem(j.a, j.it, repo, itemJUnit(junitDir, j.label, j.it.Tag), "HIP_VISIBLE_DEVICES="+j.pin)
 		}()
 	}
 	wg.Wait()
@@ -156,6 +156,12 @@ func TestCTestTECore(t *testing.T) {
 			t.Errorf("%s/%s ran (-want +got): exactly the item's tests\n%s", j.label, j.it.Tag, diff)
 		}
 	}
+}
+
+// itemJUnit is the JUnit file a run gives an item of suite label.
+func itemJUnit(dir, label, tag string) string {
+	rel, _ := junit.ItemFile(tag, ".xml", true)
+	return filepath.Join(dir, label, filepath.FromSlash(rel))
 }
 
 func TestCTestSplitTest(t *testing.T) {
@@ -266,7 +272,7 @@ func TestParseShowOnly(t *testing.T) {
 			want: []ctestListed{{Name: "a"}}},
 		{name: "duplicate and unusable names", in: head + `{"name":"a"},{"name":"a"},{"name":""},{"name":"x\ny"}]}`,
 			want: []ctestListed{{Name: "a"}}, warns: 3},
-		{name: "backslash", in: head + `{"name":"a\\b"}]}`, want: []ctestListed{{Name: `a\b`}}, warns: 1},
+		{name: "backslash", in: head + `{"name":"a\\b"}]}`, want: []ctestListed{{Name: `a\b`}}},
 		{name: "no tests", in: head + `]}`},
 		{name: "empty", in: "", err: "printed no JSON object"},
 		{name: "truncated", in: head + `{"name":"a"`, err: "printed no valid JSON"},

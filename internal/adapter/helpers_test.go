@@ -8,13 +8,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/rocm/sgpu-queue/internal/adaptertest"
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/executor"
 )
@@ -56,54 +54,11 @@ func testEnv(extra ...string) []string {
 	return append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "PYTHONDONTWRITEBYTECODE=1", "LC_ALL=C.UTF-8"}, extra...)
 }
 
-var (
-	pythonOnce sync.Once
-	pythonPath string
-	pythonWhy  string
-)
-
-// pytestPython is an interpreter that can import pytest: python3 on PATH (a pyenv
-// shim may lack it) or Debian's /usr/bin/python3 (python3-pytest). Tests skip loudly
-// without one.
-func pytestPython(t *testing.T) string {
-	t.Helper()
-	pythonOnce.Do(func() {
-		var tried []string
-		for _, c := range []string{"python3", "/usr/bin/python3"} {
-			p, err := exec.LookPath(c)
-			if err != nil {
-				tried = append(tried, c+": not found")
-				continue
-			}
-			if out, err := exec.Command(p, "-c", "import pytest").CombinedOutput(); err != nil {
-				tried = append(tried, p+": "+strings.TrimSpace(lastLine(string(out))))
-				continue
-			}
-			pythonPath = p
-			return
-		}
-		pythonWhy = strings.Join(tried, "; ")
-	})
-	if pythonPath == "" {
-		t.Skipf("!!! NO PYTHON WITH PYTEST (%s): the pytest adapter is NOT tested against real pytest; install it (apt-get install -y python3-pytest; .ci/run does) !!!", pythonWhy)
-	}
-	return pythonPath
-}
-
-func lastLine(s string) string {
-	s = strings.TrimRight(s, "\n")
-	return s[strings.LastIndexByte(s, '\n')+1:]
-}
+// pytestPython is an interpreter that can import pytest (tests skip loudly without).
+func pytestPython(t *testing.T) string { return adaptertest.Python(t) }
 
 // needCTest skips loudly when cmake and ctest are not installed.
-func needCTest(t *testing.T) {
-	t.Helper()
-	for _, tool := range []string{"cmake", "ctest"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("!!! %s NOT FOUND: the ctest adapter is NOT tested against real CTest; install it (apt-get install -y cmake; .ci/run does) !!!", strings.ToUpper(tool))
-		}
-	}
-}
+func needCTest(t *testing.T) { adaptertest.NeedCTest(t) }
 
 // spec is an adapter suite read from a config line the way the config will read it
 // (split into words, the mode field parsed): "<label> <logfile> <mode> <args…>".

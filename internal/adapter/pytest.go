@@ -84,6 +84,21 @@ func (p *pytestSuite) List(ctx context.Context, ex executor.Executor, in Listing
 	if err != nil {
 		return nil, err
 	}
+	c, err := p.collection(out, py)
+	if err != nil {
+		return nil, err
+	}
+	drop, err := reconcileOperands(s.Args, p.static, c.Operands)
+	if err != nil {
+		return nil, s.fail(nil, "", "%v", err)
+	}
+	opts := withoutIndices(s.Args, drop)
+	return p.items(c, opts)
+}
+
+// collection reads what a collection printed, or says why it failed.
+func (p *pytestSuite) collection(out *output, py string) (*collection, error) {
+	s := p.spec
 	switch rc := out.res.ExitCode; rc {
 	case 0:
 	case pytestNoTests:
@@ -101,12 +116,38 @@ func (p *pytestSuite) List(ctx context.Context, ex executor.Executor, in Listing
 	if err != nil {
 		return nil, s.fail(nil, out.tail, "%v (is %s running pytest?)", err, py)
 	}
-	drop, err := reconcileOperands(s.Args, p.static, c.Operands)
+	return c, nil
+}
+
+// Selects collects what the item's command would run: its options and its own file
+// (or node id) as the one operand. Nothing collected is no tag.
+func (p *pytestSuite) Selects(ctx context.Context, ex executor.Executor, in Listing, it Item) ([]string, error) {
+	s := p.spec
+	py := p.python(in.Dir)
+	args := append(append([]string{"-c", pytestProbe, "--collect-only", "-q"}, it.Args...), operand(it.Tag))
+	out, err := s.capture(ctx, ex, in, executor.Command{Path: py, Args: args, Env: s.env(in.Env), Dir: in.Dir})
 	if err != nil {
-		return nil, s.fail(nil, "", "%v", err)
+		return nil, err
 	}
-	opts := withoutIndices(s.Args, drop)
-	return p.items(c, opts)
+	c, err := p.collection(out, py)
+	if errors.Is(err, ErrNoItems) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	l, err := p.items(c, it.Args)
+	if errors.Is(err, ErrNoItems) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var got []string
+	for _, i := range l.Items {
+		got = append(got, i.Tag)
+	}
+	return got, nil
 }
 
 // parseCollection finds the probe's record: the last line that starts with the
@@ -169,13 +210,17 @@ func (p *pytestSuite) Command(it Item, run Run) executor.Command {
 	if run.JUnit != "" {
 		args = append(args, "--junitxml="+run.JUnit)
 	}
-	operand := it.Tag
-	if strings.HasPrefix(operand, "-") {
-		operand = "./" + operand // a file named like an option
-	}
-	args = append(args, operand)
+	args = append(args, operand(it.Tag))
 	return executor.Command{
 		Path: p.python(run.Dir), Args: args, Env: p.spec.env(run.Env), Dir: run.Dir,
 		Stdout: run.Stdout, Stderr: run.Stderr,
 	}
+}
+
+// operand is an item's tag as pytest's one operand.
+func operand(tag string) string {
+	if strings.HasPrefix(tag, "-") {
+		return "./" + tag // a file named like an option
+	}
+	return tag
 }

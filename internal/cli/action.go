@@ -23,8 +23,9 @@ func actionCmd(e Env, args []string) int {
 			fmt.Fprintf(e.Stdout, `Usage: sgpu-queue action
 
 The GitHub container action's entry point (action.yml runs it). It reads its inputs from
-INPUT_<NAME> variables, e.g. INPUT_LOG-DIR, runs phases 0–8 like "sgpu-queue run", and
-writes GITHUB_OUTPUT and GITHUB_STEP_SUMMARY. Inputs:
+INPUT_<NAME> variables, e.g. INPUT_LOG-DIR, runs phases 0–8 like "sgpu-queue run" (with
+INPUT_MODE=plan it plans like "sgpu-queue plan", with INPUT_MODE=merge it merges like
+"sgpu-queue merge"), and writes GITHUB_OUTPUT and GITHUB_STEP_SUMMARY. Inputs:
   %s
 Outputs: %s, rc-<label>
 `, strings.Join(names, ", "), strings.Join(action.Outputs, ", "))

@@ -75,6 +75,8 @@ func command(e Env) int {
 		return verifyCmd(e, args)
 	case "plan":
 		return planCmd(e, args)
+	case "merge":
+		return mergeCmd(e, args)
 	case "version", "--version":
 		if len(args) > 0 && isHelp(args[0]) {
 			fmt.Fprint(e.Stdout, "Usage: sgpu-queue version\n\nPrints \"sgpu-queue <version>\": the release tag it was built from, else the module\nversion, else devel.\n")
@@ -104,6 +106,10 @@ Usage:
                                        or of 1 … R runners of N GPUs each
   sgpu-queue plan --shards K --gpus N CONFIG...
                                        split the items over K runners of a job matrix (no GPU needed)
+  sgpu-queue run --shard I/K --plan FILE CONFIG...
+                                       run shard I of the plan (a job of the matrix)
+  sgpu-queue merge [--log-dir OUT] SHARD_LOGDIR...
+                                       merge the shards' log dirs: verdicts, one learning pass, report
   sgpu-queue report LOGDIR             rebuild report/schedule.md from the files of a run
   sgpu-queue action                    the GitHub container action's entry point (reads INPUT_* variables)
   sgpu-queue version

@@ -19,6 +19,7 @@ func TestHelp(t *testing.T) {
 		{"run-help.golden", []string{"run", "--help"}},
 		{"verify-help.golden", []string{"verify", "--help"}},
 		{"plan-help.golden", []string{"plan", "--help"}},
+		{"merge-help.golden", []string{"merge", "--help"}},
 		{"simulate-help.golden", []string{"simulate", "--help"}},
 		{"report-help.golden", []string{"report", "--help"}},
 		{"action-help.golden", []string{"action", "--help"}},

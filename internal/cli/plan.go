@@ -2,24 +2,15 @@ package cli
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/rocm/sgpu-queue/internal/atomicfile"
-	"github.com/rocm/sgpu-queue/internal/config"
+	"github.com/rocm/sgpu-queue/internal/engine"
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/hook"
-	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/shard"
-	"github.com/rocm/sgpu-queue/internal/textfmt"
-	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
 const planHelp = `Usage: sgpu-queue plan --shards K --gpus N [--arch A --level L --weights FILE] [--items FILE] [--out FILE] CONFIG...
@@ -73,25 +64,25 @@ func planCmd(e Env, args []string) int {
 		}
 		return exitcode.Usage
 	}
-	req := planRequest{configs: configs, itemsPath: *items, repoRoot: *repoRoot,
-		arch: strings.TrimSpace(*arch), level: strings.TrimSpace(*level), weightsPath: strings.TrimSpace(*table)}
+	req := engine.PlanRequest{Configs: configs, ItemsPath: *items, RepoRoot: *repoRoot,
+		Arch: strings.TrimSpace(*arch), Level: strings.TrimSpace(*level), WeightsPath: strings.TrimSpace(*table)}
 	var err error
-	if req.shards, err = count("--shards", *shards, shard.MaxShards, "runners"); err != nil {
+	if req.Shards, err = count("--shards", *shards, shard.MaxShards, "runners"); err != nil {
 		if strings.TrimSpace(*shards) == "" {
 			err = errors.New("no --shards given: say how many runners to split the items over, e.g. --shards 3")
 		}
 		return usageErr(err)
 	}
-	if req.gpus, err = gpuCount(*gpus); err != nil {
+	if req.GPUs, err = gpuCount(*gpus); err != nil {
 		return usageErr(err)
 	}
-	if req.level == "" {
-		req.level = e.Getenv(hook.Default().Level)
+	if req.Level == "" {
+		req.Level = e.Getenv(hook.Default().Level)
 	}
-	if req.level == "" {
-		req.level = "99"
+	if req.Level == "" {
+		req.Level = "99"
 	}
-	p, sum, err := makePlan(req, e)
+	p, sum, err := engine.Plan(req, func(w string) { fmt.Fprintf(e.Stderr, "warning: %s\n", w) })
 	if err != nil {
 		return usageErr(err)
 	}
@@ -106,138 +97,4 @@ func planCmd(e Env, args []string) int {
 	fmt.Fprint(e.Stderr, sum)
 	fmt.Fprintf(e.Stderr, "plan: wrote %s\n", *out)
 	return 0
-}
-
-// planRequest is what plan was asked, flags parsed.
-type planRequest struct {
-	configs                  []string
-	shards, gpus             int
-	itemsPath, repoRoot      string
-	arch, level, weightsPath string
-}
-
-// makePlan reads the configs, the table and the item list, splits the items and
-// returns the plan and a summary for stderr. Warnings go to stderr as they come.
-func makePlan(req planRequest, e Env) (*shard.Plan, string, error) {
-	if err := weights.CheckLevel(req.level); err != nil {
-		return nil, "", fmt.Errorf("--level %q: %w", req.level, err)
-	}
-	suites, err := config.Load(req.configs)
-	if err != nil {
-		return nil, "", err
-	}
-	id, table, err := planTable(req)
-	if err != nil {
-		return nil, "", err
-	}
-	for _, w := range table.warns {
-		fmt.Fprintf(e.Stderr, "warning: %s\n", w)
-	}
-	keys, from := shard.TableKeys(table.t), "weights"
-	if req.itemsPath != "" {
-		from = req.itemsPath
-		f, err := os.Open(req.itemsPath)
-		if err != nil {
-			return nil, "", fmt.Errorf("--items: %w", err)
-		}
-		keys, err = shard.ParseItems(f, req.itemsPath)
-		f.Close()
-		if err != nil {
-			return nil, "", err
-		}
-		if !table.found {
-			fmt.Fprintf(e.Stderr, "warning: weight table %s not found: no item has a weight, so the shards are balanced by count\n", textfmt.Printable(id.Store))
-		}
-	} else if !table.found {
-		return nil, "", fmt.Errorf("weight table %s not found: plan lists the items from the last run's table (restore it first, or give --weights FILE, --arch or --level), or give --items FILE", id.Store)
-	}
-	list, warns := shard.Items(suites, keys, req.gpus)
-	for _, w := range warns {
-		fmt.Fprintf(e.Stderr, "warning: %s\n", w)
-	}
-	schedule.Weigh(list, table.t, schedule.DefaultWeight)
-	a, err := shard.Assign(list, req.shards, req.gpus)
-	if err != nil {
-		var we *schedule.WidthError
-		if errors.As(err, &we) {
-			return nil, "", fmt.Errorf("%w (each shard has --gpus %d)", err, req.gpus)
-		}
-		return nil, "", err
-	}
-	p := shard.New(list, a, id, from)
-	return p, planSummary(p, a, len(suites)), nil
-}
-
-// loadedTable is the weight table plan read.
-type loadedTable struct {
-	t     *weights.Table
-	warns []string
-	found bool
-}
-
-// planTable finds and reads the weight table as run does, and says what it is.
-func planTable(req planRequest) (shard.Identity, loadedTable, error) {
-	id := shard.Identity{Arch: req.arch, Level: req.level, Store: req.weightsPath}
-	if id.Store == "" {
-		if id.Arch == "" {
-			arches, err := weights.ArchesAt(req.repoRoot, req.level)
-			if err != nil {
-				return id, loadedTable{}, fmt.Errorf("no --arch given and %s cannot be read (%w): pass --arch or --weights", filepath.Join(req.repoRoot, "ci-weights"), err)
-			}
-			if len(arches) != 1 {
-				found := "none"
-				if len(arches) > 1 {
-					found = strings.Join(arches, ", ")
-				}
-				return id, loadedTable{}, fmt.Errorf("no --arch given: plan sees no GPU, so it goes by the tables of level %s under %s, and found %s; pass --arch (e.g. gfx942) or --weights FILE",
-					req.level, filepath.Join(req.repoRoot, "ci-weights"), found)
-			}
-			id.Arch = arches[0]
-		}
-		id.Store = weights.DefaultPath(req.repoRoot, id.Arch, req.level)
-	}
-	data, err := os.ReadFile(id.Store)
-	if errors.Is(err, fs.ErrNotExist) {
-		return id, loadedTable{t: weights.New()}, nil
-	}
-	if err != nil {
-		return id, loadedTable{}, fmt.Errorf("weight table: %w", err)
-	}
-	t, warns := weights.Parse(bytes.NewReader(data), id.Store)
-	var canon bytes.Buffer
-	if err := t.Format(&canon); err != nil {
-		return id, loadedTable{}, err
-	}
-	sum := sha256.Sum256(canon.Bytes())
-	id.SHA256, id.Keys = hex.EncodeToString(sum[:]), t.Len()
-	return id, loadedTable{t: t, warns: warns, found: true}, nil
-}
-
-// planSummary is what plan says on stderr besides the plan itself.
-func planSummary(p *shard.Plan, a *shard.Assignment, suites int) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "plan: %d items of %d suites from %s, %d shards of %d GPUs\n", p.Items, suites, p.ItemsFrom, len(p.Shards), p.GPUs)
-	fmt.Fprintf(&b, "  weight table %s (%d keys", textfmt.Printable(p.Weights.Store), p.Weights.Keys)
-	if p.Weights.SHA256 != "" {
-		fmt.Fprintf(&b, ", sha256 %s…", p.Weights.SHA256[:12])
-	}
-	b.WriteString(")\n")
-	if p.Unknown > 0 {
-		fmt.Fprintf(&b, "  %d item(s) without a weight, each planned as %s (the mean of the others)\n", p.Unknown, textfmt.Secs(p.Estimate))
-	}
-	for _, s := range p.Shards {
-		fmt.Fprintf(&b, "  shard %d: %4d items, %s GPU-seconds, predicted wall clock %s\n", s.Shard, s.Items, strconv.FormatFloat(s.Work, 'f', -1, 64), textfmt.Secs(s.Wall))
-	}
-	fmt.Fprintf(&b, "  predicted wall clock %s, lower bound max(GPU-seconds/%d, largest) = %s", textfmt.Secs(p.Wall), len(p.Shards)*p.GPUs, textfmt.Secs(p.Bound))
-	if p.Largest != "" && p.LargestSecs >= p.Bound {
-		fmt.Fprintf(&b, ", set by the largest item, %s", textfmt.Printable(p.Largest))
-	}
-	b.WriteString("\n")
-	if a.Moves > 0 {
-		fmt.Fprintf(&b, "  refined on replayed wall clocks: %d moves and swaps, slowest shard %s → %s\n", a.Moves, textfmt.Secs(a.LPTWall), textfmt.Secs(p.Wall))
-	}
-	if a.Hashed > 0 {
-		fmt.Fprintf(&b, "  %d item(s) whose key is not UTF-8 are not listed: each runs on its hash shard\n", a.Hashed)
-	}
-	return b.String()
 }

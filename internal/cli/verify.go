@@ -19,6 +19,10 @@ filter that item is dispatched with (TEST_FILTER) and the listing switch
 selected several or another: which). Opaque suites are skipped. Run it first when
 adopting the queue, and whenever the suite scripts' filter logic changes.
 
+Adapter suites have no filter: after their setup= commands, verify lists them and
+checks that each item's own selection picks exactly that item (a ctest item's -R,
+a pytest item's file or node id as the only operand). cmd suites are skipped.
+
 By default it checks the census (TE_CI_SKIP_CHECK_SUPPORTED=1: every tag that
 exists at this level, capability probes answered "supported", no GPU needed);
 --queue checks what this host would run instead.
@@ -32,7 +36,7 @@ Flags:
 `
 
 // verifyKnobs are the run settings that concern listing.
-var verifyKnobs = []string{"level", "hook-var", "container", "container-workdir", "pass-env", "grace", "list-timeout"}
+var verifyKnobs = []string{"level", "hook-var", "container", "container-workdir", "pass-env", "grace", "list-timeout", "setup-timeout"}
 
 func verifyCmd(e Env, args []string) int {
 	fs := newFlags("verify", e, verifyHelp)

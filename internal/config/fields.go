@@ -150,3 +150,18 @@ func parseError(err error) *FieldError {
 	}
 	return &FieldError{Msg: err.Error()}
 }
+
+// QuoteWords writes words as a config line (or a POSIX shell) reads them back: a
+// word that needs it is quoted (-k 'not slow'), a plain one is left as it is. A word
+// no shell can quote (a NUL byte) is written with Go's escapes, for reading only.
+func QuoteWords(words []string) string {
+	out := make([]string, len(words))
+	for i, w := range words {
+		q, err := syntax.Quote(w, syntax.LangPOSIX)
+		if err != nil {
+			q = fmt.Sprintf("%q", w)
+		}
+		out[i] = q
+	}
+	return strings.Join(out, " ")
+}

@@ -140,15 +140,13 @@ func FuzzSplitFields(f *testing.F) {
 		if !utf8.ValidString(line) {
 			return
 		}
-		quoted := make([]string, len(got))
-		for i, w := range got {
-			q, qerr := syntax.Quote(w, syntax.LangPOSIX)
-			if qerr != nil {
+		for _, w := range got {
+			if _, qerr := syntax.Quote(w, syntax.LangPOSIX); qerr != nil {
 				return // a field a POSIX shell cannot quote (a NUL byte)
 			}
-			quoted[i] = q
 		}
-		again, err := SplitFields(strings.Join(quoted, " "))
+		quoted := QuoteWords(got)
+		again, err := SplitFields(quoted)
 		if err != nil || !cmp.Equal(got, again, cmpopts.EquateEmpty()) {
 			t.Fatalf("SplitFields(%q) = %q; quoted %q splits into %q, %v", line, got, quoted, again, err)
 		}

@@ -3,11 +3,10 @@ package dispatch
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
+	"github.com/rocm/sgpu-queue/internal/adapter"
 	"github.com/rocm/sgpu-queue/internal/executor"
 	"github.com/rocm/sgpu-queue/internal/outcome"
 )
@@ -20,9 +19,10 @@ type evidence struct {
 	hang   bool            // the item's own hang deadline ended it, not the run's cancel
 	// partial: a .partial JUnit sidecar of this item outlived it.
 	partial bool
-	// junit: JUnit was requested and this item's XML file is known (a list item
-	// whose <prefix><label>/<tag><suffix> stays inside its suite's directory);
-	// wroteXML: that file was written during the attempt.
+	// junit: JUnit was requested and this item must write a known XML file (a
+	// list item whose <prefix><label>/<tag><suffix> stays inside its suite's
+	// directory, a pytest or ctest item: xmlFile); wroteXML: that file was written
+	// during the attempt.
 	junit, wroteXML bool
 }
 
@@ -58,14 +58,14 @@ func decide(e evidence) outcome.Outcome {
 
 // explain is the line an attempt's log ends with when its outcome needs saying
 // (the ones the suite's own output cannot tell); "" for none.
-func (d *dispatcher) explain(it Item, a Attempt, e evidence, limit time.Duration) string {
+func (d *dispatcher) explain(it Item, a Attempt, e evidence, limit time.Duration, why string) string {
 	switch a.Outcome {
 	case outcome.Unavailable, outcome.Failed:
 		if e.runErr != nil {
 			return fmt.Sprintf("sgpu-queue: %v", e.runErr)
 		}
 	case outcome.Timeout:
-		return fmt.Sprintf("sgpu-queue: killed after %.1fs: past its hang deadline of %s (%s)", a.Seconds(), limit, d.cfg.Timeout.Explain(it.Item))
+		return fmt.Sprintf("sgpu-queue: killed after %.1fs: past its hang deadline of %s (%s)", a.Seconds(), limit, why)
 	case outcome.Cancelled:
 		return fmt.Sprintf("sgpu-queue: cancelled after %.1fs (run stopped)", a.Seconds())
 	case outcome.CutOff:
@@ -73,33 +73,22 @@ func (d *dispatcher) explain(it Item, a Attempt, e evidence, limit time.Duration
 			return "sgpu-queue: cut off: its process was killed by SIGKILL, which sgpu-queue did not send (the OOM killer? kill -9 from outside?)"
 		}
 	case outcome.NoRun:
+		if it.Adapted() {
+			return fmt.Sprintf("sgpu-queue: no-run: this item ran nothing: %s exited 0 without writing the JUnit XML it was given (%s); the item fails (is its test still in the tree or the build? sgpu-queue verify checks each item's selection)",
+				it.Suite.Mode, d.xmlFile(it))
+		}
 		return fmt.Sprintf("sgpu-queue: no-run: this item ran nothing: it exited 0 without writing its JUnit XML (%s) or a .partial sidecar, so its re-entry (%s) selected no call line for tag %q; the item fails (check the tag round trip: sgpu-queue verify)",
-			d.xmlPath(it), d.cfg.Hooks.Filter, it.Tag)
+			d.xmlFile(it), d.cfg.Hooks.Filter, it.Tag)
 	}
 	return ""
-}
-
-// xmlPath is the JUnit file a list item writes, "" when it has none that this run
-// can check: no JUnit prefix, an opaque item (its files are named by the suite), or
-// a tag that would put it outside its suite's directory.
-func (d *dispatcher) xmlPath(it Item) string {
-	if d.cfg.JUnitPrefix == "" || it.Opaque() {
-		return ""
-	}
-	dir := filepath.Clean(d.cfg.JUnitPrefix + it.Label)
-	p := filepath.Clean(dir + "/" + it.Tag + d.cfg.JUnitSuffix)
-	if !strings.HasPrefix(p, dir+string(filepath.Separator)) {
-		return ""
-	}
-	return p
 }
 
 // junitEvidence says whether the item's JUnit XML is known and whether it was
 // written since the attempt started (with the slack of partialLeft for coarse
 // file-system clocks, which errs towards "it ran").
 func (d *dispatcher) junitEvidence(it Item, start time.Time) (known, written bool) {
-	p := d.xmlPath(it)
-	if p == "" {
+	p := d.xmlFile(it)
+	if p == "" || it.Adapted() && !adapter.WritesJUnit(it.Suite.Mode) {
 		return false, false
 	}
 	return true, newer(p, start.Add(-time.Second))

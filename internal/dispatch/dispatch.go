@@ -4,7 +4,7 @@
 // exit code and timings row as it ends.
 //
 // GPUs are a pool that items take and give back (not goroutines welded to one GPU):
-// a multi-GPU item takes several at once (README "Multi-GPU items"), a retry can move
+// a multi-GPU item takes several at once (README "Multi-GPU suites"), a retry can move
 // to other GPUs and a bad GPU can leave the pool. The policies of a bad day live here
 // too: a hang deadline per item from its learned weight, reruns of failed items, and
 // quarantine of a GPU whose items fail fast.
@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rocm/sgpu-queue/internal/adapter"
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/executor"
 	"github.com/rocm/sgpu-queue/internal/hook"
@@ -31,10 +32,17 @@ import (
 type Item struct {
 	schedule.Item
 	Suite config.Suite
+	// Adapter builds the command of an adapter suite's item (nil for list and
+	// opaque items); Unit is the item as the adapter listed it.
+	Adapter adapter.Adapter
+	Unit    adapter.Item
 }
 
 // Opaque reports whether the item is a whole opaque suite.
 func (it Item) Opaque() bool { return it.Suite.Mode == config.Opaque }
+
+// Adapted reports whether an adapter runs the item (pytest, ctest, cmd).
+func (it Item) Adapted() bool { return it.Adapter != nil }
 
 // Config is everything phase 4 needs.
 type Config struct {
@@ -55,6 +63,8 @@ type Config struct {
 	// MapPath turns a local path into the path where commands run (container exec);
 	// nil is the identity.
 	MapPath func(string) (string, error)
+	// Dir is the repo root, where adapter items run.
+	Dir     string
 	Timings *logdir.TimingsWriter
 	Console io.Writer
 	Warn    func(string)
@@ -224,12 +234,11 @@ func (d *dispatcher) runItem(ctx context.Context, t0 time.Time, slots []int, idx
 		// from); earlier ones keep theirs beside it.
 		keepAttempt(l, it.Label, it.Tag, n-1, d.warn)
 	}
-	cwd := l.ItemCwd(it.Label, it.Tag)
 	log := openLog(l.ItemLog(it.Label, it.Tag), d.warn)
-	cmd, cmdErr := d.command(it, a.GPU, cwd, log)
+	cmd, cwd, cmdErr := d.command(it, a.GPU, log)
 
 	ictx := ctx
-	limit := d.cfg.Timeout.For(it.Item)
+	limit, why := d.deadline(it)
 	if limit > 0 {
 		var cancel context.CancelFunc
 		ictx, cancel = context.WithTimeoutCause(ctx, limit, errHang)
@@ -265,7 +274,7 @@ func (d *dispatcher) runItem(ctx context.Context, t0 time.Time, slots []int, idx
 			a.RC = 127 // it could not start: that is its failure
 		}
 	}
-	if msg := d.explain(it, a, e, limit); msg != "" {
+	if msg := d.explain(it, a, e, limit, why); msg != "" {
 		fmt.Fprintf(log, "\n%s\n", msg)
 	}
 	if err := log.Close(); err != nil {
@@ -310,39 +319,6 @@ func (d *dispatcher) gpuList(slots []int) string {
 		ids[i] = d.cfg.GPUs[s]
 	}
 	return strings.Join(ids, ",")
-}
-
-// command is how an item is run on its GPUs (gpus, ids joined by ","), in its
-// working directory cwd, its output to log: the one place an item's command is
-// built.
-func (d *dispatcher) command(it Item, gpus, cwd string, log io.Writer) (executor.Command, error) {
-	env, err := d.env(it, gpus)
-	if err != nil {
-		return executor.Command{}, err
-	}
-	return executor.Command{
-		Path: it.Suite.Path, Args: it.Suite.Args, Env: env, Dir: cwd, Stdout: log, Stderr: log,
-		Name: "item " + it.Key(),
-	}, nil
-}
-
-// env is the item's environment: the hook contract of its suite's kind, its GPUs
-// in every pin variable, its JUnit prefix.
-func (d *dispatcher) env(it Item, gpus string) ([]string, error) {
-	e := d.cfg.Hooks.ItemEnv(d.cfg.Env, d.cfg.Level, it.Suite.GPUKind(), it.Tag, it.Opaque()).With(hook.Assign(gpus, append([]string{d.cfg.PinVar}, d.cfg.AlsoPin...)...)...)
-	if d.cfg.JUnitPrefix != "" {
-		p, err := d.mapPath(d.cfg.JUnitPrefix + it.Label)
-		if err != nil {
-			return nil, err
-		}
-		e = e.With(d.cfg.Hooks.JUnitPrefix + "=" + strings.TrimSuffix(p, "/") + "/")
-		if d.cfg.JUnitSuffix != "" {
-			// The suffix goes with the prefix: TE's scripts write
-			// <prefix><tag><suffix> and add no extension of their own.
-			e = e.With(d.cfg.Hooks.JUnitSuffix + "=" + d.cfg.JUnitSuffix)
-		}
-	}
-	return e, nil
 }
 
 func (d *dispatcher) mapPath(p string) (string, error) {

@@ -54,11 +54,21 @@ func (l *itemLog) Close() error {
 	return nil
 }
 
-func mkdir(dir string) error { return os.MkdirAll(dir, 0o755) }
+// mkdir creates an item's working directory ("": an adapter item has none).
+func mkdir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	return os.MkdirAll(dir, 0o755)
+}
 
 // removeIfEmpty removes the item's working directory unless the item left files in
 // it (os.Remove refuses a non-empty directory, which is the point).
-func removeIfEmpty(dir string) { _ = os.Remove(dir) }
+func removeIfEmpty(dir string) {
+	if dir != "" {
+		_ = os.Remove(dir)
+	}
+}
 
 func writeRC(path string, rc int) error {
 	err := os.WriteFile(path, []byte(fmt.Sprintf("%d\n", rc)), 0o644)
@@ -69,8 +79,8 @@ func writeRC(path string, rc int) error {
 	return err
 }
 
-// partialLeft reports whether a .partial sidecar outlived the item: for a list item
-// only its own sidecar (<prefix><label>/<tag><suffix>.partial) counts, since items of
+// partialLeft reports whether a .partial sidecar outlived the item: for a list or
+// adapter item only its own sidecar (its xmlFile plus .partial) counts, since items of
 // the same suite run at the same time; for an opaque item any sidecar under its
 // prefix. Sidecars older than the item are left over from earlier runs.
 func (d *dispatcher) partialLeft(it Item, start time.Time) bool {
@@ -94,11 +104,11 @@ func (d *dispatcher) partialLeft(it Item, start time.Time) bool {
 		})
 		return found
 	}
-	p := filepath.Clean(dir + "/" + it.Tag + d.cfg.JUnitSuffix + ".partial")
-	if !strings.HasPrefix(p, dir+string(filepath.Separator)) {
+	p := d.xmlFile(it)
+	if p == "" {
 		return false // a hostile tag pointing outside: not this item's sidecar
 	}
-	return newer(p, since)
+	return newer(p+".partial", since)
 }
 
 func newer(path string, since time.Time) bool {

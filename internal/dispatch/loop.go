@@ -248,7 +248,7 @@ func (d *dispatcher) remove(l *loop, slot int) {
 }
 
 // noteHold prints, once per item, that GPUs are held for it (README "Multi-GPU
-// items"): why GPUs idle while items wait, and when it should start.
+// suites"): why GPUs idle while items wait, and when it should start.
 func (d *dispatcher) noteHold(now float64) {
 	item, at, ok := d.sched.Hold()
 	if !ok || d.held[item] {

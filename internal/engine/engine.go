@@ -26,6 +26,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rocm/sgpu-queue/internal/adapter"
 	"github.com/rocm/sgpu-queue/internal/atomicfile"
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/dispatch"
@@ -103,6 +104,14 @@ type Options struct {
 	// wrote; it writes beside them and deletes none (README "Files written").
 	LogDirReuse bool
 
+	// Shard and Shards, when Shards > 0, run shard Shard (1 … Shards) of a job
+	// matrix (README "Several runners"): of the items listed, those PlanFile gives
+	// it, and those the plan does not know (every item without PlanFile) by the
+	// hash of their key. A shard learns nothing: sgpu-queue merge learns once
+	// from every shard's rows.
+	Shard, Shards int
+	PlanFile      string
+
 	Out      io.Writer // console; nil = stdout
 	Observer Observer  // phase boundaries and warnings; nil = plain text on Out
 }
@@ -164,6 +173,10 @@ type run struct {
 	layout   logdir.Layout
 	res      *Result
 	weights  weights.Store // the weight table's store, once phase 2 chose it
+	shard    *sharding     // run --shard I/K; nil for a whole run
+	// internalShard: a merged shard stopped on an internal error, so the merge
+	// exits as that run did (exitcode.Internal).
+	internalShard bool
 }
 
 // Run performs phases 0–8. The error is non-nil only when the run could not get to
@@ -220,7 +233,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	suites, err := config.Load(r.o.Configs)
 	// Report every problem of every file at once, missing commands included.
 	check := r.o.CheckCommands && r.o.Container == ""
-	if err = errors.Join(err, config.Resolve(suites, r.o.RepoRoot, check), notYet(suites)); err != nil {
+	if err = errors.Join(err, config.Resolve(suites, r.o.RepoRoot, check), adapter.Check(suites), r.readSharding()); err != nil {
 		return nil, usage(err)
 	}
 	r.res.Configs = map[string]config.Suite{}
@@ -237,7 +250,11 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 		r.printf("  commands run in container %s (repo root there: %s)\n", r.o.Container, target.Root)
 	}
 	for _, s := range suites {
-		r.printf("  %-12s %-6s %s   (%s)\n", s.Label, s.Mode, strings.Join(append([]string{s.Command}, s.Args...), " "), s.Where())
+		words := s.Args
+		if !s.Adapter() {
+			words = append([]string{s.Command}, s.Args...)
+		}
+		r.printf("  %-12s %-6s %s   (%s)\n", s.Label, s.Mode, config.QuoteWords(words), s.Where())
 	}
 	pool, err := gpu.Detect(ctx, gpu.Options{Explicit: r.o.GPUs, Arch: r.o.Arch, PinVar: r.o.Hooks.Pin, Env: r.cmdEnv, Exec: r.o.Exec})
 	if err != nil {
@@ -269,26 +286,20 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 		}
 		return nil, &Error{Code: exitcode.Failed, Err: err}
 	}
+	// Every listed item is checked against the pool, in every shard alike: an item
+	// too wide for the runners fails each shard, not only the one it falls to.
+	schedule.ResolveAll(exp.items, len(pool.IDs))
+	if err := r.checkWidths(exp.items, exp, len(pool.IDs)); err != nil {
+		return nil, usage(err)
+	}
+	if r.shard != nil {
+		r.keepShard(exp)
+	}
 
 	// Phase 2: weigh and order.
 	r.obs.Phase(2, "weigh and order the queue")
-	store := r.store(pool.Arch)
-	r.weights = store
-	r.res.Weights = store.String()
-	r.res.WeightsFile = r.weightsPath(pool.Arch)
-	table, warns, err := store.Load(ctx)
-	for _, w := range warns {
-		r.warn(w)
-	}
-	if err != nil || table == nil {
-		r.warn(fmt.Sprintf("weight table %s could not be loaded, ordering without it: %v", store, err))
-		table = weights.New()
-	}
+	store, table := r.loadTable(ctx, pool.Arch, "ordering without it")
 	plan := exp.items
-	schedule.ResolveAll(plan, len(pool.IDs))
-	if err := r.checkWidths(plan, exp, len(pool.IDs)); err != nil {
-		return nil, usage(err)
-	}
 	schedule.Weigh(plan, table, r.o.DefaultWeight)
 	schedule.Order(plan)
 	r.res.Bound = schedule.LowerBound(plan, len(pool.IDs))
@@ -308,7 +319,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 
 	// Phase 3: setup once per list suite.
 	r.obs.Phase(3, "set up each list suite once")
-	if err := r.setup(ctx, suites, pool); err != nil {
+	if err := r.setup(ctx, suites, pool, plan); err != nil {
 		if ctx.Err() != nil {
 			return r.stoppedBeforeItems(ctx, 3, suites, pool, queueRows)
 		}
@@ -354,6 +365,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 
 	// Phase 7: report.
 	r.report(ctx, run)
+	r.recordJUnit(meta)
 
 	// Phase 8: failures and exit code.
 	r.obs.Phase(8, "summary")
@@ -426,18 +438,6 @@ func (r *run) report(ctx context.Context, run *logdir.Run) {
 	r.mergeJUnit(ctx, since)
 }
 
-// notYet refuses what the config reads but the run cannot do yet: adapter modes
-// (being wired in; docs/adapters.md, README).
-func notYet(suites []config.Suite) error {
-	var errs []error
-	for _, s := range suites {
-		if s.Adapter() {
-			errs = append(errs, &config.Error{File: s.File, Line: s.Line, Msg: fmt.Sprintf("suite %q: mode %s is not supported by this version of run", s.Label, s.Mode)})
-		}
-	}
-	return errors.Join(errs...)
-}
-
 func (r *run) rel(p string) string {
 	if rel, err := filepath.Rel(r.o.RepoRoot, p); err == nil && !strings.HasPrefix(rel, "..") {
 		return rel
@@ -450,6 +450,24 @@ func (r *run) weightsPath(arch string) string {
 		return r.o.WeightsPath
 	}
 	return weights.DefaultPath(r.o.RepoRoot, arch, r.o.Level)
+}
+
+// loadTable chooses the weight table's store for arch and loads it; a table that
+// cannot be loaded is an empty one, with a warning saying so and what follows
+// (without).
+func (r *run) loadTable(ctx context.Context, arch, without string) (weights.Store, *weights.Table) {
+	store := r.store(arch)
+	r.weights = store
+	r.res.Weights, r.res.WeightsFile = store.String(), r.weightsPath(arch)
+	table, warns, err := store.Load(ctx)
+	for _, w := range warns {
+		r.warn(w)
+	}
+	if err != nil || table == nil {
+		r.warn(fmt.Sprintf("weight table %s could not be loaded, %s: %v", store, without, err))
+		table = weights.New()
+	}
+	return store, table
 }
 
 func (r *run) store(arch string) weights.Store {
@@ -476,7 +494,7 @@ func (r *run) meta(suites []config.Suite, pool gpu.Pool) *logdir.Meta {
 // claim is queue/run.json from phase 0 until phase 4 writes the rest: it marks the
 // log dir as this tool's and records the suites whose files a next run may delete.
 func (r *run) claim(suites []config.Suite, pool gpu.Pool) *logdir.Meta {
-	m := &logdir.Meta{Tool: logdir.ToolName, GPUs: pool.IDs, PinVar: pool.PinVar, Arch: pool.Arch, Level: r.o.Level}
+	m := &logdir.Meta{Tool: logdir.ToolName, GPUs: pool.IDs, PinVar: pool.PinVar, Arch: pool.Arch, Level: r.o.Level, Shard: r.shardRecord()}
 	for _, s := range suites {
 		m.Suites = append(m.Suites, logdir.MetaSuite{Label: s.Label, LogFile: s.LogFile, Mode: string(s.Mode)})
 	}

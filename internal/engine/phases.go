@@ -31,21 +31,24 @@ import (
 )
 
 type expansion struct {
-	items  []schedule.Item
-	suites map[string]config.Suite
-	census weights.Census
-	rows   []logdir.CensusRow
+	items   []schedule.Item
+	suites  map[string]config.Suite
+	census  weights.Census
+	rows    []logdir.CensusRow
+	adapted map[int]expand.Adapted // adapter items, by Seq
+	listed  []logdir.CensusRow     // a shard's whole listing, before keepShard
 }
 
-// expand is phase 1. Listings run on the first GPU (a multi-GPU suite's on its
-// first GPUs, as many as its items take), so capability probes answer for the kind
-// of GPU the items will get.
+// expand is phase 1: the adapter suites' setup= commands, then every listing.
+// Listings and setups run on the first GPU (a multi-GPU suite's listings on its
+// first GPUs, as many as its items take: suitePin), so capability probes answer for
+// the kind of GPU the items will get. A dry run runs setup= too: the listing needs it.
 func (r *run) expand(ctx context.Context, suites []config.Suite, pool gpu.Pool) (*expansion, error) {
 	req := expand.Request{
 		Suites: suites, Exec: r.o.Exec, Hooks: r.o.Hooks, Level: r.o.Level, Dir: r.o.RepoRoot,
 		Env:     r.cmdEnv.With(pool.Pin(pool.IDs[0])...),
 		Pin:     func(s config.Suite) []string { return suitePin(s, pool) },
-		Timeout: r.o.ListTimeout,
+		Timeout: r.o.ListTimeout, SetupTimeout: r.o.SetupTimeout,
 		// A dry run writes nothing: the listings' stderr is not kept (a failed
 		// listing still shows its tail in the error), never held in memory.
 		Log: io.Discard,
@@ -57,15 +60,23 @@ func (r *run) expand(ctx context.Context, suites []config.Suite, pool gpu.Pool) 
 		}
 		defer f.Close()
 		req.Log = f
+		req.SetupLog = func(s config.Suite) (io.WriteCloser, string, error) {
+			path := r.layout.SetupLog(s.Label)
+			f, err := os.Create(path)
+			return f, r.rel(path), err
+		}
 	}
 	res, err := expand.Run(ctx, req)
 	if err != nil {
 		return nil, err
 	}
+	for _, st := range res.Setups {
+		r.printSetup(st)
+	}
 	for _, w := range res.Warnings {
 		r.warn(w)
 	}
-	e := &expansion{items: res.Items, census: res.Census, rows: res.Rows, suites: map[string]config.Suite{}}
+	e := &expansion{items: res.Items, census: res.Census, rows: res.Rows, suites: map[string]config.Suite{}, adapted: res.Adapted}
 	for _, s := range suites {
 		e.suites[s.Label] = s
 		n := 0
@@ -75,7 +86,10 @@ func (r *run) expand(ctx context.Context, suites []config.Suite, pool gpu.Pool) 
 			}
 		}
 		census := "-"
-		if s.Mode == config.List {
+		switch {
+		case s.Adapter():
+			census = fmt.Sprintf("%d (its listing)", len(res.Census[s.Label]))
+		case s.Mode == config.List:
 			if keys := res.Census[s.Label]; keys != nil {
 				census = fmt.Sprint(len(keys))
 			} else {
@@ -87,10 +101,22 @@ func (r *run) expand(ctx context.Context, suites []config.Suite, pool gpu.Pool) 
 	return e, nil
 }
 
+// printSetup prints a setup= command that ran.
+func (r *run) printSetup(st expand.SetupRun) {
+	r.printf("  %-12s setup ok (%s)", st.Suite.Label, textfmt.Dur(st.Secs))
+	if st.Log != "" {
+		r.printf("  → %s", st.Log)
+	}
+	if len(st.Shared) > 0 {
+		r.printf("  (also for %s)", strings.Join(st.Shared, ", "))
+	}
+	r.printf("\n")
+}
+
 // scheduler is the dispatch policy over the plan (in LPT order). A single-GPU
 // workload gets the planned queue when it beats LPT on these weights without losing
 // under noise (schedule.NewPlan decides), else LPT; a workload with multi-GPU items
-// gets blocks in the policy's block order (README "Multi-GPU items"). order is the
+// gets blocks in the policy's block order (README "Multi-GPU suites"). order is the
 // dispatch order it intends, for the printed plan and queue.tsv.
 func (r *run) scheduler(plan []schedule.Item, gpus int) (schedule.Scheduler, []int, error) {
 	r.policy = r.o.Policy
@@ -142,6 +168,9 @@ func (r *run) checkWidths(plan []schedule.Item, e *expansion, gpus int) error {
 		}
 		s := e.suites[it.Label]
 		from := fmt.Sprintf("its listing line says gpus=%d", it.Width())
+		if s.Adapter() {
+			from = fmt.Sprintf("its own metadata asks for %d (a ctest test's RESOURCE_GROUPS)", it.Width())
+		}
 		if it.GPUs == s.Options.GPUs {
 			from = fmt.Sprintf("its suite %q says gpus=%d at %s", s.Label, it.Width(), s.Where())
 		}
@@ -208,7 +237,11 @@ func (r *run) writeQueue(plan []schedule.Item, order []int, e *expansion) ([]log
 	for i, idx := range order {
 		it := plan[idx]
 		s := e.suites[it.Label]
-		rows[i] = logdir.QueueRow{Weight: it.Weight, Label: it.Label, Cmd: s.Command, Tag: it.Tag, Args: s.Args}
+		cmd := s.Command
+		if s.Adapter() {
+			cmd = string(s.Mode) // its tool: the adapter builds the command
+		}
+		rows[i] = logdir.QueueRow{Weight: it.Weight, Label: it.Label, Cmd: cmd, Tag: it.Tag, Args: s.Args}
 	}
 	var q, c bytes.Buffer
 	if err := logdir.FormatQueue(&q, rows); err != nil {
@@ -219,6 +252,11 @@ func (r *run) writeQueue(plan []schedule.Item, order []int, e *expansion) ([]log
 	}
 	if err := atomicfile.Write(r.layout.QueueTSV(), q.Bytes(), 0o644); err != nil {
 		return nil, err
+	}
+	if r.shard != nil {
+		if err := r.writeShardFiles(e); err != nil {
+			return nil, err
+		}
 	}
 	return rows, atomicfile.Write(r.layout.ItemsTSV(), c.Bytes(), 0o644)
 }
@@ -242,10 +280,15 @@ var errSetupDeadline = errors.New("setup deadline")
 
 // setup is phase 3: each list suite's one-time setup, in config order, on the first
 // GPU (a multi-GPU suite's on its first GPUs: suitePin). A failing setup stops the
-// run: every item of the suite would fail the same way.
-func (r *run) setup(ctx context.Context, suites []config.Suite, pool gpu.Pool) error {
+// run: every item of the suite would fail the same way. A shard skips the setup of a
+// suite it has no item of.
+func (r *run) setup(ctx context.Context, suites []config.Suite, pool gpu.Pool, plan []schedule.Item) error {
 	for _, s := range suites {
 		if s.Mode != config.List {
+			continue
+		}
+		if r.shard != nil && !hasItems(plan, s) {
+			r.printf("  %-12s no item on this shard: no setup\n", s.Label)
 			continue
 		}
 		path := r.layout.SetupLog(s.Label)
@@ -341,7 +384,8 @@ func (r *run) dispatch(ctx context.Context, plan []schedule.Item, q schedule.Sch
 	defer tw.Close()
 	items := make([]dispatch.Item, len(plan))
 	for i, it := range plan {
-		items[i] = dispatch.Item{Item: it, Suite: e.suites[it.Label]}
+		a := e.adapted[it.Seq]
+		items[i] = dispatch.Item{Item: it, Suite: e.suites[it.Label], Adapter: a.Adapter, Unit: a.Item}
 	}
 	suffix := r.junitSuffix()
 	prefix := r.junitPrefix()
@@ -355,16 +399,44 @@ func (r *run) dispatch(ctx context.Context, plan []schedule.Item, q schedule.Sch
 	cfg := dispatch.Config{
 		Exec: r.o.Exec, Layout: r.layout, Hooks: r.o.Hooks, Env: r.cmdEnv, Level: r.o.Level,
 		GPUs: pool.IDs, PinVar: pool.PinVar, AlsoPin: pool.AlsoPin, JUnitPrefix: prefix, JUnitSuffix: suffix,
-		MapPath: r.o.MapPath, Timings: tw, Console: r.out, Warn: r.warn, Start: meta.Started,
+		MapPath: r.o.MapPath, Dir: r.o.RepoRoot, Timings: tw, Console: r.out, Warn: r.warn, Start: meta.Started,
 		Timeout: r.o.Timeout, Retries: r.o.Retries, Quarantine: r.o.Quarantine,
 	}
 	return dispatch.Run(ctx, cfg, items, q), nil
 }
 
 // learn is phase 6: blend this run's durations into the table, prune the keys of
-// items that are gone, save. Each row teaches by its outcome (weights.Measure,
-// docs/outcomes.md): a duration, only "at least this long", or nothing (no-run).
+// items that are gone, save. A shard learns nothing: merge learns once from every
+// shard's rows (a shard that saved would have them learned twice).
 func (r *run) learn(ctx context.Context, store weights.Store, table *weights.Table, run *logdir.Run, e *expansion) ([]logdir.Change, []string) {
+	if r.shard != nil {
+		r.printf("  shard %d/%d: the weight table is left as it is: sgpu-queue merge learns once from every shard's rows\n", r.shard.shard, r.shard.shards)
+		return nil, nil
+	}
+	changes, pruned := LearnRun(table, run, e.census)
+	r.saveLearned(ctx, store, table, changes, pruned)
+	return changes, pruned
+}
+
+// saveLearned names the pruned keys, saves the table and says what changed.
+func (r *run) saveLearned(ctx context.Context, store weights.Store, table *weights.Table, changes []logdir.Change, pruned []string) {
+	for _, k := range pruned {
+		r.printf("  pruned %s (no longer listed by its suite's census)\n", textfmt.Printable(k))
+	}
+	if err := store.Save(ctx, table); err != nil {
+		r.lost("the weight table", store.String(), err)
+	} else {
+		r.printf("  %d weight(s) changed, %d pruned, %d keys → %s\n", len(changes), len(pruned), table.Len(), store)
+	}
+}
+
+// LearnRun is the learning of phase 6 on a run's rows, without saving: each row
+// teaches by its outcome (weights.Measure, docs/outcomes.md) a duration, only "at
+// least this long", or nothing (no-run); then the keys of items that are gone by
+// census are pruned. It returns the weights that changed and the keys pruned. A
+// merge calls it once on every shard's rows, so that the table is the one a single
+// run of those rows would learn.
+func LearnRun(table *weights.Table, run *logdir.Run, census weights.Census) ([]logdir.Change, []string) {
 	var ms []weights.Measurement
 	dispatched := map[string]bool{}
 	for _, t := range learnable(run) {
@@ -381,16 +453,7 @@ func (r *run) learn(ctx context.Context, store weights.Store, table *weights.Tab
 		}
 		changes = append(changes, logdir.Change{Key: c.Key, Old: c.Old, HadOld: c.HadOld, New: c.New})
 	}
-	pruned := weights.Prune(table, dispatched, e.census)
-	for _, k := range pruned {
-		r.printf("  pruned %s (no longer listed by its suite's census)\n", textfmt.Printable(k))
-	}
-	if err := store.Save(ctx, table); err != nil {
-		r.lost("the weight table", store.String(), err)
-	} else {
-		r.printf("  %d weight(s) changed, %d pruned, %d keys → %s\n", len(changes), len(pruned), table.Len(), store)
-	}
-	return changes, pruned
+	return changes, weights.Prune(table, dispatched, census)
 }
 
 // learnable picks the rows phase 6 learns from: every row of an item that ran once;
@@ -454,40 +517,51 @@ func (r *run) writeReport(run *logdir.Run) {
 
 // mergeJUnit writes one schema-valid JUnit file per suite from the XML its items
 // wrote since the item phase started; an item that failed without writing any
-// appears as an error case naming its log. Merged files of suites that are no longer
-// run are removed, when this tool wrote them and they are unchanged since (the JUnit
-// directory's manifest says which: a user's file is never touched).
+// appears as an error case naming its log.
 func (r *run) mergeJUnit(ctx context.Context, since time.Time) {
 	prefix := r.junitPrefix()
 	if prefix == "" {
 		return
 	}
+	suffix := r.junitSuffix()
+	r.writeJUnit(ctx, func(s verdict.Suite) (*junit.Doc, error) {
+		return junit.MergeContext(ctx, s.Label, prefix+s.Label, suffix, r.junitItems(s), since)
+	})
+}
+
+// writeJUnit writes the merged JUnit file of each suite that doc gives one (a nil
+// document and error: none). Merged files of suites that are no longer run are
+// removed, when this tool wrote them and they are unchanged since (the JUnit
+// directory's manifest says which: a user's file is never touched).
+func (r *run) writeJUnit(ctx context.Context, doc func(verdict.Suite) (*junit.Doc, error)) {
 	dir := r.junitDir()
 	outs, manifestErr := junit.OpenOutputs(dir)
 	if manifestErr != nil {
 		r.warn(fmt.Sprintf("JUnit manifest: %v; merged files of earlier runs are left as they are", manifestErr))
 	}
-	suffix := r.junitSuffix()
 	for _, s := range r.res.Suites {
 		if s.Unlisted {
 			continue // no items to report: a file of zero tests would read as passed
 		}
 		name := s.Label + ".xml"
 		outs.Keep(name) // until this run writes it
-		doc, err := junit.MergeContext(ctx, s.Label, prefix+s.Label, suffix, r.junitItems(s), since)
+		d, err := doc(s)
 		if err != nil {
 			r.warn(fmt.Sprintf("JUnit of suite %q not merged: %v", s.Label, err))
 			continue
 		}
+		if d == nil {
+			continue
+		}
 		path := filepath.Join(dir, name)
-		if err := doc.WriteFile(path); err != nil {
+		if err := d.WriteFile(path); err != nil {
 			r.lost(fmt.Sprintf("the merged JUnit of suite %q", s.Label), path, err)
 			continue
 		}
 		if err := outs.Wrote(path); err != nil {
 			r.warn(fmt.Sprintf("%s: %v", path, err))
 		}
-		st := doc.Stats()
+		st := d.Stats()
 		r.res.JUnit = append(r.res.JUnit, path)
 		r.printf("  junit %-12s %d tests, %d failures, %d errors, %d skipped → %s\n", s.Label, st.Tests, st.Failures, st.Errors, st.Skipped, r.rel(path))
 		if st.Malformed > 0 {
@@ -523,6 +597,7 @@ func (r *run) junitDir() string {
 
 // junitItems is a suite's items as the merge needs them.
 func (r *run) junitItems(s verdict.Suite) []junit.Item {
+	named := r.res.Configs[s.Label].Adapter() // sgpu-queue named its items' files
 	items := make([]junit.Item, len(s.Items))
 	for i, it := range s.Items {
 		cut := it.Outcome == outcome.CutOff
@@ -532,7 +607,7 @@ func (r *run) junitItems(s verdict.Suite) []junit.Item {
 		}
 		items[i] = junit.Item{
 			Tag: it.Tag, GPU: it.GPU, Seconds: it.Seconds, RC: it.RC, Finished: it.Finished,
-			Incomplete: cut, Failed: it.Failed, Log: filepath.Join(r.o.LogDir, it.LogRel), Note: note,
+			Incomplete: cut, Failed: it.Failed, Log: filepath.Join(r.o.LogDir, it.LogRel), Note: note, Named: named,
 		}
 	}
 	return items
@@ -552,7 +627,7 @@ func (r *run) summary() {
 	failed := verdict.FailedItems(r.res.Suites)
 	r.res.ExitCode = verdict.ExitCode(r.res.Suites)
 	switch {
-	case r.res.Internal != nil:
+	case r.res.Internal != nil || r.internalShard:
 		r.res.ExitCode = exitcode.Internal
 	case r.res.Cancelled && r.res.ExitCode == exitcode.OK:
 		r.res.ExitCode = exitcode.Interrupted

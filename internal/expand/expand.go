@@ -1,7 +1,10 @@
 // Package expand is phase 1: it asks every list suite for its work items through the
 // hook contract, twice: what this host will run (the queue) and what exists at this
 // level (the census, which phase 6 prunes the weight table against). An opaque suite
-// is one item and is not asked: its census is its own bare label.
+// is one item and is not asked: its census is its own bare label. An adapter suite
+// (pytest, ctest, cmd; docs/adapters.md) is listed once through its adapter, after
+// its setup= command: what its tool lists is what exists, so the listing is also its
+// census.
 package expand
 
 import (
@@ -14,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rocm/sgpu-queue/internal/adapter"
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/executor"
 	"github.com/rocm/sgpu-queue/internal/hook"
@@ -38,6 +42,12 @@ type Request struct {
 	// Timeout bounds each listing pass (0 = none): one past it is stopped, and the
 	// error says so with the tail of its output.
 	Timeout time.Duration
+	// SetupTimeout bounds each setup= command of the adapter suites (0 = none).
+	SetupTimeout time.Duration
+	// SetupLog opens the log of a setup= command, for the first suite that gives it,
+	// and returns the path to name in messages; nil keeps no log (a failure still
+	// shows the tail of its output).
+	SetupLog func(s config.Suite) (w io.WriteCloser, path string, err error)
 }
 
 // Result is the expanded work.
@@ -46,6 +56,25 @@ type Result struct {
 	Census   weights.Census  // per suite: keys that exist; nil for a failed census; an opaque suite's is its label
 	Rows     []logdir.CensusRow
 	Warnings []string
+	// Adapted are the items of adapter suites, by their Seq: the adapter that runs
+	// each and the item as it listed it.
+	Adapted map[int]Adapted
+	// Setups are the setup= commands that ran, in the order they ran.
+	Setups []SetupRun
+}
+
+// Adapted is an adapter suite's item: what dispatch needs to build its command.
+type Adapted struct {
+	Adapter adapter.Adapter
+	Item    adapter.Item
+}
+
+// SetupRun is one setup= command that ran, once for every suite giving it.
+type SetupRun struct {
+	Suite  config.Suite // the first suite that gives it: its env= options were used
+	Shared []string     // the labels of the other suites giving the same command
+	Log    string       // its log, as SetupLog named it ("" when none)
+	Secs   float64
 }
 
 // Error is a listing that failed or listed nothing: the run stops.
@@ -74,11 +103,38 @@ func (e *Error) Error() string {
 // maxListing bounds what one listing may print (100k items are about 5 MB).
 const maxListing = 64 << 20
 
-// Run performs both passes for every list suite, in config order.
+// Run runs the setup= commands of the adapter suites, then lists every suite in
+// config order: both passes of a list suite, the adapter's listing of an adapter
+// suite.
 func Run(ctx context.Context, r Request) (*Result, error) {
-	res := &Result{Census: weights.Census{}}
+	res := &Result{Census: weights.Census{}, Adapted: map[int]Adapted{}}
+	var err error
+	if res.Setups, err = Setups(ctx, r); err != nil {
+		return nil, err
+	}
 	seq := 0
 	for _, s := range r.Suites {
+		if s.Adapter() {
+			a, l, err := ListAdapter(ctx, r, s)
+			if err != nil {
+				return nil, err
+			}
+			for _, w := range l.Warnings {
+				res.Warnings = append(res.Warnings, fmt.Sprintf("suite %q listing: %s", s.Label, w))
+			}
+			keys := map[string]bool{}
+			for _, it := range l.Items {
+				// GPUs: what the suite's own metadata asks for this item (ctest's
+				// RESOURCE_GROUPS); 0 leaves it to the suite's gpus=.
+				res.Items = append(res.Items, Listed{Tag: it.Tag, GPUs: it.GPUs}.item(s, seq))
+				res.Adapted[seq] = Adapted{Adapter: a, Item: it}
+				seq++
+				keys[weights.Key(s.Label, it.Tag)] = true
+				res.Rows = append(res.Rows, logdir.CensusRow{Label: s.Label, Tag: it.Tag})
+			}
+			res.Census[s.Label] = keys
+			continue
+		}
 		if s.Mode == config.Opaque {
 			res.Items = append(res.Items, schedule.Item{Label: s.Label, Seq: seq, GPUs: s.Options.GPUs, AllGPUs: s.Options.AllGPUs})
 			seq++
@@ -168,15 +224,10 @@ func List(ctx context.Context, r Request, s config.Suite, p Pass) ([]byte, strin
 	if p.Tag != "" {
 		env = r.Hooks.VerifyEnv(base, r.Level, s.GPUKind(), p.Tag, p.Census)
 	}
-	var stdout bytes.Buffer
 	tail := &textfmt.Tail{}
-	out := &capWriter{w: &stdout, max: maxListing}
-	lctx := ctx
-	if r.Timeout > 0 {
-		var cancel context.CancelFunc
-		lctx, cancel = context.WithTimeoutCause(ctx, r.Timeout, errDeadline)
-		defer cancel()
-	}
+	out := &textfmt.Capped{Max: maxListing}
+	lctx, cancel := deadline(ctx, r.Timeout, errDeadline)
+	defer cancel()
 	res, err := r.Exec.Run(lctx, executor.Command{
 		Name:   fmt.Sprintf("suite %q %s listing", s.Label, pass),
 		Path:   s.Path,
@@ -189,12 +240,12 @@ func List(ctx context.Context, r Request, s config.Suite, p Pass) ([]byte, strin
 	if err != nil {
 		return nil, "", &Error{Suite: s, Msg: fmt.Sprintf("cannot run its %s listing: %v", pass, err), Err: err}
 	}
-	for _, line := range strings.SplitAfter(stdout.String(), "\n") {
+	for _, line := range strings.SplitAfter(string(out.Bytes()), "\n") {
 		if line != "" && !strings.HasPrefix(line, r.Hooks.ItemMarker+" ") {
 			io.WriteString(log, line)
 		}
 	}
-	if res.Cancelled && ctx.Err() == nil && errors.Is(context.Cause(lctx), errDeadline) {
+	if res.Cancelled && pastDeadline(ctx, lctx, errDeadline) {
 		return nil, tail.String(), &Error{Suite: s, TimedOut: true, Tail: tail.String(),
 			Msg: fmt.Sprintf("its %s listing (%s=1) did not end within %s (list-timeout) and was stopped", pass, r.Hooks.ListItems, r.Timeout)}
 	}
@@ -204,10 +255,10 @@ func List(ctx context.Context, r Request, s config.Suite, p Pass) ([]byte, strin
 	if res.ExitCode != 0 {
 		return nil, tail.String(), &Error{Suite: s, Msg: fmt.Sprintf("its %s listing (%s) exited with %d; it must list its items and exit 0", pass, p.switches(r.Hooks), res.ExitCode), Tail: tail.String()}
 	}
-	if out.over {
+	if out.Over() {
 		return nil, "", &Error{Suite: s, Msg: fmt.Sprintf("its %s listing printed more than %d MiB", pass, maxListing>>20)}
 	}
-	return stdout.Bytes(), tail.String(), nil
+	return out.Bytes(), tail.String(), nil
 }
 
 // Listed is one item line of a listing.
@@ -318,22 +369,4 @@ func orDiscard(w io.Writer) io.Writer {
 		return io.Discard
 	}
 	return w
-}
-
-// capWriter stops storing after max bytes but keeps accepting (so the command is not
-// killed by a write error).
-type capWriter struct {
-	w    io.Writer
-	max  int
-	n    int
-	over bool
-}
-
-func (c *capWriter) Write(p []byte) (int, error) {
-	if c.n+len(p) > c.max {
-		c.over = true
-		return len(p), nil
-	}
-	c.n += len(p)
-	return c.w.Write(p)
 }

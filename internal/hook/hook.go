@@ -245,3 +245,12 @@ func (n Names) ItemEnv(env Env, level string, k Kind, tag string, opaque bool) E
 func (n Names) VerifyEnv(env Env, level string, k Kind, tag string, census bool) Env {
 	return n.ListEnv(env, level, k, census).With(n.Filter + "=" + FilterPattern(tag))
 }
+
+// AdapterEnv is the environment of an adapter suite's commands (setup, listing,
+// items; docs/adapters.md): the test level, and none of the hook contract's switches
+// an outer environment might have left set. The contract's other variables (filter,
+// JUnit prefix, single-GPU switches) mean nothing to pytest, CTest or a command
+// line, so none is set.
+func (n Names) AdapterEnv(env Env, level string) Env {
+	return env.With(n.ListItems, n.SkipCheckSupported, n.SetupOnly, n.SkipSetup, n.Filter, n.Level+"="+level)
+}

@@ -34,6 +34,7 @@ func TestEnvBuilders(t *testing.T) {
 		{"mgpu list item", n.ItemEnv(base, "1", MultiGPU, "d", false), "PATH=/bin TEST_FILTER=d TEST_LEVEL=1 TEST_MGPU=1 TEST_SGPU= TE_CI_SKIP_SETUP=1"},
 		{"mgpu opaque item", n.ItemEnv(base, "1", MultiGPU, "", true), "PATH=/bin TEST_LEVEL=1 TEST_MGPU=1 TEST_SGPU="},
 		{"mgpu verify", n.VerifyEnv(base, "1", MultiGPU, "d", true), "PATH=/bin TEST_FILTER=d TEST_LEVEL=1 TEST_MGPU=1 TEST_SGPU= TE_CI_LIST_ITEMS=1 TE_CI_SKIP_CHECK_SUPPORTED=1"},
+		{"adapter command", n.AdapterEnv(base, "2"), "PATH=/bin TEST_LEVEL=2"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

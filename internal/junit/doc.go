@@ -40,6 +40,9 @@ type Item struct {
 	// Failed: its verdict failed it whatever its exit code (a no-run item exits 0;
 	// docs/outcomes.md).
 	Failed bool
+	// Named: sgpu-queue named the item's XML file (an adapter item), not its
+	// script (ItemFile).
+	Named bool
 }
 
 // failed says whether the item counts as a failure for the suite.

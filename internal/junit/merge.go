@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -77,7 +76,7 @@ func merge(ctx context.Context, label string, fsys fs.FS, suffix string, items [
 		return nil, err
 	}
 
-	// Attribute each file to the item whose <tag><suffix> it is; a tag that
+	// Attribute each file to the item whose file it is (ItemFile); a tag that
 	// would lead outside dir attributes nothing (and is never read).
 	byRel := make(map[string]int, len(files))
 	for i := range files {
@@ -93,7 +92,7 @@ func merge(ctx context.Context, label string, fsys fs.FS, suffix string, items [
 			opaqueCount++
 			continue
 		}
-		key, ok := tagFile(it.Tag, suffix)
+		key, ok := ItemFile(it.Tag, suffix, it.Named)
 		if !ok {
 			continue
 		}
@@ -186,16 +185,6 @@ func merge(ctx context.Context, label string, fsys fs.FS, suffix string, items [
 		m.addFileError(p.rel, "sgpu-queue.unreadable-junit", fmt.Sprintf("cannot read JUnit XML %s: %v", p.rel, p.err))
 	}
 	return m.doc(), nil
-}
-
-// tagFile is the file an item with this tag writes, relative to the suite's
-// directory, or false when the tag would put it elsewhere (absolute, "..").
-func tagFile(tag, suffix string) (string, bool) {
-	name := tag + suffix
-	if strings.IndexByte(name, 0) >= 0 || !filepath.IsLocal(name) {
-		return "", false
-	}
-	return filepath.ToSlash(filepath.Clean(name)), true
 }
 
 // scan lists the XML files of this run in fsys (regular files ending in

@@ -160,7 +160,8 @@ func (l Layout) content() ([]string, error) {
 
 // Owned lists what the run recorded by m wrote under the log dir, that a new run
 // deletes (README "Files written"): expand.log; queue/{run.json,items.tsv,queue.tsv,
-// timings.tsv,outcomes.tsv}; report/{schedule.md,timeline.svg}; per suite of m,
+// timings.tsv,outcomes.tsv} and a shard's or a merge's queue/{listed.tsv,plan.json,
+// shards.tsv}; report/{schedule.md,timeline.svg}; per suite of m,
 // suites/<logfile> and .rc and prerequisite_ck_jit_status/<label>.log; per item of
 // its queue/queue.tsv, every file in items/ that ParseItemFile reads as one of the
 // item's (log, rc, attempts) and its cwd/<label>.<safetag>/ with what the item left
@@ -168,7 +169,8 @@ func (l Layout) content() ([]string, error) {
 // killed mid-write. dirs are removed whole; files one by one. A directory of the
 // layout that is a symlink is not looked into.
 func (l Layout) Owned(m *Meta) (files, dirs []string) {
-	files = []string{l.ExpandLog(), l.Meta(), l.ItemsTSV(), l.QueueTSV(), l.TimingsTSV(), l.OutcomesTSV(), l.Report(), l.Timeline()}
+	files = []string{l.ExpandLog(), l.Meta(), l.ItemsTSV(), l.QueueTSV(), l.TimingsTSV(), l.OutcomesTSV(), l.Report(), l.Timeline(),
+		l.ListedTSV(), l.PlanJSON(), l.ShardsTSV()}
 	for _, s := range m.Suites {
 		if validName(s.LogFile) {
 			files = append(files, l.SuiteLog(s.LogFile), l.SuiteRC(s.LogFile))

@@ -53,6 +53,10 @@ type Meta struct {
 	Pruned []string `json:"pruned,omitempty"`
 	// Stalled is the stop message of log dirs written before Stop (read only).
 	Stalled string `json:"stalled,omitempty"`
+	// Shard is set when the run was one shard of a job matrix (run --shard I/K);
+	// Merge when the log dir is the merge of such shards (sgpu-queue merge).
+	Shard *ShardRun `json:"shard,omitempty"`
+	Merge *Merge    `json:"merge,omitempty"`
 }
 
 // Stop is a typed stop reason with the message the user saw.
@@ -127,6 +131,9 @@ type Run struct {
 	Meta    Meta
 	Queue   []QueueRow
 	Timings []Timing
+	// ShardOf is, in a merged run (Meta.Merge), the shard of each queued item
+	// (queue/shards.tsv); nil otherwise.
+	ShardOf map[ItemRef]int
 }
 
 // Load reads a run back from its log dir. Rows that cannot be read are skipped with a
@@ -166,7 +173,17 @@ func Load(root string) (*Run, []string, error) {
 		return nil, nil, err
 	}
 	r.Timings = tw.Rows
-	return r, append(warns, tw.Warnings...), nil
+	warns = append(warns, tw.Warnings...)
+	if r.Meta.Merge != nil {
+		data, err := os.ReadFile(l.ShardsTSV())
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, err
+		}
+		var sw []string
+		r.ShardOf, sw = ParseShards(data)
+		warns = append(warns, sw...)
+	}
+	return r, warns, nil
 }
 
 // Attempts is what ReadAttempts read.

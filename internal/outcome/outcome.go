@@ -120,10 +120,13 @@ const (
 	// StopInternal: a bug in sgpu-queue (a worker panicked); what finished is still
 	// written, and the run exits 70.
 	StopInternal Stop = "internal-error"
+	// StopNotReported: in a merge (sgpu-queue merge), a shard of the matrix whose
+	// log dir was not given: none of its items ran, as far as the merge can tell.
+	StopNotReported Stop = "not-reported"
 )
 
 // Stops is every stop reason.
-var Stops = []Stop{StopQuarantined, StopUnavailable, StopCancelled, StopInternal}
+var Stops = []Stop{StopQuarantined, StopUnavailable, StopCancelled, StopInternal, StopNotReported}
 
 func (s Stop) String() string { return string(s) }
 
@@ -134,5 +137,5 @@ func ParseStop(s string) (Stop, error) {
 			return st, nil
 		}
 	}
-	return "", fmt.Errorf("stop reason %q is not one of quarantined, unavailable, cancelled, internal-error", s)
+	return "", fmt.Errorf("stop reason %q is not one of quarantined, unavailable, cancelled, internal-error, not-reported", s)
 }

@@ -130,6 +130,9 @@ func render(r *logdir.Run, suites []verdict.Suite, s Stats, limit int, o Options
 	var blocks []*block
 	blocks = append(blocks, fixed(headline(r, s)))
 	blocks = append(blocks, fixed(efficiency(r, s)))
+	if sh := shardsSection(r, suites); sh != nil {
+		blocks = append(blocks, sh)
+	}
 	blocks = append(blocks, fixed(timelineSection(r, s, o)))
 	blocks = append(blocks, suitesTable(suites, s))
 	blocks = append(blocks, gpuTable(s))
@@ -171,6 +174,7 @@ func headline(r *logdir.Run, s Stats) string {
 	}
 	fmt.Fprintf(&b, "**wall %s** · %d items on %d GPUs · %d failed · utilisation %.1f %% · %s above the lower bound\n\n",
 		textfmt.Dur(s.Wall), s.Items, s.GPUs, s.Failed, 100*s.Utilisation, pct(s.AboveBound))
+	b.WriteString(shardNote(r))
 	switch {
 	case s.Cancelled && r.Meta.BeforeItems():
 		fmt.Fprintf(&b, "> [!WARNING]\n> **The run was cancelled before any item ran**: %s. Every suite is marked failed; nothing was learned.\n\n", plain(shorten(r.Meta.Stop.Message, 500)))
@@ -202,8 +206,11 @@ func headline(r *logdir.Run, s Stats) string {
 	}
 	if n := len(s.Missing); n > 0 {
 		what := "never finished"
-		if s.Cancelled {
+		switch {
+		case s.Cancelled:
 			what = "did not run before the cancel"
+		case r.Meta.Merge != nil:
+			what = "never ran on their shard"
 		}
 		fmt.Fprintf(&b, "> [!WARNING]\n> **%d queued item(s) produced no timing row** (%s; counted as failed): ", n, what)
 		keyList(&b, s.Missing, "*Items that never finished*")

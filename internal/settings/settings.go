@@ -17,6 +17,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/engine"
 	"github.com/rocm/sgpu-queue/internal/hook"
 	"github.com/rocm/sgpu-queue/internal/schedule"
+	"github.com/rocm/sgpu-queue/internal/shard"
 )
 
 // Kind says how a knob's text is read.
@@ -74,6 +75,10 @@ var Knobs = []Knob{
 			}
 			return nil
 		}},
+	{"shard", String, "", "run one shard of a job matrix, I/K (e.g. 2/3): the items --plan gives shard I, and items the plan does not know by the hash of their key; nothing is learned (sgpu-queue merge learns from every shard)",
+		func(o *engine.Options, s string) (err error) { o.Shard, o.Shards, err = shardSpec(s); return err }},
+	{"plan", String, "", "with --shard: the plan file sgpu-queue plan wrote (without it, every item goes by the hash of its key)",
+		func(o *engine.Options, s string) error { o.PlanFile = s; return nil }},
 	{"dry-run", Bool, "false", "phases 0–2 only: print the plan, run nothing",
 		func(o *engine.Options, s string) (err error) { o.DryRun, err = boolean(s); return err }},
 	{"container", String, "", "run every suite command inside this running container through the Docker Engine API (DOCKER_HOST or the default socket)",
@@ -210,6 +215,20 @@ func split(err error) []error {
 		return out
 	}
 	return []error{err}
+}
+
+// shardSpec reads "I/K" (1 ≤ I ≤ K ≤ shard.MaxShards); "" is no shard.
+func shardSpec(s string) (int, int, error) {
+	if s == "" {
+		return 0, 0, nil
+	}
+	i, k, ok := strings.Cut(s, "/")
+	n, err1 := strconv.Atoi(strings.TrimSpace(i))
+	m, err2 := strconv.Atoi(strings.TrimSpace(k))
+	if !ok || err1 != nil || err2 != nil || n < 1 || n > m || m > shard.MaxShards {
+		return 0, 0, fmt.Errorf("want I/K, shard I of K (1 ≤ I ≤ K ≤ %d), e.g. 2/3", shard.MaxShards)
+	}
+	return n, m, nil
 }
 
 func number(s string, min float64, integer bool) (float64, error) {

@@ -71,6 +71,7 @@ func TestApplyValues(t *testing.T) {
 		"retries": "2", "flaky-is-failure": "1", "quarantine-threshold": "0",
 		"hook-var": "filter=MY_FILTER\n# renamed\n level = LVL \n",
 		"pin-var":  "ROCR_VISIBLE_DEVICES",
+		"shard":    " 2/3 ", "plan": "plan.json",
 	}
 	var o engine.Options
 	if err := v.Apply(&o, nil); err != nil {
@@ -87,6 +88,7 @@ func TestApplyValues(t *testing.T) {
 		Retries: 2, FlakyIsFailure: true,
 		Quarantine: dispatch.Quarantine{Threshold: 0, Fast: dispatch.DefaultQuarantine.Fast, FastUnknown: dispatch.DefaultQuarantine.FastUnknown},
 		Hooks:      hooks,
+		Shard:      2, Shards: 3, PlanFile: "plan.json",
 	}
 	if diff := cmp.Diff(want, o); diff != "" {
 		t.Errorf("-want +got:\n%s", diff)
@@ -128,6 +130,12 @@ func TestApplyErrors(t *testing.T) {
 		{"hook-var", "filter", `hook-var: hook variable "filter": want KEY=NAME with KEY one of `},
 		{"hook-var", "nosuchkey=X", `hook-var: hook variable "nosuchkey=X": want KEY=NAME with KEY one of `},
 		{"hook-var", "filter=1BAD", `hook-var: hook variable "filter=1BAD": "1BAD" is not a valid variable name`},
+		{"shard", "3", `shard "3": want I/K, shard I of K (1 ≤ I ≤ K ≤ 256), e.g. 2/3`},
+		{"shard", "4/3", `shard "4/3": want I/K`},
+		{"shard", "0/3", `shard "0/3": want I/K`},
+		{"shard", "1/257", `shard "1/257": want I/K`},
+		{"shard", "a/b", `shard "a/b": want I/K`},
+		{"shard", "1/3/5", `shard "1/3/5": want I/K`},
 		{"pin-var", "HIP-VISIBLE", `pin-var "HIP-VISIBLE": hook variable "pin=HIP-VISIBLE": "HIP-VISIBLE" is not a valid variable name`},
 	}
 	for _, tt := range tests {

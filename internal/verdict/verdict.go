@@ -28,6 +28,12 @@ type Item struct {
 	Attempts int
 	Flaky    bool   // failed, then passed on a rerun
 	Note     string // "never finished", "cancelled", "timed out", "cut off", "no-run: …", "flaky"...
+	// Stop is, for an item that never finished, why its run (in a merge, its
+	// shard's run) stopped: outcome.StopNotReported when its shard never
+	// reported; "" when it finished or no reason is known.
+	Stop outcome.Stop
+	// Shard is the shard that ran it (or should have) in a merged run; 0 otherwise.
+	Shard int
 }
 
 // Suite is one suite's verdict.
@@ -83,6 +89,7 @@ func Decide(r *logdir.Run) []Suite {
 		s := &suites[si]
 		rs := rows[key{q.Label, logdir.ItemColumn(q.Tag)}]
 		it := Item{Label: q.Label, Tag: q.Tag, LogRel: logdir.ItemLogRel(q.Label, q.Tag), Attempts: len(rs)}
+		it.Shard = r.ShardOf[logdir.ItemRef{Label: q.Label, Item: logdir.ItemColumn(q.Tag)}]
 		if len(rs) > 0 {
 			d.finished(&it, rs)
 			if it.Flaky {
@@ -105,7 +112,7 @@ func Decide(r *logdir.Run) []Suite {
 		for i := range suites {
 			if len(suites[i].Items) == 0 {
 				suites[i].Unlisted = true
-				suites[i].RC = d.stoppedRC()
+				suites[i].RC = d.runStop().rc()
 			}
 		}
 	}
@@ -176,24 +183,72 @@ func (d decider) finished(it *Item, rs []logdir.Timing) {
 	}
 }
 
+// stopped is what kept an item from finishing: its run was cancelled, or stopped
+// early for a typed reason (Reason "" with Stop set: a log dir that does not say
+// why), or neither.
+type stopped struct {
+	cancelled bool
+	stop      *logdir.Stop
+	shard     int // in a merged run, the item's shard; 0 otherwise
+	shards    int
+}
+
+// runStop is what stopped the run itself.
+func (d decider) runStop() stopped {
+	return stopped{cancelled: d.r.Meta.Cancelled, stop: d.r.Meta.Stop}
+}
+
+// stopOf is what stopped the run an item belonged to: in a merged run its shard's
+// (README "Several runners"), else the run's.
+func (d decider) stopOf(it *Item) stopped {
+	m := d.r.Meta.Merge
+	if m == nil || it.Shard < 1 || it.Shard > len(m.Parts) {
+		return d.runStop()
+	}
+	p := m.Parts[it.Shard-1]
+	return stopped{cancelled: p.Cancelled, stop: p.Stop, shard: it.Shard, shards: m.Shards}
+}
+
+func (s stopped) reason() outcome.Stop {
+	if s.stop == nil {
+		return ""
+	}
+	return s.stop.Reason
+}
+
+// rc is the rc an item that never ran counts with.
+func (s stopped) rc() int {
+	if s.cancelled || s.reason() == outcome.StopCancelled {
+		return exitcode.Interrupted
+	}
+	return exitcode.Failed
+}
+
 // unfinished decides an item without a timings row: it never finished, for the
-// reason the run stopped.
+// reason its run stopped.
 func (d decider) unfinished(it *Item) {
+	st := d.stopOf(it)
 	it.Failed = true
-	it.RC = d.stoppedRC()
+	it.RC = st.rc()
+	it.Stop = st.reason()
 	switch u := d.unfitNote(it); {
 	case u != "":
 		it.Note = "never ran: " + u
-	case d.r.Meta.Cancelled || d.r.Meta.StopReason() == outcome.StopCancelled:
+	case st.cancelled || st.reason() == outcome.StopCancelled:
 		it.Note = "cancelled before it started"
-	case d.r.Meta.StopReason() == outcome.StopQuarantined:
+		it.Stop = outcome.StopCancelled
+	case st.reason() == outcome.StopNotReported:
+		it.Note = fmt.Sprintf("never ran: shard %d/%d never reported", st.shard, st.shards)
+	case st.reason() == outcome.StopQuarantined:
 		it.Note = "never ran: every GPU was quarantined"
-	case d.r.Meta.StopReason() == outcome.StopUnavailable:
+	case st.reason() == outcome.StopUnavailable:
 		it.Note = "never ran: where items run went away"
-	case d.r.Meta.StopReason() == outcome.StopInternal:
+	case st.reason() == outcome.StopInternal:
 		it.Note = "not recorded: sgpu-queue stopped on an internal error"
-	case d.r.Meta.Stop != nil:
+	case st.stop != nil:
 		it.Note = "never ran: the run stopped early"
+	case st.shard > 0:
+		it.Note = fmt.Sprintf("never ran: shard %d/%d wrote no row for it", st.shard, st.shards)
 	default:
 		it.Note = "never finished"
 	}
@@ -205,14 +260,6 @@ func joinNote(a, b string) string {
 		return b
 	}
 	return a + "; " + b
-}
-
-// stoppedRC is the rc an item that never ran counts with.
-func (d decider) stoppedRC() int {
-	if d.r.Meta.Cancelled || d.r.Meta.StopReason() == outcome.StopCancelled {
-		return exitcode.Interrupted
-	}
-	return exitcode.Failed
 }
 
 // note is what an item's verdict line says about its last attempt's outcome.

@@ -276,3 +276,42 @@ func TestDecideMultiGPU(t *testing.T) {
 		t.Errorf("suite seconds %v, GPU-seconds %v; want 8 and 18", s[0].Seconds, s[0].GPUSeconds)
 	}
 }
+
+// In a merged run an item without a row fails by its own shard's story: "never
+// ran" with the typed stop reason not-reported when its shard never reported,
+// its shard's stop reason or cancel otherwise, and rc 130 only for a cancelled
+// shard's items.
+func TestDecideMerged(t *testing.T) {
+	r := run(false, logdir.Timing{Label: "torch", Item: "a", GPU: "s1:0", Secs: 2, Outcome: outcome.OK})
+	r.Meta.Merge = &logdir.Merge{Shards: 3, Parts: []logdir.MergedShard{
+		{Shard: 1, Reported: true, Finished: true},
+		{Shard: 2, Stop: &logdir.Stop{Reason: outcome.StopNotReported, Message: "no log dir"}},
+		{Shard: 3, Reported: true, Finished: true, Cancelled: true, Stop: &logdir.Stop{Reason: outcome.StopCancelled, Phase: 4}},
+	}}
+	r.ShardOf = map[logdir.ItemRef]int{
+		{Label: "torch", Item: "a"}: 1, {Label: "core", Item: "whole"}: 2,
+		{Label: "torch", Item: "b"}: 3, {Label: "torch", Item: "c/d"}: 1,
+	}
+	s := Decide(r)
+	torch, core := s[0], s[1]
+	tests := []struct {
+		it    Item
+		stop  outcome.Stop
+		rc    int
+		shard int
+		note  string
+	}{
+		{torch.Items[0], "", 0, 1, ""},
+		{core.Items[0], outcome.StopNotReported, exitcode.Failed, 2, "never ran: shard 2/3 never reported"},
+		{torch.Items[1], outcome.StopCancelled, exitcode.Interrupted, 3, "cancelled before it started"},
+		{torch.Items[2], "", exitcode.Failed, 1, "never ran: shard 1/3 wrote no row for it"},
+	}
+	for _, tc := range tests {
+		if tc.it.Stop != tc.stop || tc.it.RC != tc.rc || tc.it.Shard != tc.shard || tc.it.Note != tc.note {
+			t.Errorf("%s/%s: stop %q rc %d shard %d note %q; want %q %d %d %q", tc.it.Label, tc.it.Tag, tc.it.Stop, tc.it.RC, tc.it.Shard, tc.it.Note, tc.stop, tc.rc, tc.shard, tc.note)
+		}
+	}
+	if got := ExitCode(s); got != exitcode.Interrupted {
+		t.Errorf("exit %d, want %d (the largest: the cancelled shard's item)", got, exitcode.Interrupted)
+	}
+}

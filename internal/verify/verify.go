@@ -5,6 +5,12 @@
 // with that item's filter and the listing switch, and compares the tags that come
 // back with the one that was asked for. The re-entries only list, so they need no
 // GPU and run in parallel.
+//
+// An adapter suite (docs/adapters.md) has no filter to round-trip, but its items
+// select tests by their own arguments: after its setup= command, verify lists it
+// and asks, for each item, what the item's own selection picks (a ctest item's -R,
+// a pytest item's file or node id as the only operand), which must be exactly that
+// item. A cmd suite is skipped: each line is its own command.
 package verify
 
 import (
@@ -18,6 +24,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rocm/sgpu-queue/internal/adapter"
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/engine"
 	"github.com/rocm/sgpu-queue/internal/exitcode"
@@ -111,10 +118,13 @@ type Mismatch struct {
 
 // Suite is the verdict on one suite of the configs.
 type Suite struct {
-	Label      string
-	Where      string // config file:line
-	Opaque     bool   // not verified: one item, the whole script
-	Tags       int    // tags its listing printed, each re-entered once
+	Label  string
+	Where  string      // config file:line
+	Opaque bool        // not verified: one item, the whole script
+	Mode   config.Mode // an adapter suite's mode ("" for list and opaque suites)
+	// Skip says why a suite that is not opaque was not verified ("" = it was).
+	Skip       string
+	Tags       int // tags its listing printed, each re-entered once
 	Mismatches []Mismatch
 	Err        error // its listing failed or printed no tag: nothing was re-entered
 }
@@ -161,18 +171,24 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	defer closeExec()
+	setupErr := setups(ctx, req)
 	for _, s := range suites {
 		if ctx.Err() != nil {
 			res.Cancelled = true
 			break
 		}
 		v := Suite{Label: s.Label, Where: s.Where(), Opaque: s.Mode == config.Opaque}
-		if !v.Opaque {
-			var warns []string
+		var warns []string
+		switch {
+		case s.Adapter() && setupErr[s.Options.Setup] != nil:
+			v.Mode, v.Err = s.Mode, setupErr[s.Options.Setup]
+		case s.Adapter():
+			v, warns = verifyAdapter(ctx, o, req, s)
+		case !v.Opaque:
 			v, warns = verifySuite(ctx, o, req, s)
-			for _, w := range warns {
-				res.warn(fmt.Sprintf("suite %q listing: %s", s.Label, w))
-			}
+		}
+		for _, w := range warns {
+			res.warn(fmt.Sprintf("suite %q listing: %s", s.Label, w))
 		}
 		if errors.Is(v.Err, context.Canceled) || ctx.Err() != nil {
 			res.Cancelled = true
@@ -196,14 +212,15 @@ func prepare(ctx context.Context, o *Options, warn func(string)) ([]config.Suite
 		return nil, expand.Request{}, none, err
 	}
 	suites, err := config.Load(o.Configs)
-	if err = errors.Join(err, config.Resolve(suites, o.RepoRoot, o.Container == "")); err != nil {
+	if err = errors.Join(err, config.Resolve(suites, o.RepoRoot, o.Container == ""), adapter.Check(suites)); err != nil {
 		return nil, expand.Request{}, none, err
 	}
 	t, err := engine.OpenTarget(ctx, o.Options, warn, o.RepoRoot)
 	if err != nil {
 		return nil, expand.Request{}, none, err
 	}
-	req := expand.Request{Suites: suites, Exec: t.Exec, Hooks: o.Hooks, Env: t.Env, Level: o.Level, Dir: o.RepoRoot, Timeout: o.ListTimeout}
+	req := expand.Request{Suites: suites, Exec: t.Exec, Hooks: o.Hooks, Env: t.Env, Level: o.Level, Dir: o.RepoRoot,
+		Timeout: o.ListTimeout, SetupTimeout: o.SetupTimeout}
 	return suites, req, t.Close, nil
 }
 
@@ -223,9 +240,18 @@ func verifySuite(ctx context.Context, o Options, req expand.Request, s config.Su
 		return v, warns
 	}
 	v.Tags = len(tags)
-	found := make([]*Mismatch, len(tags))
+	v.Mismatches, v.Err = each(ctx, o, s.Label, len(tags), func(i int) *Mismatch {
+		return reenter(ctx, o, req, s, tags[i])
+	})
+	return v, warns
+}
+
+// each runs check for 0 … n-1, Jobs at once, with progress lines, and returns the
+// mismatches in that order, or the context's error when it ended first.
+func each(ctx context.Context, o Options, label string, n int, check func(i int) *Mismatch) ([]Mismatch, error) {
+	found := make([]*Mismatch, n)
 	var done atomic.Int64
-	stop := progress(o, s.Label, len(tags), &done)
+	stop := progress(o, label, n, &done)
 	defer stop()
 	jobs := o.Jobs
 	if jobs <= 0 {
@@ -233,17 +259,17 @@ func verifySuite(ctx context.Context, o Options, req expand.Request, s config.Su
 	}
 	next := make(chan int)
 	var wg sync.WaitGroup
-	for w := 0; w < jobs && w < len(tags); w++ {
+	for w := 0; w < jobs && w < n; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				found[i] = reenter(ctx, o, req, s, tags[i])
+				found[i] = check(i)
 				done.Add(1)
 			}
 		}()
 	}
-	for i := range tags {
+	for i := 0; i < n; i++ {
 		if ctx.Err() != nil {
 			break
 		}
@@ -252,15 +278,67 @@ func verifySuite(ctx context.Context, o Options, req expand.Request, s config.Su
 	close(next)
 	wg.Wait()
 	if ctx.Err() != nil {
-		v.Err = ctx.Err()
-		return v, warns
+		return nil, ctx.Err()
 	}
+	var ms []Mismatch
 	for _, m := range found {
 		if m != nil {
-			v.Mismatches = append(v.Mismatches, *m)
+			ms = append(ms, *m)
 		}
 	}
-	return v, warns
+	return ms, nil
+}
+
+// setups runs the adapter suites' setup= commands as a run does before listing
+// them (each distinct one once), and returns the error of each command that failed
+// or never ran because an earlier one failed, by command.
+func setups(ctx context.Context, req expand.Request) map[string]error {
+	runs, err := expand.Setups(ctx, req)
+	if err == nil {
+		return nil
+	}
+	ok := map[string]bool{}
+	for _, r := range runs {
+		ok[r.Suite.Options.Setup] = true
+	}
+	failed := map[string]error{}
+	for _, s := range req.Suites {
+		if c := s.Options.Setup; s.Adapter() && c != "" && !ok[c] {
+			failed[c] = err
+		}
+	}
+	return failed
+}
+
+// verifyAdapter lists an adapter suite and checks that each item's own selection
+// picks exactly that item (adapter.Checker), Jobs items at once.
+func verifyAdapter(ctx context.Context, o Options, req expand.Request, s config.Suite) (Suite, []string) {
+	v := Suite{Label: s.Label, Where: s.Where(), Mode: s.Mode}
+	a, l, err := expand.ListAdapter(ctx, req, s)
+	if err != nil {
+		v.Err = err
+		return v, nil
+	}
+	c, ok := a.(adapter.Checker)
+	if !ok {
+		v.Skip = "each line is its own command: no selection to check"
+		return v, l.Warnings
+	}
+	v.Tags = len(l.Items)
+	v.Mismatches, v.Err = each(ctx, o, s.Label, len(l.Items), func(i int) *Mismatch {
+		it := l.Items[i]
+		m := &Mismatch{Tag: it.Tag}
+		m.Got, m.Err = c.Selects(ctx, req.Exec, req.AdapterListing(nil), it)
+		if m.Err != nil {
+			m.Kind, m.Err = Failed, expand.FromAdapter(s, m.Err)
+			return m
+		}
+		if m.Kind = Classify(it.Tag, m.Got); m.Kind == RoundTrip {
+			return nil
+		}
+		return m
+	})
+	return v, l.Warnings
 }
 
 // reenter lists s with the filter of tag and returns the mismatch, or nil.
@@ -323,13 +401,23 @@ func (s Suite) Write(w io.Writer, filterVar string) {
 	case s.Opaque:
 		fmt.Fprintf(w, "%s: opaque, skipped (one item that runs the whole script: no tags to round-trip)\n", s.Label)
 		return
+	case s.Skip != "":
+		fmt.Fprintf(w, "%s: %s, skipped (%s)\n", s.Label, s.Mode, s.Skip)
+		return
 	case s.Err != nil:
 		fmt.Fprintf(w, "%s: listing failed, nothing round-tripped:\n%s\n", s.Label, textfmt.Indent(s.Err.Error()))
 		return
+	case s.Mode != "":
+		fmt.Fprintf(w, "%s: %d %s items each select exactly themselves, %d mismatches\n", s.Label, s.Tags-len(s.Mismatches), s.Mode, len(s.Mismatches))
+	default:
+		fmt.Fprintf(w, "%s: %d tags round-tripped, %d mismatches\n", s.Label, s.Tags, len(s.Mismatches))
 	}
-	fmt.Fprintf(w, "%s: %d tags round-tripped, %d mismatches\n", s.Label, s.Tags, len(s.Mismatches))
 	for _, m := range s.Mismatches {
-		fmt.Fprintf(w, "  %s (%s=%s): %s", textfmt.Printable(m.Tag), filterVar, textfmt.Printable(m.Filter), m.Kind)
+		fmt.Fprintf(w, "  %s", textfmt.Printable(m.Tag))
+		if s.Mode == "" {
+			fmt.Fprintf(w, " (%s=%s)", filterVar, textfmt.Printable(m.Filter))
+		}
+		fmt.Fprintf(w, ": %s", m.Kind)
 		switch m.Kind {
 		case Several, Other:
 			fmt.Fprintf(w, ": %s\n", names(m.Got))

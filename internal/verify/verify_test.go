@@ -51,6 +51,11 @@ func TestSuiteWrite(t *testing.T) {
 	}{
 		{"opaque", Suite{Label: "core", Opaque: true}, "core: opaque, skipped (one item that runs the whole script: no tags to round-trip)\n"},
 		{"clean", Suite{Label: "torch", Tags: 123}, "torch: 123 tags round-tripped, 0 mismatches\n"},
+		{"cmd", Suite{Label: "smoke", Mode: config.Cmd, Skip: "each line is its own command: no selection to check"}, "smoke: cmd, skipped (each line is its own command: no selection to check)\n"},
+		{"adapter", Suite{Label: "core", Mode: config.CTest, Tags: 12, Mismatches: []Mismatch{
+			{Tag: "Gone.Test", Kind: Nothing},
+			{Tag: "OperatorTest/Cast", Kind: Other, Got: []string{"OperatorTest/Cast/0"}},
+		}}, "core: 10 ctest items each select exactly themselves, 2 mismatches\n  Gone.Test: selected nothing\n  OperatorTest/Cast: selected another: OperatorTest/Cast/0\n"},
 		{"listing failed", Suite{Label: "jax", Err: errors.New("ci.conf:2: suite \"jax\": its census listing (TE_CI_LIST_ITEMS=1) exited with 4\nModuleNotFoundError")},
 			"jax: listing failed, nothing round-tripped:\n    | ci.conf:2: suite \"jax\": its census listing (TE_CI_LIST_ITEMS=1) exited with 4\n    | ModuleNotFoundError\n"},
 		{"every kind", Suite{Label: "s", Tags: 9, Mismatches: []Mismatch{

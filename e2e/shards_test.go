@@ -1,0 +1,457 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/rocm/sgpu-queue/internal/action"
+	"github.com/rocm/sgpu-queue/internal/cache/cachetest"
+	"github.com/rocm/sgpu-queue/internal/engine"
+	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/shard"
+	"github.com/rocm/sgpu-queue/internal/weights"
+)
+
+// matrix is the shards fixture after a learning run and a plan of 3 shards of 2
+// GPUs made from its census (queue/items.tsv: it holds north/n.gated, which the
+// runners' capability probe keeps from running).
+type matrix struct {
+	dir   string
+	env   []string // the shard jobs' environment (trace file, JUnit prefix set per shard)
+	plan  *shard.Plan
+	table string // the weight table the plan was made from, before any merge
+}
+
+func newMatrix(t *testing.T) *matrix {
+	t.Helper()
+	dir := fixture(t, "e2e")
+	m := &matrix{dir: dir}
+	if r := sgpu(t, dir, nil, "run", "--gpus", "0,1", "--arch", "gfx942", "ci/shards.conf"); r.code != 0 {
+		t.Fatalf("learning run: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	m.table = readFile(t, filepath.Join(dir, "ci-weights", "test_weights.gfx942.l99.txt"))
+	args := []string{"plan", "--shards", "3", "--gpus", "2", "--arch", "gfx942", "--items", "test-results/logs/queue/items.tsv", "ci/shards.conf"}
+	r := sgpu(t, dir, nil, args...)
+	if r.code != 0 {
+		t.Fatalf("plan: exit %d\n%s", r.code, r.stderr)
+	}
+	// Plans are deterministic (shard's own tests pin it): the same inputs again give
+	// the same bytes.
+	if again := sgpu(t, dir, nil, args...); again.stdout != r.stdout {
+		t.Error("a second plan of the same inputs differs")
+	}
+	p, err := shard.Read(strings.NewReader(r.stdout), "plan.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Planned("north/n.gated") || p.Planned("north/n.new") {
+		t.Fatalf("the plan should list the census-only north/n.gated and not north/n.new: %+v", p.Shards)
+	}
+	m.plan = p
+	// Items that appeared after the plan, and a failing one.
+	m.env = []string{"SGPU_TRACE=" + filepath.Join(dir, "trace"), "NEW_ITEM=1", "NORTH_FAIL=fail:3"}
+	return m
+}
+
+// runShard runs shard i/3 with its own log dir, JUnit prefix and JUnit dir.
+func (m *matrix) runShard(t *testing.T, i int) result {
+	t.Helper()
+	env := append(m.env[:len(m.env):len(m.env)], fmt.Sprintf("JUNITXML_PREFIX=raw%d/", i))
+	return sgpu(t, m.dir, env, "run", "--gpus", "0,1", "--arch", "gfx942", "--shard", fmt.Sprintf("%d/3", i), "--plan", "plan.json",
+		"--log-dir", fmt.Sprintf("shards/s%d/logs", i), "--junit-dir", fmt.Sprintf("shards/s%d/junit", i), "ci/shards.conf")
+}
+
+// TestShardsPlanRunMerge is the job matrix on one machine: plan 3 shards from a
+// learned table, run each (one after another, 2 GPUs each), merge. Every listed
+// item ran exactly once across the shards, the one new since the plan on its hash
+// shard; the census-only item is not "never ran"; the failing item fails its suite
+// and the merge exits with its code; the merged table is the one a single run of
+// all the rows learns; the report rebuilds from the merged log dir alone.
+func TestShardsPlanRunMerge(t *testing.T) {
+	t.Parallel()
+	m := newMatrix(t)
+	fail := m.plan.ShardOf("north/n.flip")
+	for i := 1; i <= 3; i++ {
+		r := m.runShard(t, i)
+		want := 0
+		if i == fail {
+			want = 3
+		}
+		if r.code != want {
+			t.Fatalf("shard %d: exit %d, want %d\n%s\n%s", i, r.code, want, r.stdout, r.stderr)
+		}
+		if !strings.Contains(r.stdout, fmt.Sprintf("shard %d/3: the weight table is left as it is", i)) {
+			t.Errorf("shard %d does not say it learns nothing:\n%s", i, r.stdout)
+		}
+		if md := readFile(t, filepath.Join(m.dir, fmt.Sprintf("shards/s%d/logs/report/schedule.md", i))); !strings.Contains(md, fmt.Sprintf("**Shard %d of 3** of a job matrix (plan `plan.json`", i)) {
+			t.Errorf("shard %d's report does not say it is one shard:\n%s", i, md[:min(len(md), 600)])
+		}
+	}
+	if got := readFile(t, filepath.Join(m.dir, "ci-weights", "test_weights.gfx942.l99.txt")); got != m.table {
+		t.Error("a shard changed the weight table: merge would learn its rows twice")
+	}
+
+	// Every item ran once, on the shard the plan (or, new, the hash) gives it.
+	starts := map[string]int{}
+	for _, ev := range readTrace(t, filepath.Join(m.dir, "trace")) {
+		if ev.kind == "start" {
+			starts[weights.Key(ev.suite, ev.tag)]++
+		}
+	}
+	want := []string{"gamma", "north/n.flip", "north/n.four", "north/n.new", "north/n.odd tag [x]*", "north/n.one", "north/n.three", "north/n.two",
+		"south/s.four", "south/s.one", "south/s.three", "south/s.two"}
+	if diff := cmp.Diff(want, sortedKeys(starts)); diff != "" {
+		t.Errorf("items that ran (-want +got):\n%s", diff)
+	}
+	for k, n := range starts {
+		if n != 1 {
+			t.Errorf("%s ran %d times across the shards, want once", k, n)
+		}
+	}
+	newShard := shard.HashShard("north/n.new", 3)
+	for i := 1; i <= 3; i++ {
+		queue := readFile(t, filepath.Join(m.dir, fmt.Sprintf("shards/s%d/logs/queue/queue.tsv", i)))
+		if has := strings.Contains(queue, "\tn.new\t"); has != (i == newShard) {
+			t.Errorf("shard %d queued north/n.new: %v; its hash shard is %d", i, has, newShard)
+		}
+	}
+
+	// The single run of all the rows, computed on the shards' own files: the table
+	// the plan was made from, every shard's rows, the census a run lists.
+	single := &logdir.Run{}
+	for i := 1; i <= 3; i++ {
+		run, _, err := logdir.Load(filepath.Join(m.dir, fmt.Sprintf("shards/s%d/logs", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		single.Meta = run.Meta
+		single.Timings = append(single.Timings, run.Timings...)
+	}
+	expected, _ := weights.Parse(strings.NewReader(m.table), "table")
+	engine.LearnRun(expected, single, censusOf(t, filepath.Join(m.dir, "shards/s1/logs/queue/items.tsv")))
+
+	r := sgpu(t, m.dir, nil, "merge", "--log-dir", "merged", "--junit-dir", "merged-junit", "shards/s1/logs", "shards/s2/logs", "shards/s3/logs")
+	if r.code != 3 {
+		t.Fatalf("merge: exit %d, want 3 (n.flip's)\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	got, _ := weights.Parse(strings.NewReader(readFile(t, filepath.Join(m.dir, "ci-weights", "test_weights.gfx942.l99.txt"))), "table")
+	if diff := cmp.Diff(format(t, expected), format(t, got)); diff != "" {
+		t.Errorf("the merged table is not the single run's (-single +merged):\n%s", diff)
+	}
+	if !strings.Contains(format(t, got), "north/n.new ") {
+		t.Error("the merge did not learn the item that appeared after the plan")
+	}
+
+	out := filepath.Join(m.dir, "merged")
+	north := readFile(t, filepath.Join(out, "suites", "north.log"))
+	if !strings.Contains(north, "FAIL rc=3 items/north.n.flip.log") || strings.Count(north, "\n") != 7 || strings.Contains(north, "n.gated") {
+		t.Errorf("suites/north.log: want 7 items, n.flip failed with 3, n.gated not at all:\n%s", north)
+	}
+	if rc := readFile(t, filepath.Join(out, "suites", "north.log.rc")); rc != "3\n" {
+		t.Errorf("north.log.rc %q", rc)
+	}
+	if rc := readFile(t, filepath.Join(out, "suites", "south.log.rc")); rc != "0\n" {
+		t.Errorf("south.log.rc %q", rc)
+	}
+	// TE's nine columns, the shard in the gpu column; every row once.
+	timings := lines(readFile(t, filepath.Join(out, "queue", "timings.tsv")))
+	if len(timings) != 12 {
+		t.Errorf("%d merged rows, want 12", len(timings))
+	}
+	for _, l := range timings {
+		f := strings.Split(l, "\t")
+		if _, _, ok := logdir.SplitShardGPU(f[2]); len(f) != 9 || !ok {
+			t.Errorf("merged row %q: want 9 columns, the gpu as s<shard>:<gpu>", l)
+		}
+	}
+	var meta logdir.Meta
+	if err := json.Unmarshal([]byte(readFile(t, filepath.Join(out, "queue", "run.json"))), &meta); err != nil {
+		t.Fatal(err)
+	}
+	if meta.Merge == nil || meta.Merge.NotListed != 1 || len(meta.GPUs) != 6 || meta.Merge.Advice == "" {
+		t.Errorf("merged run.json: %+v; want 6 GPUs, 1 planned item listed by no shard (n.gated), an advice", meta.Merge)
+	}
+	md := readFile(t, filepath.Join(out, "report", "schedule.md"))
+	for _, w := range []string{"### Shards", "| 1 | 2 | `shards/s1/logs` |", "**Imbalance**", "a 4th runner would save", "on 6 GPUs", "section GPU s1_0"} {
+		if !strings.Contains(md, w) {
+			t.Errorf("merged report lacks %q", w)
+		}
+	}
+	if rb := sgpu(t, m.dir, nil, "report", "merged"); rb.code != 0 || rb.stdout != md {
+		t.Errorf("report merged: exit %d, and the rebuilt report differs from the merge's", rb.code)
+	}
+	for _, k := range want {
+		label, tag := weights.SplitKey(k)
+		if tag == "" {
+			continue // gamma writes no JUnit
+		}
+		x := filepath.Join(m.dir, "merged-junit", label+".xml")
+		if doc := readFile(t, x); !strings.Contains(doc, fmt.Sprintf(`name="%s"`, html.EscapeString(tag))) || !strings.Contains(doc, `name="sgpu.shard"`) {
+			t.Errorf("%s has no test case of %s, or no shard property", x, k)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, "items", "north.n.flip.log")); err != nil {
+		t.Errorf("the failed item's log is not in the merged log dir: %v", err)
+	}
+	validateJUnit(t, filepath.Join(m.dir, "merged-junit", "north.xml")) // last: it skips without xmllint
+}
+
+// TestShardsMergeMissingShard: a shard whose log dir never came (its job died, its
+// artifact was not uploaded): the items its plan and the others' listings give it
+// fail "never ran", in the verdicts, the report and the JUnit, and the merge fails;
+// the census-only item is still not one of them. Merging into a shard's own log dir,
+// a shard twice or a whole run's log dir is refused in one line (exit 2).
+func TestShardsMergeMissingShard(t *testing.T) {
+	t.Parallel()
+	m := newMatrix(t)
+	m.env = m.env[:1] // no new item, no failure
+	for _, i := range []int{1, 3} {
+		if r := m.runShard(t, i); r.code != 0 {
+			t.Fatalf("shard %d: exit %d\n%s", i, r.code, r.stdout)
+		}
+	}
+	var lost []string
+	for _, s := range m.plan.Shards {
+		if s.Shard == 2 {
+			for _, k := range s.Keys {
+				if k != "north/n.gated" {
+					lost = append(lost, k)
+				}
+			}
+		}
+	}
+	if len(lost) == 0 {
+		t.Fatalf("the plan gives shard 2 nothing to lose: %+v", m.plan.Shards)
+	}
+	r := sgpu(t, m.dir, nil, "merge", "--log-dir", "merged", "--junit-dir", "merged-junit", "shards/s1/logs", "shards/s3/logs")
+	if r.code != 1 {
+		t.Fatalf("merge without shard 2: exit %d, want 1\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	out := filepath.Join(m.dir, "merged")
+	verdicts := readFile(t, filepath.Join(out, "suites", "north.log")) + readFile(t, filepath.Join(out, "suites", "south.log")) + readFile(t, filepath.Join(out, "suites", "gamma.log"))
+	for _, k := range lost {
+		label, tag := weights.SplitKey(k)
+		line := fmt.Sprintf("FAIL rc=- %s (never ran: shard 2/3 never reported)", logdir.ItemLogRel(label, tag))
+		if !strings.Contains(verdicts, line) || !strings.Contains(r.stdout, "never ran: shard 2/3 never reported") {
+			t.Errorf("no verdict line %q in\n%s", line, verdicts)
+		}
+	}
+	if strings.Count(verdicts, "never ran") != len(lost) || strings.Contains(verdicts, "n.gated") {
+		t.Errorf("want exactly %d never-ran items (%v), n.gated not among them:\n%s", len(lost), lost, verdicts)
+	}
+	md := readFile(t, filepath.Join(out, "report", "schedule.md"))
+	if !strings.Contains(md, "shard(s) never reported") || !strings.Contains(md, "**never reported**") {
+		t.Errorf("the report does not say shard 2 never reported:\n%s", md)
+	}
+	junit := ""
+	for _, s := range []string{"north", "south", "gamma"} {
+		if data, err := os.ReadFile(filepath.Join(m.dir, "merged-junit", s+".xml")); err == nil {
+			junit += string(data)
+		}
+	}
+	if n := strings.Count(junit, `type="sgpu-queue.never-ran"`); n != len(lost) {
+		t.Errorf("%d never-ran JUnit error cases, want %d", n, len(lost))
+	}
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"merge", "--log-dir", "shards/s1/logs", "shards/s1/logs", "shards/s3/logs"}, "is the log dir of shard 1: merge into another"},
+		{[]string{"merge", "--log-dir", "m2", "shards/s1/logs", "./shards/s1/logs"}, "are both shard 1/3: give each shard's log dir once"},
+		{[]string{"merge", "--log-dir", "m2", "test-results/logs"}, "is the log dir of a whole run, not of a shard"},
+		{[]string{"merge", "--log-dir", "m2", "nowhere"}, "no run here"},
+		{[]string{"merge", "--log-dir", "m2"}, "no SHARD_LOGDIR given"},
+	} {
+		r := sgpu(t, m.dir, nil, tc.args...)
+		if r.code != 2 || !strings.Contains(r.stderr, tc.want) || len(lines(r.stderr)) > 1 && !strings.Contains(r.stderr, "Usage:") {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, r.code, r.stderr, tc.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(m.dir, "shards/s1/logs/queue/run.json")); err != nil {
+		t.Errorf("a refused merge touched shard 1's log dir: %v", err)
+	}
+
+	// Shard 2 after all, but its run stopped on an internal error (a worker
+	// panicked after one of its items): the merge exits as that run did, 70.
+	var tag string
+	for _, k := range m.plan.Shards[1].Keys {
+		// A plain tag: the hook compares it with the item's TEST_FILTER.
+		if _, tg := weights.SplitKey(k); tg != "" && !strings.ContainsAny(tg, " []*") && k != "north/n.gated" {
+			tag = tg
+			break
+		}
+	}
+	if tag == "" {
+		t.Fatalf("shard 2 has no list item: %+v", m.plan.Shards[1])
+	}
+	m.env = append(m.env, "SGPU_TEST_PANIC_FILTER="+tag)
+	if r := m.runShard(t, 2); r.code != 70 {
+		t.Fatalf("shard 2 with a worker panic: exit %d, want 70\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	r = sgpu(t, m.dir, nil, "merge", "--log-dir", "merged", "--junit-dir", "merged-junit", "shards/s1/logs", "shards/s2/logs", "shards/s3/logs")
+	if r.code != 70 || !strings.Contains(r.stdout, "stopped early (internal-error)") {
+		t.Errorf("merge with shard 2 stopped on an internal error: exit %d, want 70\n%s", r.code, r.stdout)
+	}
+}
+
+// censusOf reads a run's items.tsv as the census a run prunes by.
+func censusOf(t *testing.T, path string) weights.Census {
+	t.Helper()
+	items, err := shard.ParseItems(strings.NewReader(readFile(t, path)), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := weights.Census{}
+	for _, k := range items {
+		if c[k.Label] == nil {
+			c[k.Label] = map[string]bool{}
+		}
+		c[k.Label][k.Key()] = true
+	}
+	return c
+}
+
+// format is the table as its file holds it (one decimal, largest first), read back
+// and written again, so that a table in memory compares with one from a file.
+func format(t *testing.T, tb *weights.Table) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := tb.Format(&b); err != nil {
+		t.Fatal(err)
+	}
+	back, _ := weights.Parse(&b, "table")
+	b.Reset()
+	if err := back.Format(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// TestActionModes: the action's three modes through its entry point, as the
+// workflow of README "Several runners" runs them, with the local cache server: the
+// plan job restores the table and outputs a valid matrix and the plan file; each
+// shard job restores the table but saves nothing; the merge job merges the shard
+// log dirs by a glob and saves the one learned table under its run-unique key.
+func TestActionModes(t *testing.T) {
+	t.Parallel()
+	dir := fixture(t, "e2e")
+	cacheSrv := cachetest.New(t)
+	seeded := "sgpu-weights-gfx942-l99-4000-1"
+	table := "gamma 0.7\nnorth/n.one 0.4\nnorth/n.two 0.3\nsouth/s.one 0.3\nnorth/n.three 0.2\nnorth/n.four 0.2\nsouth/s.two 0.2\nnorth/n.flip 0.1\nsouth/s.three 0.1\nsouth/s.four 0.1\n"
+	cacheSrv.Put(seeded, "", []byte(table))
+	step := func(inputs map[string]string, extra ...string) (result, map[string]string) {
+		t.Helper()
+		env, outFile, _ := runner(t, dir, inputs, append(cacheSrv.Env(), extra...)...)
+		r := sgpu(t, dir, env, "action")
+		return r, parseOutputs(t, outFile)
+	}
+	saves := func() int { return len(cacheSrv.CallsTo(cachetest.OpCreate)) }
+
+	// The plan job: no GPU tool anywhere on PATH.
+	r, out := step(map[string]string{"mode": "plan", "config": "ci/shards.conf", "arch": "gfx942", "shards": "3", "gpus": "2"})
+	if r.code != 0 {
+		t.Fatalf("mode plan: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	var matrix map[string][]string
+	if err := json.Unmarshal([]byte(out["matrix"]), &matrix); err != nil || strings.Join(matrix["shard"], " ") != "1/3 2/3 3/3" || len(matrix) != 1 {
+		t.Fatalf("matrix output %q (%v)", out["matrix"], err)
+	}
+	if out["plan"] != "plan.json" || out["cache-hit"] != "true" || out["cache-matched-key"] != seeded {
+		t.Errorf("plan outputs %v", out)
+	}
+	p, err := shard.Read(strings.NewReader(readFile(t, filepath.Join(dir, "plan.json"))), "plan.json")
+	if err != nil || p.Weights.Keys != 10 || !strings.Contains(p.Weights.Store, seeded) || p.Items != 10 {
+		t.Fatalf("plan %+v (%v): want the cached table's 10 keys, named by its cache key", p, err)
+	}
+	if saves() != 0 {
+		t.Error("mode plan saved to the cache")
+	}
+
+	for i, s := range matrix["shard"] {
+		r, out := step(map[string]string{"mode": "run", "config": "ci/shards.conf", "arch": "gfx942", "gpus": "0,1", "shard": s, "plan": "plan.json",
+			"log-dir": fmt.Sprintf("shards/s%d/logs", i+1), "junit-dir": fmt.Sprintf("shards/s%d/junit", i+1), "matrix": fmt.Sprintf(`{"shard":%q}`, s)})
+		if r.code != 0 {
+			t.Fatalf("shard %s: exit %d\n%s", s, r.code, r.stdout)
+		}
+		if out["cache-hit"] != "true" || out["plan"] != "plan.json" || !strings.Contains(r.stdout, "the weight table is left as it is") {
+			t.Errorf("shard %s: cache-hit %q plan %q; want a restore and no learning\n%s", s, out["cache-hit"], out["plan"], r.stdout)
+		}
+		if saves() != 0 {
+			t.Errorf("shard %s saved to the cache: shard jobs must not (the merge job learns from every shard)", s)
+		}
+	}
+
+	r, out = step(map[string]string{"mode": "merge", "shard-log-dirs": "shards/*/logs", "log-dir": "merged", "junit-dir": "merged-junit"}, "GITHUB_JOB=merge")
+	if r.code != 0 || out["result"] != "success" {
+		t.Fatalf("mode merge: exit %d, result %q\n%s\n%s", r.code, out["result"], r.stdout, r.stderr)
+	}
+	key := "sgpu-weights-gfx942-l99-4242-1-" + action.CacheLeg("sgpu-queue (merge)")
+	e, ok := cacheSrv.Lookup(key, "")
+	if !ok || saves() != 1 {
+		t.Fatalf("mode merge saved %d entries, none under %s: %v", saves(), key, cacheSrv.Entries())
+	}
+	if local := readFile(t, filepath.Join(dir, out["weights-file"])); string(e.Data) != local || string(e.Data) == table {
+		t.Errorf("saved table:\n%s\nlocal table:\n%s\nwant the same, learned from the shards' rows", e.Data, local)
+	}
+	var suites map[string]map[string]float64
+	if err := json.Unmarshal([]byte(out["suites"]), &suites); err != nil || suites["north"]["items"] != 6 || suites["south"]["items"] != 4 {
+		t.Errorf("merged suites output %q", out["suites"])
+	}
+	if out["report"] != "merged/report/schedule.md" || !strings.Contains(readFile(t, filepath.Join(dir, out["report"])), "### Shards") {
+		t.Errorf("merge report output %q", out["report"])
+	}
+
+	for _, tc := range []struct {
+		inputs map[string]string
+		want   string
+	}{
+		{map[string]string{"mode": "scatter", "config": "ci/shards.conf"}, `input mode "scatter": want plan, run or merge`},
+		{map[string]string{"mode": "plan", "config": "ci/shards.conf", "shards": "3", "gpus": "2"}, "mode plan needs input arch"},
+		{map[string]string{"mode": "plan", "config": "ci/shards.conf", "arch": "gfx942", "shards": "0", "gpus": "2"}, `input shards "0"`},
+		{map[string]string{"mode": "merge", "shard-log-dirs": "nothing/*/logs"}, `"nothing/*/logs" matches nothing`},
+		{map[string]string{"mode": "run", "config": "ci/shards.conf", "gpus": "0,1", "shard": "4/3"}, `input shard "4/3": want I/K`},
+	} {
+		r, out := step(tc.inputs)
+		if r.code != 2 || !strings.Contains(r.stdout, tc.want) || out["result"] != "failure" {
+			t.Errorf("%v: exit %d, result %q; want 2 and %q in\n%s", tc.inputs, r.code, out["result"], tc.want, r.stdout)
+		}
+	}
+}
+
+// The first run of a workflow has no table anywhere: mode plan still gives the
+// matrix (a warning says why the plan lists no item), and each shard runs the
+// items of its hash.
+func TestActionPlanFirstRun(t *testing.T) {
+	t.Parallel()
+	dir := fixture(t, "e2e")
+	cacheSrv := cachetest.New(t)
+	env, outFile, _ := runner(t, dir, map[string]string{"mode": "plan", "config": "ci/shards.conf", "arch": "gfx942", "shards": "2", "gpus": "4", "plan": "out/the plan.json"}, cacheSrv.Env()...)
+	r := sgpu(t, dir, env, "action")
+	out := parseOutputs(t, outFile)
+	if r.code != 0 || out["matrix"] != `{"shard":["1/2","2/2"]}` || out["plan"] != "out/the plan.json" || out["cache-hit"] != "false" {
+		t.Fatalf("exit %d, outputs %v\n%s", r.code, out, r.stdout)
+	}
+	if !strings.Contains(r.stdout, "::warning::weight table") || !strings.Contains(r.stdout, "every item goes to the shard of the hash of its key") {
+		t.Errorf("no warning that the plan lists no item:\n%s", r.stdout)
+	}
+	p, err := shard.Read(strings.NewReader(readFile(t, filepath.Join(dir, "out", "the plan.json"))), "plan")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range p.Shards {
+		for _, k := range s.Keys {
+			if k != "gamma" { // an opaque suite is its one item, listed or not
+				t.Errorf("shard %d lists %q with no table to plan from", s.Shard, k)
+			}
+		}
+	}
+}

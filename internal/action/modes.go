@@ -1,0 +1,211 @@
+package action
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/rocm/sgpu-queue/internal/atomicfile"
+	"github.com/rocm/sgpu-queue/internal/engine"
+	"github.com/rocm/sgpu-queue/internal/exitcode"
+	"github.com/rocm/sgpu-queue/internal/gpu"
+	"github.com/rocm/sgpu-queue/internal/hook"
+	"github.com/rocm/sgpu-queue/internal/shard"
+	"github.com/rocm/sgpu-queue/internal/weights"
+)
+
+// The action's modes (README "Several runners"): run is today's run (one shard of a
+// matrix with the shard input); plan splits the items over a job matrix and
+// outputs it; merge merges the shard jobs' log dirs and saves the learned table.
+const (
+	modePlan  = "plan"
+	modeRun   = "run"
+	modeMerge = "merge"
+)
+
+// defaultPlanFile is where mode plan writes the plan when the plan input is empty.
+const defaultPlanFile = "plan.json"
+
+// mode reads the mode input.
+func (a *act) mode() (string, error) {
+	switch m := strings.TrimSpace(a.gh.GetInput("mode")); m {
+	case "", modeRun:
+		return modeRun, nil
+	case modePlan, modeMerge:
+		return m, nil
+	default:
+		return "", fmt.Errorf("input mode %q: want plan, run or merge (README, Several runners)", m)
+	}
+}
+
+// planMode is mode plan: no GPU, no suite script. The weight table comes from the
+// Actions cache (restored as a run restores it) or the local file; without any
+// (the first run of a workflow), the plan lists no item and every shard takes the
+// items of its hash. It writes the plan file and outputs matrix (for
+// strategy.matrix: {"shard": ["1/K", …]}) and plan (the file, relative to the
+// workspace).
+func (a *act) planMode(ctx context.Context) int {
+	req, err := a.planRequest()
+	if err != nil {
+		return a.stop(&engine.Error{Code: exitcode.Usage, Err: err})
+	}
+	a.obs.Phase(0, "restore the weight table")
+	local := req.WeightsPath
+	if local == "" {
+		local = weights.DefaultPath(a.root, req.Arch, req.Level)
+	}
+	store := a.store(req.Arch, req.Level, local)
+	table, warns, err := store.Load(ctx)
+	for _, w := range warns {
+		a.obs.Warn(w)
+	}
+	switch {
+	case err == nil && table != nil && table.Len() > 0:
+		req.Table, req.TableName = table, store.String()
+		if a.cache != nil && a.cache.MatchedKey() != "" {
+			req.TableName = a.cache.MatchedKey() // the plan names the entry it was made from
+		}
+	default:
+		if err != nil {
+			a.obs.Warn(fmt.Sprintf("weight table %s could not be loaded: %v", store, err))
+		}
+		req.NoTable, req.WeightsPath = true, local
+	}
+	a.obs.Phase(2, fmt.Sprintf("split the items over %d shards of %d GPUs", req.Shards, req.GPUs))
+	p, sum, err := engine.Plan(req, a.obs.Warn)
+	a.obs.close()
+	if err != nil {
+		return a.stop(&engine.Error{Code: exitcode.Usage, Err: err})
+	}
+	var b bytes.Buffer
+	if err := p.Write(&b); err != nil {
+		return a.stop(&engine.Error{Code: exitcode.Usage, Err: err})
+	}
+	out := a.path(defaultPlanFile)
+	if f := strings.TrimSpace(a.gh.GetInput("plan")); f != "" {
+		out = a.path(f)
+	}
+	if err := atomicfile.Write(out, b.Bytes(), 0o644); err != nil {
+		return a.stop(&engine.Error{Code: exitcode.Usage, Err: fmt.Errorf("input plan: %w", err)})
+	}
+	fmt.Fprint(a.e.Stdout, sum)
+	fmt.Fprintf(a.e.Stdout, "plan: wrote %s\n", a.rel(out))
+	if a.targets["summary"] {
+		a.summary(planMarkdown(p, sum, a.rel(out)))
+	}
+	values := map[string]string{"matrix": mustJSON(Matrix(len(p.Shards))), "plan": a.rel(out), "result": "success", "exit-code": "0",
+		"cache-hit": "false", "cache-matched-key": ""}
+	if a.cache != nil {
+		values["cache-hit"] = strconv.FormatBool(a.cache.Hit())
+		values["cache-matched-key"] = a.cache.MatchedKey()
+	}
+	a.outputs(values)
+	a.obs.flushWarnings()
+	return exitcode.OK
+}
+
+// Matrix is mode plan's matrix output: one entry per shard, as run's shard input
+// reads it.
+func Matrix(shards int) map[string][]string {
+	m := map[string][]string{"shard": {}}
+	for i := 1; i <= shards; i++ {
+		m["shard"] = append(m["shard"], fmt.Sprintf("%d/%d", i, shards))
+	}
+	return m
+}
+
+// planRequest reads mode plan's inputs.
+func (a *act) planRequest() (engine.PlanRequest, error) {
+	gh := a.gh
+	req := engine.PlanRequest{RepoRoot: a.root, Arch: strings.TrimSpace(gh.GetInput("arch")), Level: strings.TrimSpace(gh.GetInput("level"))}
+	for _, c := range fields(gh.GetInput("config")) {
+		req.Configs = append(req.Configs, a.path(c))
+	}
+	if len(req.Configs) == 0 {
+		return req, fmt.Errorf("input config is empty: name the suite config file(s), e.g. config: ci/sgpu.conf")
+	}
+	if req.Arch == "" {
+		return req, fmt.Errorf("mode plan needs input arch (e.g. gfx942): a plan job has no GPU to ask, and the arch keys the weight table")
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(gh.GetInput("shards")))
+	if err != nil || n < 1 || n > shard.MaxShards {
+		return req, fmt.Errorf("input shards %q: mode plan wants the number of runners to split the items over, from 1 to %d", gh.GetInput("shards"), shard.MaxShards)
+	}
+	req.Shards = n
+	spec, err := gpu.ParseSpec(gh.GetInput("gpus"))
+	if err != nil || strings.TrimSpace(gh.GetInput("gpus")) == "" {
+		return req, fmt.Errorf("input gpus %q: mode plan wants the GPUs of each shard's runner, a count (8) or a list of ids (0,1,2,3)", gh.GetInput("gpus"))
+	}
+	req.GPUs = max(spec.Count, len(spec.IDs))
+	if w := strings.TrimSpace(gh.GetInput("weights")); w != "" {
+		req.WeightsPath = a.path(w)
+	}
+	if req.Level == "" {
+		req.Level = a.e.Getenv(hook.Default().Level)
+	}
+	if req.Level == "" {
+		req.Level = "99"
+	}
+	if err := weights.CheckLevel(req.Level); err != nil {
+		return req, fmt.Errorf("input level %q: %w", req.Level, err)
+	}
+	return req, nil
+}
+
+// planMarkdown is mode plan's job summary.
+func planMarkdown(p *shard.Plan, sum, file string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## sgpu-queue plan: %d items over %d shards of %d GPUs\n\n", p.Items, len(p.Shards), p.GPUs)
+	fmt.Fprintf(&b, "The shard jobs run `%s` with their `shard` from the matrix output; an item the plan does not list goes to the shard of the hash of its key.\n\n", file)
+	b.WriteString("```text\n" + sum + "```\n")
+	return b.String()
+}
+
+// mergeMode is mode merge: the shard jobs' log dirs (input shard-log-dirs, globs
+// allowed, as actions/download-artifact left them) merged into the log-dir input,
+// presented as a run is, and the learned table saved to the Actions cache.
+func (a *act) mergeMode(ctx context.Context) int {
+	dirs, err := a.shardDirs()
+	if err != nil {
+		return a.stop(&engine.Error{Code: exitcode.Usage, Err: err})
+	}
+	opts, err := a.options(false)
+	if err != nil {
+		return a.stop(&engine.Error{Code: exitcode.Usage, Err: err})
+	}
+	res, err := engine.Merge(ctx, opts, dirs)
+	return a.finish(ctx, res, err)
+}
+
+// shardDirs reads the shard-log-dirs input: paths relative to the workspace,
+// globs expanded (the runner does not), each matched once.
+func (a *act) shardDirs() ([]string, error) {
+	var dirs []string
+	seen := map[string]bool{}
+	for _, f := range fields(a.gh.GetInput("shard-log-dirs")) {
+		p := a.path(f)
+		matches := []string{p}
+		if strings.ContainsAny(f, "*?[") {
+			var err error
+			if matches, err = filepath.Glob(p); err != nil {
+				return nil, fmt.Errorf("input shard-log-dirs: %q: %w", f, err)
+			}
+			if len(matches) == 0 {
+				return nil, fmt.Errorf("input shard-log-dirs: %q matches nothing: download the shard jobs' artifacts first (actions/download-artifact)", f)
+			}
+		}
+		for _, m := range matches {
+			if !seen[m] {
+				seen[m] = true
+				dirs = append(dirs, m)
+			}
+		}
+	}
+	if len(dirs) == 0 {
+		return nil, fmt.Errorf("input shard-log-dirs is empty: mode merge wants the shard jobs' log dirs, e.g. shards/*/logs")
+	}
+	return dirs, nil
+}

@@ -1,0 +1,146 @@
+package dispatch
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rocm/sgpu-queue/internal/adapter"
+	"github.com/rocm/sgpu-queue/internal/config"
+	"github.com/rocm/sgpu-queue/internal/junit"
+	"github.com/rocm/sgpu-queue/internal/outcome"
+	"github.com/rocm/sgpu-queue/internal/schedule"
+)
+
+// adapterItems lists a cmd suite "c" from lines (a real command file, read by the
+// real adapter) and returns its items for dispatch, as the engine makes them.
+func (h *harness) adapterItems(mode config.Mode, lines string) []Item {
+	h.t.Helper()
+	repo := filepath.Join(h.dir, "repo")
+	if err := os.MkdirAll(repo, 0o755); err != nil {
+		h.t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(repo, "items.cmds"), []byte(lines), 0o644); err != nil {
+		h.t.Fatal(err)
+	}
+	suite := config.Suite{Label: "c", LogFile: "c.log", Mode: config.Cmd, Args: []string{"items.cmds"}}
+	a, err := adapter.New(adapter.SpecOf(suite))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	l, err := a.List(context.Background(), h.cfg.Exec, adapter.Listing{Env: h.cfg.Env, Dir: repo})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	suite.Mode = mode // what the evidence rules read: pytest and ctest items always write JUnit
+	var items []Item
+	for i, it := range l.Items {
+		items = append(items, Item{Item: schedule.Item{Label: "c", Tag: it.Tag, Seq: i}, Suite: suite, Adapter: a, Unit: it})
+	}
+	h.cfg.Dir = repo
+	return items
+}
+
+// An adapter item runs its adapter's command from the repo root, with its GPU
+// pinned in every visible-devices variable, the level, none of the hook contract's
+// switches, and its JUnit file (junit.ItemFile) mapped to where commands run, its
+// folder made; it gets no working directory of its own.
+func TestAdapterItemCommand(t *testing.T) {
+	h := newHarness(t, "3")
+	junitDir := filepath.Join(h.dir, "junit")
+	h.cfg.JUnitPrefix = junitDir + "/"
+	h.cfg.JUnitSuffix = ".xml"
+	h.cfg.AlsoPin = []string{"ROCR_VISIBLE_DEVICES"}
+	h.cfg.Env = append(h.cfg.Env, "TEST_FILTER=stale", "TE_CI_LIST_ITEMS=1")
+	// Where commands run the JUnit folder has another name (as in a container).
+	if err := os.Symlink(junitDir, filepath.Join(h.dir, "there")); err != nil {
+		t.Fatal(err)
+	}
+	h.cfg.MapPath = func(p string) (string, error) {
+		return strings.Replace(p, junitDir, filepath.Join(h.dir, "there"), 1), nil
+	}
+	show := `echo "pin=$HIP_VISIBLE_DEVICES/$ROCR_VISIBLE_DEVICES level=$TEST_LEVEL filter=[$TEST_FILTER$TE_CI_LIST_ITEMS] pwd=$PWD junit=$SGPU_JUNIT_XML"; echo "<testsuite name=\"x\" tests=\"0\"/>" > "$SGPU_JUNIT_XML"`
+	items := h.adapterItems(config.Cmd, "tests/a/test_x.py "+show+"\n"+`back\slash `+show+"\nbare true\nfails exit 3\n")
+	res := h.run(context.Background(), items...)
+	got := map[string]outcome.Outcome{}
+	for _, a := range res.Attempts {
+		got[items[a.Item].Tag] = a.Outcome
+	}
+	want := map[string]outcome.Outcome{"tests/a/test_x.py": outcome.OK, `back\slash`: outcome.OK, "bare": outcome.OK, "fails": outcome.Failed}
+	for tag, o := range want {
+		if got[tag] != o {
+			t.Errorf("%s: outcome %q, want %q (a cmd item that writes no JUnit is not a no-run)", tag, got[tag], o)
+		}
+	}
+	for _, tag := range []string{"tests/a/test_x.py", `back\slash`} {
+		rel, _ := junit.ItemFile(tag, ".xml", true)
+		if _, err := os.Stat(filepath.Join(junitDir, "c", filepath.FromSlash(rel))); err != nil {
+			t.Errorf("%s: its JUnit file is not where ItemFile names it: %v", tag, err)
+		}
+		log := readFile(t, h.layout.ItemLog("c", tag))
+		wantLine := "pin=3/3 level=1 filter=[] pwd=" + h.cfg.Dir + " junit=" + filepath.Join(h.dir, "there", "c", filepath.FromSlash(rel))
+		if !strings.Contains(log, wantLine) {
+			t.Errorf("%s: log %q lacks %q", tag, log, wantLine)
+		}
+	}
+	if entries, _ := os.ReadDir(h.layout.CwdDir()); len(entries) != 0 {
+		t.Errorf("adapter items got working directories: %v", entries)
+	}
+}
+
+// An item of a mode that always writes its JUnit (pytest, ctest) that exits 0
+// without it ran nothing: no-run, and its log says why.
+func TestAdapterItemNoRun(t *testing.T) {
+	h := newHarness(t, "0")
+	h.cfg.JUnitPrefix = filepath.Join(h.dir, "junit") + "/"
+	h.cfg.JUnitSuffix = ".xml"
+	items := h.adapterItems(config.Pytest, "tests/gone.py true\ntests/there.py touch \"$SGPU_JUNIT_XML\"\n")
+	res := h.run(context.Background(), items...)
+	for _, a := range res.Attempts {
+		tag := items[a.Item].Tag
+		want := map[string]outcome.Outcome{"tests/gone.py": outcome.NoRun, "tests/there.py": outcome.OK}[tag]
+		if a.Outcome != want {
+			t.Errorf("%s: outcome %q, want %q", tag, a.Outcome, want)
+		}
+	}
+	if log := readFile(t, h.layout.ItemLog("c", "tests/gone.py")); !strings.Contains(log, "sgpu-queue: no-run: this item ran nothing: pytest exited 0 without writing the JUnit XML it was given") {
+		t.Errorf("the no-run item's log does not say why:\n%s", log)
+	}
+}
+
+// An adapter item with a time limit of its own (ctest's TIMEOUT) gets a hang
+// deadline of at least that limit plus the slack, so that the tool's own limit,
+// which fails the test, fires first.
+func TestAdapterDeadline(t *testing.T) {
+	on := Timeout{Factor: 3, Min: time.Minute, Max: time.Hour}
+	a, err := adapter.New(adapter.Spec{Mode: config.CTest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := func(w float64, own time.Duration, ad adapter.Adapter) Item {
+		return Item{Item: schedule.Item{Label: "c", Tag: "t", Weight: w, Known: true}, Adapter: ad, Unit: adapter.Item{Tag: "t", Timeout: own}}
+	}
+	tests := []struct {
+		name    string
+		timeout Timeout
+		it      Item
+		want    time.Duration
+		why     string
+	}{
+		{"learned deadline above its own limit", on, known(100, time.Minute, a), 300 * time.Second, "3 × its learned weight"},
+		{"its own limit raises a short deadline", on, known(10, 5*time.Minute, a), 5*time.Minute + ownLimitSlack, "its own time limit 5m0s (ctest TIMEOUT) + 30s"},
+		{"above the maximum too", on, known(10, 2*time.Hour, a), 2*time.Hour + ownLimitSlack, "its own time limit 2h0m0s"},
+		{"no deadline stays none", Timeout{}, known(10, 5*time.Minute, a), 0, ""},
+		{"a list item has no limit of its own", on, known(10, 5*time.Minute, nil), time.Minute, "3 × its learned weight"},
+	}
+	for _, tt := range tests {
+		d := &dispatcher{cfg: Config{Timeout: tt.timeout}}
+		got, why := d.deadline(tt.it)
+		if got != tt.want || !strings.Contains(why, tt.why) {
+			t.Errorf("%s: deadline %s (%s), want %s (%s)", tt.name, got, why, tt.want, tt.why)
+		}
+	}
+}

@@ -1,0 +1,199 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/rocm/sgpu-queue/internal/atomicfile"
+	"github.com/rocm/sgpu-queue/internal/exitcode"
+	"github.com/rocm/sgpu-queue/internal/junit"
+	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/merge"
+	"github.com/rocm/sgpu-queue/internal/outcome"
+	"github.com/rocm/sgpu-queue/internal/report"
+	"github.com/rocm/sgpu-queue/internal/textfmt"
+	"github.com/rocm/sgpu-queue/internal/verdict"
+)
+
+// Merge is `sgpu-queue merge`: the log dirs of the shards of a job matrix (run
+// --shard I/K) become one run in o.LogDir (README "Several runners"), claimed and
+// locked as a run claims its log dir: one queue and timings file whose rows keep
+// their shard, per-suite verdicts over every shard (an item of a shard that never
+// reported fails, "never ran"), one learning pass into the weight table (the one
+// a single run of all the rows would learn), one report, and one merged JUnit file
+// per suite. The exit code is the one a single run of those rows would give. Of
+// o, Merge reads the log dir, weights, JUnit and presentation options; the arch
+// and level are the shards'.
+func Merge(ctx context.Context, o Options, dirs []string) (*Result, error) {
+	r, err := newRun(o)
+	if err != nil {
+		return nil, err
+	}
+	r.obs.Phase(0, "read the shards' log dirs")
+	shards, warns, err := merge.Read(dirs)
+	if err != nil {
+		return nil, usage(err)
+	}
+	if s, same := merge.SameDir(r.o.LogDir, shards); same {
+		return nil, usage(fmt.Errorf("--log-dir %s is the log dir of shard %d: merge into another (a log dir is claimed, and the shard's files would be deleted)", r.o.LogDir, s.Number))
+	}
+	for _, w := range warns {
+		r.warn(w)
+	}
+	first := shards[0].Run.Meta
+	r.o.Level = first.Level
+	claim := &logdir.Meta{Tool: logdir.ToolName, Suites: first.Suites, Arch: first.Arch, Level: first.Level,
+		Merge: &logdir.Merge{Shards: first.Shard.Shards}}
+	lock, err := r.layout.Claim(claim, r.o.LogDirReuse)
+	if err != nil {
+		return nil, usage(logDirError(r.o.LogDir, err))
+	}
+	defer lock.Release()
+	r.printf("  %d of %d shards, arch %s, level %s → %s\n", len(shards), first.Shard.Shards, first.Arch, first.Level, r.o.LogDir)
+
+	r.obs.Phase(2, "merge the shards")
+	store, table := r.loadTable(ctx, first.Arch, "learning into an empty one")
+	m := merge.Build(shards, table, first.DefaultWeight)
+	for _, w := range m.Warnings {
+		r.warn(w)
+	}
+	run := m.Run
+	run.Layout = r.layout
+	run.Meta.Weights = store.String()
+	r.printShards(run)
+	if err := r.writeMerged(m, shards); err != nil {
+		return nil, &Error{Code: exitcode.Usage, Err: fmt.Errorf("log dir %s: %w", r.o.LogDir, err)}
+	}
+	r.res.Cancelled = run.Meta.Cancelled
+
+	r.verdicts(run)
+
+	r.obs.Phase(6, "learn the weights (once, from every shard's rows)")
+	changes, pruned := LearnRun(table, run, m.Census)
+	r.saveLearned(ctx, store, table, changes, pruned)
+	run.Meta.Changes, run.Meta.Pruned = changes, pruned
+	run.Meta.Merge.Advice = merge.Advice(run, run.Meta.Merge.Shards, gpusPerShard(m))
+	r.writeMeta(&run.Meta)
+
+	r.obs.Phase(7, "report")
+	r.res.Stats = report.Compute(run, r.res.Suites)
+	r.writeReport(run)
+	if len(m.JUnit) > 0 {
+		r.combineJUnit(ctx, m)
+	}
+
+	r.obs.Phase(8, "summary")
+	for _, p := range run.Meta.Merge.Parts {
+		if p.Stop != nil && p.Stop.Reason == outcome.StopInternal {
+			r.internalShard = true
+		}
+	}
+	r.summary()
+	return r.res, nil
+}
+
+// gpusPerShard is the runner size the advice plans for: the plan's, else the
+// largest shard's.
+func gpusPerShard(m *merge.Result) int {
+	if m.Plan != nil {
+		return m.Plan.GPUs
+	}
+	n := 0
+	for _, p := range m.Run.Meta.Merge.Parts {
+		n = max(n, len(p.GPUs))
+	}
+	return n
+}
+
+// printShards says what each shard brought.
+func (r *run) printShards(run *logdir.Run) {
+	for _, p := range run.Meta.Merge.Parts {
+		if !p.Reported {
+			r.printf("  shard %d/%d: not given: its items never ran\n", p.Shard, run.Meta.Merge.Shards)
+			continue
+		}
+		how := ""
+		switch {
+		case p.Stop != nil:
+			how = fmt.Sprintf(", stopped early (%s)", reasonWord(p.Stop.Reason))
+		case !p.Finished:
+			how = ", never finished"
+		}
+		r.printf("  shard %d/%d: %s: %d items on %d GPUs, wall %s, its bound %s%s\n", p.Shard, run.Meta.Merge.Shards,
+			textfmt.Printable(p.LogDir), p.Items, len(p.GPUs), textfmt.Dur(p.Wall), textfmt.Dur(p.Bound), how)
+	}
+}
+
+// writeMerged writes the merged run's files: queue, census, timings and outcomes,
+// each item's shard, the plan, run.json, and the shards' item logs.
+func (r *run) writeMerged(m *merge.Result, shards []*merge.Shard) error {
+	run, l := m.Run, r.layout
+	var q, c bytes.Buffer
+	if err := logdir.FormatQueue(&q, run.Queue); err != nil {
+		return err
+	}
+	if err := logdir.FormatCensus(&c, m.CensusRows); err != nil {
+		return err
+	}
+	for _, f := range []struct {
+		path string
+		data []byte
+	}{{l.QueueTSV(), q.Bytes()}, {l.ItemsTSV(), c.Bytes()}, {l.ShardsTSV(), logdir.FormatShards(run.ShardOf, run.Queue)}} {
+		if err := atomicfile.Write(f.path, f.data, 0o644); err != nil {
+			return err
+		}
+	}
+	if m.Plan != nil {
+		if data, err := os.ReadFile(shards[0].Run.Layout.PlanJSON()); err == nil {
+			if err := atomicfile.Write(l.PlanJSON(), data, 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	tw, err := l.OpenTimings()
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, t := range run.Timings {
+		errs = append(errs, tw.Append(t))
+	}
+	errs = append(errs, tw.Close())
+	if err := errors.Join(errs...); err != nil {
+		r.lost("the merged timings", l.TimingsTSV(), err)
+	}
+	r.writeMeta(&run.Meta)
+	n, err := merge.CopyLogs(shards, l)
+	if err != nil {
+		r.lost("item logs of the shards", l.ItemsDir(), err)
+	}
+	r.printf("  %d rows, %d item files of the shards → %s\n", len(run.Timings), n, r.rel(l.Root))
+	return nil
+}
+
+// combineJUnit writes one JUnit file per suite from the shards' merged files,
+// with an error case for each item whose shard never reported.
+func (r *run) combineJUnit(ctx context.Context, m *merge.Result) {
+	k := m.Run.Meta.Merge.Shards
+	r.writeJUnit(ctx, func(s verdict.Suite) (*junit.Doc, error) {
+		var parts []junit.Part
+		for _, f := range m.JUnit[s.Label] {
+			parts = append(parts, junit.Part{Shard: fmt.Sprintf("%d/%d", f.Shard, k), Path: f.Path})
+		}
+		var notRun []junit.Item
+		for _, it := range s.Items {
+			// Items no shard file speaks for: a shard that never reported, or
+			// stopped before listing (typed: its stop, its record).
+			if it.Stop == outcome.StopNotReported || !it.Finished && m.Unlisted[it.Shard] {
+				notRun = append(notRun, junit.Item{Tag: it.Tag, RC: it.RC, Failed: true, Note: it.Note})
+			}
+		}
+		if len(parts) == 0 && len(notRun) == 0 {
+			return nil, nil
+		}
+		return junit.Combine(ctx, s.Label, parts, notRun)
+	})
+}

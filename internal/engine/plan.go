@@ -1,0 +1,177 @@
+package engine
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/rocm/sgpu-queue/internal/config"
+	"github.com/rocm/sgpu-queue/internal/schedule"
+	"github.com/rocm/sgpu-queue/internal/shard"
+	"github.com/rocm/sgpu-queue/internal/textfmt"
+	"github.com/rocm/sgpu-queue/internal/weights"
+)
+
+// PlanRequest is what `sgpu-queue plan` (and the action's mode plan) is asked.
+type PlanRequest struct {
+	Configs                  []string
+	Shards, GPUs             int
+	ItemsPath, RepoRoot      string
+	Arch, Level, WeightsPath string
+	// Table, when set, is the weight table, already loaded (the action restores
+	// it from the Actions cache), named TableName; otherwise the table is found as
+	// a run finds it, from WeightsPath, Arch, Level and RepoRoot.
+	Table     *weights.Table
+	TableName string
+	// NoTable lets a plan be made without any table or item list: every item
+	// then goes by the hash of its key (the action's first run, before any
+	// table was learned). Without it that is an error.
+	NoTable bool
+}
+
+// Plan reads the configs, the table and the item list, splits the items over the
+// shards (shard.Assign: README "Several runners") and returns the plan and a
+// summary of it. Warnings go to warn as they come. Every error is a usage error.
+func Plan(req PlanRequest, warn func(string)) (*shard.Plan, string, error) {
+	if err := weights.CheckLevel(req.Level); err != nil {
+		return nil, "", fmt.Errorf("--level %q: %w", req.Level, err)
+	}
+	suites, err := config.Load(req.Configs)
+	if err != nil {
+		return nil, "", err
+	}
+	id, table, err := planTable(req)
+	if err != nil {
+		return nil, "", err
+	}
+	for _, w := range table.warns {
+		warn(w)
+	}
+	keys, from := shard.TableKeys(table.t), "weights"
+	if req.ItemsPath != "" {
+		from = req.ItemsPath
+		f, err := os.Open(req.ItemsPath)
+		if err != nil {
+			return nil, "", fmt.Errorf("--items: %w", err)
+		}
+		keys, err = shard.ParseItems(f, req.ItemsPath)
+		f.Close()
+		if err != nil {
+			return nil, "", err
+		}
+		if !table.found {
+			warn(fmt.Sprintf("weight table %s not found: no item has a weight, so the shards are balanced by count", textfmt.Printable(id.Store)))
+		}
+	} else if !table.found && req.NoTable {
+		warn(fmt.Sprintf("weight table %s not found and no item list given: the plan lists no item, so every item goes to the shard of the hash of its key", textfmt.Printable(id.Store)))
+		keys = nil
+	} else if !table.found {
+		return nil, "", fmt.Errorf("weight table %s not found: plan lists the items from the last run's table (restore it first, or give --weights FILE, --arch or --level), or give --items FILE", id.Store)
+	}
+	list, warns := shard.Items(suites, keys, req.GPUs)
+	for _, w := range warns {
+		warn(w)
+	}
+	schedule.Weigh(list, table.t, schedule.DefaultWeight)
+	a, err := shard.Assign(list, req.Shards, req.GPUs)
+	if err != nil {
+		var we *schedule.WidthError
+		if errors.As(err, &we) {
+			return nil, "", fmt.Errorf("%w (each shard has --gpus %d)", err, req.GPUs)
+		}
+		return nil, "", err
+	}
+	p := shard.New(list, a, id, from)
+	return p, planSummary(p, a, len(suites)), nil
+}
+
+// loadedTable is the weight table plan read.
+type loadedTable struct {
+	t     *weights.Table
+	warns []string
+	found bool
+}
+
+// planTable finds and reads the weight table as run does, and says what it is.
+func planTable(req PlanRequest) (shard.Identity, loadedTable, error) {
+	id := shard.Identity{Arch: req.Arch, Level: req.Level, Store: req.WeightsPath}
+	if req.Table != nil {
+		id.Store = req.TableName
+		return identify(id, req.Table, nil)
+	}
+	if id.Store == "" {
+		if id.Arch == "" {
+			arches, err := weights.ArchesAt(req.RepoRoot, req.Level)
+			if err != nil {
+				return id, loadedTable{}, fmt.Errorf("no --arch given and %s cannot be read (%w): pass --arch or --weights", filepath.Join(req.RepoRoot, "ci-weights"), err)
+			}
+			if len(arches) != 1 {
+				found := "none"
+				if len(arches) > 1 {
+					found = strings.Join(arches, ", ")
+				}
+				return id, loadedTable{}, fmt.Errorf("no --arch given: plan sees no GPU, so it goes by the tables of level %s under %s, and found %s; pass --arch (e.g. gfx942) or --weights FILE",
+					req.Level, filepath.Join(req.RepoRoot, "ci-weights"), found)
+			}
+			id.Arch = arches[0]
+		}
+		id.Store = weights.DefaultPath(req.RepoRoot, id.Arch, req.Level)
+	}
+	data, err := os.ReadFile(id.Store)
+	if errors.Is(err, fs.ErrNotExist) {
+		return id, loadedTable{t: weights.New()}, nil
+	}
+	if err != nil {
+		return id, loadedTable{}, fmt.Errorf("weight table: %w", err)
+	}
+	t, warns := weights.Parse(bytes.NewReader(data), id.Store)
+	return identify(id, t, warns)
+}
+
+// identify completes a found table's identity: the SHA-256 of the table as
+// Format writes it, and its key count.
+func identify(id shard.Identity, t *weights.Table, warns []string) (shard.Identity, loadedTable, error) {
+	var canon bytes.Buffer
+	if err := t.Format(&canon); err != nil {
+		return id, loadedTable{}, err
+	}
+	sum := sha256.Sum256(canon.Bytes())
+	id.SHA256, id.Keys = hex.EncodeToString(sum[:]), t.Len()
+	return id, loadedTable{t: t, warns: warns, found: true}, nil
+}
+
+// planSummary is what plan says on stderr besides the plan itself.
+func planSummary(p *shard.Plan, a *shard.Assignment, suites int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "plan: %d items of %d suites from %s, %d shards of %d GPUs\n", p.Items, suites, p.ItemsFrom, len(p.Shards), p.GPUs)
+	fmt.Fprintf(&b, "  weight table %s (%d keys", textfmt.Printable(p.Weights.Store), p.Weights.Keys)
+	if p.Weights.SHA256 != "" {
+		fmt.Fprintf(&b, ", sha256 %s…", p.Weights.SHA256[:12])
+	}
+	b.WriteString(")\n")
+	if p.Unknown > 0 {
+		fmt.Fprintf(&b, "  %d item(s) without a weight, each planned as %s (the mean of the others)\n", p.Unknown, textfmt.Secs(p.Estimate))
+	}
+	for _, s := range p.Shards {
+		fmt.Fprintf(&b, "  shard %d: %4d items, %s GPU-seconds, predicted wall clock %s\n", s.Shard, s.Items, strconv.FormatFloat(s.Work, 'f', -1, 64), textfmt.Secs(s.Wall))
+	}
+	fmt.Fprintf(&b, "  predicted wall clock %s, lower bound max(GPU-seconds/%d, largest) = %s", textfmt.Secs(p.Wall), len(p.Shards)*p.GPUs, textfmt.Secs(p.Bound))
+	if p.Largest != "" && p.LargestSecs >= p.Bound {
+		fmt.Fprintf(&b, ", set by the largest item, %s", textfmt.Printable(p.Largest))
+	}
+	b.WriteString("\n")
+	if a.Moves > 0 {
+		fmt.Fprintf(&b, "  refined on replayed wall clocks: %d moves and swaps, slowest shard %s → %s\n", a.Moves, textfmt.Secs(a.LPTWall), textfmt.Secs(p.Wall))
+	}
+	if a.Hashed > 0 {
+		fmt.Fprintf(&b, "  %d item(s) whose key is not UTF-8 are not listed: each runs on its hash shard\n", a.Hashed)
+	}
+	return b.String()
+}

@@ -1,0 +1,148 @@
+package engine
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/rocm/sgpu-queue/internal/atomicfile"
+	"github.com/rocm/sgpu-queue/internal/config"
+	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/schedule"
+	"github.com/rocm/sgpu-queue/internal/shard"
+)
+
+// sharding is what --shard I/K [--plan FILE] gives a run (README "Several
+// runners"): it runs the items the plan gives shard I, and every item the plan
+// does not know (or every item, without a plan) by the hash of its key.
+type sharding struct {
+	shard, shards int
+	plan          *shard.Plan // nil: every item by shard.HashShard
+	raw           []byte      // the plan file, copied into the log dir
+	ref           *logdir.PlanRef
+}
+
+// of is the shard of the item of this key.
+func (s *sharding) of(key string) int {
+	if s.plan != nil {
+		return s.plan.ShardOf(key)
+	}
+	return shard.HashShard(key, s.shards)
+}
+
+// readSharding checks --shard and reads --plan, in phase 0: a plan that cannot be
+// read, or that is not of K shards, stops the run before anything runs.
+func (r *run) readSharding() error {
+	o := r.o
+	switch {
+	case o.Shards == 0 && o.PlanFile != "":
+		return fmt.Errorf("--plan %s without --shard: say which shard of the plan this job runs, e.g. --shard 1/%s", o.PlanFile, "K")
+	case o.Shards == 0:
+		return nil
+	case o.Shard < 1 || o.Shard > o.Shards || o.Shards > shard.MaxShards:
+		return fmt.Errorf("--shard %d/%d: want I/K with 1 ≤ I ≤ K ≤ %d", o.Shard, o.Shards, shard.MaxShards)
+	}
+	s := &sharding{shard: o.Shard, shards: o.Shards}
+	if o.PlanFile != "" {
+		data, err := os.ReadFile(o.PlanFile)
+		if err != nil {
+			return fmt.Errorf("--plan: %w", err)
+		}
+		p, err := shard.Read(bytes.NewReader(data), o.PlanFile)
+		if err != nil {
+			return err
+		}
+		if len(p.Shards) != o.Shards {
+			return fmt.Errorf("--shard %d/%d: plan %s splits the items over %d shards; give --shard I/%d (the matrix of the plan job's output)", o.Shard, o.Shards, o.PlanFile, len(p.Shards), len(p.Shards))
+		}
+		sum := sha256.Sum256(data)
+		s.plan, s.raw = p, data
+		s.ref = &logdir.PlanRef{File: o.PlanFile, SHA256: hex.EncodeToString(sum[:]), Weights: p.Weights.SHA256}
+	}
+	r.shard = s
+	return nil
+}
+
+// keepShard is the shard's step after phase 1: of the items listed, it keeps the
+// ones of its shard; the listing itself is kept for the log dir (queue/listed.tsv),
+// so that merge can tell an item this host never listed from one that never ran.
+func (r *run) keepShard(e *expansion) {
+	s := r.shard
+	e.listed = make([]logdir.CensusRow, len(e.items))
+	var kept []schedule.Item
+	planned, hashed := 0, 0
+	for i, it := range e.items {
+		e.listed[i] = logdir.CensusRow{Label: it.Label, Tag: it.Tag}
+		if s.of(it.Key()) != s.shard {
+			continue
+		}
+		kept = append(kept, it)
+		if s.plan != nil && s.plan.Planned(it.Key()) {
+			planned++
+		} else {
+			hashed++
+		}
+	}
+	how := "every item by the hash of its key (no --plan)"
+	if s.plan != nil {
+		how = fmt.Sprintf("%d planned, %d by the hash of their key (not in the plan)", planned, hashed)
+	}
+	r.printf("  shard %d/%d: %d of %d listed items: %s\n", s.shard, s.shards, len(kept), len(e.items), how)
+	e.items = kept
+}
+
+// writeShardFiles writes a shard's listing and the plan it followed into its log
+// dir, for merge.
+func (r *run) writeShardFiles(e *expansion) error {
+	var b bytes.Buffer
+	if err := logdir.FormatCensus(&b, e.listed); err != nil {
+		return err
+	}
+	if err := atomicfile.Write(r.layout.ListedTSV(), b.Bytes(), 0o644); err != nil {
+		return err
+	}
+	if r.shard.raw == nil {
+		return nil
+	}
+	return atomicfile.Write(r.layout.PlanJSON(), r.shard.raw, 0o644)
+}
+
+// shardRecord is run.json's "shard".
+func (r *run) shardRecord() *logdir.ShardRun {
+	if r.shard == nil {
+		return nil
+	}
+	return &logdir.ShardRun{Shard: r.shard.shard, Shards: r.shard.shards, Plan: r.shard.ref}
+}
+
+// hasItems reports whether the suite has items in the queue (a shard may have none
+// of a suite: its setup is then not needed).
+func hasItems(items []schedule.Item, s config.Suite) bool {
+	for _, it := range items {
+		if it.Label == s.Label {
+			return true
+		}
+	}
+	return false
+}
+
+// recordJUnit puts the merged JUnit files a shard wrote into its run.json,
+// relative to its log dir, so that merge finds them beside a downloaded log dir.
+func (r *run) recordJUnit(meta *logdir.Meta) {
+	if meta.Shard == nil {
+		return
+	}
+	meta.Shard.JUnit = nil
+	for _, p := range r.res.JUnit {
+		rel, err := filepath.Rel(r.o.LogDir, p)
+		if err != nil {
+			r.warn(fmt.Sprintf("JUnit file %s: %v; merge will not find it", p, err))
+			continue
+		}
+		meta.Shard.JUnit = append(meta.Shard.JUnit, filepath.ToSlash(rel))
+	}
+	r.writeMeta(meta)
+}

@@ -1,0 +1,138 @@
+package expand
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/rocm/sgpu-queue/internal/adapter"
+	"github.com/rocm/sgpu-queue/internal/config"
+	"github.com/rocm/sgpu-queue/internal/textfmt"
+)
+
+// errSetupDeadline is the cause of a setup= command's context ended by
+// Request.SetupTimeout.
+var errSetupDeadline = errors.New("setup deadline")
+
+// deadline bounds ctx by d (none when d ≤ 0), with cause as the reason.
+func deadline(ctx context.Context, d time.Duration, cause error) (context.Context, context.CancelFunc) {
+	if d <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeoutCause(ctx, d, cause)
+}
+
+// pastDeadline reports whether sub ended at its own deadline (cause), not because
+// the run (ctx) was cancelled.
+func pastDeadline(ctx, sub context.Context, cause error) bool {
+	return ctx.Err() == nil && errors.Is(context.Cause(sub), cause)
+}
+
+// Setups runs the setup= command of every adapter suite that gives one, in config
+// order, each distinct command once (TE's three core lines share one build), from
+// the repo root, with the first giving suite's env= options. It stops at the first
+// that fails, is stopped at Request.SetupTimeout, or is cancelled: every suite
+// listed after it would fail the same way.
+func Setups(ctx context.Context, r Request) ([]SetupRun, error) {
+	var runs []SetupRun
+	byCmd := map[string]int{}
+	for _, s := range r.Suites {
+		if !s.Adapter() || s.Options.Setup == "" {
+			continue
+		}
+		if i, ok := byCmd[s.Options.Setup]; ok {
+			runs[i].Shared = append(runs[i].Shared, s.Label)
+			continue
+		}
+		run, err := setup(ctx, r, s)
+		if err != nil {
+			return runs, err
+		}
+		byCmd[s.Options.Setup] = len(runs)
+		runs = append(runs, run)
+	}
+	return runs, nil
+}
+
+// setup runs one suite's setup= command.
+func setup(ctx context.Context, r Request, s config.Suite) (SetupRun, error) {
+	run := SetupRun{Suite: s}
+	log := io.WriteCloser(nopCloser{io.Discard})
+	if r.SetupLog != nil {
+		var err error
+		if log, run.Log, err = r.SetupLog(s); err != nil {
+			return run, &Error{Suite: s, Msg: fmt.Sprintf("cannot open the log of its setup= command: %v", err), Err: err}
+		}
+	}
+	defer log.Close()
+	tail := &textfmt.Tail{}
+	w := io.MultiWriter(log, tail)
+	c, _ := adapter.Setup(adapter.SpecOf(s), adapter.Listing{Env: r.Hooks.AdapterEnv(r.Env, r.Level), Dir: r.Dir})
+	c.Name = fmt.Sprintf("suite %q setup", s.Label)
+	c.Stdout, c.Stderr = w, w
+	sctx, cancel := deadline(ctx, r.SetupTimeout, errSetupDeadline)
+	defer cancel()
+	start := time.Now()
+	res, err := r.Exec.Run(sctx, c)
+	run.Secs = time.Since(start).Seconds()
+	where := ""
+	if run.Log != "" {
+		where = "; log " + run.Log
+	}
+	switch {
+	case err != nil:
+		return run, &Error{Suite: s, Msg: fmt.Sprintf("its setup= command could not run: %v", err), Err: err}
+	case res.Cancelled && pastDeadline(ctx, sctx, errSetupDeadline):
+		return run, &Error{Suite: s, TimedOut: true, Tail: tail.String(),
+			Msg: fmt.Sprintf("its setup= command did not end within %s (setup-timeout) and was stopped%s", r.SetupTimeout, where)}
+	case res.Cancelled || ctx.Err() != nil:
+		return run, &Error{Suite: s, Msg: "setup cancelled", Err: context.Cause(ctx)}
+	case res.ExitCode != 0:
+		return run, &Error{Suite: s, Tail: tail.String(),
+			Msg: fmt.Sprintf("its setup= command (sh -c %q) exited with %d%s", s.Options.Setup, res.ExitCode, where)}
+	}
+	return run, nil
+}
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
+
+// ListAdapter lists an adapter suite through its adapter, from the repo root, with
+// the listing deadline; its stderr goes to Request.Log.
+func ListAdapter(ctx context.Context, r Request, s config.Suite) (adapter.Adapter, *adapter.Listed, error) {
+	a, err := adapter.New(adapter.SpecOf(s))
+	if err != nil {
+		return nil, nil, FromAdapter(s, err)
+	}
+	tail := &textfmt.Tail{}
+	lctx, cancel := deadline(ctx, r.Timeout, errDeadline)
+	defer cancel()
+	l, err := a.List(lctx, r.Exec, r.AdapterListing(io.MultiWriter(orDiscard(r.Log), tail)))
+	switch {
+	case err == nil:
+		return a, l, nil
+	case pastDeadline(ctx, lctx, errDeadline):
+		return nil, nil, &Error{Suite: s, TimedOut: true, Tail: tail.String(),
+			Msg: fmt.Sprintf("its %s listing did not end within %s (list-timeout) and was stopped", s.Mode, r.Timeout)}
+	case ctx.Err() != nil:
+		return nil, nil, &Error{Suite: s, Msg: "listing cancelled", Err: context.Cause(ctx)}
+	}
+	return nil, nil, FromAdapter(s, err)
+}
+
+// AdapterListing is where adapter commands list: the repo root, the adapter environment.
+func (r Request) AdapterListing(log io.Writer) adapter.Listing {
+	return adapter.Listing{Env: r.Hooks.AdapterEnv(r.Env, r.Level), Dir: r.Dir, Log: log}
+}
+
+// FromAdapter is an adapter's error as a listing error of suite s.
+func FromAdapter(s config.Suite, err error) *Error {
+	var ae *adapter.Error
+	if errors.As(err, &ae) {
+		return &Error{Suite: s, Msg: ae.Msg, Tail: ae.Tail, Err: ae.Err}
+	}
+	return &Error{Suite: s, Msg: err.Error(), Err: err}
+}

@@ -1,0 +1,56 @@
+package junit
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Part is one shard's merged file of a suite (README "Several runners").
+type Part struct {
+	Shard string // how the shard is named in the properties, e.g. "2/3"
+	Path  string
+}
+
+// Combine builds one suite's document from the merged files that several shards
+// wrote for it (each by Merge, with its own error cases), each suite of them
+// marked with its shard (property sgpu.shard), plus an error case for each item of
+// notRun: the items of shards that never reported, which no file speaks for. A
+// file that is missing or not usable JUnit is an error case naming it; counts are
+// recomputed.
+func Combine(ctx context.Context, label string, parts []Part, notRun []Item) (*Doc, error) {
+	if label == "" {
+		return nil, fmt.Errorf("junit: empty suite label; pass the suite's label from the config")
+	}
+	lim := defaultLimits()
+	m := &merger{label: label, lim: lim}
+	for _, p := range parts {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("junit: combine %s: %w", label, err)
+		}
+		m.stats.Files++
+		data, err := readCapped(os.DirFS(filepath.Dir(p.Path)), filepath.Base(p.Path), lim.maxBytes)
+		var suites []xmlSuite
+		if err == nil {
+			suites, err = parseJUnit(data, lim)
+		}
+		shardProp := xmlProperty{Name: "sgpu.shard", Value: clean(p.Shard)}
+		if err != nil {
+			m.stats.Malformed++
+			m.addSuite(fileErrorSuite(label, p.Path, "sgpu-queue.shard-junit",
+				fmt.Sprintf("shard %s: its merged JUnit file %s cannot be read (%v): upload the shard's JUnit directory with its log dir", p.Shard, p.Path, err),
+				[]xmlProperty{shardProp, {Name: "sgpu.source", Value: clean(p.Path)}}))
+			continue
+		}
+		for _, s := range suites {
+			s.Props = append(s.Props, shardProp)
+			m.addSuite(s)
+		}
+	}
+	for _, it := range notRun {
+		m.addItemError(it, false, "sgpu-queue.never-ran",
+			fmt.Sprintf("item %s of suite %s: %s", it.name(), label, it.status(false)))
+	}
+	return m.doc(), nil
+}

@@ -1,0 +1,58 @@
+package junit
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Combine: two shards' merged files of one suite become one document whose counts
+// are recomputed, each suite marked with its shard; a shard file that is missing
+// or garbage is an error case naming it; an item of a shard that never reported is
+// an error case of type sgpu-queue.never-ran. The result is schema-valid.
+func TestCombine(t *testing.T) {
+	dir := t.TempDir()
+	// Each shard's file is what Merge writes for it: one item passed, one failed.
+	var paths []string
+	for i, item := range []Item{{Tag: "a", Finished: true, GPU: "0"}, {Tag: "b", Finished: true, RC: 3, GPU: "1"}} {
+		raw := filepath.Join(dir, "raw", string(rune('1'+i)))
+		writeTree(t, raw, map[string]string{item.Tag + ".xml": `<testsuite name="pytest"><testcase classname="t" name="test_` + item.Tag + `" time="1"/></testsuite>`}, time.Now())
+		d, err := Merge("torch", raw, ".xml", []Item{item}, time.Now().Add(-time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, "s"+string(rune('1'+i)), "torch.xml")
+		if err := d.WriteFile(p); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	garbage := filepath.Join(dir, "garbage.xml")
+	os.WriteFile(garbage, []byte("<testsuite"), 0o644)
+	parts := []Part{{Shard: "1/4", Path: paths[0]}, {Shard: "2/4", Path: paths[1]}, {Shard: "3/4", Path: filepath.Join(dir, "gone.xml")}, {Shard: "4/4", Path: garbage}}
+	notRun := []Item{{Tag: "c", RC: 1, Failed: true, Note: "never ran: shard 5/5 never reported"}}
+	d, err := Combine(context.Background(), "torch", parts, notRun)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := d.Stats()
+	// a, b (and b's item-failed error case), gone, garbage, c.
+	if st.Tests != 6 || st.Errors != 4 || st.Failures != 0 || st.Files != 4 || st.Malformed != 2 {
+		t.Errorf("stats %+v", st)
+	}
+	data, _ := encode(t, d)
+	s := string(data)
+	for _, want := range []string{
+		`<property name="sgpu.shard" value="1/4">`, `<property name="sgpu.shard" value="2/4">`, `name="test_a"`, `name="test_b"`,
+		`type="sgpu-queue.shard-junit"`, "shard 3/4: its merged JUnit file " + filepath.Join(dir, "gone.xml") + " cannot be read",
+		`type="sgpu-queue.never-ran"`, "item c of suite torch: never ran: shard 5/5 never reported, never finished",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("combined document lacks %q:\n%s", want, s)
+		}
+	}
+	validateXSD(t, data)
+}

@@ -1,0 +1,428 @@
+package merge
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/outcome"
+	"github.com/rocm/sgpu-queue/internal/schedule"
+	"github.com/rocm/sgpu-queue/internal/shard"
+	"github.com/rocm/sgpu-queue/internal/textfmt"
+	"github.com/rocm/sgpu-queue/internal/weights"
+)
+
+// Result is the merged run, for the engine to write and decide.
+type Result struct {
+	// Run is the merged run (its Layout is the caller's): Meta with Merge, the
+	// queue of every shard then the items that never ran, every shard's rows
+	// with "s<shard>:<gpu>" GPUs and their outcomes, and each item's shard.
+	Run *logdir.Run
+	// CensusRows is the merged queue/items.tsv; Census is what pruning reads: a
+	// suite's keys only when every shard that listed has its census (a census
+	// that failed on one host prunes nothing, as in a run).
+	CensusRows []logdir.CensusRow
+	Census     weights.Census
+	// JUnit are the shards' merged JUnit files by suite label, in shard order.
+	JUnit map[string][]JUnitFile
+	// NeverRan are the keys of the items of shards that never reported, or that
+	// reported without a listing (cancelled while listing): queued here with no row.
+	NeverRan []string
+	// Unlisted are the reporting shards that stopped before their listing: no
+	// file of theirs speaks for their items.
+	Unlisted map[int]bool
+	Warnings []string
+	// Plan is the plan the shards followed; nil without one.
+	Plan *shard.Plan
+}
+
+// JUnitFile is one shard's merged JUnit file of a suite.
+type JUnitFile struct {
+	Shard int
+	Path  string // as this process sees it
+}
+
+// Build merges the shards (from Read). table and defaultWeight weigh the items
+// that never ran, for the report's estimates.
+func Build(shards []*Shard, table *weights.Table, defaultWeight float64) *Result {
+	b := &builder{shards: shards, k: shards[0].Run.Meta.Shard.Shards, plan: shards[0].Plan,
+		res: &Result{JUnit: map[string][]JUnitFile{}, Unlisted: map[int]bool{}, Plan: shards[0].Plan}, table: table, def: defaultWeight,
+		shardOf: map[logdir.ItemRef]int{}, queued: map[logdir.ItemRef]int{}}
+	b.meta()
+	for _, s := range shards {
+		b.add(s)
+	}
+	b.neverRan()
+	b.census()
+	b.res.Run.ShardOf = b.shardOf
+	return b.res
+}
+
+type builder struct {
+	shards  []*Shard
+	k       int
+	plan    *shard.Plan
+	res     *Result
+	table   *weights.Table
+	def     float64
+	shardOf map[logdir.ItemRef]int // each queued item's shard
+	queued  map[logdir.ItemRef]int // the shard whose queue has it
+}
+
+// of is the shard of an item's key: the plan's, else its hash.
+func (b *builder) of(key string) int {
+	if b.plan != nil {
+		return b.plan.ShardOf(key)
+	}
+	return shard.HashShard(key, b.k)
+}
+
+// meta is the merged run.json: what the shards share, the union of their suites
+// and GPUs, and one part per shard.
+func (b *builder) meta() {
+	fm := b.shards[0].Run.Meta
+	m := logdir.Meta{
+		Tool: logdir.ToolName, Format: logdir.FormatOutcomes, PinVar: fm.PinVar, Arch: fm.Arch, Level: fm.Level,
+		DefaultWeight: fm.DefaultWeight, Policy: fm.Policy, Finished: true,
+		Merge: &logdir.Merge{Shards: b.k, Plan: fm.Shard.Plan, Parts: make([]logdir.MergedShard, b.k)},
+	}
+	for i := range m.Merge.Parts {
+		p := &m.Merge.Parts[i]
+		p.Shard = i + 1
+		p.Stop = &logdir.Stop{Reason: outcome.StopNotReported, Message: fmt.Sprintf("no log dir of shard %d/%d was given to merge", i+1, b.k)}
+		if b.plan != nil {
+			p.Predicted = b.plan.Shards[i].Wall
+		}
+	}
+	seen := map[string]bool{}
+	for _, s := range b.shards {
+		sm := s.Run.Meta
+		for _, su := range sm.Suites {
+			if !seen[su.Label] {
+				seen[su.Label] = true
+				m.Suites = append(m.Suites, su)
+			}
+		}
+		for _, g := range sm.GPUs {
+			m.GPUs = append(m.GPUs, logdir.ShardGPU(s.Number, g))
+		}
+		for _, q := range sm.Quarantined {
+			q.GPU = logdir.ShardGPU(s.Number, q.GPU)
+			m.Quarantined = append(m.Quarantined, q)
+		}
+		m.Unfit = append(m.Unfit, sm.Unfit...) // items are in one shard each
+		if !sm.Started.IsZero() && (m.Started.IsZero() || sm.Started.Before(m.Started)) {
+			m.Started = sm.Started
+		}
+		m.Cancelled = m.Cancelled || sm.Cancelled
+		m.FlakyIsFailure = m.FlakyIsFailure || sm.FlakyIsFailure
+		m.Retries = max(m.Retries, sm.Retries)
+		m.TimeoutFactor = max(m.TimeoutFactor, sm.TimeoutFactor)
+		if sm.FlakyIsFailure != fm.FlakyIsFailure {
+			b.warn("%s: flaky-is-failure differs from %s's; the merge counts a flaky item as failed", s.Dir, b.shards[0].Dir)
+		}
+	}
+	b.res.Run = &logdir.Run{Meta: m}
+}
+
+// add merges one shard: its queue, its rows (GPUs named with their shard, each
+// with its outcome as the shard read it), its part and its JUnit files.
+func (b *builder) add(s *Shard) {
+	r, m := b.res.Run, s.Run.Meta
+	p := &r.Meta.Merge.Parts[s.Number-1]
+	p.Reported, p.LogDir, p.GPUs, p.Started = true, s.Dir, m.GPUs, m.Started
+	p.Cancelled, p.Finished, p.Stop = m.Cancelled, m.Finished, m.Stop
+	p.Retries, p.Flaky, p.Timeout = m.Retries, m.FlakyIsFailure, m.TimeoutFactor
+	p.Items = len(s.Run.Queue)
+	for _, q := range s.Run.Queue {
+		ref := logdir.ItemRef{Label: q.Label, Item: logdir.ItemColumn(q.Tag)}
+		if other, dup := b.queued[ref]; dup {
+			b.warn("%s: item %s was queued by shard %d too (were the shards given different plans?); its rows of both are merged", s.Dir, textfmt.Printable(weights.Key(q.Label, q.Tag)), other)
+			continue
+		}
+		b.queued[ref], b.shardOf[ref] = s.Number, s.Number
+		r.Queue = append(r.Queue, q)
+	}
+	largest := 0.0
+	for _, t := range s.Run.Timings {
+		t.Outcome = s.Run.OutcomeOf(t)
+		t.GPU = logdir.ShardGPU(s.Number, t.GPU)
+		r.Timings = append(r.Timings, t)
+		p.Work += t.Secs * float64(logdir.GPUCount(t.GPU)) // GPU-seconds
+		p.Wall = max(p.Wall, t.EndOff)
+		largest = max(largest, t.Secs)
+	}
+	p.Wall = max(p.Wall, m.Wall)
+	r.Meta.Wall = max(r.Meta.Wall, p.Wall)
+	if n := len(m.GPUs); n > 0 {
+		p.Bound = max(p.Work/float64(n), largest)
+	}
+	// The files must be a suite's, and beside the log dir: under the directory
+	// that holds it (the shard's artifact), so that a run.json cannot point the
+	// merge at any file of this machine.
+	root := filepath.Dir(abs(s.Dir))
+	for _, rel := range m.Shard.JUnit {
+		path := filepath.FromSlash(rel)
+		label, isXML := strings.CutSuffix(filepath.Base(path), ".xml")
+		full := filepath.Join(abs(s.Dir), path)
+		under, err := filepath.Rel(root, full)
+		if filepath.IsAbs(path) || !isXML || err != nil || !filepath.IsLocal(under) ||
+			!slices.ContainsFunc(m.Suites, func(su logdir.MetaSuite) bool { return su.Label == label }) {
+			b.warn("%s: JUnit file %q is not a suite's merged file beside the log dir; left out", s.Dir, rel)
+			continue
+		}
+		b.res.JUnit[label] = append(b.res.JUnit[label], JUnitFile{Shard: s.Number, Path: full})
+	}
+}
+
+// neverRan queues the items of the shards that never reported, or reported
+// without a listing (a cancel while listing): every item some reporting shard
+// listed whose shard is one of them. An item no reporting shard listed is census
+// only (a capability probe of the hosts skips it, or it is gone): it is not
+// expected. When no reporting shard got as far as listing, the plan's keys of the
+// missing shards are all there is to go by. Their verdicts follow their shard's
+// record (verdict.Decide): "never ran", or "cancelled before it started".
+func (b *builder) neverRan() {
+	missing := map[int]bool{}
+	for _, p := range b.res.Run.Meta.Merge.Parts {
+		if !p.Reported {
+			missing[p.Shard] = true
+		}
+	}
+	for _, s := range b.shards {
+		if s.Listed == nil {
+			missing[s.Number], b.res.Unlisted[s.Number] = true, true
+		}
+	}
+	listed, any := b.listed()
+	if b.plan != nil && any {
+		for _, s := range b.plan.Shards {
+			for _, k := range s.Keys {
+				if !listed[k] {
+					b.res.Run.Meta.Merge.NotListed++
+				}
+			}
+		}
+	}
+	if len(missing) == 0 {
+		return
+	}
+	var keys []shard.ItemKey
+	if any {
+		keys = b.listedKeys()
+	} else if b.plan != nil {
+		b.warn("no reporting shard listed its items: the items of the missing shards are taken from the plan")
+		for _, s := range b.plan.Shards {
+			for _, k := range s.Keys {
+				label, tag := weights.SplitKey(k)
+				keys = append(keys, shard.ItemKey{Label: label, Tag: tag})
+			}
+		}
+	}
+	cmds := map[string]logdir.QueueRow{}
+	for _, q := range b.res.Run.Queue {
+		if _, ok := cmds[q.Label]; !ok {
+			cmds[q.Label] = q
+		}
+	}
+	for _, k := range keys {
+		s := b.of(k.Key())
+		ref := logdir.ItemRef{Label: k.Label, Item: logdir.ItemColumn(k.Tag)}
+		if !missing[s] || b.shardOf[ref] != 0 || !b.suite(k.Label) {
+			continue
+		}
+		w, ok := b.table.Get(k.Key())
+		if !ok {
+			w = b.def
+		}
+		c := cmds[k.Label]
+		b.res.Run.Queue = append(b.res.Run.Queue, logdir.QueueRow{Weight: w, Label: k.Label, Cmd: c.Cmd, Tag: k.Tag, Args: c.Args})
+		b.shardOf[ref] = s
+		b.res.NeverRan = append(b.res.NeverRan, k.Key())
+	}
+}
+
+// suite reports whether label is a suite of the merged run.
+func (b *builder) suite(label string) bool {
+	return slices.ContainsFunc(b.res.Run.Meta.Suites, func(s logdir.MetaSuite) bool { return s.Label == label })
+}
+
+// listed is the set of keys the reporting shards listed, and whether any did.
+func (b *builder) listed() (map[string]bool, bool) {
+	set := map[string]bool{}
+	any := false
+	for _, s := range b.shards {
+		if s.Listed == nil {
+			continue
+		}
+		any = true
+		for _, k := range s.Listed {
+			set[k.Key()] = true
+		}
+	}
+	return set, any
+}
+
+// listedKeys is every listed item once, in shard then listing order.
+func (b *builder) listedKeys() []shard.ItemKey {
+	var out []shard.ItemKey
+	seen := map[shard.ItemKey]bool{}
+	for _, s := range b.shards {
+		for _, k := range s.Listed {
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, k)
+			}
+		}
+	}
+	return out
+}
+
+// census merges the shards' items.tsv: every row once; a suite's keys count for
+// pruning only when every shard that wrote an items.tsv has rows of it.
+func (b *builder) census() {
+	keys := map[string]map[string]bool{}
+	has := map[string]int{}
+	shardsWithCensus := 0
+	seen := map[shard.ItemKey]bool{}
+	for _, s := range b.shards {
+		if s.Census == nil {
+			continue
+		}
+		shardsWithCensus++
+		labels := map[string]bool{}
+		for _, k := range s.Census {
+			labels[k.Label] = true
+			if keys[k.Label] == nil {
+				keys[k.Label] = map[string]bool{}
+			}
+			keys[k.Label][k.Key()] = true
+			if !seen[k] {
+				seen[k] = true
+				b.res.CensusRows = append(b.res.CensusRows, logdir.CensusRow{Label: k.Label, Tag: k.Tag})
+			}
+		}
+		for l := range labels {
+			has[l]++
+		}
+	}
+	b.res.Census = weights.Census{}
+	for l, ks := range keys {
+		if has[l] == shardsWithCensus {
+			b.res.Census[l] = ks
+		}
+	}
+}
+
+func (b *builder) warn(format string, a ...any) {
+	b.res.Warnings = append(b.res.Warnings, fmt.Sprintf(format, a...))
+}
+
+// Advice is what one more runner would buy, predicted on the merged run's own
+// durations (each queued item's last row), the items planned as sgpu-queue plan
+// does over k and k+1 runners of gpus GPUs: shard.Advice's sentence. It is ""
+// when it cannot be said from measurements: a shard never reported, or an item
+// never finished.
+func Advice(r *logdir.Run, k, gpus int) string {
+	if k < 1 || k >= shard.MaxShards || gpus < 1 {
+		return ""
+	}
+	for _, p := range r.Meta.Merge.Parts {
+		if !p.Reported {
+			return ""
+		}
+	}
+	last := map[logdir.ItemRef]logdir.Timing{}
+	for _, t := range r.Timings {
+		last[logdir.ItemRef{Label: t.Label, Item: t.Item}] = t
+	}
+	items := make([]schedule.Item, 0, len(r.Queue))
+	for i, q := range r.Queue {
+		t, ok := last[logdir.ItemRef{Label: q.Label, Item: logdir.ItemColumn(q.Tag)}]
+		if !ok {
+			return ""
+		}
+		items = append(items, schedule.Item{Label: q.Label, Tag: q.Tag, Weight: t.Secs, Known: true, Seq: i, GPUs: logdir.GPUCount(t.GPU)})
+	}
+	if len(items) == 0 {
+		return ""
+	}
+	now, err := shard.Assign(items, k, gpus)
+	if err != nil {
+		return ""
+	}
+	next, err := shard.Assign(items, k+1, gpus)
+	if err != nil {
+		return ""
+	}
+	key := ""
+	if now.LargestItem >= 0 {
+		key = items[now.LargestItem].Key()
+	}
+	return shard.Advice(k, slices.Max(now.Wall), slices.Max(next.Wall), key, now.Largest)
+}
+
+// CopyLogs puts each reporting shard's item files (logs, exit codes, attempts)
+// into out's items/, where the merged verdict lines and report name them: a hard
+// link where the two are on one file system, else a copy. An existing file is
+// never replaced. It returns how many it put there, and what failed (a full disk).
+func CopyLogs(shards []*Shard, out logdir.Layout) (int, error) {
+	n := 0
+	var errs []error
+	for _, s := range shards {
+		bases := map[string]bool{}
+		for _, q := range s.Run.Queue {
+			bases[logdir.ItemBase(q.Label, q.Tag)] = true
+		}
+		src := s.Run.Layout.ItemsDir()
+		es, err := os.ReadDir(src)
+		if err != nil {
+			continue // no items/: nothing ran there
+		}
+		for _, e := range es {
+			f, ok := logdir.ParseItemFile(e.Name())
+			if !ok || !bases[f.Base] || !e.Type().IsRegular() {
+				continue
+			}
+			if err := linkOrCopy(filepath.Join(src, e.Name()), filepath.Join(out.ItemsDir(), e.Name())); err != nil {
+				if !errors.Is(err, fs.ErrExist) {
+					errs = append(errs, err)
+				}
+				continue
+			}
+			n++
+		}
+	}
+	return n, errors.Join(errs...)
+}
+
+func linkOrCopy(src, dst string) error {
+	if err := os.Link(src, dst); err == nil || errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		os.Remove(dst)
+		return err
+	}
+	if err := out.Close(); err != nil {
+		os.Remove(dst)
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,364 @@
+package merge
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/outcome"
+	"github.com/rocm/sgpu-queue/internal/schedule"
+	"github.com/rocm/sgpu-queue/internal/shard"
+	"github.com/rocm/sgpu-queue/internal/verdict"
+	"github.com/rocm/sgpu-queue/internal/weights"
+)
+
+// The listing every shard of the tests gives: two suites, one opaque.
+var listing = []shard.ItemKey{
+	{Label: "torch", Tag: "a"}, {Label: "torch", Tag: "b"}, {Label: "torch", Tag: "c"}, {Label: "torch", Tag: "d"},
+	{Label: "torch", Tag: "new"}, {Label: "core"},
+}
+
+// census is the listing plus an item the runners' capability probe skips.
+var census = append(append([]shard.ItemKey(nil), listing...), shard.ItemKey{Label: "torch", Tag: "gated"})
+
+var suites = []logdir.MetaSuite{{Label: "torch", LogFile: "torch.log", Mode: "list"}, {Label: "core", LogFile: "core.log", Mode: "opaque"}}
+
+// testPlan plans the census but torch/new over 3 shards of 2 GPUs, and returns the
+// plan file's bytes.
+func testPlan(t *testing.T) (*shard.Plan, []byte) {
+	t.Helper()
+	var items []schedule.Item
+	for i, k := range census {
+		if k.Tag == "new" {
+			continue
+		}
+		items = append(items, schedule.Item{Label: k.Label, Tag: k.Tag, Weight: float64(10 - i), Known: true, Seq: i})
+	}
+	a, err := shard.Assign(items, 3, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := shard.New(items, a, shard.Identity{Store: "t", Arch: "gfx942", Level: "1", SHA256: "abc"}, "weights")
+	var b bytes.Buffer
+	if err := p.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	back, err := shard.Read(bytes.NewReader(b.Bytes()), "plan.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return back, b.Bytes()
+}
+
+// writeShard writes the log dir of shard s as run --shard s/3 leaves it: the items
+// of its shard ran (each one second, GPU 0 then 1), failing those in fail.
+func writeShard(t *testing.T, dir string, s int, p *shard.Plan, raw []byte, fail map[string]int, edit func(*logdir.Meta)) {
+	t.Helper()
+	l := logdir.Layout{Root: dir}
+	if err := l.Prepare(); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(raw)
+	m := &logdir.Meta{Tool: logdir.ToolName, Format: logdir.FormatOutcomes, Suites: suites, GPUs: []string{"0", "1"},
+		Arch: "gfx942", Level: "1", DefaultWeight: 999999, Started: time.Unix(1000, 0), Finished: true,
+		Shard: &logdir.ShardRun{Shard: s, Shards: 3, Plan: &logdir.PlanRef{File: "plan.json", SHA256: hex.EncodeToString(sum[:])}}}
+	var queue []logdir.QueueRow
+	var listed, cen []logdir.CensusRow
+	tw, err := l.OpenTimings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	off := 0.0
+	for i, k := range listing {
+		listed = append(listed, logdir.CensusRow{Label: k.Label, Tag: k.Tag})
+		if p.ShardOf(k.Key()) != s {
+			continue
+		}
+		queue = append(queue, logdir.QueueRow{Weight: 1, Label: k.Label, Cmd: "ci/" + k.Label + ".sh", Tag: k.Tag})
+		o, rc := outcome.OK, fail[k.Key()]
+		if rc != 0 {
+			o = outcome.Failed
+		}
+		gpu := []string{"0", "1"}[i%2]
+		if err := tw.Append(logdir.Timing{Label: k.Label, Item: logdir.ItemColumn(k.Tag), GPU: gpu, Secs: 1, RC: rc, StartOff: off, EndOff: off + 1, Est: "1", Outcome: o}); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(l.ItemLog(k.Label, k.Tag), []byte("log of "+k.Key()+"\n"), 0o644)
+		off += 0.5
+		m.Wall = off + 1
+	}
+	tw.Close()
+	for _, k := range census {
+		cen = append(cen, logdir.CensusRow{Label: k.Label, Tag: k.Tag})
+	}
+	var q, li, c bytes.Buffer
+	logdir.FormatQueue(&q, queue)
+	logdir.FormatCensus(&li, listed)
+	logdir.FormatCensus(&c, cen)
+	for path, data := range map[string][]byte{l.QueueTSV(): q.Bytes(), l.ListedTSV(): li.Bytes(), l.ItemsTSV(): c.Bytes(), l.PlanJSON(): raw} {
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if edit != nil {
+		edit(m)
+	}
+	if err := l.WriteMeta(m); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// matrix writes the shards given and returns their log dirs.
+func matrix(t *testing.T, fail map[string]int, shards ...int) ([]string, *shard.Plan) {
+	t.Helper()
+	p, raw := testPlan(t)
+	root := t.TempDir()
+	var dirs []string
+	for _, s := range shards {
+		d := filepath.Join(root, "s"+string(rune('0'+s)), "logs")
+		writeShard(t, d, s, p, raw, fail, nil)
+		dirs = append(dirs, d)
+	}
+	return dirs, p
+}
+
+func TestBuildAllShards(t *testing.T) {
+	dirs, p := matrix(t, map[string]int{"torch/b": 3}, 3, 1, 2) // any order
+	shards, warns, err := Read(dirs)
+	if err != nil || len(warns) > 0 {
+		t.Fatalf("%v %v", err, warns)
+	}
+	if shards[0].Number != 1 || shards[2].Number != 3 {
+		t.Errorf("shards not in number order: %d %d %d", shards[0].Number, shards[1].Number, shards[2].Number)
+	}
+	m := Build(shards, weights.New(), 999999)
+	r := m.Run
+	if len(r.Queue) != len(listing) || len(r.Timings) != len(listing) || len(m.NeverRan) != 0 {
+		t.Errorf("%d queued, %d rows, never ran %v; want every listed item once", len(r.Queue), len(r.Timings), m.NeverRan)
+	}
+	for _, tm := range r.Timings {
+		s, _, ok := logdir.SplitShardGPU(tm.GPU)
+		key := weights.Key(tm.Label, r.TagOf(tm))
+		if !ok || s != p.ShardOf(key) || r.ShardOf[logdir.ItemRef{Label: tm.Label, Item: tm.Item}] != s || tm.Outcome == "" {
+			t.Errorf("row %+v: gpu %q, want s%d:<gpu>, its shard recorded, its outcome set", tm, tm.GPU, p.ShardOf(key))
+		}
+	}
+	if want := []string{"s1:0", "s1:1", "s2:0", "s2:1", "s3:0", "s3:1"}; !cmp.Equal(r.Meta.GPUs, want) {
+		t.Errorf("GPUs %v, want %v", r.Meta.GPUs, want)
+	}
+	mm := r.Meta.Merge
+	if mm.Shards != 3 || mm.NotListed != 1 || len(mm.Parts) != 3 {
+		t.Errorf("merge %+v: want 3 parts, torch/gated listed by no shard", mm)
+	}
+	for _, part := range mm.Parts {
+		if !part.Reported || part.Stop != nil || part.Wall <= 0 || part.Predicted != p.Shards[part.Shard-1].Wall {
+			t.Errorf("part %+v", part)
+		}
+	}
+	// Every shard has the census of both suites: both prune, by the union.
+	if len(m.Census["torch"]) != 6 || !m.Census["torch"]["torch/gated"] || !m.Census["core"]["core"] {
+		t.Errorf("census %v", m.Census)
+	}
+	if len(m.CensusRows) != len(census) {
+		t.Errorf("census rows %v", m.CensusRows)
+	}
+	if len(m.JUnit) != 0 {
+		t.Errorf("JUnit %v: no shard recorded any", m.JUnit)
+	}
+	if a := Advice(r, 3, 2); !strings.HasPrefix(a, "a 4th runner would save") {
+		t.Errorf("advice %q", a)
+	}
+}
+
+// A shard that never reported: the items the others listed that are its own
+// never ran; the census-only item is none of them; no advice is made up.
+func TestBuildMissingShard(t *testing.T) {
+	dirs, p := matrix(t, nil, 1, 3)
+	shards, _, err := Read(dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := Build(shards, weights.New(), 999999)
+	var want []string
+	for _, k := range listing {
+		if p.ShardOf(k.Key()) == 2 {
+			want = append(want, k.Key())
+		}
+	}
+	if len(want) == 0 {
+		t.Fatal("the plan gives shard 2 nothing")
+	}
+	if diff := cmp.Diff(want, m.NeverRan); diff != "" {
+		t.Errorf("never ran (-want +got):\n%s", diff)
+	}
+	part := m.Run.Meta.Merge.Parts[1]
+	if part.Reported || part.Stop == nil || part.Stop.Reason != outcome.StopNotReported {
+		t.Errorf("shard 2's part %+v", part)
+	}
+	for _, k := range m.NeverRan {
+		label, tag := weights.SplitKey(k)
+		if m.Run.ShardOf[logdir.ItemRef{Label: label, Item: logdir.ItemColumn(tag)}] != 2 {
+			t.Errorf("%s: no shard recorded", k)
+		}
+	}
+	if a := Advice(m.Run, 3, 2); a != "" {
+		t.Errorf("advice %q with a shard missing", a)
+	}
+}
+
+// A shard cancelled while listing (no listing, no queue) and no other shard: its
+// items and the missing shards' are the plan's keys, all there is to go by; the
+// cancelled shard's never ran by its own record, the others' by theirs.
+func TestBuildNoListing(t *testing.T) {
+	p, raw := testPlan(t)
+	dir := filepath.Join(t.TempDir(), "s1")
+	writeShard(t, dir, 1, p, raw, nil, func(m *logdir.Meta) {
+		m.Cancelled, m.Stop, m.Wall = true, &logdir.Stop{Reason: outcome.StopCancelled, Message: "cancelled while listing", Phase: 1}, 0
+	})
+	l := logdir.Layout{Root: dir}
+	for _, f := range []string{l.ListedTSV(), l.QueueTSV(), l.TimingsTSV(), l.OutcomesTSV()} {
+		os.WriteFile(f, nil, 0o644)
+	}
+	os.Remove(l.ListedTSV())
+	shards, _, err := Read([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := Build(shards, weights.New(), 999999)
+	n := len(p.Shards[0].Keys) + len(p.Shards[1].Keys) + len(p.Shards[2].Keys)
+	if len(m.NeverRan) != n || len(m.Warnings) != 1 || !m.Unlisted[1] || len(m.Run.Queue) != n {
+		t.Errorf("never ran %v (want the plan's %d keys), warnings %v, unlisted %v", m.NeverRan, n, m.Warnings, m.Unlisted)
+	}
+	for _, su := range verdict.Decide(m.Run) {
+		for _, it := range su.Items {
+			want := "cancelled before it started"
+			if it.Shard != 1 {
+				want = fmt.Sprintf("never ran: shard %d/3 never reported", it.Shard)
+			}
+			if it.Note != want || !it.Failed {
+				t.Errorf("%s/%s (shard %d): %q, want %q", it.Label, it.Tag, it.Shard, it.Note, want)
+			}
+		}
+	}
+}
+
+// A suite whose census one shard lacks prunes nothing.
+func TestBuildCensusNeedsEveryShard(t *testing.T) {
+	dirs, _ := matrix(t, nil, 1, 2)
+	items := filepath.Join(dirs[1], "queue", "items.tsv")
+	os.WriteFile(items, []byte("core\t\n"), 0o644)
+	shards, _, err := Read(dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := Build(shards, weights.New(), 999999)
+	if _, ok := m.Census["torch"]; ok || m.Census["core"] == nil {
+		t.Errorf("census %v: want core's alone", m.Census)
+	}
+}
+
+func TestReadRefuses(t *testing.T) {
+	p, raw := testPlan(t)
+	root := t.TempDir()
+	dir := func(name string, s int, edit func(*logdir.Meta)) string {
+		d := filepath.Join(root, name)
+		writeShard(t, d, s, p, raw, nil, edit)
+		return d
+	}
+	one, two := dir("one", 1, nil), dir("two", 2, nil)
+	whole := dir("whole", 1, func(m *logdir.Meta) { m.Shard = nil })
+	four := dir("four", 2, func(m *logdir.Meta) { m.Shard.Shards = 4 })
+	other := dir("other", 2, func(m *logdir.Meta) { m.Shard.Plan.SHA256 = "ffff" })
+	level := dir("level", 2, func(m *logdir.Meta) { m.Level = "3" })
+	bogus := dir("bogus", 2, func(m *logdir.Meta) { m.Shard.Shard = 5 })
+	noplan := dir("noplan", 2, nil)
+	os.Remove(filepath.Join(noplan, "queue", "plan.json"))
+	tests := []struct {
+		dirs []string
+		want string
+	}{
+		{nil, "no shard log dir given"},
+		{[]string{one, filepath.Join(root, "none")}, "no run here"},
+		{[]string{one, whole}, "is the log dir of a whole run, not of a shard"},
+		{[]string{one, four}, "is shard 2/4 but " + one + " is shard 1/3"},
+		{[]string{one, other}, "ran plan plan.json (sha256 ffff…) but"},
+		{[]string{one, level}, "ran arch gfx942 level 3 but"},
+		{[]string{one, two, one}, "are both shard 1/3"},
+		{[]string{bogus}, "run.json says shard 5/3"},
+		{[]string{noplan}, "the plan the shard followed is not there"},
+	}
+	for _, tc := range tests {
+		_, _, err := Read(tc.dirs)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("Read(%v) = %v; want one line with %q", tc.dirs, err, tc.want)
+		}
+	}
+	shards, _, err := Read([]string{one, two})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, same := SameDir(filepath.Join(two, ".", ""), shards); !same || s.Number != 2 {
+		t.Errorf("SameDir did not see shard 2's own log dir")
+	}
+	if _, same := SameDir(filepath.Join(root, "out"), shards); same {
+		t.Errorf("SameDir: a new dir is not a shard's")
+	}
+}
+
+// CopyLogs links each shard's item files into the merged log dir and never
+// replaces a file that is there.
+func TestCopyLogs(t *testing.T) {
+	dirs, _ := matrix(t, nil, 1, 2, 3)
+	shards, _, err := Read(dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := logdir.Layout{Root: t.TempDir()}
+	if err := out.Prepare(); err != nil {
+		t.Fatal(err)
+	}
+	mine := out.ItemLog("torch", "a")
+	os.WriteFile(mine, []byte("not the shard's"), 0o644)
+	n, err := CopyLogs(shards, out)
+	if err != nil || n != len(listing)-1 {
+		t.Errorf("CopyLogs = %d, %v; want %d (all but the one there)", n, err, len(listing)-1)
+	}
+	if data, _ := os.ReadFile(mine); string(data) != "not the shard's" {
+		t.Errorf("a file that was there was replaced: %q", data)
+	}
+	if data, _ := os.ReadFile(out.ItemLog("core", "")); string(data) != "log of core\n" {
+		t.Errorf("core's log: %q", data)
+	}
+}
+
+// The JUnit files a shard's run.json names are read only when they are a suite's
+// merged file beside its log dir: a run.json cannot point the merge elsewhere.
+func TestBuildJUnitPaths(t *testing.T) {
+	p, raw := testPlan(t)
+	dir := filepath.Join(t.TempDir(), "artifact", "logs")
+	writeShard(t, dir, 1, p, raw, nil, func(m *logdir.Meta) {
+		m.Shard.JUnit = []string{"../junit/torch.xml", "../junit/core.xml", "../../elsewhere/torch.xml", "/etc/torch.xml", "../junit/notasuite.xml", "../junit/torch.txt"}
+	})
+	shards, _, err := Read([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := Build(shards, weights.New(), 999999)
+	root := filepath.Dir(abs(dir))
+	want := map[string][]JUnitFile{
+		"torch": {{Shard: 1, Path: filepath.Join(root, "junit", "torch.xml")}},
+		"core":  {{Shard: 1, Path: filepath.Join(root, "junit", "core.xml")}},
+	}
+	if diff := cmp.Diff(want, m.JUnit); diff != "" || len(m.Warnings) != 4 {
+		t.Errorf("JUnit (-want +got):\n%s\nwarnings %q", diff, m.Warnings)
+	}
+}

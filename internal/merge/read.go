@@ -1,0 +1,201 @@
+// Package merge turns the log dirs of the shards of a job matrix (`run --shard
+// I/K`) into the files of one run (README "Several runners"): one queue and one
+// timings file whose rows keep their shard in the gpu column ("s2:0"), the shards
+// that never reported with their items "never ran", one census for pruning, the
+// shards' merged JUnit files by suite, and each shard's figures. The engine's
+// Merge writes them and runs the verdicts, the one learning pass and the report
+// on them, as a run does on its own.
+package merge
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/shard"
+)
+
+// Shard is one shard's log dir, read.
+type Shard struct {
+	Dir    string // as given
+	Run    *logdir.Run
+	Number int // 1 … K
+	// Listed is every item its listing gave, before it kept its shard's; nil
+	// when it stopped before listing (no queue/listed.tsv).
+	Listed []shard.ItemKey
+	// Census is its queue/items.tsv; nil when it has none.
+	Census []shard.ItemKey
+	// Plan is the plan it followed (queue/plan.json); nil without one.
+	Plan *shard.Plan
+}
+
+// Error is a set of log dirs that cannot be merged: the message names the log
+// dir and the fix.
+type Error struct{ Msg string }
+
+func (e *Error) Error() string { return e.Msg }
+
+func errorf(format string, a ...any) error { return &Error{Msg: fmt.Sprintf(format, a...)} }
+
+// Read reads the shards' log dirs and checks that they are shards of one matrix:
+// each a shard run, all of the same K, plan, arch and level, no shard twice. Its
+// warnings name what can be merged but is odd (a shard killed mid-run).
+func Read(dirs []string) ([]*Shard, []string, error) {
+	if len(dirs) == 0 {
+		return nil, nil, errorf("no shard log dir given: name the log dir of every shard of the matrix (sgpu-queue merge DIR...)")
+	}
+	var shards []*Shard
+	var warns []string
+	for _, dir := range dirs {
+		s, w, err := readShard(dir)
+		if err != nil {
+			return nil, nil, err
+		}
+		warns = append(warns, w...)
+		shards = append(shards, s)
+	}
+	if err := check(shards); err != nil {
+		return nil, nil, err
+	}
+	slices.SortStableFunc(shards, func(a, b *Shard) int { return a.Number - b.Number })
+	return shards, warns, nil
+}
+
+func readShard(dir string) (*Shard, []string, error) {
+	run, warns, err := logdir.Load(dir)
+	if err != nil {
+		return nil, nil, &Error{Msg: err.Error()}
+	}
+	for i, w := range warns {
+		warns[i] = dir + ": " + w
+	}
+	m := run.Meta
+	if m.Shard == nil {
+		what := "a whole run"
+		if m.Merge != nil {
+			what = "a merge"
+		}
+		return nil, nil, errorf("%s is the log dir of %s, not of a shard: merge the log dirs of the jobs that ran sgpu-queue run --shard I/K", dir, what)
+	}
+	s := &Shard{Dir: dir, Run: run, Number: m.Shard.Shard}
+	if m.Shard.Shard < 1 || m.Shard.Shard > m.Shard.Shards || m.Shard.Shards > shard.MaxShards {
+		return nil, nil, errorf("%s: run.json says shard %d/%d, which no run writes; give the log dir as the shard job left it", dir, m.Shard.Shard, m.Shard.Shards)
+	}
+	if !m.Finished {
+		warns = append(warns, fmt.Sprintf("%s: shard %d/%d never finished its run (was it killed?): its rows until then are merged, its items without a row count as never ran", dir, m.Shard.Shard, m.Shard.Shards))
+	}
+	l := run.Layout
+	if s.Listed, err = readItems(l.ListedTSV()); err != nil {
+		return nil, nil, err
+	}
+	if s.Census, err = readItems(l.ItemsTSV()); err != nil {
+		return nil, nil, err
+	}
+	if s.Listed == nil && len(run.Queue) > 0 {
+		// Its listing file is gone but it queued items: those at least it listed.
+		warns = append(warns, fmt.Sprintf("%s: no queue/listed.tsv: the items it queued stand for its listing", dir))
+		for _, q := range run.Queue {
+			s.Listed = append(s.Listed, shard.ItemKey{Label: q.Label, Tag: q.Tag})
+		}
+	}
+	if m.Shard.Plan != nil {
+		f, err := os.Open(l.PlanJSON())
+		if err != nil {
+			return nil, nil, errorf("%s: the plan the shard followed is not there (%v): give the log dir as the shard job left it", dir, err)
+		}
+		defer f.Close()
+		if s.Plan, err = shard.Read(f, l.PlanJSON()); err != nil {
+			return nil, nil, &Error{Msg: err.Error()}
+		}
+	}
+	return s, warns, nil
+}
+
+// readItems reads an item list the run wrote; nil when the file is not there.
+func readItems(path string) ([]shard.ItemKey, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, &Error{Msg: err.Error()}
+	}
+	items, err := shard.ParseItems(bytes.NewReader(data), path)
+	if err != nil {
+		return nil, &Error{Msg: err.Error()}
+	}
+	if items == nil {
+		items = []shard.ItemKey{} // read, and empty
+	}
+	return items, nil
+}
+
+// check refuses log dirs that are not the shards of one matrix.
+func check(shards []*Shard) error {
+	first := shards[0]
+	fm := first.Run.Meta
+	seen := map[int]string{}
+	for _, s := range shards {
+		m := s.Run.Meta
+		switch {
+		case m.Shard.Shards != fm.Shard.Shards:
+			return errorf("%s is shard %d/%d but %s is shard %d/%d: give the log dirs of the shards of one matrix", s.Dir, m.Shard.Shard, m.Shard.Shards, first.Dir, fm.Shard.Shard, fm.Shard.Shards)
+		case planSum(m.Shard.Plan) != planSum(fm.Shard.Plan):
+			return errorf("%s ran %s but %s ran %s: give the log dirs of the shards of one matrix (one plan job's plan)", s.Dir, planName(m.Shard.Plan), first.Dir, planName(fm.Shard.Plan))
+		case m.Arch != fm.Arch || m.Level != fm.Level:
+			return errorf("%s ran arch %s level %s but %s ran arch %s level %s: shards of one matrix share one weight table, so one arch and level", s.Dir, m.Arch, m.Level, first.Dir, fm.Arch, fm.Level)
+		}
+		if other, dup := seen[s.Number]; dup {
+			return errorf("%s and %s are both shard %d/%d: give each shard's log dir once", other, s.Dir, s.Number, m.Shard.Shards)
+		}
+		seen[s.Number] = s.Dir
+		if abs(s.Dir) == "" {
+			return errorf("%s: not a usable path", s.Dir)
+		}
+	}
+	return nil
+}
+
+func planSum(p *logdir.PlanRef) string {
+	if p == nil {
+		return ""
+	}
+	return p.SHA256
+}
+
+func planName(p *logdir.PlanRef) string {
+	if p == nil {
+		return "no plan (every item by its hash)"
+	}
+	return fmt.Sprintf("plan %s (sha256 %.12s…)", p.File, p.SHA256)
+}
+
+// abs is dir made absolute and free of symlinks where it can be, "" when it
+// cannot be made absolute.
+func abs(dir string) string {
+	a, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	if r, err := filepath.EvalSymlinks(a); err == nil {
+		return r
+	}
+	return a
+}
+
+// SameDir reports whether out is one of the shards' log dirs: a merge into it
+// would delete that shard's files when it claims the log dir.
+func SameDir(out string, shards []*Shard) (*Shard, bool) {
+	o := abs(out)
+	for _, s := range shards {
+		if abs(s.Dir) == o {
+			return s, true
+		}
+	}
+	return nil, false
+}

@@ -1,0 +1,47 @@
+package report
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Merged runs (testdata/merged: the files sgpu-queue merge wrote for the e2e
+// fixture's job matrix of 3 shards of 2 GPUs, all of them, and without shard 2):
+// the report draws a lane per shard and GPU, bounds over all six GPUs, and has a
+// Shards section with each shard's wall against its own bound, the imbalance and
+// the advice; a shard that never reported is said at once, with its items.
+func TestMergedGolden(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		want []string
+		not  []string
+	}{
+		{"merged", []string{"### Shards", "on 6 GPUs", "**Imbalance**", "**One more runner**", "section GPU s1_0", "section GPU s3_1",
+			"| 1 | 2 | `s1/logs` |", "1 item(s) of the plan were listed by no shard"}, []string{"never reported"}},
+		{"merged-missing", []string{"**1 shard(s) never reported**", "2/3 (3 items)", "| 2 | – | – | 3 | 3 |", "| – | never ran\\: shard 2/3 never reported |", "(never ran on their shard; counted as failed)", "on 4 GPUs"},
+			[]string{"**One more runner**"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, suites, s := loadRun(t, filepath.Join("testdata", "merged", tc.name))
+			md, svg := renderBoth(t, r, suites, s)
+			checkMarkdown(t, md)
+			checkSVG(t, svg)
+			for _, w := range tc.want {
+				if !strings.Contains(string(md), w) {
+					t.Errorf("report lacks %q", w)
+				}
+			}
+			for _, w := range tc.not {
+				if strings.Contains(string(md), w) {
+					t.Errorf("report has %q", w)
+				}
+			}
+			if !strings.Contains(string(svg), ">GPU s2:0<") && tc.name == "merged" {
+				t.Error("the SVG has no lane named s2:0")
+			}
+			goldenFile(t, tc.name+".md", md)
+			goldenFile(t, tc.name+".svg", svg)
+		})
+	}
+}
