@@ -469,6 +469,20 @@ func demoAction(t *testing.T, gh *fakeGitHub, inputs map[string]string, extra ..
 	return dir, env, outFile, sumFile
 }
 
+// demoAtLevel1 runs the action on a copy of the demo with these config files at
+// level 1, its fake GPU tools on PATH, and fails unless it exits 0; it returns the
+// copy, the PATH assignment and the step's outputs.
+func demoAtLevel1(t *testing.T, config string) (dir, path string, out map[string]string) {
+	t.Helper()
+	dir = fixture(t, "demo")
+	path = "PATH=" + filepath.Join(dir, "bin") + ":" + os.Getenv("PATH")
+	env, outFile, _ := runner(t, dir, map[string]string{"config": config}, path, "TEST_LEVEL=1")
+	if r := sgpu(t, dir, env, "action"); r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stdout)
+	}
+	return dir, path, parseOutputs(t, outFile)
+}
+
 // publish: none writes nothing anywhere: no summary, no API call (with a token and a
 // pull request there to publish to).
 func TestActionPublishNone(t *testing.T) {
@@ -591,14 +605,7 @@ func TestActionConfigError(t *testing.T) {
 // passes the suffix), and removes the merged file of a suite it no longer runs,
 // never a user's file.
 func TestActionJUnitLikeTE(t *testing.T) {
-	dir := fixture(t, "demo")
-	path := "PATH=" + filepath.Join(dir, "bin") + ":" + os.Getenv("PATH")
-	env, outFile, _ := runner(t, dir, map[string]string{"config": "ci/sgpu.conf"}, path, "TEST_LEVEL=1")
-	r := sgpu(t, dir, env, "action")
-	if r.code != 0 {
-		t.Fatalf("exit %d\n%s", r.code, r.stdout)
-	}
-	out := parseOutputs(t, outFile)
+	dir, path, out := demoAtLevel1(t, "ci/sgpu.conf")
 	if got := out["junit-files"]; got != "test-results/junit/examples.xml\ntest-results/junit/torch.xml\ntest-results/junit/jax.xml\ntest-results/junit/core.xml" {
 		t.Errorf("junit-files %q", got)
 	}
@@ -629,7 +636,7 @@ func TestActionJUnitLikeTE(t *testing.T) {
 	// The CLI, a prefix without suffix, a config without jax, and a user's file.
 	os.WriteFile(filepath.Join(dir, "test-results", "junit", "mine.xml"), []byte("<testsuites/>\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "ci", "two.conf"), []byte("torch torch.log list ci/pytorch.sh\ncore core.log opaque ci/core.sh\n"), 0o644)
-	r = sgpu(t, dir, []string{path, "TEST_LEVEL=1", "JUNITXML_PREFIX=raw-junit/"}, "run", "--gpus", "4", "ci/two.conf")
+	r := sgpu(t, dir, []string{path, "TEST_LEVEL=1", "JUNITXML_PREFIX=raw-junit/"}, "run", "--gpus", "4", "ci/two.conf")
 	if r.code != 0 {
 		t.Fatalf("CLI: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}

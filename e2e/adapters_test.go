@@ -275,29 +275,29 @@ func itemKeys(m map[string][]string) []string {
 }
 
 // TE's core.conf as it is: its non-GEMM line lists MultiGpu/AllReduce.Sum, whose
-// tests ask for two GPUs (RESOURCE_GROUPS). Until multi-GPU items are dispatched the
-// run refuses it before any item runs, naming it (exit 2); once they are, the item
-// runs with two GPUs pinned. Both states are checked so that either branch merging
-// first keeps this test meaningful.
+// tests ask for two GPUs (RESOURCE_GROUPS): the item runs with two GPUs pinned. On
+// one GPU the run refuses it before any item runs, naming it (exit 2).
 func TestAdapterMultiGPUItem(t *testing.T) {
 	t.Parallel()
 	dir, env := adapterRepo(t)
 	r := sgpu(t, dir, env, "run", "--gpus", "0,1", "--arch", "gfx942", "ci/core.conf")
-	if r.code == 2 {
-		if want := `suite "core": item "MultiGpu/AllReduce.Sum" asks for 2 GPUs (its RESOURCE_GROUPS)`; !strings.Contains(r.stderr, want) {
-			t.Errorf("the refusal does not name the two-GPU item (%q):\n%s", want, r.stderr)
-		}
-		if _, err := os.Stat(filepath.Join(dir, "test-results", "logs", "queue", "timings.tsv")); err == nil {
-			t.Error("an item ran before the refusal")
-		}
-		return
-	}
 	if r.code != 8 {
-		t.Fatalf("exit %d, want 2 (refused) or 8 (run: its failing tests)\n%s\n%s", r.code, r.stdout, r.stderr)
+		t.Fatalf("exit %d, want 8 (its failing tests)\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	xml := readFile(t, itemJUnit(dir, "core", "MultiGpu/AllReduce.Sum"))
-	if !regexp.MustCompile(`HIP_VISIBLE_DEVICES=[01],[01]\n`).MatchString(xml) {
+	if !regexp.MustCompile(`HIP_VISIBLE_DEVICES=(0,1|1,0)\n`).MatchString(xml) {
 		t.Errorf("the two-GPU item's tests did not see two GPUs:\n%s", xml)
+	}
+	if !strings.Contains(readFile(t, filepath.Join(dir, "test-results", "logs", "queue", "timings.tsv")), "core\tMultiGpu/AllReduce.Sum\t0,1\t") {
+		t.Error("timings.tsv does not name both GPUs of the two-GPU item")
+	}
+	r = sgpu(t, dir, env, "run", "--gpus", "0,", "--arch", "gfx942", "--log-dir", "one-gpu", "ci/core.conf")
+	want := "item core/MultiGpu/AllReduce.Sum needs 2 GPUs but the pool has 1 (its own metadata asks for 2 (a ctest test's RESOURCE_GROUPS))"
+	if r.code != 2 || !strings.Contains(r.stderr, want) {
+		t.Errorf("on one GPU: exit %d, want 2 and %q\n%s", r.code, want, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "one-gpu", "queue", "timings.tsv")); err == nil {
+		t.Error("an item ran on one GPU before the refusal")
 	}
 }
 

@@ -173,6 +173,34 @@ func psIn(t *testing.T, cli *client.Client, name string) string {
 	return out.String()
 }
 
+// A multi-GPU item in the other container: pinned to its GPUs with its suite's
+// switch, and a cancel reaches it there.
+func TestContainerBlockCancel(t *testing.T) {
+	dir, name, cli := containerFixture(t)
+	logs := filepath.Join(dir, "test-results", "logs")
+	cmd, out := startRun(t, dir, []string{"WITH_SLEEPER=1", "MY_PASSED=yes"}, filepath.Join(logs, "items", "pair.sleeper.log"),
+		"run", "--container", name, "--pass-env", "MY_*", "--pass-env", "WITH_SLEEPER", "--grace", "2s", "pair.conf")
+	time.Sleep(300 * time.Millisecond) // let the item's sleep start
+	cmd.Process.Signal(syscall.SIGTERM)
+	if code := waitExit(t, cmd, 60*time.Second); code == 0 {
+		t.Errorf("exit 0 after a cancel\n%s", out.String())
+	}
+	envLog := readFile(t, filepath.Join(logs, "items", "pair.env.log"))
+	pin := regexp.MustCompile(`(?m)^HIP_VISIBLE_DEVICES=([0-3]),([0-3])$`).FindStringSubmatch(envLog)
+	if pin == nil || pin[1] == pin[2] || !strings.Contains(envLog, "\nTEST_MGPU=1\n") || !strings.Contains(envLog, "\nTEST_SGPU=\n") {
+		t.Errorf("the 2-GPU item's environment inside the container:\n%s", envLog)
+	}
+	if v := readFile(t, filepath.Join(logs, "suites", "pair.log")); !strings.Contains(v, "items/pair.sleeper.log (cancelled)") {
+		t.Errorf("verdict:\n%s\n%s", v, out.String())
+	}
+	if !regexp.MustCompile(`(?m)^pair\tsleeper\t[0-3],[0-3]\t`).MatchString(readFile(t, filepath.Join(logs, "queue", "timings.tsv"))) {
+		t.Errorf("timings.tsv has no 2-GPU row of the cancelled item")
+	}
+	if ps := psIn(t, cli, name); strings.Contains(ps, "sleep 120") {
+		t.Errorf("the item still runs in the container after the cancel:\n%s", ps)
+	}
+}
+
 // A cmd suite inside the container (the fixture image has a shell but no python or
 // cmake, so the pytest and ctest adapters cannot run there): its setup= and its
 // listing run in the container before its items, each item runs from the repo root

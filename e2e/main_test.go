@@ -117,6 +117,7 @@ type event struct {
 	ns                int64
 	gpu, skip, filter string
 	prefix, pwd       string
+	sgpu, mgpu        string // TEST_SGPU, TEST_MGPU ("unset" when unset)
 }
 
 func readTrace(t *testing.T, path string) []event {
@@ -133,11 +134,12 @@ func readTrace(t *testing.T, path string) []event {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		f := strings.Split(sc.Text(), "\t")
-		if len(f) != 9 {
+		if len(f) != 11 {
 			t.Fatalf("bad trace line %q", sc.Text())
 		}
 		ns, _ := strconv.ParseInt(f[1], 10, 64)
-		evs = append(evs, event{kind: f[0], ns: ns, suite: f[2], tag: f[3], gpu: f[4], skip: f[5], filter: f[6], prefix: f[7], pwd: f[8]})
+		evs = append(evs, event{kind: f[0], ns: ns, suite: f[2], tag: f[3], gpu: f[4], skip: f[5], filter: f[6], prefix: f[7], pwd: f[8],
+			sgpu: f[9], mgpu: f[10]})
 	}
 	return evs
 }

@@ -39,6 +39,24 @@ func procsRun(t *testing.T, dir, mark string, env []string, args ...string) *exe
 	return cmd
 }
 
+// startUntil starts a run of the procs fixture with its output in out and waits
+// until the file started exists (an item created it: it runs).
+func startUntil(t *testing.T, cmd *exec.Cmd, out *strings.Builder, started string) {
+	t.Helper()
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(runGuard); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(started); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never appeared: the item never started\n%s", started, out.String())
+		}
+	}
+}
+
 // finish waits for a run and returns its exit code; a run past runGuard (killed) fails.
 func finish(t *testing.T, cmd *exec.Cmd, out fmt.Stringer) int {
 	t.Helper()
@@ -179,18 +197,7 @@ func TestHangupAndZeroGrace(t *testing.T) {
 			var out strings.Builder
 			cmd := procsRun(t, dir, mark, []string{"ITEMS=hang plain", "STARTED=" + started},
 				"run", "--gpus", "1", "--arch", "gfx942", "--grace", tt.grace, "ci/left.conf")
-			cmd.Stdout, cmd.Stderr = &out, &out
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			for deadline := time.Now().Add(runGuard); ; time.Sleep(10 * time.Millisecond) {
-				if _, err := os.Stat(started); err == nil {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("the hang item never started:\n%s", out.String())
-				}
-			}
+			startUntil(t, cmd, &out, started)
 			sent := time.Now()
 			cmd.Process.Signal(tt.sig)
 			code := finish(t, cmd, &out)

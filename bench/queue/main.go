@@ -5,14 +5,21 @@
 //
 //   - the item-phase wall clock,
 //
-//   - the lower bound max(work/N, largest) from the items' own measured durations,
+//   - the lower bound max(work/N, largest) from the items' own measured durations
+//     (work in GPU-seconds: an item on 4 GPUs for 10 s is 40),
 //
-//   - their ratio (target ≤ 1.02),
+//   - their ratio (target ≤ 1.02; with multi-GPU items ≤ 1.15),
 //
 //   - the dispatch overhead: the gap between an item's end and the next start on
-//     the same GPU (target < 5 ms).
+//     the same GPU (target < 5 ms; with multi-GPU items it includes GPUs held idle
+//     for a wide item).
 //
-//     go run ./bench/queue [-weights FILE] [-scale 150] [-gpus 4] [-runs 3]
+// A table with a third column gpus=N (simulate's input, README "Multi-GPU suites")
+// makes each item list itself with its count ("TE_CI_ITEM <tag> gpus=N"), so the
+// mixed workload runs as one queue of single- and multi-GPU items:
+//
+//	go run ./bench/queue [-weights FILE] [-scale 150] [-gpus 4] [-runs 3]
+//	go run ./bench/queue -weights testdata/simulate/te-mixed.weights -gpus 8
 //
 // With -shards K it measures a job matrix instead (README "Several runners"): the
 // workload planned over K shards of -gpus GPUs (sgpu-queue plan), each shard run
@@ -28,17 +35,19 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/report"
 	"github.com/rocm/sgpu-queue/internal/shard"
+	"github.com/rocm/sgpu-queue/internal/simulate"
 	"github.com/rocm/sgpu-queue/internal/verdict"
-	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
 func main() {
@@ -61,13 +70,20 @@ type figures struct {
 }
 
 func run(wfile string, scale float64, gpus, runs, shards int) error {
-	data, err := os.ReadFile(wfile)
+	f, err := os.Open(wfile)
 	if err != nil {
 		return err
 	}
-	table, warns := weights.Parse(bytes.NewReader(data), wfile)
+	in, warns, err := simulate.Load(f, wfile)
+	f.Close()
+	if err != nil {
+		return err
+	}
 	if len(warns) > 0 {
 		return fmt.Errorf("%s", warns[0])
+	}
+	if _, err := in.ItemsOn(gpus); err != nil {
+		return err
 	}
 	dir, err := os.MkdirTemp("", "sgpu-bench")
 	if err != nil {
@@ -80,11 +96,11 @@ func run(wfile string, scale float64, gpus, runs, shards int) error {
 	if err := build.Run(); err != nil {
 		return fmt.Errorf("go build: %v", err)
 	}
-	conf, warm, work, err := writeSuites(dir, table, scale)
+	conf, warm, work, err := writeSuites(dir, in, scale)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("workload: %s, %d items, %.1f s of sleep after scaling by 1/%g, %d GPUs\n", wfile, table.Len(), work, scale, gpus)
+	fmt.Printf("workload: %s, %d items, %.1f GPU-seconds of sleep after scaling by 1/%g, %d GPUs\n", wfile, len(in.Items), work, scale, gpus)
 	if shards > 0 {
 		return matrix(bin, dir, conf, warm, gpus, runs, shards)
 	}
@@ -98,7 +114,7 @@ func run(wfile string, scale float64, gpus, runs, shards int) error {
 			return fmt.Errorf("run %d: %v\n%s", i, err, out)
 		}
 		// Keep the table warm and exact: learning would blend in this run.
-		if err := os.WriteFile(warm, warmTable(table, scale), 0o644); err != nil {
+		if err := os.WriteFile(warm, warmTable(in, scale), 0o644); err != nil {
 			return err
 		}
 		f, err := measure(logs)
@@ -195,27 +211,22 @@ func matrix(bin, dir, conf, warm string, gpus, runs, shards int) error {
 }
 
 // writeSuites turns the table into one script per suite label: a list suite for the
-// keys with a tag, an opaque one for a bare label. Each item sleeps its scaled weight.
-func writeSuites(dir string, t *weights.Table, scale float64) (conf, warm string, work float64, err error) {
-	tags := map[string][]string{}
-	var labels []string
-	for _, k := range t.Keys() {
-		label, tag := weights.SplitKey(k)
-		if _, ok := tags[label]; !ok {
-			labels = append(labels, label)
-		}
-		tags[label] = append(tags[label], tag)
-		v, _ := t.Get(k)
-		work += v / scale
+// keys with a tag, an opaque one for a bare label. Each item sleeps its scaled weight
+// and lists itself with its GPU count when it takes more than one.
+func writeSuites(dir string, in *simulate.Input, scale float64) (conf, warm string, work float64, err error) {
+	items := map[string][]int{} // by label: indices into in.Items
+	for i, it := range in.Items {
+		items[it.Label] = append(items[it.Label], i)
+		work += float64(it.Width()) * it.Weight / scale
 	}
-	sort.Strings(labels)
+	labels := slices.Sorted(maps.Keys(items))
 	var c strings.Builder
 	for _, label := range labels {
 		mode := "list"
-		if tags[label][0] == "" {
-			mode = "opaque"
+		if in.Items[items[label][0]].Tag == "" {
+			mode = "opaque" + gpusOption(in, items[label][0])
 		}
-		script := suiteScript(label, tags[label], t, scale)
+		script := suiteScript(in, items[label], scale)
 		if err := os.WriteFile(filepath.Join(dir, label+".sh"), []byte(script), 0o755); err != nil {
 			return "", "", 0, err
 		}
@@ -226,36 +237,45 @@ func writeSuites(dir string, t *weights.Table, scale float64) (conf, warm string
 	if err := os.WriteFile(conf, []byte(c.String()), 0o644); err != nil {
 		return "", "", 0, err
 	}
-	return conf, warm, work, os.WriteFile(warm, warmTable(t, scale), 0o644)
+	return conf, warm, work, os.WriteFile(warm, warmTable(in, scale), 0o644)
 }
 
-func suiteScript(label string, tags []string, t *weights.Table, scale float64) string {
+// gpusOption is the mode option or listing word of item i's GPU count ("" for one).
+func gpusOption(in *simulate.Input, i int) string {
+	switch {
+	case in.All[i]:
+		return ",gpus=all"
+	case in.Items[i].Width() > 1:
+		return fmt.Sprintf(",gpus=%d", in.Items[i].Width())
+	}
+	return ""
+}
+
+func suiteScript(in *simulate.Input, idx []int, scale float64) string {
 	var s strings.Builder
 	s.WriteString("#!/bin/sh\n# Generated by bench/queue: sleeping items.\n")
-	if tags[0] == "" {
-		v, _ := t.Get(label)
-		fmt.Fprintf(&s, "exec sleep %.3f\n", v/scale)
+	if first := in.Items[idx[0]]; first.Tag == "" {
+		fmt.Fprintf(&s, "exec sleep %.3f\n", first.Weight/scale)
 		return s.String()
 	}
 	s.WriteString("if [ -n \"$TE_CI_LIST_ITEMS\" ]; then\n")
-	for _, tag := range tags {
-		fmt.Fprintf(&s, "    echo 'TE_CI_ITEM %s'\n", tag)
+	for _, i := range idx {
+		count := strings.Replace(gpusOption(in, i), ",", " ", 1)
+		fmt.Fprintf(&s, "    echo 'TE_CI_ITEM %s%s'\n", in.Items[i].Tag, count)
 	}
 	s.WriteString("    exit 0\nfi\n[ -n \"$TE_CI_SETUP_ONLY\" ] && exit 0\ncase \"$TEST_FILTER\" in\n")
-	for _, tag := range tags {
-		v, _ := t.Get(weights.Key(label, tag))
-		fmt.Fprintf(&s, "    '%s') exec sleep %.3f ;;\n", tag, v/scale)
+	for _, i := range idx {
+		fmt.Fprintf(&s, "    '%s') exec sleep %.3f ;;\n", in.Items[i].Tag, in.Items[i].Weight/scale)
 	}
 	s.WriteString("esac\n")
 	return s.String()
 }
 
 // warmTable is the workload's table scaled down: the weights the run is ordered by.
-func warmTable(t *weights.Table, scale float64) []byte {
+func warmTable(in *simulate.Input, scale float64) []byte {
 	var b strings.Builder
-	for _, k := range t.Keys() {
-		v, _ := t.Get(k)
-		fmt.Fprintf(&b, "%s %.4f\n", k, v/scale)
+	for _, it := range in.Items {
+		fmt.Fprintf(&b, "%s %.4f\n", it.Key(), it.Weight/scale)
 	}
 	return []byte(b.String())
 }

@@ -15,9 +15,9 @@ import (
 
 const runHelp = `Usage: sgpu-queue run [flags] CONFIG...
 
-Runs phases 0–8 on the suites of the CONFIG files ("<label> <logfile> <list|opaque>
-<command> [args...]" per line). Every flag can also be set by its SGPU_* variable
-(--log-dir ↔ SGPU_LOG_DIR).
+Runs phases 0–8 on the suites of the CONFIG files ("<label> <logfile>
+<list|opaque>[,gpus=N|all] <command> [args...]" per line; an item of N GPUs takes N at
+once). Every flag can also be set by its SGPU_* variable (--log-dir ↔ SGPU_LOG_DIR).
 
 Flags:
 `

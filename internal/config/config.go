@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/rocm/sgpu-queue/internal/hook"
 	"github.com/rocm/sgpu-queue/internal/logdir"
 )
 
@@ -46,6 +47,15 @@ type Suite struct {
 // Adapter reports whether the suite is run by an adapter (pytest, ctest, cmd) rather
 // than by its own script through the hook contract.
 func (s Suite) Adapter() bool { return s.Mode == Pytest || s.Mode == CTest || s.Mode == Cmd }
+
+// GPUKind is the hook switch the suite's commands get: multi-GPU for a suite whose
+// items take gpus= other than 1 (README "Multi-GPU suites"), else single-GPU.
+func (s Suite) GPUKind() hook.Kind {
+	if s.Options.MultiGPU() {
+		return hook.MultiGPU
+	}
+	return hook.SingleGPU
+}
 
 // Where is "file:line" of the suite's config line.
 func (s Suite) Where() string { return fmt.Sprintf("%s:%d", s.File, s.Line) }

@@ -29,6 +29,24 @@ const (
 // MaxGPUs bounds gpus=N: a typo like gpus=80 must not read as a plan.
 const MaxGPUs = 1024
 
+// ParseGPUs reads the value of gpus= (a mode option, or a listing line's count): a
+// whole number from 1 to MaxGPUs written plainly, or "all" (the whole pool: n is
+// then 0).
+func ParseGPUs(v string) (n int, all bool, err error) {
+	if v == "all" {
+		return 0, true, nil
+	}
+	n, err = strconv.Atoi(v)
+	if err != nil || n < 1 || n > MaxGPUs || v != strconv.Itoa(n) {
+		return 0, false, fmt.Errorf("want a whole number from 1 to %d, or all (the whole pool)", MaxGPUs)
+	}
+	return n, false, nil
+}
+
+// MultiGPU reports whether the options make a multi-GPU suite (gpus= other than 1),
+// which is listed, set up and run with the hook's multi-GPU switch.
+func (m Options) MultiGPU() bool { return m.AllGPUs || m.GPUs > 1 }
+
 // Options are the options of a mode field, "<mode>[,key=value…]".
 type Options struct {
 	// GPUs is each item's GPU count from gpus=N; 0 when not given (one GPU, or
@@ -58,15 +76,11 @@ var allModes = []Mode{List, Opaque, Pytest, CTest, Cmd}
 func options() map[string]option {
 	return map[string]option{
 		"gpus": {allModes, func(m *Options, mode Mode, v string) error {
-			if v == "all" {
-				m.AllGPUs = true
-				return nil
+			n, all, err := ParseGPUs(v)
+			if err != nil {
+				return fmt.Errorf("option %q: %w", "gpus="+v, err)
 			}
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 || n > MaxGPUs || v != strconv.Itoa(n) {
-				return fmt.Errorf("option %q: want a whole number from 1 to %d, or all (the whole pool)", "gpus="+v, MaxGPUs)
-			}
-			m.GPUs = n
+			m.GPUs, m.AllGPUs = n, all
 			return nil
 		}},
 		"split": {[]Mode{Pytest, CTest}, func(m *Options, mode Mode, v string) error {

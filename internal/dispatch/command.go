@@ -14,8 +14,8 @@ import (
 	"github.com/rocm/sgpu-queue/internal/junit"
 )
 
-// command is the command that runs one attempt of an item on gpu, its output to
-// log: a list item re-enters its suite's script in its own working directory with
+// command is the command that runs one attempt of an item on gpu (a multi-GPU
+// item's ids joined by ","), its output to log: a list item re-enters its suite's script in its own working directory with
 // the hook contract's filter, an opaque item runs the script whole there, and an
 // adapter item runs what its adapter builds (pytest on its file, ctest -R on its
 // names, a cmd line) from the repo root (docs/adapters.md). cwd is the item's own
@@ -58,16 +58,16 @@ func (d *dispatcher) adapterCommand(it Item, gpu string, log io.Writer) (executo
 	return it.Adapter.Command(it.Unit, run), nil
 }
 
-// pins are the assignments that give the item its GPU: the pin variable and the
-// pool's other visible-devices variables.
+// pins are the assignments that give the item its GPUs (ids joined by ","): the pin
+// variable and the pool's other visible-devices variables.
 func (d *dispatcher) pins(gpu string) []string {
 	return hook.Assign(gpu, append([]string{d.cfg.PinVar}, d.cfg.AlsoPin...)...)
 }
 
-// env is a list or opaque item's environment: the hook contract, its GPU, its JUnit
-// prefix.
+// env is a list or opaque item's environment: the hook contract with its suite's
+// GPU switch, its GPUs, its JUnit prefix.
 func (d *dispatcher) env(it Item, gpu string) ([]string, error) {
-	e := d.cfg.Hooks.ItemEnv(d.cfg.Env, d.cfg.Level, it.Tag, it.Opaque()).With(d.pins(gpu)...)
+	e := d.cfg.Hooks.ItemEnv(d.cfg.Env, d.cfg.Level, it.Suite.GPUKind(), it.Tag, it.Opaque()).With(d.pins(gpu)...)
 	if d.cfg.JUnitPrefix != "" {
 		p, err := d.mapPath(d.cfg.JUnitPrefix + it.Label)
 		if err != nil {

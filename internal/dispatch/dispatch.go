@@ -1,11 +1,13 @@
-// Package dispatch is phase 4: one worker per GPU pulls the next item from the
-// ordered queue the moment it is free, runs it by re-entering its suite's script
-// through the executor, and records its log, exit code and timings row as it ends.
+// Package dispatch is phase 4: the moment GPUs are free it asks the scheduler
+// (internal/schedule) for the next item and the GPUs it takes, runs it by re-entering
+// its suite's script through the executor, pinned to those GPUs, and records its log,
+// exit code and timings row as it ends.
 //
-// GPUs are a pool of free slots that items take and give back (not goroutines welded
-// to one GPU), so a retry can move to another GPU and a bad GPU can leave the pool.
-// The policies of a bad day live here too: a hang deadline per item from its learned
-// weight, reruns of failed items, and quarantine of a GPU whose items fail fast.
+// GPUs are a pool that items take and give back (not goroutines welded to one GPU):
+// a multi-GPU item takes several at once (README "Multi-GPU suites"), a retry can move
+// to other GPUs and a bad GPU can leave the pool. The policies of a bad day live here
+// too: a hang deadline per item from its learned weight, reruns of failed items, and
+// quarantine of a GPU whose items fail fast.
 package dispatch
 
 import (
@@ -13,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -50,9 +51,10 @@ type Config struct {
 	Hooks  hook.Names
 	Env    hook.Env
 	Level  string
-	GPUs   []string // one slot per id
+	// GPUs is the pool: the scheduler's GPU positions index it.
+	GPUs   []string
 	PinVar string
-	// AlsoPin are more variables set to the item's GPU with PinVar (gpu.Pool.AlsoPin).
+	// AlsoPin are more variables set to the item's GPUs with PinVar (gpu.Pool.AlsoPin).
 	AlsoPin []string
 	// JUnitPrefix is the absolute local directory (trailing slash) under which each
 	// suite writes its JUnit XML, "" when the environment sets none.
@@ -82,9 +84,11 @@ type Config struct {
 
 // Attempt is one run of one item.
 type Attempt struct {
-	Item       int // index into the items
-	Number     int // 1 for the first attempt
-	Slot       int
+	Item   int // index into the items
+	Number int // 1 for the first attempt
+	// Slots are the positions of its GPUs in Config.GPUs (one for a single-GPU
+	// item), GPU their ids joined by "," as timings.tsv holds them.
+	Slots      []int
 	GPU        string
 	Start, End time.Time
 	RC         int
@@ -132,6 +136,9 @@ type Result struct {
 	Cancelled bool
 	// Quarantined lists the GPUs taken out of the pool, in order.
 	Quarantined []Quarantined
+	// Unfit are the items not run (again) because they need more GPUs than
+	// quarantine left in the pool.
+	Unfit []Unfit
 	// Stop is why dispatch ended with items left: every GPU quarantined, where
 	// commands run gone, the run cancelled, or a worker's panic; nil when the queue
 	// ran empty.
@@ -145,10 +152,15 @@ func stop(reason outcome.Stop, msg string) *logdir.Stop {
 	return &logdir.Stop{Reason: reason, Message: msg, Phase: 4}
 }
 
-// Run dispatches every item of q onto the GPU slots and returns when all have ended,
-// or, once ctx is cancelled, when the running ones have been stopped.
-func Run(ctx context.Context, cfg Config, items []Item, q schedule.Queue) *Result {
-	d := &dispatcher{cfg: cfg, items: items, q: q, total: q.Len(), attempts: make([]int, len(items)), again: map[int]bool{}}
+// Unfit is an item left unrun because quarantine took the GPUs it needs.
+type Unfit = logdir.Unfit
+
+// Run dispatches every item the scheduler holds onto the GPUs of cfg (its positions
+// index cfg.GPUs) and returns when all have ended, or, once ctx is cancelled, when
+// the running ones have been stopped.
+func Run(ctx context.Context, cfg Config, items []Item, s schedule.Scheduler) *Result {
+	d := &dispatcher{cfg: cfg, items: items, sched: s, total: s.Len(), attempts: make([]int, len(items)),
+		again: map[int]bool{}, held: map[int]bool{}}
 	for _, it := range items {
 		d.queued(it, +1)
 	}
@@ -158,190 +170,30 @@ func Run(ctx context.Context, cfg Config, items []Item, q schedule.Queue) *Resul
 type dispatcher struct {
 	cfg      Config
 	items    []Item
-	q        schedule.Queue
-	total    int
+	sched    schedule.Scheduler
 	attempts []int        // per item, attempts started; touched by the loop only
 	again    map[int]bool // items queued for another attempt; touched by the loop only
+	held     map[int]bool // items whose hold the console noted; touched by the loop only
 
 	mu            sync.Mutex // guards the progress figures the console lines read
 	done          int
-	running       map[int]runningItem // by slot
-	queuedWork    float64             // known seconds not yet handed out
+	total         int                 // attempts to make: the items, plus each retry queued
+	running       map[int]runningItem // by item
+	queuedWork    float64             // known GPU-seconds not yet handed out
 	queuedUnknown int                 // unknown items not yet handed out
 	consoleM      sync.Mutex
 }
 
 type runningItem struct {
-	item  int
+	width int
 	start time.Time
 }
 
-func (d *dispatcher) run(parent context.Context) *Result {
-	res := &Result{Started: d.cfg.Start}
-	if res.Started.IsZero() {
-		res.Started = time.Now()
-	}
-	d.running = map[int]runningItem{}
-	ctx, stopAll := context.WithCancel(parent)
-	defer stopAll()
-	health := newHealth(d.cfg.Quarantine, len(d.cfg.GPUs))
-	idle := make([]int, len(d.cfg.GPUs))
-	for i := range idle {
-		idle[i] = i
-	}
-	finished := make(chan Attempt)
-	busy := 0
-	launch := func(slot, item int) {
-		busy++
-		delete(d.again, item)
-		d.attempts[item]++
-		n := d.attempts[item]
-		d.mu.Lock()
-		d.running[slot] = runningItem{item: item, start: time.Now()}
-		d.queued(d.items[item], -1)
-		d.mu.Unlock()
-		go func() {
-			defer func() {
-				if v := recover(); v != nil {
-					finished <- Attempt{panicked: &WorkerPanic{Value: v, Stack: debug.Stack()}}
-				}
-			}()
-			finished <- d.runItem(ctx, res.Started, slot, item, n)
-		}()
-	}
-	requeue := func(item, avoid int) {
-		if d.again[item] {
-			return // already queued for another attempt
-		}
-		d.again[item] = true
-		d.mu.Lock()
-		d.queued(d.items[item], +1)
-		d.total++
-		d.mu.Unlock()
-		d.q.Requeue(item, avoid)
-	}
-	for {
-		if ctx.Err() == nil && res.Stop == nil {
-			var still []int
-			for _, slot := range idle {
-				if !health.usable(slot) {
-					still = append(still, slot)
-					continue
-				}
-				if i, ok := d.q.Next(slot); ok {
-					launch(slot, i)
-				} else {
-					still = append(still, slot)
-				}
-			}
-			idle = still
-			// Everything left avoids the idle slots and nothing runs that could
-			// free another one: run it here rather than stall.
-			if busy == 0 && d.q.Len() > 0 {
-				if slot, ok := health.firstUsable(idle); ok {
-					if i, ok := d.q.Next(schedule.AnySlot); ok {
-						launch(slot, i)
-						idle = remove(idle, slot)
-					}
-				} else if acts := health.releaseSuspended(); len(acts) > 0 {
-					for _, act := range acts {
-						d.onHealth(act, res, requeue)
-					}
-					continue
-				} else {
-					res.Stop = stop(outcome.StopQuarantined, fmt.Sprintf("every GPU is quarantined (%s) with %d item(s) left to run: check the runner's GPUs", health.summary(d.cfg.GPUs), d.q.Len()))
-					d.warn(res.Stop.Message)
-				}
-			}
-		}
-		if busy == 0 {
-			break
-		}
-		a := <-finished
-		busy--
-		if a.panicked != nil {
-			d.stopOnPanic(a.panicked, res, stopAll, finished, busy)
-			break
-		}
-		idle = append(idle, a.Slot)
-		res.Attempts = append(res.Attempts, a)
-		if a.Unavailable != nil && res.Stop == nil {
-			res.Stop = stop(outcome.StopUnavailable, fmt.Sprintf("%v; %d item(s) left unrun", a.Unavailable, d.q.Len()))
-			d.warn(res.Stop.Message)
-		}
-		if a.Outcome == outcome.Cancelled || ctx.Err() != nil || res.Stop != nil {
-			continue
-		}
-		// A GPU turning bad explains the failure better than flakiness: quarantine
-		// is decided first, and its requeue is not counted as a retry.
-		if a.Outcome.Exercised() {
-			for _, act := range health.observe(a, d.items[a.Item]) {
-				d.onHealth(act, res, requeue)
-			}
-		}
-		if a.Outcome.Retryable() && !d.again[a.Item] && d.attempts[a.Item] <= d.cfg.Retries {
-			d.note(fmt.Sprintf("retrying %s (attempt %d of %d %s with rc=%d on gpu%s)",
-				d.items[a.Item].Key(), a.Number, d.cfg.Retries+1, ended(a.Outcome), a.RC, a.GPU))
-			requeue(a.Item, a.Slot)
-		}
-	}
-	res.Wall = time.Since(res.Started)
-	// Only the caller's cancel is a cancelled run; stopping the items after a
-	// panic is not.
-	res.Cancelled = parent.Err() != nil && (d.q.Len() > 0 || anyCancelled(res.Attempts))
-	if res.Cancelled && res.Stop == nil {
-		res.Stop = stop(outcome.StopCancelled, fmt.Sprintf("the run was cancelled with %d item(s) left to run", d.q.Len()))
-	}
-	return res
-}
-
-// stopOnPanic handles a worker's panic: the other items are stopped first (TERM,
-// then KILL after the grace period; their process groups would outlive this
-// process), what they recorded is kept, and the panic goes back to the caller in
-// the result, so phases 5–8 still write what was measured.
-func (d *dispatcher) stopOnPanic(p *WorkerPanic, res *Result, stopAll context.CancelFunc, finished <-chan Attempt, busy int) {
-	stopAll()
-	for ; busy > 0; busy-- {
-		if a := <-finished; a.panicked == nil {
-			res.Attempts = append(res.Attempts, a)
-		}
-	}
-	res.Panic = p
-	msg := strings.Join(strings.Fields(p.Error()), " ")
-	res.Stop = stop(outcome.StopInternal, fmt.Sprintf("internal error in sgpu-queue: %s; %d item(s) left unrun", msg, d.q.Len()))
-	d.warn(res.Stop.Message)
-}
-
-// onHealth carries out what the GPU health tracker decided.
-func (d *dispatcher) onHealth(act action, res *Result, requeue func(item, avoid int)) {
-	switch act.kind {
-	case actSuspect:
-		d.warn(fmt.Sprintf("gpu%s suspended: %s; its failed items run again on other GPUs to tell a bad GPU from bad tests", d.cfg.GPUs[act.slot], act.reason))
-	case actQuarantine:
-		q := Quarantined{GPU: d.cfg.GPUs[act.slot], Reason: act.reason, At: time.Now()}
-		res.Quarantined = append(res.Quarantined, q)
-		d.warn(fmt.Sprintf("gpu%s quarantined: %s; no more items are scheduled on it", q.GPU, q.Reason))
-	case actRelease:
-		d.note(fmt.Sprintf("gpu%s back in the pool: %s", d.cfg.GPUs[act.slot], act.reason))
-	case actRequeue:
-		requeue(act.item, act.slot)
-	}
-}
-
-func remove(s []int, v int) []int {
-	out := s[:0]
-	for _, x := range s {
-		if x != v {
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
 // queued counts an item into (+1) or out of (-1) the work not yet handed out.
+// Caller holds d.mu, or is Run before the loop starts.
 func (d *dispatcher) queued(it Item, sign int) {
 	if it.Known {
-		d.queuedWork += float64(sign) * it.Weight
+		d.queuedWork += float64(sign*it.Width()) * it.Weight
 	} else {
 		d.queuedUnknown += sign
 	}
@@ -370,12 +222,12 @@ func anyCancelled(as []Attempt) bool {
 // errHang is the cause of an item context ended by its hang deadline.
 var errHang = errors.New("hang timeout")
 
-// runItem runs one attempt and records it: log, rc file, timings row, console line.
-func (d *dispatcher) runItem(ctx context.Context, t0 time.Time, slot, idx, n int) Attempt {
+// runItem runs one attempt on the GPUs at positions slots and records it: log, rc
+// file, timings row, console line.
+func (d *dispatcher) runItem(ctx context.Context, t0 time.Time, slots []int, idx, n int) Attempt {
 	it := d.items[idx]
-	gpu := d.cfg.GPUs[slot]
 	l := d.cfg.Layout
-	a := Attempt{Item: idx, Number: n, Slot: slot, GPU: gpu}
+	a := Attempt{Item: idx, Number: n, Slots: slots, GPU: d.gpuList(slots)}
 
 	if n > 1 {
 		// The canonical log holds the last attempt (the one the verdict is
@@ -383,7 +235,7 @@ func (d *dispatcher) runItem(ctx context.Context, t0 time.Time, slot, idx, n int
 		keepAttempt(l, it.Label, it.Tag, n-1, d.warn)
 	}
 	log := openLog(l.ItemLog(it.Label, it.Tag), d.warn)
-	cmd, cwd, cmdErr := d.command(it, gpu, log)
+	cmd, cwd, cmdErr := d.command(it, a.GPU, log)
 
 	ictx := ctx
 	limit, why := d.deadline(it)
@@ -457,6 +309,16 @@ func (d *dispatcher) row(it Item, a Attempt, t0 time.Time) logdir.Timing {
 		row.Est = logdir.Secs(it.Weight)
 	}
 	return row.Rounded()
+}
+
+// gpuList is the ids of the GPUs at positions slots, joined by "," as the pin
+// variable and timings.tsv take them ("2,3").
+func (d *dispatcher) gpuList(slots []int) string {
+	ids := make([]string, len(slots))
+	for i, s := range slots {
+		ids[i] = d.cfg.GPUs[s]
+	}
+	return strings.Join(ids, ",")
 }
 
 func (d *dispatcher) mapPath(p string) (string, error) {

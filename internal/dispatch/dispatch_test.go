@@ -117,6 +117,20 @@ func (h *harness) opaque(weight float64) Item {
 	return Item{Item: schedule.Item{Label: "o", Weight: weight, Known: true}, Suite: config.Suite{Label: "o", LogFile: "o.log", Mode: config.Opaque, Path: h.script}}
 }
 
+// deadGPU writes a suite script for which GPU id is dead: an item pinned there
+// (alone) dies at once with a device error; elsewhere it runs the harness's script.
+func (h *harness) deadGPU(id string) string {
+	h.t.Helper()
+	bad := filepath.Join(h.dir, "bad.sh")
+	if err := os.WriteFile(bad, []byte(`#!/bin/sh
+if [ "$HIP_VISIBLE_DEVICES" = `+id+` ]; then echo "RuntimeError: HIP error: hipErrorNoDevice"; exit 1; fi
+exec "`+h.script+`"
+`), 0o755); err != nil {
+		h.t.Fatal(err)
+	}
+	return bad
+}
+
 // run dispatches items in the given order.
 func (h *harness) run(ctx context.Context, items ...Item) *Result {
 	h.t.Helper()
@@ -124,7 +138,7 @@ func (h *harness) run(ctx context.Context, items ...Item) *Result {
 	for i := range order {
 		order[i] = i
 	}
-	return Run(ctx, h.cfg, items, schedule.NewPull(order))
+	return Run(ctx, h.cfg, items, schedule.OnSlots(schedule.NewPull(order), len(h.cfg.GPUs)))
 }
 
 func (h *harness) warnings() []string {
@@ -201,7 +215,7 @@ func TestRunOneItemPerGPU(t *testing.T) {
 	gpus := map[string]bool{}
 	for _, a := range res.Attempts {
 		gpus[a.GPU] = true
-		if a.RC != 0 || a.Number != 1 || a.Outcome != outcome.OK || a.End.Before(a.Start) || a.GPU != h.cfg.GPUs[a.Slot] {
+		if a.RC != 0 || a.Number != 1 || a.Outcome != outcome.OK || a.End.Before(a.Start) || len(a.Slots) != 1 || a.GPU != h.cfg.GPUs[a.Slots[0]] {
 			t.Errorf("attempt %+v", a)
 		}
 		it := items[a.Item]
@@ -430,12 +444,7 @@ func TestRunEverythingFailsFast(t *testing.T) {
 func TestRunQuarantine(t *testing.T) {
 	h := newHarness(t, "0", "1")
 	h.cfg.Quarantine = DefaultQuarantine
-	bad := filepath.Join(h.dir, "bad.sh")
-	// gpu1 is dead: every item there dies at once with a device error.
-	os.WriteFile(bad, []byte(`#!/bin/sh
-if [ "$HIP_VISIBLE_DEVICES" = 1 ]; then echo "RuntimeError: HIP error: hipErrorNoDevice"; exit 1; fi
-exec "`+h.script+`"
-`), 0o755)
+	bad := h.deadGPU("1")
 	var items []Item
 	for i := 0; i < 6; i++ {
 		it := h.item(fmt.Sprintf("sleep.%d", i), 1)

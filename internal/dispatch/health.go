@@ -106,13 +106,15 @@ func newHealth(cfg Quarantine, slots int) *health {
 
 func (h *health) usable(slot int) bool { return h.state[slot] == slotOK }
 
-func (h *health) firstUsable(slots []int) (int, bool) {
-	for _, s := range slots {
-		if h.usable(s) {
-			return s, true
+// left is the number of GPUs not quarantined (suspended ones included).
+func (h *health) left() int {
+	n := 0
+	for _, st := range h.state {
+		if st != slotQuarantined {
+			n++
 		}
 	}
-	return 0, false
+	return n
 }
 
 // others is the number of usable slots besides slot.
@@ -159,9 +161,14 @@ func (h *health) observe(a Attempt, it Item) []action {
 	if h.cfg.Threshold <= 0 {
 		return nil
 	}
+	if len(a.Slots) != 1 {
+		h.observeBlock(a)
+		return nil
+	}
+	at := a.Slots[0]
 	var acts []action
 	// Evidence for a suspended GPU: one of its failed items ran elsewhere.
-	if slot, ok := h.byItem[a.Item]; ok && slot != a.Slot {
+	if slot, ok := h.byItem[a.Item]; ok && slot != at {
 		delete(h.byItem, a.Item)
 		if s := h.suspect[slot]; s != nil {
 			if a.Failed() {
@@ -183,15 +190,15 @@ func (h *health) observe(a Attempt, it Item) []action {
 			return acts
 		}
 	}
-	if h.state[a.Slot] != slotOK {
+	if h.state[at] != slotOK {
 		return acts
 	}
 	if !a.Failed() || !(a.DeviceErr != "" || h.fast(a, it)) {
-		h.streak[a.Slot] = nil
+		h.streak[at] = nil
 		return acts
 	}
-	h.streak[a.Slot] = append(h.streak[a.Slot], a)
-	streak := h.streak[a.Slot]
+	h.streak[at] = append(h.streak[at], a)
+	streak := h.streak[at]
 	device := 0
 	for _, s := range streak {
 		if s.DeviceErr != "" {
@@ -203,28 +210,45 @@ func (h *health) observe(a Attempt, it Item) []action {
 		return acts
 	}
 	reason := h.describe(streak, it)
-	if device >= 2 || h.others(a.Slot) == 0 {
+	if device >= 2 || h.others(at) == 0 {
 		if device < 2 {
 			// One GPU and no device error: nothing to compare against.
-			h.streak[a.Slot] = nil
+			h.streak[at] = nil
 			return acts
 		}
-		acts = append(acts, h.quarantine(a.Slot, reason)...)
+		acts = append(acts, h.quarantine(at, reason)...)
 	} else {
-		h.state[a.Slot] = slotSuspended
-		h.suspect[a.Slot] = &suspicion{items: map[int]bool{}, reason: reason}
-		acts = append(acts, action{kind: actSuspect, slot: a.Slot, reason: reason})
+		h.state[at] = slotSuspended
+		h.suspect[at] = &suspicion{items: map[int]bool{}, reason: reason}
+		acts = append(acts, action{kind: actSuspect, slot: at, reason: reason})
 	}
-	s := h.suspect[a.Slot]
+	s := h.suspect[at]
 	for _, f := range streak {
 		if s != nil {
 			s.items[f.Item] = true
-			h.byItem[f.Item] = a.Slot
+			h.byItem[f.Item] = at
 		}
-		acts = append(acts, action{kind: actRequeue, slot: a.Slot, item: f.Item})
+		acts = append(acts, action{kind: actRequeue, slot: at, item: f.Item})
 	}
-	h.streak[a.Slot] = nil
+	h.streak[at] = nil
 	return acts
+}
+
+// observeBlock takes the attempt of a multi-GPU item. Its failure is evidence
+// about its GPUs together (a test that needs several GPUs, their link, any one of
+// them), never enough to suspect one of them alone (README "A bad day"); so it
+// neither adds to any GPU's streak nor checks a suspended GPU (its failed items are
+// single-GPU ones). Its pass shows every one of its GPUs working: their streaks
+// start over.
+func (h *health) observeBlock(a Attempt) {
+	if a.Failed() {
+		return
+	}
+	for _, s := range a.Slots {
+		if s >= 0 && s < len(h.streak) {
+			h.streak[s] = nil
+		}
+	}
 }
 
 func (h *health) describe(streak []Attempt, last Item) string {

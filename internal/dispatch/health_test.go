@@ -26,7 +26,7 @@ func (o obs) attempt() Attempt {
 	if o.rc != 0 {
 		out = outcome.Failed
 	}
-	return Attempt{Item: o.item, Slot: o.slot, GPU: fmt.Sprint(o.slot), RC: o.rc, Outcome: out,
+	return Attempt{Item: o.item, Slots: []int{o.slot}, GPU: fmt.Sprint(o.slot), RC: o.rc, Outcome: out,
 		Start: t0, End: t0.Add(time.Duration(o.secs * float64(time.Second))), DeviceErr: o.dev}
 }
 
@@ -182,11 +182,9 @@ func TestHealthReleaseSuspended(t *testing.T) {
 	if h.usable(0) || h.usable(2) || !h.usable(1) {
 		t.Fatalf("states %v", h.state)
 	}
-	if s, ok := h.firstUsable([]int{0, 2, 1}); !ok || s != 1 {
-		t.Errorf("firstUsable = %d,%v", s, ok)
-	}
-	if _, ok := h.firstUsable([]int{0, 2}); ok {
-		t.Error("firstUsable found a slot among unusable ones")
+	// gpu2 is quarantined, gpu0 suspended: two are left in the pool.
+	if h.left() != 2 {
+		t.Errorf("left %d, want 2", h.left())
 	}
 	if got := h.summary([]string{"0", "1", "2"}); got != "gpu0, gpu2" {
 		t.Errorf("summary %q", got)

@@ -7,7 +7,7 @@
 //	phase 1  expand.Run              list every suite's items (queue + census)
 //	phase 2  schedule.Weigh/Order    weigh from the table, order longest-first, plan
 //	phase 3  setup                   one-time setup per list suite
-//	phase 4  dispatch.Run            one worker per GPU pulls the next item
+//	phase 4  dispatch.Run            free GPUs take the next item (several for a multi-GPU one)
 //	phase 5  verdict.Decide/Write    per-suite verdict files
 //	phase 6  weights.Learn/Prune     blend durations into the table, prune gone items
 //	phase 7  report.Markdown         report/schedule.md
@@ -38,7 +38,6 @@ import (
 	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/report"
 	"github.com/rocm/sgpu-queue/internal/schedule"
-	"github.com/rocm/sgpu-queue/internal/textfmt"
 	"github.com/rocm/sgpu-queue/internal/verdict"
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
@@ -234,7 +233,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	suites, err := config.Load(r.o.Configs)
 	// Report every problem of every file at once, missing commands included.
 	check := r.o.CheckCommands && r.o.Container == ""
-	if err = errors.Join(err, config.Resolve(suites, r.o.RepoRoot, check), adapter.Check(suites), notYet(suites), r.readSharding()); err != nil {
+	if err = errors.Join(err, config.Resolve(suites, r.o.RepoRoot, check), adapter.Check(suites), r.readSharding()); err != nil {
 		return nil, usage(err)
 	}
 	r.res.Configs = map[string]config.Suite{}
@@ -287,7 +286,10 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 		}
 		return nil, &Error{Code: exitcode.Failed, Err: err}
 	}
-	if err := notYetWide(exp.items, exp.suites); err != nil {
+	// Every listed item is checked against the pool, in every shard alike: an item
+	// too wide for the runners fails each shard, not only the one it falls to.
+	schedule.ResolveAll(exp.items, len(pool.IDs))
+	if err := r.checkWidths(exp.items, exp, len(pool.IDs)); err != nil {
 		return nil, usage(err)
 	}
 	if r.shard != nil {
@@ -301,7 +303,10 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	schedule.Weigh(plan, table, r.o.DefaultWeight)
 	schedule.Order(plan)
 	r.res.Bound = schedule.LowerBound(plan, len(pool.IDs))
-	queue, order := r.queue(plan, len(pool.IDs))
+	queue, order, err := r.scheduler(plan, len(pool.IDs))
+	if err != nil {
+		return nil, usage(err)
+	}
 	r.printPlan(plan, order, len(pool.IDs), table.Len())
 	if r.o.DryRun {
 		r.printf("dry run: nothing was run\n")
@@ -339,6 +344,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	meta.Finished = true
 	meta.Cancelled = d.Cancelled
 	meta.Quarantined = d.Quarantined
+	meta.Unfit = d.Unfit
 	meta.Stop = d.Stop
 	r.writeMeta(meta)
 
@@ -430,32 +436,6 @@ func (r *run) report(ctx context.Context, run *logdir.Run) {
 		since = time.Now() // no item ran: no XML of this run can exist
 	}
 	r.mergeJUnit(ctx, since)
-}
-
-// notYet refuses what the config reads but the run cannot do yet: multi-GPU items
-// (being wired in; README).
-func notYet(suites []config.Suite) error {
-	var errs []error
-	for _, s := range suites {
-		switch {
-		case s.Options.AllGPUs || s.Options.GPUs > 1:
-			errs = append(errs, &config.Error{File: s.File, Line: s.Line, Msg: fmt.Sprintf("suite %q: multi-GPU items (gpus=) are not supported by this version of run", s.Label)})
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// notYetWide refuses the items a listing asks several GPUs for (a ctest test's
-// RESOURCE_GROUPS), as notYet refuses gpus=, until multi-GPU dispatch is wired in.
-func notYetWide(items []schedule.Item, suites map[string]config.Suite) error {
-	var errs []error
-	for _, it := range items {
-		if it.Width() > 1 {
-			s := suites[it.Label]
-			errs = append(errs, &config.Error{File: s.File, Line: s.Line, Msg: fmt.Sprintf("suite %q: item %q asks for %d GPUs (its RESOURCE_GROUPS): multi-GPU items are not supported by this version of run; exclude it (ctest -E) until then", s.Label, textfmt.Printable(it.Tag), it.Width())})
-		}
-	}
-	return errors.Join(errs...)
 }
 
 func (r *run) rel(p string) string {

@@ -40,12 +40,14 @@ type expansion struct {
 }
 
 // expand is phase 1: the adapter suites' setup= commands, then every listing.
-// Listings and setups run on the first GPU, so capability probes answer for the kind
-// of GPU the items will get. A dry run runs setup= too: the listing needs it.
+// Listings and setups run on the first GPU (a multi-GPU suite's listings on its
+// first GPUs, as many as its items take: suitePin), so capability probes answer for
+// the kind of GPU the items will get. A dry run runs setup= too: the listing needs it.
 func (r *run) expand(ctx context.Context, suites []config.Suite, pool gpu.Pool) (*expansion, error) {
 	req := expand.Request{
 		Suites: suites, Exec: r.o.Exec, Hooks: r.o.Hooks, Level: r.o.Level, Dir: r.o.RepoRoot,
 		Env:     r.cmdEnv.With(pool.Pin(pool.IDs[0])...),
+		Pin:     func(s config.Suite) []string { return suitePin(s, pool) },
 		Timeout: r.o.ListTimeout, SetupTimeout: r.o.SetupTimeout,
 		// A dry run writes nothing: the listings' stderr is not kept (a failed
 		// listing still shows its tail in the error), never held in memory.
@@ -111,18 +113,35 @@ func (r *run) printSetup(st expand.SetupRun) {
 	r.printf("\n")
 }
 
-// queue is the dispatch policy over the plan (in LPT order): the planned queue when it
-// beats LPT on these weights without losing under noise (schedule.NewPlan decides),
-// else LPT. order is the dispatch order it intends, for the printed plan and
-// queue.tsv.
+// scheduler is the dispatch policy over the plan (in LPT order). A single-GPU
+// workload gets the planned queue when it beats LPT on these weights without losing
+// under noise (schedule.NewPlan decides), else LPT; a workload with multi-GPU items
+// gets blocks in the policy's block order (README "Multi-GPU suites"). order is the
+// dispatch order it intends, for the printed plan and queue.tsv.
+func (r *run) scheduler(plan []schedule.Item, gpus int) (schedule.Scheduler, []int, error) {
+	r.policy = r.o.Policy
+	if r.policy == "" {
+		r.policy = schedule.DefaultPolicy
+	}
+	if schedule.Mixed(plan) {
+		by, err := schedule.BlockOrderOf(r.policy)
+		if err != nil {
+			return nil, nil, err
+		}
+		order := schedule.BlockOrder(plan, by)
+		b, err := schedule.NewBlocks(plan, order, gpus)
+		r.planNote = fmt.Sprintf("multi-GPU items: %s first, GPUs held for the next wide item, shorter items backfilled", by)
+		return b, order, err
+	}
+	q, order := r.queue(plan, gpus)
+	return schedule.OnSlots(q, gpus), order, nil
+}
+
+// queue is the single-GPU queue of the policy in force (r.policy).
 func (r *run) queue(plan []schedule.Item, gpus int) (schedule.Queue, []int) {
 	order := make([]int, len(plan))
 	for i := range order {
 		order[i] = i
-	}
-	r.policy = r.o.Policy
-	if r.policy == "" {
-		r.policy = schedule.DefaultPolicy
 	}
 	if r.policy != schedule.PolicyPlanned {
 		return schedule.NewPull(order), order
@@ -135,25 +154,68 @@ func (r *run) queue(plan []schedule.Item, gpus int) (schedule.Queue, []int) {
 	return p.Queue(plan), order
 }
 
-// printPlan prints the dispatch plan and the lower bound it is measured against.
+// checkWidths refuses items that need more GPUs than the pool has, naming each
+// (up to a few) and where its count came from.
+func (r *run) checkWidths(plan []schedule.Item, e *expansion, gpus int) error {
+	var errs []error
+	n := 0
+	for _, it := range plan {
+		if it.Width() <= gpus {
+			continue
+		}
+		if n++; n > 5 {
+			continue
+		}
+		s := e.suites[it.Label]
+		from := fmt.Sprintf("its listing line says gpus=%d", it.Width())
+		if s.Adapter() {
+			from = fmt.Sprintf("its own metadata asks for %d (a ctest test's RESOURCE_GROUPS)", it.Width())
+		}
+		if it.GPUs == s.Options.GPUs {
+			from = fmt.Sprintf("its suite %q says gpus=%d at %s", s.Label, it.Width(), s.Where())
+		}
+		errs = append(errs, fmt.Errorf("item %s needs %d GPUs but the pool has %d (%s): lower its count, or run on more GPUs (--gpus)", textfmt.Printable(it.Key()), it.Width(), gpus, from))
+	}
+	if n > 5 {
+		errs = append(errs, fmt.Errorf("and %d more item(s) wider than the pool", n-5))
+	}
+	return errors.Join(errs...)
+}
+
+// printPlan prints the dispatch plan and the lower bound it is measured against;
+// with multi-GPU items, each item's GPU count and the bound in GPU-seconds.
 func (r *run) printPlan(plan []schedule.Item, order []int, gpus, known int) {
 	r.printf("  weights: %s (%d keys)\n", r.res.Weights, known)
 	r.printf("  policy %s", r.policy)
 	if r.planNote != "" {
 		r.printf(": %s", r.planNote)
 	}
-	r.printf("\n  %4s  %9s  %-12s %s\n", "#", "estimate", "suite", "item")
+	mixed := schedule.Mixed(plan)
+	if mixed {
+		r.printf("\n  %4s  %9s  %4s  %-12s %s\n", "#", "estimate", "gpus", "suite", "item")
+	} else {
+		r.printf("\n  %4s  %9s  %-12s %s\n", "#", "estimate", "suite", "item")
+	}
 	for i, idx := range order {
 		it := plan[idx]
 		est := "unknown"
 		if it.Known {
 			est = textfmt.Dur(it.Weight)
 		}
-		r.printf("  %4d  %9s  %-12s %s\n", i+1, est, it.Label, tagOrWhole(it.Tag))
+		if mixed {
+			r.printf("  %4d  %9s  %4d  %-12s %s\n", i+1, est, it.Width(), it.Label, tagOrWhole(it.Tag))
+		} else {
+			r.printf("  %4d  %9s  %-12s %s\n", i+1, est, it.Label, tagOrWhole(it.Tag))
+		}
 	}
 	b := r.res.Bound
-	r.printf("  %d items on %d GPUs: known work %s, lower bound max(work/%d, largest) = %s",
-		len(plan), gpus, textfmt.Dur(b.Total), gpus, textfmt.Dur(b.Seconds))
+	if mixed {
+		r.printf("  %d items on %d GPUs: known work %s in GPU-seconds (GPUs × weight), lower bound max(work/%d, largest) = %s",
+			len(plan), gpus, textfmt.Dur(b.Total), gpus, textfmt.Dur(b.Seconds))
+	} else {
+		r.printf("  %d items on %d GPUs: known work %s, lower bound max(work/%d, largest) = %s",
+			len(plan), gpus, textfmt.Dur(b.Total), gpus, textfmt.Dur(b.Seconds))
+	}
 	if b.Unknown > 0 {
 		r.printf(", plus %d unknown item(s) (run first, not counted)", b.Unknown)
 	}
@@ -199,12 +261,27 @@ func (r *run) writeQueue(plan []schedule.Item, order []int, e *expansion) ([]log
 	return rows, atomicfile.Write(r.layout.ItemsTSV(), c.Bytes(), 0o644)
 }
 
+// suitePin pins a suite's listing and setup: to the first GPU, or a multi-GPU
+// suite's to the first GPUs of the pool, as many as its items take (the whole pool
+// at most: a wider suite is refused in phase 2).
+func suitePin(s config.Suite, pool gpu.Pool) []string {
+	n := 1
+	switch {
+	case s.Options.AllGPUs:
+		n = len(pool.IDs)
+	case s.Options.GPUs > 1:
+		n = min(s.Options.GPUs, len(pool.IDs))
+	}
+	return pool.Pin(strings.Join(pool.IDs[:n], ","))
+}
+
 // errSetupDeadline is the cause of a setup's context ended by its deadline.
 var errSetupDeadline = errors.New("setup deadline")
 
 // setup is phase 3: each list suite's one-time setup, in config order, on the first
-// GPU. A failing setup stops the run: every item of the suite would fail the same way.
-// A shard skips the setup of a suite it has no item of.
+// GPU (a multi-GPU suite's on its first GPUs: suitePin). A failing setup stops the
+// run: every item of the suite would fail the same way. A shard skips the setup of a
+// suite it has no item of.
 func (r *run) setup(ctx context.Context, suites []config.Suite, pool gpu.Pool, plan []schedule.Item) error {
 	for _, s := range suites {
 		if s.Mode != config.List {
@@ -220,7 +297,7 @@ func (r *run) setup(ctx context.Context, suites []config.Suite, pool gpu.Pool, p
 			return fmt.Errorf("%s: %w", path, err)
 		}
 		tail := &textfmt.Tail{}
-		env := r.o.Hooks.SetupEnv(r.cmdEnv, r.o.Level).With(pool.Pin(pool.IDs[0])...)
+		env := r.o.Hooks.SetupEnv(r.cmdEnv, r.o.Level, s.GPUKind()).With(suitePin(s, pool)...)
 		env, err = r.junitEnv(env, s.Label)
 		if err != nil {
 			f.Close()
@@ -299,7 +376,7 @@ func (r *run) mapPath(p string) (string, error) {
 }
 
 // dispatch is phase 4.
-func (r *run) dispatch(ctx context.Context, plan []schedule.Item, q schedule.Queue, pool gpu.Pool, meta *logdir.Meta, e *expansion) (*dispatch.Result, error) {
+func (r *run) dispatch(ctx context.Context, plan []schedule.Item, q schedule.Scheduler, pool gpu.Pool, meta *logdir.Meta, e *expansion) (*dispatch.Result, error) {
 	tw, err := r.layout.OpenTimings()
 	if err != nil {
 		return nil, fmt.Errorf("log dir %s: %w", r.o.LogDir, err)

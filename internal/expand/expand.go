@@ -33,9 +33,12 @@ type Request struct {
 	Exec   executor.Executor
 	Hooks  hook.Names
 	Env    hook.Env // base environment, already pinned to one GPU for capability probes
-	Level  string
-	Dir    string    // working directory of the listing commands (the repo root)
-	Log    io.Writer // expand.log: the listings' stderr and any stray stdout
+	// Pin, when set, gives the pin assignments of a suite's listings (a
+	// multi-GPU suite's first GPUs), set over Env's.
+	Pin   func(config.Suite) []string
+	Level string
+	Dir   string    // working directory of the listing commands (the repo root)
+	Log   io.Writer // expand.log: the listings' stderr and any stray stdout
 	// Timeout bounds each listing pass (0 = none): one past it is stopped, and the
 	// error says so with the tail of its output.
 	Timeout time.Duration
@@ -123,7 +126,7 @@ func Run(ctx context.Context, r Request) (*Result, error) {
 			for _, it := range l.Items {
 				// GPUs: what the suite's own metadata asks for this item (ctest's
 				// RESOURCE_GROUPS); 0 leaves it to the suite's gpus=.
-				res.Items = append(res.Items, schedule.Item{Label: s.Label, Tag: it.Tag, Seq: seq, GPUs: it.GPUs})
+				res.Items = append(res.Items, Listed{Tag: it.Tag, GPUs: it.GPUs}.item(s, seq))
 				res.Adapted[seq] = Adapted{Adapter: a, Item: it}
 				seq++
 				keys[weights.Key(s.Label, it.Tag)] = true
@@ -133,7 +136,7 @@ func Run(ctx context.Context, r Request) (*Result, error) {
 			continue
 		}
 		if s.Mode == config.Opaque {
-			res.Items = append(res.Items, schedule.Item{Label: s.Label, Seq: seq})
+			res.Items = append(res.Items, schedule.Item{Label: s.Label, Seq: seq, GPUs: s.Options.GPUs, AllGPUs: s.Options.AllGPUs})
 			seq++
 			// Its census is its bare label (an items.tsv row with an empty tag, as
 			// TE writes it), so keys it left as a list suite are pruned.
@@ -152,8 +155,8 @@ func Run(ctx context.Context, r Request) (*Result, error) {
 		if len(got) == 0 {
 			return nil, &Error{Suite: s, Msg: fmt.Sprintf("its listing (%s=1) printed no %q line: check that the script honours the hook contract at level %s", r.Hooks.ListItems, r.Hooks.ItemMarker+" <tag>", r.Level), Tail: tail}
 		}
-		for _, tag := range got {
-			res.Items = append(res.Items, schedule.Item{Label: s.Label, Tag: tag, Seq: seq})
+		for _, l := range got {
+			res.Items = append(res.Items, l.item(s, seq))
 			seq++
 		}
 
@@ -166,9 +169,9 @@ func Run(ctx context.Context, r Request) (*Result, error) {
 		}
 		census, _ := ParseListing(out, r.Hooks.ItemMarker)
 		keys := map[string]bool{}
-		for _, tag := range census {
-			keys[weights.Key(s.Label, tag)] = true
-			res.Rows = append(res.Rows, logdir.CensusRow{Label: s.Label, Tag: tag})
+		for _, l := range census {
+			keys[weights.Key(s.Label, l.Tag)] = true
+			res.Rows = append(res.Rows, logdir.CensusRow{Label: s.Label, Tag: l.Tag})
 		}
 		if len(census) == 0 {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("suite %q census listed nothing; its weights are not pruned this run", s.Label))
@@ -213,9 +216,13 @@ func List(ctx context.Context, r Request, s config.Suite, p Pass) ([]byte, strin
 	pass := p.name()
 	log := orDiscard(r.Log)
 	fmt.Fprintf(log, "### %s %s: %s %s\n", s.Label, pass, s.Path, strings.Join(s.Args, " "))
-	env := r.Hooks.ListEnv(r.Env, r.Level, p.Census)
+	base := r.Env
+	if r.Pin != nil {
+		base = base.With(r.Pin(s)...)
+	}
+	env := r.Hooks.ListEnv(base, r.Level, s.GPUKind(), p.Census)
 	if p.Tag != "" {
-		env = r.Hooks.VerifyEnv(r.Env, r.Level, p.Tag, p.Census)
+		env = r.Hooks.VerifyEnv(base, r.Level, s.GPUKind(), p.Tag, p.Census)
 	}
 	tail := &textfmt.Tail{}
 	out := &textfmt.Capped{Max: maxListing}
@@ -254,44 +261,102 @@ func List(ctx context.Context, r Request, s config.Suite, p Pass) ([]byte, strin
 	return out.Bytes(), tail.String(), nil
 }
 
-// ParseListing returns the tags of "<marker> <tag>" lines in order, the first of any
-// duplicate kept. The tag is the rest of the line with surrounding white space
-// removed; it is otherwise kept byte for byte (hostile tags are the log layout's
-// problem, not a reason to run a different item).
-func ParseListing(out []byte, marker string) (tags []string, warnings []string) {
+// Listed is one item line of a listing.
+type Listed struct {
+	Tag string
+	// GPUs is the count the line gave (gpus=N), 0 when it gave none (the item
+	// takes its suite's); All is gpus=all.
+	GPUs int
+	All  bool
+}
+
+// Tags are the tags of ls, in order.
+func Tags(ls []Listed) []string {
+	tags := make([]string, len(ls))
+	for i, l := range ls {
+		tags[i] = l.Tag
+	}
+	return tags
+}
+
+// item is the work item of l in suite s: the line's GPU count, else the suite's.
+func (l Listed) item(s config.Suite, seq int) schedule.Item {
+	it := schedule.Item{Label: s.Label, Tag: l.Tag, Seq: seq, GPUs: s.Options.GPUs, AllGPUs: s.Options.AllGPUs}
+	if l.GPUs > 0 || l.All {
+		it.GPUs, it.AllGPUs = l.GPUs, l.All
+	}
+	return it
+}
+
+// ParseListing returns the items of "<marker> <tag>" and "<marker> <tag> gpus=N"
+// lines in order (ItemLine), the first of any duplicate tag kept. The tag is
+// otherwise kept byte for byte (hostile tags are the log layout's problem, not a
+// reason to run a different item).
+func ParseListing(out []byte, marker string) (items []Listed, warnings []string) {
 	seen := map[string]bool{}
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(make([]byte, 0, 4096), 1<<20)
 	n := 0
 	for sc.Scan() {
 		n++
-		tag, item := ItemTag(sc.Text(), marker)
+		l, item, warn := ItemLine(sc.Text(), marker)
+		if warn != "" {
+			warnings = append(warnings, fmt.Sprintf("line %d: %s", n, warn))
+		}
 		switch {
 		case !item:
-		case tag == "":
+		case l.Tag == "":
 			warnings = append(warnings, fmt.Sprintf("line %d: %q without a tag, ignored", n, marker))
-		case seen[tag]:
-			warnings = append(warnings, fmt.Sprintf("line %d: duplicate tag %q, queued once (its dispatch runs every call line of that tag)", n, tag))
+		case seen[l.Tag]:
+			warnings = append(warnings, fmt.Sprintf("line %d: duplicate tag %q, queued once (its dispatch runs every call line of that tag)", n, l.Tag))
 		default:
-			seen[tag] = true
-			tags = append(tags, tag)
+			seen[l.Tag] = true
+			items = append(items, l)
 		}
 	}
 	if err := sc.Err(); err != nil {
 		warnings = append(warnings, fmt.Sprintf("line %d: %v; the rest of the listing is ignored", n+1, err))
 	}
-	return tags, warnings
+	return items, warnings
 }
 
-// ItemTag reads one listing line: item is false for a line that is not "<marker>
-// <tag>" (another word that starts with the marker included); tag is "" for a marker
-// without one.
-func ItemTag(line, marker string) (tag string, item bool) {
+// gpusWord starts the word of a listing line that gives the item's GPU count.
+const gpusWord = "gpus="
+
+// ItemLine reads one listing line (the hook contract, README "Config and hooks"):
+// item is false for a line that is not "<marker> <tag>" (another word that starts
+// with the marker included). The tag is the rest of the line with surrounding white
+// space removed, and may hold spaces, except that a last word "gpus=<count>" after
+// the tag is the item's GPU count, not part of the tag: a count is a whole number
+// from 1 to config.MaxGPUs or "all". So a tag that itself ends in such a word is
+// listed with a count after it ("<marker> my tag gpus=2 gpus=1" is tag "my tag
+// gpus=2" on one GPU). A last word "gpus=" with no valid count is dropped with a
+// warning (the item takes its suite's count). Tag is "" for a marker without one
+// (a count alone included).
+func ItemLine(line, marker string) (l Listed, item bool, warn string) {
 	rest, ok := strings.CutPrefix(line, marker)
 	if !ok || rest != "" && rest[0] != ' ' && rest[0] != '\t' {
-		return "", false
+		return Listed{}, false, ""
 	}
-	return strings.TrimSpace(rest), true
+	rest = strings.TrimSpace(rest)
+	cut := strings.LastIndexAny(rest, " \t\r\n\v\f")
+	if !strings.HasPrefix(rest[cut+1:], gpusWord) {
+		return Listed{Tag: rest}, true, ""
+	}
+	word := rest[cut+1:]
+	l.Tag = strings.TrimSpace(rest[:max(cut, 0)])
+	n, all, err := config.ParseGPUs(strings.TrimPrefix(word, gpusWord))
+	if err != nil {
+		return l, true, fmt.Sprintf("%q: %v; the item takes its suite's GPU count", word, err)
+	}
+	l.GPUs, l.All = n, all
+	return l, true, ""
+}
+
+// ItemTag reads one listing line as ItemLine does and returns its tag alone.
+func ItemTag(line, marker string) (tag string, item bool) {
+	l, item, _ := ItemLine(line, marker)
+	return l.Tag, item
 }
 
 func firstLine(s string) string {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,37 +21,90 @@ func TestParseListing(t *testing.T) {
 	tests := []struct {
 		name  string
 		in    string
-		tags  []string
+		items string // tag[:gpus] joined by |
 		warns int
 	}{
-		{"te output", "setup skipped\nTE_CI_ITEM test_numerics.ck.amax+triton\nTE_CI_ITEM mxfp4..ck\n", []string{"test_numerics.ck.amax+triton", "mxfp4..ck"}, 0},
-		{"crlf and spaces", "TE_CI_ITEM  a \r\nTE_CI_ITEM\tb\n", []string{"a", "b"}, 0},
-		{"hostile tags kept", "TE_CI_ITEM ../../x\nTE_CI_ITEM a b/c\nTE_CI_ITEM t\x01x\n", []string{"../../x", "a b/c", "t\x01x"}, 0},
-		{"duplicates run once", "TE_CI_ITEM a\nTE_CI_ITEM b\nTE_CI_ITEM a\n", []string{"a", "b"}, 1},
-		{"empty tag", "TE_CI_ITEM\nTE_CI_ITEM   \n", nil, 2},
-		{"other words", "TE_CI_ITEMS a\n  TE_CI_ITEM b\nxTE_CI_ITEM c\n", nil, 0},
+		{"te output", "setup skipped\nTE_CI_ITEM test_numerics.ck.amax+triton\nTE_CI_ITEM mxfp4..ck\n", "test_numerics.ck.amax+triton|mxfp4..ck", 0},
+		{"crlf and spaces", "TE_CI_ITEM  a \r\nTE_CI_ITEM\tb\n", "a|b", 0},
+		{"hostile tags kept", "TE_CI_ITEM ../../x\nTE_CI_ITEM a b/c\nTE_CI_ITEM t\x01x\n", "../../x|a b/c|t\x01x", 0},
+		{"duplicates run once", "TE_CI_ITEM a\nTE_CI_ITEM b\nTE_CI_ITEM a\n", "a|b", 1},
+		{"empty tag", "TE_CI_ITEM\nTE_CI_ITEM   \n", "", 2},
+		{"other words", "TE_CI_ITEMS a\n  TE_CI_ITEM b\nxTE_CI_ITEM c\n", "", 0},
+		// A GPU count after the tag (README "Config and hooks").
+		{"counts", "TE_CI_ITEM dist.a gpus=2\nTE_CI_ITEM dist.b\tgpus=all \r\nTE_CI_ITEM c gpus=1\n", "dist.a:2|dist.b:all|c:1", 0},
+		{"tag with spaces and a count", "TE_CI_ITEM a b  c gpus=4\n", "a b  c:4", 0},
+		{"a tag that ends in gpus= is listed with a count", "TE_CI_ITEM run gpus=2 gpus=1\n", "run gpus=2:1", 0},
+		{"gpus= inside a word is the tag's", "TE_CI_ITEM test_gpus=2\nTE_CI_ITEM x,gpus=2\n", "test_gpus=2|x,gpus=2", 0},
+		{"a count with no tag", "TE_CI_ITEM gpus=2\nTE_CI_ITEM  gpus=all \n", "", 2},
+		{"a bad count is dropped", "TE_CI_ITEM a gpus=0\nTE_CI_ITEM b gpus=02\nTE_CI_ITEM c gpus=\nTE_CI_ITEM d gpus=1025\nTE_CI_ITEM e gpus=ALL\n", "a|b|c|d|e", 5},
+		{"duplicate with another count", "TE_CI_ITEM a gpus=2\nTE_CI_ITEM a gpus=4\n", "a:2", 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tags, warns := ParseListing([]byte(tt.in), "TE_CI_ITEM")
-			if strings.Join(tags, "|") != strings.Join(tt.tags, "|") || len(warns) != tt.warns {
-				t.Errorf("tags %q warns %q", tags, warns)
+			got, warns := ParseListing([]byte(tt.in), "TE_CI_ITEM")
+			var s []string
+			for _, l := range got {
+				switch {
+				case l.All:
+					s = append(s, l.Tag+":all")
+				case l.GPUs > 0:
+					s = append(s, fmt.Sprintf("%s:%d", l.Tag, l.GPUs))
+				default:
+					s = append(s, l.Tag)
+				}
+			}
+			if strings.Join(s, "|") != tt.items || len(warns) != tt.warns {
+				t.Errorf("items %q warns %q, want %q and %d warnings", s, warns, tt.items, tt.warns)
 			}
 		})
+	}
+}
+
+func TestItemTagDropsTheCount(t *testing.T) {
+	for line, want := range map[string]string{
+		"TE_CI_ITEM a b gpus=2": "a b", "TE_CI_ITEM a gpus=x": "a", "TE_CI_ITEM a gpus=2 gpus=1": "a gpus=2",
+	} {
+		if tag, ok := ItemTag(line, "TE_CI_ITEM"); !ok || tag != want {
+			t.Errorf("ItemTag(%q) = %q, %v; want %q", line, tag, ok, want)
+		}
 	}
 }
 
 func FuzzParseListing(f *testing.F) {
 	f.Add([]byte("TE_CI_ITEM a\nTE_CI_ITEM b c\n"))
 	f.Add([]byte("TE_CI_ITEM \x00\r\nTE_CI_ITEM a\nTE_CI_ITEM a\n"))
+	f.Add([]byte("TE_CI_ITEM a gpus=2\nTE_CI_ITEM b c\tgpus=all\nTE_CI_ITEM d gpus=0 gpus=3\nTE_CI_ITEM gpus=4\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		tags, _ := ParseListing(in, "TE_CI_ITEM")
+		items, _ := ParseListing(in, "TE_CI_ITEM")
 		seen := map[string]bool{}
-		for _, tag := range tags {
+		for _, l := range items {
+			tag := l.Tag
 			if tag == "" || seen[tag] || strings.ContainsAny(tag, "\n") || tag != strings.TrimSpace(tag) {
-				t.Fatalf("bad tag %q in %q", tag, tags)
+				t.Fatalf("bad tag %q in %+v", tag, items)
 			}
 			seen[tag] = true
+			if l.GPUs < 0 || l.GPUs > config.MaxGPUs || (l.All && l.GPUs != 0) {
+				t.Fatalf("bad count %+v", l)
+			}
+			// The round trip: a line that gives the item, with its count when it
+			// has one, reads back as the same item.
+			line := "TE_CI_ITEM " + tag
+			switch {
+			case l.All:
+				line += " gpus=all"
+			case l.GPUs > 0:
+				line += fmt.Sprintf(" gpus=%d", l.GPUs)
+			default:
+				line += " gpus=1"
+			}
+			back, ok, warn := ItemLine(line, "TE_CI_ITEM")
+			want := l
+			if want.GPUs == 0 && !want.All {
+				want.GPUs = 1
+			}
+			if !ok || warn != "" || back != want {
+				t.Fatalf("%q reads back as %+v (%q), want %+v", line, back, warn, want)
+			}
 		}
 	})
 }
@@ -123,6 +177,54 @@ echo "TE_CI_ITEM g*"
 	}
 	if !strings.Contains(log.String(), "probe noise") {
 		t.Errorf("stderr not in expand.log: %q", log.String())
+	}
+}
+
+// One script as a single- and a multi-GPU suite (TE's torch and torch-mgpu): each
+// is listed, census included, with its own switch, and each item takes its line's
+// GPU count, else its suite's.
+func TestRunMultiGPUSuites(t *testing.T) {
+	dir := t.TempDir()
+	p := script(t, dir, "pytorch.sh", `
+[ -n "$TE_CI_LIST_ITEMS" ] || exit 9
+if [ "$TEST_SGPU" = 1 ] && [ -z "$TEST_MGPU" ]; then
+    echo "TE_CI_ITEM test_numerics"
+elif [ -z "$TEST_SGPU" ] && [ "${TEST_SGPU+set}" = set ] && [ "$TEST_MGPU" = 1 ]; then
+    echo "TE_CI_ITEM distributed.test_numerics"
+    echo "TE_CI_ITEM distributed.test_big gpus=all"
+    echo "TE_CI_ITEM distributed.test_pair gpus=2"
+    [ -n "$TE_CI_SKIP_CHECK_SUPPORTED" ] && echo "TE_CI_ITEM distributed.gated gpus=4"
+else
+    exit 8
+fi
+exit 0
+`)
+	o := script(t, dir, "core.sh", "exit 0\n")
+	suites := []config.Suite{
+		{Label: "torch", Mode: config.List, Path: p},
+		{Label: "torch-mgpu", Mode: config.List, Path: p, Options: config.Options{GPUs: 4}},
+		{Label: "core-mgpu", Mode: config.Opaque, Path: o, Options: config.Options{AllGPUs: true}},
+	}
+	res, err := Run(context.Background(), Request{
+		Suites: suites, Exec: executor.Local{}, Hooks: hook.Default(), Env: os.Environ(), Level: "1", Dir: dir,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, it := range res.Items {
+		got = append(got, fmt.Sprintf("%s:%d:%v", it.Key(), it.GPUs, it.AllGPUs))
+	}
+	want := "torch/test_numerics:0:false torch-mgpu/distributed.test_numerics:4:false torch-mgpu/distributed.test_big:0:true " +
+		"torch-mgpu/distributed.test_pair:2:false core-mgpu:0:true"
+	if strings.Join(got, " ") != want {
+		t.Errorf("queue %s\nwant  %s", strings.Join(got, " "), want)
+	}
+	if c := res.Census["torch-mgpu"]; len(c) != 4 || !c["torch-mgpu/distributed.gated"] || c["torch-mgpu/test_numerics"] {
+		t.Errorf("torch-mgpu census %v", c)
+	}
+	if c := res.Census["torch"]; len(c) != 1 || !c["torch/test_numerics"] {
+		t.Errorf("torch census %v", c)
 	}
 }
 

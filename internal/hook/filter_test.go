@@ -67,12 +67,12 @@ func TestFilterPattern(t *testing.T) {
 		}
 	}
 	n := Default()
-	if got, _ := n.ItemEnv(nil, "1", "odd *tag", false).Get("TEST_FILTER"); got != "odd[[:space:]][*]tag" {
+	if got, _ := n.ItemEnv(nil, "1", SingleGPU, "odd *tag", false).Get("TEST_FILTER"); got != "odd[[:space:]][*]tag" {
 		t.Errorf("ItemEnv dispatches %q", got)
 	}
-	item, _ := n.ItemEnv(nil, "1", "a?b", false).Get("TEST_FILTER")
+	item, _ := n.ItemEnv(nil, "1", SingleGPU, "a?b", false).Get("TEST_FILTER")
 	for _, census := range []bool{false, true} {
-		if got, _ := n.VerifyEnv(nil, "1", "a?b", census).Get("TEST_FILTER"); got != item {
+		if got, _ := n.VerifyEnv(nil, "1", SingleGPU, "a?b", census).Get("TEST_FILTER"); got != item {
 			t.Errorf("VerifyEnv (census %v) filters with %q, an item with %q", census, got, item)
 		}
 	}

@@ -185,19 +185,39 @@ func Assign(value string, names ...string) []string {
 	return out
 }
 
-// base is what every suite command gets: the level and the single-GPU switches, and
-// none of the per-purpose switches that an outer environment might have left set.
-func (n Names) base(env Env, level string) Env {
-	return env.With(
+// Kind is which items a suite command is asked about: a single-GPU suite's commands
+// get the hook's single-GPU switch (TEST_SGPU=1, TEST_MGPU set empty), a multi-GPU
+// suite's (gpus= other than 1) the multi-GPU one (TEST_SGPU set empty, TEST_MGPU=1),
+// for its listing, its setup and its items alike, so that one script can be two
+// suites (TE's torch and torch-mgpu).
+type Kind int
+
+const (
+	SingleGPU Kind = iota
+	MultiGPU
+)
+
+// switches are the assignments of k's switch.
+func (n Names) switches(k Kind) []string {
+	if k == MultiGPU {
+		return []string{n.SGPU + "=", n.MGPU + "=1"}
+	}
+	return []string{n.SGPU + "=1", n.MGPU + "="}
+}
+
+// base is what every suite command gets: the level and the GPU switches of its kind,
+// and none of the per-purpose switches that an outer environment might have left set.
+func (n Names) base(env Env, level string, k Kind) Env {
+	return env.With(append([]string{
 		n.ListItems, n.SkipCheckSupported, n.SetupOnly, n.SkipSetup, n.Filter,
-		n.Level+"="+level, n.SGPU+"=1", n.MGPU+"=",
+		n.Level + "=" + level}, n.switches(k)...)...,
 	)
 }
 
 // ListEnv is the environment of a listing pass: census=false asks what this host will
 // run (the queue), census=true what exists at this level (the census).
-func (n Names) ListEnv(env Env, level string, census bool) Env {
-	e := n.base(env, level).With(n.ListItems + "=1")
+func (n Names) ListEnv(env Env, level string, k Kind, census bool) Env {
+	e := n.base(env, level, k).With(n.ListItems + "=1")
 	if census {
 		e = e.With(n.SkipCheckSupported + "=1")
 	}
@@ -205,14 +225,14 @@ func (n Names) ListEnv(env Env, level string, census bool) Env {
 }
 
 // SetupEnv is the environment of the one-time setup of a list suite.
-func (n Names) SetupEnv(env Env, level string) Env {
-	return n.base(env, level).With(n.SetupOnly + "=1")
+func (n Names) SetupEnv(env Env, level string, k Kind) Env {
+	return n.base(env, level, k).With(n.SetupOnly + "=1")
 }
 
 // ItemEnv is the environment of one item. tag is "" for an opaque item, which runs its
 // script end to end, setup included.
-func (n Names) ItemEnv(env Env, level, tag string, opaque bool) Env {
-	e := n.base(env, level)
+func (n Names) ItemEnv(env Env, level string, k Kind, tag string, opaque bool) Env {
+	e := n.base(env, level, k)
 	if !opaque {
 		e = e.With(n.SkipSetup+"=1", n.Filter+"="+FilterPattern(tag))
 	}
@@ -222,8 +242,8 @@ func (n Names) ItemEnv(env Env, level, tag string, opaque bool) Env {
 // VerifyEnv is the environment of one re-entry of sgpu-queue verify: a listing pass
 // (census or queue, as ListEnv) with the filter an item of this tag is dispatched with,
 // so the listing shows which call lines that dispatch would run.
-func (n Names) VerifyEnv(env Env, level, tag string, census bool) Env {
-	return n.ListEnv(env, level, census).With(n.Filter + "=" + FilterPattern(tag))
+func (n Names) VerifyEnv(env Env, level string, k Kind, tag string, census bool) Env {
+	return n.ListEnv(env, level, k, census).With(n.Filter + "=" + FilterPattern(tag))
 }
 
 // AdapterEnv is the environment of an adapter suite's commands (setup, listing,

@@ -21,11 +21,19 @@ func TestEnvBuilders(t *testing.T) {
 		got  Env
 		want string
 	}{
-		{"queue listing", n.ListEnv(base, "3", false), "PATH=/bin TEST_LEVEL=3 TEST_MGPU= TEST_SGPU=1 TE_CI_LIST_ITEMS=1"},
-		{"census listing", n.ListEnv(base, "3", true), "PATH=/bin TEST_LEVEL=3 TEST_MGPU= TEST_SGPU=1 TE_CI_LIST_ITEMS=1 TE_CI_SKIP_CHECK_SUPPORTED=1"},
-		{"setup", n.SetupEnv(base, "1"), "PATH=/bin TEST_LEVEL=1 TEST_MGPU= TEST_SGPU=1 TE_CI_SETUP_ONLY=1"},
-		{"list item", n.ItemEnv(base, "1", "a b/../c", false), "PATH=/bin TEST_FILTER=a[[:space:]]b/../c TEST_LEVEL=1 TEST_MGPU= TEST_SGPU=1 TE_CI_SKIP_SETUP=1"},
-		{"opaque item", n.ItemEnv(base, "1", "", true), "PATH=/bin TEST_LEVEL=1 TEST_MGPU= TEST_SGPU=1"},
+		{"queue listing", n.ListEnv(base, "3", SingleGPU, false), "PATH=/bin TEST_LEVEL=3 TEST_MGPU= TEST_SGPU=1 TE_CI_LIST_ITEMS=1"},
+		{"census listing", n.ListEnv(base, "3", SingleGPU, true), "PATH=/bin TEST_LEVEL=3 TEST_MGPU= TEST_SGPU=1 TE_CI_LIST_ITEMS=1 TE_CI_SKIP_CHECK_SUPPORTED=1"},
+		{"setup", n.SetupEnv(base, "1", SingleGPU), "PATH=/bin TEST_LEVEL=1 TEST_MGPU= TEST_SGPU=1 TE_CI_SETUP_ONLY=1"},
+		{"list item", n.ItemEnv(base, "1", SingleGPU, "a b/../c", false), "PATH=/bin TEST_FILTER=a[[:space:]]b/../c TEST_LEVEL=1 TEST_MGPU= TEST_SGPU=1 TE_CI_SKIP_SETUP=1"},
+		{"opaque item", n.ItemEnv(base, "1", SingleGPU, "", true), "PATH=/bin TEST_LEVEL=1 TEST_MGPU= TEST_SGPU=1"},
+		// A multi-GPU suite: the other switch everywhere, whatever the outer
+		// environment set (TE's mGPU step exports TEST_MGPU=1 TEST_SGPU=0).
+		{"mgpu queue listing", n.ListEnv(append(base, "TEST_SGPU=0", "TEST_MGPU=1"), "3", MultiGPU, false), "PATH=/bin TEST_LEVEL=3 TEST_MGPU=1 TEST_SGPU= TE_CI_LIST_ITEMS=1"},
+		{"mgpu census listing", n.ListEnv(base, "3", MultiGPU, true), "PATH=/bin TEST_LEVEL=3 TEST_MGPU=1 TEST_SGPU= TE_CI_LIST_ITEMS=1 TE_CI_SKIP_CHECK_SUPPORTED=1"},
+		{"mgpu setup", n.SetupEnv(base, "1", MultiGPU), "PATH=/bin TEST_LEVEL=1 TEST_MGPU=1 TEST_SGPU= TE_CI_SETUP_ONLY=1"},
+		{"mgpu list item", n.ItemEnv(base, "1", MultiGPU, "d", false), "PATH=/bin TEST_FILTER=d TEST_LEVEL=1 TEST_MGPU=1 TEST_SGPU= TE_CI_SKIP_SETUP=1"},
+		{"mgpu opaque item", n.ItemEnv(base, "1", MultiGPU, "", true), "PATH=/bin TEST_LEVEL=1 TEST_MGPU=1 TEST_SGPU="},
+		{"mgpu verify", n.VerifyEnv(base, "1", MultiGPU, "d", true), "PATH=/bin TEST_FILTER=d TEST_LEVEL=1 TEST_MGPU=1 TEST_SGPU= TE_CI_LIST_ITEMS=1 TE_CI_SKIP_CHECK_SUPPORTED=1"},
 		{"adapter command", n.AdapterEnv(base, "2"), "PATH=/bin TEST_LEVEL=2"},
 	}
 	for _, tt := range tests {
@@ -89,7 +97,7 @@ func TestRename(t *testing.T) {
 			t.Errorf("Set(%q): %v", ok, err)
 		}
 	}
-	if got := n.ItemEnv(nil, "1", "t", false); !strings.Contains(sorted(got), "MY_FILTER=t") {
+	if got := n.ItemEnv(nil, "1", SingleGPU, "t", false); !strings.Contains(sorted(got), "MY_FILTER=t") {
 		t.Errorf("renamed filter not used: %v", got)
 	}
 }

@@ -46,6 +46,8 @@ type Meta struct {
 	FlakyIsFailure bool          `json:"flaky_is_failure,omitempty"`
 	TimeoutFactor  float64       `json:"item_timeout_factor,omitempty"`
 	Quarantined    []Quarantined `json:"quarantined,omitempty"`
+	// Unfit are the items quarantine left unrun: they need more GPUs than it left.
+	Unfit []Unfit `json:"unfit,omitempty"`
 	// Stop is why the run stopped before its queue was empty; nil when it did not.
 	Stop   *Stop    `json:"stop,omitempty"`
 	Pruned []string `json:"pruned,omitempty"`
@@ -88,6 +90,15 @@ type Quarantined struct {
 	GPU    string    `json:"gpu"`
 	Reason string    `json:"reason"`
 	At     time.Time `json:"at"`
+}
+
+// Unfit is an item not run (again) because it needs more GPUs than quarantine left
+// in the pool.
+type Unfit struct {
+	Label string `json:"label"`
+	Tag   string `json:"tag"` // "" for an opaque item
+	GPUs  int    `json:"gpus"`
+	Pool  int    `json:"pool"` // the GPUs left in the pool
 }
 
 // MetaSuite is one suite of the run.

@@ -138,6 +138,13 @@ type Timing struct {
 	Outcome outcome.Outcome
 }
 
+// GPUs are the ids of the GPUs the attempt ran on: the gpu column holds a
+// multi-GPU item's ids joined by "," ("2,3").
+func (t Timing) GPUs() []string { return strings.Split(t.GPU, ",") }
+
+// GPUSeconds is the attempt's GPU time: its seconds on each of its GPUs.
+func (t Timing) GPUSeconds() float64 { return float64(len(t.GPUs())) * t.Secs }
+
 // Whole is the item column of an opaque item.
 const Whole = "whole"
 

@@ -116,6 +116,7 @@ func (b *builder) meta() {
 			q.GPU = logdir.ShardGPU(s.Number, q.GPU)
 			m.Quarantined = append(m.Quarantined, q)
 		}
+		m.Unfit = append(m.Unfit, sm.Unfit...) // items are in one shard each
 		if !sm.Started.IsZero() && (m.Started.IsZero() || sm.Started.Before(m.Started)) {
 			m.Started = sm.Started
 		}

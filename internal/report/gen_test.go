@@ -15,6 +15,8 @@ import (
 
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/outcome"
+	"github.com/rocm/sgpu-queue/internal/schedule"
+	"github.com/rocm/sgpu-queue/internal/simulate"
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
@@ -37,6 +39,8 @@ type simItem struct {
 	RC         int
 	// Outcome is as dispatch would decide it; "" means ok for rc 0, else failed.
 	Outcome outcome.Outcome
+	// GPUs is how many GPUs it takes (0: one).
+	GPUs int
 }
 
 func (it simItem) outcome() outcome.Outcome {
@@ -81,8 +85,14 @@ func order(items []simItem) {
 	})
 }
 
-// simulate runs the dynamic pull and returns the timings rows in the order they end.
+// simulate runs the dynamic pull (with multi-GPU items: the default block
+// scheduler) and returns the timings rows in the order they end.
 func (sr simRun) simulate() ([]logdir.Timing, float64) {
+	for _, it := range sr.Items {
+		if it.GPUs > 1 {
+			return sr.simulateBlocks()
+		}
+	}
 	free := make([]float64, len(sr.GPUs))
 	var rows []logdir.Timing
 	wall := 0.0
@@ -123,6 +133,96 @@ func (sr simRun) simulate() ([]logdir.Timing, float64) {
 }
 
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
+
+// simulateBlocks replays the items, in their order, through the scheduler the run
+// uses for a workload with multi-GPU items (schedule.NewBlocks), on their actual
+// durations, with a dispatch gap of a few milliseconds before each start.
+func (sr simRun) simulateBlocks() ([]logdir.Timing, float64) {
+	items := make([]schedule.Item, len(sr.Items))
+	durs := make([]float64, len(sr.Items))
+	order := make([]int, len(sr.Items))
+	for i, it := range sr.Items {
+		items[i] = schedule.Item{Label: it.Label, Tag: it.Tag, Weight: it.Est, Known: it.Known, Seq: i, GPUs: it.GPUs}
+		durs[i] = it.Actual + 0.003
+		order[i] = i
+	}
+	b, err := schedule.NewBlocks(items, order, len(sr.GPUs))
+	if err != nil {
+		panic(err)
+	}
+	tl, err := schedule.ReplayBlocks(b, schedule.Widths(items), durs, len(sr.GPUs))
+	if err != nil {
+		panic(err)
+	}
+	var rows []logdir.Timing
+	for i, it := range sr.Items {
+		ids := make([]string, len(tl.GPUs[i]))
+		for k, g := range tl.GPUs[i] {
+			ids[k] = sr.GPUs[g]
+		}
+		start := round3(tl.Start[i] + 0.003)
+		end := round3(start + it.Actual)
+		est := "unknown"
+		if it.Known {
+			est = logdir.Secs(it.Est)
+		}
+		o := it.outcome()
+		rows = append(rows, logdir.Timing{
+			Label: it.Label, Item: logdir.ItemColumn(it.Tag), GPU: strings.Join(ids, ","),
+			Secs: round3(end - start), RC: it.RC, StartOff: start, EndOff: end, Est: est, Incomplete: o.Incomplete(), Outcome: o,
+		})
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].EndOff < rows[j].EndOff })
+	return rows, round3(tl.Wall + 0.004)
+}
+
+// mixedRun is TE's single-GPU table plus the synthetic multi-GPU items of
+// testdata/simulate/te-mixed.weights as a warm run on 8 GPUs, in the default
+// queue's order (widest first, then longest), durations off their estimates by a
+// seeded lognormal factor, and a 2-GPU item that fails.
+func mixedRun(t *testing.T) simRun {
+	f, err := os.Open(teMixed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	in, warns, err := simulate.Load(f, teMixed)
+	if err != nil || len(warns) > 0 {
+		t.Fatalf("%s: %v %v", teMixed, err, warns)
+	}
+	rng := rand.New(rand.NewPCG(11, 95))
+	old := weights.New()
+	var items []simItem
+	labels := map[string]bool{}
+	var suites []logdir.MetaSuite
+	for _, i := range schedule.BlockOrder(in.Items, schedule.ByWidest) {
+		it := in.Items[i]
+		old.Set(it.Key(), it.Weight)
+		s := simItem{Label: it.Label, Tag: it.Tag, Est: it.Weight, Known: true, GPUs: it.GPUs,
+			Actual: round3(it.Weight * math.Exp(0.08*rng.NormFloat64()))}
+		if it.Key() == "jax-mgpu/test_distributed_layernorm" {
+			s.Actual, s.RC = 41.7, 1
+		}
+		items = append(items, s)
+	}
+	for _, it := range in.Items {
+		if !labels[it.Label] {
+			labels[it.Label] = true
+			mode := "list"
+			if it.Tag == "" {
+				mode = "opaque"
+			}
+			suites = append(suites, logdir.MetaSuite{Label: it.Label, LogFile: strings.ReplaceAll(it.Label, "-", "_") + ".log", Mode: mode})
+		}
+	}
+	cmds := map[string]string{"torch-mgpu": "ci/pytorch.sh", "jax-mgpu": "ci/jax.sh"}
+	for k, v := range teCmds {
+		cmds[k] = v
+	}
+	return simRun{Suites: suites, Cmds: cmds, GPUs: []string{"0", "1", "2", "3", "4", "5", "6", "7"}, Items: items, Started: t0, Old: old}
+}
+
+const teMixed = "../../testdata/simulate/te-mixed.weights"
 
 // write writes the run's files under dir (replacing them).
 func (sr simRun) write(dir string) error {
@@ -260,8 +360,9 @@ func find(items []simItem, key string) *simItem {
 }
 
 // fixtures are the committed runs, by directory name.
-func fixtures(table *weights.Table) map[string]simRun {
+func fixtures(t *testing.T, table *weights.Table) map[string]simRun {
 	out := map[string]simRun{}
+	out["te-mixed"] = mixedRun(t)
 	out["te80"] = teRun(table)
 
 	// Every outcome but cancelled (te80-cancelled has those) and unavailable.
@@ -398,7 +499,7 @@ func TestGenerateFixtures(t *testing.T) {
 		t.Skip("run with -gen to regenerate testdata/runs")
 	}
 	table := loadTE(t)
-	for name, sr := range fixtures(table) {
+	for name, sr := range fixtures(t, table) {
 		if err := sr.write(filepath.Join("testdata", "runs", name)); err != nil {
 			t.Fatal(err)
 		}
@@ -409,7 +510,7 @@ func TestGenerateFixtures(t *testing.T) {
 // writes, so a change to either is seen.
 func TestFixturesAreGenerated(t *testing.T) {
 	table := loadTE(t)
-	for name, sr := range fixtures(table) {
+	for name, sr := range fixtures(t, table) {
 		dir := t.TempDir()
 		if err := sr.write(dir); err != nil {
 			t.Fatal(err)

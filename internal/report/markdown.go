@@ -285,7 +285,14 @@ func gapDur(v float64) string {
 func efficiency(r *logdir.Run, s Stats) string {
 	var b strings.Builder
 	b.WriteString("### Efficiency\n\n| | |\n|---|---|\n")
-	fmt.Fprintf(&b, "| total work | %s in %d item runs |\n", secs(s.Work), s.Attempts)
+	hind := "hindsight LPT"
+	if s.Mixed {
+		// Work is GPU time: an item on 4 GPUs for 10 s is 40 s of it.
+		fmt.Fprintf(&b, "| total work (GPU time: seconds × GPUs) | %s in %d item runs |\n", secs(s.Work), s.Attempts)
+		hind = "hindsight"
+	} else {
+		fmt.Fprintf(&b, "| total work | %s in %d item runs |\n", secs(s.Work), s.Attempts)
+	}
 	fmt.Fprintf(&b, "| wall clock (item phase) | %s |\n", secs(s.Wall))
 	setBy := "work/N"
 	if s.Split.Binding {
@@ -295,10 +302,10 @@ func efficiency(r *logdir.Run, s Stats) string {
 	fmt.Fprintf(&b, "| above the bound | %s (%s) |\n", pct(s.AboveBound), signed(s.Wall-s.Bound))
 	fmt.Fprintf(&b, "| utilisation work/(wall×%d) | %.1f %% |\n", s.GPUs, 100*s.Utilisation)
 	if s.Cancelled || s.Interrupted {
-		b.WriteString("| hindsight LPT, quality, split | – (the run stopped early: it did not run every item) |\n")
+		fmt.Fprintf(&b, "| %s, quality, split | – (the run stopped early: it did not run every item) |\n", hind)
 	} else {
-		fmt.Fprintf(&b, "| hindsight LPT makespan | %s |\n", secs(s.Hindsight))
-		fmt.Fprintf(&b, "| quality: wall ÷ hindsight LPT | **%.3f** |\n", s.Quality)
+		fmt.Fprintf(&b, "| %s makespan | %s |\n", hind, secs(s.Hindsight))
+		fmt.Fprintf(&b, "| quality: wall ÷ %s | **%.3f** |\n", hind, s.Quality)
 	}
 	if s.Gaps.Count > 0 {
 		fmt.Fprintf(&b, "| dispatch gap (end → next start, same GPU) | mean %s, max %s over %d gaps |\n",
@@ -331,8 +338,13 @@ func efficiency(r *logdir.Run, s Stats) string {
 			verdict, textfmt.Dur(sp.Before), textfmt.Dur(sp.After), signed(sp.After-sp.Before), signedPct(sp.After/math.Max(sp.Before, 1e-9)-1), why)
 	}
 	b.WriteString("\n")
-	b.WriteString("*Hindsight LPT* is longest-first on the durations this run measured, with no dispatch overhead: what perfect estimates would give. " +
-		"*Quality* = wall ÷ hindsight LPT: 1.000 is as good as perfect estimates, above 1 is what estimate errors and dispatch overhead cost, below 1 means the run beat plain LPT.  \n")
+	if s.Mixed {
+		b.WriteString("*Hindsight* is the default queue (multi-GPU items widest first, GPUs held for them, shorter items backfilled) on the durations this run measured, with no dispatch overhead: what perfect estimates would give. " +
+			"*Quality* = wall ÷ hindsight: 1.000 is as good as perfect estimates, above 1 is what estimate errors and dispatch overhead cost.  \n")
+	} else {
+		b.WriteString("*Hindsight LPT* is longest-first on the durations this run measured, with no dispatch overhead: what perfect estimates would give. " +
+			"*Quality* = wall ÷ hindsight LPT: 1.000 is as good as perfect estimates, above 1 is what estimate errors and dispatch overhead cost, below 1 means the run beat plain LPT.  \n")
+	}
 	fmt.Fprintf(&b, "*Split rule*: splitting the largest item pays when halving it would shorten the hindsight makespan by at least %.0f %%, which happens when it is (close to) the binding term of the lower bound.\n\n", 100*SplitPays)
 	return b.String()
 }
@@ -366,10 +378,10 @@ func suitesTable(suites []verdict.Suite, s Stats) *block {
 		}
 		share := 0.0
 		if s.Work > 0 {
-			share = su.Seconds / s.Work
+			share = su.GPUSeconds / s.Work
 		}
 		rows = append(rows, fmt.Sprintf("| %s | %s | %s | %d | %d | %s | %.1f %% |\n",
-			cell(su.Label), cell(su.Mode), v, len(su.Items), su.Failed, textfmt.Dur(su.Seconds), 100*share))
+			cell(su.Label), cell(su.Mode), v, len(su.Items), su.Failed, textfmt.Dur(su.GPUSeconds), 100*share))
 	}
 	return collapsible("### Suites\n\n", fmt.Sprintf("%d suites", len(suites)),
 		"| suite | mode | verdict | items | failed | work | share |\n|---|---|---|---:|---:|---:|---:|\n", rows, "suites")

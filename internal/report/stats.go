@@ -10,6 +10,7 @@ import (
 
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/outcome"
+	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/verdict"
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
@@ -20,21 +21,26 @@ const SplitPays = 0.01
 
 // Stats are the figures of a run, from its queue and timings rows.
 type Stats struct {
-	GPUs        int
-	Items       int        // queued items
-	Finished    int        // queued items with a timings row
-	Failed      int        // failed items (last attempt; an item that never finished counts)
-	NoRun       []ItemStat // items whose last attempt ran nothing, in key order
-	Attempts    int        // timings rows
-	Work        float64
-	Wall        float64
-	Bound       float64 // max(work/N, largest row): no schedule could have been faster
+	GPUs     int
+	Items    int        // queued items
+	Finished int        // queued items with a timings row
+	Failed   int        // failed items (last attempt; an item that never finished counts)
+	NoRun    []ItemStat // items whose last attempt ran nothing, in key order
+	Attempts int        // timings rows
+	// Work is the GPU time of every attempt: its seconds on each of its GPUs (an
+	// item on 4 GPUs for 10 s is 40 s), so that work/N is what N GPUs need.
+	Work  float64
+	Wall  float64
+	Bound float64 // max(work/N, largest row): no schedule could have been faster
+	// Mixed: some attempt ran on several GPUs (a multi-GPU item).
+	Mixed       bool
 	Largest     float64
 	LargestKey  string
 	Utilisation float64 // work / (wall × N)
 	AboveBound  float64 // wall/bound − 1
 	// Hindsight is the makespan of longest-first on the durations this run measured,
-	// on the same GPUs: what perfect estimates would have given, with no dispatch
+	// on the same GPUs (with multi-GPU items: the default queue's blocks, holds and
+	// backfill): what perfect estimates would have given, with no dispatch
 	// overhead. Quality is Wall/Hindsight: 1 is as good as perfect estimates, above 1
 	// is what estimate errors and dispatch overhead cost.
 	Hindsight float64
@@ -103,7 +109,8 @@ func (it ItemStat) RelMiss() float64 {
 	return it.Miss() / it.Estimate
 }
 
-// GPUStats is one GPU's share of the run.
+// GPUStats is one GPU's share of the run; a multi-GPU item counts on each of its
+// GPUs.
 type GPUStats struct {
 	GPU     string
 	Busy    float64
@@ -128,10 +135,13 @@ func Compute(r *logdir.Run, suites []verdict.Suite) Stats {
 		per[g] = &GPUStats{GPU: g}
 	}
 	durs := make([]float64, 0, len(r.Timings))
+	widths := make([]int, 0, len(r.Timings))
 	for _, t := range r.Timings {
 		s.Attempts++
-		s.Work += t.Secs
+		s.Work += t.GPUSeconds()
 		durs = append(durs, t.Secs)
+		widths = append(widths, len(t.GPUs()))
+		s.Mixed = s.Mixed || len(t.GPUs()) > 1
 		if t.Secs > s.Largest {
 			s.Largest = t.Secs
 			s.LargestKey = weights.Key(t.Label, r.TagOf(t))
@@ -139,17 +149,19 @@ func Compute(r *logdir.Run, suites []verdict.Suite) Stats {
 		if t.EndOff > s.Wall {
 			s.Wall = t.EndOff
 		}
-		g, ok := per[t.GPU]
-		if !ok {
-			g = &GPUStats{GPU: t.GPU}
-			per[t.GPU] = g
+		for _, id := range t.GPUs() {
+			g, ok := per[id]
+			if !ok {
+				g = &GPUStats{GPU: id}
+				per[id] = g
+			}
+			g.Busy += t.Secs
+			g.Items++
+			if r.OutcomeOf(t).Failed() {
+				g.Failed++
+			}
+			g.LastEnd = max(g.LastEnd, t.EndOff)
 		}
-		g.Busy += t.Secs
-		g.Items++
-		if r.OutcomeOf(t).Failed() {
-			g.Failed++
-		}
-		g.LastEnd = max(g.LastEnd, t.EndOff)
 	}
 	if r.Meta.Wall > s.Wall {
 		s.Wall = r.Meta.Wall
@@ -166,11 +178,14 @@ func Compute(r *logdir.Run, suites []verdict.Suite) Stats {
 	if s.Bound > 0 {
 		s.AboveBound = s.Wall/s.Bound - 1
 	}
-	s.Hindsight = LPT(durs, s.GPUs)
+	if !s.Mixed {
+		widths = nil
+	}
+	s.Hindsight = hindsight(durs, widths, s.GPUs)
 	if s.Hindsight > 0 {
 		s.Quality = s.Wall / s.Hindsight
 	}
-	s.Split = splitLargest(durs, s.GPUs)
+	s.Split = splitLargest(durs, widths, s.GPUs)
 	s.Split.Binding = s.GPUs > 0 && s.Largest > 0 && s.Largest >= s.Work/float64(s.GPUs)
 	s.Gaps = gaps(r.Timings)
 
@@ -282,13 +297,41 @@ func LPT(durs []float64, n int) float64 {
 	return span
 }
 
-// splitLargest compares the hindsight makespan with the largest duration halved.
-func splitLargest(durs []float64, n int) Split {
+// hindsight is the makespan of the measured durations on n GPUs, item i on
+// widths[i] of them (nil: one each): LPT for single-GPU items; with multi-GPU
+// items the default scheduler (schedule.NewScheduler) replayed on them, n raised to
+// the widest item should the run's record name fewer GPUs.
+func hindsight(durs []float64, widths []int, n int) float64 {
+	if widths == nil {
+		return LPT(durs, n)
+	}
+	if n <= 0 || len(durs) == 0 {
+		return 0
+	}
+	items := make([]schedule.Item, len(durs))
+	for i, d := range durs {
+		items[i] = schedule.Item{Weight: d, Known: true, Seq: i, GPUs: widths[i]}
+		n = max(n, widths[i])
+	}
+	s, err := schedule.NewScheduler(schedule.DefaultPolicy, items, n)
+	if err != nil {
+		return 0
+	}
+	t, err := schedule.ReplayBlocks(s, widths, durs, n)
+	if err != nil {
+		return 0
+	}
+	return t.Wall
+}
+
+// splitLargest compares the hindsight makespan with the largest duration halved
+// (both halves on its GPUs).
+func splitLargest(durs []float64, widths []int, n int) Split {
 	var sp Split
 	if n <= 0 || len(durs) == 0 {
 		return sp
 	}
-	sp.Before = LPT(durs, n)
+	sp.Before = hindsight(durs, widths, n)
 	li := 0
 	for i, d := range durs {
 		if d > durs[li] {
@@ -298,7 +341,10 @@ func splitLargest(durs []float64, n int) Split {
 	halved := append([]float64(nil), durs...)
 	halved[li] /= 2
 	halved = append(halved, halved[li])
-	sp.After = LPT(halved, n)
+	if widths != nil {
+		widths = append(append([]int(nil), widths...), widths[li])
+	}
+	sp.After = hindsight(halved, widths, n)
 	sp.Saving = max(0, sp.Before-sp.After)
 	sp.Pays = sp.Before > 0 && sp.Saving >= SplitPays*sp.Before
 	return sp
@@ -308,7 +354,9 @@ func splitLargest(durs []float64, n int) Split {
 func gaps(rows []logdir.Timing) Gaps {
 	by := map[string][]logdir.Timing{}
 	for _, t := range rows {
-		by[t.GPU] = append(by[t.GPU], t)
+		for _, id := range t.GPUs() {
+			by[id] = append(by[id], t)
+		}
 	}
 	var g Gaps
 	for _, ts := range by {

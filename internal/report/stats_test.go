@@ -313,3 +313,39 @@ func TestHeadline(t *testing.T) {
 		})
 	}
 }
+
+// A run with multi-GPU items: work, bound and utilisation in GPU-seconds; a block
+// counts on each of its GPUs (busy, items, gaps); the hindsight replays blocks.
+func TestComputeMultiGPU(t *testing.T) {
+	r := &logdir.Run{
+		Meta: logdir.Meta{GPUs: []string{"0", "1", "2", "3"}, Finished: true, Suites: []logdir.MetaSuite{{Label: "m", LogFile: "m.log", Mode: "list"}}},
+		Timings: []logdir.Timing{
+			{Label: "m", Item: "all", GPU: "0,1,2,3", Secs: 10, StartOff: 0, EndOff: 10},
+			{Label: "m", Item: "pair", GPU: "2,3", Secs: 4, StartOff: 10.5, EndOff: 14.5},
+			{Label: "m", Item: "one", GPU: "0", Secs: 6, StartOff: 10.25, EndOff: 16.25},
+		},
+	}
+	s := Compute(r, verdict.Decide(r))
+	if !s.Mixed || s.Work != 40+8+6 || s.Largest != 10 || s.Wall != 16.25 {
+		t.Fatalf("mixed %v work %v largest %v wall %v", s.Mixed, s.Work, s.Largest, s.Wall)
+	}
+	if want := 54.0 / 4; s.Bound != want || math.Abs(s.Utilisation-54/(16.25*4)) > 1e-9 {
+		t.Errorf("bound %v (want %v), utilisation %v", s.Bound, want, s.Utilisation)
+	}
+	busy := map[string]float64{}
+	items := map[string]int{}
+	for _, g := range s.PerGPU {
+		busy[g.GPU], items[g.GPU] = g.Busy, g.Items
+	}
+	if busy["0"] != 16 || busy["1"] != 10 || busy["2"] != 14 || busy["3"] != 14 || items["2"] != 2 || len(s.PerGPU) != 4 {
+		t.Errorf("per GPU %+v", s.PerGPU)
+	}
+	// Gaps: gpu0 10 → 10.25, gpu2 and gpu3 10 → 10.5.
+	if s.Gaps.Count != 3 || math.Abs(s.Gaps.Total-1.25) > 1e-9 {
+		t.Errorf("gaps %+v", s.Gaps)
+	}
+	// The 4-GPU item first, then the pair and the single side by side: 16 s.
+	if s.Hindsight != 16 {
+		t.Errorf("hindsight %v, want 16", s.Hindsight)
+	}
+}

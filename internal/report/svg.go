@@ -81,7 +81,7 @@ func svg(w *bufio.Writer, r *logdir.Run, suites []verdict.Suite, s Stats) {
 	}
 	legend = append(legend,
 		entry{fmt.Sprintf(`<rect width="12" height="12" fill="#dddddd"/><rect width="12" height="12" fill="url(#fail)" stroke="%s" stroke-width="1.5"/>`, failColour), "failed"},
-		entry{`<line x1="6" y1="-1" x2="6" y2="13" stroke="#000000" stroke-width="1.5" stroke-dasharray="3,2"/>`, "lower bound max(work/N, largest)"})
+		entry{`<line x1="6" y1="-1" x2="6" y2="13" stroke="#000000" stroke-width="1.5" stroke-dasharray="3,2"/>`, boundLegend(s)})
 	mixed := false
 	for _, l := range ls {
 		for _, b := range bars(r, l, 0.5/pxPerSec) {
@@ -127,8 +127,12 @@ func svg(w *bufio.Writer, r *logdir.Run, suites []verdict.Suite, s Stats) {
 		word += ", interrupted"
 	}
 	fmt.Fprintf(w, `<text x="%d" y="22" font-size="15" font-weight="bold">%s sgpu-queue timeline (%s)</text>`+"\n", svgLeft, mark, word)
-	sub := fmt.Sprintf("%d items on %d GPUs · wall %s · work %s · lower bound %s (%s above) · utilisation %.1f %%",
-		s.Attempts, len(ls), textfmt.Dur(s.Wall), textfmt.Dur(s.Work), textfmt.Dur(s.Bound), pct(s.AboveBound), 100*s.Utilisation)
+	work := "work " + textfmt.Dur(s.Work)
+	if s.Mixed {
+		work += " of GPU time"
+	}
+	sub := fmt.Sprintf("%d items on %d GPUs · wall %s · %s · lower bound %s (%s above) · utilisation %.1f %%",
+		s.Attempts, len(ls), textfmt.Dur(s.Wall), work, textfmt.Dur(s.Bound), pct(s.AboveBound), 100*s.Utilisation)
 	if s.Failed > 0 {
 		sub += fmt.Sprintf(" · %d failed", s.Failed)
 	}
@@ -153,8 +157,11 @@ func svg(w *bufio.Writer, r *logdir.Run, suites []verdict.Suite, s Stats) {
 	fmt.Fprintf(w, "</g>\n")
 	fmt.Fprintf(w, `<text x="%d" y="%.1f" fill="#555555" text-anchor="end" font-size="10">time since the first item started</text>`+"\n", svgWidth-svgRight, yAxis+30)
 
-	// Lanes.
+	// Lanes, then their bars: a multi-GPU item's bar spans several lanes, over
+	// the backgrounds of the lanes below its first.
+	laneOf := map[string]int{}
 	for i, l := range ls {
+		laneOf[l.GPU] = i
 		y := svgTop + float64(i)*(laneH+laneGap)
 		var g GPUStats
 		for _, pg := range s.PerGPU {
@@ -165,8 +172,17 @@ func svg(w *bufio.Writer, r *logdir.Run, suites []verdict.Suite, s Stats) {
 		fmt.Fprintf(w, `<g><title>GPU %s: %d items, %d failed, busy %s, idle %s</title><rect x="%d" y="%.1f" width="%.1f" height="%.1f" fill="#f3f3f3"/><text x="%d" y="%.1f" text-anchor="end" font-weight="bold">GPU %s</text></g>`+"\n",
 			xmlText(l.GPU, 40), g.Items, g.Failed, textfmt.Dur(g.Busy), textfmt.Dur(g.Idle),
 			svgLeft, y, plotW, laneH, svgLeft-6, y+laneH/2+4, xmlText(l.GPU, 8))
+	}
+	for i, l := range ls {
+		y := svgTop + float64(i)*(laneH+laneGap)
 		for _, b := range bars(r, l, 0.5/pxPerSec) {
-			svgBar(w, r, b, x, y, laneH, colour)
+			span := 1
+			if b.N == 1 && len(b.Row.GPUs()) > 1 {
+				if span = blockSpan(b.Row, laneOf, i); span == 0 {
+					continue // drawn from an earlier lane
+				}
+			}
+			svgBar(w, r, b, x, y, float64(span)*laneH+float64(span-1)*laneGap, colour)
 		}
 	}
 
@@ -187,6 +203,25 @@ func svg(w *bufio.Writer, r *logdir.Run, suites []verdict.Suite, s Stats) {
 		fmt.Fprintf(w, `<g transform="translate(%.1f,%.1f)">%s<text x="18" y="10">%s</text></g>`+"\n", p.x, p.y, p.e.swatch, xmlText(p.e.label, 40))
 	}
 	fmt.Fprintf(w, "</svg>\n")
+}
+
+// blockSpan is how many lanes, from lane i down, a multi-GPU item's bar covers: the
+// run of adjacent lanes of its GPUs that starts at lane i, or 0 when lane i is not
+// the first of such a run (the bar is drawn from that first lane). A block on GPUs
+// that are not adjacent lanes is drawn once per run.
+func blockSpan(t logdir.Timing, laneOf map[string]int, i int) int {
+	mine := map[int]bool{}
+	for _, id := range t.GPUs() {
+		mine[laneOf[id]] = true
+	}
+	if mine[i-1] {
+		return 0
+	}
+	n := 0
+	for mine[i+n] {
+		n++
+	}
+	return n
 }
 
 // svgBar draws one bar with its tooltip and, when it fits, its label.
@@ -217,9 +252,13 @@ func svgBar(w *bufio.Writer, r *logdir.Run, b bar, x func(float64) float64, y, h
 		if t.Est != "unknown" && t.Est != "" {
 			est = "estimate " + t.Est + " s"
 		}
-		tip = fmt.Sprintf("%s\n%s (%s s), %s, %s\nGPU %s, t+%s → t+%s",
+		gpu := "GPU " + xmlText(t.GPU, 40)
+		if n := len(t.GPUs()); n > 1 {
+			gpu = fmt.Sprintf("%d GPUs %s", n, xmlText(t.GPU, 80))
+		}
+		tip = fmt.Sprintf("%s\n%s (%s s), %s, %s\n%s, t+%s → t+%s",
 			xmlText(b.Key, 200), textfmt.Dur(t.Secs), logdir.Secs(t.Secs), status, xmlText(est, 40),
-			xmlText(t.GPU, 40), clock(t.StartOff), clock(t.EndOff))
+			gpu, clock(t.StartOff), clock(t.EndOff))
 		label = r.TagOf(t)
 		if label == "" {
 			label = t.Label
@@ -248,6 +287,14 @@ func svgBar(w *bufio.Writer, r *logdir.Run, b bar, x func(float64) float64, y, h
 		fmt.Fprintf(w, `<text x="%.1f" y="%.1f" font-size="10" fill="%s">%s</text>`, x0+3, y+h/2+3.5, ink, xmlText(label, n))
 	}
 	fmt.Fprintf(w, "</g>\n")
+}
+
+// boundLegend names the lower bound; with multi-GPU items the work is GPU time.
+func boundLegend(s Stats) string {
+	if s.Mixed {
+		return "lower bound max(GPU-seconds/N, largest)"
+	}
+	return "lower bound max(work/N, largest)"
 }
 
 // tickStep is a round axis step giving about ten ticks over tmax seconds.

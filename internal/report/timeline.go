@@ -31,7 +31,8 @@ type lane struct {
 	Rows []logdir.Timing
 }
 
-// lanesOf groups a run's timings rows by GPU, in pool order.
+// lanesOf groups a run's timings rows by GPU, in pool order: a multi-GPU item is in
+// the lane of each of its GPUs.
 func lanesOf(r *logdir.Run) []lane {
 	idx := map[string]int{}
 	var ls []lane
@@ -41,9 +42,11 @@ func lanesOf(r *logdir.Run) []lane {
 	}
 	var extra []string
 	for _, t := range r.Timings {
-		if _, ok := idx[t.GPU]; !ok {
-			extra = append(extra, t.GPU)
-			idx[t.GPU] = -1
+		for _, id := range t.GPUs() {
+			if _, ok := idx[id]; !ok {
+				extra = append(extra, id)
+				idx[id] = -1
+			}
 		}
 	}
 	sort.Strings(extra)
@@ -52,8 +55,10 @@ func lanesOf(r *logdir.Run) []lane {
 		ls = append(ls, lane{GPU: g})
 	}
 	for _, t := range r.Timings {
-		i := idx[t.GPU]
-		ls[i].Rows = append(ls[i].Rows, t)
+		for _, id := range t.GPUs() {
+			i := idx[id]
+			ls[i].Rows = append(ls[i].Rows, t)
+		}
 	}
 	for i := range ls {
 		rows := ls[i].Rows
@@ -98,7 +103,8 @@ func bars(r *logdir.Run, l lane, minDur float64) []bar {
 		run = run[:0]
 	}
 	for _, t := range l.Rows {
-		if t.Secs < minDur {
+		// A multi-GPU item is never merged: it is drawn across its lanes.
+		if t.Secs < minDur && len(t.GPUs()) == 1 {
 			run = append(run, t)
 			if t.EndOff-run[0].StartOff >= minDur {
 				flush()
@@ -158,6 +164,10 @@ func mermaid(b *strings.Builder, r *logdir.Run, s Stats) {
 			start := int64(math.Round(br.Start))
 			end := max(start, int64(math.Round(br.End)))
 			name := mermaidName(br.Key, 48)
+			if n := len(br.Row.GPUs()); br.N == 1 && n > 1 {
+				// The same bar in the section of each of its GPUs.
+				name = fmt.Sprintf("%s on %d GPUs", mermaidName(br.Key, 40), n)
+			}
 			if br.N > 1 {
 				name = fmt.Sprintf("%d items", br.N)
 				if br.Failed > 0 {
@@ -181,6 +191,9 @@ func mermaid(b *strings.Builder, r *logdir.Run, s Stats) {
 	b.WriteString(body.String())
 	b.WriteString("```\n\n")
 	b.WriteString("One lane per GPU, in your local clock time; failed items are marked critical (red).")
+	if s.Mixed {
+		b.WriteString(" A multi-GPU item (\"… on N GPUs\") is in the lane of each of its GPUs.")
+	}
 	if merged > 0 {
 		fmt.Fprintf(b, " To keep the diagram readable, %d items shorter than %s were merged into %d bars (\"N items\"); %s has every item.",
 			merged, textfmt.Dur(minDur), groups, "the SVG")

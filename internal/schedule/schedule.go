@@ -25,6 +25,18 @@ type Item struct {
 	// GPUs is how many GPUs the item takes at once; 0 means 1. "All the pool" is
 	// resolved to the pool's size before scheduling.
 	GPUs int
+	// AllGPUs: the item takes the whole pool (gpus=all); ResolveAll sets GPUs to
+	// the pool's size once it is known.
+	AllGPUs bool
+}
+
+// ResolveAll gives every item that takes the whole pool the pool's n GPUs.
+func ResolveAll(items []Item, n int) {
+	for i := range items {
+		if items[i].AllGPUs {
+			items[i].GPUs = n
+		}
+	}
 }
 
 // Width is the number of GPUs the item takes at once (at least 1).

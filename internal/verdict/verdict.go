@@ -43,8 +43,9 @@ type Suite struct {
 	Items          []Item
 	Failed         int
 	Flaky          int
-	RC             int // the largest exit code of its failed items (at least 1); see Decide
-	Seconds        float64
+	RC             int     // the largest exit code of its failed items (at least 1); see Decide
+	Seconds        float64 // its attempts' wall seconds
+	GPUSeconds     float64 // its attempts' GPU time: seconds × GPUs
 	// Unlisted: the run stopped before this suite's items were known (a cancel
 	// during listing); the suite fails with no items.
 	Unlisted bool
@@ -73,9 +74,12 @@ func Decide(r *logdir.Run) []Suite {
 		suites[i] = Suite{Label: ms.Label, LogFile: ms.LogFile, Mode: ms.Mode}
 		idx[ms.Label] = i
 	}
-	d := decider{r: r, quarantined: map[string]bool{}}
+	d := decider{r: r, quarantined: map[string]bool{}, unfit: map[[2]string]logdir.Unfit{}}
 	for _, q := range r.Meta.Quarantined {
 		d.quarantined[q.GPU] = true
+	}
+	for _, u := range r.Meta.Unfit {
+		d.unfit[[2]string{u.Label, u.Tag}] = u
 	}
 	for _, q := range r.Queue {
 		si, ok := idx[q.Label]
@@ -93,6 +97,7 @@ func Decide(r *logdir.Run) []Suite {
 			}
 			for _, e := range rs {
 				s.Seconds += e.Secs
+				s.GPUSeconds += e.GPUSeconds()
 			}
 		} else {
 			d.unfinished(&it)
@@ -118,6 +123,27 @@ func Decide(r *logdir.Run) []Suite {
 type decider struct {
 	r           *logdir.Run
 	quarantined map[string]bool
+	unfit       map[[2]string]logdir.Unfit // by label and tag
+}
+
+// anyQuarantined returns the first GPU of an attempt's (ids joined by ",") that was
+// quarantined, or "".
+func (d decider) anyQuarantined(gpus string) string {
+	for _, g := range strings.Split(gpus, ",") {
+		if d.quarantined[g] {
+			return g
+		}
+	}
+	return ""
+}
+
+// unfitNote says why quarantine left the item unrun, "" when it did not.
+func (d decider) unfitNote(it *Item) string {
+	u, ok := d.unfit[[2]string{it.Label, it.Tag}]
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("needs %d GPUs, quarantine left %d", u.GPUs, u.Pool)
 }
 
 // finished decides an item from its attempts (in the order they ended).
@@ -127,13 +153,16 @@ func (d decider) finished(it *Item, rs []logdir.Timing) {
 	it.RC, it.GPU, it.Seconds, it.Outcome = t.RC, t.GPU, t.Secs, t.Outcome
 	it.Failed = t.Outcome.Failed()
 	it.Note = note(t.Outcome)
+	if u := d.unfitNote(it); u != "" && it.Failed {
+		it.Note = joinNote(it.Note, "not run again: "+u)
+	}
 	earlierRC, failedBefore, badGPU, onlyBadGPUs := 0, false, "", true
 	for _, e := range rs[:len(rs)-1] {
 		if e.Outcome.Failed() {
 			failedBefore = true
 			earlierRC = max(earlierRC, e.RC)
-			if d.quarantined[e.GPU] {
-				badGPU = e.GPU
+			if g := d.anyQuarantined(e.GPU); g != "" {
+				badGPU = g
 			} else {
 				onlyBadGPUs = false
 			}
@@ -202,7 +231,9 @@ func (d decider) unfinished(it *Item) {
 	it.Failed = true
 	it.RC = st.rc()
 	it.Stop = st.reason()
-	switch {
+	switch u := d.unfitNote(it); {
+	case u != "":
+		it.Note = "never ran: " + u
 	case st.cancelled || st.reason() == outcome.StopCancelled:
 		it.Note = "cancelled before it started"
 		it.Stop = outcome.StopCancelled
@@ -221,6 +252,14 @@ func (d decider) unfinished(it *Item) {
 	default:
 		it.Note = "never finished"
 	}
+}
+
+// joinNote adds b to a verdict note a.
+func joinNote(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
 }
 
 // note is what an item's verdict line says about its last attempt's outcome.

@@ -250,6 +250,33 @@ func TestDecideRetries(t *testing.T) {
 	}
 }
 
+// Multi-GPU items: an item quarantine left unrun, or not run again, says why; an
+// earlier failure on a block that held a quarantined GPU counts as on that GPU;
+// suite work counts GPU time.
+func TestDecideMultiGPU(t *testing.T) {
+	r := run(false,
+		logdir.Timing{Label: "torch", Item: "a", GPU: "1,2", Secs: 3, RC: 1, Outcome: outcome.Failed},
+		logdir.Timing{Label: "torch", Item: "a", GPU: "0,3", Secs: 3, RC: 0, Outcome: outcome.OK},
+		logdir.Timing{Label: "torch", Item: "b", GPU: "0,1,3", Secs: 2, RC: 4, Outcome: outcome.Failed},
+	)
+	r.Meta.Quarantined = []logdir.Quarantined{{GPU: "2"}}
+	r.Meta.Unfit = []logdir.Unfit{{Label: "torch", Tag: "b", GPUs: 4, Pool: 3}, {Label: "torch", Tag: "c/d", GPUs: 4, Pool: 3}}
+	s := Decide(r)
+	a, b, cd := s[0].Items[0], s[0].Items[1], s[0].Items[2]
+	if a.Failed || a.Flaky || a.Note != "passed after gpu2 was quarantined" || a.GPU != "0,3" {
+		t.Errorf("a %+v", a)
+	}
+	if !b.Failed || b.RC != 4 || b.Note != "not run again: needs 4 GPUs, quarantine left 3" {
+		t.Errorf("b %+v", b)
+	}
+	if !cd.Failed || cd.Finished || cd.Note != "never ran: needs 4 GPUs, quarantine left 3" || cd.Line() != "FAIL rc=- items/torch.c_d~"+strings.Split(cd.LogRel, "~")[1]+" (never ran: needs 4 GPUs, quarantine left 3)" {
+		t.Errorf("c/d %+v, line %q", cd, cd.Line())
+	}
+	if s[0].Seconds != 8 || s[0].GPUSeconds != 18 {
+		t.Errorf("suite seconds %v, GPU-seconds %v; want 8 and 18", s[0].Seconds, s[0].GPUSeconds)
+	}
+}
+
 // In a merged run an item without a row fails by its own shard's story: "never
 // ran" with the typed stop reason not-reported when its shard never reported,
 // its shard's stop reason or cancel otherwise, and rc 130 only for a cancelled

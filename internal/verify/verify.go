@@ -232,7 +232,8 @@ func verifySuite(ctx context.Context, o Options, req expand.Request, s config.Su
 		v.Err = err
 		return v, nil
 	}
-	tags, warns := expand.ParseListing(out, o.Hooks.ItemMarker)
+	listed, warns := expand.ParseListing(out, o.Hooks.ItemMarker)
+	tags := expand.Tags(listed)
 	if len(tags) == 0 {
 		v.Err = fmt.Errorf("%s: suite %q: its listing (%s=1) printed no %q line: check that the script honours the hook contract at level %s",
 			s.Where(), s.Label, o.Hooks.ListItems, o.Hooks.ItemMarker+" <tag>", o.Level)

@@ -5,6 +5,13 @@
 #   check_supported FEATURE                        a capability probe (fails here for "fp4")
 
 : "${TEST_LEVEL:=1}"
+# Which items: TEST_SGPU the single-GPU ones, TEST_MGPU the multi-GPU ones (the
+# distributed tests, which use every GPU they are given). Run by hand, with neither
+# set, the script runs both, as TE's does; sgpu-queue always sets one of them.
+if [ -z "$TEST_SGPU$TEST_MGPU" ]; then
+    TEST_SGPU=1
+    TEST_MGPU=1
+fi
 _te_setup_done=""
 
 # Setup hoisting: with TE_CI_SETUP_ONLY=1 only the setup runs; with TE_CI_SKIP_SETUP=1
@@ -42,7 +49,7 @@ run_item() {
         echo "TE_CI_ITEM $_tag"
         return 0
     fi
-    echo "running $_tag on ${HIP_VISIBLE_DEVICES:-all GPUs} for ${_secs}s"
+    echo "running $_tag on ${HIP_VISIBLE_DEVICES:-all GPUs} for ${_secs}s${TEST_MGPU:+ (multi-GPU)}"
     sleep "$_secs"
     # As TE's get_pytest_junitxml: the file is <prefix><tag><suffix>, the suffix
     # variable and nothing else (no default extension), and only when either is set.

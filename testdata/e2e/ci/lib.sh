@@ -11,17 +11,22 @@
 #                                          with SIGKILL as if from outside)
 #   On the GPU named by $BAD_GPU every item fails at once with a device error (with
 #   $BAD_GPU_QUIET, without saying why).
+#   ITEM_GPUS=N item …                    lists the item with its own GPU count
+#                                          ("TE_CI_ITEM TAG gpus=N"; N may be all)
 #   probe FEATURE                         capability probe: "missing" is unsupported
 #   $SLOW_SETUP / $SLOW_LIST: seconds the setup / each listing sleeps first (traced as
 #   "setup" / "list"), for the tests that cancel during phase 3 / phase 1.
+#   $TRACE_LIST: every listing is traced ("list"), with the GPU switches it got.
+#   Each trace line ends with TEST_SGPU and TEST_MGPU ("unset" when unset).
 
 : "${TEST_LEVEL:=1}"
 _rc=0
 
 trace() {
     [ -n "$SGPU_TRACE" ] || return 0
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$(date +%s%N)" "$SUITE" "$2" \
-        "${HIP_VISIBLE_DEVICES-unset}" "${TE_CI_SKIP_SETUP-}" "${TEST_FILTER-}" "${MY_PREFIX-}" "$PWD" >>"$SGPU_TRACE"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$(date +%s%N)" "$SUITE" "$2" \
+        "${HIP_VISIBLE_DEVICES-unset}" "${TE_CI_SKIP_SETUP-}" "${TEST_FILTER-}" "${MY_PREFIX-}" "$PWD" \
+        "${TEST_SGPU-unset}" "${TEST_MGPU-unset}" >>"$SGPU_TRACE"
 }
 
 setup() {
@@ -38,6 +43,8 @@ setup() {
 if [ -n "$TE_CI_LIST_ITEMS" ] && [ -n "$SLOW_LIST" ]; then
     trace list ""
     sleep "$SLOW_LIST"
+elif [ -n "$TE_CI_LIST_ITEMS" ] && [ -n "$TRACE_LIST" ]; then
+    trace list "${TE_CI_SKIP_CHECK_SUPPORTED:+census}"
 fi
 
 probe() {
@@ -53,7 +60,7 @@ item() {
         [[ "$tag" == $TEST_FILTER ]] || return 0
     fi
     if [ -n "$TE_CI_LIST_ITEMS" ]; then
-        echo "TE_CI_ITEM $tag"
+        echo "TE_CI_ITEM $tag${ITEM_GPUS:+ gpus=$ITEM_GPUS}"
         return 0
     fi
     [ "$mode" = gated ] && return 0

@@ -35,6 +35,7 @@ case $TEST_FILTER in
     setsid) setsid sleep "$MARK" & up ;;                                   # out of the group, holding it
     setsid-quiet) setsid sleep "$MARK" >/dev/null 2>&1 </dev/null & up ;;  # out of the group, output closed
     hang) trap '' TERM; : >"$STARTED"; sleep "$MARK" ;;                    # ignores TERM (and so does its sleep)
+    escape) setsid sleep "$MARK" & sleep "$MARK" & up; : >"$STARTED"; wait ;; # a child out of its group, one in it; waits
     fail) exit 3 ;;
 esac
 echo "item $TEST_FILTER done"

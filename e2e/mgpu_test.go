@@ -1,0 +1,410 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/proctest"
+)
+
+// mgpuWidth is how many GPUs each item of testdata/e2e/ci/mgpu.conf takes on 4 GPUs.
+func mgpuWidth(key string) int {
+	switch key {
+	case "dist-mgpu/quad", "dist-mgpu/every", "gamma":
+		return 4
+	case "dist-mgpu/tri":
+		return 3
+	case "dist-mgpu/pair.a", "dist-mgpu/pair.b", "dist-mgpu/pair.flaky":
+		return 2
+	}
+	return 1
+}
+
+// multiGPU reports whether a suite of mgpu.conf is a multi-GPU one (gpus≠1).
+func multiGPU(suite string) bool { return suite == "dist-mgpu" || suite == "gamma" }
+
+// span is one item's run on one GPU, from the trace.
+type span struct {
+	key      string
+	from, to int64
+}
+
+// spansByGPU pairs the trace's starts and ends; a multi-GPU item has a span on
+// each of the ids it saw.
+func spansByGPU(evs []event) map[string][]span {
+	open := map[string]int64{}
+	by := map[string][]span{}
+	for _, e := range evs {
+		switch e.kind {
+		case "start":
+			open[key(e)] = e.ns
+		case "end":
+			for _, g := range strings.Split(e.gpu, ",") {
+				by[g] = append(by[g], span{key(e), open[key(e)], e.ns})
+			}
+		}
+	}
+	return by
+}
+
+// checkNoSharing fails when a GPU ran two items at once.
+func checkNoSharing(t *testing.T, evs []event) {
+	t.Helper()
+	for g, ss := range spansByGPU(evs) {
+		sort.Slice(ss, func(i, j int) bool { return ss[i].from < ss[j].from })
+		for i := 1; i < len(ss); i++ {
+			if ss[i].from < ss[i-1].to {
+				t.Errorf("gpu%s runs %s and %s at once", g, ss[i-1].key, ss[i].key)
+			}
+		}
+	}
+}
+
+// checkItems checks every item of the trace: it saw exactly its count of distinct
+// GPU ids of the pool, and the GPU switch of its suite.
+func checkItems(t *testing.T, evs []event) {
+	t.Helper()
+	for _, e := range evs {
+		if e.kind != "start" {
+			continue
+		}
+		ids := strings.Split(e.gpu, ",")
+		distinct := slices.Compact(slices.Sorted(slices.Values(ids)))
+		if len(ids) != mgpuWidth(key(e)) || len(distinct) != len(ids) {
+			t.Errorf("%s saw HIP_VISIBLE_DEVICES=%q, want %d distinct ids", key(e), e.gpu, mgpuWidth(key(e)))
+		}
+		for _, id := range ids {
+			if id < "0" || id > "3" || len(id) != 1 {
+				t.Errorf("%s saw GPU %q, not one of the pool's", key(e), id)
+			}
+		}
+		checkSwitch(t, e)
+	}
+}
+
+// checkSwitch fails when a command of a suite did not get its suite's GPU switch.
+func checkSwitch(t *testing.T, e event) {
+	t.Helper()
+	want := [2]string{"1", ""}
+	if multiGPU(e.suite) {
+		want = [2]string{"", "1"}
+	}
+	if got := [2]string{e.sgpu, e.mgpu}; got != want {
+		t.Errorf("%s %s: TEST_SGPU=%q TEST_MGPU=%q, want %q %q", e.kind, key(e), got[0], got[1], want[0], want[1])
+	}
+}
+
+// hold is one console note of GPUs held for an item.
+type hold struct {
+	key       string
+	since, at float64
+}
+
+var holdLine = regexp.MustCompile(`(?m)^  holding GPUs for (\S+) \((\d+) GPUs\) since t\+([0-9.]+)s: by the weights it starts at t\+([0-9.]+)s`)
+
+func holds(console string) []hold {
+	var out []hold
+	for _, m := range holdLine.FindAllStringSubmatch(console, -1) {
+		since, _ := strconv.ParseFloat(m[3], 64)
+		at, _ := strconv.ParseFloat(m[4], 64)
+		out = append(out, hold{key: m[1], since: since, at: at})
+	}
+	return out
+}
+
+// checkBackfill checks every hold of a run against its timings: no item that
+// started during the hold on a GPU the held item then took, and that by its
+// weight would end after the reservation, ran past it (the backfill rule:
+// README "Multi-GPU suites"). Console times are to the tenth of a second, and an
+// item starts (its timings row) a moment after the scheduler started it: an item
+// counts as started during the hold from 0.15 s after it began, and as ending
+// after the reservation from 0.25 s after it, so a loaded machine's delays are
+// not taken for a backfill.
+func checkBackfill(t *testing.T, logs, console string) {
+	t.Helper()
+	run, warns, err := logdir.Load(logs)
+	if err != nil || len(warns) > 0 {
+		t.Fatalf("%v %v", err, warns)
+	}
+	last := map[string]logdir.Timing{}
+	for _, r := range run.Timings {
+		last[r.Label+"/"+r.Item] = r
+	}
+	hs := holds(console)
+	if len(hs) == 0 {
+		t.Fatalf("no GPUs were held for a wide item: the test checks nothing\n%s", console)
+	}
+	for _, h := range hs {
+		k := strings.TrimSuffix(h.key, "/") // an opaque item is its label
+		held, ok := last[k]
+		if !ok {
+			held, ok = last[k+"/whole"]
+		}
+		if !ok {
+			t.Errorf("held item %s has no timings row", h.key)
+			continue
+		}
+		for _, x := range run.Timings {
+			est, err := strconv.ParseFloat(x.Est, 64)
+			if err != nil || x == held || x.StartOff < h.since+0.15 || x.StartOff >= held.StartOff {
+				continue
+			}
+			shares := slices.ContainsFunc(x.GPUs(), func(g string) bool { return slices.Contains(held.GPUs(), g) })
+			if shares && x.StartOff+est > h.at+0.25 && x.EndOff > h.at+0.25 {
+				t.Errorf("%s/%s started at t+%.3f on gpu%s while GPUs were held for %s (reservation t+%.1f): by its weight %.2f s it ends after it, and it did (t+%.3f); %s started at t+%.3f",
+					x.Label, x.Item, x.StartOff, x.GPU, h.key, h.at, est, x.EndOff, h.key, held.StartOff)
+			}
+		}
+	}
+}
+
+// One queue for single- and multi-GPU items on 4 fake GPUs (README "Multi-GPU
+// items"), run three times: cold (every item unknown, a 2-GPU item that fails once
+// and is retried), then warm with the default order (widest first) and with lpt.
+func TestMultiGPURun(t *testing.T) {
+	dir := fixture(t, "e2e")
+	trace := filepath.Join(dir, "trace.tsv")
+	logs := filepath.Join(dir, "test-results", "logs")
+	env := []string{"SGPU_TRACE=" + trace, "SGPU_STATE=" + t.TempDir(), "TRACE_LIST=1", "TEST_LEVEL=1", "JUNITXML_PREFIX=test-results/junit/"}
+	run := func(t *testing.T, more ...string) (result, []event) {
+		t.Helper()
+		os.Remove(trace)
+		args := append([]string{"run", "--gpus", "0,1,2,3", "--arch", "gfx942", "--retries", "1"}, more...)
+		r := sgpu(t, dir, env, append(args, "ci/mgpu.conf")...)
+		if r.code != 0 {
+			t.Fatalf("exit %d, want 0\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		evs := readTrace(t, trace)
+		checkNoSharing(t, evs)
+		checkItems(t, evs)
+		return r, evs
+	}
+
+	t.Run("cold", func(t *testing.T) {
+		r, evs := run(t)
+		starts := map[string][]string{}
+		var lists, setups []event
+		for _, e := range evs {
+			switch e.kind {
+			case "start":
+				starts[key(e)] = append(starts[key(e)], e.gpu)
+			case "list":
+				lists = append(lists, e)
+			case "setup":
+				setups = append(setups, e)
+			}
+		}
+		if len(starts) != 31 {
+			t.Errorf("%d items ran, want 31: %v", len(starts), sortedKeys(starts))
+		}
+		for k, gpus := range starts {
+			if want := 1 + btoi(k == "dist-mgpu/pair.flaky"); len(gpus) != want {
+				t.Errorf("%s started %d times, want %d", k, len(gpus), want)
+			}
+		}
+		// The retry of the failed 2-GPU item avoids the GPUs it failed on.
+		if f := starts["dist-mgpu/pair.flaky"]; len(f) == 2 {
+			for _, g := range strings.Split(f[1], ",") {
+				if slices.Contains(strings.Split(f[0], ","), g) {
+					t.Errorf("the retry ran on gpu%s, the first attempt failed on gpu%s", f[1], f[0])
+				}
+			}
+		}
+		// Listings (queue and census) and setups: each suite's switch, a
+		// multi-GPU suite's pinned to its first GPUs.
+		pins := map[string]string{"dist-mgpu": "0,1", "dist": "0", "solo": "0"}
+		count := map[string]int{}
+		for _, e := range append(lists, setups...) {
+			checkSwitch(t, e)
+			count[e.kind+" "+e.suite]++
+			if e.gpu != pins[e.suite] {
+				t.Errorf("%s of %s pinned to %q, want %q", e.kind, e.suite, e.gpu, pins[e.suite])
+			}
+		}
+		for _, s := range []string{"dist-mgpu", "dist", "solo"} {
+			if count["list "+s] != 2 || count["setup "+s] != 1 {
+				t.Errorf("%s: %d listings, %d setups; want 2 and 1 (%v)", s, count["list "+s], count["setup "+s], count)
+			}
+		}
+		timings := readFile(t, filepath.Join(logs, "queue", "timings.tsv"))
+		if !strings.Contains(timings, "dist-mgpu\tquad\t0,1,2,3\t") || !strings.Contains(timings, "gamma\twhole\t0,1,2,3\t") {
+			t.Errorf("timings.tsv does not list the 4-GPU items' ids:\n%s", timings)
+		}
+		if !strings.Contains(r.stdout, "] gpu0,1,2,3 t+") || !strings.Contains(r.stdout, "flaky: dist-mgpu pair.flaky passed on attempt 2") {
+			t.Errorf("console:\n%s", r.stdout)
+		}
+		md := readFile(t, filepath.Join(logs, "report", "schedule.md"))
+		if !strings.Contains(md, "| total work (GPU time: seconds × GPUs) |") || !strings.Contains(md, "on 4 GPUs :") {
+			t.Errorf("the report does not count GPU time or draw a block across its lanes:\n%s", md)
+		}
+		if svg := readFile(t, filepath.Join(logs, "report", "timeline.svg")); !strings.Contains(svg, "4 GPUs 0,1,2,3, t+") {
+			t.Errorf("the SVG has no multi-GPU bar")
+		}
+		validateJUnit(t, filepath.Join(dir, "test-results", "junit", "dist-mgpu.xml"))
+	})
+
+	t.Run("warm, widest first", func(t *testing.T) {
+		r, _ := run(t)
+		for _, want := range []string{"  policy planned: multi-GPU items: widest first", "   #   estimate  gpus  suite        item", "in GPU-seconds (GPUs × weight)"} {
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("the plan lacks %q:\n%s", want, r.stdout)
+			}
+		}
+		checkBackfill(t, logs, r.stdout)
+	})
+
+	// Longest first puts the 4-GPU item behind long single-GPU items and ahead of a
+	// stream of short ones: GPUs are held for it, so it starts before the stream
+	// ends instead of after it (no starvation).
+	t.Run("warm, longest first", func(t *testing.T) {
+		r, evs := run(t, "--policy", "lpt")
+		checkBackfill(t, logs, r.stdout)
+		var quad, streamEnd int64
+		for _, e := range evs {
+			switch {
+			case e.kind == "start" && key(e) == "dist-mgpu/quad":
+				quad = e.ns
+			case e.kind == "end" && e.suite == "solo" && strings.HasPrefix(e.tag, "s."):
+				streamEnd = max(streamEnd, e.ns)
+			}
+		}
+		if quad == 0 || quad >= streamEnd {
+			t.Errorf("the 4-GPU item started at %d, the stream of 1-GPU items ended at %d: starved\n%s", quad, streamEnd, r.stdout)
+		}
+		if !strings.Contains(r.stdout, "holding GPUs for dist-mgpu/quad (4 GPUs)") {
+			t.Errorf("no GPUs were held for the 4-GPU item:\n%s", r.stdout)
+		}
+	})
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// An item that needs more GPUs than the pool is an error before anything runs
+// (exit 2), naming the item and where its count came from, dry run or not.
+func TestMultiGPUTooWide(t *testing.T) {
+	dir := fixture(t, "e2e")
+	trace := filepath.Join(dir, "trace.tsv")
+	os.WriteFile(filepath.Join(dir, "wide.conf"), []byte("wide  wide.log  list,gpus=3  ci/dist.sh\n"), 0o644)
+	for _, dry := range []bool{false, true} {
+		args := []string{"run", "--gpus", "0,1", "--arch", "gfx942", "ci/mgpu.conf", "wide.conf"}
+		if dry {
+			args = append(args, "--dry-run")
+		}
+		r := sgpu(t, dir, []string{"SGPU_TRACE=" + trace, "TEST_LEVEL=1"}, args...)
+		if r.code != 2 {
+			t.Fatalf("exit %d, want 2\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		for _, want := range []string{
+			"item dist-mgpu/tri needs 3 GPUs but the pool has 2 (its listing line says gpus=3): lower its count, or run on more GPUs (--gpus)",
+			"item dist-mgpu/quad needs 4 GPUs but the pool has 2 (its listing line says gpus=4)",
+			`item wide/pair.a needs 3 GPUs but the pool has 2 (its suite "wide" says gpus=3 at wide.conf:1)`,
+			"and 2 more item(s) wider than the pool",
+		} {
+			if !strings.Contains(r.stderr, want) {
+				t.Errorf("dry run %v: stderr lacks %q:\n%s", dry, want, r.stderr)
+			}
+		}
+		for _, e := range readTrace(t, trace) {
+			if e.kind == "start" || e.kind == "setup" {
+				t.Errorf("dry run %v: %s %s ran", dry, e.kind, key(e))
+			}
+		}
+	}
+}
+
+// One uses: step runs TE's single- and multi-GPU suites together: the demo's copies
+// of TE's ci/pytorch.sh and ci/jax.sh as torch and jax (ci/sgpu.conf) and, with
+// TEST_MGPU, as torch-mgpu (2 GPUs each) and jax-mgpu (every GPU; ci/mgpu.conf), on
+// the demo's 4 fake GPUs. Every multi-GPU item runs once, on its count of distinct
+// GPUs, told so by its switch; the single-GPU items run on one GPU each.
+func TestActionSingleAndMultiGPUSuites(t *testing.T) {
+	dir, _, out := demoAtLevel1(t, "ci/sgpu.conf ci/mgpu.conf")
+	for _, s := range []string{`"torch-mgpu":{"rc":0,"items":3`, `"jax-mgpu":{"rc":0,"items":2`, `"torch":{"rc":0,"items":8`} {
+		if !strings.Contains(out["suites"], s) {
+			t.Errorf("suites output lacks %s: %s", s, out["suites"])
+		}
+	}
+	logs := filepath.Join(dir, "test-results", "logs")
+	width := map[string]int{"torch-mgpu": 2, "jax-mgpu": 4}
+	want := map[string]bool{
+		"torch-mgpu/distributed.test_numerics": true, "torch-mgpu/distributed.test_fusible_ops": true,
+		"torch-mgpu/test_fused_optimizer":     true, // distributed.test_torch_fsdp2 is level 3
+		"jax-mgpu/test_distributed_layernorm": true, "jax-mgpu/test_multigpu_encoder": true,
+	}
+	ran := map[string]int{}
+	for _, row := range lines(readFile(t, filepath.Join(logs, "queue", "timings.tsv"))) {
+		f := strings.Split(row, "\t")
+		k := f[0] + "/" + f[1]
+		ran[k]++
+		ids := strings.Split(f[2], ",")
+		n := max(width[f[0]], 1)
+		if len(ids) != n || len(slices.Compact(slices.Sorted(slices.Values(ids)))) != n {
+			t.Errorf("%s ran on gpu %q, want %d distinct GPUs", k, f[2], n)
+		}
+		if f[1] == "whole" {
+			continue
+		}
+		log := readFile(t, filepath.Join(logs, "items", f[0]+"."+f[1]+".log"))
+		multi := strings.Contains(log, " (multi-GPU)")
+		if !strings.Contains(log, "running "+f[1]+" on "+f[2]+" for ") || multi != (width[f[0]] > 0) {
+			t.Errorf("%s's log does not say it ran on %s with its suite's switch:\n%s", k, f[2], log)
+		}
+	}
+	for k := range want {
+		if ran[k] != 1 {
+			t.Errorf("%s ran %d times, want once", k, ran[k])
+		}
+	}
+	if len(ran) != 19 {
+		t.Errorf("%d items ran, want 19: %v", len(ran), sortedKeys(ran))
+	}
+}
+
+// A cancel during a multi-GPU item stops its process group and the child that left
+// it (setsid): nothing survives the run, and the item is recorded cancelled on both
+// of its GPUs.
+func TestMultiGPUCancel(t *testing.T) {
+	dir := fixture(t, "procs")
+	mark := proctest.Mark()
+	started := filepath.Join(dir, "started")
+	var out strings.Builder
+	cmd := procsRun(t, dir, mark, []string{"ITEMS=escape plain", "STARTED=" + started},
+		"run", "--gpus", "0,1,2", "--arch", "gfx942", "--grace", "1s", "ci/block.conf")
+	startUntil(t, cmd, &out, started)
+	cmd.Process.Signal(syscall.SIGTERM)
+	code := finish(t, cmd, &out)
+	proctest.NoSurvivors(t, mark)
+	if code == 0 {
+		t.Errorf("exit 0 after a cancel\n%s", out.String())
+	}
+	logs := filepath.Join(dir, "test-results", "logs")
+	if !regexp.MustCompile(`(?m)^block\tescape\t[0-2],[0-2]\t.*\tcancelled$`).MatchString(readFile(t, filepath.Join(logs, "queue", "outcomes.tsv"))) {
+		t.Errorf("outcomes.tsv:\n%s", readFile(t, filepath.Join(logs, "queue", "outcomes.tsv")))
+	}
+	if v := readFile(t, filepath.Join(logs, "suites", "block.log")); !strings.Contains(v, "items/block.escape.log (cancelled)") {
+		t.Errorf("verdict:\n%s", v)
+	}
+}
+
+// verify lists and re-enters a multi-GPU suite with its switch, and a listing
+// line's GPU count is not part of the tag it round-trips.
+func TestMultiGPUVerify(t *testing.T) {
+	dir := fixture(t, "e2e")
+	r := sgpu(t, dir, []string{"TEST_LEVEL=1"}, "verify", "ci/mgpu.conf")
+	if r.code != 0 || !strings.Contains(r.stdout, "dist-mgpu: 6 tags round-tripped, 0 mismatches") || !strings.Contains(r.stdout, "dist: 2 tags round-tripped, 0 mismatches") {
+		t.Errorf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}

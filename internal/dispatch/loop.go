@@ -1,0 +1,265 @@
+package dispatch
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/rocm/sgpu-queue/internal/outcome"
+	"github.com/rocm/sgpu-queue/internal/schedule"
+	"github.com/rocm/sgpu-queue/internal/textfmt"
+)
+
+// loop is the dispatch loop's state. Only the loop's goroutine touches it; the
+// workers only send their attempts on finished.
+type loop struct {
+	res      *Result
+	ctx      context.Context // the items' context: cancelled by the caller or a panic
+	stopAll  context.CancelFunc
+	health   *health
+	idle     []int // GPU positions not running an item, in the order they went idle
+	running  []schedule.Running
+	finished chan Attempt
+	busy     int // attempts started and not yet received
+}
+
+func (d *dispatcher) run(parent context.Context) *Result {
+	res := &Result{Started: d.cfg.Start}
+	if res.Started.IsZero() {
+		res.Started = time.Now()
+	}
+	d.running = map[int]runningItem{}
+	ctx, stopAll := context.WithCancel(parent)
+	defer stopAll()
+	l := &loop{res: res, ctx: ctx, stopAll: stopAll, health: newHealth(d.cfg.Quarantine, len(d.cfg.GPUs)),
+		idle: make([]int, len(d.cfg.GPUs)), finished: make(chan Attempt)}
+	for i := range l.idle {
+		l.idle[i] = i
+	}
+	for {
+		if ctx.Err() == nil && res.Stop == nil && d.fill(l) {
+			continue // GPUs came back to the pool: ask again
+		}
+		if l.busy == 0 {
+			break
+		}
+		a := <-l.finished
+		l.busy--
+		if a.panicked != nil {
+			d.stopOnPanic(a.panicked, l)
+			break
+		}
+		d.ended(l, a)
+	}
+	res.Wall = time.Since(res.Started)
+	// Only the caller's cancel is a cancelled run; stopping the items after a
+	// panic is not.
+	res.Cancelled = parent.Err() != nil && (d.sched.Len() > 0 || anyCancelled(res.Attempts))
+	if res.Cancelled && res.Stop == nil {
+		res.Stop = stop(outcome.StopCancelled, fmt.Sprintf("the run was cancelled with %d item(s) left to run", d.sched.Len()))
+	}
+	return res
+}
+
+// fill starts every item the scheduler hands out on the free GPUs. When nothing
+// runs and nothing could start, it gives suspended GPUs back (and reports true: ask
+// again), or stops the run: no usable GPU is left.
+func (d *dispatcher) fill(l *loop) bool {
+	for {
+		free := l.free()
+		if len(free) == 0 {
+			break
+		}
+		now := time.Since(l.res.Started).Seconds()
+		item, gpus, ok := d.sched.Next(now, free, l.running)
+		d.noteHold(now)
+		if !ok {
+			break
+		}
+		d.launch(l, item, gpus, now)
+	}
+	if l.busy > 0 || d.sched.Len() == 0 {
+		return false
+	}
+	// Nothing runs that could free a GPU, and what is left fits none of the free
+	// ones: the suspended GPUs are all that could run it.
+	if acts := l.health.releaseSuspended(); len(acts) > 0 {
+		for _, act := range acts {
+			d.onHealth(l, act)
+		}
+		return true
+	}
+	if l.health.left() == 0 {
+		l.res.Stop = stop(outcome.StopQuarantined, fmt.Sprintf("every GPU is quarantined (%s) with %d item(s) left to run: check the runner's GPUs", l.health.summary(d.cfg.GPUs), d.sched.Len()))
+	} else {
+		// The scheduler starts whatever fits when nothing runs, and drops what no
+		// longer fits the pool: this is a bug, reported rather than hung on.
+		l.res.Stop = stop(outcome.StopInternal, fmt.Sprintf("internal error in sgpu-queue: the scheduler holds %d item(s) but starts none on %d free GPU(s)", d.sched.Len(), len(l.free())))
+	}
+	d.warn(l.res.Stop.Message)
+	return false
+}
+
+// free is the idle GPUs the health tracker lets items run on.
+func (l *loop) free() []int {
+	var out []int
+	for _, g := range l.idle {
+		if l.health.usable(g) {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// launch starts attempt n of item on the GPUs at positions gpus.
+func (d *dispatcher) launch(l *loop, item int, gpus []int, now float64) {
+	l.busy++
+	l.idle = slices.DeleteFunc(l.idle, func(g int) bool { return slices.Contains(gpus, g) })
+	l.running = append(l.running, schedule.Running{Item: item, GPUs: gpus, Start: now})
+	delete(d.again, item)
+	d.attempts[item]++
+	n := d.attempts[item]
+	d.mu.Lock()
+	d.running[item] = runningItem{width: len(gpus), start: time.Now()}
+	d.queued(d.items[item], -1)
+	d.mu.Unlock()
+	go func() {
+		defer func() {
+			if v := recover(); v != nil {
+				l.finished <- Attempt{panicked: &WorkerPanic{Value: v, Stack: debug.Stack()}}
+			}
+		}()
+		l.finished <- d.runItem(l.ctx, l.res.Started, gpus, item, n)
+	}()
+}
+
+// ended takes a finished attempt: its GPUs go idle, it is recorded, and what it
+// says about its GPUs and whether it runs again is decided.
+func (d *dispatcher) ended(l *loop, a Attempt) {
+	l.running = slices.DeleteFunc(l.running, func(r schedule.Running) bool { return r.Item == a.Item })
+	l.idle = append(l.idle, a.Slots...)
+	res := l.res
+	res.Attempts = append(res.Attempts, a)
+	if a.Unavailable != nil && res.Stop == nil {
+		res.Stop = stop(outcome.StopUnavailable, fmt.Sprintf("%v; %d item(s) left unrun", a.Unavailable, d.sched.Len()))
+		d.warn(res.Stop.Message)
+	}
+	if a.Outcome == outcome.Cancelled || l.ctx.Err() != nil || res.Stop != nil {
+		return
+	}
+	// A GPU turning bad explains the failure better than flakiness: quarantine
+	// is decided first, and its requeue is not counted as a retry.
+	if a.Outcome.Exercised() {
+		for _, act := range l.health.observe(a, d.items[a.Item]) {
+			d.onHealth(l, act)
+		}
+	}
+	if a.Outcome.Retryable() && !d.again[a.Item] && d.attempts[a.Item] <= d.cfg.Retries && d.requeue(l, a.Item, a.Slots) {
+		d.note(fmt.Sprintf("retrying %s (attempt %d of %d %s with rc=%d on gpu%s)",
+			d.items[a.Item].Key(), a.Number, d.cfg.Retries+1, ended(a.Outcome), a.RC, a.GPU))
+	}
+}
+
+// requeue queues item for another attempt, avoiding the GPUs at positions avoid
+// while others can take it, and reports whether it did; an item that no longer
+// fits the pool is reported unfit instead.
+func (d *dispatcher) requeue(l *loop, item int, avoid []int) bool {
+	if d.again[item] {
+		return false // already queued for another attempt
+	}
+	if !d.sched.Requeue(item, avoid) {
+		d.unfit(l, item, "not run again")
+		return false
+	}
+	d.again[item] = true
+	d.mu.Lock()
+	d.queued(d.items[item], +1)
+	d.total++
+	d.mu.Unlock()
+	return true
+}
+
+// unfit records an item that needs more GPUs than are left in the pool.
+func (d *dispatcher) unfit(l *loop, item int, what string) {
+	it := d.items[item]
+	u := Unfit{Label: it.Label, Tag: it.Tag, GPUs: it.Width(), Pool: l.health.left()}
+	l.res.Unfit = append(l.res.Unfit, u)
+	d.warn(fmt.Sprintf("%s %s: it needs %d GPUs and quarantine left %d in the pool (%s out)", it.Key(), what, u.GPUs, u.Pool, l.health.summary(d.cfg.GPUs)))
+}
+
+// stopOnPanic handles a worker's panic: the other items are stopped first (TERM,
+// then KILL after the grace period; their process groups would outlive this
+// process), what they recorded is kept, and the panic goes back to the caller in
+// the result, so phases 5–8 still write what was measured.
+func (d *dispatcher) stopOnPanic(p *WorkerPanic, l *loop) {
+	l.stopAll()
+	res := l.res
+	for ; l.busy > 0; l.busy-- {
+		if a := <-l.finished; a.panicked == nil {
+			res.Attempts = append(res.Attempts, a)
+		}
+	}
+	res.Panic = p
+	msg := strings.Join(strings.Fields(p.Error()), " ")
+	res.Stop = stop(outcome.StopInternal, fmt.Sprintf("internal error in sgpu-queue: %s; %d item(s) left unrun", msg, d.sched.Len()))
+	d.warn(res.Stop.Message)
+}
+
+// onHealth carries out what the GPU health tracker decided.
+func (d *dispatcher) onHealth(l *loop, act action) {
+	switch act.kind {
+	case actSuspect:
+		d.warn(fmt.Sprintf("gpu%s suspended: %s; its failed items run again on other GPUs to tell a bad GPU from bad tests", d.cfg.GPUs[act.slot], act.reason))
+	case actQuarantine:
+		q := Quarantined{GPU: d.cfg.GPUs[act.slot], Reason: act.reason, At: time.Now()}
+		l.res.Quarantined = append(l.res.Quarantined, q)
+		d.warn(fmt.Sprintf("gpu%s quarantined: %s; no more items are scheduled on it", q.GPU, q.Reason))
+		d.remove(l, act.slot)
+	case actRelease:
+		d.note(fmt.Sprintf("gpu%s back in the pool: %s", d.cfg.GPUs[act.slot], act.reason))
+	case actRequeue:
+		d.requeue(l, act.item, []int{act.slot})
+	}
+}
+
+// remove takes a quarantined GPU out of the scheduler's pool. The items that no
+// longer fit are not run: each is reported unfit, or, when no GPU is left at all,
+// the run stops.
+func (d *dispatcher) remove(l *loop, slot int) {
+	unfit := d.sched.Remove(slot)
+	d.mu.Lock()
+	for _, i := range unfit {
+		d.queued(d.items[i], -1)
+	}
+	d.mu.Unlock()
+	if l.health.left() == 0 {
+		if len(unfit) > 0 && l.res.Stop == nil {
+			l.res.Stop = stop(outcome.StopQuarantined, fmt.Sprintf("every GPU is quarantined (%s) with %d item(s) left to run: check the runner's GPUs", l.health.summary(d.cfg.GPUs), len(unfit)))
+			d.warn(l.res.Stop.Message)
+		}
+		return
+	}
+	for _, i := range unfit {
+		d.unfit(l, i, "is not run")
+	}
+}
+
+// noteHold prints, once per item, that GPUs are held for it (README "Multi-GPU
+// suites"): why GPUs idle while items wait, and when it should start.
+func (d *dispatcher) noteHold(now float64) {
+	item, at, ok := d.sched.Hold()
+	if !ok || d.held[item] {
+		return
+	}
+	d.held[item] = true
+	it := d.items[item]
+	when := fmt.Sprintf("by the weights it starts at t+%s", textfmt.Dur(at))
+	if at <= now {
+		when = "it starts when a running item that is unknown or past its weight ends"
+	}
+	d.note(fmt.Sprintf("holding GPUs for %s (%d GPUs) since t+%s: %s; meanwhile only items expected to end by then run on the held GPUs",
+		it.Key(), it.Width(), textfmt.Dur(now), when))
+}
