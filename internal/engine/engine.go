@@ -1,6 +1,7 @@
-// Package engine runs the seed's phases 0–8 from suite configs to a verdict. The CLI
-// (`sgpu-queue run`) and the container action are two faces over Run: they only turn
-// flags or inputs into Options and present the Result.
+// Package engine runs phases 0–8 from suite configs to a verdict (docs/architecture.md
+// maps each phase to its package and function). The CLI (`sgpu-queue run`) and the
+// container action are two faces over Run: they only turn flags or inputs into
+// Options and present the Result.
 //
 //	phase 0  config.Load             read and check the configs
 //	         gpu.Detect              the GPU pool and the arch
@@ -47,7 +48,7 @@ type Options struct {
 	Configs       []string
 	RepoRoot      string // default: the current directory
 	LogDir        string // default: <RepoRoot>/test-results/logs
-	GPUs          string // --gpus: list or count; "" = SPEC §8 precedence
+	GPUs          string // --gpus: list or count; "" = the precedence in README "GPUs"
 	Arch          string // "" = detected
 	Level         string // "" = $TEST_LEVEL, else 99
 	WeightsPath   string // "" = <RepoRoot>/ci-weights/test_weights.<arch>.l<level>.txt
@@ -85,7 +86,7 @@ type Options struct {
 	// local file at WeightsPath.
 	Store func(arch, level, defaultPath string) weights.Store
 
-	// The bad-day policies (SPEC §10, dispatch package docs).
+	// The bad-day policies (README "A bad day", dispatch package docs).
 	Timeout        dispatch.Timeout
 	Retries        int
 	FlakyIsFailure bool
@@ -228,54 +229,11 @@ func (r *run) warn(msg string) {
 func (r *run) printf(format string, a ...any) { fmt.Fprintf(r.out, format, a...) }
 
 func (r *run) run(ctx context.Context) (*Result, error) {
-	// Phase 0: configs, GPUs, arch, log tree.
-	r.obs.Phase(0, "read the config")
-	suites, err := config.Load(r.o.Configs)
-	// Report every problem of every file at once, missing commands included.
-	check := r.o.CheckCommands && r.o.Container == ""
-	if err = errors.Join(err, config.Resolve(suites, r.o.RepoRoot, check), adapter.Check(suites), r.readSharding()); err != nil {
-		return nil, usage(err)
-	}
-	r.res.Configs = map[string]config.Suite{}
-	for _, s := range suites {
-		r.res.Configs[s.Label] = s
-	}
-	target, err := OpenTarget(ctx, r.o, r.warn, r.o.RepoRoot, r.o.LogDir)
+	suites, pool, release, err := r.readConfig(ctx)
 	if err != nil {
-		return nil, usage(err)
+		return nil, err
 	}
-	defer target.Close()
-	r.o.Exec, r.o.MapPath, r.cmdEnv = target.Exec, target.MapPath, target.Env
-	if target.Root != "" {
-		r.printf("  commands run in container %s (repo root there: %s)\n", r.o.Container, target.Root)
-	}
-	for _, s := range suites {
-		words := s.Args
-		if !s.Adapter() {
-			words = append([]string{s.Command}, s.Args...)
-		}
-		r.printf("  %-12s %-6s %s   (%s)\n", s.Label, s.Mode, config.QuoteWords(words), s.Where())
-	}
-	pool, err := gpu.Detect(ctx, gpu.Options{Explicit: r.o.GPUs, Arch: r.o.Arch, PinVar: r.o.Hooks.Pin, Env: r.cmdEnv, Exec: r.o.Exec})
-	if err != nil {
-		return nil, usage(err)
-	}
-	for _, w := range pool.Warnings {
-		r.warn(w)
-	}
-	r.printf("  gpus: %s\n", pool.Describe())
-	if pool.Arch == "" {
-		pool.Arch = "unknown"
-		r.warn("the GPU arch could not be detected; the weight table is keyed \"unknown\": pass --arch (e.g. gfx942) to share weights with runs that know it")
-	}
-	r.printf("  level %s, log dir %s\n", r.o.Level, r.o.LogDir)
-	if !r.o.DryRun {
-		lock, err := r.layout.Claim(r.claim(suites, pool), r.o.LogDirReuse)
-		if err != nil {
-			return nil, usage(logDirError(r.o.LogDir, err))
-		}
-		defer lock.Release()
-	}
+	defer release()
 
 	// Phase 1: expand.
 	r.obs.Phase(1, "expand the suites into work items")
@@ -297,45 +255,141 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	}
 
 	// Phase 2: weigh and order.
-	r.obs.Phase(2, "weigh and order the queue")
-	store, table := r.loadTable(ctx, pool.Arch, "ordering without it")
-	plan := exp.items
-	schedule.Weigh(plan, table, r.o.DefaultWeight)
-	schedule.Order(plan)
-	r.res.Bound = schedule.LowerBound(plan, len(pool.IDs))
-	queue, order, err := r.scheduler(plan, len(pool.IDs))
+	o, err := r.order(ctx, exp, pool)
 	if err != nil {
-		return nil, usage(err)
+		return nil, err
 	}
-	r.printPlan(plan, order, len(pool.IDs), table.Len())
 	if r.o.DryRun {
-		r.printf("dry run: nothing was run\n")
 		return r.res, nil
-	}
-	queueRows, err := r.writeQueue(plan, order, exp)
-	if err != nil {
-		return nil, &Error{Code: exitcode.Usage, Err: fmt.Errorf("log dir %s: %w", r.o.LogDir, err)}
 	}
 
 	// Phase 3: setup once per list suite.
 	r.obs.Phase(3, "set up each list suite once")
-	if err := r.setup(ctx, suites, pool, plan); err != nil {
+	if err := r.setup(ctx, suites, pool, o.plan); err != nil {
 		if ctx.Err() != nil {
-			return r.stoppedBeforeItems(ctx, 3, suites, pool, queueRows)
+			return r.stoppedBeforeItems(ctx, 3, suites, pool, o.queueRows)
 		}
 		return nil, &Error{Code: exitcode.Failed, Err: err}
 	}
 
 	// Phase 4: run the queue.
-	r.obs.Phase(4, fmt.Sprintf("run %s on %s", plural(len(plan), "item"), plural(len(pool.IDs), "GPU")))
+	r.obs.Phase(4, fmt.Sprintf("run %s on %s", plural(len(o.plan), "item"), plural(len(pool.IDs), "GPU")))
 	meta := r.meta(suites, pool)
-	d, err := r.dispatch(ctx, plan, queue, pool, meta, exp)
+	d, err := r.dispatch(ctx, o.plan, o.queue, pool, meta, exp)
 	if err != nil {
 		return nil, &Error{Code: exitcode.Usage, Err: err}
 	}
 	// From here on nothing is cancelled: a cancelled run still writes its verdicts,
 	// learns from what finished and reports.
-	ctx = context.WithoutCancel(ctx)
+	r.afterItems(context.WithoutCancel(ctx), d, meta, o, exp)
+	return r.res, nil
+}
+
+// readConfig is phase 0: the configs (every problem of every file at once), where
+// commands run, the GPU pool and arch, and the claimed, locked log dir. release
+// undoes what it opened.
+func (r *run) readConfig(ctx context.Context) (suites []config.Suite, pool gpu.Pool, release func(), err error) {
+	r.obs.Phase(0, "read the config")
+	suites, err = config.Load(r.o.Configs)
+	check := r.o.CheckCommands && r.o.Container == ""
+	if err = errors.Join(err, config.Resolve(suites, r.o.RepoRoot, check), adapter.Check(suites), r.readSharding()); err != nil {
+		return nil, pool, nil, usage(err)
+	}
+	r.res.Configs = map[string]config.Suite{}
+	for _, s := range suites {
+		r.res.Configs[s.Label] = s
+	}
+	target, err := OpenTarget(ctx, r.o, r.warn, r.o.RepoRoot, r.o.LogDir)
+	if err != nil {
+		return nil, pool, nil, usage(err)
+	}
+	release = func() { target.Close() }
+	fail := func(err error) ([]config.Suite, gpu.Pool, func(), error) {
+		release()
+		return nil, pool, nil, usage(err)
+	}
+	r.o.Exec, r.o.MapPath, r.cmdEnv = target.Exec, target.MapPath, target.Env
+	if target.Root != "" {
+		r.printf("  commands run in container %s (repo root there: %s)\n", r.o.Container, target.Root)
+	}
+	for _, s := range suites {
+		words := s.Args
+		if !s.Adapter() {
+			words = append([]string{s.Command}, s.Args...)
+		}
+		r.printf("  %-12s %-6s %s   (%s)\n", s.Label, s.Mode, config.QuoteWords(words), s.Where())
+	}
+	if pool, err = r.detect(ctx); err != nil {
+		return fail(err)
+	}
+	r.printf("  level %s, log dir %s\n", r.o.Level, r.o.LogDir)
+	if !r.o.DryRun {
+		lock, err := r.layout.Claim(r.claim(suites, pool), r.o.LogDirReuse)
+		if err != nil {
+			return fail(logDirError(r.o.LogDir, err))
+		}
+		release = func() { lock.Release(); target.Close() }
+	}
+	return suites, pool, release, nil
+}
+
+// detect finds the GPU pool and the arch where the items run.
+func (r *run) detect(ctx context.Context) (gpu.Pool, error) {
+	pool, err := gpu.Detect(ctx, gpu.Options{Explicit: r.o.GPUs, Arch: r.o.Arch, PinVar: r.o.Hooks.Pin, Env: r.cmdEnv, Exec: r.o.Exec})
+	if err != nil {
+		return pool, err
+	}
+	for _, w := range pool.Warnings {
+		r.warn(w)
+	}
+	r.printf("  gpus: %s\n", pool.Describe())
+	if pool.Arch == "" {
+		pool.Arch = "unknown"
+		r.warn("the GPU arch could not be detected; the weight table is keyed \"unknown\": pass --arch (e.g. gfx942) to share weights with runs that know it")
+	}
+	return pool, nil
+}
+
+// ordered is what phase 2 decided: the weighed items, the scheduler over them and
+// its intended order, the weight table it weighed them from, and queue.tsv's rows.
+type ordered struct {
+	plan      []schedule.Item
+	queue     schedule.Scheduler
+	order     []int
+	store     weights.Store
+	table     *weights.Table
+	queueRows []logdir.QueueRow
+}
+
+// order is phase 2: weigh the items from the table, order them, choose the
+// scheduler, print the plan and (unless a dry run) write queue.tsv and items.tsv.
+func (r *run) order(ctx context.Context, exp *expansion, pool gpu.Pool) (*ordered, error) {
+	r.obs.Phase(2, "weigh and order the queue")
+	o := &ordered{plan: exp.items}
+	o.store, o.table = r.loadTable(ctx, pool.Arch, "ordering without it")
+	schedule.Weigh(o.plan, o.table, r.o.DefaultWeight)
+	schedule.Order(o.plan)
+	r.res.Bound = schedule.LowerBound(o.plan, len(pool.IDs))
+	var err error
+	if o.queue, o.order, err = r.scheduler(o.plan, len(pool.IDs)); err != nil {
+		return nil, usage(err)
+	}
+	r.printPlan(o.plan, o.order, len(pool.IDs), o.table.Len())
+	if r.o.DryRun {
+		r.printf("dry run: nothing was run\n")
+		return o, nil
+	}
+	if o.queueRows, err = r.writeQueue(o.plan, o.order, exp); err != nil {
+		return nil, &Error{Code: exitcode.Usage, Err: fmt.Errorf("log dir %s: %w", r.o.LogDir, err)}
+	}
+	return o, nil
+}
+
+// afterItems is phases 5–8, run whatever phase 4 ended with (a cancel, a stalled
+// pool, a worker's panic): verdicts, learning, the report and the summary, all
+// from the rows this process measured — the same rows it wrote, so a row the disk
+// refused still counts.
+func (r *run) afterItems(ctx context.Context, d *dispatch.Result, meta *logdir.Meta, o *ordered, exp *expansion) {
 	r.res.Cancelled = d.Cancelled
 	r.res.Quarantined = d.Quarantined
 	r.res.Stop = d.Stop
@@ -348,9 +402,8 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	meta.Stop = d.Stop
 	r.writeMeta(meta)
 
-	// Phase 5: verdicts. They, the learning and the report come from what this
-	// process measured, the same rows it wrote: a row the disk refused still counts.
-	run := &logdir.Run{Layout: r.layout, Meta: *meta, Queue: queueRows}
+	// Phase 5: verdicts.
+	run := &logdir.Run{Layout: r.layout, Meta: *meta, Queue: o.queueRows}
 	for _, a := range d.Attempts {
 		run.Timings = append(run.Timings, a.Row)
 	}
@@ -358,8 +411,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 
 	// Phase 6: learn.
 	r.obs.Phase(6, "learn the weights")
-	changes, pruned := r.learn(ctx, store, table, run, exp)
-	meta.Changes, meta.Pruned = changes, pruned
+	meta.Changes, meta.Pruned = r.learn(ctx, o.store, o.table, run, exp)
 	run.Meta = *meta
 	r.writeMeta(meta)
 
@@ -370,7 +422,6 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	// Phase 8: failures and exit code.
 	r.obs.Phase(8, "summary")
 	r.summary()
-	return r.res, nil
 }
 
 // stoppedBeforeItems ends a run cancelled during listing (phase 1) or setup (phase

@@ -12,7 +12,7 @@ import (
 
 // Policy names accepted by NewQueue (and by the engine's --policy flag).
 const (
-	// PolicyLPT is the seed's queue: one shared list, unknown items first, then
+	// PolicyLPT is the original design's queue: one shared list, unknown items first, then
 	// longest first, pulled by whichever GPU goes idle (NewPull).
 	PolicyLPT = "lpt"
 	// PolicyPlanned is LPT refined by a plan (NewPlan): where the weights allow the

@@ -20,7 +20,7 @@ type Queue interface {
 }
 
 // NewPull returns the dynamic pull queue: every idle slot takes the first item of one
-// shared list in the given order (the seed's LPT queue when order is Order's).
+// shared list in the given order (the LPT queue of docs/architecture.md when order is Order's).
 func NewPull(order []int) Queue {
 	q := &pull{items: make([]entry, 0, len(order))}
 	for _, i := range order {
