@@ -168,18 +168,47 @@ func Run(ctx context.Context, r Request) (*Result, error) {
 			continue
 		}
 		census, _ := ParseListing(out, r.Hooks.ItemMarker)
-		keys := map[string]bool{}
-		for _, l := range census {
-			keys[weights.Key(s.Label, l.Tag)] = true
-			res.Rows = append(res.Rows, logdir.CensusRow{Label: s.Label, Tag: l.Tag})
+		keys, msg := censusKeys(s.Label, got, census)
+		if msg != "" {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("suite %q census %s; its weights are not pruned this run", s.Label, msg))
 		}
-		if len(census) == 0 {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("suite %q census listed nothing; its weights are not pruned this run", s.Label))
-			keys = nil
+		if keys != nil {
+			for _, l := range census {
+				res.Rows = append(res.Rows, logdir.CensusRow{Label: s.Label, Tag: l.Tag})
+			}
 		}
 		res.Census[s.Label] = keys
 	}
 	return res, nil
+}
+
+// censusKeys is the weight keys of a list suite's census, or nil (with why) when it
+// cannot be trusted as everything that exists: it listed nothing, or it lacks a tag
+// the queue pass listed (the census must be a superset: it only answers capability
+// probes "supported"), which would prune a weight of an item that still runs.
+func censusKeys(label string, queued, census []Listed) (map[string]bool, string) {
+	if len(census) == 0 {
+		return nil, "listed nothing"
+	}
+	keys := map[string]bool{}
+	for _, l := range census {
+		keys[weights.Key(label, l.Tag)] = true
+	}
+	var missing []string
+	for _, l := range queued {
+		if !keys[weights.Key(label, l.Tag)] {
+			missing = append(missing, textfmt.Printable(l.Tag))
+		}
+	}
+	if len(missing) > 0 {
+		more := ""
+		if len(missing) > 3 {
+			more = fmt.Sprintf(" and %d more", len(missing)-3)
+			missing = missing[:3]
+		}
+		return nil, fmt.Sprintf("lacks %s%s that the queue pass listed (it must list everything that exists)", strings.Join(missing, ", "), more)
+	}
+	return keys, ""
 }
 
 // Pass is one listing pass of a suite.

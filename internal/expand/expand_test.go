@@ -180,6 +180,34 @@ echo "TE_CI_ITEM g*"
 	}
 }
 
+// A census that lacks a tag the queue pass listed cannot be "everything that exists"
+// (a script whose census gate is wrong): pruning against it would drop the weight of
+// an item that still runs, so the suite prunes nothing and writes no items.tsv rows.
+func TestRunCensusMustCoverTheQueue(t *testing.T) {
+	dir := t.TempDir()
+	list := script(t, dir, "list.sh", `
+echo "TE_CI_ITEM a"
+if [ -n "$TE_CI_SKIP_CHECK_SUPPORTED" ]; then echo "TE_CI_ITEM c"; else echo "TE_CI_ITEM b"; fi
+`)
+	res, err := Run(context.Background(), Request{
+		Suites: []config.Suite{{Label: "torch", Mode: config.List, Path: list}},
+		Exec:   executor.Local{}, Hooks: hook.Default(), Env: os.Environ(), Level: "1", Dir: dir,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, ok := res.Census["torch"]; !ok || c != nil {
+		t.Errorf("census %v, want nil (untrusted)", c)
+	}
+	if len(res.Rows) != 0 {
+		t.Errorf("items.tsv rows %+v, want none", res.Rows)
+	}
+	want := `suite "torch" census lacks b that the queue pass listed (it must list everything that exists); its weights are not pruned this run`
+	if len(res.Warnings) != 1 || res.Warnings[0] != want {
+		t.Errorf("warnings %q\nwant %q", res.Warnings, want)
+	}
+}
+
 // One script as a single- and a multi-GPU suite (TE's torch and torch-mgpu): each
 // is listed, census included, with its own switch, and each item takes its line's
 // GPU count, else its suite's.
