@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/rocm/sgpu-queue/internal/adapter"
@@ -159,44 +158,22 @@ type Unfit = logdir.Unfit
 // index cfg.GPUs) and returns when all have ended, or, once ctx is cancelled, when
 // the running ones have been stopped.
 func Run(ctx context.Context, cfg Config, items []Item, s schedule.Scheduler) *Result {
-	d := &dispatcher{cfg: cfg, items: items, sched: s, total: s.Len(), attempts: make([]int, len(items)),
-		again: map[int]bool{}, held: map[int]bool{}}
-	for _, it := range items {
-		d.queued(it, +1)
-	}
+	d := &dispatcher{cfg: cfg, items: items, sched: s, attempts: make([]int, len(items)),
+		again: map[int]bool{}, held: map[int]bool{}, progress: newProgress(cfg.Console, len(cfg.GPUs), s.Len(), items)}
 	return d.run(ctx)
 }
 
+// dispatcher is phase 4's state. cfg and items are read-only once Run starts: the
+// workers read them. sched, attempts, again and held belong to the loop's goroutine
+// (loop.go); progress is shared and takes its own lock.
 type dispatcher struct {
 	cfg      Config
 	items    []Item
 	sched    schedule.Scheduler
-	attempts []int        // per item, attempts started; touched by the loop only
-	again    map[int]bool // items queued for another attempt; touched by the loop only
-	held     map[int]bool // items whose hold the console noted; touched by the loop only
-
-	mu            sync.Mutex // guards the progress figures the console lines read
-	done          int
-	total         int                 // attempts to make: the items, plus each retry queued
-	running       map[int]runningItem // by item
-	queuedWork    float64             // known GPU-seconds not yet handed out
-	queuedUnknown int                 // unknown items not yet handed out
-	consoleM      sync.Mutex
-}
-
-type runningItem struct {
-	width int
-	start time.Time
-}
-
-// queued counts an item into (+1) or out of (-1) the work not yet handed out.
-// Caller holds d.mu, or is Run before the loop starts.
-func (d *dispatcher) queued(it Item, sign int) {
-	if it.Known {
-		d.queuedWork += float64(sign*it.Width()) * it.Weight
-	} else {
-		d.queuedUnknown += sign
-	}
+	attempts []int        // per item, attempts started
+	again    map[int]bool // items queued for another attempt
+	held     map[int]bool // items whose hold the console noted
+	progress *progress
 }
 
 // ended says how a retried attempt ended, for the console.
@@ -335,8 +312,4 @@ func (d *dispatcher) warn(msg string) {
 }
 
 // note prints an informational line among the item lines.
-func (d *dispatcher) note(msg string) {
-	d.consoleM.Lock()
-	fmt.Fprintf(d.cfg.Console, "  %s\n", msg)
-	d.consoleM.Unlock()
-}
+func (d *dispatcher) note(msg string) { d.progress.note(msg) }
