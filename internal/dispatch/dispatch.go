@@ -21,6 +21,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/adapter"
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/executor"
+	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/hook"
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/outcome"
@@ -243,12 +244,12 @@ func (d *dispatcher) runItem(ctx context.Context, t0 time.Time, slots []int, idx
 	case outcome.Unavailable:
 		// Its container went away under it: 137, as TE's readers know a row
 		// killed from outside.
-		a.RC, a.Unavailable = sigkill, e.runErr
+		a.RC, a.Unavailable = exitcode.Killed, e.runErr
 	case outcome.Timeout:
-		a.RC = 124
+		a.RC = exitcode.HangTimeout
 	case outcome.Failed:
 		if e.runErr != nil {
-			a.RC = 127 // it could not start: that is its failure
+			a.RC = exitcode.NotFound // it could not start: that is its failure
 		}
 	}
 	if msg := d.explain(it, a, e, limit, why); msg != "" {

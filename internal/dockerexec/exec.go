@@ -28,6 +28,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/rocm/sgpu-queue/internal/executor"
+	"github.com/rocm/sgpu-queue/internal/exitcode"
 )
 
 // ErrNotRunning is wrapped by the errors for a target container that is missing,
@@ -185,7 +186,7 @@ const sweep = `for p in $(grep -l "$m" /proc/[0-9]*/environ 2>/dev/null); do p=$
 // a plain failure.
 func (e *Exec) Run(ctx context.Context, c executor.Command) (executor.Result, error) {
 	if ctx.Err() != nil {
-		return executor.Result{ExitCode: 130, Cancelled: true}, nil
+		return executor.Result{ExitCode: exitcode.Interrupted, Cancelled: true}, nil
 	}
 	dir, prog := c.Dir, c.Path
 	var err error
@@ -235,7 +236,7 @@ func (e *Exec) Run(ctx context.Context, c executor.Command) (executor.Result, er
 	}
 
 	if errors.Is(streamErr, errAbandoned) {
-		res.ExitCode = 128 + 9
+		res.ExitCode = exitcode.Killed
 		return res, fmt.Errorf("%s: %w in container %s", c.Path, streamErr, e.name)
 	}
 	// Without the launcher's last report, the launcher was killed: most likely with
@@ -247,7 +248,7 @@ func (e *Exec) Run(ctx context.Context, c executor.Command) (executor.Result, er
 		// one look is enough) or the container died before the launcher reported
 		// (killed: worth waiting for the engine to record it).
 		wait := mk.kind != markNone
-		if code, running, err := e.exitCode(bg, cr.ID); !wait && err == nil && !running && code != 126 && code != 127 {
+		if code, running, err := e.exitCode(bg, cr.ID); !wait && err == nil && !running && code != exitcode.CannotRun && code != exitcode.NotFound {
 			wait = true
 		}
 		if err := e.checkAfter(bg, wait); err != nil {
@@ -271,7 +272,7 @@ func (e *Exec) Run(ctx context.Context, c executor.Command) (executor.Result, er
 	case markNoSetsid:
 		return res, fmt.Errorf("container %s has no setsid (util-linux or busybox) on its PATH: sgpu-queue needs it to stop commands on cancel", e.name)
 	case markNone:
-		if code == 126 || code == 127 {
+		if code == exitcode.CannotRun || code == exitcode.NotFound {
 			return res, fmt.Errorf("%s: container %s could not start /bin/sh (exit %d): sgpu-queue needs a POSIX shell there", c.Path, e.name, code)
 		}
 	}
