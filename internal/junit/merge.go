@@ -22,17 +22,12 @@ const DefaultSuffix = ".xml"
 const partialExt = ".partial"
 
 // Merge reads the suite's XML files under dir written at or after since and
-// builds one document. dir is the suite's JUnit directory (the items'
-// JUNITXML_PREFIX, <junit-prefix>/<label>/); suffix is JUNITXML_SUFFIX ("" means
-// ".xml"). Problems with the files themselves (malformed, too large,
-// unreadable) become error test cases; an error return means the merge could
-// not be done at all.
-func Merge(label, dir, suffix string, items []Item, since time.Time) (*Doc, error) {
-	return MergeContext(context.Background(), label, dir, suffix, items, since)
-}
-
-// MergeContext is Merge, stopping between files when ctx is done.
-func MergeContext(ctx context.Context, label, dir, suffix string, items []Item, since time.Time) (*Doc, error) {
+// builds one document, stopping between files when ctx is done. dir is the
+// suite's JUnit directory (the items' JUNITXML_PREFIX, <junit-prefix>/<label>/);
+// suffix is JUNITXML_SUFFIX ("" means ".xml"). Problems with the files themselves
+// (malformed, too large, unreadable) become error test cases; an error return
+// means the merge could not be done at all.
+func Merge(ctx context.Context, label, dir, suffix string, items []Item, since time.Time) (*Doc, error) {
 	if dir == "" {
 		return nil, fmt.Errorf("junit: no JUnit directory given for suite %s; pass <junit-prefix>/%s", label, label)
 	}
