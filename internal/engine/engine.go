@@ -591,6 +591,8 @@ type plainObserver struct{ w io.Writer }
 func (p plainObserver) Phase(n int, title string) { fmt.Fprintf(p.w, "== phase %d: %s\n", n, title) }
 func (p plainObserver) Warn(msg string)           { fmt.Fprintf(p.w, "warning: %s\n", msg) }
 
+// syncWriter serializes the writes of the engine's console, which the phases'
+// goroutines (and the dispatch workers' warnings) share.
 type syncWriter struct {
 	mu sync.Mutex
 	w  io.Writer
