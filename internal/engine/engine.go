@@ -11,7 +11,7 @@
 //	phase 4  dispatch.Run            free GPUs take the next item (several for a multi-GPU one)
 //	phase 5  verdict.Decide/Write    per-suite verdict files
 //	phase 6  weights.Learn/Prune     blend durations into the table, prune gone items
-//	phase 7  report.Markdown         report/schedule.md
+//	phase 7  report.WriteFiles       report/schedule.md, timeline.svg; junit.Merge per suite
 //	phase 8  summary                 failed items and the exit code
 package engine
 
