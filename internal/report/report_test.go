@@ -160,7 +160,8 @@ func TestBigRun(t *testing.T) {
 	}
 	if got := bytes.Count(svg, []byte(`fill="url(#fail)" stroke=`)); got < 1 || failedRows == 0 {
 		t.Errorf("%d failed rows, %d hatched bars", failedRows, got)
-	}	// Short items of several suites share a grey bar, which the legend names.
+	}
+	// Short items of several suites share a grey bar, which the legend names.
 	if !bytes.Contains(svg, []byte(`fill="`+mixedColour+`"/><text x="18" y="10">short items of several suites, merged</text>`)) {
 		t.Error("the SVG's legend does not name the grey bars of merged items of several suites")
 	}
