@@ -158,7 +158,9 @@ exit 0
 	}
 	left := 0
 	for _, w := range obs.warns {
-		if strings.Contains(w, "left a process running after it exited") {
+		// Running, or holding its output when the sweep finds it before its
+		// redirection.
+		if strings.Contains(w, "left a process ") && strings.Contains(w, " after it exited") {
 			left++
 		}
 	}
