@@ -1,5 +1,6 @@
 // Command sgpu-queue runs a project's GPU test suites as one longest-first work
-// queue, one worker per GPU. See README.md.
+// queue: each item starts the moment a GPU (or, for a multi-GPU item, enough GPUs)
+// is free. See README.md.
 package main
 
 import (

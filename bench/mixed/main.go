@@ -63,6 +63,15 @@ func run(wfile string, gpus, sets, mgpu, runs int) error {
 		{"lognormal 0.5", simulate.Options{GPUs: gpus, Noise: 0.5, Model: simulate.NoiseLognormal, Runs: runs, Seed: 1}},
 	}
 	fmt.Printf("%s on %d GPUs: wall clock (× GPU-second bound; vs the two-step job), means over %d runs with noise\n\n", wfile, gpus, runs)
+	if err := committed(in, noises); err != nil {
+		return err
+	}
+	return family(in, noises, gpus, sets, mgpu)
+}
+
+// committed prints the table of the committed workload: a row per order, a
+// column per noise model, and a line per noise model about the held items.
+func committed(in *simulate.Input, noises []noise) error {
 	var tab [][]string
 	for _, nz := range noises {
 		rep, err := simulate.Compare(context.Background(), in, nz.o)
@@ -86,9 +95,12 @@ func run(wfile string, gpus, sets, mgpu, runs int) error {
 	}
 	fmt.Println()
 	markdown(tab)
+	return nil
+}
 
-	// The family: the committed workload's single-GPU items, a fresh random
-	// multi-GPU set each.
+// family prints the table of the family: the committed workload's single-GPU
+// items, a fresh random multi-GPU set each, sets of them per noise model.
+func family(in *simulate.Input, noises []noise, gpus, sets, mgpu int) error {
 	var single []string
 	for i, it := range in.Items {
 		if it.Width() == 1 && !in.All[i] {
@@ -97,16 +109,12 @@ func run(wfile string, gpus, sets, mgpu, runs int) error {
 	}
 	fmt.Printf("\nfamily: %d single-GPU items + %d random multi-GPU items (2–%d GPUs, 60–400 s), %d sets, %d GPUs; per order: mean × bound, worst × bound, sets where it is best (ties count for each)\n\n",
 		len(single), mgpu, gpus, sets, gpus)
-	type agg struct {
-		sum, worst float64
-		best       int
-	}
 	fam := [][]string{{"order"}}
-	var feasible, within10, short25 [3]int
+	tallies := make([]tally, len(noises))
 	for z, nz := range noises {
 		fam[0] = append(fam[0], nz.name)
-		var res []agg
 		gen := rand.New(rand.NewPCG(uint64(z), 11))
+		t := &tallies[z]
 		for s := 0; s < sets; s++ {
 			text := strings.Join(single, "\n") + "\n" + randomSet(gen, mgpu, gpus)
 			win, _, err := simulate.Load(strings.NewReader(text), "family")
@@ -120,40 +128,14 @@ func run(wfile string, gpus, sets, mgpu, runs int) error {
 			if err != nil {
 				return err
 			}
-			if res == nil {
-				res = make([]agg, len(rep.Rows))
+			if z == 0 && s == 0 {
 				for _, r := range rep.Rows {
-					if z == 0 {
-						fam = append(fam, []string{name(r.Policy)})
-					}
+					fam = append(fam, []string{name(r.Policy)})
 				}
 			}
-			bestR := math.Inf(1)
-			for k, r := range rep.Rows[2:] {
-				_ = k
-				bestR = min(bestR, r.Ratio.Mean)
-			}
-			for k, r := range rep.Rows {
-				a := &res[k]
-				a.sum += r.Ratio.Mean
-				a.worst = max(a.worst, r.Ratio.Mean)
-				if k >= 2 && r.Ratio.Mean <= bestR+1e-12 {
-					a.best++
-				}
-			}
-			two := rep.Rows[0].Wall.Mean
-			def := defaultRow(rep)
-			if rep.Bound.Mean <= 0.75*two {
-				feasible[z]++
-			}
-			if def.Ratio.Mean <= 1.10 {
-				within10[z]++
-			}
-			if def.Wall.Mean <= 0.75*two {
-				short25[z]++
-			}
+			t.add(rep)
 		}
-		for k, a := range res {
+		for k, a := range t.rows {
 			cell := fmt.Sprintf("%.4f, worst %.4f", a.sum/float64(sets), a.worst)
 			if k >= 2 {
 				cell += fmt.Sprintf(", best in %d", a.best)
@@ -164,10 +146,55 @@ func run(wfile string, gpus, sets, mgpu, runs int) error {
 	markdown(fam)
 	fmt.Println()
 	for z, nz := range noises {
+		t := tallies[z]
 		fmt.Printf("%s: the default order within 10 %% of the bound in %d of %d sets; ≥ 25 %% shorter than the two-step job in %d (the bound itself is in %d)\n",
-			nz.name, within10[z], sets, short25[z], feasible[z])
+			nz.name, t.within10, sets, t.short25, t.feasible)
 	}
 	return nil
+}
+
+// tally sums up one noise model over the family's sets.
+type tally struct {
+	rows []rowTally // by row of the report
+	// Sets where the bound is ≥ 25 % shorter than the two-step job; where the
+	// default order is within 10 % of the bound; where it is ≥ 25 % shorter.
+	feasible, within10, short25 int
+}
+
+// rowTally sums up one row of the report over the sets.
+type rowTally struct {
+	sum, worst float64 // of its ratio to the bound
+	best       int     // sets where this order (a block-order row, from the third) is best
+}
+
+// add counts one set's report.
+func (t *tally) add(rep *simulate.Report) {
+	if t.rows == nil {
+		t.rows = make([]rowTally, len(rep.Rows))
+	}
+	bestR := math.Inf(1)
+	for _, r := range rep.Rows[2:] {
+		bestR = min(bestR, r.Ratio.Mean)
+	}
+	for k, r := range rep.Rows {
+		a := &t.rows[k]
+		a.sum += r.Ratio.Mean
+		a.worst = max(a.worst, r.Ratio.Mean)
+		if k >= 2 && r.Ratio.Mean <= bestR+1e-12 {
+			a.best++
+		}
+	}
+	two := rep.Rows[0].Wall.Mean
+	def := defaultRow(rep)
+	if rep.Bound.Mean <= 0.75*two {
+		t.feasible++
+	}
+	if def.Ratio.Mean <= 1.10 {
+		t.within10++
+	}
+	if def.Wall.Mean <= 0.75*two {
+		t.short25++
+	}
 }
 
 // randomSet is n multi-GPU items, 2–gpus GPUs and 60–400 s each, uniform.

@@ -94,7 +94,7 @@ func run(wfile string, scale float64, gpus, runs, shards int) error {
 	build := exec.Command("go", "build", "-o", bin, ".")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
-		return fmt.Errorf("go build: %v", err)
+		return fmt.Errorf("go build: %w", err)
 	}
 	conf, warm, work, err := writeSuites(dir, in, scale)
 	if err != nil {
@@ -111,7 +111,7 @@ func run(wfile string, scale float64, gpus, runs, shards int) error {
 			"--arch", "bench", "--weights", warm, conf)
 		cmd.Env = append(os.Environ(), "TEST_LEVEL=3")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("run %d: %v\n%s", i, err, out)
+			return fmt.Errorf("run %d: %w\n%s", i, err, out)
 		}
 		// Keep the table warm and exact: learning would blend in this run.
 		if err := os.WriteFile(warm, warmTable(in, scale), 0o644); err != nil {
@@ -155,7 +155,7 @@ func matrix(bin, dir, conf, warm string, gpus, runs, shards int) error {
 	}
 	planFile := filepath.Join(dir, "plan.json")
 	if out, err := sh("plan", "--shards", fmt.Sprint(shards), "--gpus", fmt.Sprint(gpus), "--weights", warm, "--arch", "bench", "--out", planFile, conf); err != nil {
-		return fmt.Errorf("plan: %v\n%s", err, out)
+		return fmt.Errorf("plan: %w\n%s", err, out)
 	}
 	data, err := os.ReadFile(planFile)
 	if err != nil {
@@ -174,7 +174,7 @@ func matrix(bin, dir, conf, warm string, gpus, runs, shards int) error {
 			logs := filepath.Join(dir, fmt.Sprintf("run%d", i), fmt.Sprintf("s%d", s))
 			if out, err := sh("run", "--repo-root", dir, "--log-dir", logs, "--gpus", fmt.Sprint(gpus), "--arch", "bench", "--weights", warm,
 				"--shard", fmt.Sprintf("%d/%d", s, shards), "--plan", planFile, conf); err != nil {
-				return fmt.Errorf("run %d shard %d: %v\n%s", i, s, err, out)
+				return fmt.Errorf("run %d shard %d: %w\n%s", i, s, err, out)
 			}
 			f, err := measure(logs)
 			if err != nil {
@@ -188,7 +188,7 @@ func matrix(bin, dir, conf, warm string, gpus, runs, shards int) error {
 		// Learn into a scratch table: the warm one stays exact for the next run.
 		scratch := filepath.Join(dir, fmt.Sprintf("run%d", i), "learned.txt")
 		if out, err := sh(append([]string{"merge", "--log-dir", out, "--weights", scratch}, dirs...)...); err != nil {
-			return fmt.Errorf("run %d merge: %v\n%s", i, err, out)
+			return fmt.Errorf("run %d merge: %w\n%s", i, err, out)
 		}
 		f, err := measure(out)
 		if err != nil {

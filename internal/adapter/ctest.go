@@ -114,7 +114,7 @@ func parseShowOnly(stdout []byte) ([]ctestListed, []string, error) {
 	}
 	var info ctestInfo
 	if err := json.Unmarshal(stdout[start:], &info); err != nil {
-		return nil, nil, fmt.Errorf("ctest --show-only=json-v1 printed no valid JSON: %v", err)
+		return nil, nil, fmt.Errorf("ctest --show-only=json-v1 printed no valid JSON: %w", err)
 	}
 	if info.Kind != "ctestInfo" || info.Version.Major != 1 {
 		return nil, nil, fmt.Errorf("ctest --show-only=json-v1 printed kind %q version %d; this adapter reads ctestInfo version 1", info.Kind, info.Version.Major)
@@ -144,7 +144,7 @@ func parseShowOnly(stdout []byte) ([]ctestListed, []string, error) {
 				err = json.Unmarshal(p.Value, &l.Disabled)
 			}
 			if err != nil {
-				return nil, nil, fmt.Errorf("test %q: property %s %s: %v", t.Name, p.Name, p.Value, err)
+				return nil, nil, fmt.Errorf("test %q: property %s %s: %w", t.Name, p.Name, p.Value, err)
 			}
 		}
 		tests = append(tests, l)

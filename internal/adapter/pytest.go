@@ -161,7 +161,7 @@ func parseCollection(stdout []byte) (*collection, error) {
 	line, _, _ := bytes.Cut(stdout[at+len(marker):], []byte("\n"))
 	var c collection
 	if err := json.Unmarshal(line, &c); err != nil {
-		return nil, fmt.Errorf("the collection record is not JSON: %v", err)
+		return nil, fmt.Errorf("the collection record is not JSON: %w", err)
 	}
 	if !filepath.IsAbs(c.RootDir) || !filepath.IsAbs(c.InvocationDir) {
 		return nil, fmt.Errorf("the collection record has no absolute rootdir and invocation dir (%q, %q)", c.RootDir, c.InvocationDir)

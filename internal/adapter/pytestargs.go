@@ -11,7 +11,7 @@ import (
 // repeat). An option missing here is caught by comparing with the operands pytest
 // itself reports (reconcileOperands), so the table only has to be right for the
 // ambiguous cases.
-var pytestValueShort = "kmcpWorn"
+const pytestValueShort = "kmcpWorn"
 
 var pytestValueLong = setOf(
 	// core

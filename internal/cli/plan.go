@@ -96,5 +96,5 @@ func planCmd(e Env, args []string) int {
 	e.Stdout.Write(b.Bytes())
 	fmt.Fprint(e.Stderr, sum)
 	fmt.Fprintf(e.Stderr, "plan: wrote %s\n", *out)
-	return 0
+	return exitcode.OK
 }

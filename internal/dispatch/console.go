@@ -2,11 +2,119 @@ package dispatch
 
 import (
 	"fmt"
+	"io"
+	"sync"
 	"time"
 
 	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
+
+// progress is what the console lines count: attempts done of all to make, and the
+// work left for the eta. The workers (a finished line) and the loop (a start, a
+// retry, a GPU removed, a note) both use it, so every method takes mu, and mu also
+// serializes the console: a line's count and its print are one step, so the lines
+// come out in count order.
+type progress struct {
+	out  io.Writer
+	gpus int // the pool's size, over which the eta spreads the work
+
+	mu            sync.Mutex
+	done          int
+	total         int                 // attempts to make: the items, plus each retry queued
+	running       map[int]runningItem // by item
+	queuedWork    float64             // known GPU-seconds not yet handed out
+	queuedUnknown int                 // unknown items not yet handed out
+}
+
+type runningItem struct {
+	width int
+	start time.Time
+	known bool
+	// weight is the item's learned duration (when known).
+	weight float64
+}
+
+// newProgress starts the count at total attempts to make, with items queued.
+func newProgress(out io.Writer, gpus, total int, items []Item) *progress {
+	p := &progress{out: out, gpus: gpus, total: total, running: map[int]runningItem{}}
+	for _, it := range items {
+		p.count(it, +1)
+	}
+	return p
+}
+
+// count counts an item into (+1) or out of (-1) the work not yet handed out.
+// Caller holds p.mu (newProgress: p is not shared yet).
+func (p *progress) count(it Item, sign int) {
+	if it.Known {
+		p.queuedWork += float64(sign*it.Width()) * it.Weight
+	} else {
+		p.queuedUnknown += sign
+	}
+}
+
+// started moves item from the queued work to the running one.
+func (p *progress) started(item int, it Item, at time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.running[item] = runningItem{width: it.Width(), start: at, known: it.Known, weight: it.Weight}
+	p.count(it, -1)
+}
+
+// retried counts another attempt of it, queued.
+func (p *progress) retried(it Item) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.count(it, +1)
+	p.total++
+}
+
+// dropped takes a queued item that will not run out of the work left.
+func (p *progress) dropped(it Item) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.count(it, -1)
+}
+
+// finished counts item done at end and prints its line: head, then the count and
+// the eta, then tail.
+func (p *progress) finished(item int, end time.Time, head, tail string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.running, item)
+	p.done++
+	fmt.Fprintf(p.out, "%s  [%d/%d%s]%s\n", head, p.done, p.total, p.eta(end), tail)
+}
+
+// note prints an informational line among the item lines.
+func (p *progress) note(msg string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintf(p.out, "  %s\n", msg)
+}
+
+// eta estimates the time left from the weights: the known GPU-seconds not yet done
+// spread over the GPUs. Unknown items are counted, not guessed. Caller holds p.mu.
+func (p *progress) eta(now time.Time) string {
+	work := 0.0
+	unknown := 0
+	for _, r := range p.running {
+		if !r.known {
+			unknown++
+			continue
+		}
+		work += float64(r.width) * max(0, r.weight-now.Sub(r.start).Seconds())
+	}
+	work += p.queuedWork
+	unknown += p.queuedUnknown
+	left := textfmt.Dur(max(0, work/float64(p.gpus)))
+	s := " eta " + left
+	if unknown > 0 {
+		s = fmt.Sprintf(" eta ≥%s +%d unknown", left, unknown)
+	}
+	return s
+}
 
 // line prints the console line of a finished attempt (docs/outcomes.md), ending
 // with its outcome when the exit code alone does not say it (docs/outcomes.md); a
@@ -21,47 +129,17 @@ func (d *dispatcher) line(a Attempt, t0 time.Time) {
 	if it.Known {
 		est = textfmt.Dur(it.Weight)
 	}
-	d.mu.Lock()
-	delete(d.running, a.Item)
-	d.done++
-	done, total := d.done, d.total
-	eta := d.eta(a.End)
-	d.mu.Unlock()
 	tag := textfmt.Printable(it.Tag)
 	if it.Tag == "" {
 		tag = "(whole)"
 	}
-	s := fmt.Sprintf("[%s] gpu%s t+%s %s rc=%d est=%s %s %s  [%d/%d%s]",
+	head := fmt.Sprintf("[%s] gpu%s t+%s %s rc=%d est=%s %s %s",
 		a.End.Format("15:04:05"), a.GPU, textfmt.Dur(a.Start.Sub(t0).Seconds()), textfmt.Dur(a.Seconds()), a.RC, est,
-		it.Label, tag, done, total, eta)
+		it.Label, tag)
 	// The exit code says ok or failed; any other outcome is named.
+	tail := ""
 	if a.Outcome != outcome.OK && a.Outcome != outcome.Failed {
-		s += " " + string(a.Outcome)
+		tail = " " + string(a.Outcome)
 	}
-	d.consoleM.Lock()
-	fmt.Fprintln(d.cfg.Console, s)
-	d.consoleM.Unlock()
-}
-
-// eta estimates the time left from the weights: the known GPU-seconds not yet done
-// spread over the GPUs. Unknown items are counted, not guessed. Caller holds d.mu.
-func (d *dispatcher) eta(now time.Time) string {
-	work := 0.0
-	unknown := 0
-	for item, r := range d.running {
-		it := d.items[item]
-		if !it.Known {
-			unknown++
-			continue
-		}
-		work += float64(r.width) * max(0, it.Weight-now.Sub(r.start).Seconds())
-	}
-	work += d.queuedWork
-	unknown += d.queuedUnknown
-	left := textfmt.Dur(max(0, work/float64(len(d.cfg.GPUs))))
-	s := " eta " + left
-	if unknown > 0 {
-		s = fmt.Sprintf(" eta ≥%s +%d unknown", left, unknown)
-	}
-	return s
+	d.progress.finished(a.Item, a.End, head, tail)
 }

@@ -3,11 +3,11 @@ package dispatch
 import (
 	"errors"
 	"fmt"
-	"syscall"
 	"time"
 
 	"github.com/rocm/sgpu-queue/internal/adapter"
 	"github.com/rocm/sgpu-queue/internal/executor"
+	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/outcome"
 )
 
@@ -26,9 +26,6 @@ type evidence struct {
 	junit, wroteXML bool
 }
 
-// sigkill is the exit code the executor gives a process killed by SIGKILL.
-const sigkill = 128 + int(syscall.SIGKILL)
-
 // decide is the outcome of an attempt. The order matters: what sgpu-queue did to
 // the item (its deadline, the cancel) explains it before what the item left
 // behind, and an exit code of 124 or 137 alone is never a timeout.
@@ -44,7 +41,7 @@ func decide(e evidence) outcome.Outcome {
 		return outcome.Cancelled
 	case e.partial:
 		return outcome.CutOff
-	case e.res.Signaled && e.res.ExitCode == sigkill:
+	case e.res.Signaled && e.res.ExitCode == exitcode.Killed:
 		// Its own process died of a SIGKILL we did not send (ours come only
 		// with a cancel or a deadline): the OOM killer, kill -9, the runner.
 		return outcome.CutOff

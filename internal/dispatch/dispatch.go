@@ -16,12 +16,12 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/rocm/sgpu-queue/internal/adapter"
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/executor"
+	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/hook"
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/outcome"
@@ -159,44 +159,22 @@ type Unfit = logdir.Unfit
 // index cfg.GPUs) and returns when all have ended, or, once ctx is cancelled, when
 // the running ones have been stopped.
 func Run(ctx context.Context, cfg Config, items []Item, s schedule.Scheduler) *Result {
-	d := &dispatcher{cfg: cfg, items: items, sched: s, total: s.Len(), attempts: make([]int, len(items)),
-		again: map[int]bool{}, held: map[int]bool{}}
-	for _, it := range items {
-		d.queued(it, +1)
-	}
+	d := &dispatcher{cfg: cfg, items: items, sched: s, attempts: make([]int, len(items)),
+		again: map[int]bool{}, held: map[int]bool{}, progress: newProgress(cfg.Console, len(cfg.GPUs), s.Len(), items)}
 	return d.run(ctx)
 }
 
+// dispatcher is phase 4's state. cfg and items are read-only once Run starts: the
+// workers read them. sched, attempts, again and held belong to the loop's goroutine
+// (loop.go); progress is shared and takes its own lock.
 type dispatcher struct {
 	cfg      Config
 	items    []Item
 	sched    schedule.Scheduler
-	attempts []int        // per item, attempts started; touched by the loop only
-	again    map[int]bool // items queued for another attempt; touched by the loop only
-	held     map[int]bool // items whose hold the console noted; touched by the loop only
-
-	mu            sync.Mutex // guards the progress figures the console lines read
-	done          int
-	total         int                 // attempts to make: the items, plus each retry queued
-	running       map[int]runningItem // by item
-	queuedWork    float64             // known GPU-seconds not yet handed out
-	queuedUnknown int                 // unknown items not yet handed out
-	consoleM      sync.Mutex
-}
-
-type runningItem struct {
-	width int
-	start time.Time
-}
-
-// queued counts an item into (+1) or out of (-1) the work not yet handed out.
-// Caller holds d.mu, or is Run before the loop starts.
-func (d *dispatcher) queued(it Item, sign int) {
-	if it.Known {
-		d.queuedWork += float64(sign*it.Width()) * it.Weight
-	} else {
-		d.queuedUnknown += sign
-	}
+	attempts []int        // per item, attempts started
+	again    map[int]bool // items queued for another attempt
+	held     map[int]bool // items whose hold the console noted
+	progress *progress
 }
 
 // ended says how a retried attempt ended, for the console.
@@ -226,27 +204,41 @@ var errHang = errors.New("hang timeout")
 // file, timings row, console line.
 func (d *dispatcher) runItem(ctx context.Context, t0 time.Time, slots []int, idx, n int) Attempt {
 	it := d.items[idx]
-	l := d.cfg.Layout
 	a := Attempt{Item: idx, Number: n, Slots: slots, GPU: d.gpuList(slots)}
-
 	if n > 1 {
 		// The canonical log holds the last attempt (the one the verdict is
 		// from); earlier ones keep theirs beside it.
-		keepAttempt(l, it.Label, it.Tag, n-1, d.warn)
+		keepAttempt(d.cfg.Layout, it.Label, it.Tag, n-1, d.warn)
 	}
-	log := openLog(l.ItemLog(it.Label, it.Tag), d.warn)
-	cmd, cwd, cmdErr := d.command(it, a.GPU, log)
-
-	ictx := ctx
+	log := openLog(d.cfg.Layout.ItemLog(it.Label, it.Tag), d.warn)
 	limit, why := d.deadline(it)
+	e, cwd := d.execute(ctx, it, &a, log, limit)
+	a.Outcome = decide(e)
+	a.RC, a.Unavailable = rcOf(a.Outcome, e)
+	if msg := d.explain(it, a, e, limit, why); msg != "" {
+		fmt.Fprintf(log, "\n%s\n", msg)
+	}
+	if err := log.Close(); err != nil {
+		d.warn(err.Error())
+	}
+	removeIfEmpty(cwd)
+	d.record(it, &a, t0)
+	return a
+}
+
+// execute runs the attempt's command, its output to log, under its hang deadline
+// (limit; 0: none), sets the attempt's start and end, and gathers the evidence its
+// outcome is decided from. cwd is the item's own directory ("" for none), to remove
+// when it is left empty.
+func (d *dispatcher) execute(ctx context.Context, it Item, a *Attempt, log io.Writer, limit time.Duration) (e evidence, cwd string) {
+	cmd, cwd, cmdErr := d.command(it, a.GPU, log)
+	ictx := ctx
 	if limit > 0 {
 		var cancel context.CancelFunc
 		ictx, cancel = context.WithTimeoutCause(ctx, limit, errHang)
 		defer cancel()
 	}
-
 	a.Start = time.Now()
-	var e evidence
 	if cmdErr != nil {
 		e.runErr = cmdErr
 	} else if err := mkdir(cwd); err != nil {
@@ -260,41 +252,45 @@ func (d *dispatcher) runItem(ctx context.Context, t0 time.Time, slots []int, idx
 		e.partial = d.partialLeft(it, a.Start)
 		e.junit, e.wroteXML = d.junitEvidence(it, a.Start)
 	}
-	a.Outcome = decide(e)
-	a.RC = e.res.ExitCode
-	switch a.Outcome {
+	return e, cwd
+}
+
+// rcOf is the rc an attempt with outcome o is recorded with: its own exit code, or
+// the one for an end sgpu-queue caused or saw; unavailable is the executor's error
+// when where commands run went away.
+func rcOf(o outcome.Outcome, e evidence) (rc int, unavailable error) {
+	switch o {
 	case outcome.Unavailable:
 		// Its container went away under it: 137, as TE's readers know a row
 		// killed from outside.
-		a.RC, a.Unavailable = sigkill, e.runErr
+		return exitcode.Killed, e.runErr
 	case outcome.Timeout:
-		a.RC = 124
+		return exitcode.HangTimeout, nil
 	case outcome.Failed:
 		if e.runErr != nil {
-			a.RC = 127 // it could not start: that is its failure
+			return exitcode.NotFound, nil // it could not start: that is its failure
 		}
 	}
-	if msg := d.explain(it, a, e, limit, why); msg != "" {
-		fmt.Fprintf(log, "\n%s\n", msg)
-	}
-	if err := log.Close(); err != nil {
-		d.warn(err.Error())
-	}
+	return e.res.ExitCode, nil
+}
+
+// record writes down an ended attempt, its log closed: the device error its log
+// shows, its rc file, its timings row, its console line.
+func (d *dispatcher) record(it Item, a *Attempt, t0 time.Time) {
+	l := d.cfg.Layout
 	if a.Failed() && a.Outcome.Exercised() {
 		a.DeviceErr = deviceError(l.ItemLog(it.Label, it.Tag))
 	}
-	removeIfEmpty(cwd)
 	if err := writeRC(l.ItemRC(it.Label, it.Tag), a.RC); err != nil {
 		d.warn(fmt.Sprintf("%s: %v", l.ItemRC(it.Label, it.Tag), err))
 	}
-	a.Row = d.row(it, a, t0)
+	a.Row = d.row(it, *a, t0)
 	if d.cfg.Timings != nil {
 		if err := d.cfg.Timings.Append(a.Row); err != nil {
 			d.warn(fmt.Sprintf("cannot record %s: %v", it.Key(), err))
 		}
 	}
-	d.line(a, t0)
-	return a
+	d.line(*a, t0)
 }
 
 // row is the attempt's timings row (with its outcome), as the files hold it.
@@ -335,8 +331,4 @@ func (d *dispatcher) warn(msg string) {
 }
 
 // note prints an informational line among the item lines.
-func (d *dispatcher) note(msg string) {
-	d.consoleM.Lock()
-	fmt.Fprintf(d.cfg.Console, "  %s\n", msg)
-	d.consoleM.Unlock()
-}
+func (d *dispatcher) note(msg string) { d.progress.note(msg) }

@@ -2,12 +2,13 @@ package dispatch
 
 import (
 	"fmt"
-	"github.com/rocm/sgpu-queue/internal/logdir"
 	"io"
 	"os"
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/rocm/sgpu-queue/internal/logdir"
 )
 
 // Quarantine configures the bad-GPU detector. A failure is "fast" when it ends before

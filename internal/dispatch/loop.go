@@ -13,8 +13,8 @@ import (
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
 
-// loop is the dispatch loop's state. Only the loop's goroutine touches it; the
-// workers only send their attempts on finished.
+// loop is the dispatch loop's state. Only the loop's goroutine touches it; a
+// worker gets its context and clock as values and sends its attempt on finished.
 type loop struct {
 	res      *Result
 	ctx      context.Context // the items' context: cancelled by the caller or a panic
@@ -31,7 +31,6 @@ func (d *dispatcher) run(parent context.Context) *Result {
 	if res.Started.IsZero() {
 		res.Started = time.Now()
 	}
-	d.running = map[int]runningItem{}
 	ctx, stopAll := context.WithCancel(parent)
 	defer stopAll()
 	l := &loop{res: res, ctx: ctx, stopAll: stopAll, health: newHealth(d.cfg.Quarantine, len(d.cfg.GPUs)),
@@ -122,17 +121,16 @@ func (d *dispatcher) launch(l *loop, item int, gpus []int, now float64) {
 	delete(d.again, item)
 	d.attempts[item]++
 	n := d.attempts[item]
-	d.mu.Lock()
-	d.running[item] = runningItem{width: len(gpus), start: time.Now()}
-	d.queued(d.items[item], -1)
-	d.mu.Unlock()
+	d.progress.started(item, d.items[item], time.Now())
+	// The worker gets what it needs as values: the loop's state stays the loop's.
+	ctx, t0, finished := l.ctx, l.res.Started, l.finished
 	go func() {
 		defer func() {
 			if v := recover(); v != nil {
-				l.finished <- Attempt{panicked: &WorkerPanic{Value: v, Stack: debug.Stack()}}
+				finished <- Attempt{panicked: &WorkerPanic{Value: v, Stack: debug.Stack()}}
 			}
 		}()
-		l.finished <- d.runItem(l.ctx, l.res.Started, gpus, item, n)
+		finished <- d.runItem(ctx, t0, gpus, item, n)
 	}()
 }
 
@@ -175,10 +173,7 @@ func (d *dispatcher) requeue(l *loop, item int, avoid []int) bool {
 		return false
 	}
 	d.again[item] = true
-	d.mu.Lock()
-	d.queued(d.items[item], +1)
-	d.total++
-	d.mu.Unlock()
+	d.progress.retried(d.items[item])
 	return true
 }
 
@@ -230,11 +225,9 @@ func (d *dispatcher) onHealth(l *loop, act action) {
 // the run stops.
 func (d *dispatcher) remove(l *loop, slot int) {
 	unfit := d.sched.Remove(slot)
-	d.mu.Lock()
 	for _, i := range unfit {
-		d.queued(d.items[i], -1)
+		d.progress.dropped(d.items[i])
 	}
-	d.mu.Unlock()
 	if l.health.left() == 0 {
 		if len(unfit) > 0 && l.res.Stop == nil {
 			l.res.Stop = stop(outcome.StopQuarantined, fmt.Sprintf("every GPU is quarantined (%s) with %d item(s) left to run: check the runner's GPUs", l.health.summary(d.cfg.GPUs), len(unfit)))

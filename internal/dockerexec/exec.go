@@ -28,6 +28,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/rocm/sgpu-queue/internal/executor"
+	"github.com/rocm/sgpu-queue/internal/exitcode"
 )
 
 // ErrNotRunning is wrapped by the errors for a target container that is missing,
@@ -185,35 +186,18 @@ const sweep = `for p in $(grep -l "$m" /proc/[0-9]*/environ 2>/dev/null); do p=$
 // a plain failure.
 func (e *Exec) Run(ctx context.Context, c executor.Command) (executor.Result, error) {
 	if ctx.Err() != nil {
-		return executor.Result{ExitCode: 130, Cancelled: true}, nil
+		return executor.Result{ExitCode: exitcode.Interrupted, Cancelled: true}, nil
 	}
-	dir, prog := c.Dir, c.Path
-	var err error
-	if dir != "" {
-		if dir, err = e.mapper.ToTarget(dir); err != nil {
-			return executor.Result{}, fmt.Errorf("working directory: %w", err)
-		}
-	}
-	if path.IsAbs(prog) {
-		if prog, err = e.mapper.ToTarget(prog); err != nil {
-			return executor.Result{}, fmt.Errorf("program: %w", err)
-		}
+	dir, prog, err := e.targets(c)
+	if err != nil {
+		return executor.Result{}, err
 	}
 	// The command outlives ctx by its grace period: API calls use their own deadlines.
 	bg := context.WithoutCancel(ctx)
-	cctx, cancel := context.WithTimeout(bg, apiTimeout)
-	defer cancel()
 	mark := executor.NewMark()
-	cmd := append([]string{"/bin/sh", "-c", launcher, "sgpu-queue", dir, mark, prog}, c.Args...)
-	cr, err := e.cli.ExecCreate(cctx, e.id, client.ExecCreateOptions{
-		AttachStdout: true, AttachStderr: true, Env: c.Env, Cmd: cmd,
-	})
+	execID, att, err := e.start(bg, c, dir, prog, mark)
 	if err != nil {
-		return executor.Result{}, e.explain(bg, c.Path, err)
-	}
-	att, err := e.cli.ExecAttach(cctx, cr.ID, client.ExecAttachOptions{})
-	if err != nil {
-		return executor.Result{}, e.explain(bg, c.Path, err)
+		return executor.Result{}, err
 	}
 	defer att.Close()
 
@@ -225,36 +209,80 @@ func (e *Exec) Run(ctx context.Context, c executor.Command) (executor.Result, er
 		_, err := stdcopy.StdCopy(stdout, mk, att.Reader)
 		copied <- err
 	}()
-
-	w := &waiter{e: e, ctx: bg, mk: mk, copied: copied, att: &att, execID: cr.ID, mark: mark}
+	w := &waiter{e: e, ctx: bg, mk: mk, copied: copied, att: &att, execID: execID, mark: mark}
 	streamErr := w.await(ctx)
-	res := executor.Result{Cancelled: w.cancelled}
+	// await returns once the copy has ended: mk, stdout and stderr are this
+	// goroutine's again.
 	_ = mk.finish()
 	if w.held && !w.cancelled {
 		e.note(c, fmt.Sprintf("left a process holding its output that could not be found (it cleared its environment and left its process group?); its output was read for %s more, then cut", outputWait))
 	}
+	res, err := e.result(bg, c, dir, w, streamErr)
+	if err != nil {
+		return res, err
+	}
+	if err := errors.Join(stdout.err, stderr.err); err != nil {
+		return res, fmt.Errorf("%s: writing its output: %w", c.Path, err)
+	}
+	return res, nil
+}
 
+// targets are the command's working directory and program as the target container
+// names them (Mapper.ToTarget); a bare program name stays for its PATH.
+func (e *Exec) targets(c executor.Command) (dir, prog string, err error) {
+	dir, prog = c.Dir, c.Path
+	if dir != "" {
+		if dir, err = e.mapper.ToTarget(dir); err != nil {
+			return "", "", fmt.Errorf("working directory: %w", err)
+		}
+	}
+	if path.IsAbs(prog) {
+		if prog, err = e.mapper.ToTarget(prog); err != nil {
+			return "", "", fmt.Errorf("program: %w", err)
+		}
+	}
+	return dir, prog, nil
+}
+
+// start creates the command's exec, prog under the launcher in dir with mark, and
+// attaches to its output stream, which starts it. The stream is not tied to ctx:
+// only the two calls are.
+func (e *Exec) start(ctx context.Context, c executor.Command, dir, prog, mark string) (string, client.ExecAttachResult, error) {
+	cctx, cancel := context.WithTimeout(ctx, apiTimeout)
+	defer cancel()
+	cmd := append([]string{"/bin/sh", "-c", launcher, "sgpu-queue", dir, mark, prog}, c.Args...)
+	cr, err := e.cli.ExecCreate(cctx, e.id, client.ExecCreateOptions{
+		AttachStdout: true, AttachStderr: true, Env: c.Env, Cmd: cmd,
+	})
+	if err != nil {
+		return "", client.ExecAttachResult{}, e.explain(ctx, c.Path, err)
+	}
+	att, err := e.cli.ExecAttach(cctx, cr.ID, client.ExecAttachOptions{})
+	if err != nil {
+		return "", client.ExecAttachResult{}, e.explain(ctx, c.Path, err)
+	}
+	return cr.ID, att, nil
+}
+
+// result is how the command ended, once its stream has: the exec's exit code, with
+// the error that the launcher's reports or the container's state say (the program
+// or its directory missing, the container gone, the command abandoned after KILL).
+func (e *Exec) result(ctx context.Context, c executor.Command, dir string, w *waiter, streamErr error) (executor.Result, error) {
+	res := executor.Result{Cancelled: w.cancelled}
 	if errors.Is(streamErr, errAbandoned) {
-		res.ExitCode = 128 + 9
+		res.ExitCode = exitcode.Killed
 		return res, fmt.Errorf("%s: %w in container %s", c.Path, streamErr, e.name)
 	}
+	mk := w.mk
 	// Without the launcher's last report, the launcher was killed: most likely with
 	// the whole container, whose exit the engine may record a moment after the stream
 	// ended. The exec's exit code then means nothing.
-	orderly := mk.ended || w.launcherEnded || mk.kind == markNoDir || mk.kind == markNoSetsid
-	if !orderly {
-		// With no report at all, either /bin/sh could not start there (126, 127:
-		// one look is enough) or the container died before the launcher reported
-		// (killed: worth waiting for the engine to record it).
-		wait := mk.kind != markNone
-		if code, running, err := e.exitCode(bg, cr.ID); !wait && err == nil && !running && code != 126 && code != 127 {
-			wait = true
-		}
-		if err := e.checkAfter(bg, wait); err != nil {
+	if orderly := mk.ended || w.launcherEnded || mk.kind == markNoDir || mk.kind == markNoSetsid; !orderly {
+		if err := e.launcherLost(ctx, w.execID, mk.kind); err != nil {
 			return res, fmt.Errorf("%s: %w", c.Path, err)
 		}
 	}
-	code, running, ierr := e.exitCode(bg, cr.ID)
+	code, running, ierr := e.exitCode(ctx, w.execID)
 	switch {
 	case ierr != nil:
 		return res, fmt.Errorf("%s: cannot read the exit status in container %s: %w", c.Path, e.name, ierr)
@@ -263,22 +291,37 @@ func (e *Exec) Run(ctx context.Context, c executor.Command) (executor.Result, er
 	}
 	res.ExitCode = code
 	res.Signaled = code > 128 && code < 160
-	switch mk.kind {
+	return res, e.reported(c, dir, mk.kind, code)
+}
+
+// launcherLost checks the container after a stream that ended without the
+// launcher's last report. With no report at all, either /bin/sh could not start
+// there (126, 127: one look is enough) or the container died before the launcher
+// reported (killed: worth waiting for the engine to record it).
+func (e *Exec) launcherLost(ctx context.Context, execID, kind string) error {
+	wait := kind != markNone
+	if code, running, err := e.exitCode(ctx, execID); !wait && err == nil && !running && code != exitcode.CannotRun && code != exitcode.NotFound {
+		wait = true
+	}
+	return e.checkAfter(ctx, wait)
+}
+
+// reported is the error the launcher's first report (kind) means, with the exec's
+// exit code: nil when the program ran.
+func (e *Exec) reported(c executor.Command, dir, kind string, code int) error {
+	switch kind {
 	case markNotFound:
-		return res, fmt.Errorf("%s: %w in container %s (not on its PATH, or not executable)", c.Path, executor.ErrNotFound, e.name)
+		return fmt.Errorf("%s: %w in container %s (not on its PATH, or not executable)", c.Path, executor.ErrNotFound, e.name)
 	case markNoDir:
-		return res, fmt.Errorf("working directory %s does not exist in container %s: %s", dir, e.name, mountHint)
+		return fmt.Errorf("working directory %s does not exist in container %s: %s", dir, e.name, mountHint)
 	case markNoSetsid:
-		return res, fmt.Errorf("container %s has no setsid (util-linux or busybox) on its PATH: sgpu-queue needs it to stop commands on cancel", e.name)
+		return fmt.Errorf("container %s has no setsid (util-linux or busybox) on its PATH: sgpu-queue needs it to stop commands on cancel", e.name)
 	case markNone:
-		if code == 126 || code == 127 {
-			return res, fmt.Errorf("%s: container %s could not start /bin/sh (exit %d): sgpu-queue needs a POSIX shell there", c.Path, e.name, code)
+		if code == exitcode.CannotRun || code == exitcode.NotFound {
+			return fmt.Errorf("%s: container %s could not start /bin/sh (exit %d): sgpu-queue needs a POSIX shell there", c.Path, e.name, code)
 		}
 	}
-	if err := errors.Join(stdout.err, stderr.err); err != nil {
-		return res, fmt.Errorf("%s: writing its output: %w", c.Path, err)
-	}
-	return res, nil
+	return nil
 }
 
 const mountHint = "the directory must be on a mount both containers share (see --container-workdir)"
@@ -286,7 +329,9 @@ const mountHint = "the directory must be on a mount both containers share (see -
 var errAbandoned = errors.New("the command did not end after KILL; left behind")
 
 // waiter follows one command to its end: the stream's end, a cancel (TERM, grace,
-// KILL), or the launcher's end with a stream that something else still holds.
+// KILL), or the launcher's end with a stream that something else still holds. Only
+// Run's goroutine uses it (the copy talks to it through copied and the marker's
+// channels), so it needs no lock.
 type waiter struct {
 	e      *Exec
 	ctx    context.Context // for API calls: outlives the command's
@@ -478,7 +523,7 @@ func status(t client.ContainerInspectResult) string {
 // a stream left unread would block the command in the container.
 type drain struct {
 	w   io.Writer
-	err error
+	err error // the first write error: set by the copy, read by Run once it ended
 }
 
 func (d *drain) Write(p []byte) (int, error) {

@@ -11,7 +11,7 @@
 //	phase 4  dispatch.Run            free GPUs take the next item (several for a multi-GPU one)
 //	phase 5  verdict.Decide/Write    per-suite verdict files
 //	phase 6  weights.Learn/Prune     blend durations into the table, prune gone items
-//	phase 7  report.Markdown         report/schedule.md
+//	phase 7  report.WriteFiles       report/schedule.md, timeline.svg; junit.Merge per suite
 //	phase 8  summary                 failed items and the exit code
 package engine
 
@@ -118,7 +118,8 @@ type Options struct {
 }
 
 // Observer sees the phases and warnings, so the action can fold each phase in a
-// ::group:: and turn warnings into annotations.
+// ::group:: and turn warnings into annotations. The engine calls it from one
+// goroutine at a time, though warnings come from the dispatch workers too.
 type Observer interface {
 	Phase(n int, title string)
 	Warn(msg string)
@@ -218,6 +219,7 @@ func newRun(o Options) (*run, error) {
 	if r.obs == nil {
 		r.obs = plainObserver{w: r.out}
 	}
+	r.obs = &syncObserver{obs: r.obs}
 	r.res = &Result{LogDir: o.LogDir}
 	return r, nil
 }
@@ -591,6 +593,28 @@ type plainObserver struct{ w io.Writer }
 func (p plainObserver) Phase(n int, title string) { fmt.Fprintf(p.w, "== phase %d: %s\n", n, title) }
 func (p plainObserver) Warn(msg string)           { fmt.Fprintf(p.w, "warning: %s\n", msg) }
 
+// syncObserver serializes the calls to the face's Observer: the dispatch workers
+// and the executors' leftover-process notes warn at once, and an Observer keeps
+// counts (the action's: annotations made, warnings past the limit).
+type syncObserver struct {
+	mu  sync.Mutex
+	obs Observer
+}
+
+func (s *syncObserver) Phase(n int, title string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.obs.Phase(n, title)
+}
+
+func (s *syncObserver) Warn(msg string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.obs.Warn(msg)
+}
+
+// syncWriter serializes the writes of the engine's console, which the phases'
+// goroutines (and the dispatch workers' warnings) share.
 type syncWriter struct {
 	mu sync.Mutex
 	w  io.Writer

@@ -124,3 +124,50 @@ func TestWorkerPanicStillWritesPhases5To8(t *testing.T) {
 		t.Errorf("console:\n%s", out)
 	}
 }
+
+// countingObserver is an Observer as a face may write one: it keeps counts with no
+// lock of its own (the action's counts its annotations).
+type countingObserver struct {
+	phases []int
+	warns  []string
+}
+
+func (o *countingObserver) Phase(n int, title string) { o.phases = append(o.phases, n) }
+func (o *countingObserver) Warn(msg string)           { o.warns = append(o.warns, msg) }
+
+// Items that end at once on several GPUs, each leaving a process behind, warn from
+// their workers at the same time: the engine hands the face's Observer one call at
+// a time (the race detector sees two at once otherwise), and every warning arrives.
+func TestObserverCalledOneAtATime(t *testing.T) {
+	o := repo(t, "s s.log list s.sh\n")
+	script := `#!/bin/sh
+[ -n "$TE_CI_LIST_ITEMS" ] && { for tag in a b c; do echo "TE_CI_ITEM $tag"; done; exit 0; }
+[ -n "$TE_CI_SETUP_ONLY" ] && exit 0
+sleep 30 >/dev/null 2>&1 &
+exit 0
+`
+	if err := os.WriteFile(filepath.Join(o.RepoRoot, "s.sh"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	o.GPUs = "3"
+	obs := &countingObserver{}
+	o.Observer = obs
+	res, err := Run(context.Background(), o)
+	if err != nil || res.ExitCode != exitcode.OK {
+		t.Fatalf("Run: %v, %+v", err, res)
+	}
+	left := 0
+	for _, w := range obs.warns {
+		// Running, or holding its output when the sweep finds it before its
+		// redirection.
+		if strings.Contains(w, "left a process ") && strings.Contains(w, " after it exited") {
+			left++
+		}
+	}
+	if left != 3 {
+		t.Errorf("%d warnings of a process left behind, want one per item:\n%s", left, strings.Join(obs.warns, "\n"))
+	}
+	if len(obs.phases) != 9 || obs.phases[0] != 0 || obs.phases[8] != 8 {
+		t.Errorf("phases %v, want 0 to 8", obs.phases)
+	}
+}

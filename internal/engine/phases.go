@@ -525,7 +525,7 @@ func (r *run) mergeJUnit(ctx context.Context, since time.Time) {
 	}
 	suffix := r.junitSuffix()
 	r.writeJUnit(ctx, func(s verdict.Suite) (*junit.Doc, error) {
-		return junit.MergeContext(ctx, s.Label, prefix+s.Label, suffix, r.junitItems(s), since)
+		return junit.Merge(ctx, s.Label, prefix+s.Label, suffix, r.junitItems(s), since)
 	})
 }
 

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/rocm/sgpu-queue/internal/exitcode"
 )
 
 // Local runs commands as child processes of this one, each the leader of its own
@@ -43,7 +45,7 @@ const killWait = 10 * time.Second
 // Run implements Executor.
 func (l Local) Run(ctx context.Context, c Command) (Result, error) {
 	if err := ctx.Err(); err != nil {
-		return Result{ExitCode: 130, Cancelled: true}, nil
+		return Result{ExitCode: exitcode.Interrupted, Cancelled: true}, nil
 	}
 	path, err := lookPath(c.Path, c.Env)
 	if err != nil {
@@ -89,7 +91,7 @@ func (l Local) Run(ctx context.Context, c Command) (Result, error) {
 	left := t.sweep(out.inodes)
 	outputEnded := out.wait(outputWait)
 	if !ended {
-		res.ExitCode, res.Signaled = 128+int(syscall.SIGKILL), true
+		res.ExitCode, res.Signaled = exitcode.Killed, true
 		l.note(c, fmt.Sprintf("did not end %s after KILL (stuck in the kernel?); left behind as pid %d", killWait, t.pgid))
 		return res, nil
 	}

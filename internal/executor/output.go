@@ -12,14 +12,18 @@ import (
 // that Run owns, not os/exec's: os/exec's Wait waits for every holder of a pipe to
 // close it, and a process the command left behind may hold it for ever. Run decides
 // instead how long to keep reading once the command ended.
+//
+// Run's goroutine owns every field but err: one copy goroutine per pipe writes
+// err, under mu, and copied tells when they are done.
 type output struct {
 	stdout, stderr *os.File // the child's ends (nil: /dev/null)
 	child          []*os.File
 	pipes          []*os.File // this process's read ends
 	inodes         []uint64
 	copied         sync.WaitGroup
-	mu             sync.Mutex
-	err            error // the first write error
+
+	mu  sync.Mutex
+	err error // the first write error of any copy
 }
 
 // connect makes the child's ends for stdout and stderr. One writer given for both
@@ -122,11 +126,11 @@ func (o *output) writeErr() error {
 }
 
 // sink passes output on and keeps reading after a write error (a full disk): a pipe
-// left unread would block the command.
+// left unread would block the command. Each pipe's copy has its own.
 type sink struct {
 	o   *output
 	w   io.Writer
-	err error
+	err error // this pipe's first write error, also given to o.err
 }
 
 func (s *sink) Write(p []byte) (int, error) {

@@ -14,8 +14,23 @@ const (
 	// Internal: a bug in sgpu-queue itself (EX_SOFTWARE); an item's own 70 is
 	// reported as Failed.
 	Internal = 70
-	// Interrupted: the run was cancelled (128 + SIGINT) and no item failed.
+	// Interrupted: the run was cancelled (128 + SIGINT) and no item failed; also
+	// the code of a command cancelled before it started.
 	Interrupted = 130
+)
+
+// The codes, in the shell's convention, that sgpu-queue gives an item (its rc in
+// timings.tsv and its suite's .rc) when it ended the item or saw it end, and reads
+// back from a command it ran (docs/exit-codes.md, "What a suite's rc holds").
+const (
+	// HangTimeout: killed at its hang deadline, as timeout(1) exits.
+	HangTimeout = 124
+	// CannotRun: a shell found the program but could not execute it.
+	CannotRun = 126
+	// NotFound: the program could not be started (a shell's "command not found").
+	NotFound = 127
+	// Killed: ended by SIGKILL (128 + 9), also an item whose container went away.
+	Killed = 137
 )
 
 // Reserved reports whether code has a meaning of its own for sgpu-queue, so that

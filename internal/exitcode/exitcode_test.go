@@ -1,6 +1,9 @@
 package exitcode
 
-import "testing"
+import (
+	"syscall"
+	"testing"
+)
 
 func TestFromItem(t *testing.T) {
 	tests := []struct{ item, want int }{
@@ -13,5 +16,13 @@ func TestFromItem(t *testing.T) {
 		if got := FromItem(tt.item); got != tt.want {
 			t.Errorf("FromItem(%d) = %d, want %d", tt.item, got, tt.want)
 		}
+	}
+}
+
+// The shell's codes that sgpu-queue writes into an item's rc are the ones TE's
+// readers know (128 + the signal for a killed one).
+func TestShellCodes(t *testing.T) {
+	if Killed != 128+int(syscall.SIGKILL) || Interrupted != 128+int(syscall.SIGINT) || HangTimeout != 124 || NotFound != 127 || CannotRun != 126 {
+		t.Errorf("Killed %d, Interrupted %d, HangTimeout %d, NotFound %d, CannotRun %d", Killed, Interrupted, HangTimeout, NotFound, CannotRun)
 	}
 }

@@ -52,7 +52,7 @@ type Request struct {
 
 // Result is the expanded work.
 type Result struct {
-	Items    []schedule.Item // queue, in config then listing order (Seq set)
+	Items    []schedule.Item // queue, in config then listing order; an item's Seq is its index
 	Census   weights.Census  // per suite: keys that exist; nil for a failed census; an opaque suite's is its label
 	Rows     []logdir.CensusRow
 	Warnings []string
@@ -112,74 +112,92 @@ func Run(ctx context.Context, r Request) (*Result, error) {
 	if res.Setups, err = Setups(ctx, r); err != nil {
 		return nil, err
 	}
-	seq := 0
 	for _, s := range r.Suites {
-		if s.Adapter() {
-			a, l, err := ListAdapter(ctx, r, s)
-			if err != nil {
-				return nil, err
-			}
-			for _, w := range l.Warnings {
-				res.Warnings = append(res.Warnings, fmt.Sprintf("suite %q listing: %s", s.Label, w))
-			}
-			keys := map[string]bool{}
-			for _, it := range l.Items {
-				// GPUs: what the suite's own metadata asks for this item (ctest's
-				// RESOURCE_GROUPS); 0 leaves it to the suite's gpus=.
-				res.Items = append(res.Items, Listed{Tag: it.Tag, GPUs: it.GPUs}.item(s, seq))
-				res.Adapted[seq] = Adapted{Adapter: a, Item: it}
-				seq++
-				keys[weights.Key(s.Label, it.Tag)] = true
-				res.Rows = append(res.Rows, logdir.CensusRow{Label: s.Label, Tag: it.Tag})
-			}
-			res.Census[s.Label] = keys
-			continue
+		switch {
+		case s.Adapter():
+			err = res.addAdapted(ctx, r, s)
+		case s.Mode == config.Opaque:
+			res.addOpaque(s)
+		default:
+			err = res.addList(ctx, r, s)
 		}
-		if s.Mode == config.Opaque {
-			res.Items = append(res.Items, schedule.Item{Label: s.Label, Seq: seq, GPUs: s.Options.GPUs, AllGPUs: s.Options.AllGPUs})
-			seq++
-			// Its census is its bare label (an items.tsv row with an empty tag, as
-			// TE writes it), so keys it left as a list suite are pruned.
-			res.Census[s.Label] = map[string]bool{weights.Key(s.Label, ""): true}
-			res.Rows = append(res.Rows, logdir.CensusRow{Label: s.Label})
-			continue
-		}
-		tags, tail, err := List(ctx, r, s, Pass{})
 		if err != nil {
 			return nil, err
 		}
-		got, warns := ParseListing(tags, r.Hooks.ItemMarker)
-		for _, w := range warns {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("suite %q listing: %s", s.Label, w))
-		}
-		if len(got) == 0 {
-			return nil, &Error{Suite: s, Msg: fmt.Sprintf("its listing (%s=1) printed no %q line: check that the script honours the hook contract at level %s", r.Hooks.ListItems, r.Hooks.ItemMarker+" <tag>", r.Level), Tail: tail}
-		}
-		for _, l := range got {
-			res.Items = append(res.Items, l.item(s, seq))
-			seq++
-		}
-
-		out, _, err := List(ctx, r, s, Pass{Census: true})
-		if err != nil {
-			// A failed census only disables pruning for this suite.
-			res.Warnings = append(res.Warnings, fmt.Sprintf("suite %q census (%s=1) failed, its weights are not pruned this run: %v", s.Label, r.Hooks.SkipCheckSupported, firstLine(err.Error())))
-			res.Census[s.Label] = nil
-			continue
-		}
-		census, _ := ParseListing(out, r.Hooks.ItemMarker)
-		keys, msg := censusKeys(s.Label, got, census)
-		if msg != "" {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("suite %q census %s; its weights are not pruned this run", s.Label, msg))
-		}
-		if keys != nil {
-			for _, l := range census {
-				res.Rows = append(res.Rows, logdir.CensusRow{Label: s.Label, Tag: l.Tag})
-			}
-		}
-		res.Census[s.Label] = keys
 	}
 	return res, nil
+}
+
+// addAdapted adds an adapter suite's items as its adapter lists them; the listing
+// is its census.
+func (res *Result) addAdapted(ctx context.Context, r Request, s config.Suite) error {
+	a, l, err := ListAdapter(ctx, r, s)
+	if err != nil {
+		return err
+	}
+	for _, w := range l.Warnings {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("suite %q listing: %s", s.Label, w))
+	}
+	keys := map[string]bool{}
+	for _, it := range l.Items {
+		// GPUs: what the suite's own metadata asks for this item (ctest's
+		// RESOURCE_GROUPS); 0 leaves it to the suite's gpus=.
+		seq := len(res.Items)
+		res.Items = append(res.Items, Listed{Tag: it.Tag, GPUs: it.GPUs}.item(s, seq))
+		res.Adapted[seq] = Adapted{Adapter: a, Item: it}
+		keys[weights.Key(s.Label, it.Tag)] = true
+		res.Rows = append(res.Rows, logdir.CensusRow{Label: s.Label, Tag: it.Tag})
+	}
+	res.Census[s.Label] = keys
+	return nil
+}
+
+// addOpaque adds an opaque suite: one item, the suite run whole.
+func (res *Result) addOpaque(s config.Suite) {
+	res.Items = append(res.Items, schedule.Item{Label: s.Label, Seq: len(res.Items), GPUs: s.Options.GPUs, AllGPUs: s.Options.AllGPUs})
+	// Its census is its bare label (an items.tsv row with an empty tag, as
+	// TE writes it), so keys it left as a list suite are pruned.
+	res.Census[s.Label] = map[string]bool{weights.Key(s.Label, ""): true}
+	res.Rows = append(res.Rows, logdir.CensusRow{Label: s.Label})
+}
+
+// addList adds a list suite's items from its queue pass, then its census from the
+// census pass; a census that fails or cannot be trusted only disables pruning for
+// the suite.
+func (res *Result) addList(ctx context.Context, r Request, s config.Suite) error {
+	tags, tail, err := List(ctx, r, s, Pass{})
+	if err != nil {
+		return err
+	}
+	got, warns := ParseListing(tags, r.Hooks.ItemMarker)
+	for _, w := range warns {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("suite %q listing: %s", s.Label, w))
+	}
+	if len(got) == 0 {
+		return &Error{Suite: s, Msg: fmt.Sprintf("its listing (%s=1) printed no %q line: check that the script honours the hook contract at level %s", r.Hooks.ListItems, r.Hooks.ItemMarker+" <tag>", r.Level), Tail: tail}
+	}
+	for _, l := range got {
+		res.Items = append(res.Items, l.item(s, len(res.Items)))
+	}
+
+	out, _, err := List(ctx, r, s, Pass{Census: true})
+	if err != nil {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("suite %q census (%s=1) failed, its weights are not pruned this run: %v", s.Label, r.Hooks.SkipCheckSupported, firstLine(err.Error())))
+		res.Census[s.Label] = nil
+		return nil
+	}
+	census, _ := ParseListing(out, r.Hooks.ItemMarker)
+	keys, msg := censusKeys(s.Label, got, census)
+	if msg != "" {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("suite %q census %s; its weights are not pruned this run", s.Label, msg))
+	}
+	if keys != nil {
+		for _, l := range census {
+			res.Rows = append(res.Rows, logdir.CensusRow{Label: s.Label, Tag: l.Tag})
+		}
+	}
+	res.Census[s.Label] = keys
+	return nil
 }
 
 // censusKeys is the weight keys of a list suite's census, or nil (with why) when it

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/rocm/sgpu-queue/internal/executor"
+	"github.com/rocm/sgpu-queue/internal/exitcode"
 )
 
 // tool is one vendor tool invocation and how to read its output.
@@ -98,7 +99,7 @@ func (d *detector) run(ctx context.Context, t tool) *toolRun {
 		r.failure = fmt.Sprintf("timed out after %s", d.o.ToolTimeout)
 	case res.Cancelled:
 		r.failure = "cancelled"
-	case res.ExitCode == 127:
+	case res.ExitCode == exitcode.NotFound:
 		// A shell (the container executor's, or a wrapper script's) could not find it.
 		r.absent = true
 	}

@@ -20,7 +20,7 @@ func TestCombine(t *testing.T) {
 	for i, item := range []Item{{Tag: "a", Finished: true, GPU: "0"}, {Tag: "b", Finished: true, RC: 3, GPU: "1"}} {
 		raw := filepath.Join(dir, "raw", string(rune('1'+i)))
 		writeTree(t, raw, map[string]string{item.Tag + ".xml": `<testsuite name="pytest"><testcase classname="t" name="test_` + item.Tag + `" time="1"/></testsuite>`}, time.Now())
-		d, err := Merge("torch", raw, ".xml", []Item{item}, time.Now().Add(-time.Hour))
+		d, err := Merge(context.Background(), "torch", raw, ".xml", []Item{item}, time.Now().Add(-time.Hour))
 		if err != nil {
 			t.Fatal(err)
 		}

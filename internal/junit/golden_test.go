@@ -2,6 +2,7 @@ package junit
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"github.com/rocm/sgpu-queue/internal/golden"
 	"io"
@@ -72,7 +73,7 @@ func TestGoldenMixed(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "junit", "te")
 	copyMixed(t, dir, since)
 
-	d, err := Merge("te", dir, "", mixedItems(), since)
+	d, err := Merge(context.Background(), "te", dir, "", mixedItems(), since)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +108,7 @@ func BenchmarkMergeMixed(b *testing.B) {
 	items := mixedItems()
 	b.ReportAllocs()
 	for b.Loop() {
-		d, err := Merge("te", dir, "", items, since)
+		d, err := Merge(context.Background(), "te", dir, "", items, since)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 package junit
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,7 +86,7 @@ func TestCaseDetails(t *testing.T) {
 </testsuite></testsuites>`
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "core.xml"), []byte(in), 0o644)
-	d, err := Merge("core", dir, "", []Item{{Tag: "core", Finished: true, RC: 1}}, time.Time{})
+	d, err := Merge(context.Background(), "core", dir, "", []Item{{Tag: "core", Finished: true, RC: 1}}, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}

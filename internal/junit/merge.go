@@ -22,17 +22,12 @@ const DefaultSuffix = ".xml"
 const partialExt = ".partial"
 
 // Merge reads the suite's XML files under dir written at or after since and
-// builds one document. dir is the suite's JUnit directory (the items'
-// JUNITXML_PREFIX, <junit-prefix>/<label>/); suffix is JUNITXML_SUFFIX ("" means
-// ".xml"). Problems with the files themselves (malformed, too large,
-// unreadable) become error test cases; an error return means the merge could
-// not be done at all.
-func Merge(label, dir, suffix string, items []Item, since time.Time) (*Doc, error) {
-	return MergeContext(context.Background(), label, dir, suffix, items, since)
-}
-
-// MergeContext is Merge, stopping between files when ctx is done.
-func MergeContext(ctx context.Context, label, dir, suffix string, items []Item, since time.Time) (*Doc, error) {
+// builds one document, stopping between files when ctx is done. dir is the
+// suite's JUnit directory (the items' JUNITXML_PREFIX, <junit-prefix>/<label>/);
+// suffix is JUNITXML_SUFFIX ("" means ".xml"). Problems with the files themselves
+// (malformed, too large, unreadable) become error test cases; an error return
+// means the merge could not be done at all.
+func Merge(ctx context.Context, label, dir, suffix string, items []Item, since time.Time) (*Doc, error) {
 	if dir == "" {
 		return nil, fmt.Errorf("junit: no JUnit directory given for suite %s; pass <junit-prefix>/%s", label, label)
 	}
@@ -75,60 +70,16 @@ func merge(ctx context.Context, label string, fsys fs.FS, suffix string, items [
 	if err != nil {
 		return nil, err
 	}
-
-	// Attribute each file to the item whose file it is (ItemFile); a tag that
-	// would lead outside dir attributes nothing (and is never read).
-	byRel := make(map[string]int, len(files))
-	for i := range files {
-		byRel[files[i].rel] = i
-	}
-	owned := make([][]int, len(items)) // item -> its files
-	byKey := make(map[string]int, len(items))
-	opaque := -1
-	opaqueCount := 0
-	for i, it := range items {
-		if it.Tag == "" {
-			opaque = i
-			opaqueCount++
-			continue
-		}
-		key, ok := ItemFile(it.Tag, suffix, it.Named)
-		if !ok {
-			continue
-		}
-		if _, dup := byKey[key]; dup {
-			continue // two tags naming one file ("a//b", "a/b"): the first owns it
-		}
-		byKey[key] = i
-		if fi, ok := byRel[key]; ok {
-			files[fi].owner = i
-			owned[i] = append(owned[i], fi)
-		}
-	}
-	// One opaque item (a suite run whole) owns every file no tagged item
-	// claimed; with several, nobody can tell which wrote what.
-	if opaqueCount == 1 {
-		for i := range files {
-			if files[i].owner < 0 {
-				files[i].owner = opaque
-				owned[opaque] = append(owned[opaque], i)
-			}
-		}
-	}
-
+	own := attribute(files, items, suffix)
 	// A sidecar without its XML: the item was cut off before it wrote the file.
 	cutOff := make([]bool, len(items))
 	var lostFiles []string
 	for _, rel := range orphans {
-		owner, ok := byKey[rel]
-		if !ok && opaqueCount == 1 {
-			owner, ok = opaque, true
-		}
-		if !ok {
+		if i, ok := own.ownerOf(rel); ok {
+			cutOff[i] = true
+		} else {
 			lostFiles = append(lostFiles, rel)
-			continue
 		}
-		cutOff[owner] = true
 	}
 
 	m := &merger{label: label, lim: lim, fsys: fsys}
@@ -136,30 +87,7 @@ func merge(ctx context.Context, label string, fsys fs.FS, suffix string, items [
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("junit: merge %s: %w", label, err)
 		}
-		partial := it.Incomplete || cutOff[i]
-		for _, fi := range owned[i] {
-			partial = partial || files[fi].partial
-		}
-		var failures int
-		malformed := false
-		for _, fi := range owned[i] {
-			got, ok := m.addFile(files[fi], &it, partial)
-			failures += got
-			malformed = malformed || !ok
-		}
-		switch {
-		case !it.failed() && !partial:
-			// A passing item adds nothing beyond its own files.
-		case len(owned[i]) == 0:
-			m.addItemError(it, partial, "sgpu-queue.no-junit",
-				fmt.Sprintf("item %s of suite %s: %s; it wrote no JUnit XML", it.name(), label, it.status(partial)))
-		case partial:
-			m.addItemError(it, partial, "sgpu-queue.cut-off",
-				fmt.Sprintf("item %s of suite %s: %s; its JUnit XML may miss the tests it never reached", it.name(), label, it.status(partial)))
-		case failures == 0 && !malformed:
-			m.addItemError(it, partial, "sgpu-queue.item-failed",
-				fmt.Sprintf("item %s of suite %s: %s, but its JUnit XML records no failure", it.name(), label, it.status(partial)))
-		}
+		m.addItem(it, files, own.files[i], cutOff[i])
 	}
 	// Files nobody claimed are still this run's results: keep them, attributed
 	// to the suite only.
@@ -185,6 +113,94 @@ func merge(ctx context.Context, label string, fsys fs.FS, suffix string, items [
 		m.addFileError(p.rel, "sgpu-queue.unreadable-junit", fmt.Sprintf("cannot read JUnit XML %s: %v", p.rel, p.err))
 	}
 	return m.doc(), nil
+}
+
+// ownership is which item wrote which of the suite's files.
+type ownership struct {
+	files  [][]int        // by item: indices of its files
+	byName map[string]int // an item's own file name (ItemFile) → the item
+	whole  int            // the one opaque item, which owns what no tag claims; -1: none
+}
+
+// attribute gives each file to the item whose file it is (ItemFile) and sets its
+// owner; a tag that would lead outside the directory claims nothing (and its file
+// is never read). One opaque item (a suite run whole) owns every file no tagged
+// item claimed; with several, nobody can tell which wrote what.
+func attribute(files []xmlFile, items []Item, suffix string) ownership {
+	byRel := make(map[string]int, len(files))
+	for i := range files {
+		byRel[files[i].rel] = i
+	}
+	o := ownership{files: make([][]int, len(items)), byName: make(map[string]int, len(items)), whole: -1}
+	opaque, opaqueCount := -1, 0
+	for i, it := range items {
+		if it.Tag == "" {
+			opaque = i
+			opaqueCount++
+			continue
+		}
+		key, ok := ItemFile(it.Tag, suffix, it.Named)
+		if !ok {
+			continue
+		}
+		if _, dup := o.byName[key]; dup {
+			continue // two tags naming one file ("a//b", "a/b"): the first owns it
+		}
+		o.byName[key] = i
+		if fi, ok := byRel[key]; ok {
+			files[fi].owner = i
+			o.files[i] = append(o.files[i], fi)
+		}
+	}
+	if opaqueCount != 1 {
+		return o
+	}
+	o.whole = opaque
+	for i := range files {
+		if files[i].owner < 0 {
+			files[i].owner = opaque
+			o.files[opaque] = append(o.files[opaque], i)
+		}
+	}
+	return o
+}
+
+// ownerOf is the item whose file rel is: its tag's, else the whole suite's.
+func (o ownership) ownerOf(rel string) (int, bool) {
+	if i, ok := o.byName[rel]; ok {
+		return i, true
+	}
+	return o.whole, o.whole >= 0
+}
+
+// addItem adds one item's files (its indices into files), and a test case of its
+// own when its files do not tell how it ended: none written, cut off, or failed
+// with no failure recorded.
+func (m *merger) addItem(it Item, files []xmlFile, mine []int, cutOff bool) {
+	partial := it.Incomplete || cutOff
+	for _, fi := range mine {
+		partial = partial || files[fi].partial
+	}
+	var failures int
+	malformed := false
+	for _, fi := range mine {
+		got, ok := m.addFile(files[fi], &it, partial)
+		failures += got
+		malformed = malformed || !ok
+	}
+	switch {
+	case !it.failed() && !partial:
+		// A passing item adds nothing beyond its own files.
+	case len(mine) == 0:
+		m.addItemError(it, partial, "sgpu-queue.no-junit",
+			fmt.Sprintf("item %s of suite %s: %s; it wrote no JUnit XML", it.name(), m.label, it.status(partial)))
+	case partial:
+		m.addItemError(it, partial, "sgpu-queue.cut-off",
+			fmt.Sprintf("item %s of suite %s: %s; its JUnit XML may miss the tests it never reached", it.name(), m.label, it.status(partial)))
+	case failures == 0 && !malformed:
+		m.addItemError(it, partial, "sgpu-queue.item-failed",
+			fmt.Sprintf("item %s of suite %s: %s, but its JUnit XML records no failure", it.name(), m.label, it.status(partial)))
+	}
 }
 
 // scan lists the XML files of this run in fsys (regular files ending in

@@ -224,7 +224,7 @@ func TestMergeRules(t *testing.T) {
 			if tc.files == nil && tc.old == nil {
 				os.MkdirAll(dir, 0o755)
 			}
-			d, err := Merge("s", dir, tc.suffix, tc.items, since)
+			d, err := Merge(context.Background(), "s", dir, tc.suffix, tc.items, since)
 			if err != nil {
 				t.Fatalf("Merge: %v", err)
 			}
@@ -261,7 +261,7 @@ func TestCountsRecomputed(t *testing.T) {
 	lying := `<testsuites tests="99" failures="0"><testsuite name="x" tests="1" failures="0" errors="7" skipped="0"><testcase name="a"><failure/></testcase><testcase name="b"><error/></testcase><testcase name="c"><skipped/></testcase><testcase name="d"/></testsuite></testsuites>`
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{"a.xml": lying}, time.Now())
-	d, err := Merge("s", dir, "", []Item{{Tag: "a", Finished: true, RC: 1}}, time.Time{})
+	d, err := Merge(context.Background(), "s", dir, "", []Item{{Tag: "a", Finished: true, RC: 1}}, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +280,7 @@ func TestNestedSuitesFlattened(t *testing.T) {
 	nested := `<testsuites><testsuite name="outer" timestamp="T0"><testsuite name="inner1" time="1.5" hostname="h1"><testcase name="a"/></testsuite><testsuite name="inner2"><properties><property name="k" value="v"/></properties><testcase name="b" time="0.25"><failure message="m">body</failure></testcase></testsuite></testsuite></testsuites>`
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{"n.xml": nested}, time.Now())
-	d, err := Merge("s", dir, "", nil, time.Time{})
+	d, err := Merge(context.Background(), "s", dir, "", nil, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,7 +305,7 @@ func TestCDATAAndEscapes(t *testing.T) {
 	in := `<testsuite name="x"><testcase name="a" classname="c"><failure message="a &lt; b &amp; c" type="AssertionError"><![CDATA[if a < b && c > d {]]> then &lt;nothing&gt;</failure><system-out><![CDATA[<html>]]></system-out></testcase></testsuite>`
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{"a.xml": in}, time.Now())
-	d, err := Merge("s", dir, "", []Item{{Tag: "a", Finished: true, RC: 1}}, time.Time{})
+	d, err := Merge(context.Background(), "s", dir, "", []Item{{Tag: "a", Finished: true, RC: 1}}, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,18 +321,18 @@ func TestCDATAAndEscapes(t *testing.T) {
 }
 
 func TestMergeErrors(t *testing.T) {
-	if _, err := Merge("", t.TempDir(), "", nil, time.Time{}); err == nil || !strings.Contains(err.Error(), "empty suite label") {
+	if _, err := Merge(context.Background(), "", t.TempDir(), "", nil, time.Time{}); err == nil || !strings.Contains(err.Error(), "empty suite label") {
 		t.Errorf("empty label: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{"a.xml": passXML}, time.Now())
-	if _, err := MergeContext(ctx, "s", dir, "", nil, time.Time{}); !errors.Is(err, context.Canceled) {
+	if _, err := Merge(ctx, "s", dir, "", nil, time.Time{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
 	}
 	// No directory at all: nobody wrote anything, which is not an error.
-	d, err := Merge("s", filepath.Join(dir, "missing"), "", []Item{{Tag: "a", Finished: true, RC: 3}}, time.Time{})
+	d, err := Merge(context.Background(), "s", filepath.Join(dir, "missing"), "", []Item{{Tag: "a", Finished: true, RC: 3}}, time.Time{})
 	if err != nil || d.Stats().Errors != 1 {
 		t.Errorf("missing dir: %v %+v", err, d)
 	}
@@ -349,7 +349,7 @@ func TestSymlinksAndSpecialFilesIgnored(t *testing.T) {
 	if err := os.Symlink(root, filepath.Join(dir, "loop")); err != nil {
 		t.Fatal(err)
 	}
-	d, err := Merge("s", dir, "", []Item{{Tag: "a", Finished: true, RC: 1}}, time.Time{})
+	d, err := Merge(context.Background(), "s", dir, "", []Item{{Tag: "a", Finished: true, RC: 1}}, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,7 +367,7 @@ func TestUnreadableSubdirectoryIsReported(t *testing.T) {
 	writeTree(t, dir, map[string]string{"locked/a.xml": passXML}, time.Now())
 	os.Chmod(filepath.Join(dir, "locked"), 0)
 	t.Cleanup(func() { os.Chmod(filepath.Join(dir, "locked"), 0o755) })
-	d, err := Merge("s", dir, "", nil, time.Time{})
+	d, err := Merge(context.Background(), "s", dir, "", nil, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -379,7 +379,7 @@ func TestUnreadableSubdirectoryIsReported(t *testing.T) {
 func TestWriteFile(t *testing.T) {
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{"a.xml": failXML}, time.Now())
-	d, err := Merge("s", dir, "", []Item{{Tag: "a", Finished: true, RC: 1}}, time.Time{})
+	d, err := Merge(context.Background(), "s", dir, "", []Item{{Tag: "a", Finished: true, RC: 1}}, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -107,7 +107,7 @@ func TestSamples(t *testing.T) {
 		t.Run(tc.file, func(t *testing.T) {
 			dir := t.TempDir()
 			writeTree(t, dir, map[string]string{"item.xml": readFixture(t, "samples/"+tc.file)}, time.Now())
-			d, err := Merge("s", dir, "", []Item{{Tag: "item", Finished: true, RC: 1, GPU: "2"}}, time.Time{})
+			d, err := Merge(context.Background(), "s", dir, "", []Item{{Tag: "item", Finished: true, RC: 1, GPU: "2"}}, time.Time{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -226,7 +226,7 @@ func TestHugeFileNotRead(t *testing.T) {
 		t.Skip("no sparse files here:", err)
 	}
 	f.Close()
-	d, err := Merge("s", dir, "", []Item{{Tag: "a", Finished: true, RC: 1}}, time.Time{})
+	d, err := Merge(context.Background(), "s", dir, "", []Item{{Tag: "a", Finished: true, RC: 1}}, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}

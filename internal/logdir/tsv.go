@@ -305,7 +305,7 @@ func eachLine(r io.Reader, fn func(n int, fields []string) error) error {
 // and its outcome to outcomes.tsv, one write per row and file, so a run killed at
 // any moment keeps every row of an item that had ended.
 type TimingsWriter struct {
-	mu       sync.Mutex
+	mu       sync.Mutex // guards both files: the dispatch workers append at once
 	timings  appender
 	outcomes appender
 }

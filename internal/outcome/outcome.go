@@ -5,7 +5,11 @@
 // reader re-derives it from an exit code. docs/outcomes.md is the user's table.
 package outcome
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/rocm/sgpu-queue/internal/exitcode"
+)
 
 // Outcome is how one attempt ended. The zero value is "not recorded" (a row of an
 // older log dir, or one whose outcome row was lost): see Legacy.
@@ -98,7 +102,7 @@ func Legacy(rc int, incomplete, runCancelled bool) Outcome {
 	switch {
 	case incomplete && runCancelled && rc != 0:
 		return Cancelled
-	case incomplete, rc == 124, rc == 137:
+	case incomplete, rc == exitcode.HangTimeout, rc == exitcode.Killed:
 		return CutOff
 	case rc != 0:
 		return Failed

@@ -30,7 +30,7 @@ const SVGName = "timeline.svg"
 // returned whenever it was built.
 func WriteFiles(r *logdir.Run, suites []verdict.Suite, s Stats) (Files, error) {
 	f := Files{
-		Markdown: render(r, suites, s, MaxBytes, Options{}),
+		Markdown: Render(r, suites, s, Options{}),
 		MDPath:   r.Layout.Report(),
 		SVGPath:  filepath.Join(r.Layout.ReportDir(), SVGName),
 	}

@@ -62,11 +62,8 @@ func TestGitHubReport(t *testing.T) {
 		t.Errorf("the log's markup is not fenced:\n%s", md[max(0, i-300):min(len(md), i+100)])
 	}
 
-	var local strings.Builder
-	if err := Markdown(&local, r, suites, s); err != nil {
-		t.Fatal(err)
-	}
-	if got := mdcheck.RelativeLinks(local.String()); len(got) == 0 || strings.Contains(local.String(), "#### Logs of failed items") {
+	local := Render(r, suites, s, Options{})
+	if got := mdcheck.RelativeLinks(local); len(got) == 0 || strings.Contains(local, "#### Logs of failed items") {
 		t.Errorf("schedule.md lost its relative links (%d) or gained tails", len(got))
 	}
 	goldenFile(t, "te80-failures.github.md", []byte(Render(r, suites, s, Options{RunURL: runURL})))

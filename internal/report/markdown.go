@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"io"
 	"math"
 	"net/url"
 	"path/filepath"
@@ -42,13 +41,7 @@ const (
 	tailBytes = 4 << 10 // bytes of one tail
 )
 
-// Markdown writes the schedule report (report/schedule.md).
-func Markdown(w io.Writer, r *logdir.Run, suites []verdict.Suite, s Stats) error {
-	_, err := io.WriteString(w, render(r, suites, s, MaxBytes, Options{}))
-	return err
-}
-
-// Render is the report as o says it will be read.
+// Render is the report as o says it will be read (Options{}: report/schedule.md).
 func Render(r *logdir.Run, suites []verdict.Suite, s Stats, o Options) string {
 	return render(r, suites, s, MaxBytes, o)
 }

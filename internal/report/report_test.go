@@ -43,14 +43,11 @@ func loadRun(t *testing.T, dir string) (*logdir.Run, []verdict.Suite, Stats) {
 
 func renderBoth(t *testing.T, r *logdir.Run, suites []verdict.Suite, s Stats) (md, svg []byte) {
 	t.Helper()
-	var mb, sb bytes.Buffer
-	if err := Markdown(&mb, r, suites, s); err != nil {
-		t.Fatal(err)
-	}
+	var sb bytes.Buffer
 	if err := SVG(&sb, r, suites, s); err != nil {
 		t.Fatal(err)
 	}
-	return mb.Bytes(), sb.Bytes()
+	return []byte(Render(r, suites, s, Options{})), sb.Bytes()
 }
 
 func goldenFile(t *testing.T, name string, got []byte) {
@@ -163,6 +160,10 @@ func TestBigRun(t *testing.T) {
 	}
 	if got := bytes.Count(svg, []byte(`fill="url(#fail)" stroke=`)); got < 1 || failedRows == 0 {
 		t.Errorf("%d failed rows, %d hatched bars", failedRows, got)
+	}
+	// Short items of several suites share a grey bar, which the legend names.
+	if !bytes.Contains(svg, []byte(`fill="`+mixedColour+`"/><text x="18" y="10">short items of several suites, merged</text>`)) {
+		t.Error("the SVG's legend does not name the grey bars of merged items of several suites")
 	}
 }
 
@@ -380,11 +381,7 @@ func TestBadDaySections(t *testing.T) {
 	}
 	// gpu1 is quarantined, so the flaky item's first failure was the GPU's fault.
 	suites := verdict.Decide(r)
-	var b strings.Builder
-	if err := Markdown(&b, r, suites, Compute(r, suites)); err != nil {
-		t.Fatal(err)
-	}
-	md := b.String()
+	md := Render(r, suites, Compute(r, suites), Options{})
 	for _, want := range []string{
 		"**The run stopped early**: every GPU is quarantined",
 		"**1 GPU(s) quarantined** (1)",
@@ -407,9 +404,8 @@ func TestBadDaySections(t *testing.T) {
 	r.Meta.Quarantined, r.Meta.Stop = nil, nil
 	r.Timings[0].GPU = "0"
 	suites = verdict.Decide(r)
-	b.Reset()
-	Markdown(&b, r, suites, Compute(r, suites))
-	if !strings.Contains(b.String(), "### Flaky items (1)") || !strings.Contains(b.String(), "| `torch/flaky` | 2 | ") {
-		t.Errorf("no flaky section:\n%s", b.String())
+	md = Render(r, suites, Compute(r, suites), Options{})
+	if !strings.Contains(md, "### Flaky items (1)") || !strings.Contains(md, "| `torch/flaky` | 2 | ") {
+		t.Errorf("no flaky section:\n%s", md)
 	}
 }

@@ -46,76 +46,114 @@ func SVG(w io.Writer, r *logdir.Run, suites []verdict.Suite, s Stats) error {
 }
 
 func svg(w *bufio.Writer, r *logdir.Run, suites []verdict.Suite, s Stats) {
-	ls := lanesOf(r)
-	colour := map[string]int{}
-	var order []string
+	t := newTimeline(r, suites, s)
+	legend, height := t.legend()
+	fmt.Fprintf(w, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%.0f" viewBox="0 0 %d %.0f" font-family="DejaVu Sans, Verdana, Arial, sans-serif" font-size="11">`+"\n",
+		svgWidth, height, svgWidth, height)
+	fmt.Fprintf(w, "<title>sgpu-queue timeline: %d items on %d GPUs</title>\n", s.Attempts, len(t.lanes))
+	fmt.Fprintf(w, `<defs><pattern id="fail" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="3" height="6" fill="%s" fill-opacity="0.6"/></pattern></defs>`+"\n", failColour)
+	fmt.Fprintf(w, `<rect width="%d" height="%.0f" fill="#ffffff"/>`+"\n", svgWidth, height)
+	t.heading(w)
+	t.axis(w)
+	t.lanesAndBars(w)
+	t.marks(w)
+	for _, p := range legend {
+		fmt.Fprintf(w, `<g transform="translate(%.1f,%.1f)">%s<text x="18" y="10">%s</text></g>`+"\n", p.x, p.y, p.swatch, xmlText(p.label, 40))
+	}
+	fmt.Fprintf(w, "</svg>\n")
+}
+
+// timeline is the SVG's layout: its lanes (one per GPU), the suites' colours and
+// the time scale.
+type timeline struct {
+	r      *logdir.Run
+	s      Stats
+	lanes  []lane
+	colour map[string]int // suite → index in palette
+	suites []string       // in the order they got their colours
+	// laneH and laneGap are a lane's height and the space below it; plotW the
+	// plot's width; tmax the time at its right edge; yAxis the time axis's y.
+	laneH, laneGap, plotW, tmax, yAxis float64
+}
+
+func newTimeline(r *logdir.Run, suites []verdict.Suite, s Stats) *timeline {
+	t := &timeline{r: r, s: s, lanes: lanesOf(r), colour: map[string]int{}, laneH: 26, laneGap: 6}
 	addSuite := func(label string) {
-		if _, ok := colour[label]; !ok {
-			colour[label] = len(order) % len(palette)
-			order = append(order, label)
+		if _, ok := t.colour[label]; !ok {
+			t.colour[label] = len(t.suites) % len(palette)
+			t.suites = append(t.suites, label)
 		}
 	}
 	for _, su := range suites {
 		addSuite(su.Label)
 	}
-	for _, t := range r.Timings {
-		addSuite(t.Label)
+	for _, row := range r.Timings {
+		addSuite(row.Label)
 	}
-
-	laneH, laneGap := 26.0, 6.0
-	if len(ls) > 12 {
-		laneH, laneGap = 14, 3
+	if len(t.lanes) > 12 {
+		t.laneH, t.laneGap = 14, 3
 	}
-	plotW := float64(svgWidth - svgLeft - svgRight)
-	tmax := math.Max(math.Max(s.Wall, s.Bound), 1e-3)
-	x := func(t float64) float64 { return svgLeft + t/tmax*plotW }
-	pxPerSec := plotW / tmax
-	yAxis := svgTop + float64(len(ls))*(laneH+laneGap)
+	t.plotW = float64(svgWidth - svgLeft - svgRight)
+	t.tmax = math.Max(math.Max(s.Wall, s.Bound), 1e-3)
+	t.yAxis = svgTop + float64(len(t.lanes))*(t.laneH+t.laneGap)
+	return t
+}
 
-	// The legend's rows decide the height, so lay it out first.
-	type entry struct{ swatch, label string }
-	var legend []entry
-	for _, su := range order {
-		p := palette[colour[su]]
-		legend = append(legend, entry{fmt.Sprintf(`<rect width="12" height="12" fill="%s"/>`, p[0]), su})
+// x is the horizontal position of time sec.
+func (t *timeline) x(sec float64) float64 { return svgLeft + sec/t.tmax*t.plotW }
+
+// laneY is the top of lane i.
+func (t *timeline) laneY(i int) float64 { return svgTop + float64(i)*(t.laneH+t.laneGap) }
+
+// bars are lane l's bars, items shorter than half a pixel merged.
+func (t *timeline) bars(l lane) []bar { return bars(t.r, l, 0.5/(t.plotW/t.tmax)) }
+
+// legendEntry is one swatch of the legend with its label, placed at x, y.
+type legendEntry struct {
+	swatch, label string
+	x, y          float64
+}
+
+// legend lays out the legend under the axis, its rows wrapped at the picture's
+// width, and returns it with the picture's height, which its rows decide.
+func (t *timeline) legend() ([]legendEntry, float64) {
+	var legend []legendEntry
+	for _, su := range t.suites {
+		legend = append(legend, legendEntry{swatch: fmt.Sprintf(`<rect width="12" height="12" fill="%s"/>`, palette[t.colour[su]][0]), label: su})
 	}
 	legend = append(legend,
-		entry{fmt.Sprintf(`<rect width="12" height="12" fill="#dddddd"/><rect width="12" height="12" fill="url(#fail)" stroke="%s" stroke-width="1.5"/>`, failColour), "failed"},
-		entry{`<line x1="6" y1="-1" x2="6" y2="13" stroke="#000000" stroke-width="1.5" stroke-dasharray="3,2"/>`, boundLegend(s)})
-	mixed := false
-	for _, l := range ls {
-		for _, b := range bars(r, l, 0.5/pxPerSec) {
-			if b.N > 1 && b.Suite == "" {
-				mixed = true
-			}
-		}
+		legendEntry{swatch: fmt.Sprintf(`<rect width="12" height="12" fill="#dddddd"/><rect width="12" height="12" fill="url(#fail)" stroke="%s" stroke-width="1.5"/>`, failColour), label: "failed"},
+		legendEntry{swatch: `<line x1="6" y1="-1" x2="6" y2="13" stroke="#000000" stroke-width="1.5" stroke-dasharray="3,2"/>`, label: boundLegend(t.s)})
+	if t.mixedBars() {
+		legend = append(legend, legendEntry{swatch: fmt.Sprintf(`<rect width="12" height="12" fill="%s"/>`, mixedColour), label: "short items of several suites, merged"})
 	}
-	if mixed {
-		legend = append(legend, entry{fmt.Sprintf(`<rect width="12" height="12" fill="%s"/>`, mixedColour), "short items of several suites, merged"})
-	}
-	type placed struct {
-		x, y float64
-		e    entry
-	}
-	var places []placed
-	lx, ly := float64(svgLeft), yAxis+44
-	for _, e := range legend {
-		wd := 12 + 6 + svgCharW*float64(len([]rune(shorten(e.label, 40)))) + 18
+	lx, ly := float64(svgLeft), t.yAxis+44
+	for i := range legend {
+		wd := 12 + 6 + svgCharW*float64(len([]rune(shorten(legend[i].label, 40)))) + 18
 		if lx+wd > svgWidth-svgRight && lx > svgLeft {
 			lx, ly = svgLeft, ly+20
 		}
-		places = append(places, placed{lx, ly, e})
+		legend[i].x, legend[i].y = lx, ly
 		lx += wd
 	}
-	height := ly + 24
+	return legend, ly + 24
+}
 
-	fmt.Fprintf(w, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%.0f" viewBox="0 0 %d %.0f" font-family="DejaVu Sans, Verdana, Arial, sans-serif" font-size="11">`+"\n",
-		svgWidth, height, svgWidth, height)
-	fmt.Fprintf(w, "<title>sgpu-queue timeline: %d items on %d GPUs</title>\n", s.Attempts, len(ls))
-	fmt.Fprintf(w, `<defs><pattern id="fail" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="3" height="6" fill="%s" fill-opacity="0.6"/></pattern></defs>`+"\n", failColour)
-	fmt.Fprintf(w, `<rect width="%d" height="%.0f" fill="#ffffff"/>`+"\n", svgWidth, height)
+// mixedBars reports whether a bar merges short items of several suites (drawn grey).
+func (t *timeline) mixedBars() bool {
+	for _, l := range t.lanes {
+		for _, b := range t.bars(l) {
+			if b.N > 1 && b.Suite == "" {
+				return true
+			}
+		}
+	}
+	return false
+}
 
-	// Heading.
+// heading writes the title line (passed or failed) and the line of figures under it.
+func (t *timeline) heading(w *bufio.Writer) {
+	s := t.s
 	mark, word := "✓", "passed"
 	if !s.Passed {
 		mark, word = "✗", "failed"
@@ -132,7 +170,7 @@ func svg(w *bufio.Writer, r *logdir.Run, suites []verdict.Suite, s Stats) {
 		work += " of GPU time"
 	}
 	sub := fmt.Sprintf("%d items on %d GPUs · wall %s · %s · lower bound %s (%s above) · utilisation %.1f %%",
-		s.Attempts, len(ls), textfmt.Dur(s.Wall), work, textfmt.Dur(s.Bound), pct(s.AboveBound), 100*s.Utilisation)
+		s.Attempts, len(t.lanes), textfmt.Dur(s.Wall), work, textfmt.Dur(s.Bound), pct(s.AboveBound), 100*s.Utilisation)
 	if s.Failed > 0 {
 		sub += fmt.Sprintf(" · %d failed", s.Failed)
 	}
@@ -140,69 +178,69 @@ func svg(w *bufio.Writer, r *logdir.Run, suites []verdict.Suite, s Stats) {
 		sub += fmt.Sprintf(" · %d never ran to the end", len(s.Missing))
 	}
 	fmt.Fprintf(w, `<text x="%d" y="40" fill="#333333">%s</text>`+"\n", svgLeft, xmlText(sub, 400))
+}
 
-	// Grid and axis.
-	step := tickStep(tmax)
+// axis writes the grid, the time axis with its ticks, and its caption.
+func (t *timeline) axis(w *bufio.Writer) {
+	x, yAxis := t.x, t.yAxis
+	step := tickStep(t.tmax)
 	fmt.Fprintf(w, `<g stroke="#e0e0e0" stroke-width="1">`)
-	for t := 0.0; t <= tmax+step*1e-9; t += step {
-		fmt.Fprintf(w, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%.1f"/>`, x(t), svgTop-4, x(t), yAxis)
+	for tk := 0.0; tk <= t.tmax+step*1e-9; tk += step {
+		fmt.Fprintf(w, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%.1f"/>`, x(tk), svgTop-4, x(tk), yAxis)
 	}
 	fmt.Fprintf(w, "</g>\n")
 	fmt.Fprintf(w, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#555555"/>`+"\n", svgLeft, yAxis, svgWidth-svgRight, yAxis)
 	fmt.Fprintf(w, `<g fill="#333333" text-anchor="middle">`)
-	for t := 0.0; t <= tmax+step*1e-9; t += step {
+	for tk := 0.0; tk <= t.tmax+step*1e-9; tk += step {
 		fmt.Fprintf(w, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#555555"/><text x="%.1f" y="%.1f">%s</text>`,
-			x(t), yAxis, x(t), yAxis+4, x(t), yAxis+16, tickLabel(t, step))
+			x(tk), yAxis, x(tk), yAxis+4, x(tk), yAxis+16, tickLabel(tk, step))
 	}
 	fmt.Fprintf(w, "</g>\n")
 	fmt.Fprintf(w, `<text x="%d" y="%.1f" fill="#555555" text-anchor="end" font-size="10">time since the first item started</text>`+"\n", svgWidth-svgRight, yAxis+30)
+}
 
-	// Lanes, then their bars: a multi-GPU item's bar spans several lanes, over
-	// the backgrounds of the lanes below its first.
+// lanesAndBars writes the lanes, then their bars: a multi-GPU item's bar spans
+// several lanes, over the backgrounds of the lanes below its first.
+func (t *timeline) lanesAndBars(w *bufio.Writer) {
 	laneOf := map[string]int{}
-	for i, l := range ls {
+	for i, l := range t.lanes {
 		laneOf[l.GPU] = i
-		y := svgTop + float64(i)*(laneH+laneGap)
 		var g GPUStats
-		for _, pg := range s.PerGPU {
+		for _, pg := range t.s.PerGPU {
 			if pg.GPU == l.GPU {
 				g = pg
 			}
 		}
 		fmt.Fprintf(w, `<g><title>GPU %s: %d items, %d failed, busy %s, idle %s</title><rect x="%d" y="%.1f" width="%.1f" height="%.1f" fill="#f3f3f3"/><text x="%d" y="%.1f" text-anchor="end" font-weight="bold">GPU %s</text></g>`+"\n",
 			xmlText(l.GPU, 40), g.Items, g.Failed, textfmt.Dur(g.Busy), textfmt.Dur(g.Idle),
-			svgLeft, y, plotW, laneH, svgLeft-6, y+laneH/2+4, xmlText(l.GPU, 8))
+			svgLeft, t.laneY(i), t.plotW, t.laneH, svgLeft-6, t.laneY(i)+t.laneH/2+4, xmlText(l.GPU, 8))
 	}
-	for i, l := range ls {
-		y := svgTop + float64(i)*(laneH+laneGap)
-		for _, b := range bars(r, l, 0.5/pxPerSec) {
+	for i, l := range t.lanes {
+		for _, b := range t.bars(l) {
 			span := 1
 			if b.N == 1 && len(b.Row.GPUs()) > 1 {
 				if span = blockSpan(b.Row, laneOf, i); span == 0 {
 					continue // drawn from an earlier lane
 				}
 			}
-			svgBar(w, r, b, x, y, float64(span)*laneH+float64(span-1)*laneGap, colour)
+			svgBar(w, t.r, b, t.x, t.laneY(i), float64(span)*t.laneH+float64(span-1)*t.laneGap, t.colour)
 		}
 	}
+}
 
-	// The lower bound, and where a cancelled run stopped.
+// marks writes the lower bound, and where a cancelled run stopped.
+func (t *timeline) marks(w *bufio.Writer) {
+	s := t.s
 	if s.Bound > 0 {
-		bx := x(s.Bound)
+		bx := t.x(s.Bound)
 		fmt.Fprintf(w, `<g><title>lower bound %s: max(work/%d, largest item)</title><line x1="%.1f" y1="%d" x2="%.1f" y2="%.1f" stroke="#000000" stroke-width="1.5" stroke-dasharray="5,3"/><text x="%.1f" y="%d" text-anchor="end" font-size="10">lower bound</text></g>`+"\n",
-			textfmt.Dur(s.Bound), s.GPUs, bx, svgTop-8, bx, yAxis, bx-3, svgTop-2)
+			textfmt.Dur(s.Bound), s.GPUs, bx, svgTop-8, bx, t.yAxis, bx-3, svgTop-2)
 	}
 	if s.Cancelled {
-		cx := x(s.Wall)
+		cx := t.x(s.Wall)
 		fmt.Fprintf(w, `<g><title>cancelled at t+%s</title><line x1="%.1f" y1="%d" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="2"/><text x="%.1f" y="%d" text-anchor="end" font-size="10" fill="%s">cancelled</text></g>`+"\n",
-			textfmt.Dur(s.Wall), cx, svgTop-8, cx, yAxis, failColour, cx-3, svgTop-12, failColour)
+			textfmt.Dur(s.Wall), cx, svgTop-8, cx, t.yAxis, failColour, cx-3, svgTop-12, failColour)
 	}
-
-	// Legend.
-	for _, p := range places {
-		fmt.Fprintf(w, `<g transform="translate(%.1f,%.1f)">%s<text x="18" y="10">%s</text></g>`+"\n", p.x, p.y, p.e.swatch, xmlText(p.e.label, 40))
-	}
-	fmt.Fprintf(w, "</svg>\n")
 }
 
 // blockSpan is how many lanes, from lane i down, a multi-GPU item's bar covers: the

@@ -284,8 +284,8 @@ func BlockOrder(items []Item, by string) []int {
 // any moment: it holds the reservation at "now", so nothing backfills on the held
 // GPUs while it overruns.
 type Blocks struct {
-	mu    sync.Mutex
-	w     []float64 // by item
+	mu    sync.Mutex // every exported method takes it; the unexported ones run under it
+	w     []float64  // by item
 	known []bool
 	width []int
 	gone  []bool // by GPU: out of the pool

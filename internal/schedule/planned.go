@@ -23,11 +23,11 @@ func (p Plan) Queue(items []Item) Queue {
 // pull would; a large one means the plan's fine balance no longer holds, and the
 // rest goes longest first, the order that copes best with durations nobody knows.
 type planned struct {
-	mu      sync.Mutex
-	order   []int // the plan's order
-	lpt     []int // LPT's order (the fallback)
-	pos     int   // next candidate in order
-	lpos    int   // next candidate in lpt
+	mu      sync.Mutex // Next, Requeue and Len take it; onPlan and take run under it
+	order   []int      // the plan's order
+	lpt     []int      // LPT's order (the fallback)
+	pos     int        // next candidate in order
+	lpos    int        // next candidate in lpt
 	taken   []bool
 	w       []float64
 	slot    []int     // by item: planned slot

@@ -10,7 +10,7 @@ import (
 	"strings"
 )
 
-// Policy names accepted by NewQueue (and by the engine's --policy flag).
+// Policy names accepted by Prepare and NewScheduler (the engine's --policy flag).
 const (
 	// PolicyLPT is the original design's queue: one shared list, unknown items first, then
 	// longest first, pulled by whichever GPU goes idle (NewPull).
@@ -29,18 +29,9 @@ const DefaultPolicy = PolicyPlanned
 // Policies lists the policy names, the default first.
 func Policies() []string { return []string{PolicyPlanned, PolicyLPT} }
 
-// NewQueue returns the queue of the named policy over items for slots GPUs ("" is
-// the default policy). The queue hands out indices into items, which need not be
-// ordered.
-func NewQueue(policy string, items []Item, slots int) (Queue, error) {
-	queue, err := queues(policy, items, slots)
-	if err != nil {
-		return nil, err
-	}
-	return queue(), nil
-}
-
-// queues plans once for NewQueue and returns a maker of fresh queues.
+// queues plans the single-GPU queue of the named policy over items for slots GPUs
+// ("" is the default policy) once, and returns a maker of fresh queues. A queue
+// hands out indices into items, which need not be ordered.
 func queues(policy string, items []Item, slots int) (func() Queue, error) {
 	switch policy {
 	case PolicyLPT:
@@ -51,11 +42,6 @@ func queues(policy string, items []Item, slots int) (func() Queue, error) {
 		return func() Queue { return p.Queue(items) }, nil
 	}
 	return nil, fmt.Errorf("unknown scheduling policy %q: use %s", policy, strings.Join(Policies(), " or "))
-}
-
-// NewPlanned returns the planned queue: NewPlan(items, slots).Queue(items).
-func NewPlanned(items []Item, slots int) Queue {
-	return NewPlan(items, slots).Queue(items)
 }
 
 // compareLPT is Order's rule: unknown items first, then the longest, ties in

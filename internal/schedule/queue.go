@@ -35,7 +35,7 @@ type entry struct {
 }
 
 type pull struct {
-	mu    sync.Mutex
+	mu    sync.Mutex // guards items and head; every method takes it
 	items []entry
 	head  int
 }

@@ -14,8 +14,9 @@ type Timeline struct {
 // (every idle slot, in turn, asks q.Next(slot); an item's end frees its slot; when
 // nothing runs and every idle slot was refused, one Next(AnySlot)) until q is
 // empty. dur[i] is how long item i takes. An item handed out twice, an index out of
-// range or a queue that stalls is an error: the queue is broken. The simulator
-// and the planner's own check both use it, so they predict what run does.
+// range or a queue that stalls is an error: the queue is broken. The planner's
+// own check uses it (replay), so the plan predicts what run does; the simulator
+// drives a Queue the same way through OnSlots and ReplayBlocks.
 func Replay(q Queue, dur []float64, slots int) (*Timeline, error) {
 	t := &Timeline{Busy: make([]float64, max(slots, 0)), Slot: make([]int, len(dur)), Start: make([]float64, len(dur))}
 	for i := range t.Slot {

@@ -1,7 +1,8 @@
 // Package simulate predicts a run's wall clock from a weight table: an event-driven
-// simulation that drives the very schedule.Queue implementations the dispatcher
-// uses, on virtual time (schedule.Replay), so what it predicts for a policy is what
-// `run` does with those durations. It backs `sgpu-queue simulate`: capacity
+// simulation that drives the very schedulers the dispatcher uses (a schedule.Queue
+// behind schedule.OnSlots, or schedule.Blocks) on virtual time
+// (schedule.ReplayBlocks), so what it predicts for a policy is what `run` does with
+// those durations. It backs `sgpu-queue simulate`: capacity
 // planning, and the evidence for the default scheduling policy.
 package simulate
 
