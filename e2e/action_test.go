@@ -662,3 +662,78 @@ func TestActionJUnitLikeTE(t *testing.T) {
 		}
 	}
 }
+
+// The step's credentials stay with the action: its suites' processes (an item that
+// dumps its whole environment, hyphenated names included, and fails) never see the
+// github-token input, the runtime token of the cache or the OIDC request token, so
+// no item log, JUnit file, summary, output, check run or comment holds one. A token
+// the workflow hands the step on purpose (env: GH_TOKEN) does reach the items, but
+// what the action publishes is scrubbed of it.
+func TestActionKeepsCredentialsFromSuites(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "repo")
+	os.MkdirAll(filepath.Join(dir, "ci"), 0o755)
+	os.WriteFile(filepath.Join(dir, "ci", "env.cmds"), []byte("dump tr '\\0' '\\n' </proc/$$/environ; exit 1\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "ci", "env.conf"), []byte("env env.log cmd ci/env.cmds\n"), 0o644)
+	gh := newFakeGitHub()
+	api := httptest.NewServer(gh)
+	defer api.Close()
+	cacheSrv := cachetest.New(t)
+	event, _ := filepath.Abs(filepath.Join("..", "internal", "publish", "testdata", "events", "pull_request_opened.json"))
+	const oidc = "oidcRequestToken0123456789"
+	env, outFile, sumFile := runner(t, dir, map[string]string{"config": "ci/env.conf", "gpus": "1", "arch": "gfx942", "publish": "summary check comment"},
+		append(cacheSrv.Env(), "GITHUB_API_URL="+api.URL+"/", "GITHUB_EVENT_PATH="+event, "ACTIONS_ID_TOKEN_REQUEST_TOKEN="+oidc,
+			"ACTIONS_ID_TOKEN_REQUEST_URL=https://token.actions.example/x", "GH_TOKEN="+token, "MY_SETTING=kept")...)
+	r := sgpu(t, dir, env, "action")
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1 (the item fails)\n%s", r.code, r.stdout)
+	}
+	log := readFile(t, filepath.Join(dir, "test-results", "logs", "items", "env.dump.log"))
+	if !strings.Contains(log, "MY_SETTING=kept") || !strings.Contains(log, "GH_TOKEN=") {
+		t.Fatalf("the item did not see the step's own environment:\n%s", log)
+	}
+	for _, name := range []string{"INPUT_", "ACTIONS_RUNTIME_TOKEN=", "ACTIONS_ID_TOKEN_REQUEST_", "ACTIONS_RESULTS_URL=", "ACTIONS_CACHE_URL="} {
+		if strings.Contains(log, name) {
+			t.Errorf("the item saw the action's %s…", name)
+		}
+	}
+	secrets := map[string]string{"github-token": token, "runtime token": cacheSrv.Token(), "OIDC request token": oidc}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, _ := os.ReadFile(p)
+		for what, s := range secrets {
+			if what != "github-token" && strings.Contains(string(data), s) {
+				t.Errorf("%s holds the %s", p, what)
+			}
+		}
+		return nil
+	})
+	published := map[string]string{"the summary": readFile(t, sumFile), "the outputs": readFile(t, outFile)}
+	gh.mu.Lock()
+	for i, c := range gh.checks {
+		b, _ := json.Marshal(c)
+		published[fmt.Sprintf("check run %d", i)] = string(b)
+	}
+	for _, b := range gh.comments {
+		published["the comment"] = b
+	}
+	gh.mu.Unlock()
+	if len(published) != 4 || !strings.Contains(published["the summary"], "GH_TOKEN=***") {
+		t.Errorf("published %v; want the summary (with the item's log tail), the outputs, a check run and a comment", sortedKeys(published))
+	}
+	for where, text := range published {
+		for what, s := range secrets {
+			if strings.Contains(text, s) {
+				t.Errorf("%s holds the %s", where, what)
+			}
+		}
+	}
+	for i, l := range lines(r.stdout + r.stderr) {
+		for what, s := range secrets {
+			if strings.Contains(l, s) && l != "::add-mask::"+s {
+				t.Errorf("log line %d shows the %s: %q", i, what, l)
+			}
+		}
+	}
+}
