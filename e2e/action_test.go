@@ -15,11 +15,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/rocm/sgpu-queue/internal/action"
 	"github.com/rocm/sgpu-queue/internal/cache/cachetest"
 	"github.com/rocm/sgpu-queue/internal/mdcheck"
+	"github.com/rocm/sgpu-queue/internal/proctest"
 )
 
 const token = "ghs_e2eSecretToken0123456789"
@@ -735,5 +737,45 @@ func TestActionKeepsCredentialsFromSuites(t *testing.T) {
 				t.Errorf("log line %d shows the %s: %q", i, what, l)
 			}
 		}
+	}
+}
+
+// A cancel of the job (the runner's SIGTERM) while a multi-GPU item runs: the step
+// stops it, leaves no process behind, and still presents the run as cancelled: the
+// outputs agree with the exit code, the summary says so without a relative link,
+// and the check run and the comment are published with the cancelled conclusion.
+func TestActionCancelled(t *testing.T) {
+	dir := fixture(t, "procs")
+	mark := proctest.Mark()
+	started := filepath.Join(dir, "started")
+	gh := newFakeGitHub()
+	api := httptest.NewServer(gh)
+	defer api.Close()
+	event, _ := filepath.Abs(filepath.Join("..", "internal", "publish", "testdata", "events", "pull_request_opened.json"))
+	env, outFile, sumFile := runner(t, dir, map[string]string{"config": "ci/block.conf", "gpus": "0,1,2", "arch": "gfx942", "grace": "1s",
+		"publish": "summary check comment"}, "ITEMS=escape plain", "STARTED="+started, "GITHUB_API_URL="+api.URL+"/", "GITHUB_EVENT_PATH="+event)
+	var out strings.Builder
+	cmd := procsRun(t, dir, mark, env, "action")
+	startUntil(t, cmd, &out, started)
+	cmd.Process.Signal(syscall.SIGTERM)
+	code := finish(t, cmd, &out)
+	proctest.NoSurvivors(t, mark)
+	o := parseOutputs(t, outFile)
+	if code == 0 || o["exit-code"] != strconv.Itoa(code) || o["result"] != "failure" {
+		t.Errorf("exit %d, outputs result %q exit-code %q\n%s", code, o["result"], o["exit-code"], out.String())
+	}
+	var failed []string
+	if err := json.Unmarshal([]byte(o["failed-items"]), &failed); err != nil || !slices.Contains(failed, "block/escape") {
+		t.Errorf("failed-items %q (%v), want the cancelled block/escape", o["failed-items"], err)
+	}
+	s := readFile(t, sumFile)
+	if !strings.Contains(s, "cancelled") {
+		t.Errorf("the summary does not say the run was cancelled:\n%.600s", s)
+	}
+	noRelativeLinks(t, "the summary", s)
+	gh.mu.Lock()
+	defer gh.mu.Unlock()
+	if len(gh.checks) != 1 || gh.checks[0]["conclusion"] != "cancelled" || len(gh.comments) != 1 {
+		t.Errorf("%d check runs (%v), %d comments; want one each, the check run cancelled\n%s", len(gh.checks), gh.checks, len(gh.comments), out.String())
 	}
 }
