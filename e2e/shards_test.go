@@ -419,6 +419,10 @@ func TestActionModes(t *testing.T) {
 		{map[string]string{"mode": "plan", "config": "ci/shards.conf", "arch": "gfx942", "shards": "0", "gpus": "2"}, `input shards "0"`},
 		{map[string]string{"mode": "merge", "shard-log-dirs": "nothing/*/logs"}, `"nothing/*/logs" matches nothing`},
 		{map[string]string{"mode": "run", "config": "ci/shards.conf", "gpus": "0,1", "shard": "4/3"}, `input shard "4/3": want I/K`},
+		// An input of another mode is refused, not ignored: shards in a shard job would
+		// have every leg of the matrix run every item.
+		{map[string]string{"mode": "run", "config": "ci/shards.conf", "gpus": "0,1", "shards": "1/3"}, "input shards is read by mode plan only, and this step's mode is run: a shard job of the matrix sets shard: ${{ matrix.shard }}"},
+		{map[string]string{"mode": "plan", "config": "ci/shards.conf", "arch": "gfx942", "shards": "3", "gpus": "2", "shard": "1/3", "shard-log-dirs": "shards/*/logs"}, "input shard-log-dirs is read by mode merge only"},
 	} {
 		r, out := step(tc.inputs)
 		if r.code != 2 || !strings.Contains(r.stdout, tc.want) || out["result"] != "failure" {

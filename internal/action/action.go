@@ -95,6 +95,9 @@ func Run(ctx context.Context, e Env) int {
 		return a.publishFrom(ctx, a.path(from))
 	}
 	mode, err := a.mode()
+	if err == nil {
+		err = a.checkModeInputs(mode)
+	}
 	if err != nil {
 		return a.stop(&engine.Error{Code: exitcode.Usage, Err: err})
 	}

@@ -3,6 +3,7 @@ package action
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -25,6 +26,26 @@ const (
 	modeRun   = "run"
 	modeMerge = "merge"
 )
+
+// modeInputs are the inputs only one mode reads: set in another mode's step they
+// would be ignored, and a careless `shards: ${{ matrix.shard }}` in a shard job
+// would run every item on every leg of the matrix.
+var modeInputs = []struct{ input, mode, hint string }{
+	{"shards", modePlan, "a shard job of the matrix sets shard: ${{ matrix.shard }}"},
+	{"shard", modeRun, "mode plan takes shards (how many), a shard job runs with mode run"},
+	{"shard-log-dirs", modeMerge, "set mode: merge to merge the shards' log dirs"},
+}
+
+// checkModeInputs refuses an input of another mode than the step's.
+func (a *act) checkModeInputs(mode string) error {
+	var errs []error
+	for _, m := range modeInputs {
+		if m.mode != mode && strings.TrimSpace(a.gh.GetInput(m.input)) != "" {
+			errs = append(errs, fmt.Errorf("input %s is read by mode %s only, and this step's mode is %s: %s (README, Several runners)", m.input, m.mode, mode, m.hint))
+		}
+	}
+	return errors.Join(errs...)
+}
 
 // defaultPlanFile is where mode plan writes the plan when the plan input is empty.
 const defaultPlanFile = "plan.json"
