@@ -73,7 +73,7 @@ func TestDocsNameRealFlags(t *testing.T) {
 			for _, m := range invocation.FindAllStringSubmatch(l, -1) {
 				lines++
 				for _, fm := range docFlag.FindAllStringSubmatch(m[2], -1) {
-					if f := fm[1]; !flags[m[1]][f] {
+					if f := fm[1]; f != "--help" && !flags[m[1]][f] {
 						t.Errorf("%s:%d: %s %s: %s has no such flag", name, i+1, m[1], f, m[1])
 					}
 				}
