@@ -13,7 +13,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/engine"
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/gpu"
-	"github.com/rocm/sgpu-queue/internal/hook"
+	"github.com/rocm/sgpu-queue/internal/settings"
 	"github.com/rocm/sgpu-queue/internal/shard"
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
@@ -164,13 +164,13 @@ func (a *act) planRequest() (engine.PlanRequest, error) {
 	if w := strings.TrimSpace(gh.GetInput("weights")); w != "" {
 		req.WeightsPath = a.path(w)
 	}
-	if req.Level == "" {
-		req.Level = a.e.Getenv(hook.Default().Level)
+	// The level as a run of the shards will read it: the input, else the level
+	// variable of the step's environment (renamed by hook-var, as the runs see it).
+	var hooks engine.Options
+	if err := (settings.Values{"hook-var": gh.GetInput("hook-var")}).Apply(&hooks, nil); err != nil {
+		return req, settings.Prefixed(err, "input ")
 	}
-	if req.Level == "" {
-		req.Level = "99"
-	}
-	if err := weights.CheckLevel(req.Level); err != nil {
+	if req.Level, err = engine.Level(req.Level, a.e.Getenv(hooks.Hooks.Level)); err != nil {
 		return req, fmt.Errorf("input level %q: %w", req.Level, err)
 	}
 	return req, nil
