@@ -779,3 +779,38 @@ func TestActionCancelled(t *testing.T) {
 		t.Errorf("%d check runs (%v), %d comments; want one each, the check run cancelled\n%s", len(gh.checks), gh.checks, len(gh.comments), out.String())
 	}
 }
+
+// ACTIONS_CACHE_MODE, as the runner passes it to a container action whose job's cache
+// access is limited: read restores and saves nothing, write-only saves without a
+// lookup, none does neither; the log says what was skipped and the outputs agree.
+func TestActionCacheMode(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		mode            string
+		restore, save   bool
+		skipped, hitOut string
+	}{
+		{"read", true, false, "cache: save skipped: ACTIONS_CACHE_MODE=read", "true"},
+		{"write-only", false, true, "cache: restore skipped: ACTIONS_CACHE_MODE=write-only", "false"},
+		{"none", false, false, "cache: restore skipped: ACTIONS_CACHE_MODE=none", "false"},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			t.Parallel()
+			dir := fixture(t, "e2e")
+			cacheSrv := cachetest.New(t)
+			cacheSrv.Put("sgpu-weights-gfx942-l1-4000-1", "", []byte("gamma 0.7\nnorth/n.one 0.4\n"))
+			env, outFile, _ := runner(t, dir, map[string]string{"config": "ci/shards.conf", "gpus": "0,1", "arch": "gfx942"},
+				append(cacheSrv.Env(), "TEST_LEVEL=1", "ACTIONS_CACHE_MODE="+tc.mode)...)
+			r := sgpu(t, dir, env, "action")
+			out := parseOutputs(t, outFile)
+			lookups, creates := len(cacheSrv.CallsTo(cachetest.OpGetDownloadURL)), len(cacheSrv.CallsTo(cachetest.OpCreate))
+			if r.code != 0 || (lookups > 0) != tc.restore || (creates > 0) != tc.save || out["cache-hit"] != tc.hitOut || !strings.Contains(r.stdout, tc.skipped) {
+				t.Errorf("exit %d, %d lookups, %d saves, cache-hit %q; want restore %v, save %v, %q in the log\n%s",
+					r.code, lookups, creates, out["cache-hit"], tc.restore, tc.save, tc.skipped, r.stdout)
+			}
+			if _, err := os.Stat(filepath.Join(dir, out["weights-file"])); err != nil {
+				t.Errorf("the local table is written whatever the mode: %v", err)
+			}
+		})
+	}
+}
