@@ -593,6 +593,10 @@ func TestActionConfigError(t *testing.T) {
 	if !strings.Contains(readFile(t, sumFile), "stopped before running") {
 		t.Error("summary does not say why")
 	}
+	env, _, _ = runner(t, dir, map[string]string{"config": "ci/nothing*.conf", "gpus": "2"})
+	if r := sgpu(t, dir, env, "action"); r.code != 2 || !strings.Contains(r.stdout, `input config: "ci/nothing*.conf" matches nothing`) {
+		t.Errorf("a config glob that matches nothing: exit %d\n%s", r.code, r.stdout)
+	}
 	env, _, _ = runner(t, dir, map[string]string{"config": "ci/queue.conf", "gpus": "2", "retries": "many"})
 	if r := sgpu(t, dir, env, "action"); r.code != 2 || !strings.Contains(r.stdout, `input retries "many": want a whole number`) {
 		t.Errorf("bad input: exit %d\n%s", r.code, r.stdout)

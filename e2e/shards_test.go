@@ -462,14 +462,14 @@ func TestActionPlanFirstRun(t *testing.T) {
 
 // The plan job reads the level as the shard jobs' runs will: with hook-var renaming
 // the level variable, from the renamed one, so it restores that level's table (a
-// hit), not another level's.
+// hit), not another level's. (Its config is a glob, which the action expands.)
 func TestActionPlanLevelLikeTheRuns(t *testing.T) {
 	t.Parallel()
 	dir := fixture(t, "e2e")
 	cacheSrv := cachetest.New(t)
 	key := "sgpu-weights-gfx942-l3-4000-1"
 	cacheSrv.Put(key, "", []byte("gamma 0.7\nnorth/n.one 0.4\nsouth/s.one 0.3\n"))
-	env, outFile, _ := runner(t, dir, map[string]string{"mode": "plan", "config": "ci/shards.conf", "arch": "gfx942", "shards": "2", "gpus": "2",
+	env, outFile, _ := runner(t, dir, map[string]string{"mode": "plan", "config": "ci/shard?.conf", "arch": "gfx942", "shards": "2", "gpus": "2",
 		"hook-var": "level=MY_LEVEL"}, append(cacheSrv.Env(), "MY_LEVEL=3", "TEST_LEVEL=1")...)
 	r := sgpu(t, dir, env, "action")
 	out := parseOutputs(t, outFile)

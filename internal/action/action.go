@@ -151,12 +151,9 @@ type act struct {
 // workspace. A run needs the config input; a merge does not.
 func (a *act) options(needConfig bool) (engine.Options, error) {
 	gh := a.gh
-	configs := fields(gh.GetInput("config"))
-	if len(configs) == 0 && needConfig {
-		return engine.Options{}, fmt.Errorf("input config is empty: name the suite config file(s), e.g. config: ci/sgpu.conf")
-	}
-	for i, c := range configs {
-		configs[i] = a.path(c)
+	configs, err := a.configs(needConfig)
+	if err != nil {
+		return engine.Options{}, err
 	}
 	values := settings.Values{}
 	for _, k := range settings.Knobs {

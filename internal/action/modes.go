@@ -142,11 +142,9 @@ func Matrix(shards int) map[string][]string {
 func (a *act) planRequest() (engine.PlanRequest, error) {
 	gh := a.gh
 	req := engine.PlanRequest{RepoRoot: a.root, Arch: strings.TrimSpace(gh.GetInput("arch")), Level: strings.TrimSpace(gh.GetInput("level"))}
-	for _, c := range fields(gh.GetInput("config")) {
-		req.Configs = append(req.Configs, a.path(c))
-	}
-	if len(req.Configs) == 0 {
-		return req, fmt.Errorf("input config is empty: name the suite config file(s), e.g. config: ci/sgpu.conf")
+	var err error
+	if req.Configs, err = a.configs(true); err != nil {
+		return req, err
 	}
 	if req.Arch == "" {
 		return req, fmt.Errorf("mode plan needs input arch (e.g. gfx942): a plan job has no GPU to ask, and the arch keys the weight table")
@@ -201,32 +199,48 @@ func (a *act) mergeMode(ctx context.Context) int {
 	return a.finish(ctx, res, err)
 }
 
-// shardDirs reads the shard-log-dirs input: paths relative to the workspace,
-// globs expanded (the runner does not), each matched once.
+// shardDirs reads the shard-log-dirs input.
 func (a *act) shardDirs() ([]string, error) {
-	var dirs []string
+	dirs, err := a.paths("shard-log-dirs", "download the shard jobs' artifacts first (actions/download-artifact)")
+	if err == nil && len(dirs) == 0 {
+		err = fmt.Errorf("input shard-log-dirs is empty: mode merge wants the shard jobs' log dirs, e.g. shards/*/logs")
+	}
+	return dirs, err
+}
+
+// configs reads the config input; need says it must name at least one file.
+func (a *act) configs(need bool) ([]string, error) {
+	configs, err := a.paths("config", "name the suite config file(s) relative to the workspace")
+	if err == nil && len(configs) == 0 && need {
+		err = fmt.Errorf("input config is empty: name the suite config file(s), e.g. config: ci/sgpu.conf")
+	}
+	return configs, err
+}
+
+// paths reads a list input of paths relative to the workspace, separated by spaces,
+// commas or lines, with globs expanded (the runner does not), each matched once; a
+// glob that matches nothing is an error ending in hint.
+func (a *act) paths(input, hint string) ([]string, error) {
+	var out []string
 	seen := map[string]bool{}
-	for _, f := range fields(a.gh.GetInput("shard-log-dirs")) {
+	for _, f := range fields(a.gh.GetInput(input)) {
 		p := a.path(f)
 		matches := []string{p}
 		if strings.ContainsAny(f, "*?[") {
 			var err error
 			if matches, err = filepath.Glob(p); err != nil {
-				return nil, fmt.Errorf("input shard-log-dirs: %q: %w", f, err)
+				return nil, fmt.Errorf("input %s: %q: %w", input, f, err)
 			}
 			if len(matches) == 0 {
-				return nil, fmt.Errorf("input shard-log-dirs: %q matches nothing: download the shard jobs' artifacts first (actions/download-artifact)", f)
+				return nil, fmt.Errorf("input %s: %q matches nothing: %s", input, f, hint)
 			}
 		}
 		for _, m := range matches {
 			if !seen[m] {
 				seen[m] = true
-				dirs = append(dirs, m)
+				out = append(out, m)
 			}
 		}
 	}
-	if len(dirs) == 0 {
-		return nil, fmt.Errorf("input shard-log-dirs is empty: mode merge wants the shard jobs' log dirs, e.g. shards/*/logs")
-	}
-	return dirs, nil
+	return out, nil
 }
