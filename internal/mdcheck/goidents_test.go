@@ -167,7 +167,7 @@ func (n goNames) has(ctx, name string) (known, ok bool) {
 
 var (
 	// dotted is a code span naming Go: identifiers joined by dots, maybe a call.
-	dotted = regexp.MustCompile("^[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*){0,2}(\\(\\))?$")
+	dotted = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*){0,2}(\(\))?$`)
 	// fileExt ends a code span that names a file, not Go (run.json, loop.go).
 	fileExt = regexp.MustCompile(`\.(json|tsv|md|svg|xml|go|sh|log|rc|conf|yml|yaml|txt|partial|py|cmds|weights|golden)$`)
 	// tableCtx is "`pkg`: " in a table cell of architecture.md: the names after it
