@@ -15,11 +15,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/rocm/sgpu-queue/internal/action"
 	"github.com/rocm/sgpu-queue/internal/cache/cachetest"
 	"github.com/rocm/sgpu-queue/internal/mdcheck"
+	"github.com/rocm/sgpu-queue/internal/proctest"
 )
 
 const token = "ghs_e2eSecretToken0123456789"
@@ -591,6 +593,10 @@ func TestActionConfigError(t *testing.T) {
 	if !strings.Contains(readFile(t, sumFile), "stopped before running") {
 		t.Error("summary does not say why")
 	}
+	env, _, _ = runner(t, dir, map[string]string{"config": "ci/nothing*.conf", "gpus": "2"})
+	if r := sgpu(t, dir, env, "action"); r.code != 2 || !strings.Contains(r.stdout, `input config: "ci/nothing*.conf" matches nothing`) {
+		t.Errorf("a config glob that matches nothing: exit %d\n%s", r.code, r.stdout)
+	}
 	env, _, _ = runner(t, dir, map[string]string{"config": "ci/queue.conf", "gpus": "2", "retries": "many"})
 	if r := sgpu(t, dir, env, "action"); r.code != 2 || !strings.Contains(r.stdout, `input retries "many": want a whole number`) {
 		t.Errorf("bad input: exit %d\n%s", r.code, r.stdout)
@@ -660,5 +666,155 @@ func TestActionJUnitLikeTE(t *testing.T) {
 		if keep == "examples.xml" && !os.IsNotExist(err) {
 			t.Errorf("examples.xml (not in this run) is still there: %v", err)
 		}
+	}
+}
+
+// The step's credentials stay with the action: its suites' processes (an item that
+// dumps its whole environment, hyphenated names included, and fails) never see the
+// github-token input, the runtime token of the cache or the OIDC request token, so
+// no item log, JUnit file, summary, output, check run or comment holds one. A token
+// the workflow hands the step on purpose (env: GH_TOKEN) does reach the items, but
+// what the action publishes is scrubbed of it.
+func TestActionKeepsCredentialsFromSuites(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "repo")
+	os.MkdirAll(filepath.Join(dir, "ci"), 0o755)
+	os.WriteFile(filepath.Join(dir, "ci", "env.cmds"), []byte("dump tr '\\0' '\\n' </proc/$$/environ; exit 1\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "ci", "env.conf"), []byte("env env.log cmd ci/env.cmds\n"), 0o644)
+	gh := newFakeGitHub()
+	api := httptest.NewServer(gh)
+	defer api.Close()
+	cacheSrv := cachetest.New(t)
+	event, _ := filepath.Abs(filepath.Join("..", "internal", "publish", "testdata", "events", "pull_request_opened.json"))
+	const oidc = "oidcRequestToken0123456789"
+	env, outFile, sumFile := runner(t, dir, map[string]string{"config": "ci/env.conf", "gpus": "1", "arch": "gfx942", "publish": "summary check comment"},
+		append(cacheSrv.Env(), "GITHUB_API_URL="+api.URL+"/", "GITHUB_EVENT_PATH="+event, "ACTIONS_ID_TOKEN_REQUEST_TOKEN="+oidc,
+			"ACTIONS_ID_TOKEN_REQUEST_URL=https://token.actions.example/x", "GH_TOKEN="+token, "MY_SETTING=kept")...)
+	r := sgpu(t, dir, env, "action")
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1 (the item fails)\n%s", r.code, r.stdout)
+	}
+	log := readFile(t, filepath.Join(dir, "test-results", "logs", "items", "env.dump.log"))
+	if !strings.Contains(log, "MY_SETTING=kept") || !strings.Contains(log, "GH_TOKEN=") {
+		t.Fatalf("the item did not see the step's own environment:\n%s", log)
+	}
+	for _, name := range []string{"INPUT_", "ACTIONS_RUNTIME_TOKEN=", "ACTIONS_ID_TOKEN_REQUEST_", "ACTIONS_RESULTS_URL=", "ACTIONS_CACHE_URL="} {
+		if strings.Contains(log, name) {
+			t.Errorf("the item saw the action's %s…", name)
+		}
+	}
+	secrets := map[string]string{"github-token": token, "runtime token": cacheSrv.Token(), "OIDC request token": oidc}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, _ := os.ReadFile(p)
+		for what, s := range secrets {
+			if what != "github-token" && strings.Contains(string(data), s) {
+				t.Errorf("%s holds the %s", p, what)
+			}
+		}
+		return nil
+	})
+	published := map[string]string{"the summary": readFile(t, sumFile), "the outputs": readFile(t, outFile)}
+	gh.mu.Lock()
+	for i, c := range gh.checks {
+		b, _ := json.Marshal(c)
+		published[fmt.Sprintf("check run %d", i)] = string(b)
+	}
+	for _, b := range gh.comments {
+		published["the comment"] = b
+	}
+	gh.mu.Unlock()
+	if len(published) != 4 || !strings.Contains(published["the summary"], "GH_TOKEN=***") {
+		t.Errorf("published %v; want the summary (with the item's log tail), the outputs, a check run and a comment", sortedKeys(published))
+	}
+	for where, text := range published {
+		for what, s := range secrets {
+			if strings.Contains(text, s) {
+				t.Errorf("%s holds the %s", where, what)
+			}
+		}
+	}
+	for i, l := range lines(r.stdout + r.stderr) {
+		for what, s := range secrets {
+			if strings.Contains(l, s) && l != "::add-mask::"+s {
+				t.Errorf("log line %d shows the %s: %q", i, what, l)
+			}
+		}
+	}
+}
+
+// A cancel of the job (the runner's SIGTERM) while a multi-GPU item runs: the step
+// stops it, leaves no process behind, and still presents the run as cancelled: the
+// outputs agree with the exit code, the summary says so without a relative link,
+// and the check run and the comment are published with the cancelled conclusion.
+func TestActionCancelled(t *testing.T) {
+	dir := fixture(t, "procs")
+	mark := proctest.Mark()
+	started := filepath.Join(dir, "started")
+	gh := newFakeGitHub()
+	api := httptest.NewServer(gh)
+	defer api.Close()
+	event, _ := filepath.Abs(filepath.Join("..", "internal", "publish", "testdata", "events", "pull_request_opened.json"))
+	env, outFile, sumFile := runner(t, dir, map[string]string{"config": "ci/block.conf", "gpus": "0,1,2", "arch": "gfx942", "grace": "1s",
+		"publish": "summary check comment"}, "ITEMS=escape plain", "STARTED="+started, "GITHUB_API_URL="+api.URL+"/", "GITHUB_EVENT_PATH="+event)
+	var out strings.Builder
+	cmd := procsRun(t, dir, mark, env, "action")
+	startUntil(t, cmd, &out, started)
+	cmd.Process.Signal(syscall.SIGTERM)
+	code := finish(t, cmd, &out)
+	proctest.NoSurvivors(t, mark)
+	o := parseOutputs(t, outFile)
+	if code == 0 || o["exit-code"] != strconv.Itoa(code) || o["result"] != "failure" {
+		t.Errorf("exit %d, outputs result %q exit-code %q\n%s", code, o["result"], o["exit-code"], out.String())
+	}
+	var failed []string
+	if err := json.Unmarshal([]byte(o["failed-items"]), &failed); err != nil || !slices.Contains(failed, "block/escape") {
+		t.Errorf("failed-items %q (%v), want the cancelled block/escape", o["failed-items"], err)
+	}
+	s := readFile(t, sumFile)
+	if !strings.Contains(s, "cancelled") {
+		t.Errorf("the summary does not say the run was cancelled:\n%.600s", s)
+	}
+	noRelativeLinks(t, "the summary", s)
+	gh.mu.Lock()
+	defer gh.mu.Unlock()
+	if len(gh.checks) != 1 || gh.checks[0]["conclusion"] != "cancelled" || len(gh.comments) != 1 {
+		t.Errorf("%d check runs (%v), %d comments; want one each, the check run cancelled\n%s", len(gh.checks), gh.checks, len(gh.comments), out.String())
+	}
+}
+
+// ACTIONS_CACHE_MODE, as the runner passes it to a container action whose job's cache
+// access is limited: read restores and saves nothing, write-only saves without a
+// lookup, none does neither; the log says what was skipped and the outputs agree.
+func TestActionCacheMode(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		mode            string
+		restore, save   bool
+		skipped, hitOut string
+	}{
+		{"read", true, false, "cache: save skipped: ACTIONS_CACHE_MODE=read", "true"},
+		{"write-only", false, true, "cache: restore skipped: ACTIONS_CACHE_MODE=write-only", "false"},
+		{"none", false, false, "cache: restore skipped: ACTIONS_CACHE_MODE=none", "false"},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			t.Parallel()
+			dir := fixture(t, "e2e")
+			cacheSrv := cachetest.New(t)
+			cacheSrv.Put("sgpu-weights-gfx942-l1-4000-1", "", []byte("gamma 0.7\nnorth/n.one 0.4\n"))
+			env, outFile, _ := runner(t, dir, map[string]string{"config": "ci/shards.conf", "gpus": "0,1", "arch": "gfx942"},
+				append(cacheSrv.Env(), "TEST_LEVEL=1", "ACTIONS_CACHE_MODE="+tc.mode)...)
+			r := sgpu(t, dir, env, "action")
+			out := parseOutputs(t, outFile)
+			lookups, creates := len(cacheSrv.CallsTo(cachetest.OpGetDownloadURL)), len(cacheSrv.CallsTo(cachetest.OpCreate))
+			if r.code != 0 || (lookups > 0) != tc.restore || (creates > 0) != tc.save || out["cache-hit"] != tc.hitOut || !strings.Contains(r.stdout, tc.skipped) {
+				t.Errorf("exit %d, %d lookups, %d saves, cache-hit %q; want restore %v, save %v, %q in the log\n%s",
+					r.code, lookups, creates, out["cache-hit"], tc.restore, tc.save, tc.skipped, r.stdout)
+			}
+			if _, err := os.Stat(filepath.Join(dir, out["weights-file"])); err != nil {
+				t.Errorf("the local table is written whatever the mode: %v", err)
+			}
+		})
 	}
 }

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -370,6 +371,24 @@ func TestActionSingleAndMultiGPUSuites(t *testing.T) {
 	}
 	if len(ran) != 19 {
 		t.Errorf("%d items ran, want 19: %v", len(ran), sortedKeys(ran))
+	}
+	// The figures the step outputs count GPU-seconds: a 4-GPU item's second is four.
+	var gpuSecs, largest float64
+	for _, row := range lines(readFile(t, filepath.Join(logs, "queue", "timings.tsv"))) {
+		f := strings.Split(row, "\t")
+		secs, _ := strconv.ParseFloat(f[3], 64)
+		gpuSecs += secs * float64(len(strings.Split(f[2], ",")))
+		largest = max(largest, secs)
+	}
+	var wall, util, bound float64
+	fmtSscan(out["wall-seconds"], &wall)
+	fmtSscan(out["utilisation"], &util)
+	fmtSscan(out["lower-bound-seconds"], &bound)
+	if want := 100 * gpuSecs / (wall * 4); wall <= 0 || math.Abs(util-want) > 0.1*want {
+		t.Errorf("utilisation %q, want about %.1f (%.1f GPU-seconds over %.1f s on 4 GPUs)", out["utilisation"], want, gpuSecs, wall)
+	}
+	if want := max(gpuSecs/4, largest); math.Abs(bound-want) > 0.15 {
+		t.Errorf("lower-bound-seconds %q, want max(GPU-seconds/4, largest) = %.2f", out["lower-bound-seconds"], want)
 	}
 }
 

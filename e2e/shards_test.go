@@ -419,6 +419,10 @@ func TestActionModes(t *testing.T) {
 		{map[string]string{"mode": "plan", "config": "ci/shards.conf", "arch": "gfx942", "shards": "0", "gpus": "2"}, `input shards "0"`},
 		{map[string]string{"mode": "merge", "shard-log-dirs": "nothing/*/logs"}, `"nothing/*/logs" matches nothing`},
 		{map[string]string{"mode": "run", "config": "ci/shards.conf", "gpus": "0,1", "shard": "4/3"}, `input shard "4/3": want I/K`},
+		// An input of another mode is refused, not ignored: shards in a shard job would
+		// have every leg of the matrix run every item.
+		{map[string]string{"mode": "run", "config": "ci/shards.conf", "gpus": "0,1", "shards": "1/3"}, "input shards is read by mode plan only, and this step's mode is run: a shard job of the matrix sets shard: ${{ matrix.shard }}"},
+		{map[string]string{"mode": "plan", "config": "ci/shards.conf", "arch": "gfx942", "shards": "3", "gpus": "2", "shard": "1/3", "shard-log-dirs": "shards/*/logs"}, "input shard-log-dirs is read by mode merge only"},
 	} {
 		r, out := step(tc.inputs)
 		if r.code != 2 || !strings.Contains(r.stdout, tc.want) || out["result"] != "failure" {
@@ -453,5 +457,23 @@ func TestActionPlanFirstRun(t *testing.T) {
 				t.Errorf("shard %d lists %q with no table to plan from", s.Shard, k)
 			}
 		}
+	}
+}
+
+// The plan job reads the level as the shard jobs' runs will: with hook-var renaming
+// the level variable, from the renamed one, so it restores that level's table (a
+// hit), not another level's. (Its config is a glob, which the action expands.)
+func TestActionPlanLevelLikeTheRuns(t *testing.T) {
+	t.Parallel()
+	dir := fixture(t, "e2e")
+	cacheSrv := cachetest.New(t)
+	key := "sgpu-weights-gfx942-l3-4000-1"
+	cacheSrv.Put(key, "", []byte("gamma 0.7\nnorth/n.one 0.4\nsouth/s.one 0.3\n"))
+	env, outFile, _ := runner(t, dir, map[string]string{"mode": "plan", "config": "ci/shard?.conf", "arch": "gfx942", "shards": "2", "gpus": "2",
+		"hook-var": "level=MY_LEVEL"}, append(cacheSrv.Env(), "MY_LEVEL=3", "TEST_LEVEL=1")...)
+	r := sgpu(t, dir, env, "action")
+	out := parseOutputs(t, outFile)
+	if r.code != 0 || out["cache-hit"] != "true" || out["cache-matched-key"] != key {
+		t.Errorf("exit %d, cache-hit %q, cache-matched-key %q: want the level-3 table MY_LEVEL names\n%s", r.code, out["cache-hit"], out["cache-matched-key"], r.stdout)
 	}
 }

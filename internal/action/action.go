@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -94,6 +95,9 @@ func Run(ctx context.Context, e Env) int {
 		return a.publishFrom(ctx, a.path(from))
 	}
 	mode, err := a.mode()
+	if err == nil {
+		err = a.checkModeInputs(mode)
+	}
 	if err != nil {
 		return a.stop(&engine.Error{Code: exitcode.Usage, Err: err})
 	}
@@ -118,6 +122,7 @@ func (a *act) finish(ctx context.Context, res *engine.Result, err error) int {
 	if err != nil {
 		return a.stop(err)
 	}
+	res.Markdown = a.scrub(res.Markdown)
 	a.present(res)
 	a.publishPR(ctx, res)
 	a.obs.flushWarnings()
@@ -146,12 +151,9 @@ type act struct {
 // workspace. A run needs the config input; a merge does not.
 func (a *act) options(needConfig bool) (engine.Options, error) {
 	gh := a.gh
-	configs := fields(gh.GetInput("config"))
-	if len(configs) == 0 && needConfig {
-		return engine.Options{}, fmt.Errorf("input config is empty: name the suite config file(s), e.g. config: ci/sgpu.conf")
-	}
-	for i, c := range configs {
-		configs[i] = a.path(c)
+	configs, err := a.configs(needConfig)
+	if err != nil {
+		return engine.Options{}, err
 	}
 	values := settings.Values{}
 	for _, k := range settings.Knobs {
@@ -162,7 +164,7 @@ func (a *act) options(needConfig bool) (engine.Options, error) {
 			values[name] = a.path(v)
 		}
 	}
-	env := hook.Env(a.e.Environ)
+	env := suiteEnv(a.e.Environ)
 	opts := engine.Options{
 		Configs: configs, RepoRoot: a.root, CheckCommands: true,
 		Out: a.e.Stdout, Observer: a.obs, RunURL: a.runPage,
@@ -179,6 +181,50 @@ func (a *act) options(needConfig bool) (engine.Options, error) {
 	opts.Env = env
 	opts.Store = a.store
 	return opts, nil
+}
+
+// runnerCredentials are variables the runner gives an action but never a `run:` step:
+// the cache's runtime token and the services it opens, and the OIDC token request.
+var runnerCredentials = []string{
+	"ACTIONS_RUNTIME_TOKEN", "ACTIONS_RUNTIME_URL", "ACTIONS_RESULTS_URL", "ACTIONS_CACHE_URL",
+	"ACTIONS_ID_TOKEN_REQUEST_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_URL",
+}
+
+// suiteEnv is the step's environment as the suites' commands get it: without the
+// action's inputs (INPUT_GITHUB-TOKEN among them) and the runner's credentials, which
+// a test that prints its environment would otherwise put into its log, the uploaded
+// artifacts and the published report. What the workflow sets for the step is kept.
+func suiteEnv(environ []string) hook.Env {
+	env := make(hook.Env, 0, len(environ))
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, "INPUT_") && !slices.Contains(runnerCredentials, name) {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// secrets are the credential values the action knows: the github-token input and the
+// runner's tokens.
+func (a *act) secrets() []string {
+	var out []string
+	for _, v := range []string{a.gh.GetInput("github-token"), a.e.Getenv("ACTIONS_RUNTIME_TOKEN"), a.e.Getenv("ACTIONS_ID_TOKEN_REQUEST_TOKEN")} {
+		if v = strings.TrimSpace(v); len(v) >= 8 {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// scrub replaces every credential value in text that GitHub shows without masking it
+// (the job summary, a check run, a PR comment): a workflow may hand a token to the
+// tests on purpose (env: GH_TOKEN), and a failed test's log tail may print it.
+func (a *act) scrub(text string) string {
+	for _, s := range a.secrets() {
+		text = strings.ReplaceAll(text, s, "***")
+	}
+	return text
 }
 
 // runURL is the run's page, where its artifacts are ("" outside Actions).

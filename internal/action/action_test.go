@@ -2,6 +2,7 @@ package action
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,7 +12,9 @@ import (
 
 	githubactions "github.com/sethvargo/go-githubactions"
 
+	"github.com/rocm/sgpu-queue/internal/engine"
 	"github.com/rocm/sgpu-queue/internal/settings"
+	"github.com/rocm/sgpu-queue/internal/verdict"
 )
 
 // actionYML returns the input and output names action.yml declares.
@@ -235,6 +238,45 @@ func TestPublishInputs(t *testing.T) {
 		got, err := a.publishInputs()
 		if got != tt.want || (err == nil) != (tt.err == "") || err != nil && !strings.Contains(err.Error(), tt.err) {
 			t.Errorf("commit %q pr %q: %+v, %v", tt.commit, tt.pr, got, err)
+		}
+	}
+}
+
+// GitHub shows 10 error and 10 warning annotations per step: with 12 failed suites the
+// tenth error names the other three, and with 12 warnings the tenth says how many more
+// are in the log, where every one of them is.
+func TestAnnotationsCapped(t *testing.T) {
+	a, _, log := testAct(t, "GITHUB_OUTPUT")
+	a.obs = &observer{gh: a.gh, out: log}
+	res := &engine.Result{ExitCode: 1}
+	for i := range 12 {
+		label := fmt.Sprintf("s%02d", i)
+		res.Suites = append(res.Suites, verdict.Suite{Label: label, Failed: 1, RC: 1,
+			Items: []verdict.Item{{Label: label, Tag: "t", Failed: true, Finished: true, RC: 1, LogRel: "items/" + label + ".t.log"}}})
+	}
+	for i := range 12 {
+		a.obs.Warn(fmt.Sprintf("warning %d", i))
+	}
+	a.present(res)
+	a.obs.flushWarnings()
+	var errs, warns []string
+	for _, l := range strings.Split(log.String(), "\n") {
+		switch {
+		case strings.HasPrefix(l, "::error"):
+			errs = append(errs, l)
+		case strings.HasPrefix(l, "::warning"):
+			warns = append(warns, l)
+		}
+	}
+	if len(errs) != maxAnnotations || !strings.Contains(errs[9], "3 more suites failed: s09, s10, s11") {
+		t.Errorf("%d error annotations, the last %q", len(errs), errs[len(errs)-1])
+	}
+	if len(warns) != maxAnnotations || !strings.Contains(warns[9], "3 more warnings in the log") {
+		t.Errorf("%d warning annotations, the last %q", len(warns), warns[len(warns)-1])
+	}
+	for i := range 12 {
+		if !strings.Contains(log.String(), fmt.Sprintf("warning %d\n", i)) {
+			t.Errorf("warning %d is nowhere in the log", i)
 		}
 	}
 }

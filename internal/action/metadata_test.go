@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -129,5 +130,102 @@ func TestCIUsesTheDevAction(t *testing.T) {
 	}
 	if regexp.MustCompile(`(?m)uses: \./\s*$`).MatchString(ci) {
 		t.Error("ci.yml uses ./ (the published image) in a self-test")
+	}
+}
+
+// readmeTable returns the first-column names of the table under the README heading
+// "### <heading>", and the second column of each (the default, for inputs).
+func readmeTable(t *testing.T, heading string) map[string]string {
+	t.Helper()
+	rows := map[string]string{}
+	in := false
+	for _, l := range strings.Split(repoFile(t, "README.md"), "\n") {
+		switch {
+		case strings.HasPrefix(l, "#"):
+			in = l == "### "+heading
+		case in && strings.HasPrefix(l, "| `"):
+			cells := strings.Split(l, "|")
+			second := ""
+			if len(cells) > 3 {
+				second = strings.TrimSpace(cells[2])
+			}
+			for _, name := range regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(cells[1], -1) {
+				rows[name[1]] = second
+			}
+		}
+	}
+	if len(rows) == 0 {
+		t.Fatalf("README.md: no table under ### %s", heading)
+	}
+	return rows
+}
+
+// The README's Inputs and Outputs tables name exactly what action.yml declares, and
+// an input's default written as one literal is action.yml's (where action.yml has one:
+// an empty default is computed, and the README says how).
+func TestReadmeTablesMatchActionYML(t *testing.T) {
+	inputs, outputs := actionYML(t)
+	defaults := map[string]string{}
+	cur := ""
+	for _, l := range strings.Split(repoFile(t, "action.yml"), "\n") {
+		if m := regexp.MustCompile(`^  ([a-z0-9-]+):$`).FindStringSubmatch(l); m != nil {
+			cur = m[1]
+		}
+		if v, ok := strings.CutPrefix(l, "    default: "); ok {
+			defaults[cur] = strings.Trim(v, `"`)
+		}
+	}
+	docIn, docOut := readmeTable(t, "Inputs"), readmeTable(t, "Outputs")
+	for _, c := range []struct {
+		what      string
+		yml, docs map[string]bool
+	}{{"input", inputs, keySet(docIn)}, {"output", outputs, keySet(docOut)}} {
+		for n := range c.yml {
+			if !c.docs[n] {
+				t.Errorf("action.yml's %s %s is not in the README's table", c.what, n)
+			}
+		}
+		for n := range c.docs {
+			if !c.yml[n] {
+				t.Errorf("the README's table names the %s %s, which action.yml does not declare", c.what, n)
+			}
+		}
+	}
+	literal := regexp.MustCompile("^`([^`]*)`$")
+	for name, def := range docIn {
+		if m := literal.FindStringSubmatch(def); m != nil && inputs[name] && defaults[name] != "" && m[1] != defaults[name] {
+			t.Errorf("README: input %s defaults to %q, action.yml to %q", name, m[1], defaults[name])
+		}
+	}
+}
+
+func keySet(m map[string]string) map[string]bool {
+	s := map[string]bool{}
+	for k := range m {
+		s[k] = true
+	}
+	return s
+}
+
+// The project's GitHub workflow installs every Debian package .ci/run installs for the
+// tests (xmllint, pytest, CMake), so the tests that need them run there too instead of
+// skipping.
+func TestCIInstallsWhatTheTestsNeed(t *testing.T) {
+	run := repoFile(t, ".ci/run")
+	var pkgs []string
+	for _, m := range regexp.MustCompile(`(?:pkgs\+=\(|install -y -q )([a-z0-9][a-z0-9.+-]+)\)`).FindAllStringSubmatch(run, -1) {
+		pkgs = append(pkgs, m[1])
+	}
+	if len(pkgs) < 3 {
+		t.Fatalf(".ci/run installs %q: the pattern no longer reads it", pkgs)
+	}
+	install := regexp.MustCompile(`apt-get install -y -q ([^\n]*)`).FindStringSubmatch(repoFile(t, ".github/workflows/ci.yml"))
+	if install == nil {
+		t.Fatal("ci.yml: no apt-get install line")
+	}
+	for _, p := range pkgs {
+		if !slices.Contains(strings.Fields(install[1]), p) {
+			t.Errorf("ci.yml does not install %s, which .ci/run installs for the tests", p)
+		}
 	}
 }

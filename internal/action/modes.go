@@ -3,6 +3,7 @@ package action
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -12,7 +13,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/engine"
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/gpu"
-	"github.com/rocm/sgpu-queue/internal/hook"
+	"github.com/rocm/sgpu-queue/internal/settings"
 	"github.com/rocm/sgpu-queue/internal/shard"
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
@@ -25,6 +26,26 @@ const (
 	modeRun   = "run"
 	modeMerge = "merge"
 )
+
+// modeInputs are the inputs only one mode reads: set in another mode's step they
+// would be ignored, and a careless `shards: ${{ matrix.shard }}` in a shard job
+// would run every item on every leg of the matrix.
+var modeInputs = []struct{ input, mode, hint string }{
+	{"shards", modePlan, "a shard job of the matrix sets shard: ${{ matrix.shard }}"},
+	{"shard", modeRun, "mode plan takes shards (how many), a shard job runs with mode run"},
+	{"shard-log-dirs", modeMerge, "set mode: merge to merge the shards' log dirs"},
+}
+
+// checkModeInputs refuses an input of another mode than the step's.
+func (a *act) checkModeInputs(mode string) error {
+	var errs []error
+	for _, m := range modeInputs {
+		if m.mode != mode && strings.TrimSpace(a.gh.GetInput(m.input)) != "" {
+			errs = append(errs, fmt.Errorf("input %s is read by mode %s only, and this step's mode is %s: %s (README, Several runners)", m.input, m.mode, mode, m.hint))
+		}
+	}
+	return errors.Join(errs...)
+}
 
 // defaultPlanFile is where mode plan writes the plan when the plan input is empty.
 const defaultPlanFile = "plan.json"
@@ -121,11 +142,9 @@ func Matrix(shards int) map[string][]string {
 func (a *act) planRequest() (engine.PlanRequest, error) {
 	gh := a.gh
 	req := engine.PlanRequest{RepoRoot: a.root, Arch: strings.TrimSpace(gh.GetInput("arch")), Level: strings.TrimSpace(gh.GetInput("level"))}
-	for _, c := range fields(gh.GetInput("config")) {
-		req.Configs = append(req.Configs, a.path(c))
-	}
-	if len(req.Configs) == 0 {
-		return req, fmt.Errorf("input config is empty: name the suite config file(s), e.g. config: ci/sgpu.conf")
+	var err error
+	if req.Configs, err = a.configs(true); err != nil {
+		return req, err
 	}
 	if req.Arch == "" {
 		return req, fmt.Errorf("mode plan needs input arch (e.g. gfx942): a plan job has no GPU to ask, and the arch keys the weight table")
@@ -143,13 +162,13 @@ func (a *act) planRequest() (engine.PlanRequest, error) {
 	if w := strings.TrimSpace(gh.GetInput("weights")); w != "" {
 		req.WeightsPath = a.path(w)
 	}
-	if req.Level == "" {
-		req.Level = a.e.Getenv(hook.Default().Level)
+	// The level as a run of the shards will read it: the input, else the level
+	// variable of the step's environment (renamed by hook-var, as the runs see it).
+	var hooks engine.Options
+	if err := (settings.Values{"hook-var": gh.GetInput("hook-var")}).Apply(&hooks, nil); err != nil {
+		return req, settings.Prefixed(err, "input ")
 	}
-	if req.Level == "" {
-		req.Level = "99"
-	}
-	if err := weights.CheckLevel(req.Level); err != nil {
+	if req.Level, err = engine.Level(req.Level, a.e.Getenv(hooks.Hooks.Level)); err != nil {
 		return req, fmt.Errorf("input level %q: %w", req.Level, err)
 	}
 	return req, nil
@@ -180,32 +199,48 @@ func (a *act) mergeMode(ctx context.Context) int {
 	return a.finish(ctx, res, err)
 }
 
-// shardDirs reads the shard-log-dirs input: paths relative to the workspace,
-// globs expanded (the runner does not), each matched once.
+// shardDirs reads the shard-log-dirs input.
 func (a *act) shardDirs() ([]string, error) {
-	var dirs []string
+	dirs, err := a.paths("shard-log-dirs", "download the shard jobs' artifacts first (actions/download-artifact)")
+	if err == nil && len(dirs) == 0 {
+		err = fmt.Errorf("input shard-log-dirs is empty: mode merge wants the shard jobs' log dirs, e.g. shards/*/logs")
+	}
+	return dirs, err
+}
+
+// configs reads the config input; need says it must name at least one file.
+func (a *act) configs(need bool) ([]string, error) {
+	configs, err := a.paths("config", "name the suite config file(s) relative to the workspace")
+	if err == nil && len(configs) == 0 && need {
+		err = fmt.Errorf("input config is empty: name the suite config file(s), e.g. config: ci/sgpu.conf")
+	}
+	return configs, err
+}
+
+// paths reads a list input of paths relative to the workspace, separated by spaces,
+// commas or lines, with globs expanded (the runner does not), each matched once; a
+// glob that matches nothing is an error ending in hint.
+func (a *act) paths(input, hint string) ([]string, error) {
+	var out []string
 	seen := map[string]bool{}
-	for _, f := range fields(a.gh.GetInput("shard-log-dirs")) {
+	for _, f := range fields(a.gh.GetInput(input)) {
 		p := a.path(f)
 		matches := []string{p}
 		if strings.ContainsAny(f, "*?[") {
 			var err error
 			if matches, err = filepath.Glob(p); err != nil {
-				return nil, fmt.Errorf("input shard-log-dirs: %q: %w", f, err)
+				return nil, fmt.Errorf("input %s: %q: %w", input, f, err)
 			}
 			if len(matches) == 0 {
-				return nil, fmt.Errorf("input shard-log-dirs: %q matches nothing: download the shard jobs' artifacts first (actions/download-artifact)", f)
+				return nil, fmt.Errorf("input %s: %q matches nothing: %s", input, f, hint)
 			}
 		}
 		for _, m := range matches {
 			if !seen[m] {
 				seen[m] = true
-				dirs = append(dirs, m)
+				out = append(out, m)
 			}
 		}
 	}
-	if len(dirs) == 0 {
-		return nil, fmt.Errorf("input shard-log-dirs is empty: mode merge wants the shard jobs' log dirs, e.g. shards/*/logs")
-	}
-	return dirs, nil
+	return out, nil
 }

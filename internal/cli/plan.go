@@ -76,12 +76,7 @@ func planCmd(e Env, args []string) int {
 	if req.GPUs, err = gpuCount(*gpus); err != nil {
 		return usageErr(err)
 	}
-	if req.Level == "" {
-		req.Level = e.Getenv(hook.Default().Level)
-	}
-	if req.Level == "" {
-		req.Level = "99"
-	}
+	req.Level, _ = engine.Level(req.Level, e.Getenv(hook.Default().Level)) // engine.Plan says why a level is bad
 	p, sum, err := engine.Plan(req, func(w string) { fmt.Fprintf(e.Stderr, "warning: %s\n", w) })
 	if err != nil {
 		return usageErr(err)

@@ -37,16 +37,25 @@ func Settle(o *Options) error {
 		return usage(fmt.Errorf("--repo-root %s: not a directory; give the repository the config's commands are relative to", o.RepoRoot))
 	}
 	o.RepoRoot = root
-	if o.Level == "" {
-		o.Level, _ = hook.Env(o.Env).Get(o.Hooks.Level)
-	}
-	if o.Level == "" {
-		o.Level = "99"
-	}
-	if err := weights.CheckLevel(o.Level); err != nil {
+	fromEnv, _ := hook.Env(o.Env).Get(o.Hooks.Level)
+	if o.Level, err = Level(o.Level, fromEnv); err != nil {
 		return usage(fmt.Errorf("--level %q: %w", o.Level, err))
 	}
 	return nil
+}
+
+// Level is the test level of a run or a plan: the one given, else fromEnv (the
+// environment's TEST_LEVEL, or the variable --hook-var level= names), else 99
+// (docs/hooks.md, The level). The error says why it cannot key a weight table.
+func Level(given, fromEnv string) (string, error) {
+	level := strings.TrimSpace(given)
+	if level == "" {
+		level = strings.TrimSpace(fromEnv)
+	}
+	if level == "" {
+		level = "99"
+	}
+	return level, weights.CheckLevel(level)
 }
 
 // Target is where suite commands run: as this process's children, through the

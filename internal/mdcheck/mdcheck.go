@@ -119,7 +119,20 @@ func fenceOf(line string) string {
 // StripCodeSpans removes code spans (CommonMark: a run of n backticks up to the
 // next run of exactly n), leaving what a renderer reads as text or HTML.
 func StripCodeSpans(s string) string {
+	text, _ := codeSpans(s)
+	return text
+}
+
+// CodeSpans returns the contents of the code spans of one line, trimmed.
+func CodeSpans(s string) []string {
+	_, spans := codeSpans(s)
+	return spans
+}
+
+// codeSpans splits a line into its text outside code spans and the spans' contents.
+func codeSpans(s string) (string, []string) {
 	var out strings.Builder
+	var spans []string
 	for i := 0; i < len(s); {
 		if s[i] != '`' {
 			out.WriteByte(s[i])
@@ -141,7 +154,7 @@ func StripCodeSpans(s string) string {
 				m++
 			}
 			if m-k == j-i {
-				closeAt = m
+				closeAt = k
 				break
 			}
 			k = m
@@ -151,7 +164,8 @@ func StripCodeSpans(s string) string {
 			i = j
 			continue
 		}
-		i = closeAt
+		spans = append(spans, strings.TrimSpace(s[j:closeAt]))
+		i = closeAt + (j - i)
 	}
-	return out.String()
+	return out.String(), spans
 }

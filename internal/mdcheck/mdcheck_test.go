@@ -51,3 +51,10 @@ func TestAnchors(t *testing.T) {
 		t.Errorf("anchors %v", got)
 	}
 }
+
+func TestCodeSpans(t *testing.T) {
+	got := strings.Join(CodeSpans("`engine.Run` and `` a ` b `` then `unclosed"), "|")
+	if want := "engine.Run|a ` b"; got != want {
+		t.Errorf("CodeSpans = %q, want %q", got, want)
+	}
+}
