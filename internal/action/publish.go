@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -50,12 +49,10 @@ type pubInputs struct {
 	pr     int    // the pull request the comment goes on (0 = from the event)
 }
 
-var hexSHA = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
-
 func (a *act) publishInputs() (pubInputs, error) {
 	var p pubInputs
 	if c := strings.TrimSpace(a.gh.GetInput("commit")); c != "" {
-		if !hexSHA.MatchString(c) {
+		if !publish.IsCommitID(c) {
 			return p, fmt.Errorf("input commit %q: want a full commit id (40 hex digits), e.g. ${{ github.event.workflow_run.head_sha }}", c)
 		}
 		p.commit = c
@@ -100,7 +97,7 @@ func matrixValues(in string) ([]string, error) {
 		return nil, nil
 	}
 	bad := func(err error) error {
-		return fmt.Errorf("input matrix: %v; leave it at its default ${{ toJSON(matrix) }}", err)
+		return fmt.Errorf("input matrix: %w; leave it at its default ${{ toJSON(matrix) }}", err)
 	}
 	dec := json.NewDecoder(strings.NewReader(in))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {

@@ -19,6 +19,10 @@ var conclusions = map[string]bool{
 
 var hexSHA = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
 
+// IsCommitID reports whether s is a full commit id (SHA-1 or SHA-256, lower-case
+// hex), the only form the checks API accepts for head_sha.
+func IsCommitID(s string) bool { return hexSHA.MatchString(s) }
+
 // Check creates a completed check run on r.SHA with the report as its summary
 // and one failure annotation per failed item. The API takes 50 annotations a
 // request: the first 50 go with the create, the rest with updates of the same
@@ -38,15 +42,7 @@ func Check(ctx context.Context, r Request) (o Outcome, err error) {
 	}
 
 	name := checkName(r)
-	title := r.Title
-	if title == "" {
-		title = "sgpu-queue: " + r.Conclusion
-	}
-	summary := r.Summary
-	if strings.TrimSpace(summary) == "" {
-		summary = "(no report)" // the API requires a summary with the output
-	}
-	summary = truncate(summary, MaxTextBytes, fmt.Sprintf("\n\n… (truncated to %d bytes: the full report is report/schedule.md in the log dir)\n", MaxTextBytes))
+	title, summary := checkText(r)
 
 	anns := Annotations(r)
 	if n := len(anns); n > MaxAnnotations {
@@ -86,31 +82,53 @@ func Check(ctx context.Context, r Request) (o Outcome, err error) {
 		return o, err
 	}
 	o.Check = run.GetHTMLURL()
+	w, err := s.annotate(ctx, run.GetID(), name, title, summary, rest)
+	if w != "" {
+		o.Warnings = append(o.Warnings, w)
+	}
+	return o, err
+}
 
+// checkText is the check run's title and summary: a summary is required with
+// the output, and the API refuses one over MaxTextBytes.
+func checkText(r Request) (title, summary string) {
+	title = r.Title
+	if title == "" {
+		title = "sgpu-queue: " + r.Conclusion
+	}
+	summary = r.Summary
+	if strings.TrimSpace(summary) == "" {
+		summary = "(no report)"
+	}
+	summary = truncate(summary, MaxTextBytes, fmt.Sprintf("\n\n… (truncated to %d bytes: the full report is report/schedule.md in the log dir)\n", MaxTextBytes))
+	return title, summary
+}
+
+// annotate sends the annotations that did not fit the create, 50 an update.
+// Each update resends name, title and summary: an update without a name
+// renames the run to "". A refused update stops there with classify's
+// warning (a read-only token: a warning and no error).
+func (s *session) annotate(ctx context.Context, id int64, name, title, summary string, rest []*github.CheckRunAnnotation) (string, error) {
 	for len(rest) > 0 {
 		var chunk []*github.CheckRunAnnotation
 		chunk, rest = split(rest)
 		upd := github.UpdateCheckRunOptions{
-			Name: name, // an update without name renames the run to ""
+			Name: name,
 			Output: &github.CheckRunOutput{
 				Title:       github.String(title),
 				Summary:     github.String(summary),
 				Annotations: chunk,
 			},
 		}
-		err = s.call(ctx, func(ctx context.Context) error {
-			_, _, err := s.gh.Checks.UpdateCheckRun(ctx, s.owner, s.repo, run.GetID(), upd)
+		err := s.call(ctx, func(ctx context.Context) error {
+			_, _, err := s.gh.Checks.UpdateCheckRun(ctx, s.owner, s.repo, id, upd)
 			return err
 		})
 		if err != nil {
-			w, err := s.classify(err, "check run annotations", "checks: write", "")
-			if w != "" {
-				o.Warnings = append(o.Warnings, w)
-			}
-			return o, err
+			return s.classify(err, "check run annotations", "checks: write", "")
 		}
 	}
-	return o, nil
+	return "", nil
 }
 
 func checkName(r Request) string {

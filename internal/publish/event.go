@@ -76,7 +76,7 @@ func WorkflowRunFromEvent(eventPath string) (WorkflowRun, error) {
 		} `json:"workflow_run"`
 	}
 	if err := json.Unmarshal(data, &ev); err != nil {
-		return w, fmt.Errorf("event payload %s: not a workflow_run payload: %v", eventPath, err)
+		return w, fmt.Errorf("event payload %s: not a workflow_run payload: %w", eventPath, err)
 	}
 	if ev.Run == nil {
 		return w, nil
