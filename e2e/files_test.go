@@ -313,3 +313,61 @@ func TestFullDiskSaysWhatWasNotWritten(t *testing.T) {
 		return nil
 	})
 }
+
+// The merged JUnit never replaces a file sgpu-queue did not write: a user's
+// <label>.xml in the JUnit directory (no manifest entry) stays byte for byte, with
+// one warning line naming it, while the other suite's file is written; a merged
+// file the user edited since is left likewise, and an unchanged one is replaced.
+func TestJUnitLeavesUsersFile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "repo")
+	junitDir := filepath.Join(dir, "test-results", "junit")
+	for p, data := range map[string]string{
+		"ci/j.cmds":                     "one echo one\n",
+		"ci/j.conf":                     "mine mine.log cmd ci/j.cmds\nours ours.log cmd ci/j.cmds\n",
+		"test-results/junit/mine.xml":   "<testsuites name=\"the user's own\"/>\n",
+		"test-results/junit/notes.txt":  "not XML\n",
+		"test-results/junit/ours/x.xml": "<testsuite/>\n", // a stray raw file: not this run's
+	} {
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755)
+		if err := os.WriteFile(filepath.Join(dir, p), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func() result {
+		t.Helper()
+		r := sgpu(t, dir, []string{"JUNITXML_PREFIX=test-results/junit/"}, "run", "--gpus", "1", "--arch", "gfx942", "ci/j.conf")
+		if r.code != 0 {
+			t.Fatalf("exit %d, want 0 (a file left alone is a warning)\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		if got := readFile(t, filepath.Join(junitDir, "mine.xml")); got != "<testsuites name=\"the user's own\"/>\n" {
+			t.Fatalf("the user's mine.xml was replaced:\n%s", got)
+		}
+		return r
+	}
+	r := run()
+	want := `JUnit of suite "mine" not written: test-results/junit/mine.xml is not a file sgpu-queue wrote (.sgpu-queue-junit does not list it), so it is left as it is; move it away, or set another junit-dir`
+	if n := strings.Count(r.stdout+r.stderr, want); n != 1 {
+		t.Errorf("the warning %q appears %d times, want once:\n%s%s", want, n, r.stdout, r.stderr)
+	}
+	if strings.Contains(r.stdout, "junit mine ") || !strings.Contains(r.stdout, "junit ours ") {
+		t.Errorf("junit lines: want ours written, mine not:\n%s", r.stdout)
+	}
+	ours := filepath.Join(junitDir, "ours.xml")
+	if !strings.Contains(readFile(t, ours), `<testsuites name="ours"`) {
+		t.Errorf("ours.xml:\n%s", readFile(t, ours))
+	}
+	// The second run replaces its own unchanged file and still leaves the user's.
+	r = run()
+	if !strings.Contains(r.stdout, "junit ours ") || !strings.Contains(r.stdout+r.stderr, want) {
+		t.Errorf("second run:\n%s%s", r.stdout, r.stderr)
+	}
+	// A merged file the user edited is theirs now.
+	os.WriteFile(ours, []byte("edited\n"), 0o644)
+	r = run()
+	if got := readFile(t, ours); got != "edited\n" {
+		t.Errorf("an edited ours.xml was replaced:\n%s", got)
+	}
+	if !strings.Contains(r.stdout+r.stderr, `JUnit of suite "ours" not written: test-results/junit/ours.xml changed since sgpu-queue wrote it, so it is left as it is`) {
+		t.Errorf("no warning for the edited file:\n%s%s", r.stdout, r.stderr)
+	}
+}

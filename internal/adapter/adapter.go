@@ -191,12 +191,18 @@ type output struct {
 
 // capture runs a listing command: its stdout is kept (up to maxListing), its
 // stderr goes to the log, and the last lines of both make the tail for messages.
-func (s Spec) capture(ctx context.Context, ex executor.Executor, in Listing, c executor.Command) (*output, error) {
+// The log's header names the command on one line, shell-quoted as a list suite's
+// is (docs/files.md, expand.log): shown when given (a command one line cannot
+// hold as run, the pytest probe's), else c's own words.
+func (s Spec) capture(ctx context.Context, ex executor.Executor, in Listing, c executor.Command, shown string) (*output, error) {
 	log := in.Log
 	if log == nil {
 		log = io.Discard
 	}
-	fmt.Fprintf(log, "### %s listing: %s %s\n", s.Label, c.Path, strings.Join(c.Args, " "))
+	if shown == "" {
+		shown = config.QuoteWords(append([]string{c.Path}, c.Args...))
+	}
+	fmt.Fprintf(log, "### %s listing: %s\n", s.Label, shown)
 	out := &textfmt.Capped{Max: maxListing}
 	tail := &textfmt.Tail{}
 	c.Stdout = io.MultiWriter(out, tail)

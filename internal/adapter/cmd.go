@@ -38,7 +38,7 @@ func newCmd(s Spec) (Adapter, error) {
 // container exec), so that it is the file the commands will see.
 func (c *cmdSuite) List(ctx context.Context, ex executor.Executor, in Listing) (*Listed, error) {
 	s := c.spec
-	out, err := s.capture(ctx, ex, in, executor.Command{Path: "cat", Args: []string{"--", c.file}, Env: s.env(in.Env), Dir: in.Dir})
+	out, err := s.capture(ctx, ex, in, executor.Command{Path: "cat", Args: []string{"--", c.file}, Env: s.env(in.Env), Dir: in.Dir}, "")
 	if err != nil {
 		return nil, err
 	}

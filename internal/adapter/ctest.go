@@ -72,12 +72,12 @@ type ctestListed struct {
 func (c *ctestSuite) List(ctx context.Context, ex executor.Executor, in Listing) (*Listed, error) {
 	s := c.spec
 	args := append(append([]string(nil), s.Args...), "--show-only=json-v1")
-	out, err := s.capture(ctx, ex, in, executor.Command{Path: "ctest", Args: args, Env: s.env(in.Env), Dir: in.Dir})
+	out, err := s.capture(ctx, ex, in, executor.Command{Path: "ctest", Args: args, Env: s.env(in.Env), Dir: in.Dir}, "")
 	if err != nil {
 		return nil, err
 	}
 	if rc := out.res.ExitCode; rc != 0 {
-		return nil, s.fail(nil, out.tail, "ctest --show-only=json-v1 %s exited with %d: is the build there (setup= builds it before listing)?", strings.Join(s.Args, " "), rc)
+		return nil, s.fail(nil, out.tail, "ctest --show-only=json-v1 %s exited with %d: is the build there (setup= builds it before listing)?", config.QuoteWords(s.Args), rc)
 	}
 	tests, warns, err := parseShowOnly(out.stdout)
 	if err != nil {
@@ -301,7 +301,7 @@ func (c *ctestSuite) selection(it Item) []string {
 func (c *ctestSuite) Selects(ctx context.Context, ex executor.Executor, in Listing, it Item) ([]string, error) {
 	s := c.spec
 	args := append(c.selection(it), "--show-only=json-v1")
-	out, err := s.capture(ctx, ex, in, executor.Command{Path: "ctest", Args: args, Env: s.env(in.Env), Dir: in.Dir})
+	out, err := s.capture(ctx, ex, in, executor.Command{Path: "ctest", Args: args, Env: s.env(in.Env), Dir: in.Dir}, "")
 	if err != nil {
 		return nil, err
 	}

@@ -66,6 +66,19 @@ func (p *pytestSuite) python(dir string) string {
 	return inDir(py, dir)
 }
 
+// probe is the command that collects with the given pytest arguments through the
+// probe, in process (docs/adapters.md, pytest details).
+func (p *pytestSuite) probe(py string, args []string, in Listing) executor.Command {
+	return executor.Command{Path: py, Args: append([]string{"-c", pytestProbe}, args...), Env: p.spec.env(in.Env), Dir: in.Dir}
+}
+
+// probeShown names a collection through the probe on one line, for expand.log: the
+// pytest command it is (the probe only adds a plugin that records the result), a
+// command a user can run, rather than the probe's script spread over 40 lines.
+func probeShown(py string, args []string) string {
+	return config.QuoteWords(append([]string{py, "-m", "pytest"}, args...)) + "  (run in process by sgpu-queue's collection probe, docs/adapters.md)"
+}
+
 // collection is the probe's record.
 type collection struct {
 	RootDir       string   `json:"rootdir"`
@@ -79,8 +92,8 @@ type collection struct {
 func (p *pytestSuite) List(ctx context.Context, ex executor.Executor, in Listing) (*Listed, error) {
 	s := p.spec
 	py := p.python(in.Dir)
-	args := append([]string{"-c", pytestProbe, "--collect-only", "-q"}, s.Args...)
-	out, err := s.capture(ctx, ex, in, executor.Command{Path: py, Args: args, Env: s.env(in.Env), Dir: in.Dir})
+	collect := append([]string{"--collect-only", "-q"}, s.Args...)
+	out, err := s.capture(ctx, ex, in, p.probe(py, collect, in), probeShown(py, collect))
 	if err != nil {
 		return nil, err
 	}
@@ -124,8 +137,8 @@ func (p *pytestSuite) collection(out *output, py string) (*collection, error) {
 func (p *pytestSuite) Selects(ctx context.Context, ex executor.Executor, in Listing, it Item) ([]string, error) {
 	s := p.spec
 	py := p.python(in.Dir)
-	args := append(append([]string{"-c", pytestProbe, "--collect-only", "-q"}, it.Args...), operand(it.Tag))
-	out, err := s.capture(ctx, ex, in, executor.Command{Path: py, Args: args, Env: s.env(in.Env), Dir: in.Dir})
+	collect := append(append([]string{"--collect-only", "-q"}, it.Args...), operand(it.Tag))
+	out, err := s.capture(ctx, ex, in, p.probe(py, collect, in), probeShown(py, collect))
 	if err != nil {
 		return nil, err
 	}

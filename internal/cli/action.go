@@ -25,7 +25,9 @@ func actionCmd(e Env, args []string) int {
 The GitHub container action's entry point (action.yml runs it). It reads its inputs from
 INPUT_<NAME> variables, e.g. INPUT_LOG-DIR, runs phases 0–8 like "sgpu-queue run" (with
 INPUT_MODE=plan it plans like "sgpu-queue plan", with INPUT_MODE=merge it merges like
-"sgpu-queue merge"), and writes GITHUB_OUTPUT and GITHUB_STEP_SUMMARY. Inputs:
+"sgpu-queue merge"), and writes GITHUB_OUTPUT and GITHUB_STEP_SUMMARY. The config input
+names CONFIG files as run takes them, every mode included (list, opaque, pytest, ctest,
+cmd: docs/config.md, docs/adapters.md). Inputs:
   %s
 Outputs: %s, rc-<label>
 `, strings.Join(names, ", "), strings.Join(action.Outputs, ", "))

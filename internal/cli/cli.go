@@ -114,7 +114,10 @@ Usage:
   sgpu-queue action                    the GitHub container action's entry point (reads INPUT_* variables)
   sgpu-queue version
 
-Run "sgpu-queue COMMAND --help" for a command's flags.
+A CONFIG file names one suite per line, of mode list or opaque (a script of the
+hook contract) or pytest, ctest or cmd (no script: an adapter lists and runs the
+tool). Run "sgpu-queue COMMAND --help" for a command's flags; the reference is the
+docs/ folder of github.com/rocm/sgpu-queue: config.md, adapters.md, hooks.md.
 `)
 }
 

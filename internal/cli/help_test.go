@@ -2,9 +2,13 @@ package cli
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
+	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/golden"
 )
 
@@ -43,6 +47,42 @@ func TestHelp(t *testing.T) {
 		Main(Env{Args: []string{"run", flag}, Stdout: &short, Stderr: &short, Getenv: func(string) string { return "" }})
 		if short.String() != long.String() {
 			t.Errorf("run %s differs from run --help", flag)
+		}
+	}
+}
+
+// The help of every command that reads a CONFIG names its modes, the adapters'
+// included, and where the config and adapters are documented; every docs page a
+// help names exists.
+func TestHelpNamesModesAndDocs(t *testing.T) {
+	help := func(args ...string) string {
+		var out bytes.Buffer
+		Main(Env{Args: args, Stdout: &out, Stderr: &out, Getenv: func(string) string { return "" }})
+		return out.String()
+	}
+	modes := []config.Mode{config.List, config.Opaque, config.Pytest, config.CTest, config.Cmd}
+	// A docs page: "docs/config.md", or a bare "adapters.md" in a list of them (not
+	// "report/schedule.md", a file of the log dir).
+	page := regexp.MustCompile(`(?:^|[\s(,:"])(?:docs/)?([a-z-]+\.md)\b`)
+	for _, args := range [][]string{{"--help"}, {"run", "--help"}, {"verify", "--help"}, {"plan", "--help"}, {"action", "--help"}} {
+		h := help(args...)
+		for _, m := range modes {
+			if !regexp.MustCompile(`\b` + string(m) + `\b`).MatchString(h) {
+				t.Errorf("%v does not name mode %s", args, m)
+			}
+		}
+		if !strings.Contains(h, "config.md") {
+			t.Errorf("%v does not point to docs/config.md", args)
+		}
+		for _, m := range page.FindAllStringSubmatch(h, -1) {
+			if _, err := os.Stat(filepath.Join("..", "..", "docs", m[1])); err != nil {
+				t.Errorf("%v names %s: %v", args, m[1], err)
+			}
+		}
+	}
+	for _, opt := range []string{"gpus=", "env=", "setup=", "split=", "python=", "docs/adapters.md"} {
+		if !strings.Contains(help("run", "--help"), opt) {
+			t.Errorf("run --help does not name %s", opt)
 		}
 	}
 }

@@ -20,8 +20,10 @@ each, balanced by weight, for a job matrix whose jobs each run
 "sgpu-queue run --shard I/K". It needs no GPU and runs no suite script: the items
 are the weight table's keys of the config's suites (the last run's census: learning
 prunes the rest), or the lines of --items FILE ("label TAB tag", as a run's
-queue/items.tsv); an opaque suite is its one whole item. Each item takes the GPUs
-of its suite's mode options (gpus=N, gpus=all: N).
+queue/items.tsv); an opaque suite is its one whole item, and list and adapter
+suites (pytest, ctest, cmd) are their keys. Each item takes the GPUs of its suite's
+mode options (gpus=N, gpus=all: N): an item's own count (a listing line's, a ctest
+test's RESOURCE_GROUPS) is not known without listing. The config: docs/config.md.
 
 The table is found as "run" finds it: --weights, else
 <repo-root>/ci-weights/test_weights.<arch>.l<level>.txt. Without --arch (no GPU to

@@ -15,9 +15,20 @@ import (
 
 const runHelp = `Usage: sgpu-queue run [flags] CONFIG...
 
-Runs phases 0–8 on the suites of the CONFIG files ("<label> <logfile>
-<list|opaque>[,gpus=N|all] <command> [args...]" per line; an item of N GPUs takes N at
-once). Every flag can also be set by its SGPU_* variable (--log-dir ↔ SGPU_LOG_DIR).
+Runs phases 0–8 on the suites of the CONFIG files, one suite per line:
+
+  <label> <logfile> list|opaque[,options] <command> [args...]   a script of the hook contract
+  <label> <logfile> pytest|ctest|cmd[,options] [args...]        an adapter: no hook script
+
+list: the script lists its items and runs each one; opaque: the script is one item;
+pytest: an item per test file (split=test: per test); ctest: an item per test
+(split=base: per base name, one parameterised gtest test); cmd: an item per "<tag> <command>" line of
+the file given. Options, comma-separated: gpus=N|all (an item of N GPUs takes N at
+once), env=NAME=VALUE; for the adapters also setup=COMMAND (run once before listing),
+split=, and python= (pytest). Words are quoted as in a shell, never expanded. The
+grammar and every option: docs/config.md; the adapter modes: docs/adapters.md.
+
+Every flag can also be set by its SGPU_* variable (--log-dir ↔ SGPU_LOG_DIR).
 
 Flags:
 `

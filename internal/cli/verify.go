@@ -11,7 +11,8 @@ import (
 
 const verifyHelp = `Usage: sgpu-queue verify [flags] CONFIG...
 
-Checks the hook round trip of every list suite of the CONFIG files: it lists the
+Checks the hook round trip of every list suite of the CONFIG files (one suite per
+line, modes list, opaque, pytest, ctest, cmd: docs/config.md): it lists the
 suite's items as a run does, then re-enters the script once per tag with the
 filter that item is dispatched with (TEST_FILTER) and the listing switch
 (TE_CI_LIST_ITEMS=1), and checks that exactly that tag comes back. It prints
@@ -19,9 +20,11 @@ filter that item is dispatched with (TEST_FILTER) and the listing switch
 selected several or another: which). Opaque suites are skipped. Run it first when
 adopting the queue, and whenever the suite scripts' filter logic changes.
 
-Adapter suites have no filter: after their setup= commands, verify lists them and
-checks that each item's own selection picks exactly that item (a ctest item's -R,
-a pytest item's file or node id as the only operand). cmd suites are skipped.
+Adapter suites (docs/adapters.md) have no filter: after their setup= commands,
+verify lists them and checks that each item's own selection picks exactly that
+item (a ctest item's -R, a pytest item's file or node id as the only operand),
+printing "<suite>: N <mode> items each select exactly themselves, M mismatches".
+cmd suites are skipped.
 
 By default it checks the census (TE_CI_SKIP_CHECK_SUPPORTED=1: every tag that
 exists at this level, capability probes answered "supported", no GPU needed);

@@ -157,6 +157,10 @@ func parseError(err error) *FieldError {
 func QuoteWords(words []string) string {
 	out := make([]string, len(words))
 	for i, w := range words {
+		if optionValue(w) {
+			out[i] = w // --show-only=json-v1 reads as itself: no quotes to wade through
+			continue
+		}
 		q, err := syntax.Quote(w, syntax.LangPOSIX)
 		if err != nil {
 			q = fmt.Sprintf("%q", w)
@@ -164,4 +168,17 @@ func QuoteWords(words []string) string {
 		out[i] = q
 	}
 	return strings.Join(out, " ")
+}
+
+// optionValue reports whether w is a word whose only character a shell treats
+// specially is '=', and that cannot read as an assignment (what is before the first
+// '=' is no variable name): "--show-only=json-v1", "pytest,split=test". syntax.Quote
+// quotes every '=', which only an assignment needs.
+func optionValue(w string) bool {
+	name, _, ok := strings.Cut(w, "=")
+	if !ok || syntax.ValidName(name) {
+		return false
+	}
+	q, err := syntax.Quote(strings.ReplaceAll(w, "=", "_"), syntax.LangPOSIX)
+	return err == nil && q == strings.ReplaceAll(w, "=", "_")
 }

@@ -152,3 +152,21 @@ func FuzzSplitFields(f *testing.F) {
 		}
 	})
 }
+
+// QuoteWords quotes only what a shell would read otherwise: an option's "=value"
+// stays plain, an assignment-shaped word and shell characters are quoted.
+func TestQuoteWords(t *testing.T) {
+	for _, tc := range []struct {
+		words []string
+		want  string
+	}{
+		{[]string{"ctest", "--test-dir", "no build", "-E", "Test(.*XTN|.*XNT)", "--show-only=json-v1"}, `ctest --test-dir 'no build' -E 'Test(.*XTN|.*XNT)' --show-only=json-v1`},
+		{[]string{"pytest,split=test,env=A=1", "-m", "not slow"}, `pytest,split=test,env=A=1 -m 'not slow'`},
+		{[]string{"A=1", "--x=~/y", "--x=$HOME", "=v"}, `'A=1' '--x=~/y' '--x=$HOME' =v`},
+		{[]string{"two\nlines"}, `"two\nlines"`},
+	} {
+		if got := QuoteWords(tc.words); got != tc.want {
+			t.Errorf("QuoteWords(%q) = %s, want %s", tc.words, got, tc.want)
+		}
+	}
+}

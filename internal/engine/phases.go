@@ -530,9 +530,10 @@ func (r *run) mergeJUnit(ctx context.Context, since time.Time) {
 }
 
 // writeJUnit writes the merged JUnit file of each suite that doc gives one (a nil
-// document and error: none). Merged files of suites that are no longer run are
-// removed, when this tool wrote them and they are unchanged since (the JUnit
-// directory's manifest says which: a user's file is never touched).
+// document and error: none). It never replaces a file this tool did not write, and
+// merged files of suites that are no longer run are removed when this tool wrote
+// them and they are unchanged since (the JUnit directory's manifest says which: a
+// user's file is never touched).
 func (r *run) writeJUnit(ctx context.Context, doc func(verdict.Suite) (*junit.Doc, error)) {
 	dir := r.junitDir()
 	outs, manifestErr := junit.OpenOutputs(dir)
@@ -543,30 +544,7 @@ func (r *run) writeJUnit(ctx context.Context, doc func(verdict.Suite) (*junit.Do
 		if s.Unlisted {
 			continue // no items to report: a file of zero tests would read as passed
 		}
-		name := s.Label + ".xml"
-		outs.Keep(name) // until this run writes it
-		d, err := doc(s)
-		if err != nil {
-			r.warn(fmt.Sprintf("JUnit of suite %q not merged: %v", s.Label, err))
-			continue
-		}
-		if d == nil {
-			continue
-		}
-		path := filepath.Join(dir, name)
-		if err := d.WriteFile(path); err != nil {
-			r.lost(fmt.Sprintf("the merged JUnit of suite %q", s.Label), path, err)
-			continue
-		}
-		if err := outs.Wrote(path); err != nil {
-			r.warn(fmt.Sprintf("%s: %v", path, err))
-		}
-		st := d.Stats()
-		r.res.JUnit = append(r.res.JUnit, path)
-		r.printf("  junit %-12s %d tests, %d failures, %d errors, %d skipped → %s\n", s.Label, st.Tests, st.Failures, st.Errors, st.Skipped, r.rel(path))
-		if st.Malformed > 0 {
-			r.warn(fmt.Sprintf("suite %q wrote %d malformed JUnit file(s); each is an error case in %s", s.Label, st.Malformed, r.rel(path)))
-		}
+		r.writeSuiteJUnit(outs, s, doc)
 	}
 	if manifestErr != nil {
 		return // an unreadable manifest: nothing is removed, and it is not replaced
@@ -581,6 +559,55 @@ func (r *run) writeJUnit(ctx context.Context, doc func(verdict.Suite) (*junit.Do
 	if err := outs.Save(); err != nil {
 		r.warn(fmt.Sprintf("JUnit manifest: %v", err))
 	}
+}
+
+// writeSuiteJUnit writes suite s's merged file into outs.Dir, unless a file of
+// that name is there that this tool did not write: that one is left byte for byte
+// as it is, with a warning.
+func (r *run) writeSuiteJUnit(outs *junit.Outputs, s verdict.Suite, doc func(verdict.Suite) (*junit.Doc, error)) {
+	name := s.Label + ".xml"
+	path := filepath.Join(outs.Dir, name)
+	outs.Keep(name) // until this run writes it
+	if err := outs.MayReplace(name); err != nil {
+		r.warn(foreignJUnit(s.Label, r.rel(path), err))
+		return
+	}
+	d, err := doc(s)
+	if err != nil {
+		r.warn(fmt.Sprintf("JUnit of suite %q not merged: %v", s.Label, err))
+		return
+	}
+	if d == nil {
+		return
+	}
+	if err := d.WriteFile(path); err != nil {
+		r.lost(fmt.Sprintf("the merged JUnit of suite %q", s.Label), path, err)
+		return
+	}
+	if err := outs.Wrote(path); err != nil {
+		r.warn(fmt.Sprintf("%s: %v", path, err))
+	} else if err := outs.Checkpoint(); err != nil {
+		r.warn(fmt.Sprintf("JUnit manifest: %v", err))
+	}
+	st := d.Stats()
+	r.res.JUnit = append(r.res.JUnit, path)
+	r.printf("  junit %-12s %d tests, %d failures, %d errors, %d skipped → %s\n", s.Label, st.Tests, st.Failures, st.Errors, st.Skipped, r.rel(path))
+	if st.Malformed > 0 {
+		r.warn(fmt.Sprintf("suite %q wrote %d malformed JUnit file(s); each is an error case in %s", s.Label, st.Malformed, r.rel(path)))
+	}
+}
+
+// foreignJUnit is the one-line warning for a merged file not written because a
+// file this tool did not write holds its name.
+func foreignJUnit(label, path string, err error) string {
+	var f *junit.Foreign
+	switch {
+	case errors.As(err, &f) && f.Changed:
+		return fmt.Sprintf("JUnit of suite %q not written: %s changed since sgpu-queue wrote it, so it is left as it is; move it away, or set another junit-dir", label, path)
+	case errors.As(err, &f):
+		return fmt.Sprintf("JUnit of suite %q not written: %s is not a file sgpu-queue wrote (%s does not list it), so it is left as it is; move it away, or set another junit-dir", label, path, junit.ManifestName)
+	}
+	return fmt.Sprintf("JUnit of suite %q not written: %v", label, err)
 }
 
 // junitDir is where the merged files go.

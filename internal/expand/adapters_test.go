@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/rocm/sgpu-queue/internal/adaptertest"
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/executor"
 	"github.com/rocm/sgpu-queue/internal/hook"
@@ -172,4 +173,58 @@ func TestAdapterFailures(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Every listing's expand.log header is one line naming the command shell-quoted, as
+// the config quotes it: a list suite's, a ctest listing's, and a pytest listing's,
+// whose probe script would otherwise spread it over 40 lines (docs/files.md).
+func TestListingHeaders(t *testing.T) {
+	dir := t.TempDir()
+	env := []string{"PATH=" + os.Getenv("PATH"), "PYTHONDONTWRITEBYTECODE=1"}
+	header := func(t *testing.T, log string) string {
+		t.Helper()
+		first, _, _ := strings.Cut(log, "\n")
+		if n := strings.Count(log, "### "); n != 1 {
+			t.Errorf("%d headers in:\n%s", n, log)
+		}
+		return first
+	}
+	t.Run("list", func(t *testing.T) {
+		list := script(t, dir, "list.sh", `echo "TE_CI_ITEM a"`)
+		var log bytes.Buffer
+		s := config.Suite{Label: "torch", Mode: config.List, Path: list, Args: []string{"-k", "not slow"}}
+		if _, _, err := List(context.Background(), Request{Exec: executor.Local{}, Hooks: hook.Default(), Dir: dir, Log: &log, Env: env}, s, Pass{}); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := header(t, log.String()), "### torch queue: "+list+" -k 'not slow'"; got != want {
+			t.Errorf("header %q, want %q", got, want)
+		}
+	})
+	t.Run("ctest", func(t *testing.T) {
+		var log bytes.Buffer
+		s := cmdSuite(t, 1, "kern", "ctest", "--test-dir", "no build", "-E", "Test(.*XTN|.*XNT)")
+		ListAdapter(context.Background(), Request{Exec: executor.Local{}, Hooks: hook.Default(), Dir: dir, Log: &log, Env: env}, s) // fails: no build
+		if got, want := header(t, log.String()), "### kern listing: ctest --test-dir 'no build' -E 'Test(.*XTN|.*XNT)' --show-only=json-v1"; got != want {
+			t.Errorf("header %q, want %q", got, want)
+		}
+	})
+	t.Run("pytest", func(t *testing.T) {
+		py := adaptertest.Python(t)
+		repo := filepath.Join(t.TempDir(), "repo")
+		if err := os.CopyFS(repo, os.DirFS(filepath.Join("..", "..", "testdata", "adapters", "pytest"))); err != nil {
+			t.Fatal(err)
+		}
+		var log bytes.Buffer
+		s := cmdSuite(t, 1, "unit", "pytest,python="+py, "-p", "no:cacheprovider", "-m", "not slow", "tests")
+		if _, _, err := ListAdapter(context.Background(), Request{Exec: executor.Local{}, Hooks: hook.Default(), Dir: repo, Log: &log, Env: env}, s); err != nil {
+			t.Fatal(err)
+		}
+		want := "### unit listing: " + py + " -m pytest --collect-only -q -p no:cacheprovider -m 'not slow' tests  (run in process by sgpu-queue's collection probe, docs/adapters.md)"
+		if got := header(t, log.String()); got != want {
+			t.Errorf("header %q, want %q", got, want)
+		}
+		if strings.Contains(log.String(), "import pytest") {
+			t.Errorf("the probe's script is in expand.log:\n%s", log.String())
+		}
+	})
 }

@@ -262,7 +262,8 @@ func (p Pass) switches(h hook.Names) string {
 func List(ctx context.Context, r Request, s config.Suite, p Pass) ([]byte, string, error) {
 	pass := p.name()
 	log := orDiscard(r.Log)
-	fmt.Fprintf(log, "### %s %s: %s %s\n", s.Label, pass, s.Path, strings.Join(s.Args, " "))
+	// One line, shell-quoted as the config quotes it, as adapter listings' headers are.
+	fmt.Fprintf(log, "### %s %s: %s\n", s.Label, pass, config.QuoteWords(append([]string{s.Path}, s.Args...)))
 	base := r.Env
 	if r.Pin != nil {
 		base = base.With(r.Pin(s)...)

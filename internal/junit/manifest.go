@@ -27,6 +27,8 @@ type Outputs struct {
 	Dir  string
 	prev map[string]string // name -> sum, from the manifest of the last run
 	now  map[string]string
+	// unread: the manifest could not be read; it is then never replaced.
+	unread bool
 }
 
 // OpenOutputs reads dir's manifest; a missing one is an empty list, an unreadable
@@ -38,6 +40,7 @@ func OpenOutputs(dir string) (*Outputs, error) {
 		return o, nil
 	}
 	if err != nil {
+		o.unread = true
 		return o, fmt.Errorf("junit: %w", err)
 	}
 	sc := bufio.NewScanner(bytes.NewReader(data))
@@ -67,6 +70,47 @@ func (o *Outputs) Wrote(path string) error {
 		return err
 	}
 	o.now[filepath.Base(path)] = sum
+	return nil
+}
+
+// Foreign is a file in the JUnit directory that a run must not replace: the
+// manifest does not list it (a user's, another tool's), or it changed since a run
+// of this tool wrote it. A merged file only ever replaces this tool's own.
+type Foreign struct {
+	Name    string
+	Changed bool // listed, but no longer what was written
+}
+
+func (f *Foreign) Error() string {
+	if f.Changed {
+		return fmt.Sprintf("junit: %s changed since sgpu-queue wrote it", f.Name)
+	}
+	return fmt.Sprintf("junit: %s is not a file sgpu-queue wrote (%s does not list it)", f.Name, ManifestName)
+}
+
+// MayReplace returns nil when a merged file may be written as name in Dir: nothing
+// is there, or exactly what the manifest says a run of this tool wrote. Otherwise
+// a *Foreign, or the error that kept it from telling (nothing is then written).
+func (o *Outputs) MayReplace(name string) error {
+	p := filepath.Join(o.Dir, name)
+	fi, err := os.Lstat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("junit: %w", err)
+	}
+	want, listed := o.prev[name]
+	if !listed || !fi.Mode().IsRegular() {
+		return &Foreign{Name: name}
+	}
+	got, err := fileSum(p)
+	if err != nil {
+		return fmt.Errorf("junit: %w", err)
+	}
+	if got != want {
+		return &Foreign{Name: name, Changed: true}
+	}
 	return nil
 }
 
@@ -113,16 +157,36 @@ func (o *Outputs) RemoveStale() (removed, changed []string) {
 }
 
 // Save writes the manifest of this run's files (atomically).
-func (o *Outputs) Save() error {
-	names := make([]string, 0, len(o.now))
-	for n := range o.now {
+func (o *Outputs) Save() error { return o.save(o.now) }
+
+// Checkpoint writes the manifest as it stands while the run writes its files: the
+// files written so far and the last run's not yet decided. A run killed before
+// Save then leaves a manifest that still lists every file this tool wrote, so the
+// next run replaces them instead of taking them for a user's (MayReplace).
+func (o *Outputs) Checkpoint() error {
+	if o.unread {
+		return nil
+	}
+	all := make(map[string]string, len(o.prev)+len(o.now))
+	for n, sum := range o.prev {
+		all[n] = sum
+	}
+	for n, sum := range o.now {
+		all[n] = sum
+	}
+	return o.save(all)
+}
+
+func (o *Outputs) save(entries map[string]string) error {
+	names := make([]string, 0, len(entries))
+	for n := range entries {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	var b strings.Builder
 	b.WriteString("# Merged JUnit files sgpu-queue wrote here, with their SHA-256: a later run\n# removes those of suites it no longer runs, if unchanged. Do not edit.\n")
 	for _, n := range names {
-		fmt.Fprintf(&b, "%s %s\n", o.now[n], n)
+		fmt.Fprintf(&b, "%s %s\n", entries[n], n)
 	}
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return fmt.Errorf("junit: %w", err)

@@ -2,6 +2,7 @@ package junit
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -70,6 +71,65 @@ func TestOutputsRemoveOnlyWhatTheyWrote(t *testing.T) {
 	data, _ := os.ReadFile(filepath.Join(dir, ManifestName))
 	if got := string(data); !strings.Contains(got, " kept.xml\n") || strings.Contains(got, "gone.xml") || strings.Contains(got, "edited.xml") || strings.Contains(got, "user.xml") {
 		t.Errorf("manifest after run 2:\n%s", got)
+	}
+}
+
+// A merged file replaces only a file this tool wrote and left unchanged: a user's
+// file of the same name, a changed one and a link are Foreign, and a manifest
+// checkpointed after a write still lists the last run's files.
+func TestOutputsMayReplace(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	o1, _ := OpenOutputs(dir)
+	for _, n := range []string{"ours.xml", "edited.xml", "linked.xml"} {
+		if err := o1.Wrote(write(n, "<testsuites name=\""+n+"\"/>\n")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := o1.Save(); err != nil {
+		t.Fatal(err)
+	}
+	write("user.xml", "<testsuites name=\"mine\"/>\n")
+	write("edited.xml", "<testsuites name=\"mine now\"/>\n")
+	os.Remove(filepath.Join(dir, "linked.xml"))
+	if err := os.Symlink("user.xml", filepath.Join(dir, "linked.xml")); err != nil {
+		t.Fatal(err)
+	}
+	o2, err := OpenOutputs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]*Foreign{
+		"ours.xml": nil, "new.xml": nil,
+		"user.xml": {Name: "user.xml"}, "edited.xml": {Name: "edited.xml", Changed: true}, "linked.xml": {Name: "linked.xml"},
+	} {
+		err := o2.MayReplace(name)
+		var f *Foreign
+		switch {
+		case want == nil && err != nil:
+			t.Errorf("MayReplace(%s) = %v, want nil", name, err)
+		case want != nil && (!errors.As(err, &f) || *f != *want):
+			t.Errorf("MayReplace(%s) = %v, want %+v", name, err, want)
+		}
+	}
+	// Run 2 writes new.xml; killed before Save, its checkpoint lists it and ours.xml.
+	if err := o2.Wrote(write("new.xml", "<testsuites/>\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := o2.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	o3, _ := OpenOutputs(dir)
+	for _, n := range []string{"ours.xml", "new.xml"} {
+		if err := o3.MayReplace(n); err != nil {
+			t.Errorf("after the checkpoint, MayReplace(%s) = %v", n, err)
+		}
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"net/url"
+	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -407,6 +409,26 @@ func logLink(rel string, o Options) string {
 	return fmt.Sprintf("[%s](../%s)", cell(rel), strings.Join(parts, "/"))
 }
 
+// attemptLinks names the logs an item's earlier attempts kept
+// (items/<label>.<safetag>@attempt<n>.log, docs/files.md): those on disk when the
+// log dir is known, so that the report never names a file that is not there.
+func attemptLinks(r *logdir.Run, it verdict.Item, o Options) string {
+	var links []string
+	for n := 1; n < it.Attempts; n++ {
+		rel := path.Join("items", logdir.ItemFileName(it.Label, it.Tag, n, false))
+		if r.Layout.Root != "" {
+			if fi, err := os.Stat(filepath.Join(r.Layout.Root, filepath.FromSlash(rel))); err != nil || !fi.Mode().IsRegular() {
+				continue
+			}
+		}
+		links = append(links, logLink(rel, o))
+	}
+	if len(links) == 0 {
+		return "–"
+	}
+	return strings.Join(links, ", ")
+}
+
 // failedItems are the failed items in key order (dispatch order is lost in the
 // lists; key order is stable and groups suites).
 func failedItems(s Stats) []ItemStat {
@@ -658,7 +680,7 @@ func badDayTables(r *logdir.Run, suites []verdict.Suite, o Options) []*block {
 				key += "/" + it.Tag
 			}
 			if it.Flaky {
-				flaky = append(flaky, fmt.Sprintf("| %s | %d | %s | %s |\n", cell(key), it.Attempts, plain(it.Note), logLink(it.LogRel, o)))
+				flaky = append(flaky, fmt.Sprintf("| %s | %d | %s | %s | %s |\n", cell(key), it.Attempts, plain(it.Note), logLink(it.LogRel, o), attemptLinks(r, it, o)))
 			}
 			if it.Outcome == outcome.Timeout {
 				timedOut = append(timedOut, fmt.Sprintf("| %s | %s | %s | %s |\n", cell(key), textfmt.Dur(it.Seconds), gpuName(it.GPU), logLink(it.LogRel, o)))
@@ -670,8 +692,8 @@ func badDayTables(r *logdir.Run, suites []verdict.Suite, o Options) []*block {
 		if r.Meta.FlakyIsFailure {
 			verdictNote = "they count as failed (flaky-is-failure)"
 		}
-		blocks = append(blocks, collapsible(fmt.Sprintf("### Flaky items (%d)\n\nFailed, then passed on a rerun; %s. Earlier attempts keep their logs as `*.attempt<N>.log`.\n\n", len(flaky), verdictNote),
-			fmt.Sprintf("%d flaky items", len(flaky)), "| item | attempts | note | last log |\n|---|---:|---|---|\n", flaky, "flaky items"))
+		blocks = append(blocks, collapsible(fmt.Sprintf("### Flaky items (%d)\n\nFailed, then passed on a rerun; %s. Earlier attempts keep their logs beside the last, as `<label>.<safetag>@attempt<N>.log`.\n\n", len(flaky), verdictNote),
+			fmt.Sprintf("%d flaky items", len(flaky)), "| item | attempts | note | last log | earlier attempts |\n|---|---:|---|---|---|\n", flaky, "flaky items"))
 	}
 	if len(timedOut) > 0 {
 		// Only items sgpu-queue killed at their deadline: an exit code of 124 by

@@ -409,3 +409,56 @@ func TestBadDaySections(t *testing.T) {
 		t.Errorf("no flaky section:\n%s", md)
 	}
 }
+
+// The flaky section names the earlier attempts' logs as the run keeps them
+// (items/<label>.<safetag>@attempt<n>.log, docs/files.md), and only those on disk.
+func TestFlakyAttemptLogs(t *testing.T) {
+	dir := t.TempDir()
+	r := &logdir.Run{
+		Layout: logdir.Layout{Root: dir},
+		Meta: logdir.Meta{
+			Suites: []logdir.MetaSuite{{Label: "torch", LogFile: "torch.log", Mode: "list"}},
+			GPUs:   []string{"0", "1"}, Finished: true, Wall: 30,
+		},
+		Queue: []logdir.QueueRow{{Label: "torch", Tag: "flaky"}, {Label: "torch", Tag: "odd tag"}},
+		Timings: []logdir.Timing{
+			{Label: "torch", Item: "flaky", GPU: "1", Secs: 0.1, RC: 1, EndOff: 0.1, Outcome: outcome.Failed},
+			{Label: "torch", Item: "odd tag", GPU: "0", Secs: 0.1, RC: 1, EndOff: 0.1, Outcome: outcome.Failed},
+			{Label: "torch", Item: "flaky", GPU: "0", Secs: 0.1, RC: 1, StartOff: 1, EndOff: 1.1, Outcome: outcome.Failed},
+			{Label: "torch", Item: "odd tag", GPU: "1", Secs: 2, RC: 0, StartOff: 1, EndOff: 3, Outcome: outcome.OK},
+			{Label: "torch", Item: "flaky", GPU: "1", Secs: 2, RC: 0, StartOff: 2, EndOff: 4, Outcome: outcome.OK},
+		},
+	}
+	l := r.Layout
+	// Attempt 2 of "flaky" lost its log (a full disk when it was moved aside).
+	for _, p := range []string{l.ItemAttemptLog("torch", "flaky", 1), l.ItemAttemptLog("torch", "odd tag", 1)} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("failed\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	suites := verdict.Decide(r)
+	md := Render(r, suites, Compute(r, suites), Options{})
+	odd := logdir.ItemFileName("torch", "odd tag", 1, false)
+	for _, want := range []string{
+		"as `<label>.<safetag>@attempt<N>.log`",
+		"| `torch/flaky` | 3 | flaky\\: passed on attempt 3 | [`items/torch.flaky.log`](../items/torch.flaky.log) | [`items/torch.flaky@attempt1.log`](../items/torch.flaky@attempt1.log) |",
+		"| [`items/" + odd + "`](../items/" + odd + ") |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+	for _, bad := range []string{"attempt2.log", ".attempt1"} {
+		if strings.Contains(md, bad) {
+			t.Errorf("report names %q, which is not on disk", bad)
+		}
+	}
+	// For github.com the names are plain, as every log there.
+	md = Render(r, suites, Compute(r, suites), Options{RunURL: "https://github.com/o/r/actions/runs/1"})
+	if !strings.Contains(md, "| `items/torch.flaky@attempt1.log` |") {
+		t.Errorf("report for github.com lacks the plain attempt log name")
+	}
+}
