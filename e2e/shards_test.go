@@ -268,7 +268,7 @@ func TestShardsMergeMissingShard(t *testing.T) {
 		{[]string{"merge", "--log-dir", "shards/s1/logs", "shards/s1/logs", "shards/s3/logs"}, "is the log dir of shard 1: merge into another"},
 		{[]string{"merge", "--log-dir", "m2", "shards/s1/logs", "./shards/s1/logs"}, "are both shard 1/3: give each shard's log dir once"},
 		{[]string{"merge", "--log-dir", "m2", "test-results/logs"}, "is the log dir of a whole run, not of a shard"},
-		{[]string{"merge", "--log-dir", "m2", "nowhere"}, "no run here"},
+		{[]string{"merge", "--log-dir", "m2", "nowhere"}, "nowhere does not exist: give the log dir of a run"},
 		{[]string{"merge", "--log-dir", "m2"}, "no SHARD_LOGDIR given"},
 	} {
 		r := sgpu(t, m.dir, nil, tc.args...)

@@ -287,7 +287,7 @@ func TestReadRefuses(t *testing.T) {
 		want string
 	}{
 		{nil, "no shard log dir given"},
-		{[]string{one, filepath.Join(root, "none")}, "no run here"},
+		{[]string{one, filepath.Join(root, "none")}, "none does not exist: give the log dir of a run"},
 		{[]string{one, whole}, "is the log dir of a whole run, not of a shard"},
 		{[]string{one, four}, "is shard 2/4 but " + one + " is shard 1/3"},
 		{[]string{one, other}, "ran plan plan.json (sha256 ffff…) but"},
