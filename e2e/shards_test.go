@@ -180,7 +180,7 @@ func TestShardsPlanRunMerge(t *testing.T) {
 		t.Errorf("merged run.json: %+v; want 6 GPUs, 1 planned item listed by no shard (n.gated), an advice", meta.Merge)
 	}
 	md := readFile(t, filepath.Join(out, "report", "schedule.md"))
-	for _, w := range []string{"### Shards", "| 1 | 2 | `shards/s1/logs` |", "**Imbalance**", "a 4th runner would save", "on 6 GPUs", "section GPU s1_0"} {
+	for _, w := range []string{"### Shards", "| 1 | 2 | `shards/s1/logs` |", "**Imbalance**", "a 4th runner would save", "on 6 GPUs", "section GPU s1꞉0"} {
 		if !strings.Contains(md, w) {
 			t.Errorf("merged report lacks %q", w)
 		}
@@ -243,6 +243,13 @@ func TestShardsMergeMissingShard(t *testing.T) {
 		if !strings.Contains(verdicts, line) || !strings.Contains(r.stdout, "never ran: shard 2/3 never reported") {
 			t.Errorf("no verdict line %q in\n%s", line, verdicts)
 		}
+		// The summary names no log for it: it never started, there is none.
+		if strings.Contains(r.stdout, logdir.ItemLogRel(label, tag)) {
+			t.Errorf("the summary names %s, which does not exist:\n%s", logdir.ItemLogRel(label, tag), r.stdout)
+		}
+	}
+	if n := strings.Count(r.stdout, "(never ran: shard 2/3 never reported)  never started: no log\n"); n != len(lost) {
+		t.Errorf("%d summary lines say the item never started, want %d:\n%s", n, len(lost), r.stdout)
 	}
 	if strings.Count(verdicts, "never ran") != len(lost) || strings.Contains(verdicts, "n.gated") {
 		t.Errorf("want exactly %d never-ran items (%v), n.gated not among them:\n%s", len(lost), lost, verdicts)
@@ -300,6 +307,52 @@ func TestShardsMergeMissingShard(t *testing.T) {
 	r = sgpu(t, m.dir, nil, "merge", "--log-dir", "merged", "--junit-dir", "merged-junit", "shards/s1/logs", "shards/s2/logs", "shards/s3/logs")
 	if r.code != 70 || !strings.Contains(r.stdout, "stopped early (internal-error)") {
 		t.Errorf("merge with shard 2 stopped on an internal error: exit %d, want 70\n%s", r.code, r.stdout)
+	}
+}
+
+// TestShardsMergeQuarantine: a shard quarantines its GPU 1 (every item fails
+// there at once with a device error); the merge carries that quarantine into its
+// run.json, its summary and its report, and names the GPU "s2:1" in each, as in
+// the verdict notes; no place says "gpus2:1" or draws a lane "s2_1".
+func TestShardsMergeQuarantine(t *testing.T) {
+	t.Parallel()
+	m := newMatrix(t)
+	m.env = m.env[:1] // no new item, no failure
+	for i := 1; i <= 3; i++ {
+		if i == 2 {
+			m.env = append(m.env, "BAD_GPU=1")
+		}
+		if r := m.runShard(t, i); r.code != 0 || (i == 2) != strings.Contains(r.stdout, "warning: gpu1 quarantined:") {
+			t.Fatalf("shard %d: exit %d, want 0 (and gpu1 quarantined on shard 2 alone)\n%s", i, r.code, r.stdout)
+		}
+		m.env = m.env[:1]
+	}
+	r := sgpu(t, m.dir, nil, "merge", "--log-dir", "merged", "--junit-dir", "merged-junit", "shards/s1/logs", "shards/s2/logs", "shards/s3/logs")
+	if r.code != 0 || !strings.Contains(r.stdout, "\n  quarantined s2:1: ") {
+		t.Fatalf("merge: exit %d, want 0 and the summary line \"quarantined s2:1: …\"\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	out := filepath.Join(m.dir, "merged")
+	var meta logdir.Meta
+	if err := json.Unmarshal([]byte(readFile(t, filepath.Join(out, "queue", "run.json"))), &meta); err != nil {
+		t.Fatal(err)
+	}
+	if len(meta.Quarantined) != 1 || meta.Quarantined[0].GPU != "s2:1" || meta.Quarantined[0].Reason == "" {
+		t.Errorf("merged run.json quarantined %+v, want s2:1 with its reason", meta.Quarantined)
+	}
+	verdicts := readFile(t, filepath.Join(out, "suites", "north.log")) + readFile(t, filepath.Join(out, "suites", "south.log"))
+	if !strings.Contains(verdicts, "(passed after s2:1 was quarantined)") {
+		t.Errorf("no verdict note names s2:1:\n%s", verdicts)
+	}
+	md := readFile(t, filepath.Join(out, "report", "schedule.md"))
+	for _, w := range []string{"**1 GPU(s) quarantined** (s2\\:1)", "### Quarantined GPUs (1)", "\n| s2\\:1 | t+0.0s | ", "section GPU s2꞉1"} {
+		if !strings.Contains(md, w) {
+			t.Errorf("merged report lacks %q", w)
+		}
+	}
+	for _, bad := range []string{"gpus2", "s2_1"} {
+		if strings.Contains(r.stdout+verdicts+md, bad) {
+			t.Errorf("a GPU is named %q somewhere", bad)
+		}
 	}
 }
 

@@ -359,7 +359,11 @@ func suiteMessage(s verdict.Suite, logDir string, a *act) string {
 		if !it.Finished {
 			rc = "-"
 		}
-		fmt.Fprintf(&b, "\n%s rc=%s %s", tag, rc, a.rel(filepath.Join(logDir, it.LogRel)))
+		log := engine.NoLog
+		if it.Started {
+			log = a.rel(filepath.Join(logDir, it.LogRel))
+		}
+		fmt.Fprintf(&b, "\n%s rc=%s %s", tag, rc, log)
 		if it.Note != "" {
 			fmt.Fprintf(&b, " (%s)", it.Note)
 		}

@@ -607,7 +607,10 @@ func (r *run) junitItems(s verdict.Suite) []junit.Item {
 		}
 		items[i] = junit.Item{
 			Tag: it.Tag, GPU: it.GPU, Seconds: it.Seconds, RC: it.RC, Finished: it.Finished,
-			Incomplete: cut, Failed: it.Failed, Log: filepath.Join(r.o.LogDir, it.LogRel), Note: note, Named: named,
+			Incomplete: cut, Failed: it.Failed, Note: note, Named: named,
+		}
+		if it.Started { // an item that never started has no log to name
+			items[i].Log = filepath.Join(r.o.LogDir, it.LogRel)
 		}
 	}
 	return items
@@ -620,6 +623,10 @@ func reasonWord(s outcome.Stop) string {
 	}
 	return string(s)
 }
+
+// NoLog stands, in the summary and the action's annotations, for the log of an
+// item that never started (verdict.Item.Started): there is no file to name.
+const NoLog = "never started: no log"
 
 // summary is phase 8: the failed items with their logs, so the terminal ends useful,
 // and the exit code.
@@ -649,13 +656,17 @@ func (r *run) summary() {
 		if it.Note != "" {
 			note = " (" + it.Note + ")"
 		}
-		r.printf("  FAIL rc=%s %s %s%s  %s\n", rc, it.Label, tagOrWhole(it.Tag), note, r.rel(filepath.Join(r.o.LogDir, it.LogRel)))
+		log := NoLog
+		if it.Started {
+			log = r.rel(filepath.Join(r.o.LogDir, it.LogRel))
+		}
+		r.printf("  FAIL rc=%s %s %s%s  %s\n", rc, it.Label, tagOrWhole(it.Tag), note, log)
 	}
 	for _, it := range verdict.FlakyItems(r.res.Suites) {
 		r.printf("  flaky: %s %s passed on attempt %d\n", it.Label, tagOrWhole(it.Tag), it.Attempts)
 	}
 	for _, q := range r.res.Quarantined {
-		r.printf("  quarantined gpu%s: %s\n", q.GPU, q.Reason)
+		r.printf("  quarantined %s: %s\n", logdir.GPUName(q.GPU), q.Reason)
 	}
 	if st := r.res.Stop; st != nil && st.Reason != outcome.StopCancelled {
 		r.printf("run stopped (%s): %s\n", reasonWord(st.Reason), st.Message)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/outcome"
@@ -395,9 +396,13 @@ func gpuTable(s Stats) *block {
 }
 
 // logLink is a Markdown link from report/ to an item's log; for github.com, where
-// it would resolve nowhere, the log's path in the log dir.
+// it would resolve nowhere, the log's path in the log dir; for an item that never
+// started (rel ""), which has no log, says so.
 func logLink(rel string, o Options) string {
-	if o.RunURL != "" {
+	switch {
+	case rel == "":
+		return "– (never started)"
+	case o.RunURL != "":
 		return cell(rel)
 	}
 	parts := strings.Split(rel, "/")
@@ -634,6 +639,18 @@ func weightTables(r *logdir.Run) []*block {
 	return out
 }
 
+// zeroOf is the zero of a GPU's offsets: in a merged run its shard's item phase
+// start (each shard's times count from its own, docs/files.md "Merged runs"), else
+// the run's.
+func zeroOf(r *logdir.Run, gpu string) time.Time {
+	if m := r.Meta.Merge; m != nil {
+		if s, _, ok := logdir.SplitShardGPU(gpu); ok && s <= len(m.Parts) && !m.Parts[s-1].Started.IsZero() {
+			return m.Parts[s-1].Started
+		}
+	}
+	return r.Meta.Started
+}
+
 // badDayTables lists what the bad-day policies did: GPUs taken out of the pool,
 // items that passed only on a rerun, items killed at their hang deadline.
 func badDayTables(r *logdir.Run, suites []verdict.Suite, o Options) []*block {
@@ -642,8 +659,8 @@ func badDayTables(r *logdir.Run, suites []verdict.Suite, o Options) []*block {
 		var rows []string
 		for _, q := range qs {
 			at := "–"
-			if !q.At.IsZero() && !r.Meta.Started.IsZero() {
-				at = "t+" + clock(q.At.Sub(r.Meta.Started).Seconds())
+			if zero := zeroOf(r, q.GPU); !q.At.IsZero() && !zero.IsZero() {
+				at = "t+" + clock(q.At.Sub(zero).Seconds())
 			}
 			rows = append(rows, fmt.Sprintf("| %s | %s | %s |\n", gpuName(q.GPU), at, plain(shorten(q.Reason, 600))))
 		}

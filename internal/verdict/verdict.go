@@ -20,7 +20,11 @@ type Item struct {
 	LogRel     string // items/<label>.<safetag>.log
 	RC         int
 	Finished   bool // it has a timings row; false: never finished
-	Failed     bool
+	// Started: it has a timings row, or its log is there (it was running when
+	// its run died). An item that never started (cancelled before it started,
+	// never ran, unfit) has no log, and is shown without one.
+	Started bool
+	Failed  bool
 	// Outcome is its last attempt's (docs/outcomes.md); "" when it never finished.
 	Outcome  outcome.Outcome
 	GPU      string
@@ -101,6 +105,7 @@ func Decide(r *logdir.Run) []Suite {
 			}
 		} else {
 			d.unfinished(&it)
+			it.Started = d.logThere(q.Label, q.Tag)
 		}
 		if it.Failed {
 			s.Failed++
@@ -137,6 +142,16 @@ func (d decider) anyQuarantined(gpus string) string {
 	return ""
 }
 
+// logThere reports whether an item's log is in the run's log dir: an item without
+// a timings row has one only when it was running as its run died.
+func (d decider) logThere(label, tag string) bool {
+	if d.r.Layout.Root == "" {
+		return false // a run decided in memory, with no log dir to look in
+	}
+	info, err := os.Stat(d.r.Layout.ItemLog(label, tag))
+	return err == nil && info.Mode().IsRegular()
+}
+
 // unfitNote says why quarantine left the item unrun, "" when it did not.
 func (d decider) unfitNote(it *Item) string {
 	u, ok := d.unfit[[2]string{it.Label, it.Tag}]
@@ -149,7 +164,7 @@ func (d decider) unfitNote(it *Item) string {
 // finished decides an item from its attempts (in the order they ended).
 func (d decider) finished(it *Item, rs []logdir.Timing) {
 	t := rs[len(rs)-1]
-	it.Finished = true
+	it.Finished, it.Started = true, true
 	it.RC, it.GPU, it.Seconds, it.Outcome = t.RC, t.GPU, t.Secs, t.Outcome
 	it.Failed = t.Outcome.Failed()
 	it.Note = note(t.Outcome)
@@ -172,7 +187,7 @@ func (d decider) finished(it *Item, rs []logdir.Timing) {
 		return
 	}
 	if onlyBadGPUs {
-		it.Note = fmt.Sprintf("passed after gpu%s was quarantined", badGPU)
+		it.Note = fmt.Sprintf("passed after %s was quarantined", logdir.GPUName(badGPU))
 		return
 	}
 	it.Flaky = true

@@ -315,3 +315,39 @@ func TestDecideMerged(t *testing.T) {
 		t.Errorf("exit %d, want %d (the largest: the cancelled shard's item)", got, exitcode.Interrupted)
 	}
 }
+
+// In a merged run a quarantined GPU is named with its shard in the notes, as in
+// every other place ("s2:1", not "gpus2:1").
+func TestQuarantineNoteNamesTheShard(t *testing.T) {
+	r := run(false,
+		logdir.Timing{Label: "torch", Item: "a", GPU: "s2:1", RC: 1, Outcome: outcome.Failed},
+		logdir.Timing{Label: "torch", Item: "a", GPU: "s2:0", RC: 0, Outcome: outcome.OK},
+	)
+	r.Meta.Quarantined = []logdir.Quarantined{{GPU: "s2:1"}}
+	if a := Decide(r)[0].Items[0]; a.Failed || a.Note != "passed after s2:1 was quarantined" {
+		t.Errorf("a %+v", a)
+	}
+}
+
+// An item started when it has a timings row, or when its log is there (it was
+// running as its run died); one without either never started, and has no log to
+// show (the report and the summary say "never started").
+func TestStarted(t *testing.T) {
+	r := run(false, logdir.Timing{Label: "torch", Item: "a", GPU: "0", RC: 1, Outcome: outcome.Failed})
+	r.Layout = logdir.Layout{Root: t.TempDir()}
+	if err := os.MkdirAll(r.Layout.ItemsDir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(r.Layout.ItemLog("torch", "b"), []byte("half a log\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := Decide(r)
+	want := map[string]bool{"torch/a": true, "torch/b": true, "torch/c/d": false, "core/": false}
+	for _, su := range s {
+		for _, it := range su.Items {
+			if k := it.Label + "/" + it.Tag; it.Started != want[k] {
+				t.Errorf("%s: started %v, want %v", k, it.Started, want[k])
+			}
+		}
+	}
+}
