@@ -356,6 +356,61 @@ func TestShardsMergeQuarantine(t *testing.T) {
 	}
 }
 
+// TestShardsMergeListingFailed: shard 2's host cannot list suite south (its
+// listing exits 4). That shard exits 1 as a run does, and its log dir records why;
+// the merge takes the other shards' rows, fails south with shard 2's reason, counts
+// shard 2's items as never ran (never started: no log named), and exits 1, with
+// no refusal of the log dir.
+func TestShardsMergeListingFailed(t *testing.T) {
+	t.Parallel()
+	m := newMatrix(t)
+	m.env = m.env[:1] // no new item, no failure
+	for i := 1; i <= 3; i++ {
+		env := m.env
+		want := 0
+		if i == 2 {
+			m.env, want = append(env, "SOUTH_LIST_FAIL=1"), 1
+		}
+		r := m.runShard(t, i)
+		m.env = env
+		if r.code != want {
+			t.Fatalf("shard %d: exit %d, want %d\n%s\n%s", i, r.code, want, r.stdout, r.stderr)
+		}
+	}
+	const why = `suite "south": its queue listing (TE_CI_LIST_ITEMS=1) exited with 4; it must list its items and exit 0; last output: ImportError: no module named south`
+	rb := sgpu(t, m.dir, nil, "report", "shards/s2/logs")
+	if rb.code != 0 || !strings.Contains(rb.stdout, "## ✗ sgpu-queue: stopped before any item ran") || !strings.Contains(rb.stdout, "**Suite `south` failed before its items ran**") {
+		t.Errorf("report of shard 2: exit %d\n%s\n%s", rb.code, rb.stdout, rb.stderr)
+	}
+	r := sgpu(t, m.dir, nil, "merge", "--log-dir", "merged", "--junit-dir", "merged-junit", "shards/s1/logs", "shards/s2/logs", "shards/s3/logs")
+	if r.code != 1 || r.stderr != "" {
+		t.Fatalf("merge: exit %d, want 1 and nothing on stderr\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, w := range []string{"shard 2/3: shards/s2/logs: 0 items on 2 GPUs", "stopped early (listing-failed)", "suite south failed: its listing failed on shard 2/3: ci/shards.conf:4: " + why} {
+		if !strings.Contains(r.stdout, w) {
+			t.Errorf("merge's console lacks %q:\n%s", w, r.stdout)
+		}
+	}
+	out := filepath.Join(m.dir, "merged")
+	south := readFile(t, filepath.Join(out, "suites", "south.log"))
+	if !strings.HasSuffix(south, "FAIL rc=1 (its listing failed on shard 2/3: ci/shards.conf:4: "+why+")\n") || readFile(t, filepath.Join(out, "suites", "south.log.rc")) != "1\n" {
+		t.Errorf("suites/south.log does not end with shard 2's reason, or its rc is not 1:\n%s", south)
+	}
+	lost := 0
+	for _, k := range m.plan.Shards[1].Keys {
+		if k != "north/n.gated" {
+			lost++
+		}
+	}
+	if n := strings.Count(r.stdout, `(never ran: shard 2/3 stopped when suite "south"'s listing failed)  never started: no log`); n != lost {
+		t.Errorf("%d summary lines of shard 2's items, want %d:\n%s", n, lost, r.stdout)
+	}
+	md := readFile(t, filepath.Join(out, "report", "schedule.md"))
+	if !strings.Contains(md, "**Suite `south` failed before its items ran**: its listing failed on shard 2/3") {
+		t.Errorf("the merged report does not say south failed on shard 2:\n%s", md[:min(len(md), 1500)])
+	}
+}
+
 // censusOf reads a run's items.tsv as the census a run prunes by.
 func censusOf(t *testing.T, path string) weights.Census {
 	t.Helper()

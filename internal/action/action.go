@@ -342,6 +342,9 @@ func (a *act) present(res *engine.Result) {
 func suiteMessage(s verdict.Suite, logDir string, a *act) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d of %d items failed (rc=%d)", s.Failed, len(s.Items), s.RC)
+	if s.Broken != "" { // its listing or setup failed (on a shard of a merge)
+		fmt.Fprintf(&b, "\n%s", s.Broken)
+	}
 	n := 0
 	for _, it := range s.Items {
 		if !it.Failed {

@@ -149,8 +149,8 @@ func (r *run) writeMerged(m *merge.Result, shards []*merge.Shard) error {
 			return err
 		}
 	}
-	if m.Plan != nil {
-		if data, err := os.ReadFile(shards[0].Run.Layout.PlanJSON()); err == nil {
+	if _, from := merge.PlanOf(shards); from != nil {
+		if data, err := os.ReadFile(from.Run.Layout.PlanJSON()); err == nil {
 			if err := atomicfile.Write(l.PlanJSON(), data, 0o644); err != nil {
 				return err
 			}

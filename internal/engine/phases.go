@@ -275,6 +275,17 @@ func suitePin(s config.Suite, pool gpu.Pool) []string {
 	return pool.Pin(strings.Join(pool.IDs[:n], ","))
 }
 
+// setupError is a list suite's setup that failed: the run stops, and records
+// which suite (stoppedOnSuite).
+type setupError struct {
+	label string
+	err   error
+	tail  string // the last lines of its output
+}
+
+func (e *setupError) Error() string { return e.err.Error() }
+func (e *setupError) Unwrap() error { return e.err }
+
 // errSetupDeadline is the cause of a setup's context ended by its deadline.
 var errSetupDeadline = errors.New("setup deadline")
 
@@ -317,13 +328,15 @@ func (r *run) setup(ctx context.Context, suites []config.Suite, pool gpu.Pool, p
 		f.Close()
 		switch {
 		case err != nil:
-			return fmt.Errorf("%s: suite %q setup (%s=1) could not run: %w", s.Where(), s.Label, r.o.Hooks.SetupOnly, err)
+			return &setupError{label: s.Label, err: fmt.Errorf("%s: suite %q setup (%s=1) could not run: %w", s.Where(), s.Label, r.o.Hooks.SetupOnly, err)}
 		case timedOut:
-			return fmt.Errorf("%s: suite %q setup (%s=1) did not end within %s (setup-timeout) and was stopped; log %s:\n%s", s.Where(), s.Label, r.o.Hooks.SetupOnly, r.o.SetupTimeout, r.rel(path), textfmt.Indent(tail.String()))
+			return &setupError{label: s.Label, tail: tail.String(),
+				err: fmt.Errorf("%s: suite %q setup (%s=1) did not end within %s (setup-timeout) and was stopped; log %s:\n%s", s.Where(), s.Label, r.o.Hooks.SetupOnly, r.o.SetupTimeout, r.rel(path), textfmt.Indent(tail.String()))}
 		case res.Cancelled || ctx.Err() != nil:
 			return fmt.Errorf("suite %q setup cancelled", s.Label)
 		case res.ExitCode != 0:
-			return fmt.Errorf("%s: suite %q setup (%s=1) exited with %d; log %s:\n%s", s.Where(), s.Label, r.o.Hooks.SetupOnly, res.ExitCode, r.rel(path), textfmt.Indent(tail.String()))
+			return &setupError{label: s.Label, tail: tail.String(),
+				err: fmt.Errorf("%s: suite %q setup (%s=1) exited with %d; log %s:\n%s", s.Where(), s.Label, r.o.Hooks.SetupOnly, res.ExitCode, r.rel(path), textfmt.Indent(tail.String()))}
 		}
 		r.printf("  %-12s setup ok  → %s\n", s.Label, r.rel(path))
 	}
@@ -639,10 +652,19 @@ func (r *run) summary() {
 	case r.res.Cancelled && r.res.ExitCode == exitcode.OK:
 		r.res.ExitCode = exitcode.Interrupted
 	}
-	if len(failed) == 0 && r.res.Stop == nil && len(r.res.Quarantined) == 0 && len(verdict.FlakyItems(r.res.Suites)) == 0 {
+	var broken []verdict.Suite // failed before their items ran, on a shard of a merge
+	for _, s := range r.res.Suites {
+		if s.Broken != "" {
+			broken = append(broken, s)
+		}
+	}
+	if len(failed) == 0 && len(broken) == 0 && r.res.Stop == nil && len(r.res.Quarantined) == 0 && len(verdict.FlakyItems(r.res.Suites)) == 0 {
 		r.printf("all %d suites passed\n", len(r.res.Suites))
 		r.printNotWritten()
 		return
+	}
+	for _, s := range broken {
+		r.printf("suite %s failed: %s\n", s.Label, s.Broken)
 	}
 	if len(failed) > 0 {
 		r.printf("%d failed item(s):\n", len(failed))

@@ -67,6 +67,9 @@ type Stop struct {
 	// Phase is the phase the run stopped in: 1 (listing) or 3 (setup) when it
 	// stopped before any item ran, else 4.
 	Phase int `json:"phase"`
+	// Suite is the label of the suite whose listing or setup failed
+	// (outcome.Stop.SuiteFailed); "" for any other stop.
+	Suite string `json:"suite,omitempty"`
 }
 
 // StopReason is the run's stop reason, "" when it did not stop early or the log

@@ -113,7 +113,13 @@ func readShard(dir string) (*Shard, []string, error) {
 	}
 	if m.Shard.Plan != nil {
 		f, err := os.Open(l.PlanJSON())
-		if err != nil {
+		switch {
+		case errors.Is(err, fs.ErrNotExist) && s.Listed == nil && len(run.Queue) == 0:
+			// Stopped before phase 2, which copies the plan (killed while
+			// listing): run.json's plan digest still ties it to the matrix.
+			warns = append(warns, fmt.Sprintf("%s: no queue/plan.json: the shard stopped before it queued its items; its plan is the others'", dir))
+			return s, warns, nil
+		case err != nil:
 			return nil, nil, errorf("%s: the plan the shard followed is not there (%v): give the log dir as the shard job left it", dir, err)
 		}
 		defer f.Close()

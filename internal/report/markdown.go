@@ -123,6 +123,9 @@ func fit(blocks []*block, limit int) {
 func render(r *logdir.Run, suites []verdict.Suite, s Stats, limit int, o Options) string {
 	var blocks []*block
 	blocks = append(blocks, fixed(headline(r, s)))
+	if b := brokenSuites(suites); b != "" {
+		blocks = append(blocks, fixed(b))
+	}
 	blocks = append(blocks, fixed(efficiency(r, s)))
 	if sh := shardsSection(r, suites); sh != nil {
 		blocks = append(blocks, sh)
@@ -161,6 +164,8 @@ func headline(r *logdir.Run, s Stats) string {
 		fmt.Fprintf(&b, "## ✗ sgpu-queue: cancelled, %d of %d items finished, %d failed\n\n", s.Finished, s.Items, s.Failed)
 	case s.Interrupted:
 		fmt.Fprintf(&b, "## ✗ sgpu-queue: interrupted, %d of %d items finished, %d failed\n\n", s.Finished, s.Items, s.Failed)
+	case r.Meta.BeforeItems():
+		b.WriteString("## ✗ sgpu-queue: stopped before any item ran\n\n")
 	case s.Passed:
 		fmt.Fprintf(&b, "## ✓ sgpu-queue: all %d items passed\n\n", s.Items)
 	default:
@@ -179,8 +184,8 @@ func headline(r *logdir.Run, s Stats) string {
 	}
 	if st := r.Meta.Stop; st != nil {
 		switch st.Reason {
-		case outcome.StopCancelled:
-			// Said above.
+		case outcome.StopCancelled, outcome.StopListingFailed, outcome.StopSetupFailed:
+			// Said above, or by brokenSuites.
 		case outcome.StopInternal:
 			fmt.Fprintf(&b, "> [!CAUTION]\n> **sgpu-queue stopped on an internal error**: %s. The other items were stopped; what finished is reported and learned; the run exits 70.\n\n", plain(shorten(st.Message, 500)))
 		default:
@@ -208,6 +213,19 @@ func headline(r *logdir.Run, s Stats) string {
 		}
 		fmt.Fprintf(&b, "> [!WARNING]\n> **%d queued item(s) produced no timing row** (%s; counted as failed): ", n, what)
 		keyList(&b, s.Missing, "*Items that never finished*")
+	}
+	return b.String()
+}
+
+// brokenSuites is the note of the suites that failed before their items ran (a
+// listing or setup that failed, in the run or on a shard: verdict.Suite.Broken),
+// each with the reason the run recorded; "" when none did.
+func brokenSuites(suites []verdict.Suite) string {
+	var b strings.Builder
+	for _, su := range suites {
+		if su.Broken != "" {
+			fmt.Fprintf(&b, "> [!CAUTION]\n> **Suite %s failed before its items ran**: %s\n\n", code(su.Label), plain(shorten(su.Broken, 600)))
+		}
 	}
 	return b.String()
 }

@@ -351,3 +351,31 @@ func TestStarted(t *testing.T) {
 		}
 	}
 }
+
+// A run that stopped because a suite's listing failed: that suite fails with the
+// recorded reason (its verdict file says it), the others were never listed; the
+// exit code is 1.
+func TestBrokenSuite(t *testing.T) {
+	r := run(false)
+	r.Queue = nil
+	r.Meta.Finished = true
+	r.Meta.Stop = &logdir.Stop{Reason: outcome.StopListingFailed, Phase: 1, Suite: "core", Message: `c.conf:2: suite "core": its queue listing exited with 4`}
+	s := Decide(r)
+	torch, core := s[0], s[1]
+	if core.Broken != `its listing failed: c.conf:2: suite "core": its queue listing exited with 4` || core.RC != 1 || core.Passed() {
+		t.Errorf("core %+v", core)
+	}
+	if torch.Broken != "" || !torch.Unlisted || torch.RC != 1 {
+		t.Errorf("torch %+v", torch)
+	}
+	if code := ExitCode(s); code != exitcode.Failed {
+		t.Errorf("exit %d", code)
+	}
+	l := logdir.Layout{Root: t.TempDir()}
+	if err := Write(l, s); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := os.ReadFile(l.SuiteLog("core.log")); string(v) != "FAIL rc=1 ("+core.Broken+")\n" {
+		t.Errorf("core.log %q", v)
+	}
+}
