@@ -1,11 +1,15 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/outcome"
 )
 
 func fmtSscan(s string, v *float64) (int, error) { return fmt.Sscan(s, v) }
@@ -111,11 +115,29 @@ func TestFailingListingAndSetup(t *testing.T) {
 		!strings.Contains(r.stderr, "ModuleNotFoundError: torch") {
 		t.Errorf("listing failure: exit %d\n%s", r.code, r.stderr)
 	}
+	// The log dir records why, typed, and stays a run that report rebuilds.
+	stopOf := func() *logdir.Stop {
+		var m logdir.Meta
+		if err := json.Unmarshal([]byte(readFile(t, filepath.Join(dir, "test-results", "logs", "queue", "run.json"))), &m); err != nil || !m.Finished {
+			t.Fatalf("run.json: %v, finished %v", err, m.Finished)
+		}
+		return m.Stop
+	}
+	if st := stopOf(); st == nil || st.Reason != outcome.StopListingFailed || st.Suite != "broken" || st.Phase != 1 ||
+		!strings.HasSuffix(st.Message, "exited with 4; it must list its items and exit 0; last output: ModuleNotFoundError: torch") {
+		t.Errorf("run.json stop %+v", st)
+	}
+	if rb := sgpu(t, dir, nil, "report", "test-results/logs"); rb.code != 0 || !strings.Contains(rb.stdout, "**Suite `broken` failed before its items ran**: its listing failed\\:") {
+		t.Errorf("report: exit %d\n%s%s", rb.code, rb.stdout, rb.stderr)
+	}
 	trace := filepath.Join(dir, "trace.tsv")
 	r = sgpu(t, dir, []string{"FAIL_SETUP=1", "SGPU_TRACE=" + trace}, "run", "--gpus", "1", "ci/queue.conf")
 	if r.code != 1 || !strings.Contains(r.stderr, `suite "alpha" setup (TE_CI_SETUP_ONLY=1) exited with 5`) ||
 		!strings.Contains(r.stderr, "pip install failed") {
 		t.Errorf("setup failure: exit %d\n%s", r.code, r.stderr)
+	}
+	if st := stopOf(); st == nil || st.Reason != outcome.StopSetupFailed || st.Suite != "alpha" || st.Phase != 3 || !strings.HasSuffix(st.Message, "last output: setup: pip install failed") {
+		t.Errorf("run.json stop %+v", st)
 	}
 	for _, e := range readTrace(t, trace) {
 		if e.kind == "start" {

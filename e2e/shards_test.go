@@ -180,7 +180,7 @@ func TestShardsPlanRunMerge(t *testing.T) {
 		t.Errorf("merged run.json: %+v; want 6 GPUs, 1 planned item listed by no shard (n.gated), an advice", meta.Merge)
 	}
 	md := readFile(t, filepath.Join(out, "report", "schedule.md"))
-	for _, w := range []string{"### Shards", "| 1 | 2 | `shards/s1/logs` |", "**Imbalance**", "a 4th runner would save", "on 6 GPUs", "section GPU s1_0"} {
+	for _, w := range []string{"### Shards", "| 1 | 2 | `shards/s1/logs` |", "**Imbalance**", "a 4th runner would save", "on 6 GPUs", "section GPU s1꞉0"} {
 		if !strings.Contains(md, w) {
 			t.Errorf("merged report lacks %q", w)
 		}
@@ -243,6 +243,13 @@ func TestShardsMergeMissingShard(t *testing.T) {
 		if !strings.Contains(verdicts, line) || !strings.Contains(r.stdout, "never ran: shard 2/3 never reported") {
 			t.Errorf("no verdict line %q in\n%s", line, verdicts)
 		}
+		// The summary names no log for it: it never started, there is none.
+		if strings.Contains(r.stdout, logdir.ItemLogRel(label, tag)) {
+			t.Errorf("the summary names %s, which does not exist:\n%s", logdir.ItemLogRel(label, tag), r.stdout)
+		}
+	}
+	if n := strings.Count(r.stdout, "(never ran: shard 2/3 never reported)  never started: no log\n"); n != len(lost) {
+		t.Errorf("%d summary lines say the item never started, want %d:\n%s", n, len(lost), r.stdout)
 	}
 	if strings.Count(verdicts, "never ran") != len(lost) || strings.Contains(verdicts, "n.gated") {
 		t.Errorf("want exactly %d never-ran items (%v), n.gated not among them:\n%s", len(lost), lost, verdicts)
@@ -268,7 +275,7 @@ func TestShardsMergeMissingShard(t *testing.T) {
 		{[]string{"merge", "--log-dir", "shards/s1/logs", "shards/s1/logs", "shards/s3/logs"}, "is the log dir of shard 1: merge into another"},
 		{[]string{"merge", "--log-dir", "m2", "shards/s1/logs", "./shards/s1/logs"}, "are both shard 1/3: give each shard's log dir once"},
 		{[]string{"merge", "--log-dir", "m2", "test-results/logs"}, "is the log dir of a whole run, not of a shard"},
-		{[]string{"merge", "--log-dir", "m2", "nowhere"}, "no run here"},
+		{[]string{"merge", "--log-dir", "m2", "nowhere"}, "nowhere does not exist: give the log dir of a run"},
 		{[]string{"merge", "--log-dir", "m2"}, "no SHARD_LOGDIR given"},
 	} {
 		r := sgpu(t, m.dir, nil, tc.args...)
@@ -300,6 +307,107 @@ func TestShardsMergeMissingShard(t *testing.T) {
 	r = sgpu(t, m.dir, nil, "merge", "--log-dir", "merged", "--junit-dir", "merged-junit", "shards/s1/logs", "shards/s2/logs", "shards/s3/logs")
 	if r.code != 70 || !strings.Contains(r.stdout, "stopped early (internal-error)") {
 		t.Errorf("merge with shard 2 stopped on an internal error: exit %d, want 70\n%s", r.code, r.stdout)
+	}
+}
+
+// TestShardsMergeQuarantine: a shard quarantines its GPU 1 (every item fails
+// there at once with a device error); the merge carries that quarantine into its
+// run.json, its summary and its report, and names the GPU "s2:1" in each, as in
+// the verdict notes; no place says "gpus2:1" or draws a lane "s2_1".
+func TestShardsMergeQuarantine(t *testing.T) {
+	t.Parallel()
+	m := newMatrix(t)
+	m.env = m.env[:1] // no new item, no failure
+	for i := 1; i <= 3; i++ {
+		if i == 2 {
+			m.env = append(m.env, "BAD_GPU=1")
+		}
+		if r := m.runShard(t, i); r.code != 0 || (i == 2) != strings.Contains(r.stdout, "warning: gpu1 quarantined:") {
+			t.Fatalf("shard %d: exit %d, want 0 (and gpu1 quarantined on shard 2 alone)\n%s", i, r.code, r.stdout)
+		}
+		m.env = m.env[:1]
+	}
+	r := sgpu(t, m.dir, nil, "merge", "--log-dir", "merged", "--junit-dir", "merged-junit", "shards/s1/logs", "shards/s2/logs", "shards/s3/logs")
+	if r.code != 0 || !strings.Contains(r.stdout, "\n  quarantined s2:1: ") {
+		t.Fatalf("merge: exit %d, want 0 and the summary line \"quarantined s2:1: …\"\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	out := filepath.Join(m.dir, "merged")
+	var meta logdir.Meta
+	if err := json.Unmarshal([]byte(readFile(t, filepath.Join(out, "queue", "run.json"))), &meta); err != nil {
+		t.Fatal(err)
+	}
+	if len(meta.Quarantined) != 1 || meta.Quarantined[0].GPU != "s2:1" || meta.Quarantined[0].Reason == "" {
+		t.Errorf("merged run.json quarantined %+v, want s2:1 with its reason", meta.Quarantined)
+	}
+	verdicts := readFile(t, filepath.Join(out, "suites", "north.log")) + readFile(t, filepath.Join(out, "suites", "south.log"))
+	if !strings.Contains(verdicts, "(passed after s2:1 was quarantined)") {
+		t.Errorf("no verdict note names s2:1:\n%s", verdicts)
+	}
+	md := readFile(t, filepath.Join(out, "report", "schedule.md"))
+	for _, w := range []string{"**1 GPU(s) quarantined** (s2\\:1)", "### Quarantined GPUs (1)", "\n| s2\\:1 | t+0.0s | ", "section GPU s2꞉1"} {
+		if !strings.Contains(md, w) {
+			t.Errorf("merged report lacks %q", w)
+		}
+	}
+	for _, bad := range []string{"gpus2", "s2_1"} {
+		if strings.Contains(r.stdout+verdicts+md, bad) {
+			t.Errorf("a GPU is named %q somewhere", bad)
+		}
+	}
+}
+
+// TestShardsMergeListingFailed: shard 2's host cannot list suite south (its
+// listing exits 4). That shard exits 1 as a run does, and its log dir records why;
+// the merge takes the other shards' rows, fails south with shard 2's reason, counts
+// shard 2's items as never ran (never started: no log named), and exits 1, with
+// no refusal of the log dir.
+func TestShardsMergeListingFailed(t *testing.T) {
+	t.Parallel()
+	m := newMatrix(t)
+	m.env = m.env[:1] // no new item, no failure
+	for i := 1; i <= 3; i++ {
+		env := m.env
+		want := 0
+		if i == 2 {
+			m.env, want = append(env, "SOUTH_LIST_FAIL=1"), 1
+		}
+		r := m.runShard(t, i)
+		m.env = env
+		if r.code != want {
+			t.Fatalf("shard %d: exit %d, want %d\n%s\n%s", i, r.code, want, r.stdout, r.stderr)
+		}
+	}
+	const why = `suite "south": its queue listing (TE_CI_LIST_ITEMS=1) exited with 4; it must list its items and exit 0; last output: ImportError: no module named south`
+	rb := sgpu(t, m.dir, nil, "report", "shards/s2/logs")
+	if rb.code != 0 || !strings.Contains(rb.stdout, "## ✗ sgpu-queue: stopped before any item ran") || !strings.Contains(rb.stdout, "**Suite `south` failed before its items ran**") {
+		t.Errorf("report of shard 2: exit %d\n%s\n%s", rb.code, rb.stdout, rb.stderr)
+	}
+	r := sgpu(t, m.dir, nil, "merge", "--log-dir", "merged", "--junit-dir", "merged-junit", "shards/s1/logs", "shards/s2/logs", "shards/s3/logs")
+	if r.code != 1 || r.stderr != "" {
+		t.Fatalf("merge: exit %d, want 1 and nothing on stderr\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, w := range []string{"shard 2/3: shards/s2/logs: 0 items on 2 GPUs", "stopped early (listing-failed)", "suite south failed: its listing failed on shard 2/3: ci/shards.conf:4: " + why} {
+		if !strings.Contains(r.stdout, w) {
+			t.Errorf("merge's console lacks %q:\n%s", w, r.stdout)
+		}
+	}
+	out := filepath.Join(m.dir, "merged")
+	south := readFile(t, filepath.Join(out, "suites", "south.log"))
+	if !strings.HasSuffix(south, "FAIL rc=1 (its listing failed on shard 2/3: ci/shards.conf:4: "+why+")\n") || readFile(t, filepath.Join(out, "suites", "south.log.rc")) != "1\n" {
+		t.Errorf("suites/south.log does not end with shard 2's reason, or its rc is not 1:\n%s", south)
+	}
+	lost := 0
+	for _, k := range m.plan.Shards[1].Keys {
+		if k != "north/n.gated" {
+			lost++
+		}
+	}
+	if n := strings.Count(r.stdout, `(never ran: shard 2/3 stopped when suite "south"'s listing failed)  never started: no log`); n != lost {
+		t.Errorf("%d summary lines of shard 2's items, want %d:\n%s", n, lost, r.stdout)
+	}
+	md := readFile(t, filepath.Join(out, "report", "schedule.md"))
+	if !strings.Contains(md, "**Suite `south` failed before its items ran**: its listing failed on shard 2/3") {
+		t.Errorf("the merged report does not say south failed on shard 2:\n%s", md[:min(len(md), 1500)])
 	}
 }
 

@@ -342,6 +342,9 @@ func (a *act) present(res *engine.Result) {
 func suiteMessage(s verdict.Suite, logDir string, a *act) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d of %d items failed (rc=%d)", s.Failed, len(s.Items), s.RC)
+	if s.Broken != "" { // its listing or setup failed (on a shard of a merge)
+		fmt.Fprintf(&b, "\n%s", s.Broken)
+	}
 	n := 0
 	for _, it := range s.Items {
 		if !it.Failed {
@@ -359,7 +362,11 @@ func suiteMessage(s verdict.Suite, logDir string, a *act) string {
 		if !it.Finished {
 			rc = "-"
 		}
-		fmt.Fprintf(&b, "\n%s rc=%s %s", tag, rc, a.rel(filepath.Join(logDir, it.LogRel)))
+		log := engine.NoLog
+		if it.Started {
+			log = a.rel(filepath.Join(logDir, it.LogRel))
+		}
+		fmt.Fprintf(&b, "\n%s rc=%s %s", tag, rc, log)
 		if it.Note != "" {
 			fmt.Fprintf(&b, " (%s)", it.Note)
 		}

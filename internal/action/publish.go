@@ -169,7 +169,10 @@ func (a *act) publishPR(ctx context.Context, res *engine.Result) {
 	}
 	req := a.request(res, token)
 	for _, it := range verdict.FailedItems(res.Suites) {
-		f := publish.Failure{Suite: it.Label, Item: tagName(it.Tag), Log: a.rel(filepath.Join(res.LogDir, it.LogRel)), RC: it.RC, Note: it.Note}
+		f := publish.Failure{Suite: it.Label, Item: tagName(it.Tag), RC: it.RC, Note: it.Note}
+		if it.Started { // one that never started has no log (publish names none)
+			f.Log = a.rel(filepath.Join(res.LogDir, it.LogRel))
+		}
 		if c, ok := res.Configs[it.Label]; ok {
 			f.Path, f.Line = a.rel(a.path(c.File)), c.Line
 		}

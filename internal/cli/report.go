@@ -15,7 +15,8 @@ import (
 const reportHelp = `Usage: sgpu-queue report LOGDIR
 
 Rebuilds LOGDIR/report/schedule.md and timeline.svg from the files of a run (queue/, items/) and prints it.
-Exit status: 0 written, 1 the report could not be written, 2 LOGDIR holds no readable run.
+Exit status: 0 written, 1 the report could not be written, 2 LOGDIR holds no readable run
+(not there, a file, no queue/run.json) or one still in progress (a run holds its lock).
 `
 
 func reportCmd(e Env, args []string) int {

@@ -33,12 +33,14 @@ import (
 	"github.com/rocm/sgpu-queue/internal/dispatch"
 	"github.com/rocm/sgpu-queue/internal/executor"
 	"github.com/rocm/sgpu-queue/internal/exitcode"
+	"github.com/rocm/sgpu-queue/internal/expand"
 	"github.com/rocm/sgpu-queue/internal/gpu"
 	"github.com/rocm/sgpu-queue/internal/hook"
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/report"
 	"github.com/rocm/sgpu-queue/internal/schedule"
+	"github.com/rocm/sgpu-queue/internal/textfmt"
 	"github.com/rocm/sgpu-queue/internal/verdict"
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
@@ -244,7 +246,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 		if ctx.Err() != nil && !r.o.DryRun {
 			return r.stoppedBeforeItems(ctx, 1, suites, pool, nil)
 		}
-		return nil, &Error{Code: exitcode.Failed, Err: err}
+		return nil, r.stoppedOnSuite(1, suites, pool, err)
 	}
 	// Every listed item is checked against the pool, in every shard alike: an item
 	// too wide for the runners fails each shard, not only the one it falls to.
@@ -271,7 +273,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 		if ctx.Err() != nil {
 			return r.stoppedBeforeItems(ctx, 3, suites, pool, o.queueRows)
 		}
-		return nil, &Error{Code: exitcode.Failed, Err: err}
+		return nil, r.stoppedOnSuite(3, suites, pool, err)
 	}
 
 	// Phase 4: run the queue.
@@ -456,6 +458,66 @@ func (r *run) stoppedBeforeItems(ctx context.Context, phase int, suites []config
 	return r.res, nil
 }
 
+// stoppedOnSuite ends a run whose suite's listing (phase 1) or setup (phase 3)
+// failed: exit 1 with the error, as before, and run.json records why (the typed
+// reason, the suite, the message), finished, so that the log dir stays a run that
+// report and merge read (README "Several runners": merge fails that suite with this
+// reason). In phase 1 it also writes the empty queue and a shard's plan copy, which
+// phase 2 would have written. An error of no suite's is returned as it is.
+func (r *run) stoppedOnSuite(phase int, suites []config.Suite, pool gpu.Pool, err error) error {
+	failed := &Error{Code: exitcode.Failed, Err: err}
+	stop := suiteStop(err, phase)
+	if stop == nil || r.o.DryRun {
+		return failed
+	}
+	if phase == 1 {
+		if werr := atomicfile.Write(r.layout.QueueTSV(), nil, 0o644); werr != nil {
+			r.lost("the empty queue", r.layout.QueueTSV(), werr)
+		}
+		if r.shard != nil && r.shard.raw != nil {
+			if werr := atomicfile.Write(r.layout.PlanJSON(), r.shard.raw, 0o644); werr != nil {
+				r.lost("the plan's copy", r.layout.PlanJSON(), werr)
+			}
+		}
+	}
+	meta := r.meta(suites, pool)
+	meta.Finished, meta.Stop = true, stop
+	r.writeMeta(meta)
+	return failed
+}
+
+// suiteStop is the stop record of a suite's failed listing or setup; nil for an
+// error that is no suite's.
+func suiteStop(err error, phase int) *logdir.Stop {
+	var le *expand.Error
+	var se *setupError
+	switch {
+	case errors.As(err, &le):
+		return &logdir.Stop{Reason: outcome.StopListingFailed, Phase: phase, Suite: le.Suite.Label, Message: stopMessage(le.Error(), le.Tail)}
+	case errors.As(err, &se):
+		return &logdir.Stop{Reason: outcome.StopSetupFailed, Phase: phase, Suite: se.label, Message: stopMessage(se.Error(), se.tail)}
+	}
+	return nil
+}
+
+// stopMessage is a failed suite's reason in one line, as run.json keeps it: the
+// error's first line and the last line its command printed (the cause, mostly).
+func stopMessage(msg, tail string) string {
+	first, _, _ := strings.Cut(msg, "\n")
+	lines := strings.Split(strings.TrimSpace(tail), "\n")
+	if last := strings.TrimSpace(lines[len(lines)-1]); last != "" {
+		first += "; last output: " + last
+	}
+	// The tail is a suite's output: no terminal escapes or control bytes reach
+	// run.json, the console or the report from it.
+	return strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, strings.ToValidUTF8(textfmt.StripANSI(first), "?"))
+}
+
 // verdicts is phase 5: each suite's verdict files, and one console line per suite.
 func (r *run) verdicts(run *logdir.Run) {
 	r.obs.Phase(5, "per-suite verdicts")
@@ -463,6 +525,8 @@ func (r *run) verdicts(run *logdir.Run) {
 	for _, s := range r.res.Suites {
 		v := "ok"
 		switch {
+		case s.Broken != "":
+			v = fmt.Sprintf("FAIL rc=%d (%s)", s.RC, s.Broken)
 		case s.Unlisted:
 			v = fmt.Sprintf("FAIL rc=%d (cancelled before its items were listed)", s.RC)
 		case !s.Passed():

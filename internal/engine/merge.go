@@ -63,6 +63,9 @@ func Merge(ctx context.Context, o Options, dirs []string) (*Result, error) {
 	run := m.Run
 	run.Layout = r.layout
 	run.Meta.Weights = store.String()
+	// Each shard's quarantined GPUs, named with their shard (merge.Build), are the
+	// merged run's: the summary and the action's outputs say them as a run's.
+	r.res.Quarantined = run.Meta.Quarantined
 	r.printShards(run)
 	if err := r.writeMerged(m, shards); err != nil {
 		return nil, &Error{Code: exitcode.Usage, Err: fmt.Errorf("log dir %s: %w", r.o.LogDir, err)}
@@ -146,8 +149,8 @@ func (r *run) writeMerged(m *merge.Result, shards []*merge.Shard) error {
 			return err
 		}
 	}
-	if m.Plan != nil {
-		if data, err := os.ReadFile(shards[0].Run.Layout.PlanJSON()); err == nil {
+	if _, from := merge.PlanOf(shards); from != nil {
+		if data, err := os.ReadFile(from.Run.Layout.PlanJSON()); err == nil {
 			if err := atomicfile.Write(l.PlanJSON(), data, 0o644); err != nil {
 				return err
 			}

@@ -275,6 +275,17 @@ func suitePin(s config.Suite, pool gpu.Pool) []string {
 	return pool.Pin(strings.Join(pool.IDs[:n], ","))
 }
 
+// setupError is a list suite's setup that failed: the run stops, and records
+// which suite (stoppedOnSuite).
+type setupError struct {
+	label string
+	err   error
+	tail  string // the last lines of its output
+}
+
+func (e *setupError) Error() string { return e.err.Error() }
+func (e *setupError) Unwrap() error { return e.err }
+
 // errSetupDeadline is the cause of a setup's context ended by its deadline.
 var errSetupDeadline = errors.New("setup deadline")
 
@@ -317,13 +328,15 @@ func (r *run) setup(ctx context.Context, suites []config.Suite, pool gpu.Pool, p
 		f.Close()
 		switch {
 		case err != nil:
-			return fmt.Errorf("%s: suite %q setup (%s=1) could not run: %w", s.Where(), s.Label, r.o.Hooks.SetupOnly, err)
+			return &setupError{label: s.Label, err: fmt.Errorf("%s: suite %q setup (%s=1) could not run: %w", s.Where(), s.Label, r.o.Hooks.SetupOnly, err)}
 		case timedOut:
-			return fmt.Errorf("%s: suite %q setup (%s=1) did not end within %s (setup-timeout) and was stopped; log %s:\n%s", s.Where(), s.Label, r.o.Hooks.SetupOnly, r.o.SetupTimeout, r.rel(path), textfmt.Indent(tail.String()))
+			return &setupError{label: s.Label, tail: tail.String(),
+				err: fmt.Errorf("%s: suite %q setup (%s=1) did not end within %s (setup-timeout) and was stopped; log %s:\n%s", s.Where(), s.Label, r.o.Hooks.SetupOnly, r.o.SetupTimeout, r.rel(path), textfmt.Indent(tail.String()))}
 		case res.Cancelled || ctx.Err() != nil:
 			return fmt.Errorf("suite %q setup cancelled", s.Label)
 		case res.ExitCode != 0:
-			return fmt.Errorf("%s: suite %q setup (%s=1) exited with %d; log %s:\n%s", s.Where(), s.Label, r.o.Hooks.SetupOnly, res.ExitCode, r.rel(path), textfmt.Indent(tail.String()))
+			return &setupError{label: s.Label, tail: tail.String(),
+				err: fmt.Errorf("%s: suite %q setup (%s=1) exited with %d; log %s:\n%s", s.Where(), s.Label, r.o.Hooks.SetupOnly, res.ExitCode, r.rel(path), textfmt.Indent(tail.String()))}
 		}
 		r.printf("  %-12s setup ok  → %s\n", s.Label, r.rel(path))
 	}
@@ -634,7 +647,10 @@ func (r *run) junitItems(s verdict.Suite) []junit.Item {
 		}
 		items[i] = junit.Item{
 			Tag: it.Tag, GPU: it.GPU, Seconds: it.Seconds, RC: it.RC, Finished: it.Finished,
-			Incomplete: cut, Failed: it.Failed, Log: filepath.Join(r.o.LogDir, it.LogRel), Note: note, Named: named,
+			Incomplete: cut, Failed: it.Failed, Note: note, Named: named,
+		}
+		if it.Started { // an item that never started has no log to name
+			items[i].Log = filepath.Join(r.o.LogDir, it.LogRel)
 		}
 	}
 	return items
@@ -648,6 +664,10 @@ func reasonWord(s outcome.Stop) string {
 	return string(s)
 }
 
+// NoLog stands, in the summary and the action's annotations, for the log of an
+// item that never started (verdict.Item.Started): there is no file to name.
+const NoLog = "never started: no log"
+
 // summary is phase 8: the failed items with their logs, so the terminal ends useful,
 // and the exit code.
 func (r *run) summary() {
@@ -659,10 +679,19 @@ func (r *run) summary() {
 	case r.res.Cancelled && r.res.ExitCode == exitcode.OK:
 		r.res.ExitCode = exitcode.Interrupted
 	}
-	if len(failed) == 0 && r.res.Stop == nil && len(r.res.Quarantined) == 0 && len(verdict.FlakyItems(r.res.Suites)) == 0 {
+	var broken []verdict.Suite // failed before their items ran, on a shard of a merge
+	for _, s := range r.res.Suites {
+		if s.Broken != "" {
+			broken = append(broken, s)
+		}
+	}
+	if len(failed) == 0 && len(broken) == 0 && r.res.Stop == nil && len(r.res.Quarantined) == 0 && len(verdict.FlakyItems(r.res.Suites)) == 0 {
 		r.printf("all %d suites passed\n", len(r.res.Suites))
 		r.printNotWritten()
 		return
+	}
+	for _, s := range broken {
+		r.printf("suite %s failed: %s\n", s.Label, s.Broken)
 	}
 	if len(failed) > 0 {
 		r.printf("%d failed item(s):\n", len(failed))
@@ -676,13 +705,17 @@ func (r *run) summary() {
 		if it.Note != "" {
 			note = " (" + it.Note + ")"
 		}
-		r.printf("  FAIL rc=%s %s %s%s  %s\n", rc, it.Label, tagOrWhole(it.Tag), note, r.rel(filepath.Join(r.o.LogDir, it.LogRel)))
+		log := NoLog
+		if it.Started {
+			log = r.rel(filepath.Join(r.o.LogDir, it.LogRel))
+		}
+		r.printf("  FAIL rc=%s %s %s%s  %s\n", rc, it.Label, tagOrWhole(it.Tag), note, log)
 	}
 	for _, it := range verdict.FlakyItems(r.res.Suites) {
 		r.printf("  flaky: %s %s passed on attempt %d\n", it.Label, tagOrWhole(it.Tag), it.Attempts)
 	}
 	for _, q := range r.res.Quarantined {
-		r.printf("  quarantined gpu%s: %s\n", q.GPU, q.Reason)
+		r.printf("  quarantined %s: %s\n", logdir.GPUName(q.GPU), q.Reason)
 	}
 	if st := r.res.Stop; st != nil && st.Reason != outcome.StopCancelled {
 		r.printf("run stopped (%s): %s\n", reasonWord(st.Reason), st.Message)

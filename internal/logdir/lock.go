@@ -3,6 +3,7 @@ package logdir
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 	"syscall"
@@ -72,4 +73,43 @@ func (k *Lock) Release() error {
 	err := k.f.Close()
 	k.f = nil
 	return err
+}
+
+// InProgressError is returned by Load when a run still holds the log dir's lock:
+// its files are being written (docs/files.md, "The lock"), so a report or a merge
+// of them would read half of a run.
+type InProgressError struct {
+	Dir    string
+	Holder string // as BusyError's
+}
+
+func (e *InProgressError) Error() string {
+	holder := e.Holder
+	if holder == "" {
+		holder = "it is starting and has not named itself yet"
+	}
+	return fmt.Sprintf("%s: a run is still in progress there (%s): wait for it to end, then try again", e.Dir, holder)
+}
+
+// inProgress reports whether a run holds the log dir's lock now, and who. It
+// takes a shared lock and drops it at once: a reader never holds the lock a run
+// would need, and never creates the lock file.
+func (l Layout) inProgress() (holder string, busy bool, err error) {
+	path := l.path(LockName)
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", false, nil // no run ever locked it
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("%s: %w", path, err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			data, _ := os.ReadFile(path)
+			return strings.TrimSpace(string(data)), true, nil
+		}
+		return "", false, fmt.Errorf("%s: %w", path, err)
+	}
+	return "", false, nil // closing the file drops the shared lock
 }

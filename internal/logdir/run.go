@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/rocm/sgpu-queue/internal/atomicfile"
@@ -66,6 +67,9 @@ type Stop struct {
 	// Phase is the phase the run stopped in: 1 (listing) or 3 (setup) when it
 	// stopped before any item ran, else 4.
 	Phase int `json:"phase"`
+	// Suite is the label of the suite whose listing or setup failed
+	// (outcome.Stop.SuiteFailed); "" for any other stop.
+	Suite string `json:"suite,omitempty"`
 }
 
 // StopReason is the run's stop reason, "" when it did not stop early or the log
@@ -137,19 +141,13 @@ type Run struct {
 }
 
 // Load reads a run back from its log dir. Rows that cannot be read are skipped with a
-// warning; a missing run.json or queue.tsv is an error (not a run's log dir).
+// warning. A path that is no run's log dir is a *LoadError, a log dir whose run
+// still holds its lock an *InProgressError: both name the path and the fix.
 func Load(root string) (*Run, []string, error) {
 	l := Layout{Root: root}
 	r := &Run{Layout: l}
-	data, err := os.ReadFile(l.Meta())
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, fmt.Errorf("%s: no run here (missing %s): give the --log-dir of a run", root, l.Meta())
-		}
+	if err := l.readMeta(&r.Meta); err != nil {
 		return nil, nil, err
-	}
-	if err := json.Unmarshal(data, &r.Meta); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", l.Meta(), err)
 	}
 	var warns []string
 	if st := r.Meta.Stop; st != nil {
@@ -162,11 +160,15 @@ func Load(root string) (*Run, []string, error) {
 		r.Meta.Stop = &Stop{Message: r.Meta.Stalled, Phase: 4}
 	}
 	q, err := os.ReadFile(l.QueueTSV())
-	if err != nil {
+	if errors.Is(err, fs.ErrNotExist) {
+		// Written in phase 2: a run killed while listing has none, and its
+		// log dir is still its record (a merge counts its items as never ran).
+		warns = append(warns, "no queue/queue.tsv: the run stopped before it queued any item")
+	} else if err != nil {
 		return nil, nil, err
 	}
 	if r.Queue, err = ParseQueue(bytes.NewReader(q)); err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("%s: %w", l.QueueTSV(), err)
 	}
 	tw, err := l.ReadAttempts(r.Meta.Format >= FormatOutcomes, r.Meta.Cancelled)
 	if err != nil {
@@ -184,6 +186,71 @@ func Load(root string) (*Run, []string, error) {
 		warns = append(warns, sw...)
 	}
 	return r, warns, nil
+}
+
+// LoadProblem is why Load found no run at a path.
+type LoadProblem int
+
+const (
+	NotThere  LoadProblem = iota + 1 // the path does not exist
+	NotADir                          // the path is a file, not a directory
+	NoRun                            // a directory without queue/run.json
+	BadRecord                        // queue/run.json is not a run's record
+)
+
+// LoadError is a path Load reads no run from; its one-line message names the path
+// and the fix (report and merge exit 2 with it, docs/exit-codes.md).
+type LoadError struct {
+	Path    string
+	Problem LoadProblem
+	Err     error // the cause, when there is one
+}
+
+func (e *LoadError) Unwrap() error { return e.Err }
+
+func (e *LoadError) Error() string {
+	switch e.Problem {
+	case NotThere:
+		return fmt.Sprintf("%s does not exist: give the log dir of a run (the directory its --log-dir named)", e.Path)
+	case NotADir:
+		return fmt.Sprintf("%s is a file, not a log dir: give the directory a run wrote (its --log-dir, which holds queue/run.json)", e.Path)
+	case BadRecord:
+		return fmt.Sprintf("%s: queue/run.json is not a run's record (%v): give the log dir as the run left it", e.Path, e.Err)
+	}
+	return fmt.Sprintf("%s: no run here (no queue/run.json): give the log dir of a run (the directory its --log-dir named)", e.Path)
+}
+
+// readMeta reads run.json into m, telling a path that is not a log dir from one
+// whose run is still in progress (looked at first: a starting run takes the lock
+// before it writes run.json) and from one whose record cannot be read.
+func (l Layout) readMeta(m *Meta) error {
+	info, err := os.Stat(l.Root)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR): // under a file
+		return &LoadError{Path: l.Root, Problem: NotThere, Err: err}
+	case err != nil:
+		return fmt.Errorf("%s: %w", l.Root, err)
+	case !info.IsDir():
+		return &LoadError{Path: l.Root, Problem: NotADir}
+	}
+	holder, busy, err := l.inProgress()
+	if err != nil {
+		return err
+	}
+	if busy {
+		return &InProgressError{Dir: l.Root, Holder: holder}
+	}
+	data, err := os.ReadFile(l.Meta())
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+		return &LoadError{Path: l.Root, Problem: NoRun, Err: err}
+	case err != nil:
+		return fmt.Errorf("%s: %w", l.Meta(), err)
+	}
+	if err := json.Unmarshal(data, m); err != nil {
+		return &LoadError{Path: l.Root, Problem: BadRecord, Err: err}
+	}
+	return nil
 }
 
 // Attempts is what ReadAttempts read.
@@ -219,8 +286,8 @@ func (l Layout) ReadAttempts(outcomes, runCancelled bool) (Attempts, error) {
 			t.Outcome = o
 			continue
 		}
-		a.Warnings = append(a.Warnings, fmt.Sprintf("outcomes.tsv: no outcome for %s/%s on gpu%s at t+%ss (its row was torn or lost); taken from its rc: %s",
-			t.Label, t.Item, t.GPU, Secs(t.StartOff), outcome.Legacy(t.RC, t.Incomplete, runCancelled)))
+		a.Warnings = append(a.Warnings, fmt.Sprintf("outcomes.tsv: no outcome for %s/%s on %s at t+%ss (its row was torn or lost); taken from its rc: %s",
+			t.Label, t.Item, GPUName(t.GPU), Secs(t.StartOff), outcome.Legacy(t.RC, t.Incomplete, runCancelled)))
 	}
 	return a, nil
 }

@@ -104,6 +104,17 @@ func SplitShardGPU(g string) (shard int, id string, ok bool) {
 	return shard, strings.Join(parts, ","), true
 }
 
+// GPUName is how the console, the verdict notes and the warnings name the GPU(s)
+// of a gpu column: a run's own ids as "gpu1" (a multi-GPU attempt's "gpu2,3"); a
+// merged run's as their column says, "s2:1" (shard 2's GPU 1; "s2:2,s2:3"), so
+// that every place names a shard's GPU alike (docs/files.md, "Merged runs").
+func GPUName(g string) string {
+	if _, _, ok := SplitShardGPU(g); ok {
+		return g
+	}
+	return "gpu" + g
+}
+
 // GPUCount is how many GPUs a gpu column names: a multi-GPU attempt's are joined
 // by ",".
 func GPUCount(g string) int { return strings.Count(g, ",") + 1 }

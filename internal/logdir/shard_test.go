@@ -60,3 +60,12 @@ func FuzzParseShards(f *testing.F) {
 		}
 	})
 }
+
+// A run's GPUs are "gpu1" wherever they are named, a merged run's "s2:1".
+func TestGPUName(t *testing.T) {
+	for in, want := range map[string]string{"1": "gpu1", "2,3": "gpu2,3", "s2:1": "s2:1", "s2:2,s2:3": "s2:2,s2:3", ShardGPU(3, "0"): "s3:0"} {
+		if got := GPUName(in); got != want {
+			t.Errorf("GPUName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -51,8 +51,9 @@ type JUnitFile struct {
 // Build merges the shards (from Read). table and defaultWeight weigh the items
 // that never ran, for the report's estimates.
 func Build(shards []*Shard, table *weights.Table, defaultWeight float64) *Result {
-	b := &builder{shards: shards, k: shards[0].Run.Meta.Shard.Shards, plan: shards[0].Plan,
-		res: &Result{JUnit: map[string][]JUnitFile{}, Unlisted: map[int]bool{}, Plan: shards[0].Plan}, table: table, def: defaultWeight,
+	plan, _ := PlanOf(shards)
+	b := &builder{shards: shards, k: shards[0].Run.Meta.Shard.Shards, plan: plan,
+		res: &Result{JUnit: map[string][]JUnitFile{}, Unlisted: map[int]bool{}, Plan: plan}, table: table, def: defaultWeight,
 		shardOf: map[logdir.ItemRef]int{}, queued: map[logdir.ItemRef]int{}}
 	b.meta()
 	for _, s := range shards {
@@ -62,6 +63,18 @@ func Build(shards []*Shard, table *weights.Table, defaultWeight float64) *Result
 	b.census()
 	b.res.Run.ShardOf = b.shardOf
 	return b.res
+}
+
+// PlanOf is the plan the shards followed (Read checked it is one plan) and the
+// shard whose copy of it is read: the first that has one, since a shard stopped
+// before phase 2 has none. nil without a plan.
+func PlanOf(shards []*Shard) (*shard.Plan, *Shard) {
+	for _, s := range shards {
+		if s.Plan != nil {
+			return s.Plan, s
+		}
+	}
+	return nil, nil
 }
 
 type builder struct {

@@ -287,7 +287,7 @@ func TestReadRefuses(t *testing.T) {
 		want string
 	}{
 		{nil, "no shard log dir given"},
-		{[]string{one, filepath.Join(root, "none")}, "no run here"},
+		{[]string{one, filepath.Join(root, "none")}, "none does not exist: give the log dir of a run"},
 		{[]string{one, whole}, "is the log dir of a whole run, not of a shard"},
 		{[]string{one, four}, "is shard 2/4 but " + one + " is shard 1/3"},
 		{[]string{one, other}, "ran plan plan.json (sha256 ffff…) but"},
@@ -360,5 +360,79 @@ func TestBuildJUnitPaths(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, m.JUnit); diff != "" || len(m.Warnings) != 4 {
 		t.Errorf("JUnit (-want +got):\n%s\nwarnings %q", diff, m.Warnings)
+	}
+}
+
+// A shard whose listing failed (run.json: stop listing-failed naming the suite, an
+// empty queue, no listed.tsv), and one killed while listing (a claim-only
+// run.json, no queue, no plan copy): both merge with the others, no refusal. The
+// failed suite fails with the shard's reason, the stopped shard's items never ran
+// and say why, and the merge exits 1. The killed one is shard 1: the plan is read
+// from another shard's copy.
+func TestBuildShardListingFailed(t *testing.T) {
+	const why = `ci/torch.conf:1: suite "torch": its queue listing (TE_CI_LIST_ITEMS=1) exited with 4; it must list its items and exit 0; last output: ImportError: no module named torch`
+	for _, killed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("killed=%v", killed), func(t *testing.T) {
+			bad := map[bool]int{false: 2, true: 1}[killed]
+			p, raw := testPlan(t)
+			root := t.TempDir()
+			var dirs []string
+			for s := 1; s <= 3; s++ {
+				d := filepath.Join(root, fmt.Sprint(s))
+				writeShard(t, d, s, p, raw, nil, func(m *logdir.Meta) {
+					if s == bad && !killed {
+						m.Stop, m.Wall = &logdir.Stop{Reason: outcome.StopListingFailed, Message: why, Phase: 1, Suite: "torch"}, 0
+					}
+					if s == bad && killed {
+						m.Finished, m.Format, m.Started, m.Wall = false, 0, time.Time{}, 0
+					}
+				})
+				dirs = append(dirs, d)
+			}
+			l := logdir.Layout{Root: dirs[bad-1]}
+			for _, f := range []string{l.ListedTSV(), l.TimingsTSV(), l.OutcomesTSV()} {
+				os.Remove(f)
+			}
+			os.WriteFile(l.QueueTSV(), nil, 0o644)
+			if killed {
+				os.Remove(l.QueueTSV())
+				os.Remove(l.PlanJSON())
+			}
+			shards, warns, err := Read(dirs)
+			if err != nil {
+				t.Fatalf("Read: %v", err)
+			}
+			if wantWarns := map[bool]int{false: 0, true: 3}[killed]; len(warns) != wantWarns {
+				t.Errorf("warnings %q, want %d", warns, wantWarns)
+			}
+			m := Build(shards, weights.New(), 999999)
+			var lost []string // the listed items the plan (or the hash) gives shard 2
+			for _, k := range listing {
+				if p.ShardOf(k.Key()) == bad {
+					lost = append(lost, k.Key())
+				}
+			}
+			if !m.Unlisted[bad] || m.Plan == nil || !cmp.Equal(m.NeverRan, lost) {
+				t.Errorf("unlisted %v, plan %v, never ran %v; want shard %d's %v", m.Unlisted, m.Plan != nil, m.NeverRan, bad, lost)
+			}
+			s := verdict.Decide(m.Run)
+			torch := s[0]
+			wantBroken := ""
+			if !killed {
+				wantBroken = fmt.Sprintf("its listing failed on shard %d/3: %s", bad, why)
+			}
+			if torch.Broken != wantBroken || torch.Passed() || torch.RC != 1 {
+				t.Errorf("torch: broken %q rc %d; want %q rc 1", torch.Broken, torch.RC, wantBroken)
+			}
+			note := map[bool]string{false: `never ran: shard 2/3 stopped when suite "torch"'s listing failed`, true: "never ran: shard 1/3 wrote no row for it"}[killed]
+			for _, it := range verdict.FailedItems(s) {
+				if it.Shard != bad || it.Note != note || it.Started {
+					t.Errorf("%s/%s: shard %d note %q started %v; want shard %d, %q, never started", it.Label, it.Tag, it.Shard, it.Note, it.Started, bad, note)
+				}
+			}
+			if code := verdict.ExitCode(s); code != 1 {
+				t.Errorf("exit %d, want 1", code)
+			}
+		})
 	}
 }

@@ -35,10 +35,18 @@ type Shard struct {
 }
 
 // Error is a set of log dirs that cannot be merged: the message names the log
-// dir and the fix.
-type Error struct{ Msg string }
+// dir and the fix. Err is the cause when there is one (a *logdir.LoadError, a
+// *logdir.InProgressError).
+type Error struct {
+	Msg string
+	Err error
+}
 
 func (e *Error) Error() string { return e.Msg }
+func (e *Error) Unwrap() error { return e.Err }
+
+// wrap is err as an *Error: the merge refuses it.
+func wrap(err error) error { return &Error{Msg: err.Error(), Err: err} }
 
 func errorf(format string, a ...any) error { return &Error{Msg: fmt.Sprintf(format, a...)} }
 
@@ -69,7 +77,7 @@ func Read(dirs []string) ([]*Shard, []string, error) {
 func readShard(dir string) (*Shard, []string, error) {
 	run, warns, err := logdir.Load(dir)
 	if err != nil {
-		return nil, nil, &Error{Msg: err.Error()}
+		return nil, nil, wrap(err)
 	}
 	for i, w := range warns {
 		warns[i] = dir + ": " + w
@@ -105,12 +113,18 @@ func readShard(dir string) (*Shard, []string, error) {
 	}
 	if m.Shard.Plan != nil {
 		f, err := os.Open(l.PlanJSON())
-		if err != nil {
+		switch {
+		case errors.Is(err, fs.ErrNotExist) && s.Listed == nil && len(run.Queue) == 0:
+			// Stopped before phase 2, which copies the plan (killed while
+			// listing): run.json's plan digest still ties it to the matrix.
+			warns = append(warns, fmt.Sprintf("%s: no queue/plan.json: the shard stopped before it queued its items; its plan is the others'", dir))
+			return s, warns, nil
+		case err != nil:
 			return nil, nil, errorf("%s: the plan the shard followed is not there (%v): give the log dir as the shard job left it", dir, err)
 		}
 		defer f.Close()
 		if s.Plan, err = shard.Read(f, l.PlanJSON()); err != nil {
-			return nil, nil, &Error{Msg: err.Error()}
+			return nil, nil, wrap(err)
 		}
 	}
 	return s, warns, nil
@@ -123,11 +137,11 @@ func readItems(path string) ([]shard.ItemKey, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, &Error{Msg: err.Error()}
+		return nil, wrap(err)
 	}
 	items, err := shard.ParseItems(bytes.NewReader(data), path)
 	if err != nil {
-		return nil, &Error{Msg: err.Error()}
+		return nil, wrap(err)
 	}
 	if items == nil {
 		items = []shard.ItemKey{} // read, and empty

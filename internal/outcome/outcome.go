@@ -7,6 +7,7 @@ package outcome
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 )
@@ -127,10 +128,20 @@ const (
 	// StopNotReported: in a merge (sgpu-queue merge), a shard of the matrix whose
 	// log dir was not given: none of its items ran, as far as the merge can tell.
 	StopNotReported Stop = "not-reported"
+	// StopListingFailed: a suite's listing (or its adapter's setup= command)
+	// failed, listed nothing or ran past its timeout, in phase 1: the run stopped
+	// before any item, exit 1. Its run.json names the suite (docs/outcomes.md).
+	StopListingFailed Stop = "listing-failed"
+	// StopSetupFailed: a list suite's setup failed in phase 3, before any item.
+	StopSetupFailed Stop = "setup-failed"
 )
 
 // Stops is every stop reason.
-var Stops = []Stop{StopQuarantined, StopUnavailable, StopCancelled, StopInternal, StopNotReported}
+var Stops = []Stop{StopQuarantined, StopUnavailable, StopCancelled, StopInternal, StopNotReported, StopListingFailed, StopSetupFailed}
+
+// SuiteFailed reports whether the stop is a suite's own failure before its items
+// ran (its listing or its setup): that suite fails, whatever its items.
+func (s Stop) SuiteFailed() bool { return s == StopListingFailed || s == StopSetupFailed }
 
 func (s Stop) String() string { return string(s) }
 
@@ -141,5 +152,9 @@ func ParseStop(s string) (Stop, error) {
 			return st, nil
 		}
 	}
-	return "", fmt.Errorf("stop reason %q is not one of quarantined, unavailable, cancelled, internal-error, not-reported", s)
+	names := make([]string, len(Stops))
+	for i, st := range Stops {
+		names[i] = string(st)
+	}
+	return "", fmt.Errorf("stop reason %q is not one of %s", s, strings.Join(names, ", "))
 }

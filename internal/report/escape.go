@@ -100,6 +100,21 @@ var mermaidKeywords = []string{
 	"todaymarker", "topaxis", "weekday", "weekend", "displaymode",
 }
 
+// mermaidColon stands for ':' in a Mermaid section name, which cannot hold one
+// (Mermaid reads ':' as the start of a task's data): U+A789, which reads the same.
+const mermaidColon = "\uA789"
+
+// mermaidGPU is a lane's GPU as a Mermaid section name: a merged run's "s2:1"
+// keeps its look ("s2꞉1"), so that the chart names a shard's GPU as the tables and
+// the SVG do (docs/files.md, "Merged runs").
+func mermaidGPU(g string) string {
+	parts := strings.Split(g, ":")
+	for i, p := range parts {
+		parts[i] = mermaidName(p, 24)
+	}
+	return strings.Join(parts, mermaidColon)
+}
+
 // mermaidName is s as a Mermaid gantt task name: only letters, digits and "._+=/-"
 // survive (':' separates the task's data, ';' and '#' and '%' have their own
 // meanings, anything else could reach the diagram's HTML); a name that would read

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/outcome"
@@ -124,6 +125,9 @@ func fit(blocks []*block, limit int) {
 func render(r *logdir.Run, suites []verdict.Suite, s Stats, limit int, o Options) string {
 	var blocks []*block
 	blocks = append(blocks, fixed(headline(r, s)))
+	if b := brokenSuites(suites); b != "" {
+		blocks = append(blocks, fixed(b))
+	}
 	blocks = append(blocks, fixed(efficiency(r, s)))
 	if sh := shardsSection(r, suites); sh != nil {
 		blocks = append(blocks, sh)
@@ -162,6 +166,8 @@ func headline(r *logdir.Run, s Stats) string {
 		fmt.Fprintf(&b, "## ✗ sgpu-queue: cancelled, %d of %d items finished, %d failed\n\n", s.Finished, s.Items, s.Failed)
 	case s.Interrupted:
 		fmt.Fprintf(&b, "## ✗ sgpu-queue: interrupted, %d of %d items finished, %d failed\n\n", s.Finished, s.Items, s.Failed)
+	case r.Meta.BeforeItems():
+		b.WriteString("## ✗ sgpu-queue: stopped before any item ran\n\n")
 	case s.Passed:
 		fmt.Fprintf(&b, "## ✓ sgpu-queue: all %d items passed\n\n", s.Items)
 	default:
@@ -180,8 +186,8 @@ func headline(r *logdir.Run, s Stats) string {
 	}
 	if st := r.Meta.Stop; st != nil {
 		switch st.Reason {
-		case outcome.StopCancelled:
-			// Said above.
+		case outcome.StopCancelled, outcome.StopListingFailed, outcome.StopSetupFailed:
+			// Said above, or by brokenSuites.
 		case outcome.StopInternal:
 			fmt.Fprintf(&b, "> [!CAUTION]\n> **sgpu-queue stopped on an internal error**: %s. The other items were stopped; what finished is reported and learned; the run exits 70.\n\n", plain(shorten(st.Message, 500)))
 		default:
@@ -209,6 +215,19 @@ func headline(r *logdir.Run, s Stats) string {
 		}
 		fmt.Fprintf(&b, "> [!WARNING]\n> **%d queued item(s) produced no timing row** (%s; counted as failed): ", n, what)
 		keyList(&b, s.Missing, "*Items that never finished*")
+	}
+	return b.String()
+}
+
+// brokenSuites is the note of the suites that failed before their items ran (a
+// listing or setup that failed, in the run or on a shard: verdict.Suite.Broken),
+// each with the reason the run recorded; "" when none did.
+func brokenSuites(suites []verdict.Suite) string {
+	var b strings.Builder
+	for _, su := range suites {
+		if su.Broken != "" {
+			fmt.Fprintf(&b, "> [!CAUTION]\n> **Suite %s failed before its items ran**: %s\n\n", code(su.Label), plain(shorten(su.Broken, 600)))
+		}
 	}
 	return b.String()
 }
@@ -397,9 +416,13 @@ func gpuTable(s Stats) *block {
 }
 
 // logLink is a Markdown link from report/ to an item's log; for github.com, where
-// it would resolve nowhere, the log's path in the log dir.
+// it would resolve nowhere, the log's path in the log dir; for an item that never
+// started (rel ""), which has no log, says so.
 func logLink(rel string, o Options) string {
-	if o.RunURL != "" {
+	switch {
+	case rel == "":
+		return "– (never started)"
+	case o.RunURL != "":
 		return cell(rel)
 	}
 	parts := strings.Split(rel, "/")
@@ -656,6 +679,18 @@ func weightTables(r *logdir.Run) []*block {
 	return out
 }
 
+// zeroOf is the zero of a GPU's offsets: in a merged run its shard's item phase
+// start (each shard's times count from its own, docs/files.md "Merged runs"), else
+// the run's.
+func zeroOf(r *logdir.Run, gpu string) time.Time {
+	if m := r.Meta.Merge; m != nil {
+		if s, _, ok := logdir.SplitShardGPU(gpu); ok && s <= len(m.Parts) && !m.Parts[s-1].Started.IsZero() {
+			return m.Parts[s-1].Started
+		}
+	}
+	return r.Meta.Started
+}
+
 // badDayTables lists what the bad-day policies did: GPUs taken out of the pool,
 // items that passed only on a rerun, items killed at their hang deadline.
 func badDayTables(r *logdir.Run, suites []verdict.Suite, o Options) []*block {
@@ -664,8 +699,8 @@ func badDayTables(r *logdir.Run, suites []verdict.Suite, o Options) []*block {
 		var rows []string
 		for _, q := range qs {
 			at := "–"
-			if !q.At.IsZero() && !r.Meta.Started.IsZero() {
-				at = "t+" + clock(q.At.Sub(r.Meta.Started).Seconds())
+			if zero := zeroOf(r, q.GPU); !q.At.IsZero() && !zero.IsZero() {
+				at = "t+" + clock(q.At.Sub(zero).Seconds())
 			}
 			rows = append(rows, fmt.Sprintf("| %s | %s | %s |\n", gpuName(q.GPU), at, plain(shorten(q.Reason, 600))))
 		}

@@ -254,7 +254,7 @@ func checkMarkdown(t *testing.T, md []byte) {
 	}
 	lines := strings.Split(string(md), "\n")
 	inFence, inMermaid, fenceLen := false, false, 0
-	mermaidLine := regexp.MustCompile(`^(---|displayMode: compact|gantt|    title [0-9]+ items on [0-9]+ GPUs, wall [0-9a-z.]+|    dateFormat X|    axisFormat %H:%M(:%S)?|    todayMarker off|    section GPU [A-Za-z0-9._+=/-]+|    [A-Za-z0-9._+=/-]+( on [0-9]+ GPUs)?( [0-9]+ failed)? :(crit, )?[0-9]+, [0-9]+|    [0-9]+ items( [0-9]+ failed)? :(crit, )?[0-9]+, [0-9]+)$`)
+	mermaidLine := regexp.MustCompile(`^(---|displayMode: compact|gantt|    title [0-9]+ items on [0-9]+ GPUs, wall [0-9a-z.]+|    dateFormat X|    axisFormat %H:%M(:%S)?|    todayMarker off|    section GPU [A-Za-z0-9._+=/-]+(꞉[A-Za-z0-9._+=/-]+)*|    [A-Za-z0-9._+=/-]+( on [0-9]+ GPUs)?( [0-9]+ failed)? :(crit, )?[0-9]+, [0-9]+|    [0-9]+ items( [0-9]+ failed)? :(crit, )?[0-9]+, [0-9]+)$`)
 	pipes := -1
 	for n, line := range lines {
 		if n := len(line) - len(strings.TrimLeft(line, "`")); n >= 3 && (!inFence || n >= fenceLen && strings.Trim(line, "`") == "") {

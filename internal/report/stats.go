@@ -85,7 +85,7 @@ type Gaps struct {
 type ItemStat struct {
 	Key        string // weight key: label/tag, or the label of an opaque item
 	Label, Tag string
-	LogRel     string // items/<label>.<safetag>.log
+	LogRel     string // items/<label>.<safetag>.log; "" when it never started (it has no log)
 	Estimate   float64
 	Known      bool // it had an estimate
 	Finished   bool // it has a timings row
@@ -220,9 +220,12 @@ func (s *Stats) items(r *logdir.Run, suites []verdict.Suite) {
 		for _, it := range su.Items {
 			k := key{it.Label, it.Tag}
 			st := ItemStat{
-				Key: weights.Key(it.Label, it.Tag), Label: it.Label, Tag: it.Tag, LogRel: it.LogRel,
+				Key: weights.Key(it.Label, it.Tag), Label: it.Label, Tag: it.Tag,
 				Finished: it.Finished, Actual: it.Seconds, RC: it.RC, Failed: it.Failed,
 				Outcome: it.Outcome, GPU: it.GPU, Note: it.Note,
+			}
+			if it.Started {
+				st.LogRel = it.LogRel
 			}
 			q, queued := est[k]
 			if e, ok := rowEst[k]; ok {

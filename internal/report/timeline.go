@@ -159,7 +159,7 @@ func mermaid(b *strings.Builder, r *logdir.Run, s Stats) {
 	var body strings.Builder
 	merged, groups := 0, 0
 	for _, l := range ls {
-		fmt.Fprintf(&body, "    section GPU %s\n", mermaidName(l.GPU, 24))
+		fmt.Fprintf(&body, "    section GPU %s\n", mermaidGPU(l.GPU))
 		for _, br := range bars(r, l, minDur) {
 			start := int64(math.Round(br.Start))
 			end := max(start, int64(math.Round(br.End)))

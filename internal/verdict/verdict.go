@@ -20,7 +20,11 @@ type Item struct {
 	LogRel     string // items/<label>.<safetag>.log
 	RC         int
 	Finished   bool // it has a timings row; false: never finished
-	Failed     bool
+	// Started: it has a timings row, or its log is there (it was running when
+	// its run died). An item that never started (cancelled before it started,
+	// never ran, unfit) has no log, and is shown without one.
+	Started bool
+	Failed  bool
 	// Outcome is its last attempt's (docs/outcomes.md); "" when it never finished.
 	Outcome  outcome.Outcome
 	GPU      string
@@ -49,10 +53,18 @@ type Suite struct {
 	// Unlisted: the run stopped before this suite's items were known (a cancel
 	// during listing); the suite fails with no items.
 	Unlisted bool
+	// Broken says why the suite itself failed before its items ran: its listing
+	// or setup failed, in the run or in a shard of a merge (a stop whose
+	// Stop.Suite is this suite, outcome.Stop.SuiteFailed); "" otherwise. The suite
+	// fails whatever its items did.
+	Broken string
 }
 
 // Passed reports whether every item of the suite passed.
-func (s Suite) Passed() bool { return s.Failed == 0 && !s.Unlisted }
+func (s Suite) Passed() bool { return s.Failed == 0 && !s.Unlisted && s.Broken == "" }
+
+// BrokenLine is the line of suites/<logfile> that says why a broken suite failed.
+func (s Suite) BrokenLine() string { return fmt.Sprintf("FAIL rc=%d (%s)", s.RC, s.Broken) }
 
 // Decide computes every suite's verdict from the run's files: each item by the
 // outcome of its last attempt (docs/outcomes.md). An item with no timings row never
@@ -101,6 +113,7 @@ func Decide(r *logdir.Run) []Suite {
 			}
 		} else {
 			d.unfinished(&it)
+			it.Started = d.logThere(q.Label, q.Tag)
 		}
 		if it.Failed {
 			s.Failed++
@@ -116,7 +129,30 @@ func Decide(r *logdir.Run) []Suite {
 			}
 		}
 	}
+	for _, st := range d.suiteStops() {
+		if i, ok := idx[st.stop.Suite]; ok {
+			suites[i].Broken = st.broken()
+			suites[i].RC = max(suites[i].RC, exitcode.Failed)
+		}
+	}
 	return suites
+}
+
+// suiteStops are the stops that name a suite whose listing or setup failed: the
+// run's own, and in a merged run each shard's (README "Several runners").
+func (d decider) suiteStops() []stopped {
+	var out []stopped
+	if st := d.runStop(); st.reason().SuiteFailed() {
+		out = append(out, st)
+	}
+	if m := d.r.Meta.Merge; m != nil {
+		for _, p := range m.Parts {
+			if p.Stop != nil && p.Stop.Reason.SuiteFailed() {
+				out = append(out, stopped{cancelled: p.Cancelled, stop: p.Stop, shard: p.Shard, shards: m.Shards})
+			}
+		}
+	}
+	return out
 }
 
 // decider holds what the items' verdicts need from the run as a whole.
@@ -137,6 +173,16 @@ func (d decider) anyQuarantined(gpus string) string {
 	return ""
 }
 
+// logThere reports whether an item's log is in the run's log dir: an item without
+// a timings row has one only when it was running as its run died.
+func (d decider) logThere(label, tag string) bool {
+	if d.r.Layout.Root == "" {
+		return false // a run decided in memory, with no log dir to look in
+	}
+	info, err := os.Stat(d.r.Layout.ItemLog(label, tag))
+	return err == nil && info.Mode().IsRegular()
+}
+
 // unfitNote says why quarantine left the item unrun, "" when it did not.
 func (d decider) unfitNote(it *Item) string {
 	u, ok := d.unfit[[2]string{it.Label, it.Tag}]
@@ -149,7 +195,7 @@ func (d decider) unfitNote(it *Item) string {
 // finished decides an item from its attempts (in the order they ended).
 func (d decider) finished(it *Item, rs []logdir.Timing) {
 	t := rs[len(rs)-1]
-	it.Finished = true
+	it.Finished, it.Started = true, true
 	it.RC, it.GPU, it.Seconds, it.Outcome = t.RC, t.GPU, t.Secs, t.Outcome
 	it.Failed = t.Outcome.Failed()
 	it.Note = note(t.Outcome)
@@ -172,7 +218,7 @@ func (d decider) finished(it *Item, rs []logdir.Timing) {
 		return
 	}
 	if onlyBadGPUs {
-		it.Note = fmt.Sprintf("passed after gpu%s was quarantined", badGPU)
+		it.Note = fmt.Sprintf("passed after %s was quarantined", logdir.GPUName(badGPU))
 		return
 	}
 	it.Flaky = true
@@ -209,6 +255,32 @@ func (d decider) stopOf(it *Item) stopped {
 	return stopped{cancelled: p.Cancelled, stop: p.Stop, shard: it.Shard, shards: m.Shards}
 }
 
+// where names the run that stopped: "shard 2/3" in a merged run, else "the run".
+func (s stopped) where() string {
+	if s.shard > 0 {
+		return fmt.Sprintf("shard %d/%d", s.shard, s.shards)
+	}
+	return "the run"
+}
+
+// failedStep is what failed in a stop that names a suite: "listing" or "setup".
+func (s stopped) failedStep() string {
+	if s.reason() == outcome.StopSetupFailed {
+		return "setup"
+	}
+	return "listing"
+}
+
+// broken is the note of the suite a stop names (Suite.Broken): what failed, where,
+// and the reason the run recorded.
+func (s stopped) broken() string {
+	on := ""
+	if s.shard > 0 {
+		on = " on " + s.where()
+	}
+	return fmt.Sprintf("its %s failed%s: %s", s.failedStep(), on, s.stop.Message)
+}
+
 func (s stopped) reason() outcome.Stop {
 	if s.stop == nil {
 		return ""
@@ -243,6 +315,8 @@ func (d decider) unfinished(it *Item) {
 		it.Note = "never ran: every GPU was quarantined"
 	case st.reason() == outcome.StopUnavailable:
 		it.Note = "never ran: where items run went away"
+	case st.reason().SuiteFailed():
+		it.Note = fmt.Sprintf("never ran: %s stopped when suite %q's %s failed", st.where(), st.stop.Suite, st.failedStep())
 	case st.reason() == outcome.StopInternal:
 		it.Note = "not recorded: sgpu-queue stopped on an internal error"
 	case st.stop != nil:
@@ -320,7 +394,10 @@ func Write(l logdir.Layout, suites []Suite) error {
 			b.WriteString(it.Line())
 			b.WriteByte('\n')
 		}
-		if s.Unlisted {
+		switch {
+		case s.Broken != "":
+			b.WriteString(s.BrokenLine() + "\n")
+		case s.Unlisted:
 			b.WriteString(UnlistedLine + "\n")
 		}
 		if err := atomicfile.Write(l.SuiteLog(s.LogFile), []byte(b.String()), 0o644); err != nil {

@@ -315,3 +315,67 @@ func TestDecideMerged(t *testing.T) {
 		t.Errorf("exit %d, want %d (the largest: the cancelled shard's item)", got, exitcode.Interrupted)
 	}
 }
+
+// In a merged run a quarantined GPU is named with its shard in the notes, as in
+// every other place ("s2:1", not "gpus2:1").
+func TestQuarantineNoteNamesTheShard(t *testing.T) {
+	r := run(false,
+		logdir.Timing{Label: "torch", Item: "a", GPU: "s2:1", RC: 1, Outcome: outcome.Failed},
+		logdir.Timing{Label: "torch", Item: "a", GPU: "s2:0", RC: 0, Outcome: outcome.OK},
+	)
+	r.Meta.Quarantined = []logdir.Quarantined{{GPU: "s2:1"}}
+	if a := Decide(r)[0].Items[0]; a.Failed || a.Note != "passed after s2:1 was quarantined" {
+		t.Errorf("a %+v", a)
+	}
+}
+
+// An item started when it has a timings row, or when its log is there (it was
+// running as its run died); one without either never started, and has no log to
+// show (the report and the summary say "never started").
+func TestStarted(t *testing.T) {
+	r := run(false, logdir.Timing{Label: "torch", Item: "a", GPU: "0", RC: 1, Outcome: outcome.Failed})
+	r.Layout = logdir.Layout{Root: t.TempDir()}
+	if err := os.MkdirAll(r.Layout.ItemsDir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(r.Layout.ItemLog("torch", "b"), []byte("half a log\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := Decide(r)
+	want := map[string]bool{"torch/a": true, "torch/b": true, "torch/c/d": false, "core/": false}
+	for _, su := range s {
+		for _, it := range su.Items {
+			if k := it.Label + "/" + it.Tag; it.Started != want[k] {
+				t.Errorf("%s: started %v, want %v", k, it.Started, want[k])
+			}
+		}
+	}
+}
+
+// A run that stopped because a suite's listing failed: that suite fails with the
+// recorded reason (its verdict file says it), the others were never listed; the
+// exit code is 1.
+func TestBrokenSuite(t *testing.T) {
+	r := run(false)
+	r.Queue = nil
+	r.Meta.Finished = true
+	r.Meta.Stop = &logdir.Stop{Reason: outcome.StopListingFailed, Phase: 1, Suite: "core", Message: `c.conf:2: suite "core": its queue listing exited with 4`}
+	s := Decide(r)
+	torch, core := s[0], s[1]
+	if core.Broken != `its listing failed: c.conf:2: suite "core": its queue listing exited with 4` || core.RC != 1 || core.Passed() {
+		t.Errorf("core %+v", core)
+	}
+	if torch.Broken != "" || !torch.Unlisted || torch.RC != 1 {
+		t.Errorf("torch %+v", torch)
+	}
+	if code := ExitCode(s); code != exitcode.Failed {
+		t.Errorf("exit %d", code)
+	}
+	l := logdir.Layout{Root: t.TempDir()}
+	if err := Write(l, s); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := os.ReadFile(l.SuiteLog("core.log")); string(v) != "FAIL rc=1 ("+core.Broken+")\n" {
+		t.Errorf("core.log %q", v)
+	}
+}
