@@ -251,6 +251,81 @@ func TestRunUnfitAfterQuarantine(t *testing.T) {
 	if res.Stop != nil {
 		t.Errorf("stop %+v", res.Stop)
 	}
+	// The count leaves the unfit item out and says so: the last line reads M/M.
+	if done, total, rest := lastCount(t, h.console.String()); done != len(res.Attempts) || total != done || !strings.HasSuffix(rest, ", 1 not run") {
+		t.Errorf("last count [%d/%d%s], want [%d/%d …, 1 not run]:\n%s", done, total, rest, len(res.Attempts), len(res.Attempts), h.console.String())
+	}
+}
+
+// A 2-GPU item that failed is retried after quarantine took one of the GPUs it
+// failed on: on the GPUs that remain when they can take it (never the quarantined
+// one), else it is reported unfit, "is not run again", and the count says so; the
+// run never hangs.
+func TestRunBlockRetryAfterQuarantine(t *testing.T) {
+	for _, tt := range []struct {
+		gpus   []string
+		unfit  bool
+		warned string
+	}{
+		{gpus: []string{"0", "1", "2", "3"}},
+		{gpus: []string{"0", "1"}, unfit: true,
+			warned: "m/flaky.pair is not run again: it needs 2 GPUs and quarantine left 1 in the pool (gpu1 out)"},
+	} {
+		t.Run(fmt.Sprintf("%d GPUs", len(tt.gpus)), func(t *testing.T) {
+			h := newHarness(t, tt.gpus...)
+			h.cfg.Retries = 1
+			h.cfg.Quarantine = DefaultQuarantine
+			bad := h.deadGPU("1") // a single-GPU item there dies at once
+			items := []Item{h.wide("flaky.pair", 1, 2)}
+			for i := 0; i < 8; i++ {
+				it := h.item(fmt.Sprintf("sleep.%d", i), 1)
+				it.Suite.Path = bad
+				items = append(items, it)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			res := h.runBlocks(ctx, items...)
+			if ctx.Err() != nil || res.Stop != nil {
+				t.Fatalf("hung %v, stop %+v", ctx.Err() != nil, res.Stop)
+			}
+			if len(res.Quarantined) != 1 || res.Quarantined[0].GPU != "1" {
+				t.Fatalf("quarantined %+v", res.Quarantined)
+			}
+			checkPairRetry(t, h, res, tt.unfit, tt.warned)
+		})
+	}
+}
+
+// checkPairRetry checks TestRunBlockRetryAfterQuarantine's run: the pair's
+// attempts (item 0), its unfit record and warning, and the console's last count.
+func checkPairRetry(t *testing.T, h *harness, res *Result, unfit bool, warned string) {
+	t.Helper()
+	var pair []Attempt
+	for _, a := range res.Attempts {
+		if a.Item == 0 {
+			pair = append(pair, a)
+		}
+	}
+	notRun := ""
+	if unfit {
+		notRun = ", 1 not run"
+		if len(pair) != 1 || len(res.Unfit) != 1 || res.Unfit[0].Tag != "flaky.pair" {
+			t.Errorf("pair attempts %+v, unfit %+v", pair, res.Unfit)
+		}
+		if w := strings.Join(h.warnings(), "\n"); !strings.Contains(w, warned) {
+			t.Errorf("warnings lack %q:\n%s", warned, w)
+		}
+	} else {
+		if len(pair) != 2 || pair[1].Outcome != outcome.OK || len(res.Unfit) != 0 {
+			t.Fatalf("pair attempts %+v, unfit %+v", pair, res.Unfit)
+		}
+		if slices.Contains(pair[1].Slots, 1) || len(pair[1].Slots) != 2 {
+			t.Errorf("the retry ran on gpu%s, with gpu1 quarantined", pair[1].GPU)
+		}
+	}
+	if done, total, rest := lastCount(t, h.console.String()); done != len(res.Attempts) || total != done || !strings.HasSuffix(rest, notRun) || !unfit && strings.Contains(rest, "not run") {
+		t.Errorf("last count [%d/%d%s], want [%d/%d …%s]:\n%s", done, total, rest, len(res.Attempts), len(res.Attempts), notRun, h.console.String())
+	}
 }
 
 // noRequeue is a scheduler whose pool shrank under a running item: its retry no
@@ -278,7 +353,7 @@ func TestRunRetryUnfit(t *testing.T) {
 	if len(res.Unfit) != 1 || res.Unfit[0].Tag != "fail.pair" || res.Unfit[0].GPUs != 2 {
 		t.Errorf("unfit %+v", res.Unfit)
 	}
-	if w := strings.Join(h.warnings(), "\n"); !strings.Contains(w, "m/fail.pair not run again: it needs 2 GPUs") {
+	if w := strings.Join(h.warnings(), "\n"); !strings.Contains(w, "m/fail.pair is not run again: it needs 2 GPUs") {
 		t.Errorf("warnings %q", w)
 	}
 	if strings.Contains(h.console.String(), "retrying") {

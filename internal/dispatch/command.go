@@ -22,10 +22,11 @@ import (
 // directory, to create before it runs and remove after when empty; "" for an
 // adapter item.
 func (d *dispatcher) command(it Item, gpu string, log io.Writer) (c executor.Command, cwd string, err error) {
-	name := "item " + it.Key()
+	// The executor names the command in its warnings (processes left behind).
+	label := "item " + name(it)
 	if it.Adapted() {
 		c, err = d.adapterCommand(it, gpu, log)
-		c.Name = name
+		c.Name = label
 		return c, "", err
 	}
 	cwd = d.cfg.Layout.ItemCwd(it.Label, it.Tag)
@@ -33,7 +34,7 @@ func (d *dispatcher) command(it Item, gpu string, log io.Writer) (c executor.Com
 	if err != nil {
 		return c, "", err
 	}
-	return executor.Command{Path: it.Suite.Path, Args: it.Suite.Args, Env: env, Dir: cwd, Stdout: log, Stderr: log, Name: name}, cwd, nil
+	return executor.Command{Path: it.Suite.Path, Args: it.Suite.Args, Env: env, Dir: cwd, Stdout: log, Stderr: log, Name: label}, cwd, nil
 }
 
 // adapterCommand is an adapter item's command: the adapter environment with the

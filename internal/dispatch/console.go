@@ -10,21 +10,29 @@ import (
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
 
-// progress is what the console lines count: attempts done of all to make, and the
-// work left for the eta. The workers (a finished line) and the loop (a start, a
-// retry, a GPU removed, a note) both use it, so every method takes mu, and mu also
-// serializes the console: a line's count and its print are one step, so the lines
-// come out in count order.
+// progress is what the console lines count: attempts done of all to make, the
+// attempts that will not be made, and the work left for the eta. The workers (a
+// finished line) and the loop (a start, a retry, a GPU removed, a stop, a note) both
+// use it, so every method takes mu, and mu also serializes the console: a line's
+// count and its print are one step, so the lines come out in count order.
+//
+// total only ever counts attempts that can still be made: an item dropped from the
+// queue (quarantine left too few GPUs for it, or the run stopped) leaves total for
+// notRun, so the last line reads M/M and says how many did not run
+// (docs/outcomes.md, "The console line").
 type progress struct {
-	out  io.Writer
-	gpus int // the pool's size, over which the eta spreads the work
+	out io.Writer
 
 	mu            sync.Mutex
+	gpus          int // GPUs not quarantined, over which the eta spreads the work
 	done          int
 	total         int                 // attempts to make: the items, plus each retry queued
+	notRun        int                 // attempts that will not be made: dropped or refused
 	running       map[int]runningItem // by item
 	queuedWork    float64             // known GPU-seconds not yet handed out
 	queuedUnknown int                 // unknown items not yet handed out
+	shown         [3]int              // done, total, notRun as the last line showed them
+	stopped       bool                // the run stopped: what is queued will not run
 }
 
 type runningItem struct {
@@ -70,11 +78,44 @@ func (p *progress) retried(it Item) {
 	p.total++
 }
 
-// dropped takes a queued item that will not run out of the work left.
+// dropped takes a queued attempt of it that will not be made out of the attempts
+// to make and the work left: it is counted as not run.
 func (p *progress) dropped(it Item) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.count(it, -1)
+	p.total--
+	p.notRun++
+}
+
+// refused counts a retry that was due but could not be queued (it no longer fits
+// the pool) as not run, as dropped counts one that was queued.
+func (p *progress) refused() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.notRun++
+}
+
+// stop counts the queued attempts left when the run stops (n, the scheduler's
+// length) as not run: the lines of the items still running then count and time
+// only what will still end. Only the first call counts.
+func (p *progress) stop(n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped {
+		return
+	}
+	p.stopped = true
+	p.total -= n
+	p.notRun += n
+	p.queuedWork, p.queuedUnknown = 0, 0
+}
+
+// shrank sets the GPUs the eta spreads the work over: quarantine took one out.
+func (p *progress) shrank(gpus int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.gpus = gpus
 }
 
 // finished counts item done at end and prints its line: head, then the count and
@@ -84,7 +125,33 @@ func (p *progress) finished(item int, end time.Time, head, tail string) {
 	defer p.mu.Unlock()
 	delete(p.running, item)
 	p.done++
-	fmt.Fprintf(p.out, "%s  [%d/%d%s]%s\n", head, p.done, p.total, p.eta(end), tail)
+	fmt.Fprintf(p.out, "%s  [%s%s%s]%s\n", head, p.fraction(), p.eta(end), p.skipped(), tail)
+}
+
+// close prints the final count when attempts were dropped after the last line
+// (its count went stale), so the console never ends on a count with attempts
+// left that will not run.
+func (p *progress) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.shown == [3]int{p.done, p.total, p.notRun} || p.notRun == 0 {
+		return
+	}
+	fmt.Fprintf(p.out, "  [%s%s]\n", p.fraction(), p.skipped())
+}
+
+// fraction is the count "done/total", remembered as shown. Caller holds p.mu.
+func (p *progress) fraction() string {
+	p.shown = [3]int{p.done, p.total, p.notRun}
+	return fmt.Sprintf("%d/%d", p.done, p.total)
+}
+
+// skipped says how many attempts will not be made, "" when none. Caller holds p.mu.
+func (p *progress) skipped() string {
+	if p.notRun == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d not run", p.notRun)
 }
 
 // note prints an informational line among the item lines.
@@ -95,7 +162,8 @@ func (p *progress) note(msg string) {
 }
 
 // eta estimates the time left from the weights: the known GPU-seconds not yet done
-// spread over the GPUs. Unknown items are counted, not guessed. Caller holds p.mu.
+// spread over the GPUs left (a quarantined GPU runs nothing more). Unknown items are
+// counted, not guessed. Caller holds p.mu.
 func (p *progress) eta(now time.Time) string {
 	work := 0.0
 	unknown := 0
@@ -108,13 +176,18 @@ func (p *progress) eta(now time.Time) string {
 	}
 	work += p.queuedWork
 	unknown += p.queuedUnknown
-	left := textfmt.Dur(max(0, work/float64(p.gpus)))
+	left := textfmt.Dur(max(0, work/float64(max(p.gpus, 1))))
 	s := " eta " + left
 	if unknown > 0 {
 		s = fmt.Sprintf(" eta ≥%s +%d unknown", left, unknown)
 	}
 	return s
 }
+
+// name is how console and warning lines name an item: its key, quoted when it
+// holds spaces or control characters (textfmt.Printable), as the item lines quote
+// its tag, so a hostile tag can neither break a line nor read as two words.
+func name(it Item) string { return textfmt.Printable(it.Key()) }
 
 // line prints the console line of a finished attempt (docs/outcomes.md), ending
 // with its outcome when the exit code alone does not say it (docs/outcomes.md); a

@@ -287,7 +287,7 @@ func (d *dispatcher) record(it Item, a *Attempt, t0 time.Time) {
 	a.Row = d.row(it, *a, t0)
 	if d.cfg.Timings != nil {
 		if err := d.cfg.Timings.Append(a.Row); err != nil {
-			d.warn(fmt.Sprintf("cannot record %s: %v", it.Key(), err))
+			d.warn(fmt.Sprintf("cannot record %s: %v", name(it), err))
 		}
 	}
 	d.line(*a, t0)

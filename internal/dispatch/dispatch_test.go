@@ -395,6 +395,15 @@ func TestRunCancel(t *testing.T) {
 	if strings.Contains(readFile(t, h.trace), "never") {
 		t.Error("an item started after the cancel")
 	}
+	// Both cancelled lines count the item that will not start as not run.
+	for _, l := range strings.Split(strings.TrimSuffix(h.console.String(), "\n"), "\n") {
+		if !regexp.MustCompile(`  \[[12]/2 eta [^,]+, 1 not run\] cancelled$`).MatchString(l) {
+			t.Errorf("console line %q, want it to count [n/2 …, 1 not run]", l)
+		}
+	}
+	if done, total, rest := lastCount(t, h.console.String()); done != 2 || total != 2 || !strings.HasSuffix(rest, ", 1 not run") {
+		t.Errorf("last count [%d/%d%s], want [2/2 …, 1 not run]", done, total, rest)
+	}
 	for _, r := range h.timings() {
 		if !r.Incomplete || r.Outcome != outcome.Cancelled {
 			t.Errorf("cancelled row not marked incomplete and cancelled: %+v", r)

@@ -23,7 +23,8 @@ type loop struct {
 	idle     []int // GPU positions not running an item, in the order they went idle
 	running  []schedule.Running
 	finished chan Attempt
-	busy     int // attempts started and not yet received
+	busy     int  // attempts started and not yet received
+	halted   bool // the run stopped dispatching: what is queued will not run
 }
 
 func (d *dispatcher) run(parent context.Context) *Result {
@@ -42,10 +43,13 @@ func (d *dispatcher) run(parent context.Context) *Result {
 		if ctx.Err() == nil && res.Stop == nil && d.fill(l) {
 			continue // GPUs came back to the pool: ask again
 		}
+		if ctx.Err() != nil || res.Stop != nil {
+			d.halt(l)
+		}
 		if l.busy == 0 {
 			break
 		}
-		a := <-l.finished
+		a := d.wait(l)
 		l.busy--
 		if a.panicked != nil {
 			d.stopOnPanic(a.panicked, l)
@@ -53,6 +57,7 @@ func (d *dispatcher) run(parent context.Context) *Result {
 		}
 		d.ended(l, a)
 	}
+	d.progress.close()
 	res.Wall = time.Since(res.Started)
 	// Only the caller's cancel is a cancelled run; stopping the items after a
 	// panic is not.
@@ -100,6 +105,31 @@ func (d *dispatcher) fill(l *loop) bool {
 	}
 	d.warn(l.res.Stop.Message)
 	return false
+}
+
+// wait returns the next attempt to end. A cancel halts the count at once rather
+// than at the next attempt's end, so the lines of the items it stops already count
+// what will end.
+func (d *dispatcher) wait(l *loop) Attempt {
+	if !l.halted {
+		select {
+		case a := <-l.finished:
+			return a
+		case <-l.ctx.Done():
+			d.halt(l)
+		}
+	}
+	return <-l.finished
+}
+
+// halt counts what the scheduler still holds as not run, once, when the run stops
+// dispatching (a cancel, a stop, a panic): the lines of the items still running
+// then count to the attempts that will end.
+func (d *dispatcher) halt(l *loop) {
+	if !l.halted {
+		l.halted = true
+		d.progress.stop(d.sched.Len())
+	}
 }
 
 // free is the idle GPUs the health tracker lets items run on.
@@ -157,7 +187,7 @@ func (d *dispatcher) ended(l *loop, a Attempt) {
 	}
 	if a.Outcome.Retryable() && !d.again[a.Item] && d.attempts[a.Item] <= d.cfg.Retries && d.requeue(l, a.Item, a.Slots) {
 		d.note(fmt.Sprintf("retrying %s (attempt %d of %d %s with rc=%d on gpu%s)",
-			d.items[a.Item].Key(), a.Number, d.cfg.Retries+1, ended(a.Outcome), a.RC, a.GPU))
+			name(d.items[a.Item]), a.Number, d.cfg.Retries+1, ended(a.Outcome), a.RC, a.GPU))
 	}
 }
 
@@ -165,11 +195,14 @@ func (d *dispatcher) ended(l *loop, a Attempt) {
 // while others can take it, and reports whether it did; an item that no longer
 // fits the pool is reported unfit instead.
 func (d *dispatcher) requeue(l *loop, item int, avoid []int) bool {
-	if d.again[item] {
-		return false // already queued for another attempt
+	if d.again[item] || l.res.Stop != nil {
+		// Already queued for another attempt, or the run stopped (every GPU
+		// quarantined): nothing more is queued.
+		return false
 	}
 	if !d.sched.Requeue(item, avoid) {
-		d.unfit(l, item, "not run again")
+		d.unfit(l, item, "is not run again")
+		d.progress.refused()
 		return false
 	}
 	d.again[item] = true
@@ -182,7 +215,7 @@ func (d *dispatcher) unfit(l *loop, item int, what string) {
 	it := d.items[item]
 	u := Unfit{Label: it.Label, Tag: it.Tag, GPUs: it.Width(), Pool: l.health.left()}
 	l.res.Unfit = append(l.res.Unfit, u)
-	d.warn(fmt.Sprintf("%s %s: it needs %d GPUs and quarantine left %d in the pool (%s out)", it.Key(), what, u.GPUs, u.Pool, l.health.summary(d.cfg.GPUs)))
+	d.warn(fmt.Sprintf("%s %s: it needs %d GPUs and quarantine left %d in the pool (%s out)", name(it), what, u.GPUs, u.Pool, l.health.summary(d.cfg.GPUs)))
 }
 
 // stopOnPanic handles a worker's panic: the other items are stopped first (TERM,
@@ -191,6 +224,7 @@ func (d *dispatcher) unfit(l *loop, item int, what string) {
 // the result, so phases 5–8 still write what was measured.
 func (d *dispatcher) stopOnPanic(p *WorkerPanic, l *loop) {
 	l.stopAll()
+	d.halt(l)
 	res := l.res
 	for ; l.busy > 0; l.busy-- {
 		if a := <-l.finished; a.panicked == nil {
@@ -211,6 +245,9 @@ func (d *dispatcher) onHealth(l *loop, act action) {
 	case actQuarantine:
 		q := Quarantined{GPU: d.cfg.GPUs[act.slot], Reason: act.reason, At: time.Now()}
 		l.res.Quarantined = append(l.res.Quarantined, q)
+		// Before the warning: every line printed after it has its eta over the
+		// GPUs left.
+		d.progress.shrank(l.health.left())
 		d.warn(fmt.Sprintf("gpu%s quarantined: %s; no more items are scheduled on it", q.GPU, q.Reason))
 		d.remove(l, act.slot)
 	case actRelease:
@@ -221,8 +258,9 @@ func (d *dispatcher) onHealth(l *loop, act action) {
 }
 
 // remove takes a quarantined GPU out of the scheduler's pool. The items that no
-// longer fit are not run: each is reported unfit, or, when no GPU is left at all,
-// the run stops.
+// longer fit are not run: each is reported unfit ("is not run again" for a retry
+// that was queued: its first attempt ran), or, when no GPU is left at all, the run
+// stops.
 func (d *dispatcher) remove(l *loop, slot int) {
 	unfit := d.sched.Remove(slot)
 	for _, i := range unfit {
@@ -236,7 +274,12 @@ func (d *dispatcher) remove(l *loop, slot int) {
 		return
 	}
 	for _, i := range unfit {
-		d.unfit(l, i, "is not run")
+		what := "is not run"
+		if d.again[i] {
+			what = "is not run again"
+			delete(d.again, i)
+		}
+		d.unfit(l, i, what)
 	}
 }
 
@@ -254,5 +297,5 @@ func (d *dispatcher) noteHold(now float64) {
 		when = "it starts when a running item that is unknown or past its weight ends"
 	}
 	d.note(fmt.Sprintf("holding GPUs for %s (%d GPUs) since t+%s: %s; meanwhile only items expected to end by then run on the held GPUs",
-		it.Key(), it.Width(), textfmt.Dur(now), when))
+		name(it), it.Width(), textfmt.Dur(now), when))
 }
