@@ -280,8 +280,11 @@ func TestMultiGPURun(t *testing.T) {
 		if quad == 0 || quad >= streamEnd {
 			t.Errorf("the 4-GPU item started at %d, the stream of 1-GPU items ended at %d: starved\n%s", quad, streamEnd, r.stdout)
 		}
-		if !strings.Contains(r.stdout, "holding GPUs for dist-mgpu/quad (4 GPUs)") {
-			t.Errorf("no GPUs were held for the 4-GPU item:\n%s", r.stdout)
+		// Which 4-GPU item (quad or gamma) meets busy GPUs at the head of the
+		// queue depends on when the long items end on a loaded machine; one of
+		// them must have been held for.
+		if !strings.Contains(r.stdout, "holding GPUs for dist-mgpu/quad (4 GPUs)") && !strings.Contains(r.stdout, "holding GPUs for gamma (4 GPUs)") {
+			t.Errorf("no GPUs were held for a 4-GPU item:\n%s", r.stdout)
 		}
 	})
 }
