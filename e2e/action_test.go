@@ -206,6 +206,7 @@ func noRelativeLinks(t *testing.T, what, md string) {
 // annotations, merged JUnit, check run and comment, weights through the v2 cache,
 // the level from TEST_LEVEL (the input is left at its default).
 func TestActionLikeTheRunner(t *testing.T) {
+	t.Parallel() // sleep-bound: each has its own fixture copy, fake GitHub and cache server
 	dir := fixture(t, "e2e")
 	gh := newFakeGitHub()
 	api := httptest.NewServer(gh)
@@ -404,6 +405,7 @@ func TestActionLikeTheRunner(t *testing.T) {
 // cache only has a level-3 table: it is restored and said, but is no hit; the
 // second finds the first leg's level-1 table: a hit.
 func TestActionMatrixLegs(t *testing.T) {
+	t.Parallel() // sleep-bound: each has its own fixture copy, fake GitHub and cache server
 	gh := newFakeGitHub()
 	cacheSrv := cachetest.New(t)
 	level3 := "sgpu-weights-gfx942-l3-4000-1-sgpu-queue__build_and_test__linux-mi325-8-01234567"
@@ -488,6 +490,7 @@ func demoAtLevel1(t *testing.T, config string) (dir, path string, out map[string
 // publish: none writes nothing anywhere: no summary, no API call (with a token and a
 // pull request there to publish to).
 func TestActionPublishNone(t *testing.T) {
+	t.Parallel() // sleep-bound: each has its own fixture copy, fake GitHub and cache server
 	gh := newFakeGitHub()
 	dir, env, outFile, sumFile := demoAction(t, gh, map[string]string{"config": "ci/sgpu.conf", "publish": "none"})
 	r := sgpu(t, dir, env, "action")
@@ -514,6 +517,7 @@ func TestActionPublishNone(t *testing.T) {
 // report really is (no summary here); a 5xx is retried until it works, each retry
 // seen by the server and noted in the log.
 func TestActionPublishForbiddenAndRetried(t *testing.T) {
+	t.Parallel() // sleep-bound: each has its own fixture copy, fake GitHub and cache server
 	gh := newFakeGitHub()
 	gh.fail["POST check-runs"] = []int{403}
 	gh.fail["POST comments"] = []int{502, 503}
@@ -551,6 +555,7 @@ func TestActionPublishForbiddenAndRetried(t *testing.T) {
 
 // A cache service that fails every call costs warnings, never the step.
 func TestActionCacheDown(t *testing.T) {
+	t.Parallel() // sleep-bound: each has its own fixture copy, fake GitHub and cache server
 	dir := fixture(t, "demo")
 	cacheSrv := cachetest.New(t)
 	cacheSrv.SetMode(cachetest.Fail)
@@ -576,6 +581,7 @@ func TestActionCacheDown(t *testing.T) {
 }
 
 func TestActionConfigError(t *testing.T) {
+	t.Parallel() // sleep-bound: each has its own fixture copy, fake GitHub and cache server
 	dir := fixture(t, "e2e")
 	os.WriteFile(filepath.Join(dir, "bad.conf"), []byte("alpha alpha.log sideways ci/alpha.sh\n"), 0o644)
 	env, outFile, sumFile := runner(t, dir, map[string]string{"config": "bad.conf", "gpus": "2"})
@@ -611,6 +617,7 @@ func TestActionConfigError(t *testing.T) {
 // passes the suffix), and removes the merged file of a suite it no longer runs,
 // never a user's file.
 func TestActionJUnitLikeTE(t *testing.T) {
+	t.Parallel() // sleep-bound: each has its own fixture copy, fake GitHub and cache server
 	dir, path, out := demoAtLevel1(t, "ci/sgpu.conf")
 	if got := out["junit-files"]; got != "test-results/junit/examples.xml\ntest-results/junit/torch.xml\ntest-results/junit/jax.xml\ntest-results/junit/core.xml" {
 		t.Errorf("junit-files %q", got)
@@ -676,6 +683,7 @@ func TestActionJUnitLikeTE(t *testing.T) {
 // the workflow hands the step on purpose (env: GH_TOKEN) does reach the items, but
 // what the action publishes is scrubbed of it.
 func TestActionKeepsCredentialsFromSuites(t *testing.T) {
+	t.Parallel() // sleep-bound: each has its own fixture copy, fake GitHub and cache server
 	dir := filepath.Join(t.TempDir(), "repo")
 	os.MkdirAll(filepath.Join(dir, "ci"), 0o755)
 	os.WriteFile(filepath.Join(dir, "ci", "env.cmds"), []byte("dump tr '\\0' '\\n' </proc/$$/environ; exit 1\n"), 0o644)
