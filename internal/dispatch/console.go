@@ -193,9 +193,9 @@ func name(it Item) string { return textfmt.Printable(it.Key()) }
 // with its outcome when the exit code alone does not say it (docs/outcomes.md); a
 // multi-GPU item names its GPUs joined by ",":
 //
-//	[14:03:07] gpu1 t+1204s 260s rc=0 est=245s torch test_numerics.ck.amax+triton  [12/80 eta 21m]
-//	[14:03:09] gpu2 t+1206s 0.2s rc=0 est=31s torch test_gemm.ck  [13/80 eta 20m] no-run
-//	[14:09:30] gpu2,3 t+1210s 380s rc=0 est=360s torch-mgpu distributed.test_numerics  [14/80 eta 19m]
+//	[14:03:07] gpu1 t+20m04s 260s rc=0 est=245s torch test_numerics.ck.amax+triton  [12/80 eta 21m04s]
+//	[14:03:09] gpu2 t+20m06s 0.2s rc=0 est=31s torch test_gemm.ck  [13/80 eta 20m51s] no-run
+//	[14:09:30] gpu2,3 t+20m10s 380s rc=0 est=360s torch-mgpu distributed.test_numerics  [14/80 eta 19m37s]
 func (d *dispatcher) line(a Attempt, t0 time.Time) {
 	it := d.items[a.Item]
 	est := "unknown"

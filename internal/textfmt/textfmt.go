@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -30,9 +31,10 @@ func Dur(secs float64) string {
 
 // Printable quotes a string that holds spaces, control characters or bytes that are
 // not UTF-8 (a raw 0x9b is a CSI to some terminals), so a hostile tag cannot rewrite
-// the terminal or be mistaken for two words.
+// the terminal or be mistaken for two words. A string that starts with a quote is
+// quoted too, so a printed name that starts with one always reads back by unquoting.
 func Printable(s string) string {
-	if !utf8.ValidString(s) {
+	if !utf8.ValidString(s) || strings.HasPrefix(s, `"`) {
 		return strconv.Quote(s)
 	}
 	for _, r := range s {

@@ -63,6 +63,9 @@ func TestPrintable(t *testing.T) {
 		{"nb\u00a0space", true},
 		{"ls\u2028sep", true},
 		{"bidi\u202eevil", true}, // right-to-left override
+		{`"a b"`, true},          // would read as the quoted name a b
+		{`"x`, true},
+		{`x"y`, false},
 	}
 	for _, tt := range tests {
 		got := Printable(tt.in)
@@ -86,6 +89,9 @@ func FuzzPrintable(f *testing.F) {
 			if r < ' ' || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == 0x2028 || r == 0x2029 || r == 0x202e {
 				t.Fatalf("Printable(%q) = %q lets %U through", s, p, r)
 			}
+		}
+		if p == s && strings.HasPrefix(s, `"`) {
+			t.Fatalf("Printable(%q) left a leading quote: it reads as a quoted name", s)
 		}
 		if p != s {
 			if back, err := strconv.Unquote(p); err != nil || back != s {
