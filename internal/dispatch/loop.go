@@ -215,7 +215,7 @@ func (d *dispatcher) unfit(l *loop, item int, what string) {
 	it := d.items[item]
 	u := Unfit{Label: it.Label, Tag: it.Tag, GPUs: it.Width(), Pool: l.health.left()}
 	l.res.Unfit = append(l.res.Unfit, u)
-	d.warn(fmt.Sprintf("%s %s: it needs %d GPUs and quarantine left %d in the pool (%s out)", name(it), what, u.GPUs, u.Pool, l.health.summary(d.cfg.GPUs)))
+	d.warn(fmt.Sprintf("%s %s: it needs %s and quarantine left %d in the pool (%s out)", name(it), what, textfmt.Count(u.GPUs, "GPU"), u.Pool, l.health.summary(d.cfg.GPUs)))
 }
 
 // stopOnPanic handles a worker's panic: the other items are stopped first (TERM,

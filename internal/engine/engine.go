@@ -277,7 +277,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	}
 
 	// Phase 4: run the queue.
-	r.obs.Phase(4, fmt.Sprintf("run %s on %s", plural(len(o.plan), "item"), plural(len(pool.IDs), "GPU")))
+	r.obs.Phase(4, fmt.Sprintf("run %s on %s", textfmt.Count(len(o.plan), "item"), textfmt.Count(len(pool.IDs), "GPU")))
 	meta := r.meta(suites, pool)
 	d, err := r.dispatch(ctx, o.plan, o.queue, pool, meta, exp)
 	if err != nil {
@@ -688,13 +688,6 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.Write(p)
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // ExitCode maps an error from Run to the process exit code.

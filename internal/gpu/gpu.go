@@ -42,6 +42,7 @@ import (
 
 	"github.com/rocm/sgpu-queue/internal/executor"
 	"github.com/rocm/sgpu-queue/internal/hook"
+	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
 
 // Vendor is who made the GPUs: "amd", "nvidia", or "" when unknown.
@@ -115,7 +116,7 @@ func badf(format string, args ...any) error {
 // "4 GPUs [0 1 2 3] from rocminfo (AMD Instinct MI300X), arch gfx942 from rocminfo, pinned with HIP_VISIBLE_DEVICES".
 func (p Pool) Describe() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s [%s] from %s", plural(len(p.IDs), "GPU"), strings.Join(p.IDs, " "), p.Source)
+	fmt.Fprintf(&b, "%s [%s] from %s", textfmt.Count(len(p.IDs), "GPU"), strings.Join(p.IDs, " "), p.Source)
 	if p.Detail != "" {
 		b.WriteString(" " + p.Detail)
 	}
@@ -243,7 +244,7 @@ func (d *detector) pool(ctx context.Context) (Pool, error) {
 	case spec.Count > 0 && outer != nil:
 		if spec.Count > len(outer) {
 			return p, badf("--gpus %d: %s=%s lists only %s: pass --gpus %d or fewer, or widen %s",
-				spec.Count, outerVar, strings.Join(outer, ","), plural(len(outer), "GPU"), len(outer), outerVar)
+				spec.Count, outerVar, strings.Join(outer, ","), textfmt.Count(len(outer), "GPU"), len(outer), outerVar)
 		}
 		p.IDs, p.Source = outer[:spec.Count], "--gpus"
 		p.Detail = fmt.Sprintf("%d of %s=%s", spec.Count, outerVar, strings.Join(outer, ","))
@@ -287,7 +288,7 @@ func (d *detector) detect(ctx context.Context, p *Pool) error {
 			n := len(devs)
 			if mask, k, ok := d.rocrMask(); ok && k < n {
 				d.warnf(p, "%s lists %s but does not apply %s=%s: using the %s the mask leaves visible (%s inside it)",
-					t.path, plural(n, "GPU"), ROCRVisible, mask, plural(k, "GPU"), idRange(k))
+					t.path, textfmt.Count(n, "GPU"), ROCRVisible, mask, textfmt.Count(k, "GPU"), idRange(k))
 				n = k
 			}
 			p.IDs = countIDs(n)
@@ -420,11 +421,11 @@ func (d *detector) check(p *Pool) error {
 		}
 		if masked && p.Vendor != NVIDIA && n >= k {
 			return badf("%s: GPU %s is beyond the %s that %s=%s leaves visible (%s inside it): fix the ids or the mask",
-				d.poolWhat(p), id, plural(k, "GPU"), ROCRVisible, mask, idRange(k))
+				d.poolWhat(p), id, textfmt.Count(k, "GPU"), ROCRVisible, mask, idRange(k))
 		}
 		if d.count >= 0 && n >= d.count && d.countBy != p.Source {
 			return badf("%s: GPU %s does not exist where the items run: %s lists %s (%s): fix the ids",
-				d.poolWhat(p), id, d.countBy, plural(d.count, "GPU"), idRange(d.count))
+				d.poolWhat(p), id, d.countBy, textfmt.Count(d.count, "GPU"), idRange(d.count))
 		}
 	}
 	return nil
@@ -448,14 +449,6 @@ func (d *detector) rocrMask() (string, int, bool) {
 	v, _ := d.env.Get(ROCRVisible)
 	k, ok := maskLen(v)
 	return oneLine(v), k, ok
-}
-
-// plural is "1 GPU", "2 GPUs".
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return strconv.Itoa(n) + " " + what + "s"
 }
 
 // idRange is "id 0" or "ids 0-3": the logical ids of n GPUs.

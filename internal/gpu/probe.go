@@ -11,6 +11,7 @@ import (
 
 	"github.com/rocm/sgpu-queue/internal/executor"
 	"github.com/rocm/sgpu-queue/internal/exitcode"
+	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
 
 // tool is one vendor tool invocation and how to read its output.
@@ -70,7 +71,7 @@ func (d *detector) try(ctx context.Context, t tool) ([]Device, *toolRun) {
 	devs := t.devices(r.stdout)
 	if !done {
 		if len(devs) > 0 {
-			d.tried = append(d.tried, fmt.Sprintf("%s: %s", key, plural(len(devs), "GPU")))
+			d.tried = append(d.tried, fmt.Sprintf("%s: %s", key, textfmt.Count(len(devs), "GPU")))
 		} else {
 			d.tried = append(d.tried, key+": "+r.why(t.none))
 		}

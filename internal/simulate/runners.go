@@ -172,14 +172,6 @@ func replayShards(runs []shardRun, dur []float64, gpus int) (slowest, fastest fl
 	return slowest, fastest, nil
 }
 
-// plural is "1 runner", "2 runners".
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
-}
-
 func maxOf(v []float64) float64 {
 	m := 0.0
 	for _, x := range v {
@@ -231,7 +223,7 @@ func (r *RunnersReport) Write(w io.Writer) error {
 			lpt += fmt.Sprintf(" (%d moves)", row.Moves)
 		}
 		cells := []string{
-			plural(row.Runners, "runner"), fmt.Sprint(row.Runners * o.GPUs), secs(row.Wall.Mean),
+			textfmt.Count(row.Runners, "runner"), fmt.Sprint(row.Runners * o.GPUs), secs(row.Wall.Mean),
 			secs(row.Wall.Min) + " – " + secs(row.Wall.Max), secs(row.Fastest.Mean),
 			secs(row.Bound.Mean), fixed(row.Ratio.Mean, 4), pct(row.Util.Mean), lpt,
 		}
@@ -245,7 +237,7 @@ func (r *RunnersReport) Write(w io.Writer) error {
 		b.WriteByte('\n')
 	}
 	for k := 1; k < len(r.Rows); k++ {
-		fmt.Fprintf(&b, "on %s: %s\n", plural(k, "runner"), r.Advice(k))
+		fmt.Fprintf(&b, "on %s: %s\n", textfmt.Count(k, "runner"), r.Advice(k))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -44,3 +44,11 @@ func Printable(s string) string {
 	}
 	return s
 }
+
+// Count is n and a noun that takes an s in the plural: "1 GPU", "2 GPUs", "0 runners".
+func Count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
