@@ -133,3 +133,14 @@ func TestCapped(t *testing.T) {
 		t.Errorf("kept %q over=%v, want \"abcd\" (nothing after the first write that did not fit) and over", c.Bytes(), c.Over())
 	}
 }
+
+func TestCount(t *testing.T) {
+	for _, tt := range []struct {
+		n    int
+		want string
+	}{{0, "0 GPUs"}, {1, "1 GPU"}, {2, "2 GPUs"}, {-1, "-1 GPUs"}} {
+		if got := Count(tt.n, "GPU"); got != tt.want {
+			t.Errorf("Count(%d) = %q, want %q", tt.n, got, tt.want)
+		}
+	}
+}
