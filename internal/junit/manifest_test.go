@@ -15,13 +15,7 @@ import (
 // manifest names with a path, and files of suites that are still run all stay.
 func TestOutputsRemoveOnlyWhatTheyWrote(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, content string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, content string) string { return writeIn(t, dir, name, content) }
 	// Run 1 writes gone.xml, edited.xml, kept.xml.
 	o1, err := OpenOutputs(dir)
 	if err != nil {
@@ -79,13 +73,7 @@ func TestOutputsRemoveOnlyWhatTheyWrote(t *testing.T) {
 // checkpointed after a write still lists the last run's files.
 func TestOutputsMayReplace(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, content string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, content string) string { return writeIn(t, dir, name, content) }
 	o1, _ := OpenOutputs(dir)
 	for _, n := range []string{"ours.xml", "edited.xml", "linked.xml"} {
 		if err := o1.Wrote(write(n, "<testsuites name=\""+n+"\"/>\n")); err != nil {
@@ -167,4 +155,14 @@ func TestCaseDetails(t *testing.T) {
 		t.Errorf("a non-numeric line was kept: %+v", c)
 	}
 	validateXSD(t, data)
+}
+
+// writeIn writes a file of a user's or an earlier run's into dir.
+func writeIn(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
