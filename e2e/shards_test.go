@@ -409,6 +409,13 @@ func TestShardsMergeListingFailed(t *testing.T) {
 	if !strings.Contains(md, "**Suite `south` failed before its items ran**: its listing failed on shard 2/3") {
 		t.Errorf("the merged report does not say south failed on shard 2:\n%s", md[:min(len(md), 1500)])
 	}
+	// The merged JUnit fails the suite in its own case, whether or not shard 2
+	// held any of south's items.
+	x := readFile(t, filepath.Join(m.dir, "merged-junit", "south.xml"))
+	if !strings.Contains(x, `type="sgpu-queue.suite-failed"`) || !strings.Contains(x, "suite south: its listing failed on shard 2/3") {
+		t.Errorf("merged-junit/south.xml has no error case for the failed listing:\n%s", x)
+	}
+	validateJUnit(t, filepath.Join(m.dir, "merged-junit", "south.xml")) // last: it skips without xmllint
 }
 
 // censusOf reads a run's items.tsv as the census a run prunes by.

@@ -526,7 +526,7 @@ func (r *run) verdicts(run *logdir.Run) {
 		v := "ok"
 		switch {
 		case s.Broken != "":
-			v = fmt.Sprintf("FAIL rc=%d (%s)", s.RC, s.Broken)
+			v = s.BrokenLine()
 		case s.Unlisted:
 			v = fmt.Sprintf("FAIL rc=%d (cancelled before its items were listed)", s.RC)
 		case !s.Passed():

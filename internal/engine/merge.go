@@ -178,7 +178,8 @@ func (r *run) writeMerged(m *merge.Result, shards []*merge.Shard) error {
 }
 
 // combineJUnit writes one JUnit file per suite from the shards' merged files,
-// with an error case for each item whose shard never reported.
+// with an error case for each item whose shard never reported, and one for a
+// suite whose listing or setup failed on a shard.
 func (r *run) combineJUnit(ctx context.Context, m *merge.Result) {
 	k := m.Run.Meta.Merge.Shards
 	r.writeJUnit(ctx, func(s verdict.Suite) (*junit.Doc, error) {
@@ -194,9 +195,9 @@ func (r *run) combineJUnit(ctx context.Context, m *merge.Result) {
 				notRun = append(notRun, junit.Item{Tag: it.Tag, RC: it.RC, Failed: true, Note: it.Note})
 			}
 		}
-		if len(parts) == 0 && len(notRun) == 0 {
+		if len(parts) == 0 && len(notRun) == 0 && s.Broken == "" {
 			return nil, nil
 		}
-		return junit.Combine(ctx, s.Label, parts, notRun)
+		return junit.Combine(ctx, s.Label, parts, notRun, s.Broken)
 	})
 }

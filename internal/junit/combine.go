@@ -18,8 +18,10 @@ type Part struct {
 // marked with its shard (property sgpu.shard), plus an error case for each item of
 // notRun: the items of shards that never reported, which no file speaks for. A
 // file that is missing or not usable JUnit is an error case naming it; counts are
-// recomputed.
-func Combine(ctx context.Context, label string, parts []Part, notRun []Item) (*Doc, error) {
+// recomputed. broken, when not "", is why the suite failed before its items ran on
+// a shard (its listing or setup): an error case of its own, so that the file does
+// not read as passed when that shard had none of the suite's items.
+func Combine(ctx context.Context, label string, parts []Part, notRun []Item, broken string) (*Doc, error) {
 	if label == "" {
 		return nil, fmt.Errorf("junit: empty suite label; pass the suite's label from the config")
 	}
@@ -47,6 +49,10 @@ func Combine(ctx context.Context, label string, parts []Part, notRun []Item) (*D
 			s.Props = append(s.Props, shardProp)
 			m.addSuite(s)
 		}
+	}
+	if broken != "" {
+		m.addSuite(fileErrorSuite(label, "before its items", "sgpu-queue.suite-failed",
+			fmt.Sprintf("suite %s: %s", label, broken), nil))
 	}
 	for _, it := range notRun {
 		m.addItemError(it, false, "sgpu-queue.never-ran",

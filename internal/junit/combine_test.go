@@ -34,13 +34,13 @@ func TestCombine(t *testing.T) {
 	os.WriteFile(garbage, []byte("<testsuite"), 0o644)
 	parts := []Part{{Shard: "1/4", Path: paths[0]}, {Shard: "2/4", Path: paths[1]}, {Shard: "3/4", Path: filepath.Join(dir, "gone.xml")}, {Shard: "4/4", Path: garbage}}
 	notRun := []Item{{Tag: "c", RC: 1, Failed: true, Note: "never ran: shard 5/5 never reported"}}
-	d, err := Combine(context.Background(), "torch", parts, notRun)
+	d, err := Combine(context.Background(), "torch", parts, notRun, "its listing failed on shard 5/5: exited with 4")
 	if err != nil {
 		t.Fatal(err)
 	}
 	st := d.Stats()
-	// a, b (and b's item-failed error case), gone, garbage, c.
-	if st.Tests != 6 || st.Errors != 4 || st.Failures != 0 || st.Files != 4 || st.Malformed != 2 {
+	// a, b (and b's item-failed error case), gone, garbage, the broken suite, c.
+	if st.Tests != 7 || st.Errors != 5 || st.Failures != 0 || st.Files != 4 || st.Malformed != 2 {
 		t.Errorf("stats %+v", st)
 	}
 	data, _ := encode(t, d)
@@ -48,6 +48,7 @@ func TestCombine(t *testing.T) {
 	for _, want := range []string{
 		`<property name="sgpu.shard" value="1/4">`, `<property name="sgpu.shard" value="2/4">`, `name="test_a"`, `name="test_b"`,
 		`type="sgpu-queue.shard-junit"`, "shard 3/4: its merged JUnit file " + filepath.Join(dir, "gone.xml") + " cannot be read",
+		`type="sgpu-queue.suite-failed"`, "suite torch: its listing failed on shard 5/5: exited with 4",
 		`type="sgpu-queue.never-ran"`, "item c of suite torch: never ran: shard 5/5 never reported, never finished",
 	} {
 		if !strings.Contains(s, want) {
