@@ -57,7 +57,7 @@ var Knobs = []Knob{
 		func(o *engine.Options, s string) error { o.Level = s; return nil }},
 	{"weights", String, "", "weight table (default <repo-root>/ci-weights/test_weights.<arch>.l<level>.txt)",
 		func(o *engine.Options, s string) error { o.WeightsPath = s; return nil }},
-	{"junit-dir", String, "", "where the merged JUnit file of each suite goes, <dir>/<label>.xml, when JUNITXML_PREFIX is set (default <repo-root>/test-results/junit)",
+	{"junit-dir", String, "", "where the merged JUnit file of each suite goes, <dir>/<label>.xml, when JUNITXML_PREFIX is set (default <repo-root>/test-results/junit); a file there that sgpu-queue did not write is left as it is, with a warning",
 		func(o *engine.Options, s string) error { o.JUnitDir = s; return nil }},
 	{"default-weight", Number, "999999", "estimate in seconds of an item the table has never seen",
 		func(o *engine.Options, s string) (err error) {
