@@ -64,11 +64,12 @@ func Load(r io.Reader, name string) (*Input, []string, error) {
 	slices.SortStableFunc(warns, func(a, b string) int { return lineOf(a, name) - lineOf(b, name) })
 	in := &Input{Name: name}
 	seen := make(map[string]bool, t.Len())
+	items := make(map[string]string, t.Len()) // item key → the table key that gave it
 	suite := map[string]int{}
 	// The table is a map; a second pass recovers the file's order of the keys it kept.
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(nil, len(data)+1)
-	for sc.Scan() {
+	for n := 1; sc.Scan(); n++ {
 		key, ok := lineKey(sc.Text())
 		if !ok || seen[key] {
 			continue
@@ -79,6 +80,14 @@ func Load(r io.Reader, name string) (*Input, []string, error) {
 		}
 		seen[key] = true
 		label, tag := weights.SplitKey(key)
+		// "a/" (an empty tag) names the same item as "a", the opaque suite: two
+		// items of one key would be one item run twice.
+		ik := schedule.Item{Label: label, Tag: tag}.Key()
+		if first, dup := items[ik]; dup {
+			warns = append(warns, fmt.Sprintf("%s:%d: skipped %q: it names the same item as %q (an empty tag is the whole suite)", name, n, key, first))
+			continue
+		}
+		items[ik] = key
 		s, ok := suite[label]
 		if !ok {
 			s = len(in.Suites)
@@ -90,7 +99,7 @@ func Load(r io.Reader, name string) (*Input, []string, error) {
 		in.Suite = append(in.Suite, s)
 		in.All = append(in.All, g == gpusAll)
 	}
-	if len(in.Items) != t.Len() {
+	if len(seen) != t.Len() {
 		// Cannot happen with weights.Parse's line rule; say so rather than simulate half.
 		return nil, warns, fmt.Errorf("weights %s: read %d keys but ordered %d", name, t.Len(), len(in.Items))
 	}

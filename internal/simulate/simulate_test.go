@@ -510,3 +510,19 @@ func BenchmarkCompare100k(b *testing.B) {
 		}
 	}
 }
+
+// "a/" names the item "a" (an empty tag is the whole suite): the second line is
+// skipped with a warning naming it, not loaded as a second copy of the item.
+func TestLoadEmptyTagIsTheSuite(t *testing.T) {
+	in, warns, err := Load(strings.NewReader("a 5\nb/x 2\na/ 7\n"), "w.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(in.Items) != 2 || in.Items[0].Key() != "a" || in.Items[0].Weight != 5 || in.Items[1].Key() != "b/x" {
+		t.Errorf("items %+v, want a (5 s) and b/x", in.Items)
+	}
+	want := `w.txt:3: skipped "a/": it names the same item as "a" (an empty tag is the whole suite)`
+	if len(warns) != 1 || warns[0] != want {
+		t.Errorf("warnings %q, want [%q]", warns, want)
+	}
+}
