@@ -2,12 +2,13 @@ package dispatch
 
 import (
 	"fmt"
-	"github.com/rocm/sgpu-queue/internal/logdir"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/rocm/sgpu-queue/internal/logdir"
 )
 
 // itemLog is an item's output file. A write error (full disk) is remembered and
@@ -94,11 +95,17 @@ func (d *dispatcher) partialLeft(it Item, start time.Time) bool {
 		n := 0
 		_ = filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
 			n++
-			if err != nil || found || n > 100000 {
-				return filepath.SkipDir
+			if n > maxWalk {
+				// A suite's JUnit tree this large is not worth the time at
+				// every item's end: no sidecar found.
+				return filepath.SkipAll
+			}
+			if err != nil {
+				return filepath.SkipDir // an unreadable folder: look elsewhere
 			}
 			if !e.IsDir() && strings.HasSuffix(p, ".partial") && newer(p, since) {
 				found = true
+				return filepath.SkipAll
 			}
 			return nil
 		})
@@ -110,6 +117,10 @@ func (d *dispatcher) partialLeft(it Item, start time.Time) bool {
 	}
 	return newer(p+".partial", since)
 }
+
+// maxWalk bounds the entries partialLeft visits under an opaque suite's prefix.
+// (SkipDir on a file only leaves that file's folder, so the bound needs SkipAll.)
+const maxWalk = 100000
 
 func newer(path string, since time.Time) bool {
 	fi, err := os.Stat(path)
