@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
@@ -97,7 +98,7 @@ func (d *dispatcher) fill(l *loop) bool {
 		return true
 	}
 	if l.health.left() == 0 {
-		l.res.Stop = stop(outcome.StopQuarantined, fmt.Sprintf("every GPU is quarantined (%s) with %d item(s) left to run: check the runner's GPUs", l.health.summary(d.cfg.GPUs), d.sched.Len()))
+		l.res.Stop = d.allQuarantined(l, d.sched.Len())
 	} else {
 		// The scheduler starts whatever fits when nothing runs, and drops what no
 		// longer fits the pool: this is a bug, reported rather than hung on.
@@ -268,7 +269,7 @@ func (d *dispatcher) remove(l *loop, slot int) {
 	}
 	if l.health.left() == 0 {
 		if len(unfit) > 0 && l.res.Stop == nil {
-			l.res.Stop = stop(outcome.StopQuarantined, fmt.Sprintf("every GPU is quarantined (%s) with %d item(s) left to run: check the runner's GPUs", l.health.summary(d.cfg.GPUs), len(unfit)))
+			l.res.Stop = d.allQuarantined(l, len(unfit))
 			d.warn(l.res.Stop.Message)
 		}
 		return
@@ -281,6 +282,12 @@ func (d *dispatcher) remove(l *loop, slot int) {
 		}
 		d.unfit(l, i, what)
 	}
+}
+
+// allQuarantined is the stop of a run whose every GPU is quarantined with n items
+// left to run.
+func (d *dispatcher) allQuarantined(l *loop, n int) *logdir.Stop {
+	return stop(outcome.StopQuarantined, fmt.Sprintf("every GPU is quarantined (%s) with %d item(s) left to run: check the runner's GPUs", l.health.summary(d.cfg.GPUs), n))
 }
 
 // noteHold prints, once per item, that GPUs are held for it (README "Multi-GPU
