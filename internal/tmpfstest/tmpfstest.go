@@ -4,6 +4,7 @@
 package tmpfstest
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"syscall"
@@ -27,7 +28,9 @@ func Mount(t testing.TB, size int) string {
 }
 
 // Fill writes zeros to a file in dir until the file system is full, and returns how
-// many bytes fit (its error, ENOSPC, is the point and not returned).
+// many bytes fit (its error, ENOSPC, is the point and not returned). Any other write
+// error fails the test: a full-disk test must not pass on a disk that broke
+// otherwise.
 func Fill(t testing.TB, dir string) int64 {
 	t.Helper()
 	f, err := os.Create(dir + "/fill")
@@ -40,8 +43,11 @@ func Fill(t testing.TB, dir string) int64 {
 	for {
 		w, err := f.Write(buf)
 		n += int64(w)
-		if err != nil {
+		if errors.Is(err, syscall.ENOSPC) {
 			return n
+		}
+		if err != nil {
+			t.Fatalf("filling %s: %v after %d bytes, not ENOSPC", dir, err, n)
 		}
 	}
 }
