@@ -189,6 +189,16 @@ func (p *progress) eta(now time.Time) string {
 // its tag, so a hostile tag can neither break a line nor read as two words.
 func name(it Item) string { return textfmt.Printable(it.Key()) }
 
+// ShownTag is how the console names an item's tag, in the item lines here and in the
+// engine's plan and summary alike: "(whole)" for an opaque item, else the tag,
+// quoted when it holds spaces or control characters (textfmt.Printable).
+func ShownTag(tag string) string {
+	if tag == "" {
+		return "(whole)"
+	}
+	return textfmt.Printable(tag)
+}
+
 // line prints the console line of a finished attempt (docs/outcomes.md), ending
 // with its outcome when the exit code alone does not say it (docs/outcomes.md); a
 // multi-GPU item names its GPUs joined by ",":
@@ -202,13 +212,9 @@ func (d *dispatcher) line(a Attempt, t0 time.Time) {
 	if it.Known {
 		est = textfmt.Dur(it.Weight)
 	}
-	tag := textfmt.Printable(it.Tag)
-	if it.Tag == "" {
-		tag = "(whole)"
-	}
 	head := fmt.Sprintf("[%s] gpu%s t+%s %s rc=%d est=%s %s %s",
 		a.End.Format("15:04:05"), a.GPU, textfmt.Dur(a.Start.Sub(t0).Seconds()), textfmt.Dur(a.Seconds()), a.RC, est,
-		it.Label, tag)
+		it.Label, ShownTag(it.Tag))
 	// The exit code says ok or failed; any other outcome is named.
 	tail := ""
 	if a.Outcome != outcome.OK && a.Outcome != outcome.Failed {

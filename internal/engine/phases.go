@@ -203,9 +203,9 @@ func (r *run) printPlan(plan []schedule.Item, order []int, gpus, known int) {
 			est = textfmt.Dur(it.Weight)
 		}
 		if mixed {
-			r.printf("  %4d  %9s  %4d  %-12s %s\n", i+1, est, it.Width(), it.Label, tagOrWhole(it.Tag))
+			r.printf("  %4d  %9s  %4d  %-12s %s\n", i+1, est, it.Width(), it.Label, dispatch.ShownTag(it.Tag))
 		} else {
-			r.printf("  %4d  %9s  %-12s %s\n", i+1, est, it.Label, tagOrWhole(it.Tag))
+			r.printf("  %4d  %9s  %-12s %s\n", i+1, est, it.Label, dispatch.ShownTag(it.Tag))
 		}
 	}
 	b := r.res.Bound
@@ -220,14 +220,6 @@ func (r *run) printPlan(plan []schedule.Item, order []int, gpus, known int) {
 		r.printf(", plus %d unknown item(s) (run first, not counted)", b.Unknown)
 	}
 	r.printf("\n")
-}
-
-// tagOrWhole is how the console names an item's tag.
-func tagOrWhole(tag string) string {
-	if tag == "" {
-		return "(whole)"
-	}
-	return textfmt.Printable(tag)
 }
 
 // writeQueue writes queue/queue.tsv (in dispatch order) and queue/items.tsv, and
@@ -709,10 +701,10 @@ func (r *run) summary() {
 		if it.Started {
 			log = r.rel(filepath.Join(r.o.LogDir, it.LogRel))
 		}
-		r.printf("  FAIL rc=%s %s %s%s  %s\n", rc, it.Label, tagOrWhole(it.Tag), note, log)
+		r.printf("  FAIL rc=%s %s %s%s  %s\n", rc, it.Label, dispatch.ShownTag(it.Tag), note, log)
 	}
 	for _, it := range verdict.FlakyItems(r.res.Suites) {
-		r.printf("  flaky: %s %s passed on attempt %d\n", it.Label, tagOrWhole(it.Tag), it.Attempts)
+		r.printf("  flaky: %s %s passed on attempt %d\n", it.Label, dispatch.ShownTag(it.Tag), it.Attempts)
 	}
 	for _, q := range r.res.Quarantined {
 		r.printf("  quarantined %s: %s\n", logdir.GPUName(q.GPU), q.Reason)
