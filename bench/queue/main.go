@@ -33,6 +33,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"maps"
@@ -76,11 +77,13 @@ func run(wfile string, scale float64, gpus, runs, shards int) error {
 	}
 	in, warns, err := simulate.Load(f, wfile)
 	f.Close()
+	if len(warns) > 0 {
+		// A warning means the workload is not what it says (and says why a
+		// load failed).
+		return errors.Join(err, errors.New(strings.Join(warns, "; ")))
+	}
 	if err != nil {
 		return err
-	}
-	if len(warns) > 0 {
-		return fmt.Errorf("%s", warns[0])
 	}
 	if _, err := in.ItemsOn(gpus); err != nil {
 		return err
