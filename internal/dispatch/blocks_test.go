@@ -220,13 +220,7 @@ func TestRunBlockTimeoutAndCancel(t *testing.T) {
 func TestRunUnfitAfterQuarantine(t *testing.T) {
 	h := newHarness(t, "0", "1", "2")
 	h.cfg.Quarantine = DefaultQuarantine
-	bad := h.deadGPU("2") // a single-GPU item there dies at once
-	var items []Item
-	for i := 0; i < 8; i++ {
-		it := h.item(fmt.Sprintf("sleep.%d", i), 1)
-		it.Suite.Path = bad
-		items = append(items, it)
-	}
+	items := h.deadGPU("2", 8) // a single-GPU item there dies at once
 	items = append(items, h.wide("sleep.all", 1, 3))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -275,13 +269,8 @@ func TestRunBlockRetryAfterQuarantine(t *testing.T) {
 			h := newHarness(t, tt.gpus...)
 			h.cfg.Retries = 1
 			h.cfg.Quarantine = DefaultQuarantine
-			bad := h.deadGPU("1") // a single-GPU item there dies at once
-			items := []Item{h.wide("flaky.pair", 1, 2)}
-			for i := 0; i < 8; i++ {
-				it := h.item(fmt.Sprintf("sleep.%d", i), 1)
-				it.Suite.Path = bad
-				items = append(items, it)
-			}
+			// A single-GPU item on gpu1 dies at once.
+			items := append([]Item{h.wide("flaky.pair", 1, 2)}, h.deadGPU("1", 8)...)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			res := h.runBlocks(ctx, items...)

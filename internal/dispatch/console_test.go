@@ -180,13 +180,7 @@ func TestConsoleQuotesHostileTags(t *testing.T) {
 		}},
 		{"unfit", `warning: "m/sleep.all a b\nc\x1b[2J" is not run: it needs 3 GPUs`, []string{"0", "1", "2"}, func(h *harness) *Result {
 			h.cfg.Quarantine = DefaultQuarantine
-			bad := h.deadGPU("2")
-			var items []Item
-			for i := 0; i < 8; i++ {
-				it := h.item(fmt.Sprintf("sleep.%d", i), 1)
-				it.Suite.Path = bad
-				items = append(items, it)
-			}
+			items := h.deadGPU("2", 8)
 			return h.runBlocks(context.Background(), append(items, h.wide("sleep.all"+hostile, 1, 3))...)
 		}},
 	} {

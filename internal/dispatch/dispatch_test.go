@@ -119,7 +119,8 @@ func (h *harness) opaque(weight float64) Item {
 
 // deadGPU writes a suite script for which GPU id is dead: an item pinned there
 // (alone) dies at once with a device error; elsewhere it runs the harness's script.
-func (h *harness) deadGPU(id string) string {
+// It returns n single-GPU items of that suite, sleep.0 to sleep.<n-1>, of weight 1.
+func (h *harness) deadGPU(id string, n int) []Item {
 	h.t.Helper()
 	bad := filepath.Join(h.dir, "bad.sh")
 	if err := os.WriteFile(bad, []byte(`#!/bin/sh
@@ -128,7 +129,13 @@ exec "`+h.script+`"
 `), 0o755); err != nil {
 		h.t.Fatal(err)
 	}
-	return bad
+	var items []Item
+	for i := 0; i < n; i++ {
+		it := h.item(fmt.Sprintf("sleep.%d", i), 1)
+		it.Suite.Path = bad
+		items = append(items, it)
+	}
+	return items
 }
 
 // run dispatches items in the given order.
@@ -453,13 +460,7 @@ func TestRunEverythingFailsFast(t *testing.T) {
 func TestRunQuarantine(t *testing.T) {
 	h := newHarness(t, "0", "1")
 	h.cfg.Quarantine = DefaultQuarantine
-	bad := h.deadGPU("1")
-	var items []Item
-	for i := 0; i < 6; i++ {
-		it := h.item(fmt.Sprintf("sleep.%d", i), 1)
-		it.Suite.Path = bad
-		items = append(items, it)
-	}
+	items := h.deadGPU("1", 6)
 	res := h.run(context.Background(), items...)
 	if len(res.Quarantined) != 1 || res.Quarantined[0].GPU != "1" || !strings.Contains(res.Quarantined[0].Reason, "hipErrorNoDevice") {
 		t.Fatalf("quarantined %+v", res.Quarantined)
