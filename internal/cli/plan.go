@@ -60,12 +60,7 @@ func planCmd(e Env, args []string) int {
 	if stop {
 		return code
 	}
-	usageErr := func(err error) int {
-		for _, line := range splitLines(err.Error()) {
-			fmt.Fprintf(e.Stderr, "sgpu-queue plan: %s\n", line)
-		}
-		return exitcode.Usage
-	}
+	usageErr := func(err error) int { return usageError(e, "plan", err) }
 	req := engine.PlanRequest{Configs: configs, ItemsPath: *items, RepoRoot: *repoRoot,
 		Arch: strings.TrimSpace(*arch), Level: strings.TrimSpace(*level), WeightsPath: strings.TrimSpace(*table)}
 	var err error

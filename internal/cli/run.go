@@ -114,6 +114,15 @@ func defaultNote(k settings.Knob) string {
 	return fmt.Sprintf(" (default %s)", k.Default)
 }
 
+// usageError prints an error a command rejected, one "sgpu-queue <cmd>: " line per
+// line of it, and returns exitcode.Usage.
+func usageError(e Env, cmd string, err error) int {
+	for _, line := range splitLines(err.Error()) {
+		fmt.Fprintf(e.Stderr, "sgpu-queue %s: %s\n", cmd, line)
+	}
+	return exitcode.Usage
+}
+
 // fail prints an error (one line per problem) and returns its exit code: the
 // engine's for a run that stopped, 2 (usage) for anything the CLI itself rejected.
 func fail(e Env, err error) int {

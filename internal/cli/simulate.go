@@ -56,10 +56,7 @@ func simulateCmd(e Env, args []string) int {
 	if stop {
 		return code
 	}
-	usageErr := func(err error) int {
-		fmt.Fprintf(e.Stderr, "sgpu-queue simulate: %v\n", err)
-		return exitcode.Usage
-	}
+	usageErr := func(err error) int { return usageError(e, "simulate", err) }
 	if len(pos) > 0 {
 		return usageErr(fmt.Errorf("unexpected argument %q: give the table with --weights FILE", pos[0]))
 	}

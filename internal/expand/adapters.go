@@ -69,7 +69,7 @@ func setup(ctx context.Context, r Request, s config.Suite) (SetupRun, error) {
 	defer log.Close()
 	tail := &textfmt.Tail{}
 	w := io.MultiWriter(log, tail)
-	c, _ := adapter.Setup(adapter.SpecOf(s), adapter.Listing{Env: r.Hooks.AdapterEnv(r.Env, r.Level), Dir: r.Dir})
+	c, _ := adapter.Setup(adapter.SpecOf(s), r.AdapterListing(nil)) // the caller skips suites without one
 	c.Name = fmt.Sprintf("suite %q setup", s.Label)
 	c.Stdout, c.Stderr = w, w
 	sctx, cancel := deadline(ctx, r.SetupTimeout, errSetupDeadline)

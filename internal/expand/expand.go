@@ -174,7 +174,7 @@ func (res *Result) addList(ctx context.Context, r Request, s config.Suite) error
 		res.Warnings = append(res.Warnings, fmt.Sprintf("suite %q listing: %s", s.Label, w))
 	}
 	if len(got) == 0 {
-		return &Error{Suite: s, Msg: fmt.Sprintf("its listing (%s=1) printed no %q line: check that the script honours the hook contract at level %s", r.Hooks.ListItems, r.Hooks.ItemMarker+" <tag>", r.Level), Tail: tail}
+		return NoItems(r, s, tail)
 	}
 	for _, l := range got {
 		res.Items = append(res.Items, l.item(s, len(res.Items)))
@@ -198,6 +198,13 @@ func (res *Result) addList(ctx context.Context, r Request, s config.Suite) error
 	}
 	res.Census[s.Label] = keys
 	return nil
+}
+
+// NoItems is the error of a list suite whose listing printed no item line; tail is
+// the last lines of its output.
+func NoItems(r Request, s config.Suite, tail string) *Error {
+	return &Error{Suite: s, Tail: tail, Msg: fmt.Sprintf("its listing (%s=1) printed no %q line: check that the script honours the hook contract at level %s",
+		r.Hooks.ListItems, r.Hooks.ItemMarker+" <tag>", r.Level)}
 }
 
 // censusKeys is the weight keys of a list suite's census, or nil (with why) when it

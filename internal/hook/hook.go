@@ -71,7 +71,7 @@ func (n *Names) Set(assignment string) error {
 	if !ok || !known {
 		return fmt.Errorf("hook variable %q: want KEY=NAME with KEY one of %s", assignment, strings.Join(n.Keys(), ", "))
 	}
-	if !validName(name) {
+	if !ValidName(name) {
 		return fmt.Errorf("hook variable %q: %q is not a valid variable name (letters, digits and _, not starting with a digit)", assignment, name)
 	}
 	if what := reserved(name); what != "" {
@@ -124,7 +124,9 @@ func (n *Names) Keys() []string {
 	return ks
 }
 
-func validName(s string) bool {
+// ValidName reports whether s can name an environment variable: letters, digits and
+// _, not starting with a digit (config's env= option checks its names with it).
+func ValidName(s string) bool {
 	if s == "" {
 		return false
 	}

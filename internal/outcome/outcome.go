@@ -44,13 +44,19 @@ var All = []Outcome{OK, Failed, Timeout, Cancelled, CutOff, Unavailable, NoRun}
 func (o Outcome) String() string { return string(o) }
 
 // Parse reads an outcome as written in outcomes.tsv.
-func Parse(s string) (Outcome, error) {
-	for _, o := range All {
-		if string(o) == s {
-			return o, nil
+func Parse(s string) (Outcome, error) { return parse("outcome", s, All) }
+
+// parse finds s among all; its error names them from all, so a new value cannot
+// be missing from the message.
+func parse[T ~string](what, s string, all []T) (T, error) {
+	names := make([]string, len(all))
+	for i, v := range all {
+		if string(v) == s {
+			return v, nil
 		}
+		names[i] = string(v)
 	}
-	return "", fmt.Errorf("outcome %q is not one of ok, failed, timeout, cancelled, cut-off, unavailable, no-run", s)
+	return "", fmt.Errorf("%s %q is not one of %s", what, s, strings.Join(names, ", "))
 }
 
 // Valid reports whether o is one of All.
@@ -146,15 +152,4 @@ func (s Stop) SuiteFailed() bool { return s == StopListingFailed || s == StopSet
 func (s Stop) String() string { return string(s) }
 
 // ParseStop reads a stop reason as written in run.json.
-func ParseStop(s string) (Stop, error) {
-	for _, st := range Stops {
-		if string(st) == s {
-			return st, nil
-		}
-	}
-	names := make([]string, len(Stops))
-	for i, st := range Stops {
-		names[i] = string(st)
-	}
-	return "", fmt.Errorf("stop reason %q is not one of %s", s, strings.Join(names, ", "))
-}
+func ParseStop(s string) (Stop, error) { return parse("stop reason", s, Stops) }

@@ -227,7 +227,7 @@ func prepare(ctx context.Context, o *Options, warn func(string)) ([]config.Suite
 // verifySuite lists s, then re-enters it once per tag, Jobs at once.
 func verifySuite(ctx context.Context, o Options, req expand.Request, s config.Suite) (Suite, []string) {
 	v := Suite{Label: s.Label, Where: s.Where()}
-	out, _, err := expand.List(ctx, req, s, expand.Pass{Census: !o.Queue})
+	out, tail, err := expand.List(ctx, req, s, expand.Pass{Census: !o.Queue})
 	if err != nil {
 		v.Err = err
 		return v, nil
@@ -235,8 +235,7 @@ func verifySuite(ctx context.Context, o Options, req expand.Request, s config.Su
 	listed, warns := expand.ParseListing(out, o.Hooks.ItemMarker)
 	tags := expand.Tags(listed)
 	if len(tags) == 0 {
-		v.Err = fmt.Errorf("%s: suite %q: its listing (%s=1) printed no %q line: check that the script honours the hook contract at level %s",
-			s.Where(), s.Label, o.Hooks.ListItems, o.Hooks.ItemMarker+" <tag>", o.Level)
+		v.Err = expand.NoItems(req, s, tail)
 		return v, warns
 	}
 	v.Tags = len(tags)
@@ -410,7 +409,8 @@ func (s Suite) Write(w io.Writer, filterVar string) {
 	case s.Mode != "":
 		fmt.Fprintf(w, "%s: %d %s items each select exactly themselves, %d mismatches\n", s.Label, s.Tags-len(s.Mismatches), s.Mode, len(s.Mismatches))
 	default:
-		fmt.Fprintf(w, "%s: %d tags round-tripped, %d mismatches\n", s.Label, s.Tags, len(s.Mismatches))
+		// Tags counts every re-entry: the ones that round-tripped are the rest.
+		fmt.Fprintf(w, "%s: %d tags round-tripped, %d mismatches\n", s.Label, s.Tags-len(s.Mismatches), len(s.Mismatches))
 	}
 	for _, m := range s.Mismatches {
 		fmt.Fprintf(w, "  %s", textfmt.Printable(m.Tag))
