@@ -88,14 +88,6 @@ type builder struct {
 	queued  map[logdir.ItemRef]int // the shard whose queue has it
 }
 
-// of is the shard of an item's key: the plan's, else its hash.
-func (b *builder) of(key string) int {
-	if b.plan != nil {
-		return b.plan.ShardOf(key)
-	}
-	return shard.HashShard(key, b.k)
-}
-
 // meta is the merged run.json: what the shards share, the union of their suites
 // and GPUs, and one part per shard.
 func (b *builder) meta() {
@@ -245,7 +237,7 @@ func (b *builder) neverRan() {
 		}
 	}
 	for _, k := range keys {
-		s := b.of(k.Key())
+		s := shard.Of(b.plan, k.Key(), b.k)
 		ref := logdir.ItemRef{Label: k.Label, Item: logdir.ItemColumn(k.Tag)}
 		if !missing[s] || b.shardOf[ref] != 0 || !b.suite(k.Label) {
 			continue
