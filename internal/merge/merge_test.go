@@ -462,3 +462,34 @@ func TestBuildItemQueuedTwice(t *testing.T) {
 		t.Errorf("warnings %q", m.Warnings)
 	}
 }
+
+// A shard's item log that is a symlink (an artifact can hold one) is not followed:
+// the merged log dir gets no copy of what it points at.
+func TestCopyLogsSkipsSymlinks(t *testing.T) {
+	dirs, _ := matrix(t, nil, 1, 2, 3)
+	shards, _, err := Read(dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(t.TempDir(), "secret")
+	os.WriteFile(secret, []byte("not the shard's"), 0o600)
+	q := shards[0].Run.Queue[0]
+	link := shards[0].Run.Layout.ItemLog(q.Label, q.Tag)
+	if err := os.Remove(link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, link); err != nil {
+		t.Fatal(err)
+	}
+	out := logdir.Layout{Root: t.TempDir()}
+	if err := out.Prepare(); err != nil {
+		t.Fatal(err)
+	}
+	n, err := CopyLogs(shards, out)
+	if err != nil || n != len(listing)-1 {
+		t.Errorf("CopyLogs = %d, %v; want %d (all but the link)", n, err, len(listing)-1)
+	}
+	if _, err := os.Lstat(out.ItemLog(q.Label, q.Tag)); err == nil {
+		t.Errorf("%s was put in the merged log dir", out.ItemLog(q.Label, q.Tag))
+	}
+}
