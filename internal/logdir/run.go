@@ -72,15 +72,6 @@ type Stop struct {
 	Suite string `json:"suite,omitempty"`
 }
 
-// StopReason is the run's stop reason, "" when it did not stop early or the log
-// dir does not say why.
-func (m *Meta) StopReason() outcome.Stop {
-	if m.Stop == nil {
-		return ""
-	}
-	return m.Stop.Reason
-}
-
 // BeforeItems reports whether the run stopped before its items were dispatched
 // (a cancel during listing or setup).
 func (m *Meta) BeforeItems() bool { return m.Stop != nil && m.Stop.Phase > 0 && m.Stop.Phase < 4 }

@@ -54,7 +54,7 @@ func Build(shards []*Shard, table *weights.Table, defaultWeight float64) *Result
 	plan, _ := PlanOf(shards)
 	b := &builder{shards: shards, k: shards[0].Run.Meta.Shard.Shards, plan: plan,
 		res: &Result{JUnit: map[string][]JUnitFile{}, Unlisted: map[int]bool{}, Plan: plan}, table: table, def: defaultWeight,
-		shardOf: map[logdir.ItemRef]int{}, queued: map[logdir.ItemRef]int{}}
+		shardOf: map[logdir.ItemRef]int{}}
 	b.meta()
 	for _, s := range shards {
 		b.add(s)
@@ -78,22 +78,15 @@ func PlanOf(shards []*Shard) (*shard.Plan, *Shard) {
 }
 
 type builder struct {
-	shards  []*Shard
-	k       int
-	plan    *shard.Plan
-	res     *Result
-	table   *weights.Table
-	def     float64
-	shardOf map[logdir.ItemRef]int // each queued item's shard
-	queued  map[logdir.ItemRef]int // the shard whose queue has it
-}
-
-// of is the shard of an item's key: the plan's, else its hash.
-func (b *builder) of(key string) int {
-	if b.plan != nil {
-		return b.plan.ShardOf(key)
-	}
-	return shard.HashShard(key, b.k)
+	shards []*Shard
+	k      int
+	plan   *shard.Plan
+	res    *Result
+	table  *weights.Table
+	def    float64
+	// shardOf is each queued item's shard: while the shards are added, the
+	// shard whose queue has it; then the never-ran items' (neverRan).
+	shardOf map[logdir.ItemRef]int
 }
 
 // meta is the merged run.json: what the shards share, the union of their suites
@@ -155,11 +148,11 @@ func (b *builder) add(s *Shard) {
 	p.Items = len(s.Run.Queue)
 	for _, q := range s.Run.Queue {
 		ref := logdir.ItemRef{Label: q.Label, Item: logdir.ItemColumn(q.Tag)}
-		if other, dup := b.queued[ref]; dup {
+		if other, dup := b.shardOf[ref]; dup {
 			b.warn("%s: item %s was queued by shard %d too (were the shards given different plans?); its rows of both are merged", s.Dir, textfmt.Printable(weights.Key(q.Label, q.Tag)), other)
 			continue
 		}
-		b.queued[ref], b.shardOf[ref] = s.Number, s.Number
+		b.shardOf[ref] = s.Number
 		r.Queue = append(r.Queue, q)
 	}
 	largest := 0.0
@@ -245,7 +238,7 @@ func (b *builder) neverRan() {
 		}
 	}
 	for _, k := range keys {
-		s := b.of(k.Key())
+		s := shard.Of(b.plan, k.Key(), b.k)
 		ref := logdir.ItemRef{Label: k.Label, Item: logdir.ItemColumn(k.Tag)}
 		if !missing[s] || b.shardOf[ref] != 0 || !b.suite(k.Label) {
 			continue

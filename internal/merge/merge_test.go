@@ -436,3 +436,60 @@ func TestBuildShardListingFailed(t *testing.T) {
 		})
 	}
 }
+
+// An item two shards both queued (shards given different plans) is queued once, as
+// the first shard's, with a warning that names that shard.
+func TestBuildItemQueuedTwice(t *testing.T) {
+	dirs, _ := matrix(t, nil, 1, 2, 3)
+	shards, _, err := Read(dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := shards[0].Run.Queue[0]
+	shards[2].Run.Queue = append(shards[2].Run.Queue, q)
+	m := Build(shards, weights.New(), 999999)
+	ref := logdir.ItemRef{Label: q.Label, Item: logdir.ItemColumn(q.Tag)}
+	n := 0
+	for _, r := range m.Run.Queue {
+		if r.Label == q.Label && r.Tag == q.Tag {
+			n++
+		}
+	}
+	if n != 1 || m.Run.ShardOf[ref] != 1 || len(m.Run.Queue) != len(listing) {
+		t.Errorf("%s queued %d times, on shard %d; %d queued in all, want once on shard 1 and %d", ref, n, m.Run.ShardOf[ref], len(m.Run.Queue), len(listing))
+	}
+	if len(m.Warnings) != 1 || !strings.Contains(m.Warnings[0], "was queued by shard 1 too") {
+		t.Errorf("warnings %q", m.Warnings)
+	}
+}
+
+// A shard's item log that is a symlink (an artifact can hold one) is not followed:
+// the merged log dir gets no copy of what it points at.
+func TestCopyLogsSkipsSymlinks(t *testing.T) {
+	dirs, _ := matrix(t, nil, 1, 2, 3)
+	shards, _, err := Read(dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(t.TempDir(), "secret")
+	os.WriteFile(secret, []byte("not the shard's"), 0o600)
+	q := shards[0].Run.Queue[0]
+	link := shards[0].Run.Layout.ItemLog(q.Label, q.Tag)
+	if err := os.Remove(link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, link); err != nil {
+		t.Fatal(err)
+	}
+	out := logdir.Layout{Root: t.TempDir()}
+	if err := out.Prepare(); err != nil {
+		t.Fatal(err)
+	}
+	n, err := CopyLogs(shards, out)
+	if err != nil || n != len(listing)-1 {
+		t.Errorf("CopyLogs = %d, %v; want %d (all but the link)", n, err, len(listing)-1)
+	}
+	if _, err := os.Lstat(out.ItemLog(q.Label, q.Tag)); err == nil {
+		t.Errorf("%s was put in the merged log dir", out.ItemLog(q.Label, q.Tag))
+	}
+}

@@ -148,6 +148,16 @@ func (p *Plan) ShardOf(key string) int {
 	return HashShard(key, len(p.Shards))
 }
 
+// Of is the shard, 1 … shards, of the item of key: p's when there is a plan, else
+// its HashShard. A shard run keeps its items by this rule and merge places the
+// items of a shard that never reported by it, so both call this one function.
+func Of(p *Plan, key string, shards int) int {
+	if p != nil {
+		return p.ShardOf(key)
+	}
+	return HashShard(key, shards)
+}
+
 // Filter returns the items that shard runs, in their order.
 func (p *Plan) Filter(shard int, items []schedule.Item) []schedule.Item {
 	var out []schedule.Item

@@ -56,6 +56,7 @@ func plan(t testing.TB, its []schedule.Item, shards, gpus int) *shard.Plan {
 func TestShardOfAndFilter(t *testing.T) {
 	its := items(t, "s/a 5\ns/b 4\ns/c 3\ns/d 3\ns/e 2\ns/f 1")
 	p := plan(t, its, 3, 1)
+	byPlan := 0
 	for _, s := range p.Shards {
 		for _, k := range s.Keys {
 			if got := p.ShardOf(k); got != s.Shard {
@@ -64,7 +65,19 @@ func TestShardOfAndFilter(t *testing.T) {
 			if !p.Planned(k) {
 				t.Errorf("Planned(%q) = false", k)
 			}
+			if got := shard.Of(p, k, 3); got != s.Shard {
+				t.Errorf("Of(plan, %q) = %d, the plan lists it on %d", k, got, s.Shard)
+			}
+			if got, want := shard.Of(nil, k, 3), shard.HashShard(k, 3); got != want {
+				t.Errorf("Of(nil, %q) = %d, want its hash shard %d", k, got, want)
+			}
+			if s.Shard != shard.HashShard(k, 3) {
+				byPlan++
+			}
 		}
+	}
+	if byPlan == 0 {
+		t.Fatal("every planned key is on its hash shard: Of's plan and no-plan cases cannot be told apart here")
 	}
 	// Items new since the plan go by the hash, and Filter takes each once.
 	more := append(items(t, "new/x 1\nnew/y 1\nother 1"), its...)

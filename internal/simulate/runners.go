@@ -37,9 +37,9 @@ type RunnerRow struct {
 	Ratio   Stat // wall / that run's bound
 	Util    Stat // work / (runners × GPUs × wall)
 	// On the weights: the plan's slowest shard before its refinement (LPT over
-	// GPU-seconds alone) and after, and the moves and swaps that took it there.
-	LPTWall, PlanWall float64
-	Moves             int
+	// GPU-seconds alone), and the moves and swaps the refinement made.
+	LPTWall float64
+	Moves   int
 }
 
 // shardRun is one planned shard, ready to be replayed run after run.
@@ -77,7 +77,7 @@ func CompareRunners(ctx context.Context, in *Input, o Options, runners int) (*Ru
 		if k == 1 && a.LargestItem >= 0 {
 			rep.LargestKey, rep.LargestWeight = items[a.LargestItem].Key(), a.Largest
 		}
-		rep.Rows[k-1] = RunnerRow{Runners: k, LPTWall: a.LPTWall, PlanWall: maxOf(a.Wall), Moves: a.Moves}
+		rep.Rows[k-1] = RunnerRow{Runners: k, LPTWall: a.LPTWall, Moves: a.Moves}
 		if plans[k-1], err = shardRuns(items, a); err != nil {
 			return nil, err
 		}
@@ -170,14 +170,6 @@ func replayShards(runs []shardRun, dur []float64, gpus int) (slowest, fastest fl
 		}
 	}
 	return slowest, fastest, nil
-}
-
-func maxOf(v []float64) float64 {
-	m := 0.0
-	for _, x := range v {
-		m = max(m, x)
-	}
-	return m
 }
 
 // Advice is what the report would say with k runners (1 ≤ k < len(Rows)) about one

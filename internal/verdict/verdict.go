@@ -288,9 +288,13 @@ func (s stopped) reason() outcome.Stop {
 	return s.stop.Reason
 }
 
+// interrupted reports whether the stop was a cancel: the run's cancelled flag, or
+// its typed reason (a log dir may record either).
+func (s stopped) interrupted() bool { return s.cancelled || s.reason() == outcome.StopCancelled }
+
 // rc is the rc an item that never ran counts with.
 func (s stopped) rc() int {
-	if s.cancelled || s.reason() == outcome.StopCancelled {
+	if s.interrupted() {
 		return exitcode.Interrupted
 	}
 	return exitcode.Failed
@@ -306,7 +310,7 @@ func (d decider) unfinished(it *Item) {
 	switch u := d.unfitNote(it); {
 	case u != "":
 		it.Note = "never ran: " + u
-	case st.cancelled || st.reason() == outcome.StopCancelled:
+	case st.interrupted():
 		it.Note = "cancelled before it started"
 		it.Stop = outcome.StopCancelled
 	case st.reason() == outcome.StopNotReported:
