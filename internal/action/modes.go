@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -219,15 +220,16 @@ func (a *act) configs(need bool) ([]string, error) {
 
 // paths reads a list input of paths relative to the workspace, separated by spaces,
 // commas or lines, with globs expanded (the runner does not), each matched once; a
-// glob that matches nothing is an error ending in hint.
+// glob that matches nothing is an error ending in hint. A path that exists as
+// written is taken as it is, glob characters or not: ci/[gpu].conf is the user's
+// file, not a pattern for ci/g.conf.
 func (a *act) paths(input, hint string) ([]string, error) {
 	var out []string
 	seen := map[string]bool{}
 	for _, f := range fields(a.gh.GetInput(input)) {
 		p := a.path(f)
 		matches := []string{p}
-		if strings.ContainsAny(f, "*?[") {
-			var err error
+		if _, err := os.Lstat(p); err != nil && strings.ContainsAny(f, "*?[") {
 			if matches, err = filepath.Glob(p); err != nil {
 				return nil, fmt.Errorf("input %s: %q: %w", input, f, err)
 			}
