@@ -425,18 +425,23 @@ func (a *act) outputValues(res *engine.Result) map[string]string {
 	out["report"] = a.rel(res.Report)
 	out["junit-files"] = strings.Join(junitFiles, "\n")
 	out["weights-file"] = a.rel(res.WeightsFile)
-	out["cache-hit"] = "false"
-	out["cache-matched-key"] = ""
 	out["matrix"] = "" // mode plan's
 	out["plan"] = ""
 	if p := strings.TrimSpace(a.gh.GetInput("plan")); p != "" && strings.TrimSpace(a.gh.GetInput("shard")) != "" {
 		out["plan"] = a.rel(a.path(p)) // the plan a shard ran
 	}
+	a.cacheOutputs(out)
+	return out
+}
+
+// cacheOutputs sets the outputs cache-hit and cache-matched-key in out: a miss
+// when the weight table did not come through the Actions cache.
+func (a *act) cacheOutputs(out map[string]string) {
+	out["cache-hit"], out["cache-matched-key"] = "false", ""
 	if a.cache != nil {
 		out["cache-hit"] = strconv.FormatBool(a.cache.Hit())
 		out["cache-matched-key"] = a.cache.MatchedKey()
 	}
-	return out
 }
 
 func key(it verdict.Item) string {

@@ -118,20 +118,16 @@ func (a *act) planMode(ctx context.Context) int {
 	if a.targets["summary"] {
 		a.summary(planMarkdown(p, sum, a.rel(out)))
 	}
-	values := map[string]string{"matrix": mustJSON(Matrix(len(p.Shards))), "plan": a.rel(out), "result": "success", "exit-code": "0",
-		"cache-hit": "false", "cache-matched-key": ""}
-	if a.cache != nil {
-		values["cache-hit"] = strconv.FormatBool(a.cache.Hit())
-		values["cache-matched-key"] = a.cache.MatchedKey()
-	}
+	values := map[string]string{"matrix": mustJSON(planMatrix(len(p.Shards))), "plan": a.rel(out), "result": "success", "exit-code": "0"}
+	a.cacheOutputs(values)
 	a.outputs(values)
 	a.obs.flushWarnings()
 	return exitcode.OK
 }
 
-// Matrix is mode plan's matrix output: one entry per shard, as run's shard input
-// reads it.
-func Matrix(shards int) map[string][]string {
+// planMatrix is mode plan's matrix output: one entry per shard, as run's shard
+// input reads it.
+func planMatrix(shards int) map[string][]string {
 	m := map[string][]string{"shard": {}}
 	for i := 1; i <= shards; i++ {
 		m["shard"] = append(m["shard"], fmt.Sprintf("%d/%d", i, shards))
