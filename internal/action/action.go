@@ -122,7 +122,6 @@ func (a *act) finish(ctx context.Context, res *engine.Result, err error) int {
 	if err != nil {
 		return a.stop(err)
 	}
-	res.Markdown = a.scrub(res.Markdown)
 	a.present(res)
 	a.publishPR(ctx, res)
 	a.obs.flushWarnings()
@@ -219,7 +218,9 @@ func (a *act) secrets() []string {
 
 // scrub replaces every credential value in text that GitHub shows without masking it
 // (the job summary, a check run, a PR comment): a workflow may hand a token to the
-// tests on purpose (env: GH_TOKEN), and a failed test's log tail may print it.
+// tests on purpose (env: GH_TOKEN), and a failed test's log tail may print it, in
+// the report or in the error that stopped the run (a setup's tail). summary and
+// request call it, so no text reaches those places another way.
 func (a *act) scrub(text string) string {
 	for _, s := range a.secrets() {
 		text = strings.ReplaceAll(text, s, "***")
@@ -502,6 +503,7 @@ const summaryLimit = 1 << 20
 
 // summary writes md as the job summary and reports whether it did.
 func (a *act) summary(md string) bool {
+	md = a.scrub(md)
 	if len(md) > summaryLimit-1024 {
 		cut := strings.LastIndex(md[:summaryLimit-1024], "\n")
 		md = md[:cut] + "\n\n> The summary was cut at GitHub's 1 MiB limit; the whole report is in the log dir.\n"
