@@ -3,7 +3,6 @@ package e2e
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -18,32 +17,17 @@ func TestCancelKeepsEverything(t *testing.T) {
 	dir := fixture(t, "e2e")
 	logs := filepath.Join(dir, "test-results", "logs")
 	timings := filepath.Join(logs, "queue", "timings.tsv")
-	cmd := exec.Command(binary, "run", "--gpus", "2", "--arch", "gfx942", "--grace", "2s", "ci/badday.conf")
-	cmd.Dir = dir
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "SGPU_STATE=" + t.TempDir()}
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	var before []string
+	threeRows := func() bool {
 		data, _ := os.ReadFile(timings)
-		if strings.Count(string(data), "\n") >= 3 {
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("no rows appeared:\n%s", out.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+		before = lines(string(data))
+		return len(before) >= 3
 	}
-	before := lines(readFile(t, timings))
-	cmd.Process.Signal(syscall.SIGTERM)
-	err := cmd.Wait()
-	ee, ok := err.(*exec.ExitError)
-	if !ok || ee.ExitCode() == 0 {
-		t.Fatalf("exit %v, want non-zero\n%s", err, out.String())
+	env := []string{"PATH=" + os.Getenv("PATH"), "SGPU_STATE=" + t.TempDir()}
+	code, out := signalWhen(t, dir, env, "no rows appeared", threeRows, syscall.SIGTERM,
+		"run", "--gpus", "2", "--arch", "gfx942", "--grace", "2s", "ci/badday.conf")
+	if code == 0 {
+		t.Fatalf("exit 0, want non-zero\n%s", out)
 	}
 	after := lines(readFile(t, timings))
 	for i, row := range before {
@@ -82,8 +66,8 @@ func TestCancelKeepsEverything(t *testing.T) {
 	if learned == 0 || learned != finishedOK {
 		t.Errorf("learned %d weights from %d complete rows:\n%s", learned, finishedOK, w)
 	}
-	if !strings.Contains(out.String(), "SIGTERM: stopping dispatch") || !strings.Contains(out.String(), "== phase 8") {
-		t.Errorf("console:\n%s", out.String())
+	if !strings.Contains(out, "SIGTERM: stopping dispatch") || !strings.Contains(out, "== phase 8") {
+		t.Errorf("console:\n%s", out)
 	}
 }
 

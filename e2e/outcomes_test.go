@@ -241,28 +241,37 @@ func TestWorkerPanicWritesWhatFinished(t *testing.T) {
 func startAndWait(t *testing.T, dir string, env []string, kind string, sig syscall.Signal, args ...string) (int, string) {
 	t.Helper()
 	trace := filepath.Join(dir, "trace.tsv")
+	env = append([]string{"PATH=" + os.Getenv("PATH"), "SGPU_TRACE=" + trace, "TEST_LEVEL=1"}, env...)
+	seen := func() bool {
+		return slices.ContainsFunc(readTrace(t, trace), func(e event) bool { return e.kind == kind })
+	}
+	code, out := signalWhen(t, dir, env, "no "+kind+" event", seen, sig, args...)
+	for _, e := range readTrace(t, trace) {
+		if e.kind == "start" {
+			t.Errorf("an item started after the cancel: %+v", e)
+		}
+	}
+	return code, out
+}
+
+// signalWhen starts the binary in dir with env (the whole of it), sends it sig once
+// ready says so (asked every 20 ms, for at most 60 s, else the test fails with
+// notYet), and waits at most 30 s for it to end; it returns the exit code and the
+// output, which must show no panic and no data race.
+func signalWhen(t *testing.T, dir string, env []string, notYet string, ready func() bool, sig syscall.Signal, args ...string) (int, string) {
+	t.Helper()
 	cmd := exec.Command(binary, args...)
-	cmd.Dir = dir
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "SGPU_TRACE=" + trace, "TEST_LEVEL=1"}, env...)
+	cmd.Dir, cmd.Env = dir, env
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		seen := false
-		for _, e := range readTrace(t, trace) {
-			seen = seen || e.kind == kind
-		}
-		if seen {
-			break
-		}
+	for deadline := time.Now().Add(60 * time.Second); !ready(); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			cmd.Process.Kill()
-			t.Fatalf("no %s event:\n%s", kind, out.String())
+			t.Fatalf("%s:\n%s", notYet, out.String())
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
 	cmd.Process.Signal(sig)
 	done := make(chan error, 1)
@@ -272,11 +281,6 @@ func startAndWait(t *testing.T, dir string, env []string, kind string, sig sysca
 	case <-time.After(30 * time.Second):
 		cmd.Process.Kill()
 		t.Fatalf("still running 30 s after %s:\n%s", sig, out.String())
-	}
-	for _, e := range readTrace(t, trace) {
-		if e.kind == "start" {
-			t.Errorf("an item started after the cancel: %+v", e)
-		}
 	}
 	if strings.Contains(out.String(), "panic:") || strings.Contains(out.String(), "DATA RACE") {
 		t.Fatalf("the binary panicked or raced:\n%s", out.String())

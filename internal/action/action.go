@@ -122,7 +122,6 @@ func (a *act) finish(ctx context.Context, res *engine.Result, err error) int {
 	if err != nil {
 		return a.stop(err)
 	}
-	res.Markdown = a.scrub(res.Markdown)
 	a.present(res)
 	a.publishPR(ctx, res)
 	a.obs.flushWarnings()
@@ -219,7 +218,9 @@ func (a *act) secrets() []string {
 
 // scrub replaces every credential value in text that GitHub shows without masking it
 // (the job summary, a check run, a PR comment): a workflow may hand a token to the
-// tests on purpose (env: GH_TOKEN), and a failed test's log tail may print it.
+// tests on purpose (env: GH_TOKEN), and a failed test's log tail may print it, in
+// the report or in the error that stopped the run (a setup's tail). summary and
+// request call it, so no text reaches those places another way.
 func (a *act) scrub(text string) string {
 	for _, s := range a.secrets() {
 		text = strings.ReplaceAll(text, s, "***")
@@ -425,18 +426,23 @@ func (a *act) outputValues(res *engine.Result) map[string]string {
 	out["report"] = a.rel(res.Report)
 	out["junit-files"] = strings.Join(junitFiles, "\n")
 	out["weights-file"] = a.rel(res.WeightsFile)
-	out["cache-hit"] = "false"
-	out["cache-matched-key"] = ""
 	out["matrix"] = "" // mode plan's
 	out["plan"] = ""
 	if p := strings.TrimSpace(a.gh.GetInput("plan")); p != "" && strings.TrimSpace(a.gh.GetInput("shard")) != "" {
 		out["plan"] = a.rel(a.path(p)) // the plan a shard ran
 	}
+	a.cacheOutputs(out)
+	return out
+}
+
+// cacheOutputs sets the outputs cache-hit and cache-matched-key in out: a miss
+// when the weight table did not come through the Actions cache.
+func (a *act) cacheOutputs(out map[string]string) {
+	out["cache-hit"], out["cache-matched-key"] = "false", ""
 	if a.cache != nil {
 		out["cache-hit"] = strconv.FormatBool(a.cache.Hit())
 		out["cache-matched-key"] = a.cache.MatchedKey()
 	}
-	return out
 }
 
 func key(it verdict.Item) string {
@@ -497,6 +503,7 @@ const summaryLimit = 1 << 20
 
 // summary writes md as the job summary and reports whether it did.
 func (a *act) summary(md string) bool {
+	md = a.scrub(md)
 	if len(md) > summaryLimit-1024 {
 		cut := strings.LastIndex(md[:summaryLimit-1024], "\n")
 		md = md[:cut] + "\n\n> The summary was cut at GitHub's 1 MiB limit; the whole report is in the log dir.\n"

@@ -280,3 +280,21 @@ func TestAnnotationsCapped(t *testing.T) {
 		}
 	}
 }
+
+// The error that stops a run may carry a setup's output tail: in the job summary,
+// which GitHub shows unmasked, the github-token and the runner's tokens are ***.
+func TestStopScrubsTheSummary(t *testing.T) {
+	summary := filepath.Join(t.TempDir(), "summary")
+	if err := os.WriteFile(summary, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"GITHUB_STEP_SUMMARY": summary, "INPUT_GITHUB-TOKEN": "ghs_input0token", "ACTIONS_RUNTIME_TOKEN": "runtime0token"}
+	log := &strings.Builder{}
+	a := &act{e: Env{Getenv: func(k string) string { return env[k] }, Stdout: log}, targets: map[string]bool{"summary": true}}
+	a.gh = githubactions.New(githubactions.WithGetenv(a.e.Getenv), githubactions.WithWriter(log))
+	a.stop(fmt.Errorf("suite %q setup exited with 1; log setup.log:\n  GH_TOKEN=ghs_input0token\n  RT=runtime0token", "s"))
+	got, _ := os.ReadFile(summary)
+	if strings.Contains(string(got), "0token") || !strings.Contains(string(got), "GH_TOKEN=***\n  RT=***") {
+		t.Errorf("summary:\n%s", got)
+	}
+}

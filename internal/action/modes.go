@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -117,20 +118,16 @@ func (a *act) planMode(ctx context.Context) int {
 	if a.targets["summary"] {
 		a.summary(planMarkdown(p, sum, a.rel(out)))
 	}
-	values := map[string]string{"matrix": mustJSON(Matrix(len(p.Shards))), "plan": a.rel(out), "result": "success", "exit-code": "0",
-		"cache-hit": "false", "cache-matched-key": ""}
-	if a.cache != nil {
-		values["cache-hit"] = strconv.FormatBool(a.cache.Hit())
-		values["cache-matched-key"] = a.cache.MatchedKey()
-	}
+	values := map[string]string{"matrix": mustJSON(planMatrix(len(p.Shards))), "plan": a.rel(out), "result": "success", "exit-code": "0"}
+	a.cacheOutputs(values)
 	a.outputs(values)
 	a.obs.flushWarnings()
 	return exitcode.OK
 }
 
-// Matrix is mode plan's matrix output: one entry per shard, as run's shard input
-// reads it.
-func Matrix(shards int) map[string][]string {
+// planMatrix is mode plan's matrix output: one entry per shard, as run's shard
+// input reads it.
+func planMatrix(shards int) map[string][]string {
 	m := map[string][]string{"shard": {}}
 	for i := 1; i <= shards; i++ {
 		m["shard"] = append(m["shard"], fmt.Sprintf("%d/%d", i, shards))
@@ -219,15 +216,16 @@ func (a *act) configs(need bool) ([]string, error) {
 
 // paths reads a list input of paths relative to the workspace, separated by spaces,
 // commas or lines, with globs expanded (the runner does not), each matched once; a
-// glob that matches nothing is an error ending in hint.
+// glob that matches nothing is an error ending in hint. A path that exists as
+// written is taken as it is, glob characters or not: ci/[gpu].conf is the user's
+// file, not a pattern for ci/g.conf.
 func (a *act) paths(input, hint string) ([]string, error) {
 	var out []string
 	seen := map[string]bool{}
 	for _, f := range fields(a.gh.GetInput(input)) {
 		p := a.path(f)
 		matches := []string{p}
-		if strings.ContainsAny(f, "*?[") {
-			var err error
+		if _, err := os.Lstat(p); err != nil && strings.ContainsAny(f, "*?[") {
 			if matches, err = filepath.Glob(p); err != nil {
 				return nil, fmt.Errorf("input %s: %q: %w", input, f, err)
 			}

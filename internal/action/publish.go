@@ -240,7 +240,7 @@ func (a *act) request(res *engine.Result, token string) publish.Request {
 		Token: token, APIURL: env("GITHUB_API_URL"), Repo: env("GITHUB_REPOSITORY"), SHA: sha, PR: pr,
 		Workflow: env("GITHUB_WORKFLOW"), Job: env("GITHUB_JOB"), Name: a.leg,
 		Title:        fmt.Sprintf("sgpu-queue: %d of %d items failed, %.1f %% GPU utilisation", st.Failed, st.Items, 100*st.Utilisation),
-		Summary:      res.Markdown,
+		Summary:      a.scrub(res.Markdown),
 		Conclusion:   conclusion,
 		DetailsURL:   a.runPage,
 		WorkflowPath: publish.WorkflowPathFromRef(env("GITHUB_WORKFLOW_REF")),
