@@ -25,13 +25,8 @@ type sharding struct {
 	ref           *logdir.PlanRef
 }
 
-// of is the shard of the item of this key.
-func (s *sharding) of(key string) int {
-	if s.plan != nil {
-		return s.plan.ShardOf(key)
-	}
-	return shard.HashShard(key, s.shards)
-}
+// of is the shard of the item of this key, by the rule merge uses too.
+func (s *sharding) of(key string) int { return shard.Of(s.plan, key, s.shards) }
 
 // readSharding checks --shard and reads --plan, in phase 0: a plan that cannot be
 // read, or that is not of K shards, stops the run before anything runs.
