@@ -22,9 +22,9 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"strconv"
+
+	"github.com/rocm/sgpu-queue/internal/atomicfile"
 )
 
 // Item is one work item of the suite, as the engine saw it end.
@@ -90,39 +90,16 @@ func (d *Doc) Encode(w io.Writer) error {
 	return err
 }
 
-// WriteFile writes the document to path atomically (a temp file in the same
-// directory, then rename), creating parent directories, so a reader never sees
-// half a file even if the run is killed while writing.
+// WriteFile writes the document to path atomically (atomicfile.Write), so a
+// reader never sees half a file even if the run is killed while writing.
 func (d *Doc) WriteFile(path string) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("junit: create %s: %w", dir, err)
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
+	var b bytes.Buffer
+	if err := d.Encode(&b); err != nil {
 		return fmt.Errorf("junit: write %s: %w", path, err)
 	}
-	done := false
-	defer func() {
-		if !done {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err := d.Encode(tmp); err != nil {
-		return fmt.Errorf("junit: write %s: %w", path, err)
+	if err := atomicfile.Write(path, b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("junit: %w", err)
 	}
-	if err := tmp.Chmod(0o644); err != nil {
-		return fmt.Errorf("junit: write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("junit: write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("junit: write %s: %w", path, err)
-	}
-	done = true
 	return nil
 }
 

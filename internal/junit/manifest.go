@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/rocm/sgpu-queue/internal/atomicfile"
 )
 
 // ManifestName is the file in a JUnit directory that lists the merged files the
@@ -188,17 +190,9 @@ func (o *Outputs) save(entries map[string]string) error {
 	for _, n := range names {
 		fmt.Fprintf(&b, "%s %s\n", entries[n], n)
 	}
-	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
-		return fmt.Errorf("junit: %w", err)
-	}
-	path := filepath.Join(o.Dir, ManifestName)
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(b.String()), 0o644); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("junit: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
+	// atomicfile: a unique temporary name, so two runs writing at once do not
+	// share one, and a user's file of a fixed ".tmp" name is never replaced.
+	if err := atomicfile.Write(filepath.Join(o.Dir, ManifestName), []byte(b.String()), 0o644); err != nil {
 		return fmt.Errorf("junit: %w", err)
 	}
 	return nil

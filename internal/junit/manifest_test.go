@@ -166,3 +166,31 @@ func writeIn(t *testing.T, dir, name, content string) string {
 	}
 	return p
 }
+
+// Saving the manifest goes through a temporary file of its own: a user's file
+// named like a fixed temporary name is left as it was, and no temporary stays.
+func TestOutputsSaveLeavesUsersFiles(t *testing.T) {
+	dir := t.TempDir()
+	user := writeIn(t, dir, ManifestName+".tmp", "mine\n")
+	o, err := OpenOutputs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Wrote(writeIn(t, dir, "a.xml", "<testsuites/>\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Save(); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(user); string(b) != "mine\n" {
+		t.Errorf("%s = %q, want the user's content", user, b)
+	}
+	ents, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if want := []string{ManifestName, ManifestName + ".tmp", "a.xml"}; strings.Join(names, " ") != strings.Join(want, " ") {
+		t.Errorf("files %q, want %q", names, want)
+	}
+}
