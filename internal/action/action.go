@@ -26,6 +26,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/hook"
 	"github.com/rocm/sgpu-queue/internal/settings"
+	"github.com/rocm/sgpu-queue/internal/textfmt"
 	"github.com/rocm/sgpu-queue/internal/verdict"
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
@@ -127,7 +128,7 @@ func (a *act) finish(ctx context.Context, res *engine.Result, err error) int {
 	a.obs.flushWarnings()
 	if p := res.Internal; p != nil {
 		// A worker panicked: what finished is presented above; res.ExitCode is 70.
-		a.gh.Errorf("sgpu-queue: internal error: %s; please report it with the log", strings.Join(strings.Fields(p.Error()), " "))
+		a.gh.Errorf("sgpu-queue: internal error: %s; please report it with the log", textfmt.OneLine(p.Error()))
 	}
 	return res.ExitCode
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rocm/sgpu-queue/internal/engine"
 	"github.com/rocm/sgpu-queue/internal/publish"
+	"github.com/rocm/sgpu-queue/internal/textfmt"
 	"github.com/rocm/sgpu-queue/internal/verdict"
 )
 
@@ -116,7 +117,7 @@ func matrixValues(in string) ([]string, error) {
 		if json.Unmarshal(v, &s) != nil {
 			s = string(v)
 		}
-		values = append(values, strings.Join(strings.Fields(s), " "))
+		values = append(values, textfmt.OneLine(s))
 	}
 	if _, err := dec.Token(); err != nil {
 		return nil, bad(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	actionscache "github.com/tonistiigi/go-actions-cache"
 
+	"github.com/rocm/sgpu-queue/internal/textfmt"
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
@@ -79,7 +80,7 @@ var signedQuery = regexp.MustCompile(`(https?://[^\s?"'<>]*)\?[^\s"'<>]*`)
 // trace of the token are removed, and the result is clipped.
 func oneLine(msg, token string) string {
 	msg = redact(strings.ToValidUTF8(msg, "?"), token)
-	msg = strings.Join(strings.Fields(msg), " ")
+	msg = textfmt.OneLine(msg)
 	msg = strings.Map(func(r rune) rune {
 		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
 			return '?'
@@ -87,7 +88,7 @@ func oneLine(msg, token string) string {
 		return r
 	}, msg)
 	msg = signedQuery.ReplaceAllString(msg, "$1?…")
-	spaced := strings.Join(strings.Fields(token), " ")
+	spaced := textfmt.OneLine(token)
 	msg = clip(redact(redact(msg, token), spaced), maxWarning)
 	// Clipping appends "…", and deleting a token that is not valid UTF-8 can split a
 	// character: repeat until stable (each round shortens msg or changes nothing).

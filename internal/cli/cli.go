@@ -17,6 +17,7 @@ import (
 	"syscall"
 
 	"github.com/rocm/sgpu-queue/internal/exitcode"
+	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
 
 // Env is the process environment seen by the CLI.
@@ -48,7 +49,7 @@ func internalError(e Env, v any, stack []byte) int {
 	if w == nil {
 		w = os.Stderr
 	}
-	msg := strings.Join(strings.Fields(fmt.Sprint(v)), " ")
+	msg := textfmt.OneLine(fmt.Sprint(v))
 	fmt.Fprintf(w, "sgpu-queue: internal error: %s; please report it with the log\n", msg)
 	if e.Getenv != nil && e.Getenv("SGPU_DEBUG") != "" {
 		w.Write(stack)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"runtime/debug"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/rocm/sgpu-queue/internal/logdir"
@@ -233,7 +232,7 @@ func (d *dispatcher) stopOnPanic(p *WorkerPanic, l *loop) {
 		}
 	}
 	res.Panic = p
-	msg := strings.Join(strings.Fields(p.Error()), " ")
+	msg := textfmt.OneLine(p.Error())
 	res.Stop = stop(outcome.StopInternal, fmt.Sprintf("internal error in sgpu-queue: %s; %d item(s) left unrun", msg, d.sched.Len()))
 	d.warn(res.Stop.Message)
 }

@@ -166,7 +166,7 @@ func oneLine(s string) string {
 		}
 		return r
 	}, s)
-	s = strings.Join(strings.Fields(s), " ")
+	s = textfmt.OneLine(s)
 	if utf8.RuneCountInString(s) > 200 {
 		s = string([]rune(s)[:197]) + "..."
 	}

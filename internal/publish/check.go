@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/google/go-github/v62/github"
+
+	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
 
 // conclusions the check-run API accepts for a completed run.
@@ -182,7 +184,7 @@ func Annotations(r Request) []*github.CheckRunAnnotation {
 			StartLine:       github.Int(line),
 			EndLine:         github.Int(line),
 			AnnotationLevel: github.String("failure"),
-			Title:           github.String(truncate(oneLine(item), MaxTitle, "…")),
+			Title:           github.String(truncate(textfmt.OneLine(item), MaxTitle, "…")),
 			Message:         github.String(truncate(msg.String(), MaxMessage, "\n… (truncated)")),
 		})
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/google/go-github/v62/github"
+
+	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
 
 // Comment keeps one sticky comment per workflow and check name on pull request
@@ -120,11 +122,11 @@ func CommentBody(r Request) string {
 	head.WriteString(Marker(r.Workflow, checkName(r)))
 	head.WriteString("\n")
 	if r.Title != "" {
-		fmt.Fprintf(&head, "**%s**\n\n", oneLine(r.Title))
+		fmt.Fprintf(&head, "**%s**\n\n", textfmt.OneLine(r.Title))
 	}
 	foot.WriteString("\n\n---\n<sub>sgpu-queue")
 	if r.Workflow != "" || r.Job != "" || r.Name != "" {
-		fmt.Fprintf(&foot, " · %s / %s", oneLine(r.Workflow), oneLine(checkName(r)))
+		fmt.Fprintf(&foot, " · %s / %s", textfmt.OneLine(r.Workflow), textfmt.OneLine(checkName(r)))
 	}
 	if len(r.SHA) >= 7 {
 		fmt.Fprintf(&foot, " · commit %s", r.SHA[:7])

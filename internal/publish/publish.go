@@ -31,6 +31,8 @@ import (
 
 	"github.com/google/go-github/v62/github"
 	"github.com/hashicorp/go-retryablehttp"
+
+	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
 
 // Failure is one failed item, as the check run annotates it.
@@ -248,7 +250,7 @@ func (s *session) checkRetry(ctx context.Context, resp *http.Response, err error
 	switch {
 	case err != nil:
 		retry, _ = retryablehttp.DefaultRetryPolicy(ctx, resp, err)
-		why = "no answer (" + oneLine(s.scrub(err.Error())) + ")"
+		why = "no answer (" + textfmt.OneLine(s.scrub(err.Error())) + ")"
 	case resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusTooManyRequests:
 		wait, ok := serverWait(resp)
 		switch {
@@ -349,7 +351,7 @@ func (s *session) classify(err error, what, perm, missing string) (warning strin
 			// permissions block lacks the scope gets the same answer.
 			w := fmt.Sprintf("cannot publish the %s: the token lacks `%s` (add it to the job's permissions; a pull request from a fork only gets a read-only token: publish from a workflow_run job, see the README)", what, perm)
 			if m := er.Message; m != "" && m != "Resource not accessible by integration" {
-				w += " (GitHub: " + oneLine(m) + ")"
+				w += " (GitHub: " + textfmt.OneLine(m) + ")"
 			}
 			return s.scrub(w), nil
 		case http.StatusNotFound:
@@ -361,13 +363,13 @@ func (s *session) classify(err error, what, perm, missing string) (warning strin
 			}
 			return "", s.wrap(err, msg)
 		}
-		return "", s.wrap(err, fmt.Sprintf("cannot publish the %s: %s: %d %s", what, requestLine(er), er.Response.StatusCode, oneLine(er.Message)))
+		return "", s.wrap(err, fmt.Sprintf("cannot publish the %s: %s: %d %s", what, requestLine(er), er.Response.StatusCode, textfmt.OneLine(er.Message)))
 	}
 	var ne net.Error
 	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
 		return "", s.wrap(err, fmt.Sprintf("cannot publish the %s: no answer from the GitHub API (%s per attempt, up to %d attempts)", what, s.timeout, s.retry.Max+1))
 	}
-	return "", s.wrap(err, fmt.Sprintf("cannot publish the %s: %s", what, oneLine(err.Error())))
+	return "", s.wrap(err, fmt.Sprintf("cannot publish the %s: %s", what, textfmt.OneLine(err.Error())))
 }
 
 // requestLine names the request of an error answer: "POST https://…/check-runs".
@@ -396,10 +398,6 @@ func (s *session) scrub(msg string) string {
 		return msg
 	}
 	return strings.ReplaceAll(msg, s.token, "***")
-}
-
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
 }
 
 // truncate cuts s so that s plus note fits max bytes, at a rune boundary,

@@ -11,10 +11,10 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/rocm/sgpu-queue/internal/schedule"
+	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
 
 // Version is the plan file's format; Read refuses any other.
@@ -212,7 +212,7 @@ func Read(r io.Reader, name string) (*Plan, error) {
 		var te *json.UnmarshalTypeError
 		switch {
 		case errors.As(err, &se):
-			return nil, fmt.Errorf("plan %s: not JSON at byte %d: %s; give the file sgpu-queue plan wrote", name, se.Offset, oneLine(se.Error()))
+			return nil, fmt.Errorf("plan %s: not JSON at byte %d: %s; give the file sgpu-queue plan wrote", name, se.Offset, textfmt.OneLine(se.Error()))
 		case errors.As(err, &te):
 			where := "the file"
 			if te.Field != "" {
@@ -220,7 +220,7 @@ func Read(r io.Reader, name string) (*Plan, error) {
 			}
 			return nil, fmt.Errorf("plan %s: not a plan file: %s holds a JSON %s where %s belongs; give the file sgpu-queue plan wrote", name, where, te.Value, kindName(te.Type.Kind()))
 		}
-		return nil, fmt.Errorf("plan %s: not a plan file (%s); give the file sgpu-queue plan wrote", name, oneLine(err.Error()))
+		return nil, fmt.Errorf("plan %s: not a plan file (%s); give the file sgpu-queue plan wrote", name, textfmt.OneLine(err.Error()))
 	}
 	if err := p.check(); err != nil {
 		return nil, fmt.Errorf("plan %s: %w", name, err)
@@ -269,6 +269,3 @@ func kindName(k reflect.Kind) string {
 	}
 	return "a number"
 }
-
-// oneLine keeps a message on one line.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

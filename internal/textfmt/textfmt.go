@@ -52,3 +52,8 @@ func Count(n int, noun string) string {
 	}
 	return strconv.Itoa(n) + " " + noun + "s"
 }
+
+// OneLine folds every run of white space, line breaks included, into one blank:
+// a message from outside (a tool's stderr, an API error) as one console or
+// annotation line.
+func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
