@@ -10,12 +10,31 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // TempExtra is how many bytes a temporary file's name adds to the name of the file it
 // replaces: "." + name + ".tmp" + up to 10 random digits (os.CreateTemp). Names that
 // must fit the file system's 255-byte limit leave this much room.
-const TempExtra = 1 + len(".tmp") + 10
+const TempExtra = 1 + len(tempInfix) + 10
+
+// tempInfix sits between the replaced file's name and os.CreateTemp's digits.
+const tempInfix = ".tmp"
+
+// TempOf says which file a directory entry is a leftover temporary file of
+// (".<name>.tmp<digits>" → name), for a cleaner that removes only what Write left.
+func TempOf(entry string) (name string, ok bool) {
+	rest, ok := strings.CutPrefix(entry, ".")
+	i := strings.LastIndex(rest, tempInfix)
+	if !ok || i <= 0 {
+		return "", false
+	}
+	n := rest[i+len(tempInfix):]
+	if n == "" || strings.Trim(n, "0123456789") != "" {
+		return "", false
+	}
+	return rest[:i], true
+}
 
 // maxLinks bounds symlink chains, as the kernel does (ELOOP after 40).
 const maxLinks = 40
@@ -60,7 +79,7 @@ func write(target string, data []byte, mode fs.FileMode) (err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(target)+".tmp*")
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(target)+tempInfix+"*")
 	if err != nil {
 		return err
 	}

@@ -149,3 +149,35 @@ func TestWriteFullDisk(t *testing.T) {
 		}
 	}
 }
+
+// TempOf names the file a temporary file of Write's belongs to, and nothing else:
+// a user's file that merely looks alike is not one.
+func TestTempOf(t *testing.T) {
+	for _, tt := range []struct {
+		entry, name string
+		ok          bool
+	}{
+		{".run.json.tmp123", "run.json", true},
+		{".a.tmp.tmp9", "a.tmp", true},
+		{"run.json.tmp123", "", false},  // no leading dot
+		{".run.json.tmp", "", false},    // no digits
+		{".run.json.tmp12x", "", false}, // not only digits
+		{"..tmp1", "", false},           // no name
+		{".notes.txt", "", false},
+	} {
+		name, ok := TempOf(tt.entry)
+		if name != tt.name || ok != tt.ok {
+			t.Errorf("TempOf(%q) = %q, %v; want %q, %v", tt.entry, name, ok, tt.name, tt.ok)
+		}
+	}
+	// Write's own temporary names are recognised: a file left by a failed write.
+	dir := t.TempDir()
+	f, err := os.CreateTemp(dir, ".x.json"+tempInfix+"*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if name, ok := TempOf(filepath.Base(f.Name())); !ok || name != "x.json" {
+		t.Errorf("TempOf(%q) = %q, %v", filepath.Base(f.Name()), name, ok)
+	}
+}

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/rocm/sgpu-queue/internal/atomicfile"
 )
 
 // ToolName is what queue/run.json says in "tool": a log dir holding one is a log dir
@@ -239,20 +241,13 @@ func (l Layout) temps(files []string) []string {
 	var out []string
 	for _, dir := range []string{l.Root, l.QueueDir(), l.ReportDir(), l.SuitesDir()} {
 		for _, name := range l.list(dir) {
-			rest, ok := strings.CutPrefix(name, ".")
-			i := strings.LastIndex(rest, ".tmp")
-			if !ok || i < 0 || !digits(rest[i+len(".tmp"):]) {
-				continue
-			}
-			if want[filepath.Join(dir, rest[:i])] {
+			if of, ok := atomicfile.TempOf(name); ok && want[filepath.Join(dir, of)] {
 				out = append(out, filepath.Join(dir, name))
 			}
 		}
 	}
 	return out
 }
-
-func digits(s string) bool { return s != "" && strings.Trim(s, "0123456789") == "" }
 
 // list names what a directory of the layout holds; nothing for a symlink or a
 // directory that is not there.
