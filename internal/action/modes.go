@@ -1,7 +1,6 @@
 package action
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/rocm/sgpu-queue/internal/atomicfile"
 	"github.com/rocm/sgpu-queue/internal/engine"
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/gpu"
@@ -102,15 +100,11 @@ func (a *act) planMode(ctx context.Context) int {
 	if err != nil {
 		return a.stop(&engine.Error{Code: exitcode.Usage, Err: err})
 	}
-	var b bytes.Buffer
-	if err := p.Write(&b); err != nil {
-		return a.stop(&engine.Error{Code: exitcode.Usage, Err: err})
-	}
 	out := a.path(defaultPlanFile)
 	if f := strings.TrimSpace(a.gh.GetInput("plan")); f != "" {
 		out = a.path(f)
 	}
-	if err := atomicfile.Write(out, b.Bytes(), 0o644); err != nil {
+	if _, err := p.WriteFile(out); err != nil {
 		return a.stop(&engine.Error{Code: exitcode.Usage, Err: fmt.Errorf("input plan: %w", err)})
 	}
 	fmt.Fprint(a.e.Stdout, sum)

@@ -1,12 +1,10 @@
 package cli
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"strings"
 
-	"github.com/rocm/sgpu-queue/internal/atomicfile"
 	"github.com/rocm/sgpu-queue/internal/engine"
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/hook"
@@ -78,14 +76,11 @@ func planCmd(e Env, args []string) int {
 	if err != nil {
 		return usageErr(err)
 	}
-	var b bytes.Buffer
-	if err := p.Write(&b); err != nil {
-		return usageErr(err)
-	}
-	if err := atomicfile.Write(*out, b.Bytes(), 0o644); err != nil {
+	b, err := p.WriteFile(*out)
+	if err != nil {
 		return usageErr(fmt.Errorf("--out: %w", err))
 	}
-	e.Stdout.Write(b.Bytes())
+	e.Stdout.Write(b)
 	fmt.Fprint(e.Stderr, sum)
 	fmt.Fprintf(e.Stderr, "plan: wrote %s\n", *out)
 	return exitcode.OK

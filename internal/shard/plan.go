@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/rocm/sgpu-queue/internal/atomicfile"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
@@ -188,6 +189,16 @@ func (p *Plan) Write(w io.Writer) error {
 	}
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// WriteFile writes the plan to path atomically (atomicfile.Write) and returns
+// the bytes written, which plan's faces also print.
+func (p *Plan) WriteFile(path string) ([]byte, error) {
+	var b bytes.Buffer
+	if err := p.Write(&b); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), atomicfile.Write(path, b.Bytes(), 0o644)
 }
 
 // maxPlanBytes bounds what Read takes, so that a wrong file fails fast.
