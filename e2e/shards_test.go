@@ -538,6 +538,7 @@ func TestActionModes(t *testing.T) {
 		// have every leg of the matrix run every item.
 		{map[string]string{"mode": "run", "config": "ci/shards.conf", "gpus": "0,1", "shards": "1/3"}, "input shards is read by mode plan only, and this step's mode is run: a shard job of the matrix sets shard: ${{ matrix.shard }}"},
 		{map[string]string{"mode": "plan", "config": "ci/shards.conf", "arch": "gfx942", "shards": "3", "gpus": "2", "shard": "1/3", "shard-log-dirs": "shards/*/logs"}, "input shard-log-dirs is read by mode merge only"},
+		{map[string]string{"mode": "merge", "shard-log-dirs": "shards/*/logs", "plan": "plan.json"}, "input plan is read by mode plan and run only, and this step's mode is merge: a merge reads the plan each shard copied into its log dir"},
 	} {
 		r, out := step(tc.inputs)
 		if r.code != 2 || !strings.Contains(r.stdout, tc.want) || out["result"] != "failure" {

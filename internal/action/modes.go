@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -26,21 +27,26 @@ const (
 	modeMerge = "merge"
 )
 
-// modeInputs are the inputs only one mode reads: set in another mode's step they
+// modeInputs are the inputs some modes do not read: set in such a mode's step they
 // would be ignored, and a careless `shards: ${{ matrix.shard }}` in a shard job
 // would run every item on every leg of the matrix.
-var modeInputs = []struct{ input, mode, hint string }{
-	{"shards", modePlan, "a shard job of the matrix sets shard: ${{ matrix.shard }}"},
-	{"shard", modeRun, "mode plan takes shards (how many), a shard job runs with mode run"},
-	{"shard-log-dirs", modeMerge, "set mode: merge to merge the shards' log dirs"},
+var modeInputs = []struct {
+	input string
+	modes []string // the modes that read it
+	hint  string
+}{
+	{"shards", []string{modePlan}, "a shard job of the matrix sets shard: ${{ matrix.shard }}"},
+	{"shard", []string{modeRun}, "mode plan takes shards (how many), a shard job runs with mode run"},
+	{"shard-log-dirs", []string{modeMerge}, "set mode: merge to merge the shards' log dirs"},
+	{"plan", []string{modePlan, modeRun}, "a merge reads the plan each shard copied into its log dir"},
 }
 
-// checkModeInputs refuses an input of another mode than the step's.
+// checkModeInputs refuses an input that the step's mode does not read.
 func (a *act) checkModeInputs(mode string) error {
 	var errs []error
 	for _, m := range modeInputs {
-		if m.mode != mode && strings.TrimSpace(a.gh.GetInput(m.input)) != "" {
-			errs = append(errs, fmt.Errorf("input %s is read by mode %s only, and this step's mode is %s: %s (README, Several runners)", m.input, m.mode, mode, m.hint))
+		if !slices.Contains(m.modes, mode) && strings.TrimSpace(a.gh.GetInput(m.input)) != "" {
+			errs = append(errs, fmt.Errorf("input %s is read by mode %s only, and this step's mode is %s: %s (README, Several runners)", m.input, strings.Join(m.modes, " and "), mode, m.hint))
 		}
 	}
 	return errors.Join(errs...)
