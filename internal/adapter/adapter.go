@@ -110,7 +110,7 @@ type Error struct {
 	Label, Where string
 	Msg          string
 	Tail         string // last lines of the command's output
-	Err          error  // a sentinel (ErrNoItems, ErrNoPytest) or the executor's error
+	Err          error  // a sentinel (ErrNoItems, ErrNoPytest), the executor's error or a parse error
 }
 
 func (e *Error) Error() string {

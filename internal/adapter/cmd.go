@@ -47,7 +47,7 @@ func (c *cmdSuite) List(ctx context.Context, ex executor.Executor, in Listing) (
 	}
 	items, err := ParseCommands(out.stdout, c.file)
 	if err != nil {
-		return nil, s.fail(nil, "", "%v", err)
+		return nil, s.fail(err, "", "%v", err)
 	}
 	if len(items) == 0 {
 		return nil, s.fail(ErrNoItems, "", "the command file %s has no \"<tag> <command…>\" line", c.file)
