@@ -311,7 +311,9 @@ func (a *act) stop(err error) int {
 	if a.targets["summary"] {
 		a.summary(fmt.Sprintf("## ✗ sgpu-queue stopped before running the suites\n\n```\n%s\n```\n", msg))
 	}
-	a.outputs(map[string]string{"result": "failure", "exit-code": strconv.Itoa(code), "cache-hit": "false", "cache-matched-key": ""})
+	out := map[string]string{"result": "failure", "exit-code": strconv.Itoa(code)}
+	a.cacheOutputs(out) // a table restored before the stop was restored all the same
+	a.outputs(out)
 	return code
 }
 
