@@ -593,3 +593,23 @@ func TestActionPlanLevelLikeTheRuns(t *testing.T) {
 		t.Errorf("exit %d, cache-hit %q, cache-matched-key %q: want the level-3 table MY_LEVEL names\n%s", r.code, out["cache-hit"], out["cache-matched-key"], r.stdout)
 	}
 }
+
+// A run that stops in phase 3 (a setup fails) after the weight table was
+// restored still says what the cache gave it: cache-hit and cache-matched-key
+// are those of the restore, not false and empty.
+func TestActionStopAfterRestore(t *testing.T) {
+	t.Parallel()
+	dir := fixture(t, "e2e")
+	cacheSrv := cachetest.New(t)
+	seeded := "sgpu-weights-gfx942-l99-4000-1"
+	cacheSrv.Put(seeded, "", []byte("gamma 0.7\nnorth/n.one 0.4\nsouth/s.one 0.3\n"))
+	env, outFile, _ := runner(t, dir, map[string]string{"config": "ci/shards.conf", "arch": "gfx942", "gpus": "0,1"}, append(cacheSrv.Env(), "FAIL_SETUP=1")...)
+	r := sgpu(t, dir, env, "action")
+	out := parseOutputs(t, outFile)
+	if r.code != 1 || out["result"] != "failure" || !strings.Contains(r.stdout, "setup: pip install failed") {
+		t.Fatalf("exit %d, outputs %v; want 1 and the setup's output\n%s", r.code, out, r.stdout)
+	}
+	if out["cache-hit"] != "true" || out["cache-matched-key"] != seeded {
+		t.Errorf("cache outputs %q %q, want true and %s", out["cache-hit"], out["cache-matched-key"], seeded)
+	}
+}
