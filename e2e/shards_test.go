@@ -581,14 +581,9 @@ func TestActionPlanFirstRun(t *testing.T) {
 // hit), not another level's. (Its config is a glob, which the action expands.)
 func TestActionPlanLevelLikeTheRuns(t *testing.T) {
 	t.Parallel()
-	dir := fixture(t, "e2e")
-	cacheSrv := cachetest.New(t)
 	key := "sgpu-weights-gfx942-l3-4000-1"
-	cacheSrv.Put(key, "", []byte("gamma 0.7\nnorth/n.one 0.4\nsouth/s.one 0.3\n"))
-	env, outFile, _ := runner(t, dir, map[string]string{"mode": "plan", "config": "ci/shard?.conf", "arch": "gfx942", "shards": "2", "gpus": "2",
-		"hook-var": "level=MY_LEVEL"}, append(cacheSrv.Env(), "MY_LEVEL=3", "TEST_LEVEL=1")...)
-	r := sgpu(t, dir, env, "action")
-	out := parseOutputs(t, outFile)
+	r, out := seededAction(t, key, map[string]string{"mode": "plan", "config": "ci/shard?.conf", "arch": "gfx942", "shards": "2", "gpus": "2",
+		"hook-var": "level=MY_LEVEL"}, "MY_LEVEL=3", "TEST_LEVEL=1")
 	if r.code != 0 || out["cache-hit"] != "true" || out["cache-matched-key"] != key {
 		t.Errorf("exit %d, cache-hit %q, cache-matched-key %q: want the level-3 table MY_LEVEL names\n%s", r.code, out["cache-hit"], out["cache-matched-key"], r.stdout)
 	}
@@ -599,17 +594,24 @@ func TestActionPlanLevelLikeTheRuns(t *testing.T) {
 // are those of the restore, not false and empty.
 func TestActionStopAfterRestore(t *testing.T) {
 	t.Parallel()
-	dir := fixture(t, "e2e")
-	cacheSrv := cachetest.New(t)
 	seeded := "sgpu-weights-gfx942-l99-4000-1"
-	cacheSrv.Put(seeded, "", []byte("gamma 0.7\nnorth/n.one 0.4\nsouth/s.one 0.3\n"))
-	env, outFile, _ := runner(t, dir, map[string]string{"config": "ci/shards.conf", "arch": "gfx942", "gpus": "0,1"}, append(cacheSrv.Env(), "FAIL_SETUP=1")...)
-	r := sgpu(t, dir, env, "action")
-	out := parseOutputs(t, outFile)
+	r, out := seededAction(t, seeded, map[string]string{"config": "ci/shards.conf", "arch": "gfx942", "gpus": "0,1"}, "FAIL_SETUP=1")
 	if r.code != 1 || out["result"] != "failure" || !strings.Contains(r.stdout, "setup: pip install failed") {
 		t.Fatalf("exit %d, outputs %v; want 1 and the setup's output\n%s", r.code, out, r.stdout)
 	}
 	if out["cache-hit"] != "true" || out["cache-matched-key"] != seeded {
 		t.Errorf("cache outputs %q %q, want true and %s", out["cache-hit"], out["cache-matched-key"], seeded)
 	}
+}
+
+// seededAction runs the action once on a copy of the e2e fixture, with a cache
+// service holding a small table under key, and returns its result and outputs.
+func seededAction(t *testing.T, key string, inputs map[string]string, extra ...string) (result, map[string]string) {
+	t.Helper()
+	dir := fixture(t, "e2e")
+	cacheSrv := cachetest.New(t)
+	cacheSrv.Put(key, "", []byte("gamma 0.7\nnorth/n.one 0.4\nsouth/s.one 0.3\n"))
+	env, outFile, _ := runner(t, dir, inputs, append(cacheSrv.Env(), extra...)...)
+	r := sgpu(t, dir, env, "action")
+	return r, parseOutputs(t, outFile)
 }
