@@ -82,3 +82,30 @@ func TestCodeCitesExistingDocs(t *testing.T) {
 		t.Error("no citation of docs/*.md found: is the walk looking at the repository?")
 	}
 }
+
+// TestReadmeIsAFrontDoor: README.md stays short (the reference lives in docs/), and
+// its first two commands are the demo run and the test command .ci/run runs, as the
+// same line.
+func TestReadmeIsAFrontDoor(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(repo, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(readme), "\n"); n > 250 {
+		t.Errorf("README.md has %d lines: move the reference into docs/ (at most 250)", n)
+	}
+	blocks := regexp.MustCompile("(?s)```sh\n(.*?)\n```").FindAllStringSubmatch(string(readme), 2)
+	if len(blocks) < 2 {
+		t.Fatalf("README.md has %d sh blocks, want the demo and the tests first", len(blocks))
+	}
+	if !strings.Contains(blocks[0][1], "go run . run ") || !strings.Contains(blocks[0][1], "testdata/demo") {
+		t.Errorf("README.md's first command is %q, want the demo run", blocks[0][1])
+	}
+	ci, err := os.ReadFile(filepath.Join(repo, ".ci", "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(blocks[1][1]) + `$`).Match(ci) {
+		t.Errorf("README.md's second command %q is not a line of .ci/run", blocks[1][1])
+	}
+}
