@@ -142,12 +142,16 @@ func splitCodeSpans(s string) []piece {
 			i++
 			continue
 		}
-		j := i
-		for j < len(s) && s[j] == '`' {
-			j++
+		j := runEnd(s, i)
+		closeAt := j
+		for closeAt < len(s) && (s[closeAt] != '`' || runEnd(s, closeAt)-closeAt != j-i) {
+			if s[closeAt] == '`' {
+				closeAt = runEnd(s, closeAt)
+			} else {
+				closeAt++
+			}
 		}
-		closeAt := closingRun(s, j, j-i)
-		if closeAt < 0 {
+		if closeAt >= len(s) {
 			i = j
 			continue
 		}
@@ -164,21 +168,10 @@ func splitCodeSpans(s string) []piece {
 	return out
 }
 
-// closingRun is where the next run of exactly n backticks from from starts, or -1.
-func closingRun(s string, from, n int) int {
-	for k := from; k < len(s); {
-		if s[k] != '`' {
-			k++
-			continue
-		}
-		m := k
-		for m < len(s) && s[m] == '`' {
-			m++
-		}
-		if m-k == n {
-			return k
-		}
-		k = m
+// runEnd is the end of the run of backticks that starts at i.
+func runEnd(s string, i int) int {
+	for i < len(s) && s[i] == '`' {
+		i++
 	}
-	return -1
+	return i
 }
