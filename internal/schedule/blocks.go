@@ -82,7 +82,7 @@ func CheckWidths(items []Item, gpus int) error {
 // NewScheduler returns the scheduler of the named policy for items on a pool of
 // gpus GPUs. A workload of single-GPU items gets exactly the policy's Queue (LPT or
 // planned) behind the Scheduler interface; one with multi-GPU items gets Blocks over
-// the policy's block order (BlockOrderOf). An item wider than the pool is a
+// the order PlanBlocks plans for the policy. An item wider than the pool is a
 // *WidthError.
 func NewScheduler(policy string, items []Item, gpus int) (Scheduler, error) {
 	fresh, err := Prepare(policy, items, gpus)
@@ -109,13 +109,12 @@ func Prepare(policy string, items []Item, gpus int) (func() Scheduler, error) {
 		}
 		return func() Scheduler { return OnSlots(queue(), gpus) }, nil
 	}
-	by, err := BlockOrderOf(policy)
+	plan, err := PlanBlocks(policy, items, gpus)
 	if err != nil {
 		return nil, err
 	}
-	order := BlockOrder(items, by)
 	return func() Scheduler {
-		b, _ := NewBlocks(items, order, gpus) // cannot fail: gpus and widths were checked
+		b, _ := NewBlocks(items, plan.Order, gpus) // cannot fail: gpus and widths were checked
 		return b
 	}, nil
 }
@@ -222,18 +221,18 @@ const (
 	ByWidest     = "widest"      // most GPUs first, then longest
 )
 
-// BlockOrders lists the block orders.
+// BlockOrders lists the fixed block orders: the candidates PlanBlocks tries.
 func BlockOrders() []string { return []string{ByDuration, ByGPUSeconds, ByWidest} }
 
 // BlockOrderOf is the block order a run policy uses on a workload with multi-GPU
 // items: lpt keeps its meaning (longest first); planned, whose per-GPU plan does not
-// apply to blocks, takes the order the simulations chose (README.md, Performance).
+// apply to blocks, plans the order on the weights (ByChoice, PlanBlocks).
 func BlockOrderOf(policy string) (string, error) {
 	switch policy {
 	case PolicyLPT:
 		return ByDuration, nil
 	case PolicyPlanned, "":
-		return ByWidest, nil
+		return ByChoice, nil
 	}
 	return "", fmt.Errorf("unknown scheduling policy %q: use %s", policy, strings.Join(Policies(), " or "))
 }

@@ -116,6 +116,8 @@ func rowName(policy string, mixed bool) string {
 		return "unordered queue"
 	case RowTwoStep:
 		return "sGPU queue, then mGPU serially"
+	case RowStrict:
+		return "TE's rule: widest first, strict order"
 	}
 	if !mixed {
 		name := policy + " queue"
@@ -128,6 +130,7 @@ func rowName(policy string, mixed bool) string {
 		schedule.ByDuration:   "longest first",
 		schedule.ByGPUSeconds: "most GPU-seconds first",
 		schedule.ByWidest:     "widest first",
+		schedule.ByChoice:     "chosen order",
 	}[policy]
 	var uses []string
 	for _, p := range schedule.Policies() {
