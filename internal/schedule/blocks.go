@@ -96,6 +96,24 @@ func NewScheduler(policy string, items []Item, gpus int) (Scheduler, error) {
 // fresh Scheduler following that plan at each call: a simulation replays many runs
 // (or many shards, README "Several runners") without planning again for each.
 func Prepare(policy string, items []Item, gpus int) (func() Scheduler, error) {
+	return prepare(policy, items, gpus, PlanBlocks)
+}
+
+// PrepareTrial is Prepare for a caller that replays thousands of trial workloads
+// and confirms its choice with Prepare (shard's refinement): the planned policy's
+// multi-GPU workload takes the order its choice starts from, widest first, without
+// replaying the candidates or searching (which cost up to searchSteps each).
+func PrepareTrial(policy string, items []Item, gpus int) (func() Scheduler, error) {
+	return prepare(policy, items, gpus, func(policy string, items []Item, gpus int) (BlockPlan, error) {
+		by, err := BlockOrderOf(policy)
+		if by == ByChoice {
+			by = ByWidest
+		}
+		return BlockPlan{By: by, From: by, Order: BlockOrder(items, by)}, err
+	})
+}
+
+func prepare(policy string, items []Item, gpus int, plan func(string, []Item, int) (BlockPlan, error)) (func() Scheduler, error) {
 	if gpus < 1 {
 		return nil, fmt.Errorf("%d GPUs: want at least 1", gpus)
 	}
@@ -109,12 +127,12 @@ func Prepare(policy string, items []Item, gpus int) (func() Scheduler, error) {
 		}
 		return func() Scheduler { return OnSlots(queue(), gpus) }, nil
 	}
-	plan, err := PlanBlocks(policy, items, gpus)
+	bp, err := plan(policy, items, gpus)
 	if err != nil {
 		return nil, err
 	}
 	return func() Scheduler {
-		b, _ := NewBlocks(items, plan.Order, gpus) // cannot fail: gpus and widths were checked
+		b, _ := NewBlocks(items, bp.Order, gpus) // cannot fail: gpus and widths were checked
 		return b
 	}, nil
 }

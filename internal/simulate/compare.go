@@ -320,21 +320,37 @@ func mixedRows(rep *Report, items []schedule.Item, n int) ([]Row, []runner, erro
 	return rows, run, nil
 }
 
-// plannerWords says how the planned queue ordered this workload.
+// plannerWords says how the planned queue ordered this workload (schedule.PlanBlocks).
 func plannerWords(p schedule.BlockPlan) string {
 	const rest = "holds GPUs for the next item when too few are free and backfills around the hold"
 	if len(p.Tried) == 0 {
-		return fmt.Sprintf("takes %s (an item has no weight to plan with), %s", orderWords[p.From], rest)
+		return fmt.Sprintf("takes %s (no order chosen: an item without a weight, or too many items), %s", orderWords[p.From], rest)
 	}
 	var tried []string
 	for _, c := range p.Tried {
-		tried = append(tried, fmt.Sprintf("%s %s", c.By, secs(c.Wall)))
+		tried = append(tried, fmt.Sprintf("%s %s", blockName[c.By], secs(c.Wall)))
 	}
-	how := fmt.Sprintf("starts from %s", orderWords[p.From])
+	took := blockName[p.From]
 	if p.Moves > 0 {
-		how += fmt.Sprintf(", moved %s (%s)", textfmt.Count(p.Moves, "item"), secs(p.Wall))
+		took += fmt.Sprintf(" with %s moved", textfmt.Count(p.Moves, "item"))
 	}
-	return fmt.Sprintf("tries each order on the weights (%s), %s; %s", strings.Join(tried, ", "), how, rest)
+	why := "the shortest"
+	switch {
+	case p.From == schedule.ByWidest && p.Moves == 0 && p.Rejected > 0:
+		why = fmt.Sprintf("the fallback: %s shorter on the weights lost to it with noise", textfmt.Count(p.Rejected, "order"))
+	case p.From != schedule.ByWidest || p.Moves > 0:
+		why += ", no longer than widest first with ±10, ±20 and ±50 % noise"
+	}
+	return fmt.Sprintf("%s; its order is chosen on the weights:\n  tried %s; took %s: %s (%s)",
+		rest, strings.Join(tried, ", "), took, secs(p.Wall), why)
+}
+
+// blockName names a block order in the report.
+var blockName = map[string]string{
+	schedule.ByDuration:   "longest first",
+	schedule.ByGPUSeconds: "most GPU-seconds first",
+	schedule.ByWidest:     "widest first",
+	schedule.ByChoice:     "chosen order",
 }
 
 // orderWords says what each block order puts first.

@@ -126,12 +126,7 @@ func rowName(policy string, mixed bool) string {
 		}
 		return name
 	}
-	name := map[string]string{
-		schedule.ByDuration:   "longest first",
-		schedule.ByGPUSeconds: "most GPU-seconds first",
-		schedule.ByWidest:     "widest first",
-		schedule.ByChoice:     "chosen order",
-	}[policy]
+	name := blockName[policy]
 	var uses []string
 	for _, p := range schedule.Policies() {
 		if by, _ := schedule.BlockOrderOf(p); by == policy {
