@@ -119,20 +119,9 @@ func run(wfile string, scale float64, gpus, runs, shards int, te bool) error {
 	}
 	var all []figures
 	for i := 1; i <= runs; i++ {
-		logs := filepath.Join(dir, fmt.Sprintf("logs%d", i))
-		cmd := exec.Command(bin, "run", "--repo-root", dir, "--log-dir", logs, "--gpus", fmt.Sprint(gpus),
-			"--arch", "bench", "--weights", warm, conf)
-		cmd.Env = append(os.Environ(), "TEST_LEVEL=3")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("run %d: %w\n%s", i, err, out)
-		}
-		// Keep the table warm and exact: learning would blend in this run.
-		if err := os.WriteFile(warm, warmTable(in, scale), 0o644); err != nil {
-			return err
-		}
-		f, err := measure(logs)
+		f, err := runOnce(bin, dir, conf, warm, filepath.Join(dir, fmt.Sprintf("logs%d", i)), in, scale, gpus)
 		if err != nil {
-			return err
+			return fmt.Errorf("run %d: %w", i, err)
 		}
 		all = append(all, f)
 		fmt.Printf("run %d: wall %.3f s, bound %.3f s, ratio %.4f, dispatch gap mean %.2f ms, max %.2f ms over %d gaps\n",
@@ -146,6 +135,22 @@ func run(wfile string, scale float64, gpus, runs, shards int, te bool) error {
 	stat("mean dispatch gap", "ms", 1000, func(f figures) float64 { return f.gapMean })
 	stat("max dispatch gap", "ms", 1000, func(f figures) float64 { return f.gapMax })
 	return nil
+}
+
+// runOnce runs the workload once with the binary (warm weights, log dir logs) and
+// measures it.
+func runOnce(bin, dir, conf, warm, logs string, in *simulate.Input, scale float64, gpus int) (figures, error) {
+	cmd := exec.Command(bin, "run", "--repo-root", dir, "--log-dir", logs, "--gpus", fmt.Sprint(gpus),
+		"--arch", "bench", "--weights", warm, conf)
+	cmd.Env = append(os.Environ(), "TEST_LEVEL=3")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return figures{}, fmt.Errorf("%w\n%s", err, out)
+	}
+	// Keep the table warm and exact: learning would blend in this run.
+	if err := os.WriteFile(warm, warmTable(in, scale), 0o644); err != nil {
+		return figures{}, err
+	}
+	return measure(logs)
 }
 
 // printStat prints a figure's min, median and max over runs.

@@ -55,19 +55,9 @@ func compareTE(bin, dir, conf, warm string, in *simulate.Input, scale float64, g
 			walls[k] = append(walls[k], wall)
 			fmt.Printf("run %d %-42s wall %.3f s (%.4f × bound)\n", r, rule.name, wall, wall/bound)
 		}
-		logs := filepath.Join(dir, fmt.Sprintf("te-logs%d", r))
-		cmd := exec.Command(bin, "run", "--repo-root", dir, "--log-dir", logs, "--gpus", strconv.Itoa(gpus),
-			"--arch", "bench", "--weights", warm, conf)
-		cmd.Env = append(os.Environ(), "TEST_LEVEL=3")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("sgpu-queue run %d: %w\n%s", r, err, out)
-		}
-		if err := os.WriteFile(warm, warmTable(in, scale), 0o644); err != nil {
-			return err
-		}
-		f, err := measure(logs)
+		f, err := runOnce(bin, dir, conf, warm, filepath.Join(dir, fmt.Sprintf("te-logs%d", r)), in, scale, gpus)
 		if err != nil {
-			return err
+			return fmt.Errorf("sgpu-queue run %d: %w", r, err)
 		}
 		walls[len(rules)] = append(walls[len(rules)], f.wall)
 		fmt.Printf("run %d %-42s wall %.3f s (%.4f × bound)\n", r, "sgpu-queue run (the binary)", f.wall, f.wall/bound)
