@@ -148,7 +148,8 @@ func blockNote(bp schedule.BlockPlan) string {
 	}
 	note := fmt.Sprintf("%s first, the shortest order on the weights (%s)", bp.From, textfmt.Dur(bp.Wall))
 	if bp.Moves > 0 {
-		note = fmt.Sprintf("%s first with %d item(s) moved, the shortest order found on the weights (%s)", bp.From, bp.Moves, textfmt.Dur(bp.Wall))
+		note = fmt.Sprintf("%s first with %d item(s) moved, the shortest order found on the weights (%s)",
+			bp.From, bp.Moves, textfmt.Dur(bp.Wall))
 	}
 	return note
 }

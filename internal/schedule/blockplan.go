@@ -46,21 +46,21 @@ type BlockPlan struct {
 // blockCheckMin runs per noise level); a workload too large for both is run widest
 // first without replaying anything, so planning stays near a second.
 const (
-	searchSteps     = 400_000
+	searchSteps     = 300_000
 	blockCheckRuns  = 200
 	blockCheckMin   = 8
-	blockCheckSteps = 600_000
+	blockCheckSteps = 200_000
 	blockPlanSteps  = 2_000_000
 )
 
 // blockCheckNoise is the check's noise, as the single-GPU plan's: each weight times
 // a factor uniform in [1−f, 1+f].
-var blockCheckNoise = [...]float64{0.1, 0.2, 0.5}
+func blockCheckNoise() []float64 { return []float64{0.1, 0.2, 0.5} }
 
 // choiceOrder is the order candidates are tried in: ties keep the earlier one, and
 // widest first, the default before the planner chose, is the reference an
 // alternative must not lose to under noise.
-var choiceOrder = []string{ByWidest, ByGPUSeconds, ByDuration}
+func choiceOrder() []string { return []string{ByWidest, ByGPUSeconds, ByDuration} }
 
 // PlanBlocks returns the block order the named policy's Blocks follow on items
 // (resolved widths, none wider than gpus): lpt's longest first as it is; planned's
@@ -89,7 +89,7 @@ func PlanBlocks(policy string, items []Item, gpus int) (BlockPlan, error) {
 		return BlockPlan{By: by, From: by, Order: BlockOrder(items, by)}, nil
 	}
 	n := len(items)
-	if n*(len(choiceOrder)+2*len(blockCheckNoise)*blockCheckMin) > blockPlanSteps {
+	if n*(len(choiceOrder())+2*len(blockCheckNoise())*blockCheckMin) > blockPlanSteps {
 		return widest, nil
 	}
 	for _, it := range items {
@@ -110,7 +110,7 @@ func (s *search) choose(by string) BlockPlan {
 	}
 	var alts []alt
 	p := BlockPlan{By: by}
-	for _, c := range choiceOrder {
+	for _, c := range choiceOrder() {
 		order := BlockOrder(s.items, c)
 		w := s.wall(order)
 		p.Tried = append(p.Tried, Candidate{By: c, Wall: w})
@@ -149,10 +149,11 @@ func (s *search) choose(by string) BlockPlan {
 // always gets the same answer).
 func (s *search) robust(order, ref []int) bool {
 	n := len(s.items)
-	runs := min(blockCheckRuns, max(blockCheckMin, blockCheckSteps/(2*len(blockCheckNoise)*max(n, 1))))
+	noise := blockCheckNoise()
+	runs := min(blockCheckRuns, max(blockCheckMin, blockCheckSteps/(2*len(noise)*max(n, 1))))
 	rng := rand.New(rand.NewPCG(uint64(n), uint64(s.gpus)))
 	dur := make([]float64, n)
-	for _, f := range blockCheckNoise {
+	for _, f := range noise {
 		sum := 0.0
 		for r := 0; r < runs; r++ {
 			for i, it := range s.items {

@@ -227,9 +227,12 @@ func (sp *split) wall(m []int, policy string) (float64, error) {
 	return sp.replay(m, policy, schedule.Prepare)
 }
 
+// preparer is schedule.Prepare or schedule.PrepareTrial.
+type preparer func(policy string, items []schedule.Item, gpus int) (func() schedule.Scheduler, error)
+
 // replay is wall with the scheduler made by prepare: schedule.Prepare, or for a
 // trial schedule.PrepareTrial, which skips the multi-GPU order search.
-func (sp *split) replay(m []int, policy string, prepare func(string, []schedule.Item, int) (func() schedule.Scheduler, error)) (float64, error) {
+func (sp *split) replay(m []int, policy string, prepare preparer) (float64, error) {
 	if len(m) == 0 {
 		return 0, nil
 	}

@@ -269,7 +269,6 @@ func mixedRows(rep *Report, items []schedule.Item, n int) ([]Row, []runner, erro
 		}
 		return schedule.ReplayBlocks(b, width, dur, n)
 	}
-	strict := schedule.StrictOrder(items)
 	rows := []Row{{Policy: RowTwoStep}, {Policy: RowUnordered}, {Policy: RowStrict}}
 	run := []runner{
 		func(_ *rand.Rand, dur []float64) (float64, *schedule.BlockTimeline, error) {
@@ -289,14 +288,7 @@ func mixedRows(rep *Report, items []schedule.Item, n int) ([]Row, []runner, erro
 			}
 			return t.Wall, nil, nil
 		},
-		func(_ *rand.Rand, dur []float64) (float64, *schedule.BlockTimeline, error) {
-			s, err := schedule.NewStrict(items, strict, n)
-			if err != nil {
-				return 0, nil, err
-			}
-			w, err := replayWall(s, width, dur, n)
-			return w, nil, err
-		},
+		strictRunner(items, n),
 	}
 	orders := append(schedule.BlockOrders(), schedule.ByChoice)
 	for _, by := range orders {
@@ -320,6 +312,19 @@ func mixedRows(rep *Report, items []schedule.Item, n int) ([]Row, []runner, erro
 	return rows, run, nil
 }
 
+// strictRunner runs TE's current rule (RowStrict) on items.
+func strictRunner(items []schedule.Item, n int) runner {
+	order, width := schedule.StrictOrder(items), schedule.Widths(items)
+	return func(_ *rand.Rand, dur []float64) (float64, *schedule.BlockTimeline, error) {
+		s, err := schedule.NewStrict(items, order, n)
+		if err != nil {
+			return 0, nil, err
+		}
+		w, err := replayWall(s, width, dur, n)
+		return w, nil, err
+	}
+}
+
 // plannerWords says how the planned queue ordered this workload (schedule.PlanBlocks).
 func plannerWords(p schedule.BlockPlan) string {
 	const rest = "holds GPUs for the next item when too few are free and backfills around the hold"
@@ -328,9 +333,9 @@ func plannerWords(p schedule.BlockPlan) string {
 	}
 	var tried []string
 	for _, c := range p.Tried {
-		tried = append(tried, fmt.Sprintf("%s %s", blockName[c.By], secs(c.Wall)))
+		tried = append(tried, fmt.Sprintf("%s %s", blockName(c.By), secs(c.Wall)))
 	}
-	took := blockName[p.From]
+	took := blockName(p.From)
 	if p.Moves > 0 {
 		took += fmt.Sprintf(" with %s moved", textfmt.Count(p.Moves, "item"))
 	}
@@ -346,11 +351,18 @@ func plannerWords(p schedule.BlockPlan) string {
 }
 
 // blockName names a block order in the report.
-var blockName = map[string]string{
-	schedule.ByDuration:   "longest first",
-	schedule.ByGPUSeconds: "most GPU-seconds first",
-	schedule.ByWidest:     "widest first",
-	schedule.ByChoice:     "chosen order",
+func blockName(by string) string {
+	switch by {
+	case schedule.ByDuration:
+		return "longest first"
+	case schedule.ByGPUSeconds:
+		return "most GPU-seconds first"
+	case schedule.ByWidest:
+		return "widest first"
+	case schedule.ByChoice:
+		return "chosen order"
+	}
+	return by
 }
 
 // orderWords says what each block order puts first.

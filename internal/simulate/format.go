@@ -126,7 +126,7 @@ func rowName(policy string, mixed bool) string {
 		}
 		return name
 	}
-	name := blockName[policy]
+	name := blockName(policy)
 	var uses []string
 	for _, p := range schedule.Policies() {
 		if by, _ := schedule.BlockOrderOf(p); by == policy {
