@@ -29,6 +29,12 @@
 // wall clock (its slowest shard) against the bound over all K×N GPUs:
 //
 //	go run ./bench/queue -shards 3 -gpus 2 [-runs 3]
+//
+// With -te it compares, on the same sleeping items, TE's current dispatch rule
+// (widest first, strict order: docs/performance.md) with sgpu-queue's default order,
+// both driven by one small driver here, and the sgpu-queue binary's own run:
+//
+//	go run ./bench/queue -te -weights testdata/simulate/te-mgpu-l3.weights -gpus 8 -scale 60 -runs 2
 package main
 
 import (
@@ -57,8 +63,9 @@ func main() {
 	gpus := flag.Int("gpus", 4, "workers")
 	runs := flag.Int("runs", 3, "runs to measure")
 	shards := flag.Int("shards", 0, "measure a job matrix of this many shards of -gpus GPUs each (0: one runner)")
+	te := flag.Bool("te", false, "compare TE's current dispatch rule with the default order on real processes")
 	flag.Parse()
-	if err := run(*wfile, *scale, *gpus, *runs, *shards); err != nil {
+	if err := run(*wfile, *scale, *gpus, *runs, *shards, *te); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -70,7 +77,7 @@ type figures struct {
 	gaps               int
 }
 
-func run(wfile string, scale float64, gpus, runs, shards int) error {
+func run(wfile string, scale float64, gpus, runs, shards int, te bool) error {
 	f, err := os.Open(wfile)
 	if err != nil {
 		return err
@@ -104,25 +111,17 @@ func run(wfile string, scale float64, gpus, runs, shards int) error {
 		return err
 	}
 	fmt.Printf("workload: %s, %d items, %.1f GPU-seconds of sleep after scaling by 1/%g, %d GPUs\n", wfile, len(in.Items), work, scale, gpus)
-	if shards > 0 {
+	switch {
+	case shards > 0:
 		return matrix(bin, dir, conf, warm, gpus, runs, shards)
+	case te:
+		return compareTE(bin, dir, conf, warm, in, scale, gpus, runs)
 	}
 	var all []figures
 	for i := 1; i <= runs; i++ {
-		logs := filepath.Join(dir, fmt.Sprintf("logs%d", i))
-		cmd := exec.Command(bin, "run", "--repo-root", dir, "--log-dir", logs, "--gpus", fmt.Sprint(gpus),
-			"--arch", "bench", "--weights", warm, conf)
-		cmd.Env = append(os.Environ(), "TEST_LEVEL=3")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("run %d: %w\n%s", i, err, out)
-		}
-		// Keep the table warm and exact: learning would blend in this run.
-		if err := os.WriteFile(warm, warmTable(in, scale), 0o644); err != nil {
-			return err
-		}
-		f, err := measure(logs)
+		f, err := runOnce(bin, dir, conf, warm, filepath.Join(dir, fmt.Sprintf("logs%d", i)), in, scale, gpus)
 		if err != nil {
-			return err
+			return fmt.Errorf("run %d: %w", i, err)
 		}
 		all = append(all, f)
 		fmt.Printf("run %d: wall %.3f s, bound %.3f s, ratio %.4f, dispatch gap mean %.2f ms, max %.2f ms over %d gaps\n",
@@ -136,6 +135,22 @@ func run(wfile string, scale float64, gpus, runs, shards int) error {
 	stat("mean dispatch gap", "ms", 1000, func(f figures) float64 { return f.gapMean })
 	stat("max dispatch gap", "ms", 1000, func(f figures) float64 { return f.gapMax })
 	return nil
+}
+
+// runOnce runs the workload once with the binary (warm weights, log dir logs) and
+// measures it.
+func runOnce(bin, dir, conf, warm, logs string, in *simulate.Input, scale float64, gpus int) (figures, error) {
+	cmd := exec.Command(bin, "run", "--repo-root", dir, "--log-dir", logs, "--gpus", fmt.Sprint(gpus),
+		"--arch", "bench", "--weights", warm, conf)
+	cmd.Env = append(os.Environ(), "TEST_LEVEL=3")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return figures{}, fmt.Errorf("%w\n%s", err, out)
+	}
+	// Keep the table warm and exact: learning would blend in this run.
+	if err := os.WriteFile(warm, warmTable(in, scale), 0o644); err != nil {
+		return figures{}, err
+	}
+	return measure(logs)
 }
 
 // printStat prints a figure's min, median and max over runs.

@@ -25,8 +25,11 @@ A line may end in a third column, gpus=N or gpus=all: the GPUs that item takes a
 once (simulate's input only; the weight table of a run keeps two columns). With
 such items, work counts GPU-seconds and the rows are the two-step job (the
 single-GPU items as one queue, then each multi-GPU item alone: how TE's job runs
-without sgpu-queue), the unordered queue and each order of the queue that holds
-GPUs for a wide item and backfills around it. An item wider than N is an error.
+without sgpu-queue), the unordered queue, TE's current rule (widest first, strict
+order: nothing starts ahead of an item waiting for GPUs), and each order of the
+queue that holds GPUs for a wide item and backfills around it: longest, most
+GPU-seconds and widest first, and the order the planned queue chooses from them on
+the weights. An item wider than N is an error.
 
 With --noise F each item's actual duration deviates from its weight (uniform: a
 factor in [1−F, 1+F]; lognormal: exp(F·Z)) while the queues still order by the

@@ -61,7 +61,14 @@ func TestSimulateCmd(t *testing.T) {
 		{
 			name: "multi-GPU items", args: []string{"--weights", mixedTable, "--gpus", "8"},
 			stdout: []string{"95 items in 6 suites (15 on 2–8 GPUs at once), 8 GPUs", "lower bound max(GPU-seconds/8, largest) = 4361 s",
-				"sGPU queue, then mGPU serially       5735 s", "widest first (planned, default)      4364 s", "each started by its reservation"},
+				"sGPU queue, then mGPU serially             5735 s", "TE's rule: widest first, strict order      4919 s",
+				"chosen order (planned, default)            4364 s", "each started by its reservation"},
+		},
+		{
+			name: "TE's mGPU queue", args: []string{"--weights", filepath.Join("..", "..", "testdata", "simulate", "te-mgpu-l3.weights"), "--gpus", "8"},
+			stdout: []string{"21 items in 2 suites (21 on 2–8 GPUs at once), 8 GPUs", "lower bound max(GPU-seconds/8, largest) = 2653.25 s",
+				"TE's rule: widest first, strict order      2857 s", "took most GPU-seconds first with 5 items moved: 2693 s",
+				"chosen order (planned, default)            2693 s"},
 		},
 		{name: "an item wider than the GPUs", args: []string{"--weights", mixedTable, "--gpus", "4"}, code: 2,
 			stderr: []string{"sgpu-queue simulate: " + mixedTable + ": item torch-mgpu/distributed.test_numerics needs 8 GPUs but the pool has 4: give it gpus=4 at most, or run on more GPUs"}},

@@ -124,17 +124,34 @@ func (r *run) scheduler(plan []schedule.Item, gpus int) (schedule.Scheduler, []i
 		r.policy = schedule.DefaultPolicy
 	}
 	if schedule.Mixed(plan) {
-		by, err := schedule.BlockOrderOf(r.policy)
+		// The same plan simulate replays (schedule.Prepare), so a run does what
+		// simulate predicts.
+		bp, err := schedule.PlanBlocks(r.policy, plan, gpus)
 		if err != nil {
 			return nil, nil, err
 		}
-		order := schedule.BlockOrder(plan, by)
-		b, err := schedule.NewBlocks(plan, order, gpus)
-		r.planNote = fmt.Sprintf("multi-GPU items: %s first, GPUs held for the next wide item, shorter items backfilled", by)
-		return b, order, err
+		b, err := schedule.NewBlocks(plan, bp.Order, gpus)
+		r.planNote = "multi-GPU items: " + blockNote(bp) + ", GPUs held for the next wide item, shorter items backfilled"
+		return b, bp.Order, err
 	}
 	q, order := r.queue(plan, gpus)
 	return schedule.OnSlots(q, gpus), order, nil
+}
+
+// blockNote says which order a workload with multi-GPU items runs in.
+func blockNote(bp schedule.BlockPlan) string {
+	if bp.By != schedule.ByChoice {
+		return bp.By + " first"
+	}
+	if len(bp.Tried) == 0 {
+		return "widest first (an item has no weight to choose an order with)"
+	}
+	note := fmt.Sprintf("%s first, the shortest order on the weights (%s)", bp.From, textfmt.Dur(bp.Wall))
+	if bp.Moves > 0 {
+		note = fmt.Sprintf("%s first with %d item(s) moved, the shortest order found on the weights (%s)",
+			bp.From, bp.Moves, textfmt.Dur(bp.Wall))
+	}
+	return note
 }
 
 // queue is the single-GPU queue of the policy in force (r.policy).

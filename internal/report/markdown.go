@@ -353,7 +353,7 @@ func efficiency(r *logdir.Run, s Stats) string {
 	}
 	b.WriteString("\n")
 	if s.Mixed {
-		b.WriteString("*Hindsight* is the default queue (multi-GPU items widest first, GPUs held for them, shorter items backfilled) on the durations this run measured, with no dispatch overhead: what perfect estimates would give. " +
+		b.WriteString("*Hindsight* is the default queue (multi-GPU items in the order it chooses on these durations, GPUs held for them, shorter items backfilled) on the durations this run measured, with no dispatch overhead: what perfect estimates would give. " +
 			"*Quality* = wall ÷ hindsight: 1.000 is as good as perfect estimates, above 1 is what estimate errors and dispatch overhead cost.  \n")
 	} else {
 		b.WriteString("*Hindsight LPT* is longest-first on the durations this run measured, with no dispatch overhead: what perfect estimates would give. " +

@@ -82,7 +82,7 @@ func CheckWidths(items []Item, gpus int) error {
 // NewScheduler returns the scheduler of the named policy for items on a pool of
 // gpus GPUs. A workload of single-GPU items gets exactly the policy's Queue (LPT or
 // planned) behind the Scheduler interface; one with multi-GPU items gets Blocks over
-// the policy's block order (BlockOrderOf). An item wider than the pool is a
+// the order PlanBlocks plans for the policy. An item wider than the pool is a
 // *WidthError.
 func NewScheduler(policy string, items []Item, gpus int) (Scheduler, error) {
 	fresh, err := Prepare(policy, items, gpus)
@@ -96,6 +96,24 @@ func NewScheduler(policy string, items []Item, gpus int) (Scheduler, error) {
 // fresh Scheduler following that plan at each call: a simulation replays many runs
 // (or many shards, docs/runners.md) without planning again for each.
 func Prepare(policy string, items []Item, gpus int) (func() Scheduler, error) {
+	return prepare(policy, items, gpus, PlanBlocks)
+}
+
+// PrepareTrial is Prepare for a caller that replays thousands of trial workloads
+// and confirms its choice with Prepare (shard's refinement): the planned policy's
+// multi-GPU workload takes the order its choice starts from, widest first, without
+// replaying the candidates or searching (which cost up to searchSteps each).
+func PrepareTrial(policy string, items []Item, gpus int) (func() Scheduler, error) {
+	return prepare(policy, items, gpus, func(policy string, items []Item, gpus int) (BlockPlan, error) {
+		by, err := BlockOrderOf(policy)
+		if by == ByChoice {
+			by = ByWidest
+		}
+		return BlockPlan{By: by, From: by, Order: BlockOrder(items, by)}, err
+	})
+}
+
+func prepare(policy string, items []Item, gpus int, plan func(string, []Item, int) (BlockPlan, error)) (func() Scheduler, error) {
 	if gpus < 1 {
 		return nil, fmt.Errorf("%d GPUs: want at least 1", gpus)
 	}
@@ -109,13 +127,12 @@ func Prepare(policy string, items []Item, gpus int) (func() Scheduler, error) {
 		}
 		return func() Scheduler { return OnSlots(queue(), gpus) }, nil
 	}
-	by, err := BlockOrderOf(policy)
+	bp, err := plan(policy, items, gpus)
 	if err != nil {
 		return nil, err
 	}
-	order := BlockOrder(items, by)
 	return func() Scheduler {
-		b, _ := NewBlocks(items, order, gpus) // cannot fail: gpus and widths were checked
+		b, _ := NewBlocks(items, bp.Order, gpus) // cannot fail: gpus and widths were checked
 		return b
 	}, nil
 }
@@ -222,18 +239,18 @@ const (
 	ByWidest     = "widest"      // most GPUs first, then longest
 )
 
-// BlockOrders lists the block orders.
+// BlockOrders lists the fixed block orders: the candidates PlanBlocks tries.
 func BlockOrders() []string { return []string{ByDuration, ByGPUSeconds, ByWidest} }
 
 // BlockOrderOf is the block order a run policy uses on a workload with multi-GPU
 // items: lpt keeps its meaning (longest first); planned, whose per-GPU plan does not
-// apply to blocks, takes the order the simulations chose (docs/performance.md).
+// apply to blocks, plans the order on the weights (ByChoice, PlanBlocks; docs/performance.md).
 func BlockOrderOf(policy string) (string, error) {
 	switch policy {
 	case PolicyLPT:
 		return ByDuration, nil
 	case PolicyPlanned, "":
-		return ByWidest, nil
+		return ByChoice, nil
 	}
 	return "", fmt.Errorf("unknown scheduling policy %q: use %s", policy, strings.Join(Policies(), " or "))
 }

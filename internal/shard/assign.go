@@ -224,6 +224,15 @@ func (sp *split) predict() error {
 
 // wall replays the items m on one shard under policy, the weights as durations.
 func (sp *split) wall(m []int, policy string) (float64, error) {
+	return sp.replay(m, policy, schedule.Prepare)
+}
+
+// preparer is schedule.Prepare or schedule.PrepareTrial.
+type preparer func(policy string, items []schedule.Item, gpus int) (func() schedule.Scheduler, error)
+
+// replay is wall with the scheduler made by prepare: schedule.Prepare, or for a
+// trial schedule.PrepareTrial, which skips the multi-GPU order search.
+func (sp *split) replay(m []int, policy string, prepare preparer) (float64, error) {
 	if len(m) == 0 {
 		return 0, nil
 	}
@@ -232,7 +241,7 @@ func (sp *split) wall(m []int, policy string) (float64, error) {
 	for k, i := range m {
 		sub[k], dur[k] = sp.items[i], sp.items[i].Weight
 	}
-	fresh, err := schedule.Prepare(policy, sub, sp.a.GPUs)
+	fresh, err := prepare(policy, sub, sp.a.GPUs)
 	if err != nil {
 		return 0, err
 	}
@@ -309,7 +318,8 @@ func (sp *split) refine() error {
 // trial predicts a shard for the refinement: a shard of single-GPU items by its
 // LPT queue (the planned queue's own fallback, which the plan only replaces when it
 // does better, for one replay instead of the planner's noise check), a shard with
-// multi-GPU items by the default policy.
+// multi-GPU items by the default policy in the order its choice starts from (widest
+// first, schedule.PrepareTrial: one replay instead of the order search).
 func (sp *split) trial(m []int) (float64, error) {
 	sp.budget -= len(m)
 	policy := schedule.PolicyLPT
@@ -319,7 +329,7 @@ func (sp *split) trial(m []int) (float64, error) {
 			break
 		}
 	}
-	return sp.wall(m, policy)
+	return sp.replay(m, policy, schedule.PrepareTrial)
 }
 
 // refiner is the refinement's working split.

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 
 	"github.com/rocm/sgpu-queue/internal/schedule"
+	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
 
 // Noise models: how an item's actual duration deviates from its weight.
@@ -30,8 +32,9 @@ type Options struct {
 }
 
 // Policy rows, in the order Compare reports them. A workload with multi-GPU items
-// has the rows RowTwoStep, RowUnordered and one per block order
-// (schedule.BlockOrders: the row's Policy is the order's name) instead.
+// has the rows RowTwoStep, RowUnordered, RowStrict and one per block order
+// (schedule.BlockOrders, then schedule.ByChoice: the row's Policy is the order's
+// name) instead.
 const (
 	RowStatic    = "static"
 	RowUnordered = "unordered"
@@ -40,6 +43,10 @@ const (
 	// RowTwoStep is TE's job before one queue: the single-GPU items as the
 	// planned queue, then each multi-GPU item alone, one after another.
 	RowTwoStep = "two-step"
+	// RowStrict is TE's current queue (docs/performance.md): widest first, then
+	// longest, each item started in that order as soon as enough GPUs are free,
+	// nothing jumping ahead of it (schedule.Strict).
+	RowStrict = "te-strict"
 )
 
 // Stat is a figure over the runs.
@@ -133,7 +140,9 @@ func Compare(ctx context.Context, in *Input, o Options) (*Report, error) {
 	var rows []Row
 	var run []runner
 	if schedule.Mixed(items) {
-		rows, run = mixedRows(rep, items, n)
+		if rows, run, err = mixedRows(rep, items, n); err != nil {
+			return nil, fmt.Errorf("%s: %w", in.Name, err)
+		}
 	} else {
 		rows, run = singleRows(rep, in, items, n)
 	}
@@ -224,7 +233,7 @@ func singleRows(rep *Report, in *Input, items []schedule.Item, n int) ([]Row, []
 
 // mixedRows are the rows of a workload with multi-GPU items: the two-step job, the
 // unordered queue, and each block order through schedule.Blocks.
-func mixedRows(rep *Report, items []schedule.Item, n int) ([]Row, []runner) {
+func mixedRows(rep *Report, items []schedule.Item, n int) ([]Row, []runner, error) {
 	width := schedule.Widths(items)
 	mi := &MixedInfo{}
 	var single, multi []int
@@ -241,14 +250,17 @@ func mixedRows(rep *Report, items []schedule.Item, n int) ([]Row, []runner) {
 		mi.Multi++
 	}
 	rep.Mixed = mi
-	def, _ := schedule.BlockOrderOf(schedule.DefaultPolicy)
-	rep.Planner = fmt.Sprintf("takes %s, holds GPUs for the next item when too few are free and backfills around the hold", orderWords[def])
+	plan, err := schedule.PlanBlocks(schedule.DefaultPolicy, items, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	rep.Planner = plannerWords(plan)
 
 	sItems := make([]schedule.Item, len(single))
 	for k, i := range single {
 		sItems[k] = items[i]
 	}
-	plan := schedule.NewPlan(sItems, n)
+	sPlan := schedule.NewPlan(sItems, n)
 	sDur := make([]float64, len(single))
 	blocks := func(order []int, dur []float64) (*schedule.BlockTimeline, error) {
 		b, err := schedule.NewBlocks(items, order, n)
@@ -257,13 +269,13 @@ func mixedRows(rep *Report, items []schedule.Item, n int) ([]Row, []runner) {
 		}
 		return schedule.ReplayBlocks(b, width, dur, n)
 	}
-	rows := []Row{{Policy: RowTwoStep}, {Policy: RowUnordered}}
+	rows := []Row{{Policy: RowTwoStep}, {Policy: RowUnordered}, {Policy: RowStrict}}
 	run := []runner{
 		func(_ *rand.Rand, dur []float64) (float64, *schedule.BlockTimeline, error) {
 			for k, i := range single {
 				sDur[k] = dur[i]
 			}
-			wall, err := replayWall(schedule.OnSlots(plan.Queue(sItems), n), nil, sDur, n)
+			wall, err := replayWall(schedule.OnSlots(sPlan.Queue(sItems), n), nil, sDur, n)
 			for _, i := range multi {
 				wall += dur[i]
 			}
@@ -276,10 +288,15 @@ func mixedRows(rep *Report, items []schedule.Item, n int) ([]Row, []runner) {
 			}
 			return t.Wall, nil, nil
 		},
+		strictRunner(items, n),
 	}
-	for _, by := range schedule.BlockOrders() {
-		order := schedule.BlockOrder(items, by)
-		keep := by == def
+	orders := append(schedule.BlockOrders(), schedule.ByChoice)
+	for _, by := range orders {
+		order := plan.Order
+		if by != schedule.ByChoice {
+			order = schedule.BlockOrder(items, by)
+		}
+		keep := by == plan.By
 		rows = append(rows, Row{Policy: by})
 		run = append(run, func(_ *rand.Rand, dur []float64) (float64, *schedule.BlockTimeline, error) {
 			t, err := blocks(order, dur)
@@ -292,7 +309,60 @@ func mixedRows(rep *Report, items []schedule.Item, n int) ([]Row, []runner) {
 			return t.Wall, t, nil
 		})
 	}
-	return rows, run
+	return rows, run, nil
+}
+
+// strictRunner runs TE's current rule (RowStrict) on items.
+func strictRunner(items []schedule.Item, n int) runner {
+	order, width := schedule.StrictOrder(items), schedule.Widths(items)
+	return func(_ *rand.Rand, dur []float64) (float64, *schedule.BlockTimeline, error) {
+		s, err := schedule.NewStrict(items, order, n)
+		if err != nil {
+			return 0, nil, err
+		}
+		w, err := replayWall(s, width, dur, n)
+		return w, nil, err
+	}
+}
+
+// plannerWords says how the planned queue ordered this workload (schedule.PlanBlocks).
+func plannerWords(p schedule.BlockPlan) string {
+	const rest = "holds GPUs for the next item when too few are free and backfills around the hold"
+	if len(p.Tried) == 0 {
+		return fmt.Sprintf("takes %s (no order chosen: an item without a weight, or too many items), %s", orderWords[p.From], rest)
+	}
+	var tried []string
+	for _, c := range p.Tried {
+		tried = append(tried, fmt.Sprintf("%s %s", blockName(c.By), secs(c.Wall)))
+	}
+	took := blockName(p.From)
+	if p.Moves > 0 {
+		took += fmt.Sprintf(" with %s moved", textfmt.Count(p.Moves, "item"))
+	}
+	why := "the shortest"
+	switch {
+	case p.From == schedule.ByWidest && p.Moves == 0 && p.Rejected > 0:
+		why = fmt.Sprintf("the fallback: %s shorter on the weights lost to it with noise", textfmt.Count(p.Rejected, "order"))
+	case p.From != schedule.ByWidest || p.Moves > 0:
+		why += ", no longer than widest first with ±10, ±20 and ±50 % noise"
+	}
+	return fmt.Sprintf("%s; its order is chosen on the weights:\n  tried %s; took %s: %s (%s)",
+		rest, strings.Join(tried, ", "), took, secs(p.Wall), why)
+}
+
+// blockName names a block order in the report.
+func blockName(by string) string {
+	switch by {
+	case schedule.ByDuration:
+		return "longest first"
+	case schedule.ByGPUSeconds:
+		return "most GPU-seconds first"
+	case schedule.ByWidest:
+		return "widest first"
+	case schedule.ByChoice:
+		return "chosen order"
+	}
+	return by
 }
 
 // orderWords says what each block order puts first.

@@ -116,6 +116,8 @@ func rowName(policy string, mixed bool) string {
 		return "unordered queue"
 	case RowTwoStep:
 		return "sGPU queue, then mGPU serially"
+	case RowStrict:
+		return "TE's rule: widest first, strict order"
 	}
 	if !mixed {
 		name := policy + " queue"
@@ -124,11 +126,7 @@ func rowName(policy string, mixed bool) string {
 		}
 		return name
 	}
-	name := map[string]string{
-		schedule.ByDuration:   "longest first",
-		schedule.ByGPUSeconds: "most GPU-seconds first",
-		schedule.ByWidest:     "widest first",
-	}[policy]
+	name := blockName(policy)
 	var uses []string
 	for _, p := range schedule.Policies() {
 		if by, _ := schedule.BlockOrderOf(p); by == policy {

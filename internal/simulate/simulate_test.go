@@ -186,11 +186,15 @@ func TestCompareMixed(t *testing.T) {
 		walls[r.Policy] = r.Wall.Mean
 		policies = append(policies, r.Policy)
 	}
-	if want := []string{RowTwoStep, RowUnordered, schedule.ByDuration, schedule.ByGPUSeconds, schedule.ByWidest}; !slices.Equal(policies, want) {
+	want := []string{RowTwoStep, RowUnordered, RowStrict, schedule.ByDuration, schedule.ByGPUSeconds, schedule.ByWidest, schedule.ByChoice}
+	if !slices.Equal(policies, want) {
 		t.Errorf("rows %q, want %q", policies, want)
 	}
-	if walls[RowTwoStep] != 25 || walls[schedule.ByWidest] != 20 {
-		t.Errorf("two-step %g, widest %g; want 25 and 20", walls[RowTwoStep], walls[schedule.ByWidest])
+	// TE's strict rule: the 4-GPU item 0–10, then the 2-GPU item and two 1-GPU
+	// items 10–15 on the lowest GPUs, two more 15–20 → 20 as well.
+	if walls[RowTwoStep] != 25 || walls[schedule.ByWidest] != 20 || walls[schedule.ByChoice] != 20 || walls[RowStrict] != 20 {
+		t.Errorf("two-step %g, widest %g, chosen %g, TE's rule %g; want 25, 20, 20, 20",
+			walls[RowTwoStep], walls[schedule.ByWidest], walls[schedule.ByChoice], walls[RowStrict])
 	}
 	for _, r := range rep.Rows {
 		if r.Wall.Min < 20 {
@@ -207,11 +211,14 @@ func TestCompareMixed(t *testing.T) {
 	for _, want := range [][]string{
 		{"6 items in 2 suites (2 on 2–4 GPUs at once), 4 GPUs"},
 		{"GPU-seconds 80 s, largest item 10 s, lower bound max(GPU-seconds/4, largest) = 20 s"},
-		{"planned queue takes the widest items first (then the longest), holds GPUs"},
+		{"planned queue holds GPUs for the next item when too few are free", "its order is chosen on the weights:"},
+		{"tried longest first 20 s, most GPU-seconds first 20 s, widest first 20 s; took widest first: 20 s (the shortest)"},
 		{"sGPU queue, then mGPU serially ", " 25 s ", "1.2500", "1.00x"},
-		{"widest first (planned, default) ", " 20 s ", "1.0000", "1.25x"},
+		{"TE's rule: widest first, strict order ", " 20 s ", "1.0000", "1.25x"},
+		{"chosen order (planned, default) ", " 20 s ", "1.0000", "1.25x"},
+		{"widest first ", " 20 s "},
 		{"longest first (lpt) ", " 20 s "},
-		{"held items (widest order): none"},
+		{"held items (chosen order): none"},
 	} {
 		found := false
 		for _, line := range strings.Split(out.String(), "\n") {
@@ -406,6 +413,9 @@ func TestGolden(t *testing.T) {
 		{"dominant-200-8gpu.golden", "dominant-200.weights", Options{GPUs: 8, Runs: 100, Seed: 1}},
 		{"te-mixed-8gpu.golden", "te-mixed.weights", Options{GPUs: 8, Runs: 200, Seed: 1}},
 		{"te-mixed-8gpu-noise20.golden", "te-mixed.weights", Options{GPUs: 8, Noise: 0.2, Runs: 1000, Seed: 1}},
+		// TE's mGPU queue (issue 21): TE's strict rule beside the chosen order.
+		{"te-mgpu-8gpu.golden", "te-mgpu-l3.weights", Options{GPUs: 8, Runs: 200, Seed: 1}},
+		{"te-mgpu-8gpu-noise20.golden", "te-mgpu-l3.weights", Options{GPUs: 8, Noise: 0.2, Runs: 1000, Seed: 1}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.golden, func(t *testing.T) {

@@ -1,0 +1,136 @@
+package schedule
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"sync"
+)
+
+// StrictOrder is the order of TE's current queue (ci/run_queue.sh with its
+// build_weights.py, docs/performance.md): most GPUs first, then the largest weight
+// (an unknown item's weight is the default weight, so it leads its width, not the
+// queue), ties in listing order.
+func StrictOrder(items []Item) []int {
+	order := make([]int, len(items))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(x, y int) int {
+		a, b := &items[x], &items[y]
+		if c := cmp.Compare(b.Width(), a.Width()); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.Weight, a.Weight); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Seq, b.Seq)
+	})
+	return order
+}
+
+// Strict is TE's current dispatch rule, kept as simulate's comparison: one queue
+// in a given order, its first item started as soon as enough GPUs are free, on the
+// lowest-numbered free ones (adjacent or not); until then nothing behind it starts,
+// however many GPUs sit idle (no backfill, no reservation). A retry goes to the
+// back, on GPUs it did not fail on where enough are free.
+type Strict struct {
+	mu    sync.Mutex
+	width []int
+	gone  []bool
+	pool  int
+	queue []entryB // live entries only, in order
+}
+
+// NewStrict returns the strict scheduler over items in order (indices into items,
+// each once) on gpus GPUs. An item wider than the pool is a *WidthError.
+func NewStrict(items []Item, order []int, gpus int) (*Strict, error) {
+	if gpus < 1 {
+		return nil, fmt.Errorf("%d GPUs: want at least 1", gpus)
+	}
+	if err := CheckWidths(items, gpus); err != nil {
+		return nil, err
+	}
+	s := &Strict{width: Widths(items), gone: make([]bool, gpus), pool: gpus, queue: make([]entryB, 0, len(order))}
+	for _, i := range order {
+		s.queue = append(s.queue, entryB{item: i, live: true})
+	}
+	return s, nil
+}
+
+func (s *Strict) Next(_ float64, free []int, running []Running) (int, []int, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	usable := make([]int, 0, len(free))
+	for _, g := range free {
+		if g >= 0 && g < len(s.gone) && !s.gone[g] && !slices.Contains(usable, g) {
+			usable = append(usable, g)
+		}
+	}
+	slices.Sort(usable)
+	for k := range s.queue {
+		if g := s.pick(&s.queue[k], usable); g != nil {
+			item := s.queue[k].item
+			s.queue = slices.Delete(s.queue, k, k+1)
+			return item, g, true
+		}
+		if len(running) > 0 {
+			return 0, nil, false // strict: the first item waits, and all behind it
+		}
+		// Nothing runs that could free a GPU (the rest are suspended): start
+		// the first item that fits rather than stall.
+	}
+	return 0, nil, false
+}
+
+// pick returns the lowest free GPUs e may take, those it failed on last when enough
+// others are free, or nil when too few are free.
+func (s *Strict) pick(e *entryB, free []int) []int {
+	w := s.width[e.item]
+	if w > len(free) {
+		return nil
+	}
+	others := slices.DeleteFunc(slices.Clone(free), func(g int) bool { return slices.Contains(e.avoid, g) })
+	if len(others) >= w {
+		return others[:w:w]
+	}
+	return slices.Clone(free[:w])
+}
+
+func (s *Strict) Requeue(item int, avoid []int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if item < 0 || item >= len(s.width) || s.width[item] > s.pool {
+		return false
+	}
+	s.queue = append(s.queue, entryB{item: item, avoid: slices.Clone(avoid), live: true})
+	return true
+}
+
+func (s *Strict) Remove(gpu int) []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if gpu < 0 || gpu >= len(s.gone) || s.gone[gpu] {
+		return nil
+	}
+	s.gone[gpu] = true
+	s.pool--
+	var unfit []int
+	s.queue = slices.DeleteFunc(s.queue, func(e entryB) bool {
+		if s.width[e.item] > s.pool {
+			unfit = append(unfit, e.item)
+			return true
+		}
+		return false
+	})
+	return unfit
+}
+
+// Hold reports nothing: the strict rule reserves no GPUs, it only waits.
+func (s *Strict) Hold() (int, float64, bool) { return 0, 0, false }
+
+func (s *Strict) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.queue)
+}
