@@ -300,13 +300,24 @@ func TestActionLikeTheRunner(t *testing.T) {
 	})
 	t.Run("summary: links that resolve on github.com, log tails inline", func(t *testing.T) {
 		s := readFile(t, sumFile)
-		if !strings.Contains(s, "✗ sgpu-queue: 2 of 11 items failed") || !strings.Contains(s, "alpha") || len(s) > 1<<20 {
+		if !strings.HasPrefix(s, "## ✗ sgpu-queue: 2 of 11 items failed at level 1\n") || len(s) > 1<<20 {
 			t.Errorf("summary (%d bytes):\n%.500s", len(s), s)
 		}
-		for _, want := range []string{"#### Logs of failed items", "item fails on GPU", "[the run's artifacts](https://github.com/ROCm/TransformerEngine/actions/runs/4242)"} {
-			if !strings.Contains(s, want) {
-				t.Errorf("summary lacks %q", want)
+		// What failed comes first, each failed test case with its message from the
+		// item's JUnit, its log folded below; then how the run went.
+		at := 0
+		for _, want := range []string{"### Failed suites (1)", "| `alpha` |", "### Failed items (2)", "#### ✗ `alpha/fails`: rc 3",
+			"**`e2e::fails`** (failure)", "AssertionError: fails exits 3", "<summary>Last 30 lines of <code>items/alpha.fails.log</code></summary>",
+			"item fails on GPU", "### Efficiency", "### Timeline", "[the run's artifacts](https://github.com/ROCm/TransformerEngine/actions/runs/4242)"} {
+			i := strings.Index(s[at:], want)
+			if i < 0 {
+				t.Errorf("summary lacks %q after byte %d:\n%s", want, at, s)
+				break
 			}
+			at += i + len(want)
+		}
+		if strings.Contains(s, dir) {
+			t.Errorf("the summary names the workspace's absolute path %s", dir)
 		}
 		noRelativeLinks(t, "the job summary", s)
 		if md := readFile(t, filepath.Join(dir, out["report"])); len(mdcheck.RelativeLinks(md)) == 0 {

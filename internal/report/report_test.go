@@ -186,7 +186,7 @@ func TestSizeCap(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			md := render(r, suites, s, tt.limit, Options{})
-			if !strings.HasPrefix(md, "## ✗ sgpu-queue: 36 of 6000 items failed\n") {
+			if !strings.HasPrefix(md, "## ✗ sgpu-queue: 36 of 6000 items failed at level 3\n") {
 				t.Errorf("headline lost: %.80q", md)
 			}
 			for _, w := range []string{"### Efficiency", "```mermaid", "### Failed items (36)"} {
@@ -220,7 +220,7 @@ func TestWriteFiles(t *testing.T) {
 		}
 	}
 	r, suites, s := loadRun(t, dir)
-	files, err := WriteFiles(r, suites, s)
+	files, err := WriteFiles(r, suites, s, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +235,7 @@ func TestWriteFiles(t *testing.T) {
 	}
 	// The report dir cannot be created: an error naming the path, the Markdown kept.
 	bad := &logdir.Run{Layout: logdir.Layout{Root: filepath.Join(dir, "queue", "run.json")}, Meta: r.Meta}
-	files, err = WriteFiles(bad, suites, s)
+	files, err = WriteFiles(bad, suites, s, Options{})
 	if err == nil || !strings.Contains(err.Error(), "run.json") || files.Markdown == "" {
 		t.Errorf("err %v, markdown %d bytes", err, len(files.Markdown))
 	}
