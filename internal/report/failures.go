@@ -25,7 +25,7 @@ const (
 
 // caseSource is what the run's merged JUnit files say about its failed items.
 type caseSource struct {
-	files map[string]string                   // suite label → its merged file, relative to the log dir
+	files map[string]string                    // suite label → its merged file, relative to the log dir
 	cases map[string]map[string][]junit.Failed // suite label → item name → failed cases
 }
 
