@@ -491,3 +491,21 @@ func goldenFile(t *testing.T, name string, got []byte) {
 	t.Helper()
 	golden.Check(t, filepath.Join("testdata", name), got, *update)
 }
+
+// TestCheckTruncationClosesWhatItOpened: a report cut inside a log tail (a code
+// fence in a <details>, multibyte text at the cut) reaches the API closed: the note
+// renders after the fence and the </details>, not inside them.
+func TestCheckTruncationClosesWhatItOpened(t *testing.T) {
+	g := newFakeGitHub(t, testToken)
+	r := request(g, 1)
+	r.Summary = "## ✗ sgpu-queue\n\n<details><summary>Last lines of <code>items/a.log</code></summary>\n\n````text\n```\n</details>\n" +
+		strings.Repeat("ünïcödé ≥ 𝛼 line\n", 8000) + "````\n\n</details>\n"
+	if _, err := Check(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	s := g.run(1001).Summary
+	want := "\n````\n\n</details>\n\n\n… (truncated to 65535 bytes: the full report is report/schedule.md in the log dir)\n"
+	if len(s) > MaxTextBytes || !utf8.ValidString(s) || !strings.HasSuffix(s, want) {
+		t.Errorf("summary of %d bytes, valid %v, ends %q; want it to end %q", len(s), utf8.ValidString(s), s[max(0, len(s)-150):], want)
+	}
+}
