@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -561,6 +562,43 @@ func TestActionPublishForbiddenAndRetried(t *testing.T) {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("log lacks %q", want)
 		}
+	}
+}
+
+// An API that refuses connections costs one retry of the check run (its schedule:
+// publish.Retry.NoAnswerWaits), a warning, and no try at the comment, never the step.
+func TestActionPublishUnreachable(t *testing.T) {
+	t.Parallel() // sleep-bound: each has its own fixture copy, fake GitHub and cache server
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := "http://" + l.Addr().String() + "/"
+	l.Close()
+	dir, env, _, _ := demoAction(t, newFakeGitHub(), map[string]string{"config": "ci/sgpu.conf", "publish": "summary check comment"},
+		"GITHUB_API_URL="+refused)
+	r := sgpu(t, dir, env, "action")
+	if r.code != 0 {
+		t.Fatalf("an unreachable API failed the step: exit %d\n%s", r.code, r.stdout)
+	}
+	var warns, retries []string
+	for _, l := range lines(r.stdout) {
+		switch {
+		case strings.HasPrefix(l, "::warning::publish"):
+			warns = append(warns, l)
+		case strings.Contains(l, "publish: GitHub API: retry"):
+			retries = append(retries, l)
+		}
+	}
+	if len(warns) != 1 || !strings.Contains(warns[0], "cannot publish the check run: the GitHub API cannot be reached (2 attempt(s))") ||
+		!strings.Contains(warns[0], "the report is in the job summary") {
+		t.Errorf("warnings %q, want one for the check run", warns)
+	}
+	if len(retries) != 1 || !strings.Contains(retries[0], "retry 1 of 4 of POST /repos/ROCm/TransformerEngine/check-runs after no answer") {
+		t.Errorf("retries %q, want one", retries)
+	}
+	if !strings.Contains(r.stdout, "publish: no PR comment: the GitHub API could not be reached for the check run") {
+		t.Errorf("the log does not say the comment was skipped:\n%s", r.stdout)
 	}
 }
 
