@@ -39,7 +39,7 @@ func reportCmd(e Env, args []string) int {
 		fmt.Fprintf(e.Stderr, "warning: %s\n", w)
 	}
 	suites := verdict.Decide(run)
-	files, err := report.WriteFiles(run, suites, report.Compute(run, suites), report.Options{})
+	files, err := report.WriteFiles(run, suites, report.Compute(run, suites))
 	if err != nil {
 		fmt.Fprintf(e.Stderr, "sgpu-queue: %v\n", err)
 		return exitcode.Failed

@@ -616,11 +616,22 @@ func (r *run) meta(suites []config.Suite, pool gpu.Pool) *logdir.Meta {
 // claim is queue/run.json from phase 0 until phase 4 writes the rest: it marks the
 // log dir as this tool's and records the suites whose files a next run may delete.
 func (r *run) claim(suites []config.Suite, pool gpu.Pool) *logdir.Meta {
-	m := &logdir.Meta{Tool: logdir.ToolName, GPUs: pool.IDs, PinVar: pool.PinVar, Arch: pool.Arch, Level: r.o.Level, Shard: r.shardRecord()}
+	m := &logdir.Meta{Tool: logdir.ToolName, GPUs: pool.IDs, PinVar: pool.PinVar, Arch: pool.Arch, Level: r.o.Level, Shard: r.shardRecord(),
+		Roots: r.roots()}
 	for _, s := range suites {
 		m.Suites = append(m.Suites, logdir.MetaSuite{Label: s.Label, LogFile: s.LogFile, Mode: string(s.Mode)})
 	}
 	return m
+}
+
+// roots are the repo root and, with a target container, its path there (run.json's
+// roots).
+func (r *run) roots() []string {
+	roots := []string{r.o.RepoRoot}
+	if p, err := r.mapPath(r.o.RepoRoot); err == nil && p != r.o.RepoRoot {
+		roots = append(roots, p)
+	}
+	return roots
 }
 
 // logDirError is the one-line error of a log dir the run cannot claim: another run

@@ -498,11 +498,7 @@ func learnable(run *logdir.Run) []logdir.Timing {
 
 // writeReport is phase 7.
 func (r *run) writeReport(run *logdir.Run) {
-	roots := []string{r.o.RepoRoot}
-	if p, err := r.mapPath(r.o.RepoRoot); err == nil && p != r.o.RepoRoot {
-		roots = append(roots, p) // where the suites ran: their messages name that path
-	}
-	files, err := report.WriteFiles(run, r.res.Suites, r.res.Stats, report.Options{Roots: roots})
+	files, err := report.WriteFiles(run, r.res.Suites, r.res.Stats)
 	r.res.Markdown = files.Markdown
 	r.res.Report = files.MDPath
 	for _, e := range files.NotWritten {
@@ -512,7 +508,7 @@ func (r *run) writeReport(run *logdir.Run) {
 		r.warn(err.Error())
 	}
 	if r.o.RunURL != "" {
-		r.res.Markdown = report.Render(run, r.res.Suites, r.res.Stats, report.Options{RunURL: r.o.RunURL, Roots: roots})
+		r.res.Markdown = report.Render(run, r.res.Suites, r.res.Stats, report.Options{RunURL: r.o.RunURL})
 	}
 	s := r.res.Stats
 	r.printf("  wall %s for %s of work on %d GPUs: utilisation %.1f %%, %.1f %% above the lower bound %s\n",

@@ -62,6 +62,10 @@ type Meta struct {
 	// Shard.JUnit), relative to the log dir: the report shows each failed item's
 	// test cases from them.
 	JUnit []string `json:"junit,omitempty"`
+	// Roots are the repo root and its path where the suites ran (a target
+	// container's): the report shows paths under them relative, so that it names
+	// no runner's path, and a rebuild of it reads the same.
+	Roots []string `json:"roots,omitempty"`
 }
 
 // JUnitFiles are the merged JUnit files the run wrote, relative to its log dir.

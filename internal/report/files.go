@@ -27,11 +27,10 @@ const SVGName = "timeline.svg"
 // atomically (a reader never sees half a report, a failed write leaves no temporary
 // file), and returns the Markdown. Each file is tried even when the other failed;
 // NotWritten lists those that were not, and the error says why. The Markdown is
-// returned whenever it was built. Of o, only Roots counts: the file is read beside
-// the log dir (Options.RunURL "").
-func WriteFiles(r *logdir.Run, suites []verdict.Suite, s Stats, o Options) (Files, error) {
+// returned whenever it was built.
+func WriteFiles(r *logdir.Run, suites []verdict.Suite, s Stats) (Files, error) {
 	f := Files{
-		Markdown: Render(r, suites, s, Options{Roots: o.Roots}),
+		Markdown: Render(r, suites, s, Options{}),
 		MDPath:   r.Layout.Report(),
 		SVGPath:  filepath.Join(r.Layout.ReportDir(), SVGName),
 	}

@@ -35,8 +35,8 @@ type Options struct {
 	// the report points at the run's page, whose artifacts hold the log dir. ""
 	// renders report/schedule.md, read beside the log dir it links into.
 	RunURL string
-	// Roots are the repo root and its path in the target container: a path under
-	// one is shown relative to it, so that the report names no runner's or
+	// Roots are more roots than run.json's (logdir.Meta.Roots): a path under one
+	// is shown relative to it, so that the report names no runner's or
 	// container's absolute path (docs/report.md).
 	Roots []string
 }
@@ -128,6 +128,7 @@ func fit(blocks []*block, limit int) {
 // (docs/report.md): the verdict, what failed (suites, items, their test cases and
 // logs), then how the run went (efficiency, shards, timeline, tables).
 func render(r *logdir.Run, suites []verdict.Suite, s Stats, limit int, o Options) string {
+	o.Roots = append(append([]string(nil), r.Meta.Roots...), o.Roots...)
 	var blocks []*block
 	add := func(b *block) {
 		if b != nil {

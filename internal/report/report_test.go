@@ -220,7 +220,7 @@ func TestWriteFiles(t *testing.T) {
 		}
 	}
 	r, suites, s := loadRun(t, dir)
-	files, err := WriteFiles(r, suites, s, Options{})
+	files, err := WriteFiles(r, suites, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +235,7 @@ func TestWriteFiles(t *testing.T) {
 	}
 	// The report dir cannot be created: an error naming the path, the Markdown kept.
 	bad := &logdir.Run{Layout: logdir.Layout{Root: filepath.Join(dir, "queue", "run.json")}, Meta: r.Meta}
-	files, err = WriteFiles(bad, suites, s, Options{})
+	files, err = WriteFiles(bad, suites, s)
 	if err == nil || !strings.Contains(err.Error(), "run.json") || files.Markdown == "" {
 		t.Errorf("err %v, markdown %d bytes", err, len(files.Markdown))
 	}

@@ -97,7 +97,7 @@ item() {
     esac
     if [ -n "$JUNITXML_PREFIX" ] && [ "$_rc" != 0 ] && [ "${mode#fail:}" != "$mode" ]; then
         # A failed test case, as pytest writes it: the report shows it by name with its message.
-        printf '<testsuite name="%s" tests="1" failures="1" errors="0"><testcase classname="e2e" name="%s" time="%s"><failure message="AssertionError: %s exits %s">E   AssertionError</failure></testcase></testsuite>\n' "$SUITE" "$tag" "$secs" "$tag" "$_rc" >"$xml"
+        printf '<testsuite name="%s" tests="1" failures="1" errors="0"><testcase classname="e2e" name="%s" time="%s"><failure message="AssertionError: %s exits %s (in %s)">E   AssertionError</failure></testcase></testsuite>\n' "$SUITE" "$tag" "$secs" "$tag" "$_rc" "$PWD" >"$xml"
         rm -f "$xml.partial"
     elif [ -n "$JUNITXML_PREFIX" ]; then
         printf '<testsuite name="%s" tests="1" failures="0" errors="0"><testcase classname="e2e" name="%s" time="%s"/></testsuite>\n' "$SUITE" "$tag" "$secs" >"$xml"
