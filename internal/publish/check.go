@@ -104,7 +104,8 @@ func checkText(r Request) (title, summary string) {
 		summary = "(no report)"
 	}
 	// A cut closes the fence or <details> it falls in, so the note renders as text.
-	summary = mdcut.Cut(summary, MaxTextBytes, fmt.Sprintf("\n\n… (truncated to %d bytes: the full report is report/schedule.md in the log dir)\n", MaxTextBytes))
+	note := fmt.Sprintf("\n\n… (truncated to %d bytes: the full report is report/schedule.md in the log dir)\n", MaxTextBytes)
+	summary = mdcut.Cut(summary, MaxTextBytes, note)
 	return title, summary
 }
 

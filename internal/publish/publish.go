@@ -434,11 +434,13 @@ func (s *session) classify(err error, what, perm, missing string) (warning strin
 	switch {
 	case errors.As(err, &re) || !errors.As(err, &ne) || errors.Is(err, context.Canceled):
 	case waitedOut(err):
-		return "", &UnreachableError{s.scrub(fmt.Sprintf("cannot publish the %s: no answer from the GitHub API within %s (a request that timed out is not retried)",
-			what, s.timeout)), err}
+		msg := fmt.Sprintf("cannot publish the %s: no answer from the GitHub API within %s (a request that timed out is not retried)",
+			what, s.timeout)
+		return "", &UnreachableError{s.scrub(msg), err}
 	default:
-		return "", &UnreachableError{s.scrub(fmt.Sprintf("cannot publish the %s: the GitHub API cannot be reached (%d attempt(s)): %s",
-			what, s.noAnswer+1, textfmt.OneLine(err.Error()))), err}
+		msg := fmt.Sprintf("cannot publish the %s: the GitHub API cannot be reached (%d attempt(s)): %s",
+			what, s.noAnswer+1, textfmt.OneLine(err.Error()))
+		return "", &UnreachableError{s.scrub(msg), err}
 	}
 	return "", s.wrap(err, fmt.Sprintf("cannot publish the %s: %s", what, textfmt.OneLine(err.Error())))
 }

@@ -191,7 +191,9 @@ func headline(r *logdir.Run, s Stats, o Options) string {
 	b.WriteString(shardNote(r))
 	switch {
 	case s.Cancelled && r.Meta.BeforeItems():
-		fmt.Fprintf(&b, "> [!WARNING]\n> **The run was cancelled before any item ran**: %s. Every suite is marked failed; nothing was learned.\n\n", plain(shorten(relText(r.Meta.Stop.Message, o), 500)))
+		fmt.Fprintf(&b, "> [!WARNING]\n> **The run was cancelled before any item ran**: %s. "+
+			"Every suite is marked failed; nothing was learned.\n\n",
+			plain(shorten(relText(r.Meta.Stop.Message, o), 500)))
 	case s.Cancelled:
 		fmt.Fprintf(&b, "> [!WARNING]\n> **The run was cancelled** at t+%s. Items cut off are marked failed; the figures below cover what ran, and only finished items were learned.\n\n", clock(s.Wall))
 	case s.Interrupted:
@@ -202,7 +204,9 @@ func headline(r *logdir.Run, s Stats, o Options) string {
 		case outcome.StopCancelled, outcome.StopListingFailed, outcome.StopSetupFailed:
 			// Said above, or by brokenSuites.
 		case outcome.StopInternal:
-			fmt.Fprintf(&b, "> [!CAUTION]\n> **sgpu-queue stopped on an internal error**: %s. The other items were stopped; what finished is reported and learned; the run exits 70.\n\n", plain(shorten(relText(st.Message, o), 500)))
+			fmt.Fprintf(&b, "> [!CAUTION]\n> **sgpu-queue stopped on an internal error**: %s. "+
+				"The other items were stopped; what finished is reported and learned; the run exits 70.\n\n",
+				plain(shorten(relText(st.Message, o), 500)))
 		default:
 			fmt.Fprintf(&b, "> [!CAUTION]\n> **The run stopped early**: %s\n\n", plain(shorten(relText(st.Message, o), 500)))
 		}
@@ -239,7 +243,8 @@ func brokenSuites(suites []verdict.Suite, o Options) string {
 	var b strings.Builder
 	for _, su := range suites {
 		if su.Broken != "" {
-			fmt.Fprintf(&b, "> [!CAUTION]\n> **Suite %s failed before its items ran**: %s\n\n", code(su.Label), plain(shorten(relText(su.Broken, o), 600)))
+			fmt.Fprintf(&b, "> [!CAUTION]\n> **Suite %s failed before its items ran**: %s\n\n",
+				code(su.Label), plain(shorten(relText(su.Broken, o), 600)))
 		}
 	}
 	return b.String()
