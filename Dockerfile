@@ -9,8 +9,8 @@
 # verified by the registry on every pull). The release workflow says when a pinned
 # tag has moved on, so a maintainer can review and bump tag and digest together.
 # They are build arguments: where no registry is reachable, pass locally made ones
-# (a Go image made from a local toolchain and a busybox image; see README and
-# e2e/image_test.go).
+# (a Go image made from a local toolchain and a busybox image; see docs/image.md
+# and e2e/image_test.go).
 ARG GO_IMAGE=golang:1.26.4-alpine@sha256:7a3e50096189ad57c9f9f865e7e4aa8585ed1585248513dc5cda498e2f41812c
 ARG RUNTIME_IMAGE=alpine:3.21@sha256:48b0309ca019d89d40f670aa1bc06e426dc0931948452e8491e3d65087abc07d
 

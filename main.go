@@ -1,6 +1,6 @@
 // Command sgpu-queue runs a project's GPU test suites as one longest-first work
 // queue: each item starts the moment a GPU (or, for a multi-GPU item, enough GPUs)
-// is free. See README.md.
+// is free. See docs/cli.md and docs/action.md.
 package main
 
 import (

@@ -124,7 +124,7 @@ func holds(console string) []hold {
 // checkBackfill checks every hold of a run against its timings: no item that
 // started during the hold on a GPU the held item then took, and that by its
 // weight would end after the reservation, ran past it (the backfill rule:
-// README "Multi-GPU suites"). Console times are to the tenth of a second, and an
+// docs/suites.md#multi-gpu-suites). Console times are to the tenth of a second, and an
 // item starts (its timings row) a moment after the scheduler started it: an item
 // counts as started during the hold from 0.15 s after it began, and as ending
 // after the reservation from 0.25 s after it, so a loaded machine's delays are
@@ -167,9 +167,9 @@ func checkBackfill(t *testing.T, logs, console string) {
 	}
 }
 
-// One queue for single- and multi-GPU items on 4 fake GPUs (README "Multi-GPU
-// items"), run three times: cold (every item unknown, a 2-GPU item that fails once
-// and is retried), then warm with the default order (widest first) and with lpt.
+// One queue for single- and multi-GPU items on 4 fake GPUs (docs/performance.md,
+// "Multi-GPU items"), run three times: cold (every item unknown, a 2-GPU item that fails
+// once and is retried), then warm with the default order (widest first) and with lpt.
 func TestMultiGPURun(t *testing.T) {
 	dir := fixture(t, "e2e")
 	trace := filepath.Join(dir, "trace.tsv")

@@ -458,7 +458,7 @@ func format(t *testing.T, tb *weights.Table) string {
 }
 
 // TestActionModes: the action's three modes through its entry point, as the
-// workflow of README "Several runners" runs them, with the local cache server: the
+// workflow of docs/runners.md runs them, with the local cache server: the
 // plan job restores the table and outputs a valid matrix and the plan file; each
 // shard job restores the table but saves nothing; the merge job merges the shard
 // log dirs by a glob and saves the one learned table under its run-unique key.

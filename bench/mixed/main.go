@@ -57,7 +57,7 @@ func run(wfile string, gpus, sets, mgpu, runs int) error {
 	in, warns, err := simulate.Load(bytes.NewReader(data), wfile)
 	if len(warns) > 0 {
 		// The committed workload loads clean: a warning means it is not the
-		// workload the README's figures are from (and says why a load failed).
+		// workload docs/performance.md's figures are from (and says why a load failed).
 		return errors.Join(err, errors.New(strings.Join(warns, "; ")))
 	}
 	if err != nil {

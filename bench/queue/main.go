@@ -14,14 +14,14 @@
 //     the same GPU (target < 5 ms; with multi-GPU items it includes GPUs held idle
 //     for a wide item).
 //
-// A table with a third column gpus=N (simulate's input, README "Multi-GPU suites")
+// A table with a third column gpus=N (simulate's input, docs/suites.md#multi-gpu-suites)
 // makes each item list itself with its count ("TE_CI_ITEM <tag> gpus=N"), so the
 // mixed workload runs as one queue of single- and multi-GPU items:
 //
 //	go run ./bench/queue [-weights FILE] [-scale 150] [-gpus 4] [-runs 3]
 //	go run ./bench/queue -weights testdata/simulate/te-mixed.weights -gpus 8
 //
-// With -shards K it measures a job matrix instead (README "Several runners"): the
+// With -shards K it measures a job matrix instead (docs/runners.md): the
 // workload planned over K shards of -gpus GPUs (sgpu-queue plan), each shard run
 // one after another with its own log dir (run --shard I/K --plan), then merged
 // (sgpu-queue merge); it prints each shard's wall clock against its own bound

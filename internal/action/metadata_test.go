@@ -133,16 +133,17 @@ func TestCIUsesTheDevAction(t *testing.T) {
 	}
 }
 
-// readmeTable returns the first-column names of the table under the README heading
-// "### <heading>", and the second column of each (the default, for inputs).
-func readmeTable(t *testing.T, heading string) map[string]string {
+// docTable returns the first-column names of the table under the heading
+// "## <heading>" of docs/action.md, and the second column of each (the default, for
+// inputs).
+func docTable(t *testing.T, heading string) map[string]string {
 	t.Helper()
 	rows := map[string]string{}
 	in := false
-	for _, l := range strings.Split(repoFile(t, "README.md"), "\n") {
+	for _, l := range strings.Split(repoFile(t, "docs/action.md"), "\n") {
 		switch {
 		case strings.HasPrefix(l, "#"):
-			in = l == "### "+heading
+			in = l == "## "+heading
 		case in && strings.HasPrefix(l, "| `"):
 			cells := strings.Split(l, "|")
 			second := ""
@@ -155,15 +156,15 @@ func readmeTable(t *testing.T, heading string) map[string]string {
 		}
 	}
 	if len(rows) == 0 {
-		t.Fatalf("README.md: no table under ### %s", heading)
+		t.Fatalf("docs/action.md: no table under ## %s", heading)
 	}
 	return rows
 }
 
-// The README's Inputs and Outputs tables name exactly what action.yml declares, and
-// an input's default written as one literal is action.yml's (where action.yml has one:
-// an empty default is computed, and the README says how).
-func TestReadmeTablesMatchActionYML(t *testing.T) {
+// The Inputs and Outputs tables of docs/action.md name exactly what action.yml
+// declares, and an input's default written as one literal is action.yml's (where
+// action.yml has one: an empty default is computed, and the page says how).
+func TestDocTablesMatchActionYML(t *testing.T) {
 	inputs, outputs := actionYML(t)
 	defaults := map[string]string{}
 	cur := ""
@@ -175,26 +176,26 @@ func TestReadmeTablesMatchActionYML(t *testing.T) {
 			defaults[cur] = strings.Trim(v, `"`)
 		}
 	}
-	docIn, docOut := readmeTable(t, "Inputs"), readmeTable(t, "Outputs")
+	docIn, docOut := docTable(t, "Inputs"), docTable(t, "Outputs")
 	for _, c := range []struct {
 		what      string
 		yml, docs map[string]bool
 	}{{"input", inputs, keySet(docIn)}, {"output", outputs, keySet(docOut)}} {
 		for n := range c.yml {
 			if !c.docs[n] {
-				t.Errorf("action.yml's %s %s is not in the README's table", c.what, n)
+				t.Errorf("action.yml's %s %s is not in docs/action.md's table", c.what, n)
 			}
 		}
 		for n := range c.docs {
 			if !c.yml[n] {
-				t.Errorf("the README's table names the %s %s, which action.yml does not declare", c.what, n)
+				t.Errorf("docs/action.md's table names the %s %s, which action.yml does not declare", c.what, n)
 			}
 		}
 	}
 	literal := regexp.MustCompile("^`([^`]*)`$")
 	for name, def := range docIn {
 		if m := literal.FindStringSubmatch(def); m != nil && inputs[name] && defaults[name] != "" && m[1] != defaults[name] {
-			t.Errorf("README: input %s defaults to %q, action.yml to %q", name, m[1], defaults[name])
+			t.Errorf("docs/action.md: input %s defaults to %q, action.yml to %q", name, m[1], defaults[name])
 		}
 	}
 }

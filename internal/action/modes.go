@@ -18,7 +18,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
-// The action's modes (README "Several runners"): run is today's run (one shard of a
+// The action's modes (docs/runners.md): run is today's run (one shard of a
 // matrix with the shard input); plan splits the items over a job matrix and
 // outputs it; merge merges the shard jobs' log dirs and saves the learned table.
 const (

@@ -17,7 +17,7 @@ import (
 // that ran the tests. This is how a pull request from a fork gets its check run and
 // comment: its own workflow only has a read-only token, so a workflow_run job, which
 // has a writable one and runs none of the pull request's code, publishes for it
-// (README, "Pull requests from forks"). The commit and the run's page come from the
+// (docs/action.md#pull-requests-from-forks). The commit and the run's page come from the
 // workflow_run event unless the commit input says otherwise; the pull request from
 // the pr-number input (GitHub does not list a fork's pull request in the event).
 // The step succeeds whatever the tests did: they failed their own workflow already.

@@ -1,6 +1,5 @@
-// Package cache keeps the weight table in the GitHub Actions cache (README "Weights and
-// the Actions cache"), for the container action, through
-// github.com/tonistiigi/go-actions-cache.
+// Package cache keeps the weight table in the GitHub Actions cache (docs/weights.md),
+// for the container action, through github.com/tonistiigi/go-actions-cache.
 //
 // Restore looks up the newest entry whose key starts with "<prefix>-<arch>-l<level>-",
 // else the newest of any level of the arch, "<prefix>-<arch>-" (another level's table

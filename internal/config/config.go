@@ -49,7 +49,7 @@ type Suite struct {
 func (s Suite) Adapter() bool { return s.Mode == Pytest || s.Mode == CTest || s.Mode == Cmd }
 
 // GPUKind is the hook switch the suite's commands get: multi-GPU for a suite whose
-// items take gpus= other than 1 (README "Multi-GPU suites"), else single-GPU.
+// items take gpus= other than 1 (docs/suites.md#multi-gpu-suites), else single-GPU.
 func (s Suite) GPUKind() hook.Kind {
 	if s.Options.MultiGPU() {
 		return hook.MultiGPU
@@ -162,7 +162,7 @@ func parseSuite(fields []string) (s Suite, msg string) {
 func isControl(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }
 
 // checkLabel says what is wrong with a label, "" when nothing. A label names files
-// (items/<label>.<tag>.log, README "Files written") and weight keys (<label>/<tag>).
+// (items/<label>.<tag>.log, docs/files.md) and weight keys (<label>/<tag>).
 func checkLabel(l string) string {
 	if strings.HasPrefix(l, "-") {
 		return "must not start with '-'"

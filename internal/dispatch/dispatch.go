@@ -4,7 +4,7 @@
 // exit code and timings row as it ends.
 //
 // GPUs are a pool that items take and give back (not goroutines welded to one GPU):
-// a multi-GPU item takes several at once (README "Multi-GPU suites"), a retry can move
+// a multi-GPU item takes several at once (docs/suites.md#multi-gpu-suites), a retry can move
 // to other GPUs and a bad GPU can leave the pool. The policies of a bad day live here
 // too: a hang deadline per item from its learned weight, reruns of failed items, and
 // quarantine of a GPU whose items fail fast.

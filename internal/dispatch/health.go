@@ -237,7 +237,7 @@ func (h *health) observe(a Attempt, it Item) []action {
 
 // observeBlock takes the attempt of a multi-GPU item. Its failure is evidence
 // about its GPUs together (a test that needs several GPUs, their link, any one of
-// them), never enough to suspect one of them alone (README "A bad day"); so it
+// them), never enough to suspect one of them alone (docs/bad-day.md); so it
 // neither adds to any GPU's streak nor checks a suspended GPU (its failed items are
 // single-GPU ones). Its pass shows every one of its GPUs working: their streaks
 // start over.

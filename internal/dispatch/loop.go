@@ -289,8 +289,9 @@ func (d *dispatcher) allQuarantined(l *loop, n int) *logdir.Stop {
 	return stop(outcome.StopQuarantined, fmt.Sprintf("every GPU is quarantined (%s) with %d item(s) left to run: check the runner's GPUs", l.health.summary(d.cfg.GPUs), n))
 }
 
-// noteHold prints, once per item, that GPUs are held for it (README "Multi-GPU
-// suites"): why GPUs idle while items wait, and when it should start.
+// noteHold prints, once per item, that GPUs are held for it
+// (docs/suites.md#multi-gpu-suites): why GPUs idle while items wait, and when it
+// should start.
 func (d *dispatcher) noteHold(now float64) {
 	item, at, ok := d.sched.Hold()
 	if !ok || d.held[item] {

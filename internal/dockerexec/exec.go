@@ -1,6 +1,6 @@
 // Package dockerexec runs the engine's commands inside another, running container
 // through the Docker Engine API exec — the container action's way to reach the GPUs and
-// the test environment of the job container (README.md, "Using the action").
+// the test environment of the job container (docs/action.md).
 //
 // Every command starts under a small sh launcher (see launcher) that makes the program
 // the leader of a new process group and reports that group on stderr, so a second exec

@@ -50,7 +50,7 @@ type Options struct {
 	Configs       []string
 	RepoRoot      string // default: the current directory
 	LogDir        string // default: <RepoRoot>/test-results/logs
-	GPUs          string // --gpus: list or count; "" = the precedence in README "GPUs"
+	GPUs          string // --gpus: list or count; "" = the precedence in docs/cli.md#gpus
 	Arch          string // "" = detected
 	Level         string // "" = $TEST_LEVEL, else 99
 	WeightsPath   string // "" = <RepoRoot>/ci-weights/test_weights.<arch>.l<level>.txt
@@ -88,7 +88,7 @@ type Options struct {
 	// local file at WeightsPath.
 	Store func(arch, level, defaultPath string) weights.Store
 
-	// The bad-day policies (README "A bad day", dispatch package docs).
+	// The bad-day policies (docs/bad-day.md, dispatch package docs).
 	Timeout        dispatch.Timeout
 	Retries        int
 	FlakyIsFailure bool
@@ -104,11 +104,11 @@ type Options struct {
 	RunURL string
 
 	// LogDirReuse lets a run use a log dir that holds files no run of this tool
-	// wrote; it writes beside them and deletes none (README "Files written").
+	// wrote; it writes beside them and deletes none (docs/files.md#what-a-run-owns).
 	LogDirReuse bool
 
 	// Shard and Shards, when Shards > 0, run shard Shard (1 … Shards) of a job
-	// matrix (README "Several runners"): of the items listed, those PlanFile gives
+	// matrix (docs/runners.md): of the items listed, those PlanFile gives
 	// it, and those the plan does not know (every item without PlanFile) by the
 	// hash of their key. A shard learns nothing: sgpu-queue merge learns once
 	// from every shard's rows.
@@ -460,7 +460,7 @@ func (r *run) stoppedBeforeItems(ctx context.Context, phase int, suites []config
 // stoppedOnSuite ends a run whose suite's listing (phase 1) or setup (phase 3)
 // failed: exit 1 with the error, as before, and run.json records why (the typed
 // reason, the suite, the message), finished, so that the log dir stays a run that
-// report and merge read (README "Several runners": merge fails that suite with this
+// report and merge read (docs/runners.md: merge fails that suite with this
 // reason). In phase 1 it also writes the empty queue and a shard's plan copy, which
 // phase 2 would have written. An error of no suite's is returned as it is.
 func (r *run) stoppedOnSuite(phase int, suites []config.Suite, pool gpu.Pool, err error) error {

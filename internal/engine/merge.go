@@ -20,7 +20,7 @@ import (
 )
 
 // Merge is `sgpu-queue merge`: the log dirs of the shards of a job matrix (run
-// --shard I/K) become one run in o.LogDir (README "Several runners"), claimed and
+// --shard I/K) become one run in o.LogDir (docs/runners.md), claimed and
 // locked as a run claims its log dir: one queue and timings file whose rows keep
 // their shard, per-suite verdicts over every shard (an item of a shard that never
 // reported fails, "never ran"), one learning pass into the weight table (the one

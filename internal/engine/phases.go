@@ -116,7 +116,7 @@ func (r *run) printSetup(st expand.SetupRun) {
 // scheduler is the dispatch policy over the plan (in LPT order). A single-GPU
 // workload gets the planned queue when it beats LPT on these weights without losing
 // under noise (schedule.NewPlan decides), else LPT; a workload with multi-GPU items
-// gets blocks in the policy's block order (README "Multi-GPU suites"). order is the
+// gets blocks in the policy's block order (docs/suites.md#multi-gpu-suites). order is the
 // dispatch order it intends, for the printed plan and queue.tsv.
 func (r *run) scheduler(plan []schedule.Item, gpus int) (schedule.Scheduler, []int, error) {
 	r.policy = r.o.Policy

@@ -37,7 +37,7 @@ type PlanRequest struct {
 }
 
 // Plan reads the configs, the table and the item list, splits the items over the
-// shards (shard.Assign: README "Several runners") and returns the plan and a
+// shards (shard.Assign: docs/runners.md) and returns the plan and a
 // summary of it. Warnings go to warn as they come. Every error is a usage error.
 func Plan(req PlanRequest, warn func(string)) (*shard.Plan, string, error) {
 	if err := weights.CheckLevel(req.Level); err != nil {

@@ -15,9 +15,9 @@ import (
 	"github.com/rocm/sgpu-queue/internal/shard"
 )
 
-// sharding is what --shard I/K [--plan FILE] gives a run (README "Several
-// runners"): it runs the items the plan gives shard I, and every item the plan
-// does not know (or every item, without a plan) by the hash of its key.
+// sharding is what --shard I/K [--plan FILE] gives a run (docs/runners.md):
+// it runs the items the plan gives shard I, and every item the plan does not know
+// (or every item, without a plan) by the hash of its key.
 type sharding struct {
 	shard, shards int
 	plan          *shard.Plan // nil: every item by shard.HashShard

@@ -17,7 +17,7 @@ import (
 // each command runs with MarkPrefix<random id>=1 added to its environment, and every
 // process it starts inherits it, also one that leaves the command's process group
 // (setsid, a daemon). Run finds them by it in /proc/<pid>/environ. A process that
-// clears its environment and leaves the group is not found (README "A bad day").
+// clears its environment and leaves the group is not found (docs/bad-day.md).
 const MarkPrefix = "SGPU_QUEUE_MARK_"
 
 // NewMark returns a fresh "NAME=1" marking one command's processes (the Docker

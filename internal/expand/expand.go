@@ -378,7 +378,7 @@ func ParseListing(out []byte, marker string) (items []Listed, warnings []string)
 // gpusWord starts the word of a listing line that gives the item's GPU count.
 const gpusWord = "gpus="
 
-// ItemLine reads one listing line (the hook contract, README "Config and hooks"):
+// ItemLine reads one listing line (the hook contract, docs/hooks.md):
 // item is false for a line that is not "<marker> <tag>" (another word that starts
 // with the marker included). The tag is the rest of the line with surrounding white
 // space removed, and may hold spaces, except that a last word "gpus=<count>" after

@@ -30,7 +30,7 @@ func TestParseListing(t *testing.T) {
 		{"duplicates run once", "TE_CI_ITEM a\nTE_CI_ITEM b\nTE_CI_ITEM a\n", "a|b", 1},
 		{"empty tag", "TE_CI_ITEM\nTE_CI_ITEM   \n", "", 2},
 		{"other words", "TE_CI_ITEMS a\n  TE_CI_ITEM b\nxTE_CI_ITEM c\n", "", 0},
-		// A GPU count after the tag (README "Config and hooks").
+		// A GPU count after the tag (docs/hooks.md#listing-te_ci_item-tag).
 		{"counts", "TE_CI_ITEM dist.a gpus=2\nTE_CI_ITEM dist.b\tgpus=all \r\nTE_CI_ITEM c gpus=1\n", "dist.a:2|dist.b:all|c:1", 0},
 		{"tag with spaces and a count", "TE_CI_ITEM a b  c gpus=4\n", "a b  c:4", 0},
 		{"a tag that ends in gpus= is listed with a count", "TE_CI_ITEM run gpus=2 gpus=1\n", "run gpus=2:1", 0},

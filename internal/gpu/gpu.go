@@ -1,5 +1,5 @@
 // Package gpu finds the GPU pool a run spreads its items over, the GPU arch that keys
-// the weight table, and the variable that pins one item to one GPU (README.md, "GPUs").
+// the weight table, and the variable that pins one item to one GPU (docs/cli.md#gpus).
 //
 // The pool comes, in order of precedence, from --gpus (a list of ids, or a count),
 // from a visible-devices variable already set (HIP_VISIBLE_DEVICES, then

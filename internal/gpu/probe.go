@@ -25,7 +25,7 @@ type tool struct {
 
 func (t tool) cmdline() string { return strings.TrimSpace(t.path + " " + strings.Join(t.args, " ")) }
 
-// poolTools list the GPUs, in the order README.md ("GPUs") gives.
+// poolTools list the GPUs, in the order docs/cli.md#gpus gives.
 func poolTools() []tool {
 	return []tool{
 		{path: "rocminfo", vendor: AMD, none: "lists no GPU agent",

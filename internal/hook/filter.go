@@ -3,7 +3,7 @@ package hook
 import "strings"
 
 // FilterPattern is the filter value that selects exactly the call line of tag
-// (README.md, "Choices and deviations": tags as exact filters).
+// (docs/hooks.md#the-filter-a-tag-as-an-exact-pattern; docs/choices.md).
 //
 // Suites match their tags against the filter as a shell pattern taken from an
 // unquoted expansion: `case "$tag" in $TEST_FILTER)`, `[[ $tag == $TEST_FILTER ]]`

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 )
 
-// Part is one shard's merged file of a suite (README "Several runners").
+// Part is one shard's merged file of a suite (docs/runners.md).
 type Part struct {
 	Shard string // how the shard is named in the properties, e.g. "2/3"
 	Path  string

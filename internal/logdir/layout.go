@@ -40,7 +40,7 @@ func (l Layout) QueueTSV() string   { return l.path("queue", "queue.tsv") }
 func (l Layout) TimingsTSV() string { return l.path("queue", "timings.tsv") }
 func (l Layout) Meta() string       { return l.path("queue", "run.json") }
 
-// Item file names (README "Files written"). An item's files are
+// Item file names (docs/files.md#item-file-names). An item's files are
 //
 //	items/<label>.<safetag>.log               its log (the last attempt's)
 //	items/<label>.<safetag>.log.rc            its exit code

@@ -161,7 +161,7 @@ func (l Layout) content() ([]string, error) {
 }
 
 // Owned lists what the run recorded by m wrote under the log dir, that a new run
-// deletes (README "Files written"): expand.log; queue/{run.json,items.tsv,queue.tsv,
+// deletes (docs/files.md): expand.log; queue/{run.json,items.tsv,queue.tsv,
 // timings.tsv,outcomes.tsv} and a shard's or a merge's queue/{listed.tsv,plan.json,
 // shards.tsv}; report/{schedule.md,timeline.svg}; per suite of m,
 // suites/<logfile> and .rc and prerequisite_ck_jit_status/<label>.log; per item of

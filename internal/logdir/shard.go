@@ -9,7 +9,7 @@ import (
 )
 
 // The files a shard run (`run --shard I/K`) and a merge (`sgpu-queue merge`) write
-// besides a run's (README "Several runners").
+// besides a run's (docs/runners.md).
 func (l Layout) ListedTSV() string { return l.path("queue", "listed.tsv") }
 func (l Layout) PlanJSON() string  { return l.path("queue", "plan.json") }
 func (l Layout) ShardsTSV() string { return l.path("queue", "shards.tsv") }
@@ -75,7 +75,7 @@ type MergedShard struct {
 
 // ShardGPU is how a merged run names the GPU id of shard s: "s2:0". The shard goes
 // in the gpu column of timings.tsv, so that TE's nine columns stay nine and a
-// rebuilt report draws one lane per shard and GPU (README "Several runners"). A
+// rebuilt report draws one lane per shard and GPU (docs/runners.md). A
 // multi-GPU attempt's ids ("2,3") are each named so: "s2:2,s2:3".
 func ShardGPU(s int, id string) string {
 	parts := strings.Split(id, ",")

@@ -4,15 +4,13 @@
 package mdcheck
 
 import (
-	"fmt"
 	"regexp"
 	"strings"
-	"unicode"
 )
 
 var (
-	// mdLink is a Markdown link or image target: ](target.
-	mdLink = regexp.MustCompile(`\]\(\s*<?([^)\s>]*)`)
+	// mdLink is a Markdown link or image target: ](target or ](<target with spaces>.
+	mdLink = regexp.MustCompile(`\]\(\s*(?:<([^>\n]*)>|([^)\s>]*))`)
 	// refDef is a link reference definition: [name]: target.
 	refDef = regexp.MustCompile(`^ {0,3}\[[^\]]+\]:\s*<?([^\s>]+)`)
 	// htmlRef is an href or src attribute.
@@ -39,57 +37,42 @@ func RelativeLinks(md string) []string {
 // code spans.
 func Links(md string) []string {
 	var targets []string
-	eachTextLine(md, func(line string) {
-		line = StripCodeSpans(line)
-		for _, re := range []*regexp.Regexp{mdLink, refDef, htmlRef} {
-			for _, m := range re.FindAllStringSubmatch(line, -1) {
-				targets = append(targets, m[1])
-			}
-		}
-	})
+	for _, l := range numberedLinks(md) {
+		targets = append(targets, l.target)
+	}
 	return targets
 }
 
-// Anchors returns the anchors GitHub gives the headings of md ("## Files written
-// (TE's layout)" → "files-written-tes-layout"; a repeated one gets "-1", "-2", …).
-func Anchors(md string) map[string]bool {
-	out := map[string]bool{}
-	seen := map[string]int{}
-	eachTextLine(md, func(line string) {
-		text, ok := strings.CutPrefix(strings.TrimLeft(line, "#"), " ")
-		if !ok || !strings.HasPrefix(line, "#") || len(line)-len(strings.TrimLeft(line, "#")) > 6 {
-			return
+// link is one link target and the line it is on.
+type link struct {
+	line   int
+	target string
+}
+
+// numberedLinks is Links with the line of each target.
+func numberedLinks(md string) []link {
+	var out []link
+	eachNumberedLine(md, func(n int, line string) {
+		line = StripCodeSpans(line)
+		for _, re := range []*regexp.Regexp{mdLink, refDef, htmlRef} {
+			for _, m := range re.FindAllStringSubmatch(line, -1) {
+				out = append(out, link{n, m[1] + strings.Join(m[2:], "")})
+			}
 		}
-		slug := slugify(strings.TrimSpace(text))
-		if n := seen[slug]; n > 0 {
-			out[fmt.Sprintf("%s-%d", slug, n)] = true
-		} else {
-			out[slug] = true
-		}
-		seen[slug]++
 	})
 	return out
 }
 
-// slugify is GitHub's heading anchor: lower case, code-span backticks dropped, every
-// character but letters, digits, marks, '_', '-' and spaces dropped, spaces '-'.
-func slugify(heading string) string {
-	var b strings.Builder
-	for _, r := range strings.ToLower(heading) {
-		switch {
-		case r == ' ':
-			b.WriteByte('-')
-		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r):
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
 // eachTextLine calls fn with each line of md outside fenced code blocks.
 func eachTextLine(md string, fn func(line string)) {
+	eachNumberedLine(md, func(_ int, line string) { fn(line) })
+}
+
+// eachNumberedLine calls fn with each line of md outside fenced code blocks and its
+// line number (from 1).
+func eachNumberedLine(md string, fn func(n int, line string)) {
 	fence := ""
-	for _, line := range strings.Split(md, "\n") {
+	for i, line := range strings.Split(md, "\n") {
 		trimmed := strings.TrimLeft(line, " ")
 		if fence != "" {
 			if strings.HasPrefix(trimmed, fence) && strings.Trim(trimmed, fence[:1]) == "" {
@@ -101,7 +84,7 @@ func eachTextLine(md string, fn func(line string)) {
 			fence = f
 			continue
 		}
-		fn(line)
+		fn(i+1, line)
 	}
 }
 
@@ -133,39 +116,62 @@ func CodeSpans(s string) []string {
 func codeSpans(s string) (string, []string) {
 	var out strings.Builder
 	var spans []string
+	for _, p := range splitCodeSpans(s) {
+		if p.code {
+			spans = append(spans, p.text)
+		} else {
+			out.WriteString(p.text)
+		}
+	}
+	return out.String(), spans
+}
+
+// piece is a run of a line: text, or the trimmed contents of a code span.
+type piece struct {
+	text string
+	code bool
+}
+
+// splitCodeSpans cuts a line at its code spans (CommonMark: a run of n backticks up
+// to the next run of exactly n; an unclosed run is text).
+func splitCodeSpans(s string) []piece {
+	var out []piece
+	start := 0
 	for i := 0; i < len(s); {
 		if s[i] != '`' {
-			out.WriteByte(s[i])
 			i++
 			continue
 		}
-		j := i
-		for j < len(s) && s[j] == '`' {
-			j++
+		j := runEnd(s, i)
+		closeAt := j
+		for closeAt < len(s) && (s[closeAt] != '`' || runEnd(s, closeAt)-closeAt != j-i) {
+			if s[closeAt] == '`' {
+				closeAt = runEnd(s, closeAt)
+			} else {
+				closeAt++
+			}
 		}
-		closeAt := -1
-		for k := j; k < len(s); {
-			if s[k] != '`' {
-				k++
-				continue
-			}
-			m := k
-			for m < len(s) && s[m] == '`' {
-				m++
-			}
-			if m-k == j-i {
-				closeAt = k
-				break
-			}
-			k = m
-		}
-		if closeAt < 0 {
-			out.WriteString(s[i:j])
+		if closeAt >= len(s) {
 			i = j
 			continue
 		}
-		spans = append(spans, strings.TrimSpace(s[j:closeAt]))
+		if i > start {
+			out = append(out, piece{text: s[start:i]})
+		}
+		out = append(out, piece{text: strings.TrimSpace(s[j:closeAt]), code: true})
 		i = closeAt + (j - i)
+		start = i
 	}
-	return out.String(), spans
+	if start < len(s) {
+		out = append(out, piece{text: s[start:]})
+	}
+	return out
+}
+
+// runEnd is the end of the run of backticks that starts at i.
+func runEnd(s string, i int) int {
+	for i < len(s) && s[i] == '`' {
+		i++
+	}
+	return i
 }

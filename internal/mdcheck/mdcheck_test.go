@@ -27,31 +27,6 @@ func TestRelativeLinks(t *testing.T) {
 	}
 }
 
-func TestAnchors(t *testing.T) {
-	md := strings.Join([]string{
-		"# sgpu-queue",
-		"### Files written (TE's layout)",
-		"### First: `sgpu-queue verify`",
-		"## Single- and multi-GPU switches",
-		"## `queue/run.json`",
-		"## Notes",
-		"## Notes",
-		"```",
-		"## not a heading",
-		"```",
-		"#no-space",
-	}, "\n")
-	got := Anchors(md)
-	for _, want := range []string{"sgpu-queue", "files-written-tes-layout", "first-sgpu-queue-verify", "single--and-multi-gpu-switches", "queuerunjson", "notes", "notes-1"} {
-		if !got[want] {
-			t.Errorf("no anchor %q in %v", want, got)
-		}
-	}
-	if got["not-a-heading"] || got["no-space"] || len(got) != 7 {
-		t.Errorf("anchors %v", got)
-	}
-}
-
 func TestCodeSpans(t *testing.T) {
 	got := strings.Join(CodeSpans("`engine.Run` and `` a ` b `` then `unclosed"), "|")
 	if want := "engine.Run|a ` b"; got != want {

@@ -1,5 +1,5 @@
 // Package merge turns the log dirs of the shards of a job matrix (`run --shard
-// I/K`) into the files of one run (README "Several runners"): one queue and one
+// I/K`) into the files of one run (docs/runners.md): one queue and one
 // timings file whose rows keep their shard in the gpu column ("s2:0"), the shards
 // that never reported with their items "never ran", one census for pruning, the
 // shards' merged JUnit files by suite, and each shard's figures. The engine's

@@ -9,9 +9,9 @@ import (
 	"github.com/rocm/sgpu-queue/internal/verdict"
 )
 
-// shardsSection is the report of a merged run (sgpu-queue merge; README "Several
-// runners"): each shard's wall clock against its own bound, the imbalance between
-// them, what one more runner would save, and the shards that never reported.
+// shardsSection is the report of a merged run (sgpu-queue merge; docs/runners.md):
+// each shard's wall clock against its own bound, the imbalance between them,
+// what one more runner would save, and the shards that never reported.
 func shardsSection(r *logdir.Run, suites []verdict.Suite) *block {
 	m := r.Meta.Merge
 	if m == nil {

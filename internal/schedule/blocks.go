@@ -94,7 +94,7 @@ func NewScheduler(policy string, items []Item, gpus int) (Scheduler, error) {
 
 // Prepare plans once what NewScheduler returns and gives a function that makes a
 // fresh Scheduler following that plan at each call: a simulation replays many runs
-// (or many shards, README "Several runners") without planning again for each.
+// (or many shards, docs/runners.md) without planning again for each.
 func Prepare(policy string, items []Item, gpus int) (func() Scheduler, error) {
 	if gpus < 1 {
 		return nil, fmt.Errorf("%d GPUs: want at least 1", gpus)
@@ -227,7 +227,7 @@ func BlockOrders() []string { return []string{ByDuration, ByGPUSeconds, ByWidest
 
 // BlockOrderOf is the block order a run policy uses on a workload with multi-GPU
 // items: lpt keeps its meaning (longest first); planned, whose per-GPU plan does not
-// apply to blocks, takes the order the simulations chose (README.md, Performance).
+// apply to blocks, takes the order the simulations chose (docs/performance.md).
 func BlockOrderOf(policy string) (string, error) {
 	switch policy {
 	case PolicyLPT:

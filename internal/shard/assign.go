@@ -1,5 +1,5 @@
 // Package shard splits one run's work items over several runners of a job matrix
-// (README.md, "Several runners"): Assign balances the items over K shards of N GPUs
+// (docs/runners.md): Assign balances the items over K shards of N GPUs
 // each from their weights, Plan is the file a plan job writes and each shard job
 // reads, and ShardOf puts every item on exactly one shard, an item the plan does not
 // know by a stable hash of its key, so shards need no coordination.
@@ -55,8 +55,8 @@ const (
 	replayBudget = 3_000_000
 )
 
-// Assign splits items over shards of gpus GPUs each. The rule (README.md, "Several
-// runners"):
+// Assign splits items over shards of gpus GPUs each. The rule (docs/runners.md,
+// "The rule"):
 //
 //  1. An item of width w and weight t costs w·t GPU-seconds. Items are taken by
 //     cost, largest first (then longest, then by key), each onto the shard with

@@ -217,7 +217,7 @@ func TestAssignErrors(t *testing.T) {
 }
 
 // TestAssignTables: the committed workloads, 1–4 shards of 8 GPUs. The figures are
-// the README's (Performance): a refinement is kept only when it pays.
+// those of docs/performance.md: a refinement is kept only when it pays.
 func TestAssignTables(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

@@ -21,8 +21,8 @@ import (
 // Version is the plan file's format; Read refuses any other.
 const Version = 1
 
-// The rules a plan records, so that the file says how it was made (README.md,
-// "Several runners").
+// The rules a plan records, so that the file says how it was made
+// (docs/runners.md).
 const (
 	RuleText = "LPT over the shards' GPU-seconds (width × weight), refined on each shard's wall clock replayed with the default policy"
 	HashText = "shard = FNV-1a 64 of the key's bytes mod shards, plus 1"

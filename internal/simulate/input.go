@@ -45,7 +45,7 @@ func (in *Input) ItemsOn(gpus int) ([]schedule.Item, error) {
 // maxInput bounds what Load reads, so that a wrong path (a disk image) fails fast.
 const maxInput = 256 << 20
 
-// Load reads a weight table (README.md, "Weights and the Actions cache"; the weights package's
+// Load reads a weight table (docs/weights.md; the weights package's
 // parser decides what is valid, corrupt lines come back as warnings), each line
 // optionally followed by a third column gpus=N or gpus=all: the GPUs the item takes
 // at once (simulate's input only; a run's weight table has two columns). A key

@@ -58,7 +58,7 @@ func TestCompareRunnersErrors(t *testing.T) {
 }
 
 // TestRunnersGolden: `simulate --runners 4 --gpus 8` on the committed workloads,
-// the README's figures (Performance, several runners).
+// the figures of docs/performance.md ("Several runners").
 func TestRunnersGolden(t *testing.T) {
 	tests := []struct {
 		golden, table string

@@ -392,7 +392,7 @@ func TestCompareErrors(t *testing.T) {
 }
 
 // TestGolden: the simulate output on the committed tables (TE's measured table first:
-// README.md, "Performance").
+// docs/performance.md).
 func TestGolden(t *testing.T) {
 	tests := []struct {
 		golden string
@@ -431,8 +431,8 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-// TestTETable pins the schedule-quality figures of TE's table on 4 GPUs (README.md,
-// "Performance").
+// TestTETable pins the schedule-quality figures of TE's table on 4 GPUs
+// (docs/performance.md).
 func TestTETable(t *testing.T) {
 	f, err := os.Open(filepath.Join(testdata, "te-gfx950-l3.weights"))
 	if err != nil {

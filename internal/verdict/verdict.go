@@ -139,7 +139,7 @@ func Decide(r *logdir.Run) []Suite {
 }
 
 // suiteStops are the stops that name a suite whose listing or setup failed: the
-// run's own, and in a merged run each shard's (README "Several runners").
+// run's own, and in a merged run each shard's (docs/runners.md).
 func (d decider) suiteStops() []stopped {
 	var out []stopped
 	if st := d.runStop(); st.reason().SuiteFailed() {
@@ -245,7 +245,7 @@ func (d decider) runStop() stopped {
 }
 
 // stopOf is what stopped the run an item belonged to: in a merged run its shard's
-// (README "Several runners"), else the run's.
+// (docs/runners.md), else the run's.
 func (d decider) stopOf(it *Item) stopped {
 	m := d.r.Meta.Merge
 	if m == nil || it.Shard < 1 || it.Shard > len(m.Parts) {

@@ -1,5 +1,5 @@
-// Package verify checks the round trip the queue rests on (README.md, "Suites: config
-// and hook contract"): a tag that a list suite prints in its listing, dispatched as
+// Package verify checks the round trip the queue rests on (docs/suites.md,
+// docs/hooks.md): a tag that a list suite prints in its listing, dispatched as
 // the filter of an item, selects exactly the call line that printed it. For every list
 // suite it runs the listing as phase 1 does, then re-enters the script once per tag
 // with that item's filter and the listing switch, and compares the tags that come

@@ -6,7 +6,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/outcome"
 )
 
-// The asymmetric EWMA (README "Weights and the Actions cache"): an item that got
+// The asymmetric EWMA (docs/weights.md): an item that got
 // slower is believed quickly (an under-estimate puts a long item late and makes the
 // tail), a faster run slowly (one fast run is probably noise).
 const (
@@ -46,8 +46,8 @@ type Change struct {
 	Kept bool
 }
 
-// Learn blends this run's measurements into t (README "Weights and the Actions
-// cache") and returns one Change per measured key, in key order. Several
+// Learn blends this run's measurements into t (docs/weights.md) and returns one Change
+// per measured key, in key order. Several
 // measurements of one key are applied in order.
 func Learn(t *Table, ms []Measurement) []Change {
 	byKey := map[string]*Change{}

@@ -10,7 +10,7 @@ import (
 
 // DefaultPath is where the table of an arch and a test level lives when no path is
 // given: <repoRoot>/ci-weights/test_weights.<arch>.l<level>.txt, TE's own name
-// (README.md, "Weights and the Actions cache"). `run` and `plan` both find it here.
+// (docs/weights.md). `run` and `plan` both find it here.
 func DefaultPath(repoRoot, arch, level string) string {
 	return filepath.Join(repoRoot, "ci-weights", "test_weights."+arch+".l"+level+".txt")
 }

@@ -1,5 +1,5 @@
 #!/bin/bash
-# One script, two suites (README "Multi-GPU suites"), as TE's ci/pytorch.sh is both
+# One script, two suites (docs/suites.md#multi-gpu-suites), as TE's ci/pytorch.sh is both
 # torch and torch-mgpu: its single-GPU items when run with TEST_SGPU (suite dist),
 # its multi-GPU ones with TEST_MGPU (suite dist-mgpu, gpus=2 in mgpu.conf; three of
 # them give their own count on their listing line).

@@ -1,5 +1,5 @@
-# Fixture harness for the end-to-end tests: the hook contract (README "Suites: config
-# and hook contract") around items that sleep, fail or crash, and a trace of what
+# Fixture harness for the end-to-end tests: the hook contract (docs/hooks.md,
+# docs/suites.md) around items that sleep, fail or crash, and a trace of what
 # really ran (one TAB-separated line per event in $SGPU_TRACE) that the tests check
 # the scheduler against.
 #

@@ -1,6 +1,6 @@
 #!/bin/sh
 # A list suite whose listing, setup and items leave processes behind or hang, for the
-# end-to-end tests of README "A bad day". Every process they start runs
+# end-to-end tests of docs/bad-day.md. Every process they start runs
 # "sleep $MARK", $MARK being a number unique to the test, by which the test finds any
 # that survived the run.
 #   $ITEMS     the items it lists (see the case below for what each does)

@@ -1,0 +1,148 @@
+// Package rerun keeps what failed, so that a re-run of the same job runs only that
+// (docs/reruns.md): the failed items of a queue in
+// ci-rerun/<queue>/failed.<arch>.l<level>.tsv, and for an item whose failed tests
+// can be named, those tests in ci-rerun/<queue>/tests/<label>.<tag>.txt. The files
+// and their rules are TE's (ci/run_queue.sh, ci/scheduler/rerun_tests.py), so TE's
+// workflow and tools read what sgpu-queue writes and the other way round.
+//
+// The package decides; it runs nothing. Narrow picks the queued items of a re-run,
+// Tests works out the tests of one failed item from its evidence.
+package rerun
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/rocm/sgpu-queue/internal/atomicfile"
+	"github.com/rocm/sgpu-queue/internal/logdir"
+)
+
+// Dir is the folder of the re-run state under the repo root.
+const Dir = "ci-rerun"
+
+// Key is one item: its suite's label and its tag ("" for an opaque item).
+type Key struct{ Label, Tag string }
+
+func (k Key) String() string {
+	if k.Tag == "" {
+		return k.Label
+	}
+	return k.Label + "/" + k.Tag
+}
+
+// Files names the re-run state of one queue of one runner kind.
+type Files struct {
+	Root  string // the repo root
+	Queue string // sgpu, mgpu
+	Arch  string
+	Level string
+}
+
+// QueueDir is ci-rerun/<queue> under the root.
+func (f Files) QueueDir() string { return filepath.Join(f.Root, Dir, f.Queue) }
+
+// Failed is the list of the items that failed the last attempt.
+func (f Files) Failed() string {
+	return filepath.Join(f.QueueDir(), "failed."+f.Arch+".l"+f.Level+".tsv")
+}
+
+// TestsDir holds one file of test ids per item that can be narrowed.
+func (f Files) TestsDir() string { return filepath.Join(f.QueueDir(), "tests") }
+
+// Tests is the file of item k's failed tests: "<label>.<tag>.txt", the tag made safe
+// for a file name as the item's log is (an ordinary tag is unchanged).
+func (f Files) Tests(k Key) string {
+	return filepath.Join(f.TestsDir(), logdir.ItemBase(k.Label, k.Tag)+".txt")
+}
+
+// ReadFailed reads a failed list: one "<label>\t<tag>" line per item (a line with
+// no tab is an opaque item; tags are escaped as in the log dir's TSV files, which
+// leaves every ordinary tag as it is). A missing file is no list. Blank lines are skipped; a
+// line with an empty label is an error naming the file and line, so a mangled file
+// never narrows a run to nothing.
+func ReadFailed(path string) ([]Key, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("re-run list %s: %w", path, err)
+	}
+	var keys []Key
+	seen := map[Key]bool{}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSuffix(sc.Text(), "\r")
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		label, tag, _ := strings.Cut(line, "\t")
+		// A label never holds white space (config.md), so none around it is kept.
+		k := Key{Label: strings.TrimSpace(logdir.UnescapeField(label)), Tag: logdir.UnescapeField(tag)}
+		if k.Label == "" {
+			return nil, fmt.Errorf("%s:%d: a line with no suite label (want \"<label><TAB><tag>\"); "+
+				"delete the file to run everything", path, n)
+		}
+		if !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("re-run list %s: %w", path, err)
+	}
+	return keys, nil
+}
+
+// FormatFailed is the failed list's text: empty when nothing failed.
+func FormatFailed(keys []Key) []byte {
+	var b bytes.Buffer
+	for _, k := range keys {
+		b.WriteString(logdir.EscapeField(k.Label) + "\t" + logdir.EscapeField(k.Tag) + "\n")
+	}
+	return b.Bytes()
+}
+
+// WriteFailed replaces the failed list (an empty file when keys is empty: a green
+// run leaves no stale list behind).
+func WriteFailed(path string, keys []Key) error {
+	return atomicfile.Write(path, FormatFailed(keys), 0o644)
+}
+
+// Narrowing is what a re-run queues.
+type Narrowing struct {
+	Failed int          // items in the failed list
+	Keep   map[Key]bool // the failed items this run has: only these are queued
+	// Missing are the failed items this run did not list (a changed config, or a
+	// runner that skips them), in the list's order.
+	Missing []Key
+}
+
+// Narrowed reports whether the run is narrowed: some failed item is here.
+func (n Narrowing) Narrowed() bool { return len(n.Keep) > 0 }
+
+// Narrow is the narrowing of a run that listed queued by a failed list. A run whose
+// list names none of its items is not narrowed: it runs everything (trusting an
+// empty intersection would test nothing and pass).
+func Narrow(failed, queued []Key) Narrowing {
+	have := make(map[Key]bool, len(queued))
+	for _, k := range queued {
+		have[k] = true
+	}
+	n := Narrowing{Failed: len(failed), Keep: map[Key]bool{}}
+	for _, k := range failed {
+		if have[k] {
+			n.Keep[k] = true
+		} else {
+			n.Missing = append(n.Missing, k)
+		}
+	}
+	return n
+}

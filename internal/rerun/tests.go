@@ -1,0 +1,180 @@
+package rerun
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
+)
+
+// MaxFraction is the largest share of an item's tests a narrowed re-run may hold:
+// past it the item re-runs whole. Half, as TE's rerun_tests.py, so that a process
+// that died part-way (whose unrun tail is the rest of the item) can still narrow.
+const MaxFraction = 0.5
+
+// Sidecar suffixes of an item's JUnit file, as TE's pytest plugin
+// (ci/te_ci_result_sink.py) writes them beside "<prefix><label>/<tag><suffix>".
+const (
+	FailedSuffix   = ".failed"   // every failing test id, kept after a clean end
+	PartialSuffix  = ".partial"  // NDJSON progress; left only when the process died
+	NarrowedSuffix = ".narrowed" // the attempt ran a narrowed list
+)
+
+// Evidence is what one failed attempt of an item left about its tests.
+type Evidence struct {
+	// Failed are the ids of its .failed sidecar; HasFailed says one was left (an
+	// empty one means no test failed: the item failed outside its tests).
+	Failed    []string
+	HasFailed bool
+	// Partial says a .partial sidecar was left: the process died part-way.
+	// Collected is what it recorded as collected (nil when it died before that),
+	// Done the ids that reached an end.
+	Partial   bool
+	Collected []string
+	Done      map[string]bool
+	// Narrowed is the attempt's .narrowed mark: it was itself a narrowed re-run,
+	// so its test count is the last re-run set, not the item's size.
+	Narrowed bool
+	// Total is how many tests its JUnit file counts (0: unknown), and JUnitFailed
+	// the ids of the failed and errored cases there, used when no .failed sidecar
+	// was left (an adapter item, a suite without TE's plugin).
+	Total       int
+	JUnitFailed []string
+}
+
+// Tests is the test ids item's next attempt should run, sorted, or nil and why it
+// must run whole. Running whole is the answer whenever the evidence is missing or
+// too incomplete to trust: narrowing wrongly reports a pass for tests nobody ran.
+func Tests(ev Evidence) (tests []string, why string) {
+	set := map[string]bool{}
+	total := ev.Total
+	switch {
+	case ev.Partial && ev.Collected == nil:
+		return nil, "it died before recording what it had collected"
+	case ev.Partial:
+		// The failures, the test running when it died and every test behind it.
+		for _, id := range ev.Collected {
+			if !ev.Done[id] {
+				set[id] = true
+			}
+		}
+		total = len(ev.Collected)
+	}
+	from := ev.Failed
+	if !ev.HasFailed {
+		from = ev.JUnitFailed
+	}
+	for _, id := range from {
+		set[id] = true
+	}
+	delete(set, "")
+	if len(set) == 0 {
+		return nil, "nothing in it named a failing test"
+	}
+	tests = make([]string, 0, len(set))
+	for id := range set {
+		tests = append(tests, id)
+	}
+	slices.Sort(tests)
+	if ev.Narrowed {
+		// A narrowed attempt only ran its own list, so the set can only shrink.
+		return tests, ""
+	}
+	if total == 0 {
+		return nil, "its report does not say how many tests it has"
+	}
+	if float64(len(tests)) > float64(total)*MaxFraction {
+		return nil, fmt.Sprintf("%d of its %d tests is more than half of it", len(tests), total)
+	}
+	return tests, ""
+}
+
+// ReadSidecars reads the sidecars of the JUnit file junit (.failed, .partial,
+// .narrowed) into an Evidence; the JUnit fields are the caller's. A sidecar that
+// cannot be read is an error: the item then re-runs whole.
+func ReadSidecars(junit string) (Evidence, error) {
+	var ev Evidence
+	failed, err := os.ReadFile(junit + FailedSuffix)
+	switch {
+	case err == nil:
+		ev.HasFailed, ev.Failed = true, lines(failed)
+	case !errors.Is(err, fs.ErrNotExist):
+		return ev, err
+	}
+	partial, err := os.ReadFile(junit + PartialSuffix)
+	switch {
+	case err == nil:
+		ev.Partial = true
+		ev.Collected, ev.Done = ParsePartial(partial)
+	case !errors.Is(err, fs.ErrNotExist):
+		return ev, err
+	}
+	if _, err := os.Lstat(junit + NarrowedSuffix); err == nil {
+		ev.Narrowed = true
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return ev, err
+	}
+	return ev, nil
+}
+
+// lines are the non-blank lines of data, trimmed.
+func lines(data []byte) []string {
+	var out []string
+	for _, l := range strings.Split(string(data), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// partialRecord is one NDJSON line of a .partial sidecar.
+type partialRecord struct {
+	E       string   `json:"e"`
+	NodeIDs []string `json:"nodeids"`
+	NodeID  string   `json:"nodeid"`
+	When    string   `json:"when"`
+	Outcome string   `json:"outcome"`
+}
+
+// ParsePartial reads a .partial sidecar: the ids it collected (nil when it never
+// recorded them) and those that reached an end — a "call" report of any outcome,
+// or a setup that failed or skipped. A line that does not parse (the half-written
+// last line of a killed process) is skipped.
+func ParsePartial(data []byte) (collected []string, done map[string]bool) {
+	phases := map[string]map[string]string{}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
+	for sc.Scan() {
+		var r partialRecord
+		if json.Unmarshal(sc.Bytes(), &r) != nil {
+			continue
+		}
+		switch r.E {
+		case "collected":
+			collected = make([]string, 0, len(r.NodeIDs))
+			for _, id := range r.NodeIDs {
+				if id != "" {
+					collected = append(collected, id)
+				}
+			}
+		case "report":
+			if phases[r.NodeID] == nil {
+				phases[r.NodeID] = map[string]string{}
+			}
+			phases[r.NodeID][r.When] = r.Outcome
+		}
+	}
+	done = map[string]bool{}
+	for id, p := range phases {
+		if _, call := p["call"]; call || p["setup"] == "failed" || p["setup"] == "skipped" {
+			done[id] = true
+		}
+	}
+	return collected, done
+}
