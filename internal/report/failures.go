@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"os"
 	"path"
 	"path/filepath"
 	"sort"
@@ -30,14 +31,20 @@ type caseSource struct {
 }
 
 // readCases reads the merged JUnit files run.json lists (Meta.JUnitFiles); a file
-// that is gone (a log dir downloaded without it) or unreadable shows no cases.
+// that is gone (a log dir downloaded without it) or unreadable shows no cases. The
+// log dir may come from elsewhere (report-from reads a fork's artifact): only
+// regular .xml files are read, never a link, a FIFO or a device.
 func readCases(r *logdir.Run) caseSource {
 	src := caseSource{files: map[string]string{}, cases: map[string]map[string][]junit.Failed{}}
 	if r.Layout.Root == "" {
 		return src
 	}
 	for _, rel := range r.Meta.JUnitFiles() {
-		f, err := junit.ReadFailures(filepath.Join(r.Layout.Root, filepath.FromSlash(rel)))
+		p := filepath.Join(r.Layout.Root, filepath.FromSlash(rel))
+		if fi, err := os.Lstat(p); err != nil || !fi.Mode().IsRegular() || !strings.HasSuffix(p, ".xml") {
+			continue
+		}
+		f, err := junit.ReadFailures(p)
 		if err != nil {
 			continue
 		}

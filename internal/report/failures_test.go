@@ -1,8 +1,10 @@
 package report
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/rocm/sgpu-queue/internal/junit"
@@ -107,5 +109,29 @@ func TestMessage(t *testing.T) {
 				t.Errorf("message = %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestCasesFromHostileRunJSON: run.json may come from a fork's artifact (report-from):
+// a junit entry naming a FIFO, a link or a file that is not .xml is not read (a
+// FIFO would block the report forever), and the report still renders.
+func TestCasesFromHostileRunJSON(t *testing.T) {
+	dir := t.TempDir()
+	copyTree(t, filepath.Join("testdata", "runs", "te80-failures"), dir)
+	r, suites, s := loadRun(t, dir)
+	fifo := filepath.Join(dir, "junit", "fifo.xml")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("no FIFO here: %v", err)
+	}
+	if err := os.Symlink(filepath.Join(dir, "junit", "torch.xml"), filepath.Join(dir, "junit", "link.xml")); err != nil {
+		t.Fatal(err)
+	}
+	r.Meta.JUnit = []string{"junit/fifo.xml", "junit/link.xml", "queue/run.json", "../../../../../../dev/zero"}
+	md := Render(r, suites, s, Options{})
+	if strings.Contains(md, "failed test case(s) in its JUnit") {
+		t.Errorf("cases were read from a file that is not a regular .xml file")
+	}
+	if !strings.Contains(md, "### Failed items (5)") {
+		t.Errorf("the report lost its failed items")
 	}
 }
