@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -300,13 +301,24 @@ func TestActionLikeTheRunner(t *testing.T) {
 	})
 	t.Run("summary: links that resolve on github.com, log tails inline", func(t *testing.T) {
 		s := readFile(t, sumFile)
-		if !strings.Contains(s, "✗ sgpu-queue: 2 of 11 items failed") || !strings.Contains(s, "alpha") || len(s) > 1<<20 {
+		if !strings.HasPrefix(s, "## ✗ sgpu-queue: 2 of 11 items failed at level 1\n") || len(s) > 1<<20 {
 			t.Errorf("summary (%d bytes):\n%.500s", len(s), s)
 		}
-		for _, want := range []string{"#### Logs of failed items", "item fails on GPU", "[the run's artifacts](https://github.com/ROCm/TransformerEngine/actions/runs/4242)"} {
-			if !strings.Contains(s, want) {
-				t.Errorf("summary lacks %q", want)
+		// What failed comes first, each failed test case with its message from the
+		// item's JUnit, its log folded below; then how the run went.
+		at := 0
+		for _, want := range []string{"### Failed suites (1)", "| `alpha` |", "### Failed items (2)", "#### ✗ `alpha/fails`: rc 3",
+			"**`e2e::fails`** (failure)", "AssertionError: fails exits 3", "<summary>Last 30 lines of <code>items/alpha.fails.log</code></summary>",
+			"item fails on GPU", "### Efficiency", "### Timeline", "[the run's artifacts](https://github.com/ROCm/TransformerEngine/actions/runs/4242)"} {
+			i := strings.Index(s[at:], want)
+			if i < 0 {
+				t.Errorf("summary lacks %q after byte %d:\n%s", want, at, s)
+				break
 			}
+			at += i + len(want)
+		}
+		if strings.Contains(s, dir) {
+			t.Errorf("the summary names the workspace's absolute path %s", dir)
 		}
 		noRelativeLinks(t, "the job summary", s)
 		if md := readFile(t, filepath.Join(dir, out["report"])); len(mdcheck.RelativeLinks(md)) == 0 {
@@ -550,6 +562,43 @@ func TestActionPublishForbiddenAndRetried(t *testing.T) {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("log lacks %q", want)
 		}
+	}
+}
+
+// An API that refuses connections costs one retry of the check run (its schedule:
+// publish.Retry.NoAnswerWaits), a warning, and no try at the comment, never the step.
+func TestActionPublishUnreachable(t *testing.T) {
+	t.Parallel() // sleep-bound: each has its own fixture copy, fake GitHub and cache server
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := "http://" + l.Addr().String() + "/"
+	l.Close()
+	dir, env, _, _ := demoAction(t, newFakeGitHub(), map[string]string{"config": "ci/sgpu.conf", "publish": "summary check comment"},
+		"GITHUB_API_URL="+refused)
+	r := sgpu(t, dir, env, "action")
+	if r.code != 0 {
+		t.Fatalf("an unreachable API failed the step: exit %d\n%s", r.code, r.stdout)
+	}
+	var warns, retries []string
+	for _, l := range lines(r.stdout) {
+		switch {
+		case strings.HasPrefix(l, "::warning::publish"):
+			warns = append(warns, l)
+		case strings.Contains(l, "publish: GitHub API: retry"):
+			retries = append(retries, l)
+		}
+	}
+	if len(warns) != 1 || !strings.Contains(warns[0], "cannot publish the check run: the GitHub API cannot be reached (2 attempt(s))") ||
+		!strings.Contains(warns[0], "the report is in the job summary") {
+		t.Errorf("warnings %q, want one for the check run", warns)
+	}
+	if len(retries) != 1 || !strings.Contains(retries[0], "retry 1 of 4 of POST /repos/ROCm/TransformerEngine/check-runs after no answer") {
+		t.Errorf("retries %q, want one", retries)
+	}
+	if !strings.Contains(r.stdout, "publish: no PR comment: the GitHub API could not be reached for the check run") {
+		t.Errorf("the log does not say the comment was skipped:\n%s", r.stdout)
 	}
 }
 

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -68,6 +69,14 @@ func TestContainerQueue(t *testing.T) {
 		t.Errorf("merged JUnit:\n%s", box)
 	}
 	validateJUnit(t, filepath.Join(dir, "test-results", "junit", "box.xml"))
+	// The repo root as the suites saw it: the report shows paths under it relative.
+	var meta struct {
+		Roots []string `json:"roots"`
+	}
+	if err := json.Unmarshal([]byte(readFile(t, filepath.Join(logs, "queue", "run.json"))), &meta); err != nil ||
+		len(meta.Roots) != 2 || meta.Roots[1] != "/workspace" {
+		t.Errorf("run.json roots %q (%v), want the repo root here and /workspace", meta.Roots, err)
+	}
 }
 
 // startRun starts the binary in the background and waits until an item's log

@@ -71,6 +71,29 @@ func TestRunQueue(t *testing.T) {
 			t.Errorf("items ran on %d GPUs, want all 3: %v", len(byGPU), sortedKeys(byGPU))
 		}
 	})
+	t.Run("report: failures first, from the JUnit, no absolute path, rebuilt alike", func(t *testing.T) {
+		md := readFile(t, filepath.Join(logs, "report", "schedule.md"))
+		if !strings.HasPrefix(md, "## ✗ sgpu-queue: 2 of 11 items failed at level 1\n") {
+			t.Errorf("verdict line:\n%.200s", md)
+		}
+		at := 0
+		for _, want := range []string{"### Failed suites (1)", "### Failed items (2)", "#### ✗ `alpha/fails`: rc 3",
+			"**`e2e::fails`** (failure)", "AssertionError: fails exits 3 (in test-results/logs/cwd/alpha.fails)",
+			"Log: [`items/alpha.fails.log`](../items/alpha.fails.log)", "### Efficiency", "### Timeline", "Table: `ci-weights/"} {
+			i := strings.Index(md[at:], want)
+			if i < 0 {
+				t.Fatalf("schedule.md lacks %q after byte %d:\n%s", want, at, md)
+			}
+			at += i + len(want)
+		}
+		if strings.Contains(md, dir) {
+			t.Errorf("schedule.md names the absolute path %s", dir)
+		}
+		rr := sgpu(t, dir, nil, "report", logs)
+		if rr.code != 0 || rr.stdout != md {
+			t.Errorf("the rebuilt report differs (exit %d)", rr.code)
+		}
+	})
 	t.Run("each item saw exactly one GPU and its own cwd", func(t *testing.T) {
 		for _, e := range evs {
 			if e.kind != "start" {

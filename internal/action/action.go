@@ -25,6 +25,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/engine"
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/hook"
+	"github.com/rocm/sgpu-queue/internal/mdcut"
 	"github.com/rocm/sgpu-queue/internal/settings"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 	"github.com/rocm/sgpu-queue/internal/verdict"
@@ -507,10 +508,8 @@ const summaryLimit = 1 << 20
 // summary writes md as the job summary and reports whether it did.
 func (a *act) summary(md string) bool {
 	md = a.scrub(md)
-	if len(md) > summaryLimit-1024 {
-		cut := strings.LastIndex(md[:summaryLimit-1024], "\n")
-		md = md[:cut] + "\n\n> The summary was cut at GitHub's 1 MiB limit; the whole report is in the log dir.\n"
-	}
+	// A cut closes the fence or <details> it falls in (mdcut), so the note renders.
+	md = mdcut.Cut(md, summaryLimit-1024, "\n\n> The summary was cut at GitHub's 1 MiB limit; the whole report is in the log dir.\n")
 	if a.e.Getenv("GITHUB_STEP_SUMMARY") == "" {
 		return false
 	}

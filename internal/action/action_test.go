@@ -166,6 +166,13 @@ func TestSummaryCap(t *testing.T) {
 	if len(data) >= summaryLimit || !strings.HasPrefix(string(data), "## head\n") || !strings.Contains(string(data), "cut at GitHub's 1 MiB limit") {
 		t.Errorf("summary of %d bytes, tail %q", len(data), string(data[len(data)-120:]))
 	}
+	// Cut inside a folded log tail: the fence and the <details> close before the note.
+	a, sum, _ = testAct(t, "GITHUB_STEP_SUMMARY")
+	a.summary("## head\n<details><summary>log</summary>\n\n```text\n" + strings.Repeat("ünïcödé line\n", 100000) + "```\n</details>\n")
+	data, _ = os.ReadFile(sum)
+	if !strings.Contains(string(data), "\n```\n\n</details>\n\n\n> The summary was cut at GitHub's 1 MiB limit") {
+		t.Errorf("summary of %d bytes does not close what it opened; tail %q", len(data), string(data[len(data)-160:]))
+	}
 }
 
 // The default check name is the job and the leg's matrix values, in the workflow's

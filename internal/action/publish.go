@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -182,8 +183,15 @@ func (a *act) publishPR(ctx context.Context, res *engine.Result) {
 	// Publishing still happens after a cancel, within its own bound.
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
+	unreachable := false
 	for _, target := range []string{"check", "comment"} {
 		if !a.targets[target] {
+			continue
+		}
+		if unreachable {
+			// One call found the API unreachable: another would only wait for the
+			// same silence (docs/report.md).
+			fmt.Fprintf(a.e.Stdout, "  publish: no PR comment: the GitHub API could not be reached for the check run\n")
 			continue
 		}
 		var out publish.Outcome
@@ -201,6 +209,8 @@ func (a *act) publishPR(ctx context.Context, res *engine.Result) {
 		}
 		if err != nil {
 			a.obs.Warn(fmt.Sprintf("publish %s: %v; %s", target, err, a.reportWhere(res)))
+			var ue *publish.UnreachableError
+			unreachable = errors.As(err, &ue)
 		}
 		if out.Check != "" {
 			fmt.Fprintf(a.e.Stdout, "  check run: %s\n", out.Check)

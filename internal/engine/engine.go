@@ -11,7 +11,7 @@
 //	phase 4  dispatch.Run            free GPUs take the next item (several for a multi-GPU one)
 //	phase 5  verdict.Decide/Write    per-suite verdict files
 //	phase 6  weights.Learn/Prune     blend durations into the table, prune gone items
-//	phase 7  report.WriteFiles       report/schedule.md, timeline.svg; junit.Merge per suite
+//	phase 7  junit.Merge, report     merged JUnit per suite; report/schedule.md, timeline.svg
 //	phase 8  summary                 failed items and the exit code
 package engine
 
@@ -420,8 +420,7 @@ func (r *run) afterItems(ctx context.Context, d *dispatch.Result, meta *logdir.M
 	r.writeMeta(meta)
 
 	// Phase 7: report.
-	r.report(ctx, run)
-	r.recordJUnit(meta)
+	r.report(ctx, run, meta)
 
 	// Phase 8: failures and exit code.
 	r.obs.Phase(8, "summary")
@@ -452,7 +451,7 @@ func (r *run) stoppedBeforeItems(ctx context.Context, phase int, suites []config
 	r.verdicts(run)
 	r.obs.Phase(6, "learn the weights")
 	r.printf("  nothing ran: the weight table is left as it is\n")
-	r.report(ctx, run)
+	r.report(ctx, run, meta)
 	r.obs.Phase(8, "summary")
 	r.summary()
 	return r.res, nil
@@ -543,16 +542,20 @@ func (r *run) verdicts(run *logdir.Run) {
 	}
 }
 
-// report is phase 7: the report and the merged JUnit per suite.
-func (r *run) report(ctx context.Context, run *logdir.Run) {
+// report is phase 7: the merged JUnit per suite, then the report.
+func (r *run) report(ctx context.Context, run *logdir.Run, meta *logdir.Meta) {
 	r.obs.Phase(7, "report")
-	r.res.Stats = report.Compute(run, r.res.Suites)
-	r.writeReport(run)
 	since := run.Meta.Started
 	if since.IsZero() {
 		since = time.Now() // no item ran: no XML of this run can exist
 	}
+	// The merged JUnit first, recorded in run.json: the report shows each failed
+	// item's test cases from it (docs/report.md).
 	r.mergeJUnit(ctx, since)
+	r.recordJUnit(meta)
+	run.Meta = *meta
+	r.res.Stats = report.Compute(run, r.res.Suites)
+	r.writeReport(run)
 }
 
 func (r *run) rel(p string) string {
@@ -602,7 +605,9 @@ func (r *run) meta(suites []config.Suite, pool gpu.Pool) *logdir.Meta {
 	m.Format = logdir.FormatOutcomes
 	m.DefaultWeight = r.o.DefaultWeight
 	if r.weights != nil {
-		m.Weights = r.weights.String() // after its Load: it may say where the table came from
+		// After its Load: it may say where the table came from. A file under the repo
+		// root is named relative to it: the report shows no runner's path.
+		m.Weights = r.rel(r.weights.String())
 	}
 	m.Retries, m.FlakyIsFailure, m.TimeoutFactor, m.Policy = r.o.Retries, r.o.FlakyIsFailure, r.o.Timeout.Factor, r.policy
 	return m
@@ -611,11 +616,22 @@ func (r *run) meta(suites []config.Suite, pool gpu.Pool) *logdir.Meta {
 // claim is queue/run.json from phase 0 until phase 4 writes the rest: it marks the
 // log dir as this tool's and records the suites whose files a next run may delete.
 func (r *run) claim(suites []config.Suite, pool gpu.Pool) *logdir.Meta {
-	m := &logdir.Meta{Tool: logdir.ToolName, GPUs: pool.IDs, PinVar: pool.PinVar, Arch: pool.Arch, Level: r.o.Level, Shard: r.shardRecord()}
+	m := &logdir.Meta{Tool: logdir.ToolName, GPUs: pool.IDs, PinVar: pool.PinVar, Arch: pool.Arch, Level: r.o.Level, Shard: r.shardRecord(),
+		Roots: r.roots()}
 	for _, s := range suites {
 		m.Suites = append(m.Suites, logdir.MetaSuite{Label: s.Label, LogFile: s.LogFile, Mode: string(s.Mode)})
 	}
 	return m
+}
+
+// roots are the repo root and, with a target container, its path there (run.json's
+// roots).
+func (r *run) roots() []string {
+	roots := []string{r.o.RepoRoot}
+	if p, err := r.mapPath(r.o.RepoRoot); err == nil && p != r.o.RepoRoot {
+		roots = append(roots, p)
+	}
+	return roots
 }
 
 // logDirError is the one-line error of a log dir the run cannot claim: another run

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/rocm/sgpu-queue/internal/atomicfile"
 	"github.com/rocm/sgpu-queue/internal/exitcode"
@@ -62,7 +63,15 @@ func Merge(ctx context.Context, o Options, dirs []string) (*Result, error) {
 	}
 	run := m.Run
 	run.Layout = r.layout
-	run.Meta.Weights = store.String()
+	run.Meta.Weights = r.rel(store.String()) // as a run records it (run.meta)
+	run.Meta.Roots = r.roots()
+	for _, s := range shards { // the shards' messages name their runners' roots
+		for _, root := range s.Run.Meta.Roots {
+			if !slices.Contains(run.Meta.Roots, root) {
+				run.Meta.Roots = append(run.Meta.Roots, root)
+			}
+		}
+	}
 	// Each shard's quarantined GPUs, named with their shard (merge.Build), are the
 	// merged run's: the summary and the action's outputs say them as a run's.
 	r.res.Quarantined = run.Meta.Quarantined
@@ -82,11 +91,12 @@ func Merge(ctx context.Context, o Options, dirs []string) (*Result, error) {
 	r.writeMeta(&run.Meta)
 
 	r.obs.Phase(7, "report")
+	if len(m.JUnit) > 0 {
+		r.combineJUnit(ctx, m) // first: the report shows the failed test cases from it
+		r.recordJUnit(&run.Meta)
+	}
 	r.res.Stats = report.Compute(run, r.res.Suites)
 	r.writeReport(run)
-	if len(m.JUnit) > 0 {
-		r.combineJUnit(ctx, m)
-	}
 
 	r.obs.Phase(8, "summary")
 	for _, p := range run.Meta.Merge.Parts {

@@ -124,20 +124,23 @@ func hasItems(items []schedule.Item, s config.Suite) bool {
 	return false
 }
 
-// recordJUnit puts the merged JUnit files a shard wrote into its run.json,
-// relative to its log dir, so that merge finds them beside a downloaded log dir.
+// recordJUnit puts the merged JUnit files the run wrote into its run.json, relative
+// to its log dir: a shard's where merge finds them beside a downloaded log dir, any
+// run's where the report reads each failed item's test cases.
 func (r *run) recordJUnit(meta *logdir.Meta) {
-	if meta.Shard == nil {
-		return
-	}
-	meta.Shard.JUnit = nil
+	var rels []string
 	for _, p := range r.res.JUnit {
 		rel, err := filepath.Rel(r.o.LogDir, p)
 		if err != nil {
-			r.warn(fmt.Sprintf("JUnit file %s: %v; merge will not find it", p, err))
+			r.warn(fmt.Sprintf("JUnit file %s: %v; the report and merge will not find it", p, err))
 			continue
 		}
-		meta.Shard.JUnit = append(meta.Shard.JUnit, filepath.ToSlash(rel))
+		rels = append(rels, filepath.ToSlash(rel))
+	}
+	if meta.Shard != nil {
+		meta.Shard.JUnit = rels
+	} else {
+		meta.JUnit = rels
 	}
 	r.writeMeta(meta)
 }

@@ -77,10 +77,16 @@ func humanBytes(n int64) string {
 // entities nor fetches external ones: a DOCTYPE is skipped, and a reference to an
 // entity it declared (billion laughs, XXE) is a syntax error.
 func parseJUnit(data []byte, lim limits) ([]xmlSuite, error) {
+	p := &parser{lim: lim}
+	return p.parse(data)
+}
+
+// parse is parseJUnit with the parser kept, for what else it saw (rootName).
+func (p *parser) parse(data []byte) ([]xmlSuite, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, errors.New("empty file (the writer was probably cut off before it wrote anything)")
 	}
-	p := &parser{dec: xml.NewDecoder(bytes.NewReader(data)), lim: lim}
+	p.dec = xml.NewDecoder(bytes.NewReader(data))
 	if err := p.run(); err != nil {
 		return nil, err
 	}
@@ -114,9 +120,11 @@ type parser struct {
 	lim   limits
 	stack []frame
 	root  string
-	found int // suites that count
-	nodes int
-	out   []xmlSuite
+	// rootName is the root element's name attribute (a merged file's suite label).
+	rootName string
+	found    int // suites that count
+	nodes    int
+	out      []xmlSuite
 }
 
 func (p *parser) run() error {
@@ -172,6 +180,7 @@ func (p *parser) start(t xml.StartElement) error {
 	name := t.Name.Local
 	if p.root == "" {
 		p.root = name
+		p.rootName = clean(attr(t, "name"))
 	}
 	parent := p.top()
 	f := frame{name: name}

@@ -58,6 +58,22 @@ type Meta struct {
 	// Merge when the log dir is the merge of such shards (sgpu-queue merge).
 	Shard *ShardRun `json:"shard,omitempty"`
 	Merge *Merge    `json:"merge,omitempty"`
+	// JUnit are the merged JUnit files of a run that is not a shard (a shard's are
+	// Shard.JUnit), relative to the log dir: the report shows each failed item's
+	// test cases from them.
+	JUnit []string `json:"junit,omitempty"`
+	// Roots are the repo root and its path where the suites ran (a target
+	// container's): the report shows paths under them relative, so that it names
+	// no runner's path, and a rebuild of it reads the same.
+	Roots []string `json:"roots,omitempty"`
+}
+
+// JUnitFiles are the merged JUnit files the run wrote, relative to its log dir.
+func (m Meta) JUnitFiles() []string {
+	if m.Shard != nil {
+		return m.Shard.JUnit
+	}
+	return m.JUnit
 }
 
 // Stop is a typed stop reason with the message the user saw.

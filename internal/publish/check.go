@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
+	"github.com/rocm/sgpu-queue/internal/mdcut"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
 
@@ -102,7 +103,9 @@ func checkText(r Request) (title, summary string) {
 	if strings.TrimSpace(summary) == "" {
 		summary = "(no report)"
 	}
-	summary = truncate(summary, MaxTextBytes, fmt.Sprintf("\n\n… (truncated to %d bytes: the full report is report/schedule.md in the log dir)\n", MaxTextBytes))
+	// A cut closes the fence or <details> it falls in, so the note renders as text.
+	note := fmt.Sprintf("\n\n… (truncated to %d bytes: the full report is report/schedule.md in the log dir)\n", MaxTextBytes)
+	summary = mdcut.Cut(summary, MaxTextBytes, note)
 	return title, summary
 }
 

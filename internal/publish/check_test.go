@@ -3,14 +3,18 @@ package publish
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"github.com/rocm/sgpu-queue/internal/golden"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -335,10 +339,16 @@ func TestCheckRetries(t *testing.T) {
 	}
 }
 
-// A hung API must not hang the step: every request has a deadline.
+// A hung API must not hang the step: every request has a deadline, and a request
+// that timed out (it may have been done) is not sent again.
 func TestCheckTimeout(t *testing.T) {
 	release := make(chan struct{})
+	var mu sync.Mutex
+	requests := 0
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		requests++
+		mu.Unlock()
 		io.Copy(io.Discard, r.Body) // then the server notices the client hanging up
 		select {
 		case <-r.Context().Done():
@@ -351,12 +361,116 @@ func TestCheckTimeout(t *testing.T) {
 		Timeout: 50 * time.Millisecond, Retry: Retry{Max: 2, WaitMin: time.Millisecond, WaitMax: time.Millisecond}}
 	o, err := Check(context.Background(), r)
 	assertNoToken(t, o, err)
-	if err == nil || !strings.Contains(err.Error(), "no answer from the GitHub API (50ms per attempt, up to 3 attempts)") {
+	var ue *UnreachableError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "no answer from the GitHub API within 50ms (a request that timed out is not retried)") {
 		t.Fatalf("error %v", err)
 	}
-	if len(o.Notes) != 2 || !strings.Contains(o.Notes[1], "retry 2 of 2 of POST /repos/o/r/check-runs after no answer") {
-		t.Errorf("notes %q, want one per retry", o.Notes)
+	mu.Lock()
+	defer mu.Unlock()
+	if requests != 1 || len(o.Notes) != 0 {
+		t.Errorf("%d requests, notes %q: want one, no retry", requests, o.Notes)
 	}
+}
+
+// TestUnreachableAPI: an API that refuses connections, or closes each without an
+// answer, gets one retry per call, after NoAnswerWait, whatever Max says; the error
+// says it could not be reached, typed, so that the caller skips the rest. The
+// bound is the schedule of waits, not a measured time.
+func TestUnreachableAPI(t *testing.T) {
+	if got, want := (Retry{}).NoAnswerWaits(), []time.Duration{DefaultNoAnswerWait}; !reflect.DeepEqual(got, want) {
+		t.Errorf("default no-answer waits %v, want %v", got, want)
+	}
+	var total time.Duration
+	for _, w := range (Retry{}).NoAnswerWaits() {
+		total += w
+	}
+	if worst := total + time.Duration(DefaultNoAnswer+1)*DialTimeout; worst > 10*time.Second {
+		t.Errorf("an unreachable API may cost %s per call (waits %s, dial timeout %s)", worst, total, DialTimeout)
+	}
+	if got := (Retry{NoAnswer: -1}).NoAnswerWaits(); len(got) != 0 {
+		t.Errorf("NoAnswer -1: waits %v", got)
+	}
+
+	refused := closedPort(t)
+	hangUp, accepted := hangingUp(t)
+	tests := []struct {
+		name     string
+		url      string
+		accepted func() int // connections the server saw; nil: none can be counted
+	}{
+		{"connection refused", refused, nil},
+		{"connection closed without an answer", hangUp, accepted},
+	}
+	for _, tc := range tests {
+		for _, call := range []string{"check", "comment"} {
+			t.Run(tc.name+"/"+call, func(t *testing.T) {
+				before := 0
+				if tc.accepted != nil {
+					before = tc.accepted()
+				}
+				r := Request{Token: testToken, APIURL: tc.url, Repo: "o/r", SHA: testSHA, PR: 7, Conclusion: "failure",
+					Retry: Retry{NoAnswerWait: time.Millisecond}} // Max and the rest as in production
+				var o Outcome
+				var err error
+				if call == "check" {
+					o, err = Check(context.Background(), r)
+				} else {
+					o, err = Comment(context.Background(), r)
+				}
+				assertNoToken(t, o, err)
+				var ue *UnreachableError
+				if !errors.As(err, &ue) || !strings.Contains(err.Error(), "the GitHub API cannot be reached (2 attempt(s))") {
+					t.Fatalf("error %v, want an UnreachableError after 2 attempts", err)
+				}
+				if len(o.Notes) != DefaultNoAnswer || !strings.Contains(o.Notes[0], "retry 1 of 4 of ") || !strings.Contains(o.Notes[0], "after no answer") {
+					t.Errorf("notes %q, want one retry", o.Notes)
+				}
+				if tc.accepted != nil {
+					if n := tc.accepted() - before; n != 1+DefaultNoAnswer {
+						t.Errorf("%d connections, want %d", n, 1+DefaultNoAnswer)
+					}
+				}
+			})
+		}
+	}
+}
+
+// closedPort is a URL where nothing listens: connections are refused.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return "http://" + addr + "/"
+}
+
+// hangingUp is a URL whose server accepts each connection and closes it at once,
+// and a count of the connections it accepted.
+func hangingUp(t *testing.T) (string, func() int) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	n := 0
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			n++
+			mu.Unlock()
+			c.Close()
+		}
+	}()
+	t.Cleanup(func() { l.Close() })
+	return "http://" + l.Addr().String() + "/", func() int { mu.Lock(); defer mu.Unlock(); return n }
 }
 
 // The token goes to the API host only, never along a redirect elsewhere.
@@ -490,4 +604,22 @@ func TestTruncate(t *testing.T) {
 func goldenFile(t *testing.T, name string, got []byte) {
 	t.Helper()
 	golden.Check(t, filepath.Join("testdata", name), got, *update)
+}
+
+// TestCheckTruncationClosesWhatItOpened: a report cut inside a log tail (a code
+// fence in a <details>, multibyte text at the cut) reaches the API closed: the note
+// renders after the fence and the </details>, not inside them.
+func TestCheckTruncationClosesWhatItOpened(t *testing.T) {
+	g := newFakeGitHub(t, testToken)
+	r := request(g, 1)
+	r.Summary = "## ✗ sgpu-queue\n\n<details><summary>Last lines of <code>items/a.log</code></summary>\n\n````text\n```\n</details>\n" +
+		strings.Repeat("ünïcödé ≥ 𝛼 line\n", 8000) + "````\n\n</details>\n"
+	if _, err := Check(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	s := g.run(1001).Summary
+	want := "\n````\n\n</details>\n\n\n… (truncated to 65535 bytes: the full report is report/schedule.md in the log dir)\n"
+	if len(s) > MaxTextBytes || !utf8.ValidString(s) || !strings.HasSuffix(s, want) {
+		t.Errorf("summary of %d bytes, valid %v, ends %q; want it to end %q", len(s), utf8.ValidString(s), s[max(0, len(s)-150):], want)
+	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
+	"github.com/rocm/sgpu-queue/internal/mdcut"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
 
@@ -141,6 +142,6 @@ func CommentBody(r Request) string {
 		room = 0
 	}
 	summary := strings.TrimRight(r.Summary, "\n")
-	summary = truncate(summary, room, "\n\n… (truncated: the full report is report/schedule.md in the log dir)")
+	summary = mdcut.Cut(summary, room, "\n\n… (truncated: the full report is report/schedule.md in the log dir)")
 	return truncate(head.String()+summary+foot.String(), MaxTextBytes, "")
 }

@@ -230,3 +230,15 @@ func FuzzMarker(f *testing.F) {
 		}
 	})
 }
+
+// TestCommentBodyClosesWhatItOpened: the comment's report, cut, closes its fence
+// and <details> before the note and the footer.
+func TestCommentBodyClosesWhatItOpened(t *testing.T) {
+	r := Request{Workflow: "w", Job: "j", Title: "t", SHA: testSHA, DetailsURL: "https://example.com/run",
+		Summary: "<details><summary>log</summary>\n\n```text\n" + strings.Repeat("𝛼β line\n", 9000) + "```\n\n</details>\n"}
+	body := CommentBody(r)
+	want := "\n```\n\n</details>\n\n\n… (truncated: the full report is report/schedule.md in the log dir)\n\n---\n<sub>sgpu-queue"
+	if len(body) > MaxTextBytes || !utf8.ValidString(body) || !strings.Contains(body, want) {
+		t.Errorf("body of %d bytes lacks %q; tail %q", len(body), want, body[max(0, len(body)-300):])
+	}
+}

@@ -86,20 +86,43 @@ type Request struct {
 // Retry bounds the retries of one API request: at most Max retries, waiting
 // exponentially from WaitMin to WaitMax between them, or what the answer's
 // Retry-After (or rate-limit reset) asks when that is at most MaxServerWait.
+//
+// An API that does not answer at all (connection refused or reset, no DNS name, no
+// connection within DialTimeout) gets NoAnswer retries in all, per call of Check or
+// Comment, each after NoAnswerWait: an unreachable API costs a step about a second
+// (docs/report.md), not the minute of backoff a flaky one is worth. A request that
+// timed out waiting for its answer is not retried: it may have been done, and the
+// wait was already long.
 type Retry struct {
 	Max           int
 	WaitMin       time.Duration
 	WaitMax       time.Duration
 	MaxServerWait time.Duration
+	NoAnswer      int // < 0: none
+	NoAnswerWait  time.Duration
 }
 
-// Defaults of Retry.
+// Defaults of Retry, and how long a connection may take.
 const (
 	DefaultRetries       = 4
 	DefaultRetryWaitMin  = time.Second
 	DefaultRetryWaitMax  = 16 * time.Second
 	DefaultMaxServerWait = 60 * time.Second
+	DefaultNoAnswer      = 1
+	DefaultNoAnswerWait  = 500 * time.Millisecond
+	DialTimeout          = 3 * time.Second // api.github.com connects in milliseconds from a runner
 )
+
+// NoAnswerWaits is the schedule of waits before the retries of a call whose API
+// does not answer: what an unreachable API costs besides the attempts themselves.
+func (r Retry) NoAnswerWaits() []time.Duration {
+	r = r.withDefaults()
+	waits := make([]time.Duration, r.NoAnswer)
+	for i := range waits {
+		waits[i] = r.NoAnswerWait
+	}
+	return waits
+}
 
 // Outcome says what was done.
 type Outcome struct {
@@ -133,9 +156,10 @@ type session struct {
 	timeout     time.Duration
 	retry       Retry
 
-	mu     sync.Mutex
-	reason string   // why the last attempt is retried
-	notes  []string // one per retry
+	mu       sync.Mutex
+	reason   string   // why the last attempt is retried
+	notes    []string // one per retry
+	noAnswer int      // retries made after no answer at all (Retry.NoAnswer)
 }
 
 func newSession(r Request) (*session, error) {
@@ -165,8 +189,10 @@ func newSession(r Request) (*session, error) {
 		timeout = DefaultTimeout
 	}
 	s := &session{owner: owner, repo: repo, token: r.Token, timeout: timeout, retry: r.Retry.withDefaults()}
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.DialContext = (&net.Dialer{Timeout: DialTimeout, KeepAlive: 30 * time.Second}).DialContext
 	attempt := &http.Client{
-		Transport: &authTransport{host: base.Host, auth: "Bearer " + r.Token, next: http.DefaultTransport},
+		Transport: &authTransport{host: base.Host, auth: "Bearer " + r.Token, next: transport},
 		Timeout:   timeout,
 		// The API never redirects these calls across hosts; refusing that
 		// keeps the token from following a redirect somewhere else.
@@ -213,6 +239,15 @@ func (r Retry) withDefaults() Retry {
 	if r.MaxServerWait <= 0 {
 		r.MaxServerWait = DefaultMaxServerWait
 	}
+	switch {
+	case r.NoAnswer == 0:
+		r.NoAnswer = DefaultNoAnswer
+	case r.NoAnswer < 0:
+		r.NoAnswer = 0
+	}
+	if r.NoAnswerWait <= 0 {
+		r.NoAnswerWait = DefaultNoAnswerWait
+	}
 	return r
 }
 
@@ -251,6 +286,12 @@ func (s *session) checkRetry(ctx context.Context, resp *http.Response, err error
 	case err != nil:
 		retry, _ = retryablehttp.DefaultRetryPolicy(ctx, resp, err)
 		why = "no answer (" + textfmt.OneLine(s.scrub(err.Error())) + ")"
+		s.mu.Lock()
+		retry = retry && !waitedOut(err) && s.noAnswer < s.retry.NoAnswer
+		if retry {
+			s.noAnswer++
+		}
+		s.mu.Unlock()
 	case resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusTooManyRequests:
 		wait, ok := serverWait(resp)
 		switch {
@@ -290,13 +331,36 @@ func serverWait(resp *http.Response) (time.Duration, bool) {
 }
 
 func (s *session) backoff(min, max time.Duration, attempt int, resp *http.Response) time.Duration {
-	if resp != nil {
-		if wait, ok := serverWait(resp); ok {
-			return wait
-		}
+	if resp == nil {
+		return s.retry.NoAnswerWait // no answer at all: retried once, soon (Retry)
+	}
+	if wait, ok := serverWait(resp); ok {
+		return wait
 	}
 	return retryablehttp.DefaultBackoff(min, max, attempt, resp)
 }
+
+// waitedOut reports whether err is a request that timed out after it was sent (a
+// connection that could not be made within DialTimeout is not).
+func waitedOut(err error) bool {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return false
+	}
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
+}
+
+// UnreachableError is a call that got no answer from the API at all, after its
+// retries (Retry): what else the step would publish would only meet the same
+// silence, so the caller skips it.
+type UnreachableError struct {
+	msg string
+	err error
+}
+
+func (e *UnreachableError) Error() string { return e.msg }
+func (e *UnreachableError) Unwrap() error { return e.err }
 
 // noteRetry records each retry (attempt > 0) with what made it necessary.
 func (s *session) noteRetry(_ retryablehttp.Logger, req *http.Request, attempt int) {
@@ -365,9 +429,18 @@ func (s *session) classify(err error, what, perm, missing string) (warning strin
 		}
 		return "", s.wrap(err, fmt.Sprintf("cannot publish the %s: %s: %d %s", what, requestLine(er), er.Response.StatusCode, textfmt.OneLine(er.Message)))
 	}
+	var re *redirectError
 	var ne net.Error
-	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
-		return "", s.wrap(err, fmt.Sprintf("cannot publish the %s: no answer from the GitHub API (%s per attempt, up to %d attempts)", what, s.timeout, s.retry.Max+1))
+	switch {
+	case errors.As(err, &re) || !errors.As(err, &ne) || errors.Is(err, context.Canceled):
+	case waitedOut(err):
+		msg := fmt.Sprintf("cannot publish the %s: no answer from the GitHub API within %s (a request that timed out is not retried)",
+			what, s.timeout)
+		return "", &UnreachableError{s.scrub(msg), err}
+	default:
+		msg := fmt.Sprintf("cannot publish the %s: the GitHub API cannot be reached (%d attempt(s)): %s",
+			what, s.noAnswer+1, textfmt.OneLine(err.Error()))
+		return "", &UnreachableError{s.scrub(msg), err}
 	}
 	return "", s.wrap(err, fmt.Sprintf("cannot publish the %s: %s", what, textfmt.OneLine(err.Error())))
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"fmt"
 	"math"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocm/sgpu-queue/internal/junit"
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/schedule"
@@ -72,6 +74,9 @@ type simRun struct {
 	// Legacy writes the run as sgpu-queue did before outcomes were recorded: no
 	// outcomes.tsv, no format in run.json.
 	Legacy bool
+	// JUnit is the XML some items wrote (suite label → tag → file); write merges
+	// each suite's with junit.Merge into junit/<label>.xml, which run.json lists.
+	JUnit map[string]map[string]string
 }
 
 // order sorts items longest estimate first, unknown items (the default weight) first
@@ -288,6 +293,11 @@ func (sr simRun) write(dir string) error {
 		Started: sr.Started, Wall: wall, Finished: true, Cancelled: sr.CancelAt > 0,
 		Changes: changes, Pruned: sr.Pruned, Quarantined: sr.Quarantined, TimeoutFactor: sr.TimeoutFactor,
 	}
+	junitFiles, err := sr.writeJUnit(dir)
+	if err != nil {
+		return err
+	}
+	m.JUnit = junitFiles
 	if !sr.Legacy {
 		m.Format = logdir.FormatOutcomes
 		if m.Cancelled {
@@ -295,6 +305,50 @@ func (sr simRun) write(dir string) error {
 		}
 	}
 	return l.WriteMeta(m)
+}
+
+// writeJUnit merges each suite's item files of sr.JUnit as the engine does, into
+// dir/junit/<label>.xml, and returns those paths relative to dir.
+func (sr simRun) writeJUnit(dir string) ([]string, error) {
+	var labels []string
+	for l := range sr.JUnit {
+		labels = append(labels, l)
+	}
+	sort.Strings(labels)
+	var rels []string
+	for _, label := range labels {
+		src, err := os.MkdirTemp("", "sgpu-gen-junit-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(src)
+		for tag, xml := range sr.JUnit[label] {
+			if err := os.WriteFile(filepath.Join(src, tag+".xml"), []byte(xml), 0o644); err != nil {
+				return nil, err
+			}
+		}
+		var items []junit.Item
+		for _, it := range sr.Items {
+			if it.Label == label {
+				o := it.outcome()
+				items = append(items, junit.Item{Tag: it.Tag, GPU: "0", Seconds: it.Actual, RC: it.RC, Finished: true,
+					Incomplete: o == outcome.CutOff, Failed: !o.Passed()})
+			}
+		}
+		doc, err := junit.Merge(context.Background(), label, src, "", items, time.Time{})
+		if err != nil {
+			return nil, err
+		}
+		rel := "junit/" + label + ".xml"
+		if err := os.MkdirAll(filepath.Join(dir, "junit"), 0o755); err != nil {
+			return nil, err
+		}
+		if err := doc.WriteFile(filepath.Join(dir, rel)); err != nil {
+			return nil, err
+		}
+		rels = append(rels, rel)
+	}
+	return rels, nil
 }
 
 var teSuites = []logdir.MetaSuite{
@@ -373,6 +427,7 @@ func fixtures(t *testing.T, table *weights.Table) map[string]simRun {
 	order(f.Items)
 	gemm := find(f.Items, "torch/test_gemm_autotune.ck")
 	gemm.Actual, gemm.RC, gemm.Outcome = 111, 124, outcome.Timeout // hung: killed at 3 × its weight of 37 s
+	f.JUnit = failuresJUnit()
 	out["te80-failures"] = f
 
 	// The same failures as a log dir of an older sgpu-queue (no outcomes.tsv): rc
@@ -388,6 +443,38 @@ func fixtures(t *testing.T, table *weights.Table) map[string]simRun {
 
 	out["hostile"] = hostileRun()
 	return out
+}
+
+// failuresJUnit is what the failed items of te80-failures wrote: pytest's XML with
+// more failed cases than the report shows, messages with fences, HTML, a
+// </details>, an absolute runner path and multibyte text; one case with no message
+// (the report shows its body's last lines); the cut-off and hung items wrote none.
+func failuresJUnit() map[string]map[string]string {
+	var flash strings.Builder
+	flash.WriteString(`<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest">`)
+	flash.WriteString(`<testcase classname="tests.pytorch.test_numerics" name="test_ok" time="1.0"/>`)
+	msgs := []string{
+		"AssertionError: Tensor-likes are not close!&#10;&#10;Mismatched elements: 3 / 4096 (0.1%)&#10;" +
+			"Greatest absolute difference: 0.0625 at index (0, 7)&#10;Greatest relative difference: 0.01 at index (0, 7)&#10;more",
+		"RuntimeError: see /__w/TransformerEngine/TransformerEngine/tests/pytorch/test_numerics.py:412 and ```` fence",
+		"&lt;/details&gt;&lt;script&gt;alert(1)&lt;/script&gt; ```text\n ≥ 𝛼 ünïcödé",
+		"assert 1 == 2", "assert 2 == 3", "assert 3 == 4", "assert 4 == 5",
+	}
+	for i, m := range msgs {
+		fmt.Fprintf(&flash, `<testcase classname="tests.pytorch.test_numerics" name="test_linear[case%d]" time="0.5">`+
+			`<failure message="%s">E   long traceback</failure></testcase>`, i, m)
+	}
+	flash.WriteString(`</testsuite></testsuites>`)
+	layer := `<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest">` +
+		`<testcase classname="tests.jax.test_layer" name="test_layer_fwd[bf16]" time="2.0"><error>Traceback (most recent call last):
+  File "/__w/TransformerEngine/TransformerEngine/tests/jax/test_layer.py", line 88, in test_layer_fwd
+    out = layer(x)
+jaxlib.xla_extension.XlaRuntimeError: INTERNAL: hipMemcpy failed
+</error></testcase></testsuite></testsuites>`
+	return map[string]map[string]string{
+		"torch": {"test_numerics.flash": flash.String()},
+		"jax":   {"test_layer.auto": layer},
+	}
 }
 
 // failuresRun is the TE run with new items and failures: a fast assertion, an item
@@ -515,7 +602,11 @@ func TestFixturesAreGenerated(t *testing.T) {
 		if err := sr.write(dir); err != nil {
 			t.Fatal(err)
 		}
-		for _, f := range []string{"queue/queue.tsv", "queue/timings.tsv", "queue/outcomes.tsv", "queue/run.json"} {
+		files := []string{"queue/queue.tsv", "queue/timings.tsv", "queue/outcomes.tsv", "queue/run.json"}
+		for label := range sr.JUnit {
+			files = append(files, "junit/"+label+".xml")
+		}
+		for _, f := range files {
 			want, err := os.ReadFile(filepath.Join("testdata", "runs", name, f))
 			if err != nil && !(sr.Legacy && f == "queue/outcomes.tsv") {
 				t.Fatalf("%v (run the tests once with -gen)", err)

@@ -33,17 +33,21 @@ func TestGitHubReport(t *testing.T) {
 	os.MkdirAll(filepath.Dir(p), 0o755)
 	os.WriteFile(p, []byte(log.String()), 0o644)
 
-	md := Render(r, suites, s, Options{RunURL: runURL})
+	roots := []string{"/__w/TransformerEngine/TransformerEngine/"}
+	md := Render(r, suites, s, Options{RunURL: runURL, Roots: roots})
 	checkMarkdown(t, []byte(md))
 	if bad := mdcheck.RelativeLinks(md); len(bad) > 0 {
 		t.Errorf("relative links in the GitHub report: %q", bad)
 	}
 	for _, want := range []string{
-		"#### Logs of failed items",
 		"E   AssertionError: last words",
 		"[the run's artifacts](" + runURL + ")",
-		"<summary><code>" + xmlText(failed[0].Key, maxShown) + "</code>: last lines of <code>",
+		"#### ✗ " + code(failed[0].Key) + ": rc ",
+		"<summary>Last 30 lines of <code>" + xmlText(failed[0].LogRel, maxShown) + "</code></summary>",
 		"(the log is empty or missing)", // the second failed item has no log file
+		// Its JUnit, relative to the repo root.
+		"RuntimeError: see tests/pytorch/test_numerics.py:412",
+		`File "tests/jax/test_layer.py", line 88`,
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("GitHub report lacks %q", want)
@@ -62,11 +66,15 @@ func TestGitHubReport(t *testing.T) {
 		t.Errorf("the log's markup is not fenced:\n%s", md[max(0, i-300):min(len(md), i+100)])
 	}
 
+	if strings.Contains(md, "/__w/") {
+		t.Errorf("the report names the runner's absolute path:\n%s", md[strings.Index(md, "/__w/")-200:][:400])
+	}
+
 	local := Render(r, suites, s, Options{})
-	if got := mdcheck.RelativeLinks(local); len(got) == 0 || strings.Contains(local, "#### Logs of failed items") {
+	if got := mdcheck.RelativeLinks(local); len(got) == 0 || strings.Contains(local, "<summary>Last ") {
 		t.Errorf("schedule.md lost its relative links (%d) or gained tails", len(got))
 	}
-	goldenFile(t, "te80-failures.github.md", []byte(Render(r, suites, s, Options{RunURL: runURL})))
+	goldenFile(t, "te80-failures.github.md", []byte(Render(r, suites, s, Options{RunURL: runURL, Roots: roots})))
 }
 
 // The golden GitHub rendering of the fixture runs (no logs there: each tail says so).

@@ -35,11 +35,14 @@ type Options struct {
 	// the report points at the run's page, whose artifacts hold the log dir. ""
 	// renders report/schedule.md, read beside the log dir it links into.
 	RunURL string
+	// Roots are more roots than run.json's (logdir.Meta.Roots): a path under one
+	// is shown relative to it, so that the report names no runner's or
+	// container's absolute path (docs/report.md).
+	Roots []string
 }
 
-// Limits of the log tails a report for github.com shows inline.
+// Limits of the log tails a report for github.com shows inline (detailItems of them).
 const (
-	tailItems = 20      // failed items with a tail; the rest are listed only
 	tailLines = 30      // lines of one tail
 	tailBytes = 4 << 10 // bytes of one tail
 )
@@ -121,36 +124,41 @@ func fit(blocks []*block, limit int) {
 	}
 }
 
-// render builds the report within limit bytes.
+// render builds the report within limit bytes, in the order a reviewer reads it
+// (docs/report.md): the verdict, what failed (suites, items, their test cases and
+// logs), then how the run went (efficiency, shards, timeline, tables).
 func render(r *logdir.Run, suites []verdict.Suite, s Stats, limit int, o Options) string {
+	o.Roots = append(append([]string(nil), r.Meta.Roots...), o.Roots...)
 	var blocks []*block
-	blocks = append(blocks, fixed(headline(r, s)))
-	if b := brokenSuites(suites); b != "" {
-		blocks = append(blocks, fixed(b))
+	add := func(b *block) {
+		if b != nil {
+			blocks = append(blocks, b)
+		}
 	}
-	blocks = append(blocks, fixed(efficiency(r, s)))
-	if sh := shardsSection(r, suites); sh != nil {
-		blocks = append(blocks, sh)
+	add(fixed(headline(r, s, o)))
+	if b := brokenSuites(suites, o); b != "" {
+		add(fixed(b))
 	}
-	blocks = append(blocks, fixed(timelineSection(r, s, o)))
-	blocks = append(blocks, suitesTable(suites, s))
-	blocks = append(blocks, gpuTable(s))
-	if f := failedTable(s, o); f != nil {
-		blocks = append(blocks, f)
+	add(failedSuites(suites))
+	add(failedTable(s, o))
+	add(failedDetails(r, s, o))
+	add(fixed(efficiency(r, s)))
+	add(shardsSection(r, suites))
+	add(fixed(timelineSection(r, s, o)))
+	add(suitesTable(suites, s))
+	add(gpuTable(s))
+	for _, b := range badDayTables(r, suites, o) {
+		add(b)
 	}
-	if t := failedTails(r, s, o); t != nil {
-		blocks = append(blocks, t)
+	for _, b := range estimateTables(s) {
+		add(b)
 	}
-	blocks = append(blocks, badDayTables(r, suites, o)...)
-	blocks = append(blocks, estimateTables(s)...)
-	if u := unknownTable(s); u != nil {
-		blocks = append(blocks, u)
+	add(unknownTable(s))
+	add(missingTable(s))
+	for _, b := range weightTables(r) {
+		add(b)
 	}
-	if m := missingTable(s); m != nil {
-		blocks = append(blocks, m)
-	}
-	blocks = append(blocks, weightTables(r)...)
-	blocks = append(blocks, fixed("<sub>Built from the run's files; `sgpu-queue report LOGDIR` rebuilds it.</sub>\n"))
+	add(fixed("<sub>Built from the run's files; `sgpu-queue report LOGDIR` rebuilds it.</sub>\n"))
 	fit(blocks, limit)
 	var sb strings.Builder
 	for _, b := range blocks {
@@ -159,26 +167,33 @@ func render(r *logdir.Run, suites []verdict.Suite, s Stats, limit int, o Options
 	return sb.String()
 }
 
-func headline(r *logdir.Run, s Stats) string {
+func headline(r *logdir.Run, s Stats, o Options) string {
 	var b strings.Builder
 	switch {
 	case s.Cancelled:
-		fmt.Fprintf(&b, "## ✗ sgpu-queue: cancelled, %d of %d items finished, %d failed\n\n", s.Finished, s.Items, s.Failed)
+		fmt.Fprintf(&b, "## ✗ sgpu-queue: cancelled, %d of %d items finished, %d failed", s.Finished, s.Items, s.Failed)
 	case s.Interrupted:
-		fmt.Fprintf(&b, "## ✗ sgpu-queue: interrupted, %d of %d items finished, %d failed\n\n", s.Finished, s.Items, s.Failed)
+		fmt.Fprintf(&b, "## ✗ sgpu-queue: interrupted, %d of %d items finished, %d failed", s.Finished, s.Items, s.Failed)
 	case r.Meta.BeforeItems():
-		b.WriteString("## ✗ sgpu-queue: stopped before any item ran\n\n")
+		b.WriteString("## ✗ sgpu-queue: stopped before any item ran")
 	case s.Passed:
-		fmt.Fprintf(&b, "## ✓ sgpu-queue: all %d items passed\n\n", s.Items)
+		fmt.Fprintf(&b, "## ✓ sgpu-queue: all %d items passed", s.Items)
 	default:
-		fmt.Fprintf(&b, "## ✗ sgpu-queue: %d of %d items failed\n\n", s.Failed, s.Items)
+		fmt.Fprintf(&b, "## ✗ sgpu-queue: %d of %d items failed", s.Failed, s.Items)
 	}
+	if r.Meta.Level != "" {
+		// The level decides which tests ran: a green level 1 says nothing of level 3.
+		fmt.Fprintf(&b, " at level %s", plain(shorten(r.Meta.Level, 40)))
+	}
+	b.WriteString("\n\n")
 	fmt.Fprintf(&b, "**wall %s** · %d items on %d GPUs · %d failed · utilisation %.1f %% · %s above the lower bound\n\n",
 		textfmt.Dur(s.Wall), s.Items, s.GPUs, s.Failed, 100*s.Utilisation, pct(s.AboveBound))
 	b.WriteString(shardNote(r))
 	switch {
 	case s.Cancelled && r.Meta.BeforeItems():
-		fmt.Fprintf(&b, "> [!WARNING]\n> **The run was cancelled before any item ran**: %s. Every suite is marked failed; nothing was learned.\n\n", plain(shorten(r.Meta.Stop.Message, 500)))
+		fmt.Fprintf(&b, "> [!WARNING]\n> **The run was cancelled before any item ran**: %s. "+
+			"Every suite is marked failed; nothing was learned.\n\n",
+			plain(shorten(relText(r.Meta.Stop.Message, o), 500)))
 	case s.Cancelled:
 		fmt.Fprintf(&b, "> [!WARNING]\n> **The run was cancelled** at t+%s. Items cut off are marked failed; the figures below cover what ran, and only finished items were learned.\n\n", clock(s.Wall))
 	case s.Interrupted:
@@ -189,9 +204,11 @@ func headline(r *logdir.Run, s Stats) string {
 		case outcome.StopCancelled, outcome.StopListingFailed, outcome.StopSetupFailed:
 			// Said above, or by brokenSuites.
 		case outcome.StopInternal:
-			fmt.Fprintf(&b, "> [!CAUTION]\n> **sgpu-queue stopped on an internal error**: %s. The other items were stopped; what finished is reported and learned; the run exits 70.\n\n", plain(shorten(st.Message, 500)))
+			fmt.Fprintf(&b, "> [!CAUTION]\n> **sgpu-queue stopped on an internal error**: %s. "+
+				"The other items were stopped; what finished is reported and learned; the run exits 70.\n\n",
+				plain(shorten(relText(st.Message, o), 500)))
 		default:
-			fmt.Fprintf(&b, "> [!CAUTION]\n> **The run stopped early**: %s\n\n", plain(shorten(st.Message, 500)))
+			fmt.Fprintf(&b, "> [!CAUTION]\n> **The run stopped early**: %s\n\n", plain(shorten(relText(st.Message, o), 500)))
 		}
 	}
 	if n := len(r.Meta.Quarantined); n > 0 {
@@ -222,11 +239,12 @@ func headline(r *logdir.Run, s Stats) string {
 // brokenSuites is the note of the suites that failed before their items ran (a
 // listing or setup that failed, in the run or on a shard: verdict.Suite.Broken),
 // each with the reason the run recorded; "" when none did.
-func brokenSuites(suites []verdict.Suite) string {
+func brokenSuites(suites []verdict.Suite, o Options) string {
 	var b strings.Builder
 	for _, su := range suites {
 		if su.Broken != "" {
-			fmt.Fprintf(&b, "> [!CAUTION]\n> **Suite %s failed before its items ran**: %s\n\n", code(su.Label), plain(shorten(su.Broken, 600)))
+			fmt.Fprintf(&b, "> [!CAUTION]\n> **Suite %s failed before its items ran**: %s\n\n",
+				code(su.Label), plain(shorten(relText(su.Broken, o), 600)))
 		}
 	}
 	return b.String()
@@ -486,40 +504,6 @@ func failedTable(s Stats, o Options) *block {
 		"| item | rc | note | took | GPU | log |\n|---|---:|---|---:|---:|---|\n", rows, "failed items")
 }
 
-// failedTails shows, for github.com, the end of each failed item's log inline (a
-// link into the log dir would resolve nowhere there), each folded in <details>.
-func failedTails(r *logdir.Run, s Stats, o Options) *block {
-	if o.RunURL == "" {
-		return nil
-	}
-	failed := failedItems(s)
-	var rows []string
-	for _, it := range failed {
-		if len(rows) == tailItems {
-			break
-		}
-		tail := ""
-		if it.LogRel != "" && r.Layout.Root != "" {
-			tail = textfmt.FileTail(filepath.Join(r.Layout.Root, filepath.FromSlash(it.LogRel)), tailBytes, tailLines)
-		}
-		if tail == "" {
-			tail = "(the log is empty or missing)\n"
-		}
-		// <summary> is raw HTML, where Markdown's code spans do not work.
-		rows = append(rows, fmt.Sprintf("<details><summary><code>%s</code>: last lines of <code>%s</code></summary>\n\n%s\n</details>\n\n",
-			xmlText(it.Key, maxShown), xmlText(it.LogRel, maxShown), fence(tail)))
-	}
-	if len(rows) == 0 {
-		return nil
-	}
-	tail := ""
-	if more := len(failed) - len(rows); more > 0 {
-		tail = fmt.Sprintf("*%d more failed items: their logs are in [the run's artifacts](%s).*\n\n", more, o.RunURL)
-	}
-	return table(fmt.Sprintf("#### Logs of failed items\n\nThe last %d lines of each; whole logs in [the run's artifacts](%s).\n\n", tailLines, o.RunURL),
-		rows, tail, "log tails")
-}
-
 // fence is text as a fenced code block: a fence longer than any run of backticks
 // in it, and control characters (but tab) shown as U+FFFD, so nothing in a log is
 // read as Markdown or HTML.
@@ -636,7 +620,7 @@ func weightTables(r *logdir.Run) []*block {
 	var out []*block
 	head := fmt.Sprintf("### Weights learned: %d changed, %d pruned\n\n", len(m.Changes), len(m.Pruned))
 	if m.Weights != "" {
-		head += "Table: " + code(m.Weights) + ". "
+		head += "Table: " + code(tableName(m.Weights)) + ". "
 	}
 	head += "A slower run moves a weight half-way to what it measured, a faster one a tenth of the way.\n\n"
 	ch := append([]logdir.Change(nil), m.Changes...)
@@ -677,6 +661,16 @@ func weightTables(r *logdir.Run) []*block {
 		}
 	}
 	return out
+}
+
+// tableName is run.json's weights as the report names it: a run records a table
+// under the repo root relative to it; an absolute path (a table elsewhere, or an
+// older run.json) is shown by its file name alone, never as a runner's path.
+func tableName(w string) string {
+	if filepath.IsAbs(w) {
+		return filepath.Base(w)
+	}
+	return w
 }
 
 // zeroOf is the zero of a GPU's offsets: in a merged run its shard's item phase

@@ -186,7 +186,7 @@ func TestSizeCap(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			md := render(r, suites, s, tt.limit, Options{})
-			if !strings.HasPrefix(md, "## ✗ sgpu-queue: 36 of 6000 items failed\n") {
+			if !strings.HasPrefix(md, "## ✗ sgpu-queue: 36 of 6000 items failed at level 3\n") {
 				t.Errorf("headline lost: %.80q", md)
 			}
 			for _, w := range []string{"### Efficiency", "```mermaid", "### Failed items (36)"} {

@@ -3,7 +3,8 @@
 # really ran (one TAB-separated line per event in $SGPU_TRACE) that the tests check
 # the scheduler against.
 #
-#   item TAG SECONDS [MIN_LEVEL] [MODE]   MODE: ok (default), fail:N, crash, needs-prefix,
+#   item TAG SECONDS [MIN_LEVEL] [MODE]   MODE: ok (default), fail:N (exits N; its JUnit holds
+#                                          a failed case "e2e::TAG"), crash, needs-prefix,
 #                                          leave-file, flaky (fails its first run, counted in
 #                                          $SGPU_STATE), hang (sleeps SECONDS, ignores TERM),
 #                                          gated (listed, but its re-entry runs nothing),
@@ -94,7 +95,11 @@ item() {
             local f="$SGPU_STATE/flaky.$tag"
             if [ ! -e "$f" ]; then : >"$f"; echo "flaky failure"; _rc=1; fi ;;
     esac
-    if [ -n "$JUNITXML_PREFIX" ]; then
+    if [ -n "$JUNITXML_PREFIX" ] && [ "$_rc" != 0 ] && [ "${mode#fail:}" != "$mode" ]; then
+        # A failed test case, as pytest writes it: the report shows it by name with its message.
+        printf '<testsuite name="%s" tests="1" failures="1" errors="0"><testcase classname="e2e" name="%s" time="%s"><failure message="AssertionError: %s exits %s (in %s)">E   AssertionError</failure></testcase></testsuite>\n' "$SUITE" "$tag" "$secs" "$tag" "$_rc" "$PWD" >"$xml"
+        rm -f "$xml.partial"
+    elif [ -n "$JUNITXML_PREFIX" ]; then
         printf '<testsuite name="%s" tests="1" failures="0" errors="0"><testcase classname="e2e" name="%s" time="%s"/></testsuite>\n' "$SUITE" "$tag" "$secs" >"$xml"
         rm -f "$xml.partial"
     fi
