@@ -1,10 +1,15 @@
 package e2e
 
 import (
+	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // codeSuite writes ci/codes.sh, a list suite whose items are the lines of $TAGS:
@@ -58,5 +63,82 @@ func TestItemCodesThatAreTheTools(t *testing.T) {
 				t.Errorf("an item's own %s reads as a cancel:\n%s", code, r.stdout)
 			}
 		})
+	}
+}
+
+// lockedBuffer is a run's console, read by the test while the run writes it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// waitFor waits until the run's console holds want; a run that never prints it
+// fails the test (the bound is generous: nothing here is timed).
+func waitFor(t *testing.T, cmd *exec.Cmd, out *lockedBuffer, want string) {
+	t.Helper()
+	for deadline := time.Now().Add(90 * time.Second); !strings.Contains(out.String(), want); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("%q never appeared:\n%s", want, out.String())
+		}
+	}
+}
+
+// A SIGTERM while phases 6–7 write the weights and the report (every item has
+// ended) is honoured as docs/exit-codes.md says: what was measured is written in
+// full (verdicts, weights, report), and the run exits 130, never 0, saying it was
+// cancelled. The test hook holds phase 6 before the table is saved until the signal
+// has been seen.
+func TestSignalAfterItems(t *testing.T) {
+	dir := fixture(t, "e2e")
+	codeSuite(t, dir)
+	conf := writeConf(t, dir, "codes.conf", "c c.log list ci/codes.sh\n")
+	hold := filepath.Join(t.TempDir(), "go-on")
+	cmd := exec.Command(binary, "run", "--gpus", "2", "--arch", "gfx942", conf)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "TAGS=a\nb\n", "SGPU_TEST_HOLD_SAVE=" + hold}
+	out := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, cmd, out, "== phase 6")
+	cmd.Process.Signal(syscall.SIGTERM)
+	waitFor(t, cmd, out, "SIGTERM: stopping dispatch")
+	if err := os.WriteFile(hold, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code := waitExit(t, cmd, 60*time.Second)
+	console := out.String()
+	if code != 130 {
+		t.Fatalf("exit %d, want 130\n%s", code, console)
+	}
+	for _, w := range []string{"cancelled after its items ended", "== phase 7", "run cancelled", "exit code 130"} {
+		if !strings.Contains(console, w) {
+			t.Errorf("console lacks %q:\n%s", w, console)
+		}
+	}
+	logs := filepath.Join(dir, "test-results", "logs")
+	if rc := readFile(t, filepath.Join(logs, "suites", "c.log.rc")); rc != "0\n" {
+		t.Errorf("c.log.rc = %q, want 0: both items passed", rc)
+	}
+	if w := lines(readFile(t, filepath.Join(dir, "ci-weights", "test_weights.gfx942.l99.txt"))); len(w) != 2 {
+		t.Errorf("weight table %q, want both items learned", w)
+	}
+	readFile(t, filepath.Join(logs, "report", "schedule.md"))
+	if meta := readFile(t, filepath.Join(logs, "queue", "run.json")); !strings.Contains(meta, `"cancelled": true`) {
+		t.Errorf("run.json does not say cancelled:\n%s", meta)
 	}
 }

@@ -285,7 +285,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	}
 	// From here on nothing is cancelled: a cancelled run still writes its verdicts,
 	// learns from what finished and reports.
-	r.afterItems(context.WithoutCancel(ctx), d, meta, o, exp)
+	r.afterItems(ctx, d, meta, o, exp)
 	return r.res, nil
 }
 
@@ -392,8 +392,11 @@ func (r *run) order(ctx context.Context, exp *expansion, pool gpu.Pool) (*ordere
 // afterItems is phases 5–8, run whatever phase 4 ended with (a cancel, a stalled
 // pool, a worker's panic): verdicts, learning, the report and the summary, all
 // from the rows this process measured — the same rows it wrote, so a row the disk
-// refused still counts.
-func (r *run) afterItems(ctx context.Context, d *dispatch.Result, meta *logdir.Meta, o *ordered, exp *expansion) {
+// refused still counts. Nothing in them is cancelled by ctx; a cancel that comes
+// while they run is honoured once they have written what was measured
+// (cancelledAfterItems).
+func (r *run) afterItems(runCtx context.Context, d *dispatch.Result, meta *logdir.Meta, o *ordered, exp *expansion) {
+	ctx := context.WithoutCancel(runCtx)
 	r.res.Cancelled = d.Cancelled
 	r.res.Quarantined = d.Quarantined
 	r.res.Stop = d.Stop
@@ -422,10 +425,23 @@ func (r *run) afterItems(ctx context.Context, d *dispatch.Result, meta *logdir.M
 	// Phase 7: report.
 	r.report(ctx, run)
 	r.recordJUnit(meta)
+	if runCtx.Err() != nil && !d.Cancelled {
+		r.cancelledAfterItems(meta)
+	}
 
 	// Phase 8: failures and exit code.
 	r.obs.Phase(8, "summary")
 	r.summary()
+}
+
+// cancelledAfterItems records a cancel (a signal) that came after every item had
+// ended, while phases 5–7 wrote the verdicts, the weights and the report: those are
+// written in full, and the run is a cancelled one (exit 130 when no item failed,
+// never 0: docs/exit-codes.md), as run.json then says.
+func (r *run) cancelledAfterItems(meta *logdir.Meta) {
+	r.res.Cancelled, meta.Cancelled = true, true
+	r.warn("the run was cancelled after its items ended: the verdicts, weights and report of what was measured are written")
+	r.writeMeta(meta)
 }
 
 // stoppedBeforeItems ends a run cancelled during listing (phase 1) or setup (phase

@@ -15,6 +15,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/expand"
 	"github.com/rocm/sgpu-queue/internal/outcome"
+	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
 // suiteScript honours the hook contract with three items; TEST_FILTER selects one.
@@ -169,5 +170,41 @@ exit 0
 	}
 	if len(obs.phases) != 9 || obs.phases[0] != 0 || obs.phases[8] != 8 {
 		t.Errorf("phases %v, want 0 to 8", obs.phases)
+	}
+}
+
+// cancelOnSave is the local table, whose Save first cancels the run: a signal that
+// arrives during phase 6, after every item ended.
+type cancelOnSave struct {
+	weights.File
+	cancel context.CancelFunc
+}
+
+func (c cancelOnSave) Save(ctx context.Context, t *weights.Table) error {
+	c.cancel()
+	return c.File.Save(ctx, t)
+}
+
+// A cancel in phases 5–7 is honoured once what was measured is written: the table
+// is saved, every suite passed, and the run is a cancelled one (exit 130, not 0).
+func TestCancelAfterItems(t *testing.T) {
+	o := repo(t, "s s.log list s.sh\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	path := filepath.Join(o.RepoRoot, "w.txt")
+	o.Store = func(_, _, _ string) weights.Store { return cancelOnSave{File: weights.File{Path: path}, cancel: cancel} }
+	res, err := Run(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitCode != exitcode.Interrupted || !res.Cancelled || len(res.NotWritten) != 0 {
+		t.Errorf("exit %d cancelled %v not written %v, want 130, cancelled, all written", res.ExitCode, res.Cancelled, res.NotWritten)
+	}
+	table, _, err := weights.File{Path: path}.Load(context.Background())
+	if err != nil || table.Len() != 3 {
+		t.Errorf("saved table: %v, %v; want the 3 items learned", table, err)
+	}
+	if out := o.Out.(*bytes.Buffer).String(); !strings.Contains(out, "run cancelled") || !strings.Contains(out, "exit code 130") {
+		t.Errorf("console:\n%s", out)
 	}
 }

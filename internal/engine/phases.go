@@ -677,7 +677,8 @@ func (r *run) summary() {
 			broken = append(broken, s)
 		}
 	}
-	if len(failed) == 0 && len(broken) == 0 && r.res.Stop == nil && len(r.res.Quarantined) == 0 && len(verdict.FlakyItems(r.res.Suites)) == 0 {
+	clean := len(failed) == 0 && len(broken) == 0 && r.res.Stop == nil && len(r.res.Quarantined) == 0
+	if clean && !r.res.Cancelled && len(verdict.FlakyItems(r.res.Suites)) == 0 {
 		r.printf("all %d suites passed\n", len(r.res.Suites))
 		r.printNotWritten()
 		return
@@ -713,6 +714,9 @@ func (r *run) summary() {
 		r.printf("run stopped (%s): %s\n", reasonWord(st.Reason), st.Message)
 	}
 	if r.res.Cancelled {
+		if clean {
+			r.printf("all %d suites passed, but the run was cancelled\n", len(r.res.Suites))
+		}
 		r.printf("run cancelled\n")
 	}
 	r.printNotWritten()
