@@ -142,3 +142,56 @@ func TestSignalAfterItems(t *testing.T) {
 		t.Errorf("run.json does not say cancelled:\n%s", meta)
 	}
 }
+
+// A weight table that is there but cannot be read is never written over: the run
+// orders without it, says the table will NOT be written, names it NOT written at the
+// end, and the file keeps every key it held. A symlink loop is unreadable even to
+// root; a file of mode 000 is, to anyone else.
+func TestUnreadableWeightTableKept(t *testing.T) {
+	cases := []struct {
+		name string
+		make func(t *testing.T, path string)
+	}{
+		{"symlink loop", func(t *testing.T, p string) {
+			if err := os.Symlink(filepath.Base(p), p); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"mode 000", func(t *testing.T, p string) {
+			if os.Geteuid() == 0 {
+				t.Skip("root reads a file of mode 000")
+			}
+			if err := os.WriteFile(p, []byte("c/a 100.0\nc/z 7.0\n"), 0o000); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := fixture(t, "e2e")
+			codeSuite(t, dir)
+			conf := writeConf(t, dir, "codes.conf", "c c.log list ci/codes.sh\n")
+			table := filepath.Join(dir, "ci-weights", "test_weights.gfx942.l99.txt")
+			os.MkdirAll(filepath.Dir(table), 0o755)
+			tt.make(t, table)
+			before, _ := os.Lstat(table)
+			r := sgpu(t, dir, []string{"TAGS=a\nb\n"}, "run", "--gpus", "2", "--arch", "gfx942", conf)
+			if r.code != 0 {
+				t.Fatalf("exit %d, want 0: the items passed\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			rel := filepath.Join("ci-weights", "test_weights.gfx942.l99.txt")
+			for _, w := range []string{"could not be read", "will NOT be written: the keys it holds are kept", "NOT written (see the warnings): " + rel} {
+				if !strings.Contains(r.stdout, w) {
+					t.Errorf("console lacks %q:\n%s", w, r.stdout)
+				}
+			}
+			after, err := os.Lstat(table)
+			if err != nil || after.Mode() != before.Mode() || after.Size() != before.Size() || !after.ModTime().Equal(before.ModTime()) {
+				t.Errorf("the table was written over: %v → %v (%v)", before, after, err)
+			}
+			if entries, _ := os.ReadDir(filepath.Dir(table)); len(entries) != 1 {
+				t.Errorf("ci-weights holds %v, want the table alone", entries)
+			}
+		})
+	}
+}

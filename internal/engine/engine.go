@@ -178,6 +178,9 @@ type run struct {
 	res      *Result
 	weights  weights.Store // the weight table's store, once phase 2 chose it
 	shard    *sharding     // run --shard I/K; nil for a whole run
+	// unread: the weight table was there but could not be read; it is never saved
+	// over.
+	unread *weights.UnreadableError
 	// internalShard: a merged shard stopped on an internal error, so the merge
 	// exits as that run did (exitcode.Internal).
 	internalShard bool
@@ -595,6 +598,13 @@ func (r *run) loadTable(ctx context.Context, arch, without string) (weights.Stor
 	table, warns, err := store.Load(ctx)
 	for _, w := range warns {
 		r.warn(w)
+	}
+	var unread *weights.UnreadableError
+	if errors.As(err, &unread) {
+		// Its keys are not this run's to drop: saveLearned leaves it as it is.
+		r.unread = unread
+		r.warn(fmt.Sprintf("%v; %s, and it will NOT be written: the keys it holds are kept (make it readable, or remove it)", unread, without))
+		return store, weights.New()
 	}
 	if err != nil || table == nil {
 		r.warn(fmt.Sprintf("weight table %s could not be loaded, %s: %v", store, without, err))

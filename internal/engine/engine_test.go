@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -192,7 +193,9 @@ func TestCancelAfterItems(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	path := filepath.Join(o.RepoRoot, "w.txt")
-	o.Store = func(_, _, _ string) weights.Store { return cancelOnSave{File: weights.File{Path: path}, cancel: cancel} }
+	o.Store = func(_, _, _ string) weights.Store {
+		return cancelOnSave{File: weights.File{Path: path}, cancel: cancel}
+	}
 	res, err := Run(ctx, o)
 	if err != nil {
 		t.Fatal(err)
@@ -205,6 +208,31 @@ func TestCancelAfterItems(t *testing.T) {
 		t.Errorf("saved table: %v, %v; want the 3 items learned", table, err)
 	}
 	if out := o.Out.(*bytes.Buffer).String(); !strings.Contains(out, "run cancelled") || !strings.Contains(out, "exit code 130") {
+		t.Errorf("console:\n%s", out)
+	}
+}
+
+// A weight table that is there but cannot be read (here a symlink loop, which root
+// cannot read either) orders nothing and is never written: the run says so, names
+// it NOT written, and the link is as it was.
+func TestUnreadableTableNotWritten(t *testing.T) {
+	o := repo(t, "s s.log list s.sh\n")
+	o.WeightsPath = filepath.Join(o.RepoRoot, "w.txt")
+	if err := os.Symlink("w.txt", o.WeightsPath); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitCode != exitcode.OK || !slices.Contains(res.NotWritten, "w.txt") {
+		t.Errorf("exit %d, not written %q: want 0 and w.txt", res.ExitCode, res.NotWritten)
+	}
+	if target, err := os.Readlink(o.WeightsPath); err != nil || target != "w.txt" {
+		t.Errorf("the table was replaced: %q, %v", target, err)
+	}
+	out := o.Out.(*bytes.Buffer).String()
+	if !strings.Contains(out, "will NOT be written: the keys it holds are kept") || !strings.Contains(out, "NOT written (see the warnings): w.txt") {
 		t.Errorf("console:\n%s", out)
 	}
 }

@@ -428,6 +428,10 @@ func (r *run) saveLearned(ctx context.Context, store weights.Store, table *weigh
 	for _, k := range pruned {
 		r.printf("  pruned %s (no longer listed by its suite's census)\n", textfmt.Printable(k))
 	}
+	if r.unread != nil {
+		r.lost("the weight table", r.unread.Path, fmt.Errorf("not replaced, its keys kept: %w", r.unread))
+		return
+	}
 	if err := store.Save(ctx, table); err != nil {
 		r.lost("the weight table", store.String(), err)
 	} else {
