@@ -195,3 +195,40 @@ func TestUnreadableWeightTableKept(t *testing.T) {
 		})
 	}
 }
+
+// Hook and pin variables that share a name are refused before anything runs: one
+// line naming both options, exit 2 (items would otherwise get their GPU id as their
+// filter and run nothing, or print the listing and pass).
+func TestClashingHookVariables(t *testing.T) {
+	for _, tt := range []struct {
+		flags []string
+		want  []string
+	}{
+		{[]string{"--pin-var", "TEST_FILTER"}, []string{"--pin-var \"TEST_FILTER\": TEST_FILTER is both the filter and the pin variable", "hook-var filter="}},
+		{[]string{"--hook-var", "filter=TE_CI_LIST_ITEMS"}, []string{"--hook-var: TE_CI_LIST_ITEMS is both the filter and the list-items variable", "hook-var list-items="}},
+		{[]string{"--pin-var", "TEST_LEVEL"}, []string{"--pin-var \"TEST_LEVEL\": TEST_LEVEL is both the level and the pin variable", "hook-var level="}},
+	} {
+		t.Run(strings.Join(tt.flags, " "), func(t *testing.T) {
+			dir := fixture(t, "e2e")
+			codeSuite(t, dir)
+			conf := writeConf(t, dir, "codes.conf", "c c.log list ci/codes.sh\n")
+			args := append([]string{"run", "--gpus", "2", "--arch", "gfx942"}, tt.flags...)
+			r := sgpu(t, dir, []string{"TAGS=a\n"}, append(args, conf)...)
+			if r.code != 2 {
+				t.Fatalf("exit %d, want 2\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			errs := lines(r.stderr)
+			if len(errs) != 1 {
+				t.Fatalf("stderr %q, want one line", r.stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(errs[0], w) {
+					t.Errorf("stderr %q lacks %q", errs[0], w)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(dir, "test-results")); err == nil {
+				t.Error("the refused run wrote test-results/")
+			}
+		})
+	}
+}
