@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -230,5 +231,48 @@ func TestClashingHookVariables(t *testing.T) {
 				t.Error("the refused run wrote test-results/")
 			}
 		})
+	}
+}
+
+// A list and an opaque suite see their env= settings (docs/config.md) in every
+// command: both listing passes (queue and census), the setup, each item; the hook
+// contract's own variables still win over an env= of the same name, and one suite's
+// env= is not another's.
+func TestEnvOptionOnListAndOpaque(t *testing.T) {
+	dir := fixture(t, "e2e")
+	script := `#!/bin/sh
+if [ -n "$TE_CI_LIST_ITEMS" ]; then
+    echo "list census=${TE_CI_SKIP_CHECK_SUPPORTED:-0} $1 ${MY_VAR-unset}" >>"$TRACE"
+    [ "$MY_VAR" = from-config ] && printf 'TE_CI_ITEM a\nTE_CI_ITEM b\n'
+    exit 0
+fi
+if [ -n "$TE_CI_SETUP_ONLY" ]; then
+    echo "setup $1 ${MY_VAR-unset}" >>"$TRACE"
+    exit 0
+fi
+echo "item $1 ${TEST_FILTER:-whole} ${MY_VAR-unset}" >>"$TRACE"
+[ "$MY_VAR" = "$2" ] || exit 5
+`
+	if err := os.WriteFile(filepath.Join(dir, "ci", "envs.sh"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	conf := writeConf(t, dir, "envs.conf", "l l.log list,env=MY_VAR=from-config,env=TEST_FILTER=wrong ci/envs.sh l from-config\n"+
+		"o o.log opaque,env=MY_VAR=opaque-config ci/envs.sh o opaque-config\n")
+	trace := filepath.Join(t.TempDir(), "trace")
+	r := sgpu(t, dir, []string{"TRACE=" + trace}, "run", "--gpus", "2", "--arch", "gfx942", conf)
+	if r.code != 0 {
+		t.Fatalf("exit %d, want 0\n%s%s\n%s", r.code, r.stdout, r.stderr, readFile(t, trace))
+	}
+	got := lines(readFile(t, trace))
+	sort.Strings(got)
+	want := []string{
+		"item l a from-config", "item l b from-config", "item o whole opaque-config",
+		"list census=0 l from-config", "list census=1 l from-config", "setup l from-config",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the commands saw:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if !strings.Contains(r.stdout, "l               2 item(s) queued, census 2") {
+		t.Errorf("listing:\n%s", r.stdout)
 	}
 }

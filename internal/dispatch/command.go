@@ -68,7 +68,7 @@ func (d *dispatcher) pins(gpu string) []string {
 // env is a list or opaque item's environment: the hook contract with its suite's
 // GPU switch, its GPUs, its JUnit prefix.
 func (d *dispatcher) env(it Item, gpu string) ([]string, error) {
-	e := d.cfg.Hooks.ItemEnv(d.cfg.Env, d.cfg.Level, it.Suite.GPUKind(), it.Tag, it.Opaque()).With(d.pins(gpu)...)
+	e := d.cfg.Hooks.ItemEnv(it.Suite.Environ(d.cfg.Env), d.cfg.Level, it.Suite.GPUKind(), it.Tag, it.Opaque()).With(d.pins(gpu)...)
 	if d.cfg.JUnitPrefix != "" {
 		p, err := d.mapPath(d.cfg.JUnitPrefix + it.Label)
 		if err != nil {
