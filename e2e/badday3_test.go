@@ -276,3 +276,34 @@ echo "item $1 ${TEST_FILTER:-whole} ${MY_VAR-unset}" >>"$TRACE"
 		t.Errorf("listing:\n%s", r.stdout)
 	}
 }
+
+// A list item's JUnit folder <prefix><label>/ is there before the item (and the
+// setup) runs: a script that writes "$JUNITXML_PREFIX$TEST_FILTER.xml" without
+// mkdir -p passes, and its XML reaches the merged file, instead of a no-run.
+func TestListItemJUnitFolder(t *testing.T) {
+	dir := fixture(t, "e2e")
+	script := `#!/bin/sh
+if [ -n "$TE_CI_LIST_ITEMS" ]; then printf 'TE_CI_ITEM a\nTE_CI_ITEM b\n'; exit 0; fi
+[ -n "$TE_CI_SETUP_ONLY" ] && { [ -d "$JUNITXML_PREFIX" ] || exit 9; exit 0; }
+printf '<testsuite name="x" tests="1"><testcase classname="x" name="%s"/></testsuite>\n' "$TEST_FILTER" >"$JUNITXML_PREFIX$TEST_FILTER$JUNITXML_SUFFIX"
+`
+	if err := os.WriteFile(filepath.Join(dir, "ci", "xml.sh"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	conf := writeConf(t, dir, "xml.conf", "x x.log list ci/xml.sh\n")
+	r := sgpu(t, dir, []string{"JUNITXML_PREFIX=test-results/xml/"}, "run", "--gpus", "2", "--arch", "gfx942", conf)
+	if r.code != 0 {
+		t.Fatalf("exit %d, want 0\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	verdict := readFile(t, filepath.Join(dir, "test-results", "logs", "suites", "x.log"))
+	if strings.Contains(verdict, "no-run") || strings.Count(verdict, "ok rc=0") != 2 {
+		t.Errorf("verdict:\n%s", verdict)
+	}
+	for _, tag := range []string{"a", "b"} {
+		readFile(t, filepath.Join(dir, "test-results", "xml", "x", tag+".xml"))
+	}
+	merged := readFile(t, filepath.Join(dir, "test-results", "junit", "x.xml"))
+	if !strings.Contains(merged, `name="a"`) || !strings.Contains(merged, `name="b"`) {
+		t.Errorf("merged JUnit lacks the items' cases:\n%s", merged)
+	}
+}

@@ -366,6 +366,11 @@ func (r *run) junitEnv(env hook.Env, label string) (hook.Env, error) {
 	if prefix == "" {
 		return env, nil
 	}
+	// The suite's folder is there before its setup and items write into it
+	// (dispatch makes it again for each item).
+	if err := os.MkdirAll(prefix+label, 0o755); err != nil {
+		return nil, fmt.Errorf("JUnit folder of suite %q: %w", label, err)
+	}
 	p, err := r.mapPath(prefix + label)
 	if err != nil {
 		return nil, err
