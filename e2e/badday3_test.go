@@ -307,3 +307,49 @@ printf '<testsuite name="x" tests="1"><testcase classname="x" name="%s"/></tests
 		t.Errorf("merged JUnit lacks the items' cases:\n%s", merged)
 	}
 }
+
+// A user's file in cwd/<label>.<tag>/ of a log dir that a --log-dir-reuse run wrote
+// into (the item ran there, beside it) survives every later normal run: that folder
+// was not the tool's, so run.json records it (foreign_cwd) and no run deletes it.
+func TestReusedLogDirCwdSurvives(t *testing.T) {
+	dir := fixture(t, "e2e")
+	script := `#!/bin/sh
+if [ -n "$TE_CI_LIST_ITEMS" ]; then printf 'TE_CI_ITEM a\nTE_CI_ITEM b\n'; exit 0; fi
+[ -n "$TE_CI_SETUP_ONLY" ] && exit 0
+echo "$TEST_FILTER" >left_by_item
+`
+	if err := os.WriteFile(filepath.Join(dir, "ci", "cwd.sh"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	conf := writeConf(t, dir, "cwd.conf", "c c.log list ci/cwd.sh\n")
+	logs := filepath.Join(dir, "logs")
+	mine := filepath.Join(logs, "cwd", "c.a", "mine.txt")
+	os.MkdirAll(filepath.Dir(mine), 0o755)
+	if err := os.WriteFile(mine, []byte("the user's\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"run", "--gpus", "2", "--arch", "gfx942", "--log-dir", "logs", conf}
+	r := sgpu(t, dir, nil, append([]string{"run", "--log-dir-reuse"}, args[1:]...)...)
+	if r.code != 0 {
+		t.Fatalf("--log-dir-reuse run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if got := readFile(t, filepath.Join(logs, "cwd", "c.a", "left_by_item")); got != "a\n" {
+		t.Fatalf("the item did not run in cwd/c.a: %q", got)
+	}
+	for i := 1; i <= 2; i++ {
+		r = sgpu(t, dir, nil, args...)
+		if r.code != 0 {
+			t.Fatalf("normal run %d: exit %d\n%s%s", i, r.code, r.stdout, r.stderr)
+		}
+		if got, err := os.ReadFile(mine); err != nil || string(got) != "the user's\n" {
+			t.Fatalf("normal run %d deleted or changed the user's %s: %q, %v", i, mine, got, err)
+		}
+		if meta := readFile(t, filepath.Join(logs, "queue", "run.json")); !strings.Contains(meta, `"foreign_cwd": [`) {
+			t.Errorf("run %d: run.json does not record the foreign cwd:\n%s", i, meta)
+		}
+	}
+	// The folder the reuse run made for item b was the tool's: it goes as before.
+	if got := readFile(t, filepath.Join(logs, "cwd", "c.b", "left_by_item")); got != "b\n" {
+		t.Errorf("cwd/c.b holds %q, want the last run's item's file", got)
+	}
+}

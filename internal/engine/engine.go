@@ -181,6 +181,9 @@ type run struct {
 	// unread: the weight table was there but could not be read; it is never saved
 	// over.
 	unread *weights.UnreadableError
+	// foreignCwd: the cwd/ entries there when the run claimed the log dir
+	// (logdir.Meta.ForeignCwd), kept in every run.json it writes.
+	foreignCwd []string
 	// internalShard: a merged shard stopped on an internal error, so the merge
 	// exits as that run did (exitcode.Internal).
 	internalShard bool
@@ -331,10 +334,12 @@ func (r *run) readConfig(ctx context.Context) (suites []config.Suite, pool gpu.P
 	}
 	r.printf("  level %s, log dir %s\n", r.o.Level, r.o.LogDir)
 	if !r.o.DryRun {
-		lock, err := r.layout.Claim(r.claim(suites, pool), r.o.LogDirReuse)
+		claim := r.claim(suites, pool)
+		lock, err := r.layout.Claim(claim, r.o.LogDirReuse)
 		if err != nil {
 			return fail(logDirError(r.o.LogDir, err))
 		}
+		r.foreignCwd = claim.ForeignCwd
 		release = func() { lock.Release(); target.Close() }
 	}
 	return suites, pool, release, nil
@@ -637,7 +642,8 @@ func (r *run) meta(suites []config.Suite, pool gpu.Pool) *logdir.Meta {
 // claim is queue/run.json from phase 0 until phase 4 writes the rest: it marks the
 // log dir as this tool's and records the suites whose files a next run may delete.
 func (r *run) claim(suites []config.Suite, pool gpu.Pool) *logdir.Meta {
-	m := &logdir.Meta{Tool: logdir.ToolName, GPUs: pool.IDs, PinVar: pool.PinVar, Arch: pool.Arch, Level: r.o.Level, Shard: r.shardRecord()}
+	m := &logdir.Meta{Tool: logdir.ToolName, GPUs: pool.IDs, PinVar: pool.PinVar, Arch: pool.Arch, Level: r.o.Level, Shard: r.shardRecord(),
+		ForeignCwd: r.foreignCwd}
 	for _, s := range suites {
 		m.Suites = append(m.Suites, logdir.MetaSuite{Label: s.Label, LogFile: s.LogFile, Mode: string(s.Mode)})
 	}

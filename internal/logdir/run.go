@@ -58,6 +58,11 @@ type Meta struct {
 	// Merge when the log dir is the merge of such shards (sgpu-queue merge).
 	Shard *ShardRun `json:"shard,omitempty"`
 	Merge *Merge    `json:"merge,omitempty"`
+	// ForeignCwd names the cwd/ entries that were there when the run claimed the
+	// log dir, the earlier run's own deleted (a --log-dir-reuse run's, a user's):
+	// an item that ran in one of them wrote beside files that are not the tool's,
+	// so no later run deletes it (Owned). Claim sets it.
+	ForeignCwd []string `json:"foreign_cwd,omitempty"`
 }
 
 // Stop is a typed stop reason with the message the user saw.
