@@ -11,7 +11,16 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rocm/sgpu-queue/internal/adaptertest"
+	"github.com/rocm/sgpu-queue/internal/logdir"
 )
+
+// writeXML is the shell line with which a fixture item writes its JUnit file as the
+// hook contract asks (<prefix><tag><suffix>; every run has a prefix).
+const writeXML = `[ -n "$JUNITXML_PREFIX" ] && printf '<testsuite name="x" tests="1"><testcase classname="x" name="%s"/></testsuite>\n' ` +
+	`"$TEST_FILTER" >"$JUNITXML_PREFIX$TEST_FILTER$JUNITXML_SUFFIX"
+`
 
 // codeSuite writes ci/codes.sh, a list suite whose items are the lines of $TAGS:
 // an item named "exitN" exits N, any other passes.
@@ -24,7 +33,7 @@ if [ -n "$TE_CI_LIST_ITEMS" ]; then
 fi
 [ -n "$TE_CI_SETUP_ONLY" ] && exit 0
 echo "item $TEST_FILTER"
-case $TEST_FILTER in exit*) exit "${TEST_FILTER#exit}" ;; esac
+` + writeXML + `case $TEST_FILTER in exit*) exit "${TEST_FILTER#exit}" ;; esac
 exit 0
 `
 	if err := os.WriteFile(filepath.Join(dir, "ci", "codes.sh"), []byte(script), 0o755); err != nil {
@@ -251,7 +260,7 @@ if [ -n "$TE_CI_SETUP_ONLY" ]; then
     exit 0
 fi
 echo "item $1 ${TEST_FILTER:-whole} ${MY_VAR-unset}" >>"$TRACE"
-[ "$MY_VAR" = "$2" ] || exit 5
+[ -n "$TEST_FILTER" ] && ` + writeXML + `[ "$MY_VAR" = "$2" ] || exit 5
 `
 	if err := os.WriteFile(filepath.Join(dir, "ci", "envs.sh"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
@@ -317,7 +326,7 @@ func TestReusedLogDirCwdSurvives(t *testing.T) {
 if [ -n "$TE_CI_LIST_ITEMS" ]; then printf 'TE_CI_ITEM a\nTE_CI_ITEM b\n'; exit 0; fi
 [ -n "$TE_CI_SETUP_ONLY" ] && exit 0
 echo "$TEST_FILTER" >left_by_item
-`
+` + writeXML
 	if err := os.WriteFile(filepath.Join(dir, "ci", "cwd.sh"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -353,3 +362,44 @@ echo "$TEST_FILTER" >left_by_item
 		t.Errorf("cwd/c.b holds %q, want the last run's item's file", got)
 	}
 }
+
+// A pytest suite with one test file that does not import: that file is an item
+// which fails with its traceback (in its log and its JUnit), its suite's other file
+// and every other suite still run, and the listing warns naming the file; the run
+// exits 1, not 2 (pytest's own 2 is the tool's usage code).
+func TestPytestCollectionErrorFailsOneItem(t *testing.T) {
+	py := adaptertest.Python(t)
+	dir := fixture(t, "e2e")
+	copyFixture(t, "adapters/pytest-broken", dir)
+	codeSuite(t, dir)
+	bin := filepath.Join(t.TempDir(), "bin")
+	os.Mkdir(bin, 0o755)
+	if err := os.Symlink(py, filepath.Join(bin, "python3")); err != nil {
+		t.Fatal(err)
+	}
+	conf := writeConf(t, dir, "broken.conf", "py py.log pytest tests\nc c.log list ci/codes.sh\n")
+	env := []string{"PATH=" + bin + ":" + os.Getenv("PATH"), "PYTHONDONTWRITEBYTECODE=1", "TAGS=a\nb\n"}
+	r := sgpu(t, dir, env, "run", "--gpus", "2", "--arch", "gfx942", conf)
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "warning: ") || !strings.Contains(r.stdout, "pytest could not collect tests/test_import_error.py") {
+		t.Errorf("no warning naming the file:\n%s", r.stdout)
+	}
+	logs := filepath.Join(dir, "test-results", "logs")
+	verdict := readFile(t, filepath.Join(logs, "suites", "py.log"))
+	broken := logdir.ItemLogRel("py", "tests/test_import_error.py")
+	if !strings.Contains(verdict, "ok rc=0 "+logdir.ItemLogRel("py", "tests/test_ok.py")) || !strings.Contains(verdict, "FAIL rc=2 "+broken) {
+		t.Errorf("py.log:\n%s", verdict)
+	}
+	if rc := readFile(t, filepath.Join(logs, "suites", "py.log.rc")); rc != "1\n" {
+		t.Errorf("py.log.rc = %q, want 1", rc)
+	}
+	if log := readFile(t, filepath.Join(logs, broken)); !strings.Contains(log, "no_such_module_sgpu_fixture") {
+		t.Errorf("the item's log lacks the traceback:\n%s", log)
+	}
+	if rc := readFile(t, filepath.Join(logs, "suites", "c.log.rc")); rc != "0\n" {
+		t.Errorf("the other suite did not run: c.log.rc = %q", rc)
+	}
+}
+
