@@ -403,3 +403,44 @@ func TestPytestCollectionErrorFailsOneItem(t *testing.T) {
 	}
 }
 
+// With no JUNITXML_PREFIX in its environment, sgpu-queue run gives the items one
+// under its log dir (<log dir>/junit/<label>/), as the action does: an item whose
+// re-entry ran nothing (exit 0, no XML) is a no-run, judged from that evidence, and
+// the items' XML is merged per suite. A prefix the environment sets wins.
+func TestCLIJUnitPrefixInLogDir(t *testing.T) {
+	dir := fixture(t, "e2e")
+	codeSuite(t, dir)
+	script := `#!/bin/sh
+if [ -n "$TE_CI_LIST_ITEMS" ]; then printf 'TE_CI_ITEM ran\nTE_CI_ITEM gone\n'; exit 0; fi
+[ -n "$TE_CI_SETUP_ONLY" ] && exit 0
+[ "$TEST_FILTER" = gone ] && exit 0   # its test left the tree: the re-entry runs nothing
+` + writeXML
+	if err := os.WriteFile(filepath.Join(dir, "ci", "gone.sh"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	conf := writeConf(t, dir, "gone.conf", "g g.log list ci/gone.sh\n")
+	args := []string{"run", "--gpus", "2", "--arch", "gfx942", conf}
+	r := sgpu(t, dir, nil, args...)
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1: the no-run fails\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	logs := filepath.Join(dir, "test-results", "logs")
+	verdict := readFile(t, filepath.Join(logs, "suites", "g.log"))
+	if !strings.Contains(verdict, "ok rc=0 items/g.ran.log") || !strings.Contains(verdict, "FAIL rc=0 items/g.gone.log (no-run: its re-entry ran nothing)") {
+		t.Errorf("g.log:\n%s", verdict)
+	}
+	readFile(t, filepath.Join(logs, "junit", "g", "ran.xml"))
+	merged := filepath.Join(dir, "test-results", "junit", "g.xml")
+	if m := readFile(t, merged); !strings.Contains(m, `name="ran"`) {
+		t.Errorf("merged JUnit:\n%s", m)
+	}
+	validateJUnit(t, merged)
+
+	// The environment's prefix wins; the log dir's folder is not used.
+	other := filepath.Join(t.TempDir(), "xml") + "/"
+	r = sgpu(t, dir, []string{"JUNITXML_PREFIX=" + other}, args...)
+	if r.code != 1 {
+		t.Fatalf("with a prefix: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	readFile(t, filepath.Join(other, "g", "ran.xml"))
+}

@@ -97,6 +97,10 @@ type Options struct {
 	// JUnitDir receives one merged JUnit file per suite, <JUnitDir>/<label>.xml,
 	// when the environment sets a JUnit prefix; "" = <RepoRoot>/test-results/junit.
 	JUnitDir string
+	// JUnitInLogDir: when the environment sets no JUnit prefix, the setups and items
+	// get <log dir>/junit/<label>/ (logdir.Layout.JUnitDir), so that every run has
+	// the evidence a no-run is judged from (the CLI; the action sets its own).
+	JUnitInLogDir bool
 
 	// RunURL is the run's page on github.com (the action sets it): Result.Markdown
 	// is then rendered for GitHub, with log tails inline and no relative link,

@@ -236,3 +236,56 @@ func TestUnreadableTableNotWritten(t *testing.T) {
 		t.Errorf("console:\n%s", out)
 	}
 }
+
+// With Options.JUnitInLogDir (the CLI) and no JUnit prefix in the environment, the
+// items write under <log dir>/junit/<label>/ and an item that wrote nothing there is
+// a no-run; without it there is no evidence and every item passes; a prefix the
+// environment sets wins.
+func TestJUnitInLogDir(t *testing.T) {
+	script := "#!/bin/sh\nfor tag in a b; do\n" +
+		"    if [ -n \"$TE_CI_LIST_ITEMS\" ]; then echo \"TE_CI_ITEM $tag\"; continue; fi\n" +
+		"    [ -n \"$TE_CI_SETUP_ONLY\" ] && exit 0\n" +
+		"done\n" +
+		"[ \"$TEST_FILTER\" = a ] && echo '<testsuite name=\"s\" tests=\"0\"/>' >\"$JUNITXML_PREFIX$TEST_FILTER$JUNITXML_SUFFIX\"\nexit 0\n"
+	tests := []struct {
+		name     string
+		inLogDir bool
+		prefix   string // JUNITXML_PREFIX in the environment, relative to the repo root
+		xmlDir   string // where a's XML lands, relative to the repo root
+		exit     int
+	}{
+		{"in the log dir", true, "", "test-results/logs/junit/s", exitcode.Failed},
+		{"no prefix at all", false, "", "", exitcode.OK},
+		{"the environment's wins", true, "xml/", "xml/s", exitcode.Failed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := repo(t, "s s.log list s.sh\n")
+			if err := os.WriteFile(filepath.Join(o.RepoRoot, "s.sh"), []byte(script), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			o.JUnitInLogDir = tt.inLogDir
+			if tt.prefix != "" {
+				o.Env = append(o.Env, "JUNITXML_PREFIX="+tt.prefix)
+			}
+			res, err := Run(context.Background(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.ExitCode != tt.exit {
+				t.Errorf("exit %d, want %d\n%s", res.ExitCode, tt.exit, o.Out.(*bytes.Buffer).String())
+			}
+			if tt.xmlDir == "" {
+				return
+			}
+			if _, err := os.Stat(filepath.Join(o.RepoRoot, tt.xmlDir, "a.xml")); err != nil {
+				t.Errorf("a's XML: %v", err)
+			}
+			for _, it := range res.Suites[0].Items {
+				if want := map[string]outcome.Outcome{"a": outcome.OK, "b": outcome.NoRun}[it.Tag]; it.Outcome != want {
+					t.Errorf("item %s: %q, want %q", it.Tag, it.Outcome, want)
+				}
+			}
+		})
+	}
+}

@@ -335,11 +335,15 @@ func (r *run) setup(ctx context.Context, suites []config.Suite, pool gpu.Pool, p
 	return nil
 }
 
-// junitPrefix is the absolute JUnit prefix from the environment ("" when unset):
-// relative prefixes are taken from the repo root, and the trailing slash is kept.
+// junitPrefix is the absolute JUnit prefix from the environment: relative prefixes
+// are taken from the repo root, and the trailing slash is kept. With none there it
+// is <log dir>/junit/ when Options.JUnitInLogDir (the CLI) asks for one, else "".
 func (r *run) junitPrefix() string {
 	p, ok := hook.Env(r.o.Env).Get(r.o.Hooks.JUnitPrefix)
 	if !ok || p == "" {
+		if r.o.JUnitInLogDir {
+			return r.layout.JUnitDir() + "/"
+		}
 		return ""
 	}
 	if !filepath.IsAbs(p) {
