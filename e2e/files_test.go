@@ -32,6 +32,10 @@ if [ -n "$TE_CI_SETUP_ONLY" ]; then
     exit 0
 fi
 printf 'item %s of %s %s\n' "$TEST_FILTER" "$label" "$pins"
+# Its JUnit file, as the hook contract asks: <prefix><the tag the filter selects><suffix>.
+printf '%s\n' "$TAGS" | while IFS= read -r t; do
+    case $t in $TEST_FILTER) [ -z "$JUNITXML_PREFIX" ] || echo '<testsuite name="names" tests="0"/>' >"$JUNITXML_PREFIX$t$JUNITXML_SUFFIX" ;; esac
+done
 [ -n "$FILL" ] && { dd if=/dev/zero of=fill bs=4096 2>/dev/null; true; }
 sleep "${NAMES_SLEEP:-0}"
 case $TEST_FILTER in *fail*) exit 3 ;; esac

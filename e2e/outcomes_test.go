@@ -143,13 +143,16 @@ func TestOutcomes(t *testing.T) {
 	}
 	rebuildsIdentically(t, dir, logs)
 
-	// Without a JUnit prefix there is no evidence: the gated item passes (the
-	// documented limit of the rule).
+	// Without a JUnit prefix in the environment the CLI gives the items one under
+	// its log dir: the gated item is judged from that evidence, a no-run still.
 	r = sgpu(t, dir, []string{"TEST_LEVEL=1"}, "run", "--gpus", "0,1", "--arch", "gfx942", "ci/outcomes.conf")
-	if got := outcomesOf(t, logs); got["omega/o.gated"] != "ok" || got["omega/o.sigkill"] != "cut-off" || got["omega/o.self124"] != "failed" {
-		t.Errorf("without JUnit: outcomes %v\n%s", got, r.stdout)
+	if got := outcomesOf(t, logs); got["omega/o.gated"] != "no-run" || got["omega/o.sigkill"] != "cut-off" || got["omega/o.self124"] != "failed" {
+		t.Errorf("without a prefix in the environment: outcomes %v\n%s", got, r.stdout)
 	}
-	gatedWeight := weightsOf(t, wfile)["omega/o.gated"] // learned from that "ok"
+	if _, err := os.Stat(filepath.Join(logs, "junit", "omega", "o.ok.xml")); err != nil {
+		t.Errorf("the items' XML is not under the log dir: %v", err)
+	}
+	gatedWeight := weightsOf(t, wfile)["omega/o.gated"] // still 7: a no-run teaches nothing
 
 	// With a hang deadline: 124 and 137 by themselves stay failures; the hung item
 	// is killed at its deadline and only it timed out.

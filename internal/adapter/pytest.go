@@ -26,6 +26,7 @@ const pytestMarker = "sgpu-queue-pytest-collection "
 // Exit codes of the listing: pytest's own (docs.pytest.org, "Exit codes") and the
 // probe's.
 const (
+	pytestTestsFailed = 1 // with --continue-on-collection-errors: some files did not collect
 	pytestInterrupted = 2 // collection errors
 	pytestInternal    = 3
 	pytestUsage       = 4
@@ -85,14 +86,25 @@ type collection struct {
 	InvocationDir string   `json:"invocation_dir"`
 	Operands      []string `json:"operands"`
 	Items         []string `json:"items"`
+	// Errors are the collectors that failed (a test file that does not import).
+	Errors []collectError `json:"errors"`
+}
+
+// collectError is a collector pytest could not collect: its node id (a file,
+// relative to the rootdir) and the end of what pytest said (the traceback).
+type collectError struct {
+	NodeID   string `json:"nodeid"`
+	Longrepr string `json:"longrepr"`
 }
 
 // List runs pytest --collect-only through the probe and makes one item per test
-// file (or per node id with split=test).
+// file (or per node id with split=test). A file that does not collect (an import
+// error) is an item of its own, which fails with its traceback when it runs, as
+// pytest's --continue-on-collection-errors has it: the other files still run.
 func (p *pytestSuite) List(ctx context.Context, ex executor.Executor, in Listing) (*Listed, error) {
 	s := p.spec
 	py := p.python(in.Dir)
-	collect := append([]string{"--collect-only", "-q"}, s.Args...)
+	collect := append([]string{"--collect-only", "-q", "--continue-on-collection-errors"}, s.Args...)
 	out, err := s.capture(ctx, ex, in, p.probe(py, collect, in), probeShown(py, collect))
 	if err != nil {
 		return nil, err
@@ -114,6 +126,13 @@ func (p *pytestSuite) collection(out *output, py string) (*collection, error) {
 	s := p.spec
 	switch rc := out.res.ExitCode; rc {
 	case 0:
+	case pytestTestsFailed:
+		// --continue-on-collection-errors: a file that did not collect; any
+		// other 1 (no record, no errors) is a failure of its own.
+		if c, err := parseCollection(out.stdout); err == nil && len(c.Errors) > 0 {
+			return c, nil
+		}
+		return nil, s.fail(nil, out.tail, "the pytest collection with %s exited with %d", py, rc)
 	case pytestNoTests:
 		return nil, s.fail(ErrNoItems, out.tail, "pytest collected no tests (exit 5): check the paths and -k/-m filters of the suite's arguments")
 	case pytestInterrupted:
@@ -137,7 +156,7 @@ func (p *pytestSuite) collection(out *output, py string) (*collection, error) {
 func (p *pytestSuite) Selects(ctx context.Context, ex executor.Executor, in Listing, it Item) ([]string, error) {
 	s := p.spec
 	py := p.python(in.Dir)
-	collect := append(append([]string{"--collect-only", "-q"}, it.Args...), operand(it.Tag))
+	collect := append(append([]string{"--collect-only", "-q", "--continue-on-collection-errors"}, it.Args...), operand(it.Tag))
 	out, err := s.capture(ctx, ex, in, p.probe(py, collect, in), probeShown(py, collect))
 	if err != nil {
 		return nil, err
@@ -210,10 +229,46 @@ func (p *pytestSuite) items(c *collection, opts []string) (*Listed, error) {
 		seen[tag] = true
 		l.Items = append(l.Items, Item{Tag: tag, Args: opts})
 	}
+	if err := p.brokenFiles(c, opts, l, seen); err != nil {
+		return nil, err
+	}
 	if len(l.Items) == 0 {
 		return nil, s.fail(ErrNoItems, "", "pytest collected no tests in files")
 	}
 	return l, nil
+}
+
+// brokenFiles adds an item for each test file that did not collect, with a warning
+// naming it and the last line pytest said (the cause). A collector that is no test
+// file (a directory, a conftest.py, the session) fails the listing: no item could
+// run it alone.
+func (p *pytestSuite) brokenFiles(c *collection, opts []string, l *Listed, seen map[string]bool) error {
+	s := p.spec
+	for _, e := range c.Errors {
+		file, _, _ := strings.Cut(e.NodeID, "::")
+		base := filepath.Base(file)
+		if file == "" || !strings.HasSuffix(file, ".py") || base == "conftest.py" || strings.ContainsAny(file, "\n\r") {
+			return s.fail(nil, e.Longrepr, "pytest could not collect %q (errors during collection, see below)", e.NodeID)
+		}
+		rel, err := filepath.Rel(c.InvocationDir, filepath.Join(c.RootDir, file))
+		if err != nil {
+			return s.fail(nil, "", "node id %q: %v", e.NodeID, err)
+		}
+		tag := filepath.ToSlash(rel)
+		l.Warnings = append(l.Warnings, fmt.Sprintf("pytest could not collect %s (%s): its item fails with the traceback, the other files run",
+			tag, lastLine(e.Longrepr)))
+		if !seen[tag] {
+			seen[tag] = true
+			l.Items = append(l.Items, Item{Tag: tag, Args: opts})
+		}
+	}
+	return nil
+}
+
+// lastLine is the last non-blank line of s, trimmed (a traceback's cause).
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
 }
 
 // Command runs pytest on the item's file (or node id) with the suite's options but

@@ -16,6 +16,14 @@ except Exception as e:  # ImportError, or a broken install
 
 class Probe:
     record = None
+    # Files that failed to collect (an import error), with what pytest said: with
+    # --continue-on-collection-errors each becomes an item of its own, which fails
+    # with its traceback while the other files run.
+    errors = []
+
+    def pytest_collectreport(self, report):
+        if report.failed:
+            Probe.errors.append({"nodeid": report.nodeid, "longrepr": str(report.longreprtext)[-4000:]})
 
     def pytest_collection_finish(self, session):
         config = session.config
@@ -27,6 +35,7 @@ class Probe:
             "invocation_dir": str(start),
             "operands": [str(a) for a in (config.option.file_or_dir or [])],
             "items": [item.nodeid for item in session.items],
+            "errors": Probe.errors,
         }
 
 

@@ -223,6 +223,38 @@ func TestPytestRootdirBelowRepo(t *testing.T) {
 	}
 }
 
+// A test file that does not import is an item of its own, named in a warning with
+// the cause, and the other files are listed (pytest's --continue-on-collection-errors);
+// run, that item fails with the traceback in its output and its JUnit file.
+func TestPytestCollectionErrorIsAnItem(t *testing.T) {
+	py := pytestPython(t)
+	for _, split := range []string{"", ",split=test"} {
+		t.Run("split"+split, func(t *testing.T) {
+			repo := fixture(t, "pytest-broken")
+			a := mustNew(t, spec(t, "u u.log pytest"+split+",python="+py+" tests"))
+			l, err := list(t, a, repo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ok := "tests/test_ok.py"
+			if split != "" {
+				ok += "::test_ok"
+			}
+			if got, want := tags(l), []string{ok, "tests/test_import_error.py"}; strings.Join(got, " ") != strings.Join(want, " ") {
+				t.Errorf("items %q, want %q", got, want)
+			}
+			if len(l.Warnings) != 1 || !strings.Contains(l.Warnings[0], "pytest could not collect tests/test_import_error.py") ||
+				!strings.Contains(l.Warnings[0], "no_such_module_sgpu_fixture") {
+				t.Errorf("warnings %q", l.Warnings)
+			}
+			r := runItem(t, a, l.Items[1], repo, filepath.Join(t.TempDir(), "j.xml"))
+			if r.rc == 0 || !strings.Contains(r.out, "no_such_module_sgpu_fixture") {
+				t.Errorf("the broken file's item: rc %d, output:\n%s", r.rc, r.out)
+			}
+		})
+	}
+}
+
 func TestPytestListingFails(t *testing.T) {
 	py := pytestPython(t)
 	// An interpreter without pytest: the real one with its site-packages cut off.
@@ -235,8 +267,8 @@ func TestPytestListingFails(t *testing.T) {
 		is                  error
 		msg                 []string
 	}{
-		{"collection error", "pytest-broken", "u u.log pytest,python=" + py + " tests", nil,
-			[]string{"test.conf:1: suite \"u\": pytest could not collect the tests (exit 2", "no_such_module_sgpu_fixture"}},
+		{"a conftest.py that does not import", "pytest-conftest-broken", "u u.log pytest,python=" + py + " tests", nil,
+			[]string{"test.conf:1: suite \"u\": ", "no_such_module_sgpu_conftest"}},
 		{"nothing collected", "pytest", `u u.log pytest,python=` + py + ` -k "no_such_test" tests`, ErrNoItems,
 			[]string{"pytest collected no tests (exit 5)"}},
 		{"no such path", "pytest", "u u.log pytest,python=" + py + " tests/no_such_dir", nil,

@@ -211,7 +211,8 @@ func signalContext(stderr io.Writer) (context.Context, <-chan struct{}, func()) 
 				n++
 				name := signalName(s)
 				if n == 1 {
-					fmt.Fprintf(stderr, "sgpu-queue: %s: stopping dispatch and terminating running items (signal again to kill them now)\n", name)
+					fmt.Fprintf(stderr, "sgpu-queue: %s: stopping dispatch and terminating running items, "+
+						"then writing what was measured (signal again to kill them now)\n", name)
 					cancel()
 				} else if n == 2 {
 					fmt.Fprintf(stderr, "sgpu-queue: %s again: killing running items now\n", name)

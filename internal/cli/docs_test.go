@@ -12,7 +12,7 @@ import (
 // foreignFlags are the flags the docs name of other tools: pytest, CTest, CMake,
 // Docker, Python and TE's own scripts.
 var foreignFlags = map[string]bool{
-	"--build": true, "--build-arg": true, "--co": true, "--collect-only": true, "--deselect": true,
+	"--build": true, "--build-arg": true, "--co": true, "--collect-only": true, "--continue-on-collection-errors": true, "--deselect": true,
 	"--device": true, "--fixtures": true, "--format": true, "--group-add": true, "--junitxml": true,
 	"--name": true, "--no-tests": true, "--opt": true, "--output-junit": true, "--output-on-failure": true,
 	"--rm": true, "--rootdir": true, "--show-only": true, "--test-dir": true, "--timeout": true,

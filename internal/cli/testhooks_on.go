@@ -4,11 +4,15 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"time"
 
 	"github.com/rocm/sgpu-queue/internal/engine"
 	"github.com/rocm/sgpu-queue/internal/executor"
 	"github.com/rocm/sgpu-queue/internal/hook"
+	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
 // testHooks injects the faults the end-to-end tests ask for, in a binary built with
@@ -16,7 +20,12 @@ import (
 //
 //	SGPU_TEST_PANIC_FILTER=<tag>  the dispatch worker that ran the item whose filter is
 //	                              <tag> panics after the item ended, before it is recorded
+//	SGPU_TEST_HOLD_SAVE=<path>    phase 6 holds before saving the weight table until
+//	                              <path> exists (a signal sent "during phase 6–7")
 func testHooks(e Env, o *engine.Options) {
+	if hold := e.Getenv("SGPU_TEST_HOLD_SAVE"); hold != "" {
+		o.Store = func(_, _, path string) weights.Store { return holdSave{File: weights.File{Path: path}, until: hold} }
+	}
 	tag := e.Getenv("SGPU_TEST_PANIC_FILTER")
 	if tag == "" {
 		return
@@ -46,4 +55,20 @@ func (p panicAfter) Run(ctx context.Context, c executor.Command) (executor.Resul
 		}
 	}
 	return res, err
+}
+
+// holdSave is the local weight table, whose Save waits (two minutes at most) until
+// the file until exists.
+type holdSave struct {
+	weights.File
+	until string
+}
+
+func (h holdSave) Save(ctx context.Context, t *weights.Table) error {
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(h.until); err == nil {
+			return h.File.Save(ctx, t)
+		}
+	}
+	return errors.New("test hook: " + h.until + " never appeared")
 }

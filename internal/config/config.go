@@ -48,6 +48,17 @@ type Suite struct {
 // than by its own script through the hook contract.
 func (s Suite) Adapter() bool { return s.Mode == Pytest || s.Mode == CTest || s.Mode == Cmd }
 
+// Environ is base with the suite's env= settings on top: what its listing, setup
+// and items start from, before the hook contract's variables and the GPU pin,
+// which the tool sets over them (docs/config.md, Mode options).
+func (s Suite) Environ(base hook.Env) hook.Env {
+	out := base.With() // a copy, even with no env=
+	for _, kv := range s.Options.Env {
+		out = out.With(kv) // one at a time: a later env= of a name wins, once
+	}
+	return out
+}
+
 // GPUKind is the hook switch the suite's commands get: multi-GPU for a suite whose
 // items take gpus= other than 1 (docs/suites.md#multi-gpu-suites), else single-GPU.
 func (s Suite) GPUKind() hook.Kind {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/rocm/sgpu-queue/internal/golden"
+	"github.com/rocm/sgpu-queue/internal/hook"
 	"github.com/rocm/sgpu-queue/internal/logdir"
 )
 
@@ -245,4 +246,30 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A suite's env= settings go on top of the environment its commands start from (a
+// later env= of the same name wins), and only its own.
+func TestSuiteEnviron(t *testing.T) {
+	tests := []struct {
+		env  []string
+		base hook.Env
+		want string
+	}{
+		{nil, hook.Env{"A=1"}, "A=1"},
+		{[]string{"B=2"}, hook.Env{"A=1"}, "A=1 B=2"},
+		{[]string{"A=2"}, hook.Env{"A=1", "C=3"}, "C=3 A=2"},
+		{[]string{"A=2", "A=3"}, hook.Env{"A=1"}, "A=3"},
+		{[]string{"E="}, hook.Env{"E=x"}, "E="},
+	}
+	for _, tt := range tests {
+		s := Suite{Label: "s", Mode: List, Options: Options{Env: tt.env}}
+		got := strings.Join(s.Environ(tt.base), " ")
+		if got != tt.want {
+			t.Errorf("env %q over %q = %q, want %q", tt.env, tt.base, got, tt.want)
+		}
+		if strings.Join(tt.base, " ") != strings.Join(hook.Env(tt.base), " ") {
+			t.Errorf("base changed")
+		}
+	}
 }

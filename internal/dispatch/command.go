@@ -68,8 +68,14 @@ func (d *dispatcher) pins(gpu string) []string {
 // env is a list or opaque item's environment: the hook contract with its suite's
 // GPU switch, its GPUs, its JUnit prefix.
 func (d *dispatcher) env(it Item, gpu string) ([]string, error) {
-	e := d.cfg.Hooks.ItemEnv(d.cfg.Env, d.cfg.Level, it.Suite.GPUKind(), it.Tag, it.Opaque()).With(d.pins(gpu)...)
+	e := d.cfg.Hooks.ItemEnv(it.Suite.Environ(d.cfg.Env), d.cfg.Level, it.Suite.GPUKind(), it.Tag, it.Opaque()).With(d.pins(gpu)...)
 	if d.cfg.JUnitPrefix != "" {
+		// The suite's folder is there before the item runs: a script that writes
+		// <prefix><tag>.xml without mkdir -p would otherwise write nothing, and its
+		// item be judged a no-run although its call line ran.
+		if err := os.MkdirAll(d.cfg.JUnitPrefix+it.Label, 0o755); err != nil {
+			return nil, fmt.Errorf("cannot create its JUnit folder: %w", err)
+		}
 		p, err := d.mapPath(d.cfg.JUnitPrefix + it.Label)
 		if err != nil {
 			return nil, err

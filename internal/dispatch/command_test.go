@@ -144,3 +144,23 @@ func TestAdapterDeadline(t *testing.T) {
 		}
 	}
 }
+
+// A list item's JUnit folder, <prefix><label>/, is there before it runs: a script
+// that writes <prefix><tag>.xml without mkdir -p writes it, and its item is ok, not
+// a no-run.
+func TestListItemJUnitFolderExists(t *testing.T) {
+	h := newHarness(t, "0")
+	h.cfg.JUnitPrefix = filepath.Join(h.dir, "junit") + "/"
+	h.cfg.JUnitSuffix = ".xml"
+	script := "#!/bin/sh\necho '<testsuite name=\"s\" tests=\"1\"><testcase name=\"t\"/></testsuite>' >\"${JUNITXML_PREFIX}${TEST_FILTER}${JUNITXML_SUFFIX}\"\n"
+	if err := os.WriteFile(h.script, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	res := h.run(context.Background(), h.item("writes_xml", 1))
+	if len(res.Attempts) != 1 || res.Attempts[0].Outcome != outcome.OK {
+		t.Fatalf("attempts %+v, want one ok\n%s", res.Attempts, h.console.String())
+	}
+	if _, err := os.Stat(filepath.Join(h.dir, "junit", "s", "writes_xml.xml")); err != nil {
+		t.Errorf("the item's XML: %v", err)
+	}
+}

@@ -97,6 +97,10 @@ type Options struct {
 	// JUnitDir receives one merged JUnit file per suite, <JUnitDir>/<label>.xml,
 	// when the environment sets a JUnit prefix; "" = <RepoRoot>/test-results/junit.
 	JUnitDir string
+	// JUnitInLogDir: when the environment sets no JUnit prefix, the setups and items
+	// get <log dir>/junit/<label>/ (logdir.Layout.JUnitDir), so that every run has
+	// the evidence a no-run is judged from (the CLI; the action sets its own).
+	JUnitInLogDir bool
 
 	// RunURL is the run's page on github.com (the action sets it): Result.Markdown
 	// is then rendered for GitHub, with log tails inline and no relative link,
@@ -178,6 +182,12 @@ type run struct {
 	res      *Result
 	weights  weights.Store // the weight table's store, once phase 2 chose it
 	shard    *sharding     // run --shard I/K; nil for a whole run
+	// unread: the weight table was there but could not be read; it is never saved
+	// over.
+	unread *weights.UnreadableError
+	// foreignCwd: the cwd/ entries there when the run claimed the log dir
+	// (logdir.Meta.ForeignCwd), kept in every run.json it writes.
+	foreignCwd []string
 	// internalShard: a merged shard stopped on an internal error, so the merge
 	// exits as that run did (exitcode.Internal).
 	internalShard bool
@@ -285,7 +295,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	}
 	// From here on nothing is cancelled: a cancelled run still writes its verdicts,
 	// learns from what finished and reports.
-	r.afterItems(context.WithoutCancel(ctx), d, meta, o, exp)
+	r.afterItems(ctx, d, meta, o, exp)
 	return r.res, nil
 }
 
@@ -328,10 +338,12 @@ func (r *run) readConfig(ctx context.Context) (suites []config.Suite, pool gpu.P
 	}
 	r.printf("  level %s, log dir %s\n", r.o.Level, r.o.LogDir)
 	if !r.o.DryRun {
-		lock, err := r.layout.Claim(r.claim(suites, pool), r.o.LogDirReuse)
+		claim := r.claim(suites, pool)
+		lock, err := r.layout.Claim(claim, r.o.LogDirReuse)
 		if err != nil {
 			return fail(logDirError(r.o.LogDir, err))
 		}
+		r.foreignCwd = claim.ForeignCwd
 		release = func() { lock.Release(); target.Close() }
 	}
 	return suites, pool, release, nil
@@ -392,8 +404,11 @@ func (r *run) order(ctx context.Context, exp *expansion, pool gpu.Pool) (*ordere
 // afterItems is phases 5–8, run whatever phase 4 ended with (a cancel, a stalled
 // pool, a worker's panic): verdicts, learning, the report and the summary, all
 // from the rows this process measured — the same rows it wrote, so a row the disk
-// refused still counts.
-func (r *run) afterItems(ctx context.Context, d *dispatch.Result, meta *logdir.Meta, o *ordered, exp *expansion) {
+// refused still counts. Nothing in them is cancelled by ctx; a cancel that comes
+// while they run is honoured once they have written what was measured
+// (cancelledAfterItems).
+func (r *run) afterItems(runCtx context.Context, d *dispatch.Result, meta *logdir.Meta, o *ordered, exp *expansion) {
+	ctx := context.WithoutCancel(runCtx)
 	r.res.Cancelled = d.Cancelled
 	r.res.Quarantined = d.Quarantined
 	r.res.Stop = d.Stop
@@ -421,10 +436,23 @@ func (r *run) afterItems(ctx context.Context, d *dispatch.Result, meta *logdir.M
 
 	// Phase 7: report.
 	r.report(ctx, run, meta)
+	if runCtx.Err() != nil && !d.Cancelled {
+		r.cancelledAfterItems(meta)
+	}
 
 	// Phase 8: failures and exit code.
 	r.obs.Phase(8, "summary")
 	r.summary()
+}
+
+// cancelledAfterItems records a cancel (a signal) that came after every item had
+// ended, while phases 5–7 wrote the verdicts, the weights and the report: those are
+// written in full, and the run is a cancelled one (exit 130 when no item failed,
+// never 0: docs/exit-codes.md), as run.json then says.
+func (r *run) cancelledAfterItems(meta *logdir.Meta) {
+	r.res.Cancelled, meta.Cancelled = true, true
+	r.warn("the run was cancelled after its items ended: the verdicts, weights and report of what was measured are written")
+	r.writeMeta(meta)
 }
 
 // stoppedBeforeItems ends a run cancelled during listing (phase 1) or setup (phase
@@ -583,6 +611,13 @@ func (r *run) loadTable(ctx context.Context, arch, without string) (weights.Stor
 	for _, w := range warns {
 		r.warn(w)
 	}
+	var unread *weights.UnreadableError
+	if errors.As(err, &unread) {
+		// Its keys are not this run's to drop: saveLearned leaves it as it is.
+		r.unread = unread
+		r.warn(fmt.Sprintf("%v; %s, and it will NOT be written: the keys it holds are kept (make it readable, or remove it)", unread, without))
+		return store, weights.New()
+	}
 	if err != nil || table == nil {
 		r.warn(fmt.Sprintf("weight table %s could not be loaded, %s: %v", store, without, err))
 		table = weights.New()
@@ -617,7 +652,7 @@ func (r *run) meta(suites []config.Suite, pool gpu.Pool) *logdir.Meta {
 // log dir as this tool's and records the suites whose files a next run may delete.
 func (r *run) claim(suites []config.Suite, pool gpu.Pool) *logdir.Meta {
 	m := &logdir.Meta{Tool: logdir.ToolName, GPUs: pool.IDs, PinVar: pool.PinVar, Arch: pool.Arch, Level: r.o.Level, Shard: r.shardRecord(),
-		Roots: r.roots()}
+		Roots: r.roots(), ForeignCwd: r.foreignCwd}
 	for _, s := range suites {
 		m.Suites = append(m.Suites, logdir.MetaSuite{Label: s.Label, LogFile: s.LogFile, Mode: string(s.Mode)})
 	}

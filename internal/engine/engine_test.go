@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/expand"
 	"github.com/rocm/sgpu-queue/internal/outcome"
+	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
 // suiteScript honours the hook contract with three items; TEST_FILTER selects one.
@@ -169,5 +171,121 @@ exit 0
 	}
 	if len(obs.phases) != 9 || obs.phases[0] != 0 || obs.phases[8] != 8 {
 		t.Errorf("phases %v, want 0 to 8", obs.phases)
+	}
+}
+
+// cancelOnSave is the local table, whose Save first cancels the run: a signal that
+// arrives during phase 6, after every item ended.
+type cancelOnSave struct {
+	weights.File
+	cancel context.CancelFunc
+}
+
+func (c cancelOnSave) Save(ctx context.Context, t *weights.Table) error {
+	c.cancel()
+	return c.File.Save(ctx, t)
+}
+
+// A cancel in phases 5–7 is honoured once what was measured is written: the table
+// is saved, every suite passed, and the run is a cancelled one (exit 130, not 0).
+func TestCancelAfterItems(t *testing.T) {
+	o := repo(t, "s s.log list s.sh\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	path := filepath.Join(o.RepoRoot, "w.txt")
+	o.Store = func(_, _, _ string) weights.Store {
+		return cancelOnSave{File: weights.File{Path: path}, cancel: cancel}
+	}
+	res, err := Run(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitCode != exitcode.Interrupted || !res.Cancelled || len(res.NotWritten) != 0 {
+		t.Errorf("exit %d cancelled %v not written %v, want 130, cancelled, all written", res.ExitCode, res.Cancelled, res.NotWritten)
+	}
+	table, _, err := weights.File{Path: path}.Load(context.Background())
+	if err != nil || table.Len() != 3 {
+		t.Errorf("saved table: %v, %v; want the 3 items learned", table, err)
+	}
+	if out := o.Out.(*bytes.Buffer).String(); !strings.Contains(out, "run cancelled") || !strings.Contains(out, "exit code 130") {
+		t.Errorf("console:\n%s", out)
+	}
+}
+
+// A weight table that is there but cannot be read (here a symlink loop, which root
+// cannot read either) orders nothing and is never written: the run says so, names
+// it NOT written, and the link is as it was.
+func TestUnreadableTableNotWritten(t *testing.T) {
+	o := repo(t, "s s.log list s.sh\n")
+	o.WeightsPath = filepath.Join(o.RepoRoot, "w.txt")
+	if err := os.Symlink("w.txt", o.WeightsPath); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitCode != exitcode.OK || !slices.Contains(res.NotWritten, "w.txt") {
+		t.Errorf("exit %d, not written %q: want 0 and w.txt", res.ExitCode, res.NotWritten)
+	}
+	if target, err := os.Readlink(o.WeightsPath); err != nil || target != "w.txt" {
+		t.Errorf("the table was replaced: %q, %v", target, err)
+	}
+	out := o.Out.(*bytes.Buffer).String()
+	if !strings.Contains(out, "will NOT be written: the keys it holds are kept") || !strings.Contains(out, "NOT written (see the warnings): w.txt") {
+		t.Errorf("console:\n%s", out)
+	}
+}
+
+// With Options.JUnitInLogDir (the CLI) and no JUnit prefix in the environment, the
+// items write under <log dir>/junit/<label>/ and an item that wrote nothing there is
+// a no-run; without it there is no evidence and every item passes; a prefix the
+// environment sets wins.
+func TestJUnitInLogDir(t *testing.T) {
+	script := "#!/bin/sh\nfor tag in a b; do\n" +
+		"    if [ -n \"$TE_CI_LIST_ITEMS\" ]; then echo \"TE_CI_ITEM $tag\"; continue; fi\n" +
+		"    [ -n \"$TE_CI_SETUP_ONLY\" ] && exit 0\n" +
+		"done\n" +
+		"[ \"$TEST_FILTER\" = a ] && echo '<testsuite name=\"s\" tests=\"0\"/>' >\"$JUNITXML_PREFIX$TEST_FILTER$JUNITXML_SUFFIX\"\nexit 0\n"
+	tests := []struct {
+		name     string
+		inLogDir bool
+		prefix   string // JUNITXML_PREFIX in the environment, relative to the repo root
+		xmlDir   string // where a's XML lands, relative to the repo root
+		exit     int
+	}{
+		{"in the log dir", true, "", "test-results/logs/junit/s", exitcode.Failed},
+		{"no prefix at all", false, "", "", exitcode.OK},
+		{"the environment's wins", true, "xml/", "xml/s", exitcode.Failed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := repo(t, "s s.log list s.sh\n")
+			if err := os.WriteFile(filepath.Join(o.RepoRoot, "s.sh"), []byte(script), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			o.JUnitInLogDir = tt.inLogDir
+			if tt.prefix != "" {
+				o.Env = append(o.Env, "JUNITXML_PREFIX="+tt.prefix)
+			}
+			res, err := Run(context.Background(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.ExitCode != tt.exit {
+				t.Errorf("exit %d, want %d\n%s", res.ExitCode, tt.exit, o.Out.(*bytes.Buffer).String())
+			}
+			if tt.xmlDir == "" {
+				return
+			}
+			if _, err := os.Stat(filepath.Join(o.RepoRoot, tt.xmlDir, "a.xml")); err != nil {
+				t.Errorf("a's XML: %v", err)
+			}
+			for _, it := range res.Suites[0].Items {
+				if want := map[string]outcome.Outcome{"a": outcome.OK, "b": outcome.NoRun}[it.Tag]; it.Outcome != want {
+					t.Errorf("item %s: %q, want %q", it.Tag, it.Outcome, want)
+				}
+			}
+		})
 	}
 }

@@ -317,7 +317,7 @@ func (r *run) setup(ctx context.Context, suites []config.Suite, pool gpu.Pool, p
 			return fmt.Errorf("%s: %w", path, err)
 		}
 		tail := &textfmt.Tail{}
-		env := r.o.Hooks.SetupEnv(r.cmdEnv, r.o.Level, s.GPUKind()).With(suitePin(s, pool)...)
+		env := r.o.Hooks.SetupEnv(s.Environ(r.cmdEnv), r.o.Level, s.GPUKind()).With(suitePin(s, pool)...)
 		env, err = r.junitEnv(env, s.Label)
 		if err != nil {
 			f.Close()
@@ -352,11 +352,15 @@ func (r *run) setup(ctx context.Context, suites []config.Suite, pool gpu.Pool, p
 	return nil
 }
 
-// junitPrefix is the absolute JUnit prefix from the environment ("" when unset):
-// relative prefixes are taken from the repo root, and the trailing slash is kept.
+// junitPrefix is the absolute JUnit prefix from the environment: relative prefixes
+// are taken from the repo root, and the trailing slash is kept. With none there it
+// is <log dir>/junit/ when Options.JUnitInLogDir (the CLI) asks for one, else "".
 func (r *run) junitPrefix() string {
 	p, ok := hook.Env(r.o.Env).Get(r.o.Hooks.JUnitPrefix)
 	if !ok || p == "" {
+		if r.o.JUnitInLogDir {
+			return r.layout.JUnitDir() + "/"
+		}
 		return ""
 	}
 	if !filepath.IsAbs(p) {
@@ -382,6 +386,11 @@ func (r *run) junitEnv(env hook.Env, label string) (hook.Env, error) {
 	prefix := r.junitPrefix()
 	if prefix == "" {
 		return env, nil
+	}
+	// The suite's folder is there before its setup and items write into it
+	// (dispatch makes it again for each item).
+	if err := os.MkdirAll(prefix+label, 0o755); err != nil {
+		return nil, fmt.Errorf("JUnit folder of suite %q: %w", label, err)
 	}
 	p, err := r.mapPath(prefix + label)
 	if err != nil {
@@ -444,6 +453,10 @@ func (r *run) learn(ctx context.Context, store weights.Store, table *weights.Tab
 func (r *run) saveLearned(ctx context.Context, store weights.Store, table *weights.Table, changes []logdir.Change, pruned []string) {
 	for _, k := range pruned {
 		r.printf("  pruned %s (no longer listed by its suite's census)\n", textfmt.Printable(k))
+	}
+	if r.unread != nil {
+		r.lost("the weight table", r.unread.Path, fmt.Errorf("not replaced, its keys kept: %w", r.unread))
+		return
 	}
 	if err := store.Save(ctx, table); err != nil {
 		r.lost("the weight table", store.String(), err)
@@ -694,7 +707,8 @@ func (r *run) summary() {
 			broken = append(broken, s)
 		}
 	}
-	if len(failed) == 0 && len(broken) == 0 && r.res.Stop == nil && len(r.res.Quarantined) == 0 && len(verdict.FlakyItems(r.res.Suites)) == 0 {
+	clean := len(failed) == 0 && len(broken) == 0 && r.res.Stop == nil && len(r.res.Quarantined) == 0
+	if clean && !r.res.Cancelled && len(verdict.FlakyItems(r.res.Suites)) == 0 {
 		r.printf("all %d suites passed\n", len(r.res.Suites))
 		r.printNotWritten()
 		return
@@ -730,6 +744,9 @@ func (r *run) summary() {
 		r.printf("run stopped (%s): %s\n", reasonWord(st.Reason), st.Message)
 	}
 	if r.res.Cancelled {
+		if clean {
+			r.printf("all %d suites passed, but the run was cancelled\n", len(r.res.Suites))
+		}
 		r.printf("run cancelled\n")
 	}
 	r.printNotWritten()

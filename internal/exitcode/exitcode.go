@@ -31,11 +31,17 @@ const (
 	NotFound = 127
 	// Killed: ended by SIGKILL (128 + 9), also an item whose container went away.
 	Killed = 137
+	// Terminated: an item sgpu-queue stopped with TERM when the run was cancelled
+	// (128 + SIGTERM); an item's own 143 is reported as Failed.
+	Terminated = 143
 )
 
 // Reserved reports whether code has a meaning of its own for sgpu-queue, so that
-// an item exiting with it must be reported as Failed instead.
-func Reserved(code int) bool { return code == Usage || code == Internal }
+// an item exiting with it by itself must be reported as Failed instead: a run that
+// exits 130 or 143 reads as cancelled, 2 as a usage error, 70 as a bug of the tool.
+func Reserved(code int) bool {
+	return code == Usage || code == Internal || code == Interrupted || code == Terminated
+}
 
 // FromItem is the run's exit code for a failed item's exit code: the item's own,
 // except a reserved one (Failed instead) or one outside 1–255 (capped at 255; a
@@ -48,4 +54,15 @@ func FromItem(code int) int {
 		return 255
 	}
 	return code
+}
+
+// FromSuite is the run's exit code for a failed suite's rc, whose items' own codes
+// FromItem mapped already: the codes the tool gave its items (130 for one that
+// never started, 143 or 137 for one it stopped) stay, kept within 1–255; 2 and 70,
+// which no item is given, never become the run's.
+func FromSuite(code int) int {
+	if code == Usage || code == Internal {
+		return Failed
+	}
+	return min(max(code, Failed), 255)
 }

@@ -271,7 +271,7 @@ func List(ctx context.Context, r Request, s config.Suite, p Pass) ([]byte, strin
 	log := orDiscard(r.Log)
 	// One line, shell-quoted as the config quotes it, as adapter listings' headers are.
 	fmt.Fprintf(log, "### %s %s: %s\n", s.Label, pass, config.QuoteWords(append([]string{s.Path}, s.Args...)))
-	base := r.Env
+	base := s.Environ(r.Env)
 	if r.Pin != nil {
 		base = base.With(r.Pin(s)...)
 	}

@@ -114,6 +114,14 @@ func reserved(name string) string {
 	return ""
 }
 
+// Name is the variable name of key (as Set takes it); "" for an unknown key.
+func (n Names) Name(key string) string {
+	if f, ok := n.keys()[key]; ok {
+		return *f
+	}
+	return ""
+}
+
 // Keys lists the keys Set accepts.
 func (n *Names) Keys() []string {
 	var ks []string
@@ -255,4 +263,47 @@ func (n Names) VerifyEnv(env Env, level string, k Kind, tag string, census bool)
 // line, so none is set.
 func (n Names) AdapterEnv(env Env, level string) Env {
 	return env.With(n.ListItems, n.SkipCheckSupported, n.SetupOnly, n.SkipSetup, n.Filter, n.Level+"="+level)
+}
+
+// Clash is one variable name given to two of the contract's variables (or to one
+// of them and the GPU pin): each listing, setup and item would get one value for
+// both (an item's GPU id as its filter, its filter as the listing switch).
+type Clash struct {
+	Name string
+	// Keys are the two keys (as --hook-var names them; "pin" for the pin variable),
+	// in Keys() order.
+	Keys [2]string
+}
+
+func (c *Clash) Error() string {
+	return fmt.Sprintf("%s is both the %s and the %s variable", c.Name, c.Keys[0], c.Keys[1])
+}
+
+// Clashes lists every variable name two of the contract's variables share. With no
+// Pin set, the pin is chosen by vendor among defaultPins, so a hook variable named
+// like any of them clashes with "pin". The item marker is a word of the listing,
+// not a variable, and takes part in none.
+func (n Names) Clashes(defaultPins ...string) []*Clash {
+	owner := map[string]string{}
+	var out []*Clash
+	claim := func(name, key string) {
+		if first, ok := owner[name]; ok {
+			out = append(out, &Clash{Name: name, Keys: [2]string{first, key}})
+			return
+		}
+		owner[name] = key
+	}
+	fields := n.keys()
+	for _, k := range n.Keys() {
+		switch name := *fields[k]; {
+		case k == "item-marker":
+		case k == "pin" && name == "":
+			for _, p := range defaultPins {
+				claim(p, k)
+			}
+		case name != "":
+			claim(name, k)
+		}
+	}
+	return out
 }

@@ -101,3 +101,41 @@ func TestRename(t *testing.T) {
 		t.Errorf("renamed filter not used: %v", got)
 	}
 }
+
+// Two of the contract's variables never share a name: the pin with the filter (an
+// item would get its GPU id as its filter), a switch with another, a hook variable
+// with a vendor's pin variable when none is set.
+func TestClashes(t *testing.T) {
+	pins := []string{"HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES"}
+	tests := []struct {
+		name    string
+		renames []string
+		want    []string // Clash.Error() of each
+	}{
+		{"defaults", nil, nil},
+		{"pin renamed apart", []string{"pin=MY_GPU"}, nil},
+		{"pin as the filter", []string{"pin=TEST_FILTER"}, []string{"TEST_FILTER is both the filter and the pin variable"}},
+		{"pin as the level", []string{"pin=TEST_LEVEL"}, []string{"TEST_LEVEL is both the level and the pin variable"}},
+		{"filter as the listing switch", []string{"filter=TE_CI_LIST_ITEMS"}, []string{"TE_CI_LIST_ITEMS is both the filter and the list-items variable"}},
+		{"filter as a vendor pin", []string{"filter=HIP_VISIBLE_DEVICES"}, []string{"HIP_VISIBLE_DEVICES is both the filter and the pin variable"}},
+		{"item marker is no variable", []string{"item-marker=TEST_FILTER"}, nil},
+		{"two clashes", []string{"sgpu=X", "mgpu=X", "level=X"}, []string{"X is both the level and the mgpu variable", "X is both the level and the sgpu variable"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n := Default()
+			for _, r := range tt.renames {
+				if err := n.Set(r); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var got []string
+			for _, c := range n.Clashes(pins...) {
+				got = append(got, c.Error())
+			}
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("clashes %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -28,8 +28,14 @@ func (l Layout) SetupDir() string  { return l.path("prerequisite_ck_jit_status")
 func (l Layout) SetupLog(label string) string {
 	return l.path("prerequisite_ck_jit_status", label+".log")
 }
-func (l Layout) ItemsDir() string   { return l.path("items") }
-func (l Layout) CwdDir() string     { return l.path("cwd") }
+func (l Layout) ItemsDir() string { return l.path("items") }
+func (l Layout) CwdDir() string   { return l.path("cwd") }
+
+// JUnitDir is where the items write their own JUnit XML, <JUnitDir>/<label>/, when
+// the environment names no JUnit prefix and the CLI sets this one (docs/hooks.md).
+// A later run leaves what is there: files older than its items are no evidence of
+// theirs, and are not merged.
+func (l Layout) JUnitDir() string   { return l.path("junit") }
 func (l Layout) SuitesDir() string  { return l.path("suites") }
 func (l Layout) ReportDir() string  { return l.path("report") }
 func (l Layout) Report() string     { return l.path("report", "schedule.md") }

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -41,7 +42,9 @@ func (e *NotOursError) Error() string {
 //  3. The files of the earlier run that queue/run.json records are deleted, and only
 //     those (Owned); nothing else under the log dir is touched.
 //  4. The directories are created and claim is written as queue/run.json at once, so
-//     that even a run killed in phase 1 leaves a log dir the next run may clean.
+//     that even a run killed in phase 1 leaves a log dir the next run may clean;
+//     claim.ForeignCwd is set to the cwd/ entries still there, which no later run
+//     deletes.
 //
 // The caller releases the lock when the run ends.
 func (l Layout) Claim(claim *Meta, reuse bool) (*Lock, error) {
@@ -82,6 +85,7 @@ func (l Layout) claimLocked(claim *Meta, reuse bool) error {
 	if err := l.Prepare(); err != nil {
 		return err
 	}
+	claim.ForeignCwd = l.list(l.CwdDir())
 	return l.WriteMeta(claim)
 }
 
@@ -167,7 +171,7 @@ func (l Layout) content() ([]string, error) {
 // suites/<logfile> and .rc and prerequisite_ck_jit_status/<label>.log; per item of
 // its queue/queue.tsv, every file in items/ that ParseItemFile reads as one of the
 // item's (log, rc, attempts) and its cwd/<label>.<safetag>/ with what the item left
-// in it; and the temporary files of atomic writes of those files, when a run was
+// in it, unless that directory was there before the run (m.ForeignCwd); and the temporary files of atomic writes of those files, when a run was
 // killed mid-write. dirs are removed whole; files one by one. A directory of the
 // layout that is a symlink is not looked into.
 func (l Layout) Owned(m *Meta) (files, dirs []string) {
@@ -196,7 +200,7 @@ func (l Layout) Owned(m *Meta) (files, dirs []string) {
 		}
 	}
 	for _, name := range l.list(l.CwdDir()) {
-		if bases[name] {
+		if bases[name] && !slices.Contains(m.ForeignCwd, name) {
 			dirs = append(dirs, filepath.Join(l.CwdDir(), name))
 		}
 	}

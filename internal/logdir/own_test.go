@@ -200,3 +200,44 @@ func TestClaimLocked(t *testing.T) {
 	}
 	second.Release()
 }
+
+// A cwd/<label>.<safetag>/ that was there when a run claimed the log dir (a
+// --log-dir-reuse run over someone's files) is recorded in foreign_cwd, and no later
+// run deletes it, nor what is in it; an item directory the run made is deleted as
+// before.
+func TestClaimKeepsForeignCwd(t *testing.T) {
+	l := Layout{Root: t.TempDir()}
+	mine := filepath.Join(l.CwdDir(), "torch.a", "mine.txt")
+	write(t, mine, "the user's\n")
+	m := claim("torch")
+	lock, err := l.Claim(m, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(m.ForeignCwd, ",") != "torch.a" {
+		t.Errorf("foreign_cwd %q, want torch.a", m.ForeignCwd)
+	}
+	// The run's items torch/a (in the user's folder) and torch/b (in its own).
+	write(t, l.QueueTSV(), "1\ttorch\tci.sh\ta\n1\ttorch\tci.sh\tb\n")
+	write(t, filepath.Join(l.CwdDir(), "torch.a", "left_by_item"), "x")
+	write(t, filepath.Join(l.CwdDir(), "torch.b", "left_by_item"), "x")
+	lock.Release()
+	for i := 0; i < 2; i++ { // and the run after the next one
+		m := claim("torch")
+		lock, err := l.Claim(m, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !exists(mine) {
+			t.Fatalf("claim %d deleted the user's %s", i+1, mine)
+		}
+		if exists(filepath.Join(l.CwdDir(), "torch.b")) {
+			t.Errorf("claim %d kept the earlier run's own cwd/torch.b", i+1)
+		}
+		if strings.Join(m.ForeignCwd, ",") != "torch.a" {
+			t.Errorf("claim %d: foreign_cwd %q, want torch.a still", i+1, m.ForeignCwd)
+		}
+		write(t, l.QueueTSV(), "1\ttorch\tci.sh\ta\n")
+		lock.Release()
+	}
+}

@@ -66,6 +66,11 @@ type Meta struct {
 	// container's): the report shows paths under them relative, so that it names
 	// no runner's path, and a rebuild of it reads the same.
 	Roots []string `json:"roots,omitempty"`
+	// ForeignCwd names the cwd/ entries that were there when the run claimed the
+	// log dir, the earlier run's own deleted (a --log-dir-reuse run's, a user's):
+	// an item that ran in one of them wrote beside files that are not the tool's,
+	// so no later run deletes it (Owned). Claim sets it.
+	ForeignCwd []string `json:"foreign_cwd,omitempty"`
 }
 
 // JUnitFiles are the merged JUnit files the run wrote, relative to its log dir.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/rocm/sgpu-queue/internal/dispatch"
 	"github.com/rocm/sgpu-queue/internal/engine"
+	"github.com/rocm/sgpu-queue/internal/gpu"
 	"github.com/rocm/sgpu-queue/internal/hook"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/shard"
@@ -178,18 +179,54 @@ func (e *Error) Kind() Kind {
 func (v Values) Apply(o *engine.Options, force <-chan struct{}) error {
 	o.Force = force
 	var errs []error
+	hooksOK := true
 	for _, k := range Knobs {
 		s := strings.TrimSpace(v[k.Name])
 		if s == "" {
 			s = k.Default
 		}
 		if err := k.set(o, s); err != nil {
+			hooksOK = hooksOK && k.Name != "hook-var" && k.Name != "pin-var"
 			for _, e := range split(err) {
 				errs = append(errs, &Error{Knob: k.Name, Value: s, Err: e})
 			}
 		}
 	}
+	if hooksOK {
+		errs = append(errs, v.clashes(o.Hooks)...)
+	}
 	return errors.Join(errs...)
+}
+
+// clashes refuses hook and pin variables that share a name (hook.Names.Clashes):
+// each as one error on the knob that gave the name (pin-var when it named the
+// pin, else hook-var), naming both options.
+func (v Values) clashes(n hook.Names) []error {
+	pinVar := strings.TrimSpace(v["pin-var"])
+	def := hook.Default()
+	option := func(key string) string {
+		switch {
+		case key == "pin" && pinVar != "":
+			return "pin-var"
+		case key == "pin" && n.Pin == "":
+			return "pin-var (its default, the vendor's " + gpu.HIPVisible + " or " + gpu.CUDAVisible + ")"
+		}
+		o := "hook-var " + key + "="
+		if def.Name(key) == n.Name(key) {
+			o += " (its default)"
+		}
+		return o
+	}
+	var errs []error
+	for _, c := range n.Clashes(gpu.HIPVisible, gpu.CUDAVisible) {
+		knob, value := "hook-var", ""
+		if slices.Contains(c.Keys[:], "pin") && pinVar != "" {
+			knob, value = "pin-var", pinVar
+		}
+		errs = append(errs, &Error{Knob: knob, Value: value, Err: fmt.Errorf("%w (%s and %s): each command would get one value for both; give them different names",
+			c, option(c.Keys[0]), option(c.Keys[1]))})
+	}
+	return errs
 }
 
 // Prefixed returns err with every line's knob prefixed ("--" for the CLI, "input " for

@@ -158,6 +158,39 @@ func TestApplyErrors(t *testing.T) {
 	}
 }
 
+// Hook and pin variables that share a name are refused, one line each, on the knob
+// that gave the name, naming both options (hook.Names.Clashes): the items would
+// otherwise get their GPU id as their filter, or run the listing.
+func TestApplyRefusesClashingVariables(t *testing.T) {
+	tests := []struct {
+		values Values
+		want   []string
+	}{
+		{Values{"pin-var": "TEST_FILTER"}, []string{`--pin-var "TEST_FILTER": TEST_FILTER is both the filter and the pin variable ` +
+			`(hook-var filter= (its default) and pin-var): each command would get one value for both; give them different names`}},
+		{Values{"pin-var": "TEST_LEVEL"}, []string{`--pin-var "TEST_LEVEL": TEST_LEVEL is both the level and the pin variable ` +
+			`(hook-var level= (its default) and pin-var): each command would get one value for both; give them different names`}},
+		{Values{"hook-var": "filter=TE_CI_LIST_ITEMS"}, []string{`--hook-var: TE_CI_LIST_ITEMS is both the filter and the list-items variable ` +
+			`(hook-var filter= and hook-var list-items= (its default)): each command would get one value for both; give them different names`}},
+		{Values{"hook-var": "level=HIP_VISIBLE_DEVICES"}, []string{`--hook-var: HIP_VISIBLE_DEVICES is both the level and the pin variable ` +
+			`(hook-var level= and pin-var (its default, the vendor's HIP_VISIBLE_DEVICES or CUDA_VISIBLE_DEVICES)): each command would get one value for both; give them different names`}},
+		{Values{"hook-var": "level=MY_PIN", "pin-var": "MY_PIN"}, []string{`--pin-var "MY_PIN": MY_PIN is both the level and the pin variable ` +
+			`(hook-var level= and pin-var): each command would get one value for both; give them different names`}},
+		{Values{"hook-var": "filter=MY_FILTER", "pin-var": "TEST_FILTER"}, nil}, // moved apart: fine
+	}
+	for _, tt := range tests {
+		var o engine.Options
+		err := tt.values.Apply(&o, nil)
+		var got []string
+		if err != nil {
+			got = strings.Split(Prefixed(err, "--").Error(), "\n")
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("%v (-want +got):\n%s", tt.values, diff)
+		}
+	}
+}
+
 // With several bad knobs, every one is reported, one line each in table order, and
 // each line takes the face's prefix.
 func TestApplyReportsEveryError(t *testing.T) {

@@ -358,10 +358,17 @@ func note(o outcome.Outcome) string {
 }
 
 // suiteRC is what a failed item adds to its suite's rc: its exit code, or 1 when
-// that says nothing (0: a no-run or cut-off item; never finished: already set).
+// that says nothing (0: a no-run or cut-off item; never finished: already set). A
+// code the item gave itself that is one of the tool's (exitcode.Reserved: 2, 70,
+// 130, 143) counts as 1, so that the suite's rc and the run's exit code keep their
+// meaning; the codes the tool gave (a cancelled item's 143, a never-started one's
+// 130) count as they are. The item's own code stays in its verdict line and .rc.
 func suiteRC(it Item) int {
-	if it.RC <= 0 {
+	switch {
+	case it.RC <= 0:
 		return exitcode.Failed
+	case it.Finished && it.Outcome != outcome.Cancelled:
+		return exitcode.FromItem(it.RC)
 	}
 	return it.RC
 }
@@ -415,14 +422,13 @@ func Write(l logdir.Layout, suites []Suite) error {
 }
 
 // ExitCode is the run's exit code (docs/exit-codes.md): OK when every suite passed,
-// else the largest exit code among the failed items, each mapped by
-// exitcode.FromItem (an item's 2 or 70 is reported as 1, so that the tool's own codes
-// keep one meaning).
+// else the largest rc of the failed suites, whose items' own reserved codes
+// (2, 70, 130, 143) suiteRC counted as 1 already.
 func ExitCode(suites []Suite) int {
 	rc := exitcode.OK
 	for _, s := range suites {
 		if !s.Passed() {
-			rc = max(rc, exitcode.FromItem(s.RC))
+			rc = max(rc, exitcode.FromSuite(s.RC))
 		}
 	}
 	return rc

@@ -51,7 +51,8 @@ func TestDecide(t *testing.T) {
 	if !strings.HasSuffix(torch.Items[2].Line(), "(never finished)") {
 		t.Errorf("missing rc note: %q", torch.Items[2].Line())
 	}
-	if core.Failed != 1 || core.RC != 2 || core.Items[0].Line() != "FAIL rc=2 items/core.whole.log" {
+	// The item's own 2 stays in its line; its suite's rc says 1 (2 is the tool's).
+	if core.Failed != 1 || core.RC != 1 || core.Items[0].Line() != "FAIL rc=2 items/core.whole.log" {
 		t.Errorf("core %+v", core)
 	}
 	if got := ExitCode(s); got != 139 {
@@ -70,6 +71,9 @@ func TestExitCode(t *testing.T) {
 		{[]int{2, 1}, 1},
 		{[]int{3, 2}, 3},
 		{[]int{137, 1}, 137},
+		{[]int{143, 1}, 143}, // a suite's 143 is a cancelled item's: suiteRC mapped an own one
+		{[]int{130}, 130},
+		{[]int{300}, 255},
 	}
 	for _, tt := range tests {
 		var s []Suite
@@ -124,7 +128,11 @@ func TestDecideOutcomes(t *testing.T) {
 		{outcome.Failed, 3, "FAIL rc=3 items/torch.a.log", 3, 3},
 		{outcome.Failed, 124, "FAIL rc=124 items/torch.a.log", 124, 124},
 		{outcome.Failed, 137, "FAIL rc=137 items/torch.a.log", 137, 137},
-		{outcome.Failed, 70, "FAIL rc=70 items/torch.a.log", 70, 1},
+		{outcome.Failed, 70, "FAIL rc=70 items/torch.a.log", 1, 1},
+		{outcome.Failed, 2, "FAIL rc=2 items/torch.a.log", 1, 1},
+		{outcome.Failed, 130, "FAIL rc=130 items/torch.a.log", 1, 1},
+		{outcome.Failed, 143, "FAIL rc=143 items/torch.a.log", 1, 1},
+		{outcome.CutOff, 143, "FAIL rc=143 items/torch.a.log (cut off)", 1, 1},
 		{outcome.Timeout, 124, "FAIL rc=124 items/torch.a.log (timed out)", 124, 124},
 		{outcome.Cancelled, 143, "FAIL rc=143 items/torch.a.log (cancelled)", 143, 143},
 		{outcome.CutOff, 139, "FAIL rc=139 items/torch.a.log (cut off)", 139, 139},

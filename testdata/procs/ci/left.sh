@@ -38,4 +38,6 @@ case $TEST_FILTER in
     escape) setsid sleep "$MARK" & sleep "$MARK" & up; : >"$STARTED"; wait ;; # a child out of its group, one in it; waits
     fail) exit 3 ;;
 esac
+# Its JUnit file, as the hook contract asks: it ran.
+[ -z "$JUNITXML_PREFIX" ] || echo '<testsuite name="left" tests="0"/>' >"$JUNITXML_PREFIX$TEST_FILTER$JUNITXML_SUFFIX"
 echo "item $TEST_FILTER done"

@@ -1,0 +1,1 @@
+import no_such_module_sgpu_conftest
