@@ -424,6 +424,98 @@ func TestShardsMergeListingFailed(t *testing.T) {
 	validateJUnit(t, filepath.Join(m.dir, "merged-junit", "south.xml")) // last: it skips without xmllint
 }
 
+// TestShardsMergeUnclaimed: shard L's host lists north/n.new, which the hash
+// gives another shard whose host does not: no shard runs it. The merge fails it,
+// never ran, naming who listed it (verdict, summary, report, JUnit), exits 1, and
+// a rebuilt report says the same. A shard run from another config (no suite
+// south) is refused in one line naming both log dirs and the difference (exit 2);
+// with --allow-mixed it is merged with a warning, and south's items the plan gave
+// that shard fail, never ran, instead of vanishing.
+func TestShardsMergeUnclaimed(t *testing.T) {
+	t.Parallel()
+	m := newMatrix(t)
+	m.env = m.env[:1] // no new item, no failure
+	owner := shard.HashShard("north/n.new", 3)
+	lister := 1
+	if owner == 1 {
+		lister = 2
+	}
+	for i := 1; i <= 3; i++ {
+		env := m.env
+		if i == lister {
+			m.env = append(env, "NEW_ITEM=1")
+		}
+		r := m.runShard(t, i)
+		m.env = env
+		if r.code != 0 {
+			t.Fatalf("shard %d: exit %d\n%s\n%s", i, r.code, r.stdout, r.stderr)
+		}
+	}
+	r := sgpu(t, m.dir, nil, "merge", "--log-dir", "merged", "--junit-dir", "merged-junit", "shards/s1/logs", "shards/s2/logs", "shards/s3/logs")
+	note := fmt.Sprintf("never ran: listed by shard %d/3, not by its own shard %d/3", lister, owner)
+	if r.code != 1 {
+		t.Fatalf("merge: exit %d, want 1 (north/n.new ran nowhere)\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, w := range []string{
+		fmt.Sprintf("warning: item north/n.new was listed by shard(s) %d but not by its own shard %d/3, so no shard ran it", lister, owner),
+		"(" + note + ")  never started: no log",
+	} {
+		if !strings.Contains(r.stdout, w) {
+			t.Errorf("the merge's console lacks %q:\n%s", w, r.stdout)
+		}
+	}
+	out := filepath.Join(m.dir, "merged")
+	north := readFile(t, filepath.Join(out, "suites", "north.log"))
+	if !strings.Contains(north, "FAIL rc=- items/north.n.new.log ("+note+")") || readFile(t, filepath.Join(out, "suites", "north.log.rc")) != "1\n" {
+		t.Errorf("suites/north.log has no never-ran line for n.new, or its rc is not 1:\n%s", north)
+	}
+	md := readFile(t, filepath.Join(out, "report", "schedule.md"))
+	if !strings.Contains(md, "**1 item(s) listed by a shard and run by none**: `north/n.new`") {
+		t.Errorf("the merged report does not name the unclaimed item:\n%s", md)
+	}
+	if rb := sgpu(t, m.dir, nil, "report", "merged"); rb.code != 0 || rb.stdout != md {
+		t.Errorf("report merged: exit %d, and the rebuilt report differs from the merge's", rb.code)
+	}
+	if x := readFile(t, filepath.Join(m.dir, "merged-junit", "north.xml")); strings.Count(x, `type="sgpu-queue.never-ran"`) != 1 || !strings.Contains(x, note) {
+		t.Errorf("merged-junit/north.xml has no never-ran case for n.new:\n%s", x)
+	}
+
+	// Shard 2 again, from a config without suite south.
+	writeConf(t, m.dir, "ci/nosouth.conf", "north  north.log  list    ci/north.sh\ngamma  gamma.log  opaque  ci/gamma.sh\n")
+	env := append(m.env[:len(m.env):len(m.env)], "JUNITXML_PREFIX=raw2b/")
+	if r := sgpu(t, m.dir, env, "run", "--gpus", "0,1", "--arch", "gfx942", "--shard", "2/3", "--plan", "plan.json",
+		"--log-dir", "shards/s2b/logs", "--junit-dir", "shards/s2b/junit", "ci/nosouth.conf"); r.code != 0 {
+		t.Fatalf("shard 2 without south: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	dirs := []string{"shards/s1/logs", "shards/s2b/logs", "shards/s3/logs"}
+	r = sgpu(t, m.dir, nil, append([]string{"merge", "--log-dir", "mixed"}, dirs...)...)
+	const diff = "shards/s1/logs and shards/s2b/logs ran different configs: suite south only in shards/s1/logs"
+	if r.code != 2 || len(lines(r.stderr)) != 1 || !strings.Contains(r.stderr, diff) || !strings.Contains(r.stderr, "or pass --allow-mixed") {
+		t.Errorf("merge of another config's shard: exit %d, want 2 and one line naming both and the difference\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(m.dir, "mixed")); err == nil {
+		t.Error("a refused merge wrote its log dir")
+	}
+	r = sgpu(t, m.dir, nil, append([]string{"merge", "--log-dir", "mixed", "--allow-mixed"}, dirs...)...)
+	if r.code != 1 || !strings.Contains(r.stdout, "warning: "+diff) {
+		t.Fatalf("merge --allow-mixed: exit %d, want 1 and a warning naming the difference\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	south := readFile(t, filepath.Join(m.dir, "mixed", "suites", "south.log"))
+	n := 0
+	for _, k := range m.plan.Shards[1].Keys {
+		if label, tag := weights.SplitKey(k); label == "south" {
+			n++
+			line := fmt.Sprintf("FAIL rc=- %s (never ran: listed by shards 1/3 and 3/3, not by its own shard 2/3)", logdir.ItemLogRel(label, tag))
+			if !strings.Contains(south, line) {
+				t.Errorf("suites/south.log lacks %q:\n%s", line, south)
+			}
+		}
+	}
+	if n == 0 || strings.Count(south, "never ran") != n {
+		t.Errorf("%d never-ran lines of south, want %d (the plan gives shard 2 %v):\n%s", strings.Count(south, "never ran"), n, m.plan.Shards[1].Keys, south)
+	}
+}
+
 // censusOf reads a run's items.tsv as the census a run prunes by.
 func censusOf(t *testing.T, path string) weights.Census {
 	t.Helper()

@@ -33,7 +33,7 @@ func Merge(ctx context.Context, o Options, dirs []string) (*Result, error) {
 		return nil, err
 	}
 	r.obs.Phase(0, "read the shards' log dirs")
-	shards, warns, err := merge.Read(dirs)
+	shards, warns, err := merge.Read(dirs, o.AllowMixed)
 	if err != nil {
 		return nil, usage(err)
 	}
@@ -191,7 +191,7 @@ func (r *run) combineJUnit(ctx context.Context, m *merge.Result) {
 		for _, it := range s.Items {
 			// Items no shard file speaks for: a shard that never reported, or
 			// stopped before listing (typed: its stop, its record).
-			if it.Stop == outcome.StopNotReported || !it.Finished && m.Unlisted[it.Shard] {
+			if it.Stop == outcome.StopNotReported || it.Unclaimed || !it.Finished && m.Unlisted[it.Shard] {
 				notRun = append(notRun, junit.Item{Tag: it.Tag, RC: it.RC, Failed: true, Note: it.Note})
 			}
 		}

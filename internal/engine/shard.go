@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -106,11 +107,32 @@ func (r *run) writeShardFiles(e *expansion) error {
 }
 
 // shardRecord is run.json's "shard".
-func (r *run) shardRecord() *logdir.ShardRun {
+func (r *run) shardRecord(suites []config.Suite) *logdir.ShardRun {
 	if r.shard == nil {
 		return nil
 	}
-	return &logdir.ShardRun{Shard: r.shard.shard, Shards: r.shard.shards, Plan: r.shard.ref}
+	return &logdir.ShardRun{Shard: r.shard.shard, Shards: r.shard.shards, Plan: r.shard.ref, Config: configDigest(suites)}
+}
+
+// configDigest is the SHA-256 of what the suites say, without where their
+// config file or repository lies (File, Line, Path differ between checkouts of
+// one commit): merge refuses shards that ran different configs.
+func configDigest(suites []config.Suite) string {
+	type def struct {
+		Label, LogFile, Mode, Command string
+		Args                          []string
+		Options                       config.Options
+	}
+	defs := make([]def, 0, len(suites))
+	for _, s := range suites {
+		defs = append(defs, def{s.Label, s.LogFile, string(s.Mode), s.Command, s.Args, s.Options})
+	}
+	data, err := json.Marshal(defs)
+	if err != nil {
+		return "" // plain strings and numbers: cannot happen; "" is "not recorded"
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
 }
 
 // hasItems reports whether the suite has items in the queue (a shard may have none
