@@ -557,9 +557,13 @@ func TestReadMixed(t *testing.T) {
 		{dir("plan", 2, func(m *logdir.Meta) { m.Shard.Plan.SHA256 = "ffff" }), "plan ran plan plan.json (sha256 ffff…) but " + one + " ran plan plan.json"},
 		{dir("noplan", 2, func(m *logdir.Meta) { m.Shard.Plan = nil }), "ran no plan (every item by its hash) but"},
 		{dir("fewer", 2, func(m *logdir.Meta) { m.Suites = m.Suites[:1] }), one + " and " + filepath.Join(root, "fewer") + " ran different configs: suite core only in " + one},
-		{dir("more", 2, func(m *logdir.Meta) { m.Suites = append(slices.Clone(m.Suites), logdir.MetaSuite{Label: "x y", LogFile: "x.log", Mode: "list"}) }),
+		{dir("more", 2, func(m *logdir.Meta) {
+			m.Suites = append(slices.Clone(m.Suites), logdir.MetaSuite{Label: "x y", LogFile: "x.log", Mode: "list"})
+		}),
 			`ran different configs: suite "x y" only in ` + filepath.Join(root, "more")},
-		{dir("mode", 2, func(m *logdir.Meta) { m.Suites = []logdir.MetaSuite{m.Suites[0], {Label: "core", LogFile: "core.log", Mode: "list"}} }),
+		{dir("mode", 2, func(m *logdir.Meta) {
+			m.Suites = []logdir.MetaSuite{m.Suites[0], {Label: "core", LogFile: "core.log", Mode: "list"}}
+		}),
 			"suite core is core.log opaque in " + one + " but core.log list in"},
 		{dir("cmds", 2, func(m *logdir.Meta) { m.Shard.Config = "bbbb" }), "the same suites with other commands, arguments or options (config sha256 aaaa… and bbbb…)"},
 	}
