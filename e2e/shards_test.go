@@ -18,6 +18,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/engine"
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/shard"
+	"github.com/rocm/sgpu-queue/internal/tmpfstest"
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
@@ -201,6 +202,27 @@ func TestShardsPlanRunMerge(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(out, "items", "north.n.flip.log")); err != nil {
 		t.Errorf("the failed item's log is not in the merged log dir: %v", err)
+	}
+	// Merging the same shards again learns nothing new: the table is byte for
+	// byte the first merge's, and the console says why.
+	table := readFile(t, filepath.Join(m.dir, "ci-weights", "test_weights.gfx942.l99.txt"))
+	if !strings.HasPrefix(table, "# sgpu-queue learned from shard runs: ") {
+		t.Errorf("the merged table does not record the shard runs it learned from:\n%s", table)
+	}
+	again := sgpu(t, m.dir, nil, "merge", "--log-dir", "merged-again", "--junit-dir", "merged-junit-again", "shards/s3/logs", "shards/s1/logs", "shards/s2/logs")
+	if again.code != 3 {
+		t.Fatalf("merge again: exit %d, want 3\n%s\n%s", again.code, again.stdout, again.stderr)
+	}
+	if got := readFile(t, filepath.Join(m.dir, "ci-weights", "test_weights.gfx942.l99.txt")); got != table {
+		t.Errorf("merging the same shards again changed the table (-first +again):\n%s", cmp.Diff(table, got))
+	}
+	for i := 1; i <= 3; i++ {
+		if w := fmt.Sprintf("shard %d/3: shards/s%d/logs: its rows were learned by an earlier merge: not learned again", i, i); !strings.Contains(again.stdout, w) {
+			t.Errorf("the second merge does not say %q:\n%s", w, again.stdout)
+		}
+	}
+	if !strings.Contains(again.stdout, "  0 weight(s) changed, 0 pruned") {
+		t.Errorf("the second merge changed weights:\n%s", again.stdout)
 	}
 	validateJUnit(t, filepath.Join(m.dir, "merged-junit", "north.xml")) // last: it skips without xmllint
 }
@@ -516,6 +538,57 @@ func TestShardsMergeUnclaimed(t *testing.T) {
 	}
 }
 
+// TestShardsPlanPoolAndFullDisk: a plan made for 2 GPUs per shard run on a
+// 1-GPU runner says so, naming the plan and the pool, in the shard and in the
+// merge. A merge whose weight table cannot be written (a full disk) names it and
+// exits 1, though every test passed; one whose log dir fills up exits non-zero
+// and never claims "all passed" with exit 0.
+func TestShardsPlanPoolAndFullDisk(t *testing.T) {
+	t.Parallel()
+	full := tmpfstest.Mount(t, 64<<10)
+	tmpfstest.Fill(t, full)
+	tiny := tmpfstest.Mount(t, 32<<10)
+	m := newMatrix(t)
+	m.env = m.env[:1] // no new item, no failure
+	const pool = "plan plan.json was made for 2 GPUs per shard, but this runner's pool has 1 GPU(s) (0)"
+	for i := 1; i <= 3; i++ {
+		env := append(m.env[:len(m.env):len(m.env)], fmt.Sprintf("JUNITXML_PREFIX=raw%d/", i))
+		gpus := "0,1"
+		if i == 1 {
+			gpus = "0,"
+		}
+		r := sgpu(t, m.dir, env, "run", "--gpus", gpus, "--arch", "gfx942", "--shard", fmt.Sprintf("%d/3", i), "--plan", "plan.json",
+			"--log-dir", fmt.Sprintf("shards/s%d/logs", i), "--junit-dir", fmt.Sprintf("shards/s%d/junit", i), "ci/shards.conf")
+		if r.code != 0 || strings.Contains(r.stdout, "warning: "+pool) != (i == 1) {
+			t.Fatalf("shard %d: exit %d, want 0 and the pool warning on shard 1 alone (%q)\n%s\n%s", i, r.code, pool, r.stdout, r.stderr)
+		}
+	}
+	dirs := []string{"shards/s1/logs", "shards/s2/logs", "shards/s3/logs"}
+	weightsFile := filepath.Join(full, "weights.txt")
+	r := sgpu(t, m.dir, nil, append([]string{"merge", "--log-dir", "merged", "--weights", weightsFile}, dirs...)...)
+	if r.code != 1 || !strings.Contains(r.stdout, "the merge's files were not all written: exit code 1") {
+		t.Errorf("merge with a table on a full disk: exit %d, want 1 and why\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "NOT written (see the warnings): ") || !strings.Contains(r.stdout, "weights.txt") {
+		t.Errorf("the merge does not name the table it could not write:\n%s", r.stdout)
+	}
+	merged := "warning: plan plan.json was made for 2 GPUs per shard, but shard 1/3's pool (shards/s1/logs) has 1 GPU(s) (0)"
+	if !strings.Contains(r.stdout, merged) || strings.Contains(r.stdout, "shard 2/3's pool") {
+		t.Errorf("the merge does not warn of shard 1's pool alone (%q):\n%s", merged, r.stdout)
+	}
+	if rc := readFile(t, filepath.Join(m.dir, "merged", "suites", "north.log.rc")); rc != "0\n" {
+		t.Errorf("north.log.rc %q: the verdicts on the good disk are written all the same", rc)
+	}
+
+	r = sgpu(t, m.dir, nil, append([]string{"merge", "--log-dir", filepath.Join(tiny, "merged")}, dirs...)...)
+	if r.code == 0 {
+		t.Errorf("merge into a log dir that fills up: exit 0\n%s\n%s", r.stdout, r.stderr)
+	}
+	if out := r.stdout + r.stderr; !strings.Contains(out, "NOT written") && !strings.Contains(out, "no space left on device") {
+		t.Errorf("the merge does not say what it could not write:\n%s", out)
+	}
+}
+
 // censusOf reads a run's items.tsv as the census a run prunes by.
 func censusOf(t *testing.T, path string) weights.Census {
 	t.Helper()
@@ -546,7 +619,15 @@ func format(t *testing.T, tb *weights.Table) string {
 	if err := back.Format(&b); err != nil {
 		t.Fatal(err)
 	}
-	return b.String()
+	// The weights only: a merged table also records the shard runs it learned
+	// from, in a comment line a single run has no cause to write.
+	var out strings.Builder
+	for _, l := range lines(b.String()) {
+		if !strings.HasPrefix(l, "#") {
+			out.WriteString(l + "\n")
+		}
+	}
+	return out.String()
 }
 
 // TestActionModes: the action's three modes through its entry point, as the

@@ -261,6 +261,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	}
 	if r.shard != nil {
 		r.keepShard(exp)
+		r.checkPlanPool(pool)
 	}
 
 	// Phase 2: weigh and order.

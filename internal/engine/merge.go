@@ -16,6 +16,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/report"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 	"github.com/rocm/sgpu-queue/internal/verdict"
+	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
 // Merge is `sgpu-queue merge`: the log dirs of the shards of a job matrix (run
@@ -60,6 +61,12 @@ func Merge(ctx context.Context, o Options, dirs []string) (*Result, error) {
 	for _, w := range m.Warnings {
 		r.warn(w)
 	}
+	for _, s := range shards {
+		whose := fmt.Sprintf("shard %d/%d's pool (%s)", s.Number, first.Shard.Shards, textfmt.Printable(s.Dir))
+		if w := planPoolWarning(m.Plan, planFile(first.Shard.Plan), whose, s.Run.Meta.GPUs); w != "" && len(s.Run.Meta.GPUs) > 0 {
+			r.warn(w)
+		}
+	}
 	run := m.Run
 	run.Layout = r.layout
 	run.Meta.Weights = store.String()
@@ -75,7 +82,7 @@ func Merge(ctx context.Context, o Options, dirs []string) (*Result, error) {
 	r.verdicts(run)
 
 	r.obs.Phase(6, "learn the weights (once, from every shard's rows)")
-	changes, pruned := LearnRun(table, run, m.Census)
+	changes, pruned := r.learnShards(table, run, m.Census, shards)
 	r.saveLearned(ctx, store, table, changes, pruned)
 	run.Meta.Changes, run.Meta.Pruned = changes, pruned
 	run.Meta.Merge.Advice = merge.Advice(run, run.Meta.Merge.Shards, gpusPerShard(m))
@@ -95,7 +102,43 @@ func Merge(ctx context.Context, o Options, dirs []string) (*Result, error) {
 		}
 	}
 	r.summary()
+	if len(r.res.NotWritten) > 0 && r.res.ExitCode == exitcode.OK {
+		// The merge's files are its result: a merge that could not write them
+		// did not do its job, whatever the shards' tests did.
+		r.res.ExitCode = exitcode.Failed
+		r.printf("the merge's files were not all written: exit code %d\n", r.res.ExitCode)
+	}
 	return r.res, nil
+}
+
+// learnShards is the merge's learning pass: every shard's rows but those of the
+// shard runs the table learned already (an earlier merge of the same log dirs),
+// so that merging again learns nothing new; then the shard runs are marked
+// learned in the table.
+func (r *run) learnShards(table *weights.Table, run *logdir.Run, census weights.Census, shards []*merge.Shard) ([]logdir.Change, []string) {
+	done := map[int]bool{}
+	var ids []string
+	for _, s := range shards {
+		if table.Learned(s.ID) {
+			done[s.Number] = true
+			r.printf("  shard %d/%d: %s: its rows were learned by an earlier merge: not learned again\n", s.Number, run.Meta.Merge.Shards, textfmt.Printable(s.Dir))
+		}
+		ids = append(ids, s.ID)
+	}
+	changes, pruned := learnRows(table, run, census, func(t logdir.Timing) bool {
+		s, _, ok := logdir.SplitShardGPU(t.GPU)
+		return ok && done[s]
+	})
+	table.MarkLearned(ids...)
+	return changes, pruned
+}
+
+// planFile is the plan file as the shards were given it.
+func planFile(p *logdir.PlanRef) string {
+	if p == nil {
+		return ""
+	}
+	return p.File
 }
 
 // gpusPerShard is the runner size the advice plans for: the plan's, else the

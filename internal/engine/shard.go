@@ -8,12 +8,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/rocm/sgpu-queue/internal/atomicfile"
 	"github.com/rocm/sgpu-queue/internal/config"
+	"github.com/rocm/sgpu-queue/internal/gpu"
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/shard"
+	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
 
 // sharding is what --shard I/K [--plan FILE] gives a run (README "Several
@@ -88,6 +91,26 @@ func (r *run) keepShard(e *expansion) {
 	}
 	r.printf("  shard %d/%d: %d of %d listed items: %s\n", s.shard, s.shards, len(kept), len(e.items), how)
 	e.items = kept
+}
+
+// checkPlanPool warns when the plan was made for runners of another size than
+// this one: the shard still runs its items, but the plan's balance and predicted
+// wall clocks are not this runner's.
+func (r *run) checkPlanPool(pool gpu.Pool) {
+	if w := planPoolWarning(r.shard.plan, r.o.PlanFile, "this runner's pool", pool.IDs); w != "" {
+		r.warn(w)
+	}
+}
+
+// planPoolWarning is the warning for a plan of p.GPUs GPUs per shard run on the
+// pool ids (whose: "this runner's pool"); "" when they agree or there is no plan.
+func planPoolWarning(p *shard.Plan, file, whose string, ids []string) string {
+	if p == nil || p.GPUs == len(ids) {
+		return ""
+	}
+	return fmt.Sprintf("plan %s was made for %d GPUs per shard, but %s has %d GPU(s) (%s): the shards are balanced, "+
+		"and their wall clocks predicted, for another runner; make the plan with sgpu-queue plan --gpus %d (the action: mode plan, input gpus)",
+		textfmt.Printable(file), p.GPUs, whose, len(ids), strings.Join(ids, ","), len(ids))
 }
 
 // writeShardFiles writes a shard's listing and the plan it followed into its log

@@ -582,3 +582,26 @@ func TestReadMixed(t *testing.T) {
 		t.Errorf("a shard without a config digest: %v", err)
 	}
 }
+
+// A shard run's ID is the same each time its log dir is read, and differs between
+// shards, and from the same shard run again (another start, other rows).
+func TestShardIDs(t *testing.T) {
+	dirs, _ := matrix(t, nil, 1, 2, 3)
+	a, _, err := Read(dirs, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _, _ := Read(dirs, false)
+	seen := map[string]bool{}
+	for i := range a {
+		if a[i].ID != b[i].ID || len(a[i].ID) != 16 || seen[a[i].ID] {
+			t.Errorf("shard %d: IDs %q and %q; want one 16-digit ID, not another shard's", a[i].Number, a[i].ID, b[i].ID)
+		}
+		seen[a[i].ID] = true
+	}
+	again := a[0].Run
+	again.Meta.Started = again.Meta.Started.Add(time.Second)
+	if runID(again) == b[0].ID {
+		t.Error("a later run of shard 1 has the same ID")
+	}
+}

@@ -9,12 +9,15 @@ package merge
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/shard"
@@ -33,6 +36,9 @@ type Shard struct {
 	Census []shard.ItemKey
 	// Plan is the plan it followed (queue/plan.json); nil without one.
 	Plan *shard.Plan
+	// ID names this shard run for the weight table (weights.Table.Learned): the
+	// same log dir, merged again, has the same ID, another run of the shard another.
+	ID string
 }
 
 // Error is a set of log dirs that cannot be merged: the message names the log
@@ -94,7 +100,7 @@ func readShard(dir string) (*Shard, []string, error) {
 		}
 		return nil, nil, errorf("%s is the log dir of %s, not of a shard: merge the log dirs of the jobs that ran sgpu-queue run --shard I/K", dir, what)
 	}
-	s := &Shard{Dir: dir, Run: run, Number: m.Shard.Shard}
+	s := &Shard{Dir: dir, Run: run, Number: m.Shard.Shard, ID: runID(run)}
 	if m.Shard.Shard < 1 || m.Shard.Shard > m.Shard.Shards || m.Shard.Shards > shard.MaxShards {
 		return nil, nil, errorf("%s: run.json says shard %d/%d, which no run writes; give the log dir as the shard job left it", dir, m.Shard.Shard, m.Shard.Shards)
 	}
@@ -132,6 +138,17 @@ func readShard(dir string) (*Shard, []string, error) {
 		}
 	}
 	return s, warns, nil
+}
+
+// runID is a shard run's ID: the SHA-256 (16 hex digits) of its shard, its start
+// and its rows as read, which no other run of any shard shares.
+func runID(r *logdir.Run) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%d/%d\t%s\t%s\n", r.Meta.Shard.Shard, r.Meta.Shard.Shards, r.Meta.Started.UTC().Format(time.RFC3339Nano), planSum(r.Meta.Shard.Plan))
+	for _, t := range r.Timings {
+		fmt.Fprintf(h, "%s\t%s\t%s\t%g\t%d\t%g\n", t.Label, t.Item, t.GPU, t.Secs, t.RC, t.StartOff)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
 // readItems reads an item list the run wrote; nil when the file is not there.
