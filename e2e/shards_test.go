@@ -414,11 +414,8 @@ func TestShardsMergeListingFailed(t *testing.T) {
 	if r.code != 1 || r.stderr != "" {
 		t.Fatalf("merge: exit %d, want 1 and nothing on stderr\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	for _, w := range []string{"shard 2/3: shards/s2/logs: 0 items on 2 GPUs", "stopped early (listing-failed)", "suite south failed: its listing failed on shard 2/3: ci/shards.conf:4: " + why} {
-		if !strings.Contains(r.stdout, w) {
-			t.Errorf("merge's console lacks %q:\n%s", w, r.stdout)
-		}
-	}
+	consoleHas(t, r.stdout, "shard 2/3: shards/s2/logs: 0 items on 2 GPUs", "stopped early (listing-failed)",
+		"suite south failed: its listing failed on shard 2/3: ci/shards.conf:4: "+why)
 	out := filepath.Join(m.dir, "merged")
 	south := readFile(t, filepath.Join(out, "suites", "south.log"))
 	if !strings.HasSuffix(south, "FAIL rc=1 (its listing failed on shard 2/3: ci/shards.conf:4: "+why+")\n") || readFile(t, filepath.Join(out, "suites", "south.log.rc")) != "1\n" {
@@ -478,14 +475,8 @@ func TestShardsMergeUnclaimed(t *testing.T) {
 	if r.code != 1 {
 		t.Fatalf("merge: exit %d, want 1 (north/n.new ran nowhere)\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	for _, w := range []string{
-		fmt.Sprintf("warning: item north/n.new was listed by shard(s) %d but not by its own shard %d/3, so no shard ran it", lister, owner),
-		"(" + note + ")  never started: no log",
-	} {
-		if !strings.Contains(r.stdout, w) {
-			t.Errorf("the merge's console lacks %q:\n%s", w, r.stdout)
-		}
-	}
+	consoleHas(t, r.stdout, fmt.Sprintf("warning: item north/n.new was listed by shard(s) %d but not by its own shard %d/3, so no shard ran it", lister, owner),
+		"("+note+")  never started: no log")
 	out := filepath.Join(m.dir, "merged")
 	north := readFile(t, filepath.Join(out, "suites", "north.log"))
 	if !strings.Contains(north, "FAIL rc=- items/north.n.new.log ("+note+")") || readFile(t, filepath.Join(out, "suites", "north.log.rc")) != "1\n" {
@@ -586,6 +577,16 @@ func TestShardsPlanPoolAndFullDisk(t *testing.T) {
 	}
 	if out := r.stdout + r.stderr; !strings.Contains(out, "NOT written") && !strings.Contains(out, "no space left on device") {
 		t.Errorf("the merge does not say what it could not write:\n%s", out)
+	}
+}
+
+// consoleHas fails the test for each of wants the console output lacks.
+func consoleHas(t *testing.T, stdout string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(stdout, w) {
+			t.Errorf("the console lacks %q:\n%s", w, stdout)
+		}
 	}
 }
 

@@ -132,6 +132,28 @@ func matrix(t *testing.T, fail map[string]int, shards ...int) ([]string, *shard.
 	return dirs, p
 }
 
+// shardWriter returns a function that writes shard s of one test plan, as
+// edited, in a fresh directory of the name given, and returns it.
+func shardWriter(t *testing.T) func(name string, s int, edit func(*logdir.Meta)) string {
+	p, raw := testPlan(t)
+	root := t.TempDir()
+	return func(name string, s int, edit func(*logdir.Meta)) string {
+		d := filepath.Join(root, name)
+		writeShard(t, d, s, p, raw, nil, edit)
+		return d
+	}
+}
+
+// mustRead reads shards of one matrix, failing the test on an error.
+func mustRead(t *testing.T, dirs []string) []*Shard {
+	t.Helper()
+	shards, _, err := Read(dirs, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return shards
+}
+
 func TestBuildAllShards(t *testing.T) {
 	dirs, p := matrix(t, map[string]int{"torch/b": 3}, 3, 1, 2) // any order
 	shards, warns, err := Read(dirs, false)
@@ -268,14 +290,9 @@ func TestBuildCensusNeedsEveryShard(t *testing.T) {
 }
 
 func TestReadRefuses(t *testing.T) {
-	p, raw := testPlan(t)
-	root := t.TempDir()
-	dir := func(name string, s int, edit func(*logdir.Meta)) string {
-		d := filepath.Join(root, name)
-		writeShard(t, d, s, p, raw, nil, edit)
-		return d
-	}
+	dir := shardWriter(t)
 	one, two := dir("one", 1, nil), dir("two", 2, nil)
+	root := filepath.Dir(one)
 	whole := dir("whole", 1, func(m *logdir.Meta) { m.Shard = nil })
 	four := dir("four", 2, func(m *logdir.Meta) { m.Shard.Shards = 4 })
 	other := dir("other", 2, func(m *logdir.Meta) { m.Shard.Plan.SHA256 = "ffff" })
@@ -442,10 +459,7 @@ func TestBuildShardListingFailed(t *testing.T) {
 // the first shard's, with a warning that names that shard.
 func TestBuildItemQueuedTwice(t *testing.T) {
 	dirs, _ := matrix(t, nil, 1, 2, 3)
-	shards, _, err := Read(dirs, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	shards := mustRead(t, dirs)
 	q := shards[0].Run.Queue[0]
 	shards[2].Run.Queue = append(shards[2].Run.Queue, q)
 	m := Build(shards, weights.New(), 999999)
@@ -468,10 +482,7 @@ func TestBuildItemQueuedTwice(t *testing.T) {
 // the merged log dir gets no copy of what it points at.
 func TestCopyLogsSkipsSymlinks(t *testing.T) {
 	dirs, _ := matrix(t, nil, 1, 2, 3)
-	shards, _, err := Read(dirs, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	shards := mustRead(t, dirs)
 	secret := filepath.Join(t.TempDir(), "secret")
 	os.WriteFile(secret, []byte("not the shard's"), 0o600)
 	q := shards[0].Run.Queue[0]
@@ -500,10 +511,7 @@ func TestCopyLogsSkipsSymlinks(t *testing.T) {
 // with the shards that listed it, and its verdict fails it, never ran, rc 1.
 func TestBuildUnclaimed(t *testing.T) {
 	dirs, p := matrix(t, nil, 1, 2, 3)
-	shards, _, err := Read(dirs, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	shards := mustRead(t, dirs)
 	var lost shard.ItemKey
 	for _, k := range listing {
 		if p.ShardOf(k.Key()) == 2 {
@@ -542,14 +550,9 @@ func TestBuildUnclaimed(t *testing.T) {
 // one line naming both log dirs and the difference; with allowMixed, merged with a
 // warning saying the same.
 func TestReadMixed(t *testing.T) {
-	p, raw := testPlan(t)
-	root := t.TempDir()
-	dir := func(name string, s int, edit func(*logdir.Meta)) string {
-		d := filepath.Join(root, name)
-		writeShard(t, d, s, p, raw, nil, edit)
-		return d
-	}
+	dir := shardWriter(t)
 	one := dir("one", 1, func(m *logdir.Meta) { m.Shard.Config = "aaaa" })
+	root := filepath.Dir(one)
 	tests := []struct {
 		other string
 		want  string
@@ -587,11 +590,7 @@ func TestReadMixed(t *testing.T) {
 // shards, and from the same shard run again (another start, other rows).
 func TestShardIDs(t *testing.T) {
 	dirs, _ := matrix(t, nil, 1, 2, 3)
-	a, _, err := Read(dirs, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _, _ := Read(dirs, false)
+	a, b := mustRead(t, dirs), mustRead(t, dirs)
 	seen := map[string]bool{}
 	for i := range a {
 		if a[i].ID != b[i].ID || len(a[i].ID) != 16 || seen[a[i].ID] {
