@@ -58,14 +58,16 @@ func (a *act) publishInputs() (pubInputs, error) {
 		if publish.IsCommitID(c) {
 			p.commit = c
 		} else {
-			errs = append(errs, fmt.Errorf("input commit %q: want a full commit id (40 hex digits), e.g. ${{ github.event.workflow_run.head_sha }}", c))
+			errs = append(errs, fmt.Errorf("input commit %q: want a full commit id (40 hex digits), "+
+				"e.g. ${{ github.event.workflow_run.head_sha }}", c))
 		}
 	}
 	if n := strings.TrimSpace(a.gh.GetInput("pr-number")); n != "" {
 		if v, err := strconv.Atoi(n); err == nil && v > 0 {
 			p.pr = v
 		} else {
-			errs = append(errs, fmt.Errorf("input pr-number %q: want a pull request number, e.g. ${{ github.event.workflow_run.pull_requests[0].number }}", n))
+			errs = append(errs, fmt.Errorf("input pr-number %q: want a pull request number, "+
+				"e.g. ${{ github.event.workflow_run.pull_requests[0].number }}", n))
 		}
 	}
 	return p, errors.Join(errs...)

@@ -36,7 +36,8 @@ func mergeCmd(e Env, args []string) int {
 	fs := newFlags("merge", e, mergeHelp)
 	repoRoot := fs.String("repo-root", envDefault(e, "repo-root", "."), "repository the default weight table and JUnit directory are under")
 	values := knobFlags(fs, e, "log-dir", "log-dir-reuse", "weights", "junit-dir")
-	allowMixed := fs.Bool("allow-mixed", false, "merge shards that ran different plans or configs (a warning for each difference) instead of refusing them")
+	allowMixed := fs.Bool("allow-mixed", false,
+		"merge shards that ran different plans or configs (a warning for each difference) instead of refusing them")
 	dirs, code, stop := parse(fs, args, e)
 	if stop {
 		return code

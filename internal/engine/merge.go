@@ -121,7 +121,8 @@ func (r *run) learnShards(table *weights.Table, run *logdir.Run, census weights.
 	for _, s := range shards {
 		if table.Learned(s.ID) {
 			done[s.Number] = true
-			r.printf("  shard %d/%d: %s: its rows were learned by an earlier merge: not learned again\n", s.Number, run.Meta.Merge.Shards, textfmt.Printable(s.Dir))
+			r.printf("  shard %d/%d: %s: its rows were learned by an earlier merge: not learned again\n",
+				s.Number, run.Meta.Merge.Shards, textfmt.Printable(s.Dir))
 		}
 		ids = append(ids, s.ID)
 	}

@@ -109,7 +109,8 @@ func planPoolWarning(p *shard.Plan, file, whose string, ids []string) string {
 		return ""
 	}
 	return fmt.Sprintf("plan %s was made for %d GPUs per shard, but %s has %d GPU(s) (%s): the shards are balanced, "+
-		"and their wall clocks predicted, for another runner; make the plan with sgpu-queue plan --gpus %d (the action: mode plan, input gpus)",
+		"and their wall clocks predicted, for another runner; "+
+		"make the plan with sgpu-queue plan --gpus %d (the action: mode plan, input gpus)",
 		textfmt.Printable(file), p.GPUs, whose, len(ids), strings.Join(ids, ","), len(ids))
 }
 

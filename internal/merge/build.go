@@ -261,7 +261,8 @@ func (b *builder) unclaimed(missing map[int]bool) {
 			continue
 		}
 		m.Unclaimed = append(m.Unclaimed, logdir.Unclaimed{Label: k.Label, Tag: k.Tag, Shard: s, ListedBy: by[k]})
-		b.warn("item %s was listed by shard(s) %s but not by its own shard %d/%d, so no shard ran it: it fails, never ran (do the runners list alike?)",
+		b.warn("item %s was listed by shard(s) %s but not by its own shard %d/%d, so no shard ran it: "+
+			"it fails, never ran (do the runners list alike?)",
 			textfmt.Printable(k.Key()), joinInts(by[k]), s, b.k)
 	}
 }

@@ -144,7 +144,8 @@ func readShard(dir string) (*Shard, []string, error) {
 // and its rows as read, which no other run of any shard shares.
 func runID(r *logdir.Run) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%d/%d\t%s\t%s\n", r.Meta.Shard.Shard, r.Meta.Shard.Shards, r.Meta.Started.UTC().Format(time.RFC3339Nano), planSum(r.Meta.Shard.Plan))
+	fmt.Fprintf(h, "%d/%d\t%s\t%s\n", r.Meta.Shard.Shard, r.Meta.Shard.Shards,
+		r.Meta.Started.UTC().Format(time.RFC3339Nano), planSum(r.Meta.Shard.Plan))
 	for _, t := range r.Timings {
 		fmt.Fprintf(h, "%s\t%s\t%s\t%g\t%d\t%g\n", t.Label, t.Item, t.GPU, t.Secs, t.RC, t.StartOff)
 	}
@@ -182,12 +183,15 @@ func check(shards []*Shard, allowMixed bool) ([]string, error) {
 		m := s.Run.Meta
 		switch {
 		case m.Shard.Shards != fm.Shard.Shards:
-			return nil, errorf("%s is shard %d/%d but %s is shard %d/%d: give the log dirs of the shards of one matrix", s.Dir, m.Shard.Shard, m.Shard.Shards, first.Dir, fm.Shard.Shard, fm.Shard.Shards)
+			return nil, errorf("%s is shard %d/%d but %s is shard %d/%d: give the log dirs of the shards of one matrix",
+				s.Dir, m.Shard.Shard, m.Shard.Shards, first.Dir, fm.Shard.Shard, fm.Shard.Shards)
 		case m.Arch != fm.Arch || m.Level != fm.Level:
-			return nil, errorf("%s ran arch %s level %s but %s ran arch %s level %s: shards of one matrix share one weight table, so one arch and level", s.Dir, m.Arch, m.Level, first.Dir, fm.Arch, fm.Level)
+			return nil, errorf("%s ran arch %s level %s but %s ran arch %s level %s: "+
+				"shards of one matrix share one weight table, so one arch and level", s.Dir, m.Arch, m.Level, first.Dir, fm.Arch, fm.Level)
 		}
 		if diff := mixed(first, s); diff != "" && !allowMixed {
-			return nil, errorf("%s: give the log dirs of the shards of one matrix (one plan job's plan, one config), or pass --allow-mixed to merge them all the same (an item one shard listed and none ran then fails, never ran)", diff)
+			return nil, errorf("%s: give the log dirs of the shards of one matrix (one plan job's plan, one config), "+
+				"or pass --allow-mixed to merge them all the same (an item one shard listed and none ran then fails, never ran)", diff)
 		} else if diff != "" {
 			warns = append(warns, diff+": merged all the same (--allow-mixed); an item one shard listed and none ran fails, never ran")
 		}
@@ -213,7 +217,8 @@ func mixed(a, b *Shard) string {
 		return fmt.Sprintf("%s and %s ran different configs: %s", a.Dir, b.Dir, d)
 	}
 	if am.Shard.Config != "" && bm.Shard.Config != "" && am.Shard.Config != bm.Shard.Config {
-		return fmt.Sprintf("%s and %s ran different configs: the same suites with other commands, arguments or options (config sha256 %.12s… and %.12s…)",
+		return fmt.Sprintf("%s and %s ran different configs: the same suites with other commands, arguments or options "+
+			"(config sha256 %.12s… and %.12s…)",
 			a.Dir, b.Dir, am.Shard.Config, bm.Shard.Config)
 	}
 	return ""

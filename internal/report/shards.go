@@ -48,7 +48,8 @@ func shardsSection(r *logdir.Run, suites []verdict.Suite) *block {
 		if n > 5 {
 			more = fmt.Sprintf(" and %d more", n-5)
 		}
-		fmt.Fprintf(&b, "> [!CAUTION]\n> **%d item(s) listed by a shard and run by none**: %s%s. Their own shard's listing did not have them "+
+		fmt.Fprintf(&b, "> [!CAUTION]\n> **%d item(s) listed by a shard and run by none**: %s%s. "+
+			"Their own shard's listing did not have them "+
 			"(do the runners, or the configs, list alike?). They never ran and fail.\n\n", n, strings.Join(keys, ", "), more)
 	}
 	if len(walls) > 1 {

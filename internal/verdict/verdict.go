@@ -316,7 +316,8 @@ func (d decider) unfinished(it *Item) {
 	if u, ok := d.unclaimed[[2]string{it.Label, it.Tag}]; ok {
 		// Its shard's stop is not why: that shard never had it to run.
 		it.Failed, it.RC, it.Unclaimed = true, exitcode.Failed, true
-		it.Note = fmt.Sprintf("never ran: listed by %s, not by its own shard %d/%d", shardList(u.ListedBy, d.r.Meta.Merge.Shards), u.Shard, d.r.Meta.Merge.Shards)
+		k := d.r.Meta.Merge.Shards
+		it.Note = fmt.Sprintf("never ran: listed by %s, not by its own shard %d/%d", shardList(u.ListedBy, k), u.Shard, k)
 		return
 	}
 	st := d.stopOf(it)
