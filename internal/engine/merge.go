@@ -14,6 +14,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/merge"
 	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/report"
+	"github.com/rocm/sgpu-queue/internal/shard"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 	"github.com/rocm/sgpu-queue/internal/verdict"
 	"github.com/rocm/sgpu-queue/internal/weights"
@@ -61,12 +62,7 @@ func Merge(ctx context.Context, o Options, dirs []string) (*Result, error) {
 	for _, w := range m.Warnings {
 		r.warn(w)
 	}
-	for _, s := range shards {
-		whose := fmt.Sprintf("shard %d/%d's pool (%s)", s.Number, first.Shard.Shards, textfmt.Printable(s.Dir))
-		if w := planPoolWarning(m.Plan, planFile(first.Shard.Plan), whose, s.Run.Meta.GPUs); w != "" && len(s.Run.Meta.GPUs) > 0 {
-			r.warn(w)
-		}
-	}
+	r.warnPlanPools(m.Plan, shards)
 	run := m.Run
 	run.Layout = r.layout
 	run.Meta.Weights = store.String()
@@ -134,12 +130,20 @@ func (r *run) learnShards(table *weights.Table, run *logdir.Run, census weights.
 	return changes, pruned
 }
 
-// planFile is the plan file as the shards were given it.
-func planFile(p *logdir.PlanRef) string {
-	if p == nil {
-		return ""
+// warnPlanPools warns of each shard that ran on another number of GPUs than the
+// plan was made for.
+func (r *run) warnPlanPools(p *shard.Plan, shards []*merge.Shard) {
+	for _, s := range shards {
+		sh := s.Run.Meta.Shard
+		file := ""
+		if sh.Plan != nil {
+			file = sh.Plan.File
+		}
+		whose := fmt.Sprintf("shard %d/%d's pool (%s)", s.Number, sh.Shards, textfmt.Printable(s.Dir))
+		if w := planPoolWarning(p, file, whose, s.Run.Meta.GPUs); w != "" && len(s.Run.Meta.GPUs) > 0 {
+			r.warn(w)
+		}
 	}
-	return p.File
 }
 
 // gpusPerShard is the runner size the advice plans for: the plan's, else the
