@@ -875,3 +875,33 @@ func TestActionCacheMode(t *testing.T) {
 		})
 	}
 }
+
+// A step with several bad inputs says every one at once, each on its own line
+// naming the input, and runs nothing: a bad publish or shards no longer hides the
+// bad retries and grace.
+func TestActionInputErrorsAtOnce(t *testing.T) {
+	t.Parallel()
+	dir := fixture(t, "e2e")
+	trace := filepath.Join(t.TempDir(), "trace")
+	env, outFile, sumFile := runner(t, dir, map[string]string{"config": "ci/queue.conf", "gpus": "2", "publish": "bogus",
+		"shards": "3", "retries": "many", "grace": "soon"}, "SGPU_TRACE="+trace)
+	r := sgpu(t, dir, env, "action")
+	if r.code != 2 {
+		t.Fatalf("exit %d, want 2\n%s", r.code, r.stdout)
+	}
+	if out := parseOutputs(t, outFile); out["result"] != "failure" || out["exit-code"] != "2" {
+		t.Errorf("outputs %v", out)
+	}
+	sum := readFile(t, sumFile)
+	for _, w := range []string{`input publish "bogus": want any of`, "input shards is read by mode plan only", `input retries "many": want a whole number`, `input grace "soon": want a duration`} {
+		if !strings.Contains(sum, "\n"+w) {
+			t.Errorf("the summary has no line starting %q:\n%s", w, sum)
+		}
+		if !strings.Contains(r.stdout, w) {
+			t.Errorf("the log does not say %q:\n%s", w, r.stdout)
+		}
+	}
+	if _, err := os.Stat(trace); err == nil {
+		t.Error("a suite ran although the inputs were bad")
+	}
+}

@@ -104,6 +104,22 @@ func startRun(t *testing.T, dir string, env []string, waitFor string, args ...st
 	}
 }
 
+// waitLog waits, with a generous bound, until an item's log holds what the item
+// prints before it sleeps: then a signal meets it running, however busy the machine.
+func waitLog(t *testing.T, path, want string) {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		if data, err := os.ReadFile(path); err == nil && strings.Contains(string(data), want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never said %q", path, want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // waitExit waits for the run with a bound: a run that hangs fails the test.
 func waitExit(t *testing.T, cmd *exec.Cmd, within time.Duration) int {
 	t.Helper()
@@ -128,7 +144,7 @@ func TestContainerCancel(t *testing.T) {
 	sleeper := filepath.Join(dir, "test-results", "logs", "items", "box.sleeper.log")
 	cmd, out := startRun(t, dir, []string{"WITH_SLEEPER=1"}, sleeper,
 		"run", "--container", name, "--pass-env", "WITH_SLEEPER", "--gpus", "2", "--grace", "2s", "box.conf")
-	time.Sleep(300 * time.Millisecond) // let the item's sleep start
+	waitLog(t, sleeper, "item sleeper on GPU") // its sleep starts next
 	cmd.Process.Signal(syscall.SIGTERM)
 	if code := waitExit(t, cmd, 60*time.Second); code == 0 {
 		t.Errorf("exit 0 after a cancel\n%s", out.String())
@@ -149,7 +165,7 @@ func TestContainerKilledMidRun(t *testing.T) {
 	sleeper := filepath.Join(dir, "test-results", "logs", "items", "box.sleeper.log")
 	cmd, out := startRun(t, dir, []string{"WITH_SLEEPER=1"}, sleeper,
 		"run", "--container", name, "--pass-env", "WITH_SLEEPER", "--gpus", "1", "--grace", "2s", "box.conf")
-	time.Sleep(300 * time.Millisecond)
+	waitLog(t, sleeper, "item sleeper on GPU")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if _, err := cli.ContainerKill(ctx, name, client.ContainerKillOptions{Signal: "KILL"}); err != nil {
@@ -189,7 +205,7 @@ func TestContainerBlockCancel(t *testing.T) {
 	logs := filepath.Join(dir, "test-results", "logs")
 	cmd, out := startRun(t, dir, []string{"WITH_SLEEPER=1", "MY_PASSED=yes"}, filepath.Join(logs, "items", "pair.sleeper.log"),
 		"run", "--container", name, "--pass-env", "MY_*", "--pass-env", "WITH_SLEEPER", "--grace", "2s", "pair.conf")
-	time.Sleep(300 * time.Millisecond) // let the item's sleep start
+	waitLog(t, filepath.Join(logs, "items", "pair.sleeper.log"), "item sleeper on GPU") // its sleep starts next
 	cmd.Process.Signal(syscall.SIGTERM)
 	if code := waitExit(t, cmd, 60*time.Second); code == 0 {
 		t.Errorf("exit 0 after a cancel\n%s", out.String())

@@ -206,7 +206,9 @@ func TestHangupAndZeroGrace(t *testing.T) {
 			if code != 137 {
 				t.Errorf("exit %d, want 137 (the item that ignored TERM, killed)\n%s", code, out.String())
 			}
-			if tt.grace == "0" && took > 15*time.Second {
+			// Under the 20 s the old 0 meant, whatever the machine's speed: that
+			// grace alone would take 20 s after the signal.
+			if tt.grace == "0" && took >= 20*time.Second {
 				t.Errorf("the run took %s after the signal with --grace 0 (the old 0 meant 20 s)", took)
 			}
 			if !strings.Contains(out.String(), "sgpu-queue: "+tt.name+": stopping dispatch") {

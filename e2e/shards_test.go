@@ -18,6 +18,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/engine"
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/shard"
+	"github.com/rocm/sgpu-queue/internal/tmpfstest"
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
@@ -201,6 +202,27 @@ func TestShardsPlanRunMerge(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(out, "items", "north.n.flip.log")); err != nil {
 		t.Errorf("the failed item's log is not in the merged log dir: %v", err)
+	}
+	// Merging the same shards again learns nothing new: the table is byte for
+	// byte the first merge's, and the console says why.
+	table := readFile(t, filepath.Join(m.dir, "ci-weights", "test_weights.gfx942.l99.txt"))
+	if !strings.HasPrefix(table, "# sgpu-queue learned from shard runs: ") {
+		t.Errorf("the merged table does not record the shard runs it learned from:\n%s", table)
+	}
+	again := sgpu(t, m.dir, nil, "merge", "--log-dir", "merged-again", "--junit-dir", "merged-junit-again", "shards/s3/logs", "shards/s1/logs", "shards/s2/logs")
+	if again.code != 3 {
+		t.Fatalf("merge again: exit %d, want 3\n%s\n%s", again.code, again.stdout, again.stderr)
+	}
+	if got := readFile(t, filepath.Join(m.dir, "ci-weights", "test_weights.gfx942.l99.txt")); got != table {
+		t.Errorf("merging the same shards again changed the table (-first +again):\n%s", cmp.Diff(table, got))
+	}
+	for i := 1; i <= 3; i++ {
+		if w := fmt.Sprintf("shard %d/3: shards/s%d/logs: its rows were learned by an earlier merge: not learned again", i, i); !strings.Contains(again.stdout, w) {
+			t.Errorf("the second merge does not say %q:\n%s", w, again.stdout)
+		}
+	}
+	if !strings.Contains(again.stdout, "  0 weight(s) changed, 0 pruned") {
+		t.Errorf("the second merge changed weights:\n%s", again.stdout)
 	}
 	validateJUnit(t, filepath.Join(m.dir, "merged-junit", "north.xml")) // last: it skips without xmllint
 }
@@ -392,11 +414,8 @@ func TestShardsMergeListingFailed(t *testing.T) {
 	if r.code != 1 || r.stderr != "" {
 		t.Fatalf("merge: exit %d, want 1 and nothing on stderr\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	for _, w := range []string{"shard 2/3: shards/s2/logs: 0 items on 2 GPUs", "stopped early (listing-failed)", "suite south failed: its listing failed on shard 2/3: ci/shards.conf:4: " + why} {
-		if !strings.Contains(r.stdout, w) {
-			t.Errorf("merge's console lacks %q:\n%s", w, r.stdout)
-		}
-	}
+	consoleHas(t, r.stdout, "shard 2/3: shards/s2/logs: 0 items on 2 GPUs", "stopped early (listing-failed)",
+		"suite south failed: its listing failed on shard 2/3: ci/shards.conf:4: "+why)
 	out := filepath.Join(m.dir, "merged")
 	south := readFile(t, filepath.Join(out, "suites", "south.log"))
 	if !strings.HasSuffix(south, "FAIL rc=1 (its listing failed on shard 2/3: ci/shards.conf:4: "+why+")\n") || readFile(t, filepath.Join(out, "suites", "south.log.rc")) != "1\n" {
@@ -422,6 +441,153 @@ func TestShardsMergeListingFailed(t *testing.T) {
 		t.Errorf("merged-junit/south.xml has no error case for the failed listing:\n%s", x)
 	}
 	validateJUnit(t, filepath.Join(m.dir, "merged-junit", "south.xml")) // last: it skips without xmllint
+}
+
+// TestShardsMergeUnclaimed: shard L's host lists north/n.new, which the hash
+// gives another shard whose host does not: no shard runs it. The merge fails it,
+// never ran, naming who listed it (verdict, summary, report, JUnit), exits 1, and
+// a rebuilt report says the same. A shard run from another config (no suite
+// south) is refused in one line naming both log dirs and the difference (exit 2);
+// with --allow-mixed it is merged with a warning, and south's items the plan gave
+// that shard fail, never ran, instead of vanishing.
+func TestShardsMergeUnclaimed(t *testing.T) {
+	t.Parallel()
+	m := newMatrix(t)
+	m.env = m.env[:1] // no new item, no failure
+	owner := shard.HashShard("north/n.new", 3)
+	lister := 1
+	if owner == 1 {
+		lister = 2
+	}
+	for i := 1; i <= 3; i++ {
+		env := m.env
+		if i == lister {
+			m.env = append(env, "NEW_ITEM=1")
+		}
+		r := m.runShard(t, i)
+		m.env = env
+		if r.code != 0 {
+			t.Fatalf("shard %d: exit %d\n%s\n%s", i, r.code, r.stdout, r.stderr)
+		}
+	}
+	r := sgpu(t, m.dir, nil, "merge", "--log-dir", "merged", "--junit-dir", "merged-junit", "shards/s1/logs", "shards/s2/logs", "shards/s3/logs")
+	note := fmt.Sprintf("never ran: listed by shard %d/3, not by its own shard %d/3", lister, owner)
+	if r.code != 1 {
+		t.Fatalf("merge: exit %d, want 1 (north/n.new ran nowhere)\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	consoleHas(t, r.stdout, fmt.Sprintf("warning: item north/n.new was listed by shard(s) %d but not by its own shard %d/3, so no shard ran it", lister, owner),
+		"("+note+")  never started: no log")
+	out := filepath.Join(m.dir, "merged")
+	north := readFile(t, filepath.Join(out, "suites", "north.log"))
+	if !strings.Contains(north, "FAIL rc=- items/north.n.new.log ("+note+")") || readFile(t, filepath.Join(out, "suites", "north.log.rc")) != "1\n" {
+		t.Errorf("suites/north.log has no never-ran line for n.new, or its rc is not 1:\n%s", north)
+	}
+	md := readFile(t, filepath.Join(out, "report", "schedule.md"))
+	if !strings.Contains(md, "**1 item(s) listed by a shard and run by none**: `north/n.new`") {
+		t.Errorf("the merged report does not name the unclaimed item:\n%s", md)
+	}
+	if rb := sgpu(t, m.dir, nil, "report", "merged"); rb.code != 0 || rb.stdout != md {
+		t.Errorf("report merged: exit %d, and the rebuilt report differs from the merge's", rb.code)
+	}
+	if x := readFile(t, filepath.Join(m.dir, "merged-junit", "north.xml")); strings.Count(x, `type="sgpu-queue.never-ran"`) != 1 || !strings.Contains(x, note) {
+		t.Errorf("merged-junit/north.xml has no never-ran case for n.new:\n%s", x)
+	}
+
+	// Shard 2 again, from a config without suite south.
+	writeConf(t, m.dir, "ci/nosouth.conf", "north  north.log  list    ci/north.sh\ngamma  gamma.log  opaque  ci/gamma.sh\n")
+	env := append(m.env[:len(m.env):len(m.env)], "JUNITXML_PREFIX=raw2b/")
+	if r := sgpu(t, m.dir, env, "run", "--gpus", "0,1", "--arch", "gfx942", "--shard", "2/3", "--plan", "plan.json",
+		"--log-dir", "shards/s2b/logs", "--junit-dir", "shards/s2b/junit", "ci/nosouth.conf"); r.code != 0 {
+		t.Fatalf("shard 2 without south: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	dirs := []string{"shards/s1/logs", "shards/s2b/logs", "shards/s3/logs"}
+	r = sgpu(t, m.dir, nil, append([]string{"merge", "--log-dir", "mixed"}, dirs...)...)
+	const diff = "shards/s1/logs and shards/s2b/logs ran different configs: suite south only in shards/s1/logs"
+	if r.code != 2 || len(lines(r.stderr)) != 1 || !strings.Contains(r.stderr, diff) || !strings.Contains(r.stderr, "or pass --allow-mixed") {
+		t.Errorf("merge of another config's shard: exit %d, want 2 and one line naming both and the difference\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(m.dir, "mixed")); err == nil {
+		t.Error("a refused merge wrote its log dir")
+	}
+	r = sgpu(t, m.dir, nil, append([]string{"merge", "--log-dir", "mixed", "--allow-mixed"}, dirs...)...)
+	if r.code != 1 || !strings.Contains(r.stdout, "warning: "+diff) {
+		t.Fatalf("merge --allow-mixed: exit %d, want 1 and a warning naming the difference\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	south := readFile(t, filepath.Join(m.dir, "mixed", "suites", "south.log"))
+	n := 0
+	for _, k := range m.plan.Shards[1].Keys {
+		if label, tag := weights.SplitKey(k); label == "south" {
+			n++
+			line := fmt.Sprintf("FAIL rc=- %s (never ran: listed by shards 1/3 and 3/3, not by its own shard 2/3)", logdir.ItemLogRel(label, tag))
+			if !strings.Contains(south, line) {
+				t.Errorf("suites/south.log lacks %q:\n%s", line, south)
+			}
+		}
+	}
+	if n == 0 || strings.Count(south, "never ran") != n {
+		t.Errorf("%d never-ran lines of south, want %d (the plan gives shard 2 %v):\n%s", strings.Count(south, "never ran"), n, m.plan.Shards[1].Keys, south)
+	}
+}
+
+// TestShardsPlanPoolAndFullDisk: a plan made for 2 GPUs per shard run on a
+// 1-GPU runner says so, naming the plan and the pool, in the shard and in the
+// merge. A merge whose weight table cannot be written (a full disk) names it and
+// exits 1, though every test passed; one whose log dir fills up exits non-zero
+// and never claims "all passed" with exit 0.
+func TestShardsPlanPoolAndFullDisk(t *testing.T) {
+	t.Parallel()
+	full := tmpfstest.Mount(t, 64<<10)
+	tmpfstest.Fill(t, full)
+	tiny := tmpfstest.Mount(t, 32<<10)
+	m := newMatrix(t)
+	m.env = m.env[:1] // no new item, no failure
+	const pool = "plan plan.json was made for 2 GPUs per shard, but this runner's pool has 1 GPU(s) (0)"
+	for i := 1; i <= 3; i++ {
+		env := append(m.env[:len(m.env):len(m.env)], fmt.Sprintf("JUNITXML_PREFIX=raw%d/", i))
+		gpus := "0,1"
+		if i == 1 {
+			gpus = "0,"
+		}
+		r := sgpu(t, m.dir, env, "run", "--gpus", gpus, "--arch", "gfx942", "--shard", fmt.Sprintf("%d/3", i), "--plan", "plan.json",
+			"--log-dir", fmt.Sprintf("shards/s%d/logs", i), "--junit-dir", fmt.Sprintf("shards/s%d/junit", i), "ci/shards.conf")
+		if r.code != 0 || strings.Contains(r.stdout, "warning: "+pool) != (i == 1) {
+			t.Fatalf("shard %d: exit %d, want 0 and the pool warning on shard 1 alone (%q)\n%s\n%s", i, r.code, pool, r.stdout, r.stderr)
+		}
+	}
+	dirs := []string{"shards/s1/logs", "shards/s2/logs", "shards/s3/logs"}
+	weightsFile := filepath.Join(full, "weights.txt")
+	r := sgpu(t, m.dir, nil, append([]string{"merge", "--log-dir", "merged", "--weights", weightsFile}, dirs...)...)
+	if r.code != 1 || !strings.Contains(r.stdout, "the merge's files were not all written: exit code 1") {
+		t.Errorf("merge with a table on a full disk: exit %d, want 1 and why\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "NOT written (see the warnings): ") || !strings.Contains(r.stdout, "weights.txt") {
+		t.Errorf("the merge does not name the table it could not write:\n%s", r.stdout)
+	}
+	merged := "warning: plan plan.json was made for 2 GPUs per shard, but shard 1/3's pool (shards/s1/logs) has 1 GPU(s) (0)"
+	if !strings.Contains(r.stdout, merged) || strings.Contains(r.stdout, "shard 2/3's pool") {
+		t.Errorf("the merge does not warn of shard 1's pool alone (%q):\n%s", merged, r.stdout)
+	}
+	if rc := readFile(t, filepath.Join(m.dir, "merged", "suites", "north.log.rc")); rc != "0\n" {
+		t.Errorf("north.log.rc %q: the verdicts on the good disk are written all the same", rc)
+	}
+
+	r = sgpu(t, m.dir, nil, append([]string{"merge", "--log-dir", filepath.Join(tiny, "merged")}, dirs...)...)
+	if r.code == 0 {
+		t.Errorf("merge into a log dir that fills up: exit 0\n%s\n%s", r.stdout, r.stderr)
+	}
+	if out := r.stdout + r.stderr; !strings.Contains(out, "NOT written") && !strings.Contains(out, "no space left on device") {
+		t.Errorf("the merge does not say what it could not write:\n%s", out)
+	}
+}
+
+// consoleHas fails the test for each of wants the console output lacks.
+func consoleHas(t *testing.T, stdout string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(stdout, w) {
+			t.Errorf("the console lacks %q:\n%s", w, stdout)
+		}
+	}
 }
 
 // censusOf reads a run's items.tsv as the census a run prunes by.
@@ -454,7 +620,15 @@ func format(t *testing.T, tb *weights.Table) string {
 	if err := back.Format(&b); err != nil {
 		t.Fatal(err)
 	}
-	return b.String()
+	// The weights only: a merged table also records the shard runs it learned
+	// from, in a comment line a single run has no cause to write.
+	var out strings.Builder
+	for _, l := range lines(b.String()) {
+		if !strings.HasPrefix(l, "#") {
+			out.WriteString(l + "\n")
+		}
+	}
+	return out.String()
 }
 
 // TestActionModes: the action's three modes through its entry point, as the

@@ -10,6 +10,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -79,42 +80,62 @@ func Run(ctx context.Context, e Env) int {
 		a.root = a.path(r)
 	}
 
+	step, err := a.readInputs()
+	if err != nil {
+		return a.stop(&engine.Error{Code: exitcode.Usage, Err: err})
+	}
+	return step(ctx)
+}
+
+// readInputs reads every input before anything runs and returns what the step
+// does. Every bad input is said at once, each on its own line naming it (one bad
+// input must not hide another: the user would fix them one run at a time).
+func (a *act) readInputs() (func(context.Context) int, error) {
+	gh := a.gh
+	var errs []error
 	targets, err := publishTargets(gh.GetInput("publish"))
 	if err != nil {
-		a.targets = map[string]bool{"summary": true}
-		return a.stop(&engine.Error{Code: exitcode.Usage, Err: err})
+		targets = map[string]bool{"summary": true}
+		errs = append(errs, err)
 	}
 	a.targets = targets
-	a.leg, err = a.checkName()
-	if err == nil {
-		a.pub, err = a.publishInputs()
+	if a.leg, err = a.checkName(); err != nil {
+		errs = append(errs, err)
 	}
-	if err != nil {
-		return a.stop(&engine.Error{Code: exitcode.Usage, Err: err})
+	if a.pub, err = a.publishInputs(); err != nil {
+		errs = append(errs, err)
 	}
 	a.runPage = a.runURL()
 	if from := strings.TrimSpace(gh.GetInput("report-from")); from != "" {
-		return a.publishFrom(ctx, a.path(from))
+		return func(ctx context.Context) int { return a.publishFrom(ctx, a.path(from)) }, errors.Join(errs...)
 	}
 	mode, err := a.mode()
 	if err == nil {
 		err = a.checkModeInputs(mode)
 	}
-	if err != nil {
-		return a.stop(&engine.Error{Code: exitcode.Usage, Err: err})
-	}
+	errs = append(errs, err)
+	step, err := a.modeStep(mode)
+	return step, errors.Join(append(errs, err)...)
+}
+
+// modeStep reads the inputs of the step's mode and returns what it runs. An
+// unknown mode reads the run settings all the same, so that their errors are said
+// with the mode's.
+func (a *act) modeStep(mode string) (func(context.Context) int, error) {
 	switch mode {
 	case modePlan:
-		return a.planMode(ctx)
+		req, err := a.planRequest()
+		return func(ctx context.Context) int { return a.planMode(ctx, req) }, err
 	case modeMerge:
-		return a.mergeMode(ctx)
+		dirs, err := a.shardDirs()
+		opts, oerr := a.options(false)
+		return func(ctx context.Context) int { return a.mergeMode(ctx, dirs, opts) }, errors.Join(err, oerr)
 	}
-	opts, err := a.options(true)
-	if err != nil {
-		return a.stop(&engine.Error{Code: exitcode.Usage, Err: err})
-	}
-	res, err := engine.Run(ctx, opts)
-	return a.finish(ctx, res, err)
+	opts, err := a.options(mode == modeRun)
+	return func(ctx context.Context) int {
+		res, err := engine.Run(ctx, opts)
+		return a.finish(ctx, res, err)
+	}, err
 }
 
 // finish presents what the engine's Run or Merge returned and gives the step's
@@ -152,10 +173,7 @@ type act struct {
 // workspace. A run needs the config input; a merge does not.
 func (a *act) options(needConfig bool) (engine.Options, error) {
 	gh := a.gh
-	configs, err := a.configs(needConfig)
-	if err != nil {
-		return engine.Options{}, err
-	}
+	configs, cerr := a.configs(needConfig) // said with the settings' errors below
 	values := settings.Values{}
 	for _, k := range settings.Knobs {
 		values[k.Name] = gh.GetInput(k.Name)
@@ -170,8 +188,8 @@ func (a *act) options(needConfig bool) (engine.Options, error) {
 		Configs: configs, RepoRoot: a.root, CheckCommands: true,
 		Out: a.e.Stdout, Observer: a.obs, RunURL: a.runPage,
 	}
-	if err := values.Apply(&opts, a.e.Force); err != nil {
-		return opts, settings.Prefixed(err, "input ")
+	if err := values.Apply(&opts, a.e.Force); err != nil || cerr != nil {
+		return opts, errors.Join(cerr, settings.Prefixed(err, "input "))
 	}
 	// Every run has JUnit files to merge: when the step's environment sets no
 	// prefix, the items write theirs under rawJUnitDir, with the suffix TE's scripts

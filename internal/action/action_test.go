@@ -305,3 +305,48 @@ func TestStopScrubsTheSummary(t *testing.T) {
 		t.Errorf("summary:\n%s", got)
 	}
 }
+
+// Every bad input is said at once, one line each naming it: a bad publish, mode
+// input or check input no longer hides a bad run setting, in any mode.
+func TestInputErrorsAllAtOnce(t *testing.T) {
+	tests := []struct {
+		name   string
+		inputs map[string]string
+		want   []string // the start of each line, in order
+	}{
+		{"run", map[string]string{"publish": "bogus", "shards": "3", "retries": "many", "grace": "soon", "config": "ci/x.conf"},
+			[]string{`input publish "bogus"`, "input shards is read by mode plan", `input grace "soon"`, `input retries "many"`}},
+		{"run, no config", map[string]string{"pr-number": "#1", "commit": "abc", "retries": "-1"},
+			[]string{`input commit "abc"`, `input pr-number "#1"`, "input config is empty", `input retries "-1"`}},
+		{"merge", map[string]string{"mode": "merge", "matrix": "[", "shard-log-dirs": "none*/logs", "grace": "x"},
+			[]string{"input matrix: not a JSON object", `input shard-log-dirs: "none*/logs" matches nothing`, `input grace "x"`}},
+		{"bad mode", map[string]string{"mode": "sideways", "publish": "none,check", "retries": "two"},
+			[]string{`input publish "none,check"`, `input mode "sideways"`, `input retries "two"`}},
+		{"plan", map[string]string{"mode": "plan", "publish": "x", "shard": "1/2", "config": "c.conf"},
+			[]string{`input publish "x"`, "input shard is read by mode run", "mode plan needs input arch"}},
+	}
+	for _, tt := range tests {
+		env := map[string]string{"GITHUB_WORKSPACE": t.TempDir()}
+		for k, v := range tt.inputs {
+			env["INPUT_"+strings.ToUpper(k)] = v
+		}
+		a := &act{e: Env{Getenv: func(k string) string { return env[k] }}}
+		a.gh = githubactions.New(githubactions.WithGetenv(a.e.Getenv))
+		a.ws = env["GITHUB_WORKSPACE"]
+		_, err := a.readInputs()
+		if err == nil {
+			t.Errorf("%s: no error", tt.name)
+			continue
+		}
+		lines := strings.Split(err.Error(), "\n")
+		if len(lines) != len(tt.want) {
+			t.Errorf("%s: %d lines, want %d:\n%v", tt.name, len(lines), len(tt.want), err)
+			continue
+		}
+		for i, w := range tt.want {
+			if !strings.HasPrefix(lines[i], w) {
+				t.Errorf("%s: line %d %q, want it to start %q", tt.name, i+1, lines[i], w)
+			}
+		}
+	}
+}

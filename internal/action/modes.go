@@ -73,11 +73,7 @@ func (a *act) mode() (string, error) {
 // items of its hash. It writes the plan file and outputs matrix (for
 // strategy.matrix: {"shard": ["1/K", …]}) and plan (the file, relative to the
 // workspace).
-func (a *act) planMode(ctx context.Context) int {
-	req, err := a.planRequest()
-	if err != nil {
-		return a.stop(&engine.Error{Code: exitcode.Usage, Err: err})
-	}
+func (a *act) planMode(ctx context.Context, req engine.PlanRequest) int {
 	a.obs.Phase(0, "restore the weight table")
 	local := req.WeightsPath
 	if local == "" {
@@ -183,15 +179,7 @@ func planMarkdown(p *shard.Plan, sum, file string) string {
 // mergeMode is mode merge: the shard jobs' log dirs (input shard-log-dirs, globs
 // allowed, as actions/download-artifact left them) merged into the log-dir input,
 // presented as a run is, and the learned table saved to the Actions cache.
-func (a *act) mergeMode(ctx context.Context) int {
-	dirs, err := a.shardDirs()
-	if err != nil {
-		return a.stop(&engine.Error{Code: exitcode.Usage, Err: err})
-	}
-	opts, err := a.options(false)
-	if err != nil {
-		return a.stop(&engine.Error{Code: exitcode.Usage, Err: err})
-	}
+func (a *act) mergeMode(ctx context.Context, dirs []string, opts engine.Options) int {
 	res, err := engine.Merge(ctx, opts, dirs)
 	return a.finish(ctx, res, err)
 }

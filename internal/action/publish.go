@@ -53,20 +53,24 @@ type pubInputs struct {
 
 func (a *act) publishInputs() (pubInputs, error) {
 	var p pubInputs
+	var errs []error
 	if c := strings.TrimSpace(a.gh.GetInput("commit")); c != "" {
-		if !publish.IsCommitID(c) {
-			return p, fmt.Errorf("input commit %q: want a full commit id (40 hex digits), e.g. ${{ github.event.workflow_run.head_sha }}", c)
+		if publish.IsCommitID(c) {
+			p.commit = c
+		} else {
+			errs = append(errs, fmt.Errorf("input commit %q: want a full commit id (40 hex digits), "+
+				"e.g. ${{ github.event.workflow_run.head_sha }}", c))
 		}
-		p.commit = c
 	}
 	if n := strings.TrimSpace(a.gh.GetInput("pr-number")); n != "" {
-		v, err := strconv.Atoi(n)
-		if err != nil || v <= 0 {
-			return p, fmt.Errorf("input pr-number %q: want a pull request number, e.g. ${{ github.event.workflow_run.pull_requests[0].number }}", n)
+		if v, err := strconv.Atoi(n); err == nil && v > 0 {
+			p.pr = v
+		} else {
+			errs = append(errs, fmt.Errorf("input pr-number %q: want a pull request number, "+
+				"e.g. ${{ github.event.workflow_run.pull_requests[0].number }}", n))
 		}
-		p.pr = v
 	}
-	return p, nil
+	return p, errors.Join(errs...)
 }
 
 // checkName is the name of this job's check run and the key of its sticky

@@ -455,8 +455,8 @@ func TestRunEverythingFailsFast(t *testing.T) {
 	}
 }
 
-// A GPU whose items fail with device errors is quarantined after two; its items run
-// again on the healthy GPU and pass there.
+// A GPU whose items fail with device errors is suspended after two, and quarantined
+// when they run again on the healthy GPU and pass there.
 func TestRunQuarantine(t *testing.T) {
 	h := newHarness(t, "0", "1")
 	h.cfg.Quarantine = DefaultQuarantine

@@ -16,7 +16,10 @@ import (
 // fast or device-error failures on one GPU suspend it: its failed items run again on
 // other GPUs, and if one of them passes there the GPU is quarantined for the rest of
 // the run; if they all fail there too, the tests are at fault and the GPU comes back.
-// Failures whose logs show device errors quarantine the GPU at once.
+// Two failures in a row whose logs show device errors suspend the GPU as soon, and
+// are checked the same way: a device error that follows the item is the test's
+// (docs/outcomes.md). Only a pool of one GPU, with nowhere to check, quarantines on
+// device errors of different items alone.
 type Quarantine struct {
 	Threshold   int // 0 = off
 	Fast        float64
@@ -206,19 +209,24 @@ func (h *health) observe(a Attempt, it Item) []action {
 			device++
 		}
 	}
-	// Two device errors in a row are proof enough; fast failures need checking.
+	// Two device errors in a row make a GPU suspect sooner than fast failures do,
+	// but neither is proof: a test may print a device error and fail as it would
+	// anywhere. The failed items run again on other GPUs first (below).
 	if device < 2 && len(streak) < h.cfg.Threshold {
 		return acts
 	}
 	reason := h.describe(streak, it)
-	if device >= 2 || h.others(at) == 0 {
-		if device < 2 {
-			// One GPU and no device error: nothing to compare against.
-			h.streak[at] = nil
-			return acts
-		}
+	switch {
+	case len(h.state) == 1 && device >= 2 && distinct(streak) >= 2:
+		// A pool of one GPU has nowhere to check: device errors of different
+		// items in a row are all the evidence there is.
 		acts = append(acts, h.quarantine(at, reason)...)
-	} else {
+	case h.others(at) == 0:
+		// No GPU to check on now (the others are out or suspended): the streak
+		// starts over rather than take the last GPUs out on no evidence.
+		h.streak[at] = nil
+		return acts
+	default:
 		h.state[at] = slotSuspended
 		h.suspect[at] = &suspicion{items: map[int]bool{}, reason: reason}
 		acts = append(acts, action{kind: actSuspect, slot: at, reason: reason})
@@ -233,6 +241,15 @@ func (h *health) observe(a Attempt, it Item) []action {
 	}
 	h.streak[at] = nil
 	return acts
+}
+
+// distinct is the number of different items among the attempts.
+func distinct(attempts []Attempt) int {
+	seen := map[int]bool{}
+	for _, a := range attempts {
+		seen[a.Item] = true
+	}
+	return len(seen)
 }
 
 // observeBlock takes the attempt of a multi-GPU item. Its failure is evidence
@@ -266,20 +283,28 @@ func (h *health) describe(streak []Attempt, last Item) string {
 
 func (h *health) quarantine(slot int, reason string) []action {
 	h.state[slot] = slotQuarantined
-	delete(h.suspect, slot)
+	h.forget(slot)
 	return []action{{kind: actQuarantine, slot: slot, reason: reason}}
 }
 
 func (h *health) release(slot int, reason string) []action {
 	h.state[slot] = slotOK
 	h.streak[slot] = nil
+	h.forget(slot)
+	return []action{{kind: actRelease, slot: slot, reason: reason}}
+}
+
+// forget drops a decided GPU's suspicion: its items still being checked count as
+// ordinary attempts where they run.
+func (h *health) forget(slot int) {
 	if s := h.suspect[slot]; s != nil {
 		for it := range s.items {
-			delete(h.byItem, it)
+			if h.byItem[it] == slot {
+				delete(h.byItem, it)
+			}
 		}
 	}
 	delete(h.suspect, slot)
-	return []action{{kind: actRelease, slot: slot, reason: reason}}
 }
 
 func clip(s string, n int) string {

@@ -97,17 +97,26 @@ func TestHealth(t *testing.T) {
 			steps: []obs{fail(0, 0, 1), fail(0, 1, 1), fail(0, 2, 1), fail(0, 3, 1), pass(0, 4)},
 			want:  []string{"", "", "suspect 0, requeue 0 from 0, requeue 1 from 0, requeue 2 from 0", "", ""},
 			state: []slotState{slotSuspended, slotOK}},
-		{name: "two device errors in a row quarantine at once", cfg: q, slots: 2,
-			steps: []obs{devFail(1, 0), devFail(1, 1)},
-			want:  []string{"", "quarantine 1, requeue 0 from 1, requeue 1 from 1"},
+		{name: "two device errors in a row suspect at once; a pass elsewhere quarantines", cfg: q, slots: 2,
+			steps: []obs{devFail(1, 0), devFail(1, 1), pass(0, 0)},
+			want:  []string{"", "suspect 1, requeue 0 from 1, requeue 1 from 1", "quarantine 1"},
 			state: []slotState{slotOK, slotQuarantined}},
+		{name: "device errors that follow the item are the tests'", cfg: q, slots: 2,
+			steps: []obs{devFail(0, 0), devFail(0, 1), devFail(1, 0), devFail(1, 1)},
+			want:  []string{"", "suspect 0, requeue 0 from 0, requeue 1 from 0", "", "release 0"},
+			state: []slotState{slotOK, slotOK}},
+		{name: "device errors on the checking GPU too: neither is taken out", cfg: q, slots: 2,
+			steps: []obs{devFail(0, 0), devFail(0, 1), devFail(1, 2), devFail(1, 3), devFail(1, 0), devFail(1, 1), devFail(0, 2), devFail(0, 3)},
+			want: []string{"", "suspect 0, requeue 0 from 0, requeue 1 from 0", "", "", "", "release 0",
+				"", "suspect 0, requeue 2 from 0, requeue 3 from 0"},
+			state: []slotState{slotSuspended, slotOK}},
 		{name: "device errors must be in a row", cfg: q, slots: 2,
 			steps: []obs{devFail(1, 0), pass(1, 1), devFail(1, 2)},
 			want:  []string{"", "", ""}, state: []slotState{slotOK, slotOK}},
 		{name: "a slow failure with a device error still counts", cfg: q, slots: 2,
 			steps: []obs{{slot: 0, item: 0, rc: 1, secs: 90, dev: "GPU hang"}, {slot: 0, item: 1, rc: 1, secs: 90, dev: "ECC error"}},
-			want:  []string{"", "quarantine 0, requeue 0 from 0, requeue 1 from 0"},
-			state: []slotState{slotQuarantined, slotOK}},
+			want:  []string{"", "suspect 0, requeue 0 from 0, requeue 1 from 0"},
+			state: []slotState{slotSuspended, slotOK}},
 		{name: "single GPU: fast failures have nothing to compare with", cfg: q, slots: 1,
 			steps: []obs{fail(0, 0, 1), fail(0, 1, 1), fail(0, 2, 1), fail(0, 3, 1), fail(0, 4, 1), fail(0, 5, 1)},
 			want:  []string{"", "", "", "", "", ""}, state: []slotState{slotOK}},
@@ -115,10 +124,13 @@ func TestHealth(t *testing.T) {
 			steps: []obs{devFail(0, 0), devFail(0, 1)},
 			want:  []string{"", "quarantine 0, requeue 0 from 0, requeue 1 from 0"},
 			state: []slotState{slotQuarantined}},
+		{name: "single GPU: the same item's device errors are not two", cfg: q, slots: 1,
+			steps: []obs{devFail(0, 0), devFail(0, 0), devFail(0, 1)},
+			want:  []string{"", "", ""}, state: []slotState{slotOK}},
 		{name: "last usable GPU is not suspended", cfg: q, slots: 2,
 			steps: []obs{devFail(1, 5), devFail(1, 6), fail(0, 0, 1), fail(0, 1, 1), fail(0, 2, 1)},
-			want:  []string{"", "quarantine 1, requeue 5 from 1, requeue 6 from 1", "", "", ""},
-			state: []slotState{slotOK, slotQuarantined}},
+			want:  []string{"", "suspect 1, requeue 5 from 1, requeue 6 from 1", "", "", ""},
+			state: []slotState{slotOK, slotSuspended}},
 		{name: "threshold 1", cfg: Quarantine{Threshold: 1, Fast: 0.25, FastUnknown: 30 * time.Second}, slots: 2,
 			steps: []obs{fail(0, 0, 1), pass(1, 0)},
 			want:  []string{"suspect 0, requeue 0 from 0", "quarantine 0"},
@@ -153,10 +165,10 @@ func TestHealthReasons(t *testing.T) {
 	h.observe(devFail(0, 0).attempt(), healthItem(0))
 	acts := h.observe(obs{slot: 0, item: 1, rc: 139, secs: 2.5, dev: strings.Repeat("x", 100)}.attempt(), healthItem(1))
 	want := `2 items failed in a row on it (rc=1 after 1.0s with "hipErrorNoDevice"; rc=139 after 2.5s with "` + strings.Repeat("x", 80) + `…")`
-	if len(acts) == 0 || acts[0].kind != actQuarantine || acts[0].reason != want {
+	if len(acts) == 0 || acts[0].kind != actSuspect || acts[0].reason != want {
 		t.Fatalf("actions %v, reason %q\nwant %q", acts, acts[0].reason, want)
 	}
-	if got := h.summary([]string{"4", "5"}); got != "gpu4" {
+	if got := h.summary([]string{"4", "5"}); got != "gpu4" { // suspended: out of the pool for now
 		t.Errorf("summary %q", got)
 	}
 
@@ -176,6 +188,7 @@ func TestHealthReleaseSuspended(t *testing.T) {
 	h := newHealth(DefaultQuarantine, 3)
 	h.observe(devFail(2, 7).attempt(), healthItem(7))
 	h.observe(devFail(2, 8).attempt(), healthItem(8))
+	h.observe(pass(1, 7).attempt(), healthItem(7)) // gpu2 is quarantined
 	for i := 0; i < 3; i++ {
 		h.observe(fail(0, i, 1).attempt(), healthItem(i))
 	}

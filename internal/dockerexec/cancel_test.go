@@ -275,11 +275,11 @@ func sleeping(t *testing.T, e *Exec, mark string) []string {
 func settled(t *testing.T, e *Exec, mark string) []string {
 	t.Helper()
 	var left []string
-	for i := 0; i < 20; i++ {
+	// A generous bound: a busy machine may take a while to reap them.
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		if left = sleeping(t, e, mark); len(left) == 0 {
 			return nil
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
 	return left
 }

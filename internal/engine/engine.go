@@ -111,6 +111,11 @@ type Options struct {
 	// wrote; it writes beside them and deletes none (docs/files.md#what-a-run-owns).
 	LogDirReuse bool
 
+	// AllowMixed lets Merge merge shards that ran different plans or configs
+	// (docs/files.md, "Merging shards"): each difference is a warning instead of
+	// the refusal, and what one shard listed and none ran still fails.
+	AllowMixed bool
+
 	// Shard and Shards, when Shards > 0, run shard Shard (1 … Shards) of a job
 	// matrix (docs/runners.md): of the items listed, those PlanFile gives
 	// it, and those the plan does not know (every item without PlanFile) by the
@@ -266,6 +271,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	}
 	if r.shard != nil {
 		r.keepShard(exp)
+		r.checkPlanPool(pool)
 	}
 
 	// Phase 2: weigh and order.
@@ -651,8 +657,8 @@ func (r *run) meta(suites []config.Suite, pool gpu.Pool) *logdir.Meta {
 // claim is queue/run.json from phase 0 until phase 4 writes the rest: it marks the
 // log dir as this tool's and records the suites whose files a next run may delete.
 func (r *run) claim(suites []config.Suite, pool gpu.Pool) *logdir.Meta {
-	m := &logdir.Meta{Tool: logdir.ToolName, GPUs: pool.IDs, PinVar: pool.PinVar, Arch: pool.Arch, Level: r.o.Level, Shard: r.shardRecord(),
-		Roots: r.roots(), ForeignCwd: r.foreignCwd}
+	m := &logdir.Meta{Tool: logdir.ToolName, GPUs: pool.IDs, PinVar: pool.PinVar, Arch: pool.Arch, Level: r.o.Level,
+		Shard: r.shardRecord(suites), Roots: r.roots(), ForeignCwd: r.foreignCwd}
 	for _, s := range suites {
 		m.Suites = append(m.Suites, logdir.MetaSuite{Label: s.Label, LogFile: s.LogFile, Mode: string(s.Mode)})
 	}

@@ -15,8 +15,10 @@ import (
 	"github.com/rocm/sgpu-queue/internal/merge"
 	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/report"
+	"github.com/rocm/sgpu-queue/internal/shard"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 	"github.com/rocm/sgpu-queue/internal/verdict"
+	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
 // Merge is `sgpu-queue merge`: the log dirs of the shards of a job matrix (run
@@ -34,7 +36,7 @@ func Merge(ctx context.Context, o Options, dirs []string) (*Result, error) {
 		return nil, err
 	}
 	r.obs.Phase(0, "read the shards' log dirs")
-	shards, warns, err := merge.Read(dirs)
+	shards, warns, err := merge.Read(dirs, o.AllowMixed)
 	if err != nil {
 		return nil, usage(err)
 	}
@@ -61,6 +63,7 @@ func Merge(ctx context.Context, o Options, dirs []string) (*Result, error) {
 	for _, w := range m.Warnings {
 		r.warn(w)
 	}
+	r.warnPlanPools(m.Plan, shards)
 	run := m.Run
 	run.Layout = r.layout
 	run.Meta.Weights = r.rel(store.String()) // as a run records it (run.meta)
@@ -85,7 +88,7 @@ func Merge(ctx context.Context, o Options, dirs []string) (*Result, error) {
 	r.verdicts(run)
 
 	r.obs.Phase(6, "learn the weights (once, from every shard's rows)")
-	changes, pruned := LearnRun(table, run, m.Census)
+	changes, pruned := r.learnShards(table, run, m.Census, shards)
 	r.saveLearned(ctx, store, table, changes, pruned)
 	run.Meta.Changes, run.Meta.Pruned = changes, pruned
 	run.Meta.Merge.Advice = merge.Advice(run, run.Meta.Merge.Shards, gpusPerShard(m))
@@ -106,7 +109,52 @@ func Merge(ctx context.Context, o Options, dirs []string) (*Result, error) {
 		}
 	}
 	r.summary()
+	if len(r.res.NotWritten) > 0 && r.res.ExitCode == exitcode.OK {
+		// The merge's files are its result: a merge that could not write them
+		// did not do its job, whatever the shards' tests did.
+		r.res.ExitCode = exitcode.Failed
+		r.printf("the merge's files were not all written: exit code %d\n", r.res.ExitCode)
+	}
 	return r.res, nil
+}
+
+// learnShards is the merge's learning pass: every shard's rows but those of the
+// shard runs the table learned already (an earlier merge of the same log dirs),
+// so that merging again learns nothing new; then the shard runs are marked
+// learned in the table.
+func (r *run) learnShards(table *weights.Table, run *logdir.Run, census weights.Census, shards []*merge.Shard) ([]logdir.Change, []string) {
+	done := map[int]bool{}
+	var ids []string
+	for _, s := range shards {
+		if table.Learned(s.ID) {
+			done[s.Number] = true
+			r.printf("  shard %d/%d: %s: its rows were learned by an earlier merge: not learned again\n",
+				s.Number, run.Meta.Merge.Shards, textfmt.Printable(s.Dir))
+		}
+		ids = append(ids, s.ID)
+	}
+	changes, pruned := learnRows(table, run, census, func(t logdir.Timing) bool {
+		s, _, ok := logdir.SplitShardGPU(t.GPU)
+		return ok && done[s]
+	})
+	table.MarkLearned(ids...)
+	return changes, pruned
+}
+
+// warnPlanPools warns of each shard that ran on another number of GPUs than the
+// plan was made for.
+func (r *run) warnPlanPools(p *shard.Plan, shards []*merge.Shard) {
+	for _, s := range shards {
+		sh := s.Run.Meta.Shard
+		file := ""
+		if sh.Plan != nil {
+			file = sh.Plan.File
+		}
+		whose := fmt.Sprintf("shard %d/%d's pool (%s)", s.Number, sh.Shards, textfmt.Printable(s.Dir))
+		if w := planPoolWarning(p, file, whose, s.Run.Meta.GPUs); w != "" && len(s.Run.Meta.GPUs) > 0 {
+			r.warn(w)
+		}
+	}
 }
 
 // gpusPerShard is the runner size the advice plans for: the plan's, else the
@@ -202,7 +250,7 @@ func (r *run) combineJUnit(ctx context.Context, m *merge.Result) {
 		for _, it := range s.Items {
 			// Items no shard file speaks for: a shard that never reported, or
 			// stopped before listing (typed: its stop, its record).
-			if it.Stop == outcome.StopNotReported || !it.Finished && m.Unlisted[it.Shard] {
+			if it.Stop == outcome.StopNotReported || it.Unclaimed || !it.Finished && m.Unlisted[it.Shard] {
 				notRun = append(notRun, junit.Item{Tag: it.Tag, RC: it.RC, Failed: true, Note: it.Note})
 			}
 		}

@@ -472,11 +472,20 @@ func (r *run) saveLearned(ctx context.Context, store weights.Store, table *weigh
 // merge calls it once on every shard's rows, so that the table is the one a single
 // run of those rows would learn.
 func LearnRun(table *weights.Table, run *logdir.Run, census weights.Census) ([]logdir.Change, []string) {
+	return learnRows(table, run, census, nil)
+}
+
+// learnRows is LearnRun but for the rows skip says were learned already: they
+// teach nothing, and their items still count as dispatched for pruning.
+func learnRows(table *weights.Table, run *logdir.Run, census weights.Census, skip func(logdir.Timing) bool) ([]logdir.Change, []string) {
 	var ms []weights.Measurement
 	dispatched := map[string]bool{}
 	for _, t := range learnable(run) {
 		key := weights.Key(t.Label, run.TagOf(t))
 		dispatched[key] = true
+		if skip != nil && skip(t) {
+			continue
+		}
 		if m, ok := weights.Measure(key, t.Secs, run.OutcomeOf(t)); ok {
 			ms = append(ms, m)
 		}

@@ -4,15 +4,19 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/rocm/sgpu-queue/internal/atomicfile"
 	"github.com/rocm/sgpu-queue/internal/config"
+	"github.com/rocm/sgpu-queue/internal/gpu"
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/shard"
+	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
 
 // sharding is what --shard I/K [--plan FILE] gives a run (docs/runners.md):
@@ -89,6 +93,27 @@ func (r *run) keepShard(e *expansion) {
 	e.items = kept
 }
 
+// checkPlanPool warns when the plan was made for runners of another size than
+// this one: the shard still runs its items, but the plan's balance and predicted
+// wall clocks are not this runner's.
+func (r *run) checkPlanPool(pool gpu.Pool) {
+	if w := planPoolWarning(r.shard.plan, r.o.PlanFile, "this runner's pool", pool.IDs); w != "" {
+		r.warn(w)
+	}
+}
+
+// planPoolWarning is the warning for a plan of p.GPUs GPUs per shard run on the
+// pool ids (whose: "this runner's pool"); "" when they agree or there is no plan.
+func planPoolWarning(p *shard.Plan, file, whose string, ids []string) string {
+	if p == nil || p.GPUs == len(ids) {
+		return ""
+	}
+	return fmt.Sprintf("plan %s was made for %d GPUs per shard, but %s has %d GPU(s) (%s): the shards are balanced, "+
+		"and their wall clocks predicted, for another runner; "+
+		"make the plan with sgpu-queue plan --gpus %d (the action: mode plan, input gpus)",
+		textfmt.Printable(file), p.GPUs, whose, len(ids), strings.Join(ids, ","), len(ids))
+}
+
 // writeShardFiles writes a shard's listing and the plan it followed into its log
 // dir, for merge.
 func (r *run) writeShardFiles(e *expansion) error {
@@ -106,11 +131,32 @@ func (r *run) writeShardFiles(e *expansion) error {
 }
 
 // shardRecord is run.json's "shard".
-func (r *run) shardRecord() *logdir.ShardRun {
+func (r *run) shardRecord(suites []config.Suite) *logdir.ShardRun {
 	if r.shard == nil {
 		return nil
 	}
-	return &logdir.ShardRun{Shard: r.shard.shard, Shards: r.shard.shards, Plan: r.shard.ref}
+	return &logdir.ShardRun{Shard: r.shard.shard, Shards: r.shard.shards, Plan: r.shard.ref, Config: configDigest(suites)}
+}
+
+// configDigest is the SHA-256 of what the suites say, without where their
+// config file or repository lies (File, Line, Path differ between checkouts of
+// one commit): merge refuses shards that ran different configs.
+func configDigest(suites []config.Suite) string {
+	type def struct {
+		Label, LogFile, Mode, Command string
+		Args                          []string
+		Options                       config.Options
+	}
+	defs := make([]def, 0, len(suites))
+	for _, s := range suites {
+		defs = append(defs, def{s.Label, s.LogFile, string(s.Mode), s.Command, s.Args, s.Options})
+	}
+	data, err := json.Marshal(defs)
+	if err != nil {
+		return "" // plain strings and numbers: cannot happen; "" is "not recorded"
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
 }
 
 // hasItems reports whether the suite has items in the queue (a shard may have none

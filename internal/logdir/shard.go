@@ -26,6 +26,10 @@ type ShardRun struct {
 	// JUnit are the merged JUnit files the shard wrote, relative to its log dir
 	// (slash-separated), so that merge finds them beside the downloaded log dir.
 	JUnit []string `json:"junit,omitempty"`
+	// Config is the SHA-256 of the suites the run read (their labels, log
+	// files, modes, options, commands and arguments): shards of one matrix run one
+	// config. "" in log dirs written before it.
+	Config string `json:"config_sha256,omitempty"`
 }
 
 // PlanRef identifies a plan file.
@@ -49,6 +53,18 @@ type Merge struct {
 	// NotListed counts the planned items that no reporting shard listed (a
 	// capability probe of the hosts skips them): they are not "never ran".
 	NotListed int `json:"planned_not_listed,omitempty"`
+	// Unclaimed are the items a reporting shard listed whose own shard (by the
+	// plan, else the hash of the key) reported without listing them, so that no
+	// shard ran them (hosts or configs that list differently): each fails, never ran.
+	Unclaimed []Unclaimed `json:"unclaimed,omitempty"`
+}
+
+// Unclaimed is an item listed by some shards and run by none (Merge.Unclaimed).
+type Unclaimed struct {
+	Label    string `json:"label"`
+	Tag      string `json:"tag"`       // "" for an opaque item
+	Shard    int    `json:"shard"`     // its own shard, which did not list it
+	ListedBy []int  `json:"listed_by"` // the shards whose listing has it
 }
 
 // MergedShard is one shard of a merged run.

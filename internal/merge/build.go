@@ -216,6 +216,7 @@ func (b *builder) neverRan() {
 			}
 		}
 	}
+	b.unclaimed(missing)
 	if len(missing) == 0 {
 		return
 	}
@@ -231,27 +232,69 @@ func (b *builder) neverRan() {
 			}
 		}
 	}
-	cmds := map[string]logdir.QueueRow{}
-	for _, q := range b.res.Run.Queue {
-		if _, ok := cmds[q.Label]; !ok {
-			cmds[q.Label] = q
-		}
-	}
 	for _, k := range keys {
 		s := shard.Of(b.plan, k.Key(), b.k)
-		ref := logdir.ItemRef{Label: k.Label, Item: logdir.ItemColumn(k.Tag)}
-		if !missing[s] || b.shardOf[ref] != 0 || !b.suite(k.Label) {
+		if missing[s] && b.queueUnrun(k, s) {
+			b.res.NeverRan = append(b.res.NeverRan, k.Key())
+		}
+	}
+}
+
+// unclaimed queues each item a reporting shard listed whose own shard reported
+// with a listing that did not have it (a host, or a config, that lists
+// differently): no shard ran it, and it must not vanish from the merge. It is
+// recorded in Merge.Unclaimed with the shards that listed it; its verdict is
+// "never ran". missing are the shards whose items neverRan queues.
+func (b *builder) unclaimed(missing map[int]bool) {
+	by := map[shard.ItemKey][]int{}
+	for _, s := range b.shards {
+		for _, k := range s.Listed {
+			if n := len(by[k]); n == 0 || by[k][n-1] != s.Number {
+				by[k] = append(by[k], s.Number)
+			}
+		}
+	}
+	m := b.res.Run.Meta.Merge
+	for _, k := range b.listedKeys() {
+		s := shard.Of(b.plan, k.Key(), b.k)
+		if missing[s] || !b.queueUnrun(k, s) {
 			continue
 		}
-		w, ok := b.table.Get(k.Key())
-		if !ok {
-			w = b.def
-		}
-		c := cmds[k.Label]
-		b.res.Run.Queue = append(b.res.Run.Queue, logdir.QueueRow{Weight: w, Label: k.Label, Cmd: c.Cmd, Tag: k.Tag, Args: c.Args})
-		b.shardOf[ref] = s
-		b.res.NeverRan = append(b.res.NeverRan, k.Key())
+		m.Unclaimed = append(m.Unclaimed, logdir.Unclaimed{Label: k.Label, Tag: k.Tag, Shard: s, ListedBy: by[k]})
+		b.warn("item %s was listed by shard(s) %s but not by its own shard %d/%d, so no shard ran it: "+
+			"it fails, never ran (do the runners list alike?)",
+			textfmt.Printable(k.Key()), joinInts(by[k]), s, b.k)
 	}
+}
+
+// queueUnrun queues an item of shard s that has no row, weighed by the table,
+// unless a shard queued it or its suite is not the merged run's. It reports
+// whether it did.
+func (b *builder) queueUnrun(k shard.ItemKey, s int) bool {
+	ref := logdir.ItemRef{Label: k.Label, Item: logdir.ItemColumn(k.Tag)}
+	if b.shardOf[ref] != 0 || !b.suite(k.Label) {
+		return false
+	}
+	w, ok := b.table.Get(k.Key())
+	if !ok {
+		w = b.def
+	}
+	// The suite's command as another of its items was queued with.
+	var c logdir.QueueRow
+	if i := slices.IndexFunc(b.res.Run.Queue, func(q logdir.QueueRow) bool { return q.Label == k.Label }); i >= 0 {
+		c = b.res.Run.Queue[i]
+	}
+	b.res.Run.Queue = append(b.res.Run.Queue, logdir.QueueRow{Weight: w, Label: k.Label, Cmd: c.Cmd, Tag: k.Tag, Args: c.Args})
+	b.shardOf[ref] = s
+	return true
+}
+
+func joinInts(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = fmt.Sprint(n)
+	}
+	return strings.Join(s, ", ")
 }
 
 // suite reports whether label is a suite of the merged run.

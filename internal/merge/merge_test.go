@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -131,9 +132,31 @@ func matrix(t *testing.T, fail map[string]int, shards ...int) ([]string, *shard.
 	return dirs, p
 }
 
+// shardWriter returns a function that writes shard s of one test plan, as
+// edited, in a fresh directory of the name given, and returns it.
+func shardWriter(t *testing.T) func(name string, s int, edit func(*logdir.Meta)) string {
+	p, raw := testPlan(t)
+	root := t.TempDir()
+	return func(name string, s int, edit func(*logdir.Meta)) string {
+		d := filepath.Join(root, name)
+		writeShard(t, d, s, p, raw, nil, edit)
+		return d
+	}
+}
+
+// mustRead reads shards of one matrix, failing the test on an error.
+func mustRead(t *testing.T, dirs []string) []*Shard {
+	t.Helper()
+	shards, _, err := Read(dirs, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return shards
+}
+
 func TestBuildAllShards(t *testing.T) {
 	dirs, p := matrix(t, map[string]int{"torch/b": 3}, 3, 1, 2) // any order
-	shards, warns, err := Read(dirs)
+	shards, warns, err := Read(dirs, false)
 	if err != nil || len(warns) > 0 {
 		t.Fatalf("%v %v", err, warns)
 	}
@@ -183,7 +206,7 @@ func TestBuildAllShards(t *testing.T) {
 // never ran; the census-only item is none of them; no advice is made up.
 func TestBuildMissingShard(t *testing.T) {
 	dirs, p := matrix(t, nil, 1, 3)
-	shards, _, err := Read(dirs)
+	shards, _, err := Read(dirs, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +252,7 @@ func TestBuildNoListing(t *testing.T) {
 		os.WriteFile(f, nil, 0o644)
 	}
 	os.Remove(l.ListedTSV())
-	shards, _, err := Read([]string{dir})
+	shards, _, err := Read([]string{dir}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +279,7 @@ func TestBuildCensusNeedsEveryShard(t *testing.T) {
 	dirs, _ := matrix(t, nil, 1, 2)
 	items := filepath.Join(dirs[1], "queue", "items.tsv")
 	os.WriteFile(items, []byte("core\t\n"), 0o644)
-	shards, _, err := Read(dirs)
+	shards, _, err := Read(dirs, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,14 +290,9 @@ func TestBuildCensusNeedsEveryShard(t *testing.T) {
 }
 
 func TestReadRefuses(t *testing.T) {
-	p, raw := testPlan(t)
-	root := t.TempDir()
-	dir := func(name string, s int, edit func(*logdir.Meta)) string {
-		d := filepath.Join(root, name)
-		writeShard(t, d, s, p, raw, nil, edit)
-		return d
-	}
+	dir := shardWriter(t)
 	one, two := dir("one", 1, nil), dir("two", 2, nil)
+	root := filepath.Dir(one)
 	whole := dir("whole", 1, func(m *logdir.Meta) { m.Shard = nil })
 	four := dir("four", 2, func(m *logdir.Meta) { m.Shard.Shards = 4 })
 	other := dir("other", 2, func(m *logdir.Meta) { m.Shard.Plan.SHA256 = "ffff" })
@@ -297,12 +315,12 @@ func TestReadRefuses(t *testing.T) {
 		{[]string{noplan}, "the plan the shard followed is not there"},
 	}
 	for _, tc := range tests {
-		_, _, err := Read(tc.dirs)
+		_, _, err := Read(tc.dirs, false)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("Read(%v) = %v; want one line with %q", tc.dirs, err, tc.want)
 		}
 	}
-	shards, _, err := Read([]string{one, two})
+	shards, _, err := Read([]string{one, two}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,7 +336,7 @@ func TestReadRefuses(t *testing.T) {
 // replaces a file that is there.
 func TestCopyLogs(t *testing.T) {
 	dirs, _ := matrix(t, nil, 1, 2, 3)
-	shards, _, err := Read(dirs)
+	shards, _, err := Read(dirs, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,7 +366,7 @@ func TestBuildJUnitPaths(t *testing.T) {
 	writeShard(t, dir, 1, p, raw, nil, func(m *logdir.Meta) {
 		m.Shard.JUnit = []string{"../junit/torch.xml", "../junit/core.xml", "../../elsewhere/torch.xml", "/etc/torch.xml", "../junit/notasuite.xml", "../junit/torch.txt"}
 	})
-	shards, _, err := Read([]string{dir})
+	shards, _, err := Read([]string{dir}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -398,7 +416,7 @@ func TestBuildShardListingFailed(t *testing.T) {
 				os.Remove(l.QueueTSV())
 				os.Remove(l.PlanJSON())
 			}
-			shards, warns, err := Read(dirs)
+			shards, warns, err := Read(dirs, false)
 			if err != nil {
 				t.Fatalf("Read: %v", err)
 			}
@@ -441,10 +459,7 @@ func TestBuildShardListingFailed(t *testing.T) {
 // the first shard's, with a warning that names that shard.
 func TestBuildItemQueuedTwice(t *testing.T) {
 	dirs, _ := matrix(t, nil, 1, 2, 3)
-	shards, _, err := Read(dirs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	shards := mustRead(t, dirs)
 	q := shards[0].Run.Queue[0]
 	shards[2].Run.Queue = append(shards[2].Run.Queue, q)
 	m := Build(shards, weights.New(), 999999)
@@ -467,10 +482,7 @@ func TestBuildItemQueuedTwice(t *testing.T) {
 // the merged log dir gets no copy of what it points at.
 func TestCopyLogsSkipsSymlinks(t *testing.T) {
 	dirs, _ := matrix(t, nil, 1, 2, 3)
-	shards, _, err := Read(dirs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	shards := mustRead(t, dirs)
 	secret := filepath.Join(t.TempDir(), "secret")
 	os.WriteFile(secret, []byte("not the shard's"), 0o600)
 	q := shards[0].Run.Queue[0]
@@ -491,5 +503,104 @@ func TestCopyLogsSkipsSymlinks(t *testing.T) {
 	}
 	if _, err := os.Lstat(out.ItemLog(q.Label, q.Tag)); err == nil {
 		t.Errorf("%s was put in the merged log dir", out.ItemLog(q.Label, q.Tag))
+	}
+}
+
+// An item shard 1 and 3 listed whose own shard 2 reported without listing it (its
+// host lists differently) ran nowhere: the merge queues it, records it unclaimed
+// with the shards that listed it, and its verdict fails it, never ran, rc 1.
+func TestBuildUnclaimed(t *testing.T) {
+	dirs, p := matrix(t, nil, 1, 2, 3)
+	shards := mustRead(t, dirs)
+	var lost shard.ItemKey
+	for _, k := range listing {
+		if p.ShardOf(k.Key()) == 2 {
+			lost = k
+			break
+		}
+	}
+	if lost.Label == "" {
+		t.Fatalf("the plan gives shard 2 no listed item: %+v", p.Shards)
+	}
+	s2 := shards[1]
+	s2.Listed = slices.DeleteFunc(slices.Clone(s2.Listed), func(k shard.ItemKey) bool { return k == lost })
+	s2.Run.Queue = slices.DeleteFunc(s2.Run.Queue, func(q logdir.QueueRow) bool { return q.Label == lost.Label && q.Tag == lost.Tag })
+	s2.Run.Timings = slices.DeleteFunc(s2.Run.Timings, func(r logdir.Timing) bool {
+		return r.Label == lost.Label && r.Item == logdir.ItemColumn(lost.Tag)
+	})
+	m := Build(shards, weights.New(), 999999)
+	want := []logdir.Unclaimed{{Label: lost.Label, Tag: lost.Tag, Shard: 2, ListedBy: []int{1, 3}}}
+	if diff := cmp.Diff(want, m.Run.Meta.Merge.Unclaimed); diff != "" {
+		t.Errorf("unclaimed (-want +got):\n%s", diff)
+	}
+	if len(m.NeverRan) != 0 || len(m.Run.Queue) != len(listing) {
+		t.Errorf("never ran %v, %d queued; want none never ran (every shard reported) and all %d queued", m.NeverRan, len(m.Run.Queue), len(listing))
+	}
+	if len(m.Warnings) != 1 || !strings.Contains(m.Warnings[0], "listed by shard(s) 1, 3 but not by its own shard 2/3") {
+		t.Errorf("warnings %q", m.Warnings)
+	}
+	failed := verdict.FailedItems(verdict.Decide(m.Run))
+	note := "never ran: listed by shards 1/3 and 3/3, not by its own shard 2/3"
+	if len(failed) != 1 || failed[0].Tag != lost.Tag || failed[0].Note != note || !failed[0].Unclaimed || failed[0].RC != 1 {
+		t.Errorf("failed items %+v; want %s alone, %q, rc 1", failed, lost.Key(), note)
+	}
+}
+
+// Shards of one K, arch and level that ran different plans or configs: refused in
+// one line naming both log dirs and the difference; with allowMixed, merged with a
+// warning saying the same.
+func TestReadMixed(t *testing.T) {
+	dir := shardWriter(t)
+	one := dir("one", 1, func(m *logdir.Meta) { m.Shard.Config = "aaaa" })
+	root := filepath.Dir(one)
+	tests := []struct {
+		other string
+		want  string
+	}{
+		{dir("plan", 2, func(m *logdir.Meta) { m.Shard.Plan.SHA256 = "ffff" }), "plan ran plan plan.json (sha256 ffff…) but " + one + " ran plan plan.json"},
+		{dir("noplan", 2, func(m *logdir.Meta) { m.Shard.Plan = nil }), "ran no plan (every item by its hash) but"},
+		{dir("fewer", 2, func(m *logdir.Meta) { m.Suites = m.Suites[:1] }), one + " and " + filepath.Join(root, "fewer") + " ran different configs: suite core only in " + one},
+		{dir("more", 2, func(m *logdir.Meta) {
+			m.Suites = append(slices.Clone(m.Suites), logdir.MetaSuite{Label: "x y", LogFile: "x.log", Mode: "list"})
+		}),
+			`ran different configs: suite "x y" only in ` + filepath.Join(root, "more")},
+		{dir("mode", 2, func(m *logdir.Meta) {
+			m.Suites = []logdir.MetaSuite{m.Suites[0], {Label: "core", LogFile: "core.log", Mode: "list"}}
+		}),
+			"suite core is core.log opaque in " + one + " but core.log list in"},
+		{dir("cmds", 2, func(m *logdir.Meta) { m.Shard.Config = "bbbb" }), "the same suites with other commands, arguments or options (config sha256 aaaa… and bbbb…)"},
+	}
+	for _, tc := range tests {
+		_, _, err := Read([]string{one, tc.other}, false)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "or pass --allow-mixed") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("Read(%s) = %v; want one line with %q and the flag", tc.other, err, tc.want)
+		}
+		_, warns, err := Read([]string{one, tc.other}, true)
+		if err != nil || len(warns) != 1 || !strings.Contains(warns[0], tc.want) || !strings.Contains(warns[0], "merged all the same (--allow-mixed)") {
+			t.Errorf("Read(%s, allowMixed) = %q, %v; want one warning with %q", tc.other, warns, err, tc.want)
+		}
+	}
+	// A log dir written before the config digest was recorded is not "another config".
+	if _, _, err := Read([]string{one, dir("old", 2, nil)}, false); err != nil {
+		t.Errorf("a shard without a config digest: %v", err)
+	}
+}
+
+// A shard run's ID is the same each time its log dir is read, and differs between
+// shards, and from the same shard run again (another start, other rows).
+func TestShardIDs(t *testing.T) {
+	dirs, _ := matrix(t, nil, 1, 2, 3)
+	a, b := mustRead(t, dirs), mustRead(t, dirs)
+	seen := map[string]bool{}
+	for i := range a {
+		if a[i].ID != b[i].ID || len(a[i].ID) != 16 || seen[a[i].ID] {
+			t.Errorf("shard %d: IDs %q and %q; want one 16-digit ID, not another shard's", a[i].Number, a[i].ID, b[i].ID)
+		}
+		seen[a[i].ID] = true
+	}
+	again := a[0].Run
+	again.Meta.Started = again.Meta.Started.Add(time.Second)
+	if runID(again) == b[0].ID {
+		t.Error("a later run of shard 1 has the same ID")
 	}
 }

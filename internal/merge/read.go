@@ -9,15 +9,19 @@ package merge
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/shard"
+	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
 
 // Shard is one shard's log dir, read.
@@ -32,6 +36,9 @@ type Shard struct {
 	Census []shard.ItemKey
 	// Plan is the plan it followed (queue/plan.json); nil without one.
 	Plan *shard.Plan
+	// ID names this shard run for the weight table (weights.Table.Learned): the
+	// same log dir, merged again, has the same ID, another run of the shard another.
+	ID string
 }
 
 // Error is a set of log dirs that cannot be merged: the message names the log
@@ -51,9 +58,10 @@ func wrap(err error) error { return &Error{Msg: err.Error(), Err: err} }
 func errorf(format string, a ...any) error { return &Error{Msg: fmt.Sprintf(format, a...)} }
 
 // Read reads the shards' log dirs and checks that they are shards of one matrix:
-// each a shard run, all of the same K, plan, arch and level, no shard twice. Its
-// warnings name what can be merged but is odd (a shard killed mid-run).
-func Read(dirs []string) ([]*Shard, []string, error) {
+// each a shard run, all of the same K, arch and level, no shard twice, and of one
+// plan and one config unless allowMixed (then a warning names each difference).
+// Its warnings name what can be merged but is odd (a shard killed mid-run).
+func Read(dirs []string, allowMixed bool) ([]*Shard, []string, error) {
 	if len(dirs) == 0 {
 		return nil, nil, errorf("no shard log dir given: name the log dir of every shard of the matrix (sgpu-queue merge DIR...)")
 	}
@@ -67,9 +75,11 @@ func Read(dirs []string) ([]*Shard, []string, error) {
 		warns = append(warns, w...)
 		shards = append(shards, s)
 	}
-	if err := check(shards); err != nil {
+	mixed, err := check(shards, allowMixed)
+	if err != nil {
 		return nil, nil, err
 	}
+	warns = append(warns, mixed...)
 	slices.SortStableFunc(shards, func(a, b *Shard) int { return a.Number - b.Number })
 	return shards, warns, nil
 }
@@ -90,7 +100,7 @@ func readShard(dir string) (*Shard, []string, error) {
 		}
 		return nil, nil, errorf("%s is the log dir of %s, not of a shard: merge the log dirs of the jobs that ran sgpu-queue run --shard I/K", dir, what)
 	}
-	s := &Shard{Dir: dir, Run: run, Number: m.Shard.Shard}
+	s := &Shard{Dir: dir, Run: run, Number: m.Shard.Shard, ID: runID(run)}
 	if m.Shard.Shard < 1 || m.Shard.Shard > m.Shard.Shards || m.Shard.Shards > shard.MaxShards {
 		return nil, nil, errorf("%s: run.json says shard %d/%d, which no run writes; give the log dir as the shard job left it", dir, m.Shard.Shard, m.Shard.Shards)
 	}
@@ -130,6 +140,18 @@ func readShard(dir string) (*Shard, []string, error) {
 	return s, warns, nil
 }
 
+// runID is a shard run's ID: the SHA-256 (16 hex digits) of its shard, its start
+// and its rows as read, which no other run of any shard shares.
+func runID(r *logdir.Run) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%d/%d\t%s\t%s\n", r.Meta.Shard.Shard, r.Meta.Shard.Shards,
+		r.Meta.Started.UTC().Format(time.RFC3339Nano), planSum(r.Meta.Shard.Plan))
+	for _, t := range r.Timings {
+		fmt.Fprintf(h, "%s\t%s\t%s\t%g\t%d\t%g\n", t.Label, t.Item, t.GPU, t.Secs, t.RC, t.StartOff)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
 // readItems reads an item list the run wrote; nil when the file is not there.
 func readItems(path string) ([]shard.ItemKey, error) {
 	data, err := os.ReadFile(path)
@@ -149,30 +171,79 @@ func readItems(path string) ([]shard.ItemKey, error) {
 	return items, nil
 }
 
-// check refuses log dirs that are not the shards of one matrix.
-func check(shards []*Shard) error {
+// check refuses log dirs that are not the shards of one matrix. Shards of one K,
+// arch and level that ran different plans or configs are refused unless
+// allowMixed; then each difference is a warning.
+func check(shards []*Shard, allowMixed bool) ([]string, error) {
 	first := shards[0]
 	fm := first.Run.Meta
 	seen := map[int]string{}
+	var warns []string
 	for _, s := range shards {
 		m := s.Run.Meta
 		switch {
 		case m.Shard.Shards != fm.Shard.Shards:
-			return errorf("%s is shard %d/%d but %s is shard %d/%d: give the log dirs of the shards of one matrix", s.Dir, m.Shard.Shard, m.Shard.Shards, first.Dir, fm.Shard.Shard, fm.Shard.Shards)
-		case planSum(m.Shard.Plan) != planSum(fm.Shard.Plan):
-			return errorf("%s ran %s but %s ran %s: give the log dirs of the shards of one matrix (one plan job's plan)", s.Dir, planName(m.Shard.Plan), first.Dir, planName(fm.Shard.Plan))
+			return nil, errorf("%s is shard %d/%d but %s is shard %d/%d: give the log dirs of the shards of one matrix",
+				s.Dir, m.Shard.Shard, m.Shard.Shards, first.Dir, fm.Shard.Shard, fm.Shard.Shards)
 		case m.Arch != fm.Arch || m.Level != fm.Level:
-			return errorf("%s ran arch %s level %s but %s ran arch %s level %s: shards of one matrix share one weight table, so one arch and level", s.Dir, m.Arch, m.Level, first.Dir, fm.Arch, fm.Level)
+			return nil, errorf("%s ran arch %s level %s but %s ran arch %s level %s: "+
+				"shards of one matrix share one weight table, so one arch and level", s.Dir, m.Arch, m.Level, first.Dir, fm.Arch, fm.Level)
+		}
+		if diff := mixed(first, s); diff != "" && !allowMixed {
+			return nil, errorf("%s: give the log dirs of the shards of one matrix (one plan job's plan, one config), "+
+				"or pass --allow-mixed to merge them all the same (an item one shard listed and none ran then fails, never ran)", diff)
+		} else if diff != "" {
+			warns = append(warns, diff+": merged all the same (--allow-mixed); an item one shard listed and none ran fails, never ran")
 		}
 		if other, dup := seen[s.Number]; dup {
-			return errorf("%s and %s are both shard %d/%d: give each shard's log dir once", other, s.Dir, s.Number, m.Shard.Shards)
+			return nil, errorf("%s and %s are both shard %d/%d: give each shard's log dir once", other, s.Dir, s.Number, m.Shard.Shards)
 		}
 		seen[s.Number] = s.Dir
 		if abs(s.Dir) == "" {
-			return errorf("%s: not a usable path", s.Dir)
+			return nil, errorf("%s: not a usable path", s.Dir)
 		}
 	}
-	return nil
+	return warns, nil
+}
+
+// mixed says how shard b's run differs from shard a's in what it ran, naming
+// both: another plan, or another config; "" when they agree.
+func mixed(a, b *Shard) string {
+	am, bm := a.Run.Meta, b.Run.Meta
+	if planSum(am.Shard.Plan) != planSum(bm.Shard.Plan) {
+		return fmt.Sprintf("%s ran %s but %s ran %s", b.Dir, planName(bm.Shard.Plan), a.Dir, planName(am.Shard.Plan))
+	}
+	if d := suitesDiff(a, b); d != "" {
+		return fmt.Sprintf("%s and %s ran different configs: %s", a.Dir, b.Dir, d)
+	}
+	if am.Shard.Config != "" && bm.Shard.Config != "" && am.Shard.Config != bm.Shard.Config {
+		return fmt.Sprintf("%s and %s ran different configs: the same suites with other commands, arguments or options "+
+			"(config sha256 %.12s… and %.12s…)",
+			a.Dir, b.Dir, am.Shard.Config, bm.Shard.Config)
+	}
+	return ""
+}
+
+// suitesDiff is the first difference of the two shards' suites: one only one of
+// them ran, or one that has another log file or mode; "" when they are alike.
+func suitesDiff(a, b *Shard) string {
+	as, bs := a.Run.Meta.Suites, b.Run.Meta.Suites
+	for _, pair := range [][2]*Shard{{a, b}, {b, a}} {
+		mine, theirs := pair[0].Run.Meta.Suites, pair[1].Run.Meta.Suites
+		for _, x := range mine {
+			if !slices.ContainsFunc(theirs, func(y logdir.MetaSuite) bool { return y.Label == x.Label }) {
+				return fmt.Sprintf("suite %s only in %s", textfmt.Printable(x.Label), pair[0].Dir)
+			}
+		}
+	}
+	for _, x := range as {
+		i := slices.IndexFunc(bs, func(y logdir.MetaSuite) bool { return y.Label == x.Label })
+		if y := bs[i]; y != x {
+			return fmt.Sprintf("suite %s is %s %s in %s but %s %s in %s", textfmt.Printable(x.Label),
+				textfmt.Printable(x.LogFile), x.Mode, a.Dir, textfmt.Printable(y.LogFile), y.Mode, b.Dir)
+		}
+	}
+	return ""
 }
 
 func planSum(p *logdir.PlanRef) string {

@@ -7,6 +7,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 	"github.com/rocm/sgpu-queue/internal/verdict"
+	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
 // shardsSection is the report of a merged run (sgpu-queue merge; docs/runners.md):
@@ -37,6 +38,19 @@ func shardsSection(r *logdir.Run, suites []verdict.Suite) *block {
 	}
 	if len(missing) > 0 {
 		fmt.Fprintf(&b, "> [!CAUTION]\n> **%d shard(s) never reported** (no log dir given to merge): %s. Their items never ran and fail.\n\n", len(missing), strings.Join(missing, ", "))
+	}
+	if n := len(m.Unclaimed); n > 0 {
+		keys := make([]string, 0, min(n, 5))
+		for _, u := range m.Unclaimed[:min(n, 5)] {
+			keys = append(keys, code(weights.Key(u.Label, u.Tag)))
+		}
+		more := ""
+		if n > 5 {
+			more = fmt.Sprintf(" and %d more", n-5)
+		}
+		fmt.Fprintf(&b, "> [!CAUTION]\n> **%d item(s) listed by a shard and run by none**: %s%s. "+
+			"Their own shard's listing did not have them "+
+			"(do the runners, or the configs, list alike?). They never ran and fail.\n\n", n, strings.Join(keys, ", "), more)
 	}
 	if len(walls) > 1 {
 		slowest, mean := 0.0, 0.0

@@ -38,6 +38,9 @@ type Item struct {
 	Stop outcome.Stop
 	// Shard is the shard that ran it (or should have) in a merged run; 0 otherwise.
 	Shard int
+	// Unclaimed: in a merged run, other shards listed it and its own shard did
+	// not, so that none ran it (logdir.Merge.Unclaimed).
+	Unclaimed bool
 }
 
 // Suite is one suite's verdict.
@@ -92,6 +95,12 @@ func Decide(r *logdir.Run) []Suite {
 	}
 	for _, u := range r.Meta.Unfit {
 		d.unfit[[2]string{u.Label, u.Tag}] = u
+	}
+	if r.Meta.Merge != nil {
+		d.unclaimed = map[[2]string]logdir.Unclaimed{}
+		for _, u := range r.Meta.Merge.Unclaimed {
+			d.unclaimed[[2]string{u.Label, u.Tag}] = u
+		}
 	}
 	for _, q := range r.Queue {
 		si, ok := idx[q.Label]
@@ -160,6 +169,7 @@ type decider struct {
 	r           *logdir.Run
 	quarantined map[string]bool
 	unfit       map[[2]string]logdir.Unfit // by label and tag
+	unclaimed   map[[2]string]logdir.Unclaimed
 }
 
 // anyQuarantined returns the first GPU of an attempt's (ids joined by ",") that was
@@ -303,6 +313,13 @@ func (s stopped) rc() int {
 // unfinished decides an item without a timings row: it never finished, for the
 // reason its run stopped.
 func (d decider) unfinished(it *Item) {
+	if u, ok := d.unclaimed[[2]string{it.Label, it.Tag}]; ok {
+		// Its shard's stop is not why: that shard never had it to run.
+		it.Failed, it.RC, it.Unclaimed = true, exitcode.Failed, true
+		k := d.r.Meta.Merge.Shards
+		it.Note = fmt.Sprintf("never ran: listed by %s, not by its own shard %d/%d", shardList(u.ListedBy, k), u.Shard, k)
+		return
+	}
 	st := d.stopOf(it)
 	it.Failed = true
 	it.RC = st.rc()
@@ -330,6 +347,21 @@ func (d decider) unfinished(it *Item) {
 	default:
 		it.Note = "never finished"
 	}
+}
+
+// shardList names shards: "shard 1/3", "shards 1/3 and 3/3".
+func shardList(ns []int, k int) string {
+	names := make([]string, len(ns))
+	for i, n := range ns {
+		names[i] = fmt.Sprintf("%d/%d", n, k)
+	}
+	switch len(names) {
+	case 0:
+		return "another shard" // a run.json that does not say which
+	case 1:
+		return "shard " + names[0]
+	}
+	return "shards " + strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 // joinNote adds b to a verdict note a.

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -42,6 +43,32 @@ func SplitKey(key string) (label, tag string) {
 // Table maps keys to seconds. The zero value is not usable; use New or Parse.
 type Table struct {
 	w map[string]float64
+	// learned are the ids of the shard runs a merge learned from, oldest first
+	// (at most MaxLearned): a merge of the same shards again learns nothing.
+	learned []string
+}
+
+// MaxLearned bounds the shard-run ids a table remembers: many merges' worth.
+const MaxLearned = 512
+
+// learnedPrefix starts the comment line that holds the learned ids: TE's readers
+// skip it as any comment, so the table stays in TE's format.
+const learnedPrefix = "# sgpu-queue learned from shard runs:"
+
+// Learned reports whether a merge learned from the shard run of this id already.
+func (t *Table) Learned(id string) bool { return slices.Contains(t.learned, id) }
+
+// MarkLearned records shard-run ids as learned, forgetting the oldest beyond
+// MaxLearned. An id with a space cannot be read back and is not recorded.
+func (t *Table) MarkLearned(ids ...string) {
+	for _, id := range ids {
+		if id != "" && !strings.ContainsAny(id, " \t\r\n") && !t.Learned(id) {
+			t.learned = append(t.learned, id)
+		}
+	}
+	if n := len(t.learned) - MaxLearned; n > 0 {
+		t.learned = slices.Delete(t.learned, 0, n)
+	}
 }
 
 // New returns an empty table.
@@ -84,6 +111,7 @@ func (t *Table) Clone() *Table {
 	for k, v := range t.w {
 		c.w[k] = v
 	}
+	c.learned = slices.Clone(t.learned)
 	return c
 }
 
@@ -105,6 +133,10 @@ func Parse(r io.Reader, name string) (*Table, []string) {
 		}
 		line++
 		text := strings.TrimSpace(strings.TrimPrefix(string(raw), "\xef\xbb\xbf"))
+		if ids, ok := strings.CutPrefix(text, learnedPrefix); ok {
+			t.MarkLearned(strings.Fields(ids)...)
+			continue
+		}
 		if text == "" || strings.HasPrefix(text, "#") {
 			continue
 		}
@@ -190,7 +222,21 @@ func clip(s string) string {
 // Format writes the table in the text format, largest weight first.
 func (t *Table) Format(w io.Writer) error {
 	var b bytes.Buffer
-	for _, k := range t.Keys() {
+	if len(t.learned) > 0 {
+		b.WriteString(learnedPrefix + " " + strings.Join(t.learned, " ") + "\n")
+	}
+	// Largest first by the weight as written (one decimal), then by key: a table
+	// read back and written again is the same bytes.
+	keys := t.Keys()
+	shown := func(k string) float64 { v, _ := strconv.ParseFloat(FormatSeconds(t.w[k]), 64); return v }
+	sort.SliceStable(keys, func(i, j int) bool {
+		a, b := shown(keys[i]), shown(keys[j])
+		if a != b {
+			return a > b
+		}
+		return keys[i] < keys[j]
+	})
+	for _, k := range keys {
 		b.WriteString(EscapeKey(k))
 		b.WriteByte(' ')
 		b.WriteString(FormatSeconds(t.w[k]))

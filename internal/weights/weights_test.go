@@ -413,3 +413,36 @@ func TestFileStoreSymlink(t *testing.T) {
 		t.Errorf("reloaded %v %q", again.Keys(), warns)
 	}
 }
+
+// The shard runs a merge learned from are kept in one comment line (TE's readers
+// skip it), read back and written again unchanged; a table read back and written
+// again is the same bytes even where weights that differ below a tenth tie as
+// written; the oldest ids go beyond MaxLearned, and an id that cannot be read back
+// is not kept.
+func TestLearnedRoundTrip(t *testing.T) {
+	tb := New()
+	tb.Set("a/x", 0.63)
+	tb.Set("a/b", 0.58) // 0.6 as written, like a/x: a/b comes first as written
+	tb.Set("c", 2)
+	tb.MarkLearned("0011", "bad id", "2233", "0011")
+	var b bytes.Buffer
+	if err := tb.Format(&b); err != nil {
+		t.Fatal(err)
+	}
+	want := "# sgpu-queue learned from shard runs: 0011 2233\nc 2.0\na/b 0.6\na/x 0.6\n"
+	if b.String() != want {
+		t.Fatalf("Format:\n%s\nwant\n%s", b.String(), want)
+	}
+	back, warns := Parse(strings.NewReader(b.String()), "t")
+	var again bytes.Buffer
+	back.Clone().Format(&again)
+	if len(warns) != 0 || again.String() != want || !back.Learned("2233") || back.Learned("bad id") || back.Learned("4455") {
+		t.Errorf("read back: %q, warnings %q", again.String(), warns)
+	}
+	for i := range MaxLearned + 3 {
+		back.MarkLearned(fmt.Sprintf("id%d", i))
+	}
+	if back.Learned("0011") || back.Learned("id2") || !back.Learned("id3") || !back.Learned(fmt.Sprintf("id%d", MaxLearned+2)) {
+		t.Errorf("after %d more ids, the oldest are not the ones forgotten", MaxLearned+3)
+	}
+}
