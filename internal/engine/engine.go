@@ -103,6 +103,10 @@ type Options struct {
 	// while report/schedule.md keeps its links into the log dir.
 	RunURL string
 
+	// CoreDumps keeps the core-file limit sgpu-queue was started with for the
+	// commands it starts; false (the default) sets it to 0 (executor.NoCoreDumps).
+	CoreDumps bool
+
 	// LogDirReuse lets a run use a log dir that holds files no run of this tool
 	// wrote; it writes beside them and deletes none (README "Files written").
 	LogDirReuse bool
