@@ -2,9 +2,11 @@ package e2e
 
 import (
 	"bytes"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -95,5 +97,75 @@ func TestCoreDumpsOff(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// freePortBase is a port p with p and p+4 free on 127.0.0.1 (the rendezvous items'
+// first GPUs are 0 and 4): other tests of this machine may hold 29600.
+func freePortBase(t *testing.T) int {
+	t.Helper()
+	for range 50 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := l.Addr().(*net.TCPAddr).Port
+		l2, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p+4))
+		l.Close()
+		if err == nil {
+			l2.Close()
+			if p+7 <= 65535 {
+				return p
+			}
+		}
+	}
+	t.Fatal("no two free ports")
+	return 0
+}
+
+// TestItemPorts: two 4-GPU items running at once (each waits for the other) each
+// bind their PET_MASTER_PORT, base + their first GPU id: the same port would fail
+// one bind. The base comes from --port-base, else TE_CI_PORT_BASE; a bad one is a
+// usage error naming it, before anything runs.
+func TestItemPorts(t *testing.T) {
+	dir := fixture(t, "te-current")
+	if err := os.WriteFile(filepath.Join(dir, "ci", "rdv.conf"), []byte("rdv rdv.log list ci/rendezvous.sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := freePortBase(t)
+	for _, c := range []struct {
+		name  string
+		flags []string
+		env   []string
+	}{
+		{"--port-base", []string{"--port-base", strconv.Itoa(base)}, []string{"TE_CI_PORT_BASE=1"}},
+		{"TE_CI_PORT_BASE", nil, []string{"TE_CI_PORT_BASE=" + strconv.Itoa(base)}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			trace, ready := filepath.Join(t.TempDir(), "trace"), t.TempDir()
+			args := append([]string{"run", "--gpus", "8", "--arch", "gfx942", "--log-dir", t.TempDir()}, c.flags...)
+			r := sgpu(t, dir, append(c.env, "TE_FIXTURE_TRACE="+trace, "TE_FIXTURE_DIR="+ready), append(args, "ci/rdv.conf")...)
+			if r.code != 0 {
+				t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			ports := map[string]string{}
+			for _, e := range readTETrace(t, trace) {
+				first, _, _ := strings.Cut(e.gpus, ",")
+				id, _ := strconv.Atoi(first)
+				if len(strings.Split(e.gpus, ",")) != 4 || e.port != strconv.Itoa(base+id) {
+					t.Errorf("%s on GPUs %s got port %s, want 4 GPUs and %d + %d", e.tag, e.gpus, e.port, base, id)
+				}
+				ports[e.tag] = e.port
+			}
+			if len(ports) != 2 || ports["rdv.a"] == ports["rdv.b"] {
+				t.Errorf("ports %v, want two items on two ports", ports)
+			}
+		})
+	}
+	for _, bad := range [][]string{{"TE_CI_PORT_BASE=x"}, {"TE_CI_PORT_BASE=65530"}} {
+		r := sgpu(t, dir, bad, "run", "--gpus", "8", "--arch", "gfx942", "--log-dir", t.TempDir(), "ci/rdv.conf")
+		if r.code != 2 || !strings.Contains(r.stderr, "TE_CI_PORT_BASE") && !strings.Contains(r.stderr, "past 65535") {
+			t.Errorf("%s: exit %d, want 2 naming it:\n%s", bad, r.code, r.stderr)
+		}
 	}
 }

@@ -103,6 +103,10 @@ type Options struct {
 	// while report/schedule.md keeps its links into the log dir.
 	RunURL string
 
+	// PortBase is the first of the items' PET_MASTER_PORT ports (--port-base):
+	// "" = $TE_CI_PORT_BASE of Env, else 29600 (hook.PortBase).
+	PortBase string
+
 	// CoreDumps keeps the core-file limit sgpu-queue was started with for the
 	// commands it starts; false (the default) sets it to 0 (executor.NoCoreDumps).
 	CoreDumps bool
@@ -180,8 +184,9 @@ type run struct {
 	obs      Observer
 	layout   logdir.Layout
 	res      *Result
-	weights  weights.Store // the weight table's store, once phase 2 chose it
-	shard    *sharding     // run --shard I/K; nil for a whole run
+	weights  weights.Store  // the weight table's store, once phase 2 chose it
+	shard    *sharding      // run --shard I/K; nil for a whole run
+	ports    map[string]int // each GPU's item port (hook.Ports), from phase 0
 	// internalShard: a merged shard stopped on an internal error, so the merge
 	// exits as that run did (exitcode.Internal).
 	internalShard bool
@@ -330,6 +335,9 @@ func (r *run) readConfig(ctx context.Context) (suites []config.Suite, pool gpu.P
 	if pool, err = r.detect(ctx); err != nil {
 		return fail(err)
 	}
+	if r.ports, err = r.itemPorts(pool); err != nil {
+		return fail(err)
+	}
 	r.printf("  level %s, log dir %s\n", r.o.Level, r.o.LogDir)
 	if !r.o.DryRun {
 		lock, err := r.layout.Claim(r.claim(suites, pool), r.o.LogDirReuse)
@@ -339,6 +347,17 @@ func (r *run) readConfig(ctx context.Context) (suites []config.Suite, pool gpu.P
 		release = func() { lock.Release(); target.Close() }
 	}
 	return suites, pool, release, nil
+}
+
+// itemPorts gives each GPU of the pool the PET_MASTER_PORT of an item that starts
+// on it (docs/hooks.md "Ports").
+func (r *run) itemPorts(pool gpu.Pool) (map[string]int, error) {
+	fromEnv, _ := hook.Env(r.o.Env).Get(hook.PortBaseVar)
+	base, err := hook.PortBase(r.o.PortBase, fromEnv)
+	if err != nil {
+		return nil, err
+	}
+	return hook.Ports(base, pool.IDs)
 }
 
 // detect finds the GPU pool and the arch where the items run.

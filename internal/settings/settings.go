@@ -109,6 +109,8 @@ var Knobs = []Knob{
 			}
 			return o.Hooks.Set("pin=" + s)
 		}},
+	{"port-base", String, "", "each item gets PET_MASTER_PORT = this + its first GPU id, so torchrun items running at once never share a port (default $TE_CI_PORT_BASE, else 29600)",
+		func(o *engine.Options, s string) error { o.PortBase = s; return nil }},
 	{"core-dumps", Bool, "false", "let the commands it starts write core files (default: RLIMIT_CORE 0 for every command, as TE's ulimit -c 0)",
 		func(o *engine.Options, s string) (err error) { o.CoreDumps, err = boolean(s); return err }},
 	{"item-timeout-factor", Number, "0", "kill an item running longer than this × its learned weight (rc 124); 0 = off",
