@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -167,5 +168,127 @@ func TestItemPorts(t *testing.T) {
 		if r.code != 2 || !strings.Contains(r.stderr, "TE_CI_PORT_BASE") && !strings.Contains(r.stderr, "past 65535") {
 			t.Errorf("%s: exit %d, want 2 naming it:\n%s", bad, r.code, r.stderr)
 		}
+	}
+}
+
+// teWidths are the GPU counts the call sites of testdata/te-current declare (0: none,
+// the queue's default), by label/tag.
+var teWidths = map[string]int{
+	"examples/whole": 0, "core/whole": 0,
+	"torch/test_numerics.ck": 0, "torch/test_numerics.ck.amax": 0, "torch/test_sanity.ck": 0,
+	"torch/triton_kernels.test_norms": 0, "torch/test_fused_rope": 0, "torch/test_jit": 0,
+	"jax/test_custom_call_compute.auto": 0, "jax/test_fused_attn.aotriton": 0, "jax/test_layer.auto": 0,
+	"torch-mgpu/distributed.test_numerics.ck": 4, "torch-mgpu/attention.test_attention_with_cp.ck": 4,
+	"torch-mgpu/distributed.test_sanity.ck": 2, "torch-mgpu/distributed.test_fusible_ops.ck": 8,
+	"torch-mgpu/distributed.test_torch_fsdp2.ck": 0,
+	"jax-mgpu/test_distributed_layernorm.auto": 4, "jax-mgpu/test_sanity_import.auto.mgpu": 2,
+	"jax-mgpu/test_distributed_fused_attn.auto": 0,
+}
+
+// teMGPU reports whether a label of testdata/te-current is of the mGPU queue.
+func teMGPU(label string) bool { return strings.HasSuffix(label, "-mgpu") }
+
+// checkTERun checks the trace of a run of testdata/te-current on pool GPUs 0…pool-1:
+// every item of the labels ran exactly once, with TE's environment: its width (the
+// declared one clamped to the pool; undeclared: one GPU in the sGPU queue, the pool
+// in the mGPU queue), PET_MASTER_PORT = 29600 + its first GPU, TEST_FILTER its tag
+// (none for an opaque suite), its suite's JUnit prefix, its queue's switches, no
+// core dumps.
+func checkTERun(t *testing.T, dir string, tr []teTrace, pool int, labels ...string) {
+	t.Helper()
+	ran := map[string]int{}
+	for _, e := range tr {
+		label := filepath.Base(strings.TrimSuffix(e.prefix, "/"))
+		key := label + "/" + e.tag
+		ran[key]++
+		declared, ok := teWidths[key]
+		if !ok {
+			t.Errorf("%s ran, which the fixture does not list", key)
+			continue
+		}
+		want := min(declared, pool)
+		switch {
+		case declared == 0 && teMGPU(label):
+			want = pool
+		case declared == 0:
+			want = 1
+		}
+		ids := strings.Split(e.gpus, ",")
+		first, _ := strconv.Atoi(ids[0])
+		if len(ids) != want || e.port != strconv.Itoa(29600+first) {
+			t.Errorf("%s ran on GPUs %s with port %s, want %d GPUs and port 29600+%d", key, e.gpus, e.port, want, first)
+		}
+		wantFilter := e.tag
+		if e.tag == "whole" {
+			wantFilter = "unset"
+		}
+		if e.filter != wantFilter || e.prefix != filepath.Join(dir, "test-results", "junit", label)+"/" {
+			t.Errorf("%s: TEST_FILTER %q, JUNITXML_PREFIX %q", key, e.filter, e.prefix)
+		}
+		if sw := e.sgpu + "/" + e.mgpu; teMGPU(label) && sw != "/1" || !teMGPU(label) && sw != "1/" {
+			t.Errorf("%s: TEST_SGPU/TEST_MGPU %s", key, sw)
+		}
+		if e.ulimit != "0" {
+			t.Errorf("%s: ulimit -c %s", key, e.ulimit)
+		}
+	}
+	for key := range teWidths {
+		label, _, _ := strings.Cut(key, "/")
+		if slices.Contains(labels, label) && ran[key] != 1 {
+			t.Errorf("%s ran %d times, want once", key, ran[key])
+		}
+		if !slices.Contains(labels, label) && ran[key] != 0 {
+			t.Errorf("%s ran, but its suite is not in this run", key)
+		}
+	}
+}
+
+// TestTECurrentQueues runs testdata/te-current, TE's current ci/ in miniature, as
+// TE's workflow does: the sGPU queue, the mGPU queue (--queue mgpu), and both in one
+// run (--mgpu-config), on 8 GPUs and on 2, where the items declaring 4 and 8 GPUs are
+// clamped to the pool with a warning naming each.
+func TestTECurrentQueues(t *testing.T) {
+	sgpuLabels := []string{"examples", "torch", "jax", "core"}
+	mgpuLabels := []string{"torch-mgpu", "jax-mgpu"}
+	for _, c := range []struct {
+		name   string
+		pool   int
+		args   []string
+		labels []string
+	}{
+		{"sgpu on 8", 8, []string{"ci/ci_sgpu_queue.conf"}, sgpuLabels},
+		{"mgpu on 8", 8, []string{"--queue", "mgpu", "ci/ci_mgpu_queue.conf"}, mgpuLabels},
+		{"both on 8", 8, []string{"ci/ci_sgpu_queue.conf", "--mgpu-config", "ci/ci_mgpu_queue.conf"}, slices.Concat(sgpuLabels, mgpuLabels)},
+		{"both on 2", 2, []string{"--mgpu-config", "ci/ci_mgpu_queue.conf", "ci/ci_sgpu_queue.conf"}, slices.Concat(sgpuLabels, mgpuLabels)},
+		{"mgpu alone on 2", 2, []string{"--mgpu-config", "ci/ci_mgpu_queue.conf"}, mgpuLabels},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := fixture(t, "te-current")
+			trace := filepath.Join(t.TempDir(), "trace")
+			env := []string{"TE_FIXTURE_TRACE=" + trace, "JUNITXML_PREFIX=test-results/junit/", "TEST_LEVEL=3"}
+			r := sgpu(t, dir, env, append([]string{"run", "--gpus", strconv.Itoa(c.pool), "--arch", "gfx942"}, c.args...)...)
+			if r.code != 0 {
+				t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			checkTERun(t, dir, readTETrace(t, trace), c.pool, c.labels...)
+			for _, l := range c.labels {
+				merged := filepath.Join(dir, "test-results", "junit", l+".xml")
+				if _, err := os.Stat(merged); err != nil {
+					t.Errorf("no merged JUnit of %s: %v", l, err)
+				} else if _, err := exec.LookPath("xmllint"); err == nil {
+					validateJUnit(t, merged)
+				}
+			}
+			if c.pool == 2 && slices.Contains(c.labels, "torch-mgpu") {
+				for _, want := range []string{
+					"warning: item torch-mgpu/distributed.test_fusible_ops.ck declares 8 GPUs (its listing line) but the pool has 2: it runs on 2",
+					"warning: item jax-mgpu/test_distributed_layernorm.auto declares 4 GPUs (its listing line) but the pool has 2",
+				} {
+					if !strings.Contains(r.stdout, want) {
+						t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+					}
+				}
+			}
+		})
 	}
 }

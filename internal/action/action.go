@@ -151,7 +151,11 @@ type act struct {
 // workspace. A run needs the config input; a merge does not.
 func (a *act) options(needConfig bool) (engine.Options, error) {
 	gh := a.gh
-	configs, err := a.configs(needConfig)
+	mgpu, err := a.paths("mgpu-config", "name the mGPU queue's config file(s) relative to the workspace")
+	if err != nil {
+		return engine.Options{}, err
+	}
+	configs, err := a.configs(needConfig && len(mgpu) == 0)
 	if err != nil {
 		return engine.Options{}, err
 	}
@@ -159,6 +163,7 @@ func (a *act) options(needConfig bool) (engine.Options, error) {
 	for _, k := range settings.Knobs {
 		values[k.Name] = gh.GetInput(k.Name)
 	}
+	values["mgpu-config"] = strings.Join(mgpu, "\n")
 	for _, name := range []string{"log-dir", "weights", "junit-dir", "plan"} {
 		if v := values[name]; v != "" {
 			values[name] = a.path(v)

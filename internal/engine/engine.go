@@ -103,6 +103,12 @@ type Options struct {
 	// while report/schedule.md keeps its links into the log dir.
 	RunURL string
 
+	// Queue is TE's queue every config of Configs is read as: config.QueueSGPU
+	// ("" too) or config.QueueMGPU; MGPUConfigs are more configs read as the mGPU
+	// queue, in the same run (docs/hooks.md "Queues").
+	Queue       string
+	MGPUConfigs []string
+
 	// PortBase is the first of the items' PET_MASTER_PORT ports (--port-base):
 	// "" = $TE_CI_PORT_BASE of Env, else 29600 (hook.PortBase).
 	PortBase string
@@ -303,7 +309,8 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 // undoes what it opened.
 func (r *run) readConfig(ctx context.Context) (suites []config.Suite, pool gpu.Pool, release func(), err error) {
 	r.obs.Phase(0, "read the config")
-	suites, err = config.Load(r.o.Configs)
+	suites, err = config.Load(slices.Concat(r.o.Configs, r.o.MGPUConfigs))
+	config.MarkQueues(suites, r.o.Queue, r.o.MGPUConfigs)
 	check := r.o.CheckCommands && r.o.Container == ""
 	if err = errors.Join(err, config.Resolve(suites, r.o.RepoRoot, check), adapter.Check(suites), r.readSharding()); err != nil {
 		return nil, pool, nil, usage(err)
@@ -330,7 +337,11 @@ func (r *run) readConfig(ctx context.Context) (suites []config.Suite, pool gpu.P
 		if !s.Adapter() {
 			words = append([]string{s.Command}, s.Args...)
 		}
-		r.printf("  %-12s %-6s %s   (%s)\n", s.Label, s.Mode, config.QuoteWords(words), s.Where())
+		queue := ""
+		if s.MGPU {
+			queue = "   mGPU queue"
+		}
+		r.printf("  %-12s %-6s %s   (%s)%s\n", s.Label, s.Mode, config.QuoteWords(words), s.Where(), queue)
 	}
 	if pool, err = r.detect(ctx); err != nil {
 		return fail(err)

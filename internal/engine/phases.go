@@ -280,11 +280,11 @@ func (r *run) writeQueue(plan []schedule.Item, order []int, e *expansion) ([]log
 // at most: a wider suite is clamped to it in phase 1).
 func suitePin(s config.Suite, pool gpu.Pool) []string {
 	n := 1
-	switch {
-	case s.Options.AllGPUs:
+	switch w, all := s.Width(); {
+	case all:
 		n = len(pool.IDs)
-	case s.Options.GPUs > 1:
-		n = min(s.Options.GPUs, len(pool.IDs))
+	case w > 1:
+		n = min(w, len(pool.IDs))
 	}
 	return pool.Pin(strings.Join(pool.IDs[:n], ","))
 }

@@ -154,7 +154,8 @@ func (res *Result) addAdapted(ctx context.Context, r Request, s config.Suite) er
 
 // addOpaque adds an opaque suite: one item, the suite run whole.
 func (res *Result) addOpaque(s config.Suite) {
-	res.Items = append(res.Items, schedule.Item{Label: s.Label, Seq: len(res.Items), GPUs: s.Options.GPUs, AllGPUs: s.Options.AllGPUs})
+	n, all := s.Width()
+	res.Items = append(res.Items, schedule.Item{Label: s.Label, Seq: len(res.Items), GPUs: n, AllGPUs: all})
 	// Its census is its bare label (an items.tsv row with an empty tag, as
 	// TE writes it), so keys it left as a list suite are pruned.
 	res.Census[s.Label] = map[string]bool{weights.Key(s.Label, ""): true}
@@ -352,7 +353,8 @@ func Tags(ls []Listed) []string {
 
 // item is the work item of l in suite s: the line's GPU count, else the suite's.
 func (l Listed) item(s config.Suite, seq int) schedule.Item {
-	it := schedule.Item{Label: s.Label, Tag: l.Tag, Seq: seq, GPUs: s.Options.GPUs, AllGPUs: s.Options.AllGPUs}
+	n, all := s.Width()
+	it := schedule.Item{Label: s.Label, Tag: l.Tag, Seq: seq, GPUs: n, AllGPUs: all}
 	if l.GPUs > 0 || l.All {
 		it.GPUs, it.AllGPUs = l.GPUs, l.All
 	}
