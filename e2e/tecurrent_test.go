@@ -292,3 +292,80 @@ func TestTECurrentQueues(t *testing.T) {
 		})
 	}
 }
+
+// readWeights reads a weight table file into key → text of its seconds.
+func readWeights(t *testing.T, path string) map[string]string {
+	t.Helper()
+	w := map[string]string{}
+	for _, l := range lines(readFile(t, path)) {
+		if k, v, ok := strings.Cut(l, " "); ok && !strings.HasPrefix(l, "#") {
+			w[k] = v
+		}
+	}
+	return w
+}
+
+// TestTECurrentWeights: TE's current tables (one per queue, arch, level and pool
+// size) order the first run of both queues; the run writes its own table, in which an
+// undeclared mGPU item (its width the pool) has a weight per pool size: a run on 4
+// GPUs learns its 4-GPU weight beside the 8-GPU one and leaves that one as it was.
+func TestTECurrentWeights(t *testing.T) {
+	dir := fixture(t, "te-current")
+	wdir := filepath.Join(dir, "ci-weights")
+	os.MkdirAll(wdir, 0o755)
+	os.WriteFile(filepath.Join(wdir, "test_weights.sgpu.gfx942.l3.g8.txt"), []byte("torch/test_jit 77.0\ncore 120.0\n"), 0o644)
+	os.WriteFile(filepath.Join(wdir, "test_weights.mgpu.gfx942.l3.g8.txt"),
+		[]byte("torch-mgpu/distributed.test_torch_fsdp2.ck 333.0\ntorch-mgpu/distributed.test_sanity.ck 44.0\n"), 0o644)
+	// Another pool size's TE table is not this run's.
+	os.WriteFile(filepath.Join(wdir, "test_weights.mgpu.gfx942.l3.g4.txt"), []byte("torch-mgpu/distributed.test_numerics.ck 55.0\n"), 0o644)
+	env := []string{"TEST_LEVEL=3"}
+	args := []string{"run", "--arch", "gfx942", "ci/ci_sgpu_queue.conf", "--mgpu-config", "ci/ci_mgpu_queue.conf"}
+	r := sgpu(t, dir, env, append(args, "--gpus", "8", "--dry-run")...)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{
+		"seeded 2 weight(s) from TE's mgpu table ci-weights/test_weights.mgpu.gfx942.l3.g8.txt",
+		"seeded 2 weight(s) from TE's sgpu table ci-weights/test_weights.sgpu.gfx942.l3.g8.txt",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	for _, item := range []string{"distributed.test_torch_fsdp2.ck", "distributed.test_sanity.ck", "test_jit", "distributed.test_numerics.ck"} {
+		planned := false
+		for _, l := range lines(r.stdout) {
+			if f := strings.Fields(l); len(f) == 5 && f[4] == item {
+				planned = true
+				// The 4-GPU table is another pool's: its item stays unknown.
+				if known := f[1] != "unknown"; known != (item != "distributed.test_numerics.ck") {
+					t.Errorf("plan line %q: estimate known %v", l, known)
+				}
+			}
+		}
+		if !planned {
+			t.Errorf("no plan line for %s:\n%s", item, r.stdout)
+		}
+	}
+
+	own := filepath.Join(wdir, "test_weights.gfx942.l3.txt")
+	fsdp := "torch-mgpu/distributed.test_torch_fsdp2.ck"
+	if r := sgpu(t, dir, env, append(args, "--gpus", "8")...); r.code != 0 {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	w8 := readWeights(t, own)
+	if w8[fsdp+"@g8"] == "" || w8[fsdp] != "" || w8["torch-mgpu/distributed.test_sanity.ck"] == "" || w8["jax-mgpu/test_distributed_fused_attn.auto@g8"] == "" {
+		t.Fatalf("after 8 GPUs: %v", w8)
+	}
+	if r := sgpu(t, dir, env, append(args, "--gpus", "4")...); r.code != 0 {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	w4 := readWeights(t, own)
+	if w4[fsdp+"@g8"] != w8[fsdp+"@g8"] || w4[fsdp+"@g4"] == "" || w4[fsdp] != "" {
+		t.Errorf("after 4 GPUs: %s@g8 %q (was %q), @g4 %q, plain %q", fsdp, w4[fsdp+"@g8"], w8[fsdp+"@g8"], w4[fsdp+"@g4"], w4[fsdp])
+	}
+	// TE's tables are read, never written.
+	if got := readFile(t, filepath.Join(wdir, "test_weights.mgpu.gfx942.l3.g8.txt")); !strings.HasPrefix(got, "torch-mgpu/distributed.test_torch_fsdp2.ck 333.0\n") {
+		t.Errorf("TE's table changed: %q", got)
+	}
+}

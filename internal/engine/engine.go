@@ -395,7 +395,8 @@ type ordered struct {
 	queue     schedule.Scheduler
 	order     []int
 	store     weights.Store
-	table     *weights.Table
+	table     *weights.Table // the run's view of the stored table (weights.Pool)
+	pool      *weights.Pool
 	queueRows []logdir.QueueRow
 }
 
@@ -404,7 +405,11 @@ type ordered struct {
 func (r *run) order(ctx context.Context, exp *expansion, pool gpu.Pool) (*ordered, error) {
 	r.obs.Phase(2, "weigh and order the queue")
 	o := &ordered{plan: exp.items}
-	o.store, o.table = r.loadTable(ctx, pool.Arch, "ordering without it")
+	store, stored := r.loadTable(ctx, pool.Arch, "ordering without it")
+	pooled := pooledKeys(o.plan)
+	r.seedTE(ctx, stored, exp, pool, pooled)
+	o.store, o.pool = store, weights.SplitPool(stored, pooled, len(pool.IDs))
+	o.table = o.pool.View
 	schedule.Weigh(o.plan, o.table, r.o.DefaultWeight)
 	schedule.Order(o.plan)
 	r.res.Bound = schedule.LowerBound(o.plan, len(pool.IDs))
@@ -449,7 +454,7 @@ func (r *run) afterItems(ctx context.Context, d *dispatch.Result, meta *logdir.M
 
 	// Phase 6: learn.
 	r.obs.Phase(6, "learn the weights")
-	meta.Changes, meta.Pruned = r.learn(ctx, o.store, o.table, run, exp)
+	meta.Changes, meta.Pruned = r.learn(ctx, o.store, o.pool, run, exp)
 	run.Meta = *meta
 	r.writeMeta(meta)
 

@@ -435,12 +435,14 @@ func (r *run) dispatch(ctx context.Context, plan []schedule.Item, q schedule.Sch
 // learn is phase 6: blend this run's durations into the table, prune the keys of
 // items that are gone, save. A shard learns nothing: merge learns once from every
 // shard's rows (a shard that saved would have them learned twice).
-func (r *run) learn(ctx context.Context, store weights.Store, table *weights.Table, run *logdir.Run, e *expansion) ([]logdir.Change, []string) {
+func (r *run) learn(ctx context.Context, store weights.Store, p *weights.Pool, run *logdir.Run, e *expansion) ([]logdir.Change, []string) {
 	if r.shard != nil {
 		r.printf("  shard %d/%d: the weight table is left as it is: sgpu-queue merge learns once from every shard's rows\n", r.shard.shard, r.shard.shards)
 		return nil, nil
 	}
-	changes, pruned := LearnRun(table, run, e.census)
+	changes, pruned := LearnRun(p.View, run, e.census)
+	table, aside := p.Join(e.census)
+	pruned = append(pruned, aside...)
 	r.saveLearned(ctx, store, table, changes, pruned)
 	return changes, pruned
 }
