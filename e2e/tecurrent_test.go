@@ -369,3 +369,96 @@ func TestTECurrentWeights(t *testing.T) {
 		t.Errorf("TE's table changed: %q", got)
 	}
 }
+
+// teLogFiles are the verdict files of testdata/te-current's suites, by label.
+var teLogFiles = map[string]string{
+	"examples": "examples.log", "torch": "torch.log", "jax": "jax.log", "core": "core.log",
+	"torch-mgpu": "torch_mgpu.log", "jax-mgpu": "jax_mgpu.log",
+}
+
+// checkNotSelected checks the verdict files of the suites --suites left out: passing,
+// saying so, as TE's gate reads them.
+func checkNotSelected(t *testing.T, logs string, labels ...string) {
+	t.Helper()
+	for _, l := range labels {
+		f := filepath.Join(logs, "suites", teLogFiles[l])
+		if got := readFile(t, f); got != "not run: not selected\n" {
+			t.Errorf("%s: %q", f, got)
+		}
+		if got := readFile(t, f+".rc"); got != "0\n" {
+			t.Errorf("%s.rc: %q", f, got)
+		}
+	}
+}
+
+// TestTECurrentSuites: --suites (or TE_CI_SUITES, as TE's scope job sets it) runs
+// only the suites it names, of either queue; each other suite passes without running
+// ("not run: not selected", rc 0), is named in the report and the summary, and keeps
+// its weights. Nothing selected needs no GPU; an unknown name is a usage error.
+func TestTECurrentSuites(t *testing.T) {
+	confs := []string{"ci/ci_sgpu_queue.conf", "--mgpu-config", "ci/ci_mgpu_queue.conf"}
+	t.Run("--suites", func(t *testing.T) {
+		dir := fixture(t, "te-current")
+		os.MkdirAll(filepath.Join(dir, "ci-weights"), 0o755)
+		own := filepath.Join(dir, "ci-weights", "test_weights.gfx942.l3.txt")
+		os.WriteFile(own, []byte("jax/test_layer.auto 12.0\ntorch-mgpu/distributed.test_torch_fsdp2.ck@g8 5.0\ntorch-mgpu/distributed.test_sanity.ck 6.0\n"), 0o644)
+		trace := filepath.Join(t.TempDir(), "trace")
+		env := []string{"TE_FIXTURE_TRACE=" + trace, "JUNITXML_PREFIX=test-results/junit/", "TEST_LEVEL=3", "TE_CI_SUITES=core"}
+		r := sgpu(t, dir, env, append([]string{"run", "--gpus", "8", "--arch", "gfx942", "--suites", "torch, jax-mgpu"}, confs...)...)
+		if r.code != 0 {
+			t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+		}
+		checkTERun(t, dir, readTETrace(t, trace), 8, "torch", "jax-mgpu")
+		logs := filepath.Join(dir, "test-results", "logs")
+		checkNotSelected(t, logs, "examples", "jax", "core", "torch-mgpu")
+		if want := "not selected (--suites), not run, passing: examples, jax, core, torch-mgpu"; !strings.Contains(r.stdout, want) {
+			t.Errorf("summary lacks %q:\n%s", want, r.stdout)
+		}
+		if rep := readFile(t, filepath.Join(logs, "report", "schedule.md")); !strings.Contains(rep, "**4 suite(s) not selected** (`--suites`): not run, passing: `examples`, `jax`, `core`, `torch-mgpu`.") {
+			t.Errorf("report lacks the not-selected suites:\n%s", rep)
+		}
+		w := readWeights(t, own)
+		for _, k := range []string{"jax/test_layer.auto", "torch-mgpu/distributed.test_torch_fsdp2.ck@g8", "torch-mgpu/distributed.test_sanity.ck"} {
+			if w[k] == "" {
+				t.Errorf("the weight of %s, of a suite not selected, was pruned: %v", k, w)
+			}
+		}
+	})
+	t.Run("TE_CI_SUITES", func(t *testing.T) {
+		dir := fixture(t, "te-current")
+		trace := filepath.Join(t.TempDir(), "trace")
+		env := []string{"TE_FIXTURE_TRACE=" + trace, "JUNITXML_PREFIX=test-results/junit/", "TEST_LEVEL=3", "TE_CI_SUITES=torch-mgpu"}
+		r := sgpu(t, dir, env, append([]string{"run", "--gpus", "2", "--arch", "gfx942"}, confs...)...)
+		if r.code != 0 {
+			t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+		}
+		checkTERun(t, dir, readTETrace(t, trace), 2, "torch-mgpu")
+		checkNotSelected(t, filepath.Join(dir, "test-results", "logs"), "examples", "torch", "jax", "core", "jax-mgpu")
+	})
+	t.Run("none selected", func(t *testing.T) {
+		dir := fixture(t, "te-current")
+		trace := filepath.Join(t.TempDir(), "trace")
+		// No --gpus and no GPU here: detection would fail the run (exit 2).
+		env := []string{"TE_FIXTURE_TRACE=" + trace, "TE_CI_SUITES="}
+		r := sgpu(t, dir, env, append([]string{"run"}, confs...)...)
+		if r.code != 0 || strings.Contains(r.stdout, "gpus:") {
+			t.Fatalf("exit %d, want 0 without looking for GPUs\n%s\n%s", r.code, r.stdout, r.stderr)
+		}
+		if tr := readTETrace(t, trace); len(tr) != 0 {
+			t.Errorf("%d items ran", len(tr))
+		}
+		checkNotSelected(t, filepath.Join(dir, "test-results", "logs"), sortedKeys(teLogFiles)...)
+	})
+	t.Run("unknown", func(t *testing.T) {
+		dir := fixture(t, "te-current")
+		r := sgpu(t, dir, nil, append([]string{"run", "--gpus", "2", "--suites", "torch nope"}, confs...)...)
+		want := `sgpu-queue: --suites: no config defines a suite "nope" (ci/ci_sgpu_queue.conf, ci/ci_mgpu_queue.conf define examples, torch, jax, core, torch-mgpu, jax-mgpu): name suites by their labels`
+		if r.code != 2 || !strings.Contains(r.stderr, want) {
+			t.Errorf("exit %d, want 2 and %q:\n%s", r.code, want, r.stderr)
+		}
+		r = sgpu(t, dir, []string{"TE_CI_SUITES=x,torch"}, append([]string{"run", "--gpus", "2"}, confs...)...)
+		if r.code != 2 || !strings.Contains(r.stderr, `TE_CI_SUITES: no config defines a suite "x"`) {
+			t.Errorf("exit %d, want 2 naming TE_CI_SUITES:\n%s", r.code, r.stderr)
+		}
+	})
+}

@@ -109,6 +109,12 @@ type Options struct {
 	Queue       string
 	MGPUConfigs []string
 
+	// Suites, when SelectSuites, are the labels of the suites that run (--suites);
+	// without it $TE_CI_SUITES of Env selects when set (set but empty: none). The
+	// others pass without running (docs/config.md "Selecting suites").
+	Suites       []string
+	SelectSuites bool
+
 	// PortBase is the first of the items' PET_MASTER_PORT ports (--port-base):
 	// "" = $TE_CI_PORT_BASE of Env, else 29600 (hook.PortBase).
 	PortBase string
@@ -193,6 +199,8 @@ type run struct {
 	weights  weights.Store  // the weight table's store, once phase 2 chose it
 	shard    *sharding      // run --shard I/K; nil for a whole run
 	ports    map[string]int // each GPU's item port (hook.Ports), from phase 0
+	// unselected are the suites --suites left out: they pass without running.
+	unselected []config.Suite
 	// internalShard: a merged shard stopped on an internal error, so the merge
 	// exits as that run did (exitcode.Internal).
 	internalShard bool
@@ -253,6 +261,9 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	defer release()
+	if len(suites) == 0 {
+		return r.noneSelected()
+	}
 
 	// Phase 1: expand.
 	r.obs.Phase(1, "expand the suites into work items")
@@ -318,6 +329,12 @@ func (r *run) readConfig(ctx context.Context) (suites []config.Suite, pool gpu.P
 	r.res.Configs = map[string]config.Suite{}
 	for _, s := range suites {
 		r.res.Configs[s.Label] = s
+	}
+	if suites, r.unselected, err = r.selectSuites(suites); err != nil {
+		return nil, pool, nil, usage(err)
+	}
+	if len(suites) == 0 {
+		return nil, pool, func() {}, nil // nothing selected: no GPU needed (run.noneSelected)
 	}
 	target, err := OpenTarget(ctx, r.o, r.warn, r.o.RepoRoot, r.o.LogDir)
 	if err != nil {
@@ -564,6 +581,8 @@ func (r *run) verdicts(run *logdir.Run) {
 	for _, s := range r.res.Suites {
 		v := "ok"
 		switch {
+		case s.NotSelected:
+			v = verdict.NotSelectedLine
 		case s.Broken != "":
 			v = s.BrokenLine()
 		case s.Unlisted:
@@ -653,6 +672,9 @@ func (r *run) claim(suites []config.Suite, pool gpu.Pool) *logdir.Meta {
 	m := &logdir.Meta{Tool: logdir.ToolName, GPUs: pool.IDs, PinVar: pool.PinVar, Arch: pool.Arch, Level: r.o.Level, Shard: r.shardRecord()}
 	for _, s := range suites {
 		m.Suites = append(m.Suites, logdir.MetaSuite{Label: s.Label, LogFile: s.LogFile, Mode: string(s.Mode)})
+	}
+	for _, s := range r.unselected {
+		m.Suites = append(m.Suites, logdir.MetaSuite{Label: s.Label, LogFile: s.LogFile, Mode: string(s.Mode), NotSelected: true})
 	}
 	return m
 }

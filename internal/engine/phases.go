@@ -701,6 +701,15 @@ func (r *run) summary() {
 			broken = append(broken, s)
 		}
 	}
+	var left []string
+	for _, s := range r.res.Suites {
+		if s.NotSelected {
+			left = append(left, s.Label)
+		}
+	}
+	if len(left) > 0 {
+		r.printf("not selected (--suites), not run, passing: %s\n", strings.Join(left, ", "))
+	}
 	if len(failed) == 0 && len(broken) == 0 && r.res.Stop == nil && len(r.res.Quarantined) == 0 && len(verdict.FlakyItems(r.res.Suites)) == 0 {
 		r.printf("all %d suites passed\n", len(r.res.Suites))
 		r.printNotWritten()

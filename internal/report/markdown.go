@@ -128,6 +128,9 @@ func render(r *logdir.Run, suites []verdict.Suite, s Stats, limit int, o Options
 	if b := brokenSuites(suites); b != "" {
 		blocks = append(blocks, fixed(b))
 	}
+	if b := notSelected(suites); b != "" {
+		blocks = append(blocks, fixed(b))
+	}
 	blocks = append(blocks, fixed(efficiency(r, s)))
 	if sh := shardsSection(r, suites); sh != nil {
 		blocks = append(blocks, sh)
@@ -230,6 +233,21 @@ func brokenSuites(suites []verdict.Suite) string {
 		}
 	}
 	return b.String()
+}
+
+// notSelected is the note of the suites --suites left out (verdict.Suite.NotSelected):
+// they pass without running; "" when none was.
+func notSelected(suites []verdict.Suite) string {
+	var names []string
+	for _, su := range suites {
+		if su.NotSelected {
+			names = append(names, code(su.Label))
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("> [!NOTE]\n> **%d suite(s) not selected** (`--suites`): not run, passing: %s.\n\n", len(names), strings.Join(names, ", "))
 }
 
 // keyList ends a headline note with the first topRows item keys, and where to find

@@ -120,6 +120,13 @@ var Knobs = []Knob{
 		}},
 	{"mgpu-config", Lines, "", "a config read as TE's mGPU queue, in the same run as the others (repeatable)",
 		func(o *engine.Options, s string) error { o.MGPUConfigs = splitLines(s); return nil }},
+	{"suites", String, "", "run only these suites, labels separated by spaces or commas (default $TE_CI_SUITES when set, where empty selects none; else every suite); the others pass without running",
+		func(o *engine.Options, s string) error {
+			if s != "" {
+				o.Suites, o.SelectSuites = engine.SuiteNames(s), true
+			}
+			return nil
+		}},
 	{"port-base", String, "", "each item gets PET_MASTER_PORT = this + its first GPU id, so torchrun items running at once never share a port (default $TE_CI_PORT_BASE, else 29600)",
 		func(o *engine.Options, s string) error { o.PortBase = s; return nil }},
 	{"core-dumps", Bool, "false", "let the commands it starts write core files (default: RLIMIT_CORE 0 for every command, as TE's ulimit -c 0)",

@@ -74,6 +74,7 @@ func TestApplyValues(t *testing.T) {
 		"pin-var":  "ROCR_VISIBLE_DEVICES",
 		"shard":    " 2/3 ", "plan": "plan.json",
 		"queue": "mgpu", "mgpu-config": "ci/a.conf\nci/b c.conf\n", "port-base": "31000", "core-dumps": "true",
+		"suites": " torch, jax-mgpu\tcore ",
 	}
 	var o engine.Options
 	if err := v.Apply(&o, nil); err != nil {
@@ -92,6 +93,7 @@ func TestApplyValues(t *testing.T) {
 		Hooks:      hooks,
 		Shard:      2, Shards: 3, PlanFile: "plan.json",
 		Queue: "mgpu", MGPUConfigs: []string{"ci/a.conf", "ci/b c.conf"}, PortBase: "31000", CoreDumps: true,
+		Suites: []string{"torch", "jax-mgpu", "core"}, SelectSuites: true,
 	}
 	if diff := cmp.Diff(want, o); diff != "" {
 		t.Errorf("-want +got:\n%s", diff)
