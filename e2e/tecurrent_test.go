@@ -462,3 +462,31 @@ func TestTECurrentSuites(t *testing.T) {
 		}
 	})
 }
+
+// TestTECurrentAction: the action entry point with TE's current ci/ in miniature:
+// both queues in one step (inputs config and mgpu-config), a scope's suites (input
+// suites), on 8 GPUs: each selected item once with TE's environment, the others
+// passing without running, named in the job summary.
+func TestTECurrentAction(t *testing.T) {
+	dir := fixture(t, "te-current")
+	trace := filepath.Join(t.TempDir(), "trace")
+	env, outFile, sumFile := runner(t, dir, map[string]string{
+		"config": "ci/ci_sgpu_queue.conf", "mgpu-config": "ci/ci_mgpu_queue.conf", "suites": "torch torch-mgpu,jax-mgpu",
+		"gpus": "8", "arch": "gfx942", "level": "3",
+	}, "PATH="+os.Getenv("PATH"), "TE_FIXTURE_TRACE="+trace, "JUNITXML_PREFIX=test-results/junit/")
+	r := sgpu(t, dir, env, "action")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	checkTERun(t, dir, readTETrace(t, trace), 8, "torch", "torch-mgpu", "jax-mgpu")
+	checkNotSelected(t, filepath.Join(dir, "test-results", "logs"), "examples", "jax", "core")
+	out := parseOutputs(t, outFile)
+	for _, s := range []string{`"torch-mgpu":{"rc":0,"items":5`, `"jax-mgpu":{"rc":0,"items":3`, `"core":{"rc":0,"items":0`} {
+		if !strings.Contains(out["suites"], s) {
+			t.Errorf("suites output lacks %s: %s", s, out["suites"])
+		}
+	}
+	if sum := readFile(t, sumFile); !strings.Contains(sum, "**3 suite(s) not selected**") {
+		t.Errorf("the job summary does not name the suites not selected:\n%.2000s", sum)
+	}
+}
