@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"net"
 	"os"
 	"os/exec"
@@ -38,25 +37,6 @@ func readTETrace(t *testing.T, path string) []teTrace {
 	return out
 }
 
-// sgpuShell runs the binary as sgpu does, through sh with prelude run first (to set
-// a limit the binary then inherits).
-func sgpuShell(t *testing.T, dir, prelude string, env []string, args ...string) result {
-	t.Helper()
-	cmd := exec.Command("sh", append([]string{"-c", prelude + `; exec "$0" "$@"`, binary}, args...)...)
-	cmd.Dir = dir
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}, env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return result{code: code, stdout: out.String(), stderr: errb.String()}
-}
-
 // TestCoreDumpsOff: every command the run starts (listing, setup, items) has
 // RLIMIT_CORE 0 however sgpu-queue was started; with --core-dumps the limit it was
 // started with (raised here to the hard limit) is what the items see.
@@ -68,6 +48,12 @@ func TestCoreDumpsOff(t *testing.T) {
 	if lim.Max == 0 {
 		t.Skip("the hard RLIMIT_CORE is 0 here: core dumps cannot be allowed")
 	}
+	// The binary starts with core dumps allowed (it inherits this process's limit).
+	raised := syscall.Rlimit{Cur: lim.Max, Max: lim.Max}
+	if err := syscall.Setrlimit(syscall.RLIMIT_CORE, &raised); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Setrlimit(syscall.RLIMIT_CORE, &lim) })
 	dir := fixture(t, "te-current")
 	conf := filepath.Join(dir, "ci", "core.conf")
 	if err := os.WriteFile(conf, []byte("core core.log opaque ci/core.sh\ntorch torch.log list ci/pytorch.sh\n"), 0o644); err != nil {
@@ -84,7 +70,7 @@ func TestCoreDumpsOff(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			trace := filepath.Join(t.TempDir(), "trace")
 			args := append([]string{"run", "--gpus", "2", "--arch", "gfx942", "--log-dir", t.TempDir()}, c.flags...)
-			r := sgpuShell(t, dir, "ulimit -S -c unlimited", []string{"TE_FIXTURE_TRACE=" + trace}, append(args, "ci/core.conf")...)
+			r := sgpu(t, dir, []string{"TE_FIXTURE_TRACE=" + trace}, append(args, "ci/core.conf")...)
 			if r.code != 0 {
 				t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 			}
