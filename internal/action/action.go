@@ -173,11 +173,15 @@ type act struct {
 // workspace. A run needs the config input; a merge does not.
 func (a *act) options(needConfig bool) (engine.Options, error) {
 	gh := a.gh
-	configs, cerr := a.configs(needConfig) // said with the settings' errors below
+	// Said with the settings' errors below: every bad input at once.
+	mgpu, merr := a.paths("mgpu-config", "name the mGPU queue's config file(s) relative to the workspace")
+	configs, cerr := a.configs(needConfig && len(mgpu) == 0)
+	cerr = errors.Join(merr, cerr)
 	values := settings.Values{}
 	for _, k := range settings.Knobs {
 		values[k.Name] = gh.GetInput(k.Name)
 	}
+	values["mgpu-config"] = strings.Join(mgpu, "\n")
 	for _, name := range []string{"log-dir", "weights", "junit-dir", "plan"} {
 		if v := values[name]; v != "" {
 			values[name] = a.path(v)

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 
@@ -37,9 +38,13 @@ func runCmd(e Env, args []string) int {
 	fs := newFlags("run", e, runHelp)
 	repoRoot := fs.String("repo-root", envDefault(e, "repo-root", "."), "repository the config's commands are relative to")
 	values := knobFlags(fs, e)
-	configs, code, stop := parseConfigs(fs, args, e)
+	configs, code, stop := parse(fs, args, e)
 	if stop {
 		return code
+	}
+	// The mGPU queue's configs alone are a run too (--mgpu-config).
+	if len(configs) == 0 && len(strings.TrimSpace(values["mgpu-config"])) == 0 {
+		return noConfig(fs, e)
 	}
 	ctx, force, stopSignals := signalContext(e.Stderr)
 	defer stopSignals()
@@ -65,11 +70,16 @@ func runCmd(e Env, args []string) int {
 func parseConfigs(fs *flag.FlagSet, args []string, e Env) ([]string, int, bool) {
 	configs, code, stop := parse(fs, args, e)
 	if !stop && len(configs) == 0 {
-		fmt.Fprintf(e.Stderr, "sgpu-queue %s: no CONFIG given\n", fs.Name())
-		fs.Usage()
-		return nil, exitcode.Usage, true
+		return nil, noConfig(fs, e), true
 	}
 	return configs, code, stop
+}
+
+// noConfig is the usage error of a command given no CONFIG.
+func noConfig(fs *flag.FlagSet, e Env) int {
+	fmt.Fprintf(e.Stderr, "sgpu-queue %s: no CONFIG given\n", fs.Name())
+	fs.Usage()
+	return exitcode.Usage
 }
 
 // knobFlags defines a flag for each knob named in only (every knob when none is

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/rocm/sgpu-queue/internal/hook"
@@ -42,6 +43,10 @@ type Suite struct {
 	Args    []string // the words after the command (adapters: after the mode), shell-quoting removed
 	File    string   // config file it came from
 	Line    int
+	// MGPU: the suite is read as TE's mGPU queue (--queue mgpu, or a config of
+	// --mgpu-config; docs/hooks.md "Queues"): its commands get the multi-GPU switch,
+	// and an item that declares no width takes the whole pool.
+	MGPU bool
 }
 
 // Adapter reports whether the suite is run by an adapter (pytest, ctest, cmd) rather
@@ -59,13 +64,46 @@ func (s Suite) Environ(base hook.Env) hook.Env {
 	return out
 }
 
-// GPUKind is the hook switch the suite's commands get: multi-GPU for a suite whose
-// items take gpus= other than 1 (docs/suites.md#multi-gpu-suites), else single-GPU.
+// GPUKind is the hook switch the suite's commands get: multi-GPU for a suite of the
+// mGPU queue, or one whose items take gpus= other than 1
+// (docs/hooks.md#single--and-multi-gpu-switches), else single-GPU.
 func (s Suite) GPUKind() hook.Kind {
-	if s.Options.MultiGPU() {
+	if s.MGPU || s.Options.MultiGPU() {
 		return hook.MultiGPU
 	}
 	return hook.SingleGPU
+}
+
+// Width is how many GPUs an item of the suite takes when its listing declares none:
+// its gpus= (n; all for gpus=all), else one GPU in the sGPU queue (n 0) and the
+// whole pool in the mGPU queue (all), as TE's run_queue.sh.
+func (s Suite) Width() (n int, all bool) {
+	if s.MGPU && s.Options.GPUs == 0 {
+		return 0, true
+	}
+	return s.Options.GPUs, s.Options.AllGPUs
+}
+
+// Queue is the TE queue the suite is read as: "mgpu" or "sgpu".
+func (s Suite) Queue() string {
+	if s.MGPU {
+		return QueueMGPU
+	}
+	return QueueSGPU
+}
+
+// TE's two queues (run_queue.sh --queue).
+const (
+	QueueSGPU = "sgpu"
+	QueueMGPU = "mgpu"
+)
+
+// MarkQueues reads suites as TE's queues: every one as the mGPU queue when queue is
+// QueueMGPU, else those that came from a file of mgpuFiles.
+func MarkQueues(suites []Suite, queue string, mgpuFiles []string) {
+	for i := range suites {
+		suites[i].MGPU = queue == QueueMGPU || slices.Contains(mgpuFiles, suites[i].File)
+	}
 }
 
 // Where is "file:line" of the suite's config line.

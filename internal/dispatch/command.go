@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -60,9 +61,14 @@ func (d *dispatcher) adapterCommand(it Item, gpu string, log io.Writer) (executo
 }
 
 // pins are the assignments that give the item its GPUs (ids joined by ","): the pin
-// variable and the pool's other visible-devices variables.
+// variable and the pool's other visible-devices variables; and the rendezvous port
+// of its first GPU, so torchrun items running at once never share one.
 func (d *dispatcher) pins(gpu string) []string {
-	return hook.Assign(gpu, append([]string{d.cfg.PinVar}, d.cfg.AlsoPin...)...)
+	a := hook.Assign(gpu, append([]string{d.cfg.PinVar}, d.cfg.AlsoPin...)...)
+	if p, ok := d.cfg.Ports[hook.FirstGPU(gpu)]; ok {
+		a = append(a, hook.MasterPort+"="+strconv.Itoa(p))
+	}
+	return a
 }
 
 // env is a list or opaque item's environment: the hook contract with its suite's

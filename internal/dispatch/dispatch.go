@@ -56,6 +56,9 @@ type Config struct {
 	PinVar string
 	// AlsoPin are more variables set to the item's GPUs with PinVar (gpu.Pool.AlsoPin).
 	AlsoPin []string
+	// Ports is each GPU's PET_MASTER_PORT, given to an item that starts on it
+	// (hook.Ports); nil gives none.
+	Ports map[string]int
 	// JUnitPrefix is the absolute local directory (trailing slash) under which each
 	// suite writes its JUnit XML, "" when the environment sets none.
 	JUnitPrefix string

@@ -98,6 +98,11 @@ func OpenTarget(ctx context.Context, o Options, warn func(string), paths ...stri
 	if err := executor.Tracking(); err != nil {
 		warn(err.Error())
 	}
+	if !o.CoreDumps {
+		if err := executor.NoCoreDumps(); err != nil {
+			warn(err.Error())
+		}
+	}
 	return &Target{Exec: executor.Local{Grace: o.Grace, Force: o.Force, Warn: warn}, Env: o.Env, MapPath: o.MapPath, Local: true}, nil
 }
 

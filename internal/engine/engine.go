@@ -107,6 +107,26 @@ type Options struct {
 	// while report/schedule.md keeps its links into the log dir.
 	RunURL string
 
+	// Queue is TE's queue every config of Configs is read as: config.QueueSGPU
+	// ("" too) or config.QueueMGPU; MGPUConfigs are more configs read as the mGPU
+	// queue, in the same run (docs/hooks.md "Queues").
+	Queue       string
+	MGPUConfigs []string
+
+	// Suites, when SelectSuites, are the labels of the suites that run (--suites);
+	// without it $TE_CI_SUITES of Env selects when set (set but empty: none). The
+	// others pass without running (docs/config.md "Selecting suites").
+	Suites       []string
+	SelectSuites bool
+
+	// PortBase is the first of the items' PET_MASTER_PORT ports (--port-base):
+	// "" = $TE_CI_PORT_BASE of Env, else 29600 (hook.PortBase).
+	PortBase string
+
+	// CoreDumps keeps the core-file limit sgpu-queue was started with for the
+	// commands it starts; false (the default) sets it to 0 (executor.NoCoreDumps).
+	CoreDumps bool
+
 	// LogDirReuse lets a run use a log dir that holds files no run of this tool
 	// wrote; it writes beside them and deletes none (docs/files.md#what-a-run-owns).
 	LogDirReuse bool
@@ -185,8 +205,11 @@ type run struct {
 	obs      Observer
 	layout   logdir.Layout
 	res      *Result
-	weights  weights.Store // the weight table's store, once phase 2 chose it
-	shard    *sharding     // run --shard I/K; nil for a whole run
+	weights  weights.Store  // the weight table's store, once phase 2 chose it
+	shard    *sharding      // run --shard I/K; nil for a whole run
+	ports    map[string]int // each GPU's item port (hook.Ports), from phase 0
+	// unselected are the suites --suites left out: they pass without running.
+	unselected []config.Suite
 	// unread: the weight table was there but could not be read; it is never saved
 	// over.
 	unread *weights.UnreadableError
@@ -253,6 +276,9 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	defer release()
+	if len(suites) == 0 {
+		return r.noneSelected()
+	}
 
 	// Phase 1: expand.
 	r.obs.Phase(1, "expand the suites into work items")
@@ -310,7 +336,8 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 // undoes what it opened.
 func (r *run) readConfig(ctx context.Context) (suites []config.Suite, pool gpu.Pool, release func(), err error) {
 	r.obs.Phase(0, "read the config")
-	suites, err = config.Load(r.o.Configs)
+	suites, err = config.Load(slices.Concat(r.o.Configs, r.o.MGPUConfigs))
+	config.MarkQueues(suites, r.o.Queue, r.o.MGPUConfigs)
 	check := r.o.CheckCommands && r.o.Container == ""
 	if err = errors.Join(err, config.Resolve(suites, r.o.RepoRoot, check), adapter.Check(suites), r.readSharding()); err != nil {
 		return nil, pool, nil, usage(err)
@@ -318,6 +345,12 @@ func (r *run) readConfig(ctx context.Context) (suites []config.Suite, pool gpu.P
 	r.res.Configs = map[string]config.Suite{}
 	for _, s := range suites {
 		r.res.Configs[s.Label] = s
+	}
+	if suites, r.unselected, err = r.selectSuites(suites); err != nil {
+		return nil, pool, nil, usage(err)
+	}
+	if len(suites) == 0 {
+		return nil, pool, func() {}, nil // nothing selected: no GPU needed (run.noneSelected)
 	}
 	target, err := OpenTarget(ctx, r.o, r.warn, r.o.RepoRoot, r.o.LogDir)
 	if err != nil {
@@ -337,9 +370,16 @@ func (r *run) readConfig(ctx context.Context) (suites []config.Suite, pool gpu.P
 		if !s.Adapter() {
 			words = append([]string{s.Command}, s.Args...)
 		}
-		r.printf("  %-12s %-6s %s   (%s)\n", s.Label, s.Mode, config.QuoteWords(words), s.Where())
+		queue := ""
+		if s.MGPU {
+			queue = "   mGPU queue"
+		}
+		r.printf("  %-12s %-6s %s   (%s)%s\n", s.Label, s.Mode, config.QuoteWords(words), s.Where(), queue)
 	}
 	if pool, err = r.detect(ctx); err != nil {
+		return fail(err)
+	}
+	if r.ports, err = r.itemPorts(pool); err != nil {
 		return fail(err)
 	}
 	r.printf("  level %s, log dir %s\n", r.o.Level, r.o.LogDir)
@@ -353,6 +393,17 @@ func (r *run) readConfig(ctx context.Context) (suites []config.Suite, pool gpu.P
 		release = func() { lock.Release(); target.Close() }
 	}
 	return suites, pool, release, nil
+}
+
+// itemPorts gives each GPU of the pool the PET_MASTER_PORT of an item that starts
+// on it (docs/hooks.md "Ports").
+func (r *run) itemPorts(pool gpu.Pool) (map[string]int, error) {
+	fromEnv, _ := hook.Env(r.o.Env).Get(hook.PortBaseVar)
+	base, err := hook.PortBase(r.o.PortBase, fromEnv)
+	if err != nil {
+		return nil, err
+	}
+	return hook.Ports(base, pool.IDs)
 }
 
 // detect finds the GPU pool and the arch where the items run.
@@ -379,7 +430,8 @@ type ordered struct {
 	queue     schedule.Scheduler
 	order     []int
 	store     weights.Store
-	table     *weights.Table
+	table     *weights.Table // the run's view of the stored table (weights.Pool)
+	pool      *weights.Pool
 	queueRows []logdir.QueueRow
 }
 
@@ -388,7 +440,11 @@ type ordered struct {
 func (r *run) order(ctx context.Context, exp *expansion, pool gpu.Pool) (*ordered, error) {
 	r.obs.Phase(2, "weigh and order the queue")
 	o := &ordered{plan: exp.items}
-	o.store, o.table = r.loadTable(ctx, pool.Arch, "ordering without it")
+	store, stored := r.loadTable(ctx, pool.Arch, "ordering without it")
+	pooled := pooledKeys(o.plan)
+	r.seedTE(ctx, stored, exp, pool, pooled)
+	o.store, o.pool = store, weights.SplitPool(stored, pooled, len(pool.IDs))
+	o.table = o.pool.View
 	schedule.Weigh(o.plan, o.table, r.o.DefaultWeight)
 	schedule.Order(o.plan)
 	r.res.Bound = schedule.LowerBound(o.plan, len(pool.IDs))
@@ -436,7 +492,7 @@ func (r *run) afterItems(runCtx context.Context, d *dispatch.Result, meta *logdi
 
 	// Phase 6: learn.
 	r.obs.Phase(6, "learn the weights")
-	meta.Changes, meta.Pruned = r.learn(ctx, o.store, o.table, run, exp)
+	meta.Changes, meta.Pruned = r.learn(ctx, o.store, o.pool, run, exp)
 	run.Meta = *meta
 	r.writeMeta(meta)
 
@@ -558,6 +614,8 @@ func (r *run) verdicts(run *logdir.Run) {
 	for _, s := range r.res.Suites {
 		v := "ok"
 		switch {
+		case s.NotSelected:
+			v = verdict.NotSelectedLine
 		case s.Broken != "":
 			v = s.BrokenLine()
 		case s.Unlisted:
@@ -661,6 +719,9 @@ func (r *run) claim(suites []config.Suite, pool gpu.Pool) *logdir.Meta {
 		Shard: r.shardRecord(suites), Roots: r.roots(), ForeignCwd: r.foreignCwd}
 	for _, s := range suites {
 		m.Suites = append(m.Suites, logdir.MetaSuite{Label: s.Label, LogFile: s.LogFile, Mode: string(s.Mode)})
+	}
+	for _, s := range r.unselected {
+		m.Suites = append(m.Suites, logdir.MetaSuite{Label: s.Label, LogFile: s.LogFile, Mode: string(s.Mode), NotSelected: true})
 	}
 	return m
 }

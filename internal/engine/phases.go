@@ -171,30 +171,52 @@ func (r *run) queue(plan []schedule.Item, gpus int) (schedule.Queue, []int) {
 	return p.Queue(plan), order
 }
 
-// checkWidths refuses items that need more GPUs than the pool has, naming each
-// (up to a few) and where its count came from.
+// checkWidths fits the items to a pool of gpus GPUs. A width a suite declares (its
+// listing line's count, its config's gpus=) above the pool is clamped to the pool
+// with a warning naming the item, or the suite when its gpus= says it (TE's rule:
+// the test skips the cases that need more GPUs; docs/config.md "Mode options"). An
+// adapter item whose own metadata asks for more (a ctest test's RESOURCE_GROUPS)
+// cannot run on fewer: it is refused, naming each (up to a few).
 func (r *run) checkWidths(plan []schedule.Item, e *expansion, gpus int) error {
 	var errs []error
-	n := 0
-	for _, it := range plan {
+	refused, clamped := 0, 0
+	suites := map[string]int{} // label → items clamped by its gpus=
+	var labels []string        // those suites, in the order of their first item
+	for i := range plan {
+		it := &plan[i]
 		if it.Width() <= gpus {
 			continue
 		}
-		if n++; n > 5 {
+		s := e.suites[it.Label]
+		if !s.Adapter() {
+			width := it.Width()
+			it.GPUs, it.AllGPUs = gpus, false
+			if width == s.Options.GPUs {
+				if suites[s.Label]++; suites[s.Label] == 1 {
+					labels = append(labels, s.Label)
+				}
+			} else if clamped++; clamped <= 5 {
+				r.warn(fmt.Sprintf("item %s declares %d GPUs (its listing line) but the pool has %d: it runs on %d, so cases that need more skip",
+					textfmt.Printable(it.Key()), width, gpus, gpus))
+			}
 			continue
 		}
-		s := e.suites[it.Label]
-		from := fmt.Sprintf("its listing line says gpus=%d", it.Width())
-		if s.Adapter() {
-			from = fmt.Sprintf("its own metadata asks for %d (a ctest test's RESOURCE_GROUPS)", it.Width())
+		if refused++; refused > 5 {
+			continue
 		}
-		if it.GPUs == s.Options.GPUs {
-			from = fmt.Sprintf("its suite %q says gpus=%d at %s", s.Label, it.Width(), s.Where())
-		}
-		errs = append(errs, fmt.Errorf("item %s needs %d GPUs but the pool has %d (%s): lower its count, or run on more GPUs (--gpus)", textfmt.Printable(it.Key()), it.Width(), gpus, from))
+		errs = append(errs, fmt.Errorf("item %s needs %d GPUs but the pool has %d (its own metadata asks for %d (a ctest test's RESOURCE_GROUPS)): lower its count, or run on more GPUs (--gpus)",
+			textfmt.Printable(it.Key()), it.Width(), gpus, it.Width()))
 	}
-	if n > 5 {
-		errs = append(errs, fmt.Errorf("and %d more item(s) wider than the pool", n-5))
+	if clamped > 5 {
+		r.warn(fmt.Sprintf("and %d more item(s) declared wider than the pool run on %d GPUs", clamped-5, gpus))
+	}
+	for _, l := range labels {
+		s := e.suites[l]
+		r.warn(fmt.Sprintf("suite %q says gpus=%d at %s but the pool has %d: its %s run on %d, so cases that need more skip",
+			s.Label, s.Options.GPUs, s.Where(), gpus, textfmt.Count(suites[l], "item"), gpus))
+	}
+	if refused > 5 {
+		errs = append(errs, fmt.Errorf("and %d more item(s) wider than the pool", refused-5))
 	}
 	return errors.Join(errs...)
 }
@@ -272,14 +294,14 @@ func (r *run) writeQueue(plan []schedule.Item, order []int, e *expansion) ([]log
 
 // suitePin pins a suite's listing and setup: to the first GPU, or a multi-GPU
 // suite's to the first GPUs of the pool, as many as its items take (the whole pool
-// at most: a wider suite is refused in phase 2).
+// at most: a wider suite is clamped to it in phase 1).
 func suitePin(s config.Suite, pool gpu.Pool) []string {
 	n := 1
-	switch {
-	case s.Options.AllGPUs:
+	switch w, all := s.Width(); {
+	case all:
 		n = len(pool.IDs)
-	case s.Options.GPUs > 1:
-		n = min(s.Options.GPUs, len(pool.IDs))
+	case w > 1:
+		n = min(w, len(pool.IDs))
 	}
 	return pool.Pin(strings.Join(pool.IDs[:n], ","))
 }
@@ -429,7 +451,7 @@ func (r *run) dispatch(ctx context.Context, plan []schedule.Item, q schedule.Sch
 	r.writeMeta(meta)
 	cfg := dispatch.Config{
 		Exec: r.o.Exec, Layout: r.layout, Hooks: r.o.Hooks, Env: r.cmdEnv, Level: r.o.Level,
-		GPUs: pool.IDs, PinVar: pool.PinVar, AlsoPin: pool.AlsoPin, JUnitPrefix: prefix, JUnitSuffix: suffix,
+		GPUs: pool.IDs, PinVar: pool.PinVar, AlsoPin: pool.AlsoPin, Ports: r.ports, JUnitPrefix: prefix, JUnitSuffix: suffix,
 		MapPath: r.o.MapPath, Dir: r.o.RepoRoot, Timings: tw, Console: r.out, Warn: r.warn, Start: meta.Started,
 		Timeout: r.o.Timeout, Retries: r.o.Retries, Quarantine: r.o.Quarantine,
 	}
@@ -439,12 +461,14 @@ func (r *run) dispatch(ctx context.Context, plan []schedule.Item, q schedule.Sch
 // learn is phase 6: blend this run's durations into the table, prune the keys of
 // items that are gone, save. A shard learns nothing: merge learns once from every
 // shard's rows (a shard that saved would have them learned twice).
-func (r *run) learn(ctx context.Context, store weights.Store, table *weights.Table, run *logdir.Run, e *expansion) ([]logdir.Change, []string) {
+func (r *run) learn(ctx context.Context, store weights.Store, p *weights.Pool, run *logdir.Run, e *expansion) ([]logdir.Change, []string) {
 	if r.shard != nil {
 		r.printf("  shard %d/%d: the weight table is left as it is: sgpu-queue merge learns once from every shard's rows\n", r.shard.shard, r.shard.shards)
 		return nil, nil
 	}
-	changes, pruned := LearnRun(table, run, e.census)
+	changes, pruned := LearnRun(p.View, run, e.census)
+	table, aside := p.Join(e.census)
+	pruned = append(pruned, aside...)
 	r.saveLearned(ctx, store, table, changes, pruned)
 	return changes, pruned
 }
@@ -715,6 +739,15 @@ func (r *run) summary() {
 		if s.Broken != "" {
 			broken = append(broken, s)
 		}
+	}
+	var left []string
+	for _, s := range r.res.Suites {
+		if s.NotSelected {
+			left = append(left, s.Label)
+		}
+	}
+	if len(left) > 0 {
+		r.printf("not selected (--suites), not run, passing: %s\n", strings.Join(left, ", "))
 	}
 	clean := len(failed) == 0 && len(broken) == 0 && r.res.Stop == nil && len(r.res.Quarantined) == 0
 	if clean && !r.res.Cancelled && len(verdict.FlakyItems(r.res.Suites)) == 0 {

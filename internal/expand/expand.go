@@ -154,7 +154,8 @@ func (res *Result) addAdapted(ctx context.Context, r Request, s config.Suite) er
 
 // addOpaque adds an opaque suite: one item, the suite run whole.
 func (res *Result) addOpaque(s config.Suite) {
-	res.Items = append(res.Items, schedule.Item{Label: s.Label, Seq: len(res.Items), GPUs: s.Options.GPUs, AllGPUs: s.Options.AllGPUs})
+	n, all := s.Width()
+	res.Items = append(res.Items, schedule.Item{Label: s.Label, Seq: len(res.Items), GPUs: n, AllGPUs: all})
 	// Its census is its bare label (an items.tsv row with an empty tag, as
 	// TE writes it), so keys it left as a list suite are pruned.
 	res.Census[s.Label] = map[string]bool{weights.Key(s.Label, ""): true}
@@ -177,6 +178,9 @@ func (res *Result) addList(ctx context.Context, r Request, s config.Suite) error
 		return NoItems(r, s, tail)
 	}
 	for _, l := range got {
+		if err := l.Err(s, r.Hooks.ItemMarker); err != nil {
+			return err
+		}
 		res.Items = append(res.Items, l.item(s, len(res.Items)))
 	}
 
@@ -319,10 +323,23 @@ func List(ctx context.Context, r Request, s config.Suite, p Pass) ([]byte, strin
 // Listed is one item line of a listing.
 type Listed struct {
 	Tag string
-	// GPUs is the count the line gave (gpus=N), 0 when it gave none (the item
-	// takes its suite's); All is gpus=all.
+	// GPUs is the count the line gave (gpus=N, or TE's bare N), 0 when it gave
+	// none (the item takes its suite's); All is gpus=all.
 	GPUs int
 	All  bool
+	// Bad is a last word that gives a width which is no GPU count ("0", "-1",
+	// "gpus=02"), with why: the suite's listing is refused (Listed.Err).
+	Bad string
+}
+
+// Err is the error of an item whose line gives a width that is no GPU count (nil
+// when it is fine): it names the item, its suite and the word.
+func (l Listed) Err(s config.Suite, marker string) error {
+	if l.Bad == "" {
+		return nil
+	}
+	return &Error{Suite: s, Msg: fmt.Sprintf("item %s: its listing line (%s %s …) gives the width %s; print a GPU count from 1 to %d after the tag, or none",
+		textfmt.Printable(l.Tag), marker, textfmt.Printable(l.Tag), l.Bad, config.MaxGPUs)}
 }
 
 // Tags are the tags of ls, in order.
@@ -336,7 +353,8 @@ func Tags(ls []Listed) []string {
 
 // item is the work item of l in suite s: the line's GPU count, else the suite's.
 func (l Listed) item(s config.Suite, seq int) schedule.Item {
-	it := schedule.Item{Label: s.Label, Tag: l.Tag, Seq: seq, GPUs: s.Options.GPUs, AllGPUs: s.Options.AllGPUs}
+	n, all := s.Width()
+	it := schedule.Item{Label: s.Label, Tag: l.Tag, Seq: seq, GPUs: n, AllGPUs: all}
 	if l.GPUs > 0 || l.All {
 		it.GPUs, it.AllGPUs = l.GPUs, l.All
 	}
@@ -354,10 +372,7 @@ func ParseListing(out []byte, marker string) (items []Listed, warnings []string)
 	n := 0
 	for sc.Scan() {
 		n++
-		l, item, warn := ItemLine(sc.Text(), marker)
-		if warn != "" {
-			warnings = append(warnings, fmt.Sprintf("line %d: %s", n, warn))
-		}
+		l, item := ItemLine(sc.Text(), marker)
 		switch {
 		case !item:
 		case l.Tag == "":
@@ -378,39 +393,59 @@ func ParseListing(out []byte, marker string) (items []Listed, warnings []string)
 // gpusWord starts the word of a listing line that gives the item's GPU count.
 const gpusWord = "gpus="
 
-// ItemLine reads one listing line (the hook contract, docs/hooks.md):
-// item is false for a line that is not "<marker> <tag>" (another word that starts
-// with the marker included). The tag is the rest of the line with surrounding white
-// space removed, and may hold spaces, except that a last word "gpus=<count>" after
-// the tag is the item's GPU count, not part of the tag: a count is a whole number
-// from 1 to config.MaxGPUs or "all". So a tag that itself ends in such a word is
-// listed with a count after it ("<marker> my tag gpus=2 gpus=1" is tag "my tag
-// gpus=2" on one GPU). A last word "gpus=" with no valid count is dropped with a
-// warning (the item takes its suite's count). Tag is "" for a marker without one
-// (a count alone included).
-func ItemLine(line, marker string) (l Listed, item bool, warn string) {
+// ItemLine reads one listing line (the hook contract, docs/hooks.md "Listing"): item
+// is false for a line that is not "<marker> <tag>" (another word that starts with the
+// marker included). The tag is the rest of the line with surrounding white space
+// removed, and may hold spaces, except that a last word after the tag that gives a
+// width is the item's GPU count, not part of the tag: "gpus=<count>" (a whole number
+// from 1 to config.MaxGPUs, or "all"), or a bare whole number, TE's "TE_CI_ITEM <tag>
+// <N>". So a tag that itself ends in such a word is listed with a count after it
+// ("<marker> my tag 3 gpus=1" is tag "my tag 3" on one GPU). A last word "gpus=…" or
+// a signed or zero-led number that is no GPU count sets Listed.Bad. Tag is "" for a
+// marker without one (a count alone included).
+func ItemLine(line, marker string) (l Listed, item bool) {
 	rest, ok := strings.CutPrefix(line, marker)
 	if !ok || rest != "" && rest[0] != ' ' && rest[0] != '\t' {
-		return Listed{}, false, ""
+		return Listed{}, false
 	}
 	rest = strings.TrimSpace(rest)
 	cut := strings.LastIndexAny(rest, " \t\r\n\v\f")
-	if !strings.HasPrefix(rest[cut+1:], gpusWord) {
-		return Listed{Tag: rest}, true, ""
-	}
 	word := rest[cut+1:]
+	count, isGPUs := strings.CutPrefix(word, gpusWord)
+	if !isGPUs && (cut < 0 || !numberWord(word)) {
+		return Listed{Tag: rest}, true
+	}
 	l.Tag = strings.TrimSpace(rest[:max(cut, 0)])
-	n, all, err := config.ParseGPUs(strings.TrimPrefix(word, gpusWord))
+	if !isGPUs {
+		count = word
+	}
+	n, all, err := config.ParseGPUs(count)
 	if err != nil {
-		return l, true, fmt.Sprintf("%q: %v; the item takes its suite's GPU count", word, err)
+		l.Bad = fmt.Sprintf("%q (%v)", word, err)
+		return l, true
 	}
 	l.GPUs, l.All = n, all
-	return l, true, ""
+	return l, true
+}
+
+// numberWord reports whether w is written as a whole number, signed or not ("4",
+// "0", "-1", "+2", "007"): a last word TE's scripts print as a width.
+func numberWord(w string) bool {
+	w = strings.TrimLeft(w, "+-")
+	if w == "" {
+		return false
+	}
+	for _, r := range w {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // ItemTag reads one listing line as ItemLine does and returns its tag alone.
 func ItemTag(line, marker string) (tag string, item bool) {
-	l, item, _ := ItemLine(line, marker)
+	l, item := ItemLine(line, marker)
 	return l.Tag, item
 }
 

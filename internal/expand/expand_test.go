@@ -36,7 +36,13 @@ func TestParseListing(t *testing.T) {
 		{"a tag that ends in gpus= is listed with a count", "TE_CI_ITEM run gpus=2 gpus=1\n", "run gpus=2:1", 0},
 		{"gpus= inside a word is the tag's", "TE_CI_ITEM test_gpus=2\nTE_CI_ITEM x,gpus=2\n", "test_gpus=2|x,gpus=2", 0},
 		{"a count with no tag", "TE_CI_ITEM gpus=2\nTE_CI_ITEM  gpus=all \n", "", 2},
-		{"a bad count is dropped", "TE_CI_ITEM a gpus=0\nTE_CI_ITEM b gpus=02\nTE_CI_ITEM c gpus=\nTE_CI_ITEM d gpus=1025\nTE_CI_ITEM e gpus=ALL\n", "a|b|c|d|e", 5},
+		{"a bad count is refused", "TE_CI_ITEM a gpus=0\nTE_CI_ITEM b gpus=02\nTE_CI_ITEM c gpus=\nTE_CI_ITEM d gpus=1025\nTE_CI_ITEM e gpus=ALL\n", "a:bad|b:bad|c:bad|d:bad|e:bad", 0},
+		// TE's current scripts: "TE_CI_ITEM <tag> <N>", N the call site's TE_CI_GPUS.
+		{"te bare counts", "TE_CI_ITEM distributed.test_numerics 4\nTE_CI_ITEM test_sanity.ck\tgpus=2\nTE_CI_ITEM x 1 \r\n", "distributed.test_numerics:4|test_sanity.ck:2|x:1", 0},
+		{"a bare count that is no GPU count is refused", "TE_CI_ITEM a 0\nTE_CI_ITEM b -1\nTE_CI_ITEM c 04\nTE_CI_ITEM d +2\nTE_CI_ITEM e 1025\nTE_CI_ITEM f 99999999999999999999999\n", "a:bad|b:bad|c:bad|d:bad|e:bad|f:bad", 0},
+		{"a word alone is a tag, numbers or not", "TE_CI_ITEM 4\nTE_CI_ITEM -1\n", "4|-1", 0},
+		{"other last words stay in the tag", "TE_CI_ITEM a 4x\nTE_CI_ITEM b 1.5\nTE_CI_ITEM c all\nTE_CI_ITEM d -\n", "a 4x|b 1.5|c all|d -", 0},
+		{"a tag that ends in a number is listed with a count", "TE_CI_ITEM my test 3 gpus=1\n", "my test 3:1", 0},
 		{"duplicate with another count", "TE_CI_ITEM a gpus=2\nTE_CI_ITEM a gpus=4\n", "a:2", 1},
 	}
 	for _, tt := range tests {
@@ -45,6 +51,8 @@ func TestParseListing(t *testing.T) {
 			var s []string
 			for _, l := range got {
 				switch {
+				case l.Bad != "":
+					s = append(s, l.Tag+":bad")
 				case l.All:
 					s = append(s, l.Tag+":all")
 				case l.GPUs > 0:
@@ -63,6 +71,7 @@ func TestParseListing(t *testing.T) {
 func TestItemTagDropsTheCount(t *testing.T) {
 	for line, want := range map[string]string{
 		"TE_CI_ITEM a b gpus=2": "a b", "TE_CI_ITEM a gpus=x": "a", "TE_CI_ITEM a gpus=2 gpus=1": "a gpus=2",
+		"TE_CI_ITEM a 4": "a", "TE_CI_ITEM a -1": "a", "TE_CI_ITEM a b": "a b",
 	} {
 		if tag, ok := ItemTag(line, "TE_CI_ITEM"); !ok || tag != want {
 			t.Errorf("ItemTag(%q) = %q, %v; want %q", line, tag, ok, want)
@@ -74,6 +83,7 @@ func FuzzParseListing(f *testing.F) {
 	f.Add([]byte("TE_CI_ITEM a\nTE_CI_ITEM b c\n"))
 	f.Add([]byte("TE_CI_ITEM \x00\r\nTE_CI_ITEM a\nTE_CI_ITEM a\n"))
 	f.Add([]byte("TE_CI_ITEM a gpus=2\nTE_CI_ITEM b c\tgpus=all\nTE_CI_ITEM d gpus=0 gpus=3\nTE_CI_ITEM gpus=4\n"))
+	f.Add([]byte("TE_CI_ITEM a 4\nTE_CI_ITEM b -1\nTE_CI_ITEM c 3 gpus=1\nTE_CI_ITEM 2\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		items, _ := ParseListing(in, "TE_CI_ITEM")
 		seen := map[string]bool{}
@@ -83,8 +93,11 @@ func FuzzParseListing(f *testing.F) {
 				t.Fatalf("bad tag %q in %+v", tag, items)
 			}
 			seen[tag] = true
-			if l.GPUs < 0 || l.GPUs > config.MaxGPUs || (l.All && l.GPUs != 0) {
+			if l.GPUs < 0 || l.GPUs > config.MaxGPUs || (l.All && l.GPUs != 0) || l.Bad != "" && (l.GPUs != 0 || l.All) {
 				t.Fatalf("bad count %+v", l)
+			}
+			if l.Bad != "" {
+				continue // refused: Listed.Err stops the suite
 			}
 			// The round trip: a line that gives the item, with its count when it
 			// has one, reads back as the same item.
@@ -97,13 +110,13 @@ func FuzzParseListing(f *testing.F) {
 			default:
 				line += " gpus=1"
 			}
-			back, ok, warn := ItemLine(line, "TE_CI_ITEM")
+			back, ok := ItemLine(line, "TE_CI_ITEM")
 			want := l
 			if want.GPUs == 0 && !want.All {
 				want.GPUs = 1
 			}
-			if !ok || warn != "" || back != want {
-				t.Fatalf("%q reads back as %+v (%q), want %+v", line, back, warn, want)
+			if !ok || back != want {
+				t.Fatalf("%q reads back as %+v, want %+v", line, back, want)
 			}
 		}
 	})
@@ -285,5 +298,39 @@ func TestRunFailures(t *testing.T) {
 				t.Errorf("tail of the output missing: %v", err)
 			}
 		})
+	}
+}
+
+// TE's current listing, "TE_CI_ITEM <tag> <N>": the bare count is the item's width;
+// a width that is no GPU count stops the suite, naming the item and the word.
+func TestRunBareCounts(t *testing.T) {
+	dir := t.TempDir()
+	good := script(t, dir, "good.sh", `echo "TE_CI_ITEM distributed.test_numerics 4"; echo "TE_CI_ITEM test_sanity"`)
+	for _, c := range []struct {
+		word, want string
+	}{
+		{"0", `item dist.x: its listing line (TE_CI_ITEM dist.x …) gives the width "0"`},
+		{"-1", `gives the width "-1"`},
+		{"gpus=02", `gives the width "gpus=02"`},
+	} {
+		bad := script(t, dir, "bad.sh", `echo "TE_CI_ITEM fine 2"; echo "TE_CI_ITEM dist.x `+c.word+`"`)
+		suites := []config.Suite{{Label: "ok", Mode: config.List, Path: good}, {Label: "mg", Mode: config.List, Path: bad, File: "m.conf", Line: 3}}
+		_, err := Run(context.Background(), Request{Suites: suites, Exec: executor.Local{}, Hooks: hook.Default(), Env: os.Environ(), Level: "1", Dir: dir})
+		var e *Error
+		if !errors.As(err, &e) || e.Suite.Label != "mg" || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), `m.conf:3: suite "mg": `) {
+			t.Errorf("width %s: err %v, want an *Error of suite mg saying %q", c.word, err, c.want)
+		}
+	}
+	res, err := Run(context.Background(), Request{Suites: []config.Suite{{Label: "ok", Mode: config.List, Path: good, Options: config.Options{GPUs: 2}}},
+		Exec: executor.Local{}, Hooks: hook.Default(), Env: os.Environ(), Level: "1", Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, it := range res.Items {
+		got = append(got, fmt.Sprintf("%s:%d", it.Key(), it.Width()))
+	}
+	if strings.Join(got, " ") != "ok/distributed.test_numerics:4 ok/test_sanity:2" {
+		t.Errorf("items %v, want the line's 4 and the suite's 2", got)
 	}
 }

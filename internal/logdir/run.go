@@ -122,6 +122,8 @@ type MetaSuite struct {
 	Label   string `json:"label"`
 	LogFile string `json:"logfile"`
 	Mode    string `json:"mode"`
+	// NotSelected: --suites left the suite out; it passes without running.
+	NotSelected bool `json:"not_selected,omitempty"`
 }
 
 // Change is one weight that moved in phase 6.

@@ -142,6 +142,9 @@ func render(r *logdir.Run, suites []verdict.Suite, s Stats, limit int, o Options
 	add(failedSuites(suites))
 	add(failedTable(s, o))
 	add(failedDetails(r, s, o))
+	if b := notSelected(suites); b != "" {
+		add(fixed(b))
+	}
 	add(fixed(efficiency(r, s)))
 	add(shardsSection(r, suites))
 	add(fixed(timelineSection(r, s, o)))
@@ -248,6 +251,21 @@ func brokenSuites(suites []verdict.Suite, o Options) string {
 		}
 	}
 	return b.String()
+}
+
+// notSelected is the note of the suites --suites left out (verdict.Suite.NotSelected):
+// they pass without running; "" when none was.
+func notSelected(suites []verdict.Suite) string {
+	var names []string
+	for _, su := range suites {
+		if su.NotSelected {
+			names = append(names, code(su.Label))
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("> [!NOTE]\n> **%d suite(s) not selected** (`--suites`): not run, passing: %s.\n\n", len(names), strings.Join(names, ", "))
 }
 
 // keyList ends a headline note with the first topRows item keys, and where to find

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/dispatch"
 	"github.com/rocm/sgpu-queue/internal/engine"
 	"github.com/rocm/sgpu-queue/internal/gpu"
@@ -110,6 +111,27 @@ var Knobs = []Knob{
 			}
 			return o.Hooks.Set("pin=" + s)
 		}},
+	{"queue", String, config.QueueSGPU, "TE's queue the configs are read as: sgpu (TEST_SGPU=1; an item takes one GPU unless it declares more) or mgpu (TEST_MGPU=1; an item that declares no width takes the whole pool)",
+		func(o *engine.Options, s string) error {
+			o.Queue = s
+			if s != config.QueueSGPU && s != config.QueueMGPU {
+				return fmt.Errorf("want %s or %s", config.QueueSGPU, config.QueueMGPU)
+			}
+			return nil
+		}},
+	{"mgpu-config", Lines, "", "a config read as TE's mGPU queue, in the same run as the others (repeatable)",
+		func(o *engine.Options, s string) error { o.MGPUConfigs = splitLines(s); return nil }},
+	{"suites", String, "", "run only these suites, labels separated by spaces or commas (default $TE_CI_SUITES when set, where empty selects none; else every suite); the others pass without running",
+		func(o *engine.Options, s string) error {
+			if s != "" {
+				o.Suites, o.SelectSuites = engine.SuiteNames(s), true
+			}
+			return nil
+		}},
+	{"port-base", String, "", "each item gets PET_MASTER_PORT = this + its first GPU id, so torchrun items running at once never share a port (default $TE_CI_PORT_BASE, else 29600)",
+		func(o *engine.Options, s string) error { o.PortBase = s; return nil }},
+	{"core-dumps", Bool, "false", "let the commands it starts write core files (default: RLIMIT_CORE 0 for every command, as TE's ulimit -c 0)",
+		func(o *engine.Options, s string) (err error) { o.CoreDumps, err = boolean(s); return err }},
 	{"item-timeout-factor", Number, "0", "kill an item running longer than this × its learned weight (rc 124); 0 = off",
 		func(o *engine.Options, s string) (err error) { o.Timeout.Factor, err = number(s, 0, false); return err }},
 	{"item-timeout-min", Duration, "5m", "the hang deadline is never shorter",

@@ -55,6 +55,7 @@ func TestApplyDefaults(t *testing.T) {
 		Timeout:       dispatch.Timeout{Min: 5 * time.Minute},
 		Quarantine:    dispatch.DefaultQuarantine,
 		Hooks:         hook.Default(),
+		Queue:         "sgpu",
 	}
 	if diff := cmp.Diff(want, o); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
@@ -72,6 +73,8 @@ func TestApplyValues(t *testing.T) {
 		"hook-var": "filter=MY_FILTER\n# renamed\n level = LVL \n",
 		"pin-var":  "ROCR_VISIBLE_DEVICES",
 		"shard":    " 2/3 ", "plan": "plan.json",
+		"queue": "mgpu", "mgpu-config": "ci/a.conf\nci/b c.conf\n", "port-base": "31000", "core-dumps": "true",
+		"suites": " torch, jax-mgpu\tcore ",
 	}
 	var o engine.Options
 	if err := v.Apply(&o, nil); err != nil {
@@ -89,6 +92,8 @@ func TestApplyValues(t *testing.T) {
 		Quarantine: dispatch.Quarantine{Threshold: 0, Fast: dispatch.DefaultQuarantine.Fast, FastUnknown: dispatch.DefaultQuarantine.FastUnknown},
 		Hooks:      hooks,
 		Shard:      2, Shards: 3, PlanFile: "plan.json",
+		Queue: "mgpu", MGPUConfigs: []string{"ci/a.conf", "ci/b c.conf"}, PortBase: "31000", CoreDumps: true,
+		Suites: []string{"torch", "jax-mgpu", "core"}, SelectSuites: true,
 	}
 	if diff := cmp.Diff(want, o); diff != "" {
 		t.Errorf("-want +got:\n%s", diff)
@@ -107,6 +112,8 @@ func TestApplyErrors(t *testing.T) {
 		want        string
 	}{
 		{"default-weight", "abc", `default-weight "abc": want a number ≥ 0`},
+		{"queue", "both", `queue "both": want sgpu or mgpu`},
+		{"core-dumps", "yes", `core-dumps "yes": want true or false`},
 		{"default-weight", "-5", `default-weight "-5": want a number ≥ 0`},
 		{"default-weight", "0", `default-weight "0": want a positive number of seconds`},
 		{"default-weight", "NaN", `default-weight "NaN": want a number ≥ 0`},

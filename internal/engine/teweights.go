@@ -1,0 +1,47 @@
+package engine
+
+import (
+	"context"
+	"slices"
+
+	"github.com/rocm/sgpu-queue/internal/gpu"
+	"github.com/rocm/sgpu-queue/internal/schedule"
+	"github.com/rocm/sgpu-queue/internal/weights"
+)
+
+// pooledKeys are the weight keys of the items whose width is the pool (an
+// undeclared mGPU item, gpus=all): their weights are kept per pool size
+// (weights.SplitPool).
+func pooledKeys(items []schedule.Item) map[string]bool {
+	pooled := map[string]bool{}
+	for _, it := range items {
+		if it.AllGPUs {
+			pooled[it.Key()] = true
+		}
+	}
+	return pooled
+}
+
+// seedTE fills the run's table from TE's current tables of the run's queues
+// (ci-weights/test_weights.<queue>.<arch>.l<level>.g<pool size>.txt), for the keys
+// it lacks, so the first run after switching from TE's run_queue.sh is ordered. They
+// are read, never written (docs/files.md "The weight table").
+func (r *run) seedTE(ctx context.Context, t *weights.Table, e *expansion, pool gpu.Pool, pooled map[string]bool) {
+	var queues []string
+	for _, s := range e.suites {
+		if q := s.Queue(); !slices.Contains(queues, q) {
+			queues = append(queues, q)
+		}
+	}
+	slices.Sort(queues)
+	for _, q := range queues {
+		path := weights.TEPath(r.o.RepoRoot, q, pool.Arch, r.o.Level, len(pool.IDs))
+		n, warns := weights.Seed(ctx, t, path, pooled, len(pool.IDs))
+		for _, w := range warns {
+			r.warn(w)
+		}
+		if n > 0 {
+			r.printf("  seeded %d weight(s) from TE's %s table %s\n", n, q, r.rel(path))
+		}
+	}
+}

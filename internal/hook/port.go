@@ -1,0 +1,69 @@
+package hook
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// MasterPort is the variable torchrun reads for a --master-port its launch does not
+// give: every item gets one of its own (docs/hooks.md "Ports").
+const MasterPort = "PET_MASTER_PORT"
+
+// PortBaseVar is TE's variable for the first port; DefaultPortBase its default.
+const (
+	PortBaseVar     = "TE_CI_PORT_BASE"
+	DefaultPortBase = 29600
+)
+
+// PortBase is the base of the items' ports: given (--port-base), else fromEnv
+// ($TE_CI_PORT_BASE), else DefaultPortBase. The error names where the bad one came
+// from.
+func PortBase(given, fromEnv string) (int, error) {
+	s, from := strings.TrimSpace(given), "--port-base"
+	if s == "" {
+		s, from = strings.TrimSpace(fromEnv), PortBaseVar
+	}
+	if s == "" {
+		return DefaultPortBase, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > 65535 {
+		return 0, fmt.Errorf("%s %q: want a port number from 1 to 65535, the first of the items' %s ports (default %d)", from, s, MasterPort, DefaultPortBase)
+	}
+	return n, nil
+}
+
+// Ports gives each GPU of the pool (by id) the port of an item whose first GPU it
+// is: base + the id, as TE's run_queue.sh, when every id is a whole number; else
+// base + its position in the pool (MIG UUIDs), so no two GPUs share one. Items
+// running at once never share a GPU, so they never share a port. An error when the
+// highest port is past 65535.
+func Ports(base int, ids []string) (map[string]int, error) {
+	offset := make([]int, len(ids))
+	for i, id := range ids {
+		n, err := strconv.Atoi(id)
+		if err != nil || n < 0 || strconv.Itoa(n) != id {
+			for j := range offset {
+				offset[j] = j
+			}
+			break
+		}
+		offset[i] = n
+	}
+	ports := make(map[string]int, len(ids))
+	for i, id := range ids {
+		p := base + offset[i]
+		if p > 65535 {
+			return nil, fmt.Errorf("%s %d + GPU %s is port %d, past 65535: give a lower --port-base (or %s)", MasterPort, base, id, p, PortBaseVar)
+		}
+		ports[id] = p
+	}
+	return ports, nil
+}
+
+// FirstGPU is the first id of a multi-GPU item's ids joined by ",".
+func FirstGPU(gpus string) string {
+	first, _, _ := strings.Cut(gpus, ",")
+	return first
+}

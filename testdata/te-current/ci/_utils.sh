@@ -1,0 +1,63 @@
+# Fixture in the shape of TransformerEngine's current ci/_utils.sh (written here, not
+# copied): a pytest_run that prints "TE_CI_ITEM <tag> <N>" when its call site declares
+# TE_CI_GPUS=N, selects by TEST_FILTER, and, instead of pytest, records what it was
+# given in $TE_FIXTURE_TRACE (one tab-separated line per item run) and writes the
+# JUnit file <prefix><tag><suffix>.
+#
+#   TE_CI_GPUS=N pytest_run FILE [SUFFIX]   one work item, tag FILE (dots for /) [.SUFFIX]
+
+: "${TEST_LEVEL:=99}"
+_run_errors=0
+
+check_test_filter() {
+    [ -z "$TEST_FILTER" ] && return 0
+    for _tf in $TEST_FILTER; do
+        # shellcheck disable=SC2254
+        case "$1" in $_tf) return 0 ;; esac
+    done
+    return 1
+}
+
+pytest_tag() {
+    _t=${1%.py}
+    _t=$(printf '%s' "$_t" | tr / .)
+    printf '%s%s' "$_t" "${2:+.$2}"
+}
+
+pytest_run() {
+    _tag=$(pytest_tag "$1" "$2")
+    if [ -n "$TE_CI_LIST_ITEMS" ]; then
+        echo "TE_CI_ITEM $_tag${TE_CI_GPUS:+ $TE_CI_GPUS}"
+        return 0
+    fi
+    check_test_filter "$_tag" || return 0
+    fixture_trace "$_tag"
+    sleep "${TE_FIXTURE_SLEEP:-0.1}"
+    if [ -n "$JUNITXML_PREFIX$JUNITXML_SUFFIX" ]; then
+        mkdir -p "$(dirname "$JUNITXML_PREFIX$_tag")"
+        printf '<?xml version="1.0" encoding="utf-8"?>\n<testsuites><testsuite name="pytest" tests="1" failures="0" errors="0" skipped="0" time="0.1"><testcase classname="te.%s" name="test_%s" time="0.1"/></testsuite></testsuites>\n' \
+            "$_tag" "$_tag" >"$JUNITXML_PREFIX$_tag$JUNITXML_SUFFIX"
+    fi
+}
+
+# fixture_trace TAG: script, tag, GPUs, port, filter, JUnit prefix, TEST_SGPU,
+# TEST_MGPU, ulimit -c, skip-setup, working directory.
+fixture_trace() {
+    [ -n "$TE_FIXTURE_TRACE" ] || return 0
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(basename "$0")" "$1" \
+        "${HIP_VISIBLE_DEVICES-unset}" "${PET_MASTER_PORT-unset}" "${TEST_FILTER-unset}" \
+        "${JUNITXML_PREFIX-unset}" "${TEST_SGPU-unset}" "${TEST_MGPU-unset}" "$(ulimit -c)" \
+        "${TE_CI_SKIP_SETUP-unset}" "$PWD" >>"$TE_FIXTURE_TRACE"
+}
+
+# The one-time setup, hoisted as TE's: TE_CI_SETUP_ONLY runs it alone,
+# TE_CI_SKIP_SETUP skips it in the items.
+setup_once() {
+    [ -n "$TE_CI_LIST_ITEMS" ] && return 0
+    [ -n "$TE_CI_SKIP_SETUP" ] && return 0
+    echo "setup: pip prerequisites (pretend)"
+    [ -n "$TE_CI_SETUP_ONLY" ] && exit 0
+    return 0
+}
+
+return_run_results() { [ "$_run_errors" -eq 0 ]; }
