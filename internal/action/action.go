@@ -52,7 +52,7 @@ var Inputs = []string{
 var Outputs = []string{
 	"result", "exit-code", "suites", "failed-suites", "failed-items", "flaky-items", "quarantined-gpus",
 	"wall-seconds", "utilisation", "lower-bound-seconds", "report", "junit-files", "weights-file",
-	"cache-hit", "cache-matched-key", "matrix", "plan",
+	"cache-hit", "cache-matched-key", "matrix", "plan", "rerun",
 }
 
 // rawJUnitDir is where the items' own JUnit files go when the step's environment
@@ -452,6 +452,10 @@ func (a *act) outputValues(res *engine.Result) map[string]string {
 	out["report"] = a.rel(res.Report)
 	out["junit-files"] = strings.Join(junitFiles, "\n")
 	out["weights-file"] = a.rel(res.WeightsFile)
+	out["rerun"] = "0" // a full run
+	if res.Rerun != nil {
+		out["rerun"] = strconv.Itoa(res.Rerun.Queued)
+	}
 	out["matrix"] = "" // mode plan's
 	out["plan"] = ""
 	if p := strings.TrimSpace(a.gh.GetInput("plan")); p != "" && strings.TrimSpace(a.gh.GetInput("shard")) != "" {

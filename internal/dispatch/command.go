@@ -75,6 +75,17 @@ func (d *dispatcher) pins(gpu string) []string {
 // GPU switch, its GPUs, its JUnit prefix.
 func (d *dispatcher) env(it Item, gpu string) ([]string, error) {
 	e := d.cfg.Hooks.ItemEnv(it.Suite.Environ(d.cfg.Env), d.cfg.Level, it.Suite.GPUKind(), it.Tag, it.Opaque()).With(d.pins(gpu)...)
+	if it.Narrowed && d.cfg.Hooks.OnlyTests != "" {
+		only := it.OnlyTests
+		if only != "" {
+			p, err := d.mapPath(only)
+			if err != nil {
+				return nil, err
+			}
+			only = p
+		}
+		e = e.With(d.cfg.Hooks.OnlyTests + "=" + only)
+	}
 	if d.cfg.JUnitPrefix != "" {
 		// The suite's folder is there before the item runs: a script that writes
 		// <prefix><tag>.xml without mkdir -p would otherwise write nothing, and its
@@ -100,15 +111,20 @@ func (d *dispatcher) env(it Item, gpu string) ([]string, error) {
 // <prefix><label>/), "" when this run knows none: no JUnit prefix, an opaque item
 // (its files are named by the suite), a list tag that would put it outside its
 // suite's directory.
-func (d *dispatcher) xmlFile(it Item) string {
-	if d.cfg.JUnitPrefix == "" {
+func (d *dispatcher) xmlFile(it Item) string { return JUnitFile(d.cfg.JUnitPrefix, d.cfg.JUnitSuffix, it) }
+
+// JUnitFile is the local path of item's JUnit XML under the JUnit prefix with the
+// suffix, "" when there is none to know (xmlFile). The re-run state reads the
+// sidecars beside it (docs/reruns.md).
+func JUnitFile(prefix, suffix string, it Item) string {
+	if prefix == "" {
 		return ""
 	}
-	rel, ok := junit.ItemFile(it.Tag, d.cfg.JUnitSuffix, it.Adapted())
+	rel, ok := junit.ItemFile(it.Tag, suffix, it.Adapted())
 	if !ok {
 		return ""
 	}
-	return filepath.Join(d.cfg.JUnitPrefix+it.Label, filepath.FromSlash(rel))
+	return filepath.Join(prefix+it.Label, filepath.FromSlash(rel))
 }
 
 // ownLimitSlack is what an item with a time limit of its own (ctest's TIMEOUT) gets

@@ -36,6 +36,11 @@ type Item struct {
 	// opaque items); Unit is the item as the adapter listed it.
 	Adapter adapter.Adapter
 	Unit    adapter.Item
+	// Narrowed: a re-run runs the item for what failed last time (docs/reruns.md).
+	// A list or opaque item then gets the hook's only-tests variable naming
+	// OnlyTests, the local file of its tests ("" when it re-runs whole).
+	Narrowed  bool
+	OnlyTests string
 }
 
 // Opaque reports whether the item is a whole opaque suite.

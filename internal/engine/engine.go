@@ -126,6 +126,9 @@ type Options struct {
 	// CoreDumps keeps the core-file limit sgpu-queue was started with for the
 	// commands it starts; false (the default) sets it to 0 (executor.NoCoreDumps).
 	CoreDumps bool
+	// Full runs every item even when the last attempt left a list of what failed
+	// (--full; docs/reruns.md).
+	Full bool
 
 	// LogDirReuse lets a run use a log dir that holds files no run of this tool
 	// wrote; it writes beside them and deletes none (docs/files.md#what-a-run-owns).
@@ -178,6 +181,8 @@ type Result struct {
 	// ExitCode is exitcode.Internal; the face reports it in one line (its stack
 	// only with SGPU_DEBUG).
 	Internal *dispatch.WorkerPanic
+	// Rerun is a re-run's narrowing (docs/reruns.md); nil for a full run.
+	Rerun *logdir.Rerun
 
 	// NotWritten are files of the run that could not be written (a full disk),
 	// relative to the repo root when inside it.
@@ -210,6 +215,8 @@ type run struct {
 	ports    map[string]int // each GPU's item port (hook.Ports), from phase 0
 	// unselected are the suites --suites left out: they pass without running.
 	unselected []config.Suite
+	// rerun is set by phase 2 when the run is narrowed to what failed last time.
+	rerun *rerunning
 	// unread: the weight table was there but could not be read; it is never saved
 	// over.
 	unread *weights.UnreadableError
@@ -439,6 +446,7 @@ type ordered struct {
 // scheduler, print the plan and (unless a dry run) write queue.tsv and items.tsv.
 func (r *run) order(ctx context.Context, exp *expansion, pool gpu.Pool) (*ordered, error) {
 	r.obs.Phase(2, "weigh and order the queue")
+	r.narrow(exp, pool.Arch)
 	o := &ordered{plan: exp.items}
 	store, stored := r.loadTable(ctx, pool.Arch, "ordering without it")
 	pooled := pooledKeys(o.plan)
@@ -475,6 +483,7 @@ func (r *run) afterItems(runCtx context.Context, d *dispatch.Result, meta *logdi
 	r.res.Quarantined = d.Quarantined
 	r.res.Stop = d.Stop
 	r.res.Internal = d.Panic
+	r.res.Rerun = meta.Rerun
 	meta.Wall = d.Wall.Seconds()
 	meta.Finished = true
 	meta.Cancelled = d.Cancelled
@@ -489,6 +498,7 @@ func (r *run) afterItems(runCtx context.Context, d *dispatch.Result, meta *logdi
 		run.Timings = append(run.Timings, a.Row)
 	}
 	r.verdicts(run)
+	r.saveRerun(exp, meta.Arch, r.res.Suites, r.dispatchItems(o.plan, exp))
 
 	// Phase 6: learn.
 	r.obs.Phase(6, "learn the weights")
@@ -614,8 +624,8 @@ func (r *run) verdicts(run *logdir.Run) {
 	for _, s := range r.res.Suites {
 		v := "ok"
 		switch {
-		case s.NotSelected:
-			v = verdict.NotSelectedLine
+		case s.Skip != "":
+			v = s.Skip.Line()
 		case s.Broken != "":
 			v = s.BrokenLine()
 		case s.Unlisted:
@@ -709,6 +719,7 @@ func (r *run) meta(suites []config.Suite, pool gpu.Pool) *logdir.Meta {
 		m.Weights = r.rel(r.weights.String())
 	}
 	m.Retries, m.FlakyIsFailure, m.TimeoutFactor, m.Policy = r.o.Retries, r.o.FlakyIsFailure, r.o.Timeout.Factor, r.policy
+	r.markNotRerun(m)
 	return m
 }
 
@@ -721,7 +732,7 @@ func (r *run) claim(suites []config.Suite, pool gpu.Pool) *logdir.Meta {
 		m.Suites = append(m.Suites, logdir.MetaSuite{Label: s.Label, LogFile: s.LogFile, Mode: string(s.Mode)})
 	}
 	for _, s := range r.unselected {
-		m.Suites = append(m.Suites, logdir.MetaSuite{Label: s.Label, LogFile: s.LogFile, Mode: string(s.Mode), NotSelected: true})
+		m.Suites = append(m.Suites, logdir.MetaSuite{Label: s.Label, LogFile: s.LogFile, Mode: string(s.Mode), Skip: outcome.NotSelected})
 	}
 	return m
 }

@@ -435,11 +435,7 @@ func (r *run) dispatch(ctx context.Context, plan []schedule.Item, q schedule.Sch
 		return nil, fmt.Errorf("log dir %s: %w", r.o.LogDir, err)
 	}
 	defer tw.Close()
-	items := make([]dispatch.Item, len(plan))
-	for i, it := range plan {
-		a := e.adapted[it.Seq]
-		items[i] = dispatch.Item{Item: it, Suite: e.suites[it.Label], Adapter: a.Adapter, Unit: a.Item}
-	}
+	items := r.dispatchItems(plan, e)
 	suffix := r.junitSuffix()
 	prefix := r.junitPrefix()
 	if prefix != "" {
@@ -458,12 +454,30 @@ func (r *run) dispatch(ctx context.Context, plan []schedule.Item, q schedule.Sch
 	return dispatch.Run(ctx, cfg, items, q), nil
 }
 
+// dispatchItems are the plan's items as dispatch runs them: with their suite, their
+// adapter, and a re-run's narrowing.
+func (r *run) dispatchItems(plan []schedule.Item, e *expansion) []dispatch.Item {
+	items := make([]dispatch.Item, len(plan))
+	for i, it := range plan {
+		a := e.adapted[it.Seq]
+		items[i] = dispatch.Item{Item: it, Suite: e.suites[it.Label], Adapter: a.Adapter, Unit: a.Item}
+		r.narrowItem(&items[i])
+	}
+	return items
+}
+
 // learn is phase 6: blend this run's durations into the table, prune the keys of
 // items that are gone, save. A shard learns nothing: merge learns once from every
 // shard's rows (a shard that saved would have them learned twice).
 func (r *run) learn(ctx context.Context, store weights.Store, p *weights.Pool, run *logdir.Run, e *expansion) ([]logdir.Change, []string) {
 	if r.shard != nil {
 		r.printf("  shard %d/%d: the weight table is left as it is: sgpu-queue merge learns once from every shard's rows\n", r.shard.shard, r.shard.shards)
+		return nil, nil
+	}
+	if r.rerun != nil {
+		// A narrowed item's time is not the item's, and a re-run's items ran on a
+		// box mostly idle: the attempt being re-run already taught the table.
+		r.printf("  a re-run: the weight table is left as it is (a re-run's times are not a full queue's)\n")
 		return nil, nil
 	}
 	changes, pruned := LearnRun(p.View, run, e.census)
@@ -740,15 +754,7 @@ func (r *run) summary() {
 			broken = append(broken, s)
 		}
 	}
-	var left []string
-	for _, s := range r.res.Suites {
-		if s.NotSelected {
-			left = append(left, s.Label)
-		}
-	}
-	if len(left) > 0 {
-		r.printf("not selected (--suites), not run, passing: %s\n", strings.Join(left, ", "))
-	}
+	r.printSkipped()
 	clean := len(failed) == 0 && len(broken) == 0 && r.res.Stop == nil && len(r.res.Quarantined) == 0
 	if clean && !r.res.Cancelled && len(verdict.FlakyItems(r.res.Suites)) == 0 {
 		r.printf("all %d suites passed\n", len(r.res.Suites))

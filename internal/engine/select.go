@@ -10,6 +10,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/gpu"
 	"github.com/rocm/sgpu-queue/internal/hook"
+	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/verdict"
 )
 
@@ -78,13 +79,13 @@ func (r *run) noneSelected() (*Result, error) {
 		defer lock.Release()
 		r.obs.Phase(5, "per-suite verdicts")
 		for _, s := range r.unselected {
-			v := verdict.Suite{Label: s.Label, LogFile: s.LogFile, Mode: string(s.Mode), NotSelected: true}
+			v := verdict.Suite{Label: s.Label, LogFile: s.LogFile, Mode: string(s.Mode), Skip: outcome.NotSelected}
 			r.res.Suites = append(r.res.Suites, v)
 			if err := verdict.Write(r.layout, []verdict.Suite{v}); err != nil {
 				r.lost(fmt.Sprintf("the verdict of suite %q", s.Label), r.layout.SuiteRC(s.LogFile), err)
 				continue
 			}
-			r.printf("  %-12s %s  → %s\n", s.Label, verdict.NotSelectedLine, r.rel(r.layout.SuiteRC(s.LogFile)))
+			r.printf("  %-12s %s  → %s\n", s.Label, outcome.NotSelected.Line(), r.rel(r.layout.SuiteRC(s.LogFile)))
 		}
 	}
 	r.obs.Phase(8, "summary")

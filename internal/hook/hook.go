@@ -18,6 +18,7 @@ type Names struct {
 	SetupOnly          string // run the one-time setup and exit
 	SkipSetup          string // setup already done
 	Filter             string // run only the item with this tag
+	OnlyTests          string // a re-run: the file of the item's tests to run (docs/reruns.md)
 	JUnitPrefix        string // where the suite writes JUnit XML
 	JUnitSuffix        string // suffix of those files
 	Level              string // test level
@@ -35,6 +36,7 @@ func Default() Names {
 		SetupOnly:          "TE_CI_SETUP_ONLY",
 		SkipSetup:          "TE_CI_SKIP_SETUP",
 		Filter:             "TEST_FILTER",
+		OnlyTests:          "TE_CI_ONLY_TESTS",
 		JUnitPrefix:        "JUNITXML_PREFIX",
 		JUnitSuffix:        "JUNITXML_SUFFIX",
 		Level:              "TEST_LEVEL",
@@ -52,6 +54,7 @@ func (n *Names) keys() map[string]*string {
 		"setup-only":           &n.SetupOnly,
 		"skip-setup":           &n.SkipSetup,
 		"filter":               &n.Filter,
+		"only-tests":           &n.OnlyTests,
 		"junit-prefix":         &n.JUnitPrefix,
 		"junit-suffix":         &n.JUnitSuffix,
 		"level":                &n.Level,

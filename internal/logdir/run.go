@@ -71,6 +71,19 @@ type Meta struct {
 	// an item that ran in one of them wrote beside files that are not the tool's,
 	// so no later run deletes it (Owned). Claim sets it.
 	ForeignCwd []string `json:"foreign_cwd,omitempty"`
+	// Rerun is set when the run was a re-run narrowed to what failed the last
+	// attempt (docs/reruns.md); nil for a full run.
+	Rerun *Rerun `json:"rerun,omitempty"`
+}
+
+// Rerun is a re-run's narrowing: how many items the failed lists named, how many
+// of them the run queued (the rest are gone or not run here), and how many of
+// those ran only their failed tests.
+type Rerun struct {
+	Failed   int      `json:"failed"`
+	Queued   int      `json:"queued"`
+	Narrowed int      `json:"narrowed"`
+	Lists    []string `json:"lists"` // the failed lists read, relative to the repo root
 }
 
 // JUnitFiles are the merged JUnit files the run wrote, relative to its log dir.
@@ -122,8 +135,9 @@ type MetaSuite struct {
 	Label   string `json:"label"`
 	LogFile string `json:"logfile"`
 	Mode    string `json:"mode"`
-	// NotSelected: --suites left the suite out; it passes without running.
-	NotSelected bool `json:"not_selected,omitempty"`
+	// Skip: the suite did not run this time and passes (--suites left it out, a
+	// re-run had none of its items to run again); "" when it ran.
+	Skip outcome.Skip `json:"skip,omitempty"`
 }
 
 // Change is one weight that moved in phase 6.

@@ -153,3 +153,28 @@ func (s Stop) String() string { return string(s) }
 
 // ParseStop reads a stop reason as written in run.json.
 func ParseStop(s string) (Stop, error) { return parse("stop reason", s, Stops) }
+
+// Skip is why a whole suite did not run this time and passes all the same: the
+// zero value is a suite that ran. Its verdict file holds its Line alone, its rc is
+// 0 (TE's gate reads a missing file as a failure), and its census and weights are
+// kept.
+type Skip string
+
+const (
+	// NotSelected: --suites (or TE_CI_SUITES) left it out (docs/config.md).
+	NotSelected Skip = "not-selected"
+	// NotRerun: a re-run of what failed had none of its items to run again: each
+	// passed the attempt being re-run (docs/reruns.md).
+	NotRerun Skip = "not-rerun"
+)
+
+// Line is the whole of a skipped suite's verdict file.
+func (s Skip) Line() string {
+	switch s {
+	case NotSelected:
+		return "not run: not selected"
+	case NotRerun:
+		return "not re-run this attempt: no item of this suite failed the last one"
+	}
+	return ""
+}

@@ -142,7 +142,7 @@ func render(r *logdir.Run, suites []verdict.Suite, s Stats, limit int, o Options
 	add(failedSuites(suites))
 	add(failedTable(s, o))
 	add(failedDetails(r, s, o))
-	if b := notSelected(suites); b != "" {
+	if b := skipped(suites); b != "" {
 		add(fixed(b))
 	}
 	add(fixed(efficiency(r, s)))
@@ -253,19 +253,28 @@ func brokenSuites(suites []verdict.Suite, o Options) string {
 	return b.String()
 }
 
-// notSelected is the note of the suites --suites left out (verdict.Suite.NotSelected):
-// they pass without running; "" when none was.
-func notSelected(suites []verdict.Suite) string {
-	var names []string
+// skipped is the note of the suites that did not run and pass (verdict.Suite.Skip):
+// those --suites left out, those a re-run had nothing of to run again; "" when none.
+func skipped(suites []verdict.Suite) string {
+	names := map[outcome.Skip][]string{}
 	for _, su := range suites {
-		if su.NotSelected {
-			names = append(names, code(su.Label))
+		if su.Skip != "" {
+			names[su.Skip] = append(names[su.Skip], code(su.Label))
 		}
 	}
-	if len(names) == 0 {
-		return ""
+	var b strings.Builder
+	for _, k := range []struct {
+		skip outcome.Skip
+		what string
+	}{
+		{outcome.NotSelected, "not selected** (`--suites`): not run"},
+		{outcome.NotRerun, "not re-run** (a re-run of what failed: none of their items failed the last attempt)"},
+	} {
+		if n := names[k.skip]; len(n) > 0 {
+			fmt.Fprintf(&b, "> [!NOTE]\n> **%d suite(s) %s, passing: %s.\n\n", len(n), k.what, strings.Join(n, ", "))
+		}
 	}
-	return fmt.Sprintf("> [!NOTE]\n> **%d suite(s) not selected** (`--suites`): not run, passing: %s.\n\n", len(names), strings.Join(names, ", "))
+	return b.String()
 }
 
 // keyList ends a headline note with the first topRows item keys, and where to find

@@ -1,4 +1,5 @@
-// Package rerun keeps what failed, so that a re-run of the same job runs only that: the failed items of a queue in
+// Package rerun keeps what failed, so that a re-run of the same job runs only that
+// (docs/reruns.md): the failed items of a queue in
 // ci-rerun/<queue>/failed.<arch>.l<level>.tsv, and for an item whose failed tests
 // can be named, those tests in ci-rerun/<queue>/tests/<label>.<tag>.txt. The files
 // and their rules are TE's (ci/run_queue.sh, ci/scheduler/rerun_tests.py), so TE's

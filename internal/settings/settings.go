@@ -132,6 +132,8 @@ var Knobs = []Knob{
 		func(o *engine.Options, s string) error { o.PortBase = s; return nil }},
 	{"core-dumps", Bool, "false", "let the commands it starts write core files (default: RLIMIT_CORE 0 for every command, as TE's ulimit -c 0)",
 		func(o *engine.Options, s string) (err error) { o.CoreDumps, err = boolean(s); return err }},
+	{"full", Bool, "false", "run every item even when the last attempt left a list of what failed (docs/reruns.md)",
+		func(o *engine.Options, s string) (err error) { o.Full, err = boolean(s); return err }},
 	{"item-timeout-factor", Number, "0", "kill an item running longer than this × its learned weight (rc 124); 0 = off",
 		func(o *engine.Options, s string) (err error) { o.Timeout.Factor, err = number(s, 0, false); return err }},
 	{"item-timeout-min", Duration, "5m", "the hang deadline is never shorter",

@@ -13,10 +13,10 @@ func TestNotSelected(t *testing.T) {
 	l := logdir.Layout{Root: t.TempDir()}
 	r := &logdir.Run{Layout: l, Meta: logdir.Meta{Suites: []logdir.MetaSuite{
 		{Label: "torch", LogFile: "torch.log", Mode: "list"},
-		{Label: "jax-mgpu", LogFile: "jax_mgpu.log", Mode: "list", NotSelected: true},
+		{Label: "jax-mgpu", LogFile: "jax_mgpu.log", Mode: "list", Skip: outcome.NotSelected},
 	}}}
 	suites := Decide(r)
-	if len(suites) != 2 || suites[0].NotSelected || !suites[1].NotSelected || !suites[1].Passed() || ExitCode(suites) != 0 {
+	if len(suites) != 2 || suites[0].Skip != "" || suites[1].Skip != outcome.NotSelected || !suites[1].Passed() || ExitCode(suites) != 0 {
 		t.Fatalf("suites %+v", suites)
 	}
 	if err := Write(l, suites[1:]); err != nil {

@@ -61,13 +61,11 @@ type Suite struct {
 	// Stop.Suite is this suite, outcome.Stop.SuiteFailed); "" otherwise. The suite
 	// fails whatever its items did.
 	Broken string
-	// NotSelected: --suites left the suite out (docs/config.md "Selecting suites"):
-	// it has no items and passes, its verdict file saying NotSelectedLine.
-	NotSelected bool
+	// Skip says why the suite did not run this time and passes all the same
+	// (--suites left it out, a re-run had none of its items to run again): it has
+	// no items, its verdict file saying Skip.Line; "" for a suite that ran.
+	Skip outcome.Skip
 }
-
-// NotSelectedLine is the whole of a suite's verdict file when --suites left it out.
-const NotSelectedLine = "not run: not selected"
 
 // Passed reports whether every item of the suite passed.
 func (s Suite) Passed() bool { return s.Failed == 0 && !s.Unlisted && s.Broken == "" }
@@ -92,7 +90,7 @@ func Decide(r *logdir.Run) []Suite {
 	idx := map[string]int{}
 	suites := make([]Suite, len(r.Meta.Suites))
 	for i, ms := range r.Meta.Suites {
-		suites[i] = Suite{Label: ms.Label, LogFile: ms.LogFile, Mode: ms.Mode, NotSelected: ms.NotSelected}
+		suites[i] = Suite{Label: ms.Label, LogFile: ms.LogFile, Mode: ms.Mode, Skip: ms.Skip}
 		idx[ms.Label] = i
 	}
 	d := decider{r: r, quarantined: map[string]bool{}, unfit: map[[2]string]logdir.Unfit{}}
@@ -448,8 +446,8 @@ func Write(l logdir.Layout, suites []Suite) error {
 			b.WriteString(s.BrokenLine() + "\n")
 		case s.Unlisted:
 			b.WriteString(UnlistedLine + "\n")
-		case s.NotSelected:
-			b.WriteString(NotSelectedLine + "\n")
+		case s.Skip != "":
+			b.WriteString(s.Skip.Line() + "\n")
 		}
 		if err := atomicfile.Write(l.SuiteLog(s.LogFile), []byte(b.String()), 0o644); err != nil {
 			return err
