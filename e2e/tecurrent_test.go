@@ -476,3 +476,19 @@ func TestTECurrentAction(t *testing.T) {
 		t.Errorf("the job summary does not name the suites not selected:\n%.2000s", sum)
 	}
 }
+
+// TestTECurrentVerify: verify lists the suites of --mgpu-config as TE's mGPU queue
+// (TEST_MGPU=1) and round-trips every tag of both queues, the ones TE lists with a
+// width (TE_CI_ITEM <tag> <N>) included.
+func TestTECurrentVerify(t *testing.T) {
+	dir := fixture(t, "te-current")
+	r := sgpu(t, dir, []string{"TEST_LEVEL=3"}, "verify", "ci/ci_sgpu_queue.conf", "--mgpu-config", "ci/ci_mgpu_queue.conf")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"torch: 6 tags round-tripped, 0 mismatches", "torch-mgpu: 5 tags round-tripped, 0 mismatches", "jax-mgpu: 3 tags round-tripped, 0 mismatches"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+		}
+	}
+}

@@ -28,7 +28,8 @@ cmd suites are skipped.
 
 By default it checks the census (TE_CI_SKIP_CHECK_SUPPORTED=1: every tag that
 exists at this level, capability probes answered "supported", no GPU needed);
---queue checks what this host would run instead.
+--queue checks what this host would run instead. The suites of --mgpu-config are
+listed as TE's mGPU queue (TEST_MGPU=1), as a run lists them.
 
 Each listing pass, re-entries included, is bounded by --list-timeout, as a run's
 are. Exit status: 0 every tag round-trips, 1 a mismatch or a failed listing, 2 a
@@ -39,7 +40,7 @@ Flags:
 `
 
 // verifyKnobs are the run settings that concern listing.
-var verifyKnobs = []string{"level", "hook-var", "container", "container-workdir", "pass-env", "grace", "list-timeout", "setup-timeout"}
+var verifyKnobs = []string{"level", "mgpu-config", "hook-var", "container", "container-workdir", "pass-env", "grace", "list-timeout", "setup-timeout"}
 
 func verifyCmd(e Env, args []string) int {
 	fs := newFlags("verify", e, verifyHelp)

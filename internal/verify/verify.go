@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -211,7 +212,8 @@ func prepare(ctx context.Context, o *Options, warn func(string)) ([]config.Suite
 	if err := engine.Settle(&o.Options); err != nil {
 		return nil, expand.Request{}, none, err
 	}
-	suites, err := config.Load(o.Configs)
+	suites, err := config.Load(slices.Concat(o.Configs, o.MGPUConfigs))
+	config.MarkQueues(suites, o.Options.Queue, o.MGPUConfigs)
 	if err = errors.Join(err, config.Resolve(suites, o.RepoRoot, o.Container == ""), adapter.Check(suites)); err != nil {
 		return nil, expand.Request{}, none, err
 	}

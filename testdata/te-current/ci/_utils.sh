@@ -26,11 +26,11 @@ pytest_tag() {
 
 pytest_run() {
     _tag=$(pytest_tag "$1" "$2")
+    check_test_filter "$_tag" || return 0
     if [ -n "$TE_CI_LIST_ITEMS" ]; then
         echo "TE_CI_ITEM $_tag${TE_CI_GPUS:+ $TE_CI_GPUS}"
         return 0
     fi
-    check_test_filter "$_tag" || return 0
     fixture_trace "$_tag"
     sleep "${TE_FIXTURE_SLEEP:-0.1}"
     if [ -n "$JUNITXML_PREFIX$JUNITXML_SUFFIX" ]; then

@@ -6,8 +6,8 @@ DIR=$(dirname "$0")
 . "$DIR/_utils.sh"
 setup_once
 for tag in rdv.a rdv.b; do
-    if [ -n "$TE_CI_LIST_ITEMS" ]; then echo "TE_CI_ITEM $tag 4"; continue; fi
     check_test_filter "$tag" || continue
+    if [ -n "$TE_CI_LIST_ITEMS" ]; then echo "TE_CI_ITEM $tag 4"; continue; fi
     fixture_trace "$tag"
     exec python3 - "$tag" <<'PY'
 import os, socket, sys, time
