@@ -219,7 +219,7 @@ func TestListingHeaders(t *testing.T) {
 		if _, _, err := ListAdapter(context.Background(), Request{Exec: executor.Local{}, Hooks: hook.Default(), Dir: repo, Log: &log, Env: env}, s); err != nil {
 			t.Fatal(err)
 		}
-		want := "### unit listing: " + py + " -m pytest --collect-only -q -p no:cacheprovider -m 'not slow' tests  (run in process by sgpu-queue's collection probe, docs/adapters.md)"
+		want := "### unit listing: " + py + " -m pytest --collect-only -q --continue-on-collection-errors -p no:cacheprovider -m 'not slow' tests  (run in process by sgpu-queue's collection probe, docs/adapters.md)"
 		if got := header(t, log.String()); got != want {
 			t.Errorf("header %q, want %q", got, want)
 		}
