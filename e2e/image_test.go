@@ -29,7 +29,9 @@ const goBase = "localhost/golang:local"
 // variables) runs the demo queue to a green result with outputs and a summary.
 func TestActionImage(t *testing.T) {
 	cli := dockertest.Engine(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	// Generous: the build compiles the module inside the image, and a busy 2-core
+	// machine took more than 8 minutes for it.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	if _, err := cli.ImageInspect(ctx, goBase); err != nil {
 		t.Skipf("GO BASE IMAGE MISSING (%v): tag a Go image as %s (docker pull golang:1.26-alpine && docker tag golang:1.26-alpine %s); the image job of .github/workflows/ci.yml builds the Dockerfile with the registry's golang image", err, goBase, goBase)
