@@ -263,15 +263,16 @@ type loggedCache struct {
 func (l loggedCache) Load(ctx context.Context) (*weights.Table, []string, error) {
 	t, warns, err := l.Store.Load(ctx)
 	out := l.a.e.Stdout
-	switch {
-	case !l.CanRestore():
+	// One line per outcome: a failed restore is said by its warning alone.
+	switch l.Outcome() {
+	case cache.Skipped:
 		fmt.Fprintf(out, "  cache: restore skipped: ACTIONS_CACHE_MODE=%s does not let this job read the cache (the local table is used if there is one)\n", l.Mode())
-	case l.Hit():
+	case cache.Hit:
 		fmt.Fprintf(out, "  cache hit: restored %s (%s)\n", l.MatchedKey(), l.Protocol())
-	case l.OtherLevel():
+	case cache.OtherLevel:
 		fmt.Fprintf(out, "  cache: no entry for %s* yet; restored another level's table %s (%s): the keys it shares order this run (cache-hit stays false)\n", l.RestorePrefix(), l.MatchedKey(), l.Protocol())
-	default:
-		fmt.Fprintf(out, "  cache miss for %s* and %s*: the first run here is ordered without weights (or from the local table)\n", l.RestorePrefix(), l.ArchPrefix())
+	case cache.Miss:
+		fmt.Fprintf(out, "  cache miss for %s* and %s* (%s): the first run here is ordered without weights (or from the local table)\n", l.RestorePrefix(), l.ArchPrefix(), l.Protocol())
 	}
 	return t, warns, err
 }
