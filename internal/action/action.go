@@ -18,10 +18,12 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	githubactions "github.com/sethvargo/go-githubactions"
 
 	"github.com/rocm/sgpu-queue/internal/cache"
+	"github.com/rocm/sgpu-queue/internal/dockerexec"
 	"github.com/rocm/sgpu-queue/internal/engine"
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/hook"
@@ -112,8 +114,31 @@ func Run(ctx context.Context, e Env) int {
 	if err != nil {
 		return a.stop(&engine.Error{Code: exitcode.Usage, Err: err})
 	}
+	if opts.Container == "" {
+		a.noteJobContainer(ctx)
+	}
 	res, err := engine.Run(ctx, opts)
 	return a.finish(ctx, res, err)
+}
+
+// noteJobContainer says, in one line, that the suites run in the action's own
+// container while the job has a container: the runner joins a container action to
+// the job's network only for a job container or services, so an empty container
+// input may be a forgotten one.
+func (a *act) noteJobContainer(ctx context.Context) {
+	cli, err := dockerexec.NewClient()
+	if err != nil {
+		return
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	self := dockerexec.FindSelf(os.ReadFile, a.e.Getenv("HOSTNAME"))
+	if network := dockerexec.JobNetwork(ctx, cli, self.ID); network != "" {
+		a.gh.Noticef("input container is empty: the suites run in this action's own container, not in the job's container "+
+			"(this step is on the job network %s, made for a job container or services); to run them in the job container, "+
+			"set container to its id, job.container.id", network)
+	}
 }
 
 // finish presents what the engine's Run or Merge returned and gives the step's

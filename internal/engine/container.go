@@ -115,11 +115,11 @@ func openContainer(ctx context.Context, o Options, warn func(string), paths []st
 	if err != nil {
 		return fail(fmt.Errorf("cannot reach the Docker Engine API (DOCKER_HOST or /var/run/docker.sock): %w", err))
 	}
-	self, _ := hook.Env(o.Env).Get("HOSTNAME")
-	if self == "" {
-		self, _ = os.Hostname()
-	}
-	m, err := dockerexec.DiscoverMapper(ctx, cli, self, o.Container, o.RepoRoot, o.ContainerWorkdir)
+	// This process's own container, for its mounts: from /proc first (HOSTNAME is
+	// the host's name under some runner implementations, e.g. nektos/act).
+	hostname, _ := hook.Env(o.Env).Get("HOSTNAME")
+	self := dockerexec.FindSelf(os.ReadFile, hostname)
+	m, err := dockerexec.DiscoverMapper(ctx, cli, self.ID, o.Container, o.RepoRoot, o.ContainerWorkdir)
 	for _, p := range paths {
 		if err == nil {
 			_, err = m.ToTarget(p)
