@@ -27,6 +27,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/engine"
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/hook"
+	"github.com/rocm/sgpu-queue/internal/optname"
 	"github.com/rocm/sgpu-queue/internal/settings"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 	"github.com/rocm/sgpu-queue/internal/verdict"
@@ -191,6 +192,7 @@ func (a *act) options(needConfig bool) (engine.Options, error) {
 	}
 	env := suiteEnv(a.e.Environ)
 	opts := engine.Options{
+		Face:    optname.Action,
 		Configs: configs, RepoRoot: a.root, CheckCommands: true,
 		Out: a.e.Stdout, Observer: a.obs, RunURL: a.runPage,
 	}

@@ -174,7 +174,8 @@ func (r *run) checkWidths(plan []schedule.Item, e *expansion, gpus int) error {
 		if it.GPUs == s.Options.GPUs {
 			from = fmt.Sprintf("its suite %q says gpus=%d at %s", s.Label, it.Width(), s.Where())
 		}
-		errs = append(errs, fmt.Errorf("item %s needs %d GPUs but the pool has %d (%s): lower its count, or run on more GPUs (--gpus)", textfmt.Printable(it.Key()), it.Width(), gpus, from))
+		errs = append(errs, fmt.Errorf("item %s needs %d GPUs but the pool has %d (%s): lower its count, or run on more GPUs (%s)",
+			textfmt.Printable(it.Key()), it.Width(), gpus, from, r.o.Face.Name("gpus")))
 	}
 	if n > 5 {
 		errs = append(errs, fmt.Errorf("and %d more item(s) wider than the pool", n-5))
