@@ -88,25 +88,7 @@ func FuzzFindSelf(f *testing.F) {
 func TestFindSelfInAContainer(t *testing.T) {
 	cli := engine(t)
 	ctx := context.Background()
-	name := uniqueName(t)
-	_, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{
-		Name:       name,
-		Config:     &container.Config{Image: dockertest.Image, Cmd: []string{"sleep", "3600"}, Hostname: "runner-host"},
-		HostConfig: &container.HostConfig{Binds: []string{t.TempDir() + ":/github/workspace"}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_, _ = cli.ContainerRemove(context.Background(), name, client.ContainerRemoveOptions{Force: true})
-	})
-	if _, err := cli.ContainerStart(ctx, name, client.ContainerStartOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	info, err := cli.ContainerInspect(ctx, name, client.ContainerInspectOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	name, info := startSleeper(t, cli, container.Config{Hostname: "runner-host"}, container.HostConfig{Binds: []string{t.TempDir() + ":/github/workspace"}})
 	e := newExec(t, cli, Options{Container: name})
 	read := func(p string) ([]byte, error) {
 		r := run(t, e, executor.Command{Path: "cat", Args: []string{p}})
@@ -116,8 +98,8 @@ func TestFindSelfInAContainer(t *testing.T) {
 		return []byte(r.out), nil
 	}
 	self := FindSelf(read, "runner-host")
-	if self.ID != info.Container.ID || self.How == SelfFromHostname {
-		t.Fatalf("FindSelf = %+v, want %s from /proc", self, info.Container.ID)
+	if self.ID != info.ID || self.How == SelfFromHostname {
+		t.Fatalf("FindSelf = %+v, want %s from /proc", self, info.ID)
 	}
 	m, err := DiscoverMapper(ctx, cli, self.ID, startTarget(t, cli, nil, true), "", "")
 	if err != nil || m.onHost || len(m.self) == 0 {
@@ -135,13 +117,30 @@ func TestJobNetwork(t *testing.T) {
 		t.Skipf("cannot create a network on this engine: %v", err)
 	}
 	t.Cleanup(func() { _, _ = cli.NetworkRemove(context.Background(), network, client.NetworkRemoveOptions{}) })
+	name, info := startSleeper(t, cli, container.Config{}, container.HostConfig{NetworkMode: container.NetworkMode(network)})
+	plain := startTarget(t, cli, nil, true)
+	cases := []struct{ self, want string }{
+		{info.ID, network},
+		{info.ID[:12], network},
+		{plain, ""},
+		{"no-such-container-" + name, ""},
+		{"", ""},
+	}
+	for _, c := range cases {
+		if got := JobNetwork(ctx, cli, c.self); got != c.want {
+			t.Errorf("JobNetwork(%q) = %q, want %q", c.self, got, c.want)
+		}
+	}
+}
+
+// startSleeper starts a fixture container that sleeps, with cfg's hostname and
+// hostCfg (which dockertest.Start does not set), removed when the test ends.
+func startSleeper(t *testing.T, cli *client.Client, cfg container.Config, hostCfg container.HostConfig) (string, container.InspectResponse) {
+	t.Helper()
+	ctx := context.Background()
 	name := uniqueName(t)
-	_, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{
-		Name:       name,
-		Config:     &container.Config{Image: dockertest.Image, Cmd: []string{"sleep", "3600"}},
-		HostConfig: &container.HostConfig{NetworkMode: container.NetworkMode(network)},
-	})
-	if err != nil {
+	cfg.Image, cfg.Cmd = dockertest.Image, []string{"sleep", "3600"}
+	if _, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{Name: name, Config: &cfg, HostConfig: &hostCfg}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -154,17 +153,5 @@ func TestJobNetwork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain := startTarget(t, cli, nil, true)
-	cases := []struct{ self, want string }{
-		{info.Container.ID, network},
-		{info.Container.ID[:12], network},
-		{plain, ""},
-		{"no-such-container-" + name, ""},
-		{"", ""},
-	}
-	for _, c := range cases {
-		if got := JobNetwork(ctx, cli, c.self); got != c.want {
-			t.Errorf("JobNetwork(%q) = %q, want %q", c.self, got, c.want)
-		}
-	}
+	return name, info.Container
 }
