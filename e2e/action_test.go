@@ -627,6 +627,10 @@ func TestActionCacheDown(t *testing.T) {
 	if n != 2 {
 		t.Errorf("%d cache warnings, want one for the restore and one for the save:\n%s", n, r.stdout)
 	}
+	// One line per outcome: the failed restore is its warning, not also a miss.
+	if strings.Contains(r.stdout, "cache miss") {
+		t.Errorf("a failed restore is also said as a cache miss:\n%s", r.stdout)
+	}
 }
 
 func TestActionConfigError(t *testing.T) {

@@ -160,7 +160,7 @@ func TestUnwritableLogDir(t *testing.T) {
 	}
 	errs := lines(r.stderr)
 	if len(errs) != 1 || !strings.Contains(errs[0], logDir) || !strings.Contains(errs[0], "not writable") ||
-		!strings.Contains(errs[0], "pass a writable --log-dir") {
+		!strings.Contains(errs[0], "give a writable --log-dir") {
 		t.Errorf("stderr = %q, want one line naming %s and the fix", r.stderr, logDir)
 	}
 	if evs := readTrace(t, trace); len(evs) != 0 {

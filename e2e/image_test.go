@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -36,11 +37,7 @@ func TestActionImage(t *testing.T) {
 	if _, err := cli.ImageInspect(ctx, goBase); err != nil {
 		t.Skipf("GO BASE IMAGE MISSING (%v): tag a Go image as %s (docker pull golang:1.26-alpine && docker tag golang:1.26-alpine %s); the image job of .github/workflows/ci.yml builds the Dockerfile with the registry's golang image", err, goBase, goBase)
 	}
-	tag := "sgpu-queue:" + strings.TrimPrefix(dockertest.UniqueName(t), "sgpu-test-")
-	build(t, ctx, cli, tag)
-	t.Cleanup(func() {
-		cli.ImageRemove(context.Background(), tag, client.ImageRemoveOptions{Force: true, PruneChildren: true})
-	})
+	tag := actionImage(t, ctx, cli)
 
 	ws := fixture(t, "demo")
 	cmds := t.TempDir()
@@ -86,6 +83,39 @@ func TestActionImage(t *testing.T) {
 	}
 	if s := readFile(t, filepath.Join(cmds, "summary")); !strings.Contains(s, "✓ sgpu-queue: all 14 items passed") {
 		t.Errorf("summary:\n%.300s", s)
+	}
+}
+
+// builtImage is the action's image built from this checkout, once per test binary:
+// TestActionImage and TestActWorkflow share it (a cold build takes minutes on two
+// cores), and TestMain removes it.
+var builtImage struct {
+	once sync.Once
+	tag  string
+}
+
+// actionImage builds the action's image on the first call and returns its tag.
+func actionImage(t *testing.T, ctx context.Context, cli *client.Client) string {
+	t.Helper()
+	builtImage.once.Do(func() {
+		tag := "sgpu-queue:" + strings.TrimPrefix(dockertest.UniqueName(t), "sgpu-test-")
+		build(t, ctx, cli, tag)
+		builtImage.tag = tag
+	})
+	if builtImage.tag == "" {
+		t.Fatal("the action's image did not build (see the first test that built it)")
+	}
+	return builtImage.tag
+}
+
+// removeBuiltImage removes the image actionImage built, with its build cache.
+func removeBuiltImage() {
+	if builtImage.tag == "" {
+		return
+	}
+	if cli, err := client.New(client.FromEnv); err == nil {
+		_, _ = cli.ImageRemove(context.Background(), builtImage.tag, client.ImageRemoveOptions{Force: true, PruneChildren: true})
+		_ = cli.Close()
 	}
 }
 

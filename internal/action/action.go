@@ -19,14 +19,17 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	githubactions "github.com/sethvargo/go-githubactions"
 
 	"github.com/rocm/sgpu-queue/internal/cache"
+	"github.com/rocm/sgpu-queue/internal/dockerexec"
 	"github.com/rocm/sgpu-queue/internal/engine"
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/hook"
 	"github.com/rocm/sgpu-queue/internal/mdcut"
+	"github.com/rocm/sgpu-queue/internal/optname"
 	"github.com/rocm/sgpu-queue/internal/settings"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 	"github.com/rocm/sgpu-queue/internal/verdict"
@@ -133,9 +136,32 @@ func (a *act) modeStep(mode string) (func(context.Context) int, error) {
 	}
 	opts, err := a.options(mode == modeRun)
 	return func(ctx context.Context) int {
+		if opts.Container == "" {
+			a.noteJobContainer(ctx)
+		}
 		res, err := engine.Run(ctx, opts)
 		return a.finish(ctx, res, err)
 	}, err
+}
+
+// noteJobContainer says, in one line, that the suites run in the action's own
+// container while the job has a container: the runner joins a container action to
+// the job's network only for a job container or services, so an empty container
+// input may be a forgotten one.
+func (a *act) noteJobContainer(ctx context.Context) {
+	cli, err := dockerexec.NewClient()
+	if err != nil {
+		return
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	self := dockerexec.FindSelf(os.ReadFile, a.e.Getenv("HOSTNAME"))
+	if network := dockerexec.JobNetwork(ctx, cli, self.ID); network != "" {
+		a.gh.Noticef("input container is empty: the suites run in this action's own container, not in the job's container "+
+			"(this step is on the job network %s, made for a job container or services); to run them in the job container, "+
+			"set container to its id, job.container.id", network)
+	}
 }
 
 // finish presents what the engine's Run or Merge returned and gives the step's
@@ -189,6 +215,7 @@ func (a *act) options(needConfig bool) (engine.Options, error) {
 	}
 	env := suiteEnv(a.e.Environ)
 	opts := engine.Options{
+		Face:    optname.Action,
 		Configs: configs, RepoRoot: a.root, CheckCommands: true,
 		Out: a.e.Stdout, Observer: a.obs, RunURL: a.runPage,
 	}
@@ -286,15 +313,16 @@ type loggedCache struct {
 func (l loggedCache) Load(ctx context.Context) (*weights.Table, []string, error) {
 	t, warns, err := l.Store.Load(ctx)
 	out := l.a.e.Stdout
-	switch {
-	case !l.CanRestore():
+	// One line per outcome: a failed restore is said by its warning alone.
+	switch l.Outcome() {
+	case cache.Skipped:
 		fmt.Fprintf(out, "  cache: restore skipped: ACTIONS_CACHE_MODE=%s does not let this job read the cache (the local table is used if there is one)\n", l.Mode())
-	case l.Hit():
+	case cache.Hit:
 		fmt.Fprintf(out, "  cache hit: restored %s (%s)\n", l.MatchedKey(), l.Protocol())
-	case l.OtherLevel():
+	case cache.OtherLevel:
 		fmt.Fprintf(out, "  cache: no entry for %s* yet; restored another level's table %s (%s): the keys it shares order this run (cache-hit stays false)\n", l.RestorePrefix(), l.MatchedKey(), l.Protocol())
-	default:
-		fmt.Fprintf(out, "  cache miss for %s* and %s*: the first run here is ordered without weights (or from the local table)\n", l.RestorePrefix(), l.ArchPrefix())
+	case cache.Miss:
+		fmt.Fprintf(out, "  cache miss for %s* and %s* (%s): the first run here is ordered without weights (or from the local table)\n", l.RestorePrefix(), l.ArchPrefix(), l.Protocol())
 	}
 	return t, warns, err
 }

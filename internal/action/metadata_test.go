@@ -38,16 +38,21 @@ func TestDescriptionFitsTheMarketplace(t *testing.T) {
 // imageRef is action.yml's runs.image.
 var imageRef = regexp.MustCompile(`(?m)^  image: (.*)$`)
 
-// action.yml runs the image the release workflow publishes, by the major tag the
-// workflow moves; the workflow builds both platforms and all three tags.
+// action.yml runs the exact image of the newest release in CHANGELOG.md, the image
+// the release workflow publishes for that tag (docs/releases.md); the workflow starts
+// on full versions only and builds both platforms.
 func TestReleaseWorkflowPublishesTheImageActionYMLRuns(t *testing.T) {
 	m := imageRef.FindStringSubmatch(repoFile(t, "action.yml"))
 	if m == nil {
 		t.Fatal("action.yml: no runs.image")
 	}
-	ref := regexp.MustCompile(`^docker://([a-z0-9./-]+):v([0-9]+)$`).FindStringSubmatch(m[1])
+	ref := regexp.MustCompile(`^docker://([a-z0-9./-]+):(v[0-9]+\.[0-9]+\.[0-9]+)$`).FindStringSubmatch(m[1])
 	if ref == nil {
-		t.Fatalf("action.yml runs.image %q: want docker://<image>:v<major>", m[1])
+		t.Fatalf("action.yml runs.image %q: want docker://<image>:vX.Y.Z (one image per release)", m[1])
+	}
+	newest := regexp.MustCompile(`(?m)^## (v[0-9]+\.[0-9]+\.[0-9]+)\b`).FindStringSubmatch(repoFile(t, "CHANGELOG.md"))
+	if newest == nil || newest[1] != ref[2] {
+		t.Errorf("action.yml runs %s, the newest release in CHANGELOG.md is %v", ref[2], newest)
 	}
 	rel := repoFile(t, ".github/workflows/release.yml")
 	img := regexp.MustCompile(`(?m)^  IMAGE: (\S+)$`).FindStringSubmatch(rel)
@@ -55,13 +60,14 @@ func TestReleaseWorkflowPublishesTheImageActionYMLRuns(t *testing.T) {
 		t.Errorf("release.yml publishes %v, action.yml runs %s", img, ref[1])
 	}
 	for _, want := range []string{
-		"tags: [\"v*\"]",
+		`tags: ["v[0-9]+.[0-9]+.[0-9]+"]`,
 		"platforms: linux/amd64,linux/arm64",
-		"type=semver,pattern=v{{version}}",
-		"type=semver,pattern=v{{major}}.{{minor}}",
-		"type=semver,pattern=v{{major}}",
-		"images: ${{ env.IMAGE }}",
+		"tags: ${{ env.IMAGE }}:${{ github.ref_name }}",
+		`.github/release-check.sh check "$TAG"`,
+		`.github/release-check.sh major "$TAG"`,
+		`git push --force origin "refs/tags/$major"`,
 		"packages: write",
+		"contents: write",
 		"THE GHCR PACKAGE MUST BE PUBLIC",
 	} {
 		if !strings.Contains(rel, want) {

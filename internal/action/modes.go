@@ -13,6 +13,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/engine"
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/gpu"
+	"github.com/rocm/sgpu-queue/internal/optname"
 	"github.com/rocm/sgpu-queue/internal/settings"
 	"github.com/rocm/sgpu-queue/internal/shard"
 	"github.com/rocm/sgpu-queue/internal/weights"
@@ -134,7 +135,8 @@ func planMatrix(shards int) map[string][]string {
 // planRequest reads mode plan's inputs.
 func (a *act) planRequest() (engine.PlanRequest, error) {
 	gh := a.gh
-	req := engine.PlanRequest{RepoRoot: a.root, Arch: strings.TrimSpace(gh.GetInput("arch")), Level: strings.TrimSpace(gh.GetInput("level"))}
+	req := engine.PlanRequest{Face: optname.Action, RepoRoot: a.root,
+		Arch: strings.TrimSpace(gh.GetInput("arch")), Level: strings.TrimSpace(gh.GetInput("level"))}
 	var err error
 	if req.Configs, err = a.configs(true); err != nil {
 		return req, err

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"regexp"
 	"strings"
 	"time"
@@ -58,12 +59,21 @@ func (s *Store) describe(ctx context.Context, err error, timeout time.Duration) 
 		if re.ErrorCode != "" {
 			msg += " " + re.ErrorCode
 		}
-	case errors.As(err, &se):
-		msg = "the cache service's answer is not JSON (" + se.Error() + ")"
+	case errors.As(err, &he) && errors.As(err, &se):
+		// An error answer whose body is not JSON (a proxy's or router's page): its
+		// status is what says what happened.
+		msg = fmt.Sprintf("cache service answered HTTP %d %s", he.StatusCode, http.StatusText(he.StatusCode))
 	case errors.As(err, &he):
 		msg = fmt.Sprintf("cache service answered HTTP %d: %v", he.StatusCode, he.Err)
+	case errors.As(err, &se):
+		msg = "the cache service's answer is not JSON (" + se.Error() + ")"
 	default:
 		msg = err.Error()
+	}
+	if s.Protocol() == "v1" && s.c.ResultsURL != "" {
+		msg = "the v2 service at ACTIONS_RESULTS_URL answered HTTP 404, so v1 at ACTIONS_CACHE_URL was used: " + msg
+	} else if s.Protocol() == "v2" && errors.As(err, &he) && he.StatusCode == http.StatusNotFound {
+		msg += " (no cache service v2 at ACTIONS_RESULTS_URL, and no ACTIONS_CACHE_URL to fall back to v1)"
 	}
 	return oneLine(msg, s.c.Token)
 }

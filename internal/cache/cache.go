@@ -22,7 +22,11 @@
 // warning. Every call is bounded by a timeout, blob transfers included. Warnings
 // never contain the runtime token nor the signature of a signed URL.
 //
-// On the wire (v2, whenever ACTIONS_RESULTS_URL is set): Twirp JSON POSTs to
+// v2 comes first whenever ACTIONS_RESULTS_URL is set; a v2 service that answers HTTP
+// 404 (no such service: runner implementations such as nektos/act serve only v1) is
+// left for v1 at ACTIONS_CACHE_URL when that is set, for the rest of the store's life.
+//
+// On the wire (v2): Twirp JSON POSTs to
 // <ACTIONS_RESULTS_URL>twirp/github.actions.results.api.v1.CacheService/ with
 // "Authorization: Bearer <ACTIONS_RUNTIME_TOKEN>": GetCacheEntryDownloadURL
 // {key: prefix, restore_keys: [prefix], version}, then a GET of the signed URL; for
@@ -93,8 +97,8 @@ type Config struct {
 	Token string
 	// ResultsURL is ACTIONS_RESULTS_URL: when set, the cache service v2 is used.
 	ResultsURL string
-	// CacheURL is ACTIONS_CACHE_URL: the v1 service, used only when ResultsURL is
-	// empty (GHES).
+	// CacheURL is ACTIONS_CACHE_URL: the v1 service, used when ResultsURL is empty
+	// (GHES) or its v2 service answers 404.
 	CacheURL string
 	// Timeout bounds each Load and each Save as a whole, blob transfer included;
 	// 0 means DefaultRestoreTimeout for Load and DefaultSaveTimeout for Save.
@@ -162,7 +166,25 @@ type Store struct {
 	mu      sync.Mutex
 	matched string
 	saved   string
+	failed  bool // the last Load failed (it warned)
+	v1Only  bool // the v2 service answered 404: v1 from then on
 }
+
+// Outcome is what the last Load did; each is said in one line.
+type Outcome int
+
+const (
+	// Skipped: ACTIONS_CACHE_MODE does not allow reading.
+	Skipped Outcome = iota
+	// Hit: a table of this arch and level was restored.
+	Hit
+	// OtherLevel: another level's table of this arch was restored.
+	OtherLevel
+	// Miss: the service has no entry under either prefix.
+	Miss
+	// Failed: the restore failed; Load's warning says why.
+	Failed
+)
 
 var _ weights.Store = (*Store)(nil)
 
@@ -212,10 +234,14 @@ func (s *Store) CanSave() bool    { return s.c.Mode != "none" && s.c.Mode != "re
 // Mode is ACTIONS_CACHE_MODE as given.
 func (s *Store) Mode() string { return s.c.Mode }
 
-// Protocol is "v2", "v1", or "" when no service URL is configured.
+// Protocol is "v2", "v1", or "" when no service URL is configured: the one in use
+// (v1 once the v2 service answered 404).
 func (s *Store) Protocol() string {
+	s.mu.Lock()
+	v1Only := s.v1Only
+	s.mu.Unlock()
 	switch {
-	case s.c.ResultsURL != "":
+	case s.c.ResultsURL != "" && !v1Only:
 		return "v2"
 	case s.c.CacheURL != "":
 		return "v1"
@@ -235,6 +261,23 @@ func (s *Store) String() string {
 		name += fmt.Sprintf(", seeded from another level's table %s", k)
 	}
 	return name
+}
+
+// Outcome says what the last Load did.
+func (s *Store) Outcome() Outcome {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case !s.CanRestore():
+		return Skipped
+	case s.failed:
+		return Failed
+	case s.matched == "":
+		return Miss
+	case strings.HasPrefix(s.matched, s.RestorePrefix()):
+		return Hit
+	}
+	return OtherLevel
 }
 
 // Hit reports whether Load restored a usable table of this arch and level (save keys
@@ -277,7 +320,7 @@ func (s *Store) SavedKey() string {
 // otherwise the table is empty.
 func (s *Store) Load(ctx context.Context) (*weights.Table, []string, error) {
 	s.mu.Lock()
-	s.matched = ""
+	s.matched, s.failed = "", false
 	s.mu.Unlock()
 	if !s.CanRestore() {
 		lt, lwarns := s.local(ctx)
@@ -294,6 +337,9 @@ func (s *Store) Load(ctx context.Context) (*weights.Table, []string, error) {
 	var msg string
 	if err != nil {
 		msg = "weights cache: restore of " + s.RestorePrefix() + "* failed: " + s.describe(ctx, err, s.timeout(DefaultRestoreTimeout))
+		s.mu.Lock()
+		s.failed = true
+		s.mu.Unlock()
 	}
 	lt, lwarns := s.local(ctx)
 	if msg != "" {
@@ -332,14 +378,11 @@ func (s *Store) restore(ctx context.Context) (*weights.Table, string, []string, 
 	timeout := s.timeout(DefaultRestoreTimeout)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	c, err := s.open(timeout)
-	if err != nil {
-		return nil, "", nil, err
-	}
 	var e *actionscache.Entry
 	var data []byte
-	err = guard(func() error {
+	err := s.call(timeout, func(c *actionscache.Cache) error {
 		var err error
+		e, data = nil, nil
 		if e, err = c.Load(ctx, prefix, s.ArchPrefix()); err != nil || e == nil || e.Key == "" {
 			return err
 		}
@@ -411,11 +454,7 @@ func (s *Store) save(ctx context.Context, t *weights.Table) error {
 	timeout := s.timeout(DefaultSaveTimeout)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	c, err := s.open(timeout)
-	if err != nil {
-		return err
-	}
-	err = guard(func() error { return c.Save(ctx, key, actionscache.NewBlob(b.Bytes())) })
+	err := s.call(timeout, func(c *actionscache.Cache) error { return c.Save(ctx, key, actionscache.NewBlob(b.Bytes())) })
 	if err != nil && !errors.Is(err, os.ErrExist) {
 		return err
 	}
@@ -465,12 +504,34 @@ func (s *Store) timeout(def time.Duration) time.Duration {
 	return def
 }
 
-// open builds the client; it parses (without verifying) the token's claims. The
-// context deadline bounds every call; timeout also bounds the library's own wait
-// on 429 answers.
+// call runs f with a client of the service in use (guarded). When the v2 service
+// answers HTTP 404 and ACTIONS_CACHE_URL is set, the store moves to v1 and f runs
+// again there.
+func (s *Store) call(timeout time.Duration, f func(*actionscache.Cache) error) error {
+	c, err := s.open(timeout)
+	if err != nil {
+		return err
+	}
+	err = guard(func() error { return f(c) })
+	var he actionscache.HTTPError
+	if !errors.As(err, &he) || he.StatusCode != http.StatusNotFound || s.c.CacheURL == "" || s.Protocol() != "v2" {
+		return err
+	}
+	s.mu.Lock()
+	s.v1Only = true
+	s.mu.Unlock()
+	if c, err = s.open(timeout); err != nil {
+		return err
+	}
+	return guard(func() error { return f(c) })
+}
+
+// open builds the client of the service in use; it parses (without verifying) the
+// token's claims. The context deadline bounds every call; timeout also bounds the
+// library's own wait on 429 answers.
 func (s *Store) open(timeout time.Duration) (*actionscache.Cache, error) {
 	u, v2 := s.c.ResultsURL, true
-	if u == "" {
+	if s.Protocol() == "v1" {
 		u, v2 = s.c.CacheURL, false
 	}
 	c, err := actionscache.New(s.c.Token, u, v2, actionscache.Opt{

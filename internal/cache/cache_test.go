@@ -387,6 +387,15 @@ func TestFailures(t *testing.T) {
 			"contains a comma", "contains a comma", false},
 		{"no run id", func(t *testing.T, srv *cachetest.Server, c *Config) { c.RunID = "" }, nil,
 			"", "GITHUB_RUN_ID is not set", false},
+		{"no v2 service and no v1", func(t *testing.T, srv *cachetest.Server, c *Config) { srv.SetMode(cachetest.NotFound) }, []byte("k 1.0\n"),
+			"failed: cache service answered HTTP 404 Not Found (no cache service v2 at ACTIONS_RESULTS_URL, and no ACTIONS_CACHE_URL to fall back to v1)",
+			"failed: cache service answered HTTP 404 Not Found (no cache service v2", true},
+		{"no v2 service, v1 failing", func(t *testing.T, srv *cachetest.Server, c *Config) {
+			srv.SetMode(cachetest.NotFound, cachetest.OpGetDownloadURL, cachetest.OpCreate)
+			srv.SetMode(cachetest.Fail, cachetest.OpV1Query, cachetest.OpV1Reserve)
+			c.CacheURL = srv.CacheURL()
+		}, []byte("k 1.0\n"), "the v2 service at ACTIONS_RESULTS_URL answered HTTP 404, so v1 at ACTIONS_CACHE_URL was used: cache service answered HTTP 500",
+			"the v2 service at ACTIONS_RESULTS_URL answered HTTP 404, so v1 at ACTIONS_CACHE_URL was used: cache service answered HTTP 500", true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -399,6 +408,9 @@ func TestFailures(t *testing.T) {
 				tc.setup(t, srv, &c)
 			}
 			s, tb, warns := load(t, c)
+			if want := map[bool]Outcome{true: Failed, false: Miss}[tc.wantLoad != ""]; s.Outcome() != want {
+				t.Errorf("Outcome %v, want %v", s.Outcome(), want)
+			}
 			if s.Hit() || s.MatchedKey() != "" || tb.Len() != 0 {
 				t.Errorf("Load: hit=%v key=%q %d keys, want an empty table and no hit", s.Hit(), s.MatchedKey(), tb.Len())
 			}
@@ -693,5 +705,51 @@ func TestOddAnswers(t *testing.T) {
 			}
 			t.Logf("Load warnings: %q; Save: %v", warns, err)
 		})
+	}
+}
+
+// A v2 service that answers 404 (nektos/act serves only v1) is left for v1 at
+// ACTIONS_CACHE_URL: the restore finds the v1 entry, the save goes to v1, and v2 is
+// asked once per store.
+func TestV2NotFoundFallsBackToV1(t *testing.T) {
+	srv := cachetest.New(t)
+	srv.SetMode(cachetest.NotFound, cachetest.OpGetDownloadURL, cachetest.OpCreate, cachetest.OpFinalize)
+	srv.Put("sgpu-weights-gfx942-l1-1-1", "", []byte("k 1.0\n"))
+	c := config(srv, "v2", "2")
+	c.CacheURL = srv.CacheURL()
+	s, tb, warns := load(t, c)
+	if len(warns) != 0 || s.Outcome() != Hit || s.MatchedKey() != "sgpu-weights-gfx942-l1-1-1" || text(t, tb) != "k 1.0\n" {
+		t.Fatalf("Load: warnings %q, outcome %v, key %q, table %q", warns, s.Outcome(), s.MatchedKey(), text(t, tb))
+	}
+	if s.Protocol() != "v1" || !strings.Contains(s.String(), "(v1)") {
+		t.Errorf("Protocol %q, String %q: want v1", s.Protocol(), s.String())
+	}
+	if err := s.Save(context.Background(), table("k", 2.0)); err != nil {
+		t.Fatalf("Save: %v", err)
+	}
+	if e, ok := srv.Lookup("sgpu-weights-gfx942-l1-2-1", ""); !ok || string(e.Data) != "k 2.0\n" {
+		t.Errorf("saved entry %+v, %v", e, ok)
+	}
+	if n := len(srv.CallsTo(cachetest.OpGetDownloadURL)); n != 1 {
+		t.Errorf("v2 asked %d times, want once", n)
+	}
+	if n := len(srv.CallsTo(cachetest.OpCreate)); n != 0 {
+		t.Errorf("v2 CreateCacheEntry called %d times after the 404, want 0", n)
+	}
+	if len(srv.CallsTo(cachetest.OpV1Query)) != 1 || len(srv.CallsTo(cachetest.OpV1Commit)) != 1 {
+		t.Errorf("v1 calls: %v", srv.Calls())
+	}
+}
+
+// Without ACTIONS_CACHE_URL a v2 404 stays a v2 failure, said with its status.
+func TestV2NotFoundWithoutV1(t *testing.T) {
+	srv := cachetest.New(t)
+	srv.SetMode(cachetest.NotFound)
+	s, _, warns := load(t, config(srv, "v2", "2"))
+	if s.Outcome() != Failed || s.Protocol() != "v2" || len(warns) != 1 || strings.Contains(warns[0], "not JSON") {
+		t.Errorf("outcome %v, protocol %s, warnings %q", s.Outcome(), s.Protocol(), warns)
+	}
+	if len(srv.CallsTo(cachetest.OpV1Query)) != 0 {
+		t.Error("v1 asked without ACTIONS_CACHE_URL")
 	}
 }

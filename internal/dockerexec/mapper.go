@@ -166,7 +166,7 @@ func mountsOf(mps []container.MountPoint) []Mount {
 }
 
 // DiscoverMapper builds the Mapper from the mounts of this process's container (self:
-// its name or id; a container action's HOSTNAME is its short id) and of the target.
+// its name or id, as FindSelf finds it) and of the target.
 // An empty self, or one the engine does not know, means this process runs on the host,
 // where local paths are host paths. A non-empty containerWorkdir is the repository
 // root (repoRoot here) as seen inside the target; it wins over discovery for paths

@@ -31,15 +31,16 @@ func Settle(o *Options) error {
 	}
 	root, err := filepath.Abs(o.RepoRoot)
 	if err != nil {
-		return usage(fmt.Errorf("--repo-root %s: %w", o.RepoRoot, err))
+		return usage(fmt.Errorf("%s: %w", o.Face.Given("repo-root", o.RepoRoot), err))
 	}
 	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
-		return usage(fmt.Errorf("--repo-root %s: not a directory; give the repository the config's commands are relative to", o.RepoRoot))
+		return usage(fmt.Errorf("%s: not a directory; give the repository the config's commands are relative to",
+			o.Face.Given("repo-root", o.RepoRoot)))
 	}
 	o.RepoRoot = root
 	fromEnv, _ := hook.Env(o.Env).Get(o.Hooks.Level)
 	if o.Level, err = Level(o.Level, fromEnv); err != nil {
-		return usage(fmt.Errorf("--level %q: %w", o.Level, err))
+		return usage(fmt.Errorf("%s %q: %w", o.Face.Name("level"), o.Level, err))
 	}
 	return nil
 }
@@ -114,17 +115,17 @@ func OpenTarget(ctx context.Context, o Options, warn func(string), paths ...stri
 // mount both can see.
 func openContainer(ctx context.Context, o Options, warn func(string), paths []string) (*Target, error) {
 	fail := func(err error) (*Target, error) {
-		return nil, fmt.Errorf("--container %s: %w", o.Container, err)
+		return nil, fmt.Errorf("%s: %w", o.Face.Given("container", o.Container), err)
 	}
 	cli, err := dockerexec.NewClient()
 	if err != nil {
 		return fail(fmt.Errorf("cannot reach the Docker Engine API (DOCKER_HOST or /var/run/docker.sock): %w", err))
 	}
-	self, _ := hook.Env(o.Env).Get("HOSTNAME")
-	if self == "" {
-		self, _ = os.Hostname()
-	}
-	m, err := dockerexec.DiscoverMapper(ctx, cli, self, o.Container, o.RepoRoot, o.ContainerWorkdir)
+	// This process's own container, for its mounts: from /proc first (HOSTNAME is
+	// the host's name under some runner implementations, e.g. nektos/act).
+	hostname, _ := hook.Env(o.Env).Get("HOSTNAME")
+	self := dockerexec.FindSelf(os.ReadFile, hostname)
+	m, err := dockerexec.DiscoverMapper(ctx, cli, self.ID, o.Container, o.RepoRoot, o.ContainerWorkdir)
 	for _, p := range paths {
 		if err == nil {
 			_, err = m.ToTarget(p)
@@ -137,7 +138,7 @@ func openContainer(ctx context.Context, o Options, warn func(string), paths []st
 	x, err := dockerexec.New(ctx, dockerexec.Options{Container: o.Container, Client: cli, Mapper: m, Grace: o.Grace, Force: o.Force, Warn: warn})
 	if err != nil {
 		cli.Close()
-		return nil, fmt.Errorf("--container: %w", err) // it names the container
+		return nil, fmt.Errorf("%s: %w", o.Face.Name("container"), err) // it names the container
 	}
 	root, _ := m.ToTarget(o.RepoRoot)
 	return &Target{

@@ -37,6 +37,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/gpu"
 	"github.com/rocm/sgpu-queue/internal/hook"
 	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/optname"
 	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/report"
 	"github.com/rocm/sgpu-queue/internal/schedule"
@@ -47,6 +48,9 @@ import (
 
 // Options configure one run. Paths are as this process sees them.
 type Options struct {
+	// Face names the options in messages as the user gave them: flags (the zero
+	// value) or the action's inputs.
+	Face          optname.Face
 	Configs       []string
 	RepoRoot      string // default: the current directory
 	LogDir        string // default: <RepoRoot>/test-results/logs
@@ -256,7 +260,7 @@ func newRun(o Options) (*run, error) {
 		o.LogDir = filepath.Join(o.RepoRoot, "test-results", "logs")
 	}
 	if o.LogDir, err = filepath.Abs(o.LogDir); err != nil {
-		return nil, usage(fmt.Errorf("--log-dir: %w", err))
+		return nil, usage(fmt.Errorf("%s: %w", o.Face.Name("log-dir"), err))
 	}
 	r := &run{o: o, out: o.Out, obs: o.Observer, layout: logdir.Layout{Root: o.LogDir}}
 	if r.out == nil {
@@ -394,7 +398,7 @@ func (r *run) readConfig(ctx context.Context) (suites []config.Suite, pool gpu.P
 		claim := r.claim(suites, pool)
 		lock, err := r.layout.Claim(claim, r.o.LogDirReuse)
 		if err != nil {
-			return fail(logDirError(r.o.LogDir, err))
+			return fail(logDirError(r.o.Face, r.o.LogDir, err))
 		}
 		r.foreignCwd = claim.ForeignCwd
 		release = func() { lock.Release(); target.Close() }
@@ -415,7 +419,8 @@ func (r *run) itemPorts(pool gpu.Pool) (map[string]int, error) {
 
 // detect finds the GPU pool and the arch where the items run.
 func (r *run) detect(ctx context.Context) (gpu.Pool, error) {
-	pool, err := gpu.Detect(ctx, gpu.Options{Explicit: r.o.GPUs, Arch: r.o.Arch, PinVar: r.o.Hooks.Pin, Env: r.cmdEnv, Exec: r.o.Exec})
+	pool, err := gpu.Detect(ctx, gpu.Options{Face: r.o.Face, Explicit: r.o.GPUs, Arch: r.o.Arch,
+		PinVar: r.o.Hooks.Pin, Env: r.cmdEnv, Exec: r.o.Exec})
 	if err != nil {
 		return pool, err
 	}
@@ -425,7 +430,9 @@ func (r *run) detect(ctx context.Context) (gpu.Pool, error) {
 	r.printf("  gpus: %s\n", pool.Describe())
 	if pool.Arch == "" {
 		pool.Arch = "unknown"
-		r.warn("the GPU arch could not be detected; the weight table is keyed \"unknown\": pass --arch (e.g. gfx942) to share weights with runs that know it")
+		r.warn(fmt.Sprintf("the GPU arch could not be detected; the weight table is keyed \"unknown\": "+
+			"give %s (e.g. %s) to share weights with runs that know it",
+			r.o.Face.Name("arch"), r.o.Face.Set("arch", "gfx942")))
 	}
 	return pool, nil
 }
@@ -750,13 +757,18 @@ func (r *run) roots() []string {
 // logDirError is the one-line error of a log dir the run cannot claim: another run
 // holds it, it holds someone else's files (both say so and the fix), or it cannot be
 // written.
-func logDirError(dir string, err error) error {
+func logDirError(face optname.Face, dir string, err error) error {
 	var busy *logdir.BusyError
 	var foreign *logdir.NotOursError
-	if errors.As(err, &busy) || errors.As(err, &foreign) {
+	switch {
+	case errors.As(err, &busy):
+		busy.Face = face
+		return err
+	case errors.As(err, &foreign):
+		foreign.Face = face
 		return err
 	}
-	return fmt.Errorf("log dir %s is not writable: %w; pass a writable --log-dir", dir, err)
+	return fmt.Errorf("log dir %s is not writable: %w; give a writable %s", dir, err, face.Name("log-dir"))
 }
 
 func (r *run) writeMeta(m *logdir.Meta) {

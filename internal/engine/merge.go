@@ -41,7 +41,9 @@ func Merge(ctx context.Context, o Options, dirs []string) (*Result, error) {
 		return nil, usage(err)
 	}
 	if s, same := merge.SameDir(r.o.LogDir, shards); same {
-		return nil, usage(fmt.Errorf("--log-dir %s is the log dir of shard %d: merge into another (a log dir is claimed, and the shard's files would be deleted)", r.o.LogDir, s.Number))
+		return nil, usage(fmt.Errorf("%s is the log dir of shard %d: merge into another "+
+			"(a log dir is claimed, and the shard's files would be deleted)",
+			r.o.Face.Given("log-dir", r.o.LogDir), s.Number))
 	}
 	for _, w := range warns {
 		r.warn(w)
@@ -52,7 +54,7 @@ func Merge(ctx context.Context, o Options, dirs []string) (*Result, error) {
 		Merge: &logdir.Merge{Shards: first.Shard.Shards}}
 	lock, err := r.layout.Claim(claim, r.o.LogDirReuse)
 	if err != nil {
-		return nil, usage(logDirError(r.o.LogDir, err))
+		return nil, usage(logDirError(r.o.Face, r.o.LogDir, err))
 	}
 	defer lock.Release()
 	r.printf("  %d of %d shards, arch %s, level %s → %s\n", len(shards), first.Shard.Shards, first.Arch, first.Level, r.o.LogDir)

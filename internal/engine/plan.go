@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/rocm/sgpu-queue/internal/config"
+	"github.com/rocm/sgpu-queue/internal/optname"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/shard"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
@@ -34,6 +35,8 @@ type PlanRequest struct {
 	// then goes by the hash of its key (the action's first run, before any
 	// table was learned). Without it that is an error.
 	NoTable bool
+	// Face names the options in messages (flags, or the action's inputs).
+	Face optname.Face
 }
 
 // Plan reads the configs, the table and the item list, splits the items over the
@@ -41,7 +44,7 @@ type PlanRequest struct {
 // summary of it. Warnings go to warn as they come. Every error is a usage error.
 func Plan(req PlanRequest, warn func(string)) (*shard.Plan, string, error) {
 	if err := weights.CheckLevel(req.Level); err != nil {
-		return nil, "", fmt.Errorf("--level %q: %w", req.Level, err)
+		return nil, "", fmt.Errorf("%s %q: %w", req.Face.Name("level"), req.Level, err)
 	}
 	suites, err := config.Load(req.Configs)
 	if err != nil {

@@ -250,12 +250,12 @@ func (r *run) printSkipped() {
 		}
 	}
 	if l := left[outcome.NotSelected]; len(l) > 0 {
-		r.printf("not selected (--suites), not run, passing: %s\n", strings.Join(l, ", "))
+		r.printf("not selected (%s), not run, passing: %s\n", r.o.Face.Name("suites"), strings.Join(l, ", "))
 	}
 	if l := left[outcome.NotRerun]; len(l) > 0 {
 		r.printf("not re-run this attempt (nothing of theirs failed the last one), passing: %s\n", strings.Join(l, ", "))
 	}
 	if rr := r.res.Rerun; rr != nil {
-		r.printf("a re-run: %d of the %d item(s) that failed the last attempt ran again (--full runs everything)\n", rr.Queued, rr.Failed)
+		r.printf("a re-run: %d of the %d item(s) that failed the last attempt ran again (%s runs everything)\n", rr.Queued, rr.Failed, r.o.Face.Enable("full"))
 	}
 }

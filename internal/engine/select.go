@@ -27,7 +27,7 @@ func SuiteNames(s string) []string {
 // $TE_CI_SUITES) leaves out, in config order; with neither, every suite runs. A
 // name no config defines is an error naming it and the configs.
 func (r *run) selectSuites(all []config.Suite) (run, left []config.Suite, err error) {
-	names, from := r.o.Suites, "--suites"
+	names, from := r.o.Suites, r.o.Face.Name("suites")
 	if !r.o.SelectSuites {
 		v, set := hook.Env(r.o.Env).Get(SuitesVar)
 		if !set {
@@ -70,11 +70,11 @@ func quoteAll(ss []string) string {
 // noneSelected ends a run whose --suites selected no suite: every suite gets its
 // passing "not selected" verdict, and nothing else runs, no GPU needed (exit 0).
 func (r *run) noneSelected() (*Result, error) {
-	r.printf("  no suite selected (--suites or %s): nothing runs\n", SuitesVar)
+	r.printf("  no suite selected (%s or %s): nothing runs\n", r.o.Face.Name("suites"), SuitesVar)
 	if !r.o.DryRun {
 		lock, err := r.layout.Claim(r.claim(nil, gpu.Pool{}), r.o.LogDirReuse)
 		if err != nil {
-			return nil, usage(logDirError(r.o.LogDir, err))
+			return nil, usage(logDirError(r.o.Face, r.o.LogDir, err))
 		}
 		defer lock.Release()
 		r.obs.Phase(5, "per-suite verdicts")

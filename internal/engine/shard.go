@@ -38,24 +38,28 @@ func (r *run) readSharding() error {
 	o := r.o
 	switch {
 	case o.Shards == 0 && o.PlanFile != "":
-		return fmt.Errorf("--plan %s without --shard: say which shard of the plan this job runs, e.g. --shard 1/%s", o.PlanFile, "K")
+		return fmt.Errorf("%s without %s: say which shard of the plan this job runs, e.g. %s",
+			o.Face.Given("plan", o.PlanFile), o.Face.Name("shard"), o.Face.Set("shard", "1/K"))
 	case o.Shards == 0:
 		return nil
 	case o.Shard < 1 || o.Shard > o.Shards || o.Shards > shard.MaxShards:
-		return fmt.Errorf("--shard %d/%d: want I/K with 1 ≤ I ≤ K ≤ %d", o.Shard, o.Shards, shard.MaxShards)
+		return fmt.Errorf("%s: want I/K with 1 ≤ I ≤ K ≤ %d",
+			o.Face.Given("shard", fmt.Sprintf("%d/%d", o.Shard, o.Shards)), shard.MaxShards)
 	}
 	s := &sharding{shard: o.Shard, shards: o.Shards}
 	if o.PlanFile != "" {
 		data, err := os.ReadFile(o.PlanFile)
 		if err != nil {
-			return fmt.Errorf("--plan: %w", err)
+			return fmt.Errorf("%s: %w", o.Face.Name("plan"), err)
 		}
 		p, err := shard.Read(bytes.NewReader(data), o.PlanFile)
 		if err != nil {
 			return err
 		}
 		if len(p.Shards) != o.Shards {
-			return fmt.Errorf("--shard %d/%d: plan %s splits the items over %d shards; give --shard I/%d (the matrix of the plan job's output)", o.Shard, o.Shards, o.PlanFile, len(p.Shards), len(p.Shards))
+			return fmt.Errorf("%s: plan %s splits the items over %d shards; give %s (the matrix of the plan job's output)",
+				o.Face.Given("shard", fmt.Sprintf("%d/%d", o.Shard, o.Shards)), o.PlanFile, len(p.Shards),
+				o.Face.Set("shard", fmt.Sprintf("I/%d", len(p.Shards))))
 		}
 		sum := sha256.Sum256(data)
 		s.plan, s.raw = p, data

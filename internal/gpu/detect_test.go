@@ -214,7 +214,7 @@ var scenarios = []scenario{
 	{name: "HIP and CUDA disagree", env: []string{"HIP_VISIBLE_DEVICES=0,1", "CUDA_VISIBLE_DEVICES=2,3"},
 		wantErr: ErrBadPool, wantMsg: "name different GPUs"},
 	{name: "HIP and CUDA disagree, --gpus count cannot choose", env: []string{"HIP_VISIBLE_DEVICES=0,1", "CUDA_VISIBLE_DEVICES=2,3"},
-		opts: Options{Explicit: "1"}, wantErr: ErrBadPool, wantMsg: "pass --gpus with a list of ids"},
+		opts: Options{Explicit: "1"}, wantErr: ErrBadPool, wantMsg: "give --gpus a list of ids"},
 	{name: "HIP and CUDA disagree, --gpus list decides", env: []string{"HIP_VISIBLE_DEVICES=0,1", "CUDA_VISIBLE_DEVICES=2,3"},
 		opts: Options{Explicit: "0,1,2,3"}, fakes: []fake{rocminfo("rocminfo-mi300x-4gpu.txt")},
 		wantIDs: seq(4), wantSource: "--gpus", wantVendor: AMD, wantArch: "gfx942", wantFrom: "rocminfo", wantPin: HIPVisible},

@@ -42,6 +42,7 @@ import (
 
 	"github.com/rocm/sgpu-queue/internal/executor"
 	"github.com/rocm/sgpu-queue/internal/hook"
+	"github.com/rocm/sgpu-queue/internal/optname"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
 
@@ -68,12 +69,17 @@ const DefaultToolTimeout = 60 * time.Second
 
 // Pool is the set of GPUs a run uses, and how to pin an item to one of them.
 type Pool struct {
-	IDs        []string // ids to pin one item to, in worker order (logical ids, passed through unchanged)
-	Source     string   // where the pool came from: "--gpus", "HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES", "rocminfo", "amd-smi", "rocm-smi", "nvidia-smi"
-	Detail     string   // more about Source, e.g. "2 of HIP_VISIBLE_DEVICES=2,3,5" for a count; may be ""
-	Vendor     Vendor
-	Arch       string   // "gfx942", "gfx950", "sm_90", ... ; "" when it could not be found
-	ArchSource string   // "--arch", "rocminfo", "amd-smi", "rocm-smi", "nvidia-smi"; "" with no Arch
+	IDs []string // ids to pin one item to, in worker order (logical ids, passed through unchanged)
+	// Source is where the pool came from: the gpus option as Options.Face names it
+	// ("--gpus"), "HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES", "rocminfo", "amd-smi",
+	// "rocm-smi", "nvidia-smi".
+	Source string
+	Detail string // more about Source, e.g. "2 of HIP_VISIBLE_DEVICES=2,3,5" for a count; may be ""
+	Vendor Vendor
+	Arch   string // "gfx942", "gfx950", "sm_90", ... ; "" when it could not be found
+	// ArchSource: the arch option as Options.Face names it ("--arch"), "rocminfo",
+	// "amd-smi", "rocm-smi", "nvidia-smi"; "" with no Arch.
+	ArchSource string
 	PinVar     string   // the variable that pins an item to one GPU
 	AlsoPin    []string // the other visible-devices variable, set to the same id, when the items' environment sets it too
 	Names      []string // marketing names of the GPUs the tools listed (for the log); may be empty
@@ -89,6 +95,9 @@ type Options struct {
 	Env         []string          // environment of the place items run (KEY=VALUE); also the tools' environment
 	Exec        executor.Executor // runs the vendor tools where items run
 	ToolTimeout time.Duration     // per tool run; 0 = DefaultToolTimeout
+	// Face names the options (gpus, arch) in messages as the user gave them: flags
+	// or the action's inputs.
+	Face optname.Face
 }
 
 // ErrNoGPU is wrapped by the error Detect returns when no pool was given and no tool
@@ -148,7 +157,8 @@ func Detect(ctx context.Context, o Options) (Pool, error) {
 		return Pool{}, errors.New("gpu.Detect: no executor to run the vendor tools with")
 	}
 	if o.Arch != "" && !archName.MatchString(o.Arch) {
-		return Pool{}, badf("--arch %q: an arch is a name such as gfx942 or sm_90 (letters, digits, _ . + -, up to 64): fix --arch", o.Arch)
+		return Pool{}, badf("%s %q: an arch is a name such as gfx942 or sm_90 (letters, digits, _ . + -, up to 64): fix %s",
+			o.Face.Name("arch"), o.Arch, o.Face.Name("arch"))
 	}
 	if o.PinVar != "" && !envName.MatchString(o.PinVar) {
 		return Pool{}, badf("pin variable %q is not an environment variable name: use a name such as HIP_VISIBLE_DEVICES", o.PinVar)
@@ -208,7 +218,7 @@ func (d *detector) pool(ctx context.Context) (Pool, error) {
 	var spec Spec
 	if d.o.Explicit != "" {
 		var err error
-		if spec, err = ParseSpec(d.o.Explicit); err != nil {
+		if spec, err = ParseSpecAs(d.o.Face, d.o.Explicit); err != nil {
 			return p, err
 		}
 	}
@@ -218,13 +228,14 @@ func (d *detector) pool(ctx context.Context) (Pool, error) {
 		switch {
 		case err != nil && spec.IDs != nil:
 			// --gpus gives the ids and each item's pin replaces the variable.
-			d.warnf(&p, "%v (--gpus %s decides)", err, strings.Join(spec.IDs, ","))
+			d.warnf(&p, "%v (%s decides)", err, d.o.Face.Set("gpus", strings.Join(spec.IDs, ",")))
 		case err != nil:
 			return p, err
 		}
 		vars[i] = ids
 	}
 	hip, cuda := vars[0], vars[1]
+	gpus := d.o.Face.Name("gpus")
 	outer, outerVar := hip, HIPVisible
 	if hip == nil {
 		outer, outerVar = cuda, CUDAVisible
@@ -233,25 +244,26 @@ func (d *detector) pool(ctx context.Context) (Pool, error) {
 		conflict := fmt.Sprintf("%s=%s and %s=%s name different GPUs (HIP programs follow the first, CUDA programs the second)",
 			HIPVisible, strings.Join(hip, ","), CUDAVisible, strings.Join(cuda, ","))
 		if spec.IDs == nil {
-			return p, badf("%s: unset one of them, or pass --gpus with a list of ids", conflict)
+			return p, badf("%s: unset one of them, or give %s a list of ids", conflict, gpus)
 		}
-		d.warnf(&p, "%s: --gpus %s decides", conflict, strings.Join(spec.IDs, ","))
+		d.warnf(&p, "%s: %s decides", conflict, d.o.Face.Set("gpus", strings.Join(spec.IDs, ",")))
 	}
 	switch {
 	case spec.IDs != nil:
-		p.IDs, p.Source = spec.IDs, "--gpus"
+		p.IDs, p.Source = spec.IDs, gpus
 		return p, nil
 	case spec.Count > 0 && outer != nil:
 		if spec.Count > len(outer) {
-			return p, badf("--gpus %d: %s=%s lists only %s: pass --gpus %d or fewer, or widen %s",
-				spec.Count, outerVar, strings.Join(outer, ","), textfmt.Count(len(outer), "GPU"), len(outer), outerVar)
+			return p, badf("%s %d: %s=%s lists only %s: give %s or fewer, or widen %s",
+				gpus, spec.Count, outerVar, strings.Join(outer, ","), textfmt.Count(len(outer), "GPU"),
+				d.o.Face.Set("gpus", strconv.Itoa(len(outer))), outerVar)
 		}
-		p.IDs, p.Source = outer[:spec.Count], "--gpus"
+		p.IDs, p.Source = outer[:spec.Count], gpus
 		p.Detail = fmt.Sprintf("%d of %s=%s", spec.Count, outerVar, strings.Join(outer, ","))
 		d.outerVar = outerVar
 		return p, nil
 	case spec.Count > 0:
-		p.IDs, p.Source = countIDs(spec.Count), "--gpus"
+		p.IDs, p.Source = countIDs(spec.Count), gpus
 		return p, nil
 	case outer != nil:
 		p.IDs, p.Source = outer, outerVar
@@ -300,7 +312,8 @@ func (d *detector) detect(ctx context.Context, p *Pool) error {
 	if mask, _, ok := d.rocrMask(); ok {
 		msg += fmt.Sprintf("; %s=%s is set and may hide them", ROCRVisible, mask)
 	}
-	msg += "; if the GPUs are there, pass --gpus (e.g. --gpus 0,1,2,3) or set " + HIPVisible + " (" + CUDAVisible + " on NVIDIA)"
+	msg += "; if the GPUs are there, give " + d.o.Face.Name("gpus") + " (e.g. " + d.o.Face.Set("gpus", "0,1,2,3") + ") or set " +
+		HIPVisible + " (" + CUDAVisible + " on NVIDIA)"
 	return &Error{Kind: ErrNoGPU, Msg: msg}
 }
 
@@ -309,9 +322,9 @@ func (d *detector) detect(ctx context.Context, p *Pool) error {
 func (d *detector) arch(ctx context.Context, p *Pool) error {
 	if d.o.Arch != "" {
 		if p.Arch != "" && p.Arch != d.o.Arch {
-			d.warnf(p, "--arch %s overrides the detected arch %s (from %s)", d.o.Arch, p.Arch, p.ArchSource)
+			d.warnf(p, "%s overrides the detected arch %s (from %s)", d.o.Face.Set("arch", d.o.Arch), p.Arch, p.ArchSource)
 		}
-		p.Arch, p.ArchSource = d.o.Arch, "--arch"
+		p.Arch, p.ArchSource = d.o.Arch, d.o.Face.Name("arch")
 		if p.Vendor == Unknown {
 			p.Vendor = vendorOfArch(d.o.Arch)
 		}
@@ -362,8 +375,8 @@ func (d *detector) setArch(p *Pool, devs []Device, tool string) {
 	}
 	p.Arch, p.ArchSource = archs[0], tool
 	if len(archs) > 1 {
-		d.warnf(p, "%s lists GPUs of several archs (%s): the weight table is keyed by %s; pass --arch or --gpus to choose",
-			tool, strings.Join(archs, ", "), archs[0])
+		d.warnf(p, "%s lists GPUs of several archs (%s): the weight table is keyed by %s; give %s or %s to choose",
+			tool, strings.Join(archs, ", "), archs[0], d.o.Face.Name("arch"), d.o.Face.Name("gpus"))
 	}
 }
 
@@ -434,11 +447,11 @@ func (d *detector) check(p *Pool) error {
 // poolWhat names the input the pool came from, for an error.
 func (d *detector) poolWhat(p *Pool) string {
 	switch p.Source {
-	case "--gpus":
+	case d.o.Face.Name("gpus"):
 		if p.Detail != "" {
-			return "--gpus " + p.Detail
+			return p.Source + " " + p.Detail
 		}
-		return "--gpus " + strings.TrimSpace(d.o.Explicit)
+		return p.Source + " " + strings.TrimSpace(d.o.Explicit)
 	case HIPVisible, CUDAVisible:
 		return p.Source + "=" + strings.Join(p.IDs, ",")
 	}

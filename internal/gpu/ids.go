@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/rocm/sgpu-queue/internal/optname"
 )
 
 // MaxGPUs bounds a pool: no machine has more GPUs (or partitions) than this, and a
@@ -25,19 +27,25 @@ type Spec struct {
 // ParseSpec parses a --gpus value. A bare number is a count ("4": four GPUs); a list
 // has a comma ("0,1,2,3"). A one-GPU list is written with a trailing comma ("3,") or
 // as a UUID ("GPU-8d1457e2c20f59d2"): "3" alone means three GPUs.
-func ParseSpec(s string) (Spec, error) {
+func ParseSpec(s string) (Spec, error) { return ParseSpecAs(optname.CLI, s) }
+
+// ParseSpecAs is ParseSpec with errors naming the option as face f does.
+func ParseSpecAs(f optname.Face, s string) (Spec, error) {
 	t := strings.TrimSpace(s)
+	gpus := f.Name("gpus")
 	if t != "" && !strings.Contains(t, ",") && isDigits(t) {
 		n, err := strconv.Atoi(t)
 		switch {
 		case err != nil || n > MaxGPUs:
-			return Spec{}, badf("--gpus %s: more than %d GPUs is not a machine this tool can drive; pass a count up to %d or a list of ids", t, MaxGPUs, MaxGPUs)
+			return Spec{}, badf("%s %s: more than %d GPUs is not a machine this tool can drive; give a count up to %d or a list of ids",
+				gpus, t, MaxGPUs, MaxGPUs)
 		case n == 0:
-			return Spec{}, badf("--gpus %s: a count must be at least 1 (to use GPU 0 alone, write --gpus 0, with a trailing comma)", t)
+			return Spec{}, badf("%s %s: a count must be at least 1 (to use GPU 0 alone, write %s with a trailing comma)",
+				gpus, t, f.Set("gpus", "0,"))
 		}
 		return Spec{Count: n}, nil
 	}
-	ids, err := ParseIDs("--gpus", s)
+	ids, err := parseIDs(fmt.Sprintf("%s %q", gpus, s), "list GPU ids like 0,1,2,3", s)
 	if err != nil {
 		return Spec{}, err
 	}
@@ -58,6 +66,11 @@ func ParseIDs(what, s string) ([]string, error) {
 	if !strings.HasPrefix(what, "-") {
 		fix += " or unset it"
 	}
+	return parseIDs(show, fix, s)
+}
+
+// parseIDs is ParseIDs with the source shown as show and the fix given.
+func parseIDs(show, fix, s string) ([]string, error) {
 	t := strings.TrimSpace(s)
 	t = strings.TrimSuffix(t, ",")
 	if strings.TrimSpace(t) == "" {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/rocm/sgpu-queue/internal/optname"
 )
 
 // LockName is the lock file in the log dir: a run holds an exclusive flock(2) on it
@@ -21,7 +23,8 @@ type Lock struct{ f *os.File }
 // BusyError is returned when another run holds the log dir's lock.
 type BusyError struct {
 	Dir    string
-	Holder string // "pid 123 on host h, started 2025-…", or "" when not yet written
+	Holder string       // "pid 123 on host h, started 2025-…", or "" when not yet written
+	Face   optname.Face // names the log-dir option in the message (the engine sets it)
 }
 
 func (e *BusyError) Error() string {
@@ -29,7 +32,8 @@ func (e *BusyError) Error() string {
 	if holder == "" {
 		holder = "it is starting and has not named itself yet"
 	}
-	return fmt.Sprintf("log dir %s is in use by another sgpu-queue run (%s): wait for it to end, or give this run another --log-dir", e.Dir, holder)
+	return fmt.Sprintf("log dir %s is in use by another sgpu-queue run (%s): wait for it to end, or give this run another %s",
+		e.Dir, holder, e.Face.Name("log-dir"))
 }
 
 // lock takes the log dir's lock without waiting.

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/rocm/sgpu-queue/internal/atomicfile"
+	"github.com/rocm/sgpu-queue/internal/optname"
 )
 
 // ToolName is what queue/run.json says in "tool": a log dir holding one is a log dir
@@ -23,13 +24,15 @@ const ToolName = "sgpu-queue"
 // someone's data (`--log-dir .` in a repository), and a run would write among them.
 type NotOursError struct {
 	Dir   string
-	Why   string   // "no queue/run.json", or why run.json is not this tool's
-	Found []string // some of what is there, for the message
+	Why   string       // "no queue/run.json", or why run.json is not this tool's
+	Found []string     // some of what is there, for the message
+	Face  optname.Face // names the options in the message (the engine sets it)
 }
 
 func (e *NotOursError) Error() string {
-	return fmt.Sprintf("log dir %s holds files that no sgpu-queue run wrote (%s; it holds %s): pass an empty or new --log-dir, or --log-dir-reuse to write beside them (a run only ever deletes files of its own earlier runs)",
-		e.Dir, e.Why, strings.Join(e.Found, ", "))
+	return fmt.Sprintf("log dir %s holds files that no sgpu-queue run wrote (%s; it holds %s): give an empty or new %s, "+
+		"or %s to write beside them (a run only ever deletes files of its own earlier runs)",
+		e.Dir, e.Why, strings.Join(e.Found, ", "), e.Face.Name("log-dir"), e.Face.Enable("log-dir-reuse"))
 }
 
 // Claim makes the log dir this run's, in phase 0 of a real run (a dry run writes

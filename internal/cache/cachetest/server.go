@@ -13,7 +13,8 @@
 // prefix, newest first, for the key and then each restore key. Every service call
 // needs the server's bearer token (HS256 JWT, Server.Token); the blob URLs carry their
 // own signature instead, as Azure SAS URLs do. Every call is recorded (Calls), and
-// SetMode makes calls fail with 500 or hang until the client gives up.
+// SetMode makes calls fail with 500, answer 404 (no such service) or hang until the
+// client gives up.
 package cachetest
 
 import (
@@ -48,6 +49,9 @@ const (
 	// Hang never answers: the handler waits until the client gives up or the server
 	// is closed. It proves that the client's timeouts bound every call.
 	Hang
+	// NotFound answers HTTP 404 with a plain-text body, as a server without that
+	// service does (nektos/act serves only v1: its v2 paths are 404 page not found).
+	NotFound
 )
 
 // Op names one kind of call.
@@ -392,6 +396,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	case Fail:
 		failure(rw, op, http.StatusInternalServerError, "internal", "cachetest: failing mode")
+		return
+	case NotFound:
+		http.NotFound(rw, r)
 		return
 	}
 	if err != nil || len(body) > maxBody {
