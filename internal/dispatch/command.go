@@ -111,7 +111,9 @@ func (d *dispatcher) env(it Item, gpu string) ([]string, error) {
 // <prefix><label>/), "" when this run knows none: no JUnit prefix, an opaque item
 // (its files are named by the suite), a list tag that would put it outside its
 // suite's directory.
-func (d *dispatcher) xmlFile(it Item) string { return JUnitFile(d.cfg.JUnitPrefix, d.cfg.JUnitSuffix, it) }
+func (d *dispatcher) xmlFile(it Item) string {
+	return JUnitFile(d.cfg.JUnitPrefix, d.cfg.JUnitSuffix, it)
+}
 
 // JUnitFile is the local path of item's JUnit XML under the JUnit prefix with the
 // suffix, "" when there is none to know (xmlFile). The re-run state reads the

@@ -21,8 +21,8 @@ import (
 // rerunning is a run narrowed to what failed the last attempt (docs/reruns.md).
 type rerunning struct {
 	logdir.Rerun
-	suites map[string]bool       // the labels with an item queued
-	tests  map[rerun.Key]string  // each narrowed item's tests file, "" for none
+	suites map[string]bool      // the labels with an item queued
+	tests  map[rerun.Key]string // each narrowed item's tests file, "" for none
 }
 
 // rerunFiles names the re-run state of one TE queue for this run's arch and level.

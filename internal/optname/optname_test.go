@@ -4,7 +4,7 @@ import "testing"
 
 func TestFaces(t *testing.T) {
 	cases := []struct {
-		f         Face
+		f                Face
 		name, given, set string
 	}{
 		{CLI, "--repo-root", "--repo-root ci", "--repo-root ci"},
