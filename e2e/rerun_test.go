@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/rocm/sgpu-queue/internal/cache/cachetest"
 )
 
 // rerunFixture is testdata/rerun (TE's current shapes: two list suites whose items
@@ -179,4 +181,42 @@ func mapsEqual(a, b map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// TestActionRerun: the action carries ci-rerun/ in the Actions cache by itself.
+// Attempt 1 of run 4242 fails one test of test_b and core; attempt 2 of the same run,
+// in a fresh checkout of the workspace, runs only those (output rerun: 2); a new run
+// finds no state of its own and runs everything.
+func TestActionRerun(t *testing.T) {
+	t.Parallel()
+	cacheSrv := cachetest.New(t)
+	attempt := func(runID, n string, env ...string) (result, []string, map[string]string) {
+		t.Helper()
+		f := newRerunFixture(t) // a fresh checkout: nothing of an earlier attempt on disk
+		inputs := map[string]string{"config": "ci/ci_sgpu_queue.conf", "gpus": "0,1", "arch": "gfx942", "publish": "summary"}
+		renv, outFile, _ := runner(t, f.dir, inputs, append(cacheSrv.Env(),
+			append(env, "GITHUB_RUN_ID="+runID, "GITHUB_RUN_ATTEMPT="+n, "RERUN_TRACE="+f.trace)...)...)
+		if err := os.WriteFile(f.trace, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := sgpu(t, f.dir, renv, "action")
+		ran := lines(readFile(t, f.trace))
+		slices.Sort(ran)
+		return r, ran, parseOutputs(t, outFile)
+	}
+	r, ran, out := attempt("4242", "1", "RERUN_FAIL=tests.test_b::t2", "RERUN_CORE_FAIL=1")
+	if r.code != 1 || len(ran) != 21 || out["rerun"] != "0" || !strings.Contains(r.stdout, "re-run state: saved 2 file(s) of ci-rerun/") {
+		t.Fatalf("attempt 1: exit %d, %d tests, rerun %q\n%s", r.code, len(ran), out["rerun"], r.stdout)
+	}
+	r, ran, out = attempt("4242", "2")
+	if r.code != 0 || len(ran) != 2 || ran[0] != "core\twhole\tunset" || !strings.HasPrefix(ran[1], "tests.test_b\tt2\t") || out["rerun"] != "2" {
+		t.Errorf("attempt 2: exit %d, ran %q, rerun %q; want 0, core and test_b's t2, 2\n%s", r.code, ran, out["rerun"], r.stdout)
+	}
+	if !strings.Contains(r.stdout, "re-run state: restored sgpu-weights-rerun-4242-") {
+		t.Errorf("attempt 2 does not say it restored the state:\n%s", r.stdout)
+	}
+	r, ran, out = attempt("4343", "1")
+	if r.code != 0 || len(ran) != 21 || out["rerun"] != "0" {
+		t.Errorf("a new run: exit %d, %d tests, rerun %q; want 0, all 21, 0\n%s", r.code, len(ran), out["rerun"], r.stdout)
+	}
 }

@@ -139,7 +139,14 @@ func (a *act) modeStep(mode string) (func(context.Context) int, error) {
 		if opts.Container == "" {
 			a.noteJobContainer(ctx)
 		}
+		st := a.rerunStore()
+		if !opts.Full {
+			st.restore(ctx, a, a.root)
+		}
 		res, err := engine.Run(ctx, opts)
+		if res != nil {
+			st.save(context.WithoutCancel(ctx), a, a.root)
+		}
 		return a.finish(ctx, res, err)
 	}, err
 }

@@ -375,6 +375,20 @@ func (s *Store) restore(ctx context.Context) (*weights.Table, string, []string, 
 	if err := errors.Join(s.ready(prefix), checkKey(s.ArchPrefix())); err != nil {
 		return nil, "", nil, err
 	}
+	key, data, err := s.loadEntry(ctx, prefix, s.ArchPrefix())
+	if err != nil || key == "" {
+		return nil, "", nil, err
+	}
+	t, warns, err := decodeBlob(data, key, s.c.MaxBytes)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return t, key, warns, nil
+}
+
+// loadEntry downloads the newest entry whose key starts with the first of keys,
+// else with the next (the service's rule), up to MaxBytes+1 bytes; "" is a miss.
+func (s *Store) loadEntry(ctx context.Context, keys ...string) (string, []byte, error) {
 	timeout := s.timeout(DefaultRestoreTimeout)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -383,7 +397,7 @@ func (s *Store) restore(ctx context.Context) (*weights.Table, string, []string, 
 	err := s.call(timeout, func(c *actionscache.Cache) error {
 		var err error
 		e, data = nil, nil
-		if e, err = c.Load(ctx, prefix, s.ArchPrefix()); err != nil || e == nil || e.Key == "" {
+		if e, err = c.Load(ctx, keys...); err != nil || e == nil || e.Key == "" {
 			return err
 		}
 		rac := e.Download(ctx)
@@ -394,17 +408,46 @@ func (s *Store) restore(ctx context.Context) (*weights.Table, string, []string, 
 		}
 		return nil
 	})
+	if err != nil || e == nil || e.Key == "" {
+		return "", nil, err
+	}
+	return e.Key, data, nil
+}
+
+// LoadBlob restores the newest entry whose key starts with prefix: state other
+// than the weight table (the re-run state, docs/reruns.md). "" is a miss; a blob
+// over MaxBytes is an error. The error is one line, meant to be a warning.
+func (s *Store) LoadBlob(ctx context.Context, prefix string) (string, []byte, error) {
+	if !s.CanRestore() {
+		return "", nil, nil
+	}
+	if err := s.ready(prefix); err != nil {
+		return "", nil, err
+	}
+	key, data, err := s.loadEntry(ctx, prefix)
 	if err != nil {
-		return nil, "", nil, err
+		return "", nil, errors.New(oneLine("cache: restore of "+prefix+"* failed: "+s.describe(ctx, err, s.timeout(DefaultRestoreTimeout)), s.c.Token))
 	}
-	if e == nil || e.Key == "" {
-		return nil, "", nil, nil
+	if int64(len(data)) > s.c.MaxBytes {
+		return "", nil, fmt.Errorf("cache: entry %s is over the %d-byte limit; not used", key, s.c.MaxBytes)
 	}
-	t, warns, err := decodeBlob(data, e.Key, s.c.MaxBytes)
+	return key, data, nil
+}
+
+// SaveBlob stores data under key (when ACTIONS_CACHE_MODE allows writing); a key
+// already stored counts as saved. The error is one line, meant to be a warning.
+func (s *Store) SaveBlob(ctx context.Context, key string, data []byte) error {
+	if !s.CanSave() {
+		return nil
+	}
+	err := s.ready(key)
+	if err == nil {
+		err = s.saveEntry(ctx, key, data)
+	}
 	if err != nil {
-		return nil, "", nil, err
+		return errors.New(oneLine("cache: save under "+key+" failed: "+s.describe(ctx, err, s.timeout(DefaultSaveTimeout)), s.c.Token))
 	}
-	return t, e.Key, warns, nil
+	return nil
 }
 
 // Save writes the table to Local (if set) and to the cache under RunKey (when
@@ -451,16 +494,27 @@ func (s *Store) save(ctx context.Context, t *weights.Table) error {
 	if int64(b.Len()) > s.c.MaxBytes {
 		return fmt.Errorf("the table is %d bytes, over the %d-byte limit of a cached table", b.Len(), s.c.MaxBytes)
 	}
-	timeout := s.timeout(DefaultSaveTimeout)
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	err := s.call(timeout, func(c *actionscache.Cache) error { return c.Save(ctx, key, actionscache.NewBlob(b.Bytes())) })
-	if err != nil && !errors.Is(err, os.ErrExist) {
+	if err := s.saveEntry(ctx, key, b.Bytes()); err != nil {
 		return err
 	}
 	s.mu.Lock()
 	s.saved = key
 	s.mu.Unlock()
+	return nil
+}
+
+// saveEntry stores data under key; a key already stored counts as saved.
+func (s *Store) saveEntry(ctx context.Context, key string, data []byte) error {
+	if int64(len(data)) > s.c.MaxBytes {
+		return fmt.Errorf("%d bytes, over the %d-byte limit of a cache entry", len(data), s.c.MaxBytes)
+	}
+	timeout := s.timeout(DefaultSaveTimeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	err := s.call(timeout, func(c *actionscache.Cache) error { return c.Save(ctx, key, actionscache.NewBlob(data)) })
+	if err != nil && !errors.Is(err, os.ErrExist) {
+		return err
+	}
 	return nil
 }
 
