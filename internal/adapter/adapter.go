@@ -86,7 +86,26 @@ type Run struct {
 	// container path under container exec); "" when JUnit is off.
 	JUnit          string
 	Stdout, Stderr io.Writer
+	// Only narrows the item to these tests on a re-run, in the form its adapter's
+	// Narrower gives them (docs/adapters.md, "Re-runs"); nil or empty: the whole
+	// item. An adapter that cannot narrow, or ids that are not the item's, run the
+	// whole item: running more than asked is safe, fewer would pass untested tests.
+	Only []string
 }
+
+// Narrower is an adapter whose items can re-run only some of their tests
+// (docs/adapters.md, "Re-runs"). TestIDs reads the JUnit file an attempt of item it
+// wrote (a path on this machine) and returns its failed tests, each once, in the
+// form Command takes in Run.Only, and how many test cases the file holds. An
+// error means the item re-runs whole: a failed test that cannot be named wraps
+// ErrCannotNarrow.
+type Narrower interface {
+	TestIDs(it Item, junit string) (failed []string, total int, err error)
+}
+
+// ErrCannotNarrow is wrapped by TestIDs when a failed test of the item has no id
+// its command could select it by.
+var ErrCannotNarrow = errors.New("a failed test cannot be named")
 
 // Spec is an adapter suite's config line.
 type Spec struct {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/executor"
+	"github.com/rocm/sgpu-queue/internal/junit"
 )
 
 // ctestSuite is `<label> <logfile> ctest[,split=…] <ctest args…>`, e.g.
@@ -257,8 +258,11 @@ func chunkItem(ch []ctestListed) Item {
 // Command runs exactly the item's test(s): the suite's arguments, then an -R that
 // matches only their names (ctest keeps the last -R), with --no-tests=error so that
 // a name that matches nothing fails instead of passing, and the JUnit file.
+//
+// Narrowed (run.Only), the -R matches exactly the given names instead, when each is
+// one of the item's.
 func (c *ctestSuite) Command(it Item, run Run) executor.Command {
-	args := append(c.selection(it), "--no-tests=error")
+	args := append(c.selection(narrowed(it, run.Only)), "--no-tests=error")
 	if run.JUnit != "" {
 		// A relative path would be taken from the build directory.
 		j := run.JUnit
@@ -281,10 +285,19 @@ func names(it Item) []string {
 	return it.Args
 }
 
-// selection is the suite's arguments, then an -R that matches exactly the item's
-// names (ctest keeps the last -R; the suite's -E still applies).
-func (c *ctestSuite) selection(it Item) []string {
+// narrowed are the names a narrowed item runs: only, when each is one of its names;
+// else (or when only is empty) all of them.
+func narrowed(it Item, only []string) []string {
 	ns := names(it)
+	if len(only) == 0 || slices.ContainsFunc(only, func(n string) bool { return !slices.Contains(ns, n) }) {
+		return ns
+	}
+	return only
+}
+
+// selection is the suite's arguments, then an -R that matches exactly the names
+// ns (ctest keeps the last -R; the suite's -E still applies).
+func (c *ctestSuite) selection(ns []string) []string {
 	escaped := make([]string, len(ns))
 	for i, n := range ns {
 		escaped[i] = escapeCMakeRegex(n)
@@ -300,7 +313,7 @@ func (c *ctestSuite) selection(it Item) []string {
 // with its -R): exactly its names is its own tag; anything else is the names found.
 func (c *ctestSuite) Selects(ctx context.Context, ex executor.Executor, in Listing, it Item) ([]string, error) {
 	s := c.spec
-	args := append(c.selection(it), "--show-only=json-v1")
+	args := append(c.selection(names(it)), "--show-only=json-v1")
 	out, err := s.capture(ctx, ex, in, executor.Command{Path: "ctest", Args: args, Env: s.env(in.Env), Dir: in.Dir}, "")
 	if err != nil {
 		return nil, err
@@ -337,4 +350,44 @@ func escapeCMakeRegex(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
+}
+
+// TestIDs are the names of the item's tests its JUnit says failed, for Run.Only:
+// failed (a timeout too), or not run for a reason that fails the run (a missing
+// executable, a failed fixture: CTest writes those as skipped); its deliberate
+// skips (SKIP_RETURN_CODE, SKIP_REGULAR_EXPRESSION) are not. A failed test that is
+// none of the item's names (a fixture CTest added to the run) is ErrCannotNarrow.
+func (c *ctestSuite) TestIDs(it Item, path string) ([]string, int, error) {
+	cases, err := junit.ReadCases(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	own := map[string]bool{}
+	for _, n := range names(it) {
+		own[n] = true
+	}
+	var ids []string
+	seen := map[string]bool{}
+	for _, k := range cases {
+		if !ctestFailed(k) || seen[k.Name] {
+			continue
+		}
+		if !own[k.Name] {
+			return nil, len(cases), fmt.Errorf("%s: failed test %q is not one of item %s's tests: %w", path, k.Name, it.Tag, ErrCannotNarrow)
+		}
+		seen[k.Name] = true
+		ids = append(ids, k.Name)
+	}
+	return ids, len(cases), nil
+}
+
+// ctestFailed reports whether a CTest test case counts as failed for a re-run.
+func ctestFailed(k junit.Case) bool {
+	switch k.Result {
+	case junit.CaseFailed, junit.CaseErrored:
+		return true
+	case junit.CaseSkipped:
+		return !strings.HasPrefix(k.Message, "SKIP_RETURN_CODE=") && k.Message != "SKIP_REGULAR_EXPRESSION_MATCHED" && k.Message != "Disabled"
+	}
+	return false
 }

@@ -129,8 +129,13 @@ func runItem(t *testing.T, a Adapter, it Item, repo, junit string, env ...string
 // tryItem is runItem for goroutines other than the test's: it reports instead of
 // failing the test.
 func tryItem(a Adapter, it Item, repo, junit string, env ...string) (ran, error) {
+	return tryNarrowed(a, it, nil, repo, junit, env...)
+}
+
+// tryNarrowed is tryItem narrowed to the tests only (Run.Only).
+func tryNarrowed(a Adapter, it Item, only []string, repo, junit string, env ...string) (ran, error) {
 	var out bytes.Buffer
-	c := a.Command(it, Run{Env: testEnv(env...), Dir: repo, JUnit: junit, Stdout: &out, Stderr: &out})
+	c := a.Command(it, Run{Env: testEnv(env...), Dir: repo, JUnit: junit, Stdout: &out, Stderr: &out, Only: only})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	res, err := executor.Local{Grace: time.Second}.Run(ctx, c)

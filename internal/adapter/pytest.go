@@ -8,10 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/executor"
+	"github.com/rocm/sgpu-queue/internal/junit"
 )
 
 // ErrNoPytest is wrapped by a pytest listing whose interpreter cannot import pytest.
@@ -273,12 +275,21 @@ func lastLine(s string) string {
 
 // Command runs pytest on the item's file (or node id) with the suite's options but
 // none of its path operands: given the folder too, pytest would run the folder.
+// Narrowed (run.Only), the operands are the given node ids instead.
 func (p *pytestSuite) Command(it Item, run Run) executor.Command {
-	args := append([]string{"-m", "pytest"}, it.Args...)
+	args := []string{"-m", "pytest"}
+	if run.JUnit != "" {
+		// xunit1 keeps each case's file, from which a re-run names it (TestIDs).
+		// Before the suite's options, so that a junit_family of theirs wins.
+		args = append(args, "-o", "junit_family=xunit1")
+	}
+	args = append(args, it.Args...)
 	if run.JUnit != "" {
 		args = append(args, "--junitxml="+run.JUnit)
 	}
-	args = append(args, operand(it.Tag))
+	for _, o := range pytestOperands(it, run.Only) {
+		args = append(args, operand(o))
+	}
 	return executor.Command{
 		Path: p.python(run.Dir), Args: args, Env: p.spec.env(run.Env), Dir: run.Dir,
 		Stdout: run.Stdout, Stderr: run.Stderr,
@@ -291,4 +302,64 @@ func operand(tag string) string {
 		return "./" + tag // a file named like an option
 	}
 	return tag
+}
+
+// pytestOperands are what a narrowed item runs: the node ids in only when each is
+// inside the item, else (or when only is empty) its tag, the whole item.
+func pytestOperands(it Item, only []string) []string {
+	if len(only) == 0 || slices.ContainsFunc(only, func(id string) bool { return !inItem(it, id) }) {
+		return []string{it.Tag}
+	}
+	return only
+}
+
+// inItem reports whether node id (relative to the repo root) is a test of the item:
+// its file's tests, or a split=test item's node and its parameters.
+func inItem(it Item, id string) bool {
+	if strings.ContainsAny(id, "\n\r") {
+		return false
+	}
+	return id == it.Tag || strings.HasPrefix(id, it.Tag+"::") || strings.Contains(it.Tag, "::") && strings.HasPrefix(id, it.Tag+"[")
+}
+
+// TestIDs are the node ids of the failed and errored cases of the item's JUnit,
+// relative to the repo root as its tag is, for Run.Only. They come from the xunit1
+// family Command asks for (junit.PytestNodeID); a case without one (the xunit2
+// family, a test inherited from another file, a file that did not collect) is
+// ErrCannotNarrow.
+func (p *pytestSuite) TestIDs(it Item, path string) ([]string, int, error) {
+	failed, total, err := junit.FailedCases(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	file, _, _ := strings.Cut(it.Tag, "::")
+	var ids []string
+	seen := map[string]bool{}
+	for _, c := range failed {
+		id, ok := junit.PytestNodeID(c)
+		if ok {
+			id, ok = fromRootdir(id, file)
+		}
+		if !ok || !inItem(it, id) {
+			return nil, total, fmt.Errorf("%s: test %q (classname %q, file %q) has no node id in %s: %w",
+				path, c.Name, c.Classname, c.File, it.Tag, ErrCannotNarrow)
+		}
+		if !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	return ids, total, nil
+}
+
+// fromRootdir makes a node id, relative to pytest's rootdir, relative to the repo
+// root as the item's file is (List's tags): every test of the item is in that file,
+// named from the rootdir, which may be below the repo root (an ini file in tests/)
+// or above it.
+func fromRootdir(id, file string) (string, bool) {
+	f, rest, _ := strings.Cut(id, "::")
+	if f == file || strings.HasSuffix(file, "/"+f) || strings.HasSuffix(f, "/"+file) {
+		return file + "::" + rest, true
+	}
+	return "", false
 }

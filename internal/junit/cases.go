@@ -1,0 +1,132 @@
+package junit
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// CaseResult is how one test case ended, as its JUnit file says.
+type CaseResult int
+
+// The results of a test case. A case with several result elements counts as the
+// worst: an error over a failure over a skip.
+const (
+	CasePassed CaseResult = iota
+	CaseSkipped
+	CaseFailed
+	CaseErrored
+)
+
+func (r CaseResult) String() string {
+	switch r {
+	case CaseSkipped:
+		return "skipped"
+	case CaseFailed:
+		return "failed"
+	case CaseErrored:
+		return "errored"
+	}
+	return "passed"
+}
+
+// Case is one test case of an item's JUnit file, as a re-run names it (SPEC §19;
+// docs/adapters.md, "Re-runs").
+type Case struct {
+	File      string // the file attribute (pytest's xunit1 family, gtest); "" when none
+	Line      int    // the line attribute; 0 when none or not a line number
+	Classname string
+	Name      string
+	Result    CaseResult
+	// Message is the message attribute of the element that gave the result
+	// (CTest's "Unable to find executable" on a test it could not run).
+	Message string
+}
+
+// ReadCases reads every test case of one JUnit file, in file order, within the
+// limits of any JUnit input (Merge's parser: nested suites flattened, no entity
+// expanded, at most MaxFileBytes).
+func ReadCases(path string) ([]Case, error) {
+	lim := defaultLimits()
+	data, err := readCapped(os.DirFS(filepath.Dir(path)), filepath.Base(path), lim.maxBytes)
+	if err != nil {
+		return nil, fmt.Errorf("junit: %s: %w", path, err)
+	}
+	cases, err := casesOf(data, lim)
+	if err != nil {
+		return nil, fmt.Errorf("junit: %s: %w", path, err)
+	}
+	return cases, nil
+}
+
+func casesOf(data []byte, lim limits) ([]Case, error) {
+	p := &parser{lim: lim}
+	suites, err := p.parse(data)
+	if err != nil {
+		return nil, err
+	}
+	var out []Case
+	for _, s := range suites {
+		for _, c := range s.Cases {
+			line, _ := strconv.Atoi(c.Line) // lineNumber kept only a number
+			k := Case{File: c.File, Line: line, Classname: c.Classname, Name: c.Name}
+			for _, r := range []struct {
+				res *xmlResult
+				is  CaseResult
+			}{{c.Error, CaseErrored}, {c.Failure, CaseFailed}, {c.Skipped, CaseSkipped}} {
+				if r.res != nil {
+					k.Result, k.Message = r.is, r.res.Message
+					break
+				}
+			}
+			out = append(out, k)
+		}
+	}
+	return out, nil
+}
+
+// FailedCases reads one JUnit file: its failed and errored test cases, in file
+// order, and how many test cases it holds.
+func FailedCases(path string) (failed []Case, total int, err error) {
+	cases, err := ReadCases(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	for _, c := range cases {
+		if c.Result == CaseFailed || c.Result == CaseErrored {
+			failed = append(failed, c)
+		}
+	}
+	return failed, len(cases), nil
+}
+
+// PytestNodeID is the node id of a test case pytest wrote in its xunit1 family,
+// relative to pytest's rootdir as the file attribute is: file="tests/test_x.py",
+// classname="tests.test_x.TestA.TestB", name="test_n[1.5]" is
+// "tests/test_x.py::TestA::TestB::test_n[1.5]". pytest makes the classname from the
+// node id (its file part dotted, ".py" dropped, then the classes), so the classname
+// must start with the file's dotted form; it does not when the test was written in
+// another file (a method inherited from a base class elsewhere: the file attribute
+// names the base's file), for a collection error (no classname), or under
+// --junit-prefix, and then there is no id (false), as there is none without a file
+// attribute (the default xunit2 family).
+func PytestNodeID(c Case) (string, bool) {
+	file := filepath.ToSlash(c.File)
+	if file == "" || c.Name == "" || strings.Contains(file, "::") || strings.ContainsAny(file+c.Classname+c.Name, "\n\r") {
+		return "", false
+	}
+	module := strings.ReplaceAll(strings.TrimSuffix(file, ".py"), "/", ".")
+	rest, ok := strings.CutPrefix(c.Classname, module)
+	switch {
+	case !ok:
+		return "", false
+	case rest == "":
+		return file + "::" + c.Name, true
+	case !strings.HasPrefix(rest, ".") || strings.HasSuffix(rest, ".") || strings.Contains(rest, "..") || strings.Contains(rest, ":"):
+		// Class names are Python identifiers: none is empty or holds a colon.
+		return "", false
+	}
+	return file + "::" + strings.ReplaceAll(rest[1:], ".", "::") + "::" + c.Name, true
+}
