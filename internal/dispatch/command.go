@@ -45,7 +45,7 @@ func (d *dispatcher) command(it Item, gpu string, log io.Writer) (c executor.Com
 func (d *dispatcher) adapterCommand(it Item, gpu string, log io.Writer) (executor.Command, error) {
 	run := adapter.Run{
 		Env: d.cfg.Hooks.AdapterEnv(d.cfg.Env, d.cfg.Level).With(d.pins(gpu)...),
-		Dir: d.cfg.Dir, Stdout: log, Stderr: log,
+		Dir: d.cfg.Dir, Stdout: log, Stderr: log, Only: it.Only,
 	}
 	if local := d.xmlFile(it); local != "" {
 		if err := os.MkdirAll(filepath.Dir(local), 0o755); err != nil {

@@ -37,10 +37,12 @@ type Item struct {
 	Adapter adapter.Adapter
 	Unit    adapter.Item
 	// Narrowed: a re-run runs the item for what failed last time (docs/reruns.md).
-	// A list or opaque item then gets the hook's only-tests variable naming
-	// OnlyTests, the local file of its tests ("" when it re-runs whole).
+	// A list item then gets the hook's only-tests variable naming OnlyTests, the
+	// local file of its tests ("" when it re-runs whole); an adapter item runs
+	// Only, its failed tests as its adapter names them (nil: whole).
 	Narrowed  bool
 	OnlyTests string
+	Only      []string
 }
 
 // Opaque reports whether the item is a whole opaque suite.

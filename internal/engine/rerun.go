@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/rocm/sgpu-queue/internal/adapter"
 	"github.com/rocm/sgpu-queue/internal/atomicfile"
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/dispatch"
@@ -128,13 +129,22 @@ func keyList(keys []rerun.Key) string {
 }
 
 // narrowItem marks a dispatch item of a re-run: a list item gets the hook's
-// only-tests variable with its tests file (empty: it re-runs whole).
+// only-tests variable with its tests file (empty: it re-runs whole), an adapter
+// item the tests of that file as its command's selection.
 func (r *run) narrowItem(it *dispatch.Item) {
-	if r.rerun == nil || it.Opaque() || it.Adapted() {
+	if r.rerun == nil || it.Opaque() {
 		return
 	}
 	it.Narrowed = true
 	it.OnlyTests = r.rerun.tests[rerun.Key{Label: it.Label, Tag: it.Tag}]
+	if it.Adapted() && it.OnlyTests != "" {
+		data, err := os.ReadFile(it.OnlyTests)
+		if err != nil {
+			r.warn(fmt.Sprintf("re-run: %v; %s runs whole", err, it.Key()))
+			return
+		}
+		it.Only = rerun.Lines(data)
+	}
 }
 
 // markNotRerun gives the suites of a re-run that have no item queued their
@@ -221,18 +231,35 @@ func (r *run) saveTests(it dispatch.Item, path, junitFile string) {
 }
 
 // junitEvidence adds what the item's own JUnit file says to ev: how many tests it
-// has and the ids of those that failed, as the next attempt can select them.
+// has and the ids of those that failed, as the next attempt selects them (an
+// adapter item's by its adapter, a list item's as pytest node ids). When a failed
+// test cannot be named, no id is given: the item re-runs whole.
 func (r *run) junitEvidence(it dispatch.Item, junitFile string, ev *rerun.Evidence) {
+	if it.Adapted() {
+		n, ok := it.Adapter.(adapter.Narrower)
+		if !ok {
+			return // a cmd item: no tests to name
+		}
+		ids, total, err := n.TestIDs(it.Unit, junitFile)
+		if err == nil {
+			ev.JUnitFailed, ev.Total = ids, total
+		}
+		return
+	}
 	cases, total, err := junit.FailedCases(junitFile)
 	if err != nil {
 		return // no count: rerun.Tests refuses to narrow without one
 	}
 	ev.Total = total
+	var ids []string
 	for _, c := range cases {
-		if id, ok := junit.PytestNodeID(c); ok {
-			ev.JUnitFailed = append(ev.JUnitFailed, id)
+		id, ok := junit.PytestNodeID(c)
+		if !ok {
+			return
 		}
+		ids = append(ids, id)
 	}
+	ev.JUnitFailed = ids
 }
 
 // writeLines replaces path with one line per entry.

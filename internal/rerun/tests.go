@@ -102,7 +102,7 @@ func ReadSidecars(junit string) (Evidence, error) {
 	failed, err := os.ReadFile(junit + FailedSuffix)
 	switch {
 	case err == nil:
-		ev.HasFailed, ev.Failed = true, lines(failed)
+		ev.HasFailed, ev.Failed = true, Lines(failed)
 	case !errors.Is(err, fs.ErrNotExist):
 		return ev, err
 	}
@@ -122,8 +122,8 @@ func ReadSidecars(junit string) (Evidence, error) {
 	return ev, nil
 }
 
-// lines are the non-blank lines of data, trimmed.
-func lines(data []byte) []string {
+// Lines are the non-blank lines of a tests file (or sidecar), trimmed.
+func Lines(data []byte) []string {
 	var out []string
 	for _, l := range strings.Split(string(data), "\n") {
 		if l = strings.TrimSpace(l); l != "" {

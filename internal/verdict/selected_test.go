@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/outcome"
 )
 
 // A suite --suites left out has no items, passes, and its verdict files say so with

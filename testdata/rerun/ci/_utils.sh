@@ -10,6 +10,9 @@
 : "${TEST_LEVEL:=99}"
 _run_errors=0
 
+# The one-time setup pass (TE_CI_SETUP_ONLY): nothing to set up here.
+[ -n "$TE_CI_SETUP_ONLY" ] && exit 0
+
 check_test_filter() {
     [ -z "$TEST_FILTER" ] && return 0
     for _tf in $TEST_FILTER; do
