@@ -43,6 +43,7 @@ jobs:
           PATH: ${{ github.workspace }}/bin:/bin
         with:
           config: ci/sgpu.conf
+          log-dir: test-results/test
           publish: summary
       - name: Gate on every suite
         if: always() && steps.queue.outputs.result != 'success'
@@ -78,8 +79,27 @@ jobs:
       - uses: ./
         with:
           config: ci/broken.conf
+          log-dir: test-results/failing
           gpus: "2"
           arch: gfx942
+  inside:
+    runs-on: ubuntu-latest
+    env:
+      TEST_LEVEL: "1"
+    steps:
+      - uses: actions/checkout@v4
+      - name: The suites inside a container an earlier step started
+        id: queue
+        uses: ./
+        with:
+          config: ci/sgpu.conf
+          container: ${{ vars.TARGET }}
+          log-dir: test-results/inside
+          weights: ci-weights/inside.txt
+      - name: It ran there
+        env:
+          RESULT: ${{ steps.queue.outputs.result }}
+        run: test "$RESULT" = success
 `
 
 // actEvent is one line of act --json: a log line of a job, a step's or a job's
@@ -96,7 +116,9 @@ type actEvent struct {
 
 // nektos/act (an independent runner that checks action.yml against the runner's
 // schema) runs the shipped action.yml, only runs.image pointed at the image built
-// from this checkout, on the demo suites with fake GPUs.
+// from this checkout, on the demo suites with fake GPUs; in job inside, with the
+// container input, where act gives the action the host's name, not its container's
+// (the workspace is bind-mounted, --bind, so a target container can share it).
 func TestActWorkflow(t *testing.T) {
 	act := actBinary(t)
 	cli := dockertest.Engine(t)
@@ -107,9 +129,10 @@ func TestActWorkflow(t *testing.T) {
 	}
 	tag := actionImage(t, ctx, cli)
 	ws := actWorkspace(t, tag)
+	target := dockertest.Start(t, cli, []string{ws + ":/workspace"}, []string{"PATH=/workspace/bin:/bin"}, true)
 
 	cmd := exec.CommandContext(ctx, act, "push", "--json", "-P", "ubuntu-latest="+dockertest.Image,
-		"--pull=false", "--action-offline-mode")
+		"--pull=false", "--action-offline-mode", "--bind", "--var", "TARGET="+target)
 	cmd.Dir = ws
 	// act reads ~/.actrc and keeps its caches under HOME: a fresh one asks nothing.
 	cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir())
@@ -133,13 +156,15 @@ func TestActWorkflow(t *testing.T) {
 			annotations = append(annotations, e)
 		}
 	}
-	if jobs["test"] != "success" || jobs["downstream"] != "success" || jobs["failing"] != "failure" {
-		t.Fatalf("job results %v, want test and downstream success, failing failure\n%s", jobs, actLog(logs))
+	if jobs["test"] != "success" || jobs["downstream"] != "success" || jobs["inside"] != "success" || jobs["failing"] != "failure" {
+		t.Fatalf("job results %v, want test, downstream and inside success, failing failure\n%s", jobs, actLog(logs))
 	}
 	checks := []struct{ job, want string }{
 		{"test", "4 GPUs [0 1 2 3] from rocminfo"},
 		{"test", "next step: torch items 8, core rc 0"},
 		{"downstream", "downstream: result success, jax rc 0"},
+		{"inside", "commands run in container " + target + " (repo root there: /workspace)"},
+		{"inside", "4 GPUs [0 1 2 3] from rocminfo"},
 	}
 	for _, c := range checks {
 		if !strings.Contains(logs[c.job].String(), c.want) {
