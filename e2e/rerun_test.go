@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rocm/sgpu-queue/internal/adaptertest"
 	"github.com/rocm/sgpu-queue/internal/cache/cachetest"
 )
 
@@ -218,5 +219,45 @@ func TestActionRerun(t *testing.T) {
 	r, ran, out = attempt("4343", "1")
 	if r.code != 0 || len(ran) != 21 || out["rerun"] != "0" {
 		t.Errorf("a new run: exit %d, %d tests, rerun %q; want 0, all 21, 0\n%s", r.code, len(ran), out["rerun"], r.stdout)
+	}
+}
+
+// TestRerunPytestAdapter: a pytest adapter item re-runs only its failed node id
+// (from its JUnit: the adapter's items write xunit1), its passing file is not re-run.
+func TestRerunPytestAdapter(t *testing.T) {
+	t.Parallel()
+	py := adaptertest.Python(t)
+	dir := fixture(t, "rerun-pytest")
+	bin := filepath.Join(t.TempDir(), "bin")
+	if err := os.Mkdir(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(py, filepath.Join(bin, "python3")); err != nil {
+		t.Fatal(err)
+	}
+	trace := filepath.Join(dir, "trace.txt")
+	run := func(env ...string) (result, []string) {
+		t.Helper()
+		if err := os.WriteFile(trace, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		env = append(env, "PATH="+bin+":"+os.Getenv("PATH"), "PYTHONDONTWRITEBYTECODE=1", "RERUN_TRACE="+trace)
+		r := sgpu(t, dir, env, "run", "--gpus", "0,1", "--arch", "gfx942", "ci/pytest.conf")
+		ran := lines(readFile(t, trace))
+		slices.Sort(ran)
+		return r, ran
+	}
+	r, ran := run("RERUN_FAIL_B=1")
+	const id = "tests/test_four.py::test_b[x y]"
+	if r.code != 1 || len(ran) != 5 {
+		t.Fatalf("attempt 1: exit %d, ran %q; want 1 and all 5 tests\n%s", r.code, ran, r.stdout)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "ci-rerun", "sgpu", "tests", "*.txt"))
+	if len(files) != 1 || readFile(t, files[0]) != id+"\n" {
+		t.Errorf("tests files %q: want one, holding %q", files, id)
+	}
+	r, ran = run()
+	if r.code != 0 || !slices.Equal(ran, []string{id}) {
+		t.Errorf("attempt 2: exit %d, ran %q; want 0 and only %q\n%s", r.code, ran, id, r.stdout)
 	}
 }
