@@ -419,7 +419,7 @@ if [ -n "$TE_CI_LIST_ITEMS" ]; then printf 'TE_CI_ITEM ran\nTE_CI_ITEM gone\n'; 
 		t.Fatal(err)
 	}
 	conf := writeConf(t, dir, "gone.conf", "g g.log list ci/gone.sh\n")
-	args := []string{"run", "--gpus", "2", "--arch", "gfx942", conf}
+	args := []string{"run", "--full", "--gpus", "2", "--arch", "gfx942", conf} // each run whole
 	r := sgpu(t, dir, nil, args...)
 	if r.code != 1 {
 		t.Fatalf("exit %d, want 1: the no-run fails\n%s%s", r.code, r.stdout, r.stderr)

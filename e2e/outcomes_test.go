@@ -145,7 +145,9 @@ func TestOutcomes(t *testing.T) {
 
 	// Without a JUnit prefix in the environment the CLI gives the items one under
 	// its log dir: the gated item is judged from that evidence, a no-run still.
-	r = sgpu(t, dir, []string{"TEST_LEVEL=1"}, "run", "--gpus", "0,1", "--arch", "gfx942", "ci/outcomes.conf")
+	// (Each run of the same tree here is --full: the failures of the one before
+	// would narrow it to a re-run of them.)
+	r = sgpu(t, dir, []string{"TEST_LEVEL=1"}, "run", "--full", "--gpus", "0,1", "--arch", "gfx942", "ci/outcomes.conf")
 	if got := outcomesOf(t, logs); got["omega/o.gated"] != "no-run" || got["omega/o.sigkill"] != "cut-off" || got["omega/o.self124"] != "failed" {
 		t.Errorf("without a prefix in the environment: outcomes %v\n%s", got, r.stdout)
 	}
@@ -158,7 +160,7 @@ func TestOutcomes(t *testing.T) {
 	// is killed at its deadline and only it timed out. The deadline is far above
 	// what the other items take on a busy 2-core machine (at 1–2 s, o.ok and gamma
 	// timed out there too), far below the hung item's 30 s.
-	r = sgpu(t, dir, append(junit, "WITH_HANG=1"), "run", "--gpus", "0,1", "--arch", "gfx942",
+	r = sgpu(t, dir, append(junit, "WITH_HANG=1"), "run", "--full", "--gpus", "0,1", "--arch", "gfx942",
 		"--item-timeout-factor", "3", "--item-timeout-min", "8s", "--item-timeout-max", "12s", "--grace", "500ms", "ci/outcomes.conf")
 	want["omega/o.hang"] = "timeout"
 	if got := outcomesOf(t, logs); !maps.Equal(got, want) {

@@ -263,7 +263,8 @@ func TestRunQueue(t *testing.T) {
 	// Run 2 is ordered longest-first from what run 1 learned; the crashed item is
 	// still unknown, so it goes first.
 	os.Remove(trace)
-	r2 := sgpu(t, dir, env, "run", "--gpus", "0,1,2", "--arch", "gfx942", "ci/queue.conf")
+	// --full: run 1's failures would otherwise narrow it to a re-run of them.
+	r2 := sgpu(t, dir, env, "run", "--full", "--gpus", "0,1,2", "--arch", "gfx942", "ci/queue.conf")
 	if r2.code != 139 {
 		t.Fatalf("run 2 exit %d\n%s", r2.code, r2.stderr)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/rerun"
 	"github.com/rocm/sgpu-queue/internal/schedule"
+	"github.com/rocm/sgpu-queue/internal/textfmt"
 	"github.com/rocm/sgpu-queue/internal/verdict"
 )
 
@@ -123,7 +124,7 @@ func keyList(keys []rerun.Key) string {
 			names = append(names, fmt.Sprintf("and %d more", len(keys)-show))
 			break
 		}
-		names = append(names, k.String())
+		names = append(names, textfmt.Printable(k.String()))
 	}
 	return strings.Join(names, ", ")
 }
@@ -140,7 +141,7 @@ func (r *run) narrowItem(it *dispatch.Item) {
 	if it.Adapted() && it.OnlyTests != "" {
 		data, err := os.ReadFile(it.OnlyTests)
 		if err != nil {
-			r.warn(fmt.Sprintf("re-run: %v; %s runs whole", err, it.Key()))
+			r.warn(fmt.Sprintf("re-run: %v; %s runs whole", err, textfmt.Printable(it.Key())))
 			return
 		}
 		it.Only = rerun.Lines(data)
@@ -205,29 +206,29 @@ func (r *run) saveRerun(e *expansion, arch string, suites []verdict.Suite, dispa
 func (r *run) saveTests(it dispatch.Item, path, junitFile string) {
 	key := rerun.Key{Label: it.Label, Tag: it.Tag}
 	if junitFile == "" {
-		r.printf("  re-run: %s re-runs whole: it has no JUnit file to name its tests\n", key)
+		r.printf("  re-run: %s re-runs whole: it has no JUnit file to name its tests\n", textfmt.Printable(key.String()))
 		return
 	}
 	ev, err := rerun.ReadSidecars(junitFile)
 	if err != nil {
-		r.printf("  re-run: %s re-runs whole: %v\n", key, err)
+		r.printf("  re-run: %s re-runs whole: %v\n", textfmt.Printable(key.String()), err)
 		return
 	}
 	r.junitEvidence(it, junitFile, &ev)
 	tests, why := rerun.Tests(ev)
 	if tests == nil {
-		r.printf("  re-run: %s re-runs whole: %s\n", key, why)
+		r.printf("  re-run: %s re-runs whole: %s\n", textfmt.Printable(key.String()), why)
 		return
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		r.lost("the re-run tests of "+key.String(), path, err)
+		r.lost("the re-run tests of "+textfmt.Printable(key.String()), path, err)
 		return
 	}
 	if err := writeLines(path, tests); err != nil {
-		r.lost("the re-run tests of "+key.String(), path, err)
+		r.lost("the re-run tests of "+textfmt.Printable(key.String()), path, err)
 		return
 	}
-	r.printf("  re-run: %s re-runs %d test(s) → %s\n", key, len(tests), r.rel(path))
+	r.printf("  re-run: %s re-runs %d test(s) → %s\n", textfmt.Printable(key.String()), len(tests), r.rel(path))
 }
 
 // junitEvidence adds what the item's own JUnit file says to ev: how many tests it
