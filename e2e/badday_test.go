@@ -253,7 +253,7 @@ if [ -n "$TE_CI_LIST_ITEMS" ]; then
     exit 0
 fi
 [ -n "$TE_CI_SETUP_ONLY" ] && exit 0
-case $TEST_FILTER in
+` + writeXML + `case $TEST_FILTER in
 bad*) echo "RuntimeError: HIP error: hipErrorNoDevice: no ROCm-capable device is detected (test $TEST_FILTER asserts it)"; exit 1 ;;
 esac
 echo "test $TEST_FILTER passed"

@@ -140,7 +140,12 @@ func (a *act) modeStep(mode string) (func(context.Context) int, error) {
 			a.noteJobContainer(ctx)
 		}
 		st := a.rerunStore()
-		if !opts.Full {
+		switch {
+		case runAttempt(a.e.Getenv) < 2:
+			// A new run runs everything: a list in a reused workspace is another
+			// run's (docs/action.md#re-runs).
+			opts.Full = true
+		case !opts.Full:
 			st.restore(ctx, a, a.root)
 		}
 		res, err := engine.Run(ctx, opts)

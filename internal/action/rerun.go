@@ -43,10 +43,7 @@ func (a *act) rerunStore() *rerunState {
 		return nil
 	}
 	cfg.MaxBytes = maxRerunBytes
-	attempt, err := strconv.Atoi(cfg.RunAttempt)
-	if err != nil || attempt < 1 {
-		attempt = 1
-	}
+	attempt := runAttempt(a.e.Getenv)
 	prefix := cfg.Prefix
 	if prefix == "" {
 		prefix = cache.DefaultPrefix
@@ -58,8 +55,18 @@ func (a *act) rerunStore() *rerunState {
 	}
 }
 
+// runAttempt is GITHUB_RUN_ATTEMPT, 1 when unset or not a number.
+func runAttempt(env func(string) string) int {
+	n, err := strconv.Atoi(strings.TrimSpace(env("GITHUB_RUN_ATTEMPT")))
+	if err != nil || n < 1 {
+		return 1
+	}
+	return n
+}
+
 // restore puts the latest earlier attempt's state into root/ci-rerun/ on a second
-// or later attempt; the first attempt of a run leaves the workspace as it is.
+// or later attempt; with none in the cache, what the workspace holds is used (a
+// workflow that restores ci-rerun/ itself, as TE's rocm-ci.yml does).
 func (st *rerunState) restore(ctx context.Context, a *act, root string) {
 	if st == nil || st.attempt < 2 {
 		return
