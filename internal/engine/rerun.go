@@ -284,6 +284,7 @@ func (r *run) printSkipped() {
 		r.printf("not re-run this attempt (nothing of theirs failed the last one), passing: %s\n", strings.Join(l, ", "))
 	}
 	if rr := r.res.Rerun; rr != nil {
-		r.printf("a re-run: %d of the %d item(s) that failed the last attempt ran again (%s runs everything)\n", rr.Queued, rr.Failed, r.o.Face.Enable("full"))
+		r.printf("a re-run: %d of the %d item(s) that failed the last attempt ran again (%s runs everything)\n",
+			rr.Queued, rr.Failed, r.o.Face.Enable("full"))
 	}
 }
