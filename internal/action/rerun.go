@@ -173,7 +173,8 @@ func unpackRerun(data []byte, dir string) (int, error) {
 			return 0, fmt.Errorf("not a packed re-run state: %w", err)
 		}
 		name := h.Name
-		if h.Typeflag != tar.TypeReg || path.Clean(name) != name || strings.Contains(name, "..") || !rerunFile.MatchString(name) {
+		queue, _, _ := strings.Cut(name, "/")
+		if h.Typeflag != tar.TypeReg || path.Clean(name) != name || queue == "." || queue == ".." || !rerunFile.MatchString(name) {
 			return 0, fmt.Errorf("entry %q is not a re-run state file", name)
 		}
 		body, err := io.ReadAll(io.LimitReader(tr, maxRerunBytes+1))

@@ -3,7 +3,6 @@ package engine
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -218,10 +217,6 @@ func (r *run) saveTests(it dispatch.Item, path, junitFile string) {
 	tests, why := rerun.Tests(ev)
 	if tests == nil {
 		r.printf("  re-run: %s re-runs whole: %s\n", textfmt.Printable(key.String()), why)
-		return
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		r.lost("the re-run tests of "+textfmt.Printable(key.String()), path, err)
 		return
 	}
 	if err := writeLines(path, tests); err != nil {

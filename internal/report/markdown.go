@@ -142,7 +142,7 @@ func render(r *logdir.Run, suites []verdict.Suite, s Stats, limit int, o Options
 	add(failedSuites(suites))
 	add(failedTable(s, o))
 	add(failedDetails(r, s, o))
-	if b := skipped(suites); b != "" {
+	if b := rerunNote(r) + skipped(suites); b != "" {
 		add(fixed(b))
 	}
 	add(fixed(efficiency(r, s)))
@@ -251,6 +251,17 @@ func brokenSuites(suites []verdict.Suite, o Options) string {
 		}
 	}
 	return b.String()
+}
+
+// rerunNote says that the run was a re-run of what failed the last attempt
+// (logdir.Meta.Rerun; docs/reruns.md), and of how many items; "" for a full run.
+func rerunNote(r *logdir.Run) string {
+	rr := r.Meta.Rerun
+	if rr == nil {
+		return ""
+	}
+	return fmt.Sprintf("> [!NOTE]\n> **A re-run**: %d of the %d item(s) that failed the last attempt ran again (%d narrowed to their failed tests); "+
+		"the rest of the queue did not run, and the weight table was left as it is.\n\n", rr.Queued, rr.Failed, rr.Narrowed)
 }
 
 // skipped is the note of the suites that did not run and pass (verdict.Suite.Skip):

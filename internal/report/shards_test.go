@@ -58,6 +58,7 @@ func TestMergedGolden(t *testing.T) {
 func TestMergedQuarantineNames(t *testing.T) {
 	r, _, _ := loadRun(t, filepath.Join("testdata", "merged", "merged"))
 	shard2 := r.Meta.Merge.Parts[1].Started
+	// A constructed time, not a measured one: 500 ms after shard 2's own start.
 	r.Meta.Quarantined = []logdir.Quarantined{{GPU: "s2:1", Reason: "2 items failed in a row on it", At: shard2.Add(500 * time.Millisecond)}}
 	suites := verdict.Decide(r)
 	md, svg := renderBoth(t, r, suites, Compute(r, suites))
