@@ -517,7 +517,7 @@ func TestShardsMergeUnclaimed(t *testing.T) {
 	dirs[k-1] = bdir
 	r = sgpu(t, m.dir, nil, append([]string{"merge", "--log-dir", "mixed"}, dirs...)...)
 	diff := "shards/s1/logs and " + bdir + " ran different configs: suite south only in shards/s1/logs"
-	if r.code != 2 || len(lines(r.stderr)) != 1 || !strings.Contains(r.stderr, diff) || !strings.Contains(r.stderr, "or pass --allow-mixed") {
+	if r.code != 2 || len(lines(r.stderr)) != 1 || !strings.Contains(r.stderr, diff) || !strings.Contains(r.stderr, "or give --allow-mixed") {
 		t.Errorf("merge of another config's shard: exit %d, want 2 and one line naming both and the difference\n%s", r.code, r.stderr)
 	}
 	if _, err := os.Stat(filepath.Join(m.dir, "mixed")); err == nil {

@@ -456,15 +456,31 @@ func TestTECurrentSuites(t *testing.T) {
 func TestTECurrentAction(t *testing.T) {
 	dir := fixture(t, "te-current")
 	trace := filepath.Join(t.TempDir(), "trace")
+	ck := filepath.Join(filepath.Dir(trace), "ck")
 	env, outFile, sumFile := runner(t, dir, map[string]string{
 		"config": "ci/ci_sgpu_queue.conf", "mgpu-config": "ci/ci_mgpu_queue.conf", "suites": "torch torch-mgpu,jax-mgpu",
 		"gpus": "8", "arch": "gfx942", "level": "3",
-	}, "PATH="+os.Getenv("PATH"), "TE_FIXTURE_TRACE="+trace, "JUNITXML_PREFIX=test-results/junit/")
+		"before": teBefore, "after": teAfter, "setup-env": "TE_CI_SKIP_CK_JIT=1",
+	}, "PATH="+os.Getenv("PATH"), "TE_FIXTURE_TRACE="+trace, "JUNITXML_PREFIX=test-results/junit/", "TE_FIXTURE_CK_TRACE="+ck,
+		"TE_CI_CK_JIT_SNAPSHOT="+filepath.Join(filepath.Dir(trace), "ck.snapshot"))
 	r := sgpu(t, dir, env, "action")
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	checkTERun(t, dir, readTETrace(t, trace), 8, "torch", "torch-mgpu", "jax-mgpu")
+	// The inputs before, setup-env and after: one build before the three selected
+	// list suites' setups (which build nothing), one drift check after.
+	var kinds []string
+	for _, s := range ckTrace(t, ck) {
+		kinds = append(kinds, s[0]+":"+s[len(s)-1])
+	}
+	if len(kinds) != 5 || !strings.HasPrefix(kinds[0], "build:") || !strings.HasPrefix(kinds[4], "list:") ||
+		slices.ContainsFunc(kinds[1:4], func(k string) bool { return k != "setup:1" }) {
+		t.Errorf("CK JIT steps and setups %q, want a build, three setups with TE_CI_SKIP_CK_JIT=1 and a list", kinds)
+	}
+	if !strings.Contains(r.stdout, "| +blob_gemm_fp8") {
+		t.Errorf("the log lacks the after command's output:\n%s", r.stdout)
+	}
 	checkNotSelected(t, filepath.Join(dir, "test-results", "logs"), "examples", "jax", "core")
 	out := parseOutputs(t, outFile)
 	for _, s := range []string{`"torch-mgpu":{"rc":0,"items":5`, `"jax-mgpu":{"rc":0,"items":3`, `"core":{"rc":0,"items":0`} {

@@ -48,6 +48,7 @@ type Env struct {
 var Inputs = []string{
 	"config", "repo-root", "github-token", "publish", "cache-key-prefix",
 	"check-name", "matrix", "commit", "pr-number", "report-from", "mode", "shards", "shard-log-dirs",
+	"allow-mixed",
 }
 
 // Outputs the action sets. Per-suite results are in suites (an output per suite
@@ -132,7 +133,9 @@ func (a *act) modeStep(mode string) (func(context.Context) int, error) {
 	case modeMerge:
 		dirs, err := a.shardDirs()
 		opts, oerr := a.options(false)
-		return func(ctx context.Context) int { return a.mergeMode(ctx, dirs, opts) }, errors.Join(err, oerr)
+		var merr error
+		opts.AllowMixed, merr = a.allowMixed()
+		return func(ctx context.Context) int { return a.mergeMode(ctx, dirs, opts) }, errors.Join(err, oerr, merr)
 	}
 	opts, err := a.options(mode == modeRun)
 	return func(ctx context.Context) int {

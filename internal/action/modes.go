@@ -39,6 +39,7 @@ var modeInputs = []struct {
 	{"shards", []string{modePlan}, "a shard job of the matrix sets shard: ${{ matrix.shard }}"},
 	{"shard", []string{modeRun}, "mode plan takes shards (how many), a shard job runs with mode run"},
 	{"shard-log-dirs", []string{modeMerge}, "set mode: merge to merge the shards' log dirs"},
+	{"allow-mixed", []string{modeMerge}, "it lets a merge take shards of different plans or configs"},
 	{"plan", []string{modePlan, modeRun}, "a merge reads the plan each shard copied into its log dir"},
 }
 
@@ -184,6 +185,19 @@ func planMarkdown(p *shard.Plan, sum, file string) string {
 func (a *act) mergeMode(ctx context.Context, dirs []string, opts engine.Options) int {
 	res, err := engine.Merge(ctx, opts, dirs)
 	return a.finish(ctx, res, err)
+}
+
+// allowMixed reads the allow-mixed input (mode merge): shards that ran different
+// plans or configs merge with a warning each instead of the refusal.
+func (a *act) allowMixed() (bool, error) {
+	switch v := strings.TrimSpace(a.gh.GetInput("allow-mixed")); v {
+	case "", "false":
+		return false, nil
+	case "true":
+		return true, nil
+	default:
+		return false, fmt.Errorf("input allow-mixed %q: want true or false", v)
+	}
 }
 
 // shardDirs reads the shard-log-dirs input.

@@ -130,6 +130,14 @@ type Options struct {
 	// CoreDumps keeps the core-file limit sgpu-queue was started with for the
 	// commands it starts; false (the default) sets it to 0 (executor.NoCoreDumps).
 	CoreDumps bool
+	// Before and After are the once-per-run commands, as words (config.SplitFields;
+	// docs/hooks.md "Once per run"): Before runs in phase 3 ahead of the setups,
+	// pinned to the first GPU, and its failure stops the run as a failed setup
+	// does; After runs once the queue has drained, its failure a warning. SetupEnv
+	// (NAME=VALUE) are given to every list suite's setup (TE_CI_SKIP_CK_JIT=1).
+	Before, After []string
+	SetupEnv      []string
+
 	// Full runs every item even when the last attempt left a list of what failed
 	// (--full; docs/reruns.md).
 	Full bool
@@ -252,6 +260,9 @@ func newRun(o Options) (*run, error) {
 	if err := Settle(&o); err != nil {
 		return nil, err
 	}
+	if err := checkSetupEnv(o.Face, o.Hooks, o.SetupEnv); err != nil {
+		return nil, usage(err)
+	}
 	if o.DefaultWeight <= 0 {
 		o.DefaultWeight = schedule.DefaultWeight
 	}
@@ -320,9 +331,13 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 		return r.res, nil
 	}
 
-	// Phase 3: setup once per list suite.
+	// Phase 3: the once-per-run command, then setup once per list suite.
 	r.obs.Phase(3, "set up each list suite once")
-	if err := r.setup(ctx, suites, pool, o.plan); err != nil {
+	err = r.before(ctx, pool, len(o.plan))
+	if err == nil {
+		err = r.setup(ctx, suites, pool, o.plan)
+	}
+	if err != nil {
 		if ctx.Err() != nil {
 			return r.stoppedBeforeItems(ctx, 3, suites, pool, o.queueRows)
 		}
@@ -336,6 +351,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, &Error{Code: exitcode.Usage, Err: err}
 	}
+	r.after(ctx, pool, len(o.plan))
 	// From here on nothing is cancelled: a cancelled run still writes its verdicts,
 	// learns from what finished and reports.
 	r.afterItems(ctx, d, meta, o, exp)
@@ -592,7 +608,8 @@ func (r *run) stoppedOnSuite(phase int, suites []config.Suite, pool gpu.Pool, er
 	return failed
 }
 
-// suiteStop is the stop record of a suite's failed listing or setup; nil for an
+// suiteStop is the stop record of a suite's failed listing or setup, or of the
+// failed --before (onceStop); nil for an
 // error that is no suite's.
 func suiteStop(err error, phase int) *logdir.Stop {
 	var le *expand.Error
@@ -603,7 +620,7 @@ func suiteStop(err error, phase int) *logdir.Stop {
 	case errors.As(err, &se):
 		return &logdir.Stop{Reason: outcome.StopSetupFailed, Phase: phase, Suite: se.label, Message: stopMessage(se.Error(), se.tail)}
 	}
-	return nil
+	return onceStop(err)
 }
 
 // stopMessage is a failed suite's reason in one line, as run.json keeps it: the

@@ -36,7 +36,7 @@ func Merge(ctx context.Context, o Options, dirs []string) (*Result, error) {
 		return nil, err
 	}
 	r.obs.Phase(0, "read the shards' log dirs")
-	shards, warns, err := merge.Read(dirs, o.AllowMixed)
+	shards, warns, err := merge.Read(dirs, o.AllowMixed, o.Face.Enable("allow-mixed"))
 	if err != nil {
 		return nil, usage(err)
 	}

@@ -339,7 +339,7 @@ func (r *run) setup(ctx context.Context, suites []config.Suite, pool gpu.Pool, p
 			return fmt.Errorf("%s: %w", path, err)
 		}
 		tail := &textfmt.Tail{}
-		env := r.o.Hooks.SetupEnv(s.Environ(r.cmdEnv), r.o.Level, s.GPUKind()).With(suitePin(s, pool)...)
+		env := r.o.Hooks.SetupEnv(s.Environ(r.cmdEnv.With(r.o.SetupEnv...)), r.o.Level, s.GPUKind()).With(suitePin(s, pool)...)
 		env, err = r.junitEnv(env, s.Label)
 		if err != nil {
 			f.Close()

@@ -7,6 +7,7 @@ package hook
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -63,6 +64,22 @@ func (n *Names) keys() map[string]*string {
 		"pin":                  &n.Pin,
 		"item-marker":          &n.ItemMarker,
 	}
+}
+
+// KeyOf is the key of the contract's variable named name ("" for none). A pin
+// left to the vendor's choice is either of defaultPins.
+func (n Names) KeyOf(name string, defaultPins ...string) string {
+	fields := n.keys()
+	for _, k := range n.Keys() {
+		switch v := *fields[k]; {
+		case k == "item-marker":
+		case k == "pin" && v == "" && slices.Contains(defaultPins, name):
+			return k
+		case v != "" && v == name:
+			return k
+		}
+	}
+	return ""
 }
 
 // Set renames one variable from a "key=NAME" assignment.

@@ -28,6 +28,13 @@ func (l Layout) SetupDir() string  { return l.path("prerequisite_ck_jit_status")
 func (l Layout) SetupLog(label string) string {
 	return l.path("prerequisite_ck_jit_status", label+".log")
 }
+
+// OnceLog is the log of a once-per-run command (kind "before" or "after"): a
+// name with a dot, which no suite label has, so it never is a suite's setup log.
+func (l Layout) OnceLog(kind string) string {
+	return l.path("prerequisite_ck_jit_status", "run."+kind+".log")
+}
+
 func (l Layout) ItemsDir() string { return l.path("items") }
 func (l Layout) CwdDir() string   { return l.path("cwd") }
 

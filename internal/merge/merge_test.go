@@ -147,7 +147,7 @@ func shardWriter(t *testing.T) func(name string, s int, edit func(*logdir.Meta))
 // mustRead reads shards of one matrix, failing the test on an error.
 func mustRead(t *testing.T, dirs []string) []*Shard {
 	t.Helper()
-	shards, _, err := Read(dirs, false)
+	shards, _, err := Read(dirs, false, "--allow-mixed")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +156,7 @@ func mustRead(t *testing.T, dirs []string) []*Shard {
 
 func TestBuildAllShards(t *testing.T) {
 	dirs, p := matrix(t, map[string]int{"torch/b": 3}, 3, 1, 2) // any order
-	shards, warns, err := Read(dirs, false)
+	shards, warns, err := Read(dirs, false, "--allow-mixed")
 	if err != nil || len(warns) > 0 {
 		t.Fatalf("%v %v", err, warns)
 	}
@@ -206,7 +206,7 @@ func TestBuildAllShards(t *testing.T) {
 // never ran; the census-only item is none of them; no advice is made up.
 func TestBuildMissingShard(t *testing.T) {
 	dirs, p := matrix(t, nil, 1, 3)
-	shards, _, err := Read(dirs, false)
+	shards, _, err := Read(dirs, false, "--allow-mixed")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +252,7 @@ func TestBuildNoListing(t *testing.T) {
 		os.WriteFile(f, nil, 0o644)
 	}
 	os.Remove(l.ListedTSV())
-	shards, _, err := Read([]string{dir}, false)
+	shards, _, err := Read([]string{dir}, false, "--allow-mixed")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +279,7 @@ func TestBuildCensusNeedsEveryShard(t *testing.T) {
 	dirs, _ := matrix(t, nil, 1, 2)
 	items := filepath.Join(dirs[1], "queue", "items.tsv")
 	os.WriteFile(items, []byte("core\t\n"), 0o644)
-	shards, _, err := Read(dirs, false)
+	shards, _, err := Read(dirs, false, "--allow-mixed")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,12 +315,12 @@ func TestReadRefuses(t *testing.T) {
 		{[]string{noplan}, "the plan the shard followed is not there"},
 	}
 	for _, tc := range tests {
-		_, _, err := Read(tc.dirs, false)
+		_, _, err := Read(tc.dirs, false, "--allow-mixed")
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("Read(%v) = %v; want one line with %q", tc.dirs, err, tc.want)
 		}
 	}
-	shards, _, err := Read([]string{one, two}, false)
+	shards, _, err := Read([]string{one, two}, false, "--allow-mixed")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,7 +336,7 @@ func TestReadRefuses(t *testing.T) {
 // replaces a file that is there.
 func TestCopyLogs(t *testing.T) {
 	dirs, _ := matrix(t, nil, 1, 2, 3)
-	shards, _, err := Read(dirs, false)
+	shards, _, err := Read(dirs, false, "--allow-mixed")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,7 +366,7 @@ func TestBuildJUnitPaths(t *testing.T) {
 	writeShard(t, dir, 1, p, raw, nil, func(m *logdir.Meta) {
 		m.Shard.JUnit = []string{"../junit/torch.xml", "../junit/core.xml", "../../elsewhere/torch.xml", "/etc/torch.xml", "../junit/notasuite.xml", "../junit/torch.txt"}
 	})
-	shards, _, err := Read([]string{dir}, false)
+	shards, _, err := Read([]string{dir}, false, "--allow-mixed")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -416,7 +416,7 @@ func TestBuildShardListingFailed(t *testing.T) {
 				os.Remove(l.QueueTSV())
 				os.Remove(l.PlanJSON())
 			}
-			shards, warns, err := Read(dirs, false)
+			shards, warns, err := Read(dirs, false, "--allow-mixed")
 			if err != nil {
 				t.Fatalf("Read: %v", err)
 			}
@@ -571,17 +571,17 @@ func TestReadMixed(t *testing.T) {
 		{dir("cmds", 2, func(m *logdir.Meta) { m.Shard.Config = "bbbb" }), "the same suites with other commands, arguments or options (config sha256 aaaa… and bbbb…)"},
 	}
 	for _, tc := range tests {
-		_, _, err := Read([]string{one, tc.other}, false)
-		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "or pass --allow-mixed") || strings.Contains(err.Error(), "\n") {
+		_, _, err := Read([]string{one, tc.other}, false, "--allow-mixed")
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "or give --allow-mixed") || strings.Contains(err.Error(), "\n") {
 			t.Errorf("Read(%s) = %v; want one line with %q and the flag", tc.other, err, tc.want)
 		}
-		_, warns, err := Read([]string{one, tc.other}, true)
+		_, warns, err := Read([]string{one, tc.other}, true, "--allow-mixed")
 		if err != nil || len(warns) != 1 || !strings.Contains(warns[0], tc.want) || !strings.Contains(warns[0], "merged all the same (--allow-mixed)") {
 			t.Errorf("Read(%s, allowMixed) = %q, %v; want one warning with %q", tc.other, warns, err, tc.want)
 		}
 	}
 	// A log dir written before the config digest was recorded is not "another config".
-	if _, _, err := Read([]string{one, dir("old", 2, nil)}, false); err != nil {
+	if _, _, err := Read([]string{one, dir("old", 2, nil)}, false, "--allow-mixed"); err != nil {
 		t.Errorf("a shard without a config digest: %v", err)
 	}
 }

@@ -61,7 +61,9 @@ func errorf(format string, a ...any) error { return &Error{Msg: fmt.Sprintf(form
 // each a shard run, all of the same K, arch and level, no shard twice, and of one
 // plan and one config unless allowMixed (then a warning names each difference).
 // Its warnings name what can be merged but is odd (a shard killed mid-run).
-func Read(dirs []string, allowMixed bool) ([]*Shard, []string, error) {
+// how is the way the user allows it, in their face ("--allow-mixed",
+// "allow-mixed: true"), for the refusal and the warnings.
+func Read(dirs []string, allowMixed bool, how string) ([]*Shard, []string, error) {
 	if len(dirs) == 0 {
 		return nil, nil, errorf("no shard log dir given: name the log dir of every shard of the matrix (sgpu-queue merge DIR...)")
 	}
@@ -75,7 +77,7 @@ func Read(dirs []string, allowMixed bool) ([]*Shard, []string, error) {
 		warns = append(warns, w...)
 		shards = append(shards, s)
 	}
-	mixed, err := check(shards, allowMixed)
+	mixed, err := check(shards, allowMixed, how)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -174,7 +176,7 @@ func readItems(path string) ([]shard.ItemKey, error) {
 // check refuses log dirs that are not the shards of one matrix. Shards of one K,
 // arch and level that ran different plans or configs are refused unless
 // allowMixed; then each difference is a warning.
-func check(shards []*Shard, allowMixed bool) ([]string, error) {
+func check(shards []*Shard, allowMixed bool, how string) ([]string, error) {
 	first := shards[0]
 	fm := first.Run.Meta
 	seen := map[int]string{}
@@ -191,9 +193,9 @@ func check(shards []*Shard, allowMixed bool) ([]string, error) {
 		}
 		if diff := mixed(first, s); diff != "" && !allowMixed {
 			return nil, errorf("%s: give the log dirs of the shards of one matrix (one plan job's plan, one config), "+
-				"or pass --allow-mixed to merge them all the same (an item one shard listed and none ran then fails, never ran)", diff)
+				"or give %s to merge them all the same (an item one shard listed and none ran then fails, never ran)", diff, how)
 		} else if diff != "" {
-			warns = append(warns, diff+": merged all the same (--allow-mixed); an item one shard listed and none ran fails, never ran")
+			warns = append(warns, diff+": merged all the same ("+how+"); an item one shard listed and none ran fails, never ran")
 		}
 		if other, dup := seen[s.Number]; dup {
 			return nil, errorf("%s and %s are both shard %d/%d: give each shard's log dir once", other, s.Dir, s.Number, m.Shard.Shards)

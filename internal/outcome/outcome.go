@@ -140,10 +140,13 @@ const (
 	StopListingFailed Stop = "listing-failed"
 	// StopSetupFailed: a list suite's setup failed in phase 3, before any item.
 	StopSetupFailed Stop = "setup-failed"
+	// StopBeforeFailed: the once-per-run --before command failed in phase 3,
+	// before any setup or item (docs/hooks.md "Once per run").
+	StopBeforeFailed Stop = "before-failed"
 )
 
 // Stops is every stop reason.
-var Stops = []Stop{StopQuarantined, StopUnavailable, StopCancelled, StopInternal, StopNotReported, StopListingFailed, StopSetupFailed}
+var Stops = []Stop{StopQuarantined, StopUnavailable, StopCancelled, StopInternal, StopNotReported, StopListingFailed, StopSetupFailed, StopBeforeFailed}
 
 // SuiteFailed reports whether the stop is a suite's own failure before its items
 // ran (its listing or its setup): that suite fails, whatever its items.

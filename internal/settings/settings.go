@@ -130,6 +130,12 @@ var Knobs = []Knob{
 		}},
 	{"port-base", String, "", "each item gets PET_MASTER_PORT = this + its first GPU id, so torchrun items running at once never share a port (default $TE_CI_PORT_BASE, else 29600)",
 		func(o *engine.Options, s string) error { o.PortBase = s; return nil }},
+	{"before", String, "", "a command run once, before the suites' setups, pinned to the first GPU (TE's CK JIT prebuild), written as a config line's words; its failure stops the run",
+		func(o *engine.Options, s string) (err error) { o.Before, err = onceWords(s); return err }},
+	{"after", String, "", "a command run once the queue has drained (TE's CK JIT drift check); its output goes to the console and its log, its failure is a warning",
+		func(o *engine.Options, s string) (err error) { o.After, err = onceWords(s); return err }},
+	{"setup-env", Lines, "", "NAME=VALUE given to every list suite's setup, e.g. TE_CI_SKIP_CK_JIT=1 once --before built the cache (repeatable)",
+		func(o *engine.Options, s string) error { o.SetupEnv = splitLines(s); return nil }},
 	{"core-dumps", Bool, "false", "let the commands it starts write core files (default: RLIMIT_CORE 0 for every command, as TE's ulimit -c 0)",
 		func(o *engine.Options, s string) (err error) { o.CoreDumps, err = boolean(s); return err }},
 	{"full", Bool, "false", "run every item even when the last attempt left a list of what failed (docs/reruns.md)",
@@ -276,6 +282,22 @@ func split(err error) []error {
 		return out
 	}
 	return []error{err}
+}
+
+// onceWords splits a --before/--after command the way a config line is split
+// (shell quoting, nothing expanded): bash -c '. ci/_utils.sh && ck_jit_prebuild build'.
+func onceWords(s string) ([]string, error) {
+	if s == "" {
+		return nil, nil
+	}
+	w, err := config.SplitFields(s)
+	if err != nil {
+		return nil, err
+	}
+	if len(w) == 0 {
+		return nil, errors.New("want a command and its arguments")
+	}
+	return w, nil
 }
 
 // shardSpec reads "I/K" (1 ≤ I ≤ K ≤ shard.MaxShards); "" is no shard.

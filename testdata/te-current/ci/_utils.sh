@@ -50,11 +50,38 @@ fixture_trace() {
         "${TE_CI_SKIP_SETUP-unset}" "$PWD" >>"$TE_FIXTURE_TRACE"
 }
 
+# ck_jit_prebuild build|list, in the shape of TE's: "build" fills the CK JIT cache
+# (here: records that it ran, where and on which GPUs, in $TE_FIXTURE_CK_TRACE) and
+# leaves a snapshot in $TE_CI_CK_JIT_SNAPSHOT for the drift check; "list" prints what
+# the cache holds that the snapshot did not. TE_FIXTURE_CK_FAIL makes a step fail.
+ck_jit_prebuild() {
+    [ -n "$TE_FIXTURE_CK_TRACE" ] && printf '%s\t%s\t%s\t%s\n' "$1" "${HIP_VISIBLE_DEVICES-unset}" \
+        "$(ulimit -c)" "$PWD" >>"$TE_FIXTURE_CK_TRACE"
+    case "$TE_FIXTURE_CK_FAIL" in "$1"*)
+        echo "ck_jit_prebuild $1: hipcc: fixture failure" >&2
+        return 1 ;;
+    esac
+    if [ "$1" = build ]; then
+        echo "Building CK JIT cache for arch=gfx942..."
+        printf 'blob_fmha_fwd\nblob_fmha_bwd\n' >"${TE_CI_CK_JIT_SNAPSHOT:-/dev/null}"
+        echo "Cache: 2 blobs"
+    elif [ -s "${TE_CI_CK_JIT_SNAPSHOT:-}" ]; then
+        echo "Cache diff (build -> now):"
+        echo "+blob_gemm_fp8"
+    else
+        echo "Cache: no snapshot"
+    fi
+}
+
 # The one-time setup, hoisted as TE's: TE_CI_SETUP_ONLY runs it alone,
-# TE_CI_SKIP_SETUP skips it in the items.
+# TE_CI_SKIP_SETUP skips it in the items; it builds the CK JIT cache itself unless
+# TE_CI_SKIP_CK_JIT says the run did once.
 setup_once() {
     [ -n "$TE_CI_LIST_ITEMS" ] && return 0
     [ -n "$TE_CI_SKIP_SETUP" ] && return 0
+    [ -n "$TE_CI_SKIP_CK_JIT" ] || ck_jit_prebuild build || exit 1
+    [ -n "$TE_FIXTURE_CK_TRACE" ] && printf 'setup\t%s\t%s\t%s\n' "$(basename "$0")" \
+        "${HIP_VISIBLE_DEVICES-unset}" "${TE_CI_SKIP_CK_JIT-unset}" >>"$TE_FIXTURE_CK_TRACE"
     echo "setup: pip prerequisites (pretend)"
     [ -n "$TE_CI_SETUP_ONLY" ] && exit 0
     return 0

@@ -1,0 +1,172 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/outcome"
+)
+
+// TE's once-per-run lines (README "TransformerEngine"), as the fixture's _utils.sh
+// takes them: the CK JIT cache built once before the setups, checked for drift once
+// the queue has drained, the setups told not to build it again.
+const (
+	teBefore = `bash -c 'DIR=ci; . ci/_utils.sh && ck_jit_prebuild build'`
+	teAfter  = `bash -c 'DIR=ci; . ci/_utils.sh && ck_jit_prebuild list'`
+)
+
+// ckTrace reads the fixture's CK JIT trace: one line per ck_jit_prebuild step
+// (build/list, GPUs, ulimit -c, cwd) and per setup (setup, script, GPUs,
+// TE_CI_SKIP_CK_JIT).
+func ckTrace(t *testing.T, path string) [][]string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [][]string
+	for _, l := range lines(string(data)) {
+		out = append(out, strings.Split(l, "\t"))
+	}
+	return out
+}
+
+// TestTECurrentOncePerRun: --before runs once, on the first GPU, from the repo root,
+// before every setup (which get --setup-env's TE_CI_SKIP_CK_JIT=1 and so build
+// nothing themselves); --after runs once after the last item, its output on the
+// console and in its log. Both queues in one run, on 2 GPUs.
+func TestTECurrentOncePerRun(t *testing.T) {
+	t.Parallel()
+	dir := fixture(t, "te-current")
+	tmp := t.TempDir()
+	trace, ck := filepath.Join(tmp, "trace"), filepath.Join(tmp, "ck")
+	env := []string{"TE_FIXTURE_TRACE=" + trace, "TE_FIXTURE_CK_TRACE=" + ck, "JUNITXML_PREFIX=test-results/junit/",
+		"TE_CI_CK_JIT_SNAPSHOT=" + filepath.Join(tmp, "ck.snapshot")}
+	r := sgpu(t, dir, env, "run", "--gpus", "2,3", "--arch", "gfx942", "--before", teBefore, "--after", teAfter,
+		"--setup-env", "TE_CI_SKIP_CK_JIT=1", "ci/ci_sgpu_queue.conf", "--mgpu-config", "ci/ci_mgpu_queue.conf")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	labels := []string{"examples", "torch", "jax", "core", "torch-mgpu", "jax-mgpu"}
+	checkTERun(t, dir, readTETrace(t, trace), 2, labels...)
+
+	steps := ckTrace(t, ck)
+	var kinds []string
+	for _, s := range steps {
+		kinds = append(kinds, s[0])
+	}
+	// build, the four list suites' setups (torch, jax, torch-mgpu, jax-mgpu), list.
+	if want := []string{"build", "setup", "setup", "setup", "setup", "list"}; !slices.Equal(kinds, want) {
+		t.Fatalf("CK JIT steps and setups %q, want %q:\n%s", kinds, want, r.stdout)
+	}
+	if b := steps[0]; b[1] != "2" || b[2] != "0" || b[3] != dir {
+		t.Errorf("before ran on GPUs %s, ulimit -c %s, in %s; want GPU 2 (the first), 0, the repo root %s", b[1], b[2], b[3], dir)
+	}
+	for _, s := range steps[1:5] {
+		if s[3] != "1" {
+			t.Errorf("setup of %s has TE_CI_SKIP_CK_JIT=%s, want 1 (--setup-env)", s[1], s[3])
+		}
+	}
+	for _, want := range []string{
+		"--before: " + teBefore, "| Building CK JIT cache for arch=gfx942...", "--before ok",
+		"--after: " + teAfter, "| Cache diff (build -> now):", "| +blob_gemm_fp8",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("the console lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	// The after command's output is after every item's line.
+	if i, j := strings.LastIndex(r.stdout, "rc=0"), strings.Index(r.stdout, "--after:"); i < 0 || j < i {
+		t.Errorf("the after command did not run after the items:\n%s", r.stdout)
+	}
+	logs := filepath.Join(dir, "test-results", "logs", "prerequisite_ck_jit_status")
+	if s := readFile(t, filepath.Join(logs, "run.before.log")); !strings.Contains(s, "Cache: 2 blobs") {
+		t.Errorf("run.before.log:\n%s", s)
+	}
+	if s := readFile(t, filepath.Join(logs, "run.after.log")); !strings.Contains(s, "+blob_gemm_fp8") {
+		t.Errorf("run.after.log:\n%s", s)
+	}
+}
+
+// TestOncePerRunFailures: a failing --before stops the run before any setup or
+// item (exit 1, the command, its log and its last output named; run.json says
+// why); a failing --after is a warning and the verdict is the items'; nothing
+// selected runs neither; bad values are exit 2 before anything runs.
+func TestOncePerRunFailures(t *testing.T) {
+	t.Parallel()
+	conf := "ci/ci_sgpu_queue.conf"
+	run := func(t *testing.T, env []string, args ...string) (string, string, result) {
+		dir := fixture(t, "te-current")
+		tmp := t.TempDir()
+		trace, ck := filepath.Join(tmp, "trace"), filepath.Join(tmp, "ck")
+		env = append(env, "TE_FIXTURE_TRACE="+trace, "TE_FIXTURE_CK_TRACE="+ck)
+		r := sgpu(t, dir, env, append([]string{"run", "--gpus", "2", "--arch", "gfx942"}, args...)...)
+		return dir, trace, r
+	}
+	t.Run("before fails", func(t *testing.T) {
+		dir, trace, r := run(t, []string{"TE_FIXTURE_CK_FAIL=build"}, "--before", teBefore, "--setup-env", "TE_CI_SKIP_CK_JIT=1", conf)
+		if r.code != 1 || !strings.Contains(r.stderr, "--before "+teBefore+" exited with 1; log test-results/logs/prerequisite_ck_jit_status/run.before.log") ||
+			!strings.Contains(r.stderr, "ck_jit_prebuild build: hipcc: fixture failure") {
+			t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+		}
+		if tr := readTETrace(t, trace); len(tr) != 0 {
+			t.Errorf("items ran after the before command failed: %v", tr)
+		}
+		if strings.Contains(r.stdout, "setup ok") {
+			t.Errorf("a setup ran after the before command failed:\n%s", r.stdout)
+		}
+		var m logdir.Meta
+		if err := json.Unmarshal([]byte(readFile(t, filepath.Join(dir, "test-results", "logs", "queue", "run.json"))), &m); err != nil {
+			t.Fatal(err)
+		}
+		if m.Stop == nil || m.Stop.Reason != outcome.StopBeforeFailed || !m.Finished ||
+			!strings.HasSuffix(m.Stop.Message, "last output: ck_jit_prebuild build: hipcc: fixture failure") {
+			t.Errorf("run.json stop %+v, finished %v", m.Stop, m.Finished)
+		}
+	})
+	t.Run("after fails", func(t *testing.T) {
+		_, trace, r := run(t, []string{"TE_FIXTURE_CK_FAIL=list"}, "--after", teAfter, conf)
+		if r.code != 0 || !strings.Contains(r.stdout, "warning: --after "+teAfter+" exited with 1") {
+			t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+		}
+		if tr := readTETrace(t, trace); len(tr) != 11 {
+			t.Errorf("%d items ran, want 11", len(tr))
+		}
+	})
+	t.Run("nothing selected", func(t *testing.T) {
+		_, _, r := run(t, []string{"TE_CI_SUITES="}, "--before", "false", "--after", "false", conf)
+		if r.code != 0 || strings.Contains(r.stdout, "--before:") {
+			t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+		}
+	})
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unclosed quote", []string{"--before", "bash -c 'echo"}, `--before "bash -c 'echo": `},
+		{"expansion", []string{"--after", "echo $HOME"}, `--after "echo $HOME": `},
+		{"setup-env sets the filter", []string{"--setup-env", "TEST_FILTER=x"},
+			"--setup-env TEST_FILTER: sgpu-queue sets TEST_FILTER for every setup (--hook-var filter=); give another name"},
+		{"setup-env sets the pin", []string{"--setup-env", "HIP_VISIBLE_DEVICES=0"}, "--setup-env HIP_VISIBLE_DEVICES: sgpu-queue sets"},
+		{"setup-env not an assignment", []string{"--setup-env", "TE_CI_SKIP_CK_JIT"}, `--setup-env "TE_CI_SKIP_CK_JIT": want NAME=VALUE`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, trace, r := run(t, nil, append(c.args, conf)...)
+			if r.code != 2 || !strings.Contains(r.stderr, c.want) {
+				t.Fatalf("exit %d, want 2 and %q\n%s", r.code, c.want, r.stderr)
+			}
+			if tr := readTETrace(t, trace); len(tr) != 0 {
+				t.Errorf("items ran: %v", tr)
+			}
+		})
+	}
+}

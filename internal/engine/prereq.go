@@ -1,0 +1,155 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/rocm/sgpu-queue/internal/config"
+	"github.com/rocm/sgpu-queue/internal/executor"
+	"github.com/rocm/sgpu-queue/internal/gpu"
+	"github.com/rocm/sgpu-queue/internal/hook"
+	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/optname"
+	"github.com/rocm/sgpu-queue/internal/outcome"
+	"github.com/rocm/sgpu-queue/internal/textfmt"
+)
+
+// The once-per-run commands (docs/hooks.md "Once per run"): TE builds its CK JIT
+// kernel cache once, pinned to the first GPU, before the suites' setups, and checks
+// it for drift once the queue has drained. Both are commands of the run, not of a
+// suite, so they are not config lines: they come as --before/--after (inputs
+// before/after), written as a config line's words.
+
+// onceKind names a once-per-run command in messages and in its log's name.
+type onceKind string
+
+const (
+	onceBefore onceKind = "before"
+	onceAfter  onceKind = "after"
+)
+
+// onceError is a before command that failed: the run stops as on a failed setup,
+// with exit 1 and run.json naming it.
+type onceError struct {
+	err  error
+	tail string
+}
+
+func (e *onceError) Error() string { return e.err.Error() }
+func (e *onceError) Unwrap() error { return e.err }
+
+// onceCommand is the command of --before or --after as the executor runs it: a
+// relative path with a slash is taken from the repo root, as a config's commands
+// are; a bare name is looked up on PATH where it runs (bash, sh).
+func (r *run) onceCommand(kind onceKind, words []string, pool gpu.Pool, w io.Writer) executor.Command {
+	path := words[0]
+	if strings.Contains(path, "/") && !filepath.IsAbs(path) {
+		path = filepath.Join(r.o.RepoRoot, path)
+	}
+	env := r.o.Hooks.AdapterEnv(r.cmdEnv, r.o.Level).With(pool.Pin(pool.IDs[0])...)
+	return executor.Command{
+		Name: fmt.Sprintf("%s command", kind), Path: path, Args: words[1:],
+		Env: env, Dir: r.o.RepoRoot, Stdout: w, Stderr: w,
+	}
+}
+
+// runOnce runs a once-per-run command with the setup deadline, its output into
+// its log and the console (indented), and says how it ended: nil, or an error
+// naming the command, the log and the tail of its output.
+func (r *run) runOnce(ctx context.Context, kind onceKind, words []string, pool gpu.Pool) (tail string, err error) {
+	path := r.layout.OnceLog(string(kind))
+	f, err := os.Create(path)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	defer f.Close()
+	t := &textfmt.Tail{}
+	console := &textfmt.Prefixer{W: r.out, Prefix: "    | "}
+	defer console.Flush()
+	sctx, cancel := ctx, context.CancelFunc(func() {})
+	if r.o.SetupTimeout > 0 {
+		sctx, cancel = context.WithTimeoutCause(ctx, r.o.SetupTimeout, errSetupDeadline)
+	}
+	defer cancel()
+	res, err := r.o.Exec.Run(sctx, r.onceCommand(kind, words, pool, io.MultiWriter(f, t, console)))
+	what := fmt.Sprintf("%s %s", r.o.Face.Name(string(kind)), config.QuoteWords(words))
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("%s could not run: %w", what, err)
+	case res.Cancelled && ctx.Err() == nil && errors.Is(context.Cause(sctx), errSetupDeadline):
+		return t.String(), fmt.Errorf("%s did not end within %s (%s) and was stopped; log %s", what, r.o.SetupTimeout,
+			r.o.Face.Name("setup-timeout"), r.rel(path))
+	case res.Cancelled || ctx.Err() != nil:
+		return t.String(), fmt.Errorf("%s cancelled: %w", what, context.Canceled)
+	case res.ExitCode != 0:
+		return t.String(), fmt.Errorf("%s exited with %d; log %s", what, res.ExitCode, r.rel(path))
+	}
+	return t.String(), nil
+}
+
+// before runs --before once, ahead of the setups; nothing to run, nothing to
+// prepare. Its failure stops the run.
+func (r *run) before(ctx context.Context, pool gpu.Pool, items int) error {
+	if len(r.o.Before) == 0 {
+		return nil
+	}
+	if items == 0 {
+		r.printf("  no item to run: %s is not run\n", r.o.Face.Name("before"))
+		return nil
+	}
+	r.printf("  %s: %s  → %s\n", r.o.Face.Name("before"), config.QuoteWords(r.o.Before), r.rel(r.layout.OnceLog(string(onceBefore))))
+	tail, err := r.runOnce(ctx, onceBefore, r.o.Before, pool)
+	if err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		return &onceError{err: fmt.Errorf("%w:\n%s", err, textfmt.Indent(tail)), tail: tail}
+	}
+	r.printf("  %s ok\n", r.o.Face.Name("before"))
+	return nil
+}
+
+// after runs --after once the queue has drained (not after a cancel: the run is
+// ending). Its output is in the log; its failure is a warning, never the verdict.
+func (r *run) after(ctx context.Context, pool gpu.Pool, items int) {
+	if len(r.o.After) == 0 || items == 0 || ctx.Err() != nil {
+		return
+	}
+	r.printf("  %s: %s  → %s\n", r.o.Face.Name("after"), config.QuoteWords(r.o.After), r.rel(r.layout.OnceLog(string(onceAfter))))
+	if _, err := r.runOnce(ctx, onceAfter, r.o.After, pool); err != nil {
+		r.warn(err.Error() + " (the verdicts are the items'; this is only a warning)")
+	}
+}
+
+// onceStop is the stop record of a failed before command.
+func onceStop(err error) *logdir.Stop {
+	var oe *onceError
+	if !errors.As(err, &oe) {
+		return nil
+	}
+	return &logdir.Stop{Reason: outcome.StopBeforeFailed, Phase: 3, Message: stopMessage(oe.Error(), oe.tail)}
+}
+
+// checkSetupEnv refuses a --setup-env variable the tool sets itself for every
+// setup (a hook variable, the pin): the suite would get the tool's value, not the
+// one given.
+func checkSetupEnv(face optname.Face, n hook.Names, env []string) error {
+	var errs []error
+	for _, kv := range env {
+		name, _, ok := strings.Cut(kv, "=")
+		if !ok || !hook.ValidName(name) {
+			errs = append(errs, fmt.Errorf("%s %q: want NAME=VALUE", face.Name("setup-env"), kv))
+			continue
+		}
+		if key := n.KeyOf(name, gpu.HIPVisible, gpu.CUDAVisible); key != "" {
+			errs = append(errs, fmt.Errorf("%s %s: sgpu-queue sets %s for every setup (%s %s=); give another name",
+				face.Name("setup-env"), name, name, face.Name("hook-var"), key))
+		}
+	}
+	return errors.Join(errs...)
+}
