@@ -17,6 +17,9 @@ var foreignFlags = map[string]bool{
 	"--name": true, "--no-tests": true, "--opt": true, "--output-junit": true, "--output-on-failure": true,
 	"--rm": true, "--rootdir": true, "--show-only": true, "--test-dir": true, "--timeout": true,
 	"--use-fp8": true, "--use-te": true, "--version": true, "--help": true,
+	// Docker's, pip's and git's, and TE's ci/change_scope.py's, in the TE migration.
+	"--network": true, "--shm-size": true, "--no-build-isolation": true, "--name-status": true, "--no-renames": true,
+	"--github-output": true, "--summary": true, "--all": true,
 }
 
 // commandFlags are each command's flags, read from its --help.
