@@ -158,6 +158,15 @@ func (a *act) planRequest() (engine.PlanRequest, error) {
 	if w := strings.TrimSpace(gh.GetInput("weights")); w != "" {
 		req.WeightsPath = a.path(w)
 	}
+	// The queues as the shard jobs read them.
+	var q engine.Options
+	if err := (settings.Values{"queue": gh.GetInput("queue")}).Apply(&q, nil); err != nil {
+		return req, settings.Prefixed(err, "input ")
+	}
+	req.Queue = q.Queue
+	if req.MGPUConfigs, err = a.paths("mgpu-config", "name the mGPU config file(s) relative to the workspace"); err != nil {
+		return req, err
+	}
 	// The level as a run of the shards will read it: the input, else the level
 	// variable of the step's environment (renamed by hook-var, as the runs see it).
 	var hooks engine.Options

@@ -8,10 +8,12 @@ import (
 	"github.com/rocm/sgpu-queue/internal/engine"
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/hook"
+	"github.com/rocm/sgpu-queue/internal/settings"
 	"github.com/rocm/sgpu-queue/internal/shard"
 )
 
-const planHelp = `Usage: sgpu-queue plan --shards K --gpus N [--arch A --level L --weights FILE] [--items FILE] [--out FILE] CONFIG...
+const planHelp = `Usage: sgpu-queue plan --shards K --gpus N [--arch A --level L --weights FILE] [--items FILE] [--out FILE]
+                       [--queue sgpu|mgpu] [--mgpu-config FILE]... CONFIG...
 
 Splits the items of the CONFIG files' suites over K runners (shards) of N GPUs
 each, balanced by weight, for a job matrix whose jobs each run
@@ -21,7 +23,10 @@ prunes the rest), or the lines of --items FILE ("label TAB tag", as a run's
 queue/items.tsv); an opaque suite is its one whole item, and list and adapter
 suites (pytest, ctest, cmd) are their keys. Each item takes the GPUs of its suite's
 mode options (gpus=N, gpus=all: N): an item's own count (a listing line's, a ctest
-test's RESOURCE_GROUPS) is not known without listing. The config: docs/config.md.
+test's RESOURCE_GROUPS) is not known without listing, but an item whose weight is
+kept per pool size (<key>@g<N>: an mGPU item that takes the whole box) takes a
+whole runner and that size's weight, as does an opaque suite of the mGPU queue
+(--queue mgpu, --mgpu-config, read as "run" reads them). The config: docs/config.md.
 
 The table is found as "run" finds it: --weights, else
 <repo-root>/ci-weights/test_weights.<arch>.l<level>.txt. Without --arch (no GPU to
@@ -54,13 +59,22 @@ func planCmd(e Env, args []string) int {
 		level    = fs.String("level", envDefault(e, "level", ""), "test level keying the weight table (default $TEST_LEVEL, else 99)")
 		table    = fs.String("weights", envDefault(e, "weights", ""), "weight table (default <repo-root>/ci-weights/test_weights.<arch>.l<level>.txt)")
 	)
-	configs, code, stop := parseConfigs(fs, args, e)
+	queues := knobFlags(fs, e, "queue", "mgpu-config")
+	configs, code, stop := parse(fs, args, e)
 	if stop {
 		return code
 	}
+	if len(configs) == 0 && len(strings.TrimSpace(queues["mgpu-config"])) == 0 {
+		return noConfig(fs, e)
+	}
 	usageErr := func(err error) int { return usageError(e, "plan", err) }
+	var q engine.Options
+	if err := queues.Apply(&q, nil); err != nil {
+		return usageErr(settings.Prefixed(err, "--"))
+	}
 	req := engine.PlanRequest{Configs: configs, ItemsPath: *items, RepoRoot: *repoRoot,
-		Arch: strings.TrimSpace(*arch), Level: strings.TrimSpace(*level), WeightsPath: strings.TrimSpace(*table)}
+		Arch: strings.TrimSpace(*arch), Level: strings.TrimSpace(*level), WeightsPath: strings.TrimSpace(*table),
+		Queue: q.Queue, MGPUConfigs: q.MGPUConfigs}
 	var err error
 	if req.Shards, err = count("--shards", *shards, shard.MaxShards, "runners"); err != nil {
 		if strings.TrimSpace(*shards) == "" {

@@ -3,6 +3,7 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -186,5 +187,50 @@ func (tc cmdCase) check(t *testing.T, code int, out, errs string) {
 	}
 	if tc.code == 2 && strings.Count(strings.TrimSpace(errs), "\n") > 0 && !strings.Contains(errs, "Usage") {
 		t.Errorf("want a one-line error, got:\n%s", errs)
+	}
+}
+
+// TestPlanMGPUQueue: a plan of TE's mGPU queue from a table a run of it learned: the
+// whole-box item's weight is kept per pool size (<key>@g<N>), so on 8-GPU runners it
+// is the item <key> with its @g8 weight, as wide as a runner; an item learned only on
+// another pool size is listed without a weight; the opaque suite of the mGPU queue
+// takes the box; the declared items keep their plain keys.
+func TestPlanMGPUQueue(t *testing.T) {
+	dir := t.TempDir()
+	conf := write(t, dir, "mgpu.conf", "torch-mgpu torch_mgpu.log list ci/pytorch.sh\nexamples examples.log opaque ci/examples.sh\n")
+	table := write(t, dir, "w.txt", "torch-mgpu/distributed.test_fsdp2.ck@g8 320\ntorch-mgpu/distributed.test_fsdp2.ck@g4 510\n"+
+		"torch-mgpu/distributed.test_fusible.ck@g4 400\ntorch-mgpu/distributed.test_numerics.ck 291\nexamples 50\n")
+	out := filepath.Join(dir, "plan.json")
+	for _, args := range [][]string{
+		{"--queue", "mgpu", conf},
+		{"--mgpu-config", conf},
+	} {
+		code, _, stderr := runCommand(t, nil, append([]string{"plan", "--shards", "2", "--gpus", "8", "--weights", table, "--arch", "gfx942", "--level", "3", "--out", out}, args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		f, err := os.Open(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := shard.Read(f, out)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keys []string
+		for _, s := range p.Shards {
+			keys = append(keys, s.Keys...)
+		}
+		slices.Sort(keys)
+		want := []string{"examples", "torch-mgpu/distributed.test_fsdp2.ck", "torch-mgpu/distributed.test_fusible.ck", "torch-mgpu/distributed.test_numerics.ck"}
+		if !slices.Equal(keys, want) || p.Unknown != 1 {
+			t.Errorf("%v: planned %q with %d unknown; want %q, 1 unknown (the one learned on 4 GPUs only)", args, keys, p.Unknown, want)
+		}
+		// 8×320 (fsdp2 on 8) + 8×mean (fusible, unknown) + 1×291 + 8×50 (examples takes the box).
+		mean := (320.0 + 291 + 50) / 3
+		if want := 8*320 + 8*mean + 291 + 8*50; p.Work < want-0.01 || p.Work > want+0.01 {
+			t.Errorf("%v: planned %.2f GPU-seconds, want %.2f: the whole-box items take 8 GPUs, the @g8 weight", args, p.Work, want)
+		}
 	}
 }

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -37,6 +39,10 @@ type PlanRequest struct {
 	NoTable bool
 	// Face names the options in messages (flags, or the action's inputs).
 	Face optname.Face
+	// Queue and MGPUConfigs read the configs as a run does (Options.Queue,
+	// Options.MGPUConfigs): the plan's items are a run's items.
+	Queue       string
+	MGPUConfigs []string
 }
 
 // Plan reads the configs, the table and the item list, splits the items over the
@@ -46,10 +52,11 @@ func Plan(req PlanRequest, warn func(string)) (*shard.Plan, string, error) {
 	if err := weights.CheckLevel(req.Level); err != nil {
 		return nil, "", fmt.Errorf("%s %q: %w", req.Face.Name("level"), req.Level, err)
 	}
-	suites, err := config.Load(req.Configs)
+	suites, err := config.Load(slices.Concat(req.Configs, req.MGPUConfigs))
 	if err != nil {
 		return nil, "", err
 	}
+	config.MarkQueues(suites, req.Queue, req.MGPUConfigs)
 	id, table, err := planTable(req)
 	if err != nil {
 		return nil, "", err
@@ -57,7 +64,17 @@ func Plan(req PlanRequest, warn func(string)) (*shard.Plan, string, error) {
 	for _, w := range table.warns {
 		warn(w)
 	}
-	keys, from := shard.TableKeys(table.t), "weights"
+	// A pool-sized item's weight is kept per pool size (<key>@g<N>): the plan's
+	// runners have GPUs each, so it takes that size's weight and the whole runner.
+	pooled := weights.PooledKeys(table.t)
+	view := weights.SplitPool(table.t, pooled, req.GPUs).View
+	keys, from := shard.TableKeys(view), "weights"
+	for _, k := range slices.Sorted(maps.Keys(pooled)) {
+		if _, ok := view.Get(k); !ok {
+			label, tag := weights.SplitKey(k)
+			keys = append(keys, shard.ItemKey{Label: label, Tag: tag}) // learned on other pool sizes only
+		}
+	}
 	if req.ItemsPath != "" {
 		from = req.ItemsPath
 		f, err := os.Open(req.ItemsPath)
@@ -78,11 +95,11 @@ func Plan(req PlanRequest, warn func(string)) (*shard.Plan, string, error) {
 	} else if !table.found {
 		return nil, "", fmt.Errorf("weight table %s not found: plan lists the items from the last run's table (restore it first, or give --weights FILE, --arch or --level), or give --items FILE", id.Store)
 	}
-	list, warns := shard.Items(suites, keys, req.GPUs)
+	list, warns := shard.Items(suites, keys, req.GPUs, pooled)
 	for _, w := range warns {
 		warn(w)
 	}
-	schedule.Weigh(list, table.t, schedule.DefaultWeight)
+	schedule.Weigh(list, view, schedule.DefaultWeight)
 	a, err := shard.Assign(list, req.Shards, req.GPUs)
 	if err != nil {
 		var we *schedule.WidthError

@@ -117,7 +117,9 @@ func TableKeys(t *weights.Table) []ItemKey {
 // gpus; a listing's per-item count is not known without listing, so the suite's
 // holds). What the list holds that no suite of the config runs is left out, and
 // said in the returned warnings (one per reason).
-func Items(suites []config.Suite, keys []ItemKey, gpus int) ([]schedule.Item, []string) {
+// An item of pooled (a pool-sized item: weights.PooledKeys) takes every GPU of a
+// runner.
+func Items(suites []config.Suite, keys []ItemKey, gpus int, pooled map[string]bool) ([]schedule.Item, []string) {
 	byLabel := map[string][]ItemKey{}
 	for _, k := range keys {
 		byLabel[k.Label] = append(byLabel[k.Label], k)
@@ -125,12 +127,15 @@ func Items(suites []config.Suite, keys []ItemKey, gpus int) ([]schedule.Item, []
 	var items []schedule.Item
 	var warns []string
 	for _, s := range suites {
-		width := itemGPUs(s.Options, gpus)
+		width := itemGPUs(s, gpus)
 		listed := byLabel[s.Label]
 		delete(byLabel, s.Label)
 		if s.Mode == config.Opaque {
 			if n := countTagged(listed); n > 0 {
 				warns = append(warns, fmt.Sprintf("suite %q is opaque (one whole item) but the list has %d item(s) of it with a tag; they are left out", s.Label, n))
+			}
+			if pooled[s.Label] {
+				width = gpus
 			}
 			items = append(items, schedule.Item{Label: s.Label, Seq: len(items), GPUs: width})
 			continue
@@ -140,7 +145,11 @@ func Items(suites []config.Suite, keys []ItemKey, gpus int) ([]schedule.Item, []
 				warns = append(warns, fmt.Sprintf("suite %q expands into items but the list has its bare label (an opaque item's key); it is left out", s.Label))
 				continue
 			}
-			items = append(items, schedule.Item{Label: s.Label, Tag: k.Tag, Seq: len(items), GPUs: width})
+			w := width
+			if pooled[weights.Key(s.Label, k.Tag)] {
+				w = gpus
+			}
+			items = append(items, schedule.Item{Label: s.Label, Tag: k.Tag, Seq: len(items), GPUs: w})
 		}
 	}
 	if len(byLabel) > 0 {
@@ -171,12 +180,14 @@ func countTagged(ks []ItemKey) int {
 
 // itemGPUs is the GPUs each item of a suite with mode options m takes on shards
 // of gpus GPUs: gpus=N, gpus=all (the shard's gpus), else 1.
-func itemGPUs(m config.Options, gpus int) int {
-	switch {
+func itemGPUs(s config.Suite, gpus int) int {
+	switch m := s.Options; {
 	case m.AllGPUs:
 		return gpus
 	case m.GPUs > 0:
 		return m.GPUs
+	case s.MGPU && s.Mode == config.Opaque:
+		return gpus // TE's mGPU queue: an opaque item takes the whole box
 	}
 	return 1
 }

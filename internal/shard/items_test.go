@@ -117,7 +117,7 @@ func TestItems(t *testing.T) {
 		{"torch", "b"}, {"gone", "x"}, {"mgpu", "d"}, {"torch", "a"}, {"examples", "tagged"}, {"torch", ""},
 		{"jax-mgpu", "e"}, {"gone", "y"}, {"other", ""},
 	}
-	got, warns := shard.Items(ss, keys, 8)
+	got, warns := shard.Items(ss, keys, 8, nil)
 	want := []schedule.Item{
 		{Label: "examples", Seq: 0, GPUs: 1},
 		{Label: "torch", Tag: "b", Seq: 1, GPUs: 1},

@@ -60,6 +60,19 @@ func SplitPool(stored *Table, pooled map[string]bool, n int) *Pool {
 	return p
 }
 
+// PooledKeys are the keys of the pool-sized items of stored: those with a weight
+// per pool size (PoolKey). A plan, which lists nothing, knows them as the items
+// that take a whole runner.
+func PooledKeys(stored *Table) map[string]bool {
+	out := map[string]bool{}
+	for k := range stored.w {
+		if key, _, ok := cutPoolKey(k); ok {
+			out[key] = true
+		}
+	}
+	return out
+}
+
 // Join is the table to store after the run learned into p.View: the pooled keys
 // written as PoolKey, and the weights held aside, but those of an item its suite's
 // census no longer lists (Prune's rule), which it returns as pruned.
