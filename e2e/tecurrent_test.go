@@ -508,3 +508,48 @@ func TestTECurrentVerify(t *testing.T) {
 		}
 	}
 }
+
+// TestTECurrentShardsPooled: TE's mGPU queue over a 2-shard matrix of 4-GPU
+// runners. The plan and the shards read the config as the mGPU queue; merge learns
+// the items that take the whole box (undeclared width) per pool size, as a run
+// does (<key>@g4), and the declared ones under their plain key; merging again
+// learns nothing new.
+func TestTECurrentShardsPooled(t *testing.T) {
+	t.Parallel()
+	dir := fixture(t, "te-current")
+	env := []string{"JUNITXML_PREFIX=test-results/junit/", "TE_FIXTURE_SLEEP=0"}
+	for i := 1; i <= 2; i++ {
+		logs := filepath.Join("shards", strconv.Itoa(i))
+		r := sgpu(t, dir, env, "run", "--gpus", "4", "--arch", "gfx942", "--level", "3", "--queue", "mgpu",
+			"--shard", strconv.Itoa(i)+"/2", "--log-dir", logs, "ci/ci_mgpu_queue.conf")
+		if r.code != 0 {
+			t.Fatalf("shard %d: exit %d\n%s\n%s", i, r.code, r.stdout, r.stderr)
+		}
+	}
+	table := filepath.Join(dir, "ci-weights", "test_weights.gfx942.l3.txt")
+	merge := func() result {
+		r := sgpu(t, dir, nil, "merge", "--log-dir", "merged", "--weights", table, "shards/1", "shards/2")
+		if r.code != 0 {
+			t.Fatalf("merge: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+		}
+		return r
+	}
+	merge()
+	w := readWeights(t, table)
+	for _, k := range []string{"torch-mgpu/distributed.test_torch_fsdp2.ck@g4", "jax-mgpu/test_distributed_fused_attn.auto@g4",
+		"torch-mgpu/distributed.test_numerics.ck", "jax-mgpu/test_sanity_import.auto.mgpu"} {
+		if _, ok := w[k]; !ok {
+			t.Errorf("the merged table has no %s:\n%s", k, readFile(t, table))
+		}
+	}
+	for _, k := range []string{"torch-mgpu/distributed.test_torch_fsdp2.ck", "jax-mgpu/test_distributed_fused_attn.auto"} {
+		if _, ok := w[k]; ok {
+			t.Errorf("the merged table keeps whole-box item %s under its plain key (mixing pool sizes):\n%s", k, readFile(t, table))
+		}
+	}
+	before := readFile(t, table)
+	r := merge()
+	if after := readFile(t, table); after != before || !strings.Contains(r.stdout, "were learned by an earlier merge: not learned again") {
+		t.Errorf("merging again changed the table or did not say why it learned nothing:\n%s\n--- before\n%s\n--- after\n%s", r.stdout, before, after)
+	}
+}

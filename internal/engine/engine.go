@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -347,6 +348,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	// Phase 4: run the queue.
 	r.obs.Phase(4, fmt.Sprintf("run %s on %s", textfmt.Count(len(o.plan), "item"), textfmt.Count(len(pool.IDs), "GPU")))
 	meta := r.meta(suites, pool)
+	meta.Pooled = slices.Sorted(maps.Keys(pooledKeys(o.plan)))
 	d, err := r.dispatch(ctx, o.plan, o.queue, pool, meta, exp)
 	if err != nil {
 		return nil, &Error{Code: exitcode.Usage, Err: err}

@@ -90,7 +90,7 @@ func Merge(ctx context.Context, o Options, dirs []string) (*Result, error) {
 	r.verdicts(run)
 
 	r.obs.Phase(6, "learn the weights (once, from every shard's rows)")
-	changes, pruned := r.learnShards(table, run, m.Census, shards)
+	table, changes, pruned := r.learnPooled(table, run, m.Census, shards)
 	r.saveLearned(ctx, store, table, changes, pruned)
 	run.Meta.Changes, run.Meta.Pruned = changes, pruned
 	run.Meta.Merge.Advice = merge.Advice(run, run.Meta.Merge.Shards, gpusPerShard(m))
@@ -120,11 +120,42 @@ func Merge(ctx context.Context, o Options, dirs []string) (*Result, error) {
 	return r.res, nil
 }
 
+// learnPooled is learnShards on the table as the shards' runs saw it: the weights
+// of pool-sized items (logdir.Meta.Pooled) are kept per pool size, as a run keeps
+// them (weights.SplitPool). Shards that ran on pools of different sizes teach
+// those items nothing, with a warning: one weight cannot hold two sizes.
+func (r *run) learnPooled(table *weights.Table, run *logdir.Run, census weights.Census,
+	shards []*merge.Shard) (*weights.Table, []logdir.Change, []string) {
+	pooled, sizes := map[string]bool{}, map[int]bool{}
+	for _, s := range shards {
+		for _, k := range s.Run.Meta.Pooled {
+			pooled[k] = true
+		}
+		sizes[len(s.Run.Meta.GPUs)] = true
+	}
+	if len(pooled) == 0 {
+		changes, pruned := r.learnShards(table, run, census, shards, nil)
+		return table, changes, pruned
+	}
+	if len(sizes) != 1 {
+		r.warn(fmt.Sprintf("the shards ran on pools of %d different sizes: the %s that take the whole pool are not learned (their weights are kept per pool size)",
+			len(sizes), textfmt.Count(len(pooled), "item")))
+		changes, pruned := r.learnShards(table, run, census, shards, pooled)
+		return table, changes, pruned
+	}
+	p := weights.SplitPool(table, pooled, len(shards[0].Run.Meta.GPUs))
+	changes, pruned := r.learnShards(p.View, run, census, shards, nil)
+	joined, aside := p.Join(census)
+	return joined, changes, append(pruned, aside...)
+}
+
 // learnShards is the merge's learning pass: every shard's rows but those of the
 // shard runs the table learned already (an earlier merge of the same log dirs),
 // so that merging again learns nothing new; then the shard runs are marked
 // learned in the table.
-func (r *run) learnShards(table *weights.Table, run *logdir.Run, census weights.Census, shards []*merge.Shard) ([]logdir.Change, []string) {
+// The rows of the items of skipKeys teach nothing.
+func (r *run) learnShards(table *weights.Table, run *logdir.Run, census weights.Census, shards []*merge.Shard,
+	skipKeys map[string]bool) ([]logdir.Change, []string) {
 	done := map[int]bool{}
 	var ids []string
 	for _, s := range shards {
@@ -137,7 +168,7 @@ func (r *run) learnShards(table *weights.Table, run *logdir.Run, census weights.
 	}
 	changes, pruned := learnRows(table, run, census, func(t logdir.Timing) bool {
 		s, _, ok := logdir.SplitShardGPU(t.GPU)
-		return ok && done[s]
+		return ok && done[s] || skipKeys[weights.Key(t.Label, run.TagOf(t))]
 	})
 	table.MarkLearned(ids...)
 	return changes, pruned

@@ -37,11 +37,14 @@ type Meta struct {
 	DefaultWeight float64     `json:"default_weight"`
 	Policy        string      `json:"policy,omitempty"`
 	Weights       string      `json:"weights"`
-	Started       time.Time   `json:"started"` // start of phase 4: the zero of the offsets
-	Wall          float64     `json:"wall_seconds"`
-	Finished      bool        `json:"finished"` // phases 5–8 ran: phase 4 ended (possibly cancelled), or the run stopped before it
-	Cancelled     bool        `json:"cancelled,omitempty"`
-	Changes       []Change    `json:"weight_changes,omitempty"`
+	// Pooled are the keys of the items whose width was the pool (an undeclared mGPU
+	// item, gpus=all), whose weights are kept per pool size: merge learns them so.
+	Pooled    []string  `json:"pooled,omitempty"`
+	Started   time.Time `json:"started"` // start of phase 4: the zero of the offsets
+	Wall      float64   `json:"wall_seconds"`
+	Finished  bool      `json:"finished"` // phases 5–8 ran: phase 4 ended (possibly cancelled), or the run stopped before it
+	Cancelled bool      `json:"cancelled,omitempty"`
+	Changes   []Change  `json:"weight_changes,omitempty"`
 	// The bad-day policies in force, and what they did.
 	Retries        int           `json:"retries,omitempty"`
 	FlakyIsFailure bool          `json:"flaky_is_failure,omitempty"`

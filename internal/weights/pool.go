@@ -3,6 +3,7 @@ package weights
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -46,6 +47,7 @@ type Pool struct {
 // on each size learns it anew.
 func SplitPool(stored *Table, pooled map[string]bool, n int) *Pool {
 	p := &Pool{View: New(), n: n, pooled: pooled, aside: New()}
+	p.View.learned = slices.Clone(stored.learned) // a merge's record travels with the table
 	for k, v := range stored.w {
 		key, m, ok := cutPoolKey(k)
 		switch {
@@ -78,6 +80,7 @@ func PooledKeys(stored *Table) map[string]bool {
 // census no longer lists (Prune's rule), which it returns as pruned.
 func (p *Pool) Join(census Census) (stored *Table, pruned []string) {
 	stored = New()
+	stored.learned = slices.Clone(p.View.learned)
 	for k, v := range p.View.w {
 		if p.pooled[k] {
 			k = PoolKey(k, p.n)
