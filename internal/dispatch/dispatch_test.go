@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocm/sgpu-queue/internal/adapter"
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/executor"
 	"github.com/rocm/sgpu-queue/internal/hook"
@@ -109,12 +110,22 @@ func (h *harness) item(tag string, weight float64) Item {
 	if weight >= 0 {
 		it.Weight, it.Known = weight, true
 	}
+	return adapted(it)
+}
+
+// adapted is it with its suite's adapter, as phase 1 lists it.
+func adapted(it Item) Item {
+	a, err := adapter.For(it.Suite)
+	if err != nil {
+		panic(err)
+	}
+	it.Adapter, it.Unit = a, adapter.Item{Tag: it.Tag}
 	return it
 }
 
 // opaque is the whole opaque suite "o".
 func (h *harness) opaque(weight float64) Item {
-	return Item{Item: schedule.Item{Label: "o", Weight: weight, Known: true}, Suite: config.Suite{Label: "o", LogFile: "o.log", Mode: config.Opaque, Path: h.script}}
+	return adapted(Item{Item: schedule.Item{Label: "o", Weight: weight, Known: true}, Suite: config.Suite{Label: "o", LogFile: "o.log", Mode: config.Opaque, Path: h.script}})
 }
 
 // deadGPU writes a suite script for which GPU id is dead: an item pinned there
@@ -133,7 +144,7 @@ exec "`+h.script+`"
 	for i := 0; i < n; i++ {
 		it := h.item(fmt.Sprintf("sleep.%d", i), 1)
 		it.Suite.Path = bad
-		items = append(items, it)
+		items = append(items, adapted(it))
 	}
 	return items
 }
