@@ -94,7 +94,8 @@ func ListPass(ctx context.Context, ex executor.Executor, in Listing, s config.Su
 		}
 	}
 	if res.Cancelled && pastDeadline(ctx, lctx, errDeadline) {
-		e := hookFail(s, nil, tail.String(), "its %s listing (%s=1) did not end within %s (list-timeout) and was stopped", pass, h.Names.ListItems, in.Timeout)
+		e := hookFail(s, nil, tail.String(), "its %s listing (%s=1) did not end within %s (list-timeout) and was stopped",
+			pass, h.Names.ListItems, in.Timeout)
 		e.TimedOut = true
 		return nil, tail.String(), e
 	}
@@ -129,7 +130,8 @@ func (l Line) Err(s config.Suite, marker string) error {
 	if l.Bad == "" {
 		return nil
 	}
-	return hookFail(s, nil, "", "item %s: its listing line (%s %s …) gives the width %s; print a GPU count from 1 to %d after the tag, or none",
+	return hookFail(s, nil, "",
+		"item %s: its listing line (%s %s …) gives the width %s; print a GPU count from 1 to %d after the tag, or none",
 		textfmt.Printable(l.Tag), marker, textfmt.Printable(l.Tag), l.Bad, config.MaxGPUs)
 }
 
@@ -159,7 +161,8 @@ func ParseListing(out []byte, marker string) (items []Line, warnings []string) {
 		case l.Tag == "":
 			warnings = append(warnings, fmt.Sprintf("line %d: %q without a tag, ignored", n, marker))
 		case seen[l.Tag]:
-			warnings = append(warnings, fmt.Sprintf("line %d: duplicate tag %q, queued once (its dispatch runs every call line of that tag)", n, l.Tag))
+			warnings = append(warnings,
+				fmt.Sprintf("line %d: duplicate tag %q, queued once (its dispatch runs every call line of that tag)", n, l.Tag))
 		default:
 			seen[l.Tag] = true
 			items = append(items, l)

@@ -47,6 +47,16 @@ func (h *harness) adapterItems(mode config.Mode, lines string) []Item {
 	return items
 }
 
+// adapted is it with its suite's adapter, as phase 1 lists it.
+func adapted(it Item) Item {
+	a, err := adapter.For(it.Suite)
+	if err != nil {
+		panic(err)
+	}
+	it.Adapter, it.Unit = a, adapter.Item{Tag: it.Tag}
+	return it
+}
+
 // given is a cmd adapter whose items, as pytest's and ctest's, always write the
 // JUnit file they are given.
 type given struct{ adapter.Adapter }

@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rocm/sgpu-queue/internal/adapter"
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/executor"
 	"github.com/rocm/sgpu-queue/internal/hook"
@@ -113,19 +112,10 @@ func (h *harness) item(tag string, weight float64) Item {
 	return adapted(it)
 }
 
-// adapted is it with its suite's adapter, as phase 1 lists it.
-func adapted(it Item) Item {
-	a, err := adapter.For(it.Suite)
-	if err != nil {
-		panic(err)
-	}
-	it.Adapter, it.Unit = a, adapter.Item{Tag: it.Tag}
-	return it
-}
-
 // opaque is the whole opaque suite "o".
 func (h *harness) opaque(weight float64) Item {
-	return adapted(Item{Item: schedule.Item{Label: "o", Weight: weight, Known: true}, Suite: config.Suite{Label: "o", LogFile: "o.log", Mode: config.Opaque, Path: h.script}})
+	s := config.Suite{Label: "o", LogFile: "o.log", Mode: config.Opaque, Path: h.script}
+	return adapted(Item{Item: schedule.Item{Label: "o", Weight: weight, Known: true}, Suite: s})
 }
 
 // deadGPU writes a suite script for which GPU id is dead: an item pinned there

@@ -194,7 +194,8 @@ func TestListingHeaders(t *testing.T) {
 		list := script(t, dir, "list.sh", `echo "TE_CI_ITEM a"`)
 		var log bytes.Buffer
 		s := config.Suite{Label: "torch", Mode: config.List, Path: list, Args: []string{"-k", "not slow"}}
-		if _, _, err := List(context.Background(), Request{Exec: executor.Local{}, Hooks: hook.Default(), Dir: dir, Log: &log, Env: env}, s, adapter.Pass{}); err != nil {
+		req := Request{Exec: executor.Local{}, Hooks: hook.Default(), Dir: dir, Log: &log, Env: env}
+		if _, _, err := List(context.Background(), req, s, adapter.Pass{}); err != nil {
 			t.Fatal(err)
 		}
 		if got, want := header(t, log.String()), "### torch queue: "+list+" -k 'not slow'"; got != want {
