@@ -1,19 +1,14 @@
-// Package adapter turns suites that have no hook scripts into work items: a pytest
-// tree, a CTest build, or a file of commands (docs/adapters.md). An adapter lists a
-// suite's items by running the real tool through an executor.Executor, and builds
-// the executor.Command that runs one item, so a project adopts the queue without
-// writing a hook layer first.
+// Package adapter turns every suite into work items (docs/adapters.md): a suite's
+// adapter lists its items by running the real tool or script through an
+// executor.Executor, and builds the executor.Command that runs one item. A
+// hook-contract suite (list, opaque) speaks the contract of docs/hooks.md; a pytest
+// tree, a CTest build or a file of commands needs no hook layer at all.
 //
-// One interface, one file per implementation: pytest.go, ctest.go, cmd.go. New picks
-// the implementation from the suite's mode.
-//
-// The hook-contract suites can move behind the same interface (docs/adapters.md,
-// "Part B"): a list adapter's List is the queue listing (TE_CI_LIST_ITEMS=1) and its
-// census a second method that adapters whose listing is already the census do not
-// need; its Command re-enters the script with the filter variable and runs in the
-// item's own directory instead of the repo root (Run then carries both); its setup
-// is the hook's setup pass. An opaque adapter lists one item with an empty tag and
-// its Command is the script, run whole.
+// One interface, one file per implementation: list.go, opaque.go, pytest.go,
+// ctest.go, cmd.go. New picks the implementation from the suite's mode. What only
+// some adapters can do is an optional interface: Censuser (a census apart from the
+// listing), Checker (verify), Narrower (re-runs of failed tests), JUnitWriter and
+// Sized (how items write JUnit and take GPUs).
 package adapter
 
 import (
@@ -35,10 +30,57 @@ import (
 type Adapter interface {
 	// List runs the suite's listing through ex and returns its items, in the tool's
 	// order; the same tree gives the same tags every time (weights key on them).
-	// It fails with ErrNoItems (wrapped) when the suite lists nothing.
+	// It fails with ErrNoItems (wrapped) when the suite lists nothing, and bounds
+	// its commands by in.Timeout.
 	List(ctx context.Context, ex executor.Executor, in Listing) (*Listed, error)
 	// Command is the command that runs one listed item. It does not run anything.
 	Command(it Item, run Run) executor.Command
+}
+
+// Censuser is an adapter whose listing answers for this host only (a list suite's
+// capability probes): Census lists the tags of everything that exists at this level,
+// which phase 6 prunes the weight table against. An adapter without it has its
+// listing for its census.
+type Censuser interface {
+	Census(ctx context.Context, ex executor.Executor, in Listing) ([]string, error)
+}
+
+// JUnit is how an adapter's items write their JUnit XML (docs/adapters.md, "JUnit
+// files").
+type JUnit int
+
+const (
+	// JUnitUnderPrefix: the suite's script names its files under the hook
+	// contract's JUnit prefix (Run.JUnitDir), <prefix><label>/<tag><suffix>.
+	JUnitUnderPrefix JUnit = iota
+	// JUnitGiven: sgpu-queue names each item's file (junit.ItemFile) and gives it
+	// to the command (Run.JUnit); the tool always writes it, so an item that exits
+	// 0 without it ran nothing (docs/outcomes.md, no-run).
+	JUnitGiven
+	// JUnitOffered: given as JUnitGiven, but the command may write none.
+	JUnitOffered
+)
+
+// JUnitWriter is an adapter whose items are given their JUnit file (JUnitGiven or
+// JUnitOffered); one without it writes under the prefix.
+type JUnitWriter interface {
+	JUnit() JUnit
+}
+
+// JUnitOf is how a's items write their JUnit XML.
+func JUnitOf(a Adapter) JUnit {
+	if w, ok := a.(JUnitWriter); ok {
+		return w.JUnit()
+	}
+	return JUnitUnderPrefix
+}
+
+// Sized is an adapter whose items' GPU counts are what its tool takes as given (a
+// ctest test's RESOURCE_GROUPS, the suite's gpus=): an item wider than the pool
+// cannot run on fewer and is refused. A hook-contract suite's item is run on the
+// whole pool instead, and its cases that need more skip (TE's rule).
+type Sized interface {
+	sized()
 }
 
 // Checker is an adapter whose items' selection can be checked without running them
@@ -55,8 +97,10 @@ type Item struct {
 	// test name (or base name) for ctest, the first word of a cmd line.
 	Tag string
 	// GPUs is the GPU count the suite's own metadata asks for this item (ctest's
-	// RESOURCE_GROUPS); 0 when it says nothing and the suite's gpus= decides.
-	GPUs int
+	// RESOURCE_GROUPS, a list line's count); 0 when it says nothing and the suite's
+	// gpus= decides. AllGPUs: the line asks for every GPU (gpus=all).
+	GPUs    int
+	AllGPUs bool
 	// Timeout is the item's own time limit (ctest's TIMEOUT property); 0: none.
 	Timeout time.Duration
 	// Args is what Command needs besides the tag (the pytest options, the ctest
@@ -73,24 +117,53 @@ type Listed struct {
 
 // Listing is where a suite is set up and listed.
 type Listing struct {
-	Env []string  // the base environment (pinned to one GPU, as for capability probes)
-	Dir string    // the repo root: adapter commands run there
+	// Env is the tools' environment (the level, none of the hook contract's
+	// switches), pinned to one GPU as for capability probes.
+	Env []string
+	Dir string    // the repo root: tools' commands run there
 	Log io.Writer // the listing's stderr and any output worth keeping (expand.log); nil discards
+	// Timeout bounds each listing command (0: none); one past it is stopped and
+	// its error says so (Error.TimedOut).
+	Timeout time.Duration
+	// Hook is what a hook-contract suite's listing starts from.
+	Hook Hook
+}
+
+// Hook is the hook contract's side of a listing or an item: its variable names, the
+// test level, and the run's environment before the contract's variables.
+type Hook struct {
+	Names hook.Names
+	Level string
+	Base  hook.Env
+	// Pin assigns the suite's listing its GPUs (a multi-GPU suite's first ones),
+	// set over Base and the suite's env=.
+	Pin []string
 }
 
 // Run is what one item's command needs.
 type Run struct {
-	Env []string // the item's environment, its GPUs pinned
+	Env []string // the tools' environment (Listing.Env), the item's GPUs pinned
 	Dir string   // the repo root
+	// Cwd is the item's own directory: a hook-contract item runs there.
+	Cwd string
 	// JUnit is the file the item's JUnit XML goes to, where the command runs (a
-	// container path under container exec); "" when JUnit is off.
-	JUnit          string
-	Stdout, Stderr io.Writer
-	// Only narrows the item to these tests on a re-run, in the form its adapter's
-	// Narrower gives them (docs/adapters.md, "Re-runs"); nil or empty: the whole
-	// item. An adapter that cannot narrow, or ids that are not the item's, run the
-	// whole item: running more than asked is safe, fewer would pass untested tests.
-	Only []string
+	// container path under container exec), for an adapter that gives it
+	// (JUnitWriter); "" when JUnit is off. JUnitDir is its suite's folder under the
+	// JUnit prefix, with a trailing slash, for one that writes under the prefix,
+	// and JUnitSuffix the suffix the run was given ("" for none).
+	JUnit, JUnitDir, JUnitSuffix string
+	Stdout, Stderr               io.Writer
+	// Hook is the hook contract's side: Pin is the item's GPU assignments.
+	Hook Hook
+	// Narrowed: a re-run runs the item for what failed last time (docs/reruns.md).
+	// Only narrows it to these tests, in the form its adapter's Narrower gives
+	// them (docs/adapters.md, "Re-runs"), and OnlyFile is the file that holds them,
+	// where the command runs; nil and "": the whole item. An adapter that cannot
+	// narrow, or ids that are not the item's, run the whole item: running more than
+	// asked is safe, fewer would pass untested tests.
+	Narrowed bool
+	Only     []string
+	OnlyFile string
 }
 
 // Narrower is an adapter whose items can re-run only some of their tests
@@ -107,19 +180,24 @@ type Narrower interface {
 // its command could select it by.
 var ErrCannotNarrow = errors.New("a failed test cannot be named")
 
-// Spec is an adapter suite's config line.
+// Spec is a suite's config line.
 type Spec struct {
 	Label   string
 	Where   string // "file:line", for messages
 	Mode    config.Mode
 	Options config.Options
-	Args    []string // the words after the mode field
+	Args    []string // the words after the mode field (after the script's, for a hook-contract suite)
+	// Suite is the whole line: a hook-contract suite's script, queue and GPU switch.
+	Suite config.Suite
 }
 
 // SpecOf is the adapter spec of a config line.
 func SpecOf(s config.Suite) Spec {
-	return Spec{Label: s.Label, Where: s.Where(), Mode: s.Mode, Options: s.Options, Args: s.Args}
+	return Spec{Label: s.Label, Where: s.Where(), Mode: s.Mode, Options: s.Options, Args: s.Args, Suite: s}
 }
+
+// For is the adapter of a config line (New of its spec).
+func For(s config.Suite) (Adapter, error) { return New(SpecOf(s)) }
 
 // ErrNoItems is wrapped by a listing that found nothing to run.
 var ErrNoItems = errors.New("no items")
@@ -130,6 +208,7 @@ type Error struct {
 	Msg          string
 	Tail         string // last lines of the command's output
 	Err          error  // a sentinel (ErrNoItems, ErrNoPytest), the executor's error or a parse error
+	TimedOut     bool   // its listing was stopped at Listing.Timeout
 }
 
 func (e *Error) Error() string {
@@ -146,10 +225,14 @@ func (s Spec) fail(err error, tail, format string, a ...any) *Error {
 	return &Error{Label: s.Label, Where: s.Where, Msg: fmt.Sprintf(format, a...), Tail: tail, Err: err}
 }
 
-// New returns the adapter of an adapter suite, or an *Error when its arguments
-// cannot work with it.
+// New returns the adapter of a suite, or an *Error when its arguments cannot work
+// with it.
 func New(s Spec) (Adapter, error) {
 	switch s.Mode {
+	case config.List:
+		return listSuite{s: s.Suite}, nil
+	case config.Opaque:
+		return opaqueSuite{s: s.Suite}, nil
 	case config.Pytest:
 		return newPytest(s)
 	case config.CTest:
@@ -157,23 +240,16 @@ func New(s Spec) (Adapter, error) {
 	case config.Cmd:
 		return newCmd(s)
 	}
-	return nil, s.fail(nil, "", "mode %q has no adapter (list and opaque suites use the hook contract)", s.Mode)
+	return nil, s.fail(nil, "", "mode %q has no adapter", s.Mode)
 }
 
-// WritesJUnit reports whether every item of an adapter mode writes the JUnit file
-// it is given (pytest, ctest), so that one that exits 0 without writing it ran
-// nothing (docs/outcomes.md, no-run); a cmd item's command may write none.
-func WritesJUnit(m config.Mode) bool { return m == config.Pytest || m == config.CTest }
-
-// Check is every adapter suite's New error at once (nil when all can work), so that
-// a run refuses a bad line before anything runs, as it refuses a bad config.
+// Check is every suite's New error at once (nil when all can work), so that a run
+// refuses a bad line before anything runs, as it refuses a bad config.
 func Check(suites []config.Suite) error {
 	var errs []error
 	for _, s := range suites {
-		if s.Adapter() {
-			if _, err := New(SpecOf(s)); err != nil {
-				errs = append(errs, err)
-			}
+		if _, err := For(s); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
@@ -246,4 +322,46 @@ func inDir(prog, dir string) string {
 		return prog
 	}
 	return filepath.Join(dir, prog)
+}
+
+// errDeadline is the cause of a listing's context ended by Listing.Timeout.
+var errDeadline = errors.New("listing deadline")
+
+// deadline bounds ctx by d (none when d ≤ 0), with cause as the reason.
+func deadline(ctx context.Context, d time.Duration, cause error) (context.Context, context.CancelFunc) {
+	if d <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeoutCause(ctx, d, cause)
+}
+
+// pastDeadline reports whether sub ended at its own deadline (cause), not because
+// the run (ctx) was cancelled.
+func pastDeadline(ctx, sub context.Context, cause error) bool {
+	return ctx.Err() == nil && errors.Is(context.Cause(sub), cause)
+}
+
+// timed runs a tool's listing under in.Timeout: one stopped there, or cancelled,
+// fails saying so, with the last lines of its log.
+func (s Spec) timed(ctx context.Context, in Listing, list func(context.Context, Listing) (*Listed, error)) (*Listed, error) {
+	tail := &textfmt.Tail{}
+	if in.Log != nil {
+		in.Log = io.MultiWriter(in.Log, tail)
+	} else {
+		in.Log = tail
+	}
+	lctx, cancel := deadline(ctx, in.Timeout, errDeadline)
+	defer cancel()
+	l, err := list(lctx, in)
+	switch {
+	case err == nil:
+		return l, nil
+	case pastDeadline(ctx, lctx, errDeadline):
+		e := s.fail(nil, tail.String(), "its %s listing did not end within %s (list-timeout) and was stopped", s.Mode, in.Timeout)
+		e.TimedOut = true
+		return nil, e
+	case ctx.Err() != nil:
+		return nil, s.fail(context.Cause(ctx), "", "listing cancelled")
+	}
+	return nil, err
 }

@@ -27,6 +27,11 @@ type cmdSuite struct {
 // maxCmdLine bounds one line of a command file, as config lines are bounded.
 const maxCmdLine = 64 << 10
 
+// JUnit: the item's command is given its file (Run.JUnit), and may write none.
+func (*cmdSuite) JUnit() JUnit { return JUnitOffered }
+
+func (*cmdSuite) sized() {}
+
 func newCmd(s Spec) (Adapter, error) {
 	if len(s.Args) != 1 {
 		return nil, s.fail(nil, "", "want \"<label> <logfile> cmd <file>\": one command file, got %d argument(s)", len(s.Args))
@@ -37,6 +42,10 @@ func newCmd(s Spec) (Adapter, error) {
 // List reads the command file where commands run (in the container, under
 // container exec), so that it is the file the commands will see.
 func (c *cmdSuite) List(ctx context.Context, ex executor.Executor, in Listing) (*Listed, error) {
+	return c.spec.timed(ctx, in, func(ctx context.Context, in Listing) (*Listed, error) { return c.list(ctx, ex, in) })
+}
+
+func (c *cmdSuite) list(ctx context.Context, ex executor.Executor, in Listing) (*Listed, error) {
 	s := c.spec
 	out, err := s.capture(ctx, ex, in, executor.Command{Path: "cat", Args: []string{"--", c.file}, Env: s.env(in.Env), Dir: in.Dir}, "")
 	if err != nil {

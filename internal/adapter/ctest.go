@@ -28,6 +28,11 @@ type ctestSuite struct {
 // expressions refuse to compile past about 64 KiB.
 const maxRegex = 16 << 10
 
+// JUnit: the item's command is given its file (Run.JUnit), and the tool always writes it.
+func (*ctestSuite) JUnit() JUnit { return JUnitGiven }
+
+func (*ctestSuite) sized() {}
+
 func newCTest(s Spec) (Adapter, error) {
 	for _, a := range s.Args {
 		name, _, _ := strings.Cut(a, "=")
@@ -71,6 +76,10 @@ type ctestListed struct {
 
 // List runs ctest --show-only=json-v1 with the suite's arguments.
 func (c *ctestSuite) List(ctx context.Context, ex executor.Executor, in Listing) (*Listed, error) {
+	return c.spec.timed(ctx, in, func(ctx context.Context, in Listing) (*Listed, error) { return c.list(ctx, ex, in) })
+}
+
+func (c *ctestSuite) list(ctx context.Context, ex executor.Executor, in Listing) (*Listed, error) {
 	s := c.spec
 	args := append(append([]string(nil), s.Args...), "--show-only=json-v1")
 	out, err := s.capture(ctx, ex, in, executor.Command{Path: "ctest", Args: args, Env: s.env(in.Env), Dir: in.Dir}, "")

@@ -46,6 +46,11 @@ type pytestSuite struct {
 	static []int // path operands among spec.Args, as the option table reads them
 }
 
+// JUnit: the item's command is given its file (Run.JUnit), and the tool always writes it.
+func (*pytestSuite) JUnit() JUnit { return JUnitGiven }
+
+func (*pytestSuite) sized() {}
+
 func newPytest(s Spec) (Adapter, error) {
 	for _, a := range s.Args {
 		name, _, _ := strings.Cut(a, "=")
@@ -104,6 +109,10 @@ type collectError struct {
 // error) is an item of its own, which fails with its traceback when it runs, as
 // pytest's --continue-on-collection-errors has it: the other files still run.
 func (p *pytestSuite) List(ctx context.Context, ex executor.Executor, in Listing) (*Listed, error) {
+	return p.spec.timed(ctx, in, func(ctx context.Context, in Listing) (*Listed, error) { return p.list(ctx, ex, in) })
+}
+
+func (p *pytestSuite) list(ctx context.Context, ex executor.Executor, in Listing) (*Listed, error) {
 	s := p.spec
 	py := p.python(in.Dir)
 	collect := append([]string{"--collect-only", "-q", "--continue-on-collection-errors"}, s.Args...)

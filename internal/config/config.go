@@ -49,9 +49,10 @@ type Suite struct {
 	MGPU bool
 }
 
-// Adapter reports whether the suite is run by an adapter (pytest, ctest, cmd) rather
-// than by its own script through the hook contract.
-func (s Suite) Adapter() bool { return s.Mode == Pytest || s.Mode == CTest || s.Mode == Cmd }
+// Tool reports whether the suite's line names a tool (pytest, ctest, cmd) rather than
+// a script of its own that speaks the hook contract: its words are the tool's
+// arguments, and there is no script to resolve.
+func (s Suite) Tool() bool { return s.Mode == Pytest || s.Mode == CTest || s.Mode == Cmd }
 
 // Environ is base with the suite's env= settings on top: what its listing, setup
 // and items start from, before the hook contract's variables and the GPU pin,
@@ -196,7 +197,7 @@ func parseSuite(fields []string) (s Suite, msg string) {
 	if s.Mode, s.Options, err = ParseMode(fields[2]); err != nil {
 		return s, fmt.Sprintf("suite %q: %v", s.Label, err)
 	}
-	if s.Adapter() {
+	if s.Tool() {
 		// The adapter checks its own arguments (docs/adapters.md).
 		s.Args = fields[3:]
 		return s, ""
@@ -324,7 +325,7 @@ func Resolve(suites []Suite, repoRoot string, check bool) error {
 	var errs []error
 	for i := range suites {
 		s := &suites[i]
-		if s.Adapter() {
+		if s.Tool() {
 			continue // no script of its own: its tool is found where it runs
 		}
 		p := s.Command

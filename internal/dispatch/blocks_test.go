@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"sort"
@@ -21,7 +22,7 @@ func (h *harness) wide(tag string, weight float64, gpus int) Item {
 	it := h.item(tag, weight)
 	it.Label, it.GPUs = "m", gpus
 	it.Suite = config.Suite{Label: "m", LogFile: "m.log", Mode: config.List, Path: h.script, Options: config.Options{GPUs: gpus}}
-	return it
+	return adapted(it)
 }
 
 // runBlocks dispatches items in the given order through the block scheduler.
@@ -123,11 +124,11 @@ func TestBlockEnv(t *testing.T) {
 		it         Item
 		sgpu, mgpu string
 	}{{h.wide("x", 1, 2), "", "1"}, {h.item("y", 1), "1", ""}} {
-		env, err := d.env(c.it, "2,3")
+		cmd, _, err := d.command(c.it, "2,3", io.Discard)
 		if err != nil {
 			t.Fatal(err)
 		}
-		e := hook.Env(env)
+		e := hook.Env(cmd.Env)
 		for name, want := range map[string]string{"HIP_VISIBLE_DEVICES": "2,3", "CUDA_VISIBLE_DEVICES": "2,3", "TEST_SGPU": c.sgpu, "TEST_MGPU": c.mgpu} {
 			if got, ok := e.Get(name); !ok || got != want {
 				t.Errorf("%s: %s=%q (set %v), want %q", c.it.Key(), name, got, ok, want)

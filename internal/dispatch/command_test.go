@@ -35,7 +35,10 @@ func (h *harness) adapterItems(mode config.Mode, lines string) []Item {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	suite.Mode = mode // what the evidence rules read: pytest and ctest items always write JUnit
+	suite.Mode = mode // the tool the no-run line names
+	if mode == config.Pytest || mode == config.CTest {
+		a = given{a} // what the evidence rules read: pytest and ctest items always write JUnit
+	}
 	var items []Item
 	for i, it := range l.Items {
 		items = append(items, Item{Item: schedule.Item{Label: "c", Tag: it.Tag, Seq: i}, Suite: suite, Adapter: a, Unit: it})
@@ -43,6 +46,22 @@ func (h *harness) adapterItems(mode config.Mode, lines string) []Item {
 	h.cfg.Dir = repo
 	return items
 }
+
+// adapted is it with its suite's adapter, as phase 1 lists it.
+func adapted(it Item) Item {
+	a, err := adapter.For(it.Suite)
+	if err != nil {
+		panic(err)
+	}
+	it.Adapter, it.Unit = a, adapter.Item{Tag: it.Tag}
+	return it
+}
+
+// given is a cmd adapter whose items, as pytest's and ctest's, always write the
+// JUnit file they are given.
+type given struct{ adapter.Adapter }
+
+func (given) JUnit() adapter.JUnit { return adapter.JUnitGiven }
 
 // An adapter item runs its adapter's command from the repo root, with its GPU
 // pinned in every visible-devices variable, the level, none of the hook contract's
@@ -120,6 +139,10 @@ func TestAdapterDeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	list, err := adapter.New(adapter.Spec{Mode: config.List})
+	if err != nil {
+		t.Fatal(err)
+	}
 	known := func(w float64, own time.Duration, ad adapter.Adapter) Item {
 		return Item{Item: schedule.Item{Label: "c", Tag: "t", Weight: w, Known: true}, Adapter: ad, Unit: adapter.Item{Tag: "t", Timeout: own}}
 	}
@@ -134,7 +157,7 @@ func TestAdapterDeadline(t *testing.T) {
 		{"its own limit raises a short deadline", on, known(10, 5*time.Minute, a), 5*time.Minute + ownLimitSlack, "its own time limit 5m0s (ctest TIMEOUT) + 30s"},
 		{"above the maximum too", on, known(10, 2*time.Hour, a), 2*time.Hour + ownLimitSlack, "its own time limit 2h0m0s"},
 		{"no deadline stays none", Timeout{}, known(10, 5*time.Minute, a), 0, ""},
-		{"a list item has no limit of its own", on, known(10, 5*time.Minute, nil), time.Minute, "3 × its learned weight"},
+		{"a list item has no limit of its own", on, known(10, 0, list), time.Minute, "3 × its learned weight"},
 	}
 	for _, tt := range tests {
 		d := &dispatcher{cfg: Config{Timeout: tt.timeout}}

@@ -70,7 +70,7 @@ func (d *dispatcher) explain(it Item, a Attempt, e evidence, limit time.Duration
 			return "sgpu-queue: cut off: its process was killed by SIGKILL, which sgpu-queue did not send (the OOM killer? kill -9 from outside?)"
 		}
 	case outcome.NoRun:
-		if it.Adapted() {
+		if adapter.JUnitOf(it.Adapter) != adapter.JUnitUnderPrefix {
 			return fmt.Sprintf("sgpu-queue: no-run: this item ran nothing: %s exited 0 without writing the JUnit XML it was given (%s); the item fails (is its test still in the tree or the build? sgpu-queue verify checks each item's selection)",
 				it.Suite.Mode, d.xmlFile(it))
 		}
@@ -85,7 +85,7 @@ func (d *dispatcher) explain(it Item, a Attempt, e evidence, limit time.Duration
 // file-system clocks, which errs towards "it ran").
 func (d *dispatcher) junitEvidence(it Item, start time.Time) (known, written bool) {
 	p := d.xmlFile(it)
-	if p == "" || it.Adapted() && !adapter.WritesJUnit(it.Suite.Mode) {
+	if p == "" || adapter.JUnitOf(it.Adapter) == adapter.JUnitOffered {
 		return false, false
 	}
 	return true, newer(p, start.Add(-time.Second))

@@ -28,28 +28,20 @@ import (
 	"github.com/rocm/sgpu-queue/internal/schedule"
 )
 
-// Item is one queued work item with the suite that runs it.
+// Item is one queued work item with the suite and the adapter that run it.
 type Item struct {
 	schedule.Item
 	Suite config.Suite
-	// Adapter builds the command of an adapter suite's item (nil for list and
-	// opaque items); Unit is the item as the adapter listed it.
+	// Adapter builds the item's command; Unit is the item as the adapter listed it.
 	Adapter adapter.Adapter
 	Unit    adapter.Item
-	// Narrowed: a re-run runs the item for what failed last time (docs/reruns.md).
-	// A list item then gets the hook's only-tests variable naming OnlyTests, the
-	// local file of its tests ("" when it re-runs whole); an adapter item runs
-	// Only, its failed tests as its adapter names them (nil: whole).
+	// Narrowed: a re-run runs the item for what failed last time (docs/reruns.md):
+	// OnlyTests is the local file of its failed tests ("" when it re-runs whole),
+	// Only its lines, as its adapter's Narrower named them (adapter.Run).
 	Narrowed  bool
 	OnlyTests string
 	Only      []string
 }
-
-// Opaque reports whether the item is a whole opaque suite.
-func (it Item) Opaque() bool { return it.Suite.Mode == config.Opaque }
-
-// Adapted reports whether an adapter runs the item (pytest, ctest, cmd).
-func (it Item) Adapted() bool { return it.Adapter != nil }
 
 // Config is everything phase 4 needs.
 type Config struct {

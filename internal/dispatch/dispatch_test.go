@@ -109,12 +109,13 @@ func (h *harness) item(tag string, weight float64) Item {
 	if weight >= 0 {
 		it.Weight, it.Known = weight, true
 	}
-	return it
+	return adapted(it)
 }
 
 // opaque is the whole opaque suite "o".
 func (h *harness) opaque(weight float64) Item {
-	return Item{Item: schedule.Item{Label: "o", Weight: weight, Known: true}, Suite: config.Suite{Label: "o", LogFile: "o.log", Mode: config.Opaque, Path: h.script}}
+	s := config.Suite{Label: "o", LogFile: "o.log", Mode: config.Opaque, Path: h.script}
+	return adapted(Item{Item: schedule.Item{Label: "o", Weight: weight, Known: true}, Suite: s})
 }
 
 // deadGPU writes a suite script for which GPU id is dead: an item pinned there
@@ -133,7 +134,7 @@ exec "`+h.script+`"
 	for i := 0; i < n; i++ {
 		it := h.item(fmt.Sprintf("sleep.%d", i), 1)
 		it.Suite.Path = bad
-		items = append(items, it)
+		items = append(items, adapted(it))
 	}
 	return items
 }

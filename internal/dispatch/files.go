@@ -80,17 +80,18 @@ func writeRC(path string, rc int) error {
 	return err
 }
 
-// partialLeft reports whether a .partial sidecar outlived the item: for a list or
-// adapter item only its own sidecar (its xmlFile plus .partial) counts, since items of
-// the same suite run at the same time; for an opaque item any sidecar under its
-// prefix. Sidecars older than the item are left over from earlier runs.
+// partialLeft reports whether a .partial sidecar outlived the item: for a tagged
+// item only its own sidecar (its xmlFile plus .partial) counts, since items of the
+// same suite run at the same time; for the untagged item of an opaque suite (the
+// whole script, the only item of its suite) any sidecar under its prefix. Sidecars
+// older than the item are left over from earlier runs.
 func (d *dispatcher) partialLeft(it Item, start time.Time) bool {
 	if d.cfg.JUnitPrefix == "" {
 		return false
 	}
 	dir := filepath.Clean(d.cfg.JUnitPrefix + it.Label)
 	since := start.Add(-time.Second) // coarse file-system clocks
-	if it.Opaque() {
+	if it.Tag == "" {
 		found := false
 		n := 0
 		_ = filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {

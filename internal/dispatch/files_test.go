@@ -170,10 +170,10 @@ func TestPartialLeft(t *testing.T) {
 		}
 	}
 	list := func(label, tag string) Item {
-		return Item{Item: schedule.Item{Label: label, Tag: tag}, Suite: config.Suite{Label: label, Mode: config.List}}
+		return adapted(Item{Item: schedule.Item{Label: label, Tag: tag}, Suite: config.Suite{Label: label, Mode: config.List}})
 	}
 	opaque := func(label string) Item {
-		return Item{Item: schedule.Item{Label: label}, Suite: config.Suite{Label: label, Mode: config.Opaque}}
+		return adapted(Item{Item: schedule.Item{Label: label}, Suite: config.Suite{Label: label, Mode: config.Opaque}})
 	}
 	tests := []struct {
 		name   string

@@ -396,7 +396,7 @@ func (r *run) readConfig(ctx context.Context) (suites []config.Suite, pool gpu.P
 	}
 	for _, s := range suites {
 		words := s.Args
-		if !s.Adapter() {
+		if s.Command != "" { // a script's line; a tool's has its arguments only
 			words = append([]string{s.Command}, s.Args...)
 		}
 		queue := ""

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rocm/sgpu-queue/internal/adapter"
 	"github.com/rocm/sgpu-queue/internal/atomicfile"
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/dispatch"
@@ -31,12 +32,15 @@ import (
 )
 
 type expansion struct {
-	items   []schedule.Item
-	suites  map[string]config.Suite
-	census  weights.Census
-	rows    []logdir.CensusRow
-	adapted map[int]expand.Adapted // adapter items, by Seq
-	listed  []logdir.CensusRow     // a shard's whole listing, before keepShard
+	// work is phase 1's one list of items, each with the adapter that runs it; an
+	// item's Seq is its index. items are their scheduler's side, which phase 2
+	// narrows, weighs and orders.
+	work   []expand.Item
+	items  []schedule.Item
+	suites map[string]config.Suite
+	census weights.Census
+	rows   []logdir.CensusRow
+	listed []logdir.CensusRow // a shard's whole listing, before keepShard
 }
 
 // expand is phase 1: the adapter suites' setup= commands, then every listing.
@@ -76,7 +80,10 @@ func (r *run) expand(ctx context.Context, suites []config.Suite, pool gpu.Pool) 
 	for _, w := range res.Warnings {
 		r.warn(w)
 	}
-	e := &expansion{items: res.Items, census: res.Census, rows: res.Rows, suites: map[string]config.Suite{}, adapted: res.Adapted}
+	e := &expansion{work: res.Items, census: res.Census, rows: res.Rows, suites: map[string]config.Suite{}}
+	for _, it := range res.Items {
+		e.items = append(e.items, it.Item)
+	}
 	for _, s := range suites {
 		e.suites[s.Label] = s
 		n := 0
@@ -85,20 +92,25 @@ func (r *run) expand(ctx context.Context, suites []config.Suite, pool gpu.Pool) 
 				n++
 			}
 		}
-		census := "-"
-		switch {
-		case s.Adapter():
-			census = fmt.Sprintf("%d (its listing)", len(res.Census[s.Label]))
-		case s.Mode == config.List:
-			if keys := res.Census[s.Label]; keys != nil {
-				census = fmt.Sprint(len(keys))
-			} else {
-				census = "failed"
-			}
-		}
-		r.printf("  %-12s %4d item(s) queued, census %s\n", s.Label, n, census)
+		r.printf("  %-12s %4d item(s) queued, census %s\n", s.Label, n, censusNote(res, s.Label))
 	}
 	return e, nil
+}
+
+// censusNote says what a suite's census is: the count of its own census (failed:
+// its weights are not pruned), "-" for a suite of one untagged item (an opaque one:
+// nothing to list), else the count of its listing.
+func censusNote(res *expand.Result, label string) string {
+	keys := res.Census[label]
+	switch {
+	case res.OwnCensus[label] && keys == nil:
+		return "failed"
+	case res.OwnCensus[label]:
+		return fmt.Sprint(len(keys))
+	case len(keys) == 1 && keys[weights.Key(label, "")]:
+		return "-"
+	}
+	return fmt.Sprintf("%d (its listing)", len(keys))
 }
 
 // printSetup prints a setup= command that ran.
@@ -175,8 +187,8 @@ func (r *run) queue(plan []schedule.Item, gpus int) (schedule.Queue, []int) {
 // listing line's count, its config's gpus=) above the pool is clamped to the pool
 // with a warning naming the item, or the suite when its gpus= says it (TE's rule:
 // the test skips the cases that need more GPUs; docs/config.md "Mode options"). An
-// adapter item whose own metadata asks for more (a ctest test's RESOURCE_GROUPS)
-// cannot run on fewer: it is refused, naming each (up to a few).
+// item of a tool that takes its count as given (adapter.Sized: a ctest test's
+// RESOURCE_GROUPS) cannot run on fewer: it is refused, naming each (up to a few).
 func (r *run) checkWidths(plan []schedule.Item, e *expansion, gpus int) error {
 	var errs []error
 	refused, clamped := 0, 0
@@ -188,7 +200,7 @@ func (r *run) checkWidths(plan []schedule.Item, e *expansion, gpus int) error {
 			continue
 		}
 		s := e.suites[it.Label]
-		if !s.Adapter() {
+		if _, sized := e.work[it.Seq].Adapter.(adapter.Sized); !sized {
 			width := it.Width()
 			it.GPUs, it.AllGPUs = gpus, false
 			if width == s.Options.GPUs {
@@ -269,8 +281,8 @@ func (r *run) writeQueue(plan []schedule.Item, order []int, e *expansion) ([]log
 		it := plan[idx]
 		s := e.suites[it.Label]
 		cmd := s.Command
-		if s.Adapter() {
-			cmd = string(s.Mode) // its tool: the adapter builds the command
+		if cmd == "" {
+			cmd = string(s.Mode) // a tool's line: its adapter builds the command
 		}
 		rows[i] = logdir.QueueRow{Weight: it.Weight, Label: it.Label, Cmd: cmd, Tag: it.Tag, Args: s.Args}
 	}
@@ -454,13 +466,13 @@ func (r *run) dispatch(ctx context.Context, plan []schedule.Item, q schedule.Sch
 	return dispatch.Run(ctx, cfg, items, q), nil
 }
 
-// dispatchItems are the plan's items as dispatch runs them: with their suite, their
-// adapter, and a re-run's narrowing.
+// dispatchItems are the plan's items as dispatch runs them: each the work item of
+// its Seq, as phase 2 weighed it, with a re-run's narrowing.
 func (r *run) dispatchItems(plan []schedule.Item, e *expansion) []dispatch.Item {
 	items := make([]dispatch.Item, len(plan))
 	for i, it := range plan {
-		a := e.adapted[it.Seq]
-		items[i] = dispatch.Item{Item: it, Suite: e.suites[it.Label], Adapter: a.Adapter, Unit: a.Item}
+		w := e.work[it.Seq]
+		items[i] = dispatch.Item{Item: it, Suite: w.Suite, Adapter: w.Adapter, Unit: w.Unit}
 		r.narrowItem(&items[i])
 	}
 	return items
@@ -706,7 +718,9 @@ func (r *run) junitDir() string {
 
 // junitItems is a suite's items as the merge needs them.
 func (r *run) junitItems(s verdict.Suite) []junit.Item {
-	named := r.res.Configs[s.Label].Adapter() // sgpu-queue named its items' files
+	// sgpu-queue named its items' files (its config was checked before the run).
+	a, _ := adapter.For(r.res.Configs[s.Label])
+	named := adapter.JUnitOf(a) != adapter.JUnitUnderPrefix
 	items := make([]junit.Item, len(s.Items))
 	for i, it := range s.Items {
 		cut := it.Outcome == outcome.CutOff

@@ -10,7 +10,6 @@ import (
 	"github.com/rocm/sgpu-queue/internal/atomicfile"
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/dispatch"
-	"github.com/rocm/sgpu-queue/internal/junit"
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/rerun"
@@ -128,23 +127,26 @@ func keyList(keys []rerun.Key) string {
 	return strings.Join(names, ", ")
 }
 
-// narrowItem marks a dispatch item of a re-run: a list item gets the hook's
-// only-tests variable with its tests file (empty: it re-runs whole), an adapter
-// item the tests of that file as its command's selection.
+// narrowItem marks a dispatch item of a re-run with its tests file (none: it re-runs
+// whole) and the tests in it; its adapter's command selects them (adapter.Run: a
+// list item's script reads the file through the hook's only-tests variable, a
+// tool's item is given the tests).
 func (r *run) narrowItem(it *dispatch.Item) {
-	if r.rerun == nil || it.Opaque() {
+	if r.rerun == nil {
 		return
 	}
 	it.Narrowed = true
 	it.OnlyTests = r.rerun.tests[rerun.Key{Label: it.Label, Tag: it.Tag}]
-	if it.Adapted() && it.OnlyTests != "" {
-		data, err := os.ReadFile(it.OnlyTests)
-		if err != nil {
-			r.warn(fmt.Sprintf("re-run: %v; %s runs whole", err, textfmt.Printable(it.Key())))
-			return
-		}
-		it.Only = rerun.Lines(data)
+	if it.OnlyTests == "" {
+		return
 	}
+	data, err := os.ReadFile(it.OnlyTests)
+	if err != nil {
+		r.warn(fmt.Sprintf("re-run: %v; %s runs whole", err, textfmt.Printable(it.Key())))
+		it.OnlyTests = ""
+		return
+	}
+	it.Only = rerun.Lines(data)
 }
 
 // markNotRerun gives the suites of a re-run that have no item queued their
@@ -194,7 +196,7 @@ func (r *run) saveRerun(e *expansion, arch string, suites []verdict.Suite, dispa
 				r.warn(fmt.Sprintf("%s: %v", r.rel(path), err))
 			}
 		}
-		if !failedKeys[k] || it.Opaque() || it.Tag == "" {
+		if !failedKeys[k] || it.Tag == "" { // an untagged item (opaque) is its whole suite
 			continue
 		}
 		r.saveTests(it, path, dispatch.JUnitFile(prefix, suffix, it))
@@ -227,35 +229,19 @@ func (r *run) saveTests(it dispatch.Item, path, junitFile string) {
 }
 
 // junitEvidence adds what the item's own JUnit file says to ev: how many tests it
-// has and the ids of those that failed, as the next attempt selects them (an
-// adapter item's by its adapter, a list item's as pytest node ids). When a failed
-// test cannot be named, no id is given: the item re-runs whole.
+// has and the ids of those that failed, as the next attempt selects them, named by
+// its adapter (adapter.Narrower). When a failed test cannot be named, no id is
+// given: the item re-runs whole; an adapter that cannot narrow (a cmd line) gives
+// nothing.
 func (r *run) junitEvidence(it dispatch.Item, junitFile string, ev *rerun.Evidence) {
-	if it.Adapted() {
-		n, ok := it.Adapter.(adapter.Narrower)
-		if !ok {
-			return // a cmd item: no tests to name
-		}
-		ids, total, err := n.TestIDs(it.Unit, junitFile)
-		if err == nil {
-			ev.JUnitFailed, ev.Total = ids, total
-		}
+	n, ok := it.Adapter.(adapter.Narrower)
+	if !ok {
 		return
 	}
-	cases, total, err := junit.FailedCases(junitFile)
-	if err != nil {
-		return // no count: rerun.Tests refuses to narrow without one
+	// An error gives no count: rerun.Tests refuses to narrow without one.
+	if ids, total, err := n.TestIDs(it.Unit, junitFile); err == nil {
+		ev.JUnitFailed, ev.Total = ids, total
 	}
-	ev.Total = total
-	var ids []string
-	for _, c := range cases {
-		id, ok := junit.PytestNodeID(c)
-		if !ok {
-			return
-		}
-		ids = append(ids, id)
-	}
-	ev.JUnitFailed = ids
 }
 
 // writeLines replaces path with one line per entry.

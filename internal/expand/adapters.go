@@ -30,7 +30,7 @@ func pastDeadline(ctx, sub context.Context, cause error) bool {
 	return ctx.Err() == nil && errors.Is(context.Cause(sub), cause)
 }
 
-// Setups runs the setup= command of every adapter suite that gives one, in config
+// Setups runs the setup= command of every suite that gives one (a tool's), in config
 // order, each distinct command once (TE's three core lines share one build), from
 // the repo root, with the first giving suite's env= options. It stops at the first
 // that fails, is stopped at Request.SetupTimeout, or is cancelled: every suite
@@ -39,7 +39,7 @@ func Setups(ctx context.Context, r Request) ([]SetupRun, error) {
 	var runs []SetupRun
 	byCmd := map[string]int{}
 	for _, s := range r.Suites {
-		if !s.Adapter() || s.Options.Setup == "" {
+		if s.Options.Setup == "" {
 			continue
 		}
 		if i, ok := byCmd[s.Options.Setup]; ok {
@@ -100,39 +100,44 @@ type nopCloser struct{ io.Writer }
 
 func (nopCloser) Close() error { return nil }
 
-// ListAdapter lists an adapter suite through its adapter, from the repo root, with
-// the listing deadline; its stderr goes to Request.Log.
+// ListAdapter lists a suite through its adapter, from the repo root, with the
+// listing deadline; its stderr goes to Request.Log.
 func ListAdapter(ctx context.Context, r Request, s config.Suite) (adapter.Adapter, *adapter.Listed, error) {
-	a, err := adapter.New(adapter.SpecOf(s))
+	a, err := adapter.For(s)
 	if err != nil {
 		return nil, nil, FromAdapter(s, err)
 	}
-	tail := &textfmt.Tail{}
-	lctx, cancel := deadline(ctx, r.Timeout, errDeadline)
-	defer cancel()
-	l, err := a.List(lctx, r.Exec, r.AdapterListing(io.MultiWriter(orDiscard(r.Log), tail)))
-	switch {
-	case err == nil:
-		return a, l, nil
-	case pastDeadline(ctx, lctx, errDeadline):
-		return nil, nil, &Error{Suite: s, TimedOut: true, Tail: tail.String(),
-			Msg: fmt.Sprintf("its %s listing did not end within %s (list-timeout) and was stopped", s.Mode, r.Timeout)}
-	case ctx.Err() != nil:
-		return nil, nil, &Error{Suite: s, Msg: "listing cancelled", Err: context.Cause(ctx)}
+	l, err := a.List(ctx, r.Exec, r.listing(s, r.Log))
+	if err != nil {
+		return nil, nil, FromAdapter(s, err)
 	}
-	return nil, nil, FromAdapter(s, err)
+	return a, l, nil
 }
 
-// AdapterListing is where adapter commands list: the repo root, the adapter environment.
+// AdapterListing is where the tools' commands list: the repo root, the tools'
+// environment.
 func (r Request) AdapterListing(log io.Writer) adapter.Listing {
 	return adapter.Listing{Env: r.Hooks.AdapterEnv(r.Env, r.Level), Dir: r.Dir, Log: log}
+}
+
+// listing is where suite s lists, under the listing deadline: a tool as
+// AdapterListing, a hook-contract script from the run's environment pinned to the
+// suite's first GPUs (Request.Pin).
+func (r Request) listing(s config.Suite, log io.Writer) adapter.Listing {
+	in := r.AdapterListing(log)
+	in.Timeout = r.Timeout
+	in.Hook = adapter.Hook{Names: r.Hooks, Level: r.Level, Base: r.Env}
+	if r.Pin != nil {
+		in.Hook.Pin = r.Pin(s)
+	}
+	return in
 }
 
 // FromAdapter is an adapter's error as a listing error of suite s.
 func FromAdapter(s config.Suite, err error) *Error {
 	var ae *adapter.Error
 	if errors.As(err, &ae) {
-		return &Error{Suite: s, Msg: ae.Msg, Tail: ae.Tail, Err: ae.Err}
+		return &Error{Suite: s, Msg: ae.Msg, Tail: ae.Tail, Err: ae.Err, TimedOut: ae.TimedOut}
 	}
 	return &Error{Suite: s, Msg: err.Error(), Err: err}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/rocm/sgpu-queue/internal/adapter"
 	"github.com/rocm/sgpu-queue/internal/adaptertest"
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/executor"
@@ -83,11 +84,11 @@ func TestRunAdapterSuites(t *testing.T) {
 	if diff := cmp.Diff([]string{"torch/a", "c1/one", "c1/two", "c2/three", "c3/one", "c3/two"}, keys); diff != "" {
 		t.Errorf("items (-want +got):\n%s", diff)
 	}
-	if a, ok := res.Adapted[2]; !ok || a.Adapter == nil || a.Item.Tag != "two" || a.Item.Args[0] != `echo "2 2"` {
-		t.Errorf("adapted item 2: %+v", a)
+	if a := res.Items[2]; a.Adapter == nil || a.Unit.Tag != "two" || a.Unit.Args[0] != `echo "2 2"` || a.Suite.Label != "c1" {
+		t.Errorf("item 2: %+v", a)
 	}
-	if _, ok := res.Adapted[0]; ok {
-		t.Errorf("a list item is adapted: %+v", res.Adapted[0])
+	if a := res.Items[0]; a.Adapter == nil || a.Unit.Tag != "a" || a.Suite.Label != "torch" {
+		t.Errorf("a list item has no adapter of its own: %+v", a)
 	}
 	if diff := cmp.Diff(map[string]bool{"c1/one": true, "c1/two": true}, res.Census["c1"]); diff != "" {
 		t.Errorf("c1's census is its listing (-want +got):\n%s", diff)
@@ -193,7 +194,8 @@ func TestListingHeaders(t *testing.T) {
 		list := script(t, dir, "list.sh", `echo "TE_CI_ITEM a"`)
 		var log bytes.Buffer
 		s := config.Suite{Label: "torch", Mode: config.List, Path: list, Args: []string{"-k", "not slow"}}
-		if _, _, err := List(context.Background(), Request{Exec: executor.Local{}, Hooks: hook.Default(), Dir: dir, Log: &log, Env: env}, s, Pass{}); err != nil {
+		req := Request{Exec: executor.Local{}, Hooks: hook.Default(), Dir: dir, Log: &log, Env: env}
+		if _, _, err := List(context.Background(), req, s, adapter.Pass{}); err != nil {
 			t.Fatal(err)
 		}
 		if got, want := header(t, log.String()), "### torch queue: "+list+" -k 'not slow'"; got != want {

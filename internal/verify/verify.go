@@ -181,9 +181,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		v := Suite{Label: s.Label, Where: s.Where(), Opaque: s.Mode == config.Opaque}
 		var warns []string
 		switch {
-		case s.Adapter() && setupErr[s.Options.Setup] != nil:
+		case s.Tool() && setupErr[s.Options.Setup] != nil:
 			v.Mode, v.Err = s.Mode, setupErr[s.Options.Setup]
-		case s.Adapter():
+		case s.Tool():
 			v, warns = verifyAdapter(ctx, o, req, s)
 		case !v.Opaque:
 			v, warns = verifySuite(ctx, o, req, s)
@@ -229,13 +229,13 @@ func prepare(ctx context.Context, o *Options, warn func(string)) ([]config.Suite
 // verifySuite lists s, then re-enters it once per tag, Jobs at once.
 func verifySuite(ctx context.Context, o Options, req expand.Request, s config.Suite) (Suite, []string) {
 	v := Suite{Label: s.Label, Where: s.Where()}
-	out, tail, err := expand.List(ctx, req, s, expand.Pass{Census: !o.Queue})
+	out, tail, err := expand.List(ctx, req, s, adapter.Pass{Census: !o.Queue})
 	if err != nil {
 		v.Err = err
 		return v, nil
 	}
-	listed, warns := expand.ParseListing(out, o.Hooks.ItemMarker)
-	tags := expand.Tags(listed)
+	listed, warns := adapter.ParseListing(out, o.Hooks.ItemMarker)
+	tags := adapter.Tags(listed)
 	if len(tags) == 0 {
 		v.Err = expand.NoItems(req, s, tail)
 		return v, warns
@@ -304,7 +304,7 @@ func setups(ctx context.Context, req expand.Request) map[string]error {
 	}
 	failed := map[string]error{}
 	for _, s := range req.Suites {
-		if c := s.Options.Setup; s.Adapter() && c != "" && !ok[c] {
+		if c := s.Options.Setup; s.Tool() && c != "" && !ok[c] {
 			failed[c] = err
 		}
 	}
@@ -345,13 +345,13 @@ func verifyAdapter(ctx context.Context, o Options, req expand.Request, s config.
 // reenter lists s with the filter of tag and returns the mismatch, or nil.
 func reenter(ctx context.Context, o Options, req expand.Request, s config.Suite, tag string) *Mismatch {
 	m := &Mismatch{Tag: tag, Filter: hook.FilterPattern(tag)}
-	out, _, err := expand.List(ctx, req, s, expand.Pass{Census: !o.Queue, Tag: tag})
+	out, _, err := expand.List(ctx, req, s, adapter.Pass{Census: !o.Queue, Tag: tag})
 	if err != nil {
 		m.Kind, m.Err = Failed, err
 		return m
 	}
 	for _, line := range strings.Split(string(out), "\n") {
-		if t, ok := expand.ItemTag(line, o.Hooks.ItemMarker); ok && t != "" {
+		if t, ok := adapter.ItemTag(line, o.Hooks.ItemMarker); ok && t != "" {
 			m.Got = append(m.Got, t)
 		}
 	}

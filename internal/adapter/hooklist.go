@@ -1,0 +1,234 @@
+package adapter
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/rocm/sgpu-queue/internal/config"
+	"github.com/rocm/sgpu-queue/internal/executor"
+	"github.com/rocm/sgpu-queue/internal/hook"
+	"github.com/rocm/sgpu-queue/internal/textfmt"
+)
+
+// The listing of a hook-contract suite (docs/hooks.md, "Listing"): its script run with
+// the listing switch, one "<marker> <tag>" line per item.
+
+// NoItems is the error of a list suite whose listing printed no item line; tail is
+// the last lines of its output.
+func NoItems(h Hook, s config.Suite, tail string) *Error {
+	return hookFail(s, nil, tail, "its listing (%s=1) printed no %q line: check that the script honours the hook contract at level %s",
+		h.Names.ListItems, h.Names.ItemMarker+" <tag>", h.Level)
+}
+
+// hookFail is an error of a hook-contract suite s.
+func hookFail(s config.Suite, err error, tail, format string, a ...any) *Error {
+	return &Error{Label: s.Label, Where: s.Where(), Msg: fmt.Sprintf(format, a...), Tail: tail, Err: err}
+}
+
+// Pass is one listing pass of a suite.
+type Pass struct {
+	// Census asks what exists at this level (capability probes answered
+	// "supported"); otherwise what this host will run (the queue).
+	Census bool
+	// Tag, when set, lists with the filter an item of this tag is dispatched with:
+	// the re-entry of sgpu-queue verify, which shows the call lines that item runs.
+	Tag string
+}
+
+func (p Pass) name() string {
+	if p.Census {
+		return "census"
+	}
+	return "queue"
+}
+
+// switches are the listing's variables as messages name them.
+func (p Pass) switches(h hook.Names) string {
+	s := h.ListItems + "=1"
+	if p.Tag != "" {
+		s += " " + h.Filter + "=" + hook.FilterPattern(p.Tag)
+	}
+	return s
+}
+
+// ListPass runs one listing pass of s under in.Timeout and returns its stdout and
+// the last lines of its output. stderr, and stdout lines that are not items, go to
+// in.Log: only the listing's stderr copier writes there while it runs, and the
+// caller after, so passes that run at once need a Log of their own (or none).
+func ListPass(ctx context.Context, ex executor.Executor, in Listing, s config.Suite, p Pass) ([]byte, string, error) {
+	pass, h := p.name(), in.Hook
+	log := in.Log
+	if log == nil {
+		log = io.Discard
+	}
+	// One line, shell-quoted as the config quotes it, as the tools' listings' headers are.
+	fmt.Fprintf(log, "### %s %s: %s\n", s.Label, pass, config.QuoteWords(append([]string{s.Path}, s.Args...)))
+	base := s.Environ(h.Base).With(h.Pin...)
+	env := h.Names.ListEnv(base, h.Level, s.GPUKind(), p.Census)
+	if p.Tag != "" {
+		env = h.Names.VerifyEnv(base, h.Level, s.GPUKind(), p.Tag, p.Census)
+	}
+	tail := &textfmt.Tail{}
+	out := &textfmt.Capped{Max: maxListing}
+	lctx, cancel := deadline(ctx, in.Timeout, errDeadline)
+	defer cancel()
+	res, err := ex.Run(lctx, executor.Command{
+		Name:   fmt.Sprintf("suite %q %s listing", s.Label, pass),
+		Path:   s.Path,
+		Args:   s.Args,
+		Env:    env,
+		Dir:    in.Dir,
+		Stdout: io.MultiWriter(out, tail),
+		Stderr: io.MultiWriter(log, tail),
+	})
+	if err != nil {
+		return nil, "", hookFail(s, err, "", "cannot run its %s listing: %v", pass, err)
+	}
+	for _, line := range strings.SplitAfter(string(out.Bytes()), "\n") {
+		if line != "" && !strings.HasPrefix(line, h.Names.ItemMarker+" ") {
+			io.WriteString(log, line)
+		}
+	}
+	if res.Cancelled && pastDeadline(ctx, lctx, errDeadline) {
+		e := hookFail(s, nil, tail.String(), "its %s listing (%s=1) did not end within %s (list-timeout) and was stopped",
+			pass, h.Names.ListItems, in.Timeout)
+		e.TimedOut = true
+		return nil, tail.String(), e
+	}
+	if res.Cancelled || ctx.Err() != nil {
+		return nil, "", hookFail(s, context.Cause(ctx), "", "%s listing cancelled", pass)
+	}
+	if res.ExitCode != 0 {
+		return nil, tail.String(), hookFail(s, nil, tail.String(), "its %s listing (%s) exited with %d; it must list its items and exit 0",
+			pass, p.switches(h.Names), res.ExitCode)
+	}
+	if out.Over() {
+		return nil, "", hookFail(s, nil, "", "its %s listing printed more than %d MiB", pass, maxListing>>20)
+	}
+	return out.Bytes(), tail.String(), nil
+}
+
+// Line is one item line of a listing.
+type Line struct {
+	Tag string
+	// GPUs is the count the line gave (gpus=N, or TE's bare N), 0 when it gave
+	// none (the item takes its suite's); All is gpus=all.
+	GPUs int
+	All  bool
+	// Bad is a last word that gives a width which is no GPU count ("0", "-1",
+	// "gpus=02"), with why: the suite's listing is refused (Line.Err).
+	Bad string
+}
+
+// Err is the error of an item whose line gives a width that is no GPU count (nil
+// when it is fine): it names the item, its suite and the word.
+func (l Line) Err(s config.Suite, marker string) error {
+	if l.Bad == "" {
+		return nil
+	}
+	return hookFail(s, nil, "",
+		"item %s: its listing line (%s %s …) gives the width %s; print a GPU count from 1 to %d after the tag, or none",
+		textfmt.Printable(l.Tag), marker, textfmt.Printable(l.Tag), l.Bad, config.MaxGPUs)
+}
+
+// Tags are the tags of ls, in order.
+func Tags(ls []Line) []string {
+	tags := make([]string, len(ls))
+	for i, l := range ls {
+		tags[i] = l.Tag
+	}
+	return tags
+}
+
+// ParseListing returns the items of "<marker> <tag>" and "<marker> <tag> gpus=N"
+// lines in order (ItemLine), the first of any duplicate tag kept. The tag is
+// otherwise kept byte for byte (hostile tags are the log layout's problem, not a
+// reason to run a different item).
+func ParseListing(out []byte, marker string) (items []Line, warnings []string) {
+	seen := map[string]bool{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	n := 0
+	for sc.Scan() {
+		n++
+		l, item := ItemLine(sc.Text(), marker)
+		switch {
+		case !item:
+		case l.Tag == "":
+			warnings = append(warnings, fmt.Sprintf("line %d: %q without a tag, ignored", n, marker))
+		case seen[l.Tag]:
+			warnings = append(warnings,
+				fmt.Sprintf("line %d: duplicate tag %q, queued once (its dispatch runs every call line of that tag)", n, l.Tag))
+		default:
+			seen[l.Tag] = true
+			items = append(items, l)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		warnings = append(warnings, fmt.Sprintf("line %d: %v; the rest of the listing is ignored", n+1, err))
+	}
+	return items, warnings
+}
+
+// gpusWord starts the word of a listing line that gives the item's GPU count.
+const gpusWord = "gpus="
+
+// ItemLine reads one listing line (the hook contract, docs/hooks.md "Listing"): item
+// is false for a line that is not "<marker> <tag>" (another word that starts with the
+// marker included). The tag is the rest of the line with surrounding white space
+// removed, and may hold spaces, except that a last word after the tag that gives a
+// width is the item's GPU count, not part of the tag: "gpus=<count>" (a whole number
+// from 1 to config.MaxGPUs, or "all"), or a bare whole number, TE's "TE_CI_ITEM <tag>
+// <N>". So a tag that itself ends in such a word is listed with a count after it
+// ("<marker> my tag 3 gpus=1" is tag "my tag 3" on one GPU). A last word "gpus=…" or
+// a signed or zero-led number that is no GPU count sets Line.Bad. Tag is "" for a
+// marker without one (a count alone included).
+func ItemLine(line, marker string) (l Line, item bool) {
+	rest, ok := strings.CutPrefix(line, marker)
+	if !ok || rest != "" && rest[0] != ' ' && rest[0] != '\t' {
+		return Line{}, false
+	}
+	rest = strings.TrimSpace(rest)
+	cut := strings.LastIndexAny(rest, " \t\r\n\v\f")
+	word := rest[cut+1:]
+	count, isGPUs := strings.CutPrefix(word, gpusWord)
+	if !isGPUs && (cut < 0 || !numberWord(word)) {
+		return Line{Tag: rest}, true
+	}
+	l.Tag = strings.TrimSpace(rest[:max(cut, 0)])
+	if !isGPUs {
+		count = word
+	}
+	n, all, err := config.ParseGPUs(count)
+	if err != nil {
+		l.Bad = fmt.Sprintf("%q (%v)", word, err)
+		return l, true
+	}
+	l.GPUs, l.All = n, all
+	return l, true
+}
+
+// numberWord reports whether w is written as a whole number, signed or not ("4",
+// "0", "-1", "+2", "007"): a last word TE's scripts print as a width.
+func numberWord(w string) bool {
+	w = strings.TrimLeft(w, "+-")
+	if w == "" {
+		return false
+	}
+	for _, r := range w {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// ItemTag reads one listing line as ItemLine does and returns its tag alone.
+func ItemTag(line, marker string) (tag string, item bool) {
+	l, item := ItemLine(line, marker)
+	return l.Tag, item
+}

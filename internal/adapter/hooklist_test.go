@@ -1,0 +1,114 @@
+package adapter
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/rocm/sgpu-queue/internal/config"
+)
+
+func TestParseListing(t *testing.T) {
+	tests := []struct {
+		name  string
+		in    string
+		items string // tag[:gpus] joined by |
+		warns int
+	}{
+		{"te output", "setup skipped\nTE_CI_ITEM test_numerics.ck.amax+triton\nTE_CI_ITEM mxfp4..ck\n", "test_numerics.ck.amax+triton|mxfp4..ck", 0},
+		{"crlf and spaces", "TE_CI_ITEM  a \r\nTE_CI_ITEM\tb\n", "a|b", 0},
+		{"hostile tags kept", "TE_CI_ITEM ../../x\nTE_CI_ITEM a b/c\nTE_CI_ITEM t\x01x\n", "../../x|a b/c|t\x01x", 0},
+		{"duplicates run once", "TE_CI_ITEM a\nTE_CI_ITEM b\nTE_CI_ITEM a\n", "a|b", 1},
+		{"empty tag", "TE_CI_ITEM\nTE_CI_ITEM   \n", "", 2},
+		{"other words", "TE_CI_ITEMS a\n  TE_CI_ITEM b\nxTE_CI_ITEM c\n", "", 0},
+		// A GPU count after the tag (docs/hooks.md#listing-te_ci_item-tag).
+		{"counts", "TE_CI_ITEM dist.a gpus=2\nTE_CI_ITEM dist.b\tgpus=all \r\nTE_CI_ITEM c gpus=1\n", "dist.a:2|dist.b:all|c:1", 0},
+		{"tag with spaces and a count", "TE_CI_ITEM a b  c gpus=4\n", "a b  c:4", 0},
+		{"a tag that ends in gpus= is listed with a count", "TE_CI_ITEM run gpus=2 gpus=1\n", "run gpus=2:1", 0},
+		{"gpus= inside a word is the tag's", "TE_CI_ITEM test_gpus=2\nTE_CI_ITEM x,gpus=2\n", "test_gpus=2|x,gpus=2", 0},
+		{"a count with no tag", "TE_CI_ITEM gpus=2\nTE_CI_ITEM  gpus=all \n", "", 2},
+		{"a bad count is refused", "TE_CI_ITEM a gpus=0\nTE_CI_ITEM b gpus=02\nTE_CI_ITEM c gpus=\nTE_CI_ITEM d gpus=1025\nTE_CI_ITEM e gpus=ALL\n", "a:bad|b:bad|c:bad|d:bad|e:bad", 0},
+		// TE's current scripts: "TE_CI_ITEM <tag> <N>", N the call site's TE_CI_GPUS.
+		{"te bare counts", "TE_CI_ITEM distributed.test_numerics 4\nTE_CI_ITEM test_sanity.ck\tgpus=2\nTE_CI_ITEM x 1 \r\n", "distributed.test_numerics:4|test_sanity.ck:2|x:1", 0},
+		{"a bare count that is no GPU count is refused", "TE_CI_ITEM a 0\nTE_CI_ITEM b -1\nTE_CI_ITEM c 04\nTE_CI_ITEM d +2\nTE_CI_ITEM e 1025\nTE_CI_ITEM f 99999999999999999999999\n", "a:bad|b:bad|c:bad|d:bad|e:bad|f:bad", 0},
+		{"a word alone is a tag, numbers or not", "TE_CI_ITEM 4\nTE_CI_ITEM -1\n", "4|-1", 0},
+		{"other last words stay in the tag", "TE_CI_ITEM a 4x\nTE_CI_ITEM b 1.5\nTE_CI_ITEM c all\nTE_CI_ITEM d -\n", "a 4x|b 1.5|c all|d -", 0},
+		{"a tag that ends in a number is listed with a count", "TE_CI_ITEM my test 3 gpus=1\n", "my test 3:1", 0},
+		{"duplicate with another count", "TE_CI_ITEM a gpus=2\nTE_CI_ITEM a gpus=4\n", "a:2", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, warns := ParseListing([]byte(tt.in), "TE_CI_ITEM")
+			var s []string
+			for _, l := range got {
+				switch {
+				case l.Bad != "":
+					s = append(s, l.Tag+":bad")
+				case l.All:
+					s = append(s, l.Tag+":all")
+				case l.GPUs > 0:
+					s = append(s, fmt.Sprintf("%s:%d", l.Tag, l.GPUs))
+				default:
+					s = append(s, l.Tag)
+				}
+			}
+			if strings.Join(s, "|") != tt.items || len(warns) != tt.warns {
+				t.Errorf("items %q warns %q, want %q and %d warnings", s, warns, tt.items, tt.warns)
+			}
+		})
+	}
+}
+
+func TestItemTagDropsTheCount(t *testing.T) {
+	for line, want := range map[string]string{
+		"TE_CI_ITEM a b gpus=2": "a b", "TE_CI_ITEM a gpus=x": "a", "TE_CI_ITEM a gpus=2 gpus=1": "a gpus=2",
+		"TE_CI_ITEM a 4": "a", "TE_CI_ITEM a -1": "a", "TE_CI_ITEM a b": "a b",
+	} {
+		if tag, ok := ItemTag(line, "TE_CI_ITEM"); !ok || tag != want {
+			t.Errorf("ItemTag(%q) = %q, %v; want %q", line, tag, ok, want)
+		}
+	}
+}
+
+func FuzzParseListing(f *testing.F) {
+	f.Add([]byte("TE_CI_ITEM a\nTE_CI_ITEM b c\n"))
+	f.Add([]byte("TE_CI_ITEM \x00\r\nTE_CI_ITEM a\nTE_CI_ITEM a\n"))
+	f.Add([]byte("TE_CI_ITEM a gpus=2\nTE_CI_ITEM b c\tgpus=all\nTE_CI_ITEM d gpus=0 gpus=3\nTE_CI_ITEM gpus=4\n"))
+	f.Add([]byte("TE_CI_ITEM a 4\nTE_CI_ITEM b -1\nTE_CI_ITEM c 3 gpus=1\nTE_CI_ITEM 2\n"))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		items, _ := ParseListing(in, "TE_CI_ITEM")
+		seen := map[string]bool{}
+		for _, l := range items {
+			tag := l.Tag
+			if tag == "" || seen[tag] || strings.ContainsAny(tag, "\n") || tag != strings.TrimSpace(tag) {
+				t.Fatalf("bad tag %q in %+v", tag, items)
+			}
+			seen[tag] = true
+			if l.GPUs < 0 || l.GPUs > config.MaxGPUs || (l.All && l.GPUs != 0) || l.Bad != "" && (l.GPUs != 0 || l.All) {
+				t.Fatalf("bad count %+v", l)
+			}
+			if l.Bad != "" {
+				continue // refused: Line.Err stops the suite
+			}
+			// The round trip: a line that gives the item, with its count when it
+			// has one, reads back as the same item.
+			line := "TE_CI_ITEM " + tag
+			switch {
+			case l.All:
+				line += " gpus=all"
+			case l.GPUs > 0:
+				line += fmt.Sprintf(" gpus=%d", l.GPUs)
+			default:
+				line += " gpus=1"
+			}
+			back, ok := ItemLine(line, "TE_CI_ITEM")
+			want := l
+			if want.GPUs == 0 && !want.All {
+				want.GPUs = 1
+			}
+			if !ok || back != want {
+				t.Fatalf("%q reads back as %+v, want %+v", line, back, want)
+			}
+		}
+	})
+}

@@ -1,0 +1,97 @@
+package adapter
+
+import (
+	"context"
+
+	"github.com/rocm/sgpu-queue/internal/config"
+	"github.com/rocm/sgpu-queue/internal/executor"
+	"github.com/rocm/sgpu-queue/internal/junit"
+)
+
+// listSuite is `<label> <logfile> list <script> [args…]`: a script that speaks the
+// hook contract (docs/hooks.md). Its listing is two passes: the queue (what this
+// host runs, its capability probes answered here) and the census (what exists at
+// this level); an item re-enters the script with the contract's filter, in its own
+// directory.
+type listSuite struct {
+	s config.Suite
+}
+
+// List is the queue pass: one item per "<marker> <tag>" line, with the line's GPU
+// count when it gives one; a line whose count is no GPU count refuses the suite.
+func (l listSuite) List(ctx context.Context, ex executor.Executor, in Listing) (*Listed, error) {
+	out, tail, err := ListPass(ctx, ex, in, l.s, Pass{})
+	if err != nil {
+		return nil, err
+	}
+	marker := in.Hook.Names.ItemMarker
+	got, warns := ParseListing(out, marker)
+	if len(got) == 0 {
+		return nil, NoItems(in.Hook, l.s, tail)
+	}
+	items := make([]Item, 0, len(got))
+	for _, g := range got {
+		if err := g.Err(l.s, marker); err != nil {
+			return nil, err
+		}
+		items = append(items, Item{Tag: g.Tag, GPUs: g.GPUs, AllGPUs: g.All})
+	}
+	return &Listed{Items: items, Warnings: warns}, nil
+}
+
+// Census is the census pass: the tags of every item at this level, capability
+// probes answered "supported".
+func (l listSuite) Census(ctx context.Context, ex executor.Executor, in Listing) ([]string, error) {
+	out, _, err := ListPass(ctx, ex, in, l.s, Pass{Census: true})
+	if err != nil {
+		return nil, err
+	}
+	got, _ := ParseListing(out, in.Hook.Names.ItemMarker)
+	return Tags(got), nil
+}
+
+// Command re-enters the script with the item's filter; on a re-run, with the
+// contract's only-tests variable naming the file of its failed tests ("" when it
+// re-runs whole).
+func (l listSuite) Command(it Item, run Run) executor.Command {
+	return hookCommand(l.s, it.Tag, false, run)
+}
+
+// TestIDs reads the item's JUnit file as pytest node ids (the scripts' tests are
+// pytest's; docs/reruns.md). A failed case that is no node id names no test but
+// leaves the count: the script's own record of its failures may still narrow it.
+func (listSuite) TestIDs(_ Item, path string) ([]string, int, error) {
+	cases, total, err := junit.FailedCases(path)
+	if err != nil {
+		return nil, 0, err // no count: the item re-runs whole
+	}
+	var ids []string
+	for _, c := range cases {
+		id, ok := junit.PytestNodeID(c)
+		if !ok {
+			return nil, total, nil
+		}
+		ids = append(ids, id)
+	}
+	return ids, total, nil
+}
+
+// hookCommand is a hook-contract item's command: its suite's script, in the item's
+// own directory, with the contract's item environment (the filter of tag, unless
+// opaque), its GPUs, a re-run's only-tests file, and its JUnit prefix and suffix.
+func hookCommand(s config.Suite, tag string, opaque bool, run Run) executor.Command {
+	h := run.Hook
+	env := h.Names.ItemEnv(s.Environ(h.Base), h.Level, s.GPUKind(), tag, opaque).With(h.Pin...)
+	if run.Narrowed && h.Names.OnlyTests != "" {
+		env = env.With(h.Names.OnlyTests + "=" + run.OnlyFile)
+	}
+	if run.JUnitDir != "" {
+		env = env.With(h.Names.JUnitPrefix + "=" + run.JUnitDir)
+		if run.JUnitSuffix != "" {
+			// The suffix goes with the prefix: TE's scripts write
+			// <prefix><tag><suffix> and add no extension of their own.
+			env = env.With(h.Names.JUnitSuffix + "=" + run.JUnitSuffix)
+		}
+	}
+	return executor.Command{Path: s.Path, Args: s.Args, Env: env, Dir: run.Cwd, Stdout: run.Stdout, Stderr: run.Stderr}
+}

@@ -1,0 +1,28 @@
+package adapter
+
+import (
+	"context"
+
+	"github.com/rocm/sgpu-queue/internal/config"
+	"github.com/rocm/sgpu-queue/internal/executor"
+)
+
+// opaqueSuite is `<label> <logfile> opaque <script> [args…]`: the whole script is
+// one item, setup included, with no tag and no filter. Its census is its bare label
+// (an items.tsv row with an empty tag, as TE writes it), so the keys it left as a
+// list suite are pruned.
+type opaqueSuite struct {
+	s config.Suite
+}
+
+// List runs nothing: the suite is one untagged item.
+func (opaqueSuite) List(context.Context, executor.Executor, Listing) (*Listed, error) {
+	return &Listed{Items: []Item{{}}}, nil
+}
+
+// Command runs the script whole. A re-run runs it whole too: it has no tests of its
+// own to narrow to.
+func (o opaqueSuite) Command(it Item, run Run) executor.Command {
+	run.Narrowed = false
+	return hookCommand(o.s, "", true, run)
+}
