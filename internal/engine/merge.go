@@ -182,7 +182,7 @@ func (r *run) printShards(run *logdir.Run) {
 		how := ""
 		switch {
 		case p.Stop != nil:
-			how = fmt.Sprintf(", stopped early (%s)", reasonWord(p.Stop.Reason))
+			how = fmt.Sprintf(", stopped early (%s)", p.Stop.Reason.Word())
 		case !p.Finished:
 			how = ", never finished"
 		}

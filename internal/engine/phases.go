@@ -16,7 +16,6 @@ import (
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/dispatch"
 	"github.com/rocm/sgpu-queue/internal/executor"
-	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/expand"
 	"github.com/rocm/sgpu-queue/internal/gpu"
 	"github.com/rocm/sgpu-queue/internal/hook"
@@ -725,14 +724,6 @@ func (r *run) junitItems(s verdict.Suite) []junit.Item {
 	return items
 }
 
-// reasonWord names a stop reason for the console ("" is a log dir's unknown one).
-func reasonWord(s outcome.Stop) string {
-	if s == "" {
-		return "unknown reason"
-	}
-	return string(s)
-}
-
 // NoLog stands, in the summary and the action's annotations, for the log of an
 // item that never started (verdict.Item.Started): there is no file to name.
 const NoLog = "never started: no log"
@@ -741,13 +732,7 @@ const NoLog = "never started: no log"
 // and the exit code.
 func (r *run) summary() {
 	failed := verdict.FailedItems(r.res.Suites)
-	r.res.ExitCode = verdict.ExitCode(r.res.Suites)
-	switch {
-	case r.res.Internal != nil || r.internalShard:
-		r.res.ExitCode = exitcode.Internal
-	case r.res.Cancelled && r.res.ExitCode == exitcode.OK:
-		r.res.ExitCode = exitcode.Interrupted
-	}
+	r.res.ExitCode = outcome.RunExitCode(verdict.ExitCode(r.res.Suites), r.res.Internal != nil || r.internalShard, r.res.Cancelled)
 	var broken []verdict.Suite // failed before their items ran, on a shard of a merge
 	for _, s := range r.res.Suites {
 		if s.Broken != "" {
@@ -789,7 +774,7 @@ func (r *run) summary() {
 		r.printf("  quarantined %s: %s\n", logdir.GPUName(q.GPU), q.Reason)
 	}
 	if st := r.res.Stop; st != nil && st.Reason != outcome.StopCancelled {
-		r.printf("run stopped (%s): %s\n", reasonWord(st.Reason), st.Message)
+		r.printf("run stopped (%s): %s\n", st.Reason.Word(), st.Message)
 	}
 	if r.res.Cancelled {
 		if clean {
