@@ -85,7 +85,7 @@ func Run(ctx context.Context, e Env) int {
 
 	step, err := a.readInputs()
 	if err != nil {
-		return a.stop(&engine.Error{Code: exitcode.Usage, Err: err})
+		return a.stop(&exitcode.Error{Code: exitcode.Usage, Err: err})
 	}
 	return step(ctx)
 }
@@ -368,7 +368,7 @@ func (a *act) rel(p string) string {
 
 // stop reports a run that stopped before its items ran.
 func (a *act) stop(err error) int {
-	code := engine.ExitCode(err)
+	code := exitcode.Of(err, exitcode.Failed)
 	msg := err.Error()
 	a.gh.WithFieldsMap(map[string]string{"title": "sgpu-queue stopped before running the suites"}).Errorf("%s", msg)
 	if a.targets["summary"] {

@@ -83,7 +83,7 @@ func Merge(ctx context.Context, o Options, dirs []string) (*Result, error) {
 	r.res.Quarantined = run.Meta.Quarantined
 	r.printShards(run)
 	if err := r.writeMerged(m, shards); err != nil {
-		return nil, &Error{Code: exitcode.Usage, Err: fmt.Errorf("log dir %s: %w", r.o.LogDir, err)}
+		return nil, &exitcode.Error{Code: exitcode.Usage, Err: fmt.Errorf("log dir %s: %w", r.o.LogDir, err)}
 	}
 	r.res.Cancelled = run.Meta.Cancelled
 
