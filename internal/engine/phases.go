@@ -112,7 +112,8 @@ func (r *run) printSetup(st expand.SetupRun) {
 	r.printf("\n")
 }
 
-// scheduler is the dispatch policy over the plan (in LPT order). A single-GPU
+// scheduler is the dispatch policy over the plan (in LPT order), as
+// schedule.NewSetup plans it for run, plan and simulate alike. A single-GPU
 // workload gets the planned queue when it beats LPT on these weights without losing
 // under noise (schedule.NewPlan decides), else LPT; a workload with multi-GPU items
 // gets blocks in the policy's block order (docs/suites.md#multi-gpu-suites). order is the
@@ -122,19 +123,17 @@ func (r *run) scheduler(plan []schedule.Item, gpus int) (schedule.Scheduler, []i
 	if r.policy == "" {
 		r.policy = schedule.DefaultPolicy
 	}
-	if schedule.Mixed(plan) {
-		// The same plan simulate replays (schedule.Prepare), so a run does what
-		// simulate predicts.
-		bp, err := schedule.PlanBlocks(r.policy, plan, gpus)
-		if err != nil {
-			return nil, nil, err
-		}
-		b, err := schedule.NewBlocks(plan, bp.Order, gpus)
-		r.planNote = "multi-GPU items: " + blockNote(bp) + ", GPUs held for the next wide item, shorter items backfilled"
-		return b, bp.Order, err
+	s, err := schedule.NewSetup(r.policy, plan, gpus)
+	if err != nil {
+		return nil, nil, err
 	}
-	q, order := r.queue(plan, gpus)
-	return schedule.OnSlots(q, gpus), order, nil
+	switch {
+	case s.Blocks != nil:
+		r.planNote = "multi-GPU items: " + blockNote(*s.Blocks) + ", GPUs held for the next wide item, shorter items backfilled"
+	case s.Plan != nil:
+		r.planNote = "planned queue " + s.Plan.Note
+	}
+	return s.Scheduler(), s.Order, nil
 }
 
 // blockNote says which order a workload with multi-GPU items runs in.
@@ -151,23 +150,6 @@ func blockNote(bp schedule.BlockPlan) string {
 			bp.From, bp.Moves, textfmt.Dur(bp.Wall))
 	}
 	return note
-}
-
-// queue is the single-GPU queue of the policy in force (r.policy).
-func (r *run) queue(plan []schedule.Item, gpus int) (schedule.Queue, []int) {
-	order := make([]int, len(plan))
-	for i := range order {
-		order[i] = i
-	}
-	if r.policy != schedule.PolicyPlanned {
-		return schedule.NewPull(order), order
-	}
-	p := schedule.NewPlan(plan, gpus)
-	r.planNote = "planned queue " + p.Note
-	if p.Use {
-		order = append(append([]int(nil), p.Unknown...), p.Order...)
-	}
-	return p.Queue(plan), order
 }
 
 // checkWidths fits the items to a pool of gpus GPUs. A width a suite declares (its
