@@ -248,17 +248,10 @@ func (r *run) combineJUnit(ctx context.Context, m *merge.Result) {
 		for _, f := range m.JUnit[s.Label] {
 			parts = append(parts, junit.Part{Shard: fmt.Sprintf("%d/%d", f.Shard, k), Path: f.Path})
 		}
-		var notRun []junit.Item
-		for _, it := range s.Items {
-			// Items no shard file speaks for: a shard that never reported, or
-			// stopped before listing (typed: its stop, its record).
-			if it.Stop == outcome.StopNotReported || it.Unclaimed || !it.Finished && m.Unlisted[it.Shard] {
-				notRun = append(notRun, junit.Item{Tag: it.Tag, RC: it.RC, Failed: true, Note: it.Note})
-			}
-		}
-		if len(parts) == 0 && len(notRun) == 0 && s.Broken == "" {
-			return nil, nil
-		}
-		return junit.Combine(ctx, s.Label, parts, notRun, s.Broken)
+		// Items no shard file speaks for: a shard that never reported, or
+		// stopped before listing (typed: its stop, its record).
+		return junit.CombineSuite(ctx, s, parts, func(it verdict.Item) bool {
+			return it.Stop == outcome.StopNotReported || it.Unclaimed || !it.Finished && m.Unlisted[it.Shard]
+		})
 	})
 }

@@ -588,90 +588,24 @@ func (r *run) mergeJUnit(ctx context.Context, since time.Time) {
 	}
 	suffix := r.junitSuffix()
 	r.writeJUnit(ctx, func(s verdict.Suite) (*junit.Doc, error) {
-		return junit.Merge(ctx, s.Label, prefix+s.Label, suffix, r.junitItems(s), since)
+		return junit.Merge(ctx, s.Label, prefix+s.Label, suffix, junit.ItemsOf(s, r.o.LogDir, r.res.Configs[s.Label].Adapter()), since)
 	})
 }
 
-// writeJUnit writes the merged JUnit file of each suite that doc gives one (a nil
-// document and error: none). It never replaces a file this tool did not write, and
-// merged files of suites that are no longer run are removed when this tool wrote
-// them and they are unchanged since (the JUnit directory's manifest says which: a
-// user's file is never touched).
+// writeJUnit writes the merged JUnit file of each suite that doc gives one
+// (junit.WriteSuites) into the JUnit directory.
 func (r *run) writeJUnit(ctx context.Context, doc func(verdict.Suite) (*junit.Doc, error)) {
-	dir := r.junitDir()
-	outs, manifestErr := junit.OpenOutputs(dir)
-	if manifestErr != nil {
-		r.warn(fmt.Sprintf("JUnit manifest: %v; merged files of earlier runs are left as they are", manifestErr))
-	}
-	for _, s := range r.res.Suites {
-		if s.Unlisted {
-			continue // no items to report: a file of zero tests would read as passed
-		}
-		r.writeSuiteJUnit(outs, s, doc)
-	}
-	if manifestErr != nil {
-		return // an unreadable manifest: nothing is removed, and it is not replaced
-	}
-	removed, changed := outs.RemoveStale()
-	for _, n := range removed {
-		r.printf("  junit: removed %s (its suite is not in this run; an earlier run wrote it)\n", r.rel(filepath.Join(dir, n)))
-	}
-	for _, n := range changed {
-		r.printf("  junit: left %s (its suite is not in this run, but the file changed since an earlier run wrote it)\n", r.rel(filepath.Join(dir, n)))
-	}
-	if err := outs.Save(); err != nil {
-		r.warn(fmt.Sprintf("JUnit manifest: %v", err))
-	}
+	r.res.JUnit = append(r.res.JUnit, junit.WriteSuites(r.junitDir(), r.res.Suites, doc, junitLog{r})...)
 }
 
-// writeSuiteJUnit writes suite s's merged file into outs.Dir, unless a file of
-// that name is there that this tool did not write: that one is left byte for byte
-// as it is, with a warning.
-func (r *run) writeSuiteJUnit(outs *junit.Outputs, s verdict.Suite, doc func(verdict.Suite) (*junit.Doc, error)) {
-	name := s.Label + ".xml"
-	path := filepath.Join(outs.Dir, name)
-	outs.Keep(name) // until this run writes it
-	if err := outs.MayReplace(name); err != nil {
-		r.warn(foreignJUnit(s.Label, r.rel(path), err))
-		return
-	}
-	d, err := doc(s)
-	if err != nil {
-		r.warn(fmt.Sprintf("JUnit of suite %q not merged: %v", s.Label, err))
-		return
-	}
-	if d == nil {
-		return
-	}
-	if err := d.WriteFile(path); err != nil {
-		r.lost(fmt.Sprintf("the merged JUnit of suite %q", s.Label), path, err)
-		return
-	}
-	if err := outs.Wrote(path); err != nil {
-		r.warn(fmt.Sprintf("%s: %v", path, err))
-	} else if err := outs.Checkpoint(); err != nil {
-		r.warn(fmt.Sprintf("JUnit manifest: %v", err))
-	}
-	st := d.Stats()
-	r.res.JUnit = append(r.res.JUnit, path)
-	r.printf("  junit %-12s %d tests, %d failures, %d errors, %d skipped → %s\n", s.Label, st.Tests, st.Failures, st.Errors, st.Skipped, r.rel(path))
-	if st.Malformed > 0 {
-		r.warn(fmt.Sprintf("suite %q wrote %d malformed JUnit file(s); each is an error case in %s", s.Label, st.Malformed, r.rel(path)))
-	}
-}
+// junitLog is the run's console, warnings and lost files as junit.WriteSuites
+// tells them.
+type junitLog struct{ r *run }
 
-// foreignJUnit is the one-line warning for a merged file not written because a
-// file this tool did not write holds its name.
-func foreignJUnit(label, path string, err error) string {
-	var f *junit.Foreign
-	switch {
-	case errors.As(err, &f) && f.Changed:
-		return fmt.Sprintf("JUnit of suite %q not written: %s changed since sgpu-queue wrote it, so it is left as it is; move it away, or set another junit-dir", label, path)
-	case errors.As(err, &f):
-		return fmt.Sprintf("JUnit of suite %q not written: %s is not a file sgpu-queue wrote (%s does not list it), so it is left as it is; move it away, or set another junit-dir", label, path, junit.ManifestName)
-	}
-	return fmt.Sprintf("JUnit of suite %q not written: %v", label, err)
-}
+func (l junitLog) Printf(format string, a ...any)    { l.r.printf(format, a...) }
+func (l junitLog) Warn(msg string)                   { l.r.warn(msg) }
+func (l junitLog) Lost(what, path string, err error) { l.r.lost(what, path, err) }
+func (l junitLog) Rel(path string) string            { return l.r.rel(path) }
 
 // junitDir is where the merged files go.
 func (r *run) junitDir() string {
@@ -683,27 +617,6 @@ func (r *run) junitDir() string {
 	default:
 		return dir
 	}
-}
-
-// junitItems is a suite's items as the merge needs them.
-func (r *run) junitItems(s verdict.Suite) []junit.Item {
-	named := r.res.Configs[s.Label].Adapter() // sgpu-queue named its items' files
-	items := make([]junit.Item, len(s.Items))
-	for i, it := range s.Items {
-		cut := it.Outcome == outcome.CutOff
-		note := it.Note
-		if cut {
-			note = "" // junit says so from Incomplete
-		}
-		items[i] = junit.Item{
-			Tag: it.Tag, GPU: it.GPU, Seconds: it.Seconds, RC: it.RC, Finished: it.Finished,
-			Incomplete: cut, Failed: it.Failed, Note: note, Named: named,
-		}
-		if it.Started { // an item that never started has no log to name
-			items[i].Log = filepath.Join(r.o.LogDir, it.LogRel)
-		}
-	}
-	return items
 }
 
 // NoLog stands, in the summary and the action's annotations, for the log of an
