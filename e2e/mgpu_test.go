@@ -344,8 +344,9 @@ func TestMultiGPUTooWide(t *testing.T) {
 		if dry {
 			args = append(args, "--dry-run")
 		}
-		// The fixture's flaky item fails the first time it sees no marker in
-		// SGPU_STATE; this test is about widths, so it starts with the marker there.
+		// pair.flaky fails its first run unless its state file is there: this
+		// test is about widths, so it is; without SGPU_STATE the file went to /,
+		// and the test passed only where an earlier run had left it.
 		state := t.TempDir()
 		if err := os.WriteFile(filepath.Join(state, "flaky.pair.flaky"), nil, 0o644); err != nil {
 			t.Fatal(err)

@@ -102,14 +102,14 @@ func (a *act) planMode(ctx context.Context, req engine.PlanRequest) int {
 	p, sum, err := engine.Plan(req, a.obs.Warn)
 	a.obs.close()
 	if err != nil {
-		return a.stop(&engine.Error{Code: exitcode.Usage, Err: err})
+		return a.stop(&exitcode.Error{Code: exitcode.Usage, Err: err})
 	}
 	out := a.path(defaultPlanFile)
 	if f := strings.TrimSpace(a.gh.GetInput("plan")); f != "" {
 		out = a.path(f)
 	}
 	if _, err := p.WriteFile(out); err != nil {
-		return a.stop(&engine.Error{Code: exitcode.Usage, Err: fmt.Errorf("input plan: %w", err)})
+		return a.stop(&exitcode.Error{Code: exitcode.Usage, Err: fmt.Errorf("input plan: %w", err)})
 	}
 	fmt.Fprint(a.e.Stdout, sum)
 	fmt.Fprintf(a.e.Stdout, "plan: wrote %s\n", a.rel(out))

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"slices"
@@ -142,9 +141,5 @@ func fail(e Env, err error) int {
 	for _, line := range splitLines(err.Error()) {
 		fmt.Fprintf(e.Stderr, "sgpu-queue: %s\n", line)
 	}
-	var ee *engine.Error
-	if errors.As(err, &ee) {
-		return ee.Code
-	}
-	return exitcode.Usage
+	return exitcode.Of(err, exitcode.Usage)
 }

@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
 
@@ -217,7 +216,7 @@ func (d *dispatcher) line(a Attempt, t0 time.Time) {
 		it.Label, ShownTag(it.Tag))
 	// The exit code says ok or failed; any other outcome is named.
 	tail := ""
-	if a.Outcome != outcome.OK && a.Outcome != outcome.Failed {
+	if a.Outcome.Named() {
 		tail = " " + string(a.Outcome)
 	}
 	d.progress.finished(a.Item, a.End, head, tail)

@@ -21,7 +21,6 @@ import (
 	"github.com/rocm/sgpu-queue/internal/adapter"
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/executor"
-	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/hook"
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/outcome"
@@ -179,17 +178,6 @@ type dispatcher struct {
 	progress *progress
 }
 
-// ended says how a retried attempt ended, for the console.
-func ended(o outcome.Outcome) string {
-	switch o {
-	case outcome.Timeout:
-		return "timed out"
-	case outcome.CutOff:
-		return "was cut off"
-	}
-	return "failed"
-}
-
 func anyCancelled(as []Attempt) bool {
 	for _, a := range as {
 		if a.Outcome == outcome.Cancelled {
@@ -257,23 +245,13 @@ func (d *dispatcher) execute(ctx context.Context, it Item, a *Attempt, log io.Wr
 	return e, cwd
 }
 
-// rcOf is the rc an attempt with outcome o is recorded with: its own exit code, or
-// the one for an end sgpu-queue caused or saw; unavailable is the executor's error
-// when where commands run went away.
+// rcOf is the rc an attempt with outcome o is recorded with (outcome.Outcome.RC);
+// unavailable is the executor's error when where commands run went away.
 func rcOf(o outcome.Outcome, e evidence) (rc int, unavailable error) {
-	switch o {
-	case outcome.Unavailable:
-		// Its container went away under it: 137, as TE's readers know a row
-		// killed from outside.
-		return exitcode.Killed, e.runErr
-	case outcome.Timeout:
-		return exitcode.HangTimeout, nil
-	case outcome.Failed:
-		if e.runErr != nil {
-			return exitcode.NotFound, nil // it could not start: that is its failure
-		}
+	if o == outcome.Unavailable {
+		unavailable = e.runErr
 	}
-	return e.res.ExitCode, nil
+	return o.RC(e.res.ExitCode, e.runErr == nil), unavailable
 }
 
 // record writes down an ended attempt, its log closed: the device error its log

@@ -202,16 +202,9 @@ type Result struct {
 	NotWritten []string
 }
 
-// Error is a failure before any item ran, with the exit code it should give.
-type Error struct {
-	Code int
-	Err  error
-}
-
-func (e *Error) Error() string { return e.Err.Error() }
-func (e *Error) Unwrap() error { return e.Err }
-
-func usage(err error) error { return &Error{Code: exitcode.Usage, Err: err} }
+// usage is a failure before any item ran that exits 2; others give their code by
+// an *exitcode.Error too.
+func usage(err error) error { return exitcode.New(exitcode.Usage, err) }
 
 // run is the state of one Run.
 type run struct {
@@ -351,7 +344,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	meta.Pooled = slices.Sorted(maps.Keys(pooledKeys(o.plan)))
 	d, err := r.dispatch(ctx, o.plan, o.queue, pool, meta, exp)
 	if err != nil {
-		return nil, &Error{Code: exitcode.Usage, Err: err}
+		return nil, &exitcode.Error{Code: exitcode.Usage, Err: err}
 	}
 	r.after(ctx, pool, len(o.plan))
 	// From here on nothing is cancelled: a cancelled run still writes its verdicts,
@@ -491,7 +484,7 @@ func (r *run) order(ctx context.Context, exp *expansion, pool gpu.Pool) (*ordere
 		return o, nil
 	}
 	if o.queueRows, err = r.writeQueue(o.plan, o.order, exp); err != nil {
-		return nil, &Error{Code: exitcode.Usage, Err: fmt.Errorf("log dir %s: %w", r.o.LogDir, err)}
+		return nil, &exitcode.Error{Code: exitcode.Usage, Err: fmt.Errorf("log dir %s: %w", r.o.LogDir, err)}
 	}
 	return o, nil
 }
@@ -589,7 +582,7 @@ func (r *run) stoppedBeforeItems(ctx context.Context, phase int, suites []config
 // reason). In phase 1 it also writes the empty queue and a shard's plan copy, which
 // phase 2 would have written. An error of no suite's is returned as it is.
 func (r *run) stoppedOnSuite(phase int, suites []config.Suite, pool gpu.Pool, err error) error {
-	failed := &Error{Code: exitcode.Failed, Err: err}
+	failed := &exitcode.Error{Code: exitcode.Failed, Err: err}
 	stop := suiteStop(err, phase)
 	if stop == nil || r.o.DryRun {
 		return failed
@@ -848,13 +841,4 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.Write(p)
-}
-
-// ExitCode maps an error from Run to the process exit code.
-func ExitCode(err error) int {
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Code
-	}
-	return exitcode.Failed
 }

@@ -52,9 +52,9 @@ func TestErrorUnwrapsToItsCause(t *testing.T) {
 	t.Run("a listing that cannot run", func(t *testing.T) {
 		o := repo(t, "s s.log list no/such/script.sh\n")
 		_, err := Run(context.Background(), o)
-		var ee *Error
+		var ee *exitcode.Error
 		var xe *expand.Error
-		if !errors.As(err, &ee) || ee.Code != exitcode.Failed || ExitCode(err) != exitcode.Failed {
+		if !errors.As(err, &ee) || ee.Code != exitcode.Failed || exitcode.Of(err, exitcode.Failed) != exitcode.Failed {
 			t.Fatalf("err %v (%T)", err, err)
 		}
 		if !errors.As(err, &xe) || xe.Suite.Label != "s" || !errors.Is(err, executor.ErrNotFound) {
@@ -67,7 +67,7 @@ func TestErrorUnwrapsToItsCause(t *testing.T) {
 		os.WriteFile(file, nil, 0o644)
 		o.LogDir = filepath.Join(file, "logs")
 		_, err := Run(context.Background(), o)
-		if ExitCode(err) != exitcode.Usage || !errors.Is(err, syscall.ENOTDIR) {
+		if exitcode.Of(err, exitcode.Failed) != exitcode.Usage || !errors.Is(err, syscall.ENOTDIR) {
 			t.Errorf("err %v: want a usage error that unwraps to ENOTDIR", err)
 		}
 	})

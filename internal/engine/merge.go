@@ -83,7 +83,7 @@ func Merge(ctx context.Context, o Options, dirs []string) (*Result, error) {
 	r.res.Quarantined = run.Meta.Quarantined
 	r.printShards(run)
 	if err := r.writeMerged(m, shards); err != nil {
-		return nil, &Error{Code: exitcode.Usage, Err: fmt.Errorf("log dir %s: %w", r.o.LogDir, err)}
+		return nil, &exitcode.Error{Code: exitcode.Usage, Err: fmt.Errorf("log dir %s: %w", r.o.LogDir, err)}
 	}
 	r.res.Cancelled = run.Meta.Cancelled
 
@@ -213,7 +213,7 @@ func (r *run) printShards(run *logdir.Run) {
 		how := ""
 		switch {
 		case p.Stop != nil:
-			how = fmt.Sprintf(", stopped early (%s)", reasonWord(p.Stop.Reason))
+			how = fmt.Sprintf(", stopped early (%s)", p.Stop.Reason.Word())
 		case !p.Finished:
 			how = ", never finished"
 		}
@@ -279,17 +279,10 @@ func (r *run) combineJUnit(ctx context.Context, m *merge.Result) {
 		for _, f := range m.JUnit[s.Label] {
 			parts = append(parts, junit.Part{Shard: fmt.Sprintf("%d/%d", f.Shard, k), Path: f.Path})
 		}
-		var notRun []junit.Item
-		for _, it := range s.Items {
-			// Items no shard file speaks for: a shard that never reported, or
-			// stopped before listing (typed: its stop, its record).
-			if it.Stop == outcome.StopNotReported || it.Unclaimed || !it.Finished && m.Unlisted[it.Shard] {
-				notRun = append(notRun, junit.Item{Tag: it.Tag, RC: it.RC, Failed: true, Note: it.Note})
-			}
-		}
-		if len(parts) == 0 && len(notRun) == 0 && s.Broken == "" {
-			return nil, nil
-		}
-		return junit.Combine(ctx, s.Label, parts, notRun, s.Broken)
+		// Items no shard file speaks for: a shard that never reported, or
+		// stopped before listing (typed: its stop, its record).
+		return junit.CombineSuite(ctx, s, parts, func(it verdict.Item) bool {
+			return it.Stop == outcome.StopNotReported || it.Unclaimed || !it.Finished && m.Unlisted[it.Shard]
+		})
 	})
 }

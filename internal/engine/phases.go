@@ -17,7 +17,6 @@ import (
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/dispatch"
 	"github.com/rocm/sgpu-queue/internal/executor"
-	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/expand"
 	"github.com/rocm/sgpu-queue/internal/gpu"
 	"github.com/rocm/sgpu-queue/internal/hook"
@@ -125,7 +124,8 @@ func (r *run) printSetup(st expand.SetupRun) {
 	r.printf("\n")
 }
 
-// scheduler is the dispatch policy over the plan (in LPT order). A single-GPU
+// scheduler is the dispatch policy over the plan (in LPT order), as
+// schedule.NewSetup plans it for run, plan and simulate alike. A single-GPU
 // workload gets the planned queue when it beats LPT on these weights without losing
 // under noise (schedule.NewPlan decides), else LPT; a workload with multi-GPU items
 // gets blocks in the policy's block order (docs/suites.md#multi-gpu-suites). order is the
@@ -135,19 +135,17 @@ func (r *run) scheduler(plan []schedule.Item, gpus int) (schedule.Scheduler, []i
 	if r.policy == "" {
 		r.policy = schedule.DefaultPolicy
 	}
-	if schedule.Mixed(plan) {
-		// The same plan simulate replays (schedule.Prepare), so a run does what
-		// simulate predicts.
-		bp, err := schedule.PlanBlocks(r.policy, plan, gpus)
-		if err != nil {
-			return nil, nil, err
-		}
-		b, err := schedule.NewBlocks(plan, bp.Order, gpus)
-		r.planNote = "multi-GPU items: " + blockNote(bp) + ", GPUs held for the next wide item, shorter items backfilled"
-		return b, bp.Order, err
+	s, err := schedule.NewSetup(r.policy, plan, gpus)
+	if err != nil {
+		return nil, nil, err
 	}
-	q, order := r.queue(plan, gpus)
-	return schedule.OnSlots(q, gpus), order, nil
+	switch {
+	case s.Blocks != nil:
+		r.planNote = "multi-GPU items: " + blockNote(*s.Blocks) + ", GPUs held for the next wide item, shorter items backfilled"
+	case s.Plan != nil:
+		r.planNote = "planned queue " + s.Plan.Note
+	}
+	return s.Scheduler(), s.Order, nil
 }
 
 // blockNote says which order a workload with multi-GPU items runs in.
@@ -164,23 +162,6 @@ func blockNote(bp schedule.BlockPlan) string {
 			bp.From, bp.Moves, textfmt.Dur(bp.Wall))
 	}
 	return note
-}
-
-// queue is the single-GPU queue of the policy in force (r.policy).
-func (r *run) queue(plan []schedule.Item, gpus int) (schedule.Queue, []int) {
-	order := make([]int, len(plan))
-	for i := range order {
-		order[i] = i
-	}
-	if r.policy != schedule.PolicyPlanned {
-		return schedule.NewPull(order), order
-	}
-	p := schedule.NewPlan(plan, gpus)
-	r.planNote = "planned queue " + p.Note
-	if p.Use {
-		order = append(append([]int(nil), p.Unknown...), p.Order...)
-	}
-	return p.Queue(plan), order
 }
 
 // checkWidths fits the items to a pool of gpus GPUs. A width a suite declares (its
@@ -619,90 +600,24 @@ func (r *run) mergeJUnit(ctx context.Context, since time.Time) {
 	}
 	suffix := r.junitSuffix()
 	r.writeJUnit(ctx, func(s verdict.Suite) (*junit.Doc, error) {
-		return junit.Merge(ctx, s.Label, prefix+s.Label, suffix, r.junitItems(s), since)
+		return junit.Merge(ctx, s.Label, prefix+s.Label, suffix, junit.ItemsOf(s, r.o.LogDir, r.junitNamed(s.Label)), since)
 	})
 }
 
-// writeJUnit writes the merged JUnit file of each suite that doc gives one (a nil
-// document and error: none). It never replaces a file this tool did not write, and
-// merged files of suites that are no longer run are removed when this tool wrote
-// them and they are unchanged since (the JUnit directory's manifest says which: a
-// user's file is never touched).
+// writeJUnit writes the merged JUnit file of each suite that doc gives one
+// (junit.WriteSuites) into the JUnit directory.
 func (r *run) writeJUnit(ctx context.Context, doc func(verdict.Suite) (*junit.Doc, error)) {
-	dir := r.junitDir()
-	outs, manifestErr := junit.OpenOutputs(dir)
-	if manifestErr != nil {
-		r.warn(fmt.Sprintf("JUnit manifest: %v; merged files of earlier runs are left as they are", manifestErr))
-	}
-	for _, s := range r.res.Suites {
-		if s.Unlisted {
-			continue // no items to report: a file of zero tests would read as passed
-		}
-		r.writeSuiteJUnit(outs, s, doc)
-	}
-	if manifestErr != nil {
-		return // an unreadable manifest: nothing is removed, and it is not replaced
-	}
-	removed, changed := outs.RemoveStale()
-	for _, n := range removed {
-		r.printf("  junit: removed %s (its suite is not in this run; an earlier run wrote it)\n", r.rel(filepath.Join(dir, n)))
-	}
-	for _, n := range changed {
-		r.printf("  junit: left %s (its suite is not in this run, but the file changed since an earlier run wrote it)\n", r.rel(filepath.Join(dir, n)))
-	}
-	if err := outs.Save(); err != nil {
-		r.warn(fmt.Sprintf("JUnit manifest: %v", err))
-	}
+	r.res.JUnit = append(r.res.JUnit, junit.WriteSuites(r.junitDir(), r.res.Suites, doc, junitLog{r})...)
 }
 
-// writeSuiteJUnit writes suite s's merged file into outs.Dir, unless a file of
-// that name is there that this tool did not write: that one is left byte for byte
-// as it is, with a warning.
-func (r *run) writeSuiteJUnit(outs *junit.Outputs, s verdict.Suite, doc func(verdict.Suite) (*junit.Doc, error)) {
-	name := s.Label + ".xml"
-	path := filepath.Join(outs.Dir, name)
-	outs.Keep(name) // until this run writes it
-	if err := outs.MayReplace(name); err != nil {
-		r.warn(foreignJUnit(s.Label, r.rel(path), err))
-		return
-	}
-	d, err := doc(s)
-	if err != nil {
-		r.warn(fmt.Sprintf("JUnit of suite %q not merged: %v", s.Label, err))
-		return
-	}
-	if d == nil {
-		return
-	}
-	if err := d.WriteFile(path); err != nil {
-		r.lost(fmt.Sprintf("the merged JUnit of suite %q", s.Label), path, err)
-		return
-	}
-	if err := outs.Wrote(path); err != nil {
-		r.warn(fmt.Sprintf("%s: %v", path, err))
-	} else if err := outs.Checkpoint(); err != nil {
-		r.warn(fmt.Sprintf("JUnit manifest: %v", err))
-	}
-	st := d.Stats()
-	r.res.JUnit = append(r.res.JUnit, path)
-	r.printf("  junit %-12s %d tests, %d failures, %d errors, %d skipped → %s\n", s.Label, st.Tests, st.Failures, st.Errors, st.Skipped, r.rel(path))
-	if st.Malformed > 0 {
-		r.warn(fmt.Sprintf("suite %q wrote %d malformed JUnit file(s); each is an error case in %s", s.Label, st.Malformed, r.rel(path)))
-	}
-}
+// junitLog is the run's console, warnings and lost files as junit.WriteSuites
+// tells them.
+type junitLog struct{ r *run }
 
-// foreignJUnit is the one-line warning for a merged file not written because a
-// file this tool did not write holds its name.
-func foreignJUnit(label, path string, err error) string {
-	var f *junit.Foreign
-	switch {
-	case errors.As(err, &f) && f.Changed:
-		return fmt.Sprintf("JUnit of suite %q not written: %s changed since sgpu-queue wrote it, so it is left as it is; move it away, or set another junit-dir", label, path)
-	case errors.As(err, &f):
-		return fmt.Sprintf("JUnit of suite %q not written: %s is not a file sgpu-queue wrote (%s does not list it), so it is left as it is; move it away, or set another junit-dir", label, path, junit.ManifestName)
-	}
-	return fmt.Sprintf("JUnit of suite %q not written: %v", label, err)
-}
+func (l junitLog) Printf(format string, a ...any)    { l.r.printf(format, a...) }
+func (l junitLog) Warn(msg string)                   { l.r.warn(msg) }
+func (l junitLog) Lost(what, path string, err error) { l.r.lost(what, path, err) }
+func (l junitLog) Rel(path string) string            { return l.r.rel(path) }
 
 // junitDir is where the merged files go.
 func (r *run) junitDir() string {
@@ -716,35 +631,11 @@ func (r *run) junitDir() string {
 	}
 }
 
-// junitItems is a suite's items as the merge needs them.
-func (r *run) junitItems(s verdict.Suite) []junit.Item {
-	// sgpu-queue named its items' files (its config was checked before the run).
-	a, _ := adapter.For(r.res.Configs[s.Label])
-	named := adapter.JUnitOf(a) != adapter.JUnitUnderPrefix
-	items := make([]junit.Item, len(s.Items))
-	for i, it := range s.Items {
-		cut := it.Outcome == outcome.CutOff
-		note := it.Note
-		if cut {
-			note = "" // junit says so from Incomplete
-		}
-		items[i] = junit.Item{
-			Tag: it.Tag, GPU: it.GPU, Seconds: it.Seconds, RC: it.RC, Finished: it.Finished,
-			Incomplete: cut, Failed: it.Failed, Note: note, Named: named,
-		}
-		if it.Started { // an item that never started has no log to name
-			items[i].Log = filepath.Join(r.o.LogDir, it.LogRel)
-		}
-	}
-	return items
-}
-
-// reasonWord names a stop reason for the console ("" is a log dir's unknown one).
-func reasonWord(s outcome.Stop) string {
-	if s == "" {
-		return "unknown reason"
-	}
-	return string(s)
+// junitNamed says whether sgpu-queue named the items' files of a suite (its
+// adapter gives them a JUnit file, rather than the suite writing under the prefix).
+func (r *run) junitNamed(label string) bool {
+	a, _ := adapter.For(r.res.Configs[label]) // its config was checked before the run
+	return adapter.JUnitOf(a) != adapter.JUnitUnderPrefix
 }
 
 // NoLog stands, in the summary and the action's annotations, for the log of an
@@ -755,13 +646,7 @@ const NoLog = "never started: no log"
 // and the exit code.
 func (r *run) summary() {
 	failed := verdict.FailedItems(r.res.Suites)
-	r.res.ExitCode = verdict.ExitCode(r.res.Suites)
-	switch {
-	case r.res.Internal != nil || r.internalShard:
-		r.res.ExitCode = exitcode.Internal
-	case r.res.Cancelled && r.res.ExitCode == exitcode.OK:
-		r.res.ExitCode = exitcode.Interrupted
-	}
+	r.res.ExitCode = outcome.RunExitCode(verdict.ExitCode(r.res.Suites), r.res.Internal != nil || r.internalShard, r.res.Cancelled)
 	var broken []verdict.Suite // failed before their items ran, on a shard of a merge
 	for _, s := range r.res.Suites {
 		if s.Broken != "" {
@@ -803,7 +688,7 @@ func (r *run) summary() {
 		r.printf("  quarantined %s: %s\n", logdir.GPUName(q.GPU), q.Reason)
 	}
 	if st := r.res.Stop; st != nil && st.Reason != outcome.StopCancelled {
-		r.printf("run stopped (%s): %s\n", reasonWord(st.Reason), st.Message)
+		r.printf("run stopped (%s): %s\n", st.Reason.Word(), st.Message)
 	}
 	if r.res.Cancelled {
 		if clean {

@@ -2,6 +2,8 @@
 // bare number another one chose (docs/exit-codes.md is the user's table).
 package exitcode
 
+import "errors"
+
 const (
 	// OK: every suite passed.
 	OK = 0
@@ -65,4 +67,33 @@ func FromSuite(code int) int {
 		return Failed
 	}
 	return min(max(code, Failed), 255)
+}
+
+// Error is a failure that decides the process's exit code (Usage for bad inputs,
+// Failed for a suite's listing that failed, say), whichever face it reaches: the
+// engine returns it, and the CLI and the action take the code from it by Of
+// instead of each choosing one again.
+type Error struct {
+	Code int
+	Err  error
+}
+
+func (e *Error) Error() string { return e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+// New returns err as an *Error that exits with code.
+func New(code int, err error) error { return &Error{Code: code, Err: err} }
+
+// Of is the exit code for err: OK for nil, the code of the *Error it wraps, else
+// otherwise (the face's code for an error no one typed: Usage for the CLI's flags,
+// Failed for the action).
+func Of(err error, otherwise int) int {
+	var e *Error
+	switch {
+	case err == nil:
+		return OK
+	case errors.As(err, &e):
+		return e.Code
+	}
+	return otherwise
 }

@@ -1,6 +1,8 @@
 package exitcode
 
 import (
+	"errors"
+	"fmt"
 	"syscall"
 	"testing"
 )
@@ -38,5 +40,18 @@ func TestFromSuite(t *testing.T) {
 func TestShellCodes(t *testing.T) {
 	if Killed != 128+int(syscall.SIGKILL) || Interrupted != 128+int(syscall.SIGINT) || HangTimeout != 124 || Terminated != 128+int(syscall.SIGTERM) || NotFound != 127 || CannotRun != 126 {
 		t.Errorf("Killed %d, Interrupted %d, HangTimeout %d, NotFound %d, CannotRun %d", Killed, Interrupted, HangTimeout, NotFound, CannotRun)
+	}
+}
+
+// The code travels with the error through wrapping; an untyped error gets the
+// face's own code.
+func TestOf(t *testing.T) {
+	cause := errors.New("bad input")
+	wrapped := fmt.Errorf("input plan: %w", New(Usage, cause))
+	if Of(wrapped, Failed) != Usage || !errors.Is(wrapped, cause) || wrapped.Error() != "input plan: bad input" {
+		t.Errorf("Of(%v) = %d", wrapped, Of(wrapped, Failed))
+	}
+	if Of(nil, Failed) != OK || Of(cause, Failed) != Failed || Of(cause, Usage) != Usage {
+		t.Error("Of of nil or an untyped error")
 	}
 }

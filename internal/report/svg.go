@@ -7,7 +7,6 @@ import (
 	"math"
 
 	"github.com/rocm/sgpu-queue/internal/logdir"
-	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 	"github.com/rocm/sgpu-queue/internal/verdict"
 )
@@ -283,7 +282,7 @@ func svgBar(w *bufio.Writer, r *logdir.Run, b bar, x func(float64) float64, y, h
 		if o.Failed() {
 			status += " FAILED"
 		}
-		if o != outcome.OK && o != outcome.Failed {
+		if o.Named() {
 			status += ", " + string(o)
 		}
 		est := "estimate unknown"

@@ -7,10 +7,9 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
-	"strings"
 )
 
-// Policy names accepted by Prepare and NewScheduler (the engine's --policy flag).
+// Policy names accepted by NewSetup (the engine's --policy flag).
 const (
 	// PolicyLPT is the original design's queue: one shared list, unknown items first, then
 	// longest first, pulled by whichever GPU goes idle (NewPull).
@@ -28,21 +27,6 @@ const DefaultPolicy = PolicyPlanned
 
 // Policies lists the policy names, the default first.
 func Policies() []string { return []string{PolicyPlanned, PolicyLPT} }
-
-// queues plans the single-GPU queue of the named policy over items for slots GPUs
-// ("" is the default policy) once, and returns a maker of fresh queues. A queue
-// hands out indices into items, which need not be ordered.
-func queues(policy string, items []Item, slots int) (func() Queue, error) {
-	switch policy {
-	case PolicyLPT:
-		order := LPTOrder(items)
-		return func() Queue { return NewPull(order) }, nil
-	case PolicyPlanned, "":
-		p := NewPlan(items, slots)
-		return func() Queue { return p.Queue(items) }, nil
-	}
-	return nil, fmt.Errorf("unknown scheduling policy %q: use %s", policy, strings.Join(Policies(), " or "))
-}
 
 // compareLPT is Order's rule: unknown items first, then the longest, ties in
 // listing order.

@@ -1,13 +1,13 @@
 package schedule
 
-// NewQueue is the queue of the named policy over items for slots GPUs, as Prepare
-// plans it for a single-GPU workload.
+// NewQueue is the queue of the named policy over single-GPU items for slots GPUs,
+// as NewSetup plans it.
 func NewQueue(policy string, items []Item, slots int) (Queue, error) {
-	queue, err := queues(policy, items, slots)
+	s, err := NewSetup(policy, items, slots)
 	if err != nil {
 		return nil, err
 	}
-	return queue(), nil
+	return s.queue(), nil
 }
 
 // NewPlanned is the planned queue: NewPlan(items, slots).Queue(items).

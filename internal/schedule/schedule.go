@@ -1,12 +1,17 @@
-// Package schedule is phase 2: it weighs every work item from the weight table,
-// orders the queue longest-first (LPT), computes the lower bound a run is measured
-// against, and hands items to free GPUs: single-GPU items through a Queue, and a
-// workload with multi-GPU items through a Scheduler that hands each item a block of
-// GPUs, holding GPUs for a wide item and backfilling around it (blocks.go).
+// Package schedule decides which work item runs next, and on which GPUs. It weighs
+// every item from the weight table, orders the queue longest-first (LPT), computes
+// the lower bound a run is measured against, and makes the Scheduler that hands
+// items to free GPUs: single-GPU items through a Queue (LPT's, or a planned one),
+// a workload with multi-GPU items through Blocks, which holds GPUs for a wide item
+// and backfills around it. NewSetup is the one constructor: run, plan (through
+// shard) and simulate all get their scheduler from it, so that what simulate
+// predicts is what run does.
 package schedule
 
 import (
+	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
@@ -73,59 +78,184 @@ func Order(items []Item) {
 	})
 }
 
-// Bound is the lower bound of a run's wall clock over its known items.
-type Bound struct {
-	Seconds float64 // max(total/N, largest)
-	Total   float64 // GPU-seconds of the known items: Σ gpus × weight
-	Largest float64 // the longest known weight (wall seconds)
-	Known   int
-	Unknown int
-}
-
-// LowerBound is max(total/N, largest item) over the known items, total counted in
-// GPU-seconds (an item on 4 GPUs for 10 s is 40): no schedule on n GPUs can finish
-// sooner. Unknown items are counted, not weighed.
-func LowerBound(items []Item, n int) Bound {
-	var b Bound
+// Mixed reports whether any item takes more than one GPU.
+func Mixed(items []Item) bool {
 	for _, it := range items {
-		if !it.Known {
-			b.Unknown++
-			continue
-		}
-		b.Known++
-		b.Total += float64(it.Width()) * it.Weight
-		if it.Weight > b.Largest {
-			b.Largest = it.Weight
+		if it.Width() > 1 {
+			return true
 		}
 	}
-	if n > 0 {
-		b.Seconds = b.Total / float64(n)
-	}
-	if b.Largest > b.Seconds {
-		b.Seconds = b.Largest
-	}
-	return b
+	return false
 }
 
-// BoundOf is the lower bound of durations of single-GPU items on n GPUs (all known).
-func BoundOf(durations []float64, n int) float64 { return BoundOfWidths(durations, nil, n) }
+// WidthError is an item that needs more GPUs than the pool has.
+type WidthError struct {
+	Key   string
+	Width int
+	Pool  int
+}
 
-// BoundOfWidths is the lower bound of durations on n GPUs, item i taking width[i]
-// GPUs (nil: one each): max(Σ width·duration / n, longest).
-func BoundOfWidths(durations []float64, width []int, n int) float64 {
-	var total, largest float64
-	for i, d := range durations {
-		w := 1
-		if width != nil {
-			w = max(width[i], 1)
-		}
-		total += float64(w) * d
-		if d > largest {
-			largest = d
+func (e *WidthError) Error() string {
+	return fmt.Sprintf("item %s needs %d GPUs but the pool has %d: give it gpus=%d at most, or run on more GPUs",
+		e.Key, e.Width, e.Pool, e.Pool)
+}
+
+// CheckWidths returns a *WidthError for the first item wider than a pool of gpus.
+func CheckWidths(items []Item, gpus int) error {
+	for _, it := range items {
+		if it.Width() > gpus {
+			return &WidthError{Key: it.Key(), Width: it.Width(), Pool: gpus}
 		}
 	}
-	if n <= 0 {
-		return largest
+	return nil
+}
+
+// Running is an item running on its GPUs, as the caller of Scheduler.Next sees it.
+type Running struct {
+	Item  int
+	GPUs  []int   // positions in the pool
+	Start float64 // seconds, on the clock Next's now is on
+}
+
+// Scheduler hands items to free GPUs, an item of width N taking N GPUs at once. GPUs
+// are positions in the pool's list (0 … gpus−1); "adjacent" means next to each other
+// in that list. The dispatcher (real time) and the simulator (virtual time) drive the
+// same Scheduler, each with its own clock: Next only compares now with the running
+// items' starts and the items' weights.
+type Scheduler interface {
+	// Next returns the item to start now and the GPUs it takes (rising), or ok
+	// false when nothing should start on the free GPUs now. free lists the idle
+	// usable GPUs (a GPU not in the pool is ignored), running every item still
+	// running. The caller starts the item, takes its GPUs out of free, adds it to
+	// running and calls again until ok is false. When nothing runs, Next starts
+	// whatever fits rather than stall; it returns false with nothing running only
+	// when no queued item fits the free GPUs.
+	Next(now float64, free []int, running []Running) (item int, gpus []int, ok bool)
+	// Requeue queues the item again at the back (a retry); avoid lists the GPUs
+	// it failed on, which it avoids while other GPUs of the pool can take it. It
+	// returns false, queuing nothing, when the item no longer fits the pool (GPUs
+	// were removed while it ran): the caller reports it as not run again.
+	Requeue(item int, avoid []int) bool
+	// Remove takes a GPU out of the pool for good (quarantine) and returns the
+	// queued items that no longer fit in what is left, taken out of the queue: the
+	// caller reports them as not run. A GPU suspended for a while is not removed;
+	// the caller just leaves it out of free.
+	Remove(gpu int) (unfit []int)
+	// Hold reports the item that GPUs are held for, and when its reservation
+	// completes by the weights (its expected start), as of the last Next that
+	// looked at it; ok is false when nothing is held.
+	Hold() (item int, at float64, ok bool)
+	// Len is the number of items not yet handed out.
+	Len() int
+}
+
+// Setup is a workload's scheduler, planned once: the policy's plan, the dispatch
+// order it intends (for a printed plan and queue.tsv), and a maker of fresh
+// Schedulers that follow it, one per run (a simulation replays many).
+type Setup struct {
+	Policy string
+	// Order is the intended dispatch order, indices into the items: the planned
+	// queue's when it follows its plan, LPT's otherwise; Blocks' order with
+	// multi-GPU items.
+	Order []int
+	// Plan is the planned policy's single-GPU plan (nil for lpt, and with
+	// multi-GPU items); Blocks the plan of a workload with multi-GPU items (nil
+	// without).
+	Plan   *Plan
+	Blocks *BlockPlan
+	fresh  func() Scheduler
+	queue  func() Queue // a fresh single-GPU queue; nil with multi-GPU items
+}
+
+// Scheduler returns a fresh Scheduler following the setup's plan.
+func (s *Setup) Scheduler() Scheduler { return s.fresh() }
+
+// NewSetup plans the scheduler of the named policy ("" is DefaultPolicy) for items
+// on a pool of gpus GPUs. A workload of single-GPU items gets exactly the policy's
+// Queue (LPT or planned) behind the Scheduler interface; one with multi-GPU items
+// gets Blocks over the order PlanBlocks plans for the policy. An item wider than
+// the pool is a *WidthError: the caller fits widths to its pool first (a run clamps
+// or refuses them, docs/config.md), this check only keeps a scheduler from taking
+// what it cannot place.
+func NewSetup(policy string, items []Item, gpus int) (*Setup, error) {
+	return newSetup(policy, items, gpus, PlanBlocks)
+}
+
+// NewScheduler is NewSetup's scheduler, for a caller that replays it once.
+func NewScheduler(policy string, items []Item, gpus int) (Scheduler, error) {
+	s, err := NewSetup(policy, items, gpus)
+	if err != nil {
+		return nil, err
 	}
-	return max(total/float64(n), largest)
+	return s.Scheduler(), nil
+}
+
+// Prepare is NewSetup's maker of fresh Schedulers: a simulation replays many runs
+// (or many shards, docs/runners.md) without planning again for each.
+func Prepare(policy string, items []Item, gpus int) (func() Scheduler, error) {
+	s, err := NewSetup(policy, items, gpus)
+	if err != nil {
+		return nil, err
+	}
+	return s.fresh, nil
+}
+
+// PrepareTrial is Prepare for a caller that replays thousands of trial workloads
+// and confirms its choice with Prepare (shard's refinement): the planned policy's
+// multi-GPU workload takes the order its choice starts from, widest first, without
+// replaying the candidates or searching (which cost up to searchSteps each).
+func PrepareTrial(policy string, items []Item, gpus int) (func() Scheduler, error) {
+	s, err := newSetup(policy, items, gpus, func(policy string, items []Item, gpus int) (BlockPlan, error) {
+		by, err := BlockOrderOf(policy)
+		if by == ByChoice {
+			by = ByWidest
+		}
+		return BlockPlan{By: by, From: by, Order: BlockOrder(items, by)}, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.fresh, nil
+}
+
+// newSetup is NewSetup with the multi-GPU order planned by plan.
+func newSetup(policy string, items []Item, gpus int, plan func(string, []Item, int) (BlockPlan, error)) (*Setup, error) {
+	if policy == "" {
+		policy = DefaultPolicy
+	}
+	if gpus < 1 {
+		return nil, fmt.Errorf("%d GPUs: want at least 1", gpus)
+	}
+	if err := CheckWidths(items, gpus); err != nil {
+		return nil, err
+	}
+	s := &Setup{Policy: policy}
+	if Mixed(items) {
+		bp, err := plan(policy, items, gpus)
+		if err != nil {
+			return nil, err
+		}
+		s.Blocks, s.Order = &bp, bp.Order
+		s.fresh = func() Scheduler {
+			b, _ := NewBlocks(items, bp.Order, gpus) // cannot fail: gpus and widths were checked
+			return b
+		}
+		return s, nil
+	}
+	switch policy {
+	case PolicyLPT:
+		s.Order = LPTOrder(items)
+		s.queue = func() Queue { return NewPull(s.Order) }
+	case PolicyPlanned:
+		p := NewPlan(items, gpus)
+		s.Plan, s.Order = &p, p.lpt
+		if p.Use {
+			s.Order = append(append([]int(nil), p.Unknown...), p.Order...)
+		}
+		s.queue = func() Queue { return p.Queue(items) }
+	default:
+		return nil, fmt.Errorf("unknown scheduling policy %q: use %s", policy, strings.Join(Policies(), " or "))
+	}
+	s.fresh = func() Scheduler { return OnSlots(s.queue(), gpus) }
+	return s, nil
 }

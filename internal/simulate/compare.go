@@ -143,8 +143,8 @@ func Compare(ctx context.Context, in *Input, o Options) (*Report, error) {
 		if rows, run, err = mixedRows(rep, items, n); err != nil {
 			return nil, fmt.Errorf("%s: %w", in.Name, err)
 		}
-	} else {
-		rows, run = singleRows(rep, in, items, n)
+	} else if rows, run, err = singleRows(rep, in, items, n); err != nil {
+		return nil, fmt.Errorf("%s: %w", in.Name, err)
 	}
 	width := schedule.Widths(items)
 	rng := rand.New(rand.NewPCG(o.Seed, 0x5eed))
@@ -204,13 +204,20 @@ func replayWall(s schedule.Scheduler, width []int, dur []float64, n int) (float6
 }
 
 // singleRows are the rows of a workload of single-GPU items: static, unordered,
-// LPT, planned. The queues are the engine's (one plan serves every run).
-func singleRows(rep *Report, in *Input, items []schedule.Item, n int) ([]Row, []runner) {
-	lptOrder := schedule.LPTOrder(items)
-	plan := schedule.NewPlan(items, n)
-	rep.Planner = plan.Note
-	queue := func(q schedule.Queue, dur []float64) (float64, *schedule.BlockTimeline, error) {
-		w, err := replayWall(schedule.OnSlots(q, n), nil, dur, n)
+// LPT, planned. LPT and planned are the schedulers a run of that policy gets
+// (schedule.NewSetup; one plan serves every run).
+func singleRows(rep *Report, in *Input, items []schedule.Item, n int) ([]Row, []runner, error) {
+	lpt, err := schedule.NewSetup(schedule.PolicyLPT, items, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	planned, err := schedule.NewSetup(schedule.PolicyPlanned, items, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	rep.Planner = planned.Plan.Note
+	replay := func(s schedule.Scheduler, dur []float64) (float64, *schedule.BlockTimeline, error) {
+		w, err := replayWall(s, nil, dur, n)
 		return w, nil, err
 	}
 	rows := []Row{{Policy: RowStatic}, {Policy: RowUnordered}, {Policy: RowLPT}, {Policy: RowPlanned}}
@@ -219,16 +226,16 @@ func singleRows(rep *Report, in *Input, items []schedule.Item, n int) ([]Row, []
 			return Static(in.Suite, dur, n), nil, nil
 		},
 		func(rng *rand.Rand, dur []float64) (float64, *schedule.BlockTimeline, error) {
-			return queue(schedule.NewPull(shuffled(rng, len(items))), dur)
+			return replay(schedule.OnSlots(schedule.NewPull(shuffled(rng, len(items))), n), dur)
 		},
 		func(_ *rand.Rand, dur []float64) (float64, *schedule.BlockTimeline, error) {
-			return queue(schedule.NewPull(lptOrder), dur)
+			return replay(lpt.Scheduler(), dur)
 		},
 		func(_ *rand.Rand, dur []float64) (float64, *schedule.BlockTimeline, error) {
-			return queue(plan.Queue(items), dur)
+			return replay(planned.Scheduler(), dur)
 		},
 	}
-	return rows, run
+	return rows, run, nil
 }
 
 // mixedRows are the rows of a workload with multi-GPU items: the two-step job, the
@@ -250,10 +257,11 @@ func mixedRows(rep *Report, items []schedule.Item, n int) ([]Row, []runner, erro
 		mi.Multi++
 	}
 	rep.Mixed = mi
-	plan, err := schedule.PlanBlocks(schedule.DefaultPolicy, items, n)
+	setup, err := schedule.NewSetup(schedule.DefaultPolicy, items, n) // the scheduler a run gets
 	if err != nil {
 		return nil, nil, err
 	}
+	plan := *setup.Blocks
 	rep.Planner = plannerWords(plan)
 
 	sItems := make([]schedule.Item, len(single))
@@ -263,6 +271,9 @@ func mixedRows(rep *Report, items []schedule.Item, n int) ([]Row, []runner, erro
 	sPlan := schedule.NewPlan(sItems, n)
 	sDur := make([]float64, len(single))
 	blocks := func(order []int, dur []float64) (*schedule.BlockTimeline, error) {
+		if order == nil {
+			return schedule.ReplayBlocks(setup.Scheduler(), width, dur, n)
+		}
 		b, err := schedule.NewBlocks(items, order, n)
 		if err != nil {
 			return nil, err
@@ -292,7 +303,7 @@ func mixedRows(rep *Report, items []schedule.Item, n int) ([]Row, []runner, erro
 	}
 	orders := append(schedule.BlockOrders(), schedule.ByChoice)
 	for _, by := range orders {
-		order := plan.Order
+		var order []int // nil: the run's own scheduler
 		if by != schedule.ByChoice {
 			order = schedule.BlockOrder(items, by)
 		}

@@ -212,7 +212,7 @@ func (d decider) finished(it *Item, rs []logdir.Timing) {
 	it.Finished, it.Started = true, true
 	it.RC, it.GPU, it.Seconds, it.Outcome = t.RC, t.GPU, t.Secs, t.Outcome
 	it.Failed = t.Outcome.Failed()
-	it.Note = note(t.Outcome)
+	it.Note = t.Outcome.Note()
 	if u := d.unfitNote(it); u != "" && it.Failed {
 		it.Note = joinNote(it.Note, "not run again: "+u)
 	}
@@ -309,9 +309,9 @@ func (s stopped) interrupted() bool { return s.cancelled || s.reason() == outcom
 // rc is the rc an item that never ran counts with.
 func (s stopped) rc() int {
 	if s.interrupted() {
-		return exitcode.Interrupted
+		return outcome.StopCancelled.NeverRanRC()
 	}
-	return exitcode.Failed
+	return s.reason().NeverRanRC()
 }
 
 // unfinished decides an item without a timings row: it never finished, for the
@@ -376,37 +376,18 @@ func joinNote(a, b string) string {
 	return a + "; " + b
 }
 
-// note is what an item's verdict line says about its last attempt's outcome.
-func note(o outcome.Outcome) string {
-	switch o {
-	case outcome.Timeout:
-		return "timed out"
-	case outcome.Cancelled:
-		return "cancelled"
-	case outcome.CutOff:
-		return "cut off"
-	case outcome.Unavailable:
-		return "unavailable: where it ran went away"
-	case outcome.NoRun:
-		return "no-run: its re-entry ran nothing"
-	}
-	return ""
-}
-
 // suiteRC is what a failed item adds to its suite's rc: its exit code, or 1 when
 // that says nothing (0: a no-run or cut-off item; never finished: already set). A
 // code the item gave itself that is one of the tool's (exitcode.Reserved: 2, 70,
 // 130, 143) counts as 1, so that the suite's rc and the run's exit code keep their
 // meaning; the codes the tool gave (a cancelled item's 143, a never-started one's
-// 130) count as they are. The item's own code stays in its verdict line and .rc.
+// 130) count as they are (outcome.Outcome.ExitCode). The item's own code stays in
+// its verdict line and .rc.
 func suiteRC(it Item) int {
-	switch {
-	case it.RC <= 0:
-		return exitcode.Failed
-	case it.Finished && it.Outcome != outcome.Cancelled:
-		return exitcode.FromItem(it.RC)
+	if it.Finished {
+		return it.Outcome.ExitCode(it.RC)
 	}
-	return it.RC
+	return max(it.RC, exitcode.Failed) // never finished: its stop's rc
 }
 
 // Line is the item's line in suites/<logfile>: "ok|FAIL rc=N items/<file>".

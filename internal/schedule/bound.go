@@ -1,0 +1,58 @@
+package schedule
+
+// Bound is the lower bound of a run's wall clock over its known items.
+type Bound struct {
+	Seconds float64 // max(total/N, largest)
+	Total   float64 // GPU-seconds of the known items: Σ gpus × weight
+	Largest float64 // the longest known weight (wall seconds)
+	Known   int
+	Unknown int
+}
+
+// LowerBound is max(total/N, largest item) over the known items, total counted in
+// GPU-seconds (an item on 4 GPUs for 10 s is 40): no schedule on n GPUs can finish
+// sooner. Unknown items are counted, not weighed.
+func LowerBound(items []Item, n int) Bound {
+	var b Bound
+	for _, it := range items {
+		if !it.Known {
+			b.Unknown++
+			continue
+		}
+		b.Known++
+		b.Total += float64(it.Width()) * it.Weight
+		if it.Weight > b.Largest {
+			b.Largest = it.Weight
+		}
+	}
+	if n > 0 {
+		b.Seconds = b.Total / float64(n)
+	}
+	if b.Largest > b.Seconds {
+		b.Seconds = b.Largest
+	}
+	return b
+}
+
+// BoundOf is the lower bound of durations of single-GPU items on n GPUs (all known).
+func BoundOf(durations []float64, n int) float64 { return BoundOfWidths(durations, nil, n) }
+
+// BoundOfWidths is the lower bound of durations on n GPUs, item i taking width[i]
+// GPUs (nil: one each): max(Σ width·duration / n, longest).
+func BoundOfWidths(durations []float64, width []int, n int) float64 {
+	var total, largest float64
+	for i, d := range durations {
+		w := 1
+		if width != nil {
+			w = max(width[i], 1)
+		}
+		total += float64(w) * d
+		if d > largest {
+			largest = d
+		}
+	}
+	if n <= 0 {
+		return largest
+	}
+	return max(total/float64(n), largest)
+}

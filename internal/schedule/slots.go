@@ -1,0 +1,97 @@
+package schedule
+
+import "sync"
+
+// OnSlots drives a single-GPU Queue through the Scheduler interface exactly as the
+// dispatcher drives it on its own: each free GPU, in the order given, asks
+// q.Next(gpu); when nothing runs and every free GPU was refused, the first free
+// GPU takes q.Next(AnySlot).
+func OnSlots(q Queue, gpus int) Scheduler {
+	return &slots{q: q, gone: make([]bool, gpus), pool: gpus}
+}
+
+type slots struct {
+	mu   sync.Mutex // guards gone, pool and ids; q has its own lock
+	q    Queue
+	gone []bool
+	pool int
+	ids  []int // GPU lists are handed out of this, one allocation per 1024
+}
+
+// one returns a list of the one GPU g, capped so that an append cannot reach the next.
+func (s *slots) one(g int) []int {
+	if len(s.ids) == 0 {
+		s.ids = make([]int, 1024)
+	}
+	l := s.ids[:1:1]
+	l[0] = g
+	s.ids = s.ids[1:]
+	return l
+}
+
+func (s *slots) usable(g int) bool { return g >= 0 && g < len(s.gone) && !s.gone[g] }
+
+func (s *slots) Next(now float64, free []int, running []Running) (int, []int, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, g := range free {
+		if !s.usable(g) {
+			continue
+		}
+		if i, ok := s.q.Next(g); ok {
+			return i, s.one(g), true
+		}
+	}
+	if len(running) > 0 {
+		return 0, nil, false
+	}
+	for _, g := range free {
+		if s.usable(g) {
+			if i, ok := s.q.Next(AnySlot); ok {
+				return i, s.one(g), true
+			}
+			break
+		}
+	}
+	return 0, nil, false
+}
+
+func (s *slots) Requeue(item int, avoid []int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pool < 1 {
+		return false
+	}
+	a := AnySlot
+	if len(avoid) > 0 {
+		a = avoid[0]
+	}
+	s.q.Requeue(item, a)
+	return true
+}
+
+func (s *slots) Remove(gpu int) []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.usable(gpu) {
+		return nil
+	}
+	s.gone[gpu] = true
+	s.pool--
+	if s.pool > 0 {
+		return nil // every item takes one GPU: all still fit
+	}
+	var unfit []int
+	for s.q.Len() > 0 {
+		i, ok := s.q.Next(AnySlot)
+		if !ok {
+			break
+		}
+		unfit = append(unfit, i)
+	}
+	return unfit
+}
+
+func (s *slots) Hold() (int, float64, bool) { return 0, 0, false }
+
+func (s *slots) Len() int { return s.q.Len() }
