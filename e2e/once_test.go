@@ -155,9 +155,9 @@ func TestOncePerRunFailures(t *testing.T) {
 		{"unclosed quote", []string{"--before", "bash -c 'echo"}, `--before "bash -c 'echo": `},
 		{"expansion", []string{"--after", "echo $HOME"}, `--after "echo $HOME": `},
 		{"setup-env sets the filter", []string{"--setup-env", "TEST_FILTER=x"},
-			"--setup-env TEST_FILTER: sgpu-queue sets TEST_FILTER for every setup (--hook-var filter=); give another name"},
-		{"setup-env sets the pin", []string{"--setup-env", "HIP_VISIBLE_DEVICES=0"}, "--setup-env HIP_VISIBLE_DEVICES: sgpu-queue sets"},
-		{"setup-env not an assignment", []string{"--setup-env", "TE_CI_SKIP_CK_JIT"}, `--setup-env "TE_CI_SKIP_CK_JIT": want NAME=VALUE`},
+			"--setup-env: TEST_FILTER: sgpu-queue sets TEST_FILTER for every setup (the hook variable filter); give another name"},
+		{"setup-env sets the pin", []string{"--setup-env", "HIP_VISIBLE_DEVICES=0"}, "--setup-env: HIP_VISIBLE_DEVICES: sgpu-queue sets"},
+		{"setup-env not an assignment", []string{"--setup-env", "TE_CI_SKIP_CK_JIT"}, `--setup-env: "TE_CI_SKIP_CK_JIT": want NAME=VALUE`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, trace, r := run(t, nil, append(c.args, conf)...)

@@ -135,21 +135,29 @@ func onceStop(err error) *logdir.Stop {
 	return &logdir.Stop{Reason: outcome.StopBeforeFailed, Phase: 3, Message: stopMessage(oe.Error(), oe.tail)}
 }
 
-// checkSetupEnv refuses a --setup-env variable the tool sets itself for every
-// setup (a hook variable, the pin): the suite would get the tool's value, not the
-// one given.
-func checkSetupEnv(face optname.Face, n hook.Names, env []string) error {
+// SetupEnvProblems are the --setup-env entries refused, one error each: not
+// NAME=VALUE, or a variable the tool sets itself for every setup (a hook variable,
+// the pin), which the setup would get instead of the value given.
+func SetupEnvProblems(n hook.Names, env []string) []error {
 	var errs []error
 	for _, kv := range env {
 		name, _, ok := strings.Cut(kv, "=")
 		if !ok || !hook.ValidName(name) {
-			errs = append(errs, fmt.Errorf("%s %q: want NAME=VALUE", face.Name("setup-env"), kv))
+			errs = append(errs, fmt.Errorf("%q: want NAME=VALUE", kv))
 			continue
 		}
 		if key := n.KeyOf(name, gpu.HIPVisible, gpu.CUDAVisible); key != "" {
-			errs = append(errs, fmt.Errorf("%s %s: sgpu-queue sets %s for every setup (%s %s=); give another name",
-				face.Name("setup-env"), name, name, face.Name("hook-var"), key))
+			errs = append(errs, fmt.Errorf("%s: sgpu-queue sets %s for every setup (the hook variable %s); give another name", name, name, key))
 		}
+	}
+	return errs
+}
+
+// checkSetupEnv is SetupEnvProblems for Run's options, named as the face names them.
+func checkSetupEnv(face optname.Face, n hook.Names, env []string) error {
+	var errs []error
+	for _, err := range SetupEnvProblems(n, env) {
+		errs = append(errs, fmt.Errorf("%s %w", face.Name("setup-env"), err))
 	}
 	return errors.Join(errs...)
 }

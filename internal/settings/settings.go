@@ -135,7 +135,10 @@ var Knobs = []Knob{
 	{"after", String, "", "a command run once the queue has drained (TE's CK JIT drift check); its output goes to the console and its log, its failure is a warning",
 		func(o *engine.Options, s string) (err error) { o.After, err = onceWords(s); return err }},
 	{"setup-env", Lines, "", "NAME=VALUE given to every list suite's setup, e.g. TE_CI_SKIP_CK_JIT=1 once --before built the cache (repeatable)",
-		func(o *engine.Options, s string) error { o.SetupEnv = splitLines(s); return nil }},
+		func(o *engine.Options, s string) error {
+			o.SetupEnv = splitLines(s) // after hook-var and pin-var: their names are settled
+			return errors.Join(engine.SetupEnvProblems(o.Hooks, o.SetupEnv)...)
+		}},
 	{"core-dumps", Bool, "false", "let the commands it starts write core files (default: RLIMIT_CORE 0 for every command, as TE's ulimit -c 0)",
 		func(o *engine.Options, s string) (err error) { o.CoreDumps, err = boolean(s); return err }},
 	{"full", Bool, "false", "run every item even when the last attempt left a list of what failed (docs/reruns.md)",
