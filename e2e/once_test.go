@@ -16,8 +16,8 @@ import (
 // takes them: the CK JIT cache built once before the setups, checked for drift once
 // the queue has drained, the setups told not to build it again.
 const (
-	teBefore = `bash -c 'DIR=ci; . ci/_utils.sh && ck_jit_prebuild build'`
-	teAfter  = `bash -c 'DIR=ci; . ci/_utils.sh && ck_jit_prebuild list'`
+	teBefore = `bash -c 'DIR=$PWD/ci; export TE_CI_CK_JIT_SNAPSHOT=$PWD/test-results/ck_jit_cache.snapshot; . ci/_utils.sh && ck_jit_prebuild build'`
+	teAfter  = `bash -c 'DIR=$PWD/ci; export TE_CI_CK_JIT_SNAPSHOT=$PWD/test-results/ck_jit_cache.snapshot; . ci/_utils.sh && ck_jit_prebuild list'`
 )
 
 // ckTrace reads the fixture's CK JIT trace: one line per ck_jit_prebuild step
@@ -168,5 +168,56 @@ func TestOncePerRunFailures(t *testing.T) {
 				t.Errorf("items ran: %v", tr)
 			}
 		})
+	}
+}
+
+// TestJUnitOptional: an item whose re-entry runs a plain script and writes no JUnit
+// file (TE's torch/benchmark at level 3) is no-run, and fails its suite, with a
+// JUnit prefix; named with --junit-optional it is judged by its exit code alone
+// (ok when 0, failed when not), and the other items of the suite are still judged
+// as before. A pattern that is not a glob is refused.
+func TestJUnitOptional(t *testing.T) {
+	t.Parallel()
+	dir := fixture(t, "te-current")
+	bench := `#!/bin/bash
+DIR=$(dirname "$0")
+. "$DIR/_utils.sh"
+setup_once
+run_benchmark() {
+    check_test_filter benchmark || return 0
+    if [ -n "$TE_CI_LIST_ITEMS" ]; then echo "TE_CI_ITEM benchmark"; return 0; fi
+    echo "benchmark: 1.0 TFLOP/s"
+    return "${BENCH_RC:-0}"
+}
+run_benchmark || exit 1
+pytest_run test_numerics.py ck
+`
+	if err := os.WriteFile(filepath.Join(dir, "ci", "bench.sh"), []byte(bench), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "bench.conf"), []byte("torch torch.log list ci/bench.sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(env []string, args ...string) (result, string) {
+		logs := t.TempDir()
+		env = append(env, "JUNITXML_PREFIX=test-results/junit/")
+		r := sgpu(t, dir, env, append([]string{"run", "--gpus", "2", "--arch", "gfx942", "--full", "--log-dir", logs}, append(args, "bench.conf")...)...)
+		suite, _ := os.ReadFile(filepath.Join(logs, "suites", "torch.log"))
+		return r, string(suite)
+	}
+	r, suite := run(nil)
+	if r.code != 1 || !strings.Contains(suite, "items/torch.benchmark.log (no-run") {
+		t.Errorf("without --junit-optional: exit %d, want 1 with benchmark no-run:\n%s\n%s", r.code, suite, r.stdout)
+	}
+	r, suite = run(nil, "--junit-optional", "torch/bench*")
+	if r.code != 0 || !strings.Contains(suite, "ok rc=0 items/torch.benchmark.log") {
+		t.Errorf("--junit-optional torch/bench*: exit %d, want 0:\n%s\n%s\n%s", r.code, suite, r.stdout, r.stderr)
+	}
+	r, suite = run([]string{"BENCH_RC=3"}, "--junit-optional", "torch/benchmark")
+	if r.code != 1 || !strings.Contains(suite, "FAIL rc=1 items/torch.benchmark.log") {
+		t.Errorf("a failing benchmark: exit %d, want 1 with its rc 1:\n%s", r.code, suite)
+	}
+	if r, _ := run(nil, "--junit-optional", "torch/[bench"); r.code != 2 || !strings.Contains(r.stderr, `--junit-optional: "torch/[bench": not a glob`) {
+		t.Errorf("a bad pattern: exit %d, want 2:\n%s", r.code, r.stderr)
 	}
 }

@@ -3,6 +3,7 @@ package dispatch
 import (
 	"errors"
 	"fmt"
+	"path"
 	"time"
 
 	"github.com/rocm/sgpu-queue/internal/adapter"
@@ -85,8 +86,19 @@ func (d *dispatcher) explain(it Item, a Attempt, e evidence, limit time.Duration
 // file-system clocks, which errs towards "it ran").
 func (d *dispatcher) junitEvidence(it Item, start time.Time) (known, written bool) {
 	p := d.xmlFile(it)
-	if p == "" || adapter.JUnitOf(it.Adapter) == adapter.JUnitOffered {
+	if p == "" || adapter.JUnitOf(it.Adapter) == adapter.JUnitOffered || junitOptional(d.cfg.JUnitOptional, it.Key()) {
 		return false, false
 	}
 	return true, newer(p, start.Add(-time.Second))
+}
+
+// junitOptional says whether key matches one of patterns (path.Match; each was
+// checked when given).
+func junitOptional(patterns []string, key string) bool {
+	for _, p := range patterns {
+		if ok, _ := path.Match(p, key); ok {
+			return true
+		}
+	}
+	return false
 }

@@ -61,6 +61,10 @@ type Config struct {
 	// suite writes its JUnit XML, "" when the environment sets none.
 	JUnitPrefix string
 	JUnitSuffix string
+	// JUnitOptional are the weight keys (path.Match patterns) of the items whose
+	// re-entry writes no JUnit file (TE's torch/benchmark): judged by their exit
+	// code alone, never no-run (docs/outcomes.md).
+	JUnitOptional []string
 	// MapPath turns a local path into the path where commands run (container exec);
 	// nil is the identity.
 	MapPath func(string) (string, error)

@@ -138,6 +138,9 @@ type Options struct {
 	// (NAME=VALUE) are given to every list suite's setup (TE_CI_SKIP_CK_JIT=1).
 	Before, After []string
 	SetupEnv      []string
+	// JUnitOptional are the weight keys (path.Match patterns) of items whose
+	// re-entry writes no JUnit file: judged by their exit code alone, never no-run.
+	JUnitOptional []string
 
 	// Full runs every item even when the last attempt left a list of what failed
 	// (--full; docs/reruns.md).

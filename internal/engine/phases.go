@@ -441,7 +441,8 @@ func (r *run) dispatch(ctx context.Context, plan []schedule.Item, q schedule.Sch
 	cfg := dispatch.Config{
 		Exec: r.o.Exec, Layout: r.layout, Hooks: r.o.Hooks, Env: r.cmdEnv, Level: r.o.Level,
 		GPUs: pool.IDs, PinVar: pool.PinVar, AlsoPin: pool.AlsoPin, Ports: r.ports, JUnitPrefix: prefix, JUnitSuffix: suffix,
-		MapPath: r.o.MapPath, Dir: r.o.RepoRoot, Timings: tw, Console: r.out, Warn: r.warn, Start: meta.Started,
+		JUnitOptional: r.o.JUnitOptional,
+		MapPath:       r.o.MapPath, Dir: r.o.RepoRoot, Timings: tw, Console: r.out, Warn: r.warn, Start: meta.Started,
 		Timeout: r.o.Timeout, Retries: r.o.Retries, Quarantine: r.o.Quarantine,
 	}
 	return dispatch.Run(ctx, cfg, items, q), nil

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -138,6 +139,17 @@ var Knobs = []Knob{
 		func(o *engine.Options, s string) error {
 			o.SetupEnv = splitLines(s) // after hook-var and pin-var: their names are settled
 			return errors.Join(engine.SetupEnvProblems(o.Hooks, o.SetupEnv)...)
+		}},
+	{"junit-optional", Lines, "", "items whose re-entry writes no JUnit file, judged by their exit code alone instead of as no-run: weight keys, label/tag, globs allowed, e.g. torch/benchmark (repeatable)",
+		func(o *engine.Options, s string) error {
+			o.JUnitOptional = splitLines(s)
+			var errs []error
+			for _, p := range o.JUnitOptional {
+				if _, err := path.Match(p, ""); err != nil {
+					errs = append(errs, fmt.Errorf("%q: not a glob (%w)", p, err))
+				}
+			}
+			return errors.Join(errs...)
 		}},
 	{"core-dumps", Bool, "false", "let the commands it starts write core files (default: RLIMIT_CORE 0 for every command, as TE's ulimit -c 0)",
 		func(o *engine.Options, s string) (err error) { o.CoreDumps, err = boolean(s); return err }},
