@@ -356,6 +356,31 @@ func TestTECurrentWeights(t *testing.T) {
 	}
 }
 
+// TestTECurrentColdWidestFirst: on a first run (no weights) TE's mGPU queue runs
+// widest first, as TE's run_queue.sh orders it; in listing order its whole-box
+// items would wait behind the narrower ones listed before them.
+func TestTECurrentColdWidestFirst(t *testing.T) {
+	dir := fixture(t, "te-current")
+	r := sgpu(t, dir, []string{"TEST_LEVEL=3"}, "run", "--arch", "gfx942", "--gpus", "8", "--dry-run",
+		"--queue", "mgpu", "ci/ci_mgpu_queue.conf")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	var widths []int
+	for _, l := range lines(r.stdout) {
+		f := strings.Fields(l)
+		if len(f) != 5 || f[1] != "unknown" {
+			continue
+		}
+		if w, err := strconv.Atoi(f[2]); err == nil {
+			widths = append(widths, w)
+		}
+	}
+	if len(widths) < 2 || !slices.IsSortedFunc(widths, func(a, b int) int { return b - a }) || widths[0] != 8 {
+		t.Errorf("cold mGPU plan widths %v: want widest first\n%s", widths, r.stdout)
+	}
+}
+
 // teLogFiles are the verdict files of testdata/te-current's suites, by label.
 var teLogFiles = map[string]string{
 	"examples": "examples.log", "torch": "torch.log", "jax": "jax.log", "core": "core.log",

@@ -35,12 +35,16 @@ func BlockOrderOf(policy string) (string, error) {
 // BlockOrder returns the indices of items in the block order by (one of
 // BlockOrders; anything else is ByDuration). Ties keep listing order.
 func BlockOrder(items []Item, by string) []int {
-	// Sort keys, larger first: k1, then k2; unknown items before all (+Inf).
+	// Sort keys, larger first: k1, then k2; unknown items before all (+Inf),
+	// widest first among themselves when the order is: a first run has no weights,
+	// and in listing order its whole-box items would wait behind every narrow one.
 	k1 := make([]float64, len(items))
 	k2 := make([]float64, len(items))
 	for i := range items {
 		it := &items[i]
 		switch {
+		case !it.Known && by == ByWidest:
+			k1[i], k2[i] = math.Inf(1), float64(it.Width())
 		case !it.Known:
 			k1[i], k2[i] = math.Inf(1), 0
 		case by == ByGPUSeconds:

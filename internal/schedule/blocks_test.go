@@ -479,6 +479,29 @@ func TestBlockOrder(t *testing.T) {
 	}
 }
 
+// TestBlockOrderUnknownWidest: with no weights (a first run), widest first orders
+// the unknown items by width, ties in listing order, as TE's mGPU queue does; the
+// other orders keep them in listing order. Unknown items still lead known ones.
+func TestBlockOrderUnknownWidest(t *testing.T) {
+	items := seq(unk(4), unk(2), unk(8), it(8, 50), unk(1), unk(8), unk(2))
+	for _, tc := range []struct {
+		by   string
+		want []int
+	}{
+		{ByWidest, []int{2, 5, 0, 1, 6, 4, 3}},
+		{ByDuration, []int{0, 1, 2, 4, 5, 6, 3}},
+		{ByGPUSeconds, []int{0, 1, 2, 4, 5, 6, 3}},
+	} {
+		if got := BlockOrder(items, tc.by); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.by, got, tc.want)
+		}
+	}
+	p, err := PlanBlocks(PolicyPlanned, items, 8)
+	if err != nil || p.From != ByWidest || !slices.Equal(p.Order, []int{2, 5, 0, 1, 6, 4, 3}) {
+		t.Errorf("planned with unknown items: from %s, order %v, err %v; want widest first", p.From, p.Order, err)
+	}
+}
+
 // TestOnSlotsIsTheQueue: a single-GPU workload replayed through the Scheduler
 // interface runs exactly as the queue on its own (same GPU and start per item).
 func TestOnSlotsIsTheQueue(t *testing.T) {
