@@ -145,7 +145,8 @@ func (r *run) checkWidths(plan []schedule.Item, e *expansion, gpus int) error {
 		if refused++; refused > 5 {
 			continue
 		}
-		errs = append(errs, fmt.Errorf("item %s needs %d GPUs but the pool has %d (its own metadata asks for %d (a ctest test's RESOURCE_GROUPS)): lower its count, or run on more GPUs (%s)",
+		errs = append(errs, fmt.Errorf("item %s needs %d GPUs but the pool has %d (its own metadata asks for %d (a ctest test's "+
+			"RESOURCE_GROUPS)): lower its count, or run on more GPUs (%s)",
 			textfmt.Printable(it.Key()), it.Width(), gpus, it.Width(), r.o.Face.Name("gpus")))
 	}
 	if clamped > 5 {

@@ -67,15 +67,18 @@ func (r *run) setup(ctx context.Context, suites []config.Suite, pool gpu.Pool, p
 		f.Close()
 		switch {
 		case err != nil:
-			return &setupError{label: s.Label, err: fmt.Errorf("%s: suite %q setup (%s=1) could not run: %w", s.Where(), s.Label, r.o.Hooks.SetupOnly, err)}
+			return &setupError{label: s.Label, err: fmt.Errorf("%s: suite %q setup (%s=1) could not run: %w", s.Where(), s.Label,
+				r.o.Hooks.SetupOnly, err)}
 		case timedOut:
 			return &setupError{label: s.Label, tail: tail.String(),
-				err: fmt.Errorf("%s: suite %q setup (%s=1) did not end within %s (setup-timeout) and was stopped; log %s:\n%s", s.Where(), s.Label, r.o.Hooks.SetupOnly, r.o.SetupTimeout, r.rel(path), textfmt.Indent(tail.String()))}
+				err: fmt.Errorf("%s: suite %q setup (%s=1) did not end within %s (setup-timeout) and was stopped; log %s:\n%s", s.Where(), s.Label,
+					r.o.Hooks.SetupOnly, r.o.SetupTimeout, r.rel(path), textfmt.Indent(tail.String()))}
 		case res.Cancelled || ctx.Err() != nil:
 			return fmt.Errorf("suite %q setup cancelled", s.Label)
 		case res.ExitCode != 0:
 			return &setupError{label: s.Label, tail: tail.String(),
-				err: fmt.Errorf("%s: suite %q setup (%s=1) exited with %d; log %s:\n%s", s.Where(), s.Label, r.o.Hooks.SetupOnly, res.ExitCode, r.rel(path), textfmt.Indent(tail.String()))}
+				err: fmt.Errorf("%s: suite %q setup (%s=1) exited with %d; log %s:\n%s", s.Where(), s.Label, r.o.Hooks.SetupOnly, res.ExitCode,
+					r.rel(path), textfmt.Indent(tail.String()))}
 		}
 		r.printf("  %-12s setup ok  → %s\n", s.Label, r.rel(path))
 	}

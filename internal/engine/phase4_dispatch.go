@@ -30,7 +30,8 @@ func (r *run) meta(suites []config.Suite, pool gpu.Pool) *logdir.Meta {
 }
 
 // dispatch is phase 4.
-func (r *run) dispatch(ctx context.Context, plan []schedule.Item, q schedule.Scheduler, pool gpu.Pool, meta *logdir.Meta, e *expansion) (*dispatch.Result, error) {
+func (r *run) dispatch(ctx context.Context, plan []schedule.Item, q schedule.Scheduler, pool gpu.Pool, meta *logdir.Meta,
+	e *expansion) (*dispatch.Result, error) {
 	tw, err := r.layout.OpenTimings()
 	if err != nil {
 		return nil, fmt.Errorf("log dir %s: %w", r.o.LogDir, err)

@@ -14,7 +14,8 @@ import (
 // shard's rows (a shard that saved would have them learned twice).
 func (r *run) learn(ctx context.Context, store weights.Store, p *weights.Pool, run *logdir.Run, e *expansion) ([]logdir.Change, []string) {
 	if r.shard != nil {
-		r.printf("  shard %d/%d: the weight table is left as it is: sgpu-queue merge learns once from every shard's rows\n", r.shard.shard, r.shard.shards)
+		r.printf("  shard %d/%d: the weight table is left as it is: sgpu-queue merge learns once from every shard's rows\n", r.shard.shard,
+			r.shard.shards)
 		return nil, nil
 	}
 	if r.rerun != nil {

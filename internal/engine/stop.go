@@ -31,7 +31,8 @@ func (r *run) cancelledAfterItems(meta *logdir.Meta) {
 // 3): every suite still gets its verdict files (each item, or the suite when its
 // items were never listed, "cancelled"), the report says so, nothing is learned,
 // and the exit code is exitcode.Interrupted.
-func (r *run) stoppedBeforeItems(ctx context.Context, phase int, suites []config.Suite, pool gpu.Pool, queueRows []logdir.QueueRow) (*Result, error) {
+func (r *run) stoppedBeforeItems(ctx context.Context, phase int, suites []config.Suite, pool gpu.Pool,
+	queueRows []logdir.QueueRow) (*Result, error) {
 	ctx = context.WithoutCancel(ctx)
 	what := map[int]string{1: "while listing the suites' items (phase 1)", 3: "during setup (phase 3)"}[phase]
 	meta := r.meta(suites, pool)
