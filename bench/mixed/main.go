@@ -113,7 +113,8 @@ func family(in *simulate.Input, noises []noise, gpus, sets, mgpu int) error {
 			single = append(single, fmt.Sprintf("%s %g", it.Key(), it.Weight))
 		}
 	}
-	fmt.Printf("\nfamily: %d single-GPU items + %d random multi-GPU items (2–%d GPUs, 60–400 s), %d sets, %d GPUs; per order: mean × bound, worst × bound, sets where it is best (ties count for each)\n\n",
+	fmt.Printf("\nfamily: %d single-GPU items + %d random multi-GPU items (2–%d GPUs, 60–400 s), %d sets, %d GPUs; per order: mean × "+
+		"bound, worst × bound, sets where it is best (ties count for each)\n\n",
 		len(single), mgpu, gpus, sets, gpus)
 	fam := [][]string{{"order"}}
 	tallies := make([]tally, len(noises))
@@ -153,7 +154,8 @@ func family(in *simulate.Input, noises []noise, gpus, sets, mgpu int) error {
 	fmt.Println()
 	for z, nz := range noises {
 		t := tallies[z]
-		fmt.Printf("%s: the default order within 10 %% of the bound in %d of %d sets; ≥ 25 %% shorter than the two-step job in %d (the bound itself is in %d)\n",
+		fmt.Printf("%s: the default order within 10 %% of the bound in %d of %d sets; ≥ 25 %% shorter than the two-step job in %d (the bound "+
+			"itself is in %d)\n",
 			nz.name, t.within10, sets, t.short25, t.feasible)
 	}
 	return nil

@@ -172,7 +172,8 @@ func matrix(bin, dir, conf, warm string, gpus, runs, shards int) error {
 		return cmd.CombinedOutput()
 	}
 	planFile := filepath.Join(dir, "plan.json")
-	if out, err := sh("plan", "--shards", fmt.Sprint(shards), "--gpus", fmt.Sprint(gpus), "--weights", warm, "--arch", "bench", "--out", planFile, conf); err != nil {
+	if out, err := sh("plan", "--shards", fmt.Sprint(shards), "--gpus", fmt.Sprint(gpus), "--weights", warm, "--arch", "bench", "--out",
+		planFile, conf); err != nil {
 		return fmt.Errorf("plan: %w\n%s", err, out)
 	}
 	data, err := os.ReadFile(planFile)
@@ -183,7 +184,8 @@ func matrix(bin, dir, conf, warm string, gpus, runs, shards int) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("plan: %d shards of %d GPUs, predicted wall %.3f s, bound over all %d GPUs %.3f s\n", shards, gpus, p.Wall, shards*gpus, p.Bound)
+	fmt.Printf("plan: %d shards of %d GPUs, predicted wall %.3f s, bound over all %d GPUs %.3f s\n", shards, gpus, p.Wall, shards*gpus,
+		p.Bound)
 	per := make([][]figures, shards)
 	var merged []figures
 	for i := 1; i <= runs; i++ {
@@ -200,7 +202,8 @@ func matrix(bin, dir, conf, warm string, gpus, runs, shards int) error {
 			}
 			per[s-1] = append(per[s-1], f)
 			dirs = append(dirs, logs)
-			fmt.Printf("run %d shard %d/%d: wall %.3f s, its bound %.3f s, ratio %.4f (planned %.3f s)\n", i, s, shards, f.wall, f.bound, f.ratio, p.Shards[s-1].Wall)
+			fmt.Printf("run %d shard %d/%d: wall %.3f s, its bound %.3f s, ratio %.4f (planned %.3f s)\n", i, s, shards, f.wall, f.bound, f.ratio,
+				p.Shards[s-1].Wall)
 		}
 		out := filepath.Join(dir, fmt.Sprintf("run%d", i), "merged")
 		// Learn into a scratch table: the warm one stays exact for the next run.
@@ -217,7 +220,8 @@ func matrix(bin, dir, conf, warm string, gpus, runs, shards int) error {
 		if err != nil {
 			return err
 		}
-		fmt.Printf("run %d matrix: wall %.3f s (slowest shard), bound over %d GPUs %.3f s, ratio %.4f; %s\n", i, f.wall, shards*gpus, f.bound, f.ratio, run.Meta.Merge.Advice)
+		fmt.Printf("run %d matrix: wall %.3f s (slowest shard), bound over %d GPUs %.3f s, ratio %.4f; %s\n", i, f.wall, shards*gpus, f.bound,
+			f.ratio, run.Meta.Merge.Advice)
 	}
 	fmt.Printf("over %d runs:\n", runs)
 	for s := range per {

@@ -268,7 +268,8 @@ func suiteEnv(environ []string) hook.Env {
 // runner's tokens.
 func (a *act) secrets() []string {
 	var out []string
-	for _, v := range []string{a.gh.GetInput("github-token"), a.e.Getenv("ACTIONS_RUNTIME_TOKEN"), a.e.Getenv("ACTIONS_ID_TOKEN_REQUEST_TOKEN")} {
+	for _, v := range []string{a.gh.GetInput("github-token"), a.e.Getenv("ACTIONS_RUNTIME_TOKEN"),
+		a.e.Getenv("ACTIONS_ID_TOKEN_REQUEST_TOKEN")} {
 		if v = strings.TrimSpace(v); len(v) >= 8 {
 			out = append(out, v)
 		}
@@ -325,13 +326,16 @@ func (l loggedCache) Load(ctx context.Context) (*weights.Table, []string, error)
 	// One line per outcome: a failed restore is said by its warning alone.
 	switch l.Outcome() {
 	case cache.Skipped:
-		fmt.Fprintf(out, "  cache: restore skipped: ACTIONS_CACHE_MODE=%s does not let this job read the cache (the local table is used if there is one)\n", l.Mode())
+		fmt.Fprintf(out, "  cache: restore skipped: ACTIONS_CACHE_MODE=%s does not let this job read the cache (the local table is used if "+
+			"there is one)\n", l.Mode())
 	case cache.Hit:
 		fmt.Fprintf(out, "  cache hit: restored %s (%s)\n", l.MatchedKey(), l.Protocol())
 	case cache.OtherLevel:
-		fmt.Fprintf(out, "  cache: no entry for %s* yet; restored another level's table %s (%s): the keys it shares order this run (cache-hit stays false)\n", l.RestorePrefix(), l.MatchedKey(), l.Protocol())
+		fmt.Fprintf(out, "  cache: no entry for %s* yet; restored another level's table %s (%s): the keys it shares order this run (cache-hit "+
+			"stays false)\n", l.RestorePrefix(), l.MatchedKey(), l.Protocol())
 	case cache.Miss:
-		fmt.Fprintf(out, "  cache miss for %s* and %s* (%s): the first run here is ordered without weights (or from the local table)\n", l.RestorePrefix(), l.ArchPrefix(), l.Protocol())
+		fmt.Fprintf(out, "  cache miss for %s* and %s* (%s): the first run here is ordered without weights (or from the local table)\n",
+			l.RestorePrefix(), l.ArchPrefix(), l.Protocol())
 	}
 	return t, warns, err
 }

@@ -48,7 +48,8 @@ func (a *act) checkModeInputs(mode string) error {
 	var errs []error
 	for _, m := range modeInputs {
 		if !slices.Contains(m.modes, mode) && strings.TrimSpace(a.gh.GetInput(m.input)) != "" {
-			errs = append(errs, fmt.Errorf("input %s is read by mode %s only, and this step's mode is %s: %s (README, Several runners)", m.input, strings.Join(m.modes, " and "), mode, m.hint))
+			errs = append(errs, fmt.Errorf("input %s is read by mode %s only, and this step's mode is %s: %s (README, Several runners)", m.input,
+				strings.Join(m.modes, " and "), mode, m.hint))
 		}
 	}
 	return errors.Join(errs...)
@@ -147,12 +148,14 @@ func (a *act) planRequest() (engine.PlanRequest, error) {
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(gh.GetInput("shards")))
 	if err != nil || n < 1 || n > shard.MaxShards {
-		return req, fmt.Errorf("input shards %q: mode plan wants the number of runners to split the items over, from 1 to %d", gh.GetInput("shards"), shard.MaxShards)
+		return req, fmt.Errorf("input shards %q: mode plan wants the number of runners to split the items over, from 1 to %d",
+			gh.GetInput("shards"), shard.MaxShards)
 	}
 	req.Shards = n
 	spec, err := gpu.ParseSpec(gh.GetInput("gpus"))
 	if err != nil || strings.TrimSpace(gh.GetInput("gpus")) == "" {
-		return req, fmt.Errorf("input gpus %q: mode plan wants the GPUs of each shard's runner, a count (8) or a list of ids (0,1,2,3)", gh.GetInput("gpus"))
+		return req, fmt.Errorf("input gpus %q: mode plan wants the GPUs of each shard's runner, a count (8) or a list of ids (0,1,2,3)",
+			gh.GetInput("gpus"))
 	}
 	req.GPUs = max(spec.Count, len(spec.IDs))
 	if w := strings.TrimSpace(gh.GetInput("weights")); w != "" {
@@ -183,7 +186,8 @@ func (a *act) planRequest() (engine.PlanRequest, error) {
 func planMarkdown(p *shard.Plan, sum, file string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## sgpu-queue plan: %d items over %d shards of %d GPUs\n\n", p.Items, len(p.Shards), p.GPUs)
-	fmt.Fprintf(&b, "The shard jobs run `%s` with their `shard` from the matrix output; an item the plan does not list goes to the shard of the hash of its key.\n\n", file)
+	fmt.Fprintf(&b, "The shard jobs run `%s` with their `shard` from the matrix output; an item the plan does not list goes to the shard "+
+		"of the hash of its key.\n\n", file)
 	b.WriteString("```text\n" + sum + "```\n")
 	return b.String()
 }

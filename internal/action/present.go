@@ -35,7 +35,8 @@ func (a *act) present(res *engine.Result) {
 			for _, r := range failedSuites[i:] {
 				rest = append(rest, r.Label)
 			}
-			a.gh.Errorf("%d more suites failed: %s (GitHub shows %d annotations per step; see the summary)", len(rest), strings.Join(rest, ", "), maxAnnotations)
+			a.gh.Errorf("%d more suites failed: %s (GitHub shows %d annotations per step; see the summary)", len(rest), strings.Join(rest, ", "),
+				maxAnnotations)
 			break
 		}
 		a.gh.WithFieldsMap(map[string]string{"title": "suite " + s.Label + " failed"}).Errorf("%s", suiteMessage(s, res.LogDir, a))

@@ -24,7 +24,8 @@ import (
 func (a *act) publishFrom(ctx context.Context, dir string) int {
 	run, warns, err := logdir.Load(dir)
 	if err != nil {
-		return a.stop(&exitcode.Error{Code: exitcode.Usage, Err: fmt.Errorf("input report-from %s: %w (download the log dir of the run to publish first)", a.rel(dir), err)})
+		return a.stop(&exitcode.Error{Code: exitcode.Usage, Err: fmt.Errorf("input report-from %s: %w (download the log dir of the run to "+
+			"publish first)", a.rel(dir), err)})
 	}
 	for _, w := range warns {
 		a.obs.Warn(w)

@@ -52,7 +52,8 @@ func (c *cmdSuite) list(ctx context.Context, ex executor.Executor, in Listing) (
 		return nil, err
 	}
 	if rc := out.res.ExitCode; rc != 0 {
-		return nil, s.fail(nil, out.tail, "cannot read the command file %s (cat exited with %d; a relative path is taken from the repo root)", c.file, rc)
+		return nil, s.fail(nil, out.tail, "cannot read the command file %s (cat exited with %d; a relative path is taken from the repo root)",
+			c.file, rc)
 	}
 	items, err := ParseCommands(out.stdout, c.file)
 	if err != nil {

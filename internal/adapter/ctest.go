@@ -87,7 +87,8 @@ func (c *ctestSuite) list(ctx context.Context, ex executor.Executor, in Listing)
 		return nil, err
 	}
 	if rc := out.res.ExitCode; rc != 0 {
-		return nil, s.fail(nil, out.tail, "ctest --show-only=json-v1 %s exited with %d: is the build there (setup= builds it before listing)?", config.QuoteWords(s.Args), rc)
+		return nil, s.fail(nil, out.tail, "ctest --show-only=json-v1 %s exited with %d: is the build there (setup= builds it before listing)?",
+			config.QuoteWords(s.Args), rc)
 	}
 	tests, warns, err := parseShowOnly(out.stdout)
 	if err != nil {
@@ -102,7 +103,8 @@ func (c *ctestSuite) list(ctx context.Context, ex executor.Executor, in Listing)
 		run = append(run, t)
 	}
 	if len(run) == 0 {
-		return nil, s.fail(ErrNoItems, out.tail, "ctest lists no tests to run with %q: is the build there (setup= builds it before listing) and do -R/-E/-L select any?", s.Args)
+		return nil, s.fail(ErrNoItems, out.tail, "ctest lists no tests to run with %q: is the build there (setup= builds it before listing) "+
+			"and do -R/-E/-L select any?", s.Args)
 	}
 	if s.Options.Split == config.SplitBase {
 		l.Items = baseItems(run)
@@ -127,7 +129,8 @@ func parseShowOnly(stdout []byte) ([]ctestListed, []string, error) {
 		return nil, nil, fmt.Errorf("ctest --show-only=json-v1 printed no valid JSON: %w", err)
 	}
 	if info.Kind != "ctestInfo" || info.Version.Major != 1 {
-		return nil, nil, fmt.Errorf("ctest --show-only=json-v1 printed kind %q version %d; this adapter reads ctestInfo version 1", info.Kind, info.Version.Major)
+		return nil, nil, fmt.Errorf("ctest --show-only=json-v1 printed kind %q version %d; this adapter reads ctestInfo version 1", info.Kind,
+			info.Version.Major)
 	}
 	var tests []ctestListed
 	var warns []string

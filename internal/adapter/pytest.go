@@ -84,7 +84,8 @@ func (p *pytestSuite) probe(py string, args []string, in Listing) executor.Comma
 // pytest command it is (the probe only adds a plugin that records the result), a
 // command a user can run, rather than the probe's script spread over 40 lines.
 func probeShown(py string, args []string) string {
-	return config.QuoteWords(append([]string{py, "-m", "pytest"}, args...)) + "  (run in process by sgpu-queue's collection probe, docs/adapters.md)"
+	return config.QuoteWords(append([]string{py, "-m", "pytest"}, args...)) + "  (run in process by sgpu-queue's collection probe, " +
+		"docs/adapters.md)"
 }
 
 // collection is the probe's record.
@@ -151,7 +152,8 @@ func (p *pytestSuite) collection(out *output, py string) (*collection, error) {
 	case pytestUsage:
 		return nil, s.fail(nil, out.tail, "pytest rejected the arguments (exit 4: usage error, a path that does not exist?)")
 	case probeNoPytest:
-		return nil, s.fail(ErrNoPytest, out.tail, "%s cannot import pytest: install pytest for it, or name the interpreter that has it with python= (pytest,python=.venv/bin/python)", py)
+		return nil, s.fail(ErrNoPytest, out.tail, "%s cannot import pytest: install pytest for it, or name the interpreter that has it with "+
+			"python= (pytest,python=.venv/bin/python)", py)
 	default:
 		return nil, s.fail(nil, out.tail, "the pytest collection with %s exited with %d", py, rc)
 	}

@@ -110,7 +110,8 @@ func reconcileOperands(args []string, static []int, pytestSays []string) ([]int,
 			}
 		}
 		if len(at) != n {
-			return nil, fmt.Errorf("cannot tell which of the arguments %q pytest takes as the path %q (pytest reads the operands %q): write option values with '=' (--timeout=300, -k=expr) so that none looks like a path", args, w, pytestSays)
+			return nil, fmt.Errorf("cannot tell which of the arguments %q pytest takes as the path %q (pytest reads the operands %q): write "+
+				"option values with '=' (--timeout=300, -k=expr) so that none looks like a path", args, w, pytestSays)
 		}
 		ops = append(ops, at...)
 	}

@@ -39,7 +39,8 @@ func Python(t testing.TB) string {
 		pythonWhy = strings.Join(tried, "; ")
 	})
 	if pythonPath == "" {
-		t.Skipf("!!! NO PYTHON WITH PYTEST (%s): the pytest adapter is NOT tested against real pytest; install it (apt-get install -y python3-pytest; .ci/run does) !!!", pythonWhy)
+		t.Skipf("!!! NO PYTHON WITH PYTEST (%s): the pytest adapter is NOT tested against real pytest; install it (apt-get install -y "+
+			"python3-pytest; .ci/run does) !!!", pythonWhy)
 	}
 	return pythonPath
 }
@@ -54,7 +55,8 @@ func NeedCTest(t testing.TB) {
 	t.Helper()
 	for _, tool := range []string{"cmake", "ctest"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("!!! %s NOT FOUND: the ctest adapter is NOT tested against real CTest; install it (apt-get install -y cmake; .ci/run does) !!!", strings.ToUpper(tool))
+			t.Skipf("!!! %s NOT FOUND: the ctest adapter is NOT tested against real CTest; install it (apt-get install -y cmake; .ci/run does) !!!",
+				strings.ToUpper(tool))
 		}
 	}
 }

@@ -133,7 +133,8 @@ func (s *Store) LoadBlob(ctx context.Context, prefix string) (string, []byte, er
 	}
 	key, data, err := s.loadEntry(ctx, prefix)
 	if err != nil {
-		return "", nil, errors.New(oneLine("cache: restore of "+prefix+"* failed: "+s.describe(ctx, err, s.timeout(DefaultRestoreTimeout)), s.c.Token))
+		return "", nil, errors.New(oneLine("cache: restore of "+prefix+"* failed: "+s.describe(ctx, err, s.timeout(DefaultRestoreTimeout)),
+			s.c.Token))
 	}
 	if int64(len(data)) > s.c.MaxBytes {
 		return "", nil, fmt.Errorf("cache: entry %s is over the %d-byte limit; not used", key, s.c.MaxBytes)

@@ -80,7 +80,8 @@ func command(e Env) int {
 		return mergeCmd(e, args)
 	case "version", "--version":
 		if len(args) > 0 && isHelp(args[0]) {
-			fmt.Fprint(e.Stdout, "Usage: sgpu-queue version\n\nPrints \"sgpu-queue <version>\": the release tag it was built from, else the module\nversion, else devel.\n")
+			fmt.Fprint(e.Stdout, "Usage: sgpu-queue version\n\nPrints \"sgpu-queue <version>\": the release tag it was built from, else the "+
+				"module\nversion, else devel.\n")
 			return exitcode.OK
 		}
 		fmt.Fprintf(e.Stdout, "sgpu-queue %s\n", version(e.Version))

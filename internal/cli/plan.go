@@ -50,14 +50,18 @@ Flags:
 func planCmd(e Env, args []string) int {
 	fs := newFlags("plan", e, planHelp)
 	var (
-		shards   = fs.String("shards", envDefault(e, "shards", ""), fmt.Sprintf("number of runners (shards) to split the items over, 1 to %d", shard.MaxShards))
-		gpus     = fs.String("gpus", envDefault(e, "gpus", ""), "GPUs of each runner: a count (8), or a list of ids (0,1,2,3) to count")
-		items    = fs.String("items", envDefault(e, "items", ""), "plan these items (label TAB tag per line, as queue/items.tsv) instead of the table's keys")
+		shards = fs.String("shards", envDefault(e, "shards", ""), fmt.Sprintf("number of runners (shards) to split the items over, 1 to %d",
+			shard.MaxShards))
+		gpus  = fs.String("gpus", envDefault(e, "gpus", ""), "GPUs of each runner: a count (8), or a list of ids (0,1,2,3) to count")
+		items = fs.String("items", envDefault(e, "items", ""), "plan these items (label TAB tag per line, as queue/items.tsv) instead of "+
+			"the table's keys")
 		out      = fs.String("out", envDefault(e, "out", "plan.json"), "where to write the plan")
 		repoRoot = fs.String("repo-root", envDefault(e, "repo-root", "."), "repository the default weight table is under")
-		arch     = fs.String("arch", envDefault(e, "arch", ""), "GPU arch keying the weight table, e.g. gfx942 (default: the one table of the level under <repo-root>/ci-weights)")
-		level    = fs.String("level", envDefault(e, "level", ""), "test level keying the weight table (default $TEST_LEVEL, else 99)")
-		table    = fs.String("weights", envDefault(e, "weights", ""), "weight table (default <repo-root>/ci-weights/test_weights.<arch>.l<level>.txt)")
+		arch     = fs.String("arch", envDefault(e, "arch", ""), "GPU arch keying the weight table, e.g. gfx942 (default: the one table of the "+
+			"level under <repo-root>/ci-weights)")
+		level = fs.String("level", envDefault(e, "level", ""), "test level keying the weight table (default $TEST_LEVEL, else 99)")
+		table = fs.String("weights", envDefault(e, "weights", ""), "weight table (default "+
+			"<repo-root>/ci-weights/test_weights.<arch>.l<level>.txt)")
 	)
 	queues := knobFlags(fs, e, "queue", "mgpu-config")
 	configs, code, stop := parse(fs, args, e)

@@ -47,7 +47,8 @@ func runCmd(e Env, args []string) int {
 	}
 	ctx, force, stopSignals := signalContext(e.Stderr)
 	defer stopSignals()
-	opts := engine.Options{Configs: configs, RepoRoot: *repoRoot, Env: e.Environ, CheckCommands: true, Out: &console{w: e.Stdout, stderr: e.Stderr}}
+	opts := engine.Options{Configs: configs, RepoRoot: *repoRoot, Env: e.Environ, CheckCommands: true, Out: &console{w: e.Stdout,
+		stderr: e.Stderr}}
 	if err := values.Apply(&opts, force); err != nil {
 		return fail(e, settings.Prefixed(err, "--"))
 	}

@@ -53,7 +53,8 @@ func simulateCmd(e Env, args []string) int {
 		model       = fs.String("noise-model", envDefault(e, "noise-model", simulate.NoiseUniform), "uniform (±F) or lognormal (σ = F)")
 		runs        = fs.String("runs", envDefault(e, "runs", "100"), "noisy runs, and shuffles of the unordered queue")
 		seed        = fs.String("seed", envDefault(e, "seed", "1"), "random seed (same seed, same figures)")
-		runners     = fs.String("runners", envDefault(e, "runners", ""), "predict 1 … R runners of N GPUs each (a job matrix) instead of comparing policies")
+		runners     = fs.String("runners", envDefault(e, "runners", ""), "predict 1 … R runners of N GPUs each (a job matrix) instead of "+
+			"comparing policies")
 	)
 	pos, code, stop := parse(fs, args, e)
 	if stop {

@@ -40,12 +40,14 @@ Flags:
 `
 
 // verifyKnobs are the run settings that concern listing.
-var verifyKnobs = []string{"level", "mgpu-config", "hook-var", "container", "container-workdir", "pass-env", "grace", "list-timeout", "setup-timeout"}
+var verifyKnobs = []string{"level", "mgpu-config", "hook-var", "container", "container-workdir", "pass-env", "grace", "list-timeout",
+	"setup-timeout"}
 
 func verifyCmd(e Env, args []string) int {
 	fs := newFlags("verify", e, verifyHelp)
 	repoRoot := fs.String("repo-root", envDefault(e, "repo-root", "."), "repository the config's commands are relative to")
-	queue := fs.Bool("queue", false, "check the queue listing (what this host runs, its capability probes answered here) instead of the census")
+	queue := fs.Bool("queue", false, "check the queue listing (what this host runs, its capability probes answered here) instead of "+
+		"the census")
 	jobs := 0
 	fs.IntVar(&jobs, "jobs", 0, "re-entries run at once (default: the number of CPUs)")
 	fs.IntVar(&jobs, "j", 0, "short for --jobs")

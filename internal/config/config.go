@@ -203,7 +203,8 @@ func parseSuite(fields []string) (s Suite, msg string) {
 		return s, ""
 	}
 	if len(fields) < 4 {
-		return s, fmt.Sprintf("want \"<label> <logfile> %s <command> [args...]\", got %d field(s): name the suite's entry script", s.Mode, len(fields))
+		return s, fmt.Sprintf("want \"<label> <logfile> %s <command> [args...]\", got %d field(s): name the suite's entry script", s.Mode,
+			len(fields))
 	}
 	s.Command, s.Args = fields[3], fields[4:]
 	return s, ""
@@ -218,13 +219,15 @@ func checkLabel(l string) string {
 		return "must not start with '-'"
 	}
 	if fix := strings.ReplaceAll(l, ".", "_"); fix != l && allowed(fix) {
-		return fmt.Sprintf("may not contain '.': the first '.' of an item's file name (items/<label>.<tag>.log) ends the label, so label \"a.b\" with tag \"c\" and label \"a\" with tag \"b.c\" would share a file; use '_' or '-' instead (%q)", fix)
+		return fmt.Sprintf("may not contain '.': the first '.' of an item's file name (items/<label>.<tag>.log) ends the label, so label "+
+			"\"a.b\" with tag \"c\" and label \"a\" with tag \"b.c\" would share a file; use '_' or '-' instead (%q)", fix)
 	}
 	if !allowed(l) {
 		return "may only hold letters, digits, '_' and '-' (it names files and weight keys)"
 	}
 	if len(l) > logdir.MaxLabel {
-		return fmt.Sprintf("is %d bytes, more than the %d its item files can carry (items/<label>.<tag>@attempt<n>.log.rc must fit the %d-byte limit of a file name): shorten it", len(l), logdir.MaxLabel, logdir.MaxNameBytes)
+		return fmt.Sprintf("is %d bytes, more than the %d its item files can carry (items/<label>.<tag>@attempt<n>.log.rc must fit the "+
+			"%d-byte limit of a file name): shorten it", len(l), logdir.MaxLabel, logdir.MaxNameBytes)
 	}
 	return ""
 }
@@ -245,7 +248,8 @@ func checkLogFile(f string) string {
 	case strings.HasPrefix(f, "."):
 		return "must not start with '.' (the run's temporary files in suites/ do)"
 	case len(f) > logdir.MaxLogFile:
-		return fmt.Sprintf("is %d bytes, more than %d (suites/<logfile>.rc and its temporary file must fit the %d-byte limit of a file name): shorten it", len(f), logdir.MaxLogFile, logdir.MaxNameBytes)
+		return fmt.Sprintf("is %d bytes, more than %d (suites/<logfile>.rc and its temporary file must fit the %d-byte limit of a file name): "+
+			"shorten it", len(f), logdir.MaxLogFile, logdir.MaxNameBytes)
 	}
 	return ""
 }
@@ -276,11 +280,13 @@ func Load(paths []string) ([]Suite, error) {
 	var uniq []Suite
 	for _, s := range all {
 		if first, dup := labels[s.Label]; dup {
-			errs = append(errs, &Error{File: s.File, Line: s.Line, Msg: fmt.Sprintf("duplicate label %q (first at %s); labels must be unique across all config files", s.Label, first.Where())})
+			errs = append(errs, &Error{File: s.File, Line: s.Line, Msg: fmt.Sprintf("duplicate label %q (first at %s); labels must be unique "+
+				"across all config files", s.Label, first.Where())})
 			continue
 		}
 		if first, dup := logs[s.LogFile]; dup {
-			errs = append(errs, &Error{File: s.File, Line: s.Line, Msg: fmt.Sprintf("logfile %q already used by suite %q at %s; give each suite its own", s.LogFile, first.Label, first.Where())})
+			errs = append(errs, &Error{File: s.File, Line: s.Line, Msg: fmt.Sprintf("logfile %q already used by suite %q at %s; give each suite "+
+				"its own", s.LogFile, first.Label, first.Where())})
 			continue
 		}
 		if msg := verdictClash(s, logs); msg != "" {
@@ -292,7 +298,8 @@ func Load(paths []string) ([]Suite, error) {
 		uniq = append(uniq, s)
 	}
 	if len(uniq) == 0 && len(errs) == 0 {
-		errs = append(errs, fmt.Errorf("%s: no suites: add lines \"<label> <logfile> <mode> <command> [args...]\" (modes: %s)", strings.Join(paths, ", "), orList(modeNames())))
+		errs = append(errs, fmt.Errorf("%s: no suites: add lines \"<label> <logfile> <mode> <command> [args...]\" (modes: %s)",
+			strings.Join(paths, ", "), orList(modeNames())))
 	}
 	return uniq, errors.Join(errs...)
 }
@@ -313,7 +320,8 @@ func verdictClash(s Suite, logs map[string]Suite) string {
 	if !strings.HasSuffix(s.LogFile, ".rc") {
 		odd = other
 	}
-	return fmt.Sprintf("logfile %q and suite %q's logfile %q (at %s) both write suites/%s (one suite's verdict file is the other's log): give suite %q another logfile, e.g. %q",
+	return fmt.Sprintf("logfile %q and suite %q's logfile %q (at %s) both write suites/%s (one suite's verdict file is the other's log): "+
+		"give suite %q another logfile, e.g. %q",
 		s.LogFile, other.Label, other.LogFile, other.Where(), shared, odd.Label, odd.Label+".log")
 }
 
@@ -348,7 +356,8 @@ func Resolve(suites []Suite, repoRoot string, check bool) error {
 		}
 		switch {
 		case err != nil:
-			fail("command %q of suite %q not found (looked for %s; relative commands are resolved against --repo-root %s)", s.Command, s.Label, p, repoRoot)
+			fail("command %q of suite %q not found (looked for %s; relative commands are resolved against --repo-root %s)", s.Command, s.Label, p,
+				repoRoot)
 		case fi.IsDir():
 			fail("command %q of suite %q is a directory; name the suite's entry script", s.Command, s.Label)
 		case fi.Mode().Perm()&0o111 == 0:

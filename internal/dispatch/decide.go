@@ -72,10 +72,12 @@ func (d *dispatcher) explain(it Item, a Attempt, e evidence, limit time.Duration
 		}
 	case outcome.NoRun:
 		if adapter.JUnitOf(it.Adapter) != adapter.JUnitUnderPrefix {
-			return fmt.Sprintf("sgpu-queue: no-run: this item ran nothing: %s exited 0 without writing the JUnit XML it was given (%s); the item fails (is its test still in the tree or the build? sgpu-queue verify checks each item's selection)",
+			return fmt.Sprintf("sgpu-queue: no-run: this item ran nothing: %s exited 0 without writing the JUnit XML it was given (%s); the item "+
+				"fails (is its test still in the tree or the build? sgpu-queue verify checks each item's selection)",
 				it.Suite.Mode, d.xmlFile(it))
 		}
-		return fmt.Sprintf("sgpu-queue: no-run: this item ran nothing: it exited 0 without writing its JUnit XML (%s) or a .partial sidecar, so its re-entry (%s) selected no call line for tag %q; the item fails (check the tag round trip: sgpu-queue verify)",
+		return fmt.Sprintf("sgpu-queue: no-run: this item ran nothing: it exited 0 without writing its JUnit XML (%s) or a .partial sidecar, "+
+			"so its re-entry (%s) selected no call line for tag %q; the item fails (check the tag round trip: sgpu-queue verify)",
 			d.xmlFile(it), d.cfg.Hooks.Filter, it.Tag)
 	}
 	return ""

@@ -33,7 +33,9 @@ var DefaultQuarantine = Quarantine{Threshold: 3, Fast: 0.25, FastUnknown: 30 * t
 type Quarantined = logdir.Quarantined
 
 // deviceErrors are log lines that mean the GPU (or its driver), not the test, failed.
-var deviceErrors = regexp.MustCompile(`(?i)(hipErrorNoDevice|no ROCm-capable device|no CUDA-capable device|cudaErrorNoDevice|hipErrorECCNotCorrectable|cudaErrorECCUncorrectable|uncorrectable ECC error|ECC error|GPU hang|HW Exception by GPU node|Memory access fault by GPU|GPU is lost|hipErrorLaunchFailure: unspecified launch failure|amdgpu: .*ring .* timeout|NVRM: Xid)`)
+var deviceErrors = regexp.MustCompile(`(?i)(hipErrorNoDevice|no ROCm-capable device|no CUDA-capable device|cudaErrorNoDevice|` +
+	`hipErrorECCNotCorrectable|cudaErrorECCUncorrectable|uncorrectable ECC error|ECC error|GPU hang|HW Exception by GPU node|` +
+	`Memory access fault by GPU|GPU is lost|hipErrorLaunchFailure: unspecified launch failure|amdgpu: .*ring .* timeout|NVRM: Xid)`)
 
 // deviceError returns the first device-error line in the tail of a log, or "".
 func deviceError(path string) string {

@@ -101,7 +101,8 @@ func (d *dispatcher) fill(l *loop) bool {
 	} else {
 		// The scheduler starts whatever fits when nothing runs, and drops what no
 		// longer fits the pool: this is a bug, reported rather than hung on.
-		l.res.Stop = stop(outcome.StopInternal, fmt.Sprintf("internal error in sgpu-queue: the scheduler holds %d item(s) but starts none on %d free GPU(s)", d.sched.Len(), len(l.free())))
+		l.res.Stop = stop(outcome.StopInternal, fmt.Sprintf("internal error in sgpu-queue: the scheduler holds %d item(s) but starts none on "+
+			"%d free GPU(s)", d.sched.Len(), len(l.free())))
 	}
 	d.warn(l.res.Stop.Message)
 	return false
@@ -215,7 +216,8 @@ func (d *dispatcher) unfit(l *loop, item int, what string) {
 	it := d.items[item]
 	u := Unfit{Label: it.Label, Tag: it.Tag, GPUs: it.Width(), Pool: l.health.left()}
 	l.res.Unfit = append(l.res.Unfit, u)
-	d.warn(fmt.Sprintf("%s %s: it needs %s and quarantine left %d in the pool (%s out)", name(it), what, textfmt.Count(u.GPUs, "GPU"), u.Pool, l.health.summary(d.cfg.GPUs)))
+	d.warn(fmt.Sprintf("%s %s: it needs %s and quarantine left %d in the pool (%s out)", name(it), what, textfmt.Count(u.GPUs, "GPU"), u.Pool,
+		l.health.summary(d.cfg.GPUs)))
 }
 
 // stopOnPanic handles a worker's panic: the other items are stopped first (TERM,
@@ -241,7 +243,8 @@ func (d *dispatcher) stopOnPanic(p *WorkerPanic, l *loop) {
 func (d *dispatcher) onHealth(l *loop, act action) {
 	switch act.kind {
 	case actSuspect:
-		d.warn(fmt.Sprintf("gpu%s suspended: %s; its failed items run again on other GPUs to tell a bad GPU from bad tests", d.cfg.GPUs[act.slot], act.reason))
+		d.warn(fmt.Sprintf("gpu%s suspended: %s; its failed items run again on other GPUs to tell a bad GPU from bad tests",
+			d.cfg.GPUs[act.slot], act.reason))
 	case actQuarantine:
 		q := Quarantined{GPU: d.cfg.GPUs[act.slot], Reason: act.reason, At: time.Now()}
 		l.res.Quarantined = append(l.res.Quarantined, q)
@@ -286,7 +289,8 @@ func (d *dispatcher) remove(l *loop, slot int) {
 // allQuarantined is the stop of a run whose every GPU is quarantined with n items
 // left to run.
 func (d *dispatcher) allQuarantined(l *loop, n int) *logdir.Stop {
-	return stop(outcome.StopQuarantined, fmt.Sprintf("every GPU is quarantined (%s) with %d item(s) left to run: check the runner's GPUs", l.health.summary(d.cfg.GPUs), n))
+	return stop(outcome.StopQuarantined, fmt.Sprintf("every GPU is quarantined (%s) with %d item(s) left to run: check the runner's GPUs",
+		l.health.summary(d.cfg.GPUs), n))
 }
 
 // noteHold prints, once per item, that GPUs are held for it

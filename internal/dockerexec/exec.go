@@ -175,7 +175,8 @@ exit $rc`
 // sweep, in sh with $m the mark (NAME=1) and $s a signal name (default KILL),
 // signals every process whose environment carries the mark: those that left the
 // process group (setsid, daemons). One grep reads every /proc/<pid>/environ there.
-const sweep = `for p in $(grep -l "$m" /proc/[0-9]*/environ 2>/dev/null); do p=${p#/proc/}; kill -${s:-KILL} "${p%/environ}" 2>/dev/null; done`
+const sweep = `for p in $(grep -l "$m" /proc/[0-9]*/environ 2>/dev/null); do p=${p#/proc/}; ` +
+	`kill -${s:-KILL} "${p%/environ}" 2>/dev/null; done`
 
 // Run implements executor.Executor.
 //
@@ -215,7 +216,8 @@ func (e *Exec) Run(ctx context.Context, c executor.Command) (executor.Result, er
 	// goroutine's again.
 	_ = mk.finish()
 	if w.held && !w.cancelled {
-		e.note(c, fmt.Sprintf("left a process holding its output that could not be found (it cleared its environment and left its process group?); its output was read for %s more, then cut", outputWait))
+		e.note(c, fmt.Sprintf("left a process holding its output that could not be found (it cleared its environment and left its process "+
+			"group?); its output was read for %s more, then cut", outputWait))
 	}
 	res, err := e.result(bg, c, dir, w, streamErr)
 	if err != nil {
@@ -300,7 +302,8 @@ func (e *Exec) result(ctx context.Context, c executor.Command, dir string, w *wa
 // reported (killed: worth waiting for the engine to record it).
 func (e *Exec) launcherLost(ctx context.Context, execID, kind string) error {
 	wait := kind != markNone
-	if code, running, err := e.exitCode(ctx, execID); !wait && err == nil && !running && code != exitcode.CannotRun && code != exitcode.NotFound {
+	if code, running, err := e.exitCode(ctx, execID); !wait && err == nil && !running && code != exitcode.CannotRun &&
+		code != exitcode.NotFound {
 		wait = true
 	}
 	return e.checkAfter(ctx, wait)
@@ -315,7 +318,8 @@ func (e *Exec) reported(c executor.Command, dir, kind string, code int) error {
 	case markNoDir:
 		return fmt.Errorf("working directory %s does not exist in container %s: %s", dir, e.name, mountHint)
 	case markNoSetsid:
-		return fmt.Errorf("container %s has no setsid (util-linux or busybox) on its PATH: sgpu-queue needs it to stop commands on cancel", e.name)
+		return fmt.Errorf("container %s has no setsid (util-linux or busybox) on its PATH: sgpu-queue needs it to stop commands on cancel",
+			e.name)
 	case markNone:
 		if code == exitcode.CannotRun || code == exitcode.NotFound {
 			return fmt.Errorf("%s: container %s could not start /bin/sh (exit %d): sgpu-queue needs a POSIX shell there", c.Path, e.name, code)

@@ -112,7 +112,8 @@ func (m *Mapper) unshared(local, why string) error {
 	if m.selfMissing != "" {
 		extra = " (" + m.selfMissing + ")"
 	}
-	return fmt.Errorf("%s is on no mount shared with container %s: %s%s; bind-mount that directory into both containers, or give the repository's path inside %s with --container-workdir (input container-workdir)",
+	return fmt.Errorf("%s is on no mount shared with container %s: %s%s; bind-mount that directory into both containers, or give the "+
+		"repository's path inside %s with --container-workdir (input container-workdir)",
 		local, m.target, why, extra, m.target)
 }
 
@@ -218,14 +219,17 @@ func isSelf(c container.InspectResponse, hostname string) bool {
 // inspectTarget inspects the target container, with errors a user can act on.
 func inspectTarget(ctx context.Context, cli Inspector, target string) (client.ContainerInspectResult, error) {
 	if target == "" {
-		return client.ContainerInspectResult{}, fmt.Errorf("no container given: name the running container to run commands in (--container / input container)")
+		return client.ContainerInspectResult{}, fmt.Errorf("no container given: name the running container to run commands in (--container / " +
+			"input container)")
 	}
 	t, err := cli.ContainerInspect(ctx, target, client.ContainerInspectOptions{})
 	switch {
 	case cerrdefs.IsNotFound(err):
-		return t, fmt.Errorf("container %s does not exist: start it before sgpu-queue (docker ps lists the running ones): %w", target, ErrNotRunning)
+		return t, fmt.Errorf("container %s does not exist: start it before sgpu-queue (docker ps lists the running ones): %w", target,
+			ErrNotRunning)
 	case client.IsErrConnectionFailed(err):
-		return t, fmt.Errorf("cannot reach the Docker engine to find container %s: %w (set DOCKER_HOST or mount /var/run/docker.sock)", target, err)
+		return t, fmt.Errorf("cannot reach the Docker engine to find container %s: %w (set DOCKER_HOST or mount /var/run/docker.sock)", target,
+			err)
 	case err != nil:
 		return t, fmt.Errorf("cannot inspect container %s: %w", target, err)
 	}

@@ -135,7 +135,8 @@ func openContainer(ctx context.Context, o Options, warn func(string), paths []st
 		cli.Close()
 		return fail(err)
 	}
-	x, err := dockerexec.New(ctx, dockerexec.Options{Container: o.Container, Client: cli, Mapper: m, Grace: o.Grace, Force: o.Force, Warn: warn})
+	x, err := dockerexec.New(ctx, dockerexec.Options{Container: o.Container, Client: cli, Mapper: m, Grace: o.Grace, Force: o.Force,
+		Warn: warn})
 	if err != nil {
 		cli.Close()
 		return nil, fmt.Errorf("%s: %w", o.Face.Name("container"), err) // it names the container

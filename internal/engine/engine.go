@@ -13,6 +13,9 @@
 //	phase 6  weights.Learn/Prune     blend durations into the table, prune gone items
 //	phase 7  junit.Merge, report     merged JUnit per suite; report/schedule.md, timeline.svg
 //	phase 8  summary                 failed items and the exit code
+//
+// Each phase has its file, phaseN_<what>.go; engine.go holds Run and the phase
+// sequence (run.run, run.afterItems), stop.go the runs that end before their items.
 package engine
 
 import (
@@ -28,18 +31,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rocm/sgpu-queue/internal/adapter"
 	"github.com/rocm/sgpu-queue/internal/atomicfile"
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/dispatch"
 	"github.com/rocm/sgpu-queue/internal/executor"
 	"github.com/rocm/sgpu-queue/internal/exitcode"
-	"github.com/rocm/sgpu-queue/internal/expand"
-	"github.com/rocm/sgpu-queue/internal/gpu"
 	"github.com/rocm/sgpu-queue/internal/hook"
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/optname"
-	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/report"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
@@ -356,142 +355,6 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	return r.res, nil
 }
 
-// readConfig is phase 0: the configs (every problem of every file at once), where
-// commands run, the GPU pool and arch, and the claimed, locked log dir. release
-// undoes what it opened.
-func (r *run) readConfig(ctx context.Context) (suites []config.Suite, pool gpu.Pool, release func(), err error) {
-	r.obs.Phase(0, "read the config")
-	suites, err = config.Load(slices.Concat(r.o.Configs, r.o.MGPUConfigs))
-	config.MarkQueues(suites, r.o.Queue, r.o.MGPUConfigs)
-	check := r.o.CheckCommands && r.o.Container == ""
-	if err = errors.Join(err, config.Resolve(suites, r.o.RepoRoot, check), adapter.Check(suites), r.readSharding()); err != nil {
-		return nil, pool, nil, usage(err)
-	}
-	r.res.Configs = map[string]config.Suite{}
-	for _, s := range suites {
-		r.res.Configs[s.Label] = s
-	}
-	if suites, r.unselected, err = r.selectSuites(suites); err != nil {
-		return nil, pool, nil, usage(err)
-	}
-	if len(suites) == 0 {
-		return nil, pool, func() {}, nil // nothing selected: no GPU needed (run.noneSelected)
-	}
-	target, err := OpenTarget(ctx, r.o, r.warn, r.o.RepoRoot, r.o.LogDir)
-	if err != nil {
-		return nil, pool, nil, usage(err)
-	}
-	release = func() { target.Close() }
-	fail := func(err error) ([]config.Suite, gpu.Pool, func(), error) {
-		release()
-		return nil, pool, nil, usage(err)
-	}
-	r.o.Exec, r.o.MapPath, r.cmdEnv = target.Exec, target.MapPath, target.Env
-	if target.Root != "" {
-		r.printf("  commands run in container %s (repo root there: %s)\n", r.o.Container, target.Root)
-	}
-	for _, s := range suites {
-		words := s.Args
-		if s.Command != "" { // a script's line; a tool's has its arguments only
-			words = append([]string{s.Command}, s.Args...)
-		}
-		queue := ""
-		if s.MGPU {
-			queue = "   mGPU queue"
-		}
-		r.printf("  %-12s %-6s %s   (%s)%s\n", s.Label, s.Mode, config.QuoteWords(words), s.Where(), queue)
-	}
-	if pool, err = r.detect(ctx); err != nil {
-		return fail(err)
-	}
-	if r.ports, err = r.itemPorts(pool); err != nil {
-		return fail(err)
-	}
-	r.printf("  level %s, log dir %s\n", r.o.Level, r.o.LogDir)
-	if !r.o.DryRun {
-		claim := r.claim(suites, pool)
-		lock, err := r.layout.Claim(claim, r.o.LogDirReuse)
-		if err != nil {
-			return fail(logDirError(r.o.Face, r.o.LogDir, err))
-		}
-		r.foreignCwd = claim.ForeignCwd
-		release = func() { lock.Release(); target.Close() }
-	}
-	return suites, pool, release, nil
-}
-
-// itemPorts gives each GPU of the pool the PET_MASTER_PORT of an item that starts
-// on it (docs/hooks.md "Ports").
-func (r *run) itemPorts(pool gpu.Pool) (map[string]int, error) {
-	fromEnv, _ := hook.Env(r.o.Env).Get(hook.PortBaseVar)
-	base, err := hook.PortBase(r.o.PortBase, fromEnv)
-	if err != nil {
-		return nil, err
-	}
-	return hook.Ports(base, pool.IDs)
-}
-
-// detect finds the GPU pool and the arch where the items run.
-func (r *run) detect(ctx context.Context) (gpu.Pool, error) {
-	pool, err := gpu.Detect(ctx, gpu.Options{Face: r.o.Face, Explicit: r.o.GPUs, Arch: r.o.Arch,
-		PinVar: r.o.Hooks.Pin, Env: r.cmdEnv, Exec: r.o.Exec})
-	if err != nil {
-		return pool, err
-	}
-	for _, w := range pool.Warnings {
-		r.warn(w)
-	}
-	r.printf("  gpus: %s\n", pool.Describe())
-	if pool.Arch == "" {
-		pool.Arch = "unknown"
-		r.warn(fmt.Sprintf("the GPU arch could not be detected; the weight table is keyed \"unknown\": "+
-			"give %s (e.g. %s) to share weights with runs that know it",
-			r.o.Face.Name("arch"), r.o.Face.Set("arch", "gfx942")))
-	}
-	return pool, nil
-}
-
-// ordered is what phase 2 decided: the weighed items, the scheduler over them and
-// its intended order, the weight table it weighed them from, and queue.tsv's rows.
-type ordered struct {
-	plan      []schedule.Item
-	queue     schedule.Scheduler
-	order     []int
-	store     weights.Store
-	table     *weights.Table // the run's view of the stored table (weights.Pool)
-	pool      *weights.Pool
-	queueRows []logdir.QueueRow
-}
-
-// order is phase 2: weigh the items from the table, order them, choose the
-// scheduler, print the plan and (unless a dry run) write queue.tsv and items.tsv.
-func (r *run) order(ctx context.Context, exp *expansion, pool gpu.Pool) (*ordered, error) {
-	r.obs.Phase(2, "weigh and order the queue")
-	r.narrow(exp, pool.Arch)
-	o := &ordered{plan: exp.items}
-	store, stored := r.loadTable(ctx, pool.Arch, "ordering without it")
-	pooled := pooledKeys(o.plan)
-	r.seedTE(ctx, stored, exp, pool, pooled)
-	o.store, o.pool = store, weights.SplitPool(stored, pooled, len(pool.IDs))
-	o.table = o.pool.View
-	schedule.Weigh(o.plan, o.table, r.o.DefaultWeight)
-	schedule.Order(o.plan)
-	r.res.Bound = schedule.LowerBound(o.plan, len(pool.IDs))
-	var err error
-	if o.queue, o.order, err = r.scheduler(o.plan, len(pool.IDs)); err != nil {
-		return nil, usage(err)
-	}
-	r.printPlan(o.plan, o.order, len(pool.IDs), o.table.Len())
-	if r.o.DryRun {
-		r.printf("dry run: nothing was run\n")
-		return o, nil
-	}
-	if o.queueRows, err = r.writeQueue(o.plan, o.order, exp); err != nil {
-		return nil, &exitcode.Error{Code: exitcode.Usage, Err: fmt.Errorf("log dir %s: %w", r.o.LogDir, err)}
-	}
-	return o, nil
-}
-
 // afterItems is phases 5–8, run whatever phase 4 ended with (a cancel, a stalled
 // pool, a worker's panic): verdicts, learning, the report and the summary, all
 // from the rows this process measured — the same rows it wrote, so a row the disk
@@ -538,252 +401,11 @@ func (r *run) afterItems(runCtx context.Context, d *dispatch.Result, meta *logdi
 	r.summary()
 }
 
-// cancelledAfterItems records a cancel (a signal) that came after every item had
-// ended, while phases 5–7 wrote the verdicts, the weights and the report: those are
-// written in full, and the run is a cancelled one (exit 130 when no item failed,
-// never 0: docs/exit-codes.md), as run.json then says.
-func (r *run) cancelledAfterItems(meta *logdir.Meta) {
-	r.res.Cancelled, meta.Cancelled = true, true
-	r.warn("the run was cancelled after its items ended: the verdicts, weights and report of what was measured are written")
-	r.writeMeta(meta)
-}
-
-// stoppedBeforeItems ends a run cancelled during listing (phase 1) or setup (phase
-// 3): every suite still gets its verdict files (each item, or the suite when its
-// items were never listed, "cancelled"), the report says so, nothing is learned,
-// and the exit code is exitcode.Interrupted.
-func (r *run) stoppedBeforeItems(ctx context.Context, phase int, suites []config.Suite, pool gpu.Pool, queueRows []logdir.QueueRow) (*Result, error) {
-	ctx = context.WithoutCancel(ctx)
-	what := map[int]string{1: "while listing the suites' items (phase 1)", 3: "during setup (phase 3)"}[phase]
-	meta := r.meta(suites, pool)
-	meta.Finished, meta.Cancelled = true, true
-	meta.Stop = &logdir.Stop{Reason: outcome.StopCancelled, Message: "the run was cancelled " + what + ", before any item ran", Phase: phase}
-	r.res.Cancelled, r.res.Stop = true, meta.Stop
-	r.warn(meta.Stop.Message)
-	if phase == 1 {
-		// No queue was written: an empty one keeps the log dir a run that
-		// `sgpu-queue report` can rebuild.
-		if err := os.WriteFile(r.layout.QueueTSV(), nil, 0o644); err != nil {
-			r.warn(fmt.Sprintf("%s: %v", r.layout.QueueTSV(), err))
-		}
-	}
-	r.writeMeta(meta)
-	run := &logdir.Run{Layout: r.layout, Meta: *meta, Queue: queueRows}
-	r.verdicts(run)
-	r.obs.Phase(6, "learn the weights")
-	r.printf("  nothing ran: the weight table is left as it is\n")
-	r.report(ctx, run, meta)
-	r.obs.Phase(8, "summary")
-	r.summary()
-	return r.res, nil
-}
-
-// stoppedOnSuite ends a run whose suite's listing (phase 1) or setup (phase 3)
-// failed: exit 1 with the error, as before, and run.json records why (the typed
-// reason, the suite, the message), finished, so that the log dir stays a run that
-// report and merge read (docs/runners.md: merge fails that suite with this
-// reason). In phase 1 it also writes the empty queue and a shard's plan copy, which
-// phase 2 would have written. An error of no suite's is returned as it is.
-func (r *run) stoppedOnSuite(phase int, suites []config.Suite, pool gpu.Pool, err error) error {
-	failed := &exitcode.Error{Code: exitcode.Failed, Err: err}
-	stop := suiteStop(err, phase)
-	if stop == nil || r.o.DryRun {
-		return failed
-	}
-	if phase == 1 {
-		if werr := atomicfile.Write(r.layout.QueueTSV(), nil, 0o644); werr != nil {
-			r.lost("the empty queue", r.layout.QueueTSV(), werr)
-		}
-		if r.shard != nil && r.shard.raw != nil {
-			if werr := atomicfile.Write(r.layout.PlanJSON(), r.shard.raw, 0o644); werr != nil {
-				r.lost("the plan's copy", r.layout.PlanJSON(), werr)
-			}
-		}
-	}
-	meta := r.meta(suites, pool)
-	meta.Finished, meta.Stop = true, stop
-	r.writeMeta(meta)
-	return failed
-}
-
-// suiteStop is the stop record of a suite's failed listing or setup, or of the
-// failed --before (onceStop); nil for an
-// error that is no suite's.
-func suiteStop(err error, phase int) *logdir.Stop {
-	var le *expand.Error
-	var se *setupError
-	switch {
-	case errors.As(err, &le):
-		return &logdir.Stop{Reason: outcome.StopListingFailed, Phase: phase, Suite: le.Suite.Label, Message: stopMessage(le.Error(), le.Tail)}
-	case errors.As(err, &se):
-		return &logdir.Stop{Reason: outcome.StopSetupFailed, Phase: phase, Suite: se.label, Message: stopMessage(se.Error(), se.tail)}
-	}
-	return onceStop(err)
-}
-
-// stopMessage is a failed suite's reason in one line, as run.json keeps it: the
-// error's first line and the last line its command printed (the cause, mostly).
-func stopMessage(msg, tail string) string {
-	first, _, _ := strings.Cut(msg, "\n")
-	lines := strings.Split(strings.TrimSpace(tail), "\n")
-	if last := strings.TrimSpace(lines[len(lines)-1]); last != "" {
-		first += "; last output: " + last
-	}
-	// The tail is a suite's output: no terminal escapes or control bytes reach
-	// run.json, the console or the report from it.
-	return strings.Map(func(r rune) rune {
-		if r < ' ' || r == 0x7f {
-			return ' '
-		}
-		return r
-	}, strings.ToValidUTF8(textfmt.StripANSI(first), "?"))
-}
-
-// verdicts is phase 5: each suite's verdict files, and one console line per suite.
-func (r *run) verdicts(run *logdir.Run) {
-	r.obs.Phase(5, "per-suite verdicts")
-	r.res.Suites = verdict.Decide(run)
-	for _, s := range r.res.Suites {
-		v := "ok"
-		switch {
-		case s.Skip != "":
-			v = s.Skip.Line()
-		case s.Broken != "":
-			v = s.BrokenLine()
-		case s.Unlisted:
-			v = fmt.Sprintf("FAIL rc=%d (cancelled before its items were listed)", s.RC)
-		case !s.Passed():
-			v = fmt.Sprintf("FAIL rc=%d (%d of %d items failed)", s.RC, s.Failed, len(s.Items))
-		}
-		// One suite at a time, so that the console says which verdicts a full disk
-		// kept from being written.
-		if err := verdict.Write(r.layout, []verdict.Suite{s}); err != nil {
-			r.lost(fmt.Sprintf("the verdict of suite %q", s.Label), r.layout.SuiteRC(s.LogFile), err)
-			r.printf("  %-12s %s  (verdict NOT written)\n", s.Label, v)
-			continue
-		}
-		r.printf("  %-12s %s  → %s\n", s.Label, v, r.rel(r.layout.SuiteRC(s.LogFile)))
-	}
-}
-
-// report is phase 7: the merged JUnit per suite, then the report.
-func (r *run) report(ctx context.Context, run *logdir.Run, meta *logdir.Meta) {
-	r.obs.Phase(7, "report")
-	since := run.Meta.Started
-	if since.IsZero() {
-		since = time.Now() // no item ran: no XML of this run can exist
-	}
-	// The merged JUnit first, recorded in run.json: the report shows each failed
-	// item's test cases from it (docs/report.md).
-	r.mergeJUnit(ctx, since)
-	r.recordJUnit(meta)
-	run.Meta = *meta
-	r.res.Stats = report.Compute(run, r.res.Suites)
-	r.writeReport(run)
-}
-
 func (r *run) rel(p string) string {
 	if rel, err := filepath.Rel(r.o.RepoRoot, p); err == nil && !strings.HasPrefix(rel, "..") {
 		return rel
 	}
 	return p
-}
-
-func (r *run) weightsPath(arch string) string {
-	if r.o.WeightsPath != "" {
-		return r.o.WeightsPath
-	}
-	return weights.DefaultPath(r.o.RepoRoot, arch, r.o.Level)
-}
-
-// loadTable chooses the weight table's store for arch and loads it; a table that
-// cannot be loaded is an empty one, with a warning saying so and what follows
-// (without).
-func (r *run) loadTable(ctx context.Context, arch, without string) (weights.Store, *weights.Table) {
-	store := r.store(arch)
-	r.weights = store
-	r.res.Weights, r.res.WeightsFile = store.String(), r.weightsPath(arch)
-	table, warns, err := store.Load(ctx)
-	for _, w := range warns {
-		r.warn(w)
-	}
-	var unread *weights.UnreadableError
-	if errors.As(err, &unread) {
-		// Its keys are not this run's to drop: saveLearned leaves it as it is.
-		r.unread = unread
-		r.warn(fmt.Sprintf("%v; %s, and it will NOT be written: the keys it holds are kept (make it readable, or remove it)", unread, without))
-		return store, weights.New()
-	}
-	if err != nil || table == nil {
-		r.warn(fmt.Sprintf("weight table %s could not be loaded, %s: %v", store, without, err))
-		table = weights.New()
-	}
-	return store, table
-}
-
-func (r *run) store(arch string) weights.Store {
-	path := r.weightsPath(arch)
-	if r.o.Store != nil {
-		return r.o.Store(arch, r.o.Level, path)
-	}
-	return weights.File{Path: path}
-}
-
-// meta is run.json as phase 4 starts; Weights names the store phase 2 chose and
-// loaded ("" when the run stopped before it).
-func (r *run) meta(suites []config.Suite, pool gpu.Pool) *logdir.Meta {
-	m := r.claim(suites, pool)
-	m.Format = logdir.FormatOutcomes
-	m.DefaultWeight = r.o.DefaultWeight
-	if r.weights != nil {
-		// After its Load: it may say where the table came from. A file under the repo
-		// root is named relative to it: the report shows no runner's path.
-		m.Weights = r.rel(r.weights.String())
-	}
-	m.Retries, m.FlakyIsFailure, m.TimeoutFactor, m.Policy = r.o.Retries, r.o.FlakyIsFailure, r.o.Timeout.Factor, r.policy
-	r.markNotRerun(m)
-	return m
-}
-
-// claim is queue/run.json from phase 0 until phase 4 writes the rest: it marks the
-// log dir as this tool's and records the suites whose files a next run may delete.
-func (r *run) claim(suites []config.Suite, pool gpu.Pool) *logdir.Meta {
-	m := &logdir.Meta{Tool: logdir.ToolName, GPUs: pool.IDs, PinVar: pool.PinVar, Arch: pool.Arch, Level: r.o.Level,
-		Shard: r.shardRecord(suites), Roots: r.roots(), ForeignCwd: r.foreignCwd}
-	for _, s := range suites {
-		m.Suites = append(m.Suites, logdir.MetaSuite{Label: s.Label, LogFile: s.LogFile, Mode: string(s.Mode)})
-	}
-	for _, s := range r.unselected {
-		m.Suites = append(m.Suites, logdir.MetaSuite{Label: s.Label, LogFile: s.LogFile, Mode: string(s.Mode), Skip: outcome.NotSelected})
-	}
-	return m
-}
-
-// roots are the repo root and, with a target container, its path there (run.json's
-// roots).
-func (r *run) roots() []string {
-	roots := []string{r.o.RepoRoot}
-	if p, err := r.mapPath(r.o.RepoRoot); err == nil && p != r.o.RepoRoot {
-		roots = append(roots, p)
-	}
-	return roots
-}
-
-// logDirError is the one-line error of a log dir the run cannot claim: another run
-// holds it, it holds someone else's files (both say so and the fix), or it cannot be
-// written.
-func logDirError(face optname.Face, dir string, err error) error {
-	var busy *logdir.BusyError
-	var foreign *logdir.NotOursError
-	switch {
-	case errors.As(err, &busy):
-		busy.Face = face
-		return err
-	case errors.As(err, &foreign):
-		foreign.Face = face
-		return err
-	}
-	return fmt.Errorf("log dir %s is not writable: %w; give a writable %s", dir, err, face.Name("log-dir"))
 }
 
 func (r *run) writeMeta(m *logdir.Meta) {

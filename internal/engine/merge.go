@@ -138,7 +138,8 @@ func (r *run) learnPooled(table *weights.Table, run *logdir.Run, census weights.
 		return table, changes, pruned
 	}
 	if len(sizes) != 1 {
-		r.warn(fmt.Sprintf("the shards ran on pools of %d different sizes: the %s that take the whole pool are not learned (their weights are kept per pool size)",
+		r.warn(fmt.Sprintf("the shards ran on pools of %d different sizes: the %s that take the whole pool are not learned (their weights are "+
+			"kept per pool size)",
 			len(sizes), textfmt.Count(len(pooled), "item")))
 		changes, pruned := r.learnShards(table, run, census, shards, pooled)
 		return table, changes, pruned

@@ -90,10 +90,12 @@ func Plan(req PlanRequest, warn func(string)) (*shard.Plan, string, error) {
 			warn(fmt.Sprintf("weight table %s not found: no item has a weight, so the shards are balanced by count", textfmt.Printable(id.Store)))
 		}
 	} else if !table.found && req.NoTable {
-		warn(fmt.Sprintf("weight table %s not found and no item list given: the plan lists no item, so every item goes to the shard of the hash of its key", textfmt.Printable(id.Store)))
+		warn(fmt.Sprintf("weight table %s not found and no item list given: the plan lists no item, so every item goes to the shard of the "+
+			"hash of its key", textfmt.Printable(id.Store)))
 		keys = nil
 	} else if !table.found {
-		return nil, "", fmt.Errorf("weight table %s not found: plan lists the items from the last run's table (restore it first, or give --weights FILE, --arch or --level), or give --items FILE", id.Store)
+		return nil, "", fmt.Errorf("weight table %s not found: plan lists the items from the last run's table (restore it first, or give "+
+			"--weights FILE, --arch or --level), or give --items FILE", id.Store)
 	}
 	list, warns := shard.Items(suites, keys, req.GPUs, pooled)
 	for _, w := range warns {
@@ -130,14 +132,16 @@ func planTable(req PlanRequest) (shard.Identity, loadedTable, error) {
 		if id.Arch == "" {
 			arches, err := weights.ArchesAt(req.RepoRoot, req.Level)
 			if err != nil {
-				return id, loadedTable{}, fmt.Errorf("no --arch given and %s cannot be read (%w): pass --arch or --weights", filepath.Join(req.RepoRoot, "ci-weights"), err)
+				return id, loadedTable{}, fmt.Errorf("no --arch given and %s cannot be read (%w): pass --arch or --weights",
+					filepath.Join(req.RepoRoot, "ci-weights"), err)
 			}
 			if len(arches) != 1 {
 				found := "none"
 				if len(arches) > 1 {
 					found = strings.Join(arches, ", ")
 				}
-				return id, loadedTable{}, fmt.Errorf("no --arch given: plan sees no GPU, so it goes by the tables of level %s under %s, and found %s; pass --arch (e.g. gfx942) or --weights FILE",
+				return id, loadedTable{}, fmt.Errorf("no --arch given: plan sees no GPU, so it goes by the tables of level %s under %s, and found "+
+					"%s; pass --arch (e.g. gfx942) or --weights FILE",
 					req.Level, filepath.Join(req.RepoRoot, "ci-weights"), found)
 			}
 			id.Arch = arches[0]
@@ -180,15 +184,18 @@ func planSummary(p *shard.Plan, a *shard.Assignment, suites int) string {
 		fmt.Fprintf(&b, "  %d item(s) without a weight, each planned as %s (the mean of the others)\n", p.Unknown, textfmt.Secs(p.Estimate))
 	}
 	for _, s := range p.Shards {
-		fmt.Fprintf(&b, "  shard %d: %4d items, %s GPU-seconds, predicted wall clock %s\n", s.Shard, s.Items, strconv.FormatFloat(s.Work, 'f', -1, 64), textfmt.Secs(s.Wall))
+		fmt.Fprintf(&b, "  shard %d: %4d items, %s GPU-seconds, predicted wall clock %s\n", s.Shard, s.Items, strconv.FormatFloat(s.Work, 'f',
+			-1, 64), textfmt.Secs(s.Wall))
 	}
-	fmt.Fprintf(&b, "  predicted wall clock %s, lower bound max(GPU-seconds/%d, largest) = %s", textfmt.Secs(p.Wall), len(p.Shards)*p.GPUs, textfmt.Secs(p.Bound))
+	fmt.Fprintf(&b, "  predicted wall clock %s, lower bound max(GPU-seconds/%d, largest) = %s", textfmt.Secs(p.Wall), len(p.Shards)*p.GPUs,
+		textfmt.Secs(p.Bound))
 	if p.Largest != "" && p.LargestSecs >= p.Bound {
 		fmt.Fprintf(&b, ", set by the largest item, %s", textfmt.Printable(p.Largest))
 	}
 	b.WriteString("\n")
 	if a.Moves > 0 {
-		fmt.Fprintf(&b, "  refined on replayed wall clocks: %d moves and swaps, slowest shard %s → %s\n", a.Moves, textfmt.Secs(a.LPTWall), textfmt.Secs(p.Wall))
+		fmt.Fprintf(&b, "  refined on replayed wall clocks: %d moves and swaps, slowest shard %s → %s\n", a.Moves, textfmt.Secs(a.LPTWall),
+			textfmt.Secs(p.Wall))
 	}
 	if a.Hashed > 0 {
 		fmt.Fprintf(&b, "  %d item(s) whose key is not UTF-8 are not listed: each runs on its hash shard\n", a.Hashed)

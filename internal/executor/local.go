@@ -181,7 +181,8 @@ func (l Local) reportLeft(c Command, left []leftover, outputEnded bool) {
 		held = held || p.holds
 	}
 	if !outputEnded && !held {
-		l.note(c, fmt.Sprintf("left a process holding its output that could not be found (it cleared its environment and left its process group?); its output was read for %s more, then cut", outputWait))
+		l.note(c, fmt.Sprintf("left a process holding its output that could not be found (it cleared its environment and left its process "+
+			"group?); its output was read for %s more, then cut", outputWait))
 	}
 }
 

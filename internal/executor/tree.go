@@ -43,7 +43,8 @@ func withMark(env []string, mark string) []string {
 // group: it needs /proc. Without it, only the group is stopped.
 func Tracking() error {
 	if _, err := os.ReadFile("/proc/self/stat"); err != nil {
-		return fmt.Errorf("cannot read /proc (%w): processes that leave a command's process group (setsid, daemons) are not found or stopped when it ends", err)
+		return fmt.Errorf("cannot read /proc (%w): processes that leave a command's process group (setsid, daemons) are not found or stopped "+
+			"when it ends", err)
 	}
 	return nil
 }

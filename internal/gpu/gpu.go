@@ -404,7 +404,8 @@ func (d *detector) pin(p *Pool) {
 	if d.o.PinVar != "" && d.o.PinVar != HIPVisible && d.o.PinVar != CUDAVisible {
 		for _, v := range []string{HIPVisible, CUDAVisible} {
 			if val, ok := d.env.Get(v); ok && strings.TrimSpace(val) != "" {
-				d.warnf(p, "%s=%s stays set around each item's %s=<id> and applies on top of it: unset it if the ids do not compose", v, oneLine(val), p.PinVar)
+				d.warnf(p, "%s=%s stays set around each item's %s=<id> and applies on top of it: unset it if the ids do not compose", v, oneLine(val),
+					p.PinVar)
 			}
 		}
 		return

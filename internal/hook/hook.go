@@ -92,10 +92,12 @@ func (n *Names) Set(assignment string) error {
 		return fmt.Errorf("hook variable %q: want KEY=NAME with KEY one of %s", assignment, strings.Join(n.Keys(), ", "))
 	}
 	if !ValidName(name) {
-		return fmt.Errorf("hook variable %q: %q is not a valid variable name (letters, digits and _, not starting with a digit)", assignment, name)
+		return fmt.Errorf("hook variable %q: %q is not a valid variable name (letters, digits and _, not starting with a digit)", assignment,
+			name)
 	}
 	if what := reserved(name); what != "" {
-		return fmt.Errorf("hook variable %q: %s is %s: an item's GPU id, tag or switch there would break the commands it runs; name a variable of the suite's own (e.g. MY_%s)", assignment, name, what, strings.ToUpper(key2name(key)))
+		return fmt.Errorf("hook variable %q: %s is %s: an item's GPU id, tag or switch there would break the commands it runs; name a "+
+			"variable of the suite's own (e.g. MY_%s)", assignment, name, what, strings.ToUpper(key2name(key)))
 	}
 	*field = name
 	return nil
@@ -124,7 +126,8 @@ func reserved(name string) string {
 		return "the command search path"
 	case "HOME", "USER", "LOGNAME", "PWD", "OLDPWD", "TMPDIR", "TZ", "LANG", "LANGUAGE", "TERM", "TERMINFO":
 		return "part of every process's basic environment"
-	case "SHELL", "IFS", "ENV", "BASH_ENV", "CDPATH", "PS1", "PS2", "PS4", "PROMPT_COMMAND", "SHELLOPTS", "BASHOPTS", "GLOBIGNORE", "POSIXLY_CORRECT":
+	case "SHELL", "IFS", "ENV", "BASH_ENV", "CDPATH", "PS1", "PS2", "PS4", "PROMPT_COMMAND", "SHELLOPTS", "BASHOPTS", "GLOBIGNORE",
+		"POSIXLY_CORRECT":
 		return "read by the shell"
 	case "GCONV_PATH", "GLIBC_TUNABLES", "NLSPATH", "HOSTALIASES", "LOCALDOMAIN", "RES_OPTIONS":
 		return "read by the C library"

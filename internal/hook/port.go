@@ -29,7 +29,8 @@ func PortBase(given, fromEnv string) (int, error) {
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 1 || n > 65535 {
-		return 0, fmt.Errorf("%s %q: want a port number from 1 to 65535, the first of the items' %s ports (default %d)", from, s, MasterPort, DefaultPortBase)
+		return 0, fmt.Errorf("%s %q: want a port number from 1 to 65535, the first of the items' %s ports (default %d)", from, s, MasterPort,
+			DefaultPortBase)
 	}
 	return n, nil
 }

@@ -41,7 +41,8 @@ func Combine(ctx context.Context, label string, parts []Part, notRun []Item, bro
 		if err != nil {
 			m.stats.Malformed++
 			m.addSuite(fileErrorSuite(label, p.Path, "sgpu-queue.shard-junit",
-				fmt.Sprintf("shard %s: its merged JUnit file %s cannot be read (%v): upload the shard's JUnit directory with its log dir", p.Shard, p.Path, err),
+				fmt.Sprintf("shard %s: its merged JUnit file %s cannot be read (%v): upload the shard's JUnit directory with its log dir", p.Shard,
+					p.Path, err),
 				[]xmlProperty{shardProp, {Name: "sgpu.source", Value: clean(p.Path)}}))
 			continue
 		}

@@ -62,7 +62,8 @@ func OpenOutputs(dir string) (*Outputs, error) {
 // outputName reports whether name is a file name this tool could have written in
 // the directory itself: never a path, never hidden.
 func outputName(name string) bool {
-	return name != "" && !strings.HasPrefix(name, ".") && filepath.Base(name) == name && !strings.ContainsAny(name, "/\\\x00") && strings.HasSuffix(name, ".xml")
+	return name != "" && !strings.HasPrefix(name, ".") && filepath.Base(name) == name && !strings.ContainsAny(name, "/\\\x00") &&
+		strings.HasSuffix(name, ".xml")
 }
 
 // Wrote records a file this run wrote in Dir.
@@ -186,7 +187,8 @@ func (o *Outputs) save(entries map[string]string) error {
 	}
 	sort.Strings(names)
 	var b strings.Builder
-	b.WriteString("# Merged JUnit files sgpu-queue wrote here, with their SHA-256: a later run\n# removes those of suites it no longer runs, if unchanged. Do not edit.\n")
+	b.WriteString("# Merged JUnit files sgpu-queue wrote here, with their SHA-256: a later run\n# removes those of suites it no longer " +
+		"runs, if unchanged. Do not edit.\n")
 	for _, n := range names {
 		fmt.Fprintf(&b, "%s %s\n", entries[n], n)
 	}

@@ -206,7 +206,8 @@ func (m *merger) addItem(it Item, files []xmlFile, mine []int, cutOff bool) {
 // scan lists the XML files of this run in fsys (regular files ending in
 // suffix, modified at or after since) and the sidecars whose XML is missing.
 // Symbolic links and other non-regular files are never followed or opened.
-func scan(ctx context.Context, fsys fs.FS, suffix string, since time.Time) (files []xmlFile, orphans []string, problems []scanProblem, err error) {
+func scan(ctx context.Context, fsys fs.FS, suffix string, since time.Time) (files []xmlFile, orphans []string, problems []scanProblem,
+	err error) {
 	sidecars := map[string]bool{}
 	walkErr := fs.WalkDir(fsys, ".", func(rel string, d fs.DirEntry, err error) error {
 		if cerr := ctx.Err(); cerr != nil {

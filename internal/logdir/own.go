@@ -174,9 +174,10 @@ func (l Layout) content() ([]string, error) {
 // suites/<logfile> and .rc and prerequisite_ck_jit_status/<label>.log; per item of
 // its queue/queue.tsv, every file in items/ that ParseItemFile reads as one of the
 // item's (log, rc, attempts) and its cwd/<label>.<safetag>/ with what the item left
-// in it, unless that directory was there before the run (m.ForeignCwd); and the temporary files of atomic writes of those files, when a run was
-// killed mid-write. dirs are removed whole; files one by one. A directory of the
-// layout that is a symlink is not looked into.
+// in it, unless that directory was there before the run (m.ForeignCwd); and the
+// temporary files of atomic writes of those files, when a run was killed mid-write.
+// dirs are removed whole; files one by one. A directory of the layout that is a
+// symlink is not looked into.
 func (l Layout) Owned(m *Meta) (files, dirs []string) {
 	files = []string{l.ExpandLog(), l.Meta(), l.ItemsTSV(), l.QueueTSV(), l.TimingsTSV(), l.OutcomesTSV(), l.Report(), l.Timeline(),
 		l.ListedTSV(), l.PlanJSON(), l.ShardsTSV()}

@@ -317,7 +317,8 @@ func (l Layout) ReadAttempts(outcomes, runCancelled bool) (Attempts, error) {
 			t.Outcome = o
 			continue
 		}
-		a.Warnings = append(a.Warnings, fmt.Sprintf("outcomes.tsv: no outcome for %s/%s on %s at t+%ss (its row was torn or lost); taken from its rc: %s",
+		a.Warnings = append(a.Warnings, fmt.Sprintf("outcomes.tsv: no outcome for %s/%s on %s at t+%ss (its row was torn or lost); taken from "+
+			"its rc: %s",
 			t.Label, t.Item, GPUName(t.GPU), Secs(t.StartOff), outcome.Legacy(t.RC, t.Incomplete, runCancelled)))
 	}
 	return a, nil

@@ -149,7 +149,8 @@ func (b *builder) add(s *Shard) {
 	for _, q := range s.Run.Queue {
 		ref := logdir.ItemRef{Label: q.Label, Item: logdir.ItemColumn(q.Tag)}
 		if other, dup := b.shardOf[ref]; dup {
-			b.warn("%s: item %s was queued by shard %d too (were the shards given different plans?); its rows of both are merged", s.Dir, textfmt.Printable(weights.Key(q.Label, q.Tag)), other)
+			b.warn("%s: item %s was queued by shard %d too (were the shards given different plans?); its rows of both are merged", s.Dir,
+				textfmt.Printable(weights.Key(q.Label, q.Tag)), other)
 			continue
 		}
 		b.shardOf[ref] = s.Number

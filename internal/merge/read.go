@@ -100,14 +100,17 @@ func readShard(dir string) (*Shard, []string, error) {
 		if m.Merge != nil {
 			what = "a merge"
 		}
-		return nil, nil, errorf("%s is the log dir of %s, not of a shard: merge the log dirs of the jobs that ran sgpu-queue run --shard I/K", dir, what)
+		return nil, nil, errorf("%s is the log dir of %s, not of a shard: merge the log dirs of the jobs that ran sgpu-queue run --shard I/K",
+			dir, what)
 	}
 	s := &Shard{Dir: dir, Run: run, Number: m.Shard.Shard, ID: runID(run)}
 	if m.Shard.Shard < 1 || m.Shard.Shard > m.Shard.Shards || m.Shard.Shards > shard.MaxShards {
-		return nil, nil, errorf("%s: run.json says shard %d/%d, which no run writes; give the log dir as the shard job left it", dir, m.Shard.Shard, m.Shard.Shards)
+		return nil, nil, errorf("%s: run.json says shard %d/%d, which no run writes; give the log dir as the shard job left it", dir,
+			m.Shard.Shard, m.Shard.Shards)
 	}
 	if !m.Finished {
-		warns = append(warns, fmt.Sprintf("%s: shard %d/%d never finished its run (was it killed?): its rows until then are merged, its items without a row count as never ran", dir, m.Shard.Shard, m.Shard.Shards))
+		warns = append(warns, fmt.Sprintf("%s: shard %d/%d never finished its run (was it killed?): its rows until then are merged, its items "+
+			"without a row count as never ran", dir, m.Shard.Shard, m.Shard.Shards))
 	}
 	l := run.Layout
 	if s.Listed, err = readItems(l.ListedTSV()); err != nil {

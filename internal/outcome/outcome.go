@@ -146,7 +146,8 @@ const (
 )
 
 // Stops is every stop reason.
-var Stops = []Stop{StopQuarantined, StopUnavailable, StopCancelled, StopInternal, StopNotReported, StopListingFailed, StopSetupFailed, StopBeforeFailed}
+var Stops = []Stop{StopQuarantined, StopUnavailable, StopCancelled, StopInternal, StopNotReported, StopListingFailed, StopSetupFailed,
+	StopBeforeFailed}
 
 // SuiteFailed reports whether the stop is a suite's own failure before its items
 // ran (its listing or its setup): that suite fails, whatever its items.

@@ -41,7 +41,8 @@ func Check(ctx context.Context, r Request) (o Outcome, err error) {
 		return o, fmt.Errorf("head sha %q is not a commit id: pass the PR head sha (PRFromEvent) or GITHUB_SHA", r.SHA)
 	}
 	if !conclusions[r.Conclusion] {
-		return o, fmt.Errorf("conclusion %q is not one of success, failure, cancelled, neutral, skipped, timed_out, action_required", r.Conclusion)
+		return o, fmt.Errorf("conclusion %q is not one of success, failure, cancelled, neutral, skipped, timed_out, action_required",
+			r.Conclusion)
 	}
 
 	name := checkName(r)
@@ -49,7 +50,8 @@ func Check(ctx context.Context, r Request) (o Outcome, err error) {
 
 	anns := Annotations(r)
 	if n := len(anns); n > MaxAnnotations {
-		o.Warnings = append(o.Warnings, s.scrub(fmt.Sprintf("%d failed items were not annotated on the check run (at most %d are sent); the report lists them all", n-MaxAnnotations, MaxAnnotations)))
+		o.Warnings = append(o.Warnings, s.scrub(fmt.Sprintf("%d failed items were not annotated on the check run (at most %d are sent); the "+
+			"report lists them all", n-MaxAnnotations, MaxAnnotations)))
 		anns = anns[:MaxAnnotations]
 	}
 	first, rest := split(anns)

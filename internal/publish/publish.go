@@ -369,7 +369,8 @@ func (s *session) noteRetry(_ retryablehttp.Logger, req *http.Request, attempt i
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.notes = append(s.notes, fmt.Sprintf("GitHub API: retry %d of %d of %s %s after %s", attempt, s.retry.Max, req.Method, req.URL.Path, s.reason))
+	s.notes = append(s.notes, fmt.Sprintf("GitHub API: retry %d of %d of %s %s after %s", attempt, s.retry.Max, req.Method, req.URL.Path,
+		s.reason))
 }
 
 // retryNotes returns the notes of the retries made so far.
@@ -413,7 +414,8 @@ func (s *session) classify(err error, what, perm, missing string) (warning strin
 			// A fork PR's token is read-only: GitHub answers 403 "Resource not
 			// accessible by integration" to every write. A workflow whose
 			// permissions block lacks the scope gets the same answer.
-			w := fmt.Sprintf("cannot publish the %s: the token lacks `%s` (add it to the job's permissions; a pull request from a fork only gets a read-only token: publish from a workflow_run job, see the README)", what, perm)
+			w := fmt.Sprintf("cannot publish the %s: the token lacks `%s` (add it to the job's permissions; a pull request from a fork only gets "+
+				"a read-only token: publish from a workflow_run job, see the README)", what, perm)
 			if m := er.Message; m != "" && m != "Resource not accessible by integration" {
 				w += " (GitHub: " + textfmt.OneLine(m) + ")"
 			}
@@ -421,13 +423,15 @@ func (s *session) classify(err error, what, perm, missing string) (warning strin
 		case http.StatusNotFound:
 			// GitHub answers 404, not 403, where the token may not even see
 			// the resource (a private repository), to hide that it exists.
-			msg := fmt.Sprintf("cannot publish the %s: GitHub answered 404 Not Found (%s): the token cannot see %s/%s (check GITHUB_REPOSITORY and the token's access)", what, requestLine(er), s.owner, s.repo)
+			msg := fmt.Sprintf("cannot publish the %s: GitHub answered 404 Not Found (%s): the token cannot see %s/%s (check GITHUB_REPOSITORY "+
+				"and the token's access)", what, requestLine(er), s.owner, s.repo)
 			if missing != "" {
 				msg += " or " + missing
 			}
 			return "", s.wrap(err, msg)
 		}
-		return "", s.wrap(err, fmt.Sprintf("cannot publish the %s: %s: %d %s", what, requestLine(er), er.Response.StatusCode, textfmt.OneLine(er.Message)))
+		return "", s.wrap(err, fmt.Sprintf("cannot publish the %s: %s: %d %s", what, requestLine(er), er.Response.StatusCode,
+			textfmt.OneLine(er.Message)))
 	}
 	var re *redirectError
 	var ne net.Error

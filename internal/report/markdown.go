@@ -69,7 +69,8 @@ func table(head string, rows []string, tail, what string) *block {
 
 func (b *block) note() string {
 	if left := len(b.rows) - b.keep; left > 0 {
-		return fmt.Sprintf("\n*%d more %s left out to keep this report under 1 MiB; queue/timings.tsv and run.json in the log dir have them all.*\n", left, b.what)
+		return fmt.Sprintf("\n*%d more %s left out to keep this report under 1 MiB; queue/timings.tsv and run.json in the log dir have them "+
+			"all.*\n", left, b.what)
 	}
 	return ""
 }
@@ -192,9 +193,11 @@ func headline(r *logdir.Run, s Stats, o Options) string {
 			"Every suite is marked failed; nothing was learned.\n\n",
 			plain(shorten(relText(r.Meta.Stop.Message, o), 500)))
 	case s.Cancelled:
-		fmt.Fprintf(&b, "> [!WARNING]\n> **The run was cancelled** at t+%s. Items cut off are marked failed; the figures below cover what ran, and only finished items were learned.\n\n", clock(s.Wall))
+		fmt.Fprintf(&b, "> [!WARNING]\n> **The run was cancelled** at t+%s. Items cut off are marked failed; the figures below cover what "+
+			"ran, and only finished items were learned.\n\n", clock(s.Wall))
 	case s.Interrupted:
-		b.WriteString("> [!WARNING]\n> **The item phase never ended**: run.json was not completed (was sgpu-queue killed?). The figures below cover the timing rows written until then; nothing was learned.\n\n")
+		b.WriteString("> [!WARNING]\n> **The item phase never ended**: run.json was not completed (was sgpu-queue killed?). The figures below " +
+			"cover the timing rows written until then; nothing was learned.\n\n")
 	}
 	if st := r.Meta.Stop; st != nil {
 		switch st.Reason {
@@ -213,10 +216,12 @@ func headline(r *logdir.Run, s Stats, o Options) string {
 		for _, q := range r.Meta.Quarantined {
 			gpus = append(gpus, gpuName(q.GPU))
 		}
-		fmt.Fprintf(&b, "> [!WARNING]\n> **%d GPU(s) quarantined** (%s): their items failed fast or with device errors while passing elsewhere; see *Quarantined GPUs*.\n\n", n, strings.Join(gpus, ", "))
+		fmt.Fprintf(&b, "> [!WARNING]\n> **%d GPU(s) quarantined** (%s): their items failed fast or with device errors while passing "+
+			"elsewhere; see *Quarantined GPUs*.\n\n", n, strings.Join(gpus, ", "))
 	}
 	if n := len(s.NoRun); n > 0 {
-		fmt.Fprintf(&b, "> [!CAUTION]\n> **%d item(s) ran nothing** (no-run: exit code 0, but no JUnit XML and no `.partial`): their re-entry selected no call line, so they fail. Check the tag round trip with `sgpu-queue verify`: ", n)
+		fmt.Fprintf(&b, "> [!CAUTION]\n> **%d item(s) ran nothing** (no-run: exit code 0, but no JUnit XML and no `.partial`): their re-entry "+
+			"selected no call line, so they fail. Check the tag round trip with `sgpu-queue verify`: ", n)
 		keyList(&b, s.NoRun, "*Failed items*")
 	}
 	if n := len(s.Missing); n > 0 {
@@ -254,7 +259,8 @@ func rerunNote(r *logdir.Run) string {
 	if rr == nil {
 		return ""
 	}
-	return fmt.Sprintf("> [!NOTE]\n> **A re-run**: %d of the %d item(s) that failed the last attempt ran again (%d narrowed to their failed tests); "+
+	return fmt.Sprintf("> [!NOTE]\n> **A re-run**: %d of the %d item(s) that failed the last attempt ran again (%d narrowed to their "+
+		"failed tests); "+
 		"the rest of the queue did not run, and the weight table was left as it is.\n\n", rr.Queued, rr.Failed, rr.Narrowed)
 }
 

@@ -60,7 +60,8 @@ func efficiency(r *logdir.Run, s Stats) string {
 		fmt.Fprintf(&b, "| largest item | %s %s%s |\n", cell(s.LargestKey), secs(s.Largest), where)
 	}
 	if s.Last.Finished {
-		fmt.Fprintf(&b, "| last to finish | %s t+%s → t+%s on GPU %s |\n", cell(s.Last.Key), clock(s.Last.Start), clock(s.Last.End), gpuName(s.Last.GPU))
+		fmt.Fprintf(&b, "| last to finish | %s t+%s → t+%s on GPU %s |\n", cell(s.Last.Key), clock(s.Last.Start), clock(s.Last.End),
+			gpuName(s.Last.GPU))
 	}
 	if !s.Cancelled && !s.Interrupted && s.LargestKey != "" {
 		sp := s.Split
@@ -77,13 +78,17 @@ func efficiency(r *logdir.Run, s Stats) string {
 	}
 	b.WriteString("\n")
 	if s.Mixed {
-		b.WriteString("*Hindsight* is the default queue (multi-GPU items in the order it chooses on these durations, GPUs held for them, shorter items backfilled) on the durations this run measured, with no dispatch overhead: what perfect estimates would give. " +
+		b.WriteString("*Hindsight* is the default queue (multi-GPU items in the order it chooses on these durations, GPUs held for them, " +
+			"shorter items backfilled) on the durations this run measured, with no dispatch overhead: what perfect estimates would give. " +
 			"*Quality* = wall ÷ hindsight: 1.000 is as good as perfect estimates, above 1 is what estimate errors and dispatch overhead cost.  \n")
 	} else {
-		b.WriteString("*Hindsight LPT* is longest-first on the durations this run measured, with no dispatch overhead: what perfect estimates would give. " +
-			"*Quality* = wall ÷ hindsight LPT: 1.000 is as good as perfect estimates, above 1 is what estimate errors and dispatch overhead cost, below 1 means the run beat plain LPT.  \n")
+		b.WriteString("*Hindsight LPT* is longest-first on the durations this run measured, with no dispatch overhead: what perfect estimates " +
+			"would give. " +
+			"*Quality* = wall ÷ hindsight LPT: 1.000 is as good as perfect estimates, above 1 is what estimate errors and dispatch overhead " +
+			"cost, below 1 means the run beat plain LPT.  \n")
 	}
-	fmt.Fprintf(&b, "*Split rule*: splitting the largest item pays when halving it would shorten the hindsight makespan by at least %.0f %%, which happens when it is (close to) the binding term of the lower bound.\n\n", 100*SplitPays)
+	fmt.Fprintf(&b, "*Split rule*: splitting the largest item pays when halving it would shorten the hindsight makespan by at least %.0f "+
+		"%%, which happens when it is (close to) the binding term of the lower bound.\n\n", 100*SplitPays)
 	return b.String()
 }
 
@@ -91,7 +96,8 @@ func timelineSection(r *logdir.Run, s Stats, o Options) string {
 	var b strings.Builder
 	b.WriteString("### Timeline\n\n")
 	if o.RunURL != "" {
-		fmt.Fprintf(&b, "Every item, with tooltips: `report/timeline.svg` in the log dir; the logs, the timeline and the JUnit files are in [the run's artifacts](%s).\n\n", o.RunURL)
+		fmt.Fprintf(&b, "Every item, with tooltips: `report/timeline.svg` in the log dir; the logs, the timeline and the JUnit files are in "+
+			"[the run's artifacts](%s).\n\n", o.RunURL)
 	} else {
 		b.WriteString("Every item, with tooltips: `report/timeline.svg` in the log dir ([timeline.svg](timeline.svg) beside this file).\n\n")
 	}
@@ -282,9 +288,11 @@ func estimateTables(s Stats) []*block {
 	for _, it := range rel[:min(topRows, len(rel))] {
 		rrows = append(rrows, missRow(it))
 	}
-	out = append(out, table(fmt.Sprintf("<details><summary>Worst %d relative misses (items of at least 1 %% of the largest)</summary>\n\n%s", len(rrows), missHeader),
+	out = append(out, table(fmt.Sprintf("<details><summary>Worst %d relative misses (items of at least 1 %% of the largest)</summary>\n\n%s",
+		len(rrows), missHeader),
 		rrows, "\n</details>\n\n", "items"))
-	out = append(out, table(fmt.Sprintf("<details><summary>All %d items with an estimate, worst miss first</summary>\n\n%s", len(rows), missHeader),
+	out = append(out, table(fmt.Sprintf("<details><summary>All %d items with an estimate, worst miss first</summary>\n\n%s", len(rows),
+		missHeader),
 		rows, "\n</details>\n\n", "items"))
 	return out
 }
@@ -295,9 +303,11 @@ func unknownTable(s Stats) *block {
 	}
 	var rows []string
 	for _, it := range s.Unknown {
-		rows = append(rows, fmt.Sprintf("| %s | %s | %d | %s | t+%s |\n", cell(it.Key), textfmt.Dur(it.Actual), it.RC, gpuName(it.GPU), clock(it.Start)))
+		rows = append(rows, fmt.Sprintf("| %s | %s | %d | %s | t+%s |\n", cell(it.Key), textfmt.Dur(it.Actual), it.RC, gpuName(it.GPU),
+			clock(it.Start)))
 	}
-	title := fmt.Sprintf("### Items without an estimate (%d)\n\nNo weight yet (new, or never measured to its end): they went first, with the default weight; the next run orders them by what they took if it was a measurement (docs/outcomes.md).\n\n", len(s.Unknown))
+	title := fmt.Sprintf("### Items without an estimate (%d)\n\nNo weight yet (new, or never measured to its end): they went first, with "+
+		"the default weight; the next run orders them by what they took if it was a measurement (docs/outcomes.md).\n\n", len(s.Unknown))
 	return collapsible(title, fmt.Sprintf("%d items", len(s.Unknown)),
 		"| item | took | rc | GPU | started |\n|---|---:|---:|---:|---:|\n", rows, "items")
 }
@@ -347,7 +357,8 @@ func weightTables(r *logdir.Run) []*block {
 		if c.Old > 0 {
 			rel = (c.New - c.Old) / c.Old
 		}
-		rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %s |\n", cell(c.Key), textfmt.Dur(c.Old), textfmt.Dur(c.New), signed(c.New-c.Old), signedPct(rel)))
+		rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %s |\n", cell(c.Key), textfmt.Dur(c.Old), textfmt.Dur(c.New), signed(c.New-c.Old),
+			signedPct(rel)))
 	}
 	if len(rows) > 0 {
 		out = append(out, collapsible(head, fmt.Sprintf("%d weights changed, new keys and largest moves first", len(rows)),
@@ -363,7 +374,8 @@ func weightTables(r *logdir.Run) []*block {
 		if len(prow) <= openRows {
 			out = append(out, table(title, prow, "\n", "keys"))
 		} else {
-			out = append(out, table(title+fmt.Sprintf("<details><summary>%d pruned keys</summary>\n\n", len(prow)), prow, "\n</details>\n\n", "keys"))
+			out = append(out, table(title+fmt.Sprintf("<details><summary>%d pruned keys</summary>\n\n", len(prow)), prow, "\n</details>\n\n",
+				"keys"))
 		}
 	}
 	return out
@@ -404,7 +416,8 @@ func badDayTables(r *logdir.Run, suites []verdict.Suite, o Options) []*block {
 			}
 			rows = append(rows, fmt.Sprintf("| %s | %s | %s |\n", gpuName(q.GPU), at, plain(shorten(q.Reason, 600))))
 		}
-		blocks = append(blocks, collapsible(fmt.Sprintf("### Quarantined GPUs (%d)\n\nNo item was scheduled on these after the time shown; their failed items ran again on healthy GPUs.\n\n", len(qs)),
+		blocks = append(blocks, collapsible(fmt.Sprintf("### Quarantined GPUs (%d)\n\nNo item was scheduled on these after the time shown; "+
+			"their failed items ran again on healthy GPUs.\n\n", len(qs)),
 			fmt.Sprintf("%d GPUs", len(qs)), "| GPU | when | why |\n|---|---:|---|\n", rows, "quarantined GPUs"))
 	}
 	var flaky, timedOut []string
@@ -415,10 +428,12 @@ func badDayTables(r *logdir.Run, suites []verdict.Suite, o Options) []*block {
 				key += "/" + it.Tag
 			}
 			if it.Flaky {
-				flaky = append(flaky, fmt.Sprintf("| %s | %d | %s | %s | %s |\n", cell(key), it.Attempts, plain(it.Note), logLink(it.LogRel, o), attemptLinks(r, it, o)))
+				flaky = append(flaky, fmt.Sprintf("| %s | %d | %s | %s | %s |\n", cell(key), it.Attempts, plain(it.Note), logLink(it.LogRel, o),
+					attemptLinks(r, it, o)))
 			}
 			if it.Outcome == outcome.Timeout {
-				timedOut = append(timedOut, fmt.Sprintf("| %s | %s | %s | %s |\n", cell(key), textfmt.Dur(it.Seconds), gpuName(it.GPU), logLink(it.LogRel, o)))
+				timedOut = append(timedOut, fmt.Sprintf("| %s | %s | %s | %s |\n", cell(key), textfmt.Dur(it.Seconds), gpuName(it.GPU),
+					logLink(it.LogRel, o)))
 			}
 		}
 	}
@@ -427,13 +442,16 @@ func badDayTables(r *logdir.Run, suites []verdict.Suite, o Options) []*block {
 		if r.Meta.FlakyIsFailure {
 			verdictNote = "they count as failed (flaky-is-failure)"
 		}
-		blocks = append(blocks, collapsible(fmt.Sprintf("### Flaky items (%d)\n\nFailed, then passed on a rerun; %s. Earlier attempts keep their logs beside the last, as `<label>.<safetag>@attempt<N>.log`.\n\n", len(flaky), verdictNote),
-			fmt.Sprintf("%d flaky items", len(flaky)), "| item | attempts | note | last log | earlier attempts |\n|---|---:|---|---|---|\n", flaky, "flaky items"))
+		blocks = append(blocks, collapsible(fmt.Sprintf("### Flaky items (%d)\n\nFailed, then passed on a rerun; %s. Earlier attempts keep "+
+			"their logs beside the last, as `<label>.<safetag>@attempt<N>.log`.\n\n", len(flaky), verdictNote),
+			fmt.Sprintf("%d flaky items", len(flaky)), "| item | attempts | note | last log | earlier attempts |\n|---|---:|---|---|---|\n", flaky,
+			"flaky items"))
 	}
 	if len(timedOut) > 0 {
 		// Only items sgpu-queue killed at their deadline: an exit code of 124 by
 		// itself is an ordinary failure (docs/outcomes.md).
-		why := fmt.Sprintf("Killed by sgpu-queue at their hang deadline (item-timeout-factor %g × the learned weight), rc 124", r.Meta.TimeoutFactor)
+		why := fmt.Sprintf("Killed by sgpu-queue at their hang deadline (item-timeout-factor %g × the learned weight), rc 124",
+			r.Meta.TimeoutFactor)
 		blocks = append(blocks, collapsible(fmt.Sprintf("### Timed-out items (%d)\n\n%s; their weight only rises.\n\n", len(timedOut), why),
 			fmt.Sprintf("%d timed-out items", len(timedOut)), "| item | ran | GPU | log |\n|---|---:|---:|---|\n", timedOut, "timed-out items"))
 	}

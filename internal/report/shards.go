@@ -26,7 +26,8 @@ func shardsSection(r *logdir.Run, suites []verdict.Suite) *block {
 	} else {
 		b.WriteString(" (no plan: every item went to the shard of the hash of its key)")
 	}
-	b.WriteString(". The lanes of the timeline are named `s<shard>:<gpu>`; each shard's times count from the start of its own item phase, and the matrix's wall clock is its slowest shard's.\n\n")
+	b.WriteString(". The lanes of the timeline are named `s<shard>:<gpu>`; each shard's times count from the start of its own item phase, " +
+		"and the matrix's wall clock is its slowest shard's.\n\n")
 	var missing []string
 	var walls []float64
 	for _, p := range m.Parts {
@@ -37,7 +38,8 @@ func shardsSection(r *logdir.Run, suites []verdict.Suite) *block {
 		}
 	}
 	if len(missing) > 0 {
-		fmt.Fprintf(&b, "> [!CAUTION]\n> **%d shard(s) never reported** (no log dir given to merge): %s. Their items never ran and fail.\n\n", len(missing), strings.Join(missing, ", "))
+		fmt.Fprintf(&b, "> [!CAUTION]\n> **%d shard(s) never reported** (no log dir given to merge): %s. Their items never ran and fail.\n\n",
+			len(missing), strings.Join(missing, ", "))
 	}
 	if n := len(m.Unclaimed); n > 0 {
 		keys := make([]string, 0, min(n, 5))
@@ -59,7 +61,8 @@ func shardsSection(r *logdir.Run, suites []verdict.Suite) *block {
 			mean += w / float64(len(walls))
 		}
 		if mean > 0 {
-			fmt.Fprintf(&b, "**Imbalance**: the slowest shard took %s, the mean shard %s: %s above the mean. ", textfmt.Dur(slowest), textfmt.Dur(mean), pct(slowest/mean-1))
+			fmt.Fprintf(&b, "**Imbalance**: the slowest shard took %s, the mean shard %s: %s above the mean. ", textfmt.Dur(slowest),
+				textfmt.Dur(mean), pct(slowest/mean-1))
 		}
 	}
 	if m.Advice != "" {
@@ -67,13 +70,15 @@ func shardsSection(r *logdir.Run, suites []verdict.Suite) *block {
 	}
 	b.WriteString("\n\n")
 	if m.NotListed > 0 {
-		fmt.Fprintf(&b, "%d item(s) of the plan were listed by no shard (a capability probe of the runners skips them): they are not counted as never ran.\n\n", m.NotListed)
+		fmt.Fprintf(&b, "%d item(s) of the plan were listed by no shard (a capability probe of the runners skips them): they are not counted "+
+			"as never ran.\n\n", m.NotListed)
 	}
 	rows := make([]string, len(m.Parts))
 	for i, p := range m.Parts {
 		rows[i] = shardRow(p, items[p.Shard], failed[p.Shard])
 	}
-	return table(b.String()+"| shard | GPUs | log dir | items | failed | work | wall | its bound | above | planned wall | note |\n|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|\n",
+	return table(b.String()+"| shard | GPUs | log dir | items | failed | work | wall | its bound | above | planned wall | note "+
+		"|\n|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|\n",
 		rows, "\n", "shards")
 }
 
@@ -100,7 +105,8 @@ func shardRow(p logdir.MergedShard, items, failed int) string {
 		predicted = textfmt.Dur(p.Predicted)
 	}
 	if !p.Reported {
-		return fmt.Sprintf("| %d | – | – | %d | %d | – | – | – | – | %s | **never reported**: its items never ran |\n", p.Shard, items, failed, predicted)
+		return fmt.Sprintf("| %d | – | – | %d | %d | – | – | – | – | %s | **never reported**: its items never ran |\n", p.Shard, items, failed,
+			predicted)
 	}
 	note := ""
 	switch {
@@ -138,5 +144,6 @@ func shardNote(r *logdir.Run) string {
 	if sh.Plan != nil {
 		plan = fmt.Sprintf("plan %s, sha256 %s…", code(sh.Plan.File), code(short(sh.Plan.SHA256)))
 	}
-	return fmt.Sprintf("> [!NOTE]\n> **Shard %d of %d** of a job matrix (%s): this report covers its items only; `sgpu-queue merge` of every shard's log dir gives the verdict, the report and the learned weights of the whole run.\n\n", sh.Shard, sh.Shards, plan)
+	return fmt.Sprintf("> [!NOTE]\n> **Shard %d of %d** of a job matrix (%s): this report covers its items only; `sgpu-queue merge` of "+
+		"every shard's log dir gives the verdict, the report and the learned weights of the whole run.\n\n", sh.Shard, sh.Shards, plan)
 }

@@ -47,10 +47,14 @@ func SVG(w io.Writer, r *logdir.Run, suites []verdict.Suite, s Stats) error {
 func svg(w *bufio.Writer, r *logdir.Run, suites []verdict.Suite, s Stats) {
 	t := newTimeline(r, suites, s)
 	legend, height := t.legend()
-	fmt.Fprintf(w, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%.0f" viewBox="0 0 %d %.0f" font-family="DejaVu Sans, Verdana, Arial, sans-serif" font-size="11">`+"\n",
+	fmt.Fprintf(w,
+		`<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%.0f" viewBox="0 0 %d %.0f" font-family="DejaVu Sans, Verdana, Arial, `+
+			`sans-serif" font-size="11">`+"\n",
 		svgWidth, height, svgWidth, height)
 	fmt.Fprintf(w, "<title>sgpu-queue timeline: %d items on %d GPUs</title>\n", s.Attempts, len(t.lanes))
-	fmt.Fprintf(w, `<defs><pattern id="fail" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="3" height="6" fill="%s" fill-opacity="0.6"/></pattern></defs>`+"\n", failColour)
+	fmt.Fprintf(w,
+		`<defs><pattern id="fail" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="3" height="6" `+
+			`fill="%s" fill-opacity="0.6"/></pattern></defs>`+"\n", failColour)
 	fmt.Fprintf(w, `<rect width="%d" height="%.0f" fill="#ffffff"/>`+"\n", svgWidth, height)
 	t.heading(w)
 	t.axis(w)
@@ -121,10 +125,13 @@ func (t *timeline) legend() ([]legendEntry, float64) {
 		legend = append(legend, legendEntry{swatch: fmt.Sprintf(`<rect width="12" height="12" fill="%s"/>`, palette[t.colour[su]][0]), label: su})
 	}
 	legend = append(legend,
-		legendEntry{swatch: fmt.Sprintf(`<rect width="12" height="12" fill="#dddddd"/><rect width="12" height="12" fill="url(#fail)" stroke="%s" stroke-width="1.5"/>`, failColour), label: "failed"},
-		legendEntry{swatch: `<line x1="6" y1="-1" x2="6" y2="13" stroke="#000000" stroke-width="1.5" stroke-dasharray="3,2"/>`, label: boundLegend(t.s)})
+		legendEntry{swatch: fmt.Sprintf(`<rect width="12" height="12" fill="#dddddd"/><rect width="12" height="12" fill="url(#fail)" `+
+			`stroke="%s" stroke-width="1.5"/>`, failColour), label: "failed"},
+		legendEntry{swatch: `<line x1="6" y1="-1" x2="6" y2="13" stroke="#000000" stroke-width="1.5" stroke-dasharray="3,2"/>`,
+			label: boundLegend(t.s)})
 	if t.mixedBars() {
-		legend = append(legend, legendEntry{swatch: fmt.Sprintf(`<rect width="12" height="12" fill="%s"/>`, mixedColour), label: "short items of several suites, merged"})
+		legend = append(legend, legendEntry{swatch: fmt.Sprintf(`<rect width="12" height="12" fill="%s"/>`, mixedColour),
+			label: "short items of several suites, merged"})
 	}
 	lx, ly := float64(svgLeft), t.yAxis+44
 	for i := range legend {
@@ -195,7 +202,8 @@ func (t *timeline) axis(w *bufio.Writer) {
 			x(tk), yAxis, x(tk), yAxis+4, x(tk), yAxis+16, tickLabel(tk, step))
 	}
 	fmt.Fprintf(w, "</g>\n")
-	fmt.Fprintf(w, `<text x="%d" y="%.1f" fill="#555555" text-anchor="end" font-size="10">time since the first item started</text>`+"\n", svgWidth-svgRight, yAxis+30)
+	fmt.Fprintf(w, `<text x="%d" y="%.1f" fill="#555555" text-anchor="end" font-size="10">time since the first item started</text>`+"\n",
+		svgWidth-svgRight, yAxis+30)
 }
 
 // lanesAndBars writes the lanes, then their bars: a multi-GPU item's bar spans
@@ -210,7 +218,9 @@ func (t *timeline) lanesAndBars(w *bufio.Writer) {
 				g = pg
 			}
 		}
-		fmt.Fprintf(w, `<g><title>GPU %s: %d items, %d failed, busy %s, idle %s</title><rect x="%d" y="%.1f" width="%.1f" height="%.1f" fill="#f3f3f3"/><text x="%d" y="%.1f" text-anchor="end" font-weight="bold">GPU %s</text></g>`+"\n",
+		fmt.Fprintf(w,
+			`<g><title>GPU %s: %d items, %d failed, busy %s, idle %s</title><rect x="%d" y="%.1f" width="%.1f" height="%.1f" fill="#f3f3f3"/>`+
+				`<text x="%d" y="%.1f" text-anchor="end" font-weight="bold">GPU %s</text></g>`+"\n",
 			xmlText(l.GPU, 40), g.Items, g.Failed, textfmt.Dur(g.Busy), textfmt.Dur(g.Idle),
 			svgLeft, t.laneY(i), t.plotW, t.laneH, svgLeft-6, t.laneY(i)+t.laneH/2+4, xmlText(l.GPU, 8))
 	}
@@ -232,12 +242,16 @@ func (t *timeline) marks(w *bufio.Writer) {
 	s := t.s
 	if s.Bound > 0 {
 		bx := t.x(s.Bound)
-		fmt.Fprintf(w, `<g><title>lower bound %s: max(work/%d, largest item)</title><line x1="%.1f" y1="%d" x2="%.1f" y2="%.1f" stroke="#000000" stroke-width="1.5" stroke-dasharray="5,3"/><text x="%.1f" y="%d" text-anchor="end" font-size="10">lower bound</text></g>`+"\n",
+		fmt.Fprintf(w,
+			`<g><title>lower bound %s: max(work/%d, largest item)</title><line x1="%.1f" y1="%d" x2="%.1f" y2="%.1f" stroke="#000000" `+
+				`stroke-width="1.5" stroke-dasharray="5,3"/><text x="%.1f" y="%d" text-anchor="end" font-size="10">lower bound</text></g>`+"\n",
 			textfmt.Dur(s.Bound), s.GPUs, bx, svgTop-8, bx, t.yAxis, bx-3, svgTop-2)
 	}
 	if s.Cancelled {
 		cx := t.x(s.Wall)
-		fmt.Fprintf(w, `<g><title>cancelled at t+%s</title><line x1="%.1f" y1="%d" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="2"/><text x="%.1f" y="%d" text-anchor="end" font-size="10" fill="%s">cancelled</text></g>`+"\n",
+		fmt.Fprintf(w,
+			`<g><title>cancelled at t+%s</title><line x1="%.1f" y1="%d" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="2"/><text x="%.1f" y="%d" `+
+				`text-anchor="end" font-size="10" fill="%s">cancelled</text></g>`+"\n",
 			textfmt.Dur(s.Wall), cx, svgTop-8, cx, t.yAxis, failColour, cx-3, svgTop-12, failColour)
 	}
 }
@@ -317,7 +331,8 @@ func svgBar(w *bufio.Writer, r *logdir.Run, b bar, x func(float64) float64, y, h
 	}
 	fmt.Fprintf(w, `<g><title>%s</title><rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"%s/>`, tip, x0, y, wd, h, fill, stroke)
 	if b.failed() {
-		fmt.Fprintf(w, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="url(#fail)" stroke="%s" stroke-width="1.5"/>`, x0, y, wd, h, failColour)
+		fmt.Fprintf(w, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="url(#fail)" stroke="%s" stroke-width="1.5"/>`, x0, y, wd, h,
+			failColour)
 		ink = "#000000"
 	}
 	if n := int((wd - 6) / svgCharW); n >= 4 && h >= 12 {
@@ -336,7 +351,8 @@ func boundLegend(s Stats) string {
 
 // tickStep is a round axis step giving about ten ticks over tmax seconds.
 func tickStep(tmax float64) float64 {
-	for _, s := range []float64{0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1200, 1800, 3600, 7200, 10800, 21600, 43200, 86400} {
+	for _, s := range []float64{0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1200, 1800, 3600, 7200, 10800, 21600, 43200,
+		86400} {
 		if tmax/s <= 12 {
 			return s
 		}

@@ -50,7 +50,8 @@ type Knob struct {
 var Knobs = []Knob{
 	{"log-dir", String, "", "log dir (default <repo-root>/test-results/logs)",
 		func(o *engine.Options, s string) error { o.LogDir = s; return nil }},
-	{"log-dir-reuse", Bool, "false", "use a log dir that holds files no sgpu-queue run wrote (e.g. --log-dir .): write beside them, replacing only files of the run's own names, deleting none",
+	{"log-dir-reuse", Bool, "false", "use a log dir that holds files no sgpu-queue run wrote (e.g. --log-dir .): write beside them, " +
+		"replacing only files of the run's own names, deleting none",
 		func(o *engine.Options, s string) (err error) { o.LogDirReuse, err = boolean(s); return err }},
 	{"gpus", String, "", "GPU ids (0,1,2,3) or a count (4); default $HIP_VISIBLE_DEVICES, $CUDA_VISIBLE_DEVICES, else detected",
 		func(o *engine.Options, s string) error { o.GPUs = s; return nil }},
@@ -60,7 +61,8 @@ var Knobs = []Knob{
 		func(o *engine.Options, s string) error { o.Level = s; return nil }},
 	{"weights", String, "", "weight table (default <repo-root>/ci-weights/test_weights.<arch>.l<level>.txt)",
 		func(o *engine.Options, s string) error { o.WeightsPath = s; return nil }},
-	{"junit-dir", String, "", "where the merged JUnit file of each suite goes, <dir>/<label>.xml, when JUNITXML_PREFIX is set (default <repo-root>/test-results/junit); a file there that sgpu-queue did not write is left as it is, with a warning",
+	{"junit-dir", String, "", "where the merged JUnit file of each suite goes, <dir>/<label>.xml, when JUNITXML_PREFIX is set (default " +
+		"<repo-root>/test-results/junit); a file there that sgpu-queue did not write is left as it is, with a warning",
 		func(o *engine.Options, s string) error { o.JUnitDir = s; return nil }},
 	{"default-weight", Number, "999999", "estimate in seconds of an item the table has never seen",
 		func(o *engine.Options, s string) (err error) {
@@ -70,7 +72,8 @@ var Knobs = []Knob{
 			}
 			return err
 		}},
-	{"policy", String, schedule.DefaultPolicy, "dispatch policy: " + strings.Join(schedule.Policies(), " or ") + " (planned follows a plan that beats LPT on the weights, else it is LPT)",
+	{"policy", String, schedule.DefaultPolicy, "dispatch policy: " + strings.Join(schedule.Policies(), " or ") +
+		" (planned follows a plan that beats LPT on the weights, else it is LPT)",
 		func(o *engine.Options, s string) error {
 			o.Policy = s
 			if !slices.Contains(schedule.Policies(), s) {
@@ -78,21 +81,25 @@ var Knobs = []Knob{
 			}
 			return nil
 		}},
-	{"shard", String, "", "run one shard of a job matrix, I/K (e.g. 2/3): the items --plan gives shard I, and items the plan does not know by the hash of their key; nothing is learned (sgpu-queue merge learns from every shard)",
+	{"shard", String, "", "run one shard of a job matrix, I/K (e.g. 2/3): the items --plan gives shard I, and items the plan does not know " +
+		"by the hash of their key; nothing is learned (sgpu-queue merge learns from every shard)",
 		func(o *engine.Options, s string) (err error) { o.Shard, o.Shards, err = shardSpec(s); return err }},
 	{"plan", String, "", "with --shard: the plan file sgpu-queue plan wrote (without it, every item goes by the hash of its key)",
 		func(o *engine.Options, s string) error { o.PlanFile = s; return nil }},
 	{"dry-run", Bool, "false", "phases 0–2 only: print the plan, run nothing",
 		func(o *engine.Options, s string) (err error) { o.DryRun, err = boolean(s); return err }},
-	{"container", String, "", "run every suite command inside this running container through the Docker Engine API (DOCKER_HOST or the default socket)",
+	{"container", String, "", "run every suite command inside this running container through the Docker Engine API (DOCKER_HOST or the " +
+		"default socket)",
 		func(o *engine.Options, s string) error { o.Container = s; return nil }},
 	{"container-workdir", String, "", "the repo root as seen inside that container (default: from the two containers' mounts)",
 		func(o *engine.Options, s string) error { o.ContainerWorkdir = s; return nil }},
-	{"pass-env", Lines, "", "with --container: variables (globs allowed, e.g. NVTE_*) passed into the container besides the hook contract's (repeatable)",
+	{"pass-env", Lines, "", "with --container: variables (globs allowed, e.g. NVTE_*) passed into the container besides the hook " +
+		"contract's (repeatable)",
 		func(o *engine.Options, s string) error { o.PassEnv = splitLines(s); return nil }},
 	{"grace", Duration, "20s", "on cancel or timeout, time between TERM and KILL of a command's processes (0 = none: KILL at once)",
 		func(o *engine.Options, s string) (err error) { o.Grace, err = duration(s); return err }},
-	{"list-timeout", Duration, "10m", "stop a suite's listing pass that runs longer (its process tree is killed; the run stops naming the suite); 0 = none",
+	{"list-timeout", Duration, "10m", "stop a suite's listing pass that runs longer (its process tree is killed; the run stops naming the " +
+		"suite); 0 = none",
 		func(o *engine.Options, s string) (err error) { o.ListTimeout, err = duration(s); return err }},
 	{"setup-timeout", Duration, "2h", "stop a suite's one-time setup (pip installs, a JIT prebuild) that runs longer, likewise; 0 = none",
 		func(o *engine.Options, s string) (err error) { o.SetupTimeout, err = duration(s); return err }},
@@ -112,7 +119,8 @@ var Knobs = []Knob{
 			}
 			return o.Hooks.Set("pin=" + s)
 		}},
-	{"queue", String, config.QueueSGPU, "TE's queue the configs are read as: sgpu (TEST_SGPU=1; an item takes one GPU unless it declares more) or mgpu (TEST_MGPU=1; an item that declares no width takes the whole pool)",
+	{"queue", String, config.QueueSGPU, "TE's queue the configs are read as: sgpu (TEST_SGPU=1; an item takes one GPU unless it declares " +
+		"more) or mgpu (TEST_MGPU=1; an item that declares no width takes the whole pool)",
 		func(o *engine.Options, s string) error {
 			o.Queue = s
 			if s != config.QueueSGPU && s != config.QueueMGPU {
@@ -122,25 +130,31 @@ var Knobs = []Knob{
 		}},
 	{"mgpu-config", Lines, "", "a config read as TE's mGPU queue, in the same run as the others (repeatable)",
 		func(o *engine.Options, s string) error { o.MGPUConfigs = splitLines(s); return nil }},
-	{"suites", String, "", "run only these suites, labels separated by spaces or commas (default $TE_CI_SUITES when set, where empty selects none; else every suite); the others pass without running",
+	{"suites", String, "", "run only these suites, labels separated by spaces or commas (default $TE_CI_SUITES when set, where empty " +
+		"selects none; else every suite); the others pass without running",
 		func(o *engine.Options, s string) error {
 			if s != "" {
 				o.Suites, o.SelectSuites = engine.SuiteNames(s), true
 			}
 			return nil
 		}},
-	{"port-base", String, "", "each item gets PET_MASTER_PORT = this + its first GPU id, so torchrun items running at once never share a port (default $TE_CI_PORT_BASE, else 29600)",
+	{"port-base", String, "", "each item gets PET_MASTER_PORT = this + its first GPU id, so torchrun items running at once never share a " +
+		"port (default $TE_CI_PORT_BASE, else 29600)",
 		func(o *engine.Options, s string) error { o.PortBase = s; return nil }},
-	{"before", String, "", "a command run once, before the suites' setups, pinned to the first GPU (TE's CK JIT prebuild), written as a config line's words; its failure stops the run",
+	{"before", String, "", "a command run once, before the suites' setups, pinned to the first GPU (TE's CK JIT prebuild), written as a " +
+		"config line's words; its failure stops the run",
 		func(o *engine.Options, s string) (err error) { o.Before, err = onceWords(s); return err }},
-	{"after", String, "", "a command run once the queue has drained (TE's CK JIT drift check); its output goes to the console and its log, its failure is a warning",
+	{"after", String, "", "a command run once the queue has drained (TE's CK JIT drift check); its output goes to the console and its log, " +
+		"its failure is a warning",
 		func(o *engine.Options, s string) (err error) { o.After, err = onceWords(s); return err }},
-	{"setup-env", Lines, "", "NAME=VALUE given to every list suite's setup, e.g. TE_CI_SKIP_CK_JIT=1 once --before built the cache (repeatable)",
+	{"setup-env", Lines, "", "NAME=VALUE given to every list suite's setup, e.g. TE_CI_SKIP_CK_JIT=1 once --before built the cache " +
+		"(repeatable)",
 		func(o *engine.Options, s string) error {
 			o.SetupEnv = splitLines(s) // after hook-var and pin-var: their names are settled
 			return errors.Join(engine.SetupEnvProblems(o.Hooks, o.SetupEnv)...)
 		}},
-	{"junit-optional", Lines, "", "items whose re-entry writes no JUnit file, judged by their exit code alone instead of as no-run: weight keys, label/tag, globs allowed, e.g. torch/benchmark (repeatable)",
+	{"junit-optional", Lines, "", "items whose re-entry writes no JUnit file, judged by their exit code alone instead of as no-run: " +
+		"weight keys, label/tag, globs allowed, e.g. torch/benchmark (repeatable)",
 		func(o *engine.Options, s string) error {
 			o.JUnitOptional = splitLines(s)
 			var errs []error
@@ -151,7 +165,8 @@ var Knobs = []Knob{
 			}
 			return errors.Join(errs...)
 		}},
-	{"core-dumps", Bool, "false", "let the commands it starts write core files (default: RLIMIT_CORE 0 for every command, as TE's ulimit -c 0)",
+	{"core-dumps", Bool, "false", "let the commands it starts write core files (default: RLIMIT_CORE 0 for every command, as TE's " +
+		"ulimit -c 0)",
 		func(o *engine.Options, s string) (err error) { o.CoreDumps, err = boolean(s); return err }},
 	{"full", Bool, "false", "run every item even when the last attempt left a list of what failed (docs/reruns.md)",
 		func(o *engine.Options, s string) (err error) { o.Full, err = boolean(s); return err }},
@@ -169,7 +184,8 @@ var Knobs = []Knob{
 		}},
 	{"flaky-is-failure", Bool, "false", "an item that passed only on a rerun fails its suite",
 		func(o *engine.Options, s string) (err error) { o.FlakyIsFailure, err = boolean(s); return err }},
-	{"quarantine-threshold", Number, strconv.Itoa(dispatch.DefaultQuarantine.Threshold), "consecutive fast or device-error failures that take a GPU out of the pool; 0 = off",
+	{"quarantine-threshold", Number, strconv.Itoa(dispatch.DefaultQuarantine.Threshold),
+		"consecutive fast or device-error failures that take a GPU out of the pool; 0 = off",
 		func(o *engine.Options, s string) error {
 			n, err := number(s, 0, true)
 			o.Quarantine = dispatch.DefaultQuarantine
@@ -268,7 +284,8 @@ func (v Values) clashes(n hook.Names) []error {
 		if slices.Contains(c.Keys[:], "pin") && pinVar != "" {
 			knob, value = "pin-var", pinVar
 		}
-		errs = append(errs, &Error{Knob: knob, Value: value, Err: fmt.Errorf("%w (%s and %s): each command would get one value for both; give them different names",
+		errs = append(errs, &Error{Knob: knob, Value: value, Err: fmt.Errorf("%w (%s and %s): each command would get one value for both; give "+
+			"them different names",
 			c, option(c.Keys[0]), option(c.Keys[1]))})
 	}
 	return errs

@@ -25,7 +25,8 @@ func Advice(k int, wall, next float64, largestKey string, largest float64) strin
 	switch {
 	case largest <= 0 || next > largest*(1+minGain):
 	case largestKey != "":
-		return fmt.Sprintf("%s %s: the largest item, %s (%s), sets the wall clock; split it to go further", head, what, textfmt.Printable(largestKey), secs(largest))
+		return fmt.Sprintf("%s %s: the largest item, %s (%s), sets the wall clock; split it to go further", head, what,
+			textfmt.Printable(largestKey), secs(largest))
 	default:
 		return fmt.Sprintf("%s %s: the longest item (%s) sets the wall clock; split it to go further", head, what, secs(largest))
 	}

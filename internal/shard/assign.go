@@ -372,7 +372,8 @@ func (r *refiner) improve(hi int) (bool, error) {
 					}
 				}
 				// No replay when a bound already rules the change out.
-				if (r.work[lo]+sp.cost[i]-cj)/n > target || (r.work[hi]-sp.cost[i]+cj)/n > target || sp.items[i].Weight > target || j >= 0 && sp.items[j].Weight > target {
+				if (r.work[lo]+sp.cost[i]-cj)/n > target || (r.work[hi]-sp.cost[i]+cj)/n > target || sp.items[i].Weight > target || j >= 0 &&
+					sp.items[j].Weight > target {
 					continue
 				}
 				if sp.budget <= 0 {

@@ -132,7 +132,8 @@ func Items(suites []config.Suite, keys []ItemKey, gpus int, pooled map[string]bo
 		delete(byLabel, s.Label)
 		if s.Mode == config.Opaque {
 			if n := countTagged(listed); n > 0 {
-				warns = append(warns, fmt.Sprintf("suite %q is opaque (one whole item) but the list has %d item(s) of it with a tag; they are left out", s.Label, n))
+				warns = append(warns, fmt.Sprintf("suite %q is opaque (one whole item) but the list has %d item(s) of it with a tag; they are "+
+					"left out", s.Label, n))
 			}
 			if pooled[s.Label] {
 				width = gpus
@@ -142,7 +143,8 @@ func Items(suites []config.Suite, keys []ItemKey, gpus int, pooled map[string]bo
 		}
 		for _, k := range listed {
 			if k.Tag == "" {
-				warns = append(warns, fmt.Sprintf("suite %q expands into items but the list has its bare label (an opaque item's key); it is left out", s.Label))
+				warns = append(warns, fmt.Sprintf("suite %q expands into items but the list has its bare label (an opaque item's key); it is left out",
+					s.Label))
 				continue
 			}
 			w := width

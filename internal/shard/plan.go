@@ -223,13 +223,15 @@ func Read(r io.Reader, name string) (*Plan, error) {
 		var te *json.UnmarshalTypeError
 		switch {
 		case errors.As(err, &se):
-			return nil, fmt.Errorf("plan %s: not JSON at byte %d: %s; give the file sgpu-queue plan wrote", name, se.Offset, textfmt.OneLine(se.Error()))
+			return nil, fmt.Errorf("plan %s: not JSON at byte %d: %s; give the file sgpu-queue plan wrote", name, se.Offset,
+				textfmt.OneLine(se.Error()))
 		case errors.As(err, &te):
 			where := "the file"
 			if te.Field != "" {
 				where = fmt.Sprintf("field %q", te.Field)
 			}
-			return nil, fmt.Errorf("plan %s: not a plan file: %s holds a JSON %s where %s belongs; give the file sgpu-queue plan wrote", name, where, te.Value, kindName(te.Type.Kind()))
+			return nil, fmt.Errorf("plan %s: not a plan file: %s holds a JSON %s where %s belongs; give the file sgpu-queue plan wrote", name,
+				where, te.Value, kindName(te.Type.Kind()))
 		}
 		return nil, fmt.Errorf("plan %s: not a plan file (%s); give the file sgpu-queue plan wrote", name, textfmt.OneLine(err.Error()))
 	}
@@ -244,7 +246,8 @@ func Read(r io.Reader, name string) (*Plan, error) {
 func (p *Plan) check() error {
 	switch {
 	case p.Version != Version:
-		return fmt.Errorf("format version %d, this sgpu-queue reads version %d: make the plan with the same sgpu-queue as the shards", p.Version, Version)
+		return fmt.Errorf("format version %d, this sgpu-queue reads version %d: make the plan with the same sgpu-queue as the shards", p.Version,
+			Version)
 	case len(p.Shards) < 1 || len(p.Shards) > MaxShards:
 		return fmt.Errorf("%d shards: want from 1 to %d", len(p.Shards), MaxShards)
 	case p.GPUs < 1:

@@ -73,7 +73,8 @@ func (r *Report) Write(w io.Writer) error {
 func writeNoise(b *strings.Builder, o Options) {
 	switch o.Model {
 	case NoiseLognormal:
-		fmt.Fprintf(b, "durations: weight × exp(%g·Z), Z standard normal (lognormal), %d runs (seed %d); the queues order by the weights\n", o.Noise, o.Runs, o.Seed)
+		fmt.Fprintf(b, "durations: weight × exp(%g·Z), Z standard normal (lognormal), %d runs (seed %d); the queues order by the weights\n",
+			o.Noise, o.Runs, o.Seed)
 	default:
 		fmt.Fprintf(b, "durations: weight × uniform [%g, %g] (±%g %%), %d runs (seed %d); the queues order by the weights\n",
 			1-o.Noise, 1+o.Noise, 100*o.Noise, o.Runs, o.Seed)

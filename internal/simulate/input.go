@@ -84,7 +84,8 @@ func Load(r io.Reader, name string) (*Input, []string, error) {
 		// items of one key would be one item run twice.
 		ik := schedule.Item{Label: label, Tag: tag}.Key()
 		if first, dup := items[ik]; dup {
-			warns = append(warns, fmt.Sprintf("%s:%d: skipped %q: it names the same item as %q (an empty tag is the whole suite)", name, n, key, first))
+			warns = append(warns, fmt.Sprintf("%s:%d: skipped %q: it names the same item as %q (an empty tag is the whole suite)", name, n, key,
+				first))
 			continue
 		}
 		items[ik] = key
@@ -104,7 +105,8 @@ func Load(r io.Reader, name string) (*Input, []string, error) {
 		return nil, warns, fmt.Errorf("weights %s: read %d keys but ordered %d", name, t.Len(), len(in.Items))
 	}
 	if len(in.Items) == 0 {
-		return nil, warns, fmt.Errorf("weights %s: no \"<key> <seconds>\" line in it; give a weight table, e.g. one written by sgpu-queue run", name)
+		return nil, warns, fmt.Errorf("weights %s: no \"<key> <seconds>\" line in it; give a weight table, e.g. one written by sgpu-queue run",
+			name)
 	}
 	return in, warns, nil
 }
@@ -159,7 +161,8 @@ func splitGPUs(data []byte, name string) ([]byte, map[string]int, []string) {
 			ok = err == nil && g >= 1 && g <= maxWidth
 		}
 		if !ok {
-			warns = append(warns, fmt.Sprintf("%s:%d: skipped line with a bad GPU count %q: want gpus=N (N from 1 to %d) or gpus=all", name, n+1, col, maxWidth))
+			warns = append(warns, fmt.Sprintf("%s:%d: skipped line with a bad GPU count %q: want gpus=N (N from 1 to %d) or gpus=all", name, n+1,
+				col, maxWidth))
 			lines[n] = nil
 			continue
 		}

@@ -191,7 +191,8 @@ func (r *RunnersReport) Advice(k int) string {
 func (r *RunnersReport) Write(w io.Writer) error {
 	var b strings.Builder
 	in, o := r.Input, r.Options
-	fmt.Fprintf(&b, "simulate %s: %d items in %d suites, 1–%d runners of %d GPUs each\n", in.Name, len(in.Items), len(in.Suites), len(r.Rows), o.GPUs)
+	fmt.Fprintf(&b, "simulate %s: %d items in %d suites, 1–%d runners of %d GPUs each\n", in.Name, len(in.Items), len(in.Suites), len(r.Rows),
+		o.GPUs)
 	if o.Noise == 0 {
 		b.WriteString("durations: the weights exactly\n")
 		fmt.Fprintf(&b, "GPU-seconds %s, largest item %s (%s)\n", secs(r.Work.Mean), textfmt.Printable(r.LargestKey), secs(r.LargestWeight))
@@ -200,7 +201,8 @@ func (r *RunnersReport) Write(w io.Writer) error {
 		fmt.Fprintf(&b, "GPU-seconds %s (range %s–%s), largest item %s (%s by its weight)\n",
 			secs(r.Work.Mean), secs(r.Work.Min), secs(r.Work.Max), textfmt.Printable(r.LargestKey), secs(r.LargestWeight))
 	}
-	fmt.Fprintf(&b, "each runner runs the items `sgpu-queue plan` gives it as the %s queue on its own %d GPUs\n", schedule.DefaultPolicy, o.GPUs)
+	fmt.Fprintf(&b, "each runner runs the items `sgpu-queue plan` gives it as the %s queue on its own %d GPUs\n", schedule.DefaultPolicy,
+		o.GPUs)
 	fmt.Fprintf(&b, "plan: %s (\"LPT alone\": the slowest runner without the refinement, and the moves and swaps it made)\n", shard.RuleText)
 	b.WriteString("lower bound: max(GPU-seconds / all the runners' GPUs, largest); the matrix's wall clock is its slowest runner's\n\n")
 	noisy := o.Noise > 0

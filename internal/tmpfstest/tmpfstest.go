@@ -17,7 +17,8 @@ func Mount(t testing.TB, size int) string {
 	t.Helper()
 	dir := t.TempDir()
 	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, fmt.Sprintf("size=%d,mode=0755", size)); err != nil {
-		t.Skipf("TMPFS UNAVAILABLE: cannot mount a %d-byte tmpfs on %s (%v): the full-disk test is skipped; run it as root (CAP_SYS_ADMIN)", size, dir, err)
+		t.Skipf("TMPFS UNAVAILABLE: cannot mount a %d-byte tmpfs on %s (%v): the full-disk test is skipped; run it as root (CAP_SYS_ADMIN)",
+			size, dir, err)
 	}
 	t.Cleanup(func() {
 		if err := syscall.Unmount(dir, syscall.MNT_DETACH); err != nil {

@@ -381,7 +381,8 @@ func progress(o Options, label string, total int, done *atomic.Int64) func() {
 		for {
 			select {
 			case <-t.C:
-				fmt.Fprintf(o.Progress, "verify: %s: %d of %d tags re-entered (%s)\n", label, done.Load(), total, textfmt.Dur(time.Since(start).Seconds()))
+				fmt.Fprintf(o.Progress, "verify: %s: %d of %d tags re-entered (%s)\n", label, done.Load(), total,
+					textfmt.Dur(time.Since(start).Seconds()))
 			case <-quit:
 				return
 			}
@@ -409,7 +410,8 @@ func (s Suite) Write(w io.Writer, filterVar string) {
 		fmt.Fprintf(w, "%s: listing failed, nothing round-tripped:\n%s\n", s.Label, textfmt.Indent(s.Err.Error()))
 		return
 	case s.Mode != "":
-		fmt.Fprintf(w, "%s: %d %s items each select exactly themselves, %d mismatches\n", s.Label, s.Tags-len(s.Mismatches), s.Mode, len(s.Mismatches))
+		fmt.Fprintf(w, "%s: %d %s items each select exactly themselves, %d mismatches\n", s.Label, s.Tags-len(s.Mismatches), s.Mode,
+			len(s.Mismatches))
 	default:
 		// Tags counts every re-entry: the ones that round-tripped are the rest.
 		fmt.Fprintf(w, "%s: %d tags round-tripped, %d mismatches\n", s.Label, s.Tags-len(s.Mismatches), len(s.Mismatches))

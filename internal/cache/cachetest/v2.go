@@ -195,7 +195,8 @@ func serveBlob(w http.ResponseWriter, r *http.Request, data []byte) {
 	start, end, ok := parseRange(rng, int64(len(data)))
 	if !ok {
 		h.Set("Content-Range", fmt.Sprintf("bytes */%d", len(data)))
-		azureError(w, http.StatusRequestedRangeNotSatisfiable, "InvalidRange", "The range specified is invalid for the current size of the resource.")
+		azureError(w, http.StatusRequestedRangeNotSatisfiable, "InvalidRange", "The range specified is invalid for the current size of the "+
+			"resource.")
 		return
 	}
 	h.Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", start, end, len(data)))

@@ -1,0 +1,64 @@
+package engine
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/rocm/sgpu-queue/internal/hook"
+	"github.com/rocm/sgpu-queue/internal/junit"
+)
+
+// junitPrefix is the absolute JUnit prefix from the environment: relative prefixes
+// are taken from the repo root, and the trailing slash is kept. With none there it
+// is <log dir>/junit/ when Options.JUnitInLogDir (the CLI) asks for one, else "".
+func (r *run) junitPrefix() string {
+	p, ok := hook.Env(r.o.Env).Get(r.o.Hooks.JUnitPrefix)
+	if !ok || p == "" {
+		if r.o.JUnitInLogDir {
+			return r.layout.JUnitDir() + "/"
+		}
+		return ""
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(r.o.RepoRoot, p)
+	} else {
+		p = filepath.Clean(p)
+	}
+	return p + "/"
+}
+
+// junitSuffix is the JUnit file suffix the suites are given with the prefix: the
+// environment's, else ".xml". It is always passed along with the prefix, because
+// TE's scripts write <prefix><tag><suffix> and add nothing themselves: with the
+// prefix alone they write files without an extension, which no merge finds.
+func (r *run) junitSuffix() string {
+	if s, ok := hook.Env(r.o.Env).Get(r.o.Hooks.JUnitSuffix); ok && s != "" {
+		return s
+	}
+	return junit.DefaultSuffix
+}
+
+func (r *run) junitEnv(env hook.Env, label string) (hook.Env, error) {
+	prefix := r.junitPrefix()
+	if prefix == "" {
+		return env, nil
+	}
+	// The suite's folder is there before its setup and items write into it
+	// (dispatch makes it again for each item).
+	if err := os.MkdirAll(prefix+label, 0o755); err != nil {
+		return nil, fmt.Errorf("JUnit folder of suite %q: %w", label, err)
+	}
+	p, err := r.mapPath(prefix + label)
+	if err != nil {
+		return nil, err
+	}
+	return env.With(r.o.Hooks.JUnitPrefix+"="+p+"/", r.o.Hooks.JUnitSuffix+"="+r.junitSuffix()), nil
+}
+
+func (r *run) mapPath(p string) (string, error) {
+	if r.o.MapPath == nil {
+		return p, nil
+	}
+	return r.o.MapPath(p)
+}

@@ -1,0 +1,152 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/rocm/sgpu-queue/internal/adapter"
+	"github.com/rocm/sgpu-queue/internal/config"
+	"github.com/rocm/sgpu-queue/internal/gpu"
+	"github.com/rocm/sgpu-queue/internal/hook"
+	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/optname"
+	"github.com/rocm/sgpu-queue/internal/outcome"
+)
+
+// readConfig is phase 0: the configs (every problem of every file at once), where
+// commands run, the GPU pool and arch, and the claimed, locked log dir. release
+// undoes what it opened.
+func (r *run) readConfig(ctx context.Context) (suites []config.Suite, pool gpu.Pool, release func(), err error) {
+	r.obs.Phase(0, "read the config")
+	suites, err = config.Load(slices.Concat(r.o.Configs, r.o.MGPUConfigs))
+	config.MarkQueues(suites, r.o.Queue, r.o.MGPUConfigs)
+	check := r.o.CheckCommands && r.o.Container == ""
+	if err = errors.Join(err, config.Resolve(suites, r.o.RepoRoot, check), adapter.Check(suites), r.readSharding()); err != nil {
+		return nil, pool, nil, usage(err)
+	}
+	r.res.Configs = map[string]config.Suite{}
+	for _, s := range suites {
+		r.res.Configs[s.Label] = s
+	}
+	if suites, r.unselected, err = r.selectSuites(suites); err != nil {
+		return nil, pool, nil, usage(err)
+	}
+	if len(suites) == 0 {
+		return nil, pool, func() {}, nil // nothing selected: no GPU needed (run.noneSelected)
+	}
+	target, err := OpenTarget(ctx, r.o, r.warn, r.o.RepoRoot, r.o.LogDir)
+	if err != nil {
+		return nil, pool, nil, usage(err)
+	}
+	release = func() { target.Close() }
+	fail := func(err error) ([]config.Suite, gpu.Pool, func(), error) {
+		release()
+		return nil, pool, nil, usage(err)
+	}
+	r.o.Exec, r.o.MapPath, r.cmdEnv = target.Exec, target.MapPath, target.Env
+	if target.Root != "" {
+		r.printf("  commands run in container %s (repo root there: %s)\n", r.o.Container, target.Root)
+	}
+	for _, s := range suites {
+		words := s.Args
+		if s.Command != "" { // a script's line; a tool's has its arguments only
+			words = append([]string{s.Command}, s.Args...)
+		}
+		queue := ""
+		if s.MGPU {
+			queue = "   mGPU queue"
+		}
+		r.printf("  %-12s %-6s %s   (%s)%s\n", s.Label, s.Mode, config.QuoteWords(words), s.Where(), queue)
+	}
+	if pool, err = r.detect(ctx); err != nil {
+		return fail(err)
+	}
+	if r.ports, err = r.itemPorts(pool); err != nil {
+		return fail(err)
+	}
+	r.printf("  level %s, log dir %s\n", r.o.Level, r.o.LogDir)
+	if !r.o.DryRun {
+		claim := r.claim(suites, pool)
+		lock, err := r.layout.Claim(claim, r.o.LogDirReuse)
+		if err != nil {
+			return fail(logDirError(r.o.Face, r.o.LogDir, err))
+		}
+		r.foreignCwd = claim.ForeignCwd
+		release = func() { lock.Release(); target.Close() }
+	}
+	return suites, pool, release, nil
+}
+
+// itemPorts gives each GPU of the pool the PET_MASTER_PORT of an item that starts
+// on it (docs/hooks.md "Ports").
+func (r *run) itemPorts(pool gpu.Pool) (map[string]int, error) {
+	fromEnv, _ := hook.Env(r.o.Env).Get(hook.PortBaseVar)
+	base, err := hook.PortBase(r.o.PortBase, fromEnv)
+	if err != nil {
+		return nil, err
+	}
+	return hook.Ports(base, pool.IDs)
+}
+
+// detect finds the GPU pool and the arch where the items run.
+func (r *run) detect(ctx context.Context) (gpu.Pool, error) {
+	pool, err := gpu.Detect(ctx, gpu.Options{Face: r.o.Face, Explicit: r.o.GPUs, Arch: r.o.Arch,
+		PinVar: r.o.Hooks.Pin, Env: r.cmdEnv, Exec: r.o.Exec})
+	if err != nil {
+		return pool, err
+	}
+	for _, w := range pool.Warnings {
+		r.warn(w)
+	}
+	r.printf("  gpus: %s\n", pool.Describe())
+	if pool.Arch == "" {
+		pool.Arch = "unknown"
+		r.warn(fmt.Sprintf("the GPU arch could not be detected; the weight table is keyed \"unknown\": "+
+			"give %s (e.g. %s) to share weights with runs that know it",
+			r.o.Face.Name("arch"), r.o.Face.Set("arch", "gfx942")))
+	}
+	return pool, nil
+}
+
+// claim is queue/run.json from phase 0 until phase 4 writes the rest: it marks the
+// log dir as this tool's and records the suites whose files a next run may delete.
+func (r *run) claim(suites []config.Suite, pool gpu.Pool) *logdir.Meta {
+	m := &logdir.Meta{Tool: logdir.ToolName, GPUs: pool.IDs, PinVar: pool.PinVar, Arch: pool.Arch, Level: r.o.Level,
+		Shard: r.shardRecord(suites), Roots: r.roots(), ForeignCwd: r.foreignCwd}
+	for _, s := range suites {
+		m.Suites = append(m.Suites, logdir.MetaSuite{Label: s.Label, LogFile: s.LogFile, Mode: string(s.Mode)})
+	}
+	for _, s := range r.unselected {
+		m.Suites = append(m.Suites, logdir.MetaSuite{Label: s.Label, LogFile: s.LogFile, Mode: string(s.Mode), Skip: outcome.NotSelected})
+	}
+	return m
+}
+
+// roots are the repo root and, with a target container, its path there (run.json's
+// roots).
+func (r *run) roots() []string {
+	roots := []string{r.o.RepoRoot}
+	if p, err := r.mapPath(r.o.RepoRoot); err == nil && p != r.o.RepoRoot {
+		roots = append(roots, p)
+	}
+	return roots
+}
+
+// logDirError is the one-line error of a log dir the run cannot claim: another run
+// holds it, it holds someone else's files (both say so and the fix), or it cannot be
+// written.
+func logDirError(face optname.Face, dir string, err error) error {
+	var busy *logdir.BusyError
+	var foreign *logdir.NotOursError
+	switch {
+	case errors.As(err, &busy):
+		busy.Face = face
+		return err
+	case errors.As(err, &foreign):
+		foreign.Face = face
+		return err
+	}
+	return fmt.Errorf("log dir %s is not writable: %w; give a writable %s", dir, err, face.Name("log-dir"))
+}

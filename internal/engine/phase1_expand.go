@@ -1,0 +1,178 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/rocm/sgpu-queue/internal/adapter"
+	"github.com/rocm/sgpu-queue/internal/config"
+	"github.com/rocm/sgpu-queue/internal/expand"
+	"github.com/rocm/sgpu-queue/internal/gpu"
+	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/schedule"
+	"github.com/rocm/sgpu-queue/internal/textfmt"
+	"github.com/rocm/sgpu-queue/internal/weights"
+)
+
+type expansion struct {
+	// work is phase 1's one list of items, each with the adapter that runs it; an
+	// item's Seq is its index. items are their scheduler's side, which phase 2
+	// narrows, weighs and orders.
+	work   []expand.Item
+	items  []schedule.Item
+	suites map[string]config.Suite
+	census weights.Census
+	rows   []logdir.CensusRow
+	listed []logdir.CensusRow // a shard's whole listing, before keepShard
+}
+
+// expand is phase 1: the adapter suites' setup= commands, then every listing.
+// Listings and setups run on the first GPU (a multi-GPU suite's listings on its
+// first GPUs, as many as its items take: suitePin), so capability probes answer for
+// the kind of GPU the items will get. A dry run runs setup= too: the listing needs it.
+func (r *run) expand(ctx context.Context, suites []config.Suite, pool gpu.Pool) (*expansion, error) {
+	req := expand.Request{
+		Suites: suites, Exec: r.o.Exec, Hooks: r.o.Hooks, Level: r.o.Level, Dir: r.o.RepoRoot,
+		Env:     r.cmdEnv.With(pool.Pin(pool.IDs[0])...),
+		Pin:     func(s config.Suite) []string { return suitePin(s, pool) },
+		Timeout: r.o.ListTimeout, SetupTimeout: r.o.SetupTimeout,
+		// A dry run writes nothing: the listings' stderr is not kept (a failed
+		// listing still shows its tail in the error), never held in memory.
+		Log: io.Discard,
+	}
+	if !r.o.DryRun {
+		f, err := os.Create(r.layout.ExpandLog())
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", r.layout.ExpandLog(), err)
+		}
+		defer f.Close()
+		req.Log = f
+		req.SetupLog = func(s config.Suite) (io.WriteCloser, string, error) {
+			path := r.layout.SetupLog(s.Label)
+			f, err := os.Create(path)
+			return f, r.rel(path), err
+		}
+	}
+	res, err := expand.Run(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	for _, st := range res.Setups {
+		r.printSetup(st)
+	}
+	for _, w := range res.Warnings {
+		r.warn(w)
+	}
+	e := &expansion{work: res.Items, census: res.Census, rows: res.Rows, suites: map[string]config.Suite{}}
+	for _, it := range res.Items {
+		e.items = append(e.items, it.Item)
+	}
+	for _, s := range suites {
+		e.suites[s.Label] = s
+		n := 0
+		for _, it := range res.Items {
+			if it.Label == s.Label {
+				n++
+			}
+		}
+		r.printf("  %-12s %4d item(s) queued, census %s\n", s.Label, n, censusNote(res, s.Label))
+	}
+	return e, nil
+}
+
+// censusNote says what a suite's census is: the count of its own census (failed:
+// its weights are not pruned), "-" for a suite of one untagged item (an opaque one:
+// nothing to list), else the count of its listing.
+func censusNote(res *expand.Result, label string) string {
+	keys := res.Census[label]
+	switch {
+	case res.OwnCensus[label] && keys == nil:
+		return "failed"
+	case res.OwnCensus[label]:
+		return fmt.Sprint(len(keys))
+	case len(keys) == 1 && keys[weights.Key(label, "")]:
+		return "-"
+	}
+	return fmt.Sprintf("%d (its listing)", len(keys))
+}
+
+// printSetup prints a setup= command that ran.
+func (r *run) printSetup(st expand.SetupRun) {
+	r.printf("  %-12s setup ok (%s)", st.Suite.Label, textfmt.Dur(st.Secs))
+	if st.Log != "" {
+		r.printf("  → %s", st.Log)
+	}
+	if len(st.Shared) > 0 {
+		r.printf("  (also for %s)", strings.Join(st.Shared, ", "))
+	}
+	r.printf("\n")
+}
+
+// checkWidths fits the items to a pool of gpus GPUs. A width a suite declares (its
+// listing line's count, its config's gpus=) above the pool is clamped to the pool
+// with a warning naming the item, or the suite when its gpus= says it (TE's rule:
+// the test skips the cases that need more GPUs; docs/config.md "Mode options"). An
+// item of a tool that takes its count as given (adapter.Sized: a ctest test's
+// RESOURCE_GROUPS) cannot run on fewer: it is refused, naming each (up to a few).
+func (r *run) checkWidths(plan []schedule.Item, e *expansion, gpus int) error {
+	var errs []error
+	refused, clamped := 0, 0
+	suites := map[string]int{} // label → items clamped by its gpus=
+	var labels []string        // those suites, in the order of their first item
+	for i := range plan {
+		it := &plan[i]
+		if it.Width() <= gpus {
+			continue
+		}
+		s := e.suites[it.Label]
+		if _, sized := e.work[it.Seq].Adapter.(adapter.Sized); !sized {
+			width := it.Width()
+			it.GPUs, it.AllGPUs = gpus, false
+			if width == s.Options.GPUs {
+				if suites[s.Label]++; suites[s.Label] == 1 {
+					labels = append(labels, s.Label)
+				}
+			} else if clamped++; clamped <= 5 {
+				r.warn(fmt.Sprintf("item %s declares %d GPUs (its listing line) but the pool has %d: it runs on %d, so cases that need more skip",
+					textfmt.Printable(it.Key()), width, gpus, gpus))
+			}
+			continue
+		}
+		if refused++; refused > 5 {
+			continue
+		}
+		errs = append(errs, fmt.Errorf("item %s needs %d GPUs but the pool has %d (its own metadata asks for %d (a ctest test's "+
+			"RESOURCE_GROUPS)): lower its count, or run on more GPUs (%s)",
+			textfmt.Printable(it.Key()), it.Width(), gpus, it.Width(), r.o.Face.Name("gpus")))
+	}
+	if clamped > 5 {
+		r.warn(fmt.Sprintf("and %d more item(s) declared wider than the pool run on %d GPUs", clamped-5, gpus))
+	}
+	for _, l := range labels {
+		s := e.suites[l]
+		r.warn(fmt.Sprintf("suite %q says gpus=%d at %s but the pool has %d: its %s run on %d, so cases that need more skip",
+			s.Label, s.Options.GPUs, s.Where(), gpus, textfmt.Count(suites[l], "item"), gpus))
+	}
+	if refused > 5 {
+		errs = append(errs, fmt.Errorf("and %d more item(s) wider than the pool", refused-5))
+	}
+	return errors.Join(errs...)
+}
+
+// suitePin pins a suite's listing and setup: to the first GPU, or a multi-GPU
+// suite's to the first GPUs of the pool, as many as its items take (the whole pool
+// at most: a wider suite is clamped to it in phase 1).
+func suitePin(s config.Suite, pool gpu.Pool) []string {
+	n := 1
+	switch w, all := s.Width(); {
+	case all:
+		n = len(pool.IDs)
+	case w > 1:
+		n = min(w, len(pool.IDs))
+	}
+	return pool.Pin(strings.Join(pool.IDs[:n], ","))
+}

@@ -1,0 +1,209 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/rocm/sgpu-queue/internal/atomicfile"
+	"github.com/rocm/sgpu-queue/internal/dispatch"
+	"github.com/rocm/sgpu-queue/internal/exitcode"
+	"github.com/rocm/sgpu-queue/internal/gpu"
+	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/schedule"
+	"github.com/rocm/sgpu-queue/internal/textfmt"
+	"github.com/rocm/sgpu-queue/internal/weights"
+)
+
+// ordered is what phase 2 decided: the weighed items, the scheduler over them and
+// its intended order, the weight table it weighed them from, and queue.tsv's rows.
+type ordered struct {
+	plan      []schedule.Item
+	queue     schedule.Scheduler
+	order     []int
+	store     weights.Store
+	table     *weights.Table // the run's view of the stored table (weights.Pool)
+	pool      *weights.Pool
+	queueRows []logdir.QueueRow
+}
+
+// order is phase 2: weigh the items from the table, order them, choose the
+// scheduler, print the plan and (unless a dry run) write queue.tsv and items.tsv.
+func (r *run) order(ctx context.Context, exp *expansion, pool gpu.Pool) (*ordered, error) {
+	r.obs.Phase(2, "weigh and order the queue")
+	r.narrow(exp, pool.Arch)
+	o := &ordered{plan: exp.items}
+	store, stored := r.loadTable(ctx, pool.Arch, "ordering without it")
+	pooled := pooledKeys(o.plan)
+	r.seedTE(ctx, stored, exp, pool, pooled)
+	o.store, o.pool = store, weights.SplitPool(stored, pooled, len(pool.IDs))
+	o.table = o.pool.View
+	schedule.Weigh(o.plan, o.table, r.o.DefaultWeight)
+	schedule.Order(o.plan)
+	r.res.Bound = schedule.LowerBound(o.plan, len(pool.IDs))
+	var err error
+	if o.queue, o.order, err = r.scheduler(o.plan, len(pool.IDs)); err != nil {
+		return nil, usage(err)
+	}
+	r.printPlan(o.plan, o.order, len(pool.IDs), o.table.Len())
+	if r.o.DryRun {
+		r.printf("dry run: nothing was run\n")
+		return o, nil
+	}
+	if o.queueRows, err = r.writeQueue(o.plan, o.order, exp); err != nil {
+		return nil, &exitcode.Error{Code: exitcode.Usage, Err: fmt.Errorf("log dir %s: %w", r.o.LogDir, err)}
+	}
+	return o, nil
+}
+
+func (r *run) weightsPath(arch string) string {
+	if r.o.WeightsPath != "" {
+		return r.o.WeightsPath
+	}
+	return weights.DefaultPath(r.o.RepoRoot, arch, r.o.Level)
+}
+
+// loadTable chooses the weight table's store for arch and loads it; a table that
+// cannot be loaded is an empty one, with a warning saying so and what follows
+// (without).
+func (r *run) loadTable(ctx context.Context, arch, without string) (weights.Store, *weights.Table) {
+	store := r.store(arch)
+	r.weights = store
+	r.res.Weights, r.res.WeightsFile = store.String(), r.weightsPath(arch)
+	table, warns, err := store.Load(ctx)
+	for _, w := range warns {
+		r.warn(w)
+	}
+	var unread *weights.UnreadableError
+	if errors.As(err, &unread) {
+		// Its keys are not this run's to drop: saveLearned leaves it as it is.
+		r.unread = unread
+		r.warn(fmt.Sprintf("%v; %s, and it will NOT be written: the keys it holds are kept (make it readable, or remove it)", unread, without))
+		return store, weights.New()
+	}
+	if err != nil || table == nil {
+		r.warn(fmt.Sprintf("weight table %s could not be loaded, %s: %v", store, without, err))
+		table = weights.New()
+	}
+	return store, table
+}
+
+func (r *run) store(arch string) weights.Store {
+	path := r.weightsPath(arch)
+	if r.o.Store != nil {
+		return r.o.Store(arch, r.o.Level, path)
+	}
+	return weights.File{Path: path}
+}
+
+// scheduler is the dispatch policy over the plan (in LPT order), as
+// schedule.NewSetup plans it for run, plan and simulate alike. A single-GPU
+// workload gets the planned queue when it beats LPT on these weights without losing
+// under noise (schedule.NewPlan decides), else LPT; a workload with multi-GPU items
+// gets blocks in the policy's block order (docs/suites.md#multi-gpu-suites). order is the
+// dispatch order it intends, for the printed plan and queue.tsv.
+func (r *run) scheduler(plan []schedule.Item, gpus int) (schedule.Scheduler, []int, error) {
+	r.policy = r.o.Policy
+	if r.policy == "" {
+		r.policy = schedule.DefaultPolicy
+	}
+	s, err := schedule.NewSetup(r.policy, plan, gpus)
+	if err != nil {
+		return nil, nil, err
+	}
+	switch {
+	case s.Blocks != nil:
+		r.planNote = "multi-GPU items: " + blockNote(*s.Blocks) + ", GPUs held for the next wide item, shorter items backfilled"
+	case s.Plan != nil:
+		r.planNote = "planned queue " + s.Plan.Note
+	}
+	return s.Scheduler(), s.Order, nil
+}
+
+// blockNote says which order a workload with multi-GPU items runs in.
+func blockNote(bp schedule.BlockPlan) string {
+	if bp.By != schedule.ByChoice {
+		return bp.By + " first"
+	}
+	if len(bp.Tried) == 0 {
+		return "widest first (an item has no weight to choose an order with)"
+	}
+	note := fmt.Sprintf("%s first, the shortest order on the weights (%s)", bp.From, textfmt.Dur(bp.Wall))
+	if bp.Moves > 0 {
+		note = fmt.Sprintf("%s first with %d item(s) moved, the shortest order found on the weights (%s)",
+			bp.From, bp.Moves, textfmt.Dur(bp.Wall))
+	}
+	return note
+}
+
+// printPlan prints the dispatch plan and the lower bound it is measured against;
+// with multi-GPU items, each item's GPU count and the bound in GPU-seconds.
+func (r *run) printPlan(plan []schedule.Item, order []int, gpus, known int) {
+	r.printf("  weights: %s (%d keys)\n", r.res.Weights, known)
+	r.printf("  policy %s", r.policy)
+	if r.planNote != "" {
+		r.printf(": %s", r.planNote)
+	}
+	mixed := schedule.Mixed(plan)
+	if mixed {
+		r.printf("\n  %4s  %9s  %4s  %-12s %s\n", "#", "estimate", "gpus", "suite", "item")
+	} else {
+		r.printf("\n  %4s  %9s  %-12s %s\n", "#", "estimate", "suite", "item")
+	}
+	for i, idx := range order {
+		it := plan[idx]
+		est := "unknown"
+		if it.Known {
+			est = textfmt.Dur(it.Weight)
+		}
+		if mixed {
+			r.printf("  %4d  %9s  %4d  %-12s %s\n", i+1, est, it.Width(), it.Label, dispatch.ShownTag(it.Tag))
+		} else {
+			r.printf("  %4d  %9s  %-12s %s\n", i+1, est, it.Label, dispatch.ShownTag(it.Tag))
+		}
+	}
+	b := r.res.Bound
+	if mixed {
+		r.printf("  %d items on %d GPUs: known work %s in GPU-seconds (GPUs × weight), lower bound max(work/%d, largest) = %s",
+			len(plan), gpus, textfmt.Dur(b.Total), gpus, textfmt.Dur(b.Seconds))
+	} else {
+		r.printf("  %d items on %d GPUs: known work %s, lower bound max(work/%d, largest) = %s",
+			len(plan), gpus, textfmt.Dur(b.Total), gpus, textfmt.Dur(b.Seconds))
+	}
+	if b.Unknown > 0 {
+		r.printf(", plus %d unknown item(s) (run first, not counted)", b.Unknown)
+	}
+	r.printf("\n")
+}
+
+// writeQueue writes queue/queue.tsv (in dispatch order) and queue/items.tsv, and
+// returns the queue rows.
+func (r *run) writeQueue(plan []schedule.Item, order []int, e *expansion) ([]logdir.QueueRow, error) {
+	rows := make([]logdir.QueueRow, len(plan))
+	for i, idx := range order {
+		it := plan[idx]
+		s := e.suites[it.Label]
+		cmd := s.Command
+		if cmd == "" {
+			cmd = string(s.Mode) // a tool's line: its adapter builds the command
+		}
+		rows[i] = logdir.QueueRow{Weight: it.Weight, Label: it.Label, Cmd: cmd, Tag: it.Tag, Args: s.Args}
+	}
+	var q, c bytes.Buffer
+	if err := logdir.FormatQueue(&q, rows); err != nil {
+		return nil, err
+	}
+	if err := logdir.FormatCensus(&c, e.rows); err != nil {
+		return nil, err
+	}
+	if err := atomicfile.Write(r.layout.QueueTSV(), q.Bytes(), 0o644); err != nil {
+		return nil, err
+	}
+	if r.shard != nil {
+		if err := r.writeShardFiles(e); err != nil {
+			return nil, err
+		}
+	}
+	return rows, atomicfile.Write(r.layout.ItemsTSV(), c.Bytes(), 0o644)
+}

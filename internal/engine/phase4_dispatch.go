@@ -1,0 +1,70 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/rocm/sgpu-queue/internal/config"
+	"github.com/rocm/sgpu-queue/internal/dispatch"
+	"github.com/rocm/sgpu-queue/internal/gpu"
+	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/schedule"
+)
+
+// meta is run.json as phase 4 starts; Weights names the store phase 2 chose and
+// loaded ("" when the run stopped before it).
+func (r *run) meta(suites []config.Suite, pool gpu.Pool) *logdir.Meta {
+	m := r.claim(suites, pool)
+	m.Format = logdir.FormatOutcomes
+	m.DefaultWeight = r.o.DefaultWeight
+	if r.weights != nil {
+		// After its Load: it may say where the table came from. A file under the repo
+		// root is named relative to it: the report shows no runner's path.
+		m.Weights = r.rel(r.weights.String())
+	}
+	m.Retries, m.FlakyIsFailure, m.TimeoutFactor, m.Policy = r.o.Retries, r.o.FlakyIsFailure, r.o.Timeout.Factor, r.policy
+	r.markNotRerun(m)
+	return m
+}
+
+// dispatch is phase 4.
+func (r *run) dispatch(ctx context.Context, plan []schedule.Item, q schedule.Scheduler, pool gpu.Pool, meta *logdir.Meta,
+	e *expansion) (*dispatch.Result, error) {
+	tw, err := r.layout.OpenTimings()
+	if err != nil {
+		return nil, fmt.Errorf("log dir %s: %w", r.o.LogDir, err)
+	}
+	defer tw.Close()
+	items := r.dispatchItems(plan, e)
+	suffix := r.junitSuffix()
+	prefix := r.junitPrefix()
+	if prefix != "" {
+		if err := os.MkdirAll(prefix, 0o755); err != nil {
+			r.warn(fmt.Sprintf("JUnit prefix %s: %v", prefix, err))
+		}
+	}
+	meta.Started = time.Now()
+	r.writeMeta(meta)
+	cfg := dispatch.Config{
+		Exec: r.o.Exec, Layout: r.layout, Hooks: r.o.Hooks, Env: r.cmdEnv, Level: r.o.Level,
+		GPUs: pool.IDs, PinVar: pool.PinVar, AlsoPin: pool.AlsoPin, Ports: r.ports, JUnitPrefix: prefix, JUnitSuffix: suffix,
+		JUnitOptional: r.o.JUnitOptional,
+		MapPath:       r.o.MapPath, Dir: r.o.RepoRoot, Timings: tw, Console: r.out, Warn: r.warn, Start: meta.Started,
+		Timeout: r.o.Timeout, Retries: r.o.Retries, Quarantine: r.o.Quarantine,
+	}
+	return dispatch.Run(ctx, cfg, items, q), nil
+}
+
+// dispatchItems are the plan's items as dispatch runs them: each the work item of
+// its Seq, as phase 2 weighed it, with a re-run's narrowing.
+func (r *run) dispatchItems(plan []schedule.Item, e *expansion) []dispatch.Item {
+	items := make([]dispatch.Item, len(plan))
+	for i, it := range plan {
+		w := e.work[it.Seq]
+		items[i] = dispatch.Item{Item: it, Suite: w.Suite, Adapter: w.Adapter, Unit: w.Unit}
+		r.narrowItem(&items[i])
+	}
+	return items
+}

@@ -1,0 +1,118 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/textfmt"
+	"github.com/rocm/sgpu-queue/internal/weights"
+)
+
+// learn is phase 6: blend this run's durations into the table, prune the keys of
+// items that are gone, save. A shard learns nothing: merge learns once from every
+// shard's rows (a shard that saved would have them learned twice).
+func (r *run) learn(ctx context.Context, store weights.Store, p *weights.Pool, run *logdir.Run, e *expansion) ([]logdir.Change, []string) {
+	if r.shard != nil {
+		r.printf("  shard %d/%d: the weight table is left as it is: sgpu-queue merge learns once from every shard's rows\n", r.shard.shard,
+			r.shard.shards)
+		return nil, nil
+	}
+	if r.rerun != nil {
+		// A narrowed item's time is not the item's, and a re-run's items ran on a
+		// box mostly idle: the attempt being re-run already taught the table.
+		r.printf("  a re-run: the weight table is left as it is (a re-run's times are not a full queue's)\n")
+		return nil, nil
+	}
+	changes, pruned := LearnRun(p.View, run, e.census)
+	table, aside := p.Join(e.census)
+	pruned = append(pruned, aside...)
+	r.saveLearned(ctx, store, table, changes, pruned)
+	return changes, pruned
+}
+
+// saveLearned names the pruned keys, saves the table and says what changed.
+func (r *run) saveLearned(ctx context.Context, store weights.Store, table *weights.Table, changes []logdir.Change, pruned []string) {
+	for _, k := range pruned {
+		r.printf("  pruned %s (no longer listed by its suite's census)\n", textfmt.Printable(k))
+	}
+	if r.unread != nil {
+		r.lost("the weight table", r.unread.Path, fmt.Errorf("not replaced, its keys kept: %w", r.unread))
+		return
+	}
+	if err := store.Save(ctx, table); err != nil {
+		r.lost("the weight table", store.String(), err)
+	} else {
+		r.printf("  %d weight(s) changed, %d pruned, %d keys → %s\n", len(changes), len(pruned), table.Len(), store)
+	}
+}
+
+// LearnRun is the learning of phase 6 on a run's rows, without saving: each row
+// teaches by its outcome (weights.Measure, docs/outcomes.md) a duration, only "at
+// least this long", or nothing (no-run); then the keys of items that are gone by
+// census are pruned. It returns the weights that changed and the keys pruned. A
+// merge calls it once on every shard's rows, so that the table is the one a single
+// run of those rows would learn.
+func LearnRun(table *weights.Table, run *logdir.Run, census weights.Census) ([]logdir.Change, []string) {
+	return learnRows(table, run, census, nil)
+}
+
+// learnRows is LearnRun but for the rows skip says were learned already: they
+// teach nothing, and their items still count as dispatched for pruning.
+func learnRows(table *weights.Table, run *logdir.Run, census weights.Census, skip func(logdir.Timing) bool) ([]logdir.Change, []string) {
+	var ms []weights.Measurement
+	dispatched := map[string]bool{}
+	for _, t := range learnable(run) {
+		key := weights.Key(t.Label, run.TagOf(t))
+		dispatched[key] = true
+		if skip != nil && skip(t) {
+			continue
+		}
+		if m, ok := weights.Measure(key, t.Secs, run.OutcomeOf(t)); ok {
+			ms = append(ms, m)
+		}
+	}
+	var changes []logdir.Change
+	for _, c := range weights.Learn(table, ms) {
+		if c.Kept {
+			continue
+		}
+		changes = append(changes, logdir.Change{Key: c.Key, Old: c.Old, HadOld: c.HadOld, New: c.New})
+	}
+	return changes, weights.Prune(table, dispatched, census)
+}
+
+// learnable picks the rows phase 6 learns from: every row of an item that ran once;
+// of an item that ran several times (reruns, quarantine), only its passing attempts
+// (outcome ok), or its last one when none passed, so a flaky failure never teaches a
+// duration.
+func learnable(run *logdir.Run) []logdir.Timing {
+	type key struct{ label, item string }
+	rows := map[key][]logdir.Timing{}
+	var order []key
+	for _, t := range run.Timings {
+		k := key{t.Label, t.Item}
+		if _, ok := rows[k]; !ok {
+			order = append(order, k)
+		}
+		rows[k] = append(rows[k], t)
+	}
+	var out []logdir.Timing
+	for _, k := range order {
+		rs := rows[k]
+		if len(rs) == 1 {
+			out = append(out, rs[0])
+			continue
+		}
+		n := len(out)
+		for _, t := range rs {
+			if run.OutcomeOf(t).Passed() {
+				out = append(out, t)
+			}
+		}
+		if len(out) == n {
+			out = append(out, rs[len(rs)-1])
+		}
+	}
+	return out
+}

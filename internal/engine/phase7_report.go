@@ -1,0 +1,103 @@
+package engine
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/rocm/sgpu-queue/internal/adapter"
+	"github.com/rocm/sgpu-queue/internal/junit"
+	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/report"
+	"github.com/rocm/sgpu-queue/internal/textfmt"
+	"github.com/rocm/sgpu-queue/internal/verdict"
+)
+
+// report is phase 7: the merged JUnit per suite, then the report.
+func (r *run) report(ctx context.Context, run *logdir.Run, meta *logdir.Meta) {
+	r.obs.Phase(7, "report")
+	since := run.Meta.Started
+	if since.IsZero() {
+		since = time.Now() // no item ran: no XML of this run can exist
+	}
+	// The merged JUnit first, recorded in run.json: the report shows each failed
+	// item's test cases from it (docs/report.md).
+	r.mergeJUnit(ctx, since)
+	r.recordJUnit(meta)
+	run.Meta = *meta
+	r.res.Stats = report.Compute(run, r.res.Suites)
+	r.writeReport(run)
+}
+
+// writeReport is phase 7.
+func (r *run) writeReport(run *logdir.Run) {
+	files, err := report.WriteFiles(run, r.res.Suites, r.res.Stats)
+	r.res.Markdown = files.Markdown
+	r.res.Report = files.MDPath
+	for _, e := range files.NotWritten {
+		r.lost("the report", e.Path, e.Err)
+	}
+	if err != nil && len(files.NotWritten) == 0 {
+		r.warn(err.Error())
+	}
+	if r.o.RunURL != "" {
+		r.res.Markdown = report.Render(run, r.res.Suites, r.res.Stats, report.Options{RunURL: r.o.RunURL})
+	}
+	s := r.res.Stats
+	r.printf("  wall %s for %s of work on %d GPUs: utilisation %.1f %%, %.1f %% above the lower bound %s\n",
+		textfmt.Dur(s.Wall), textfmt.Dur(s.Work), s.GPUs, 100*s.Utilisation, 100*s.AboveBound, textfmt.Dur(s.Bound))
+	if slices.Contains(r.res.NotWritten, r.rel(files.MDPath)) {
+		r.printf("  report NOT written (%s)\n", r.rel(r.res.Report))
+		return
+	}
+	r.printf("  report → %s\n", r.rel(r.res.Report))
+}
+
+// mergeJUnit writes one schema-valid JUnit file per suite from the XML its items
+// wrote since the item phase started; an item that failed without writing any
+// appears as an error case naming its log.
+func (r *run) mergeJUnit(ctx context.Context, since time.Time) {
+	prefix := r.junitPrefix()
+	if prefix == "" {
+		return
+	}
+	suffix := r.junitSuffix()
+	r.writeJUnit(ctx, func(s verdict.Suite) (*junit.Doc, error) {
+		return junit.Merge(ctx, s.Label, prefix+s.Label, suffix, junit.ItemsOf(s, r.o.LogDir, r.junitNamed(s.Label)), since)
+	})
+}
+
+// writeJUnit writes the merged JUnit file of each suite that doc gives one
+// (junit.WriteSuites) into the JUnit directory.
+func (r *run) writeJUnit(ctx context.Context, doc func(verdict.Suite) (*junit.Doc, error)) {
+	r.res.JUnit = append(r.res.JUnit, junit.WriteSuites(r.junitDir(), r.res.Suites, doc, junitLog{r})...)
+}
+
+// junitLog is the run's console, warnings and lost files as junit.WriteSuites
+// tells them.
+type junitLog struct{ r *run }
+
+func (l junitLog) Printf(format string, a ...any)    { l.r.printf(format, a...) }
+func (l junitLog) Warn(msg string)                   { l.r.warn(msg) }
+func (l junitLog) Lost(what, path string, err error) { l.r.lost(what, path, err) }
+func (l junitLog) Rel(path string) string            { return l.r.rel(path) }
+
+// junitDir is where the merged files go.
+func (r *run) junitDir() string {
+	switch dir := r.o.JUnitDir; {
+	case dir == "":
+		return filepath.Join(r.o.RepoRoot, "test-results", "junit")
+	case !filepath.IsAbs(dir):
+		return filepath.Join(r.o.RepoRoot, dir)
+	default:
+		return dir
+	}
+}
+
+// junitNamed says whether sgpu-queue named the items' files of a suite (its
+// adapter gives them a JUnit file, rather than the suite writing under the prefix).
+func (r *run) junitNamed(label string) bool {
+	a, _ := adapter.For(r.res.Configs[label]) // its config was checked before the run
+	return adapter.JUnitOf(a) != adapter.JUnitUnderPrefix
+}

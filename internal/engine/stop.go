@@ -1,0 +1,120 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/rocm/sgpu-queue/internal/atomicfile"
+	"github.com/rocm/sgpu-queue/internal/config"
+	"github.com/rocm/sgpu-queue/internal/exitcode"
+	"github.com/rocm/sgpu-queue/internal/expand"
+	"github.com/rocm/sgpu-queue/internal/gpu"
+	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/outcome"
+	"github.com/rocm/sgpu-queue/internal/textfmt"
+)
+
+// cancelledAfterItems records a cancel (a signal) that came after every item had
+// ended, while phases 5–7 wrote the verdicts, the weights and the report: those are
+// written in full, and the run is a cancelled one (exit 130 when no item failed,
+// never 0: docs/exit-codes.md), as run.json then says.
+func (r *run) cancelledAfterItems(meta *logdir.Meta) {
+	r.res.Cancelled, meta.Cancelled = true, true
+	r.warn("the run was cancelled after its items ended: the verdicts, weights and report of what was measured are written")
+	r.writeMeta(meta)
+}
+
+// stoppedBeforeItems ends a run cancelled during listing (phase 1) or setup (phase
+// 3): every suite still gets its verdict files (each item, or the suite when its
+// items were never listed, "cancelled"), the report says so, nothing is learned,
+// and the exit code is exitcode.Interrupted.
+func (r *run) stoppedBeforeItems(ctx context.Context, phase int, suites []config.Suite, pool gpu.Pool,
+	queueRows []logdir.QueueRow) (*Result, error) {
+	ctx = context.WithoutCancel(ctx)
+	what := map[int]string{1: "while listing the suites' items (phase 1)", 3: "during setup (phase 3)"}[phase]
+	meta := r.meta(suites, pool)
+	meta.Finished, meta.Cancelled = true, true
+	meta.Stop = &logdir.Stop{Reason: outcome.StopCancelled, Message: "the run was cancelled " + what + ", before any item ran", Phase: phase}
+	r.res.Cancelled, r.res.Stop = true, meta.Stop
+	r.warn(meta.Stop.Message)
+	if phase == 1 {
+		// No queue was written: an empty one keeps the log dir a run that
+		// `sgpu-queue report` can rebuild.
+		if err := os.WriteFile(r.layout.QueueTSV(), nil, 0o644); err != nil {
+			r.warn(fmt.Sprintf("%s: %v", r.layout.QueueTSV(), err))
+		}
+	}
+	r.writeMeta(meta)
+	run := &logdir.Run{Layout: r.layout, Meta: *meta, Queue: queueRows}
+	r.verdicts(run)
+	r.obs.Phase(6, "learn the weights")
+	r.printf("  nothing ran: the weight table is left as it is\n")
+	r.report(ctx, run, meta)
+	r.obs.Phase(8, "summary")
+	r.summary()
+	return r.res, nil
+}
+
+// stoppedOnSuite ends a run whose suite's listing (phase 1) or setup (phase 3)
+// failed: exit 1 with the error, as before, and run.json records why (the typed
+// reason, the suite, the message), finished, so that the log dir stays a run that
+// report and merge read (docs/runners.md: merge fails that suite with this
+// reason). In phase 1 it also writes the empty queue and a shard's plan copy, which
+// phase 2 would have written. An error of no suite's is returned as it is.
+func (r *run) stoppedOnSuite(phase int, suites []config.Suite, pool gpu.Pool, err error) error {
+	failed := &exitcode.Error{Code: exitcode.Failed, Err: err}
+	stop := suiteStop(err, phase)
+	if stop == nil || r.o.DryRun {
+		return failed
+	}
+	if phase == 1 {
+		if werr := atomicfile.Write(r.layout.QueueTSV(), nil, 0o644); werr != nil {
+			r.lost("the empty queue", r.layout.QueueTSV(), werr)
+		}
+		if r.shard != nil && r.shard.raw != nil {
+			if werr := atomicfile.Write(r.layout.PlanJSON(), r.shard.raw, 0o644); werr != nil {
+				r.lost("the plan's copy", r.layout.PlanJSON(), werr)
+			}
+		}
+	}
+	meta := r.meta(suites, pool)
+	meta.Finished, meta.Stop = true, stop
+	r.writeMeta(meta)
+	return failed
+}
+
+// suiteStop is the stop record of a suite's failed listing or setup, or of the
+// failed --before (onceStop); nil for an
+// error that is no suite's.
+func suiteStop(err error, phase int) *logdir.Stop {
+	var le *expand.Error
+	var se *setupError
+	switch {
+	case errors.As(err, &le):
+		return &logdir.Stop{Reason: outcome.StopListingFailed, Phase: phase, Suite: le.Suite.Label, Message: stopMessage(le.Error(), le.Tail)}
+	case errors.As(err, &se):
+		return &logdir.Stop{Reason: outcome.StopSetupFailed, Phase: phase, Suite: se.label, Message: stopMessage(se.Error(), se.tail)}
+	}
+	return onceStop(err)
+}
+
+// stopMessage is a failed suite's reason in one line, as run.json keeps it: the
+// error's first line and the last line its command printed (the cause, mostly).
+func stopMessage(msg, tail string) string {
+	first, _, _ := strings.Cut(msg, "\n")
+	lines := strings.Split(strings.TrimSpace(tail), "\n")
+	if last := strings.TrimSpace(lines[len(lines)-1]); last != "" {
+		first += "; last output: " + last
+	}
+	// The tail is a suite's output: no terminal escapes or control bytes reach
+	// run.json, the console or the report from it.
+	return strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, strings.ToValidUTF8(textfmt.StripANSI(first), "?"))
+}
