@@ -211,9 +211,9 @@ func usage(err error) error { return exitcode.New(exitcode.Usage, err) }
 // run is the state of one Run.
 type run struct {
 	o        Options
-	policy   string   // the dispatch policy in force
-	planNote string   // what the planner decided
-	cmdEnv   hook.Env // the environment suite commands start from
+	policy   string  // the dispatch policy in force
+	planNote string  // what the planner decided
+	target   *Target // where suite commands run (executor, environment, paths), from phase 0
 	out      io.Writer
 	obs      Observer
 	layout   logdir.Layout

@@ -56,9 +56,10 @@ func (r *run) junitEnv(env hook.Env, label string) (hook.Env, error) {
 	return env.With(r.o.Hooks.JUnitPrefix+"="+p+"/", r.o.Hooks.JUnitSuffix+"="+r.junitSuffix()), nil
 }
 
+// mapPath is p where commands run (the same path without a target: a merge).
 func (r *run) mapPath(p string) (string, error) {
-	if r.o.MapPath == nil {
+	if r.target == nil || r.target.MapPath == nil {
 		return p, nil
 	}
-	return r.o.MapPath(p)
+	return r.target.MapPath(p)
 }

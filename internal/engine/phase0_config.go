@@ -45,7 +45,7 @@ func (r *run) readConfig(ctx context.Context) (suites []config.Suite, pool gpu.P
 		release()
 		return nil, pool, nil, usage(err)
 	}
-	r.o.Exec, r.o.MapPath, r.cmdEnv = target.Exec, target.MapPath, target.Env
+	r.target = target // where every command runs from here on, as one value
 	if target.Root != "" {
 		r.printf("  commands run in container %s (repo root there: %s)\n", r.o.Container, target.Root)
 	}
@@ -93,7 +93,7 @@ func (r *run) itemPorts(pool gpu.Pool) (map[string]int, error) {
 // detect finds the GPU pool and the arch where the items run.
 func (r *run) detect(ctx context.Context) (gpu.Pool, error) {
 	pool, err := gpu.Detect(ctx, gpu.Options{Face: r.o.Face, Explicit: r.o.GPUs, Arch: r.o.Arch,
-		PinVar: r.o.Hooks.Pin, Env: r.cmdEnv, Exec: r.o.Exec})
+		PinVar: r.o.Hooks.Pin, Env: r.target.Env, Exec: r.target.Exec})
 	if err != nil {
 		return pool, err
 	}

@@ -36,8 +36,8 @@ type expansion struct {
 // the kind of GPU the items will get. A dry run runs setup= too: the listing needs it.
 func (r *run) expand(ctx context.Context, suites []config.Suite, pool gpu.Pool) (*expansion, error) {
 	req := expand.Request{
-		Suites: suites, Exec: r.o.Exec, Hooks: r.o.Hooks, Level: r.o.Level, Dir: r.o.RepoRoot,
-		Env:     r.cmdEnv.With(pool.Pin(pool.IDs[0])...),
+		Suites: suites, Exec: r.target.Exec, Hooks: r.o.Hooks, Level: r.o.Level, Dir: r.o.RepoRoot,
+		Env:     r.target.Env.With(pool.Pin(pool.IDs[0])...),
 		Pin:     func(s config.Suite) []string { return suitePin(s, pool) },
 		Timeout: r.o.ListTimeout, SetupTimeout: r.o.SetupTimeout,
 		// A dry run writes nothing: the listings' stderr is not kept (a failed

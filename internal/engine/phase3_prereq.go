@@ -51,7 +51,7 @@ func (r *run) onceCommand(kind onceKind, words []string, pool gpu.Pool, w io.Wri
 	if strings.Contains(path, "/") && !filepath.IsAbs(path) {
 		path = filepath.Join(r.o.RepoRoot, path)
 	}
-	env := r.o.Hooks.AdapterEnv(r.cmdEnv, r.o.Level).With(pool.Pin(pool.IDs[0])...)
+	env := r.o.Hooks.AdapterEnv(r.target.Env, r.o.Level).With(pool.Pin(pool.IDs[0])...)
 	return executor.Command{
 		Name: fmt.Sprintf("%s command", kind), Path: path, Args: words[1:],
 		Env: env, Dir: r.o.RepoRoot, Stdout: w, Stderr: w,
@@ -76,7 +76,7 @@ func (r *run) runOnce(ctx context.Context, kind onceKind, words []string, pool g
 		sctx, cancel = context.WithTimeoutCause(ctx, r.o.SetupTimeout, errSetupDeadline)
 	}
 	defer cancel()
-	res, err := r.o.Exec.Run(sctx, r.onceCommand(kind, words, pool, io.MultiWriter(f, t, console)))
+	res, err := r.target.Exec.Run(sctx, r.onceCommand(kind, words, pool, io.MultiWriter(f, t, console)))
 	what := fmt.Sprintf("%s %s", r.o.Face.Name(string(kind)), config.QuoteWords(words))
 	switch {
 	case err != nil:

@@ -47,7 +47,7 @@ func (r *run) setup(ctx context.Context, suites []config.Suite, pool gpu.Pool, p
 			return fmt.Errorf("%s: %w", path, err)
 		}
 		tail := &textfmt.Tail{}
-		env := r.o.Hooks.SetupEnv(s.Environ(r.cmdEnv.With(r.o.SetupEnv...)), r.o.Level, s.GPUKind()).With(suitePin(s, pool)...)
+		env := r.o.Hooks.SetupEnv(s.Environ(r.target.Env.With(r.o.SetupEnv...)), r.o.Level, s.GPUKind()).With(suitePin(s, pool)...)
 		env, err = r.junitEnv(env, s.Label)
 		if err != nil {
 			f.Close()
@@ -58,7 +58,7 @@ func (r *run) setup(ctx context.Context, suites []config.Suite, pool gpu.Pool, p
 			sctx, cancel = context.WithTimeoutCause(ctx, r.o.SetupTimeout, errSetupDeadline)
 		}
 		w := io.MultiWriter(f, tail)
-		res, err := r.o.Exec.Run(sctx, executor.Command{
+		res, err := r.target.Exec.Run(sctx, executor.Command{
 			Name: fmt.Sprintf("suite %q setup", s.Label),
 			Path: s.Path, Args: s.Args, Env: env, Dir: r.o.RepoRoot, Stdout: w, Stderr: w,
 		})

@@ -48,10 +48,10 @@ func (r *run) dispatch(ctx context.Context, plan []schedule.Item, q schedule.Sch
 	meta.Started = time.Now()
 	r.writeMeta(meta)
 	cfg := dispatch.Config{
-		Exec: r.o.Exec, Layout: r.layout, Hooks: r.o.Hooks, Env: r.cmdEnv, Level: r.o.Level,
+		Exec: r.target.Exec, Layout: r.layout, Hooks: r.o.Hooks, Env: r.target.Env, Level: r.o.Level,
 		GPUs: pool.IDs, PinVar: pool.PinVar, AlsoPin: pool.AlsoPin, Ports: r.ports, JUnitPrefix: prefix, JUnitSuffix: suffix,
 		JUnitOptional: r.o.JUnitOptional,
-		MapPath:       r.o.MapPath, Dir: r.o.RepoRoot, Timings: tw, Console: r.out, Warn: r.warn, Start: meta.Started,
+		MapPath:       r.target.MapPath, Dir: r.o.RepoRoot, Timings: tw, Console: r.out, Warn: r.warn, Start: meta.Started,
 		Timeout: r.o.Timeout, Retries: r.o.Retries, Quarantine: r.o.Quarantine,
 	}
 	return dispatch.Run(ctx, cfg, items, q), nil

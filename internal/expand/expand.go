@@ -224,9 +224,3 @@ func firstLine(s string) string {
 	return s
 }
 
-func orDiscard(w io.Writer) io.Writer {
-	if w == nil {
-		return io.Discard
-	}
-	return w
-}
