@@ -20,9 +20,10 @@ const (
 	teAfter  = `bash -c 'DIR=$PWD/ci; export TE_CI_CK_JIT_SNAPSHOT=$PWD/test-results/ck_jit_cache.snapshot; . ci/_utils.sh && ck_jit_prebuild list'`
 )
 
-// ckTrace reads the fixture's CK JIT trace: one line per ck_jit_prebuild step
-// (build/list, GPUs, ulimit -c, cwd) and per setup (setup, script, GPUs,
-// TE_CI_SKIP_CK_JIT).
+// ckTrace reads a te-current fixture trace as tab-separated fields per line (none
+// when the file is not there): the CK JIT trace has one line per ck_jit_prebuild
+// step (build/list, GPUs, ulimit -c, cwd) and per setup (setup, script, GPUs,
+// TE_CI_SKIP_CK_JIT); the items' trace is readTETrace's.
 func ckTrace(t *testing.T, path string) [][]string {
 	t.Helper()
 	data, err := os.ReadFile(path)

@@ -19,18 +19,10 @@ type teTrace struct {
 
 func readTETrace(t *testing.T, path string) []teTrace {
 	t.Helper()
-	data, err := os.ReadFile(path)
-	if os.IsNotExist(err) {
-		return nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []teTrace
-	for _, l := range lines(string(data)) {
-		f := strings.Split(l, "\t")
+	for _, f := range ckTrace(t, path) {
 		if len(f) != 11 {
-			t.Fatalf("bad trace line %q", l)
+			t.Fatalf("bad trace line %q", strings.Join(f, "\t"))
 		}
 		out = append(out, teTrace{f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[10]})
 	}

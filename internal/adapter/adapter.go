@@ -327,20 +327,6 @@ func inDir(prog, dir string) string {
 // errDeadline is the cause of a listing's context ended by Listing.Timeout.
 var errDeadline = errors.New("listing deadline")
 
-// deadline bounds ctx by d (none when d ≤ 0), with cause as the reason.
-func deadline(ctx context.Context, d time.Duration, cause error) (context.Context, context.CancelFunc) {
-	if d <= 0 {
-		return ctx, func() {}
-	}
-	return context.WithTimeoutCause(ctx, d, cause)
-}
-
-// pastDeadline reports whether sub ended at its own deadline (cause), not because
-// the run (ctx) was cancelled.
-func pastDeadline(ctx, sub context.Context, cause error) bool {
-	return ctx.Err() == nil && errors.Is(context.Cause(sub), cause)
-}
-
 // timed runs a tool's listing under in.Timeout: one stopped there, or cancelled,
 // fails saying so, with the last lines of its log.
 func (s Spec) timed(ctx context.Context, in Listing, list func(context.Context, Listing) (*Listed, error)) (*Listed, error) {
@@ -350,13 +336,13 @@ func (s Spec) timed(ctx context.Context, in Listing, list func(context.Context, 
 	} else {
 		in.Log = tail
 	}
-	lctx, cancel := deadline(ctx, in.Timeout, errDeadline)
+	lctx, cancel := executor.Deadline(ctx, in.Timeout, errDeadline)
 	defer cancel()
 	l, err := list(lctx, in)
 	switch {
 	case err == nil:
 		return l, nil
-	case pastDeadline(ctx, lctx, errDeadline):
+	case executor.PastDeadline(ctx, lctx, errDeadline):
 		e := s.fail(nil, tail.String(), "its %s listing did not end within %s (list-timeout) and was stopped", s.Mode, in.Timeout)
 		e.TimedOut = true
 		return nil, e

@@ -74,7 +74,7 @@ func ListPass(ctx context.Context, ex executor.Executor, in Listing, s config.Su
 	}
 	tail := &textfmt.Tail{}
 	out := &textfmt.Capped{Max: maxListing}
-	lctx, cancel := deadline(ctx, in.Timeout, errDeadline)
+	lctx, cancel := executor.Deadline(ctx, in.Timeout, errDeadline)
 	defer cancel()
 	res, err := ex.Run(lctx, executor.Command{
 		Name:   fmt.Sprintf("suite %q %s listing", s.Label, pass),
@@ -93,7 +93,7 @@ func ListPass(ctx context.Context, ex executor.Executor, in Listing, s config.Su
 			io.WriteString(log, line)
 		}
 	}
-	if res.Cancelled && pastDeadline(ctx, lctx, errDeadline) {
+	if res.Cancelled && executor.PastDeadline(ctx, lctx, errDeadline) {
 		e := hookFail(s, nil, tail.String(), "its %s listing (%s=1) did not end within %s (list-timeout) and was stopped",
 			pass, h.Names.ListItems, in.Timeout)
 		e.TimedOut = true

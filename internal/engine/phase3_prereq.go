@@ -71,17 +71,14 @@ func (r *run) runOnce(ctx context.Context, kind onceKind, words []string, pool g
 	t := &textfmt.Tail{}
 	console := &textfmt.Prefixer{W: r.out, Prefix: "    | "}
 	defer console.Flush()
-	sctx, cancel := ctx, context.CancelFunc(func() {})
-	if r.o.SetupTimeout > 0 {
-		sctx, cancel = context.WithTimeoutCause(ctx, r.o.SetupTimeout, errSetupDeadline)
-	}
+	sctx, cancel := executor.Deadline(ctx, r.o.SetupTimeout, errSetupDeadline)
 	defer cancel()
 	res, err := r.target.Exec.Run(sctx, r.onceCommand(kind, words, pool, io.MultiWriter(f, t, console)))
 	what := fmt.Sprintf("%s %s", r.o.Face.Name(string(kind)), config.QuoteWords(words))
 	switch {
 	case err != nil:
 		return "", fmt.Errorf("%s could not run: %w", what, err)
-	case res.Cancelled && ctx.Err() == nil && errors.Is(context.Cause(sctx), errSetupDeadline):
+	case res.Cancelled && executor.PastDeadline(ctx, sctx, errSetupDeadline):
 		return t.String(), fmt.Errorf("%s did not end within %s (%s) and was stopped; log %s", what, r.o.SetupTimeout,
 			r.o.Face.Name("setup-timeout"), r.rel(path))
 	case res.Cancelled || ctx.Err() != nil:

@@ -53,16 +53,13 @@ func (r *run) setup(ctx context.Context, suites []config.Suite, pool gpu.Pool, p
 			f.Close()
 			return err
 		}
-		sctx, cancel := ctx, context.CancelFunc(func() {})
-		if r.o.SetupTimeout > 0 {
-			sctx, cancel = context.WithTimeoutCause(ctx, r.o.SetupTimeout, errSetupDeadline)
-		}
+		sctx, cancel := executor.Deadline(ctx, r.o.SetupTimeout, errSetupDeadline)
 		w := io.MultiWriter(f, tail)
 		res, err := r.target.Exec.Run(sctx, executor.Command{
 			Name: fmt.Sprintf("suite %q setup", s.Label),
 			Path: s.Path, Args: s.Args, Env: env, Dir: r.o.RepoRoot, Stdout: w, Stderr: w,
 		})
-		timedOut := res.Cancelled && ctx.Err() == nil && errors.Is(context.Cause(sctx), errSetupDeadline)
+		timedOut := res.Cancelled && executor.PastDeadline(ctx, sctx, errSetupDeadline)
 		cancel()
 		f.Close()
 		switch {

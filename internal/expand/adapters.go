@@ -9,26 +9,13 @@ import (
 
 	"github.com/rocm/sgpu-queue/internal/adapter"
 	"github.com/rocm/sgpu-queue/internal/config"
+	"github.com/rocm/sgpu-queue/internal/executor"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
 
 // errSetupDeadline is the cause of a setup= command's context ended by
 // Request.SetupTimeout.
 var errSetupDeadline = errors.New("setup deadline")
-
-// deadline bounds ctx by d (none when d ≤ 0), with cause as the reason.
-func deadline(ctx context.Context, d time.Duration, cause error) (context.Context, context.CancelFunc) {
-	if d <= 0 {
-		return ctx, func() {}
-	}
-	return context.WithTimeoutCause(ctx, d, cause)
-}
-
-// pastDeadline reports whether sub ended at its own deadline (cause), not because
-// the run (ctx) was cancelled.
-func pastDeadline(ctx, sub context.Context, cause error) bool {
-	return ctx.Err() == nil && errors.Is(context.Cause(sub), cause)
-}
 
 // Setups runs the setup= command of every suite that gives one (a tool's), in config
 // order, each distinct command once (TE's three core lines share one build), from
@@ -72,7 +59,7 @@ func setup(ctx context.Context, r Request, s config.Suite) (SetupRun, error) {
 	c, _ := adapter.Setup(adapter.SpecOf(s), r.AdapterListing(nil)) // the caller skips suites without one
 	c.Name = fmt.Sprintf("suite %q setup", s.Label)
 	c.Stdout, c.Stderr = w, w
-	sctx, cancel := deadline(ctx, r.SetupTimeout, errSetupDeadline)
+	sctx, cancel := executor.Deadline(ctx, r.SetupTimeout, errSetupDeadline)
 	defer cancel()
 	start := time.Now()
 	res, err := r.Exec.Run(sctx, c)
@@ -84,7 +71,7 @@ func setup(ctx context.Context, r Request, s config.Suite) (SetupRun, error) {
 	switch {
 	case err != nil:
 		return run, &Error{Suite: s, Msg: fmt.Sprintf("its setup= command could not run: %v", err), Err: err}
-	case res.Cancelled && pastDeadline(ctx, sctx, errSetupDeadline):
+	case res.Cancelled && executor.PastDeadline(ctx, sctx, errSetupDeadline):
 		return run, &Error{Suite: s, TimedOut: true, Tail: tail.String(),
 			Msg: fmt.Sprintf("its setup= command did not end within %s (setup-timeout) and was stopped%s", r.SetupTimeout, where)}
 	case res.Cancelled || ctx.Err() != nil:
