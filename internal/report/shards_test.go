@@ -2,6 +2,7 @@ package report
 
 import (
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -58,14 +59,16 @@ func TestMergedGolden(t *testing.T) {
 func TestMergedQuarantineNames(t *testing.T) {
 	r, _, _ := loadRun(t, filepath.Join("testdata", "merged", "merged"))
 	shard2 := r.Meta.Merge.Parts[1].Started
-	// A constructed time, not a measured one: 500 ms after shard 2's own start.
-	r.Meta.Quarantined = []logdir.Quarantined{{GPU: "s2:1", Reason: "2 items failed in a row on it", At: shard2.Add(500 * time.Millisecond)}}
+	// A constructed time, not a measured one: this far after shard 2's own start,
+	// and the row says that offset (not one from the merged run's start).
+	after := 500 * time.Millisecond
+	r.Meta.Quarantined = []logdir.Quarantined{{GPU: "s2:1", Reason: "2 items failed in a row on it", At: shard2.Add(after)}}
 	suites := verdict.Decide(r)
 	md, svg := renderBoth(t, r, suites, Compute(r, suites))
 	checkMarkdown(t, md)
 	for _, w := range []string{
 		"**1 GPU(s) quarantined** (s2\\:1)",
-		"| s2\\:1 | t+0.5s | 2 items failed in a row on it |",
+		"| s2\\:1 | t+" + strconv.FormatFloat(after.Seconds(), 'f', 1, 64) + "s | 2 items failed in a row on it |",
 		"\n| s2\\:1 | 2 |",
 		"    section GPU s2꞉1\n",
 	} {
