@@ -3,13 +3,16 @@ package e2e
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/outcome"
+	"github.com/rocm/sgpu-queue/internal/proctest"
 )
 
 // TE's once-per-run lines (README "TransformerEngine"), as the fixture's _utils.sh
@@ -221,4 +224,58 @@ pytest_run test_numerics.py ck
 	if r, _ := run(nil, "--junit-optional", "torch/[bench"); r.code != 2 || !strings.Contains(r.stderr, `--junit-optional: "torch/[bench": not a glob`) {
 		t.Errorf("a bad pattern: exit %d, want 2:\n%s", r.code, r.stderr)
 	}
+}
+
+// TestOncePerRunHostile: a --before that is not there stops the run (exit 1,
+// naming it) before any item; a SIGTERM while --before runs ends the run as a
+// cancel in setup does (exit 130, no setup or item ran, run.json cancelled) and
+// ends the command's process tree, a child it forked into the background included.
+func TestOncePerRunHostile(t *testing.T) {
+	t.Parallel()
+	conf := "ci/ci_sgpu_queue.conf"
+	t.Run("not there", func(t *testing.T) {
+		dir := fixture(t, "te-current")
+		trace := filepath.Join(t.TempDir(), "trace")
+		r := sgpu(t, dir, []string{"TE_FIXTURE_TRACE=" + trace}, "run", "--gpus", "2", "--arch", "gfx942",
+			"--before", "'ci/no such [prebuild].sh' --fast", conf)
+		if r.code != 1 || !strings.Contains(r.stderr, "--before 'ci/no such [prebuild].sh' --fast could not run") ||
+			len(lines(r.stderr)) != 1 {
+			t.Fatalf("exit %d, want 1 naming the command\n%s", r.code, r.stderr)
+		}
+		if tr := readTETrace(t, trace); len(tr) != 0 {
+			t.Errorf("items ran: %v", tr)
+		}
+	})
+	t.Run("SIGTERM", func(t *testing.T) {
+		dir := fixture(t, "te-current")
+		tmp := t.TempDir()
+		trace, started := filepath.Join(tmp, "trace"), filepath.Join(tmp, "started")
+		mark := proctest.Mark()
+		t.Cleanup(func() { proctest.Kill(mark) })
+		// A child in the background, and one that left the group (setsid).
+		before := "sh -c 'sleep " + mark + " & setsid sleep " + mark + " & touch " + started + "; wait'"
+		cmd, out := startRun(t, dir, []string{"TE_FIXTURE_TRACE=" + trace}, started,
+			"run", "--gpus", "2", "--arch", "gfx942", "--grace", "1s", "--before", before, conf)
+		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		err := cmd.Wait()
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+			t.Fatalf("exit %v, want 130\n%s", err, out.String())
+		}
+		if tr := readTETrace(t, trace); len(tr) != 0 {
+			t.Errorf("items ran after the cancel: %v", tr)
+		}
+		if strings.Contains(out.String(), "setup ok") {
+			t.Errorf("a setup ran after the cancel:\n%s", out.String())
+		}
+		var m logdir.Meta
+		if err := json.Unmarshal([]byte(readFile(t, filepath.Join(dir, "test-results", "logs", "queue", "run.json"))), &m); err != nil {
+			t.Fatal(err)
+		}
+		if !m.Cancelled || m.Stop == nil || m.Stop.Reason != outcome.StopCancelled {
+			t.Errorf("run.json: cancelled %v, stop %+v", m.Cancelled, m.Stop)
+		}
+		proctest.NoSurvivors(t, mark)
+	})
 }

@@ -105,7 +105,10 @@ func (r *run) before(ctx context.Context, pool gpu.Pool, items int) error {
 		if ctx.Err() != nil {
 			return err
 		}
-		return &onceError{err: fmt.Errorf("%w:\n%s", err, textfmt.Indent(tail)), tail: tail}
+		if tail != "" {
+			err = fmt.Errorf("%w:\n%s", err, textfmt.Indent(tail))
+		}
+		return &onceError{err: err, tail: tail}
 	}
 	r.printf("  %s ok\n", r.o.Face.Name("before"))
 	return nil
