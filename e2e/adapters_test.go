@@ -17,6 +17,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/junit"
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/proctest"
+	"github.com/rocm/sgpu-queue/internal/record"
 )
 
 // adapterRepo is a repo root holding the pytest tree and TE's CMake project of
@@ -247,13 +248,13 @@ func census(t *testing.T, logs string) []string {
 
 // timingRows reads queue/timings.tsv, by "label/tag"; an item that ran twice fails
 // the test.
-func timingRows(t *testing.T, logs string) map[string]logdir.Timing {
+func timingRows(t *testing.T, logs string) map[string]record.Timing {
 	t.Helper()
 	a, err := logdir.Layout{Root: logs}.ReadAttempts(true, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := map[string]logdir.Timing{}
+	rows := map[string]record.Timing{}
 	for _, row := range a.Rows {
 		key := row.Label + "/" + row.Item
 		if _, dup := rows[key]; dup {

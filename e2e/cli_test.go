@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/outcome"
+	"github.com/rocm/sgpu-queue/internal/record"
 )
 
 func fmtSscan(s string, v *float64) (int, error) { return fmt.Sscan(s, v) }
@@ -116,8 +116,8 @@ func TestFailingListingAndSetup(t *testing.T) {
 		t.Errorf("listing failure: exit %d\n%s", r.code, r.stderr)
 	}
 	// The log dir records why, typed, and stays a run that report rebuilds.
-	stopOf := func() *logdir.Stop {
-		var m logdir.Meta
+	stopOf := func() *record.Stop {
+		var m record.Meta
 		if err := json.Unmarshal([]byte(readFile(t, filepath.Join(dir, "test-results", "logs", "queue", "run.json"))), &m); err != nil || !m.Finished {
 			t.Fatalf("run.json: %v, finished %v", err, m.Finished)
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/proctest"
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
@@ -140,7 +141,7 @@ func checkBackfill(t *testing.T, logs, console string) {
 	if err != nil || len(warns) > 0 {
 		t.Fatalf("%v %v", err, warns)
 	}
-	last := map[string]logdir.Timing{}
+	last := map[string]record.Timing{}
 	for _, r := range run.Timings {
 		last[r.Label+"/"+r.Item] = r
 	}

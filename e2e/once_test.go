@@ -10,9 +10,9 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/proctest"
+	"github.com/rocm/sgpu-queue/internal/record"
 )
 
 // TE's once-per-run lines (README "TransformerEngine"), as the fixture's _utils.sh
@@ -127,7 +127,7 @@ func TestOncePerRunFailures(t *testing.T) {
 		if strings.Contains(r.stdout, "setup ok") {
 			t.Errorf("a setup ran after the before command failed:\n%s", r.stdout)
 		}
-		var m logdir.Meta
+		var m record.Meta
 		if err := json.Unmarshal([]byte(readFile(t, filepath.Join(dir, "test-results", "logs", "queue", "run.json"))), &m); err != nil {
 			t.Fatal(err)
 		}
@@ -269,7 +269,7 @@ func TestOncePerRunHostile(t *testing.T) {
 		if strings.Contains(out.String(), "setup ok") {
 			t.Errorf("a setup ran after the cancel:\n%s", out.String())
 		}
-		var m logdir.Meta
+		var m record.Meta
 		if err := json.Unmarshal([]byte(readFile(t, filepath.Join(dir, "test-results", "logs", "queue", "run.json"))), &m); err != nil {
 			t.Fatal(err)
 		}

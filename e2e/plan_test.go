@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/shard"
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
@@ -33,7 +34,7 @@ func TestPlanFromARun(t *testing.T) {
 	ran := map[string]bool{}
 	for _, r := range rows {
 		tag := r.Item
-		if tag == logdir.Whole {
+		if tag == record.Whole {
 			tag = ""
 		}
 		ran[weights.Key(r.Label, tag)] = true

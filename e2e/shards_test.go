@@ -17,6 +17,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/cache/cachetest"
 	"github.com/rocm/sgpu-queue/internal/engine"
 	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/shard"
 	"github.com/rocm/sgpu-queue/internal/tmpfstest"
 	"github.com/rocm/sgpu-queue/internal/weights"
@@ -128,7 +129,7 @@ func TestShardsPlanRunMerge(t *testing.T) {
 
 	// The single run of all the rows, computed on the shards' own files: the table
 	// the plan was made from, every shard's rows, the census a run lists.
-	single := &logdir.Run{}
+	single := &record.Run{}
 	for i := 1; i <= 3; i++ {
 		run, _, err := logdir.Load(filepath.Join(m.dir, fmt.Sprintf("shards/s%d/logs", i)))
 		if err != nil {
@@ -170,11 +171,11 @@ func TestShardsPlanRunMerge(t *testing.T) {
 	}
 	for _, l := range timings {
 		f := strings.Split(l, "\t")
-		if _, _, ok := logdir.SplitShardGPU(f[2]); len(f) != 9 || !ok {
+		if _, _, ok := record.SplitShardGPU(f[2]); len(f) != 9 || !ok {
 			t.Errorf("merged row %q: want 9 columns, the gpu as s<shard>:<gpu>", l)
 		}
 	}
-	var meta logdir.Meta
+	var meta record.Meta
 	if err := json.Unmarshal([]byte(readFile(t, filepath.Join(out, "queue", "run.json"))), &meta); err != nil {
 		t.Fatal(err)
 	}
@@ -355,7 +356,7 @@ func TestShardsMergeQuarantine(t *testing.T) {
 		t.Fatalf("merge: exit %d, want 0 and the summary line \"quarantined s2:1: …\"\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	out := filepath.Join(m.dir, "merged")
-	var meta logdir.Meta
+	var meta record.Meta
 	if err := json.Unmarshal([]byte(readFile(t, filepath.Join(out, "queue", "run.json"))), &meta); err != nil {
 		t.Fatal(err)
 	}

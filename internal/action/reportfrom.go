@@ -47,7 +47,7 @@ func (a *act) publishFrom(ctx context.Context, dir string) int {
 	stats := report.Compute(run, suites)
 	res := &engine.Result{
 		ExitCode: verdict.ExitCode(suites), LogDir: dir, Suites: suites, Stats: stats,
-		Report: run.Layout.Report(), Cancelled: run.Meta.Cancelled, Quarantined: run.Meta.Quarantined,
+		Report: logdir.Layout{Root: run.Dir}.Report(), Cancelled: run.Meta.Cancelled, Quarantined: run.Meta.Quarantined,
 		Markdown: report.Render(run, suites, stats, report.Options{RunURL: a.runPage, Roots: []string{a.ws}}),
 	}
 	if res.Cancelled && res.ExitCode == exitcode.OK {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/record"
 )
 
 // report and merge refuse, in one line naming the path and the fix and with exit
@@ -19,7 +20,7 @@ func TestReportRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	busy := logdir.Layout{Root: filepath.Join(dir, "busy")}
-	lock, err := busy.Claim(&logdir.Meta{Tool: logdir.ToolName, Suites: []logdir.MetaSuite{{Label: "torch", LogFile: "torch.log", Mode: "list"}}}, false)
+	lock, err := busy.Claim(&record.Meta{Tool: logdir.ToolName, Suites: []record.MetaSuite{{Label: "torch", LogFile: "torch.log", Mode: "list"}}}, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/hook"
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/outcome"
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 )
 
@@ -105,7 +106,7 @@ type Attempt struct {
 	Unavailable error
 	// Row is the attempt's timings row, as appended to timings.tsv: the engine
 	// decides from these, so a row the disk refused is not lost.
-	Row logdir.Timing
+	Row record.Timing
 
 	panicked *WorkerPanic // the worker running this attempt panicked
 }
@@ -140,25 +141,22 @@ type Result struct {
 	// Cancelled is true when ctx ended before the queue was empty.
 	Cancelled bool
 	// Quarantined lists the GPUs taken out of the pool, in order.
-	Quarantined []Quarantined
+	Quarantined []record.Quarantined
 	// Unfit are the items not run (again) because they need more GPUs than
 	// quarantine left in the pool.
-	Unfit []Unfit
+	Unfit []record.Unfit
 	// Stop is why dispatch ended with items left: every GPU quarantined, where
 	// commands run gone, the run cancelled, or a worker's panic; nil when the queue
 	// ran empty.
-	Stop *logdir.Stop
+	Stop *record.Stop
 	// Panic is a worker's panic: the other items were stopped and everything that
 	// finished is in Attempts, for phases 5–8 to write before the run exits 70.
 	Panic *WorkerPanic
 }
 
-func stop(reason outcome.Stop, msg string) *logdir.Stop {
-	return &logdir.Stop{Reason: reason, Message: msg, Phase: 4}
+func stop(reason outcome.Stop, msg string) *record.Stop {
+	return &record.Stop{Reason: reason, Message: msg, Phase: 4}
 }
-
-// Unfit is an item left unrun because quarantine took the GPUs it needs.
-type Unfit = logdir.Unfit
 
 // Run dispatches every item the scheduler holds onto the GPUs of cfg (its positions
 // index cfg.GPUs) and returns when all have ended, or, once ctx is cancelled, when
@@ -278,9 +276,9 @@ func (d *dispatcher) record(it Item, a *Attempt, t0 time.Time) {
 }
 
 // row is the attempt's timings row (with its outcome), as the files hold it.
-func (d *dispatcher) row(it Item, a Attempt, t0 time.Time) logdir.Timing {
-	row := logdir.Timing{
-		Label: it.Label, Item: logdir.ItemColumn(it.Tag), GPU: a.GPU,
+func (d *dispatcher) row(it Item, a Attempt, t0 time.Time) record.Timing {
+	row := record.Timing{
+		Label: it.Label, Item: record.ItemColumn(it.Tag), GPU: a.GPU,
 		Secs: a.Seconds(), RC: a.RC,
 		StartOff: a.Start.Sub(t0).Seconds(), EndOff: a.End.Sub(t0).Seconds(),
 		Est: "unknown", Incomplete: a.Outcome.Incomplete(), Outcome: a.Outcome,

@@ -19,6 +19,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/hook"
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/outcome"
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 )
 
@@ -155,7 +156,7 @@ func (h *harness) warnings() []string {
 	return append([]string(nil), h.warns...)
 }
 
-func (h *harness) timings() []logdir.Timing {
+func (h *harness) timings() []record.Timing {
 	h.t.Helper()
 	a, err := h.layout.ReadAttempts(true, false)
 	if err != nil {

@@ -7,8 +7,6 @@ import (
 	"regexp"
 	"strings"
 	"time"
-
-	"github.com/rocm/sgpu-queue/internal/logdir"
 )
 
 // Quarantine configures the bad-GPU detector. A failure is "fast" when it ends before
@@ -28,9 +26,6 @@ type Quarantine struct {
 
 // DefaultQuarantine is on, with a threshold of 3.
 var DefaultQuarantine = Quarantine{Threshold: 3, Fast: 0.25, FastUnknown: 30 * time.Second}
-
-// Quarantined is a GPU taken out of the pool.
-type Quarantined = logdir.Quarantined
 
 // deviceErrors are log lines that mean the GPU (or its driver), not the test, failed.
 var deviceErrors = regexp.MustCompile(`(?i)(hipErrorNoDevice|no ROCm-capable device|no CUDA-capable device|cudaErrorNoDevice|` +

@@ -7,8 +7,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/outcome"
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
@@ -214,7 +214,7 @@ func (d *dispatcher) requeue(l *loop, item int, avoid []int) bool {
 // unfit records an item that needs more GPUs than are left in the pool.
 func (d *dispatcher) unfit(l *loop, item int, what string) {
 	it := d.items[item]
-	u := Unfit{Label: it.Label, Tag: it.Tag, GPUs: it.Width(), Pool: l.health.left()}
+	u := record.Unfit{Label: it.Label, Tag: it.Tag, GPUs: it.Width(), Pool: l.health.left()}
 	l.res.Unfit = append(l.res.Unfit, u)
 	d.warn(fmt.Sprintf("%s %s: it needs %s and quarantine left %d in the pool (%s out)", name(it), what, textfmt.Count(u.GPUs, "GPU"), u.Pool,
 		l.health.summary(d.cfg.GPUs)))
@@ -246,7 +246,7 @@ func (d *dispatcher) onHealth(l *loop, act action) {
 		d.warn(fmt.Sprintf("gpu%s suspended: %s; its failed items run again on other GPUs to tell a bad GPU from bad tests",
 			d.cfg.GPUs[act.slot], act.reason))
 	case actQuarantine:
-		q := Quarantined{GPU: d.cfg.GPUs[act.slot], Reason: act.reason, At: time.Now()}
+		q := record.Quarantined{GPU: d.cfg.GPUs[act.slot], Reason: act.reason, At: time.Now()}
 		l.res.Quarantined = append(l.res.Quarantined, q)
 		// Before the warning: every line printed after it has its eta over the
 		// GPUs left.
@@ -288,7 +288,7 @@ func (d *dispatcher) remove(l *loop, slot int) {
 
 // allQuarantined is the stop of a run whose every GPU is quarantined with n items
 // left to run.
-func (d *dispatcher) allQuarantined(l *loop, n int) *logdir.Stop {
+func (d *dispatcher) allQuarantined(l *loop, n int) *record.Stop {
 	return stop(outcome.StopQuarantined, fmt.Sprintf("every GPU is quarantined (%s) with %d item(s) left to run: check the runner's GPUs",
 		l.health.summary(d.cfg.GPUs), n))
 }

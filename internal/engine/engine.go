@@ -39,6 +39,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/hook"
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/optname"
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/report"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
@@ -188,16 +189,16 @@ type Result struct {
 	Weights     string   // the store's name
 	WeightsFile string   // the local weight table's path
 	Cancelled   bool
-	Quarantined []logdir.Quarantined
+	Quarantined []record.Quarantined
 	// Stop is why the run stopped before its queue was empty (a typed reason and
 	// the message the user saw); nil when it did not.
-	Stop *logdir.Stop
+	Stop *record.Stop
 	// Internal is a worker's panic: phases 5–8 still wrote what was measured, and
 	// ExitCode is exitcode.Internal; the face reports it in one line (its stack
 	// only with SGPU_DEBUG).
 	Internal *dispatch.WorkerPanic
 	// Rerun is a re-run's narrowing (docs/reruns.md); nil for a full run.
-	Rerun *logdir.Rerun
+	Rerun *record.Rerun
 
 	// NotWritten are files of the run that could not be written (a full disk),
 	// relative to the repo root when inside it.
@@ -229,7 +230,7 @@ type run struct {
 	// over.
 	unread *weights.UnreadableError
 	// foreignCwd: the cwd/ entries there when the run claimed the log dir
-	// (logdir.Meta.ForeignCwd), kept in every run.json it writes.
+	// (record.Meta.ForeignCwd), kept in every run.json it writes.
 	foreignCwd []string
 	// internalShard: a merged shard stopped on an internal error, so the merge
 	// exits as that run did (exitcode.Internal).
@@ -361,7 +362,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 // refused still counts. Nothing in them is cancelled by ctx; a cancel that comes
 // while they run is honoured once they have written what was measured
 // (cancelledAfterItems).
-func (r *run) afterItems(runCtx context.Context, d *dispatch.Result, meta *logdir.Meta, o *ordered, exp *expansion) {
+func (r *run) afterItems(runCtx context.Context, d *dispatch.Result, meta *record.Meta, o *ordered, exp *expansion) {
 	ctx := context.WithoutCancel(runCtx)
 	r.res.Cancelled = d.Cancelled
 	r.res.Quarantined = d.Quarantined
@@ -377,7 +378,7 @@ func (r *run) afterItems(runCtx context.Context, d *dispatch.Result, meta *logdi
 	r.writeMeta(meta)
 
 	// Phase 5: verdicts.
-	run := &logdir.Run{Layout: r.layout, Meta: *meta, Queue: o.queueRows}
+	run := &record.Run{Dir: r.layout.Root, Meta: *meta, Queue: o.queueRows}
 	for _, a := range d.Attempts {
 		run.Timings = append(run.Timings, a.Row)
 	}
@@ -408,7 +409,7 @@ func (r *run) rel(p string) string {
 	return p
 }
 
-func (r *run) writeMeta(m *logdir.Meta) {
+func (r *run) writeMeta(m *record.Meta) {
 	if err := r.layout.WriteMeta(m); err != nil {
 		r.lost("the run's record", r.layout.Meta(), err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/merge"
 	"github.com/rocm/sgpu-queue/internal/outcome"
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/report"
 	"github.com/rocm/sgpu-queue/internal/shard"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
@@ -50,8 +51,8 @@ func Merge(ctx context.Context, o Options, dirs []string) (*Result, error) {
 	}
 	first := shards[0].Run.Meta
 	r.o.Level = first.Level
-	claim := &logdir.Meta{Tool: logdir.ToolName, Suites: first.Suites, Arch: first.Arch, Level: first.Level,
-		Merge: &logdir.Merge{Shards: first.Shard.Shards}}
+	claim := &record.Meta{Tool: logdir.ToolName, Suites: first.Suites, Arch: first.Arch, Level: first.Level,
+		Merge: &record.Merge{Shards: first.Shard.Shards}}
 	lock, err := r.layout.Claim(claim, r.o.LogDirReuse)
 	if err != nil {
 		return nil, usage(logDirError(r.o.Face, r.o.LogDir, err))
@@ -67,7 +68,7 @@ func Merge(ctx context.Context, o Options, dirs []string) (*Result, error) {
 	}
 	r.warnPlanPools(m.Plan, shards)
 	run := m.Run
-	run.Layout = r.layout
+	run.Dir = r.layout.Root
 	run.Meta.Weights = r.rel(store.String()) // as a run records it (run.meta)
 	run.Meta.Roots = r.roots()
 	for _, s := range shards { // the shards' messages name their runners' roots
@@ -121,11 +122,11 @@ func Merge(ctx context.Context, o Options, dirs []string) (*Result, error) {
 }
 
 // learnPooled is learnShards on the table as the shards' runs saw it: the weights
-// of pool-sized items (logdir.Meta.Pooled) are kept per pool size, as a run keeps
+// of pool-sized items (record.Meta.Pooled) are kept per pool size, as a run keeps
 // them (weights.SplitPool). Shards that ran on pools of different sizes teach
 // those items nothing, with a warning: one weight cannot hold two sizes.
-func (r *run) learnPooled(table *weights.Table, run *logdir.Run, census weights.Census,
-	shards []*merge.Shard) (*weights.Table, []logdir.Change, []string) {
+func (r *run) learnPooled(table *weights.Table, run *record.Run, census weights.Census,
+	shards []*merge.Shard) (*weights.Table, []record.Change, []string) {
 	pooled, sizes := map[string]bool{}, map[int]bool{}
 	for _, s := range shards {
 		for _, k := range s.Run.Meta.Pooled {
@@ -155,8 +156,8 @@ func (r *run) learnPooled(table *weights.Table, run *logdir.Run, census weights.
 // so that merging again learns nothing new; then the shard runs are marked
 // learned in the table.
 // The rows of the items of skipKeys teach nothing.
-func (r *run) learnShards(table *weights.Table, run *logdir.Run, census weights.Census, shards []*merge.Shard,
-	skipKeys map[string]bool) ([]logdir.Change, []string) {
+func (r *run) learnShards(table *weights.Table, run *record.Run, census weights.Census, shards []*merge.Shard,
+	skipKeys map[string]bool) ([]record.Change, []string) {
 	done := map[int]bool{}
 	var ids []string
 	for _, s := range shards {
@@ -167,8 +168,8 @@ func (r *run) learnShards(table *weights.Table, run *logdir.Run, census weights.
 		}
 		ids = append(ids, s.ID)
 	}
-	changes, pruned := learnRows(table, run, census, func(t logdir.Timing) bool {
-		s, _, ok := logdir.SplitShardGPU(t.GPU)
+	changes, pruned := learnRows(table, run, census, func(t record.Timing) bool {
+		s, _, ok := record.SplitShardGPU(t.GPU)
 		return ok && done[s] || skipKeys[weights.Key(t.Label, run.TagOf(t))]
 	})
 	table.MarkLearned(ids...)
@@ -205,7 +206,7 @@ func gpusPerShard(m *merge.Result) int {
 }
 
 // printShards says what each shard brought.
-func (r *run) printShards(run *logdir.Run) {
+func (r *run) printShards(run *record.Run) {
 	for _, p := range run.Meta.Merge.Parts {
 		if !p.Reported {
 			r.printf("  shard %d/%d: not given: its items never ran\n", p.Shard, run.Meta.Merge.Shards)
@@ -243,7 +244,7 @@ func (r *run) writeMerged(m *merge.Result, shards []*merge.Shard) error {
 		}
 	}
 	if _, from := merge.PlanOf(shards); from != nil {
-		if data, err := os.ReadFile(from.Run.Layout.PlanJSON()); err == nil {
+		if data, err := os.ReadFile(logdir.Layout{Root: from.Run.Dir}.PlanJSON()); err == nil {
 			if err := atomicfile.Write(l.PlanJSON(), data, 0o644); err != nil {
 				return err
 			}

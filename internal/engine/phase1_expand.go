@@ -12,7 +12,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/expand"
 	"github.com/rocm/sgpu-queue/internal/gpu"
-	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 	"github.com/rocm/sgpu-queue/internal/weights"
@@ -26,8 +26,8 @@ type expansion struct {
 	items  []schedule.Item
 	suites map[string]config.Suite
 	census weights.Census
-	rows   []logdir.CensusRow
-	listed []logdir.CensusRow // a shard's whole listing, before keepShard
+	rows   []record.CensusRow
+	listed []record.CensusRow // a shard's whole listing, before keepShard
 }
 
 // expand is phase 1: the adapter suites' setup= commands, then every listing.

@@ -11,6 +11,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/gpu"
 	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 	"github.com/rocm/sgpu-queue/internal/weights"
@@ -25,7 +26,7 @@ type ordered struct {
 	store     weights.Store
 	table     *weights.Table // the run's view of the stored table (weights.Pool)
 	pool      *weights.Pool
-	queueRows []logdir.QueueRow
+	queueRows []record.QueueRow
 }
 
 // order is phase 2: weigh the items from the table, order them, choose the
@@ -179,8 +180,8 @@ func (r *run) printPlan(plan []schedule.Item, order []int, gpus, known int) {
 
 // writeQueue writes queue/queue.tsv (in dispatch order) and queue/items.tsv, and
 // returns the queue rows.
-func (r *run) writeQueue(plan []schedule.Item, order []int, e *expansion) ([]logdir.QueueRow, error) {
-	rows := make([]logdir.QueueRow, len(plan))
+func (r *run) writeQueue(plan []schedule.Item, order []int, e *expansion) ([]record.QueueRow, error) {
+	rows := make([]record.QueueRow, len(plan))
 	for i, idx := range order {
 		it := plan[idx]
 		s := e.suites[it.Label]
@@ -188,7 +189,7 @@ func (r *run) writeQueue(plan []schedule.Item, order []int, e *expansion) ([]log
 		if cmd == "" {
 			cmd = string(s.Mode) // a tool's line: its adapter builds the command
 		}
-		rows[i] = logdir.QueueRow{Weight: it.Weight, Label: it.Label, Cmd: cmd, Tag: it.Tag, Args: s.Args}
+		rows[i] = record.QueueRow{Weight: it.Weight, Label: it.Label, Cmd: cmd, Tag: it.Tag, Args: s.Args}
 	}
 	var q, c bytes.Buffer
 	if err := logdir.FormatQueue(&q, rows); err != nil {

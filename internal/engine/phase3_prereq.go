@@ -13,9 +13,9 @@ import (
 	"github.com/rocm/sgpu-queue/internal/executor"
 	"github.com/rocm/sgpu-queue/internal/gpu"
 	"github.com/rocm/sgpu-queue/internal/hook"
-	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/optname"
 	"github.com/rocm/sgpu-queue/internal/outcome"
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
 
@@ -127,12 +127,12 @@ func (r *run) after(ctx context.Context, pool gpu.Pool, items int) {
 }
 
 // onceStop is the stop record of a failed before command.
-func onceStop(err error) *logdir.Stop {
+func onceStop(err error) *record.Stop {
 	var oe *onceError
 	if !errors.As(err, &oe) {
 		return nil
 	}
-	return &logdir.Stop{Reason: outcome.StopBeforeFailed, Phase: 3, Message: stopMessage(oe.Error(), oe.tail)}
+	return &record.Stop{Reason: outcome.StopBeforeFailed, Phase: 3, Message: stopMessage(oe.Error(), oe.tail)}
 }
 
 // SetupEnvProblems are the --setup-env entries refused, one error each: not

@@ -10,12 +10,13 @@ import (
 	"github.com/rocm/sgpu-queue/internal/dispatch"
 	"github.com/rocm/sgpu-queue/internal/gpu"
 	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 )
 
 // meta is run.json as phase 4 starts; Weights names the store phase 2 chose and
 // loaded ("" when the run stopped before it).
-func (r *run) meta(suites []config.Suite, pool gpu.Pool) *logdir.Meta {
+func (r *run) meta(suites []config.Suite, pool gpu.Pool) *record.Meta {
 	m := r.claim(suites, pool)
 	m.Format = logdir.FormatOutcomes
 	m.DefaultWeight = r.o.DefaultWeight
@@ -30,7 +31,7 @@ func (r *run) meta(suites []config.Suite, pool gpu.Pool) *logdir.Meta {
 }
 
 // dispatch is phase 4.
-func (r *run) dispatch(ctx context.Context, plan []schedule.Item, q schedule.Scheduler, pool gpu.Pool, meta *logdir.Meta,
+func (r *run) dispatch(ctx context.Context, plan []schedule.Item, q schedule.Scheduler, pool gpu.Pool, meta *record.Meta,
 	e *expansion) (*dispatch.Result, error) {
 	tw, err := r.layout.OpenTimings()
 	if err != nil {

@@ -3,12 +3,12 @@ package engine
 import (
 	"fmt"
 
-	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/verdict"
 )
 
 // verdicts is phase 5: each suite's verdict files, and one console line per suite.
-func (r *run) verdicts(run *logdir.Run) {
+func (r *run) verdicts(run *record.Run) {
 	r.obs.Phase(5, "per-suite verdicts")
 	r.res.Suites = verdict.Decide(run)
 	for _, s := range r.res.Suites {

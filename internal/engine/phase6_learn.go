@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
@@ -12,7 +12,7 @@ import (
 // learn is phase 6: blend this run's durations into the table, prune the keys of
 // items that are gone, save. A shard learns nothing: merge learns once from every
 // shard's rows (a shard that saved would have them learned twice).
-func (r *run) learn(ctx context.Context, store weights.Store, p *weights.Pool, run *logdir.Run, e *expansion) ([]logdir.Change, []string) {
+func (r *run) learn(ctx context.Context, store weights.Store, p *weights.Pool, run *record.Run, e *expansion) ([]record.Change, []string) {
 	if r.shard != nil {
 		r.printf("  shard %d/%d: the weight table is left as it is: sgpu-queue merge learns once from every shard's rows\n", r.shard.shard,
 			r.shard.shards)
@@ -32,7 +32,7 @@ func (r *run) learn(ctx context.Context, store weights.Store, p *weights.Pool, r
 }
 
 // saveLearned names the pruned keys, saves the table and says what changed.
-func (r *run) saveLearned(ctx context.Context, store weights.Store, table *weights.Table, changes []logdir.Change, pruned []string) {
+func (r *run) saveLearned(ctx context.Context, store weights.Store, table *weights.Table, changes []record.Change, pruned []string) {
 	for _, k := range pruned {
 		r.printf("  pruned %s (no longer listed by its suite's census)\n", textfmt.Printable(k))
 	}
@@ -53,13 +53,13 @@ func (r *run) saveLearned(ctx context.Context, store weights.Store, table *weigh
 // census are pruned. It returns the weights that changed and the keys pruned. A
 // merge calls it once on every shard's rows, so that the table is the one a single
 // run of those rows would learn.
-func LearnRun(table *weights.Table, run *logdir.Run, census weights.Census) ([]logdir.Change, []string) {
+func LearnRun(table *weights.Table, run *record.Run, census weights.Census) ([]record.Change, []string) {
 	return learnRows(table, run, census, nil)
 }
 
 // learnRows is LearnRun but for the rows skip says were learned already: they
 // teach nothing, and their items still count as dispatched for pruning.
-func learnRows(table *weights.Table, run *logdir.Run, census weights.Census, skip func(logdir.Timing) bool) ([]logdir.Change, []string) {
+func learnRows(table *weights.Table, run *record.Run, census weights.Census, skip func(record.Timing) bool) ([]record.Change, []string) {
 	var ms []weights.Measurement
 	dispatched := map[string]bool{}
 	for _, t := range learnable(run) {
@@ -72,12 +72,12 @@ func learnRows(table *weights.Table, run *logdir.Run, census weights.Census, ski
 			ms = append(ms, m)
 		}
 	}
-	var changes []logdir.Change
+	var changes []record.Change
 	for _, c := range weights.Learn(table, ms) {
 		if c.Kept {
 			continue
 		}
-		changes = append(changes, logdir.Change{Key: c.Key, Old: c.Old, HadOld: c.HadOld, New: c.New})
+		changes = append(changes, record.Change{Key: c.Key, Old: c.Old, HadOld: c.HadOld, New: c.New})
 	}
 	return changes, weights.Prune(table, dispatched, census)
 }
@@ -86,9 +86,9 @@ func learnRows(table *weights.Table, run *logdir.Run, census weights.Census, ski
 // of an item that ran several times (reruns, quarantine), only its passing attempts
 // (outcome ok), or its last one when none passed, so a flaky failure never teaches a
 // duration.
-func learnable(run *logdir.Run) []logdir.Timing {
+func learnable(run *record.Run) []record.Timing {
 	type key struct{ label, item string }
-	rows := map[key][]logdir.Timing{}
+	rows := map[key][]record.Timing{}
 	var order []key
 	for _, t := range run.Timings {
 		k := key{t.Label, t.Item}
@@ -97,7 +97,7 @@ func learnable(run *logdir.Run) []logdir.Timing {
 		}
 		rows[k] = append(rows[k], t)
 	}
-	var out []logdir.Timing
+	var out []record.Timing
 	for _, k := range order {
 		rs := rows[k]
 		if len(rs) == 1 {

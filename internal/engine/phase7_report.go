@@ -8,14 +8,14 @@ import (
 
 	"github.com/rocm/sgpu-queue/internal/adapter"
 	"github.com/rocm/sgpu-queue/internal/junit"
-	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/report"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 	"github.com/rocm/sgpu-queue/internal/verdict"
 )
 
 // report is phase 7: the merged JUnit per suite, then the report.
-func (r *run) report(ctx context.Context, run *logdir.Run, meta *logdir.Meta) {
+func (r *run) report(ctx context.Context, run *record.Run, meta *record.Meta) {
 	r.obs.Phase(7, "report")
 	since := run.Meta.Started
 	if since.IsZero() {
@@ -31,7 +31,7 @@ func (r *run) report(ctx context.Context, run *logdir.Run, meta *logdir.Meta) {
 }
 
 // writeReport is phase 7.
-func (r *run) writeReport(run *logdir.Run) {
+func (r *run) writeReport(run *record.Run) {
 	files, err := report.WriteFiles(run, r.res.Suites, r.res.Stats)
 	r.res.Markdown = files.Markdown
 	r.res.Report = files.MDPath

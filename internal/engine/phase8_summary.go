@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/rocm/sgpu-queue/internal/dispatch"
-	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/outcome"
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/verdict"
 )
 
@@ -58,7 +58,7 @@ func (r *run) summary() {
 		r.printf("  flaky: %s %s passed on attempt %d\n", it.Label, dispatch.ShownTag(it.Tag), it.Attempts)
 	}
 	for _, q := range r.res.Quarantined {
-		r.printf("  quarantined %s: %s\n", logdir.GPUName(q.GPU), q.Reason)
+		r.printf("  quarantined %s: %s\n", record.GPUName(q.GPU), q.Reason)
 	}
 	if st := r.res.Stop; st != nil && st.Reason != outcome.StopCancelled {
 		r.printf("run stopped (%s): %s\n", st.Reason.Word(), st.Message)

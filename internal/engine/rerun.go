@@ -10,8 +10,8 @@ import (
 	"github.com/rocm/sgpu-queue/internal/atomicfile"
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/dispatch"
-	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/outcome"
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/rerun"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
@@ -20,7 +20,7 @@ import (
 
 // rerunning is a run narrowed to what failed the last attempt (docs/reruns.md).
 type rerunning struct {
-	logdir.Rerun
+	record.Rerun
 	suites map[string]bool      // the labels with an item queued
 	tests  map[rerun.Key]string // each narrowed item's tests file, "" for none
 }
@@ -83,7 +83,7 @@ func (r *run) narrow(e *expansion, arch string) {
 			n.Failed, strings.Join(lists, ", ")))
 		return
 	}
-	rr := &rerunning{Rerun: logdir.Rerun{Failed: n.Failed, Lists: lists}, suites: map[string]bool{}, tests: map[rerun.Key]string{}}
+	rr := &rerunning{Rerun: record.Rerun{Failed: n.Failed, Lists: lists}, suites: map[string]bool{}, tests: map[rerun.Key]string{}}
 	var kept []schedule.Item
 	for _, it := range e.items {
 		k := rerun.Key{Label: it.Label, Tag: it.Tag}
@@ -151,7 +151,7 @@ func (r *run) narrowItem(it *dispatch.Item) {
 
 // markNotRerun gives the suites of a re-run that have no item queued their
 // passing "not re-run this attempt" verdict (outcome.NotRerun).
-func (r *run) markNotRerun(m *logdir.Meta) {
+func (r *run) markNotRerun(m *record.Meta) {
 	if r.rerun == nil {
 		return
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/gpu"
 	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/shard"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
@@ -26,7 +27,7 @@ type sharding struct {
 	shard, shards int
 	plan          *shard.Plan // nil: every item by shard.HashShard
 	raw           []byte      // the plan file, copied into the log dir
-	ref           *logdir.PlanRef
+	ref           *record.PlanRef
 }
 
 // of is the shard of the item of this key, by the rule merge uses too.
@@ -63,7 +64,7 @@ func (r *run) readSharding() error {
 		}
 		sum := sha256.Sum256(data)
 		s.plan, s.raw = p, data
-		s.ref = &logdir.PlanRef{File: o.PlanFile, SHA256: hex.EncodeToString(sum[:]), Weights: p.Weights.SHA256}
+		s.ref = &record.PlanRef{File: o.PlanFile, SHA256: hex.EncodeToString(sum[:]), Weights: p.Weights.SHA256}
 	}
 	r.shard = s
 	return nil
@@ -74,11 +75,11 @@ func (r *run) readSharding() error {
 // so that merge can tell an item this host never listed from one that never ran.
 func (r *run) keepShard(e *expansion) {
 	s := r.shard
-	e.listed = make([]logdir.CensusRow, len(e.items))
+	e.listed = make([]record.CensusRow, len(e.items))
 	var kept []schedule.Item
 	planned, hashed := 0, 0
 	for i, it := range e.items {
-		e.listed[i] = logdir.CensusRow{Label: it.Label, Tag: it.Tag}
+		e.listed[i] = record.CensusRow{Label: it.Label, Tag: it.Tag}
 		if s.of(it.Key()) != s.shard {
 			continue
 		}
@@ -135,11 +136,11 @@ func (r *run) writeShardFiles(e *expansion) error {
 }
 
 // shardRecord is run.json's "shard".
-func (r *run) shardRecord(suites []config.Suite) *logdir.ShardRun {
+func (r *run) shardRecord(suites []config.Suite) *record.ShardRun {
 	if r.shard == nil {
 		return nil
 	}
-	return &logdir.ShardRun{Shard: r.shard.shard, Shards: r.shard.shards, Plan: r.shard.ref, Config: configDigest(suites)}
+	return &record.ShardRun{Shard: r.shard.shard, Shards: r.shard.shards, Plan: r.shard.ref, Config: configDigest(suites)}
 }
 
 // configDigest is the SHA-256 of what the suites say, without where their
@@ -177,7 +178,7 @@ func hasItems(items []schedule.Item, s config.Suite) bool {
 // recordJUnit puts the merged JUnit files the run wrote into its run.json, relative
 // to its log dir: a shard's where merge finds them beside a downloaded log dir, any
 // run's where the report reads each failed item's test cases.
-func (r *run) recordJUnit(meta *logdir.Meta) {
+func (r *run) recordJUnit(meta *record.Meta) {
 	var rels []string
 	for _, p := range r.res.JUnit {
 		rel, err := filepath.Rel(r.o.LogDir, p)

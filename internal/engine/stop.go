@@ -12,8 +12,8 @@ import (
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/expand"
 	"github.com/rocm/sgpu-queue/internal/gpu"
-	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/outcome"
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
 
@@ -21,7 +21,7 @@ import (
 // ended, while phases 5–7 wrote the verdicts, the weights and the report: those are
 // written in full, and the run is a cancelled one (exit 130 when no item failed,
 // never 0: docs/exit-codes.md), as run.json then says.
-func (r *run) cancelledAfterItems(meta *logdir.Meta) {
+func (r *run) cancelledAfterItems(meta *record.Meta) {
 	r.res.Cancelled, meta.Cancelled = true, true
 	r.warn("the run was cancelled after its items ended: the verdicts, weights and report of what was measured are written")
 	r.writeMeta(meta)
@@ -32,12 +32,12 @@ func (r *run) cancelledAfterItems(meta *logdir.Meta) {
 // items were never listed, "cancelled"), the report says so, nothing is learned,
 // and the exit code is exitcode.Interrupted.
 func (r *run) stoppedBeforeItems(ctx context.Context, phase int, suites []config.Suite, pool gpu.Pool,
-	queueRows []logdir.QueueRow) (*Result, error) {
+	queueRows []record.QueueRow) (*Result, error) {
 	ctx = context.WithoutCancel(ctx)
 	what := map[int]string{1: "while listing the suites' items (phase 1)", 3: "during setup (phase 3)"}[phase]
 	meta := r.meta(suites, pool)
 	meta.Finished, meta.Cancelled = true, true
-	meta.Stop = &logdir.Stop{Reason: outcome.StopCancelled, Message: "the run was cancelled " + what + ", before any item ran", Phase: phase}
+	meta.Stop = &record.Stop{Reason: outcome.StopCancelled, Message: "the run was cancelled " + what + ", before any item ran", Phase: phase}
 	r.res.Cancelled, r.res.Stop = true, meta.Stop
 	r.warn(meta.Stop.Message)
 	if phase == 1 {
@@ -48,7 +48,7 @@ func (r *run) stoppedBeforeItems(ctx context.Context, phase int, suites []config
 		}
 	}
 	r.writeMeta(meta)
-	run := &logdir.Run{Layout: r.layout, Meta: *meta, Queue: queueRows}
+	run := &record.Run{Dir: r.layout.Root, Meta: *meta, Queue: queueRows}
 	r.verdicts(run)
 	r.obs.Phase(6, "learn the weights")
 	r.printf("  nothing ran: the weight table is left as it is\n")
@@ -89,14 +89,14 @@ func (r *run) stoppedOnSuite(phase int, suites []config.Suite, pool gpu.Pool, er
 // suiteStop is the stop record of a suite's failed listing or setup, or of the
 // failed --before (onceStop); nil for an
 // error that is no suite's.
-func suiteStop(err error, phase int) *logdir.Stop {
+func suiteStop(err error, phase int) *record.Stop {
 	var le *expand.Error
 	var se *setupError
 	switch {
 	case errors.As(err, &le):
-		return &logdir.Stop{Reason: outcome.StopListingFailed, Phase: phase, Suite: le.Suite.Label, Message: stopMessage(le.Error(), le.Tail)}
+		return &record.Stop{Reason: outcome.StopListingFailed, Phase: phase, Suite: le.Suite.Label, Message: stopMessage(le.Error(), le.Tail)}
 	case errors.As(err, &se):
-		return &logdir.Stop{Reason: outcome.StopSetupFailed, Phase: phase, Suite: se.label, Message: stopMessage(se.Error(), se.tail)}
+		return &record.Stop{Reason: outcome.StopSetupFailed, Phase: phase, Suite: se.label, Message: stopMessage(se.Error(), se.tail)}
 	}
 	return onceStop(err)
 }

@@ -12,12 +12,13 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/rocm/sgpu-queue/internal/adapter"
 	"github.com/rocm/sgpu-queue/internal/adaptertest"
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/executor"
 	"github.com/rocm/sgpu-queue/internal/hook"
-	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/record"
 )
 
 // cmdSuite is an adapter suite as the config reads it: "<label> x.log <mode field> <args>".
@@ -93,7 +94,7 @@ func TestRunAdapterSuites(t *testing.T) {
 	if diff := cmp.Diff(map[string]bool{"c1/one": true, "c1/two": true}, res.Census["c1"]); diff != "" {
 		t.Errorf("c1's census is its listing (-want +got):\n%s", diff)
 	}
-	want := logdir.CensusRow{Label: "c2", Tag: "three"}
+	want := record.CensusRow{Label: "c2", Tag: "three"}
 	if !slicesContains(res.Rows, want) {
 		t.Errorf("census rows %+v lack %+v", res.Rows, want)
 	}
@@ -102,7 +103,7 @@ func TestRunAdapterSuites(t *testing.T) {
 	}
 }
 
-func slicesContains(rows []logdir.CensusRow, r logdir.CensusRow) bool {
+func slicesContains(rows []record.CensusRow, r record.CensusRow) bool {
 	for _, x := range rows {
 		if x == r {
 			return true

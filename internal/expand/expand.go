@@ -18,7 +18,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/executor"
 	"github.com/rocm/sgpu-queue/internal/hook"
-	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 	"github.com/rocm/sgpu-queue/internal/weights"
@@ -54,7 +54,7 @@ type Result struct {
 	// OwnCensus are the suites whose census is a listing of its own
 	// (adapter.Censuser), by label.
 	OwnCensus map[string]bool
-	Rows      []logdir.CensusRow
+	Rows      []record.CensusRow
 	Warnings  []string
 	// Setups are the setup= commands that ran, in the order they ran.
 	Setups []SetupRun
@@ -140,7 +140,7 @@ func (res *Result) add(ctx context.Context, r Request, s config.Suite) error {
 	keys := map[string]bool{}
 	for _, t := range census {
 		keys[weights.Key(s.Label, t)] = true
-		res.Rows = append(res.Rows, logdir.CensusRow{Label: s.Label, Tag: t})
+		res.Rows = append(res.Rows, record.CensusRow{Label: s.Label, Tag: t})
 	}
 	res.Census[s.Label] = keys
 	return nil

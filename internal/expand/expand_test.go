@@ -14,7 +14,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/executor"
 	"github.com/rocm/sgpu-queue/internal/hook"
-	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/record"
 )
 
 // script writes an executable shell script and returns its path.
@@ -75,7 +75,7 @@ echo "TE_CI_ITEM g*"
 	if c := res.Census["core"]; len(c) != 1 || !c["core"] {
 		t.Errorf("opaque census %v, want {core}", c)
 	}
-	if len(res.Rows) == 0 || res.Rows[0] != (logdir.CensusRow{Label: "core"}) {
+	if len(res.Rows) == 0 || res.Rows[0] != (record.CensusRow{Label: "core"}) {
 		t.Errorf("census rows %+v, want core's first", res.Rows)
 	}
 	// A tag with glob characters is no reason for a warning: it is dispatched as a

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/rocm/sgpu-queue/internal/record"
 )
 
 // docs/files.md's table of queue/run.json names exactly Meta's top-level fields, so a
@@ -32,7 +34,7 @@ func TestRunJSONFieldsDocumented(t *testing.T) {
 		}
 	}
 	var fields []string
-	rt := reflect.TypeOf(Meta{})
+	rt := reflect.TypeOf(record.Meta{})
 	for i := 0; i < rt.NumField(); i++ {
 		name, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
 		fields = append(fields, name)
@@ -40,6 +42,6 @@ func TestRunJSONFieldsDocumented(t *testing.T) {
 	sort.Strings(documented)
 	sort.Strings(fields)
 	if diff := cmp.Diff(fields, documented); diff != "" {
-		t.Errorf("run.json fields (-Meta +docs/files.md):\n%s", diff)
+		t.Errorf("run.json fields (-record.Meta +docs/files.md):\n%s", diff)
 	}
 }

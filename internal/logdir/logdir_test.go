@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/rocm/sgpu-queue/internal/outcome"
+	"github.com/rocm/sgpu-queue/internal/record"
 )
 
 func TestSafeTag(t *testing.T) {
@@ -93,10 +94,10 @@ func TestTimingsRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := []Timing{
+	rows := []record.Timing{
 		{Label: "torch", Item: "test_a", GPU: "0", Secs: 1.5, RC: 0, StartOff: 0, EndOff: 1.5, Est: "1.2", Outcome: outcome.OK},
 		{Label: "torch", Item: "tab\there", GPU: "1", Secs: 260, RC: 139, StartOff: 3.25, EndOff: 263.25, Est: "unknown", Incomplete: true, Outcome: outcome.CutOff},
-		{Label: "core", Item: Whole, GPU: "2", Secs: 0.001, RC: 1, EndOff: 0.001, Est: "5", Outcome: outcome.Failed},
+		{Label: "core", Item: record.Whole, GPU: "2", Secs: 0.001, RC: 1, EndOff: 0.001, Est: "5", Outcome: outcome.Failed},
 		{Label: "torch", Item: "gated", GPU: "0", Secs: 0.2, RC: 0, StartOff: 1.5, EndOff: 1.7, Est: "3", Incomplete: true, Outcome: outcome.NoRun},
 		// The same item again on the same GPU, later: a second attempt.
 		{Label: "torch", Item: "test_a", GPU: "0", Secs: 124, RC: 124, StartOff: 2, EndOff: 126, Est: "1.2", Incomplete: true, Outcome: outcome.Timeout},
@@ -107,7 +108,7 @@ func TestTimingsRoundTrip(t *testing.T) {
 		}
 	}
 	w.Close()
-	if err := l.WriteMeta(&Meta{Format: FormatOutcomes}); err != nil {
+	if err := l.WriteMeta(&record.Meta{Format: FormatOutcomes}); err != nil {
 		t.Fatal(err)
 	}
 	os.WriteFile(l.QueueTSV(), nil, 0o644)
@@ -282,7 +283,7 @@ func FuzzParseTimings(f *testing.F) {
 			if r.Secs < 0 || r.Secs != r.Secs || r.Label == "" || r.Item == "" {
 				t.Fatalf("accepted %+v", r)
 			}
-			back, warns := ParseTimings(strings.NewReader(r.Format()))
+			back, warns := ParseTimings(strings.NewReader(FormatTiming(r)))
 			if len(warns) != 0 || len(back) != 1 || back[0].Label != r.Label || back[0].Item != r.Item || back[0].RC != r.RC {
 				t.Fatalf("round trip %+v → %+v %q", r, back, warns)
 			}
@@ -291,7 +292,7 @@ func FuzzParseTimings(f *testing.F) {
 }
 
 func TestQueueRoundTrip(t *testing.T) {
-	rows := []QueueRow{
+	rows := []record.QueueRow{
 		{Weight: 999999, Label: "torch", Cmd: "ci/pytorch.sh", Tag: "new"},
 		{Weight: 12.5, Label: "core", Cmd: "ci/core.sh", Args: []string{"-x", "y"}},
 	}
@@ -340,8 +341,8 @@ func TestTimingsWriterTornRow(t *testing.T) {
 				tw.failed = true
 			}
 			w := &TimingsWriter{timings: appender{w: tw}, outcomes: appender{w: ow}}
-			a := Timing{Label: "s", Item: "a", GPU: "0", Secs: 1, RC: 0, EndOff: 1, Est: "1", Outcome: outcome.OK}
-			b := Timing{Label: "s", Item: "b", GPU: "1", Secs: 2, RC: 0, EndOff: 2, Est: "2", Outcome: outcome.NoRun, Incomplete: true}
+			a := record.Timing{Label: "s", Item: "a", GPU: "0", Secs: 1, RC: 0, EndOff: 1, Est: "1", Outcome: outcome.OK}
+			b := record.Timing{Label: "s", Item: "b", GPU: "1", Secs: 2, RC: 0, EndOff: 2, Est: "2", Outcome: outcome.NoRun, Incomplete: true}
 			if err := w.Append(a); err == nil || !strings.HasPrefix(err.Error(), torn+".tsv: ") {
 				t.Fatalf("the short write was not reported: %v", err)
 			}
@@ -356,7 +357,7 @@ func TestTimingsWriterTornRow(t *testing.T) {
 					t.Errorf("rows %+v %q outcomes %v %q", rows, warns, outs, owarns)
 				}
 			case "outcomes":
-				if len(rows) != 2 || len(warns) != 0 || len(outs) != 1 || outs[b.Key()] != outcome.NoRun || len(owarns) != 1 {
+				if len(rows) != 2 || len(warns) != 0 || len(outs) != 1 || outs[KeyOf(b)] != outcome.NoRun || len(owarns) != 1 {
 					t.Errorf("rows %+v %q outcomes %v %q", rows, warns, outs, owarns)
 				}
 			}
@@ -381,11 +382,26 @@ func FuzzParseOutcomes(f *testing.F) {
 			if err != nil {
 				t.Fatalf("start_off %q", k.StartOff)
 			}
-			row := Timing{Label: k.Label, Item: k.Item, GPU: k.GPU, StartOff: start, Outcome: o}
-			back, warns := ParseOutcomes(strings.NewReader(row.OutcomeRow()))
+			row := record.Timing{Label: k.Label, Item: k.Item, GPU: k.GPU, StartOff: start, Outcome: o}
+			back, warns := ParseOutcomes(strings.NewReader(OutcomeRow(row)))
 			if len(warns) != 0 || len(back) != 1 || back[k] != o {
 				t.Fatalf("round trip %+v %q → %v %q", k, o, back, warns)
 			}
 		}
 	})
+}
+
+// record.Timing.Rounded is what timings.tsv keeps of a row: a row decided in memory
+// and the same row read back from the file must agree (verdicts, learned weights).
+func TestRoundedIsWhatTheFileKeeps(t *testing.T) {
+	for _, v := range []float64{0, 0.0004, 0.0005, 0.0015, 1.2345, 2.9995, 12.3456789, 1e6 + 0.0625, 86399.9999} {
+		row := record.Timing{Label: "torch", Item: "a", GPU: "0", Secs: v, StartOff: v / 3, EndOff: v + v/3, Est: "unknown"}
+		back, warns := ParseTimings(strings.NewReader(FormatTiming(row)))
+		if len(warns) != 0 || len(back) != 1 {
+			t.Fatalf("%v: %v %q", v, back, warns)
+		}
+		if got, want := back[0], row.Rounded(); got != want {
+			t.Errorf("secs %v: file keeps %+v, Rounded says %+v", v, got, want)
+		}
+	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rocm/sgpu-queue/internal/atomicfile"
 	"github.com/rocm/sgpu-queue/internal/optname"
+	"github.com/rocm/sgpu-queue/internal/record"
 )
 
 // ToolName is what queue/run.json says in "tool": a log dir holding one is a log dir
@@ -50,7 +51,7 @@ func (e *NotOursError) Error() string {
 //     deletes.
 //
 // The caller releases the lock when the run ends.
-func (l Layout) Claim(claim *Meta, reuse bool) (*Lock, error) {
+func (l Layout) Claim(claim *record.Meta, reuse bool) (*Lock, error) {
 	if _, err := l.previous(reuse); err != nil {
 		return nil, err
 	}
@@ -66,7 +67,7 @@ func (l Layout) Claim(claim *Meta, reuse bool) (*Lock, error) {
 	return lock, nil
 }
 
-func (l Layout) claimLocked(claim *Meta, reuse bool) error {
+func (l Layout) claimLocked(claim *record.Meta, reuse bool) error {
 	// Looked at again under the lock: a run may have ended in between.
 	prev, err := l.previous(reuse)
 	if err != nil {
@@ -110,12 +111,12 @@ func (l Layout) dirs() []string {
 
 // previous returns the earlier run recorded in queue/run.json (nil when there is
 // none), or a *NotOursError for a log dir with other content and no run of ours.
-func (l Layout) previous(reuse bool) (*Meta, error) {
+func (l Layout) previous(reuse bool) (*record.Meta, error) {
 	data, err := os.ReadFile(l.Meta())
 	why := "no queue/run.json"
 	switch {
 	case err == nil:
-		var m Meta
+		var m record.Meta
 		if jerr := json.Unmarshal(data, &m); jerr == nil && m.Tool == ToolName {
 			return &m, nil
 		}
@@ -178,7 +179,7 @@ func (l Layout) content() ([]string, error) {
 // temporary files of atomic writes of those files, when a run was killed mid-write.
 // dirs are removed whole; files one by one. A directory of the layout that is a
 // symlink is not looked into.
-func (l Layout) Owned(m *Meta) (files, dirs []string) {
+func (l Layout) Owned(m *record.Meta) (files, dirs []string) {
 	files = []string{l.ExpandLog(), l.Meta(), l.ItemsTSV(), l.QueueTSV(), l.TimingsTSV(), l.OutcomesTSV(), l.Report(), l.Timeline(),
 		l.ListedTSV(), l.PlanJSON(), l.ShardsTSV()}
 	for _, s := range m.Suites {

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rocm/sgpu-queue/internal/record"
 )
 
 func write(t *testing.T, path, content string) {
@@ -24,10 +26,10 @@ func exists(path string) bool {
 	return err == nil
 }
 
-func claim(labels ...string) *Meta {
-	m := &Meta{Tool: ToolName}
+func claim(labels ...string) *record.Meta {
+	m := &record.Meta{Tool: ToolName}
 	for _, l := range labels {
-		m.Suites = append(m.Suites, MetaSuite{Label: l, LogFile: l + ".log", Mode: "list"})
+		m.Suites = append(m.Suites, record.MetaSuite{Label: l, LogFile: l + ".log", Mode: "list"})
 	}
 	return m
 }
@@ -108,7 +110,7 @@ func TestClaimDeletesOnlyOwned(t *testing.T) {
 		t.Fatal(err)
 	}
 	var q strings.Builder
-	FormatQueue(&q, []QueueRow{{Weight: 1, Label: "torch", Cmd: "c", Tag: "a.b"}, {Weight: 1, Label: "torch", Cmd: "c", Tag: "evil/tag"}, {Weight: 1, Label: "core", Cmd: "c"}})
+	FormatQueue(&q, []record.QueueRow{{Weight: 1, Label: "torch", Cmd: "c", Tag: "a.b"}, {Weight: 1, Label: "torch", Cmd: "c", Tag: "evil/tag"}, {Weight: 1, Label: "core", Cmd: "c"}})
 	write(t, l.QueueTSV(), q.String())
 	owned := []string{
 		l.ExpandLog(), l.ItemsTSV(), l.TimingsTSV(), l.OutcomesTSV(), l.Report(), l.Timeline(),

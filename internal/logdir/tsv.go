@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/rocm/sgpu-queue/internal/outcome"
+	"github.com/rocm/sgpu-queue/internal/record"
 )
 
 // EscapeField makes a value safe for one TSV column: backslash, tab, newline and
@@ -66,13 +67,8 @@ func Secs(v float64) string {
 	return strings.TrimSuffix(s, ".")
 }
 
-// CensusRow is one line of queue/items.tsv: an item that exists at this level.
-type CensusRow struct {
-	Label, Tag string
-}
-
 // FormatCensus writes items.tsv lines.
-func FormatCensus(w io.Writer, rows []CensusRow) error {
+func FormatCensus(w io.Writer, rows []record.CensusRow) error {
 	bw := bufio.NewWriter(w)
 	for _, r := range rows {
 		bw.WriteString(joinFields(r.Label, r.Tag))
@@ -80,17 +76,8 @@ func FormatCensus(w io.Writer, rows []CensusRow) error {
 	return bw.Flush()
 }
 
-// QueueRow is one line of queue/queue.tsv: an item in dispatch order.
-type QueueRow struct {
-	Weight float64 // the estimate it was ordered by (the default weight when unknown)
-	Label  string
-	Cmd    string
-	Tag    string // "" for an opaque item
-	Args   []string
-}
-
 // FormatQueue writes queue.tsv lines.
-func FormatQueue(w io.Writer, rows []QueueRow) error {
+func FormatQueue(w io.Writer, rows []record.QueueRow) error {
 	bw := bufio.NewWriter(w)
 	for _, r := range rows {
 		bw.WriteString(joinFields(Secs(r.Weight), r.Label, r.Cmd, r.Tag, strings.Join(r.Args, " ")))
@@ -99,8 +86,8 @@ func FormatQueue(w io.Writer, rows []QueueRow) error {
 }
 
 // ParseQueue reads queue.tsv.
-func ParseQueue(r io.Reader) ([]QueueRow, error) {
-	var rows []QueueRow
+func ParseQueue(r io.Reader) ([]record.QueueRow, error) {
+	var rows []record.QueueRow
 	err := eachLine(r, func(n int, f []string) error {
 		if len(f) < 4 {
 			return fmt.Errorf("queue.tsv:%d: want weight, label, cmd, tag, args; got %d column(s)", n, len(f))
@@ -109,7 +96,7 @@ func ParseQueue(r io.Reader) ([]QueueRow, error) {
 		if err != nil {
 			return fmt.Errorf("queue.tsv:%d: weight %q is not a number", n, f[0])
 		}
-		row := QueueRow{Weight: w, Label: f[1], Cmd: f[2], Tag: f[3]}
+		row := record.QueueRow{Weight: w, Label: f[1], Cmd: f[2], Tag: f[3]}
 		if len(f) > 4 && f[4] != "" {
 			row.Args = strings.Fields(f[4])
 		}
@@ -119,48 +106,8 @@ func ParseQueue(r io.Reader) ([]QueueRow, error) {
 	return rows, err
 }
 
-// Timing is one line of queue/timings.tsv: one finished attempt of an item.
-type Timing struct {
-	Label    string
-	Item     string // the tag, or "whole" for an opaque item
-	GPU      string
-	Secs     float64
-	RC       int
-	StartOff float64 // seconds from the start of phase 4
-	EndOff   float64
-	Est      string // the estimate in seconds, or "unknown"
-	// Incomplete is TE's column: 1 when the duration is not a full measurement
-	// (outcome.Outcome.Incomplete), so TE's own readers learn nothing from it.
-	Incomplete bool
-	// Outcome is how the attempt ended. It is not one of the nine columns: it
-	// lives in queue/outcomes.tsv beside them (docs/outcomes.md says why), and
-	// Load joins it back; "" when none was recorded (see Run.OutcomeOf).
-	Outcome outcome.Outcome
-}
-
-// GPUs are the ids of the GPUs the attempt ran on: the gpu column holds a
-// multi-GPU item's ids joined by "," ("2,3").
-func (t Timing) GPUs() []string { return strings.Split(t.GPU, ",") }
-
-// GPUSeconds is the attempt's GPU time: its seconds on each of its GPUs.
-func (t Timing) GPUSeconds() float64 { return float64(len(t.GPUs())) * t.Secs }
-
-// Whole is the item column of an opaque item.
-const Whole = "whole"
-
-// Rounded is the row as timings.tsv holds it (seconds to the millisecond), so what
-// is decided from a row in memory equals what a rebuild from the file decides.
-func (t Timing) Rounded() Timing {
-	r := func(v float64) float64 {
-		back, _ := strconv.ParseFloat(Secs(v), 64)
-		return back
-	}
-	t.Secs, t.StartOff, t.EndOff = r(t.Secs), r(t.StartOff), r(t.EndOff)
-	return t
-}
-
-// Format returns the row as a TSV line.
-func (t Timing) Format() string {
+// FormatTiming returns the row as a timings.tsv line.
+func FormatTiming(t record.Timing) string {
 	inc := "0"
 	if t.Incomplete {
 		inc = "1"
@@ -170,7 +117,7 @@ func (t Timing) Format() string {
 
 // OutcomeRow returns the attempt's line of queue/outcomes.tsv: the columns that
 // identify the attempt in timings.tsv (label, item, gpu, start_off) and its outcome.
-func (t Timing) OutcomeRow() string {
+func OutcomeRow(t record.Timing) string {
 	return joinFields(t.Label, t.Item, t.GPU, Secs(t.StartOff), string(t.Outcome))
 }
 
@@ -180,8 +127,8 @@ type AttemptKey struct {
 	Label, Item, GPU, StartOff string
 }
 
-// Key is the row's AttemptKey.
-func (t Timing) Key() AttemptKey {
+// KeyOf is the row's AttemptKey.
+func KeyOf(t record.Timing) AttemptKey {
 	return AttemptKey{Label: t.Label, Item: t.Item, GPU: t.GPU, StartOff: Secs(t.StartOff)}
 }
 
@@ -224,8 +171,8 @@ func parseOutcome(f []string) (AttemptKey, outcome.Outcome, error) {
 // ParseTimings reads timings.tsv. A row that cannot be read (missing columns, not a
 // number: a run killed mid-write leaves one) is skipped with a warning; the rows
 // before and after it are kept.
-func ParseTimings(r io.Reader) ([]Timing, []string) {
-	var rows []Timing
+func ParseTimings(r io.Reader) ([]record.Timing, []string) {
+	var rows []record.Timing
 	var warns []string
 	_ = eachLine(r, func(n int, f []string) error {
 		t, err := parseTiming(f)
@@ -239,13 +186,13 @@ func ParseTimings(r io.Reader) ([]Timing, []string) {
 	return rows, warns
 }
 
-func parseTiming(f []string) (Timing, error) {
+func parseTiming(f []string) (record.Timing, error) {
 	// All nine columns (docs/outcomes.md): a shorter row is one a full disk or a
 	// kill tore; a longer one is not this file's format.
 	if len(f) != 9 {
-		return Timing{}, fmt.Errorf("want 9 columns (label, item, gpu, secs, rc, start_off, end_off, est, incomplete), got %d", len(f))
+		return record.Timing{}, fmt.Errorf("want 9 columns (label, item, gpu, secs, rc, start_off, end_off, est, incomplete), got %d", len(f))
 	}
-	t := Timing{Label: f[0], Item: f[1], GPU: f[2], Est: f[7]}
+	t := record.Timing{Label: f[0], Item: f[1], GPU: f[2], Est: f[7]}
 	var err error
 	num := func(s, what string) float64 {
 		v, e := strconv.ParseFloat(s, 64)
@@ -346,17 +293,17 @@ func (l Layout) OpenTimings() (*TimingsWriter, error) {
 // there is no fsync, which would only guard against the machine itself losing
 // power and would sit between an item's end and the next item's start. The
 // timings row goes first: it is the measurement, and a row whose outcome row is
-// lost still loads (Run.OutcomeOf).
-func (w *TimingsWriter) Append(t Timing) error {
+// lost still loads (record.Run.OutcomeOf).
+func (w *TimingsWriter) Append(t record.Timing) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	terr := w.timings.append(t.Format())
+	terr := w.timings.append(FormatTiming(t))
 	if terr != nil {
 		terr = fmt.Errorf("timings.tsv: %w", terr)
 	}
 	var oerr error
 	if t.Outcome != "" {
-		if oerr = w.outcomes.append(t.OutcomeRow()); oerr != nil {
+		if oerr = w.outcomes.append(OutcomeRow(t)); oerr != nil {
 			oerr = fmt.Errorf("outcomes.tsv: %w", oerr)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/outcome"
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/shard"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
@@ -23,11 +24,11 @@ type Result struct {
 	// Run is the merged run (its Layout is the caller's): Meta with Merge, the
 	// queue of every shard then the items that never ran, every shard's rows
 	// with "s<shard>:<gpu>" GPUs and their outcomes, and each item's shard.
-	Run *logdir.Run
+	Run *record.Run
 	// CensusRows is the merged queue/items.tsv; Census is what pruning reads: a
 	// suite's keys only when every shard that listed has its census (a census
 	// that failed on one host prunes nothing, as in a run).
-	CensusRows []logdir.CensusRow
+	CensusRows []record.CensusRow
 	Census     weights.Census
 	// JUnit are the shards' merged JUnit files by suite label, in shard order.
 	JUnit map[string][]JUnitFile
@@ -54,7 +55,7 @@ func Build(shards []*Shard, table *weights.Table, defaultWeight float64) *Result
 	plan, _ := PlanOf(shards)
 	b := &builder{shards: shards, k: shards[0].Run.Meta.Shard.Shards, plan: plan,
 		res: &Result{JUnit: map[string][]JUnitFile{}, Unlisted: map[int]bool{}, Plan: plan}, table: table, def: defaultWeight,
-		shardOf: map[logdir.ItemRef]int{}}
+		shardOf: map[record.ItemRef]int{}}
 	b.meta()
 	for _, s := range shards {
 		b.add(s)
@@ -86,22 +87,22 @@ type builder struct {
 	def    float64
 	// shardOf is each queued item's shard: while the shards are added, the
 	// shard whose queue has it; then the never-ran items' (neverRan).
-	shardOf map[logdir.ItemRef]int
+	shardOf map[record.ItemRef]int
 }
 
 // meta is the merged run.json: what the shards share, the union of their suites
 // and GPUs, and one part per shard.
 func (b *builder) meta() {
 	fm := b.shards[0].Run.Meta
-	m := logdir.Meta{
+	m := record.Meta{
 		Tool: logdir.ToolName, Format: logdir.FormatOutcomes, PinVar: fm.PinVar, Arch: fm.Arch, Level: fm.Level,
 		DefaultWeight: fm.DefaultWeight, Policy: fm.Policy, Finished: true,
-		Merge: &logdir.Merge{Shards: b.k, Plan: fm.Shard.Plan, Parts: make([]logdir.MergedShard, b.k)},
+		Merge: &record.Merge{Shards: b.k, Plan: fm.Shard.Plan, Parts: make([]record.MergedShard, b.k)},
 	}
 	for i := range m.Merge.Parts {
 		p := &m.Merge.Parts[i]
 		p.Shard = i + 1
-		p.Stop = &logdir.Stop{Reason: outcome.StopNotReported, Message: fmt.Sprintf("no log dir of shard %d/%d was given to merge", i+1, b.k)}
+		p.Stop = &record.Stop{Reason: outcome.StopNotReported, Message: fmt.Sprintf("no log dir of shard %d/%d was given to merge", i+1, b.k)}
 		if b.plan != nil {
 			p.Predicted = b.plan.Shards[i].Wall
 		}
@@ -116,10 +117,10 @@ func (b *builder) meta() {
 			}
 		}
 		for _, g := range sm.GPUs {
-			m.GPUs = append(m.GPUs, logdir.ShardGPU(s.Number, g))
+			m.GPUs = append(m.GPUs, record.ShardGPU(s.Number, g))
 		}
 		for _, q := range sm.Quarantined {
-			q.GPU = logdir.ShardGPU(s.Number, q.GPU)
+			q.GPU = record.ShardGPU(s.Number, q.GPU)
 			m.Quarantined = append(m.Quarantined, q)
 		}
 		m.Unfit = append(m.Unfit, sm.Unfit...) // items are in one shard each
@@ -134,7 +135,7 @@ func (b *builder) meta() {
 			b.warn("%s: flaky-is-failure differs from %s's; the merge counts a flaky item as failed", s.Dir, b.shards[0].Dir)
 		}
 	}
-	b.res.Run = &logdir.Run{Meta: m}
+	b.res.Run = &record.Run{Meta: m}
 }
 
 // add merges one shard: its queue, its rows (GPUs named with their shard, each
@@ -147,7 +148,7 @@ func (b *builder) add(s *Shard) {
 	p.Retries, p.Flaky, p.Timeout = m.Retries, m.FlakyIsFailure, m.TimeoutFactor
 	p.Items = len(s.Run.Queue)
 	for _, q := range s.Run.Queue {
-		ref := logdir.ItemRef{Label: q.Label, Item: logdir.ItemColumn(q.Tag)}
+		ref := record.ItemRef{Label: q.Label, Item: record.ItemColumn(q.Tag)}
 		if other, dup := b.shardOf[ref]; dup {
 			b.warn("%s: item %s was queued by shard %d too (were the shards given different plans?); its rows of both are merged", s.Dir,
 				textfmt.Printable(weights.Key(q.Label, q.Tag)), other)
@@ -159,9 +160,9 @@ func (b *builder) add(s *Shard) {
 	largest := 0.0
 	for _, t := range s.Run.Timings {
 		t.Outcome = s.Run.OutcomeOf(t)
-		t.GPU = logdir.ShardGPU(s.Number, t.GPU)
+		t.GPU = record.ShardGPU(s.Number, t.GPU)
 		r.Timings = append(r.Timings, t)
-		p.Work += t.Secs * float64(logdir.GPUCount(t.GPU)) // GPU-seconds
+		p.Work += t.Secs * float64(record.GPUCount(t.GPU)) // GPU-seconds
 		p.Wall = max(p.Wall, t.EndOff)
 		largest = max(largest, t.Secs)
 	}
@@ -180,7 +181,7 @@ func (b *builder) add(s *Shard) {
 		full := filepath.Join(abs(s.Dir), path)
 		under, err := filepath.Rel(root, full)
 		if filepath.IsAbs(path) || !isXML || err != nil || !filepath.IsLocal(under) ||
-			!slices.ContainsFunc(m.Suites, func(su logdir.MetaSuite) bool { return su.Label == label }) {
+			!slices.ContainsFunc(m.Suites, func(su record.MetaSuite) bool { return su.Label == label }) {
 			b.warn("%s: JUnit file %q is not a suite's merged file beside the log dir; left out", s.Dir, rel)
 			continue
 		}
@@ -261,7 +262,7 @@ func (b *builder) unclaimed(missing map[int]bool) {
 		if missing[s] || !b.queueUnrun(k, s) {
 			continue
 		}
-		m.Unclaimed = append(m.Unclaimed, logdir.Unclaimed{Label: k.Label, Tag: k.Tag, Shard: s, ListedBy: by[k]})
+		m.Unclaimed = append(m.Unclaimed, record.Unclaimed{Label: k.Label, Tag: k.Tag, Shard: s, ListedBy: by[k]})
 		b.warn("item %s was listed by shard(s) %s but not by its own shard %d/%d, so no shard ran it: "+
 			"it fails, never ran (do the runners list alike?)",
 			textfmt.Printable(k.Key()), joinInts(by[k]), s, b.k)
@@ -272,7 +273,7 @@ func (b *builder) unclaimed(missing map[int]bool) {
 // unless a shard queued it or its suite is not the merged run's. It reports
 // whether it did.
 func (b *builder) queueUnrun(k shard.ItemKey, s int) bool {
-	ref := logdir.ItemRef{Label: k.Label, Item: logdir.ItemColumn(k.Tag)}
+	ref := record.ItemRef{Label: k.Label, Item: record.ItemColumn(k.Tag)}
 	if b.shardOf[ref] != 0 || !b.suite(k.Label) {
 		return false
 	}
@@ -281,11 +282,11 @@ func (b *builder) queueUnrun(k shard.ItemKey, s int) bool {
 		w = b.def
 	}
 	// The suite's command as another of its items was queued with.
-	var c logdir.QueueRow
-	if i := slices.IndexFunc(b.res.Run.Queue, func(q logdir.QueueRow) bool { return q.Label == k.Label }); i >= 0 {
+	var c record.QueueRow
+	if i := slices.IndexFunc(b.res.Run.Queue, func(q record.QueueRow) bool { return q.Label == k.Label }); i >= 0 {
 		c = b.res.Run.Queue[i]
 	}
-	b.res.Run.Queue = append(b.res.Run.Queue, logdir.QueueRow{Weight: w, Label: k.Label, Cmd: c.Cmd, Tag: k.Tag, Args: c.Args})
+	b.res.Run.Queue = append(b.res.Run.Queue, record.QueueRow{Weight: w, Label: k.Label, Cmd: c.Cmd, Tag: k.Tag, Args: c.Args})
 	b.shardOf[ref] = s
 	return true
 }
@@ -300,7 +301,7 @@ func joinInts(ns []int) string {
 
 // suite reports whether label is a suite of the merged run.
 func (b *builder) suite(label string) bool {
-	return slices.ContainsFunc(b.res.Run.Meta.Suites, func(s logdir.MetaSuite) bool { return s.Label == label })
+	return slices.ContainsFunc(b.res.Run.Meta.Suites, func(s record.MetaSuite) bool { return s.Label == label })
 }
 
 // listed is the set of keys the reporting shards listed, and whether any did.
@@ -355,7 +356,7 @@ func (b *builder) census() {
 			keys[k.Label][k.Key()] = true
 			if !seen[k] {
 				seen[k] = true
-				b.res.CensusRows = append(b.res.CensusRows, logdir.CensusRow{Label: k.Label, Tag: k.Tag})
+				b.res.CensusRows = append(b.res.CensusRows, record.CensusRow{Label: k.Label, Tag: k.Tag})
 			}
 		}
 		for l := range labels {
@@ -379,7 +380,7 @@ func (b *builder) warn(format string, a ...any) {
 // does over k and k+1 runners of gpus GPUs: shard.Advice's sentence. It is ""
 // when it cannot be said from measurements: a shard never reported, or an item
 // never finished.
-func Advice(r *logdir.Run, k, gpus int) string {
+func Advice(r *record.Run, k, gpus int) string {
 	if k < 1 || k >= shard.MaxShards || gpus < 1 {
 		return ""
 	}
@@ -388,17 +389,17 @@ func Advice(r *logdir.Run, k, gpus int) string {
 			return ""
 		}
 	}
-	last := map[logdir.ItemRef]logdir.Timing{}
+	last := map[record.ItemRef]record.Timing{}
 	for _, t := range r.Timings {
-		last[logdir.ItemRef{Label: t.Label, Item: t.Item}] = t
+		last[record.ItemRef{Label: t.Label, Item: t.Item}] = t
 	}
 	items := make([]schedule.Item, 0, len(r.Queue))
 	for i, q := range r.Queue {
-		t, ok := last[logdir.ItemRef{Label: q.Label, Item: logdir.ItemColumn(q.Tag)}]
+		t, ok := last[record.ItemRef{Label: q.Label, Item: record.ItemColumn(q.Tag)}]
 		if !ok {
 			return ""
 		}
-		items = append(items, schedule.Item{Label: q.Label, Tag: q.Tag, Weight: t.Secs, Known: true, Seq: i, GPUs: logdir.GPUCount(t.GPU)})
+		items = append(items, schedule.Item{Label: q.Label, Tag: q.Tag, Weight: t.Secs, Known: true, Seq: i, GPUs: record.GPUCount(t.GPU)})
 	}
 	if len(items) == 0 {
 		return ""
@@ -430,7 +431,7 @@ func CopyLogs(shards []*Shard, out logdir.Layout) (int, error) {
 		for _, q := range s.Run.Queue {
 			bases[logdir.ItemBase(q.Label, q.Tag)] = true
 		}
-		src := s.Run.Layout.ItemsDir()
+		src := logdir.Layout{Root: s.Run.Dir}.ItemsDir()
 		es, err := os.ReadDir(src)
 		if err != nil {
 			continue // no items/: nothing ran there

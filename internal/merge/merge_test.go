@@ -16,6 +16,7 @@ import (
 
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/outcome"
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/shard"
 	"github.com/rocm/sgpu-queue/internal/verdict"
@@ -31,7 +32,7 @@ var listing = []shard.ItemKey{
 // census is the listing plus an item the runners' capability probe skips.
 var census = append(append([]shard.ItemKey(nil), listing...), shard.ItemKey{Label: "torch", Tag: "gated"})
 
-var suites = []logdir.MetaSuite{{Label: "torch", LogFile: "torch.log", Mode: "list"}, {Label: "core", LogFile: "core.log", Mode: "opaque"}}
+var suites = []record.MetaSuite{{Label: "torch", LogFile: "torch.log", Mode: "list"}, {Label: "core", LogFile: "core.log", Mode: "opaque"}}
 
 // testPlan plans the census but torch/new over 3 shards of 2 GPUs, and returns the
 // plan file's bytes.
@@ -62,35 +63,35 @@ func testPlan(t *testing.T) (*shard.Plan, []byte) {
 
 // writeShard writes the log dir of shard s as run --shard s/3 leaves it: the items
 // of its shard ran (each one second, GPU 0 then 1), failing those in fail.
-func writeShard(t *testing.T, dir string, s int, p *shard.Plan, raw []byte, fail map[string]int, edit func(*logdir.Meta)) {
+func writeShard(t *testing.T, dir string, s int, p *shard.Plan, raw []byte, fail map[string]int, edit func(*record.Meta)) {
 	t.Helper()
 	l := logdir.Layout{Root: dir}
 	if err := l.Prepare(); err != nil {
 		t.Fatal(err)
 	}
 	sum := sha256.Sum256(raw)
-	m := &logdir.Meta{Tool: logdir.ToolName, Format: logdir.FormatOutcomes, Suites: suites, GPUs: []string{"0", "1"},
+	m := &record.Meta{Tool: logdir.ToolName, Format: logdir.FormatOutcomes, Suites: suites, GPUs: []string{"0", "1"},
 		Arch: "gfx942", Level: "1", DefaultWeight: 999999, Started: time.Unix(1000, 0), Finished: true,
-		Shard: &logdir.ShardRun{Shard: s, Shards: 3, Plan: &logdir.PlanRef{File: "plan.json", SHA256: hex.EncodeToString(sum[:])}}}
-	var queue []logdir.QueueRow
-	var listed, cen []logdir.CensusRow
+		Shard: &record.ShardRun{Shard: s, Shards: 3, Plan: &record.PlanRef{File: "plan.json", SHA256: hex.EncodeToString(sum[:])}}}
+	var queue []record.QueueRow
+	var listed, cen []record.CensusRow
 	tw, err := l.OpenTimings()
 	if err != nil {
 		t.Fatal(err)
 	}
 	off := 0.0
 	for i, k := range listing {
-		listed = append(listed, logdir.CensusRow{Label: k.Label, Tag: k.Tag})
+		listed = append(listed, record.CensusRow{Label: k.Label, Tag: k.Tag})
 		if p.ShardOf(k.Key()) != s {
 			continue
 		}
-		queue = append(queue, logdir.QueueRow{Weight: 1, Label: k.Label, Cmd: "ci/" + k.Label + ".sh", Tag: k.Tag})
+		queue = append(queue, record.QueueRow{Weight: 1, Label: k.Label, Cmd: "ci/" + k.Label + ".sh", Tag: k.Tag})
 		o, rc := outcome.OK, fail[k.Key()]
 		if rc != 0 {
 			o = outcome.Failed
 		}
 		gpu := []string{"0", "1"}[i%2]
-		if err := tw.Append(logdir.Timing{Label: k.Label, Item: logdir.ItemColumn(k.Tag), GPU: gpu, Secs: 1, RC: rc, StartOff: off, EndOff: off + 1, Est: "1", Outcome: o}); err != nil {
+		if err := tw.Append(record.Timing{Label: k.Label, Item: record.ItemColumn(k.Tag), GPU: gpu, Secs: 1, RC: rc, StartOff: off, EndOff: off + 1, Est: "1", Outcome: o}); err != nil {
 			t.Fatal(err)
 		}
 		os.WriteFile(l.ItemLog(k.Label, k.Tag), []byte("log of "+k.Key()+"\n"), 0o644)
@@ -99,7 +100,7 @@ func writeShard(t *testing.T, dir string, s int, p *shard.Plan, raw []byte, fail
 	}
 	tw.Close()
 	for _, k := range census {
-		cen = append(cen, logdir.CensusRow{Label: k.Label, Tag: k.Tag})
+		cen = append(cen, record.CensusRow{Label: k.Label, Tag: k.Tag})
 	}
 	var q, li, c bytes.Buffer
 	logdir.FormatQueue(&q, queue)
@@ -134,10 +135,10 @@ func matrix(t *testing.T, fail map[string]int, shards ...int) ([]string, *shard.
 
 // shardWriter returns a function that writes shard s of one test plan, as
 // edited, in a fresh directory of the name given, and returns it.
-func shardWriter(t *testing.T) func(name string, s int, edit func(*logdir.Meta)) string {
+func shardWriter(t *testing.T) func(name string, s int, edit func(*record.Meta)) string {
 	p, raw := testPlan(t)
 	root := t.TempDir()
-	return func(name string, s int, edit func(*logdir.Meta)) string {
+	return func(name string, s int, edit func(*record.Meta)) string {
 		d := filepath.Join(root, name)
 		writeShard(t, d, s, p, raw, nil, edit)
 		return d
@@ -169,9 +170,9 @@ func TestBuildAllShards(t *testing.T) {
 		t.Errorf("%d queued, %d rows, never ran %v; want every listed item once", len(r.Queue), len(r.Timings), m.NeverRan)
 	}
 	for _, tm := range r.Timings {
-		s, _, ok := logdir.SplitShardGPU(tm.GPU)
+		s, _, ok := record.SplitShardGPU(tm.GPU)
 		key := weights.Key(tm.Label, r.TagOf(tm))
-		if !ok || s != p.ShardOf(key) || r.ShardOf[logdir.ItemRef{Label: tm.Label, Item: tm.Item}] != s || tm.Outcome == "" {
+		if !ok || s != p.ShardOf(key) || r.ShardOf[record.ItemRef{Label: tm.Label, Item: tm.Item}] != s || tm.Outcome == "" {
 			t.Errorf("row %+v: gpu %q, want s%d:<gpu>, its shard recorded, its outcome set", tm, tm.GPU, p.ShardOf(key))
 		}
 	}
@@ -229,7 +230,7 @@ func TestBuildMissingShard(t *testing.T) {
 	}
 	for _, k := range m.NeverRan {
 		label, tag := weights.SplitKey(k)
-		if m.Run.ShardOf[logdir.ItemRef{Label: label, Item: logdir.ItemColumn(tag)}] != 2 {
+		if m.Run.ShardOf[record.ItemRef{Label: label, Item: record.ItemColumn(tag)}] != 2 {
 			t.Errorf("%s: no shard recorded", k)
 		}
 	}
@@ -244,8 +245,8 @@ func TestBuildMissingShard(t *testing.T) {
 func TestBuildNoListing(t *testing.T) {
 	p, raw := testPlan(t)
 	dir := filepath.Join(t.TempDir(), "s1")
-	writeShard(t, dir, 1, p, raw, nil, func(m *logdir.Meta) {
-		m.Cancelled, m.Stop, m.Wall = true, &logdir.Stop{Reason: outcome.StopCancelled, Message: "cancelled while listing", Phase: 1}, 0
+	writeShard(t, dir, 1, p, raw, nil, func(m *record.Meta) {
+		m.Cancelled, m.Stop, m.Wall = true, &record.Stop{Reason: outcome.StopCancelled, Message: "cancelled while listing", Phase: 1}, 0
 	})
 	l := logdir.Layout{Root: dir}
 	for _, f := range []string{l.ListedTSV(), l.QueueTSV(), l.TimingsTSV(), l.OutcomesTSV()} {
@@ -293,11 +294,11 @@ func TestReadRefuses(t *testing.T) {
 	dir := shardWriter(t)
 	one, two := dir("one", 1, nil), dir("two", 2, nil)
 	root := filepath.Dir(one)
-	whole := dir("whole", 1, func(m *logdir.Meta) { m.Shard = nil })
-	four := dir("four", 2, func(m *logdir.Meta) { m.Shard.Shards = 4 })
-	other := dir("other", 2, func(m *logdir.Meta) { m.Shard.Plan.SHA256 = "ffff" })
-	level := dir("level", 2, func(m *logdir.Meta) { m.Level = "3" })
-	bogus := dir("bogus", 2, func(m *logdir.Meta) { m.Shard.Shard = 5 })
+	whole := dir("whole", 1, func(m *record.Meta) { m.Shard = nil })
+	four := dir("four", 2, func(m *record.Meta) { m.Shard.Shards = 4 })
+	other := dir("other", 2, func(m *record.Meta) { m.Shard.Plan.SHA256 = "ffff" })
+	level := dir("level", 2, func(m *record.Meta) { m.Level = "3" })
+	bogus := dir("bogus", 2, func(m *record.Meta) { m.Shard.Shard = 5 })
 	noplan := dir("noplan", 2, nil)
 	os.Remove(filepath.Join(noplan, "queue", "plan.json"))
 	tests := []struct {
@@ -363,7 +364,7 @@ func TestCopyLogs(t *testing.T) {
 func TestBuildJUnitPaths(t *testing.T) {
 	p, raw := testPlan(t)
 	dir := filepath.Join(t.TempDir(), "artifact", "logs")
-	writeShard(t, dir, 1, p, raw, nil, func(m *logdir.Meta) {
+	writeShard(t, dir, 1, p, raw, nil, func(m *record.Meta) {
 		m.Shard.JUnit = []string{"../junit/torch.xml", "../junit/core.xml", "../../elsewhere/torch.xml", "/etc/torch.xml", "../junit/notasuite.xml", "../junit/torch.txt"}
 	})
 	shards, _, err := Read([]string{dir}, false, "--allow-mixed")
@@ -397,9 +398,9 @@ func TestBuildShardListingFailed(t *testing.T) {
 			var dirs []string
 			for s := 1; s <= 3; s++ {
 				d := filepath.Join(root, fmt.Sprint(s))
-				writeShard(t, d, s, p, raw, nil, func(m *logdir.Meta) {
+				writeShard(t, d, s, p, raw, nil, func(m *record.Meta) {
 					if s == bad && !killed {
-						m.Stop, m.Wall = &logdir.Stop{Reason: outcome.StopListingFailed, Message: why, Phase: 1, Suite: "torch"}, 0
+						m.Stop, m.Wall = &record.Stop{Reason: outcome.StopListingFailed, Message: why, Phase: 1, Suite: "torch"}, 0
 					}
 					if s == bad && killed {
 						m.Finished, m.Format, m.Started, m.Wall = false, 0, time.Time{}, 0
@@ -463,7 +464,7 @@ func TestBuildItemQueuedTwice(t *testing.T) {
 	q := shards[0].Run.Queue[0]
 	shards[2].Run.Queue = append(shards[2].Run.Queue, q)
 	m := Build(shards, weights.New(), 999999)
-	ref := logdir.ItemRef{Label: q.Label, Item: logdir.ItemColumn(q.Tag)}
+	ref := record.ItemRef{Label: q.Label, Item: record.ItemColumn(q.Tag)}
 	n := 0
 	for _, r := range m.Run.Queue {
 		if r.Label == q.Label && r.Tag == q.Tag {
@@ -486,7 +487,7 @@ func TestCopyLogsSkipsSymlinks(t *testing.T) {
 	secret := filepath.Join(t.TempDir(), "secret")
 	os.WriteFile(secret, []byte("not the shard's"), 0o600)
 	q := shards[0].Run.Queue[0]
-	link := shards[0].Run.Layout.ItemLog(q.Label, q.Tag)
+	link := logdir.Layout{Root: shards[0].Run.Dir}.ItemLog(q.Label, q.Tag)
 	if err := os.Remove(link); err != nil {
 		t.Fatal(err)
 	}
@@ -524,12 +525,12 @@ func TestBuildUnclaimed(t *testing.T) {
 	}
 	s2 := shards[1]
 	s2.Listed = slices.DeleteFunc(slices.Clone(s2.Listed), func(k shard.ItemKey) bool { return k == lost })
-	s2.Run.Queue = slices.DeleteFunc(s2.Run.Queue, func(q logdir.QueueRow) bool { return q.Label == lost.Label && q.Tag == lost.Tag })
-	s2.Run.Timings = slices.DeleteFunc(s2.Run.Timings, func(r logdir.Timing) bool {
-		return r.Label == lost.Label && r.Item == logdir.ItemColumn(lost.Tag)
+	s2.Run.Queue = slices.DeleteFunc(s2.Run.Queue, func(q record.QueueRow) bool { return q.Label == lost.Label && q.Tag == lost.Tag })
+	s2.Run.Timings = slices.DeleteFunc(s2.Run.Timings, func(r record.Timing) bool {
+		return r.Label == lost.Label && r.Item == record.ItemColumn(lost.Tag)
 	})
 	m := Build(shards, weights.New(), 999999)
-	want := []logdir.Unclaimed{{Label: lost.Label, Tag: lost.Tag, Shard: 2, ListedBy: []int{1, 3}}}
+	want := []record.Unclaimed{{Label: lost.Label, Tag: lost.Tag, Shard: 2, ListedBy: []int{1, 3}}}
 	if diff := cmp.Diff(want, m.Run.Meta.Merge.Unclaimed); diff != "" {
 		t.Errorf("unclaimed (-want +got):\n%s", diff)
 	}
@@ -551,24 +552,24 @@ func TestBuildUnclaimed(t *testing.T) {
 // warning saying the same.
 func TestReadMixed(t *testing.T) {
 	dir := shardWriter(t)
-	one := dir("one", 1, func(m *logdir.Meta) { m.Shard.Config = "aaaa" })
+	one := dir("one", 1, func(m *record.Meta) { m.Shard.Config = "aaaa" })
 	root := filepath.Dir(one)
 	tests := []struct {
 		other string
 		want  string
 	}{
-		{dir("plan", 2, func(m *logdir.Meta) { m.Shard.Plan.SHA256 = "ffff" }), "plan ran plan plan.json (sha256 ffff…) but " + one + " ran plan plan.json"},
-		{dir("noplan", 2, func(m *logdir.Meta) { m.Shard.Plan = nil }), "ran no plan (every item by its hash) but"},
-		{dir("fewer", 2, func(m *logdir.Meta) { m.Suites = m.Suites[:1] }), one + " and " + filepath.Join(root, "fewer") + " ran different configs: suite core only in " + one},
-		{dir("more", 2, func(m *logdir.Meta) {
-			m.Suites = append(slices.Clone(m.Suites), logdir.MetaSuite{Label: "x y", LogFile: "x.log", Mode: "list"})
+		{dir("plan", 2, func(m *record.Meta) { m.Shard.Plan.SHA256 = "ffff" }), "plan ran plan plan.json (sha256 ffff…) but " + one + " ran plan plan.json"},
+		{dir("noplan", 2, func(m *record.Meta) { m.Shard.Plan = nil }), "ran no plan (every item by its hash) but"},
+		{dir("fewer", 2, func(m *record.Meta) { m.Suites = m.Suites[:1] }), one + " and " + filepath.Join(root, "fewer") + " ran different configs: suite core only in " + one},
+		{dir("more", 2, func(m *record.Meta) {
+			m.Suites = append(slices.Clone(m.Suites), record.MetaSuite{Label: "x y", LogFile: "x.log", Mode: "list"})
 		}),
 			`ran different configs: suite "x y" only in ` + filepath.Join(root, "more")},
-		{dir("mode", 2, func(m *logdir.Meta) {
-			m.Suites = []logdir.MetaSuite{m.Suites[0], {Label: "core", LogFile: "core.log", Mode: "list"}}
+		{dir("mode", 2, func(m *record.Meta) {
+			m.Suites = []record.MetaSuite{m.Suites[0], {Label: "core", LogFile: "core.log", Mode: "list"}}
 		}),
 			"suite core is core.log opaque in " + one + " but core.log list in"},
-		{dir("cmds", 2, func(m *logdir.Meta) { m.Shard.Config = "bbbb" }), "the same suites with other commands, arguments or options (config sha256 aaaa… and bbbb…)"},
+		{dir("cmds", 2, func(m *record.Meta) { m.Shard.Config = "bbbb" }), "the same suites with other commands, arguments or options (config sha256 aaaa… and bbbb…)"},
 	}
 	for _, tc := range tests {
 		_, _, err := Read([]string{one, tc.other}, false, "--allow-mixed")

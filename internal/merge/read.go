@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/shard"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
@@ -27,7 +28,7 @@ import (
 // Shard is one shard's log dir, read.
 type Shard struct {
 	Dir    string // as given
-	Run    *logdir.Run
+	Run    *record.Run
 	Number int // 1 … K
 	// Listed is every item its listing gave, before it kept its shard's; nil
 	// when it stopped before listing (no queue/listed.tsv).
@@ -112,7 +113,7 @@ func readShard(dir string) (*Shard, []string, error) {
 		warns = append(warns, fmt.Sprintf("%s: shard %d/%d never finished its run (was it killed?): its rows until then are merged, its items "+
 			"without a row count as never ran", dir, m.Shard.Shard, m.Shard.Shards))
 	}
-	l := run.Layout
+	l := logdir.Layout{Root: run.Dir}
 	if s.Listed, err = readItems(l.ListedTSV()); err != nil {
 		return nil, nil, err
 	}
@@ -147,7 +148,7 @@ func readShard(dir string) (*Shard, []string, error) {
 
 // runID is a shard run's ID: the SHA-256 (16 hex digits) of its shard, its start
 // and its rows as read, which no other run of any shard shares.
-func runID(r *logdir.Run) string {
+func runID(r *record.Run) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%d/%d\t%s\t%s\n", r.Meta.Shard.Shard, r.Meta.Shard.Shards,
 		r.Meta.Started.UTC().Format(time.RFC3339Nano), planSum(r.Meta.Shard.Plan))
@@ -236,13 +237,13 @@ func suitesDiff(a, b *Shard) string {
 	for _, pair := range [][2]*Shard{{a, b}, {b, a}} {
 		mine, theirs := pair[0].Run.Meta.Suites, pair[1].Run.Meta.Suites
 		for _, x := range mine {
-			if !slices.ContainsFunc(theirs, func(y logdir.MetaSuite) bool { return y.Label == x.Label }) {
+			if !slices.ContainsFunc(theirs, func(y record.MetaSuite) bool { return y.Label == x.Label }) {
 				return fmt.Sprintf("suite %s only in %s", textfmt.Printable(x.Label), pair[0].Dir)
 			}
 		}
 	}
 	for _, x := range as {
-		i := slices.IndexFunc(bs, func(y logdir.MetaSuite) bool { return y.Label == x.Label })
+		i := slices.IndexFunc(bs, func(y record.MetaSuite) bool { return y.Label == x.Label })
 		if y := bs[i]; y != x {
 			return fmt.Sprintf("suite %s is %s %s in %s but %s %s in %s", textfmt.Printable(x.Label),
 				textfmt.Printable(x.LogFile), x.Mode, a.Dir, textfmt.Printable(y.LogFile), y.Mode, b.Dir)
@@ -251,14 +252,14 @@ func suitesDiff(a, b *Shard) string {
 	return ""
 }
 
-func planSum(p *logdir.PlanRef) string {
+func planSum(p *record.PlanRef) string {
 	if p == nil {
 		return ""
 	}
 	return p.SHA256
 }
 
-func planName(p *logdir.PlanRef) string {
+func planName(p *record.PlanRef) string {
 	if p == nil {
 		return "no plan (every item by its hash)"
 	}

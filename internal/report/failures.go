@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/rocm/sgpu-queue/internal/junit"
-	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 	"github.com/rocm/sgpu-queue/internal/verdict"
 )
@@ -34,13 +34,13 @@ type caseSource struct {
 // that is gone (a log dir downloaded without it) or unreadable shows no cases. The
 // log dir may come from elsewhere (report-from reads a fork's artifact): only
 // regular .xml files are read, never a link, a FIFO or a device.
-func readCases(r *logdir.Run) caseSource {
+func readCases(r *record.Run) caseSource {
 	src := caseSource{files: map[string]string{}, cases: map[string]map[string][]junit.Failed{}}
-	if r.Layout.Root == "" {
+	if r.Dir == "" {
 		return src
 	}
 	for _, rel := range r.Meta.JUnitFiles() {
-		p := filepath.Join(r.Layout.Root, filepath.FromSlash(rel))
+		p := filepath.Join(r.Dir, filepath.FromSlash(rel))
 		if fi, err := os.Lstat(p); err != nil || !fi.Mode().IsRegular() || !strings.HasSuffix(p, ".xml") {
 			continue
 		}
@@ -85,7 +85,7 @@ func failedSuites(suites []verdict.Suite) *block {
 // failedDetails shows, under each failed item, the test cases its JUnit records
 // as failed, each with the first lines of its message; for github.com also the end
 // of its log, folded (a link into the log dir would resolve nowhere there).
-func failedDetails(r *logdir.Run, s Stats, o Options) *block {
+func failedDetails(r *record.Run, s Stats, o Options) *block {
 	failed := failedItems(s)
 	if len(failed) == 0 {
 		return nil
@@ -123,7 +123,7 @@ func failedDetails(r *logdir.Run, s Stats, o Options) *block {
 
 // itemDetail is one failed item: a heading, its failed test cases, its log; "" for
 // the log dir's own report when its JUnit says nothing (the table links the log).
-func itemDetail(r *logdir.Run, it ItemStat, src caseSource, o Options) string {
+func itemDetail(r *record.Run, it ItemStat, src caseSource, o Options) string {
 	name := it.Tag
 	if name == "" {
 		name = "whole" // as the merge names an opaque item (junit.Item)
@@ -205,7 +205,7 @@ func nonEmpty(s string) []string {
 
 // logTail is, for github.com, the end of the item's log folded below its cases;
 // for the log dir's own report, a link to the log.
-func logTail(b *strings.Builder, r *logdir.Run, it ItemStat, o Options) {
+func logTail(b *strings.Builder, r *record.Run, it ItemStat, o Options) {
 	if o.RunURL == "" {
 		if it.LogRel != "" {
 			fmt.Fprintf(b, "Log: %s\n\n", logLink(it.LogRel, o))
@@ -213,8 +213,8 @@ func logTail(b *strings.Builder, r *logdir.Run, it ItemStat, o Options) {
 		return
 	}
 	tail := ""
-	if it.LogRel != "" && r.Layout.Root != "" {
-		tail = textfmt.FileTail(filepath.Join(r.Layout.Root, filepath.FromSlash(it.LogRel)), tailBytes, tailLines)
+	if it.LogRel != "" && r.Dir != "" {
+		tail = textfmt.FileTail(filepath.Join(r.Dir, filepath.FromSlash(it.LogRel)), tailBytes, tailLines)
 	}
 	if tail == "" {
 		tail = "(the log is empty or missing)\n"

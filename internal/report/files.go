@@ -7,8 +7,9 @@ import (
 	"path/filepath"
 
 	"github.com/rocm/sgpu-queue/internal/atomicfile"
-
 	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/record"
+
 	"github.com/rocm/sgpu-queue/internal/verdict"
 )
 
@@ -28,11 +29,11 @@ const SVGName = "timeline.svg"
 // file), and returns the Markdown. Each file is tried even when the other failed;
 // NotWritten lists those that were not, and the error says why. The Markdown is
 // returned whenever it was built.
-func WriteFiles(r *logdir.Run, suites []verdict.Suite, s Stats) (Files, error) {
+func WriteFiles(r *record.Run, suites []verdict.Suite, s Stats) (Files, error) {
 	f := Files{
 		Markdown: Render(r, suites, s, Options{}),
-		MDPath:   r.Layout.Report(),
-		SVGPath:  filepath.Join(r.Layout.ReportDir(), SVGName),
+		MDPath:   logdir.Layout{Root: r.Dir}.Report(),
+		SVGPath:  filepath.Join(logdir.Layout{Root: r.Dir}.ReportDir(), SVGName),
 	}
 	var svgBuf bytes.Buffer
 	if err := SVG(&svgBuf, r, suites, s); err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/junit"
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/outcome"
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/simulate"
 	"github.com/rocm/sgpu-queue/internal/weights"
@@ -59,7 +60,7 @@ func (it simItem) key() string { return weights.Key(it.Label, it.Tag) }
 
 // simRun is a run to simulate and write.
 type simRun struct {
-	Suites   []logdir.MetaSuite
+	Suites   []record.MetaSuite
 	Cmds     map[string]string
 	GPUs     []string
 	Items    []simItem // in queue order (the caller orders them)
@@ -68,7 +69,7 @@ type simRun struct {
 	Old      *weights.Table // the table before the run, for the weight changes
 	Pruned   []string
 	// Quarantined GPUs, whose reasons are prose the report must escape.
-	Quarantined []logdir.Quarantined
+	Quarantined []record.Quarantined
 	// TimeoutFactor is the hang deadline in force (run.json).
 	TimeoutFactor float64
 	// Legacy writes the run as sgpu-queue did before outcomes were recorded: no
@@ -92,14 +93,14 @@ func order(items []simItem) {
 
 // simulate runs the dynamic pull (with multi-GPU items: the default block
 // scheduler) and returns the timings rows in the order they end.
-func (sr simRun) simulate() ([]logdir.Timing, float64) {
+func (sr simRun) simulate() ([]record.Timing, float64) {
 	for _, it := range sr.Items {
 		if it.GPUs > 1 {
 			return sr.simulateBlocks()
 		}
 	}
 	free := make([]float64, len(sr.GPUs))
-	var rows []logdir.Timing
+	var rows []record.Timing
 	wall := 0.0
 	for i, it := range sr.Items {
 		g := 0
@@ -128,8 +129,8 @@ func (sr simRun) simulate() ([]logdir.Timing, float64) {
 		if it.Known {
 			est = logdir.Secs(it.Est)
 		}
-		rows = append(rows, logdir.Timing{
-			Label: it.Label, Item: logdir.ItemColumn(it.Tag), GPU: sr.GPUs[g],
+		rows = append(rows, record.Timing{
+			Label: it.Label, Item: record.ItemColumn(it.Tag), GPU: sr.GPUs[g],
 			Secs: round3(end - start), RC: rc, StartOff: round3(start), EndOff: round3(end), Est: est, Incomplete: o.Incomplete(), Outcome: o,
 		})
 	}
@@ -142,7 +143,7 @@ func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
 // simulateBlocks replays the items, in their order, through the scheduler the run
 // uses for a workload with multi-GPU items (schedule.NewBlocks), on their actual
 // durations, with a dispatch gap of a few milliseconds before each start.
-func (sr simRun) simulateBlocks() ([]logdir.Timing, float64) {
+func (sr simRun) simulateBlocks() ([]record.Timing, float64) {
 	items := make([]schedule.Item, len(sr.Items))
 	durs := make([]float64, len(sr.Items))
 	order := make([]int, len(sr.Items))
@@ -159,7 +160,7 @@ func (sr simRun) simulateBlocks() ([]logdir.Timing, float64) {
 	if err != nil {
 		panic(err)
 	}
-	var rows []logdir.Timing
+	var rows []record.Timing
 	for i, it := range sr.Items {
 		ids := make([]string, len(tl.GPUs[i]))
 		for k, g := range tl.GPUs[i] {
@@ -172,8 +173,8 @@ func (sr simRun) simulateBlocks() ([]logdir.Timing, float64) {
 			est = logdir.Secs(it.Est)
 		}
 		o := it.outcome()
-		rows = append(rows, logdir.Timing{
-			Label: it.Label, Item: logdir.ItemColumn(it.Tag), GPU: strings.Join(ids, ","),
+		rows = append(rows, record.Timing{
+			Label: it.Label, Item: record.ItemColumn(it.Tag), GPU: strings.Join(ids, ","),
 			Secs: round3(end - start), RC: it.RC, StartOff: start, EndOff: end, Est: est, Incomplete: o.Incomplete(), Outcome: o,
 		})
 	}
@@ -199,7 +200,7 @@ func mixedRun(t *testing.T) simRun {
 	old := weights.New()
 	var items []simItem
 	labels := map[string]bool{}
-	var suites []logdir.MetaSuite
+	var suites []record.MetaSuite
 	for _, i := range schedule.BlockOrder(in.Items, schedule.ByWidest) {
 		it := in.Items[i]
 		old.Set(it.Key(), it.Weight)
@@ -217,7 +218,7 @@ func mixedRun(t *testing.T) simRun {
 			if it.Tag == "" {
 				mode = "opaque"
 			}
-			suites = append(suites, logdir.MetaSuite{Label: it.Label, LogFile: strings.ReplaceAll(it.Label, "-", "_") + ".log", Mode: mode})
+			suites = append(suites, record.MetaSuite{Label: it.Label, LogFile: strings.ReplaceAll(it.Label, "-", "_") + ".log", Mode: mode})
 		}
 	}
 	cmds := map[string]string{"torch-mgpu": "ci/pytorch.sh", "jax-mgpu": "ci/jax.sh"}
@@ -239,21 +240,21 @@ func (sr simRun) write(dir string) error {
 		return err
 	}
 	rows, wall := sr.simulate()
-	var q []logdir.QueueRow
+	var q []record.QueueRow
 	for _, it := range sr.Items {
 		w := it.Est
 		if !it.Known {
 			w = 999999
 		}
-		q = append(q, logdir.QueueRow{Weight: w, Label: it.Label, Cmd: sr.Cmds[it.Label], Tag: it.Tag})
+		q = append(q, record.QueueRow{Weight: w, Label: it.Label, Cmd: sr.Cmds[it.Label], Tag: it.Tag})
 	}
 	var qb, tb, ob bytes.Buffer
 	if err := logdir.FormatQueue(&qb, q); err != nil {
 		return err
 	}
 	for _, t := range rows {
-		tb.WriteString(t.Format())
-		ob.WriteString(t.OutcomeRow())
+		tb.WriteString(logdir.FormatTiming(t))
+		ob.WriteString(logdir.OutcomeRow(t))
 	}
 	if err := os.WriteFile(l.QueueTSV(), qb.Bytes(), 0o644); err != nil {
 		return err
@@ -266,7 +267,7 @@ func (sr simRun) write(dir string) error {
 			return err
 		}
 	}
-	run := &logdir.Run{Meta: logdir.Meta{Suites: sr.Suites}}
+	run := &record.Run{Meta: record.Meta{Suites: sr.Suites}}
 	var ms []weights.Measurement
 	for _, t := range rows {
 		o := t.Outcome
@@ -281,13 +282,13 @@ func (sr simRun) write(dir string) error {
 	if old == nil {
 		old = weights.New()
 	}
-	var changes []logdir.Change
+	var changes []record.Change
 	for _, c := range weights.Learn(old.Clone(), ms) {
 		if !c.Kept {
-			changes = append(changes, logdir.Change{Key: c.Key, Old: round3(c.Old), HadOld: c.HadOld, New: round3(c.New)})
+			changes = append(changes, record.Change{Key: c.Key, Old: round3(c.Old), HadOld: c.HadOld, New: round3(c.New)})
 		}
 	}
-	m := &logdir.Meta{
+	m := &record.Meta{
 		Tool: "sgpu-queue", Suites: sr.Suites, GPUs: sr.GPUs, PinVar: "HIP_VISIBLE_DEVICES",
 		Arch: "gfx950", Level: "3", DefaultWeight: 999999, Weights: "ci-weights/test_weights.gfx950.l3.txt",
 		Started: sr.Started, Wall: wall, Finished: true, Cancelled: sr.CancelAt > 0,
@@ -301,7 +302,7 @@ func (sr simRun) write(dir string) error {
 	if !sr.Legacy {
 		m.Format = logdir.FormatOutcomes
 		if m.Cancelled {
-			m.Stop = &logdir.Stop{Reason: outcome.StopCancelled, Message: "the run was cancelled with 66 item(s) left to run", Phase: 4}
+			m.Stop = &record.Stop{Reason: outcome.StopCancelled, Message: "the run was cancelled with 66 item(s) left to run", Phase: 4}
 		}
 	}
 	return l.WriteMeta(m)
@@ -351,7 +352,7 @@ func (sr simRun) writeJUnit(dir string) ([]string, error) {
 	return rels, nil
 }
 
-var teSuites = []logdir.MetaSuite{
+var teSuites = []record.MetaSuite{
 	{Label: "examples", LogFile: "examples.log", Mode: "opaque"},
 	{Label: "torch", LogFile: "torch.log", Mode: "list"},
 	{Label: "jax", LogFile: "jax.log", Mode: "list"},
@@ -517,7 +518,7 @@ var hostileTags = []string{
 }
 
 func hostileRun() simRun {
-	suites := []logdir.MetaSuite{
+	suites := []record.MetaSuite{
 		{Label: "x<b>|`y`", LogFile: "x.log", Mode: "list"},
 		{Label: "click", LogFile: "click.log", Mode: "opaque"},
 	}
@@ -537,7 +538,7 @@ func hostileRun() simRun {
 		Suites: suites, Cmds: map[string]string{suites[0].Label: "ci/x.sh", "click": "ci/click.sh"},
 		GPUs: []string{"0", "1<i>"}, Items: items, Started: t0, Old: old,
 		Pruned: []string{"x<b>|`y`/<img src=x onerror=alert(1)>"},
-		Quarantined: []logdir.Quarantined{{GPU: "1<i>", At: t0.Add(30 * time.Second),
+		Quarantined: []record.Quarantined{{GPU: "1<i>", At: t0.Add(30 * time.Second),
 			Reason: "<img src=x onerror=alert(1)> | reason\nwith a line break"}},
 	}
 }
@@ -547,10 +548,10 @@ func hostileRun() simRun {
 func bigRun(n int, tagLen int) simRun {
 	rng := rand.New(rand.NewPCG(20, 0))
 	labels := []string{"torch", "jax", "core", "examples", "onnx", "triton"}
-	var suites []logdir.MetaSuite
+	var suites []record.MetaSuite
 	cmds := map[string]string{}
 	for _, l := range labels {
-		suites = append(suites, logdir.MetaSuite{Label: l, LogFile: l + ".log", Mode: "list"})
+		suites = append(suites, record.MetaSuite{Label: l, LogFile: l + ".log", Mode: "list"})
 		cmds[l] = "ci/" + l + ".sh"
 	}
 	var items []simItem

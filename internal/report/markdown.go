@@ -5,8 +5,8 @@ import (
 	"math"
 	"strings"
 
-	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/outcome"
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 	"github.com/rocm/sgpu-queue/internal/verdict"
 )
@@ -29,7 +29,7 @@ type Options struct {
 	// the report points at the run's page, whose artifacts hold the log dir. ""
 	// renders report/schedule.md, read beside the log dir it links into.
 	RunURL string
-	// Roots are more roots than run.json's (logdir.Meta.Roots): a path under one
+	// Roots are more roots than run.json's (record.Meta.Roots): a path under one
 	// is shown relative to it, so that the report names no runner's or
 	// container's absolute path (docs/report.md).
 	Roots []string
@@ -42,7 +42,7 @@ const (
 )
 
 // Render is the report as o says it will be read (Options{}: report/schedule.md).
-func Render(r *logdir.Run, suites []verdict.Suite, s Stats, o Options) string {
+func Render(r *record.Run, suites []verdict.Suite, s Stats, o Options) string {
 	return render(r, suites, s, MaxBytes, o)
 }
 
@@ -122,7 +122,7 @@ func fit(blocks []*block, limit int) {
 // render builds the report within limit bytes, in the order a reviewer reads it
 // (docs/report.md): the verdict, what failed (suites, items, their test cases and
 // logs), then how the run went (efficiency, shards, timeline, tables).
-func render(r *logdir.Run, suites []verdict.Suite, s Stats, limit int, o Options) string {
+func render(r *record.Run, suites []verdict.Suite, s Stats, limit int, o Options) string {
 	o.Roots = append(append([]string(nil), r.Meta.Roots...), o.Roots...)
 	var blocks []*block
 	add := func(b *block) {
@@ -165,7 +165,7 @@ func render(r *logdir.Run, suites []verdict.Suite, s Stats, limit int, o Options
 	return sb.String()
 }
 
-func headline(r *logdir.Run, s Stats, o Options) string {
+func headline(r *record.Run, s Stats, o Options) string {
 	var b strings.Builder
 	switch {
 	case s.Cancelled:
@@ -253,8 +253,8 @@ func brokenSuites(suites []verdict.Suite, o Options) string {
 }
 
 // rerunNote says that the run was a re-run of what failed the last attempt
-// (logdir.Meta.Rerun; docs/reruns.md), and of how many items; "" for a full run.
-func rerunNote(r *logdir.Run) string {
+// (record.Meta.Rerun; docs/reruns.md), and of how many items; "" for a full run.
+func rerunNote(r *record.Run) string {
 	rr := r.Meta.Rerun
 	if rr == nil {
 		return ""

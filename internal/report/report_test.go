@@ -5,8 +5,6 @@ import (
 	"encoding/xml"
 	"errors"
 	"flag"
-	"github.com/rocm/sgpu-queue/internal/golden"
-	"github.com/rocm/sgpu-queue/internal/mdcheck"
 	"io"
 	"os"
 	"path/filepath"
@@ -14,6 +12,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rocm/sgpu-queue/internal/golden"
+	"github.com/rocm/sgpu-queue/internal/mdcheck"
+	"github.com/rocm/sgpu-queue/internal/record"
 
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/outcome"
@@ -28,7 +30,7 @@ var (
 // goldenRuns are the committed fixture runs (testdata/runs/<name>).
 var goldenRuns = []string{"te80", "te80-failures", "te80-legacy", "te80-cancelled", "hostile", "te-mixed"}
 
-func loadRun(t *testing.T, dir string) (*logdir.Run, []verdict.Suite, Stats) {
+func loadRun(t *testing.T, dir string) (*record.Run, []verdict.Suite, Stats) {
 	t.Helper()
 	r, warns, err := logdir.Load(dir)
 	if err != nil {
@@ -41,7 +43,7 @@ func loadRun(t *testing.T, dir string) (*logdir.Run, []verdict.Suite, Stats) {
 	return r, suites, Compute(r, suites)
 }
 
-func renderBoth(t *testing.T, r *logdir.Run, suites []verdict.Suite, s Stats) (md, svg []byte) {
+func renderBoth(t *testing.T, r *record.Run, suites []verdict.Suite, s Stats) (md, svg []byte) {
 	t.Helper()
 	var sb bytes.Buffer
 	if err := SVG(&sb, r, suites, s); err != nil {
@@ -234,7 +236,7 @@ func TestWriteFiles(t *testing.T) {
 		t.Errorf("paths %q %q", files.MDPath, files.SVGPath)
 	}
 	// The report dir cannot be created: an error naming the path, the Markdown kept.
-	bad := &logdir.Run{Layout: logdir.Layout{Root: filepath.Join(dir, "queue", "run.json")}, Meta: r.Meta}
+	bad := &record.Run{Dir: filepath.Join(dir, "queue", "run.json"), Meta: r.Meta}
 	files, err = WriteFiles(bad, suites, s)
 	if err == nil || !strings.Contains(err.Error(), "run.json") || files.Markdown == "" {
 		t.Errorf("err %v, markdown %d bytes", err, len(files.Markdown))
@@ -363,15 +365,15 @@ func checkSVG(t *testing.T, svg []byte) {
 // The bad-day policies show: the stall, the quarantined GPU, flaky and timed-out items.
 func TestBadDaySections(t *testing.T) {
 	started := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	r := &logdir.Run{
-		Meta: logdir.Meta{
-			Suites: []logdir.MetaSuite{{Label: "torch", LogFile: "torch.log", Mode: "list"}},
+	r := &record.Run{
+		Meta: record.Meta{
+			Suites: []record.MetaSuite{{Label: "torch", LogFile: "torch.log", Mode: "list"}},
 			GPUs:   []string{"0", "1"}, Started: started, Finished: true, Wall: 30, TimeoutFactor: 3,
-			Quarantined: []logdir.Quarantined{{GPU: "1", Reason: "2 items failed in a row on it (rc=1 after 0.1s with \"hipErrorNoDevice\")", At: started.Add(5 * time.Second)}},
-			Stop:        &logdir.Stop{Reason: outcome.StopQuarantined, Message: "every GPU is quarantined (gpu1) with 3 item(s) left to run: check the runner's GPUs", Phase: 4},
+			Quarantined: []record.Quarantined{{GPU: "1", Reason: "2 items failed in a row on it (rc=1 after 0.1s with \"hipErrorNoDevice\")", At: started.Add(5 * time.Second)}},
+			Stop:        &record.Stop{Reason: outcome.StopQuarantined, Message: "every GPU is quarantined (gpu1) with 3 item(s) left to run: check the runner's GPUs", Phase: 4},
 		},
-		Queue: []logdir.QueueRow{{Label: "torch", Tag: "flaky"}, {Label: "torch", Tag: "hang|pipe"}, {Label: "torch", Tag: "own124"}},
-		Timings: []logdir.Timing{
+		Queue: []record.QueueRow{{Label: "torch", Tag: "flaky"}, {Label: "torch", Tag: "hang|pipe"}, {Label: "torch", Tag: "own124"}},
+		Timings: []record.Timing{
 			{Label: "torch", Item: "flaky", GPU: "1", Secs: 0.1, RC: 1, EndOff: 0.1, Outcome: outcome.Failed},
 			{Label: "torch", Item: "hang|pipe", GPU: "0", Secs: 12, RC: 124, EndOff: 12, Incomplete: true, Outcome: outcome.Timeout},
 			// Exited 124 by itself: a failure, not a timeout.
@@ -414,14 +416,14 @@ func TestBadDaySections(t *testing.T) {
 // (items/<label>.<safetag>@attempt<n>.log, docs/files.md), and only those on disk.
 func TestFlakyAttemptLogs(t *testing.T) {
 	dir := t.TempDir()
-	r := &logdir.Run{
-		Layout: logdir.Layout{Root: dir},
-		Meta: logdir.Meta{
-			Suites: []logdir.MetaSuite{{Label: "torch", LogFile: "torch.log", Mode: "list"}},
+	r := &record.Run{
+		Dir: dir,
+		Meta: record.Meta{
+			Suites: []record.MetaSuite{{Label: "torch", LogFile: "torch.log", Mode: "list"}},
 			GPUs:   []string{"0", "1"}, Finished: true, Wall: 30,
 		},
-		Queue: []logdir.QueueRow{{Label: "torch", Tag: "flaky"}, {Label: "torch", Tag: "odd tag"}},
-		Timings: []logdir.Timing{
+		Queue: []record.QueueRow{{Label: "torch", Tag: "flaky"}, {Label: "torch", Tag: "odd tag"}},
+		Timings: []record.Timing{
 			{Label: "torch", Item: "flaky", GPU: "1", Secs: 0.1, RC: 1, EndOff: 0.1, Outcome: outcome.Failed},
 			{Label: "torch", Item: "odd tag", GPU: "0", Secs: 0.1, RC: 1, EndOff: 0.1, Outcome: outcome.Failed},
 			{Label: "torch", Item: "flaky", GPU: "0", Secs: 0.1, RC: 1, StartOff: 1, EndOff: 1.1, Outcome: outcome.Failed},
@@ -429,7 +431,7 @@ func TestFlakyAttemptLogs(t *testing.T) {
 			{Label: "torch", Item: "flaky", GPU: "1", Secs: 2, RC: 0, StartOff: 2, EndOff: 4, Outcome: outcome.OK},
 		},
 	}
-	l := r.Layout
+	l := logdir.Layout{Root: r.Dir}
 	// Attempt 2 of "flaky" lost its log (a full disk when it was moved aside).
 	for _, p := range []string{l.ItemAttemptLog("torch", "flaky", 1), l.ItemAttemptLog("torch", "odd tag", 1)} {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {

@@ -16,11 +16,12 @@ import (
 
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/outcome"
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 	"github.com/rocm/sgpu-queue/internal/verdict"
 )
 
-func efficiency(r *logdir.Run, s Stats) string {
+func efficiency(r *record.Run, s Stats) string {
 	var b strings.Builder
 	b.WriteString("### Efficiency\n\n| | |\n|---|---|\n")
 	hind := "hindsight LPT"
@@ -92,7 +93,7 @@ func efficiency(r *logdir.Run, s Stats) string {
 	return b.String()
 }
 
-func timelineSection(r *logdir.Run, s Stats, o Options) string {
+func timelineSection(r *record.Run, s Stats, o Options) string {
 	var b strings.Builder
 	b.WriteString("### Timeline\n\n")
 	if o.RunURL != "" {
@@ -165,12 +166,12 @@ func logLink(rel string, o Options) string {
 // attemptLinks names the logs an item's earlier attempts kept
 // (items/<label>.<safetag>@attempt<n>.log, docs/files.md): those on disk when the
 // log dir is known, so that the report never names a file that is not there.
-func attemptLinks(r *logdir.Run, it verdict.Item, o Options) string {
+func attemptLinks(r *record.Run, it verdict.Item, o Options) string {
 	var links []string
 	for n := 1; n < it.Attempts; n++ {
 		rel := path.Join("items", logdir.ItemFileName(it.Label, it.Tag, n, false))
-		if r.Layout.Root != "" {
-			if fi, err := os.Stat(filepath.Join(r.Layout.Root, filepath.FromSlash(rel))); err != nil || !fi.Mode().IsRegular() {
+		if r.Dir != "" {
+			if fi, err := os.Stat(filepath.Join(r.Dir, filepath.FromSlash(rel))); err != nil || !fi.Mode().IsRegular() {
 				continue
 			}
 		}
@@ -328,7 +329,7 @@ func missingTable(s Stats) *block {
 		"| item | estimate | note |\n|---|---:|---|\n", rows, "items")
 }
 
-func weightTables(r *logdir.Run) []*block {
+func weightTables(r *record.Run) []*block {
 	m := r.Meta
 	if len(m.Changes) == 0 && len(m.Pruned) == 0 {
 		return nil
@@ -339,7 +340,7 @@ func weightTables(r *logdir.Run) []*block {
 		head += "Table: " + code(tableName(m.Weights)) + ". "
 	}
 	head += "A slower run moves a weight half-way to what it measured, a faster one a tenth of the way.\n\n"
-	ch := append([]logdir.Change(nil), m.Changes...)
+	ch := append([]record.Change(nil), m.Changes...)
 	sort.SliceStable(ch, func(i, j int) bool {
 		di, dj := math.Abs(ch[i].New-ch[i].Old), math.Abs(ch[j].New-ch[j].Old)
 		if ch[i].HadOld != ch[j].HadOld {
@@ -394,9 +395,9 @@ func tableName(w string) string {
 // zeroOf is the zero of a GPU's offsets: in a merged run its shard's item phase
 // start (each shard's times count from its own, docs/files.md "Merged runs"), else
 // the run's.
-func zeroOf(r *logdir.Run, gpu string) time.Time {
+func zeroOf(r *record.Run, gpu string) time.Time {
 	if m := r.Meta.Merge; m != nil {
-		if s, _, ok := logdir.SplitShardGPU(gpu); ok && s <= len(m.Parts) && !m.Parts[s-1].Started.IsZero() {
+		if s, _, ok := record.SplitShardGPU(gpu); ok && s <= len(m.Parts) && !m.Parts[s-1].Started.IsZero() {
 			return m.Parts[s-1].Started
 		}
 	}
@@ -405,7 +406,7 @@ func zeroOf(r *logdir.Run, gpu string) time.Time {
 
 // badDayTables lists what the bad-day policies did: GPUs taken out of the pool,
 // items that passed only on a rerun, items killed at their hang deadline.
-func badDayTables(r *logdir.Run, suites []verdict.Suite, o Options) []*block {
+func badDayTables(r *record.Run, suites []verdict.Suite, o Options) []*block {
 	var blocks []*block
 	if qs := r.Meta.Quarantined; len(qs) > 0 {
 		var rows []string

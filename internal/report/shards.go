@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 	"github.com/rocm/sgpu-queue/internal/verdict"
 	"github.com/rocm/sgpu-queue/internal/weights"
@@ -13,7 +13,7 @@ import (
 // shardsSection is the report of a merged run (sgpu-queue merge; docs/runners.md):
 // each shard's wall clock against its own bound, the imbalance between them,
 // what one more runner would save, and the shards that never reported.
-func shardsSection(r *logdir.Run, suites []verdict.Suite) *block {
+func shardsSection(r *record.Run, suites []verdict.Suite) *block {
 	m := r.Meta.Merge
 	if m == nil {
 		return nil
@@ -99,7 +99,7 @@ func shardCounts(k int, suites []verdict.Suite) (items, failed []int) {
 }
 
 // shardRow is one shard's row of the Shards table.
-func shardRow(p logdir.MergedShard, items, failed int) string {
+func shardRow(p record.MergedShard, items, failed int) string {
 	predicted := "–"
 	if p.Predicted > 0 {
 		predicted = textfmt.Dur(p.Predicted)
@@ -135,7 +135,7 @@ func short(s string) string {
 
 // shardNote is the headline's line in the report of one shard's run: it covers
 // that shard's items only.
-func shardNote(r *logdir.Run) string {
+func shardNote(r *record.Run) string {
 	sh := r.Meta.Shard
 	if sh == nil {
 		return ""

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/verdict"
 )
 
@@ -62,7 +62,7 @@ func TestMergedQuarantineNames(t *testing.T) {
 	// A constructed time, not a measured one: this far after shard 2's own start,
 	// and the row says that offset (not one from the merged run's start).
 	after := 500 * time.Millisecond
-	r.Meta.Quarantined = []logdir.Quarantined{{GPU: "s2:1", Reason: "2 items failed in a row on it", At: shard2.Add(after)}}
+	r.Meta.Quarantined = []record.Quarantined{{GPU: "s2:1", Reason: "2 items failed in a row on it", At: shard2.Add(after)}}
 	suites := verdict.Decide(r)
 	md, svg := renderBoth(t, r, suites, Compute(r, suites))
 	checkMarkdown(t, md)

@@ -8,8 +8,8 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/outcome"
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/verdict"
 	"github.com/rocm/sgpu-queue/internal/weights"
@@ -121,7 +121,7 @@ type GPUStats struct {
 }
 
 // Compute derives the stats of a run.
-func Compute(r *logdir.Run, suites []verdict.Suite) Stats {
+func Compute(r *record.Run, suites []verdict.Suite) Stats {
 	s := Stats{GPUs: len(r.Meta.GPUs), Cancelled: r.Meta.Cancelled, Interrupted: !r.Meta.Finished, Passed: true}
 	for _, su := range suites {
 		s.Items += len(su.Items)
@@ -200,9 +200,9 @@ func Compute(r *logdir.Run, suites []verdict.Suite) Stats {
 
 // items fills the per-item lists from the queue (the estimates) and the verdicts
 // (the last attempts).
-func (s *Stats) items(r *logdir.Run, suites []verdict.Suite) {
+func (s *Stats) items(r *record.Run, suites []verdict.Suite) {
 	type key struct{ label, tag string }
-	est := map[key]logdir.QueueRow{}
+	est := map[key]record.QueueRow{}
 	for _, q := range r.Queue {
 		est[key{q.Label, q.Tag}] = q
 	}
@@ -354,8 +354,8 @@ func splitLargest(durs []float64, widths []int, n int) Split {
 }
 
 // gaps measures, per GPU, the time from one attempt's end to the next one's start.
-func gaps(rows []logdir.Timing) Gaps {
-	by := map[string][]logdir.Timing{}
+func gaps(rows []record.Timing) Gaps {
+	by := map[string][]record.Timing{}
 	for _, t := range rows {
 		for _, id := range t.GPUs() {
 			by[id] = append(by[id], t)

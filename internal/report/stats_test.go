@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/verdict"
 )
 
@@ -37,31 +37,31 @@ func TestLPT(t *testing.T) {
 }
 
 // row builds a timings row; est "" is an item with no estimate.
-func row(label, item, gpu string, start, secs float64, rc int, est string) logdir.Timing {
+func row(label, item, gpu string, start, secs float64, rc int, est string) record.Timing {
 	if est == "" {
 		est = "unknown"
 	}
-	return logdir.Timing{Label: label, Item: item, GPU: gpu, Secs: secs, RC: rc, StartOff: start, EndOff: start + secs, Est: est}
+	return record.Timing{Label: label, Item: item, GPU: gpu, Secs: secs, RC: rc, StartOff: start, EndOff: start + secs, Est: est}
 }
 
 // mkRun builds a run of list suite "s" (and opaque "op") whose queue holds every
 // row's item plus the extra queued tags, which never ran.
-func mkRun(gpus []string, rows []logdir.Timing, extra ...string) *logdir.Run {
-	r := &logdir.Run{Meta: logdir.Meta{
+func mkRun(gpus []string, rows []record.Timing, extra ...string) *record.Run {
+	r := &record.Run{Meta: record.Meta{
 		GPUs:          gpus,
 		Finished:      true,
 		DefaultWeight: 999999,
-		Suites:        []logdir.MetaSuite{{Label: "s", LogFile: "s.log", Mode: "list"}, {Label: "op", LogFile: "op.log", Mode: "opaque"}},
+		Suites:        []record.MetaSuite{{Label: "s", LogFile: "s.log", Mode: "list"}, {Label: "op", LogFile: "op.log", Mode: "opaque"}},
 	}, Timings: rows}
 	for _, t := range rows {
 		w := 999999.0
 		if t.Est != "unknown" {
 			w = mustFloat(t.Est)
 		}
-		r.Queue = append(r.Queue, logdir.QueueRow{Weight: w, Label: t.Label, Tag: r.TagOf(t)})
+		r.Queue = append(r.Queue, record.QueueRow{Weight: w, Label: t.Label, Tag: r.TagOf(t)})
 	}
 	for _, tag := range extra {
-		r.Queue = append(r.Queue, logdir.QueueRow{Weight: 5, Label: "s", Tag: tag})
+		r.Queue = append(r.Queue, record.QueueRow{Weight: 5, Label: "s", Tag: tag})
 	}
 	return r
 }
@@ -79,7 +79,7 @@ func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 func TestCompute(t *testing.T) {
 	tests := []struct {
 		name  string
-		run   *logdir.Run
+		run   *record.Run
 		check func(t *testing.T, s Stats)
 	}{
 		{"empty run", mkRun([]string{"0", "1"}, nil), func(t *testing.T, s Stats) {
@@ -87,7 +87,7 @@ func TestCompute(t *testing.T) {
 				t.Errorf("%+v", s)
 			}
 		}},
-		{"work/N binds, LPT-optimal order", mkRun([]string{"0", "1"}, []logdir.Timing{
+		{"work/N binds, LPT-optimal order", mkRun([]string{"0", "1"}, []record.Timing{
 			row("s", "a", "0", 0, 4, 0, "4"), row("s", "b", "1", 0, 3, 0, "3"),
 			row("s", "c", "1", 3, 3, 0, "3"), row("s", "d", "0", 4, 2, 0, "2"),
 		}), func(t *testing.T, s Stats) {
@@ -104,7 +104,7 @@ func TestCompute(t *testing.T) {
 				t.Errorf("gaps %+v", s.Gaps)
 			}
 		}},
-		{"run beat plain LPT: quality below 1", mkRun([]string{"0", "1"}, []logdir.Timing{
+		{"run beat plain LPT: quality below 1", mkRun([]string{"0", "1"}, []record.Timing{
 			row("s", "a", "0", 0, 3, 0, "3"), row("s", "b", "0", 3, 3, 0, "3"),
 			row("s", "c", "1", 0, 2, 0, "2"), row("s", "d", "1", 2, 2, 0, "2"), row("s", "e", "1", 4, 2, 0, "2"),
 		}), func(t *testing.T, s Stats) {
@@ -112,7 +112,7 @@ func TestCompute(t *testing.T) {
 				t.Errorf("hindsight %v quality %v", s.Hindsight, s.Quality)
 			}
 		}},
-		{"largest binds: splitting pays", mkRun([]string{"0", "1"}, []logdir.Timing{
+		{"largest binds: splitting pays", mkRun([]string{"0", "1"}, []record.Timing{
 			row("op", "whole", "0", 0, 10, 0, "10"), row("s", "b", "1", 0, 1, 0, "1"), row("s", "c", "1", 1, 1, 0, "1"),
 		}), func(t *testing.T, s Stats) {
 			if s.Bound != 10 || !s.Split.Binding || !s.Split.Pays || s.Split.Before != 10 || s.Split.After != 6 || s.Split.Saving != 4 {
@@ -125,7 +125,7 @@ func TestCompute(t *testing.T) {
 				t.Errorf("per GPU %+v", s.PerGPU)
 			}
 		}},
-		{"many equal items: splitting does not pay", mkRun([]string{"0", "1"}, []logdir.Timing{
+		{"many equal items: splitting does not pay", mkRun([]string{"0", "1"}, []record.Timing{
 			row("s", "a", "0", 0, 5, 0, "5"), row("s", "b", "1", 0, 5, 0, "5"),
 			row("s", "c", "0", 5, 5, 0, "5"), row("s", "d", "1", 5, 5, 0, "5"),
 		}), func(t *testing.T, s Stats) {
@@ -133,7 +133,7 @@ func TestCompute(t *testing.T) {
 				t.Errorf("split %+v", s.Split)
 			}
 		}},
-		{"failures, unknown, gaps, a GPU outside the pool", mkRun([]string{"0", "1"}, []logdir.Timing{
+		{"failures, unknown, gaps, a GPU outside the pool", mkRun([]string{"0", "1"}, []record.Timing{
 			row("s", "a", "0", 0.5, 2, 0, ""), row("s", "b", "0", 2.6, 1, 3, "4"), row("s", "c", "7", 0, 1, 0, "1"),
 		}), func(t *testing.T, s Stats) {
 			if s.Passed || s.Failed != 1 || s.Items != 3 || s.Finished != 3 {
@@ -156,8 +156,8 @@ func TestCompute(t *testing.T) {
 				t.Errorf("gpu0 %+v last %q", s.PerGPU[0], s.Last.Key)
 			}
 		}},
-		{"cancelled: queued items without a row", func() *logdir.Run {
-			r := mkRun([]string{"0"}, []logdir.Timing{row("s", "a", "0", 0, 2, 143, "3")}, "never1", "never2")
+		{"cancelled: queued items without a row", func() *record.Run {
+			r := mkRun([]string{"0"}, []record.Timing{row("s", "a", "0", 0, 2, 143, "3")}, "never1", "never2")
 			r.Meta.Cancelled = true
 			r.Timings[0].Incomplete = true
 			return r
@@ -169,8 +169,8 @@ func TestCompute(t *testing.T) {
 				t.Errorf("note %q", s.Missing[0].Note)
 			}
 		}},
-		{"interrupted: run.json never completed", func() *logdir.Run {
-			r := mkRun([]string{"0"}, []logdir.Timing{row("s", "a", "0", 0, 2, 0, "2")}, "later")
+		{"interrupted: run.json never completed", func() *record.Run {
+			r := mkRun([]string{"0"}, []record.Timing{row("s", "a", "0", 0, 2, 0, "2")}, "later")
 			r.Meta.Finished = false
 			return r
 		}(), func(t *testing.T, s Stats) {
@@ -178,8 +178,8 @@ func TestCompute(t *testing.T) {
 				t.Errorf("interrupted %v cancelled %v passed %v missing %+v", s.Interrupted, s.Cancelled, s.Passed, s.Missing)
 			}
 		}},
-		{"run.json wall beyond the last row", func() *logdir.Run {
-			r := mkRun([]string{"0"}, []logdir.Timing{row("s", "a", "0", 0, 2, 0, "2")})
+		{"run.json wall beyond the last row", func() *record.Run {
+			r := mkRun([]string{"0"}, []record.Timing{row("s", "a", "0", 0, 2, 0, "2")})
 			r.Meta.Wall = 4
 			return r
 		}(), func(t *testing.T, s Stats) {
@@ -196,7 +196,7 @@ func TestCompute(t *testing.T) {
 }
 
 func TestMissOrder(t *testing.T) {
-	r := mkRun([]string{"0"}, []logdir.Timing{
+	r := mkRun([]string{"0"}, []record.Timing{
 		row("s", "small", "0", 0, 1, 0, "3"),   // −2
 		row("s", "big", "0", 1, 50, 0, "40"),   // +10
 		row("s", "slower", "0", 51, 9, 0, "1"), // +8
@@ -299,7 +299,7 @@ func TestHeadline(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := headline(&logdir.Run{}, tt.s, Options{})
+			h := headline(&record.Run{}, tt.s, Options{})
 			for _, w := range tt.want {
 				if !strings.Contains(h, w) {
 					t.Errorf("headline lacks %q:\n%s", w, h)
@@ -317,9 +317,9 @@ func TestHeadline(t *testing.T) {
 // A run with multi-GPU items: work, bound and utilisation in GPU-seconds; a block
 // counts on each of its GPUs (busy, items, gaps); the hindsight replays blocks.
 func TestComputeMultiGPU(t *testing.T) {
-	r := &logdir.Run{
-		Meta: logdir.Meta{GPUs: []string{"0", "1", "2", "3"}, Finished: true, Suites: []logdir.MetaSuite{{Label: "m", LogFile: "m.log", Mode: "list"}}},
-		Timings: []logdir.Timing{
+	r := &record.Run{
+		Meta: record.Meta{GPUs: []string{"0", "1", "2", "3"}, Finished: true, Suites: []record.MetaSuite{{Label: "m", LogFile: "m.log", Mode: "list"}}},
+		Timings: []record.Timing{
 			{Label: "m", Item: "all", GPU: "0,1,2,3", Secs: 10, StartOff: 0, EndOff: 10},
 			{Label: "m", Item: "pair", GPU: "2,3", Secs: 4, StartOff: 10.5, EndOff: 14.5},
 			{Label: "m", Item: "one", GPU: "0", Secs: 6, StartOff: 10.25, EndOff: 16.25},

@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 	"github.com/rocm/sgpu-queue/internal/verdict"
 )
@@ -38,13 +39,13 @@ const mixedColour = "#8c8c8c"
 // legend; every bar has a tooltip (<title>) with the item, its duration and its exit
 // code. Items narrower than half a pixel are merged with their neighbours into one
 // bar, whose tooltip says how many it holds.
-func SVG(w io.Writer, r *logdir.Run, suites []verdict.Suite, s Stats) error {
+func SVG(w io.Writer, r *record.Run, suites []verdict.Suite, s Stats) error {
 	bw := bufio.NewWriter(w)
 	svg(bw, r, suites, s)
 	return bw.Flush()
 }
 
-func svg(w *bufio.Writer, r *logdir.Run, suites []verdict.Suite, s Stats) {
+func svg(w *bufio.Writer, r *record.Run, suites []verdict.Suite, s Stats) {
 	t := newTimeline(r, suites, s)
 	legend, height := t.legend()
 	fmt.Fprintf(w,
@@ -69,7 +70,7 @@ func svg(w *bufio.Writer, r *logdir.Run, suites []verdict.Suite, s Stats) {
 // timeline is the SVG's layout: its lanes (one per GPU), the suites' colours and
 // the time scale.
 type timeline struct {
-	r      *logdir.Run
+	r      *record.Run
 	s      Stats
 	lanes  []lane
 	colour map[string]int // suite → index in palette
@@ -79,7 +80,7 @@ type timeline struct {
 	laneH, laneGap, plotW, tmax, yAxis float64
 }
 
-func newTimeline(r *logdir.Run, suites []verdict.Suite, s Stats) *timeline {
+func newTimeline(r *record.Run, suites []verdict.Suite, s Stats) *timeline {
 	t := &timeline{r: r, s: s, lanes: lanesOf(r), colour: map[string]int{}, laneH: 26, laneGap: 6}
 	addSuite := func(label string) {
 		if _, ok := t.colour[label]; !ok {
@@ -260,7 +261,7 @@ func (t *timeline) marks(w *bufio.Writer) {
 // run of adjacent lanes of its GPUs that starts at lane i, or 0 when lane i is not
 // the first of such a run (the bar is drawn from that first lane). A block on GPUs
 // that are not adjacent lanes is drawn once per run.
-func blockSpan(t logdir.Timing, laneOf map[string]int, i int) int {
+func blockSpan(t record.Timing, laneOf map[string]int, i int) int {
 	mine := map[int]bool{}
 	for _, id := range t.GPUs() {
 		mine[laneOf[id]] = true
@@ -276,7 +277,7 @@ func blockSpan(t logdir.Timing, laneOf map[string]int, i int) int {
 }
 
 // svgBar draws one bar with its tooltip and, when it fits, its label.
-func svgBar(w *bufio.Writer, r *logdir.Run, b bar, x func(float64) float64, y, h float64, colour map[string]int) {
+func svgBar(w *bufio.Writer, r *record.Run, b bar, x func(float64) float64, y, h float64, colour map[string]int) {
 	x0, x1 := x(b.Start), x(b.End)
 	wd := x1 - x0
 	if b.failed() {

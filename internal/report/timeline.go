@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
@@ -19,7 +19,7 @@ type bar struct {
 	Busy       float64 // seconds of work inside
 	Failed     int     // failed attempts inside
 	Suite      string  // the suite label; "" when a merged bar mixes suites
-	Row        logdir.Timing
+	Row        record.Timing
 	Key        string // weight key of a single item
 }
 
@@ -28,12 +28,12 @@ func (b bar) failed() bool { return b.Failed > 0 }
 // lane is one GPU and its attempts in start order.
 type lane struct {
 	GPU  string
-	Rows []logdir.Timing
+	Rows []record.Timing
 }
 
 // lanesOf groups a run's timings rows by GPU, in pool order: a multi-GPU item is in
 // the lane of each of its GPUs.
-func lanesOf(r *logdir.Run) []lane {
+func lanesOf(r *record.Run) []lane {
 	idx := map[string]int{}
 	var ls []lane
 	for _, g := range r.Meta.GPUs {
@@ -71,16 +71,16 @@ func lanesOf(r *logdir.Run) []lane {
 // merged, in chunks that close once they span minDur, so a merged bar is about as
 // wide as the narrowest single one and the picture keeps the density of the tail
 // (a run of one stays that item).
-func bars(r *logdir.Run, l lane, minDur float64) []bar {
+func bars(r *record.Run, l lane, minDur float64) []bar {
 	var out []bar
-	single := func(t logdir.Timing) bar {
+	single := func(t record.Timing) bar {
 		b := bar{Start: t.StartOff, End: t.EndOff, N: 1, Busy: t.Secs, Suite: t.Label, Row: t, Key: weights.Key(t.Label, r.TagOf(t))}
 		if r.OutcomeOf(t).Failed() {
 			b.Failed = 1
 		}
 		return b
 	}
-	var run []logdir.Timing
+	var run []record.Timing
 	flush := func() {
 		switch len(run) {
 		case 0:
@@ -119,7 +119,7 @@ func bars(r *logdir.Run, l lane, minDur float64) []bar {
 }
 
 // countBars is how many bars minDur gives.
-func countBars(r *logdir.Run, ls []lane, minDur float64) int {
+func countBars(r *record.Run, ls []lane, minDur float64) int {
 	n := 0
 	for _, l := range ls {
 		n += len(bars(r, l, minDur))
@@ -133,7 +133,7 @@ const mermaidBudget = 250
 
 // mermaidMinDur is the first merge threshold that keeps the Gantt within budget. The
 // Gantt is drawn in whole seconds, so items under a second are always merged.
-func mermaidMinDur(r *logdir.Run, ls []lane, wall float64, budget int) float64 {
+func mermaidMinDur(r *record.Run, ls []lane, wall float64, budget int) float64 {
 	for _, f := range []float64{0, 0.001, 0.002, 0.005, 0.01, 0.015, 0.02, 0.03, 0.05, 0.1, 0.2, 0.5} {
 		d := max(1, f*wall)
 		if countBars(r, ls, d) <= budget {
@@ -144,7 +144,7 @@ func mermaidMinDur(r *logdir.Run, ls []lane, wall float64, budget int) float64 {
 }
 
 // mermaid writes the Gantt block of the timeline and a line saying what was merged.
-func mermaid(b *strings.Builder, r *logdir.Run, s Stats) {
+func mermaid(b *strings.Builder, r *record.Run, s Stats) {
 	ls := lanesOf(r)
 	if len(r.Timings) == 0 {
 		b.WriteString("No item finished: there is no timeline to draw.\n\n")

@@ -13,6 +13,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/golden"
 	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/shard"
 	"github.com/rocm/sgpu-queue/internal/weights"
@@ -74,9 +75,9 @@ func TestParseItemsErrors(t *testing.T) {
 // TestItemsRoundTrip: what a run writes as queue/items.tsv reads back as the same
 // items, hostile tags included.
 func TestItemsRoundTrip(t *testing.T) {
-	var rows []logdir.CensusRow
+	var rows []record.CensusRow
 	for _, r := range [][2]string{{"torch", "a b"}, {"torch", "tab\there"}, {"jax", `back\slash`}, {"jax", "cr\rlf\n"}, {"jax", "[*?]"}} {
-		rows = append(rows, logdir.CensusRow{Label: r[0], Tag: r[1]})
+		rows = append(rows, record.CensusRow{Label: r[0], Tag: r[1]})
 	}
 	var b bytes.Buffer
 	if err := logdir.FormatCensus(&b, rows); err != nil {
@@ -167,9 +168,9 @@ func FuzzParseItems(f *testing.F) {
 			seen[k] = true
 		}
 		// What a run would write back reads the same.
-		rows := make([]logdir.CensusRow, len(got))
+		rows := make([]record.CensusRow, len(got))
 		for i, k := range got {
-			rows[i] = logdir.CensusRow{Label: k.Label, Tag: k.Tag}
+			rows[i] = record.CensusRow{Label: k.Label, Tag: k.Tag}
 		}
 		var b bytes.Buffer
 		logdir.FormatCensus(&b, rows)

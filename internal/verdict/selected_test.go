@@ -6,13 +6,14 @@ import (
 
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/outcome"
+	"github.com/rocm/sgpu-queue/internal/record"
 )
 
 // A suite --suites left out has no items, passes, and its verdict files say so with
 // rc 0 (TE's gate reads them); the exit code stays 0.
 func TestNotSelected(t *testing.T) {
 	l := logdir.Layout{Root: t.TempDir()}
-	r := &logdir.Run{Layout: l, Meta: logdir.Meta{Suites: []logdir.MetaSuite{
+	r := &record.Run{Dir: l.Root, Meta: record.Meta{Suites: []record.MetaSuite{
 		{Label: "torch", LogFile: "torch.log", Mode: "list"},
 		{Label: "jax-mgpu", LogFile: "jax_mgpu.log", Mode: "list", Skip: outcome.NotSelected},
 	}}}

@@ -12,6 +12,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/outcome"
+	"github.com/rocm/sgpu-queue/internal/record"
 )
 
 // Item is the verdict of one queued item: its last attempt.
@@ -39,7 +40,7 @@ type Item struct {
 	// Shard is the shard that ran it (or should have) in a merged run; 0 otherwise.
 	Shard int
 	// Unclaimed: in a merged run, other shards listed it and its own shard did
-	// not, so that none ran it (logdir.Merge.Unclaimed).
+	// not, so that none ran it (record.Merge.Unclaimed).
 	Unclaimed bool
 }
 
@@ -79,9 +80,9 @@ func (s Suite) BrokenLine() string { return fmt.Sprintf("FAIL rc=%d (%s)", s.RC,
 // failed item whose exit code says nothing (a no-run or cut-off item that exited 0,
 // one that never finished) counts as rc 1 in its suite's rc; one that never
 // started because the run was cancelled as exitcode.Interrupted.
-func Decide(r *logdir.Run) []Suite {
+func Decide(r *record.Run) []Suite {
 	type key struct{ label, item string }
-	rows := map[key][]logdir.Timing{}
+	rows := map[key][]record.Timing{}
 	for _, t := range r.Timings {
 		t.Outcome = r.OutcomeOf(t)
 		k := key{t.Label, t.Item}
@@ -93,7 +94,7 @@ func Decide(r *logdir.Run) []Suite {
 		suites[i] = Suite{Label: ms.Label, LogFile: ms.LogFile, Mode: ms.Mode, Skip: ms.Skip}
 		idx[ms.Label] = i
 	}
-	d := decider{r: r, quarantined: map[string]bool{}, unfit: map[[2]string]logdir.Unfit{}}
+	d := decider{r: r, quarantined: map[string]bool{}, unfit: map[[2]string]record.Unfit{}}
 	for _, q := range r.Meta.Quarantined {
 		d.quarantined[q.GPU] = true
 	}
@@ -101,7 +102,7 @@ func Decide(r *logdir.Run) []Suite {
 		d.unfit[[2]string{u.Label, u.Tag}] = u
 	}
 	if r.Meta.Merge != nil {
-		d.unclaimed = map[[2]string]logdir.Unclaimed{}
+		d.unclaimed = map[[2]string]record.Unclaimed{}
 		for _, u := range r.Meta.Merge.Unclaimed {
 			d.unclaimed[[2]string{u.Label, u.Tag}] = u
 		}
@@ -112,9 +113,9 @@ func Decide(r *logdir.Run) []Suite {
 			continue
 		}
 		s := &suites[si]
-		rs := rows[key{q.Label, logdir.ItemColumn(q.Tag)}]
+		rs := rows[key{q.Label, record.ItemColumn(q.Tag)}]
 		it := Item{Label: q.Label, Tag: q.Tag, LogRel: logdir.ItemLogRel(q.Label, q.Tag), Attempts: len(rs)}
-		it.Shard = r.ShardOf[logdir.ItemRef{Label: q.Label, Item: logdir.ItemColumn(q.Tag)}]
+		it.Shard = r.ShardOf[record.ItemRef{Label: q.Label, Item: record.ItemColumn(q.Tag)}]
 		if len(rs) > 0 {
 			d.finished(&it, rs)
 			if it.Flaky {
@@ -170,10 +171,10 @@ func (d decider) suiteStops() []stopped {
 
 // decider holds what the items' verdicts need from the run as a whole.
 type decider struct {
-	r           *logdir.Run
+	r           *record.Run
 	quarantined map[string]bool
-	unfit       map[[2]string]logdir.Unfit // by label and tag
-	unclaimed   map[[2]string]logdir.Unclaimed
+	unfit       map[[2]string]record.Unfit // by label and tag
+	unclaimed   map[[2]string]record.Unclaimed
 }
 
 // anyQuarantined returns the first GPU of an attempt's (ids joined by ",") that was
@@ -190,10 +191,10 @@ func (d decider) anyQuarantined(gpus string) string {
 // logThere reports whether an item's log is in the run's log dir: an item without
 // a timings row has one only when it was running as its run died.
 func (d decider) logThere(label, tag string) bool {
-	if d.r.Layout.Root == "" {
+	if d.r.Dir == "" {
 		return false // a run decided in memory, with no log dir to look in
 	}
-	info, err := os.Stat(d.r.Layout.ItemLog(label, tag))
+	info, err := os.Stat(logdir.Layout{Root: d.r.Dir}.ItemLog(label, tag))
 	return err == nil && info.Mode().IsRegular()
 }
 
@@ -207,7 +208,7 @@ func (d decider) unfitNote(it *Item) string {
 }
 
 // finished decides an item from its attempts (in the order they ended).
-func (d decider) finished(it *Item, rs []logdir.Timing) {
+func (d decider) finished(it *Item, rs []record.Timing) {
 	t := rs[len(rs)-1]
 	it.Finished, it.Started = true, true
 	it.RC, it.GPU, it.Seconds, it.Outcome = t.RC, t.GPU, t.Secs, t.Outcome
@@ -232,7 +233,7 @@ func (d decider) finished(it *Item, rs []logdir.Timing) {
 		return
 	}
 	if onlyBadGPUs {
-		it.Note = fmt.Sprintf("passed after %s was quarantined", logdir.GPUName(badGPU))
+		it.Note = fmt.Sprintf("passed after %s was quarantined", record.GPUName(badGPU))
 		return
 	}
 	it.Flaky = true
@@ -248,7 +249,7 @@ func (d decider) finished(it *Item, rs []logdir.Timing) {
 // why), or neither.
 type stopped struct {
 	cancelled bool
-	stop      *logdir.Stop
+	stop      *record.Stop
 	shard     int // in a merged run, the item's shard; 0 otherwise
 	shards    int
 }

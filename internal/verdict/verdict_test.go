@@ -9,15 +9,16 @@ import (
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/outcome"
+	"github.com/rocm/sgpu-queue/internal/record"
 )
 
-func run(cancelled bool, timings ...logdir.Timing) *logdir.Run {
-	return &logdir.Run{
-		Meta: logdir.Meta{Cancelled: cancelled, Suites: []logdir.MetaSuite{
+func run(cancelled bool, timings ...record.Timing) *record.Run {
+	return &record.Run{
+		Meta: record.Meta{Cancelled: cancelled, Suites: []record.MetaSuite{
 			{Label: "torch", LogFile: "torch.log", Mode: "list"},
 			{Label: "core", LogFile: "core.log", Mode: "opaque"},
 		}},
-		Queue: []logdir.QueueRow{
+		Queue: []record.QueueRow{
 			{Label: "torch", Tag: "a"}, {Label: "core"}, {Label: "torch", Tag: "b"}, {Label: "torch", Tag: "c/d"},
 		},
 		Timings: timings,
@@ -26,9 +27,9 @@ func run(cancelled bool, timings ...logdir.Timing) *logdir.Run {
 
 func TestDecide(t *testing.T) {
 	r := run(false,
-		logdir.Timing{Label: "torch", Item: "a", GPU: "0", Secs: 2, RC: 0},
-		logdir.Timing{Label: "core", Item: "whole", GPU: "1", Secs: 5, RC: 2},
-		logdir.Timing{Label: "torch", Item: "b", GPU: "0", Secs: 1, RC: 139, Incomplete: true},
+		record.Timing{Label: "torch", Item: "a", GPU: "0", Secs: 2, RC: 0},
+		record.Timing{Label: "core", Item: "whole", GPU: "1", Secs: 5, RC: 2},
+		record.Timing{Label: "torch", Item: "b", GPU: "0", Secs: 1, RC: 139, Incomplete: true},
 	)
 	s := Decide(r)
 	if len(s) != 2 {
@@ -91,7 +92,7 @@ func TestExitCode(t *testing.T) {
 }
 
 func TestCancelledNotes(t *testing.T) {
-	s := Decide(run(true, logdir.Timing{Label: "torch", Item: "a", Secs: 2, RC: 143, Incomplete: true}))
+	s := Decide(run(true, record.Timing{Label: "torch", Item: "a", Secs: 2, RC: 143, Incomplete: true}))
 	if n := s[0].Items[0].Note; n != "cancelled" {
 		t.Errorf("note %q", n)
 	}
@@ -102,7 +103,7 @@ func TestCancelledNotes(t *testing.T) {
 
 func TestWrite(t *testing.T) {
 	l := logdir.Layout{Root: t.TempDir()}
-	s := Decide(run(false, logdir.Timing{Label: "core", Item: "whole", RC: 0}))
+	s := Decide(run(false, record.Timing{Label: "core", Item: "whole", RC: 0}))
 	if err := Write(l, s); err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +144,7 @@ func TestDecideOutcomes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s rc %d", tt.o, tt.rc), func(t *testing.T) {
-			r := run(false, logdir.Timing{Label: "torch", Item: "a", GPU: "0", Secs: 2, RC: tt.rc, Incomplete: tt.o.Incomplete(), Outcome: tt.o})
+			r := run(false, record.Timing{Label: "torch", Item: "a", GPU: "0", Secs: 2, RC: tt.rc, Incomplete: tt.o.Incomplete(), Outcome: tt.o})
 			r.Queue = r.Queue[:1]
 			s := Decide(r)
 			it := s[0].Items[0]
@@ -163,8 +164,8 @@ func TestDecideOutcomes(t *testing.T) {
 // A recorded outcome wins over what the exit code would suggest.
 func TestDecideReadsTheOutcome(t *testing.T) {
 	s := Decide(run(false,
-		logdir.Timing{Label: "torch", Item: "a", RC: 124, Outcome: outcome.Failed},
-		logdir.Timing{Label: "torch", Item: "b", RC: 0, Outcome: outcome.NoRun, Incomplete: true},
+		record.Timing{Label: "torch", Item: "a", RC: 124, Outcome: outcome.Failed},
+		record.Timing{Label: "torch", Item: "b", RC: 0, Outcome: outcome.NoRun, Incomplete: true},
 	))
 	if it := s[0].Items[0]; it.Note != "" || it.Outcome != outcome.Failed {
 		t.Errorf("an item that exited 124 by itself: %+v", it)
@@ -178,19 +179,19 @@ func TestDecideReadsTheOutcome(t *testing.T) {
 // started because of a cancel count as exitcode.Interrupted.
 func TestUnfinishedByStopReason(t *testing.T) {
 	tests := []struct {
-		stop      *logdir.Stop
+		stop      *record.Stop
 		cancelled bool
 		note      string
 		rc        int
 	}{
 		{nil, false, "never finished", 1},
 		{nil, true, "cancelled before it started", exitcode.Interrupted},
-		{&logdir.Stop{Reason: outcome.StopCancelled, Phase: 3}, true, "cancelled before it started", exitcode.Interrupted},
-		{&logdir.Stop{Reason: outcome.StopQuarantined, Message: "every GPU is quarantined (gpu0)", Phase: 4}, false, "never ran: every GPU was quarantined", 1},
+		{&record.Stop{Reason: outcome.StopCancelled, Phase: 3}, true, "cancelled before it started", exitcode.Interrupted},
+		{&record.Stop{Reason: outcome.StopQuarantined, Message: "every GPU is quarantined (gpu0)", Phase: 4}, false, "never ran: every GPU was quarantined", 1},
 		// The message no longer decides: a reason does.
-		{&logdir.Stop{Reason: outcome.StopUnavailable, Message: "every GPU is quarantined", Phase: 4}, false, "never ran: where items run went away", 1},
-		{&logdir.Stop{Reason: outcome.StopInternal, Phase: 4}, false, "not recorded: sgpu-queue stopped on an internal error", 1},
-		{&logdir.Stop{Message: "from an older log dir", Phase: 4}, false, "never ran: the run stopped early", 1},
+		{&record.Stop{Reason: outcome.StopUnavailable, Message: "every GPU is quarantined", Phase: 4}, false, "never ran: where items run went away", 1},
+		{&record.Stop{Reason: outcome.StopInternal, Phase: 4}, false, "not recorded: sgpu-queue stopped on an internal error", 1},
+		{&record.Stop{Message: "from an older log dir", Phase: 4}, false, "never ran: the run stopped early", 1},
 	}
 	for _, tt := range tests {
 		r := run(tt.cancelled)
@@ -208,7 +209,7 @@ func TestUnfinishedByStopReason(t *testing.T) {
 func TestUnlistedSuites(t *testing.T) {
 	r := run(true)
 	r.Queue = nil
-	r.Meta.Stop = &logdir.Stop{Reason: outcome.StopCancelled, Message: "cancelled while listing", Phase: 1}
+	r.Meta.Stop = &record.Stop{Reason: outcome.StopCancelled, Message: "cancelled while listing", Phase: 1}
 	s := Decide(r)
 	for _, su := range s {
 		if !su.Unlisted || su.Passed() || su.RC != exitcode.Interrupted || len(su.Items) != 0 {
@@ -241,12 +242,12 @@ func TestUnlistedSuites(t *testing.T) {
 // failure even with rc 0.
 func TestDecideRetries(t *testing.T) {
 	r := run(false,
-		logdir.Timing{Label: "torch", Item: "a", GPU: "0", RC: 0, Outcome: outcome.CutOff, Incomplete: true},
-		logdir.Timing{Label: "torch", Item: "a", GPU: "1", RC: 0, Outcome: outcome.OK},
-		logdir.Timing{Label: "torch", Item: "b", GPU: "2", RC: 1, Outcome: outcome.Failed},
-		logdir.Timing{Label: "torch", Item: "b", GPU: "0", RC: 0, Outcome: outcome.OK},
+		record.Timing{Label: "torch", Item: "a", GPU: "0", RC: 0, Outcome: outcome.CutOff, Incomplete: true},
+		record.Timing{Label: "torch", Item: "a", GPU: "1", RC: 0, Outcome: outcome.OK},
+		record.Timing{Label: "torch", Item: "b", GPU: "2", RC: 1, Outcome: outcome.Failed},
+		record.Timing{Label: "torch", Item: "b", GPU: "0", RC: 0, Outcome: outcome.OK},
 	)
-	r.Meta.Quarantined = []logdir.Quarantined{{GPU: "2"}}
+	r.Meta.Quarantined = []record.Quarantined{{GPU: "2"}}
 	r.Meta.FlakyIsFailure = true
 	s := Decide(r)
 	a, b := s[0].Items[0], s[0].Items[1]
@@ -263,12 +264,12 @@ func TestDecideRetries(t *testing.T) {
 // suite work counts GPU time.
 func TestDecideMultiGPU(t *testing.T) {
 	r := run(false,
-		logdir.Timing{Label: "torch", Item: "a", GPU: "1,2", Secs: 3, RC: 1, Outcome: outcome.Failed},
-		logdir.Timing{Label: "torch", Item: "a", GPU: "0,3", Secs: 3, RC: 0, Outcome: outcome.OK},
-		logdir.Timing{Label: "torch", Item: "b", GPU: "0,1,3", Secs: 2, RC: 4, Outcome: outcome.Failed},
+		record.Timing{Label: "torch", Item: "a", GPU: "1,2", Secs: 3, RC: 1, Outcome: outcome.Failed},
+		record.Timing{Label: "torch", Item: "a", GPU: "0,3", Secs: 3, RC: 0, Outcome: outcome.OK},
+		record.Timing{Label: "torch", Item: "b", GPU: "0,1,3", Secs: 2, RC: 4, Outcome: outcome.Failed},
 	)
-	r.Meta.Quarantined = []logdir.Quarantined{{GPU: "2"}}
-	r.Meta.Unfit = []logdir.Unfit{{Label: "torch", Tag: "b", GPUs: 4, Pool: 3}, {Label: "torch", Tag: "c/d", GPUs: 4, Pool: 3}}
+	r.Meta.Quarantined = []record.Quarantined{{GPU: "2"}}
+	r.Meta.Unfit = []record.Unfit{{Label: "torch", Tag: "b", GPUs: 4, Pool: 3}, {Label: "torch", Tag: "c/d", GPUs: 4, Pool: 3}}
 	s := Decide(r)
 	a, b, cd := s[0].Items[0], s[0].Items[1], s[0].Items[2]
 	if a.Failed || a.Flaky || a.Note != "passed after gpu2 was quarantined" || a.GPU != "0,3" {
@@ -290,13 +291,13 @@ func TestDecideMultiGPU(t *testing.T) {
 // its shard's stop reason or cancel otherwise, and rc 130 only for a cancelled
 // shard's items.
 func TestDecideMerged(t *testing.T) {
-	r := run(false, logdir.Timing{Label: "torch", Item: "a", GPU: "s1:0", Secs: 2, Outcome: outcome.OK})
-	r.Meta.Merge = &logdir.Merge{Shards: 3, Parts: []logdir.MergedShard{
+	r := run(false, record.Timing{Label: "torch", Item: "a", GPU: "s1:0", Secs: 2, Outcome: outcome.OK})
+	r.Meta.Merge = &record.Merge{Shards: 3, Parts: []record.MergedShard{
 		{Shard: 1, Reported: true, Finished: true},
-		{Shard: 2, Stop: &logdir.Stop{Reason: outcome.StopNotReported, Message: "no log dir"}},
-		{Shard: 3, Reported: true, Finished: true, Cancelled: true, Stop: &logdir.Stop{Reason: outcome.StopCancelled, Phase: 4}},
+		{Shard: 2, Stop: &record.Stop{Reason: outcome.StopNotReported, Message: "no log dir"}},
+		{Shard: 3, Reported: true, Finished: true, Cancelled: true, Stop: &record.Stop{Reason: outcome.StopCancelled, Phase: 4}},
 	}}
-	r.ShardOf = map[logdir.ItemRef]int{
+	r.ShardOf = map[record.ItemRef]int{
 		{Label: "torch", Item: "a"}: 1, {Label: "core", Item: "whole"}: 2,
 		{Label: "torch", Item: "b"}: 3, {Label: "torch", Item: "c/d"}: 1,
 	}
@@ -328,10 +329,10 @@ func TestDecideMerged(t *testing.T) {
 // every other place ("s2:1", not "gpus2:1").
 func TestQuarantineNoteNamesTheShard(t *testing.T) {
 	r := run(false,
-		logdir.Timing{Label: "torch", Item: "a", GPU: "s2:1", RC: 1, Outcome: outcome.Failed},
-		logdir.Timing{Label: "torch", Item: "a", GPU: "s2:0", RC: 0, Outcome: outcome.OK},
+		record.Timing{Label: "torch", Item: "a", GPU: "s2:1", RC: 1, Outcome: outcome.Failed},
+		record.Timing{Label: "torch", Item: "a", GPU: "s2:0", RC: 0, Outcome: outcome.OK},
 	)
-	r.Meta.Quarantined = []logdir.Quarantined{{GPU: "s2:1"}}
+	r.Meta.Quarantined = []record.Quarantined{{GPU: "s2:1"}}
 	if a := Decide(r)[0].Items[0]; a.Failed || a.Note != "passed after s2:1 was quarantined" {
 		t.Errorf("a %+v", a)
 	}
@@ -341,12 +342,13 @@ func TestQuarantineNoteNamesTheShard(t *testing.T) {
 // running as its run died); one without either never started, and has no log to
 // show (the report and the summary say "never started").
 func TestStarted(t *testing.T) {
-	r := run(false, logdir.Timing{Label: "torch", Item: "a", GPU: "0", RC: 1, Outcome: outcome.Failed})
-	r.Layout = logdir.Layout{Root: t.TempDir()}
-	if err := os.MkdirAll(r.Layout.ItemsDir(), 0o755); err != nil {
+	r := run(false, record.Timing{Label: "torch", Item: "a", GPU: "0", RC: 1, Outcome: outcome.Failed})
+	r.Dir = t.TempDir()
+	l := logdir.Layout{Root: r.Dir}
+	if err := os.MkdirAll(l.ItemsDir(), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(r.Layout.ItemLog("torch", "b"), []byte("half a log\n"), 0o644); err != nil {
+	if err := os.WriteFile(l.ItemLog("torch", "b"), []byte("half a log\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	s := Decide(r)
@@ -367,7 +369,7 @@ func TestBrokenSuite(t *testing.T) {
 	r := run(false)
 	r.Queue = nil
 	r.Meta.Finished = true
-	r.Meta.Stop = &logdir.Stop{Reason: outcome.StopListingFailed, Phase: 1, Suite: "core", Message: `c.conf:2: suite "core": its queue listing exited with 4`}
+	r.Meta.Stop = &record.Stop{Reason: outcome.StopListingFailed, Phase: 1, Suite: "core", Message: `c.conf:2: suite "core": its queue listing exited with 4`}
 	s := Decide(r)
 	torch, core := s[0], s[1]
 	if core.Broken != `its listing failed: c.conf:2: suite "core": its queue listing exited with 4` || core.RC != 1 || core.Passed() {

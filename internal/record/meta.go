@@ -1,0 +1,135 @@
+package record
+
+import (
+	"time"
+
+	"github.com/rocm/sgpu-queue/internal/outcome"
+)
+
+// Meta is queue/run.json: what a run's TSV files do not say (the GPUs, the suites and
+// their modes, the weight changes), so a report can be rebuilt from the log dir alone.
+type Meta struct {
+	Tool string `json:"tool"`
+	// Format is logdir.FormatOutcomes for runs that record outcomes, 0 before.
+	Format        int         `json:"format,omitempty"`
+	Suites        []MetaSuite `json:"suites"`
+	GPUs          []string    `json:"gpus"`
+	PinVar        string      `json:"pin_var"`
+	Arch          string      `json:"arch"`
+	Level         string      `json:"level"`
+	DefaultWeight float64     `json:"default_weight"`
+	Policy        string      `json:"policy,omitempty"`
+	Weights       string      `json:"weights"`
+	// Pooled are the keys of the items whose width was the pool (an undeclared mGPU
+	// item, gpus=all), whose weights are kept per pool size: merge learns them so.
+	Pooled    []string  `json:"pooled,omitempty"`
+	Started   time.Time `json:"started"` // start of phase 4: the zero of the offsets
+	Wall      float64   `json:"wall_seconds"`
+	Finished  bool      `json:"finished"` // phases 5–8 ran: phase 4 ended (possibly cancelled), or the run stopped before it
+	Cancelled bool      `json:"cancelled,omitempty"`
+	Changes   []Change  `json:"weight_changes,omitempty"`
+	// The bad-day policies in force, and what they did.
+	Retries        int           `json:"retries,omitempty"`
+	FlakyIsFailure bool          `json:"flaky_is_failure,omitempty"`
+	TimeoutFactor  float64       `json:"item_timeout_factor,omitempty"`
+	Quarantined    []Quarantined `json:"quarantined,omitempty"`
+	// Unfit are the items quarantine left unrun: they need more GPUs than it left.
+	Unfit []Unfit `json:"unfit,omitempty"`
+	// Stop is why the run stopped before its queue was empty; nil when it did not.
+	Stop   *Stop    `json:"stop,omitempty"`
+	Pruned []string `json:"pruned,omitempty"`
+	// Stalled is the stop message of log dirs written before Stop (read only).
+	Stalled string `json:"stalled,omitempty"`
+	// Shard is set when the run was one shard of a job matrix (run --shard I/K);
+	// Merge when the log dir is the merge of such shards (sgpu-queue merge).
+	Shard *ShardRun `json:"shard,omitempty"`
+	Merge *Merge    `json:"merge,omitempty"`
+	// JUnit are the merged JUnit files of a run that is not a shard (a shard's are
+	// Shard.JUnit), relative to the log dir: the report shows each failed item's
+	// test cases from them.
+	JUnit []string `json:"junit,omitempty"`
+	// Roots are the repo root and its path where the suites ran (a target
+	// container's): the report shows paths under them relative, so that it names
+	// no runner's path, and a rebuild of it reads the same.
+	Roots []string `json:"roots,omitempty"`
+	// ForeignCwd names the cwd/ entries that were there when the run claimed the
+	// log dir, the earlier run's own deleted (a --log-dir-reuse run's, a user's):
+	// an item that ran in one of them wrote beside files that are not the tool's,
+	// so no later run deletes it (Owned). Claim sets it.
+	ForeignCwd []string `json:"foreign_cwd,omitempty"`
+	// Rerun is set when the run was a re-run narrowed to what failed the last
+	// attempt (docs/reruns.md); nil for a full run.
+	Rerun *Rerun `json:"rerun,omitempty"`
+}
+
+// Rerun is a re-run's narrowing: how many items the failed lists named, how many
+// of them the run queued (the rest are gone or not run here), and how many of
+// those ran only their failed tests.
+type Rerun struct {
+	Failed   int      `json:"failed"`
+	Queued   int      `json:"queued"`
+	Narrowed int      `json:"narrowed"`
+	Lists    []string `json:"lists"` // the failed lists read, relative to the repo root
+}
+
+// JUnitFiles are the merged JUnit files the run wrote, relative to its log dir.
+func (m Meta) JUnitFiles() []string {
+	if m.Shard != nil {
+		return m.Shard.JUnit
+	}
+	return m.JUnit
+}
+
+// Stop is a typed stop reason with the message the user saw.
+type Stop struct {
+	Reason  outcome.Stop `json:"reason"`
+	Message string       `json:"message"`
+	// Phase is the phase the run stopped in: 1 (listing) or 3 (setup) when it
+	// stopped before any item ran, else 4.
+	Phase int `json:"phase"`
+	// Suite is the label of the suite whose listing or setup failed
+	// (outcome.Stop.SuiteFailed); "" for any other stop.
+	Suite string `json:"suite,omitempty"`
+}
+
+// BeforeItems reports whether the run stopped before its items were dispatched
+// (a cancel during listing or setup).
+func (m *Meta) BeforeItems() bool { return m.Stop != nil && m.Stop.Phase > 0 && m.Stop.Phase < 4 }
+
+// ItemsUnknown reports whether the run stopped before its suites were listed, so
+// its queue is empty for want of a listing, not because the suites had no items.
+func (m *Meta) ItemsUnknown() bool { return m.Stop != nil && m.Stop.Phase == 1 }
+
+// Quarantined is a GPU taken out of the pool during the run.
+type Quarantined struct {
+	GPU    string    `json:"gpu"`
+	Reason string    `json:"reason"`
+	At     time.Time `json:"at"`
+}
+
+// Unfit is an item not run (again) because it needs more GPUs than quarantine left
+// in the pool.
+type Unfit struct {
+	Label string `json:"label"`
+	Tag   string `json:"tag"` // "" for an opaque item
+	GPUs  int    `json:"gpus"`
+	Pool  int    `json:"pool"` // the GPUs left in the pool
+}
+
+// MetaSuite is one suite of the run.
+type MetaSuite struct {
+	Label   string `json:"label"`
+	LogFile string `json:"logfile"`
+	Mode    string `json:"mode"`
+	// Skip: the suite did not run this time and passes (--suites left it out, a
+	// re-run had none of its items to run again); "" when it ran.
+	Skip outcome.Skip `json:"skip,omitempty"`
+}
+
+// Change is one weight that moved in phase 6.
+type Change struct {
+	Key    string  `json:"key"`
+	Old    float64 `json:"old"`
+	HadOld bool    `json:"had_old"`
+	New    float64 `json:"new"`
+}
