@@ -86,7 +86,9 @@ type Sized interface {
 // Checker is an adapter whose items' selection can be checked without running them
 // (sgpu-queue verify; docs/adapters.md, "verify"): Selects lists what the item's own
 // command would select, and returns the tags of that, in the listing's order, each
-// once; exactly [it.Tag] is a round trip, nothing is an item that would run nothing.
+// as often as it would run it; exactly [it.Tag] is a round trip, nothing is an item
+// that would run nothing. An adapter without it has nothing to check: its items are
+// their own commands (cmd), or one item is the whole suite (opaque).
 type Checker interface {
 	Selects(ctx context.Context, ex executor.Executor, in Listing, it Item) ([]string, error)
 }
@@ -138,6 +140,10 @@ type Hook struct {
 	// Pin assigns the suite's listing its GPUs (a multi-GPU suite's first ones),
 	// set over Base and the suite's env=.
 	Pin []string
+	// Census: a list suite's listing and re-entries answer their capability
+	// probes "supported", as its census pass does (what sgpu-queue verify checks
+	// unless --queue); unset, they list what this host runs (the queue).
+	Census bool
 }
 
 // Run is what one item's command needs.

@@ -2,6 +2,7 @@ package adapter
 
 import (
 	"context"
+	"strings"
 
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/executor"
@@ -20,7 +21,7 @@ type listSuite struct {
 // List is the queue pass: one item per "<marker> <tag>" line, with the line's GPU
 // count when it gives one; a line whose count is no GPU count refuses the suite.
 func (l listSuite) List(ctx context.Context, ex executor.Executor, in Listing) (*Listed, error) {
-	out, tail, err := ListPass(ctx, ex, in, l.s, Pass{})
+	out, tail, err := ListPass(ctx, ex, in, l.s, Pass{Census: in.Hook.Census})
 	if err != nil {
 		return nil, err
 	}
@@ -48,6 +49,23 @@ func (l listSuite) Census(ctx context.Context, ex executor.Executor, in Listing)
 	}
 	got, _ := ParseListing(out, in.Hook.Names.ItemMarker)
 	return Tags(got), nil
+}
+
+// Selects re-enters the listing with the filter the item is dispatched with
+// (docs/hooks.md, "verify") and returns the tags it printed, repeats kept: a tag
+// printed twice would run twice.
+func (l listSuite) Selects(ctx context.Context, ex executor.Executor, in Listing, it Item) ([]string, error) {
+	out, _, err := ListPass(ctx, ex, in, l.s, Pass{Census: in.Hook.Census, Tag: it.Tag})
+	if err != nil {
+		return nil, err
+	}
+	var got []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if t, ok := ItemTag(line, in.Hook.Names.ItemMarker); ok && t != "" {
+			got = append(got, t)
+		}
+	}
+	return got, nil
 }
 
 // Command re-enters the script with the item's filter; on a re-run, with the

@@ -94,7 +94,7 @@ func ListAdapter(ctx context.Context, r Request, s config.Suite) (adapter.Adapte
 	if err != nil {
 		return nil, nil, FromAdapter(s, err)
 	}
-	l, err := a.List(ctx, r.Exec, r.listing(s, r.Log))
+	l, err := a.List(ctx, r.Exec, r.Listing(s, r.Log))
 	if err != nil {
 		return nil, nil, FromAdapter(s, err)
 	}
@@ -107,13 +107,13 @@ func (r Request) AdapterListing(log io.Writer) adapter.Listing {
 	return adapter.Listing{Env: r.Hooks.AdapterEnv(r.Env, r.Level), Dir: r.Dir, Log: log}
 }
 
-// listing is where suite s lists, under the listing deadline: a tool as
+// Listing is where suite s lists, under the listing deadline: a tool as
 // AdapterListing, a hook-contract script from the run's environment pinned to the
 // suite's first GPUs (Request.Pin).
-func (r Request) listing(s config.Suite, log io.Writer) adapter.Listing {
+func (r Request) Listing(s config.Suite, log io.Writer) adapter.Listing {
 	in := r.AdapterListing(log)
 	in.Timeout = r.Timeout
-	in.Hook = adapter.Hook{Names: r.Hooks, Level: r.Level, Base: r.Env}
+	in.Hook = adapter.Hook{Names: r.Hooks, Level: r.Level, Base: r.Env, Census: r.Census}
 	if r.Pin != nil {
 		in.Hook.Pin = r.Pin(s)
 	}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/rocm/sgpu-queue/internal/adapter"
 	"github.com/rocm/sgpu-queue/internal/adaptertest"
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/executor"
@@ -196,7 +195,7 @@ func TestListingHeaders(t *testing.T) {
 		var log bytes.Buffer
 		s := config.Suite{Label: "torch", Mode: config.List, Path: list, Args: []string{"-k", "not slow"}}
 		req := Request{Exec: executor.Local{}, Hooks: hook.Default(), Dir: dir, Log: &log, Env: env}
-		if _, _, err := List(context.Background(), req, s, adapter.Pass{}); err != nil {
+		if _, _, err := ListAdapter(context.Background(), req, s); err != nil {
 			t.Fatal(err)
 		}
 		if got, want := header(t, log.String()), "### torch queue: "+list+" -k 'not slow'"; got != want {

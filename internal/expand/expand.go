@@ -41,6 +41,9 @@ type Request struct {
 	Timeout time.Duration
 	// SetupTimeout bounds each setup= command of the adapter suites (0 = none).
 	SetupTimeout time.Duration
+	// Census lists the list suites as their census pass does (adapter.Hook.Census):
+	// sgpu-queue verify's default. Phase 1 leaves it unset and takes the census apart.
+	Census bool
 	// SetupLog opens the log of a setup= command, for the first suite that gives it,
 	// and returns the path to name in messages; nil keeps no log (a failure still
 	// shows the tail of its output).
@@ -161,7 +164,7 @@ func scheduled(s config.Suite, it adapter.Item, seq int) schedule.Item {
 // failed or cannot be trusted (censusTrusted): that only disables pruning for the
 // suite, with a warning.
 func (res *Result) census(ctx context.Context, r Request, s config.Suite, c adapter.Censuser, queued []string) []string {
-	tags, err := c.Census(ctx, r.Exec, r.listing(s, r.Log))
+	tags, err := c.Census(ctx, r.Exec, r.Listing(s, r.Log))
 	if err != nil {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("suite %q census (%s=1) failed, its weights are not pruned this run: %v",
 			s.Label, r.Hooks.SkipCheckSupported, firstLine(FromAdapter(s, err).Error())))
@@ -172,22 +175,6 @@ func (res *Result) census(ctx context.Context, r Request, s config.Suite, c adap
 		return nil
 	}
 	return tags
-}
-
-// List runs one listing pass of a hook-contract suite s (adapter.ListPass) as phase 1
-// runs it; verify re-enters the suites with it.
-func List(ctx context.Context, r Request, s config.Suite, p adapter.Pass) ([]byte, string, error) {
-	out, tail, err := adapter.ListPass(ctx, r.Exec, r.listing(s, r.Log), s, p)
-	if err != nil {
-		return nil, tail, FromAdapter(s, err)
-	}
-	return out, tail, nil
-}
-
-// NoItems is the error of a list suite whose listing printed no item line; tail is
-// the last lines of its output.
-func NoItems(r Request, s config.Suite, tail string) *Error {
-	return FromAdapter(s, adapter.NoItems(r.listing(s, nil).Hook, s, tail))
 }
 
 // censusTrusted says why a suite's census cannot be trusted as everything that

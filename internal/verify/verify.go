@@ -110,20 +110,19 @@ func Classify(tag string, got []string) Kind {
 
 // Mismatch is a tag whose re-entry did not select exactly itself.
 type Mismatch struct {
-	Tag    string
-	Filter string // the filter value it was re-entered (and is dispatched) with
-	Kind   Kind
-	Got    []string // the tags the re-entry printed, repeats kept
-	Err    error    // Failed: why, with the last lines of its output
+	Tag  string
+	Kind Kind
+	Got  []string // the tags the re-entry printed, repeats kept
+	Err  error    // Failed: why, with the last lines of its output
 }
 
 // Suite is the verdict on one suite of the configs.
 type Suite struct {
-	Label  string
-	Where  string      // config file:line
-	Opaque bool        // not verified: one item, the whole script
-	Mode   config.Mode // an adapter suite's mode ("" for list and opaque suites)
-	// Skip says why a suite that is not opaque was not verified ("" = it was).
+	Label string
+	Where string // config file:line
+	Mode  config.Mode
+	// Skip says why the suite was not verified ("" = it was): its adapter has no
+	// selection to check.
 	Skip       string
 	Tags       int // tags its listing printed, each re-entered once
 	Mismatches []Mismatch
@@ -178,14 +177,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			res.Cancelled = true
 			break
 		}
-		v := Suite{Label: s.Label, Where: s.Where(), Opaque: s.Mode == config.Opaque}
-		var warns []string
-		switch {
-		case s.Tool() && setupErr[s.Options.Setup] != nil:
-			v.Mode, v.Err = s.Mode, setupErr[s.Options.Setup]
-		case s.Tool():
-			v, warns = verifyAdapter(ctx, o, req, s)
-		case !v.Opaque:
+		v, warns := Suite{Label: s.Label, Where: s.Where(), Mode: s.Mode, Err: setupErr[s.Options.Setup]}, []string(nil)
+		if v.Err == nil {
 			v, warns = verifySuite(ctx, o, req, s)
 		}
 		for _, w := range warns {
@@ -222,29 +215,8 @@ func prepare(ctx context.Context, o *Options, warn func(string)) ([]config.Suite
 		return nil, expand.Request{}, none, err
 	}
 	req := expand.Request{Suites: suites, Exec: t.Exec, Hooks: o.Hooks, Env: t.Env, Level: o.Level, Dir: o.RepoRoot,
-		Timeout: o.ListTimeout, SetupTimeout: o.SetupTimeout}
+		Timeout: o.ListTimeout, SetupTimeout: o.SetupTimeout, Census: !o.Queue}
 	return suites, req, t.Close, nil
-}
-
-// verifySuite lists s, then re-enters it once per tag, Jobs at once.
-func verifySuite(ctx context.Context, o Options, req expand.Request, s config.Suite) (Suite, []string) {
-	v := Suite{Label: s.Label, Where: s.Where()}
-	out, tail, err := expand.List(ctx, req, s, adapter.Pass{Census: !o.Queue})
-	if err != nil {
-		v.Err = err
-		return v, nil
-	}
-	listed, warns := adapter.ParseListing(out, o.Hooks.ItemMarker)
-	tags := adapter.Tags(listed)
-	if len(tags) == 0 {
-		v.Err = expand.NoItems(req, s, tail)
-		return v, warns
-	}
-	v.Tags = len(tags)
-	v.Mismatches, v.Err = each(ctx, o, s.Label, len(tags), func(i int) *Mismatch {
-		return reenter(ctx, o, req, s, tags[i])
-	})
-	return v, warns
 }
 
 // each runs check for 0 … n-1, Jobs at once, with progress lines, and returns the
@@ -304,16 +276,25 @@ func setups(ctx context.Context, req expand.Request) map[string]error {
 	}
 	failed := map[string]error{}
 	for _, s := range req.Suites {
-		if c := s.Options.Setup; s.Tool() && c != "" && !ok[c] {
+		if c := s.Options.Setup; c != "" && !ok[c] {
 			failed[c] = err
 		}
 	}
 	return failed
 }
 
-// verifyAdapter lists an adapter suite and checks that each item's own selection
-// picks exactly that item (adapter.Checker), Jobs items at once.
-func verifyAdapter(ctx context.Context, o Options, req expand.Request, s config.Suite) (Suite, []string) {
+// unchecked says why a suite whose adapter has no selection to check
+// (adapter.Checker) is not verified.
+var unchecked = map[config.Mode]string{
+	config.Opaque: "one item that runs the whole script: no tags to round-trip",
+	config.Cmd:    "each line is its own command: no selection to check",
+}
+
+// verifySuite lists s through its adapter (a list suite's census unless --queue),
+// then checks that each item's own selection picks exactly that item
+// (adapter.Checker: a list suite re-entered with the item's filter, a pytest or
+// ctest item's own selection listed), Jobs items at once.
+func verifySuite(ctx context.Context, o Options, req expand.Request, s config.Suite) (Suite, []string) {
 	v := Suite{Label: s.Label, Where: s.Where(), Mode: s.Mode}
 	a, l, err := expand.ListAdapter(ctx, req, s)
 	if err != nil {
@@ -322,14 +303,15 @@ func verifyAdapter(ctx context.Context, o Options, req expand.Request, s config.
 	}
 	c, ok := a.(adapter.Checker)
 	if !ok {
-		v.Skip = "each line is its own command: no selection to check"
+		v.Skip = unchecked[s.Mode]
 		return v, l.Warnings
 	}
 	v.Tags = len(l.Items)
+	in := req.Listing(s, nil)
 	v.Mismatches, v.Err = each(ctx, o, s.Label, len(l.Items), func(i int) *Mismatch {
 		it := l.Items[i]
 		m := &Mismatch{Tag: it.Tag}
-		m.Got, m.Err = c.Selects(ctx, req.Exec, req.AdapterListing(nil), it)
+		m.Got, m.Err = c.Selects(ctx, req.Exec, in, it)
 		if m.Err != nil {
 			m.Kind, m.Err = Failed, expand.FromAdapter(s, m.Err)
 			return m
@@ -340,25 +322,6 @@ func verifyAdapter(ctx context.Context, o Options, req expand.Request, s config.
 		return m
 	})
 	return v, l.Warnings
-}
-
-// reenter lists s with the filter of tag and returns the mismatch, or nil.
-func reenter(ctx context.Context, o Options, req expand.Request, s config.Suite, tag string) *Mismatch {
-	m := &Mismatch{Tag: tag, Filter: hook.FilterPattern(tag)}
-	out, _, err := expand.List(ctx, req, s, adapter.Pass{Census: !o.Queue, Tag: tag})
-	if err != nil {
-		m.Kind, m.Err = Failed, err
-		return m
-	}
-	for _, line := range strings.Split(string(out), "\n") {
-		if t, ok := adapter.ItemTag(line, o.Hooks.ItemMarker); ok && t != "" {
-			m.Got = append(m.Got, t)
-		}
-	}
-	if m.Kind = Classify(tag, m.Got); m.Kind == RoundTrip {
-		return nil
-	}
-	return m
 }
 
 // progress prints a line every ProgressEvery until the returned func is called, so
@@ -400,26 +363,24 @@ const maxShown = 8
 // Write prints the verdict on s: one line, then one line per mismatch.
 func (s Suite) Write(w io.Writer, filterVar string) {
 	switch {
-	case s.Opaque:
-		fmt.Fprintf(w, "%s: opaque, skipped (one item that runs the whole script: no tags to round-trip)\n", s.Label)
-		return
 	case s.Skip != "":
 		fmt.Fprintf(w, "%s: %s, skipped (%s)\n", s.Label, s.Mode, s.Skip)
 		return
 	case s.Err != nil:
 		fmt.Fprintf(w, "%s: listing failed, nothing round-tripped:\n%s\n", s.Label, textfmt.Indent(s.Err.Error()))
 		return
-	case s.Mode != "":
-		fmt.Fprintf(w, "%s: %d %s items each select exactly themselves, %d mismatches\n", s.Label, s.Tags-len(s.Mismatches), s.Mode,
-			len(s.Mismatches))
-	default:
+	case s.Mode == config.List:
 		// Tags counts every re-entry: the ones that round-tripped are the rest.
 		fmt.Fprintf(w, "%s: %d tags round-tripped, %d mismatches\n", s.Label, s.Tags-len(s.Mismatches), len(s.Mismatches))
+	default:
+		fmt.Fprintf(w, "%s: %d %s items each select exactly themselves, %d mismatches\n", s.Label, s.Tags-len(s.Mismatches), s.Mode,
+			len(s.Mismatches))
 	}
 	for _, m := range s.Mismatches {
 		fmt.Fprintf(w, "  %s", textfmt.Printable(m.Tag))
-		if s.Mode == "" {
-			fmt.Fprintf(w, " (%s=%s)", filterVar, textfmt.Printable(m.Filter))
+		if s.Mode == config.List {
+			// The filter value it was re-entered (and is dispatched) with.
+			fmt.Fprintf(w, " (%s=%s)", filterVar, textfmt.Printable(hook.FilterPattern(m.Tag)))
 		}
 		fmt.Fprintf(w, ": %s", m.Kind)
 		switch m.Kind {

@@ -49,23 +49,23 @@ func TestSuiteWrite(t *testing.T) {
 		s    Suite
 		want string
 	}{
-		{"opaque", Suite{Label: "core", Opaque: true}, "core: opaque, skipped (one item that runs the whole script: no tags to round-trip)\n"},
-		{"clean", Suite{Label: "torch", Tags: 123}, "torch: 123 tags round-tripped, 0 mismatches\n"},
+		{"opaque", Suite{Label: "core", Mode: config.Opaque, Skip: unchecked[config.Opaque]}, "core: opaque, skipped (one item that runs the whole script: no tags to round-trip)\n"},
+		{"clean", Suite{Label: "torch", Mode: config.List, Tags: 123}, "torch: 123 tags round-tripped, 0 mismatches\n"},
 		{"cmd", Suite{Label: "smoke", Mode: config.Cmd, Skip: "each line is its own command: no selection to check"}, "smoke: cmd, skipped (each line is its own command: no selection to check)\n"},
 		{"adapter", Suite{Label: "core", Mode: config.CTest, Tags: 12, Mismatches: []Mismatch{
 			{Tag: "Gone.Test", Kind: Nothing},
 			{Tag: "OperatorTest/Cast", Kind: Other, Got: []string{"OperatorTest/Cast/0"}},
 		}}, "core: 10 ctest items each select exactly themselves, 2 mismatches\n  Gone.Test: selected nothing\n  OperatorTest/Cast: selected another: OperatorTest/Cast/0\n"},
-		{"listing failed", Suite{Label: "jax", Err: errors.New("ci.conf:2: suite \"jax\": its census listing (TE_CI_LIST_ITEMS=1) exited with 4\nModuleNotFoundError")},
+		{"listing failed", Suite{Label: "jax", Mode: config.List, Err: errors.New("ci.conf:2: suite \"jax\": its census listing (TE_CI_LIST_ITEMS=1) exited with 4\nModuleNotFoundError")},
 			"jax: listing failed, nothing round-tripped:\n    | ci.conf:2: suite \"jax\": its census listing (TE_CI_LIST_ITEMS=1) exited with 4\n    | ModuleNotFoundError\n"},
-		{"every kind", Suite{Label: "s", Tags: 9, Mismatches: []Mismatch{
-			{Tag: "odd *tag", Filter: "odd[[:space:]][*]tag", Kind: Nothing},
-			{Tag: "a", Filter: "a", Kind: Several, Got: []string{"a", "ab"}},
-			{Tag: "d", Filter: "d", Kind: Several, Got: []string{"d", "d"}},
-			{Tag: "x", Filter: "x", Kind: Other, Got: []string{"y\tz"}},
-			{Tag: "t", Filter: "t", Kind: Several, Got: many},
-			{Tag: "f", Filter: "f", Kind: Failed, Err: &expand.Error{Msg: "its census listing (TE_CI_LIST_ITEMS=1 TEST_FILTER=f) exited with 3; it must list its items and exit 0", Tail: "boom\n"}},
-			{Tag: "g", Filter: "g", Kind: Failed, Err: &expand.Error{Msg: "census listing cancelled"}},
+		{"every kind", Suite{Label: "s", Mode: config.List, Tags: 9, Mismatches: []Mismatch{
+			{Tag: "odd *tag", Kind: Nothing},
+			{Tag: "a", Kind: Several, Got: []string{"a", "ab"}},
+			{Tag: "d", Kind: Several, Got: []string{"d", "d"}},
+			{Tag: "x", Kind: Other, Got: []string{"y\tz"}},
+			{Tag: "t", Kind: Several, Got: many},
+			{Tag: "f", Kind: Failed, Err: &expand.Error{Msg: "its census listing (TE_CI_LIST_ITEMS=1 TEST_FILTER=f) exited with 3; it must list its items and exit 0", Tail: "boom\n"}},
+			{Tag: "g", Kind: Failed, Err: &expand.Error{Msg: "census listing cancelled"}},
 		}}, `s: 2 tags round-tripped, 7 mismatches
   "odd *tag" (TEST_FILTER=odd[[:space:]][*]tag): selected nothing
   a (TEST_FILTER=a): selected several: a, ab
