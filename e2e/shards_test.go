@@ -141,9 +141,15 @@ func TestShardsPlanRunMerge(t *testing.T) {
 	expected, _ := weights.Parse(strings.NewReader(m.table), "table")
 	engine.LearnRun(expected, single, censusOf(t, filepath.Join(m.dir, "shards/s1/logs/queue/items.tsv")))
 
-	r := sgpu(t, m.dir, nil, "merge", "--log-dir", "merged", "--junit-dir", "merged-junit", "shards/s1/logs", "shards/s2/logs", "shards/s3/logs")
+	// The merge job's environment names another level: the shards' (99) is the
+	// one it learns into, the level their rows were measured at.
+	r := sgpu(t, m.dir, []string{"TEST_LEVEL=3"}, "merge", "--log-dir", "merged", "--junit-dir", "merged-junit",
+		"shards/s1/logs", "shards/s2/logs", "shards/s3/logs")
 	if r.code != 3 {
 		t.Fatalf("merge: exit %d, want 3 (n.flip's)\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(m.dir, "ci-weights", "test_weights.gfx942.l3.txt")); err == nil {
+		t.Error("the merge wrote a level-3 table: it learns at the shards' level, 99")
 	}
 	got, _ := weights.Parse(strings.NewReader(readFile(t, filepath.Join(m.dir, "ci-weights", "test_weights.gfx942.l99.txt"))), "table")
 	if diff := cmp.Diff(format(t, expected), format(t, got)); diff != "" {

@@ -30,7 +30,7 @@ import (
 // a single run of all the rows would learn), one report, and one merged JUnit file
 // per suite. The exit code is the one a single run of those rows would give. Of
 // o, Merge reads the log dir, weights, JUnit and presentation options; the arch
-// and level are the shards'.
+// and level are the shards' (o.Level is not read).
 func Merge(ctx context.Context, o Options, dirs []string) (*Result, error) {
 	r, err := newRun(o)
 	if err != nil {
@@ -50,7 +50,6 @@ func Merge(ctx context.Context, o Options, dirs []string) (*Result, error) {
 		r.warn(w)
 	}
 	first := shards[0].Run.Meta
-	r.o.Level = first.Level
 	claim := &record.Meta{Tool: logdir.ToolName, Suites: first.Suites, Arch: first.Arch, Level: first.Level,
 		Merge: &record.Merge{Shards: first.Shard.Shards}}
 	lock, err := r.layout.Claim(claim, r.o.LogDirReuse)
@@ -61,7 +60,7 @@ func Merge(ctx context.Context, o Options, dirs []string) (*Result, error) {
 	r.printf("  %d of %d shards, arch %s, level %s → %s\n", len(shards), first.Shard.Shards, first.Arch, first.Level, r.o.LogDir)
 
 	r.obs.Phase(2, "merge the shards")
-	store, table := r.loadTable(ctx, first.Arch, "learning into an empty one")
+	store, table := r.loadTable(ctx, first.Arch, first.Level, "learning into an empty one")
 	m := merge.Build(shards, table, first.DefaultWeight)
 	for _, w := range m.Warnings {
 		r.warn(w)

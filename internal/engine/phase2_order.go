@@ -35,7 +35,7 @@ func (r *run) order(ctx context.Context, exp *expansion, pool gpu.Pool) (*ordere
 	r.obs.Phase(2, "weigh and order the queue")
 	r.narrow(exp, pool.Arch)
 	o := &ordered{plan: exp.items}
-	store, stored := r.loadTable(ctx, pool.Arch, "ordering without it")
+	store, stored := r.loadTable(ctx, pool.Arch, r.o.Level, "ordering without it")
 	pooled := pooledKeys(o.plan)
 	r.seedTE(ctx, stored, exp, pool, pooled)
 	o.store, o.pool = store, weights.SplitPool(stored, pooled, len(pool.IDs))
@@ -58,20 +58,20 @@ func (r *run) order(ctx context.Context, exp *expansion, pool gpu.Pool) (*ordere
 	return o, nil
 }
 
-func (r *run) weightsPath(arch string) string {
+func (r *run) weightsPath(arch, level string) string {
 	if r.o.WeightsPath != "" {
 		return r.o.WeightsPath
 	}
-	return weights.DefaultPath(r.o.RepoRoot, arch, r.o.Level)
+	return weights.DefaultPath(r.o.RepoRoot, arch, level)
 }
 
-// loadTable chooses the weight table's store for arch and loads it; a table that
-// cannot be loaded is an empty one, with a warning saying so and what follows
-// (without).
-func (r *run) loadTable(ctx context.Context, arch, without string) (weights.Store, *weights.Table) {
-	store := r.store(arch)
+// loadTable chooses the weight table's store for arch and level (a run's, or the
+// shards' a merge merges) and loads it; a table that cannot be loaded is an empty
+// one, with a warning saying so and what follows (without).
+func (r *run) loadTable(ctx context.Context, arch, level, without string) (weights.Store, *weights.Table) {
+	store := r.store(arch, level)
 	r.weights = store
-	r.res.Weights, r.res.WeightsFile = store.String(), r.weightsPath(arch)
+	r.res.Weights, r.res.WeightsFile = store.String(), r.weightsPath(arch, level)
 	table, warns, err := store.Load(ctx)
 	for _, w := range warns {
 		r.warn(w)
@@ -90,10 +90,10 @@ func (r *run) loadTable(ctx context.Context, arch, without string) (weights.Stor
 	return store, table
 }
 
-func (r *run) store(arch string) weights.Store {
-	path := r.weightsPath(arch)
+func (r *run) store(arch, level string) weights.Store {
+	path := r.weightsPath(arch, level)
 	if r.o.Store != nil {
-		return r.o.Store(arch, r.o.Level, path)
+		return r.o.Store(arch, level, path)
 	}
 	return weights.File{Path: path}
 }
