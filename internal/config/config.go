@@ -1,4 +1,4 @@
-// Package config reads suite config files (phase 0, docs/config.md): one suite per
+// Package config reads suite config files (docs/config.md): one suite per
 // line, "<label> <logfile> <mode>[,options] <command> [args...]" with shell-style
 // quoting, and rejects a bad one before anything runs, naming the file, the line and
 // the fix.

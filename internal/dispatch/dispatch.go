@@ -1,4 +1,4 @@
-// Package dispatch is phase 4: the moment GPUs are free it asks the scheduler
+// Package dispatch runs the queue: the moment GPUs are free it asks the scheduler
 // (internal/schedule) for the next item and the GPUs it takes, runs it by re-entering
 // its suite's script through the executor, pinned to those GPUs, and records its log,
 // exit code and timings row as it ends.

@@ -1,7 +1,7 @@
-// Package expand is phase 1: it lists every suite's work items through the suite's
+// Package expand turns suites into work: it lists every suite's work items through its
 // adapter (internal/adapter; docs/adapters.md), after the setup= commands, into one
 // list of items, each carrying the adapter that runs it. What a suite lists is also
-// its census (what exists, which phase 6 prunes the weight table against), except
+// its census (what exists, which learning prunes the weight table against), except
 // for an adapter with a census of its own (adapter.Censuser: a list suite's listing
 // answers for this host, its census for every host). An opaque suite lists one
 // untagged item: its census is its own bare label.

@@ -1,4 +1,4 @@
-// Package report is phase 7: the schedule report (report/schedule.md, also the job
+// Package report writes the schedule report (report/schedule.md, also the job
 // summary, and report/timeline.svg beside it), computed from a run's own files so
 // that `sgpu-queue report LOGDIR` can rebuild it at any time.
 package report

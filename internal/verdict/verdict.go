@@ -1,6 +1,6 @@
-// Package verdict is phase 5: one pass/fail per suite from its items' outcomes,
+// Package verdict decides one pass/fail per suite from its items' outcomes,
 // written in TransformerEngine's layout (suites/<logfile> and suites/<logfile>.rc) so
-// the CI gates that read those files keep working, and the run's exit code (phase 8).
+// the CI gates that read those files keep working, and the run's exit code.
 package verdict
 
 import (
