@@ -120,9 +120,10 @@ type actEvent struct {
 // container input, where act gives the action the host's name, not its container's
 // (the workspace is bind-mounted, --bind, so a target container can share it).
 func TestActWorkflow(t *testing.T) {
+	t.Parallel()
 	act := actBinary(t)
 	cli := dockertest.Engine(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 9*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute) // as TestActionImage: whichever asks first builds the image
 	defer cancel()
 	if _, err := cli.ImageInspect(ctx, goBase); err != nil {
 		t.Skipf("GO BASE IMAGE MISSING (%v): the act test builds the action's image on %s (.ci/run makes it)", err, goBase)

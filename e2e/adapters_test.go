@@ -67,6 +67,7 @@ var adapterRCs = map[string]string{
 // the schema, and weights learned under <label>/<tag> that order the second run,
 // whose tags are the first's.
 func TestAdapters(t *testing.T) {
+	t.Parallel()
 	dir, env := adapterRepo(t)
 	args := []string{"run", "--gpus", "0,1", "--arch", "gfx942", "ci/adapters.conf"}
 	r := sgpu(t, dir, env, args...)

@@ -321,6 +321,7 @@ printf '<testsuite name="x" tests="1"><testcase classname="x" name="%s"/></tests
 // into (the item ran there, beside it) survives every later normal run: that folder
 // was not the tool's, so run.json records it (foreign_cwd) and no run deletes it.
 func TestReusedLogDirCwdSurvives(t *testing.T) {
+	t.Parallel()
 	dir := fixture(t, "e2e")
 	script := `#!/bin/sh
 if [ -n "$TE_CI_LIST_ITEMS" ]; then printf 'TE_CI_ITEM a\nTE_CI_ITEM b\n'; exit 0; fi

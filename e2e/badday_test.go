@@ -111,6 +111,7 @@ func TestHangTimeout(t *testing.T) {
 }
 
 func TestFlakyRerun(t *testing.T) {
+	t.Parallel()
 	for _, strict := range []bool{false, true} {
 		name := "flaky passes"
 		if strict {
@@ -158,6 +159,7 @@ func TestFlakyRerun(t *testing.T) {
 // second failure, silently after three fast failures; either way it is quarantined
 // once its items pass elsewhere, its items rerun on healthy GPUs and the run passes.
 func TestQuarantine(t *testing.T) {
+	t.Parallel()
 	for _, quiet := range []bool{false, true} {
 		name := "device errors"
 		if quiet {

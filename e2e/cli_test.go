@@ -69,6 +69,7 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestHelpAndVersion(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, args := range [][]string{{"--help"}, {"run", "--help"}, {"report", "--help"}, {"simulate", "--help"}, {"action", "--help"}} {
 		r := sgpu(t, dir, nil, args...)
@@ -147,6 +148,7 @@ func TestFailingListingAndSetup(t *testing.T) {
 }
 
 func TestDemoRunsGreen(t *testing.T) {
+	t.Parallel()
 	dir := fixture(t, "demo")
 	env := []string{"PATH=" + filepath.Join(dir, "bin") + ":" + os.Getenv("PATH")}
 	r := sgpu(t, dir, env, "run", "ci/sgpu.conf")

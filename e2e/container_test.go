@@ -36,6 +36,7 @@ func containerFixture(t *testing.T) (dir, name string, cli *client.Client) {
 }
 
 func TestContainerQueue(t *testing.T) {
+	t.Parallel()
 	dir, name, _ := containerFixture(t)
 	env := []string{"MY_PASSED=yes", "HOST_ONLY=1", "JUNITXML_PREFIX=test-results/junit/"}
 	r := sgpu(t, dir, env, "run", "--container", name, "--pass-env", "MY_*", "--grace", "2s", "box.conf")
@@ -140,6 +141,7 @@ func waitExit(t *testing.T, cmd *exec.Cmd, within time.Duration) int {
 
 // A cancel reaches the item's processes inside the other container.
 func TestContainerCancel(t *testing.T) {
+	t.Parallel()
 	dir, name, cli := containerFixture(t)
 	sleeper := filepath.Join(dir, "test-results", "logs", "items", "box.sleeper.log")
 	cmd, out := startRun(t, dir, []string{"WITH_SLEEPER=1"}, sleeper,
@@ -161,6 +163,7 @@ func TestContainerCancel(t *testing.T) {
 // A container that dies mid-run ends the run promptly with a clear error, and every
 // unfinished item is marked.
 func TestContainerKilledMidRun(t *testing.T) {
+	t.Parallel()
 	dir, name, cli := containerFixture(t)
 	sleeper := filepath.Join(dir, "test-results", "logs", "items", "box.sleeper.log")
 	cmd, out := startRun(t, dir, []string{"WITH_SLEEPER=1"}, sleeper,
@@ -201,6 +204,7 @@ func psIn(t *testing.T, cli *client.Client, name string) string {
 // A multi-GPU item in the other container: pinned to its GPUs with its suite's
 // switch, and a cancel reaches it there.
 func TestContainerBlockCancel(t *testing.T) {
+	t.Parallel()
 	dir, name, cli := containerFixture(t)
 	logs := filepath.Join(dir, "test-results", "logs")
 	cmd, out := startRun(t, dir, []string{"WITH_SLEEPER=1", "MY_PASSED=yes"}, filepath.Join(logs, "items", "pair.sleeper.log"),
@@ -232,6 +236,7 @@ func TestContainerBlockCancel(t *testing.T) {
 // as the container sees it, pinned, and its JUnit path is the container's, in a
 // folder made for a tag that is a path.
 func TestContainerCmdAdapter(t *testing.T) {
+	t.Parallel()
 	dir, name, _ := containerFixture(t)
 	writeConf(t, dir, "ci/box.cmds.in", `where    echo "in $PWD gpu $HIP_VISIBLE_DEVICES image $IN_IMAGE"
 junit    printf '<testsuite name="b" tests="1"><testcase classname="b" name="in-container"/></testsuite>\n' > "$SGPU_JUNIT_XML"

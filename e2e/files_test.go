@@ -127,6 +127,7 @@ func TestCollidingNamesDistinctFiles(t *testing.T) {
 // --log-dir-reuse the run writes beside them; a later run deletes only what the
 // earlier run wrote.
 func TestLogDirUserDataSurvives(t *testing.T) {
+	t.Parallel()
 	dir := fixture(t, "e2e")
 	namesSuite(t, dir)
 	conf := writeConf(t, dir, "names.conf", "d d.log list ci/names.sh d\n")
@@ -184,6 +185,7 @@ func TestLogDirUserDataSurvives(t *testing.T) {
 // Two runs on one log dir: the second exits 2 naming the first, which finishes and
 // leaves its own verdicts.
 func TestTwoRunsOneLogDir(t *testing.T) {
+	t.Parallel()
 	dir := fixture(t, "e2e")
 	namesSuite(t, dir)
 	conf := writeConf(t, dir, "names.conf", "d d.log list ci/names.sh d\n")
@@ -216,6 +218,7 @@ func TestTwoRunsOneLogDir(t *testing.T) {
 // A weight table that is a symlink learns through the link and keeps its mode; tags
 // with control characters and invalid UTF-8 are learned and read back next run.
 func TestSymlinkedWeightTable(t *testing.T) {
+	t.Parallel()
 	dir := fixture(t, "e2e")
 	namesSuite(t, dir)
 	conf := writeConf(t, dir, "names.conf", "d d.log list ci/names.sh d\n")
@@ -327,6 +330,7 @@ func TestFullDiskSaysWhatWasNotWritten(t *testing.T) {
 // one warning line naming it, while the other suite's file is written; a merged
 // file the user edited since is left likewise, and an unchanged one is replaced.
 func TestJUnitLeavesUsersFile(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "repo")
 	junitDir := filepath.Join(dir, "test-results", "junit")
 	for p, data := range map[string]string{

@@ -97,6 +97,7 @@ const manyRun = 3000
 // A real run of thousands of trivial items on 4 GPUs runs each exactly once and
 // records every one in timings.tsv.
 func TestManyItemsRun(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts thousands of processes")
 	}

@@ -29,6 +29,7 @@ const goBase = "localhost/golang:local"
 // (docker run with the workspace and the file-command directory mounted, INPUT_*
 // variables) runs the demo queue to a green result with outputs and a summary.
 func TestActionImage(t *testing.T) {
+	t.Parallel()
 	cli := dockertest.Engine(t)
 	// Generous: the build compiles the module inside the image, and a busy 2-core
 	// machine took more than 8 minutes for it.

@@ -200,6 +200,7 @@ func scaleTable(t *testing.T, dir string, f float64) {
 // "Multi-GPU items"), run three times: cold (every item unknown, a 2-GPU item that fails once
 // and is retried), then warm with the default order (chosen on the weights) and with lpt.
 func TestMultiGPURun(t *testing.T) {
+	t.Parallel()
 	dir := fixture(t, "e2e")
 	trace := filepath.Join(dir, "trace.tsv")
 	logs := filepath.Join(dir, "test-results", "logs")
@@ -337,6 +338,7 @@ func btoi(b bool) int {
 // gpus=) is clamped to the pool with a warning naming it, TE's rule, dry run or
 // not: it runs, on every GPU of the pool, once.
 func TestMultiGPUTooWide(t *testing.T) {
+	t.Parallel()
 	dir := fixture(t, "e2e")
 	os.WriteFile(filepath.Join(dir, "wide.conf"), []byte("wide  wide.log  list,gpus=3  ci/dist.sh\n"), 0o644)
 	for _, dry := range []bool{false, true} {
@@ -400,6 +402,7 @@ func TestMultiGPUTooWide(t *testing.T) {
 // the demo's 4 fake GPUs. Every multi-GPU item runs once, on its count of distinct
 // GPUs, told so by its switch; the single-GPU items run on one GPU each.
 func TestActionSingleAndMultiGPUSuites(t *testing.T) {
+	t.Parallel()
 	dir, _, out := demoAtLevel1(t, "ci/sgpu.conf ci/mgpu.conf")
 	for _, s := range []string{`"torch-mgpu":{"rc":0,"items":3`, `"jax-mgpu":{"rc":0,"items":2`, `"torch":{"rc":0,"items":8`} {
 		if !strings.Contains(out["suites"], s) {
@@ -489,6 +492,7 @@ func TestMultiGPUCancel(t *testing.T) {
 // verify lists and re-enters a multi-GPU suite with its switch, and a listing
 // line's GPU count is not part of the tag it round-trips.
 func TestMultiGPUVerify(t *testing.T) {
+	t.Parallel()
 	dir := fixture(t, "e2e")
 	r := sgpu(t, dir, []string{"TEST_LEVEL=1"}, "verify", "ci/mgpu.conf")
 	if r.code != 0 || !strings.Contains(r.stdout, "dist-mgpu: 6 tags round-tripped, 0 mismatches") || !strings.Contains(r.stdout, "dist: 2 tags round-tripped, 0 mismatches") {

@@ -71,6 +71,7 @@ func rebuildsIdentically(t *testing.T, dir, logs string) {
 // deadline; a process killed by SIGKILL from outside is cut off; only the item
 // sgpu-queue kills at its deadline timed out.
 func TestOutcomes(t *testing.T) {
+	t.Parallel()
 	dir := fixture(t, "e2e")
 	logs := filepath.Join(dir, "test-results", "logs")
 	wfile := filepath.Join(dir, "ci-weights", "test_weights.gfx942.l1.txt")
@@ -300,6 +301,7 @@ func signalWhen(t *testing.T, dir string, env []string, notYet string, ready fun
 // suite still gets its verdict files, "cancelled"; the report says so and can be
 // rebuilt; nothing is learned; the run exits 130.
 func TestCancelBeforeItems(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name  string
 		env   string
@@ -370,6 +372,7 @@ func TestCancelBeforeItems(t *testing.T) {
 // An opaque suite's census is its bare label: keys it left as a list suite are
 // pruned, its own stays (issue: a list → opaque change kept them forever).
 func TestOpaqueCensusPrunes(t *testing.T) {
+	t.Parallel()
 	dir := fixture(t, "e2e")
 	wfile := filepath.Join(dir, "w.txt")
 	os.WriteFile(wfile, []byte("gamma/old.a 5.0\ngamma/old.b 6.0\ngamma 0.7\nomega/o.ok 0.1\nother/x 3.0\n"), 0o644)

@@ -119,6 +119,7 @@ func TestConsoleCountAndEtaAfterQuarantine(t *testing.T) {
 // verdict and the count. Its tag holds a space and a tab: every line names it
 // quoted, as one line.
 func TestMultiGPURetryAfterQuarantine(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		gpus   string
 		code   int

@@ -14,6 +14,7 @@ import (
 // level-gated item, a capability-gated item, an env prefix that must survive
 // re-entry, a failing item, a crashing item that leaves its .partial, a hostile tag.
 func TestRunQueue(t *testing.T) {
+	t.Parallel()
 	dir := fixture(t, "e2e")
 	trace := filepath.Join(dir, "trace.tsv")
 	env := []string{"SGPU_TRACE=" + trace, "JUNITXML_PREFIX=test-results/junit/", "TEST_LEVEL=1"}

@@ -226,6 +226,7 @@ func checkTERun(t *testing.T, dir string, tr []teTrace, pool int, labels ...stri
 // run (--mgpu-config), on 8 GPUs and on 2, where the items declaring 4 and 8 GPUs are
 // clamped to the pool with a warning naming each.
 func TestTECurrentQueues(t *testing.T) {
+	t.Parallel()
 	sgpuLabels := []string{"examples", "torch", "jax", "core"}
 	mgpuLabels := []string{"torch-mgpu", "jax-mgpu"}
 	for _, c := range []struct {
@@ -241,6 +242,7 @@ func TestTECurrentQueues(t *testing.T) {
 		{"mgpu alone on 2", 2, []string{"--mgpu-config", "ci/ci_mgpu_queue.conf"}, mgpuLabels},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel() // each its own fixture copy
 			dir := fixture(t, "te-current")
 			trace := filepath.Join(t.TempDir(), "trace")
 			env := []string{"TE_FIXTURE_TRACE=" + trace, "JUNITXML_PREFIX=test-results/junit/", "TEST_LEVEL=3"}
@@ -288,6 +290,7 @@ func readWeights(t *testing.T, path string) map[string]string {
 // undeclared mGPU item (its width the pool) has a weight per pool size: a run on 4
 // GPUs learns its 4-GPU weight beside the 8-GPU one and leaves that one as it was.
 func TestTECurrentWeights(t *testing.T) {
+	t.Parallel()
 	dir := fixture(t, "te-current")
 	wdir := filepath.Join(dir, "ci-weights")
 	os.MkdirAll(wdir, 0o755)
@@ -352,6 +355,7 @@ func TestTECurrentWeights(t *testing.T) {
 // widest first, as TE's run_queue.sh orders it; in listing order its whole-box
 // items would wait behind the narrower ones listed before them.
 func TestTECurrentColdWidestFirst(t *testing.T) {
+	t.Parallel()
 	dir := fixture(t, "te-current")
 	r := sgpu(t, dir, []string{"TEST_LEVEL=3"}, "run", "--arch", "gfx942", "--gpus", "8", "--dry-run",
 		"--queue", "mgpu", "ci/ci_mgpu_queue.conf")
@@ -399,6 +403,7 @@ func checkNotSelected(t *testing.T, logs string, labels ...string) {
 // ("not run: not selected", rc 0), is named in the report and the summary, and keeps
 // its weights. Nothing selected needs no GPU; an unknown name is a usage error.
 func TestTECurrentSuites(t *testing.T) {
+	t.Parallel()
 	confs := []string{"ci/ci_sgpu_queue.conf", "--mgpu-config", "ci/ci_mgpu_queue.conf"}
 	t.Run("--suites", func(t *testing.T) {
 		dir := fixture(t, "te-current")
@@ -471,6 +476,7 @@ func TestTECurrentSuites(t *testing.T) {
 // suites), on 8 GPUs: each selected item once with TE's environment, the others
 // passing without running, named in the job summary.
 func TestTECurrentAction(t *testing.T) {
+	t.Parallel()
 	dir := fixture(t, "te-current")
 	trace := filepath.Join(t.TempDir(), "trace")
 	ck := filepath.Join(filepath.Dir(trace), "ck")
@@ -514,6 +520,7 @@ func TestTECurrentAction(t *testing.T) {
 // (TEST_MGPU=1) and round-trips every tag of both queues, the ones TE lists with a
 // width (TE_CI_ITEM <tag> <N>) included.
 func TestTECurrentVerify(t *testing.T) {
+	t.Parallel()
 	dir := fixture(t, "te-current")
 	r := sgpu(t, dir, []string{"TEST_LEVEL=3"}, "verify", "ci/ci_sgpu_queue.conf", "--mgpu-config", "ci/ci_mgpu_queue.conf")
 	if r.code != 0 {

@@ -165,6 +165,7 @@ func TestGlobTagsRunExactly(t *testing.T) {
 // Inside the test container: verify lists and re-enters there, with the container's
 // environment plus --pass-env.
 func TestVerifyInContainer(t *testing.T) {
+	t.Parallel()
 	dir, name, _ := containerFixture(t)
 	env := []string{"WITH_SLEEPER=1"}
 	r := sgpu(t, dir, env, "verify", "--container", name, "box.conf")

@@ -92,7 +92,8 @@ item() {
         leave-file)
             echo kept >leftover.txt ;;
         flaky)
-            local f="$SGPU_STATE/flaky.$tag"
+            # Its state is the test's own (tests run at once): never a shared default.
+            local f="${SGPU_STATE:?a flaky item keeps its state in SGPU_STATE: give the test a directory of its own}/flaky.$tag"
             if [ ! -e "$f" ]; then : >"$f"; echo "flaky failure"; _rc=1; fi ;;
     esac
     if [ -n "$JUNITXML_PREFIX" ] && [ "$_rc" != 0 ] && [ "${mode#fail:}" != "$mode" ]; then
