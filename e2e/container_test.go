@@ -141,7 +141,6 @@ func waitExit(t *testing.T, cmd *exec.Cmd, within time.Duration) int {
 
 // A cancel reaches the item's processes inside the other container.
 func TestContainerCancel(t *testing.T) {
-	t.Parallel()
 	dir, name, cli := containerFixture(t)
 	sleeper := filepath.Join(dir, "test-results", "logs", "items", "box.sleeper.log")
 	cmd, out := startRun(t, dir, []string{"WITH_SLEEPER=1"}, sleeper,
@@ -163,7 +162,6 @@ func TestContainerCancel(t *testing.T) {
 // A container that dies mid-run ends the run promptly with a clear error, and every
 // unfinished item is marked.
 func TestContainerKilledMidRun(t *testing.T) {
-	t.Parallel()
 	dir, name, cli := containerFixture(t)
 	sleeper := filepath.Join(dir, "test-results", "logs", "items", "box.sleeper.log")
 	cmd, out := startRun(t, dir, []string{"WITH_SLEEPER=1"}, sleeper,
@@ -204,7 +202,6 @@ func psIn(t *testing.T, cli *client.Client, name string) string {
 // A multi-GPU item in the other container: pinned to its GPUs with its suite's
 // switch, and a cancel reaches it there.
 func TestContainerBlockCancel(t *testing.T) {
-	t.Parallel()
 	dir, name, cli := containerFixture(t)
 	logs := filepath.Join(dir, "test-results", "logs")
 	cmd, out := startRun(t, dir, []string{"WITH_SLEEPER=1", "MY_PASSED=yes"}, filepath.Join(logs, "items", "pair.sleeper.log"),

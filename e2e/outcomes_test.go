@@ -301,7 +301,6 @@ func signalWhen(t *testing.T, dir string, env []string, notYet string, ready fun
 // suite still gets its verdict files, "cancelled"; the report says so and can be
 // rebuilt; nothing is learned; the run exits 130.
 func TestCancelBeforeItems(t *testing.T) {
-	t.Parallel()
 	for _, tt := range []struct {
 		name  string
 		env   string
