@@ -8,7 +8,8 @@
 // ctest.go, cmd.go. New picks the implementation from the suite's mode. What only
 // some adapters can do is an optional interface: Censuser (a census apart from the
 // listing), Checker (verify), Narrower (re-runs of failed tests), JUnitWriter and
-// Sized (how items write JUnit and take GPUs).
+// Sized (how items write JUnit and take GPUs), SetUpper (a setup pass before the
+// items).
 package adapter
 
 import (
@@ -81,6 +82,16 @@ func JUnitOf(a Adapter) JUnit {
 // whole pool instead, and its cases that need more skip (TE's rule).
 type Sized interface {
 	sized()
+}
+
+// SetUpper is an adapter whose suite sets itself up once before its items run, on
+// its first GPUs: a list suite's script with the contract's setup switch
+// (docs/hooks.md), whose items then skip it. A tool's setup= runs before its
+// listing instead (Setup); an opaque suite's setup is part of its one item.
+type SetUpper interface {
+	// SetupCommand is that one run, as run says (its environment, GPUs, JUnit
+	// folder and output). It does not run anything.
+	SetupCommand(run Run) executor.Command
 }
 
 // Checker is an adapter whose items' selection can be checked without running them

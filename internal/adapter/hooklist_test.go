@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rocm/sgpu-queue/internal/config"
+	"github.com/rocm/sgpu-queue/internal/hook"
 )
 
 func TestParseListing(t *testing.T) {
@@ -111,4 +112,54 @@ func FuzzParseListing(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A list suite's setup pass is its own script from the repo root with the setup
+// switch (never the filter or skip-setup of an item), pinned to the GPUs it is
+// given, with the suite's JUnit folder and suffix; an opaque suite has none (its
+// setup is part of its one item), nor has a tool's (its setup= runs before listing).
+func TestSetupCommand(t *testing.T) {
+	names := hook.Default()
+	s := config.Suite{Label: "torch", Mode: config.List, Path: "ci/pytorch.sh", Args: []string{"--fast"},
+		Options: config.Options{Env: []string{"MY_VAR=on the line"}}}
+	a, err := For(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	su, ok := a.(SetUpper)
+	if !ok {
+		t.Fatal("a list suite's adapter has no setup pass")
+	}
+	c := su.SetupCommand(Run{Dir: "/repo", Cwd: "/repo/logs/cwd/torch.x", JUnitDir: "/out/torch/", JUnitSuffix: ".xml",
+		Hook: Hook{Names: names, Level: "3", Base: hook.Env{"PATH=/bin", names.Filter + "=stale"}, Pin: []string{"HIP_VISIBLE_DEVICES=2"}}})
+	env := hook.Env(c.Env)
+	want := map[string]string{names.SetupOnly: "1", names.Level: "3", "HIP_VISIBLE_DEVICES": "2", "MY_VAR": "on the line",
+		names.JUnitPrefix: "/out/torch/", names.JUnitSuffix: ".xml", "PATH": "/bin"}
+	for k, v := range want {
+		if got, _ := env.Get(k); got != v {
+			t.Errorf("%s=%q, want %q (env %q)", k, got, v, c.Env)
+		}
+	}
+	for _, k := range []string{names.SkipSetup, names.ListItems} {
+		if got, ok := env.Get(k); ok && got != "" {
+			t.Errorf("the setup pass has %s=%q", k, got)
+		}
+	}
+	if c.Path != "ci/pytorch.sh" || len(c.Args) != 1 || c.Args[0] != "--fast" || c.Dir != "/repo" {
+		t.Errorf("command %q %q in %q, want the suite's script in the repo root", c.Path, c.Args, c.Dir)
+	}
+	for _, m := range []config.Mode{config.Opaque, config.Pytest, config.CTest, config.Cmd} {
+		o := config.Suite{Label: "x", Mode: m, Path: "ci/x.sh"}
+		if m != config.Opaque {
+			o.Path = ""
+			o.Args = []string{"tests"}
+		}
+		a, err := For(o)
+		if err != nil {
+			t.Fatalf("%s: %v", m, err)
+		}
+		if _, ok := a.(SetUpper); ok {
+			t.Errorf("a %s suite has a setup pass", m)
+		}
+	}
 }

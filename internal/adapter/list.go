@@ -6,6 +6,7 @@ import (
 
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/executor"
+	"github.com/rocm/sgpu-queue/internal/hook"
 	"github.com/rocm/sgpu-queue/internal/junit"
 )
 
@@ -94,6 +95,14 @@ func (listSuite) TestIDs(_ Item, path string) ([]string, int, error) {
 	return ids, total, nil
 }
 
+// SetupCommand is the script with the contract's setup switch, from the repo root,
+// pinned to the suite's first GPUs, with its JUnit prefix and suffix.
+func (l listSuite) SetupCommand(run Run) executor.Command {
+	h := run.Hook
+	env := h.Names.SetupEnv(l.s.Environ(h.Base), h.Level, l.s.GPUKind()).With(h.Pin...)
+	return executor.Command{Path: l.s.Path, Args: l.s.Args, Env: junitVars(env, run), Dir: run.Dir, Stdout: run.Stdout, Stderr: run.Stderr}
+}
+
 // hookCommand is a hook-contract item's command: its suite's script, in the item's
 // own directory, with the contract's item environment (the filter of tag, unless
 // opaque), its GPUs, a re-run's only-tests file, and its JUnit prefix and suffix.
@@ -103,13 +112,21 @@ func hookCommand(s config.Suite, tag string, opaque bool, run Run) executor.Comm
 	if run.Narrowed && h.Names.OnlyTests != "" {
 		env = env.With(h.Names.OnlyTests + "=" + run.OnlyFile)
 	}
-	if run.JUnitDir != "" {
-		env = env.With(h.Names.JUnitPrefix + "=" + run.JUnitDir)
-		if run.JUnitSuffix != "" {
-			// The suffix goes with the prefix: TE's scripts write
-			// <prefix><tag><suffix> and add no extension of their own.
-			env = env.With(h.Names.JUnitSuffix + "=" + run.JUnitSuffix)
-		}
+	return executor.Command{Path: s.Path, Args: s.Args, Env: junitVars(env, run), Dir: run.Cwd, Stdout: run.Stdout, Stderr: run.Stderr}
+}
+
+// junitVars sets the contract's JUnit prefix to the suite's folder, when it has
+// one, and the suffix with it.
+func junitVars(env hook.Env, run Run) hook.Env {
+	if run.JUnitDir == "" {
+		return env
 	}
-	return executor.Command{Path: s.Path, Args: s.Args, Env: env, Dir: run.Cwd, Stdout: run.Stdout, Stderr: run.Stderr}
+	names := run.Hook.Names
+	env = env.With(names.JUnitPrefix + "=" + run.JUnitDir)
+	if run.JUnitSuffix != "" {
+		// The suffix goes with the prefix: TE's scripts write
+		// <prefix><tag><suffix> and add no extension of their own.
+		env = env.With(names.JUnitSuffix + "=" + run.JUnitSuffix)
+	}
+	return env
 }

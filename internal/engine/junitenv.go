@@ -39,21 +39,23 @@ func (r *run) junitSuffix() string {
 	return junit.DefaultSuffix
 }
 
-func (r *run) junitEnv(env hook.Env, label string) (hook.Env, error) {
+// suiteJUnitDir is the JUnit folder of suite label under the prefix, where commands run,
+// with a trailing slash; "" when there is no prefix. The folder is made: it is
+// there before the suite's setup and items write into it (dispatch makes it again
+// for each item).
+func (r *run) suiteJUnitDir(label string) (string, error) {
 	prefix := r.junitPrefix()
 	if prefix == "" {
-		return env, nil
+		return "", nil
 	}
-	// The suite's folder is there before its setup and items write into it
-	// (dispatch makes it again for each item).
 	if err := os.MkdirAll(prefix+label, 0o755); err != nil {
-		return nil, fmt.Errorf("JUnit folder of suite %q: %w", label, err)
+		return "", fmt.Errorf("JUnit folder of suite %q: %w", label, err)
 	}
 	p, err := r.mapPath(prefix + label)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	return env.With(r.o.Hooks.JUnitPrefix+"="+p+"/", r.o.Hooks.JUnitSuffix+"="+r.junitSuffix()), nil
+	return p + "/", nil
 }
 
 // mapPath is p where commands run (the same path without a target: a merge).

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/rocm/sgpu-queue/internal/adapter"
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/executor"
 	"github.com/rocm/sgpu-queue/internal/gpu"
@@ -28,13 +29,19 @@ func (e *setupError) Unwrap() error { return e.err }
 // errSetupDeadline is the cause of a setup's context ended by its deadline.
 var errSetupDeadline = errors.New("setup deadline")
 
-// setup is phase 3: each list suite's one-time setup, in config order, on the first
-// GPU (a multi-GPU suite's on its first GPUs: suitePin). A failing setup stops the
-// run: every item of the suite would fail the same way. A shard skips the setup of a
+// setup is phase 3: the one-time setup of each suite whose adapter has one
+// (adapter.SetUpper: a list suite's), in config order, on the first GPU (a
+// multi-GPU suite's on its first GPUs: suitePin). A failing setup stops the run:
+// every item of the suite would fail the same way. A shard skips the setup of a
 // suite it has no item of.
 func (r *run) setup(ctx context.Context, suites []config.Suite, pool gpu.Pool, plan []schedule.Item) error {
 	for _, s := range suites {
-		if s.Mode != config.List {
+		a, err := adapter.For(s)
+		if err != nil {
+			return err // phase 0 checked every suite's adapter (adapter.Check)
+		}
+		su, ok := a.(adapter.SetUpper)
+		if !ok {
 			continue
 		}
 		if r.shard != nil && !hasItems(plan, s) {
@@ -47,18 +54,18 @@ func (r *run) setup(ctx context.Context, suites []config.Suite, pool gpu.Pool, p
 			return fmt.Errorf("%s: %w", path, err)
 		}
 		tail := &textfmt.Tail{}
-		env := r.o.Hooks.SetupEnv(s.Environ(r.target.Env.With(r.o.SetupEnv...)), r.o.Level, s.GPUKind()).With(suitePin(s, pool)...)
-		env, err = r.junitEnv(env, s.Label)
-		if err != nil {
+		w := io.MultiWriter(f, tail)
+		run := adapter.Run{Dir: r.o.RepoRoot, Stdout: w, Stderr: w,
+			Hook: adapter.Hook{Names: r.o.Hooks, Level: r.o.Level, Base: r.target.Env.With(r.o.SetupEnv...), Pin: suitePin(s, pool)}}
+		if run.JUnitDir, err = r.suiteJUnitDir(s.Label); err != nil {
 			f.Close()
 			return err
 		}
+		run.JUnitSuffix = r.junitSuffix()
+		c := su.SetupCommand(run)
+		c.Name = fmt.Sprintf("suite %q setup", s.Label)
 		sctx, cancel := executor.Deadline(ctx, r.o.SetupTimeout, errSetupDeadline)
-		w := io.MultiWriter(f, tail)
-		res, err := r.target.Exec.Run(sctx, executor.Command{
-			Name: fmt.Sprintf("suite %q setup", s.Label),
-			Path: s.Path, Args: s.Args, Env: env, Dir: r.o.RepoRoot, Stdout: w, Stderr: w,
-		})
+		res, err := r.target.Exec.Run(sctx, c)
 		timedOut := res.Cancelled && executor.PastDeadline(ctx, sctx, errSetupDeadline)
 		cancel()
 		f.Close()
