@@ -6,6 +6,7 @@ package e2e
 import (
 	"bufio"
 	"bytes"
+	"flag"
 	"fmt"
 	"io/fs"
 	"os"
@@ -23,7 +24,18 @@ import (
 
 var binary string
 
+// parallel is how many of these tests run at once unless -parallel says otherwise:
+// they wait on their runs' processes far more than they compute, so go test's
+// default (one per CPU: 2 on CI) leaves the machine idle while a run sleeps.
+const parallel = 6
+
 func TestMain(m *testing.M) {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		_ = flag.Set("test.parallel", strconv.Itoa(parallel))
+	}
 	dir, err := os.MkdirTemp("", "sgpu-e2e-bin")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -127,8 +128,8 @@ func holds(console string) []hold {
 // started during the hold on a GPU the held item then took ran past the
 // reservation by its weight (the backfill rule:
 // docs/suites.md#multi-gpu-suites). The
-// rule is the scheduler's, on the weights; the warm runs give the items weights
-// ten times their real durations (scaleTable), so that a breach of the rule is
+// rule is the scheduler's, on the weights; the warm run gives the items weights
+// thirty times what they sleep (writeScaledSleeps), so that a breach of the rule is
 // seconds by the weights while the delays of a loaded machine (an item's process
 // starts a moment after the scheduler started it; the console rounds to the tenth,
 // or to the second from 10 s) stay well inside backfillSlack. An item the scheduler
@@ -173,26 +174,34 @@ func checkBackfill(t *testing.T, logs, console string) {
 	}
 }
 
-// scaleTable multiplies every weight of the run's tables by f.
-func scaleTable(t *testing.T, dir string, f float64) {
-	t.Helper()
-	files, _ := filepath.Glob(filepath.Join(dir, "ci-weights", "*.txt"))
-	if len(files) == 0 {
-		t.Fatal("no weight table to scale")
+// mgpuSleeps are the seconds each item of ci/mgpu.conf sleeps (testdata/e2e/ci:
+// dist.sh, solo.sh, gamma.sh), by weight key.
+func mgpuSleeps() map[string]float64 {
+	w := map[string]float64{
+		"dist-mgpu/tri": 0.8, "dist-mgpu/pair.a": 0.6, "dist-mgpu/pair.b": 0.6, "dist-mgpu/quad": 0.5, "dist-mgpu/every": 0.3,
+		"dist-mgpu/pair.flaky": 0.2, "dist/s.a": 0.3, "dist/s.b": 0.2, "solo/long": 1.2, "solo/mid": 0.9, "gamma": 0.7,
 	}
-	for _, file := range files {
-		tb, _ := weights.Parse(strings.NewReader(readFile(t, file)), file)
-		for _, k := range tb.Keys() {
-			w, _ := tb.Get(k)
-			tb.Set(k, w*f)
-		}
-		var b strings.Builder
-		if err := tb.Format(&b); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	for i := 0; i < 20; i++ {
+		w[fmt.Sprintf("solo/s.%02d", i)] = 0.15
+	}
+	return w
+}
+
+// writeScaledSleeps writes the run's weight table as f times what each item
+// sleeps: weights made, not measured, so that the order planned on them is the
+// same on an idle machine and a loaded one.
+func writeScaledSleeps(t *testing.T, path string, f float64) {
+	t.Helper()
+	tb := weights.New()
+	for k, v := range mgpuSleeps() {
+		tb.Set(k, v*f)
+	}
+	var b strings.Builder
+	if err := tb.Format(&b); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -282,10 +291,13 @@ func TestMultiGPURun(t *testing.T) {
 		validateJUnit(t, filepath.Join(dir, "test-results", "junit", "dist-mgpu.xml"))
 	})
 
-	// The first warm run plans on weights ten times the items' real durations
-	// (checkBackfill says why); the second on the weights the cold run learned.
-	learned := readFile(t, filepath.Join(dir, "ci-weights", "test_weights.gfx942.l1.txt"))
-	scaleTable(t, dir, 10)
+	// The first warm run plans on weights thirty times what the items sleep
+	// (checkBackfill says why), never on measured ones: the order chosen on
+	// durations a loaded machine measured would be the load's; the second on the
+	// weights the cold run learned.
+	table := filepath.Join(dir, "ci-weights", "test_weights.gfx942.l1.txt")
+	learned := readFile(t, table)
+	writeScaledSleeps(t, table, 30)
 	t.Run("warm, widest first", func(t *testing.T) {
 		r, _ := run(t)
 		for _, want := range []string{"  policy planned: multi-GPU items: widest first", "   #   estimate  gpus  suite        item", "in GPU-seconds (GPUs × weight)"} {
@@ -302,7 +314,7 @@ func TestMultiGPURun(t *testing.T) {
 	// The backfill rule is checked above: here the weights are the real
 	// durations, where it would take a loaded machine's delays for breaches.
 	t.Run("warm, longest first", func(t *testing.T) {
-		if err := os.WriteFile(filepath.Join(dir, "ci-weights", "test_weights.gfx942.l1.txt"), []byte(learned), 0o644); err != nil {
+		if err := os.WriteFile(table, []byte(learned), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		r, evs := run(t, "--policy", "lpt")
