@@ -345,14 +345,15 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	r.obs.Phase(4, fmt.Sprintf("run %s on %s", textfmt.Count(len(o.plan), "item"), textfmt.Count(len(pool.IDs), "GPU")))
 	meta := r.meta(suites, pool)
 	meta.Pooled = slices.Sorted(maps.Keys(pooledKeys(o.plan)))
-	d, err := r.dispatch(ctx, o.plan, o.queue, pool, meta, exp)
+	items := r.dispatchItems(o.plan, exp)
+	d, err := r.dispatch(ctx, items, o.queue, pool, meta)
 	if err != nil {
 		return nil, &exitcode.Error{Code: exitcode.Usage, Err: err}
 	}
 	r.after(ctx, pool, len(o.plan))
 	// From here on nothing is cancelled: a cancelled run still writes its verdicts,
 	// learns from what finished and reports.
-	r.afterItems(ctx, d, meta, o, exp)
+	r.afterItems(ctx, d, meta, o, exp, items)
 	return r.res, nil
 }
 
@@ -362,7 +363,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 // refused still counts. Nothing in them is cancelled by ctx; a cancel that comes
 // while they run is honoured once they have written what was measured
 // (cancelledAfterItems).
-func (r *run) afterItems(runCtx context.Context, d *dispatch.Result, meta *record.Meta, o *ordered, exp *expansion) {
+func (r *run) afterItems(runCtx context.Context, d *dispatch.Result, meta *record.Meta, o *ordered, exp *expansion, items []dispatch.Item) {
 	ctx := context.WithoutCancel(runCtx)
 	r.res.Cancelled = d.Cancelled
 	r.res.Quarantined = d.Quarantined
@@ -383,7 +384,7 @@ func (r *run) afterItems(runCtx context.Context, d *dispatch.Result, meta *recor
 		run.Timings = append(run.Timings, a.Row)
 	}
 	r.verdicts(run)
-	r.saveRerun(exp, meta.Arch, r.res.Suites, r.dispatchItems(o.plan, exp))
+	r.saveRerun(exp, meta.Arch, r.res.Suites, items)
 
 	// Phase 6: learn.
 	r.obs.Phase(6, "learn the weights")

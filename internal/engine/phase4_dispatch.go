@@ -30,15 +30,14 @@ func (r *run) meta(suites []config.Suite, pool gpu.Pool) *record.Meta {
 	return m
 }
 
-// dispatch is phase 4.
-func (r *run) dispatch(ctx context.Context, plan []schedule.Item, q schedule.Scheduler, pool gpu.Pool, meta *record.Meta,
-	e *expansion) (*dispatch.Result, error) {
+// dispatch is phase 4: items (dispatchItems) through the scheduler q.
+func (r *run) dispatch(ctx context.Context, items []dispatch.Item, q schedule.Scheduler, pool gpu.Pool,
+	meta *record.Meta) (*dispatch.Result, error) {
 	tw, err := r.layout.OpenTimings()
 	if err != nil {
 		return nil, fmt.Errorf("log dir %s: %w", r.o.LogDir, err)
 	}
 	defer tw.Close()
-	items := r.dispatchItems(plan, e)
 	suffix := r.junitSuffix()
 	prefix := r.junitPrefix()
 	if prefix != "" {

@@ -22,7 +22,8 @@ import (
 type rerunning struct {
 	record.Rerun
 	suites map[string]bool      // the labels with an item queued
-	tests  map[rerun.Key]string // each narrowed item's tests file, "" for none
+	tests  map[rerun.Key]string   // each narrowed item's tests file, "" for none
+	only   map[rerun.Key][]string // the tests in it, read once as the run narrows
 }
 
 // rerunFiles names the re-run state of one TE queue for this run's arch and level.
@@ -83,7 +84,8 @@ func (r *run) narrow(e *expansion, arch string) {
 			n.Failed, strings.Join(lists, ", ")))
 		return
 	}
-	rr := &rerunning{Rerun: record.Rerun{Failed: n.Failed, Lists: lists}, suites: map[string]bool{}, tests: map[rerun.Key]string{}}
+	rr := &rerunning{Rerun: record.Rerun{Failed: n.Failed, Lists: lists}, suites: map[string]bool{}, tests: map[rerun.Key]string{},
+		only: map[rerun.Key][]string{}}
 	var kept []schedule.Item
 	for _, it := range e.items {
 		k := rerun.Key{Label: it.Label, Tag: it.Tag}
@@ -92,10 +94,17 @@ func (r *run) narrow(e *expansion, arch string) {
 		}
 		kept = append(kept, it)
 		rr.suites[it.Label] = true
-		if f := r.rerunFiles(e.suites[it.Label].Queue(), arch).Tests(k); nonEmptyFile(f) {
-			rr.tests[k] = f
-			rr.Narrowed++
+		f := r.rerunFiles(e.suites[it.Label].Queue(), arch).Tests(k)
+		if !nonEmptyFile(f) {
+			continue
 		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			r.warn(fmt.Sprintf("re-run: %v; %s runs whole", err, textfmt.Printable(k.String())))
+			continue
+		}
+		rr.tests[k], rr.only[k] = f, rerun.Lines(data)
+		rr.Narrowed++
 	}
 	rr.Queued = len(kept)
 	r.printf("  re-run: %d item(s) failed the last attempt (%s); queueing the %d of them this run has, %d narrowed to their failed tests\n",
@@ -135,18 +144,8 @@ func (r *run) narrowItem(it *dispatch.Item) {
 	if r.rerun == nil {
 		return
 	}
-	it.Narrowed = true
-	it.OnlyTests = r.rerun.tests[rerun.Key{Label: it.Label, Tag: it.Tag}]
-	if it.OnlyTests == "" {
-		return
-	}
-	data, err := os.ReadFile(it.OnlyTests)
-	if err != nil {
-		r.warn(fmt.Sprintf("re-run: %v; %s runs whole", err, textfmt.Printable(it.Key())))
-		it.OnlyTests = ""
-		return
-	}
-	it.Only = rerun.Lines(data)
+	k := rerun.Key{Label: it.Label, Tag: it.Tag}
+	it.Narrowed, it.OnlyTests, it.Only = true, r.rerun.tests[k], r.rerun.only[k]
 }
 
 // markNotRerun gives the suites of a re-run that have no item queued their
