@@ -21,7 +21,7 @@ import (
 // rerunning is a run narrowed to what failed the last attempt (docs/reruns.md).
 type rerunning struct {
 	record.Rerun
-	suites map[string]bool      // the labels with an item queued
+	suites map[string]bool        // the labels with an item queued
 	tests  map[rerun.Key]string   // each narrowed item's tests file, "" for none
 	only   map[rerun.Key][]string // the tests in it, read once as the run narrows
 }

@@ -162,7 +162,7 @@ func (b *builder) add(s *Shard) {
 		t.Outcome = s.Run.OutcomeOf(t)
 		t.GPU = record.ShardGPU(s.Number, t.GPU)
 		r.Timings = append(r.Timings, t)
-		p.Work += t.Secs * float64(record.GPUCount(t.GPU)) // GPU-seconds
+		p.Work += t.GPUSeconds()
 		p.Wall = max(p.Wall, t.EndOff)
 		largest = max(largest, t.Secs)
 	}
@@ -399,7 +399,7 @@ func Advice(r *record.Run, k, gpus int) string {
 		if !ok {
 			return ""
 		}
-		items = append(items, schedule.Item{Label: q.Label, Tag: q.Tag, Weight: t.Secs, Known: true, Seq: i, GPUs: record.GPUCount(t.GPU)})
+		items = append(items, schedule.Item{Label: q.Label, Tag: q.Tag, Weight: t.Secs, Known: true, Seq: i, GPUs: len(t.GPUs())})
 	}
 	if len(items) == 0 {
 		return ""

@@ -123,10 +123,6 @@ func GPUName(g string) string {
 	return "gpu" + g
 }
 
-// GPUCount is how many GPUs a gpu column names: a multi-GPU attempt's are joined
-// by ",".
-func GPUCount(g string) int { return strings.Count(g, ",") + 1 }
-
 // ItemRef names a queued item: its label and its timings item column.
 type ItemRef struct {
 	Label, Item string
