@@ -133,7 +133,8 @@ func TestActWorkflow(t *testing.T) {
 	target := dockertest.Start(t, cli, []string{ws + ":/workspace"}, []string{"PATH=/workspace/bin:/bin"}, true)
 
 	cmd := exec.CommandContext(ctx, act, "push", "--json", "-P", "ubuntu-latest="+dockertest.Image,
-		"--pull=false", "--action-offline-mode", "--bind", "--var", "TARGET="+target)
+		"--pull=false", "--action-offline-mode", "--bind", "--var", "TARGET="+target,
+		"--rm") // the failing job's container and volume would otherwise stay, running, after the test
 	cmd.Dir = ws
 	// act reads ~/.actrc and keeps its caches under HOME: a fresh one asks nothing.
 	cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir())

@@ -89,10 +89,11 @@ func TestActionImage(t *testing.T) {
 
 // builtImage is the action's image built from this checkout, once per test binary:
 // TestActionImage and TestActWorkflow share it (a cold build takes minutes on two
-// cores), and TestMain removes it.
+// cores), and TestMain removes it, with the image its build stage left (stage).
 var builtImage struct {
-	once sync.Once
-	tag  string
+	once  sync.Once
+	tag   string
+	stage string
 }
 
 // actionImage builds the action's image on the first call and returns its tag.
@@ -100,7 +101,7 @@ func actionImage(t *testing.T, ctx context.Context, cli *client.Client) string {
 	t.Helper()
 	builtImage.once.Do(func() {
 		tag := "sgpu-queue:" + strings.TrimPrefix(dockertest.UniqueName(t), "sgpu-test-")
-		build(t, ctx, cli, tag)
+		builtImage.stage = build(t, ctx, cli, tag)
 		builtImage.tag = tag
 	})
 	if builtImage.tag == "" {
@@ -115,14 +116,20 @@ func removeBuiltImage() {
 		return
 	}
 	if cli, err := client.New(client.FromEnv); err == nil {
-		_, _ = cli.ImageRemove(context.Background(), builtImage.tag, client.ImageRemoveOptions{Force: true, PruneChildren: true})
+		for _, id := range []string{builtImage.tag, builtImage.stage} {
+			if id != "" {
+				_, _ = cli.ImageRemove(context.Background(), id, client.ImageRemoveOptions{Force: true, PruneChildren: true})
+			}
+		}
 		_ = cli.Close()
 	}
 }
 
 // build sends the module's sources (what the Dockerfile copies) to the engine's
-// build endpoint.
-func build(t *testing.T, ctx context.Context, cli *client.Client, tag string) {
+// build endpoint. It returns the untagged image the build stage ended with when
+// this build made it ("" when it came from the cache: not this run's to remove):
+// removing the tagged image leaves it, 500 MB a run.
+func build(t *testing.T, ctx context.Context, cli *client.Client, tag string) (stage string) {
 	t.Helper()
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
@@ -161,6 +168,7 @@ func build(t *testing.T, ctx context.Context, cli *client.Client, tag string) {
 		t.Fatal(err)
 	}
 	goImage, runtime := goBase, dockertest.Image
+	started := time.Now().Add(-time.Second) // the engine's clock rounds
 	res, err := cli.ImageBuild(ctx, &buf, client.ImageBuildOptions{
 		Tags: []string{tag}, Remove: true, ForceRemove: true, Dockerfile: "Dockerfile",
 		BuildArgs: map[string]*string{"GO_IMAGE": &goImage, "RUNTIME_IMAGE": &runtime},
@@ -187,6 +195,32 @@ func build(t *testing.T, ctx context.Context, cli *client.Client, tag string) {
 	if _, err := cli.ImageInspect(ctx, tag); err != nil {
 		t.Fatalf("no image after the build: %v\n%s", err, log.String())
 	}
+	if id := stageImage(log.String()); id != "" {
+		img, err := cli.ImageInspect(ctx, id)
+		if created, perr := time.Parse(time.RFC3339Nano, img.Created); err == nil && perr == nil && !created.Before(started) &&
+			len(img.RepoTags) == 0 {
+			return id
+		}
+	}
+	return ""
+}
+
+// stageImage is the image id the classic builder's log gives the build stage's last
+// step: the last " ---> <id>" before the step of the second FROM.
+func stageImage(log string) string {
+	var last string
+	froms := 0
+	for _, l := range strings.Split(log, "\n") {
+		if strings.HasPrefix(l, "Step ") && strings.Contains(l, " : FROM ") {
+			if froms++; froms == 2 {
+				return last
+			}
+		}
+		if id, ok := strings.CutPrefix(strings.TrimSpace(l), "---> "); ok && !strings.Contains(id, " ") {
+			last = id
+		}
+	}
+	return ""
 }
 
 func containerLogs(t *testing.T, cli *client.Client, name string) string {
