@@ -64,6 +64,21 @@ func Write(path string, data []byte, perm fs.FileMode) error {
 	return nil
 }
 
+// Replace replaces the directory entry path itself with data, as Write does but
+// without following a symlink there (the rename replaces the link, never its
+// target): the state a run keeps, where the caller (safefs.WriteFile) has refused a
+// link already. The mode of a regular file it replaces is kept.
+func Replace(path string, data []byte, perm fs.FileMode) error {
+	mode := perm
+	if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() {
+		mode = fi.Mode().Perm()
+	}
+	if err := write(path, data, mode); err != nil {
+		return &Error{Path: path, Err: cause(err)}
+	}
+	return nil
+}
+
 // Error is a failed Write: the file it was to replace, and why (ENOSPC on a full
 // disk), without the temporary file's name.
 type Error struct {

@@ -1,0 +1,248 @@
+// Package safefs reads and writes the files one run leaves for the next (ci-rerun/,
+// the log dir, the JUnit dir: docs/bad-day.md#the-state-between-runs). A pull request
+// controls the tree they live in, and git commits symlinks and nothing stops a FIFO
+// being made there, so every write here refuses a symlink or any other non-regular
+// file on its way (a directory below the trusted root included), and every read
+// refuses a FIFO or device instead of blocking on it.
+//
+// The trusted root is where the caller's own knowledge ends: the repo root for a path
+// under it, the directory the user named otherwise. A link at or above it is the
+// user's choice (a workspace on another disk), one below it is not.
+package safefs
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/rocm/sgpu-queue/internal/atomicfile"
+)
+
+// Error is a path that is not what sgpu-queue writes or reads there: a symlink, a
+// FIFO, a device, a socket, or a directory where a file belongs (or a file where a
+// directory does).
+type Error struct {
+	Path   string // as the caller gave it
+	Kind   string // "a symbolic link", "a named pipe (FIFO)", …
+	Target string // a link's target, for the message
+	Read   bool   // the refusal was of a read
+}
+
+func (e *Error) Error() string {
+	what := e.Kind
+	if e.Target != "" {
+		what += " to " + e.Target
+	}
+	if e.Read {
+		return fmt.Sprintf("%s is %s, not a regular file: sgpu-queue reads only regular files there; replace it with a file", e.Path, what)
+	}
+	return fmt.Sprintf("%s is %s: sgpu-queue never writes through a link or into anything but its own files there; "+
+		"remove it (a pull request may have committed it) and run again", e.Path, what)
+}
+
+// kind names a file mode for a message.
+func kind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m.IsDir():
+		return "a directory"
+	case m.IsRegular():
+		return "a regular file"
+	}
+	return "not a regular file"
+}
+
+// refuse is the *Error for path whose Lstat gave fi.
+func refuse(path string, fi fs.FileInfo, read bool) *Error {
+	e := &Error{Path: path, Kind: kind(fi.Mode()), Read: read}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		e.Target, _ = os.Readlink(path)
+	}
+	return e
+}
+
+// below lists the directories strictly below root down to and including dir, outermost
+// first. A dir that is not under root is checked on its own (its parent is then the
+// trusted root): the caller named it.
+func below(root, dir string) []string {
+	root, dir = filepath.Clean(root), filepath.Clean(dir)
+	rel, err := filepath.Rel(root, dir)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return []string{dir}
+	}
+	if rel == "." {
+		return nil
+	}
+	var out []string
+	p := root
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		p = filepath.Join(p, part)
+		out = append(out, p)
+	}
+	return out
+}
+
+// CheckDir reports whether every directory from below root down to dir is a real
+// directory (not a symlink to one) or not there yet: an *Error for the first that is
+// not.
+func CheckDir(root, dir string) error {
+	for _, d := range below(root, dir) {
+		fi, err := os.Lstat(d)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // nothing below a missing directory exists either
+		}
+		if err != nil {
+			return err
+		}
+		if !fi.IsDir() || fi.Mode()&fs.ModeSymlink != 0 {
+			return refuse(d, fi, false)
+		}
+	}
+	return nil
+}
+
+// Check reports whether path may be written: its directories below root pass
+// CheckDir, and path is a regular file or not there.
+func Check(root, path string) error {
+	if err := CheckDir(root, filepath.Dir(path)); err != nil {
+		return err
+	}
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case !fi.Mode().IsRegular():
+		return refuse(path, fi, false)
+	}
+	return nil
+}
+
+// MkdirAll makes dir and the directories above it, up to root, each a real directory;
+// an *Error names the first that is a link or not a directory.
+func MkdirAll(root, dir string) error {
+	dirs := below(root, dir)
+	if len(dirs) > 0 {
+		// The parent of the outermost one is the root (or the user's own directory).
+		if err := os.MkdirAll(filepath.Dir(dirs[0]), 0o755); err != nil {
+			return err
+		}
+	}
+	for _, d := range dirs {
+		err := os.Mkdir(d, 0o755)
+		if err == nil || !errors.Is(err, fs.ErrExist) {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		fi, err := os.Lstat(d)
+		if err != nil {
+			return err
+		}
+		if !fi.IsDir() || fi.Mode()&fs.ModeSymlink != 0 {
+			return refuse(d, fi, false)
+		}
+	}
+	return nil
+}
+
+// WriteFile replaces path with data whole (a temporary file renamed over it, as
+// atomicfile.Replace), making its directories below root first; a symlink or any
+// other non-regular file at path or on the way is refused (*Error) and left as it is.
+func WriteFile(root, path string, data []byte, perm fs.FileMode) error {
+	if err := MkdirAll(root, filepath.Dir(path)); err != nil {
+		return err
+	}
+	if err := Check(root, path); err != nil {
+		return err
+	}
+	return atomicfile.Replace(path, data, perm)
+}
+
+// OpenFile opens path for writing with flag (os.O_APPEND, os.O_TRUNC, …; O_CREATE
+// is added), never through a symlink and never blocking on a FIFO: a path that is
+// not a regular file once opened is closed again and refused (*Error). Its
+// directories below root are made as MkdirAll makes them.
+func OpenFile(root, path string, flag int, perm fs.FileMode) (*os.File, error) {
+	if err := MkdirAll(root, filepath.Dir(path)); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, flag|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, perm)
+	if err != nil {
+		// ELOOP (a link), ENXIO (a FIFO with no reader), EISDIR: say what is there.
+		if fi, lerr := os.Lstat(path); lerr == nil && !fi.Mode().IsRegular() {
+			return nil, refuse(path, fi, false)
+		}
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		return nil, refuse(path, fi, false)
+	}
+	return f, nil
+}
+
+// Remove deletes path when it is a regular file; a missing one is no error, and a
+// symlink or anything else is refused (*Error) and left.
+func Remove(path string) error {
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case !fi.Mode().IsRegular():
+		return refuse(path, fi, false)
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// Open opens path for reading, following symlinks (a user's config or table may be
+// one), without blocking on a FIFO: anything but a regular file is refused (*Error
+// with Read set). fs.ErrNotExist passes through for a missing file.
+func Open(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, &Error{Path: path, Kind: kind(fi.Mode()), Read: true}
+	}
+	return f, nil
+}
+
+// ReadFile reads a whole regular file as Open opens it.
+func ReadFile(path string) ([]byte, error) {
+	f, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
+}
