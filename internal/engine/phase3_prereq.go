@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -63,9 +62,9 @@ func (r *run) onceCommand(kind onceKind, words []string, pool gpu.Pool, w io.Wri
 // naming the command, the log and the tail of its output.
 func (r *run) runOnce(ctx context.Context, kind onceKind, words []string, pool gpu.Pool) (tail string, err error) {
 	path := r.layout.OnceLog(string(kind))
-	f, err := os.Create(path)
+	f, err := r.layout.Create(path)
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", path, err)
+		return "", r.pathError(path, err)
 	}
 	defer f.Close()
 	t := &textfmt.Tail{}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/optname"
+	"github.com/rocm/sgpu-queue/internal/safefs"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/shard"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
@@ -77,7 +78,7 @@ func Plan(req PlanRequest, warn func(string)) (*shard.Plan, string, error) {
 	}
 	if req.ItemsPath != "" {
 		from = req.ItemsPath
-		f, err := os.Open(req.ItemsPath)
+		f, err := safefs.Open(req.ItemsPath)
 		if err != nil {
 			return nil, "", fmt.Errorf("--items: %w", err)
 		}
