@@ -101,8 +101,8 @@ func copyTree(t *testing.T, src, dst string) {
 	}
 }
 
-// snapshot is what a tree holds: each path with its type, mode and content.
-func snapshot(t *testing.T, root string) map[string]string {
+// treeOf is what a tree holds: each path with its type, mode and content.
+func treeOf(t *testing.T, root string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -182,10 +182,10 @@ func TestNoWriteThroughLinks(t *testing.T) {
 			if err := os.Symlink(precious, filepath.Join(repo, rel)); err != nil {
 				t.Fatal(err)
 			}
-			before := snapshot(t, outside)
+			before := treeOf(t, outside)
 			trace := readFile(t, filepath.Join(repo, "trace.tsv"))
 			r := sgpu(t, repo, linksEnv(repo), linksArgs...)
-			sameTree(t, before, snapshot(t, outside))
+			sameTree(t, before, treeOf(t, outside))
 			errs := lines(r.stderr)
 			if r.code != 2 || len(errs) != 1 || !strings.Contains(errs[0], rel+" is a symbolic link to "+precious) {
 				t.Errorf("exit %d, stderr %q: want exit 2 and one line naming %s", r.code, r.stderr, rel)
@@ -223,9 +223,9 @@ ln -s "$PRECIOUS/report" "$logs/report/schedule.md"
 		t.Fatal(err)
 	}
 	conf := writeConf(t, repo, "mid.conf", "mid mid.log list ci/plant.sh\n")
-	before := snapshot(t, outside)
+	before := treeOf(t, outside)
 	r := sgpu(t, repo, []string{"PRECIOUS=" + outside}, "run", "--gpus", "1", "--arch", "gfx942", conf)
-	sameTree(t, before, snapshot(t, outside))
+	sameTree(t, before, treeOf(t, outside))
 	logs := filepath.Join("test-results", "logs")
 	for _, rel := range []string{"items/mid.plant.log.rc", "suites/mid.log", "report/schedule.md"} {
 		want := filepath.Join(logs, rel) + " NOT written"
