@@ -104,16 +104,13 @@ func refusedPath(err error, fallback string) string {
 	return se.Path
 }
 
-// lostReason is why a file of the run at path was not written, for run.lost: a
-// refusal says what is there ("it is a symbolic link to …", or names the
-// directory on the way that is), anything else as it is.
-func (r *run) lostReason(path string, err error) string {
+// lostReason is why a file of the run was not written, for run.lost: a refusal
+// names what is there, relative to the repo root ("ci-rerun/… is a symbolic link
+// to …", or the directory on the way that is), anything else as it is.
+func (r *run) lostReason(err error) string {
 	var se *safefs.Error
 	if !errors.As(err, &se) {
 		return err.Error()
-	}
-	if se.Path == path {
-		return "it " + se.Reason()
 	}
 	return se.Rel(r.o.RepoRoot).Error()
 }
