@@ -1,5 +1,5 @@
 // Package safefs reads and writes the files one run leaves for the next (ci-rerun/,
-// the log dir, the JUnit dir: docs/bad-day.md#the-state-between-runs). A pull request
+// the log dir, the JUnit dir: docs/bad-day.md). A pull request
 // controls the tree they live in, and git commits symlinks and nothing stops a FIFO
 // being made there, so every write here refuses a symlink or any other non-regular
 // file on its way (a directory below the trusted root included), and every read
