@@ -226,6 +226,8 @@ type run struct {
 	unselected []config.Suite
 	// rerun is set by phase 2 when the run is narrowed to what failed last time.
 	rerun *rerunning
+	// reruns is the re-run state as this run keys and reads it (phases 0 and 2).
+	reruns *rerunState
 	// unread: the weight table was there but could not be read; it is never saved
 	// over.
 	unread *weights.UnreadableError
@@ -370,6 +372,7 @@ func (r *run) afterItems(runCtx context.Context, d *dispatch.Result, meta *recor
 	r.res.Stop = d.Stop
 	r.res.Internal = d.Panic
 	r.res.Rerun = meta.Rerun
+	r.countRan(meta, d)
 	meta.Wall = d.Wall.Seconds()
 	meta.Finished = true
 	meta.Cancelled = d.Cancelled

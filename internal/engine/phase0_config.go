@@ -67,6 +67,10 @@ func (r *run) readConfig(ctx context.Context) (suites []config.Suite, pool gpu.P
 	if r.ports, err = r.itemPorts(pool); err != nil {
 		return fail(err)
 	}
+	if err := r.prepareRerun(ctx, suites, pool.Arch); err != nil {
+		release()
+		return nil, pool, nil, err
+	}
 	r.printf("  level %s, log dir %s\n", r.o.Level, r.o.LogDir)
 	if !r.o.DryRun {
 		claim := r.claim(suites, pool)

@@ -261,7 +261,7 @@ func rerunNote(r *record.Run) string {
 	}
 	return fmt.Sprintf("> [!NOTE]\n> **A re-run**: %d of the %d item(s) that failed the last attempt ran again (%d narrowed to their "+
 		"failed tests); "+
-		"the rest of the queue did not run, and the weight table was left as it is.\n\n", rr.Queued, rr.Failed, rr.Narrowed)
+		"the rest of the queue did not run, and the weight table was left as it is.\n\n", rr.Ran, rr.Failed, rr.Narrowed)
 }
 
 // skipped is the note of the suites that did not run and pass (verdict.Suite.Skip):
