@@ -229,6 +229,9 @@ type run struct {
 	// unread: the weight table was there but could not be read; it is never saved
 	// over.
 	unread *weights.UnreadableError
+	// tableWarns are the warnings of phase 2's load of the table, so that its
+	// re-read in phase 6 (weights.Rewrite) does not say them again.
+	tableWarns map[string]bool
 	// foreignCwd: the cwd/ entries there when the run claimed the log dir
 	// (record.Meta.ForeignCwd), kept in every run.json it writes.
 	foreignCwd []string
@@ -388,7 +391,7 @@ func (r *run) afterItems(runCtx context.Context, d *dispatch.Result, meta *recor
 
 	// Phase 6: learn.
 	r.obs.Phase(6, "learn the weights")
-	meta.Changes, meta.Pruned = r.learn(ctx, o.store, o.pool, run, exp)
+	meta.Changes, meta.Pruned = r.learn(ctx, o, run, exp)
 	run.Meta = *meta
 	r.writeMeta(meta)
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/optname"
+	"github.com/rocm/sgpu-queue/internal/safefs"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/shard"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
@@ -148,7 +149,7 @@ func planTable(req PlanRequest) (shard.Identity, loadedTable, error) {
 		}
 		id.Store = weights.DefaultPath(req.RepoRoot, id.Arch, req.Level)
 	}
-	data, err := os.ReadFile(id.Store)
+	data, err := safefs.ReadFile(id.Store) // a FIFO there is refused, never waited on
 	if errors.Is(err, fs.ErrNotExist) {
 		return id, loadedTable{t: weights.New()}, nil
 	}

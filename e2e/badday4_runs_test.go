@@ -1,0 +1,94 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Two runs in one checkout at once, each with its own log dir and suite, save one
+// weight table (docs/weights.md "Runs at once"): both reach phase 6 having loaded
+// the table before either saved (the test hook holds each save until the test says
+// go), yet the table ends with both runs' keys: learning is a read-modify-write
+// under a lock. Before, the last run to save wrote its loaded table over the other's.
+func TestConcurrentRunsKeepEachOthersWeights(t *testing.T) {
+	dir := fixture(t, "e2e")
+	codeSuite(t, dir)
+	conf := writeConf(t, dir, "codes.conf", "ca ca.log list ci/codes.sh\ncb cb.log list ci/codes.sh\n")
+	hold := filepath.Join(t.TempDir(), "go-on")
+	start := func(suite string) (*exec.Cmd, *lockedBuffer) {
+		cmd := exec.Command(binary, "run", "--gpus", "2", "--arch", "gfx942", "--suites", suite,
+			"--log-dir", filepath.Join("test-results", "logs-"+suite), "--junit-dir", filepath.Join("test-results", "junit-"+suite), conf)
+		cmd.Dir = dir
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "TAGS=a\nb\n", "SGPU_TEST_HOLD_SAVE=" + hold}
+		out := &lockedBuffer{}
+		cmd.Stdout, cmd.Stderr = out, out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return cmd, out
+	}
+	a, outA := start("ca")
+	b, outB := start("cb")
+	waitFor(t, a, outA, "== phase 6")
+	waitFor(t, b, outB, "== phase 6")
+	if err := os.WriteFile(hold, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []struct {
+		cmd *exec.Cmd
+		out *lockedBuffer
+	}{{a, outA}, {b, outB}} {
+		if code := waitExit(t, r.cmd, 120*time.Second); code != 0 {
+			t.Fatalf("exit %d, want 0\n%s", code, r.out.String())
+		}
+	}
+	table := filepath.Join(dir, "ci-weights", "test_weights.gfx942.l99.txt")
+	var keys []string
+	for _, l := range lines(readFile(t, table)) {
+		keys = append(keys, strings.Fields(l)[0])
+	}
+	if sort.Strings(keys); strings.Join(keys, " ") != "ca/a ca/b cb/a cb/b" {
+		t.Errorf("the table holds %q, want both runs' keys\nrun ca:\n%s\nrun cb:\n%s", keys, outA.String(), outB.String())
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(table)); len(entries) != 1 {
+		t.Errorf("ci-weights holds %v, want the table alone (the lock leaves no file)", entries)
+	}
+}
+
+// A FIFO committed where the weight table goes is an unreadable table
+// (docs/files.md): the run neither blocks on it nor writes over it, and says so.
+func TestFIFOWeightTable(t *testing.T) {
+	dir := fixture(t, "e2e")
+	codeSuite(t, dir)
+	conf := writeConf(t, dir, "codes.conf", "c c.log list ci/codes.sh\n")
+	table := filepath.Join(dir, "ci-weights", "test_weights.gfx942.l99.txt")
+	os.MkdirAll(filepath.Dir(table), 0o755)
+	if err := syscall.Mkfifo(table, 0o644); err != nil {
+		t.Skip("no FIFO here:", err)
+	}
+	cmd := exec.Command(binary, "run", "--gpus", "2", "--arch", "gfx942", conf)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "TAGS=a\nb\n"}
+	out := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if code := waitExit(t, cmd, 120*time.Second); code != 0 {
+		t.Fatalf("exit %d, want 0: the items passed\n%s", code, out.String())
+	}
+	for _, w := range []string{"a named pipe (FIFO)", "will NOT be written: the keys it holds are kept"} {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("console lacks %q:\n%s", w, out.String())
+		}
+	}
+	if fi, err := os.Lstat(table); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("the FIFO was replaced: %v %v", fi, err)
+	}
+}
