@@ -137,7 +137,8 @@ func onceStop(err error) *record.Stop {
 
 // SetupEnvProblems are the --setup-env entries refused, one error each: not
 // NAME=VALUE, or a variable the tool sets itself for every setup (a hook variable,
-// the pin), which the setup would get instead of the value given.
+// the pin and the visible-devices variables set with it: hook.Names.Uses), which
+// the setup would get instead of the value given.
 func SetupEnvProblems(n hook.Names, env []string) []error {
 	var errs []error
 	for _, kv := range env {
@@ -146,7 +147,12 @@ func SetupEnvProblems(n hook.Names, env []string) []error {
 			errs = append(errs, fmt.Errorf("%q: want NAME=VALUE", kv))
 			continue
 		}
-		if key := n.KeyOf(name, gpu.HIPVisible, gpu.CUDAVisible); key != "" {
+		switch key := n.KeyOf(name, gpu.HIPVisible, gpu.CUDAVisible); key {
+		case "":
+		case "also-pin":
+			errs = append(errs, fmt.Errorf("%s: sgpu-queue sets %s for every setup (to its GPUs, with the pin %s); give another name", name, name,
+				n.Pin))
+		default:
 			errs = append(errs, fmt.Errorf("%s: sgpu-queue sets %s for every setup (the hook variable %s); give another name", name, name, key))
 		}
 	}

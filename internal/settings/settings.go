@@ -259,9 +259,10 @@ func (v Values) Apply(o *engine.Options, force <-chan struct{}) error {
 	return errors.Join(errs...)
 }
 
-// clashes refuses hook and pin variables that share a name (hook.Names.Clashes):
-// each as one error on the knob that gave the name (pin-var when it named the
-// pin, else hook-var), naming both options.
+// clashes refuses hook and pin variables that share a name with each other or with
+// a variable sgpu-queue sets of its own (hook.Names.Clashes): each as one error on
+// the knob that gave the name (pin-var when it named the pin, else hook-var),
+// naming both uses.
 func (v Values) clashes(n hook.Names) []error {
 	pinVar := strings.TrimSpace(v["pin-var"])
 	def := hook.Default()
@@ -271,6 +272,12 @@ func (v Values) clashes(n hook.Names) []error {
 			return "pin-var"
 		case key == "pin" && n.Pin == "":
 			return "pin-var (its default, the vendor's " + gpu.HIPVisible + " or " + gpu.CUDAVisible + ")"
+		case key == "also-pin":
+			return "the other vendor's visible-devices variable, which sgpu-queue sets to the item's GPUs with the pin"
+		case key == "port":
+			return hook.MasterPort + ", which sgpu-queue sets to each item's port"
+		case key == "junit-file":
+			return hook.JUnitFileVar + ", which sgpu-queue sets to a cmd item's JUnit file"
 		}
 		o := "hook-var " + key + "="
 		if def.Name(key) == n.Name(key) {

@@ -184,6 +184,16 @@ func TestApplyRefusesClashingVariables(t *testing.T) {
 		{Values{"hook-var": "level=MY_PIN", "pin-var": "MY_PIN"}, []string{`--pin-var "MY_PIN": MY_PIN is both the level and the pin variable ` +
 			`(hook-var level= and pin-var): each command would get one value for both; give them different names`}},
 		{Values{"hook-var": "filter=MY_FILTER", "pin-var": "TEST_FILTER"}, nil}, // moved apart: fine
+		// The variables sgpu-queue sets that no option renames (hook.Names.Uses).
+		{Values{"pin-var": "PET_MASTER_PORT"}, []string{`--pin-var "PET_MASTER_PORT": PET_MASTER_PORT is both the pin and the port variable ` +
+			`(pin-var and PET_MASTER_PORT, which sgpu-queue sets to each item's port): each command would get one value for both; give them different names`}},
+		{Values{"hook-var": "level=PET_MASTER_PORT"}, []string{`--hook-var: PET_MASTER_PORT is both the level and the port variable ` +
+			`(hook-var level= and PET_MASTER_PORT, which sgpu-queue sets to each item's port): each command would get one value for both; give them different names`}},
+		{Values{"hook-var": "junit-prefix=SGPU_JUNIT_XML"}, []string{`--hook-var: SGPU_JUNIT_XML is both the junit-prefix and the junit-file variable ` +
+			`(hook-var junit-prefix= and SGPU_JUNIT_XML, which sgpu-queue sets to a cmd item's JUnit file): each command would get one value for both; give them different names`}},
+		{Values{"hook-var": "level=CUDA_VISIBLE_DEVICES", "pin-var": "HIP_VISIBLE_DEVICES"}, []string{`--hook-var: CUDA_VISIBLE_DEVICES is both the level and the also-pin variable ` +
+			`(hook-var level= and the other vendor's visible-devices variable, which sgpu-queue sets to the item's GPUs with the pin): each command would get one value for both; give them different names`}},
+		{Values{"hook-var": "level=CUDA_VISIBLE_DEVICES", "pin-var": "MY_PIN"}, nil}, // a pin of its own: the vendors' are not set
 	}
 	for _, tt := range tests {
 		var o engine.Options
