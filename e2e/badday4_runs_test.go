@@ -133,3 +133,48 @@ func TestVariablesTheToolSetsClash(t *testing.T) {
 		})
 	}
 }
+
+// An item that exits 0 with a JUnit file cut off mid-element fails (bad-junit): the
+// run exits 1, the item is in the failed list and the failed-items file of the next
+// attempt, its log and the report say why, and the merged JUnit holds an error case
+// for it. Before, it passed while the merged JUnit held that error case.
+func TestCutJUnitFails(t *testing.T) {
+	dir := fixture(t, "e2e")
+	script := `#!/bin/sh
+if [ -n "$TE_CI_LIST_ITEMS" ]; then printf 'TE_CI_ITEM good\nTE_CI_ITEM cut\n'; exit 0; fi
+[ -n "$TE_CI_SETUP_ONLY" ] && exit 0
+xml="$JUNITXML_PREFIX$TEST_FILTER$JUNITXML_SUFFIX"
+case $TEST_FILTER in
+good) printf '<testsuite name="x" tests="1"><testcase classname="x" name="good"/></testsuite>\n' >"$xml" ;;
+cut)  printf '<testsuite name="x" tests="2"><testcase classname="x" name="first"/><testcase classname="x" na' >"$xml" ;;
+esac
+exit 0
+`
+	if err := os.WriteFile(filepath.Join(dir, "ci", "cut.sh"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	conf := writeConf(t, dir, "cut.conf", "c c.log list ci/cut.sh\n")
+	r := sgpu(t, dir, nil, "run", "--gpus", "2", "--arch", "gfx942", conf)
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1: an item's JUnit cannot be parsed\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	logs := filepath.Join(dir, "test-results", "logs")
+	if !strings.Contains(r.stdout, "FAIL rc=0 c cut") || strings.Contains(r.stdout, "FAIL rc=0 c good") {
+		t.Errorf("the failed items are not c/cut alone:\n%s", r.stdout)
+	}
+	verdict := readFile(t, filepath.Join(logs, "suites", "c.log"))
+	if !strings.Contains(verdict, "bad JUnit: its JUnit XML cannot be parsed") {
+		t.Errorf("the verdict does not say why:\n%s", verdict)
+	}
+	if log := readFile(t, filepath.Join(logs, "items", "c.cut.log")); !strings.Contains(log, "sgpu-queue: bad JUnit: it exited 0, but its JUnit XML ") ||
+		!strings.Contains(log, "XML syntax error") {
+		t.Errorf("the item's log does not say why:\n%s", log)
+	}
+	report := readFile(t, filepath.Join(logs, "report", "schedule.md"))
+	if !strings.Contains(report, "bad JUnit") || !strings.Contains(report, "malformed JUnit XML cut.xml: XML syntax error") {
+		t.Errorf("the report does not say why:\n%s", report)
+	}
+	if xml := readFile(t, filepath.Join(dir, "test-results", "junit", "c.xml")); !strings.Contains(xml, "sgpu-queue.malformed-junit") {
+		t.Errorf("the merged JUnit holds no error case for it:\n%s", xml)
+	}
+}

@@ -242,7 +242,7 @@ func (d *dispatcher) execute(ctx context.Context, it Item, a *Attempt, log io.Wr
 	e.hang = ctx.Err() == nil && errors.Is(context.Cause(ictx), errHang)
 	if e.runErr == nil && !e.res.Cancelled {
 		e.partial = d.partialLeft(it, a.Start)
-		e.junit, e.wroteXML = d.junitEvidence(it, a.Start)
+		e.junit, e.wroteXML, e.badXML = d.junitEvidence(it, a.Start)
 	}
 	return e, cwd
 }
