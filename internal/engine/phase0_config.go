@@ -84,11 +84,12 @@ func (r *run) readConfig(ctx context.Context) (suites []config.Suite, pool gpu.P
 // on it (docs/hooks.md "Ports").
 func (r *run) itemPorts(pool gpu.Pool) (map[string]int, error) {
 	fromEnv, _ := hook.Env(r.o.Env).Get(hook.PortBaseVar)
-	base, err := hook.PortBase(r.o.PortBase, fromEnv)
+	option := r.o.Face.Name("port-base")
+	base, err := hook.PortBase(r.o.PortBase, option, fromEnv)
 	if err != nil {
 		return nil, err
 	}
-	return hook.Ports(base, pool.IDs)
+	return hook.Ports(base, pool.IDs, option)
 }
 
 // detect finds the GPU pool and the arch where the items run.

@@ -284,3 +284,22 @@ func actionDefaults(t *testing.T) map[string]string {
 	}
 	return out
 }
+
+// Level, gpus and port-base are checked with the other knobs, each named as the
+// face names it (--gpus here; the action's own test has input gpus).
+func TestApplyChecksLevelGPUsPortBase(t *testing.T) {
+	var o engine.Options
+	err := Values{"level": "1 2", "gpus": "0", "port-base": "x", "retries": "-1"}.Apply(&o, nil)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	want := []string{
+		"--gpus 0: a count must be at least 1 (to use GPU 0 alone, write --gpus 0, with a trailing comma)",
+		`--level "1 2": want a test level such as 1, 2 or 3`,
+		`--port-base "x": want a port number from 1 to 65535, the first of the items' PET_MASTER_PORT ports (default 29600)`,
+		`--retries "-1": want a whole number ≥ 0`,
+	}
+	if diff := cmp.Diff(want, strings.Split(Prefixed(err, "--").Error(), "\n")); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
