@@ -178,3 +178,22 @@ exit 0
 		t.Errorf("the merged JUnit holds no error case for it:\n%s", xml)
 	}
 }
+
+// A suite whose gpus= is above a runner's GPUs: run clamps it with a warning, and
+// plan, which splits the same items over runners of that size, clamps it with the
+// same warning instead of refusing the plan (one rule: engine.fitWidths).
+func TestPlanClampsAsRunDoes(t *testing.T) {
+	dir := fixture(t, "e2e")
+	codeSuite(t, dir)
+	conf := writeConf(t, dir, "codes.conf", "c c.log list,gpus=4 ci/codes.sh\n")
+	items := writeConf(t, dir, "items.tsv", "c\ta\nc\tb\n")
+	want := `suite "c" says gpus=4 at codes.conf:1 but the pool has 2: its 2 items run on 2, so cases that need more skip`
+	plan := sgpu(t, dir, nil, "plan", "--shards", "2", "--gpus", "2", "--arch", "gfx942", "--items", items, "--out", "plan.json", conf)
+	if plan.code != 0 || !strings.Contains(plan.stderr, "warning: "+want) {
+		t.Errorf("plan: exit %d, want 0 and the warning %q\n%s%s", plan.code, want, plan.stdout, plan.stderr)
+	}
+	run := sgpu(t, dir, []string{"TAGS=a\nb\n"}, "run", "--gpus", "2", "--arch", "gfx942", conf)
+	if run.code != 0 || !strings.Contains(run.stdout+run.stderr, want) {
+		t.Errorf("run: exit %d, want 0 and the warning %q\n%s%s", run.code, want, run.stdout, run.stderr)
+	}
+}
