@@ -197,3 +197,42 @@ func TestPlanClampsAsRunDoes(t *testing.T) {
 		t.Errorf("run: exit %d, want 0 and the warning %q\n%s%s", run.code, want, run.stdout, run.stderr)
 	}
 }
+
+// noJUnitSuite writes ci/plain.sh, a list suite whose items ($TAGS) write no JUnit
+// (plain scripts).
+func noJUnitSuite(t *testing.T, dir string) {
+	t.Helper()
+	script := `#!/bin/sh
+if [ -n "$TE_CI_LIST_ITEMS" ]; then
+    printf '%s\n' "$TAGS" | while IFS= read -r t; do [ -n "$t" ] && printf 'TE_CI_ITEM %s\n' "$t"; done
+    exit 0
+fi
+[ -n "$TE_CI_SETUP_ONLY" ] && exit 0
+echo "plain $TEST_FILTER"
+exit 0
+`
+	if err := os.WriteFile(filepath.Join(dir, "ci", "plain.sh"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// --junit-optional '*' marks every item, tags with '/' included ('*' crosses '/' in
+// a key pattern), and a pattern that matches no item of the run is named in a
+// warning. Before, '*' matched no key with a '/', and nothing was said.
+func TestJUnitOptionalPatterns(t *testing.T) {
+	dir := fixture(t, "e2e")
+	noJUnitSuite(t, dir)
+	conf := writeConf(t, dir, "plain.conf", "p p.log list ci/plain.sh\n")
+	r := sgpu(t, dir, []string{"TAGS=a\ntests/b.py\n"}, "run", "--gpus", "2", "--arch", "gfx942",
+		"--junit-optional", "*", "--junit-optional", "torch/bench*", conf)
+	if r.code != 0 {
+		t.Fatalf("exit %d, want 0: every item is junit-optional\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	want := `--junit-optional "torch/bench*" matches no item of this run: a pattern is matched against each item's key`
+	if !strings.Contains(r.stdout+r.stderr, want) {
+		t.Errorf("no warning %q:\n%s%s", want, r.stdout, r.stderr)
+	}
+	if strings.Contains(r.stdout+r.stderr, `"*" matches no item`) {
+		t.Errorf("'*' warned as matching nothing:\n%s", r.stdout)
+	}
+}

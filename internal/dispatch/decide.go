@@ -3,7 +3,6 @@ package dispatch
 import (
 	"errors"
 	"fmt"
-	"path"
 	"time"
 
 	"github.com/rocm/sgpu-queue/internal/adapter"
@@ -11,6 +10,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/junit"
 	"github.com/rocm/sgpu-queue/internal/outcome"
+	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
 // evidence is what phase 4 knows when an attempt ends; decide turns it into the
@@ -112,11 +112,10 @@ func (d *dispatcher) junitEvidence(it Item, start time.Time) (known, written boo
 	return known, written, bad
 }
 
-// junitOptional says whether key matches one of patterns (path.Match; each was
-// checked when given).
-func junitOptional(patterns []string, key string) bool {
+// junitOptional says whether key matches one of patterns.
+func junitOptional(patterns []weights.KeyPattern, key string) bool {
 	for _, p := range patterns {
-		if ok, _ := path.Match(p, key); ok {
+		if p.Match(key) {
 			return true
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/rocm/sgpu-queue/internal/adapter"
@@ -178,6 +179,33 @@ func fitWidths(plan []schedule.Item, suites map[string]config.Suite, sized func(
 		errs = append(errs, fmt.Errorf("and %d more item(s) wider than the pool", refused-5))
 	}
 	return warns, errors.Join(errs...)
+}
+
+// junitOptional reads the --junit-optional patterns (docs/outcomes.md).
+func junitOptional(face optname.Face, patterns []string) ([]weights.KeyPattern, error) {
+	var out []weights.KeyPattern
+	var errs []error
+	for _, p := range patterns {
+		kp, err := weights.ParseKeyPattern(p)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s %q: not a glob (%w)", face.Name("junit-optional"), p, err))
+		}
+		out = append(out, kp)
+	}
+	return out, errors.Join(errs...)
+}
+
+// checkOptional warns of each --junit-optional pattern that matches no item of the
+// run (before the shard filter, so every shard says alike): a misspelt key would
+// otherwise leave its items no-run without a word.
+func (r *run) checkOptional(items []schedule.Item) {
+	for _, p := range r.optional {
+		if !slices.ContainsFunc(items, func(it schedule.Item) bool { return p.Match(it.Key()) }) {
+			r.warn(fmt.Sprintf("%s %q matches no item of this run: a pattern is matched against each item's key, label/tag "+
+				"(a whole opaque suite: its label), * and ? across / too, e.g. torch/* for every item of suite torch",
+				r.o.Face.Name("junit-optional"), textfmt.Printable(p.String())))
+		}
+	}
 }
 
 // suitePin pins a suite's listing and setup: to the first GPU, or a multi-GPU

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,6 +20,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/hook"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/shard"
+	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
 // Kind says how a knob's text is read.
@@ -175,12 +175,12 @@ var Knobs = []Knob{
 			return errors.Join(engine.SetupEnvProblems(o.Hooks, o.SetupEnv)...)
 		}},
 	{"junit-optional", Lines, "", "items whose re-entry writes no JUnit file, judged by their exit code alone instead of as no-run: " +
-		"weight keys, label/tag, globs allowed, e.g. torch/benchmark (repeatable)",
+		"weight keys, label/tag, globs allowed, * across / too, e.g. torch/benchmark or torch/* (repeatable)",
 		func(o *engine.Options, s string) error {
 			o.JUnitOptional = splitLines(s)
 			var errs []error
 			for _, p := range o.JUnitOptional {
-				if _, err := path.Match(p, ""); err != nil {
+				if _, err := weights.ParseKeyPattern(p); err != nil {
 					errs = append(errs, fmt.Errorf("%q: not a glob (%w)", p, err))
 				}
 			}
