@@ -236,3 +236,26 @@ func TestJUnitOptionalPatterns(t *testing.T) {
 		t.Errorf("'*' warned as matching nothing:\n%s", r.stdout)
 	}
 }
+
+// A listing line that is easy to misread says what was read: "TE_CI_ITEM tag 4
+// extra" lists the tag "tag 4 extra" (only the last word gives a width), and a tag
+// listed with widths 2 and 3 is queued once with the first line's, each named.
+func TestListingHints(t *testing.T) {
+	dir := fixture(t, "e2e")
+	noJUnitSuite(t, dir)
+	conf := writeConf(t, dir, "plain.conf", "p p.log list ci/plain.sh\n")
+	r := sgpu(t, dir, []string{"TAGS=tag 4 extra\nw 2\nw 3\n"}, "run", "--gpus", "4", "--arch", "gfx942", "--junit-optional", "*", conf)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, w := range []string{
+		`suite "p" listing: line 1: tag "tag 4 extra" read whole: its word "4" is not the line's last, and only the last word gives a width ` +
+			`(TE_CI_ITEM <tag> <N>, or gpus=N); if 4 is the item's width, print it last`,
+		`suite "p" listing: line 3: tag "w" listed again with gpus=3 (line 2 gave gpus=2): queued once, as line 2 gives it; give each width a ` +
+			`tag of its own`,
+	} {
+		if !strings.Contains(r.stdout+r.stderr, w) {
+			t.Errorf("no warning %q:\n%s%s", w, r.stdout, r.stderr)
+		}
+	}
+}
