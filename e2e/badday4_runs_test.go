@@ -259,3 +259,29 @@ func TestListingHints(t *testing.T) {
 		}
 	}
 }
+
+// A missing --after program is found before anything runs, as --before's is (exit
+// 2, one line naming it), not after the whole queue has run; a bare name not on
+// PATH likewise. Both at once are said at once.
+func TestMissingAfterFoundFirst(t *testing.T) {
+	dir := fixture(t, "e2e")
+	codeSuite(t, dir)
+	conf := writeConf(t, dir, "codes.conf", "c c.log list ci/codes.sh\n")
+	trace := filepath.Join(t.TempDir(), "ran")
+	r := sgpu(t, dir, []string{"TAGS=a\n", "TRACE=" + trace}, "run", "--gpus", "2", "--arch", "gfx942",
+		"--before", "no-such-program-sgpu --x", "--after", "'ci/check drift.sh'", conf)
+	if r.code != 2 {
+		t.Fatalf("exit %d, want 2\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	want := []string{
+		"sgpu-queue: --before no-such-program-sgpu --x: no-such-program-sgpu is not on PATH; give its path (a relative one is taken from the repo root)",
+		"sgpu-queue: --after 'ci/check drift.sh': 'ci/check drift.sh' not found (looked for " + filepath.Join(dir, "ci", "check drift.sh") +
+			"; a relative program is taken from the repo root)",
+	}
+	if got := lines(r.stderr); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("stderr:\n%s\nwant:\n%s", r.stderr, strings.Join(want, "\n"))
+	}
+	if strings.Contains(r.stdout, "== phase 1") {
+		t.Errorf("the run went on past phase 0:\n%s", r.stdout)
+	}
+}
