@@ -285,3 +285,26 @@ func TestMissingAfterFoundFirst(t *testing.T) {
 		t.Errorf("the run went on past phase 0:\n%s", r.stdout)
 	}
 }
+
+// A suite none of whose items writes JUnit gets its cause said once, for the suite,
+// with how to mark it (--junit-optional 'p/*'), on the console and in the report,
+// instead of a tag round-trip hint per item.
+func TestSuiteWithoutJUnitSaidOnce(t *testing.T) {
+	dir := fixture(t, "e2e")
+	noJUnitSuite(t, dir)
+	conf := writeConf(t, dir, "plain.conf", "p p.log list ci/plain.sh\n")
+	r := sgpu(t, dir, []string{"TAGS=a\nb\nc\n"}, "run", "--gpus", "2", "--arch", "gfx942", conf)
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1: its items are no-run\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	want := `warning: suite "p" wrote no JUnit XML: none of its 3 items wrote its file, so each is no-run and fails. A suite of plain ` +
+		`scripts writes none: judge its items by their exit codes with --junit-optional 'p/*'. If it should write JUnit, check the tag ` +
+		`round trip: sgpu-queue verify`
+	if strings.Count(r.stdout+r.stderr, want) != 1 {
+		t.Errorf("the suite's cause is not said once (%q):\n%s%s", want, r.stdout, r.stderr)
+	}
+	report := readFile(t, filepath.Join(dir, "test-results", "logs", "report", "schedule.md"))
+	if !strings.Contains(report, "**Suite `p` wrote no JUnit XML**") || strings.Contains(report, "item(s) ran nothing") {
+		t.Errorf("the report does not say it once for the suite:\n%s", report)
+	}
+}
