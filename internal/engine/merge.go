@@ -90,9 +90,10 @@ func Merge(ctx context.Context, o Options, dirs []string) (*Result, error) {
 	r.verdicts(run)
 
 	r.obs.Phase(6, "learn the weights (once, from every shard's rows)")
-	table, changes, pruned := r.learnPooled(table, run, m.Census, shards)
-	r.saveLearned(ctx, store, table, changes, pruned)
-	run.Meta.Changes, run.Meta.Pruned = changes, pruned
+	run.Meta.Changes, run.Meta.Pruned = r.saveLearned(ctx, store, table, func(stored *weights.Table) learned {
+		t, changes, pruned := r.learnPooled(stored, run, m.Census, shards)
+		return learned{table: t, changes: changes, pruned: pruned}
+	})
 	run.Meta.Merge.Advice = merge.Advice(run, run.Meta.Merge.Shards, gpusPerShard(m))
 	r.writeMeta(&run.Meta)
 
