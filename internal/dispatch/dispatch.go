@@ -26,6 +26,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/schedule"
+	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
 // Item is one queued work item with the suite and the adapter that run it.
@@ -66,10 +67,10 @@ type Config struct {
 	// item's JUnit folder may be a link (docs/bad-day.md#the-state-between-runs-links-and-fifos);
 	// "" is the prefix itself.
 	JUnitRoot string
-	// JUnitOptional are the weight keys (path.Match patterns) of the items whose
-	// re-entry writes no JUnit file (TE's torch/benchmark): judged by their exit
-	// code alone, never no-run (docs/outcomes.md).
-	JUnitOptional []string
+	// JUnitOptional are the weight-key patterns of the items whose re-entry
+	// writes no JUnit file (TE's torch/benchmark): judged by their exit code
+	// alone, never no-run (docs/outcomes.md).
+	JUnitOptional []weights.KeyPattern
 	// MapPath turns a local path into the path where commands run (container exec);
 	// nil is the identity.
 	MapPath func(string) (string, error)
@@ -249,7 +250,7 @@ func (d *dispatcher) execute(ctx context.Context, it Item, a *Attempt, log io.Wr
 	e.hang = ctx.Err() == nil && errors.Is(context.Cause(ictx), errHang)
 	if e.runErr == nil && !e.res.Cancelled {
 		e.partial = d.partialLeft(it, a.Start)
-		e.junit, e.wroteXML = d.junitEvidence(it, a.Start)
+		e.junit, e.wroteXML, e.badXML = d.junitEvidence(it, a.Start)
 	}
 	return e, cwd
 }

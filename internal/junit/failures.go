@@ -24,13 +24,18 @@ type Failures struct {
 
 // ToolType starts the type of every error case sgpu-queue adds itself (no XML, cut
 // off, malformed, never ran): they say what the report already says from the run's
-// own files, so ReadFailures leaves them out.
+// own files, so ReadFailures leaves them out, but MalformedType.
 const ToolType = "sgpu-queue."
+
+// MalformedType is the error case of an item's file that cannot be parsed: the
+// only place that says what is wrong with it, so the report shows it under the item
+// (a bad-junit item, docs/outcomes.md).
+const MalformedType = ToolType + "malformed-junit"
 
 // ReadFailures reads a merged JUnit file (Merge's or Combine's) and returns its
 // failed and errored test cases, grouped by the sgpu.item property of their suite;
-// cases of a suite no item claimed, and the error cases sgpu-queue added, are left
-// out. The file is read within the limits of any JUnit input.
+// cases of a suite no item claimed, and the error cases sgpu-queue added (but an
+// item's malformed file: MalformedType), are left out. The file is read within the limits of any JUnit input.
 func ReadFailures(path string) (Failures, error) {
 	lim := defaultLimits()
 	data, err := readCapped(dirFS(filepath.Dir(path)), filepath.Base(path), lim.maxBytes)
@@ -57,7 +62,7 @@ func failuresOf(data []byte, lim limits) (Failures, error) {
 			if c.Error != nil {
 				r, isErr = c.Error, true
 			}
-			if r == nil || strings.HasPrefix(r.Type, ToolType) {
+			if r == nil || strings.HasPrefix(r.Type, ToolType) && r.Type != MalformedType {
 				continue
 			}
 			name := c.Name
