@@ -168,9 +168,6 @@ func TestNoWriteThroughLinks(t *testing.T) {
 	for _, rel := range paths {
 		t.Run(rel, func(t *testing.T) {
 			t.Parallel()
-			if rel == "ci-rerun" || strings.HasPrefix(rel, "ci-rerun"+string(filepath.Separator)) {
-				t.Skip("ci-rerun writes go through safefs on the rerunstate branch")
-			}
 			repo := filepath.Join(t.TempDir(), "repo")
 			copyTree(t, base, repo)
 			outside := t.TempDir()
@@ -255,8 +252,7 @@ func TestFIFONeverHangs(t *testing.T) {
 		{name: "merge input", fifo: "shard/queue/run.json", args: []string{"merge", "--log-dir", "merged", "shard"}},
 		{name: "report input", fifo: "shard/queue/run.json", args: []string{"report", "shard"}},
 		{name: "weight table", fifo: "ci-weights/test_weights.gfx942.l99.txt", args: linksArgs, skip: "weights branch"},
-		{name: "failed list", fifo: "ci-rerun/sgpu/failed.gfx942.l99.tsv", args: linksArgs,
-			skip: "ci-rerun writes go through safefs on the rerunstate branch"},
+		{name: "failed list", fifo: "ci-rerun/sgpu/failed.gfx942.l99.tsv", args: linksArgs},
 	}
 	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
