@@ -39,7 +39,8 @@ func reportCmd(e Env, args []string) int {
 		fmt.Fprintf(e.Stderr, "warning: %s\n", w)
 	}
 	suites := verdict.Decide(run)
-	files, err := report.WriteFiles(run, suites, report.Compute(run, suites))
+	// The log dir is the user's to name: its trusted root (docs/bad-day.md).
+	files, err := report.WriteFiles(logdir.Layout{Root: pos[0]}, run, suites, report.Compute(run, suites))
 	if err != nil {
 		fmt.Fprintf(e.Stderr, "sgpu-queue: %v\n", err)
 		return exitcode.Failed

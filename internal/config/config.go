@@ -18,6 +18,7 @@ import (
 
 	"github.com/rocm/sgpu-queue/internal/hook"
 	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/safefs"
 )
 
 // Mode says how a suite becomes work items.
@@ -263,8 +264,15 @@ func Load(paths []string) ([]Suite, error) {
 	var all []Suite
 	var errs []error
 	for _, p := range paths {
-		f, err := os.Open(p)
-		if err != nil {
+		// safefs.Open: a FIFO (or device) in a config's place would hold the run
+		// in open(2) past any signal (docs/bad-day.md).
+		f, err := safefs.Open(p)
+		var se *safefs.Error
+		switch {
+		case errors.As(err, &se):
+			errs = append(errs, &Error{File: p, Msg: "cannot read config: it " + se.Reason()})
+			continue
+		case err != nil:
 			errs = append(errs, &Error{File: p, Msg: fmt.Sprintf("cannot open config: %v", unwrapPath(err))})
 			continue
 		}

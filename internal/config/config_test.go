@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/rocm/sgpu-queue/internal/golden"
@@ -150,6 +151,10 @@ func TestLoadAcrossFiles(t *testing.T) {
 	a := write("a.conf", "torch torch.log list ci/pytorch.sh\n")
 	b := write("b.conf", "# b\njax jax.log list ci/jax.sh\ntorch t2.log list ci/x.sh\ncore torch.log opaque ci/core.sh\n")
 	empty := write("empty.conf", "# nothing\n")
+	fifo := filepath.Join(dir, "fifo.conf")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name    string
 		paths   []string
@@ -160,6 +165,11 @@ func TestLoadAcrossFiles(t *testing.T) {
 			wantErr: []string{b + `:3: duplicate label "torch" (first at ` + a + `:1)`, b + `:4: logfile "torch.log" already used by suite "torch"`}},
 		{name: "missing file", paths: []string{filepath.Join(dir, "nope.conf")}, wantErr: []string{"nope.conf: cannot open config: no such file or directory"}},
 		{name: "no suites", paths: []string{empty}, wantErr: []string{"empty.conf: no suites"}},
+		// Never waited on: a FIFO would hold the run in open(2) past any signal.
+		{name: "a FIFO", paths: []string{fifo, a}, labels: "torch",
+			wantErr: []string{fifo + ": cannot read config: it is a named pipe (FIFO), not a regular file: sgpu-queue reads only regular files " +
+				"there; replace it with a file"}},
+		{name: "a directory", paths: []string{dir}, wantErr: []string{dir + ": cannot read config: it is a directory, not a regular file"}},
 		{name: "no files", paths: nil, wantErr: []string{"no config file given"}},
 	}
 	for _, tt := range tests {

@@ -3,7 +3,6 @@ package dispatch
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/executor"
 	"github.com/rocm/sgpu-queue/internal/hook"
 	"github.com/rocm/sgpu-queue/internal/junit"
+	"github.com/rocm/sgpu-queue/internal/safefs"
 )
 
 // command is the command that runs one attempt of an item on gpu (a multi-GPU
@@ -62,7 +62,7 @@ func (d *dispatcher) runOf(it Item, gpu string, log io.Writer) (adapter.Run, err
 		return run, err
 	}
 	if local := d.xmlFile(it); local != "" {
-		if err := os.MkdirAll(filepath.Dir(local), 0o755); err != nil {
+		if err := safefs.MkdirAll(d.junitRoot(), filepath.Dir(local)); err != nil {
 			return run, fmt.Errorf("cannot create the folder of its JUnit file: %w", err)
 		}
 		p, err := d.mapPath(local)
@@ -83,7 +83,7 @@ func (d *dispatcher) junitDir(it Item) (string, error) {
 	if d.cfg.JUnitPrefix == "" {
 		return "", nil
 	}
-	if err := os.MkdirAll(d.cfg.JUnitPrefix+it.Label, 0o755); err != nil {
+	if err := safefs.MkdirAll(d.junitRoot(), d.cfg.JUnitPrefix+it.Label); err != nil {
 		return "", fmt.Errorf("cannot create its JUnit folder: %w", err)
 	}
 	p, err := d.mapPath(d.cfg.JUnitPrefix + it.Label)
@@ -91,6 +91,14 @@ func (d *dispatcher) junitDir(it Item) (string, error) {
 		return "", err
 	}
 	return strings.TrimSuffix(p, "/") + "/", nil
+}
+
+// junitRoot is the JUnit prefix's trusted root (Config.JUnitRoot).
+func (d *dispatcher) junitRoot() string {
+	if d.cfg.JUnitRoot == "" {
+		return filepath.Clean(d.cfg.JUnitPrefix)
+	}
+	return d.cfg.JUnitRoot
 }
 
 // pins are the assignments that give the item its GPUs (ids joined by ","): the pin

@@ -63,6 +63,10 @@ type Config struct {
 	// suite writes its JUnit XML, "" when the environment sets none.
 	JUnitPrefix string
 	JUnitSuffix string
+	// JUnitRoot is the JUnit prefix's trusted root: no folder from below it to an
+	// item's JUnit folder may be a link (docs/bad-day.md#the-state-between-runs-links-and-fifos);
+	// "" is the prefix itself.
+	JUnitRoot string
 	// JUnitOptional are the weight-key patterns of the items whose re-entry
 	// writes no JUnit file (TE's torch/benchmark): judged by their exit code
 	// alone, never no-run (docs/outcomes.md).
@@ -75,6 +79,9 @@ type Config struct {
 	Timings *logdir.TimingsWriter
 	Console io.Writer
 	Warn    func(string)
+	// Lost reports a file of the run that was not written (a full disk, a link
+	// where it goes): the item's log or rc file. nil: a warning.
+	Lost func(what, path string, err error)
 	// Start is the zero of the timings offsets (zero: when Run is called).
 	Start time.Time
 
@@ -203,7 +210,7 @@ func (d *dispatcher) runItem(ctx context.Context, t0 time.Time, slots []int, idx
 		// from); earlier ones keep theirs beside it.
 		keepAttempt(d.cfg.Layout, it.Label, it.Tag, n-1, d.warn)
 	}
-	log := openLog(d.cfg.Layout.ItemLog(it.Label, it.Tag), d.warn)
+	log := d.openLog(it)
 	limit, why := d.deadline(it)
 	e, cwd := d.execute(ctx, it, &a, log, limit)
 	a.Outcome = decide(e)
@@ -234,7 +241,7 @@ func (d *dispatcher) execute(ctx context.Context, it Item, a *Attempt, log io.Wr
 	a.Start = time.Now()
 	if cmdErr != nil {
 		e.runErr = cmdErr
-	} else if err := mkdir(cwd); err != nil {
+	} else if err := mkdir(d.cfg.Layout, cwd); err != nil {
 		e.runErr = fmt.Errorf("cannot create the item's working directory: %w", err)
 	} else {
 		e.res, e.runErr = d.cfg.Exec.Run(ictx, cmd)
@@ -264,8 +271,8 @@ func (d *dispatcher) record(it Item, a *Attempt, t0 time.Time) {
 	if a.Failed() && a.Outcome.Exercised() {
 		a.DeviceErr = deviceError(l.ItemLog(it.Label, it.Tag))
 	}
-	if err := writeRC(l.ItemRC(it.Label, it.Tag), a.RC); err != nil {
-		d.warn(fmt.Sprintf("%s: %v", l.ItemRC(it.Label, it.Tag), err))
+	if err := writeRC(l, l.ItemRC(it.Label, it.Tag), a.RC); err != nil {
+		d.lost(fmt.Sprintf("the exit code of item %s", name(it)), l.ItemRC(it.Label, it.Tag), err)
 	}
 	a.Row = d.row(it, *a, t0)
 	if d.cfg.Timings != nil {
@@ -311,6 +318,15 @@ func (d *dispatcher) warn(msg string) {
 	if d.cfg.Warn != nil {
 		d.cfg.Warn(msg)
 	}
+}
+
+// lost reports a file of the run (what, at path) that was not written.
+func (d *dispatcher) lost(what, path string, err error) {
+	if d.cfg.Lost != nil {
+		d.cfg.Lost(what, path, err)
+		return
+	}
+	d.warn(fmt.Sprintf("%s NOT written (%s): %v", path, what, err))
 }
 
 // note prints an informational line among the item lines.

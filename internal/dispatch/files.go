@@ -21,12 +21,17 @@ type itemLog struct {
 	err     error
 }
 
-func openLog(path string, warn func(string)) *itemLog {
-	f, err := os.Create(path)
+// openLog creates (or truncates) the item's log, never through a link or into a
+// FIFO (logdir.Layout.Create); one it cannot create is reported lost, and the item
+// runs with its output dropped.
+func (d *dispatcher) openLog(it Item) *itemLog {
+	path := d.cfg.Layout.ItemLog(it.Label, it.Tag)
+	f, err := d.cfg.Layout.Create(path)
 	if err != nil {
-		warn(fmt.Sprintf("%s: cannot create the item log, its output is lost: %v", path, err))
+		d.lost(fmt.Sprintf("the log of item %s, its output is lost", name(it)), path, err)
+		return &itemLog{path: path, err: err}
 	}
-	return &itemLog{f: f, path: path, err: err}
+	return &itemLog{f: f, path: path}
 }
 
 func (l *itemLog) Write(p []byte) (int, error) {
@@ -55,29 +60,28 @@ func (l *itemLog) Close() error {
 	return nil
 }
 
-// mkdir creates an item's working directory ("": an adapter item has none).
-func mkdir(dir string) error {
+// mkdir creates an item's working directory ("": an adapter item has none), a real
+// directory, never a link's target.
+func mkdir(l logdir.Layout, dir string) error {
 	if dir == "" {
 		return nil
 	}
-	return os.MkdirAll(dir, 0o755)
+	return l.MkdirAll(dir)
 }
 
 // removeIfEmpty removes the item's working directory unless the item left files in
-// it (os.Remove refuses a non-empty directory, which is the point).
+// it (os.Remove refuses a non-empty directory, which is the point) or put a link
+// in its place (left for the next run's claim to refuse).
 func removeIfEmpty(dir string) {
-	if dir != "" {
+	if fi, err := os.Lstat(dir); dir != "" && err == nil && fi.IsDir() {
 		_ = os.Remove(dir)
 	}
 }
 
-func writeRC(path string, rc int) error {
-	err := os.WriteFile(path, []byte(fmt.Sprintf("%d\n", rc)), 0o644)
-	if err != nil {
-		// A full disk must not leave an empty .rc for a gate to read as a verdict.
-		os.Remove(path)
-	}
-	return err
+// writeRC replaces the item's rc file whole (a full disk leaves no empty .rc for a
+// gate to read as a verdict), never through a link.
+func writeRC(l logdir.Layout, path string, rc int) error {
+	return l.WriteFile(path, []byte(fmt.Sprintf("%d\n", rc)))
 }
 
 // partialLeft reports whether a .partial sidecar outlived the item: for a tagged

@@ -2,70 +2,136 @@ package dispatch
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/schedule"
+	"github.com/rocm/sgpu-queue/internal/tmpfstest"
 )
 
-// devFull is a file every write to fails with ENOSPC: a full disk on demand.
-func devFull(t *testing.T) string {
+// fullDisk is a log dir on a small tmpfs that is full: a full disk on demand.
+func fullDisk(t *testing.T) logdir.Layout {
 	t.Helper()
-	f, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
-	if err != nil {
-		t.Skipf("no /dev/full: %v", err)
+	l := logdir.Layout{Root: tmpfstest.Mount(t, 64<<10)}
+	if err := l.Prepare(); err != nil {
+		t.Fatal(err)
 	}
-	f.Close()
-	return "/dev/full"
+	return l
+}
+
+// logHarness is a dispatcher writing item logs into l, its losses and warnings
+// kept.
+func logHarness(l logdir.Layout) (*dispatcher, *[]string) {
+	var msgs []string
+	d := &dispatcher{cfg: Config{Layout: l, Warn: func(s string) { msgs = append(msgs, s) }}}
+	return d, &msgs
 }
 
 func TestItemLogFullDisk(t *testing.T) {
-	full := devFull(t)
-	var warns []string
-	l := openLog(full, func(s string) { warns = append(warns, s) })
+	l := fullDisk(t)
+	d, warns := logHarness(l)
+	it := Item{Item: schedule.Item{Label: "s", Tag: "x"}}
+	// The file is made before the disk fills: an inode is no data block.
+	f, err := os.Create(l.ItemLog("s", "x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	tmpfstest.Fill(t, l.Root)
+	log := d.openLog(it)
 	for i := 0; i < 3; i++ {
-		if n, err := l.Write([]byte("output line\n")); n != 12 || err != nil {
+		if n, err := log.Write([]byte("output line\n")); n != 12 || err != nil {
 			t.Fatalf("write %d = %d, %v: a full disk must not fail the item's own writes", i, n, err)
 		}
 	}
-	err := l.Close()
-	if err == nil || err.Error() != "/dev/full: output lost after 0 bytes: write /dev/full: no space left on device" {
+	err = log.Close()
+	path := l.ItemLog("s", "x")
+	if err == nil || err.Error() != path+": output lost after 0 bytes: write "+path+": no space left on device" {
 		t.Errorf("Close = %v", err)
 	}
-	if len(warns) != 0 {
-		t.Errorf("warned at open: %q", warns)
+	if len(*warns) != 0 {
+		t.Errorf("warned at open: %q", *warns)
 	}
 }
 
+// An item log that cannot be created (its folder is gone, a link or a FIFO is in
+// its place) is NOT written, said once; the item's writes still succeed, and what
+// the link points at keeps its bytes.
 func TestItemLogCannotCreate(t *testing.T) {
-	var warns []string
-	p := filepath.Join(t.TempDir(), "missing", "x.log")
-	l := openLog(p, func(s string) { warns = append(warns, s) })
-	if n, err := l.Write([]byte("abc")); n != 3 || err != nil {
-		t.Errorf("write = %d, %v", n, err)
+	outside := filepath.Join(t.TempDir(), "precious")
+	if err := os.WriteFile(outside, []byte("precious\n"), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	if err := l.Close(); err != nil {
-		t.Errorf("Close = %v (the loss was already reported)", err)
-	}
-	if len(warns) != 1 || !strings.HasPrefix(warns[0], p+": cannot create the item log, its output is lost: ") {
-		t.Errorf("warnings %q", warns)
+	for _, tc := range []struct {
+		name, why string
+		make      func(l logdir.Layout, path string) error
+	}{
+		{"a file for items/", "items is a regular file", func(l logdir.Layout, _ string) error {
+			if err := os.Remove(l.ItemsDir()); err != nil {
+				return err
+			}
+			return os.WriteFile(l.ItemsDir(), nil, 0o644)
+		}},
+		{"a link", "is a symbolic link to " + outside, func(_ logdir.Layout, p string) error { return os.Symlink(outside, p) }},
+		{"a dangling link", "is a symbolic link to " + outside + ".new",
+			func(_ logdir.Layout, p string) error { return os.Symlink(outside+".new", p) }},
+		{"a FIFO", "is a named pipe (FIFO)", func(_ logdir.Layout, p string) error { return syscall.Mkfifo(p, 0o644) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := logdir.Layout{Root: t.TempDir()}
+			if err := l.Prepare(); err != nil {
+				t.Fatal(err)
+			}
+			p := l.ItemLog("s", "x")
+			if err := tc.make(l, p); err != nil {
+				t.Fatal(err)
+			}
+			var lost []string
+			d, warns := logHarness(l)
+			d.cfg.Lost = func(what, path string, err error) {
+				lost = append(lost, fmt.Sprintf("%s (%s): %v", path, what, err))
+			}
+			log := d.openLog(Item{Item: schedule.Item{Label: "s", Tag: "x"}})
+			if n, err := log.Write([]byte("abc")); n != 3 || err != nil {
+				t.Errorf("write = %d, %v", n, err)
+			}
+			if err := log.Close(); err != nil {
+				t.Errorf("Close = %v (the loss was already reported)", err)
+			}
+			want := p + " (the log of item s/x, its output is lost): "
+			if len(lost) != 1 || len(*warns) != 0 || !strings.HasPrefix(lost[0], want) || !strings.Contains(lost[0], tc.why) {
+				t.Errorf("lost %q, warnings %q: want one %q…%s", lost, *warns, want, tc.why)
+			}
+			if data, _ := os.ReadFile(outside); string(data) != "precious\n" {
+				t.Errorf("the link's target now holds %q", data)
+			}
+			if _, err := os.Lstat(outside + ".new"); err == nil {
+				t.Error("the dangling link's target was created")
+			}
+		})
 	}
 }
 
 func TestItemLogCountsWhatWasWritten(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "x.log")
-	l := openLog(p, func(s string) { t.Errorf("warned %q", s) })
-	l.Write([]byte("12345"))
-	l.Write([]byte("678"))
-	if err := l.Close(); err != nil || l.written != 8 {
-		t.Errorf("Close = %v, written %d", err, l.written)
+	l := logdir.Layout{Root: t.TempDir()}
+	if err := l.Prepare(); err != nil {
+		t.Fatal(err)
 	}
-	if data, _ := os.ReadFile(p); string(data) != "12345678" {
+	d, warns := logHarness(l)
+	log := d.openLog(Item{Item: schedule.Item{Label: "s", Tag: "x"}})
+	log.Write([]byte("12345"))
+	log.Write([]byte("678"))
+	if err := log.Close(); err != nil || log.written != 8 || len(*warns) != 0 {
+		t.Errorf("Close = %v, written %d, warnings %q", err, log.written, *warns)
+	}
+	if data, _ := os.ReadFile(l.ItemLog("s", "x")); string(data) != "12345678" {
 		t.Errorf("log %q", data)
 	}
 }
@@ -74,16 +140,10 @@ func TestItemLogCountsWhatWasWritten(t *testing.T) {
 // log), a lost timings row or rc file is a warning, and the items neither fail nor
 // stop the run.
 func TestRunFullDisk(t *testing.T) {
-	full := devFull(t)
 	h := newHarness(t, "0", "1")
-	fullLayout := logdir.Layout{Root: t.TempDir()}
-	os.Mkdir(fullLayout.QueueDir(), 0o755)
-	for _, p := range []string{fullLayout.TimingsTSV(), fullLayout.OutcomesTSV()} {
-		if err := os.Symlink(full, p); err != nil {
-			t.Fatal(err)
-		}
-	}
-	tw, err := fullLayout.OpenTimings()
+	full := fullDisk(t)
+	h.layout, h.cfg.Layout = full, full
+	tw, err := full.OpenTimings()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,13 +153,17 @@ func TestRunFullDisk(t *testing.T) {
 	var items []Item
 	for _, tag := range tags {
 		items = append(items, h.item(tag, 1))
-		if err := os.Symlink(full, h.layout.ItemLog("s", tag)); err != nil {
+		// Made before the disk fills, as the cwd/ folder each item runs in.
+		f, err := os.Create(full.ItemLog("s", tag))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		if err := os.Mkdir(full.ItemCwd("s", tag), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := os.Symlink(full, h.layout.ItemRC("s", "sleep.3")); err != nil {
-		t.Fatal(err)
-	}
+	tmpfstest.Fill(t, full.Root)
 	res := h.run(context.Background(), items...)
 	if len(res.Attempts) != 3 || res.Cancelled || res.Stop != nil {
 		t.Fatalf("attempts %d cancelled %v stop %v", len(res.Attempts), res.Cancelled, res.Stop)
@@ -121,7 +185,7 @@ func TestRunFullDisk(t *testing.T) {
 			}
 		case strings.HasPrefix(w, "cannot record s/") && strings.Contains(w, ": timings.tsv: ") && strings.Contains(w, "; outcomes.tsv: ") && strings.HasSuffix(w, "no space left on device"):
 			rows++
-		case strings.HasPrefix(w, h.layout.ItemRC("s", "sleep.3")+": ") && strings.HasSuffix(w, "no space left on device"):
+		case strings.Contains(w, ".log.rc NOT written (the exit code of item s/") && strings.HasSuffix(w, "no space left on device"):
 			rcs++
 		default:
 			t.Errorf("unexpected warning %q", w)
@@ -131,9 +195,12 @@ func TestRunFullDisk(t *testing.T) {
 		if perLog[tag] != 1 {
 			t.Errorf("lost output of %s reported %d times, want once", tag, perLog[tag])
 		}
+		if _, err := os.Stat(full.ItemRC("s", tag)); err == nil {
+			t.Errorf("%s has an rc file on a full disk: never an empty one", tag)
+		}
 	}
-	if rows != 3 || rcs != 1 {
-		t.Errorf("%d timings warnings (want 3), %d rc warnings (want 1)", rows, rcs)
+	if rows != 3 || rcs != 3 {
+		t.Errorf("%d timings warnings (want 3), %d rc warnings (want 3)", rows, rcs)
 	}
 	if !strings.Contains(h.console.String(), "[3/3 eta") {
 		t.Errorf("console %q", h.console.String())

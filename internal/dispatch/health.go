@@ -3,10 +3,11 @@ package dispatch
 import (
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/rocm/sgpu-queue/internal/safefs"
 )
 
 // Quarantine configures the bad-GPU detector. A failure is "fast" when it ends before
@@ -34,7 +35,7 @@ var deviceErrors = regexp.MustCompile(`(?i)(hipErrorNoDevice|no ROCm-capable dev
 
 // deviceError returns the first device-error line in the tail of a log, or "".
 func deviceError(path string) string {
-	f, err := os.Open(path)
+	f, err := safefs.Open(path) // the item may have put a FIFO there
 	if err != nil {
 		return ""
 	}

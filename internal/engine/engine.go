@@ -242,6 +242,9 @@ type run struct {
 	// internalShard: a merged shard stopped on an internal error, so the merge
 	// exits as that run did (exitcode.Internal).
 	internalShard bool
+	// lostMu guards res.NotWritten: the dispatch workers report an item's lost
+	// log or rc at once (run.lost).
+	lostMu sync.Mutex
 }
 
 // Run performs phases 0–8. The error is non-nil only when the run could not get to
@@ -280,7 +283,7 @@ func newRun(o Options) (*run, error) {
 	if o.LogDir, err = filepath.Abs(o.LogDir); err != nil {
 		return nil, usage(fmt.Errorf("%s: %w", o.Face.Name("log-dir"), err))
 	}
-	r := &run{o: o, out: o.Out, obs: o.Observer, layout: logdir.Layout{Root: o.LogDir}, optional: optional}
+	r := &run{o: o, out: o.Out, obs: o.Observer, layout: logdir.New(o.LogDir, o.RepoRoot), optional: optional}
 	if r.out == nil {
 		r.out = os.Stdout
 	}
@@ -430,18 +433,24 @@ func (r *run) writeMeta(m *record.Meta) {
 
 // lost warns that a file of the run (what, at path) was not written, a full disk
 // most likely, and keeps its path for the summary, so that nothing claims it was.
-// A file that fails twice (run.json) is warned about once.
+// A file that fails twice (run.json) is warned about once. The dispatch workers
+// call it at once.
 func (r *run) lost(what, path string, err error) {
 	rel := r.rel(path)
-	if slices.Contains(r.res.NotWritten, rel) {
+	r.lostMu.Lock()
+	seen := slices.Contains(r.res.NotWritten, rel)
+	if !seen {
+		r.res.NotWritten = append(r.res.NotWritten, rel)
+	}
+	r.lostMu.Unlock()
+	if seen {
 		return
 	}
-	r.res.NotWritten = append(r.res.NotWritten, rel)
 	var ae *atomicfile.Error
-	if errors.As(err, &ae) {
+	if errors.As(err, &ae) && ae.Path == path {
 		err = ae.Err // the path is said already
 	}
-	r.warn(fmt.Sprintf("%s NOT written (%s): %v", rel, what, err))
+	r.warn(fmt.Sprintf("%s NOT written (%s): %s", rel, what, r.lostReason(err)))
 }
 
 type plainObserver struct{ w io.Writer }

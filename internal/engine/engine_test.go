@@ -289,3 +289,48 @@ func TestJUnitInLogDir(t *testing.T) {
 		})
 	}
 }
+
+// plantScript's items each put a link where the tool writes their rc next, to a
+// file of $PRECIOUS: the workers report those lost at once (go test -race).
+const plantScript = `#!/bin/sh
+for tag in a b c d; do
+    if [ -n "$TE_CI_LIST_ITEMS" ]; then echo "TE_CI_ITEM $tag"; continue; fi
+    [ -n "$TE_CI_SETUP_ONLY" ] && exit 0
+    [ "$TEST_FILTER" = "$tag" ] && ln -s "$PRECIOUS/$tag" "$(cd ../.. && pwd)/items/s.$tag.log.rc"
+done
+exit 0
+`
+
+// A link an item plants mid-run where the tool writes next is never written
+// through: each is NOT written, named once in Result.NotWritten, and its target
+// keeps its bytes.
+func TestLinksPlantedMidRun(t *testing.T) {
+	o := repo(t, "s s.log list s.sh\n")
+	if err := os.WriteFile(filepath.Join(o.RepoRoot, "s.sh"), []byte(plantScript), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	precious := t.TempDir()
+	for _, tag := range []string{"a", "b", "c", "d"} {
+		os.WriteFile(filepath.Join(precious, tag), []byte("precious\n"), 0o644)
+	}
+	o.Env = append(o.Env, "PRECIOUS="+precious)
+	o.GPUs = "4"
+	res, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, tag := range []string{"a", "b", "c", "d"} {
+		want = append(want, filepath.Join("test-results", "logs", "items", "s."+tag+".log.rc"))
+		if data, _ := os.ReadFile(filepath.Join(precious, tag)); string(data) != "precious\n" {
+			t.Errorf("%s's rc was written through its link: %q", tag, data)
+		}
+	}
+	got := slices.Sorted(slices.Values(res.NotWritten))
+	if !slices.Equal(got, want) || res.ExitCode != exitcode.OK {
+		t.Errorf("NOT written %q, exit %d; want %q and 0", got, res.ExitCode, want)
+	}
+	if out := o.Out.(*bytes.Buffer).String(); !strings.Contains(out, want[0]+" NOT written (the exit code of item s/a): "+want[0]+" is a symbolic link to ") {
+		t.Errorf("console:\n%s", out)
+	}
+}

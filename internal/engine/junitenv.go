@@ -2,11 +2,11 @@ package engine
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/rocm/sgpu-queue/internal/hook"
 	"github.com/rocm/sgpu-queue/internal/junit"
+	"github.com/rocm/sgpu-queue/internal/safefs"
 )
 
 // junitPrefix is the absolute JUnit prefix from the environment: relative prefixes
@@ -48,8 +48,8 @@ func (r *run) suiteJUnitDir(label string) (string, error) {
 	if prefix == "" {
 		return "", nil
 	}
-	if err := os.MkdirAll(prefix+label, 0o755); err != nil {
-		return "", fmt.Errorf("JUnit folder of suite %q: %w", label, err)
+	if err := safefs.MkdirAll(r.junitPrefixRoot(), prefix+label); err != nil {
+		return "", fmt.Errorf("JUnit folder of suite %q: %w", label, r.stateError(err))
 	}
 	p, err := r.mapPath(prefix + label)
 	if err != nil {

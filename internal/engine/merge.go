@@ -5,10 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 
-	"github.com/rocm/sgpu-queue/internal/atomicfile"
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/junit"
 	"github.com/rocm/sgpu-queue/internal/logdir"
@@ -16,6 +14,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/report"
+	"github.com/rocm/sgpu-queue/internal/safefs"
 	"github.com/rocm/sgpu-queue/internal/shard"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 	"github.com/rocm/sgpu-queue/internal/verdict"
@@ -52,9 +51,16 @@ func Merge(ctx context.Context, o Options, dirs []string) (*Result, error) {
 	first := shards[0].Run.Meta
 	claim := &record.Meta{Tool: logdir.ToolName, Suites: first.Suites, Arch: first.Arch, Level: first.Level,
 		Merge: &record.Merge{Shards: first.Shard.Shards}}
+	var suiteLabels []string
+	for _, s := range first.Suites {
+		suiteLabels = append(suiteLabels, s.Label)
+	}
+	if err := r.checkJUnit(suiteLabels, false); err != nil {
+		return nil, usage(err)
+	}
 	lock, err := r.layout.Claim(claim, r.o.LogDirReuse)
 	if err != nil {
-		return nil, usage(logDirError(r.o.Face, r.o.LogDir, err))
+		return nil, usage(r.logDirError(err))
 	}
 	defer lock.Release()
 	r.printf("  %d of %d shards, arch %s, level %s → %s\n", len(shards), first.Shard.Shards, first.Arch, first.Level, r.o.LogDir)
@@ -246,14 +252,14 @@ func (r *run) writeMerged(m *merge.Result, shards []*merge.Shard) error {
 		path string
 		data []byte
 	}{{l.QueueTSV(), q.Bytes()}, {l.ItemsTSV(), c.Bytes()}, {l.ShardsTSV(), logdir.FormatShards(run.ShardOf, run.Queue)}} {
-		if err := atomicfile.Write(f.path, f.data, 0o644); err != nil {
-			return err
+		if err := l.WriteFile(f.path, f.data); err != nil {
+			return r.stateError(err)
 		}
 	}
 	if _, from := merge.PlanOf(shards); from != nil {
-		if data, err := os.ReadFile(logdir.Layout{Root: from.Run.Dir}.PlanJSON()); err == nil {
-			if err := atomicfile.Write(l.PlanJSON(), data, 0o644); err != nil {
-				return err
+		if data, err := safefs.ReadFile(logdir.Layout{Root: from.Run.Dir}.PlanJSON()); err == nil {
+			if err := l.WriteFile(l.PlanJSON(), data); err != nil {
+				return r.stateError(err)
 			}
 		}
 	}

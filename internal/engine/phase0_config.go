@@ -4,16 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"slices"
+	"syscall"
 
 	"github.com/rocm/sgpu-queue/internal/adapter"
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/gpu"
 	"github.com/rocm/sgpu-queue/internal/hook"
 	"github.com/rocm/sgpu-queue/internal/logdir"
-	"github.com/rocm/sgpu-queue/internal/optname"
 	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/record"
+	"github.com/rocm/sgpu-queue/internal/safefs"
 )
 
 // readConfig is phase 0: the configs (every problem of every file at once), where
@@ -77,10 +79,13 @@ func (r *run) readConfig(ctx context.Context) (suites []config.Suite, pool gpu.P
 	}
 	r.printf("  level %s, log dir %s\n", r.o.Level, r.o.LogDir)
 	if !r.o.DryRun {
+		if err := r.checkJUnit(labels(suites), true); err != nil {
+			return fail(err)
+		}
 		claim := r.claim(suites, pool)
 		lock, err := r.layout.Claim(claim, r.o.LogDirReuse)
 		if err != nil {
-			return fail(logDirError(r.o.Face, r.o.LogDir, err))
+			return fail(r.logDirError(err))
 		}
 		r.foreignCwd = claim.ForeignCwd
 		release = func() { lock.Release(); target.Close() }
@@ -144,12 +149,23 @@ func (r *run) roots() []string {
 	return roots
 }
 
+// labels are the suites' labels.
+func labels(suites []config.Suite) []string {
+	out := make([]string, len(suites))
+	for i, s := range suites {
+		out[i] = s.Label
+	}
+	return out
+}
+
 // logDirError is the one-line error of a log dir the run cannot claim: another run
-// holds it, it holds someone else's files (both say so and the fix), or it cannot be
-// written.
-func logDirError(face optname.Face, dir string, err error) error {
+// holds it, it holds someone else's files, a link or FIFO is where the run writes
+// (each says so and the fix), or it cannot be written.
+func (r *run) logDirError(err error) error {
+	face, dir := r.o.Face, r.o.LogDir
 	var busy *logdir.BusyError
 	var foreign *logdir.NotOursError
+	var link *safefs.Error
 	switch {
 	case errors.As(err, &busy):
 		busy.Face = face
@@ -157,6 +173,12 @@ func logDirError(face optname.Face, dir string, err error) error {
 	case errors.As(err, &foreign):
 		foreign.Face = face
 		return err
+	case errors.As(err, &link) && errors.Is(link, syscall.ENOTDIR):
+		// A file where the log dir's path needs a directory: not a hostile link, a
+		// path that cannot be made.
+		err = &fs.PathError{Op: "mkdir", Path: link.Path, Err: syscall.ENOTDIR}
+	case errors.As(err, &link):
+		return r.stateError(link)
 	}
 	return fmt.Errorf("log dir %s is not writable: %w; give a writable %s", dir, err, face.Name("log-dir"))
 }

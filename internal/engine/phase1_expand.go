@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 
@@ -47,16 +46,19 @@ func (r *run) expand(ctx context.Context, suites []config.Suite, pool gpu.Pool) 
 		Log: io.Discard,
 	}
 	if !r.o.DryRun {
-		f, err := os.Create(r.layout.ExpandLog())
+		f, err := r.layout.Create(r.layout.ExpandLog())
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", r.layout.ExpandLog(), err)
+			return nil, r.pathError(r.layout.ExpandLog(), err)
 		}
 		defer f.Close()
 		req.Log = f
 		req.SetupLog = func(s config.Suite) (io.WriteCloser, string, error) {
 			path := r.layout.SetupLog(s.Label)
-			f, err := os.Create(path)
-			return f, r.rel(path), err
+			f, err := r.layout.Create(path)
+			if err != nil {
+				return nil, r.rel(path), r.pathError(path, err)
+			}
+			return f, r.rel(path), nil
 		}
 	}
 	res, err := expand.Run(ctx, req)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/rocm/sgpu-queue/internal/atomicfile"
 	"github.com/rocm/sgpu-queue/internal/dispatch"
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/gpu"
@@ -202,13 +201,13 @@ func (r *run) writeQueue(plan []schedule.Item, order []int, e *expansion) ([]rec
 	if err := logdir.FormatCensus(&c, e.rows); err != nil {
 		return nil, err
 	}
-	if err := atomicfile.Write(r.layout.QueueTSV(), q.Bytes(), 0o644); err != nil {
-		return nil, err
+	if err := r.layout.WriteFile(r.layout.QueueTSV(), q.Bytes()); err != nil {
+		return nil, r.stateError(err)
 	}
 	if r.shard != nil {
 		if err := r.writeShardFiles(e); err != nil {
 			return nil, err
 		}
 	}
-	return rows, atomicfile.Write(r.layout.ItemsTSV(), c.Bytes(), 0o644)
+	return rows, r.stateError(r.layout.WriteFile(r.layout.ItemsTSV(), c.Bytes()))
 }

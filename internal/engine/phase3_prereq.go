@@ -111,9 +111,9 @@ func onceProgram(root, prog string) error {
 // naming the command, the log and the tail of its output.
 func (r *run) runOnce(ctx context.Context, kind onceKind, words []string, pool gpu.Pool) (tail string, err error) {
 	path := r.layout.OnceLog(string(kind))
-	f, err := os.Create(path)
+	f, err := r.layout.Create(path)
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", path, err)
+		return "", r.pathError(path, err)
 	}
 	defer f.Close()
 	t := &textfmt.Tail{}

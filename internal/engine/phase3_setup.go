@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/rocm/sgpu-queue/internal/adapter"
 	"github.com/rocm/sgpu-queue/internal/config"
@@ -49,9 +48,9 @@ func (r *run) setup(ctx context.Context, suites []config.Suite, pool gpu.Pool, p
 			continue
 		}
 		path := r.layout.SetupLog(s.Label)
-		f, err := os.Create(path)
+		f, err := r.layout.Create(path)
 		if err != nil {
-			return fmt.Errorf("%s: %w", path, err)
+			return r.pathError(path, err)
 		}
 		tail := &textfmt.Tail{}
 		w := io.MultiWriter(f, tail)

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/rocm/sgpu-queue/internal/config"
@@ -11,6 +10,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/gpu"
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/record"
+	"github.com/rocm/sgpu-queue/internal/safefs"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 )
 
@@ -41,8 +41,8 @@ func (r *run) dispatch(ctx context.Context, items []dispatch.Item, q schedule.Sc
 	suffix := r.junitSuffix()
 	prefix := r.junitPrefix()
 	if prefix != "" {
-		if err := os.MkdirAll(prefix, 0o755); err != nil {
-			r.warn(fmt.Sprintf("JUnit prefix %s: %v", prefix, err))
+		if err := safefs.MkdirAll(r.junitPrefixRoot(), prefix); err != nil {
+			r.warn(fmt.Sprintf("JUnit prefix %s: %v", r.rel(prefix), r.stateError(err)))
 		}
 	}
 	meta.Started = time.Now()
@@ -51,7 +51,8 @@ func (r *run) dispatch(ctx context.Context, items []dispatch.Item, q schedule.Sc
 		Exec: r.target.Exec, Layout: r.layout, Hooks: r.o.Hooks, Env: r.target.Env, Level: r.o.Level,
 		GPUs: pool.IDs, PinVar: pool.PinVar, AlsoPin: pool.AlsoPin, Ports: r.ports, JUnitPrefix: prefix, JUnitSuffix: suffix,
 		JUnitOptional: r.optional,
-		MapPath:       r.target.MapPath, Dir: r.o.RepoRoot, Timings: tw, Console: r.out, Warn: r.warn, Start: meta.Started,
+		JUnitRoot:     r.junitPrefixRoot(), Lost: r.lost,
+		MapPath: r.target.MapPath, Dir: r.o.RepoRoot, Timings: tw, Console: r.out, Warn: r.warn, Start: meta.Started,
 		Timeout: r.o.Timeout, Retries: r.o.Retries, Quarantine: r.o.Quarantine,
 	}
 	return dispatch.Run(ctx, cfg, items, q), nil

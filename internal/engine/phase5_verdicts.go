@@ -26,7 +26,7 @@ func (r *run) verdicts(run *record.Run) {
 		// One suite at a time, so that the console says which verdicts a full disk
 		// kept from being written.
 		if err := verdict.Write(r.layout, []verdict.Suite{s}); err != nil {
-			r.lost(fmt.Sprintf("the verdict of suite %q", s.Label), r.layout.SuiteRC(s.LogFile), err)
+			r.lost(fmt.Sprintf("the verdict of suite %q", s.Label), refusedPath(err, r.layout.SuiteRC(s.LogFile)), err)
 			r.printf("  %-12s %s  (verdict NOT written)\n", s.Label, v)
 			continue
 		}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -79,7 +78,7 @@ func Plan(req PlanRequest, warn func(string)) (*shard.Plan, string, error) {
 	}
 	if req.ItemsPath != "" {
 		from = req.ItemsPath
-		f, err := os.Open(req.ItemsPath)
+		f, err := safefs.Open(req.ItemsPath)
 		if err != nil {
 			return nil, "", fmt.Errorf("--items: %w", err)
 		}

@@ -74,7 +74,7 @@ func (r *run) noneSelected() (*Result, error) {
 	if !r.o.DryRun {
 		lock, err := r.layout.Claim(r.claim(nil, gpu.Pool{}), r.o.LogDirReuse)
 		if err != nil {
-			return nil, usage(logDirError(r.o.Face, r.o.LogDir, err))
+			return nil, usage(r.logDirError(err))
 		}
 		defer lock.Release()
 		r.obs.Phase(5, "per-suite verdicts")
@@ -82,7 +82,7 @@ func (r *run) noneSelected() (*Result, error) {
 			v := verdict.Suite{Label: s.Label, LogFile: s.LogFile, Mode: string(s.Mode), Skip: outcome.NotSelected}
 			r.res.Suites = append(r.res.Suites, v)
 			if err := verdict.Write(r.layout, []verdict.Suite{v}); err != nil {
-				r.lost(fmt.Sprintf("the verdict of suite %q", s.Label), r.layout.SuiteRC(s.LogFile), err)
+				r.lost(fmt.Sprintf("the verdict of suite %q", s.Label), refusedPath(err, r.layout.SuiteRC(s.LogFile)), err)
 				continue
 			}
 			r.printf("  %-12s %s  → %s\n", s.Label, outcome.NotSelected.Line(), r.rel(r.layout.SuiteRC(s.LogFile)))

@@ -6,15 +6,14 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/rocm/sgpu-queue/internal/atomicfile"
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/gpu"
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/record"
+	"github.com/rocm/sgpu-queue/internal/safefs"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/shard"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
@@ -49,7 +48,7 @@ func (r *run) readSharding() error {
 	}
 	s := &sharding{shard: o.Shard, shards: o.Shards}
 	if o.PlanFile != "" {
-		data, err := os.ReadFile(o.PlanFile)
+		data, err := safefs.ReadFile(o.PlanFile)
 		if err != nil {
 			return fmt.Errorf("%s: %w", o.Face.Name("plan"), err)
 		}
@@ -126,13 +125,13 @@ func (r *run) writeShardFiles(e *expansion) error {
 	if err := logdir.FormatCensus(&b, e.listed); err != nil {
 		return err
 	}
-	if err := atomicfile.Write(r.layout.ListedTSV(), b.Bytes(), 0o644); err != nil {
-		return err
+	if err := r.layout.WriteFile(r.layout.ListedTSV(), b.Bytes()); err != nil {
+		return r.stateError(err)
 	}
 	if r.shard.raw == nil {
 		return nil
 	}
-	return atomicfile.Write(r.layout.PlanJSON(), r.shard.raw, 0o644)
+	return r.stateError(r.layout.WriteFile(r.layout.PlanJSON(), r.shard.raw))
 }
 
 // shardRecord is run.json's "shard".

@@ -3,11 +3,8 @@ package engine
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
 	"strings"
 
-	"github.com/rocm/sgpu-queue/internal/atomicfile"
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/expand"
@@ -43,8 +40,8 @@ func (r *run) stoppedBeforeItems(ctx context.Context, phase int, suites []config
 	if phase == 1 {
 		// No queue was written: an empty one keeps the log dir a run that
 		// `sgpu-queue report` can rebuild.
-		if err := os.WriteFile(r.layout.QueueTSV(), nil, 0o644); err != nil {
-			r.warn(fmt.Sprintf("%s: %v", r.layout.QueueTSV(), err))
+		if err := r.layout.WriteFile(r.layout.QueueTSV(), nil); err != nil {
+			r.lost("the empty queue", r.layout.QueueTSV(), err)
 		}
 	}
 	r.writeMeta(meta)
@@ -71,11 +68,11 @@ func (r *run) stoppedOnSuite(phase int, suites []config.Suite, pool gpu.Pool, er
 		return failed
 	}
 	if phase == 1 {
-		if werr := atomicfile.Write(r.layout.QueueTSV(), nil, 0o644); werr != nil {
+		if werr := r.layout.WriteFile(r.layout.QueueTSV(), nil); werr != nil {
 			r.lost("the empty queue", r.layout.QueueTSV(), werr)
 		}
 		if r.shard != nil && r.shard.raw != nil {
-			if werr := atomicfile.Write(r.layout.PlanJSON(), r.shard.raw, 0o644); werr != nil {
+			if werr := r.layout.WriteFile(r.layout.PlanJSON(), r.shard.raw); werr != nil {
 				r.lost("the plan's copy", r.layout.PlanJSON(), werr)
 			}
 		}

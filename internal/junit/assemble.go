@@ -63,9 +63,10 @@ func CombineSuite(ctx context.Context, s verdict.Suite, parts []Part, unreported
 // one (a nil document and error: none), and returns the paths written. It never
 // replaces a file this tool did not write, and merged files of suites that are no
 // longer run are removed when this tool wrote them and they are unchanged since
-// (the directory's manifest says which: a user's file is never touched).
-func WriteSuites(dir string, suites []verdict.Suite, doc func(verdict.Suite) (*Doc, error), log Log) []string {
-	outs, manifestErr := OpenOutputs(dir)
+// (the directory's manifest says which: a user's file is never touched). Nothing is
+// written through a link below root, dir's trusted root.
+func WriteSuites(root, dir string, suites []verdict.Suite, doc func(verdict.Suite) (*Doc, error), log Log) []string {
+	outs, manifestErr := OpenOutputs(root, dir)
 	if manifestErr != nil {
 		log.Warn(fmt.Sprintf("JUnit manifest: %v; merged files of earlier runs are left as they are", manifestErr))
 	}
@@ -114,7 +115,7 @@ func writeSuite(outs *Outputs, s verdict.Suite, doc func(verdict.Suite) (*Doc, e
 	if d == nil {
 		return "", false
 	}
-	if err := d.WriteFile(path); err != nil {
+	if err := d.WriteFile(outs.Root, path); err != nil {
 		log.Lost(fmt.Sprintf("the merged JUnit of suite %q", s.Label), path, err)
 		return "", false
 	}

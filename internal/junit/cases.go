@@ -2,7 +2,6 @@ package junit
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -50,7 +49,7 @@ type Case struct {
 // expanded, at most MaxFileBytes).
 func ReadCases(path string) ([]Case, error) {
 	lim := defaultLimits()
-	data, err := readCapped(os.DirFS(filepath.Dir(path)), filepath.Base(path), lim.maxBytes)
+	data, err := readCapped(dirFS(filepath.Dir(path)), filepath.Base(path), lim.maxBytes)
 	if err != nil {
 		return nil, fmt.Errorf("junit: %s: %w", path, err)
 	}

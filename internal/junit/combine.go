@@ -3,7 +3,6 @@ package junit
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 )
 
@@ -32,7 +31,7 @@ func Combine(ctx context.Context, label string, parts []Part, notRun []Item, bro
 			return nil, fmt.Errorf("junit: combine %s: %w", label, err)
 		}
 		m.stats.Files++
-		data, err := readCapped(os.DirFS(filepath.Dir(p.Path)), filepath.Base(p.Path), lim.maxBytes)
+		data, err := readCapped(dirFS(filepath.Dir(p.Path)), filepath.Base(p.Path), lim.maxBytes)
 		var suites []xmlSuite
 		if err == nil {
 			suites, err = parseJUnit(data, lim)

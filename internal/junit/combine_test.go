@@ -25,7 +25,7 @@ func TestCombine(t *testing.T) {
 			t.Fatal(err)
 		}
 		p := filepath.Join(dir, "s"+string(rune('1'+i)), "torch.xml")
-		if err := d.WriteFile(p); err != nil {
+		if err := d.WriteFile(filepath.Dir(p), p); err != nil {
 			t.Fatal(err)
 		}
 		paths = append(paths, p)

@@ -24,7 +24,7 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/rocm/sgpu-queue/internal/atomicfile"
+	"github.com/rocm/sgpu-queue/internal/safefs"
 )
 
 // Item is one work item of the suite, as the engine saw it end.
@@ -90,14 +90,16 @@ func (d *Doc) Encode(w io.Writer) error {
 	return err
 }
 
-// WriteFile writes the document to path atomically (atomicfile.Write), so a
-// reader never sees half a file even if the run is killed while writing.
-func (d *Doc) WriteFile(path string) error {
+// WriteFile writes the document to path atomically, so a reader never sees half a
+// file even if the run is killed while writing, and never through a link in path's
+// place or in a folder below root, its trusted root (safefs.WriteFile: the
+// *safefs.Error then).
+func (d *Doc) WriteFile(root, path string) error {
 	var b bytes.Buffer
 	if err := d.Encode(&b); err != nil {
 		return fmt.Errorf("junit: write %s: %w", path, err)
 	}
-	if err := atomicfile.Write(path, b.Bytes(), 0o644); err != nil {
+	if err := safefs.WriteFile(root, path, b.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("junit: %w", err)
 	}
 	return nil

@@ -2,7 +2,6 @@ package junit
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 )
@@ -39,7 +38,7 @@ const MalformedType = ToolType + "malformed-junit"
 // item's malformed file: MalformedType), are left out. The file is read within the limits of any JUnit input.
 func ReadFailures(path string) (Failures, error) {
 	lim := defaultLimits()
-	data, err := readCapped(os.DirFS(filepath.Dir(path)), filepath.Base(path), lim.maxBytes)
+	data, err := readCapped(dirFS(filepath.Dir(path)), filepath.Base(path), lim.maxBytes)
 	if err != nil {
 		return Failures{}, fmt.Errorf("junit: %s: %w", path, err)
 	}

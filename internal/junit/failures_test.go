@@ -31,7 +31,7 @@ func TestReadFailures(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "torch.xml")
-	if err := doc.WriteFile(path); err != nil {
+	if err := doc.WriteFile(filepath.Dir(path), path); err != nil {
 		t.Fatal(err)
 	}
 	got, err := ReadFailures(path)

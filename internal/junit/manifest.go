@@ -14,7 +14,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/rocm/sgpu-queue/internal/atomicfile"
+	"github.com/rocm/sgpu-queue/internal/safefs"
 )
 
 // ManifestName is the file in a JUnit directory that lists the merged files the
@@ -26,7 +26,11 @@ const ManifestName = ".sgpu-queue-junit"
 
 // Outputs tracks the merged files of one run in one JUnit directory.
 type Outputs struct {
-	Dir  string
+	Dir string
+	// Root is Dir's trusted root: the repo root when Dir is under it, else Dir
+	// (docs/bad-day.md#the-state-between-runs-links-and-fifos); nothing is written
+	// through a link below it.
+	Root string
 	prev map[string]string // name -> sum, from the manifest of the last run
 	now  map[string]string
 	// unread: the manifest could not be read; it is then never replaced.
@@ -34,10 +38,11 @@ type Outputs struct {
 }
 
 // OpenOutputs reads dir's manifest; a missing one is an empty list, an unreadable
-// one an error (nothing is then removed).
-func OpenOutputs(dir string) (*Outputs, error) {
-	o := &Outputs{Dir: dir, prev: map[string]string{}, now: map[string]string{}}
-	data, err := os.ReadFile(filepath.Join(dir, ManifestName))
+// one (a FIFO too: never waited on) an error, and nothing is then removed. root is
+// dir's trusted root.
+func OpenOutputs(root, dir string) (*Outputs, error) {
+	o := &Outputs{Dir: dir, Root: root, prev: map[string]string{}, now: map[string]string{}}
+	data, err := safefs.ReadFile(filepath.Join(dir, ManifestName))
 	if errors.Is(err, fs.ErrNotExist) {
 		return o, nil
 	}
@@ -152,7 +157,10 @@ func (o *Outputs) RemoveStale() (removed, changed []string) {
 			changed = append(changed, n)
 			continue
 		}
-		if err := os.Remove(p); err == nil {
+		if safefs.CheckDir(o.Root, o.Dir) != nil {
+			continue
+		}
+		if err := safefs.Remove(p); err == nil {
 			removed = append(removed, n)
 		}
 	}
@@ -192,16 +200,17 @@ func (o *Outputs) save(entries map[string]string) error {
 	for _, n := range names {
 		fmt.Fprintf(&b, "%s %s\n", entries[n], n)
 	}
-	// atomicfile: a unique temporary name, so two runs writing at once do not
-	// share one, and a user's file of a fixed ".tmp" name is never replaced.
-	if err := atomicfile.Write(filepath.Join(o.Dir, ManifestName), []byte(b.String()), 0o644); err != nil {
+	// safefs.WriteFile (atomicfile): a unique temporary name, so two runs writing at
+	// once do not share one, and a user's file of a fixed ".tmp" name is never
+	// replaced; never through a link.
+	if err := safefs.WriteFile(o.Root, filepath.Join(o.Dir, ManifestName), []byte(b.String()), 0o644); err != nil {
 		return fmt.Errorf("junit: %w", err)
 	}
 	return nil
 }
 
 func fileSum(path string) (string, error) {
-	f, err := os.Open(path)
+	f, err := safefs.Open(path)
 	if err != nil {
 		return "", err
 	}

@@ -17,7 +17,7 @@ func TestOutputsRemoveOnlyWhatTheyWrote(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, content string) string { return writeIn(t, dir, name, content) }
 	// Run 1 writes gone.xml, edited.xml, kept.xml.
-	o1, err := OpenOutputs(dir)
+	o1, err := OpenOutputs(dir, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestOutputsRemoveOnlyWhatTheyWrote(t *testing.T) {
 	f.Close()
 
 	// Run 2 runs only the suite of kept.xml.
-	o2, err := OpenOutputs(dir)
+	o2, err := OpenOutputs(dir, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestOutputsRemoveOnlyWhatTheyWrote(t *testing.T) {
 func TestOutputsMayReplace(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, content string) string { return writeIn(t, dir, name, content) }
-	o1, _ := OpenOutputs(dir)
+	o1, _ := OpenOutputs(dir, dir)
 	for _, n := range []string{"ours.xml", "edited.xml", "linked.xml"} {
 		if err := o1.Wrote(write(n, "<testsuites name=\""+n+"\"/>\n")); err != nil {
 			t.Fatal(err)
@@ -89,7 +89,7 @@ func TestOutputsMayReplace(t *testing.T) {
 	if err := os.Symlink("user.xml", filepath.Join(dir, "linked.xml")); err != nil {
 		t.Fatal(err)
 	}
-	o2, err := OpenOutputs(dir)
+	o2, err := OpenOutputs(dir, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestOutputsMayReplace(t *testing.T) {
 	if err := o2.Checkpoint(); err != nil {
 		t.Fatal(err)
 	}
-	o3, _ := OpenOutputs(dir)
+	o3, _ := OpenOutputs(dir, dir)
 	for _, n := range []string{"ours.xml", "new.xml"} {
 		if err := o3.MayReplace(n); err != nil {
 			t.Errorf("after the checkpoint, MayReplace(%s) = %v", n, err)
@@ -172,7 +172,7 @@ func writeIn(t *testing.T, dir, name, content string) string {
 func TestOutputsSaveLeavesUsersFiles(t *testing.T) {
 	dir := t.TempDir()
 	user := writeIn(t, dir, ManifestName+".tmp", "mine\n")
-	o, err := OpenOutputs(dir)
+	o, err := OpenOutputs(dir, dir)
 	if err != nil {
 		t.Fatal(err)
 	}

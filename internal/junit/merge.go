@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -31,9 +30,9 @@ func Merge(ctx context.Context, label, dir, suffix string, items []Item, since t
 	if dir == "" {
 		return nil, fmt.Errorf("junit: no JUnit directory given for suite %s; pass <junit-prefix>/%s", label, label)
 	}
-	// os.DirFS refuses paths that leave dir, and the walk never opens a
-	// symbolic link, so nothing outside the suite's directory is read.
-	return merge(ctx, label, os.DirFS(dir), suffix, items, since, defaultLimits())
+	// dirFS refuses paths that leave dir and never waits on a FIFO, and the walk
+	// never opens a symbolic link, so nothing outside the suite's directory is read.
+	return merge(ctx, label, dirFS(dir), suffix, items, since, defaultLimits())
 }
 
 // xmlFile is one JUnit file of this run found under the suite's directory.

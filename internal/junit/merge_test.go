@@ -384,7 +384,7 @@ func TestWriteFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out", "deeper", "s.xml")
-	if err := d.WriteFile(out); err != nil {
+	if err := d.WriteFile(filepath.Dir(out), out); err != nil {
 		t.Fatal(err)
 	}
 	want, _ := encode(t, d)
@@ -397,11 +397,11 @@ func TestWriteFile(t *testing.T) {
 		t.Errorf("temp files left behind: %v", entries)
 	}
 	// Writing over an existing file replaces it.
-	if err := d.WriteFile(out); err != nil {
+	if err := d.WriteFile(filepath.Dir(out), out); err != nil {
 		t.Fatal(err)
 	}
 	// A parent that is a file: a one-line error naming the path.
-	if err := d.WriteFile(filepath.Join(dir, "a.xml", "s.xml")); err == nil || !strings.Contains(err.Error(), "a.xml") {
+	if err := d.WriteFile(dir, filepath.Join(dir, "a.xml", "s.xml")); err == nil || !strings.Contains(err.Error(), "a.xml") {
 		t.Errorf("bad parent: %v", err)
 	}
 }

@@ -12,11 +12,21 @@ import (
 	"strings"
 
 	"github.com/rocm/sgpu-queue/internal/atomicfile"
+	"github.com/rocm/sgpu-queue/internal/safefs"
 )
 
 // Layout names the files of one run.
 type Layout struct {
 	Root string // the log dir
+	// Trusted is the log dir's trusted root (docs/bad-day.md#the-state-between-runs-links-and-fifos):
+	// the repo root when Root is under it, else Root itself ("" is Root). Between it
+	// and a file of the run no directory may be a link, nor the file itself.
+	Trusted string
+}
+
+// New is the layout of the log dir root in the repo at repoRoot.
+func New(root, repoRoot string) Layout {
+	return Layout{Root: root, Trusted: safefs.TrustedRoot(repoRoot, root)}
 }
 
 func (l Layout) path(parts ...string) string {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rocm/sgpu-queue/internal/optname"
+	"github.com/rocm/sgpu-queue/internal/safefs"
 )
 
 // LockName is the lock file in the log dir: a run holds an exclusive flock(2) on it
@@ -38,20 +39,17 @@ func (e *BusyError) Error() string {
 
 // lock takes the log dir's lock without waiting.
 func (l Layout) lock() (*Lock, error) {
-	if err := os.MkdirAll(l.Root, 0o755); err != nil {
-		return nil, err
-	}
 	path := l.path(LockName)
-	// os.OpenFile sets O_CLOEXEC: the items this run starts never inherit the lock,
-	// so one that outlives the run cannot keep the log dir locked.
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	// os.OpenFile (under safefs) sets O_CLOEXEC: the items this run starts never
+	// inherit the lock, so one that outlives the run cannot keep the log dir locked.
+	f, err := safefs.OpenFile(l.trusted(), path, os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		defer f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			data, _ := os.ReadFile(path)
+			data, _ := safefs.ReadFile(path)
 			return nil, &BusyError{Dir: l.Root, Holder: strings.TrimSpace(string(data))}
 		}
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -100,17 +98,20 @@ func (e *InProgressError) Error() string {
 // would need, and never creates the lock file.
 func (l Layout) inProgress() (holder string, busy bool, err error) {
 	path := l.path(LockName)
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	f, err := safefs.Open(path)
+	var se *safefs.Error
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return "", false, nil // no run ever locked it
-	}
-	if err != nil {
+	case errors.As(err, &se):
+		return "", false, err
+	case err != nil:
 		return "", false, fmt.Errorf("%s: %w", path, err)
 	}
 	defer f.Close()
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			data, _ := os.ReadFile(path)
+			data, _ := safefs.ReadFile(path)
 			return strings.TrimSpace(string(data)), true, nil
 		}
 		return "", false, fmt.Errorf("%s: %w", path, err)

@@ -39,20 +39,32 @@ func (e *NotOursError) Error() string {
 // Claim makes the log dir this run's, in phase 0 of a real run (a dry run writes
 // nothing and claims nothing):
 //
-//  1. A log dir that holds anything but this tool's empty directories and lock file,
+//  1. Nothing the run would write, truncate or delete there may be a link, a FIFO
+//     or anything but a regular file (a real directory where one belongs), nor any
+//     directory on the way from the trusted root: the first that is is refused
+//     (*safefs.Error) before anything is read, written or deleted
+//     (docs/bad-day.md#the-state-between-runs-links-and-fifos).
+//  2. A log dir that holds anything but this tool's empty directories and lock file,
 //     and no queue/run.json of this tool, is refused (*NotOursError) unless reuse;
 //     nothing is created then.
-//  2. The lock is taken (*BusyError when another run holds it).
-//  3. The files of the earlier run that queue/run.json records are deleted, and only
+//  3. The lock is taken (*BusyError when another run holds it).
+//  4. The files of the earlier run that queue/run.json records are deleted, and only
 //     those (Owned); nothing else under the log dir is touched.
-//  4. The directories are created and claim is written as queue/run.json at once, so
+//  5. The directories are created and claim is written as queue/run.json at once, so
 //     that even a run killed in phase 1 leaves a log dir the next run may clean;
 //     claim.ForeignCwd is set to the cwd/ entries still there, which no later run
 //     deletes.
 //
 // The caller releases the lock when the run ends.
 func (l Layout) Claim(claim *record.Meta, reuse bool) (*Lock, error) {
-	if _, err := l.previous(reuse); err != nil {
+	if err := l.checkFixed(); err != nil {
+		return nil, err
+	}
+	prev, err := l.previous(reuse)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.checkNamed(prev, claim); err != nil {
 		return nil, err
 	}
 	lock, err := l.lock()
@@ -76,12 +88,12 @@ func (l Layout) claimLocked(claim *record.Meta, reuse bool) error {
 	if prev != nil {
 		files, dirs := l.Owned(prev)
 		for _, f := range files {
-			if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if err := l.removeFile(f); err != nil {
 				return err
 			}
 		}
 		for _, d := range dirs {
-			if err := os.RemoveAll(d); err != nil {
+			if err := l.removeDir(d); err != nil {
 				return err
 			}
 		}
@@ -97,7 +109,7 @@ func (l Layout) claimLocked(claim *record.Meta, reuse bool) error {
 // write a log dir without running (Claim is what a run calls).
 func (l Layout) Prepare() error {
 	for _, d := range l.dirs() {
-		if err := os.MkdirAll(d, 0o755); err != nil {
+		if err := l.MkdirAll(d); err != nil {
 			return err
 		}
 	}
@@ -112,7 +124,7 @@ func (l Layout) dirs() []string {
 // previous returns the earlier run recorded in queue/run.json (nil when there is
 // none), or a *NotOursError for a log dir with other content and no run of ours.
 func (l Layout) previous(reuse bool) (*record.Meta, error) {
-	data, err := os.ReadFile(l.Meta())
+	data, err := readLogFile(l.Meta())
 	why := "no queue/run.json"
 	switch {
 	case err == nil:
@@ -122,7 +134,7 @@ func (l Layout) previous(reuse bool) (*record.Meta, error) {
 		}
 		why = "its queue/run.json is not one of sgpu-queue's"
 	case !errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("%s: %w", l.Meta(), err)
+		return nil, err
 	}
 	found, err := l.content()
 	if err != nil || len(found) == 0 || reuse {
@@ -178,7 +190,8 @@ func (l Layout) content() ([]string, error) {
 // in it, unless that directory was there before the run (m.ForeignCwd); and the
 // temporary files of atomic writes of those files, when a run was killed mid-write.
 // dirs are removed whole; files one by one. A directory of the layout that is a
-// symlink is not looked into.
+// symlink is not looked into; a link in place of an owned file or directory is
+// listed, and Claim refuses it (it is never followed, nor removed).
 func (l Layout) Owned(m *record.Meta) (files, dirs []string) {
 	files = []string{l.ExpandLog(), l.Meta(), l.ItemsTSV(), l.QueueTSV(), l.TimingsTSV(), l.OutcomesTSV(), l.Report(), l.Timeline(),
 		l.ListedTSV(), l.PlanJSON(), l.ShardsTSV()}
@@ -226,7 +239,7 @@ func (l Layout) previousItems() map[string]bool {
 	if !l.realDir(l.QueueDir()) {
 		return bases
 	}
-	data, err := os.ReadFile(l.QueueTSV())
+	data, err := readLogFile(l.QueueTSV())
 	if err != nil {
 		return bases
 	}

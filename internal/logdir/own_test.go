@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/rocm/sgpu-queue/internal/record"
+	"github.com/rocm/sgpu-queue/internal/safefs"
 )
 
 func write(t *testing.T, path, content string) {
@@ -153,8 +154,8 @@ func TestClaimDeletesOnlyOwned(t *testing.T) {
 	}
 }
 
-// A layout directory that is a symlink is not looked into: its target could be
-// anyone's.
+// A layout directory that is a symlink is refused, and not looked into: its
+// target could be anyone's (TestClaimRefusesLinksAndFIFOs tries every path).
 func TestClaimDoesNotFollowLinkedDirs(t *testing.T) {
 	root := t.TempDir()
 	elsewhere := t.TempDir()
@@ -168,13 +169,13 @@ func TestClaimDoesNotFollowLinkedDirs(t *testing.T) {
 	os.Symlink(elsewhere, l.SuitesDir())
 	victim := filepath.Join(elsewhere, "torch.log")
 	write(t, victim, "precious\n")
-	lock, err = l.Claim(claim("torch"), false)
-	if err != nil {
-		t.Fatal(err)
+	_, err = l.Claim(claim("torch"), false)
+	var se *safefs.Error
+	if !errors.As(err, &se) || se.Path != l.SuitesDir() {
+		t.Fatalf("Claim = %v, want the linked suites/ refused", err)
 	}
-	lock.Release()
-	if !exists(victim) {
-		t.Error("a file behind a symlinked suites/ was deleted")
+	if data, err := os.ReadFile(victim); err != nil || string(data) != "precious\n" {
+		t.Error("a file behind a symlinked suites/ was touched")
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/rocm/sgpu-queue/internal/atomicfile"
 	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/record"
 )
@@ -29,7 +28,7 @@ func (l Layout) WriteMeta(m *record.Meta) error {
 	if err != nil {
 		return err
 	}
-	return atomicfile.Write(l.Meta(), append(data, '\n'), 0o644)
+	return l.WriteFile(l.Meta(), append(data, '\n'))
 }
 
 // Load reads a run back from its log dir. Rows that cannot be read are skipped with a
@@ -51,7 +50,7 @@ func Load(root string) (*record.Run, []string, error) {
 		// A log dir from before typed stop reasons: the message is all it says.
 		r.Meta.Stop = &record.Stop{Message: r.Meta.Stalled, Phase: 4}
 	}
-	q, err := os.ReadFile(l.QueueTSV())
+	q, err := readLogFile(l.QueueTSV())
 	if errors.Is(err, fs.ErrNotExist) {
 		// Written in phase 2: a run killed while listing has none, and its
 		// log dir is still its record (a merge counts its items as never ran).
@@ -69,7 +68,7 @@ func Load(root string) (*record.Run, []string, error) {
 	r.Timings = tw.Rows
 	warns = append(warns, tw.Warnings...)
 	if r.Meta.Merge != nil {
-		data, err := os.ReadFile(l.ShardsTSV())
+		data, err := readLogFile(l.ShardsTSV())
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, nil, err
 		}
@@ -132,12 +131,12 @@ func (l Layout) readMeta(m *record.Meta) error {
 	if busy {
 		return &InProgressError{Dir: l.Root, Holder: holder}
 	}
-	data, err := os.ReadFile(l.Meta())
+	data, err := readLogFile(l.Meta())
 	switch {
 	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
 		return &LoadError{Path: l.Root, Problem: NoRun, Err: err}
 	case err != nil:
-		return fmt.Errorf("%s: %w", l.Meta(), err)
+		return err
 	}
 	if err := json.Unmarshal(data, m); err != nil {
 		return &LoadError{Path: l.Root, Problem: BadRecord, Err: err}
@@ -158,7 +157,7 @@ type Attempts struct {
 // lost. A missing file is no rows.
 func (l Layout) ReadAttempts(outcomes, runCancelled bool) (Attempts, error) {
 	var a Attempts
-	data, err := os.ReadFile(l.TimingsTSV())
+	data, err := readLogFile(l.TimingsTSV())
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return a, err
 	}
@@ -166,7 +165,7 @@ func (l Layout) ReadAttempts(outcomes, runCancelled bool) (Attempts, error) {
 	if !outcomes {
 		return a, nil
 	}
-	data, err = os.ReadFile(l.OutcomesTSV())
+	data, err = readLogFile(l.OutcomesTSV())
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return a, err
 	}

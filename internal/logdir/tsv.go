@@ -12,6 +12,7 @@ import (
 
 	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/record"
+	"github.com/rocm/sgpu-queue/internal/safefs"
 )
 
 // EscapeField makes a value safe for one TSV column: backslash, tab, newline and
@@ -276,11 +277,11 @@ func (a *appender) append(row string) error {
 
 // OpenTimings opens (creating) the run's timings.tsv and outcomes.tsv for appending.
 func (l Layout) OpenTimings() (*TimingsWriter, error) {
-	t, err := os.OpenFile(l.TimingsTSV(), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	t, err := safefs.OpenFile(l.trusted(), l.TimingsTSV(), os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	o, err := os.OpenFile(l.OutcomesTSV(), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	o, err := safefs.OpenFile(l.trusted(), l.OutcomesTSV(), os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		t.Close()
 		return nil, err

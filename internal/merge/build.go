@@ -9,10 +9,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/record"
+	"github.com/rocm/sgpu-queue/internal/safefs"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/shard"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
@@ -452,9 +454,14 @@ func Advice(r *record.Run, k, gpus int) string {
 
 // CopyLogs puts each reporting shard's item files (logs, exit codes, attempts)
 // into out's items/, where the merged verdict lines and report name them: a hard
-// link where the two are on one file system, else a copy. An existing file is
-// never replaced. It returns how many it put there, and what failed (a full disk).
+// link where the two are on one file system, else a copy. An existing file (or
+// link) is never replaced, nothing is put into an items/ that is a link, and only
+// regular files are taken. It returns how many it put there, and what failed (a
+// full disk, a link).
 func CopyLogs(shards []*Shard, out logdir.Layout) (int, error) {
+	if err := out.MkdirAll(out.ItemsDir()); err != nil {
+		return 0, err
+	}
 	n := 0
 	var errs []error
 	for _, s := range shards {
@@ -484,16 +491,18 @@ func CopyLogs(shards []*Shard, out logdir.Layout) (int, error) {
 	return n, errors.Join(errs...)
 }
 
+// linkOrCopy links src, a regular file, as dst, or copies it there; link(2) never
+// follows a link at dst, and O_EXCL|O_NOFOLLOW neither.
 func linkOrCopy(src, dst string) error {
 	if err := os.Link(src, dst); err == nil || errors.Is(err, fs.ErrExist) {
 		return err
 	}
-	in, err := os.Open(src)
+	in, err := safefs.Open(src) // a FIFO made since the listing: never waited on
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
 	if err != nil {
 		return err
 	}

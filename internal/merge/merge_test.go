@@ -4,19 +4,21 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/record"
+	"github.com/rocm/sgpu-queue/internal/safefs"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/shard"
 	"github.com/rocm/sgpu-queue/internal/verdict"
@@ -603,6 +605,58 @@ func TestShardIDs(t *testing.T) {
 	again.Meta.Started = again.Meta.Started.Add(time.Second)
 	if runID(again) == b[0].ID {
 		t.Error("a later run of shard 1 has the same ID")
+	}
+}
+
+// The merged log dir's items/ that is a link (to a copy of a shard's items/
+// outside, say) gets nothing: CopyLogs refuses it, and no file is linked or copied
+// through it.
+func TestCopyLogsRefusesLinkedItems(t *testing.T) {
+	dirs, _ := matrix(t, nil, 1, 2, 3)
+	shards := mustRead(t, dirs)
+	repo := t.TempDir()
+	out := logdir.New(filepath.Join(repo, "logs"), repo)
+	if err := out.Prepare(); err != nil {
+		t.Fatal(err)
+	}
+	elsewhere := t.TempDir()
+	os.Remove(out.ItemsDir())
+	if err := os.Symlink(elsewhere, out.ItemsDir()); err != nil {
+		t.Fatal(err)
+	}
+	n, err := CopyLogs(shards, out)
+	var se *safefs.Error
+	if n != 0 || !errors.As(err, &se) || se.Path != out.ItemsDir() {
+		t.Errorf("CopyLogs = %d, %v; want nothing, the linked items/ refused", n, err)
+	}
+	if es, _ := os.ReadDir(elsewhere); len(es) != 0 {
+		t.Errorf("%d files put through the link", len(es))
+	}
+}
+
+// A FIFO in a shard's log dir where merge reads (run.json, the TSV files,
+// plan.json) is an error naming it, never a wait for a writer.
+func TestReadRefusesFIFOs(t *testing.T) {
+	for _, rel := range []string{"queue/run.json", "queue/queue.tsv", "queue/timings.tsv", "queue/listed.tsv", "queue/items.tsv",
+		"queue/plan.json"} {
+		t.Run(rel, func(t *testing.T) {
+			dirs, _ := matrix(t, nil, 1, 2, 3)
+			p := filepath.Join(dirs[0], filepath.FromSlash(rel))
+			os.Remove(p)
+			if err := syscall.Mkfifo(p, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { _, _, err := Read(dirs, false, "--allow-mixed"); done <- err }()
+			select {
+			case err := <-done:
+				if err == nil || !strings.Contains(err.Error(), rel) || !strings.Contains(err.Error(), "named pipe (FIFO)") {
+					t.Errorf("Read = %v, want an error naming the FIFO %s", err, rel)
+				}
+			case <-time.After(30 * time.Second): // generous: nothing here is timed
+				t.Fatal("Read blocked on a FIFO")
+			}
+		})
 	}
 }
 

@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"time"
@@ -22,6 +21,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/record"
+	"github.com/rocm/sgpu-queue/internal/safefs"
 	"github.com/rocm/sgpu-queue/internal/shard"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
@@ -129,7 +129,7 @@ func readShard(dir string) (*Shard, []string, error) {
 		}
 	}
 	if m.Shard.Plan != nil {
-		f, err := os.Open(l.PlanJSON())
+		f, err := safefs.Open(l.PlanJSON())
 		switch {
 		case errors.Is(err, fs.ErrNotExist) && s.Listed == nil && len(run.Queue) == 0:
 			// Stopped before phase 2, which copies the plan (killed while
@@ -161,7 +161,7 @@ func runID(r *record.Run) string {
 
 // readItems reads an item list the run wrote; nil when the file is not there.
 func readItems(path string) ([]shard.ItemKey, error) {
-	data, err := os.ReadFile(path)
+	data, err := safefs.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -18,22 +18,23 @@ type Files struct {
 	Markdown   string              // the report itself, for the job summary
 	MDPath     string              // report/schedule.md
 	SVGPath    string              // report/timeline.svg
-	NotWritten []*atomicfile.Error // those of the two that could not be written (a full disk), and why
+	NotWritten []*atomicfile.Error // those of the two that could not be written (a full disk, a link), and why
 }
 
 // SVGName is the timeline picture's file name, beside schedule.md.
 const SVGName = "timeline.svg"
 
-// WriteFiles writes report/schedule.md and report/timeline.svg of a run, each
-// atomically (a reader never sees half a report, a failed write leaves no temporary
-// file), and returns the Markdown. Each file is tried even when the other failed;
+// WriteFiles writes report/schedule.md and report/timeline.svg of a run into its
+// log dir l, each atomically (a reader never sees half a report, a failed write
+// leaves no temporary file) and never through a link (logdir.Layout.WriteFile),
+// and returns the Markdown. Each file is tried even when the other failed;
 // NotWritten lists those that were not, and the error says why. The Markdown is
 // returned whenever it was built.
-func WriteFiles(r *record.Run, suites []verdict.Suite, s Stats) (Files, error) {
+func WriteFiles(l logdir.Layout, r *record.Run, suites []verdict.Suite, s Stats) (Files, error) {
 	f := Files{
 		Markdown: Render(r, suites, s, Options{}),
-		MDPath:   logdir.Layout{Root: r.Dir}.Report(),
-		SVGPath:  filepath.Join(logdir.Layout{Root: r.Dir}.ReportDir(), SVGName),
+		MDPath:   l.Report(),
+		SVGPath:  filepath.Join(l.ReportDir(), SVGName),
 	}
 	var svgBuf bytes.Buffer
 	if err := SVG(&svgBuf, r, suites, s); err != nil {
@@ -44,12 +45,13 @@ func WriteFiles(r *record.Run, suites []verdict.Suite, s Stats) (Files, error) {
 		path string
 		data []byte
 	}{{f.SVGPath, svgBuf.Bytes()}, {f.MDPath, []byte(f.Markdown)}} {
-		if err := atomicfile.Write(w.path, w.data, 0o644); err != nil {
-			errs = append(errs, err)
+		if err := l.WriteFile(w.path, w.data); err != nil {
 			var ae *atomicfile.Error
-			if errors.As(err, &ae) {
-				f.NotWritten = append(f.NotWritten, ae)
+			if !errors.As(err, &ae) {
+				ae = &atomicfile.Error{Path: w.path, Err: err} // a link refused
 			}
+			errs = append(errs, ae)
+			f.NotWritten = append(f.NotWritten, ae)
 		}
 	}
 	return f, errors.Join(errs...)

@@ -344,7 +344,7 @@ func (sr simRun) writeJUnit(dir string) ([]string, error) {
 		if err := os.MkdirAll(filepath.Join(dir, "junit"), 0o755); err != nil {
 			return nil, err
 		}
-		if err := doc.WriteFile(filepath.Join(dir, rel)); err != nil {
+		if err := doc.WriteFile(dir, filepath.Join(dir, rel)); err != nil {
 			return nil, err
 		}
 		rels = append(rels, rel)

@@ -222,7 +222,7 @@ func TestWriteFiles(t *testing.T) {
 		}
 	}
 	r, suites, s := loadRun(t, dir)
-	files, err := WriteFiles(r, suites, s)
+	files, err := WriteFiles(logdir.Layout{Root: dir}, r, suites, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +237,7 @@ func TestWriteFiles(t *testing.T) {
 	}
 	// The report dir cannot be created: an error naming the path, the Markdown kept.
 	bad := &record.Run{Dir: filepath.Join(dir, "queue", "run.json"), Meta: r.Meta}
-	files, err = WriteFiles(bad, suites, s)
+	files, err = WriteFiles(logdir.Layout{Root: bad.Dir}, bad, suites, s)
 	if err == nil || !strings.Contains(err.Error(), "run.json") || files.Markdown == "" {
 		t.Errorf("err %v, markdown %d bytes", err, len(files.Markdown))
 	}

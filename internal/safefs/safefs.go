@@ -1,9 +1,9 @@
 // Package safefs reads and writes the files one run leaves for the next (ci-rerun/,
-// the log dir, the JUnit dir: docs/bad-day.md). A pull request
-// controls the tree they live in, and git commits symlinks and nothing stops a FIFO
-// being made there, so every write here refuses a symlink or any other non-regular
-// file on its way (a directory below the trusted root included), and every read
-// refuses a FIFO or device instead of blocking on it.
+// the log dir, the JUnit dir: docs/bad-day.md#the-state-between-runs-links-and-fifos).
+// A pull request controls the tree they live in, and git commits symlinks and
+// nothing stops a FIFO being made there, so every write here refuses a symlink or
+// any other non-regular file on its way (a directory below the trusted root
+// included), and every read refuses a FIFO or device instead of blocking on it.
 //
 // The trusted root is where the caller's own knowledge ends: the repo root for a path
 // under it, the directory the user named otherwise. A link at or above it is the
@@ -27,22 +27,63 @@ import (
 // FIFO, a device, a socket, or a directory where a file belongs (or a file where a
 // directory does).
 type Error struct {
-	Path   string // as the caller gave it
-	Kind   string // "a symbolic link", "a named pipe (FIFO)", …
-	Target string // a link's target, for the message
-	Read   bool   // the refusal was of a read
+	Path    string      // as the caller gave it
+	Kind    string      // "a symbolic link", "a named pipe (FIFO)", …
+	Mode    fs.FileMode // what is there (its Lstat type bits)
+	Target  string      // a link's target, for the message
+	Read    bool        // the refusal was of a read
+	WantDir bool        // a directory belongs there
 }
 
-func (e *Error) Error() string {
+// Unwrap is syscall.ENOTDIR for a file (not a link) where a directory belongs: a
+// path the caller cannot make, as mkdir(2) says.
+func (e *Error) Unwrap() error {
+	if e.WantDir && !e.Mode.IsDir() && e.Mode&fs.ModeSymlink == 0 {
+		return syscall.ENOTDIR
+	}
+	return nil
+}
+
+func (e *Error) Error() string { return e.Path + " " + e.Reason() }
+
+// Reason is the message without the path: "is a symbolic link to …: … the fix", for
+// a caller that names the path already.
+func (e *Error) Reason() string {
 	what := e.Kind
 	if e.Target != "" {
 		what += " to " + e.Target
 	}
 	if e.Read {
-		return fmt.Sprintf("%s is %s, not a regular file: sgpu-queue reads only regular files there; replace it with a file", e.Path, what)
+		return fmt.Sprintf("is %s, not a regular file: sgpu-queue reads only regular files there; replace it with a file", what)
 	}
-	return fmt.Sprintf("%s is %s: sgpu-queue never writes through a link or into anything but its own files there; "+
-		"remove it (a pull request may have committed it) and run again", e.Path, what)
+	return fmt.Sprintf("is %s: sgpu-queue never writes through a link or into anything but its own files there; "+
+		"remove it (a pull request may have committed it) and run again", what)
+}
+
+// Rel is a copy of e naming its path relative to base when it is under base, as a
+// message to the user does.
+func (e *Error) Rel(base string) *Error {
+	c := *e
+	if rel, err := filepath.Rel(base, e.Path); err == nil && filepath.IsAbs(e.Path) && !outside(rel) {
+		c.Path = rel
+	}
+	return &c
+}
+
+// outside reports whether a filepath.Rel result leaves its base.
+func outside(rel string) bool {
+	return rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// TrustedRoot is the trusted root of dir (package doc): repoRoot when dir is under
+// it (or is it), else dir itself, which the user named.
+func TrustedRoot(repoRoot, dir string) string {
+	if repoRoot != "" {
+		if rel, err := filepath.Rel(repoRoot, dir); err == nil && !outside(rel) {
+			return repoRoot
+		}
+	}
+	return dir
 }
 
 // kind names a file mode for a message.
@@ -66,10 +107,17 @@ func kind(m fs.FileMode) string {
 
 // refuse is the *Error for path whose Lstat gave fi.
 func refuse(path string, fi fs.FileInfo, read bool) *Error {
-	e := &Error{Path: path, Kind: kind(fi.Mode()), Read: read}
+	e := &Error{Path: path, Kind: kind(fi.Mode()), Mode: fi.Mode().Type(), Read: read}
 	if fi.Mode()&fs.ModeSymlink != 0 {
 		e.Target, _ = os.Readlink(path)
 	}
+	return e
+}
+
+// refuseDir is the *Error for d, where a directory belongs, whose Lstat gave fi.
+func refuseDir(d string, fi fs.FileInfo) *Error {
+	e := refuse(d, fi, false)
+	e.WantDir = true
 	return e
 }
 
@@ -79,7 +127,7 @@ func refuse(path string, fi fs.FileInfo, read bool) *Error {
 func below(root, dir string) []string {
 	root, dir = filepath.Clean(root), filepath.Clean(dir)
 	rel, err := filepath.Rel(root, dir)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+	if err != nil || outside(rel) {
 		return []string{dir}
 	}
 	if rel == "." {
@@ -107,7 +155,7 @@ func CheckDir(root, dir string) error {
 			return err
 		}
 		if !fi.IsDir() || fi.Mode()&fs.ModeSymlink != 0 {
-			return refuse(d, fi, false)
+			return refuseDir(d, fi)
 		}
 	}
 	return nil
@@ -135,11 +183,13 @@ func Check(root, path string) error {
 // an *Error names the first that is a link or not a directory.
 func MkdirAll(root, dir string) error {
 	dirs := below(root, dir)
+	// Above the outermost one is the root (or the user's own directory).
+	top := root
 	if len(dirs) > 0 {
-		// The parent of the outermost one is the root (or the user's own directory).
-		if err := os.MkdirAll(filepath.Dir(dirs[0]), 0o755); err != nil {
-			return err
-		}
+		top = filepath.Dir(dirs[0])
+	}
+	if err := os.MkdirAll(top, 0o755); err != nil {
+		return err
 	}
 	for _, d := range dirs {
 		err := os.Mkdir(d, 0o755)
@@ -154,7 +204,7 @@ func MkdirAll(root, dir string) error {
 			return err
 		}
 		if !fi.IsDir() || fi.Mode()&fs.ModeSymlink != 0 {
-			return refuse(d, fi, false)
+			return refuseDir(d, fi)
 		}
 	}
 	return nil

@@ -248,3 +248,64 @@ func TestReadFile(t *testing.T) {
 		t.Error("a directory was read as a file")
 	}
 }
+
+// The trusted root of a path is the repo root when the path is under it, else the
+// path itself, which the user named.
+func TestTrustedRoot(t *testing.T) {
+	for _, tc := range []struct{ repo, dir, want string }{
+		{"/w/repo", "/w/repo/test-results/logs", "/w/repo"},
+		{"/w/repo", "/w/repo", "/w/repo"},
+		{"/w/repo", "/w/repo2/logs", "/w/repo2/logs"}, // a sibling whose name starts alike
+		{"/w/repo", "/scratch/logs", "/scratch/logs"},
+		{"/w/repo", "/w/repo/../elsewhere", "/w/repo/../elsewhere"},
+		{"", "/scratch/logs", "/scratch/logs"},
+	} {
+		if got := TrustedRoot(tc.repo, tc.dir); got != tc.want {
+			t.Errorf("TrustedRoot(%q, %q) = %q, want %q", tc.repo, tc.dir, got, tc.want)
+		}
+	}
+}
+
+// A refusal says its path relative to a base it is under, and a file where a
+// directory belongs unwraps to ENOTDIR (a path that cannot be made), a link there
+// does not.
+func TestErrorRelAndUnwrap(t *testing.T) {
+	root, outside := tree(t)
+	file := filepath.Join(root, "test-results")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := MkdirAll(root, filepath.Join(file, "logs"))
+	var e *Error
+	if !errors.As(err, &e) || !errors.Is(err, syscall.ENOTDIR) || !e.WantDir {
+		t.Fatalf("MkdirAll under a file = %v, want a refusal that unwraps to ENOTDIR", err)
+	}
+	if got := e.Rel(root).Error(); !strings.HasPrefix(got, "test-results is a regular file: ") {
+		t.Errorf("Rel = %q", got)
+	}
+	if got := e.Rel(outside).Path; got != file {
+		t.Errorf("Rel to a base it is not under = %q, want %q", got, file)
+	}
+	os.Remove(file)
+	mustSymlink(t, outside, file)
+	err = CheckDir(root, filepath.Join(file, "logs"))
+	if !errors.As(err, &e) || errors.Is(err, syscall.ENOTDIR) || e.Target != outside {
+		t.Errorf("CheckDir through a link = %v, want a link refusal naming its target", err)
+	}
+	if want := "is a symbolic link to " + outside + ": sgpu-queue never writes through a link"; !strings.HasPrefix(e.Reason(), want) {
+		t.Errorf("Reason = %q, want it to start %q", e.Reason(), want)
+	}
+	untouched(t, outside)
+}
+
+// MkdirAll of the root itself makes it (a log dir outside the repo is its own
+// root).
+func TestMkdirAllRoot(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "a", "logs")
+	if err := MkdirAll(root, root); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+		t.Errorf("root not made: %v", err)
+	}
+}

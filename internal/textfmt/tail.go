@@ -3,10 +3,11 @@ package textfmt
 import (
 	"bytes"
 	"io"
-	"os"
 	"regexp"
 	"strings"
 	"sync"
+
+	"github.com/rocm/sgpu-queue/internal/safefs"
 )
 
 // Tail is an io.Writer that keeps the last lines of a command's output (each cut at
@@ -65,13 +66,13 @@ func Indent(s string) string {
 // cannot be read or is not a regular file. It is what a report or a merged JUnit file
 // shows of a failed item's log.
 func FileTail(path string, maxBytes int64, maxLines int) string {
-	f, err := os.Open(path)
+	f, err := safefs.Open(path) // never waits on a FIFO an item left there
 	if err != nil {
 		return ""
 	}
 	defer f.Close()
 	info, err := f.Stat()
-	if err != nil || !info.Mode().IsRegular() {
+	if err != nil {
 		return ""
 	}
 	off := max(info.Size()-maxBytes, 0)

@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func TestDur(t *testing.T) {
@@ -119,6 +121,21 @@ func TestFileTail(t *testing.T) {
 	}
 	if FileTail(filepath.Join(dir, "none.log"), 4096, 40) != "" || FileTail(dir, 4096, 40) != "" {
 		t.Error("tail of a missing file or a directory")
+	}
+	// An item may leave a FIFO where its log was: no tail, and no wait for a writer.
+	fifo := filepath.Join(dir, "fifo.log")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan string, 1)
+	go func() { done <- FileTail(fifo, 4096, 40) }()
+	select {
+	case got := <-done:
+		if got != "" {
+			t.Errorf("tail of a FIFO %q", got)
+		}
+	case <-time.After(30 * time.Second): // generous: nothing here is timed
+		t.Fatal("FileTail blocked on a FIFO")
 	}
 }
 

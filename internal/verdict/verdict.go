@@ -8,7 +8,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/rocm/sgpu-queue/internal/atomicfile"
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/outcome"
@@ -440,9 +439,10 @@ func (it Item) Line() string {
 // never listed.
 const UnlistedLine = "FAIL rc=- (cancelled before its items were listed: none ran)"
 
-// Write writes suites/<logfile> and suites/<logfile>.rc for every suite.
+// Write writes suites/<logfile> and suites/<logfile>.rc for every suite, never
+// through a link (logdir.Layout.WriteFile).
 func Write(l logdir.Layout, suites []Suite) error {
-	if err := os.MkdirAll(l.SuitesDir(), 0o755); err != nil {
+	if err := l.MkdirAll(l.SuitesDir()); err != nil {
 		return err
 	}
 	for _, s := range suites {
@@ -459,10 +459,10 @@ func Write(l logdir.Layout, suites []Suite) error {
 		case s.Skip != "":
 			b.WriteString(s.Skip.Line() + "\n")
 		}
-		if err := atomicfile.Write(l.SuiteLog(s.LogFile), []byte(b.String()), 0o644); err != nil {
+		if err := l.WriteFile(l.SuiteLog(s.LogFile), []byte(b.String())); err != nil {
 			return err
 		}
-		if err := atomicfile.Write(l.SuiteRC(s.LogFile), []byte(fmt.Sprintf("%d\n", s.RC)), 0o644); err != nil {
+		if err := l.WriteFile(l.SuiteRC(s.LogFile), []byte(fmt.Sprintf("%d\n", s.RC))); err != nil {
 			return err
 		}
 	}

@@ -1,0 +1,116 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/rocm/sgpu-queue/internal/atomicfile"
+	"github.com/rocm/sgpu-queue/internal/junit"
+	"github.com/rocm/sgpu-queue/internal/safefs"
+)
+
+// The state one run leaves for the next outside the log dir's own layout: the
+// JUnit prefix the items write under and the JUnit dir the merged files go to.
+// Neither is ever written through a link (docs/bad-day.md#the-state-between-runs-links-and-fifos).
+
+// junitPrefixRoot is the trusted root of the JUnit prefix: the log dir's when the
+// prefix is in it (the CLI's default, <log dir>/junit/), else the repo root when
+// the prefix is under it, else the prefix's own directory.
+func (r *run) junitPrefixRoot() string {
+	prefix := filepath.Clean(r.junitPrefix())
+	if under(r.layout.Root, prefix) {
+		return r.layout.Trusted
+	}
+	return safefs.TrustedRoot(r.o.RepoRoot, prefix)
+}
+
+// junitDirRoot is the trusted root of the JUnit dir.
+func (r *run) junitDirRoot() string { return safefs.TrustedRoot(r.o.RepoRoot, r.junitDir()) }
+
+// under reports whether p is dir or below it.
+func under(dir, p string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// checkJUnit is phase 0's look at the JUnit state of suites labels, before
+// anything runs: each suite's folder under the JUnit prefix (when there is one;
+// prefixed is false for a merge, which has none), the JUnit dir, its manifest and
+// each suite's merged file are what a run writes there, or absent. The first that
+// is not is the error for the user (its path relative to the repo root; a file in
+// the way of the CLI's prefix in the log dir is the log dir's, logDirError).
+func (r *run) checkJUnit(labels []string, prefixed bool) error {
+	if prefixed {
+		prefix := r.junitPrefix()
+		if prefix == "" {
+			return nil // no JUnit: nothing is merged either
+		}
+		for _, l := range labels {
+			err := safefs.CheckDir(r.junitPrefixRoot(), prefix+l)
+			if err != nil && under(r.layout.Root, prefix) {
+				return r.logDirError(err) // the CLI's prefix is in the log dir
+			}
+			if err != nil {
+				return r.stateError(err)
+			}
+		}
+	}
+	dir, root := r.junitDir(), r.junitDirRoot()
+	files := []string{filepath.Join(dir, junit.ManifestName)}
+	for _, l := range labels {
+		files = append(files, filepath.Join(dir, l+".xml"))
+	}
+	for _, f := range files {
+		if err := safefs.Check(root, f); err != nil {
+			return r.stateError(err)
+		}
+	}
+	return nil
+}
+
+// stateError is err for the user: a *safefs.Error names its path relative to the
+// repo root when it is under it (nil and other errors as they are).
+func (r *run) stateError(err error) error {
+	var se *safefs.Error
+	if errors.As(err, &se) {
+		return se.Rel(r.o.RepoRoot)
+	}
+	return err
+}
+
+// pathError is err of a file of the run at path: a *safefs.Error names the path
+// already, any other error is prefixed with it.
+func (r *run) pathError(path string, err error) error {
+	var se *safefs.Error
+	if errors.As(err, &se) {
+		return se.Rel(r.o.RepoRoot)
+	}
+	return fmt.Errorf("%s: %w", path, err)
+}
+
+// refusedPath is the file of several (a verdict's two) whose write was refused for
+// a link on its way, else fallback (on a full disk: the file a gate reads).
+func refusedPath(err error, fallback string) string {
+	var ae *atomicfile.Error
+	var se *safefs.Error
+	switch {
+	case !errors.As(err, &se):
+		return fallback
+	case errors.As(err, &ae):
+		return ae.Path
+	}
+	return se.Path
+}
+
+// lostReason is why a file of the run was not written, for run.lost: a refusal
+// names what is there, relative to the repo root ("ci-rerun/… is a symbolic link
+// to …", or the directory on the way that is), anything else as it is.
+func (r *run) lostReason(err error) string {
+	var se *safefs.Error
+	if !errors.As(err, &se) {
+		return err.Error()
+	}
+	return se.Rel(r.o.RepoRoot).Error()
+}

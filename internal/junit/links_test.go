@@ -1,0 +1,163 @@
+package junit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rocm/sgpu-queue/internal/safefs"
+	"github.com/rocm/sgpu-queue/internal/verdict"
+)
+
+// recordLog is a Log that keeps what WriteSuites said.
+type recordLog struct{ lines []string }
+
+func (l *recordLog) Printf(format string, a ...any) {
+	l.lines = append(l.lines, fmt.Sprintf(format, a...))
+}
+func (l *recordLog) Warn(msg string) { l.lines = append(l.lines, "warning: "+msg) }
+func (l *recordLog) Lost(what, path string, err error) {
+	l.lines = append(l.lines, fmt.Sprintf("lost %s %s: %v", what, path, err))
+}
+func (l *recordLog) Rel(path string) string { return path }
+
+// snapshotDir is each path under root with its mode and content.
+func snapshotDir(t *testing.T, root string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, _ := d.Info()
+		v := info.Mode().String()
+		if info.Mode().IsRegular() {
+			data, _ := os.ReadFile(p)
+			v += " " + string(data)
+		}
+		out[p] = v
+		return nil
+	})
+	return out
+}
+
+// finishes runs f, failing the test if it blocks (on a FIFO): the bound is
+// generous, nothing here is timed.
+func finishes(t *testing.T, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { f(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("blocked (on a FIFO?)")
+	}
+}
+
+// The JUnit dir's merged files, its manifest and the dir itself, each replaced by
+// a link to a copy outside the repo or a FIFO (the merged file of a suite of this
+// run, and of one that is not, which RemoveStale would delete): WriteSuites never
+// writes, truncates or deletes through them, never blocks, and says what it left.
+func TestWriteSuitesLinksAndFIFOs(t *testing.T) {
+	for _, tc := range []struct {
+		name, rel string // under the repo
+		fifo      bool
+	}{
+		{"this run's file", "test-results/junit/s.xml", false},
+		{"another suite's file", "test-results/junit/gone.xml", false},
+		{"the manifest", "test-results/junit/" + ManifestName, false},
+		{"the JUnit dir", "test-results/junit", false},
+		{"test-results", "test-results", false},
+		{"a FIFO manifest", "test-results/junit/" + ManifestName, true},
+		{"a FIFO file", "test-results/junit/s.xml", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			repo := filepath.Join(t.TempDir(), "repo")
+			dir := filepath.Join(repo, "test-results", "junit")
+			suites := []verdict.Suite{{Label: "s", Items: []verdict.Item{{Tag: "a", Finished: true}}}}
+			doc := func(verdict.Suite) (*Doc, error) {
+				return Combine(context.Background(), "s", nil, nil, "")
+			}
+			// An earlier run wrote s.xml and gone.xml, and its manifest lists both.
+			WriteSuites(repo, dir, append(suites, verdict.Suite{Label: "gone"}), doc, &recordLog{})
+			path := filepath.Join(repo, tc.rel)
+			outside := filepath.Join(t.TempDir(), "precious")
+			if err := os.Rename(path, outside); err != nil {
+				t.Fatal(err)
+			}
+			if tc.fifo {
+				if err := syscall.Mkfifo(path, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			} else if err := os.Symlink(outside, path); err != nil {
+				t.Fatal(err)
+			}
+			before := snapshotDir(t, filepath.Dir(outside))
+			log := &recordLog{}
+			var written []string
+			finishes(t, func() { written = WriteSuites(repo, dir, suites, doc, log) })
+			if after := snapshotDir(t, filepath.Dir(outside)); fmt.Sprint(after) != fmt.Sprint(before) {
+				t.Errorf("outside the repo changed:\n%v\n→\n%v", before, after)
+			}
+			said := strings.Join(log.lines, "\n")
+			if fi, _ := os.Lstat(path); fi == nil || fi.Mode().IsRegular() {
+				t.Errorf("%s was replaced", tc.rel)
+			}
+			if len(written) > 0 && tc.rel != "test-results/junit/gone.xml" && !strings.HasSuffix(tc.rel, ManifestName) {
+				t.Errorf("wrote %v through %s", written, tc.rel)
+			}
+			// A stale file replaced by a link is not this tool's any more: left
+			// silently, as one a user replaced.
+			if !strings.Contains(said, filepath.Base(path)) && tc.name != "another suite's file" {
+				t.Errorf("nothing said of %s:\n%s", tc.rel, said)
+			}
+		})
+	}
+}
+
+// A FIFO where a JUnit file is read (an item's XML, a shard's merged file, the
+// report's) is an error naming it, never a wait for a writer.
+func TestReadsRefuseFIFOs(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "a.xml")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, read := range map[string]func() error{
+		"ReadFailures": func() error { _, err := ReadFailures(fifo); return err },
+		"FailedCases":  func() error { _, _, err := FailedCases(fifo); return err },
+		"readCapped":   func() error { _, err := readCapped(dirFS(dir), "a.xml", 1<<20); return err },
+		"OpenOutputs":  func() error { _, err := OpenOutputs(dir, filepath.Join(dir, "m")); return err },
+	} {
+		t.Run(name, func(t *testing.T) {
+			if name == "OpenOutputs" {
+				os.MkdirAll(filepath.Join(dir, "m"), 0o755)
+				os.Remove(filepath.Join(dir, "m", ManifestName))
+				if err := syscall.Mkfifo(filepath.Join(dir, "m", ManifestName), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var err error
+			finishes(t, func() { err = read() })
+			var se *safefs.Error
+			if !errors.As(err, &se) || !se.Read {
+				t.Errorf("err = %v, want a refused read of the FIFO", err)
+			}
+		})
+	}
+	// A shard's merged file that is a FIFO is an error case of the combined
+	// document, not a hang.
+	var d *Doc
+	var err error
+	finishes(t, func() { d, err = Combine(context.Background(), "s", []Part{{Shard: "1/2", Path: fifo}}, nil, "") })
+	if err != nil || d == nil || d.Stats().Errors != 1 {
+		t.Errorf("Combine of a FIFO: %+v, %v", d, err)
+	}
+}

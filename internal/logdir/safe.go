@@ -1,0 +1,156 @@
+package logdir
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/rocm/sgpu-queue/internal/atomicfile"
+	"github.com/rocm/sgpu-queue/internal/record"
+	"github.com/rocm/sgpu-queue/internal/safefs"
+)
+
+// Every write, truncation, creation and deletion under the log dir goes through
+// these (internal/safefs): never through a link, never into a FIFO
+// (docs/bad-day.md#the-state-between-runs-links-and-fifos).
+
+func (l Layout) trusted() string {
+	if l.Trusted == "" {
+		return l.Root
+	}
+	return l.Trusted
+}
+
+// WriteFile replaces path, a file of the layout, whole (safefs.WriteFile): a
+// *safefs.Error when a link or anything but a regular file is there, and an
+// *atomicfile.Error naming path around it when one is on the way.
+func (l Layout) WriteFile(path string, data []byte) error {
+	err := safefs.WriteFile(l.trusted(), path, data, 0o644)
+	var se *safefs.Error
+	if errors.As(err, &se) && se.Path != path {
+		return &atomicfile.Error{Path: path, Err: se}
+	}
+	return err
+}
+
+// Create creates or truncates path, a file of the layout, for writing
+// (safefs.OpenFile: never through a link, never blocking on a FIFO).
+func (l Layout) Create(path string) (*os.File, error) {
+	return safefs.OpenFile(l.trusted(), path, os.O_WRONLY|os.O_TRUNC, 0o644)
+}
+
+// MkdirAll makes dir, a directory of the layout, and those above it to the trusted
+// root, each a real directory (safefs.MkdirAll).
+func (l Layout) MkdirAll(dir string) error { return safefs.MkdirAll(l.trusted(), dir) }
+
+// removeDir deletes dir, a directory of the layout (an item's cwd/), with all it
+// holds, when it and the directories above it are real directories: a link there is
+// refused, never followed (os.RemoveAll never descends one below it either).
+func (l Layout) removeDir(dir string) error {
+	if err := safefs.CheckDir(l.trusted(), dir); err != nil {
+		return err
+	}
+	return os.RemoveAll(dir)
+}
+
+// removeFile deletes path, a regular file of the layout; a link or anything else
+// there, or on the way, is refused (*safefs.Error) and left.
+func (l Layout) removeFile(path string) error {
+	if err := safefs.CheckDir(l.trusted(), filepath.Dir(path)); err != nil {
+		return err
+	}
+	return safefs.Remove(path)
+}
+
+// readLogFile reads a file of the layout as safefs.ReadFile does (following a link,
+// never blocking on a FIFO); a refusal is the *safefs.Error, naming the path,
+// another error names it too.
+func readLogFile(path string) ([]byte, error) {
+	data, err := safefs.ReadFile(path)
+	var se *safefs.Error
+	if err != nil && !errors.As(err, &se) && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return data, err
+}
+
+// fixedFiles are the files of a run whose names do not depend on its suites or
+// items.
+func (l Layout) fixedFiles() []string {
+	return []string{filepath.Join(l.Root, LockName), l.ExpandLog(), l.Meta(), l.ItemsTSV(), l.QueueTSV(), l.TimingsTSV(),
+		l.OutcomesTSV(), l.ListedTSV(), l.PlanJSON(), l.ShardsTSV(), l.Report(), l.Timeline(), l.OnceLog("before"), l.OnceLog("after")}
+}
+
+// checkFixed is the first look of a claim, before anything is read or written:
+// the log dir and the directories above it to the trusted root, the layout's
+// directories (junit/ too) and its fixed-name files are each what a run writes
+// there or absent. The first that is not is the *safefs.Error.
+func (l Layout) checkFixed() error {
+	for _, d := range append([]string{l.Root, l.JUnitDir()}, l.dirs()...) {
+		if err := safefs.CheckDir(l.trusted(), d); err != nil {
+			return err
+		}
+	}
+	for _, f := range l.fixedFiles() {
+		if err := safefs.Check(l.trusted(), f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkNamed is a claim's second look, once the earlier run (prev, nil for none)
+// is known: the suite files of prev and of this run (claim), every file of
+// items/ named as an item's, every cwd/ entry named as an item's directory, and
+// what Owned would delete.
+func (l Layout) checkNamed(prev, claim *record.Meta) error {
+	var files []string
+	for _, m := range []*record.Meta{prev, claim} {
+		if m == nil {
+			continue
+		}
+		for _, s := range m.Suites {
+			if validName(s.LogFile) {
+				files = append(files, l.SuiteLog(s.LogFile), l.SuiteRC(s.LogFile))
+			}
+			if validName(s.Label) {
+				files = append(files, l.SetupLog(s.Label))
+			}
+		}
+	}
+	for _, name := range l.list(l.ItemsDir()) {
+		if _, ok := ParseItemFile(name); ok {
+			files = append(files, filepath.Join(l.ItemsDir(), name))
+		}
+	}
+	var dirs []string
+	for _, name := range l.list(l.CwdDir()) {
+		if validBase(name) {
+			dirs = append(dirs, filepath.Join(l.CwdDir(), name))
+		}
+	}
+	if prev != nil {
+		owned, _ := l.Owned(prev)
+		files = append(files, owned...)
+	}
+	for _, f := range files {
+		if err := safefs.Check(l.trusted(), f); err != nil {
+			return err
+		}
+	}
+	for _, d := range dirs {
+		if err := safefs.CheckDir(l.trusted(), d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validBase reports whether name is an item's "<label>.<safetag>" (ItemBase).
+func validBase(name string) bool {
+	f, ok := ParseItemFile(name + ".log")
+	return ok && f.Base == name
+}
