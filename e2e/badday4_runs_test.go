@@ -308,3 +308,60 @@ func TestSuiteWithoutJUnitSaidOnce(t *testing.T) {
 		t.Errorf("the report does not say it once for the suite:\n%s", report)
 	}
 }
+
+// Runs one after another in one checkout, each with its own log dir and the default
+// JUnit dir, keep each other's merged JUnit (docs/files.md#merged-junit-and-its-manifest):
+// a suite another config ran keeps its file (before, the second run deleted it as
+// "not in this run"), and a suite --suites left out keeps its file (before, it was
+// overwritten with one of zero tests).
+func TestRunsKeepEachOthersJUnit(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		second func(dir, both string) []string // the second run's arguments after "run"
+	}{
+		{"another config", func(dir, _ string) []string {
+			return []string{"--log-dir", "test-results/logs-2", writeConf(t, dir, "cb.conf", "cb cb.log list ci/codes.sh\n")}
+		}},
+		{"--suites", func(_, both string) []string {
+			return []string{"--log-dir", "test-results/logs-2", "--suites", "cb", both}
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := fixture(t, "e2e")
+			codeSuite(t, dir)
+			both := writeConf(t, dir, "both.conf", "ca ca.log list ci/codes.sh\ncb cb.log list ci/codes.sh\n")
+			first := []string{"run", "--gpus", "2", "--arch", "gfx942", "--log-dir", "test-results/logs-1"}
+			if tt.name == "another config" {
+				first = append(first, writeConf(t, dir, "ca.conf", "ca ca.log list ci/codes.sh\n"))
+			} else {
+				first = append(first, "--suites", "ca", both)
+			}
+			env := []string{"TAGS=a\nb\n"}
+			if r := sgpu(t, dir, env, first...); r.code != 0 {
+				t.Fatalf("first run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			caXML := filepath.Join(dir, "test-results", "junit", "ca.xml")
+			before := readFile(t, caXML)
+			if !strings.Contains(before, `tests="2"`) {
+				t.Fatalf("the first run's ca.xml holds no 2 tests:\n%s", before)
+			}
+			r := sgpu(t, dir, env, append([]string{"run", "--gpus", "2", "--arch", "gfx942"}, tt.second(dir, both)...)...)
+			if r.code != 0 {
+				t.Fatalf("second run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			if after := readFile(t, caXML); after != before {
+				t.Errorf("the second run changed ca.xml:\n%s\n→\n%s", before, after)
+			}
+			if cb := readFile(t, filepath.Join(dir, "test-results", "junit", "cb.xml")); !strings.Contains(cb, `tests="2"`) {
+				t.Errorf("cb.xml:\n%s", cb)
+			}
+			if !strings.Contains(r.stdout, "junit: left test-results/junit/ca.xml (not run here: an earlier run's results)") {
+				t.Errorf("the second run does not say it left ca.xml:\n%s", r.stdout)
+			}
+			// A third run of ca replaces its file: it is still this tool's.
+			if r := sgpu(t, dir, env, first...); r.code != 0 || !strings.Contains(readFile(t, caXML), `tests="2"`) {
+				t.Errorf("third run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+		})
+	}
+}

@@ -80,7 +80,7 @@ func (r *run) mergeJUnit(ctx context.Context, since time.Time) {
 // writeJUnit writes the merged JUnit file of each suite that doc gives one
 // (junit.WriteSuites) into the JUnit directory.
 func (r *run) writeJUnit(ctx context.Context, doc func(verdict.Suite) (*junit.Doc, error)) {
-	r.res.JUnit = append(r.res.JUnit, junit.WriteSuites(r.junitDirRoot(), r.junitDir(), r.res.Suites, doc, junitLog{r})...)
+	r.res.JUnit = append(r.res.JUnit, junit.WriteSuites(ctx, r.junitDirRoot(), r.junitDir(), r.res.Suites, doc, junitLog{r})...)
 }
 
 // junitLog is the run's console, warnings and lost files as junit.WriteSuites

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/rocm/sgpu-queue/internal/outcome"
+	"github.com/rocm/sgpu-queue/internal/safefs"
 	"github.com/rocm/sgpu-queue/internal/verdict"
 )
 
@@ -59,36 +61,52 @@ func CombineSuite(ctx context.Context, s verdict.Suite, parts []Part, unreported
 	return Combine(ctx, s.Label, parts, notRun, s.Broken)
 }
 
-// WriteSuites writes into dir the merged JUnit file of each suite that doc gives
-// one (a nil document and error: none), and returns the paths written. It never
-// replaces a file this tool did not write, and merged files of suites that are no
-// longer run are removed when this tool wrote them and they are unchanged since
-// (the directory's manifest says which: a user's file is never touched). Nothing is
-// written through a link below root, dir's trusted root.
-func WriteSuites(root, dir string, suites []verdict.Suite, doc func(verdict.Suite) (*Doc, error), log Log) []string {
+// WriteSuites writes into dir the merged JUnit file of each suite that ran and that
+// doc gives one (a nil document and error: none), and returns the paths written. It
+// never replaces a file this tool did not write, and leaves the file of a suite this
+// run did not run (not in its configs, not selected, not re-run this attempt) as it
+// is: another run's results (docs/files.md#merged-junit-and-its-manifest). The
+// directory is locked while its manifest is read and rewritten, so two runs at once
+// keep each other's entries. Nothing is written through a link below root, dir's
+// trusted root.
+func WriteSuites(ctx context.Context, root, dir string, suites []verdict.Suite, doc func(verdict.Suite) (*Doc, error), log Log) []string {
+	if err := safefs.MkdirAll(root, dir); err != nil {
+		log.Lost("the merged JUnit", dir, err)
+		return nil
+	}
+	release, err := safefs.LockDir(ctx, "JUnit dir", dir, 0)
+	var le *safefs.LockError
+	switch {
+	case errors.As(err, &le) && !le.Busy:
+		log.Warn(err.Error() + "; written without it (a run writing the same directory at this moment may lose its manifest entries)")
+	case err != nil:
+		log.Lost("the merged JUnit", dir, err)
+		return nil
+	default:
+		defer release()
+	}
 	outs, manifestErr := OpenOutputs(root, dir)
 	if manifestErr != nil {
 		log.Warn(fmt.Sprintf("JUnit manifest: %v; merged files of earlier runs are left as they are", manifestErr))
 	}
 	var written []string
 	for _, s := range suites {
-		if s.Unlisted {
-			continue // no items to report: a file of zero tests would read as passed
+		if s.Unlisted || s.Skip != "" {
+			continue // no items to report: a file of zero tests would read as passed, or replace a run's that had some
 		}
 		if path, ok := writeSuite(outs, s, doc, log); ok {
 			written = append(written, path)
 		}
 	}
 	if manifestErr != nil {
-		return written // an unreadable manifest: nothing is removed, and it is not replaced
+		return written // an unreadable manifest is not replaced
 	}
-	removed, changed := outs.RemoveStale()
-	for _, n := range removed {
-		log.Printf("  junit: removed %s (its suite is not in this run; an earlier run wrote it)\n", log.Rel(filepath.Join(dir, n)))
-	}
-	for _, n := range changed {
-		log.Printf("  junit: left %s (its suite is not in this run, but the file changed since an earlier run wrote it)\n",
-			log.Rel(filepath.Join(dir, n)))
+	if left := outs.KeepOthers(); len(left) > 0 {
+		var rels []string
+		for _, n := range left {
+			rels = append(rels, log.Rel(filepath.Join(dir, n)))
+		}
+		log.Printf("  junit: left %s (not run here: an earlier run's results)\n", strings.Join(rels, ", "))
 	}
 	if err := outs.Save(); err != nil {
 		log.Warn(fmt.Sprintf("JUnit manifest: %v", err))

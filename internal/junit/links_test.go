@@ -63,7 +63,7 @@ func finishes(t *testing.T, f func()) {
 
 // The JUnit dir's merged files, its manifest and the dir itself, each replaced by
 // a link to a copy outside the repo or a FIFO (the merged file of a suite of this
-// run, and of one that is not, which RemoveStale would delete): WriteSuites never
+// run, and of one that is not, which is left as another run's): WriteSuites never
 // writes, truncates or deletes through them, never blocks, and says what it left.
 func TestWriteSuitesLinksAndFIFOs(t *testing.T) {
 	for _, tc := range []struct {
@@ -86,7 +86,7 @@ func TestWriteSuitesLinksAndFIFOs(t *testing.T) {
 				return Combine(context.Background(), "s", nil, nil, "")
 			}
 			// An earlier run wrote s.xml and gone.xml, and its manifest lists both.
-			WriteSuites(repo, dir, append(suites, verdict.Suite{Label: "gone"}), doc, &recordLog{})
+			WriteSuites(context.Background(), repo, dir, append(suites, verdict.Suite{Label: "gone"}), doc, &recordLog{})
 			path := filepath.Join(repo, tc.rel)
 			outside := filepath.Join(t.TempDir(), "precious")
 			if err := os.Rename(path, outside); err != nil {
@@ -102,7 +102,7 @@ func TestWriteSuitesLinksAndFIFOs(t *testing.T) {
 			before := snapshotDir(t, filepath.Dir(outside))
 			log := &recordLog{}
 			var written []string
-			finishes(t, func() { written = WriteSuites(repo, dir, suites, doc, log) })
+			finishes(t, func() { written = WriteSuites(context.Background(), repo, dir, suites, doc, log) })
 			if after := snapshotDir(t, filepath.Dir(outside)); fmt.Sprint(after) != fmt.Sprint(before) {
 				t.Errorf("outside the repo changed:\n%v\n→\n%v", before, after)
 			}

@@ -17,11 +17,10 @@ import (
 	"github.com/rocm/sgpu-queue/internal/safefs"
 )
 
-// ManifestName is the file in a JUnit directory that lists the merged files the
-// last run wrote there, each with the SHA-256 of what it wrote. A later run removes
-// the files of suites that are no longer run (a reporter would otherwise count a
-// removed suite's old results forever), and only when the file is still exactly
-// what this tool wrote: a file a user put there, or changed, is never deleted.
+// ManifestName is the file in a JUnit directory that lists the merged files runs of
+// this tool wrote there, each with the SHA-256 of what it wrote: a later run replaces
+// only a file still exactly what this tool wrote, never a user's. No run deletes one
+// (a suite another run ran keeps its results).
 const ManifestName = ".sgpu-queue-junit"
 
 // Outputs tracks the merged files of one run in one JUnit directory.
@@ -135,36 +134,23 @@ func (o *Outputs) Keep(name string) {
 	}
 }
 
-// RemoveStale deletes the files of the last run that this run did not write nor
-// keep, when they are still byte for byte what was written. It returns the names it
-// removed and, separately, those it left because they changed since.
-func (o *Outputs) RemoveStale() (removed, changed []string) {
-	names := make([]string, 0, len(o.prev))
+// KeepOthers carries the files of earlier runs that this run did not write into
+// the new manifest, each while it is still what was written (a later run of its
+// suite may then replace it), and returns their names: merged files of suites this
+// run did not run, left for whoever reads them.
+func (o *Outputs) KeepOthers() []string {
+	var names []string
 	for n := range o.prev {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
 		if _, ok := o.now[n]; ok {
 			continue
 		}
-		p := filepath.Join(o.Dir, n)
-		fi, err := os.Lstat(p)
-		if err != nil || !fi.Mode().IsRegular() {
-			continue // gone already, or replaced by something else: not ours
-		}
-		if sum, err := fileSum(p); err != nil || sum != o.prev[n] {
-			changed = append(changed, n)
-			continue
-		}
-		if safefs.CheckDir(o.Root, o.Dir) != nil {
-			continue
-		}
-		if err := safefs.Remove(p); err == nil {
-			removed = append(removed, n)
+		o.Keep(n)
+		if fi, err := os.Lstat(filepath.Join(o.Dir, n)); err == nil && fi.Mode().IsRegular() {
+			names = append(names, n)
 		}
 	}
-	return removed, changed
+	sort.Strings(names)
+	return names
 }
 
 // Save writes the manifest of this run's files (atomically).
@@ -195,8 +181,8 @@ func (o *Outputs) save(entries map[string]string) error {
 	}
 	sort.Strings(names)
 	var b strings.Builder
-	b.WriteString("# Merged JUnit files sgpu-queue wrote here, with their SHA-256: a later run\n# removes those of suites it no longer " +
-		"runs, if unchanged. Do not edit.\n")
+	b.WriteString("# Merged JUnit files sgpu-queue wrote here, with their SHA-256: a later run\n# replaces one only while it is " +
+		"unchanged, and deletes none. Do not edit.\n")
 	for _, n := range names {
 		fmt.Fprintf(&b, "%s %s\n", entries[n], n)
 	}

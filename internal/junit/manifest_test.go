@@ -8,20 +8,24 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rocm/sgpu-queue/internal/safefs"
+	"github.com/rocm/sgpu-queue/internal/verdict"
 )
 
-// A run removes the merged files of suites it no longer runs, and only those that are
-// still exactly what an earlier run wrote: a user's file, a changed file, a file the
-// manifest names with a path, and files of suites that are still run all stay.
-func TestOutputsRemoveOnlyWhatTheyWrote(t *testing.T) {
+// A run deletes no merged file: those of suites it did not run are another run's
+// results (docs/files.md). It carries their manifest entries while they are still
+// what was written, so a later run of their suite may replace them; a changed file,
+// a user's file and a path the manifest was made to name are not carried.
+func TestOutputsKeepOthers(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, content string) string { return writeIn(t, dir, name, content) }
-	// Run 1 writes gone.xml, edited.xml, kept.xml.
+	// Run 1 writes other.xml, edited.xml, kept.xml.
 	o1, err := OpenOutputs(dir, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, n := range []string{"gone.xml", "edited.xml", "kept.xml"} {
+	for _, n := range []string{"other.xml", "edited.xml", "kept.xml"} {
 		if err := o1.Wrote(write(n, "<testsuites name=\""+n+"\"/>\n")); err != nil {
 			t.Fatal(err)
 		}
@@ -43,18 +47,16 @@ func TestOutputsRemoveOnlyWhatTheyWrote(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o2.Keep("kept.xml")
-	removed, changed := o2.RemoveStale()
-	if strings.Join(removed, ",") != "gone.xml" || strings.Join(changed, ",") != "edited.xml" {
-		t.Errorf("removed %v, changed %v", removed, changed)
+	if err := o2.Wrote(write("kept.xml", "<testsuites name=\"run 2\"/>\n")); err != nil {
+		t.Fatal(err)
 	}
-	for _, n := range []string{"edited.xml", "kept.xml", "user.xml"} {
+	if left := o2.KeepOthers(); strings.Join(left, ",") != "edited.xml,other.xml" {
+		t.Errorf("left %v, want edited.xml and other.xml (the earlier run's files this run did not write)", left)
+	}
+	for _, n := range []string{"edited.xml", "kept.xml", "user.xml", "other.xml"} {
 		if _, err := os.Stat(filepath.Join(dir, n)); err != nil {
 			t.Errorf("%s: %v", n, err)
 		}
-	}
-	if _, err := os.Stat(filepath.Join(dir, "gone.xml")); !os.IsNotExist(err) {
-		t.Errorf("gone.xml still there: %v", err)
 	}
 	if _, err := os.Stat(outside); err != nil {
 		t.Errorf("a path in the manifest reached outside the directory: %v", err)
@@ -63,8 +65,21 @@ func TestOutputsRemoveOnlyWhatTheyWrote(t *testing.T) {
 		t.Fatal(err)
 	}
 	data, _ := os.ReadFile(filepath.Join(dir, ManifestName))
-	if got := string(data); !strings.Contains(got, " kept.xml\n") || strings.Contains(got, "gone.xml") || strings.Contains(got, "edited.xml") || strings.Contains(got, "user.xml") {
-		t.Errorf("manifest after run 2:\n%s", got)
+	got := string(data)
+	for _, want := range []string{" kept.xml\n", " other.xml\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("manifest after run 2 lacks %q:\n%s", want, got)
+		}
+	}
+	for _, not := range []string{"edited.xml", "user.xml", "outside", ".hidden"} {
+		if strings.Contains(got, not) {
+			t.Errorf("manifest after run 2 lists %q:\n%s", not, got)
+		}
+	}
+	// A third run may replace other.xml: it is still what a run of this tool wrote.
+	o3, _ := OpenOutputs(dir, dir)
+	if err := o3.MayReplace("other.xml"); err != nil {
+		t.Errorf("run 3 may not replace other.xml: %v", err)
 	}
 }
 
@@ -193,4 +208,36 @@ func TestOutputsSaveLeavesUsersFiles(t *testing.T) {
 	if want := []string{ManifestName, ManifestName + ".tmp", "a.xml"}; strings.Join(names, " ") != strings.Join(want, " ") {
 		t.Errorf("files %q, want %q", names, want)
 	}
+}
+
+// WriteSuites holds the JUnit dir's lock from reading the manifest to saving it, so
+// a second run writing the same directory at once waits, and reads the manifest
+// with the first run's entries: neither loses the other's. Checked from inside the
+// write: another taker of the lock is held off.
+func TestWriteSuitesHoldsTheDirLock(t *testing.T) {
+	repo := t.TempDir()
+	dir := filepath.Join(repo, "test-results", "junit")
+	suites := []verdict.Suite{{Label: "s", Items: []verdict.Item{{Tag: "a", Finished: true}}}}
+	var during error
+	doc := func(verdict.Suite) (*Doc, error) {
+		release, err := safefs.LockDir(context.Background(), "test", dir, 50*time.Millisecond)
+		if err == nil {
+			release()
+		}
+		during = err
+		return Combine(context.Background(), "s", nil, nil, "")
+	}
+	if written := WriteSuites(context.Background(), repo, dir, suites, doc, &recordLog{}); len(written) != 1 {
+		t.Fatalf("wrote %v", written)
+	}
+	var le *safefs.LockError
+	if !errors.As(during, &le) || !le.Busy {
+		t.Errorf("another taker of the JUnit dir's lock during the write: %v, want held off (busy)", during)
+	}
+	// Released after: a second run takes it at once.
+	release, err := safefs.LockDir(context.Background(), "test", dir, time.Second)
+	if err != nil {
+		t.Fatalf("lock after the write: %v", err)
+	}
+	release()
 }

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rocm/sgpu-queue/internal/safefs"
 )
 
 // Runs that save one table at once each keep what they learned: Rewrite reads the
@@ -83,7 +85,7 @@ func (m *memStore) String() string                         { return "mem" }
 
 // The lock is taken where the table really lives: a symlinked table and its target
 // share one lock, and the link's directory gets nothing. A run held past the wait
-// is a *LockError (Busy), and nothing is applied or written.
+// is a *safefs.LockError (Busy), and nothing is applied or written.
 func TestLockWhereTheTableLives(t *testing.T) {
 	shared := filepath.Join(t.TempDir(), "shared")
 	repo := filepath.Join(t.TempDir(), "ci-weights")
@@ -102,9 +104,9 @@ func TestLockWhereTheTableLives(t *testing.T) {
 	other := File{Path: target, LockWait: 100 * time.Millisecond}
 	applied := false
 	_, err = Rewrite(context.Background(), other, New(), func(stored *Table) *Table { applied = true; return stored })
-	var le *LockError
+	var le *safefs.LockError
 	if !errors.As(err, &le) || !le.Busy || le.Dir != shared || applied {
-		t.Errorf("Rewrite while the link's holder saves: %v (applied %v), want a busy *LockError on %s", err, applied, shared)
+		t.Errorf("Rewrite while the link's holder saves: %v (applied %v), want a busy *safefs.LockError on %s", err, applied, shared)
 	}
 	unlock()
 	if _, err := Rewrite(context.Background(), other, New(), func(stored *Table) *Table {

@@ -48,7 +48,7 @@ func Rewrite(ctx context.Context, s Store, loaded *Table, apply func(stored *Tab
 	}
 	var warns []string
 	unlock, err := l.Lock(ctx)
-	var le *LockError
+	var le *safefs.LockError
 	switch {
 	case errors.As(err, &le) && !le.Busy:
 		// Saving unlocked is what every run did before the lock: better than
@@ -70,7 +70,7 @@ func Rewrite(ctx context.Context, s Store, loaded *Table, apply func(stored *Tab
 type File struct {
 	Path string
 	// LockWait bounds the wait for another run's lock (Lock); 0 is
-	// DefaultLockWait.
+	// safefs.DefaultLockWait.
 	LockWait time.Duration
 }
 
