@@ -41,8 +41,13 @@ type Case struct {
 	Name      string
 	Result    CaseResult
 	// Message is the message attribute of the element that gave the result
-	// (CTest's "Unable to find executable" on a test it could not run).
-	Message string
+	// (CTest's "Unable to find executable" on a test it could not run), Type its
+	// type attribute (ToolType… for the cases sgpu-queue adds), Body its text (a
+	// traceback), bounded as the merge keeps it.
+	Message, Type, Body string
+	// Item is the sgpu.item property of its suite in a merged file: the tag of the
+	// item that wrote it, "whole" for an opaque item; "" when none says.
+	Item string
 }
 
 // ReadCases reads every test case of one JUnit file, in file order, within the
@@ -69,15 +74,16 @@ func casesOf(data []byte, lim limits) ([]Case, error) {
 	}
 	var out []Case
 	for _, s := range suites {
+		item, _ := propOf(s.Props, "sgpu.item")
 		for _, c := range s.Cases {
 			line, _ := strconv.Atoi(c.Line) // lineNumber kept only a number
-			k := Case{File: c.File, Line: line, Classname: c.Classname, Name: c.Name}
+			k := Case{File: c.File, Line: line, Classname: c.Classname, Name: c.Name, Item: item}
 			for _, r := range []struct {
 				res *xmlResult
 				is  CaseResult
 			}{{c.Error, CaseErrored}, {c.Failure, CaseFailed}, {c.Skipped, CaseSkipped}} {
 				if r.res != nil {
-					k.Result, k.Message = r.is, r.res.Message
+					k.Result, k.Message, k.Type, k.Body = r.is, r.res.Message, r.res.Type, r.res.Body
 					break
 				}
 			}
