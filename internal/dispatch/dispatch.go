@@ -201,6 +201,7 @@ func (d *dispatcher) runItem(ctx context.Context, t0 time.Time, slots []int, idx
 		// The canonical log holds the last attempt (the one the verdict is
 		// from); earlier ones keep theirs beside it.
 		keepAttempt(d.cfg.Layout, it.Label, it.Tag, n-1, d.warn)
+		d.keepAttemptJUnit(it, n-1, t0)
 	}
 	log := openLog(d.cfg.Layout.ItemLog(it.Label, it.Tag), d.warn)
 	limit, why := d.deadline(it)

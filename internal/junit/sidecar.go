@@ -30,10 +30,10 @@ func (m *merger) readSidecar(rel string) ([]byte, bool) {
 	return data, err == nil
 }
 
-// nodeCase is the case a pytest node id names: its file, pytest's classname (the
+// NodeCase is the case a pytest node id names: its file, pytest's classname (the
 // file dotted without ".py", then the classes) and name; a node id without "::"
 // (not pytest's) is a name alone.
-func nodeCase(id string) (file, classname, name string) {
+func NodeCase(id string) (file, classname, name string) {
 	parts := strings.Split(id, "::")
 	if len(parts) < 2 || !strings.HasSuffix(parts[0], ".py") {
 		return "", "", id
@@ -53,7 +53,7 @@ func locate(s *xmlSuite, ids []string) {
 	}
 	files := map[[2]string]string{}
 	for _, id := range ids {
-		file, cls, name := nodeCase(id)
+		file, cls, name := NodeCase(id)
 		if file == "" {
 			continue
 		}
@@ -102,7 +102,7 @@ func (m *merger) addProgress(it Item, rel string, wrote, partial bool) {
 		}
 	}
 	for _, id := range p.Unfinished() {
-		file, cls, name := nodeCase(id)
+		file, cls, name := NodeCase(id)
 		msg := fmt.Sprintf("%s started and never finished: item %s of suite %s was %s", id, it.name(), m.label, it.status(partial))
 		cases = append(cases, xmlCase{Name: clean(name), Classname: clean(cls), File: clean(file), Time: seconds(0),
 			Error: &xmlResult{Message: clean(msg), Type: UnfinishedType}})
@@ -117,7 +117,7 @@ func (m *merger) addProgress(it Item, rel string, wrote, partial bool) {
 // endedCase is a test the .partial recorded an end of, as a JUnit case: failed
 // in its call, errored in its setup or teardown, skipped, or passed.
 func endedCase(id string, ph rerun.Phases) xmlCase {
-	file, cls, name := nodeCase(id)
+	file, cls, name := NodeCase(id)
 	c := xmlCase{Name: clean(name), Classname: clean(cls), File: clean(file), Time: seconds(0)}
 	r := &xmlResult{Message: clean(ph.Message)}
 	switch o := ph.Outcome; {
