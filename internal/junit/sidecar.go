@@ -3,6 +3,7 @@ package junit
 import (
 	"fmt"
 	"io/fs"
+	"strconv"
 	"strings"
 
 	"github.com/rocm/sgpu-queue/internal/rerun"
@@ -103,7 +104,7 @@ func (m *merger) addProgress(it Item, rel string, wrote, partial bool) {
 	}
 	for _, id := range p.Unfinished() {
 		file, cls, name := NodeCase(id)
-		msg := fmt.Sprintf("%s started and never finished: item %s of suite %s was %s", id, it.name(), m.label, it.status(partial))
+		msg := fmt.Sprintf("the test was running when item %s of suite %s ended: %s", it.name(), m.label, it.end(partial))
 		cases = append(cases, xmlCase{Name: clean(name), Classname: clean(cls), File: clean(file), Time: seconds(0),
 			Error: &xmlResult{Message: clean(msg), Type: UnfinishedType}})
 	}
@@ -129,4 +130,22 @@ func endedCase(id string, ph rerun.Phases) xmlCase {
 		c.Skipped = &xmlResult{}
 	}
 	return c
+}
+
+// end says how an item ended, shortest first: "timed out, exit code 124", "exit
+// code 139, cut off", "never finished".
+func (it Item) end(partial bool) string {
+	var parts []string
+	if it.Note != "" {
+		parts = append(parts, it.Note)
+	}
+	if it.Finished {
+		parts = append(parts, "exit code "+strconv.Itoa(it.RC))
+	} else {
+		parts = append(parts, "never finished")
+	}
+	if partial && it.Note == "" {
+		parts = append(parts, "cut off")
+	}
+	return strings.Join(parts, ", ")
 }

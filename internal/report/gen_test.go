@@ -86,6 +86,8 @@ type simRun struct {
 	// Files are more files of the log dir (path relative to it → content): item
 	// logs, an earlier attempt's log and XML.
 	Files map[string]string
+	// Base is the base branch's record the action restored (run.json's base_tests).
+	Base *record.BaseTests
 }
 
 // order sorts items longest estimate first, unknown items (the default weight) first
@@ -310,7 +312,7 @@ func (sr simRun) write(dir string) error {
 		Tool: "sgpu-queue", Suites: sr.Suites, GPUs: sr.GPUs, PinVar: "HIP_VISIBLE_DEVICES",
 		Arch: "gfx950", Level: "3", DefaultWeight: 999999, Weights: "ci-weights/test_weights.gfx950.l3.txt",
 		Started: sr.Started, Wall: wall, Finished: true, Cancelled: sr.CancelAt > 0,
-		Changes: changes, Pruned: sr.Pruned, Quarantined: sr.Quarantined, TimeoutFactor: sr.TimeoutFactor,
+		Changes: changes, Pruned: sr.Pruned, Quarantined: sr.Quarantined, TimeoutFactor: sr.TimeoutFactor, BaseTests: sr.Base,
 	}
 	junitFiles, err := sr.writeJUnit(dir)
 	if err != nil {

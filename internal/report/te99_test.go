@@ -18,6 +18,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/simulate"
+	"github.com/rocm/sgpu-queue/internal/verdict"
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
@@ -105,7 +106,7 @@ var te99Suites = []record.MetaSuite{
 }
 
 // te99Run is the run where the items of fail fail so, crashing the timed-out item
-// in its third test when any fail, and flaky (a key, or "") failing its first
+// in its third test when more than one fails, and flaky (a key, or "") failing its first
 // attempt.
 func te99Run(t *testing.T, table *weights.Table, fail map[string]te99Fail, flaky string) simRun {
 	items, old := te99Items(t, table)
@@ -116,7 +117,7 @@ func te99Run(t *testing.T, table *weights.Table, fail map[string]te99Fail, flaky
 	sr := simRun{Suites: te99Suites, Cmds: cmds, GPUs: []string{"0", "1", "2", "3", "4", "5", "6", "7"}, Items: items, Started: t0, Old: old,
 		TimeoutFactor: 3, JUnit: map[string]map[string]string{}, Sidecars: map[string]map[string]string{}, Files: map[string]string{}}
 	hung := ""
-	if len(fail) > 0 {
+	if len(fail) > 1 {
 		hung = "torch/test_gemm_autotune.ck"
 	}
 	for i := range sr.Items {
@@ -148,8 +149,12 @@ func te99Run(t *testing.T, table *weights.Table, fail map[string]te99Fail, flaky
 			continue
 		}
 		bad := map[int]bool{}
-		for n := 0; n < f.failed; n++ {
-			bad[(n*7+3)%len(cases)] = true
+		for n := 0; n < min(f.failed, len(cases)); n++ {
+			k := (n*7 + 3) % len(cases)
+			for bad[k] {
+				k = (k + 1) % len(cases)
+			}
+			bad[k] = true
 		}
 		sr.JUnit[it.Label][file] = te99XML(*it, cases, bad, f.errored)
 		if ids := te99Failed(cases, bad); ids != "" && it.Label != "core" {
@@ -409,19 +414,95 @@ func te99Retry(sr simRun, rows []record.Timing, wall float64) ([]record.Timing, 
 	return rows, wall
 }
 
-// te99Dir writes the te99 run name into a fresh directory: generated, not
-// committed (about 0.5 MB each), from fixed seeds.
+// te99Base is the run whose record each te99 run compares with, as if it were
+// the base branch's last run: the green run had the one failure, which it fixed;
+// the others were green.
+var te99Base = map[string]string{"te99": "te99-one", "te99-one": "te99", "te99-red": "te99"}
+
+// te99Dir writes the te99 run name into a fresh directory, with the record of its
+// te99Base run as the base branch's: generated, not committed (about 0.5 MB
+// each), from fixed seeds.
 func te99Dir(t *testing.T, name string) string {
 	t.Helper()
-	sr, ok := te99Runs(t, loadTE(t))[name]
+	runs := te99Runs(t, loadTE(t))
+	sr, ok := runs[name]
 	if !ok {
 		t.Fatalf("no te99 run %q", name)
 	}
+	base := t.TempDir()
+	if err := runs[te99Base[name]].write(base); err != nil {
+		t.Fatal(err)
+	}
+	_, _, s := loadRun(t, base)
+	rec := s.Tests.Record("dev", "4f1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d", "4200", "3")
+	sr.Base = &rec
 	dir := t.TempDir()
 	if err := sr.write(dir); err != nil {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// comment is the sticky comment's whole body for a te99 run.
+func te99Comment(r *record.Run, suites []verdict.Suite, s Stats) string {
+	return publish.CommentBody(publish.Request{Workflow: "TransformerEngine CI", Name: "sgpu-queue (build_and_test, linux-mi355-8)",
+		SHA: "9c1e5a7b3d2f4e6a8b0c1d2e3f4a5b6c7d8e9f01", DetailsURL: runURL, Comment: Comment(r, suites, s, Options{RunURL: runURL})})
+}
+
+// The job summary and the PR comment of TE's tree with 0, 1 and 96 failed tests:
+// a green summary is its verdict and counts on one screen, the rest folded; the
+// comment is a few KB; the test an item died in is named in both, the flaky test
+// listed; against the base branch's record, the fixed test and the new failures.
+func TestTE99Golden(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		lines   int // visible lines of the summary, at most
+		want    []string
+		comment []string
+	}{
+		{"te99", 20, []string{"## ✓ sgpu-queue: 1407 tests, none failed; all 99 items passed at level 3\n",
+			"**Since `dev`'s last run**, `4f1b2c3`: −1 failed · 1 fixed", "| `torch` | 691 | 658 | 0 | 0 | 33 | 69 | 0 |"},
+			[]string{"1 fixed", "**Fixed**: `tests/pytorch/test_numerics.py::test_gelu[fp32-ck-3]` (`torch/test_numerics.ck`)"}},
+		{"te99-one", 40, []string{"## ✗ sgpu-queue: 1 of 1407 tests failed; 1 of 99 items failed at level 3\n",
+			"| `tests/pytorch/test_numerics.py::test_gelu[fp32-ck-3]` | failed, **new** | `torch/test_numerics.ck` | " +
+				"`tests/pytorch/test_numerics.py:121` | AssertionError\\: Tensor\\-likes are not close\\! |"},
+			[]string{"test_gelu[fp32-ck-3]"}},
+		{"te99-red", 120, []string{"## ✗ sgpu-queue: 96 of 1406 tests failed; 12 of 99 items failed at level 3\n",
+			"**3 errored** (1 unfinished)", "**96 new failure(s)**",
+			// The test the timed-out item died in, from its .partial.
+			"| `tests/pytorch/test_gemm_autotune.py::test_gemm[fp32-ck-2]` | died in it, **new** | `torch/test_gemm_autotune.ck` |",
+			"**`tests/pytorch/test_gemm_autotune.py::test_gemm[fp32-ck-2]`** (started and never finished)",
+			"### Flaky tests (1)", "`tests.pytorch.test_fused_rope::test_layernorm[fp32-ck-1]` | `torch/test_fused_rope.ck` |",
+			"<details><summary>40 more failed tests</summary>", "*and 46 more failed tests:"},
+			[]string{"test_gemm[fp32-ck-2]` | died in it", "*and 86 more failed tests: [the job summary](" + runURL + ").*",
+				"**1 flaky test(s)**"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r, suites, s := loadRun(t, te99Dir(t, c.name))
+			md := Render(r, suites, s, Options{RunURL: runURL})
+			com := te99Comment(r, suites, s)
+			checkMarkdown(t, []byte(md))
+			checkMarkdown(t, []byte(Comment(r, suites, s, Options{RunURL: runURL})))
+			for _, w := range c.want {
+				if !strings.Contains(md, w) {
+					t.Errorf("summary lacks %q", w)
+				}
+			}
+			for _, w := range c.comment {
+				if !strings.Contains(com, w) {
+					t.Errorf("comment lacks %q", w)
+				}
+			}
+			if n := visibleLines(md); n > c.lines {
+				t.Errorf("summary: %d visible lines, want at most %d", n, c.lines)
+			}
+			if len(com) > CommentBytes+1024 {
+				t.Errorf("comment: %d bytes", len(com))
+			}
+			goldenFile(t, c.name+".github.md", []byte(md))
+			goldenFile(t, c.name+".comment.md", []byte(com))
+		})
+	}
 }
 
 // TestTE99Figures prints the figures docs/report.md gives for the te99 runs: the
@@ -430,11 +511,13 @@ func TestTE99Figures(t *testing.T) {
 	for _, name := range []string{"te99", "te99-one", "te99-red"} {
 		r, suites, s := loadRun(t, te99Dir(t, name))
 		md := Render(r, suites, s, Options{RunURL: runURL})
-		t.Logf("%-9s summary %6d bytes (%.1f KB), %4d visible lines", name, len(md), float64(len(md))/1000, visibleLines(md))
-		c := publish.CommentBody(publish.Request{Workflow: "TransformerEngine CI", Name: "sgpu-queue (build_and_test, linux-mi355-8)",
-			SHA: "9c1e5a7b3d2f4e6a8b0c1d2e3f4a5b6c7d8e9f01", DetailsURL: runURL, Summary: md})
-		t.Logf("%-9s comment %6d bytes (%.1f KB), %4d visible lines", name, len(c), float64(len(c))/1000, visibleLines(c))
+		t.Logf("%-9s summary %6d bytes (%.1f KB), %4d visible lines (%.1f KB)", name, len(md), float64(len(md))/1000, visibleLines(md),
+			float64(visibleBytes(md))/1000)
+		c := te99Comment(r, suites, s)
+		t.Logf("%-9s comment %6d bytes (%.1f KB), %4d visible lines (%.1f KB)", name, len(c), float64(len(c))/1000, visibleLines(c),
+			float64(visibleBytes(c))/1000)
 		keep(t, name+".github.md", []byte(md))
+		keep(t, name+".comment.md", []byte(c))
 	}
 }
 
@@ -442,10 +525,22 @@ func TestTE99Figures(t *testing.T) {
 // <details> closed (a closed one is its <summary> line alone); a <details> inside a
 // code fence opens nothing.
 func visibleLines(md string) int {
-	n, depth, fence := 0, 0, ""
+	n, _ := visible(md)
+	return n
+}
+
+// visibleBytes is the bytes of those lines.
+func visibleBytes(md string) int {
+	_, b := visible(md)
+	return b
+}
+
+func visible(md string) (n, bytes int) {
+	depth, fence := 0, ""
 	for _, l := range strings.Split(md, "\n") {
 		if depth == 0 && strings.TrimSpace(l) != "" {
 			n++
+			bytes += len(l) + 1
 		}
 		t := strings.TrimLeft(l, " ")
 		if run := len(t) - len(strings.TrimLeft(t, "`")); run >= 3 && len(l)-len(t) <= 3 {
@@ -461,5 +556,5 @@ func visibleLines(md string) int {
 			depth += strings.Count(l, "<details>") - strings.Count(l, "</details>")
 		}
 	}
-	return n
+	return n, bytes
 }

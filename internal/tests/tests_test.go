@@ -60,6 +60,9 @@ func TestWhere(t *testing.T) {
 		{"the last frame in the repository", Test{ID: "x", Body: "/__w/TE/TE/transformer_engine/a.py:3: in f\n" +
 			"/usr/lib/python3/site-packages/torch/x.py:9: RuntimeError\nsite-packages/y.py:1: E"},
 			nil, Where{"transformer_engine/a.py", 3, FromTraceback}},
+		{"a Python traceback's frame", Test{ID: "x", Body: "Traceback (most recent call last):\n  File \"/__w/TE/TE/tests/jax/test_layer.py\", " +
+			"line 88, in test_layer_fwd\n    out = layer(x)\n  File \"/usr/lib/python3/site-packages/jax/x.py\", line 9, in f\nE"},
+			nil, Where{"tests/jax/test_layer.py", 88, FromTraceback}},
 		{"a frame outside the repository is none", Test{ID: "x", Body: "/opt/rocm/x.py:3: E\n../up.py:4: E"}, nil, Where{From: FromItem}},
 		{"a file not in the repository is passed over", Test{File: "test_numerics.py", Line: 3, ID: "test_numerics.py::t",
 			Body: "tests/cpp/a.cu:5: Failure"}, func(p string) bool { return p == "tests/cpp/a.cu" },

@@ -29,8 +29,9 @@ type Where struct {
 }
 
 // frame is a traceback or compiler line that starts "path:line:" (pytest's
-// "tests/x.py:412: AssertionError", gtest's "tests/cpp/x.cu:57: Failure").
-var frame = regexp.MustCompile(`(?m)^\s*([^\s:"'<>()]+\.[A-Za-z0-9]+):(\d+):`)
+// "tests/x.py:412: AssertionError", gtest's "tests/cpp/x.cu:57: Failure"), or a
+// Python traceback's `File "path", line N`.
+var frame = regexp.MustCompile(`(?m)^\s*(?:([^\s:"'<>()]+\.[A-Za-z0-9]+):(\d+):|File "([^"\n]+)", line (\d+))`)
 
 // Where is the test's place: its JUnit file and line, else the file of its node id
 // (TE's .failed ids; the line of a traceback frame in that file), else the last
@@ -65,8 +66,12 @@ func (t Test) Where(roots []string, exists func(string) bool) Where {
 func framesOf(text string, roots []string) []Where {
 	var out []Where
 	for _, m := range frame.FindAllStringSubmatch(text, -1) {
-		f := repoPath(m[1], roots)
-		n, err := strconv.Atoi(m[2])
+		p, l := m[1], m[2]
+		if p == "" {
+			p, l = m[3], m[4]
+		}
+		f := repoPath(p, roots)
+		n, err := strconv.Atoi(l)
 		if f == "" || err != nil || n < 1 || strings.Contains(f, "site-packages/") || strings.Contains(f, "dist-packages/") {
 			continue
 		}
