@@ -130,7 +130,7 @@ type GPUStats struct {
 func Compute(r *record.Run, suites []verdict.Suite) Stats {
 	s := Stats{GPUs: len(r.Meta.GPUs), Cancelled: r.Meta.Cancelled, Interrupted: !r.Meta.Finished, Passed: true}
 	s.Tests = tests.Read(r, suites)
-	s.Change = tests.Compare(s.Tests, r.Meta.BaseTests, r.Meta.Level)
+	s.Change = tests.Compare(s.Tests, r.Meta.BaseTests)
 	for _, su := range suites {
 		s.Items += len(su.Items)
 		s.Failed += su.Failed

@@ -434,7 +434,7 @@ func te99Dir(t *testing.T, name string) string {
 		t.Fatal(err)
 	}
 	_, _, s := loadRun(t, base)
-	rec := s.Tests.Record("dev", "4f1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d", "4200", "3")
+	rec := s.Tests.Record("dev", "4f1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d", "4200")
 	sr.Base = &rec
 	dir := t.TempDir()
 	if err := sr.write(dir); err != nil {

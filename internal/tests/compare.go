@@ -27,12 +27,12 @@ func (c *Change) Any() bool {
 	return c.SameLevel && c.Delta != (record.TestCounts{}) || len(c.New) > 0 || len(c.Fixed) > 0
 }
 
-// Compare is res against base, for a run at level; nil without a base or tests.
-func Compare(res Result, base *record.BaseTests, level string) *Change {
+// Compare is res against base; nil without a base or tests.
+func Compare(res Result, base *record.BaseTests) *Change {
 	if base == nil || !res.Known {
 		return nil
 	}
-	c := &Change{Base: base, SameLevel: base.Level == level}
+	c := &Change{Base: base, SameLevel: base.Level == res.Level}
 	if c.SameLevel {
 		d := res.Counts
 		b := base.Tests
@@ -59,8 +59,8 @@ func Compare(res Result, base *record.BaseTests, level string) *Change {
 }
 
 // Record is what a run on a branch saves for the pull requests into it.
-func (res Result) Record(ref, sha, runID, level string) record.BaseTests {
-	b := record.BaseTests{Format: record.BaseFormat, Ref: ref, SHA: sha, RunID: runID, Level: level, Tests: res.Counts,
+func (res Result) Record(ref, sha, runID string) record.BaseTests {
+	b := record.BaseTests{Format: record.BaseFormat, Ref: ref, SHA: sha, RunID: runID, Level: res.Level, Tests: res.Counts,
 		Suites: res.Suites, Failed: []record.TestRef{}}
 	for _, t := range res.Bad {
 		if len(b.Failed) == record.MaxBaseFailed {

@@ -73,6 +73,10 @@ type Result struct {
 	Flaky []Test
 	// Files are the merged JUnit file of each suite, relative to the log dir.
 	Files map[string]string
+	// Roots are the run's roots (run.json): a place under one is made relative
+	// to it (Test.Where). Level is the run's test level.
+	Roots []string
+	Level string
 
 	passed map[record.TestRef]bool // the tests that passed (key), for Compare
 }
@@ -81,7 +85,8 @@ type Result struct {
 // gone or unreadable counts no tests; only regular .xml files are read (a log dir
 // may come from another workflow's artifact: never a link, a FIFO or a device).
 func Read(r *record.Run, suites []verdict.Suite) Result {
-	res := Result{Suites: map[string]record.TestCounts{}, Files: map[string]string{}, passed: map[record.TestRef]bool{}}
+	res := Result{Suites: map[string]record.TestCounts{}, Files: map[string]string{}, Roots: r.Meta.Roots, Level: r.Meta.Level,
+		passed: map[record.TestRef]bool{}}
 	if r.Dir == "" {
 		return res
 	}

@@ -173,12 +173,13 @@ func TestRead(t *testing.T) {
 func TestCompare(t *testing.T) {
 	r := writeRun(t, map[string]string{"torch": merged}, map[string]string{}, record.MetaSuite{Label: "torch", Mode: "list"})
 	res := Read(r, nil)
+	res.Level = "1"
 	base := &record.BaseTests{Level: "1", Tests: record.TestCounts{Total: 5, Passed: 4, Failed: 1}, Failed: []record.TestRef{
 		{Item: "torch/test_numerics.ck", ID: "tests/pytorch/test_numerics.py::TestB::test_b"},
 		{Item: "torch/test_numerics.ck", ID: "tests/pytorch/test_numerics.py::test_a[1]"},
 		{Item: "torch/test_numerics.flash", ID: "tests/pytorch/test_numerics.py::test_a[1]"},
 	}}
-	c := Compare(res, base, "1")
+	c := Compare(res, base)
 	if !c.SameLevel || c.Delta != (record.TestCounts{Total: 1, Passed: -2, Errored: 2, Skipped: 1, Unfinished: 1}) || !c.Any() {
 		t.Errorf("delta %+v", c.Delta)
 	}
@@ -192,18 +193,19 @@ func TestCompare(t *testing.T) {
 	if diff := cmp.Diff([]record.TestRef{base.Failed[1]}, c.Fixed); diff != "" {
 		t.Errorf("fixed: %s", diff)
 	}
-	if c := Compare(res, base, "3"); c.SameLevel || c.Delta != (record.TestCounts{}) || len(c.New) != 2 {
+	base.Level = "3"
+	if c := Compare(res, base); c.SameLevel || c.Delta != (record.TestCounts{}) || len(c.New) != 2 {
 		t.Errorf("another level: %+v", c)
 	}
 	base.MoreFailed = 1
-	if c := Compare(res, base, "1"); len(c.New) != 0 {
+	if c := Compare(res, base); len(c.New) != 0 {
 		t.Errorf("new failures against a cut list: %v", c.New)
 	}
-	if Compare(res, nil, "1") != nil || (*Change)(nil).Any() {
+	if Compare(res, nil) != nil || (*Change)(nil).Any() {
 		t.Error("a change without a base")
 	}
-	rec := res.Record("dev", "abc", "42", "1")
-	if rec.Format != record.BaseFormat || rec.Tests != res.Counts || len(rec.Failed) != 3 || rec.Failed[0].Item != "torch/test_gemm.ck" {
+	rec := res.Record("dev", "abc", "42")
+	if rec.Format != record.BaseFormat || rec.Level != "1" || rec.Tests != res.Counts || len(rec.Failed) != 3 || rec.Failed[0].Item != "torch/test_gemm.ck" {
 		t.Errorf("record %+v", rec)
 	}
 }
