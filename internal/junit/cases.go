@@ -8,6 +8,12 @@ import (
 	"strings"
 )
 
+// ToolType starts the type of every error case sgpu-queue adds itself (no XML, cut
+// off, malformed, never ran): they say what the report already says from the run's
+// own files. Those about an item are no test (tests.StatusOf); UnfinishedType, the
+// test an item died in, is one.
+const ToolType = "sgpu-queue."
+
 // CaseResult is how one test case ended, as its JUnit file says.
 type CaseResult int
 
@@ -135,4 +141,13 @@ func PytestNodeID(c Case) (string, bool) {
 		return "", false
 	}
 	return file + "::" + strings.ReplaceAll(rest[1:], ".", "::") + "::" + c.Name, true
+}
+
+func propOf(props []xmlProperty, name string) (string, bool) {
+	for _, p := range props {
+		if p.Name == name {
+			return p.Value, true
+		}
+	}
+	return "", false
 }
