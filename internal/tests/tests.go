@@ -60,8 +60,8 @@ type Test struct {
 
 // Result is what the run's tests did.
 type Result struct {
-	// Known: the run recorded merged JUnit (none without a JUnit prefix, or a log
-	// dir downloaded without its JUnit files).
+	// Known: the run's merged JUnit holds at least one test (none without a JUnit
+	// prefix, a log dir downloaded without its JUnit files, items that wrote none).
 	Known  bool
 	Counts record.TestCounts
 	// Suites are the counts of each suite with a merged file, by label.
@@ -101,7 +101,6 @@ func Read(r *record.Run, suites []verdict.Suite) Result {
 			continue
 		}
 		label := strings.TrimSuffix(path.Base(rel), ".xml")
-		res.Known = true
 		res.Files[label] = rel
 		counts := res.Suites[label]
 		for _, c := range cases {
@@ -126,6 +125,7 @@ func Read(r *record.Run, suites []verdict.Suite) Result {
 		res.Suites[label] = counts
 		res.Counts.Add(counts)
 	}
+	res.Known = res.Counts.Total > 0
 	for _, list := range [][]Test{res.Bad, res.Flaky} {
 		sort.SliceStable(list, func(i, j int) bool {
 			a, b := list[i], list[j]
