@@ -237,7 +237,7 @@ func TestContainerCmdAdapter(t *testing.T) {
 	dir, name, _ := containerFixture(t)
 	writeConf(t, dir, "ci/box.cmds.in", `where    echo "in $PWD gpu $HIP_VISIBLE_DEVICES image $IN_IMAGE"
 junit    printf '<testsuite name="b" tests="1"><testcase classname="b" name="in-container"/></testsuite>\n' > "$SGPU_JUNIT_XML"
-deep/er  echo "junit at $SGPU_JUNIT_XML"; : > "$SGPU_JUNIT_XML"
+deep/er  echo "junit at $SGPU_JUNIT_XML"; echo '<testsuite name="b" tests="0"/>' > "$SGPU_JUNIT_XML"
 `)
 	conf := writeConf(t, dir, "adapters.conf", `boxcmd boxcmd.log 'cmd,setup=cp ci/box.cmds.in ci/box.cmds && echo "$IN_IMAGE" > built' ci/box.cmds`+"\n")
 	r := sgpu(t, dir, []string{"JUNITXML_PREFIX=test-results/junit/"}, "run", "--container", name, "--grace", "2s", conf)

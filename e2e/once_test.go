@@ -226,8 +226,9 @@ pytest_run test_numerics.py ck
 	}
 }
 
-// TestOncePerRunHostile: a --before that is not there stops the run (exit 1,
-// naming it) before any item; a SIGTERM while --before runs ends the run as a
+// TestOncePerRunHostile: a --before that is not there stops the run before
+// anything runs (exit 2, naming it: phase 0 finds its program as a config's
+// commands are found); a SIGTERM while --before runs ends the run as a
 // cancel in setup does (exit 130, no setup or item ran, run.json cancelled) and
 // ends the command's process tree, a child it forked into the background included.
 func TestOncePerRunHostile(t *testing.T) {
@@ -238,9 +239,12 @@ func TestOncePerRunHostile(t *testing.T) {
 		trace := filepath.Join(t.TempDir(), "trace")
 		r := sgpu(t, dir, []string{"TE_FIXTURE_TRACE=" + trace}, "run", "--gpus", "2", "--arch", "gfx942",
 			"--before", "'ci/no such [prebuild].sh' --fast", conf)
-		if r.code != 1 || !strings.Contains(r.stderr, "--before 'ci/no such [prebuild].sh' --fast could not run") ||
-			len(lines(r.stderr)) != 1 {
-			t.Fatalf("exit %d, want 1 naming the command\n%s", r.code, r.stderr)
+		if r.code != 2 || !strings.Contains(r.stderr, "--before 'ci/no such [prebuild].sh' --fast: 'ci/no such [prebuild].sh' not found (looked for "+
+			filepath.Join(dir, "ci", "no such [prebuild].sh")+"; a relative program is taken from the repo root)") || len(lines(r.stderr)) != 1 {
+			t.Fatalf("exit %d, want 2 naming the command\n%s", r.code, r.stderr)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "test-results")); err == nil {
+			t.Error("the refused run wrote test-results/")
 		}
 		if tr := readTETrace(t, trace); len(tr) != 0 {
 			t.Errorf("items ran: %v", tr)

@@ -209,7 +209,7 @@ func TestActionRerun(t *testing.T) {
 		return r, ran, parseOutputs(t, outFile)
 	}
 	r, ran, out := attempt("4242", "1", "RERUN_FAIL=tests.test_b::t2", "RERUN_CORE_FAIL=1")
-	if r.code != 1 || len(ran) != 21 || out["rerun"] != "0" || !strings.Contains(r.stdout, "re-run state: saved 2 file(s) of ci-rerun/") {
+	if r.code != 1 || len(ran) != 21 || out["rerun"] != "0" || !strings.Contains(r.stdout, "re-run state: saved 3 file(s) of ci-rerun/") {
 		t.Fatalf("attempt 1: exit %d, %d tests, rerun %q\n%s", r.code, len(ran), out["rerun"], r.stdout)
 	}
 	r, ran, out = attempt("4242", "2")

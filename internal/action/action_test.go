@@ -327,7 +327,7 @@ func TestInputErrorsAllAtOnce(t *testing.T) {
 		{"bad mode", map[string]string{"mode": "sideways", "publish": "none,check", "retries": "two"},
 			[]string{`input publish "none,check"`, `input mode "sideways"`, `input retries "two"`}},
 		{"plan", map[string]string{"mode": "plan", "publish": "x", "shard": "1/2", "config": "c.conf"},
-			[]string{`input publish "x"`, "input shard is read by mode run", "mode plan needs input arch"}},
+			[]string{`input publish "x"`, "input shard is read by mode run", "mode plan needs input arch", `input shards ""`, `input gpus ""`}},
 	}
 	for _, tt := range tests {
 		env := map[string]string{"GITHUB_WORKSPACE": t.TempDir()}

@@ -134,28 +134,29 @@ func planMatrix(shards int) map[string][]string {
 	return m
 }
 
-// planRequest reads mode plan's inputs.
+// planRequest reads mode plan's inputs; every bad one is an error line of its own.
 func (a *act) planRequest() (engine.PlanRequest, error) {
 	gh := a.gh
 	req := engine.PlanRequest{Face: optname.Action, RepoRoot: a.root,
 		Arch: strings.TrimSpace(gh.GetInput("arch")), Level: strings.TrimSpace(gh.GetInput("level"))}
+	var errs []error
 	var err error
 	if req.Configs, err = a.configs(true); err != nil {
-		return req, err
+		errs = append(errs, err)
 	}
 	if req.Arch == "" {
-		return req, fmt.Errorf("mode plan needs input arch (e.g. gfx942): a plan job has no GPU to ask, and the arch keys the weight table")
+		errs = append(errs, errors.New("mode plan needs input arch (e.g. gfx942): a plan job has no GPU to ask, and the arch keys the weight table"))
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(gh.GetInput("shards")))
 	if err != nil || n < 1 || n > shard.MaxShards {
-		return req, fmt.Errorf("input shards %q: mode plan wants the number of runners to split the items over, from 1 to %d",
-			gh.GetInput("shards"), shard.MaxShards)
+		errs = append(errs, fmt.Errorf("input shards %q: mode plan wants the number of runners to split the items over, from 1 to %d",
+			gh.GetInput("shards"), shard.MaxShards))
 	}
 	req.Shards = n
 	spec, err := gpu.ParseSpec(gh.GetInput("gpus"))
 	if err != nil || strings.TrimSpace(gh.GetInput("gpus")) == "" {
-		return req, fmt.Errorf("input gpus %q: mode plan wants the GPUs of each shard's runner, a count (8) or a list of ids (0,1,2,3)",
-			gh.GetInput("gpus"))
+		errs = append(errs, fmt.Errorf("input gpus %q: mode plan wants the GPUs of each shard's runner, a count (8) or a list of ids (0,1,2,3)",
+			gh.GetInput("gpus")))
 	}
 	req.GPUs = max(spec.Count, len(spec.IDs))
 	if w := strings.TrimSpace(gh.GetInput("weights")); w != "" {
@@ -164,22 +165,22 @@ func (a *act) planRequest() (engine.PlanRequest, error) {
 	// The queues as the shard jobs read them.
 	var q engine.Options
 	if err := (settings.Values{"queue": gh.GetInput("queue")}).Apply(&q, nil); err != nil {
-		return req, settings.Prefixed(err, "input ")
+		errs = append(errs, settings.Prefixed(err, "input "))
 	}
 	req.Queue = q.Queue
 	if req.MGPUConfigs, err = a.paths("mgpu-config", "name the mGPU config file(s) relative to the workspace"); err != nil {
-		return req, err
+		errs = append(errs, err)
 	}
 	// The level as a run of the shards will read it: the input, else the level
 	// variable of the step's environment (renamed by hook-var, as the runs see it).
 	var hooks engine.Options
 	if err := (settings.Values{"hook-var": gh.GetInput("hook-var")}).Apply(&hooks, nil); err != nil {
-		return req, settings.Prefixed(err, "input ")
+		return req, errors.Join(append(errs, settings.Prefixed(err, "input "))...)
 	}
 	if req.Level, err = engine.Level(req.Level, a.e.Getenv(hooks.Hooks.Level)); err != nil {
-		return req, fmt.Errorf("input level %q: %w", req.Level, err)
+		errs = append(errs, fmt.Errorf("input level %q: %w", req.Level, err))
 	}
-	return req, nil
+	return req, errors.Join(errs...)
 }
 
 // planMarkdown is mode plan's job summary.

@@ -129,7 +129,7 @@ func (a *act) outputValues(res *engine.Result) map[string]string {
 	out["weights-file"] = a.rel(res.WeightsFile)
 	out["rerun"] = "0" // a full run
 	if res.Rerun != nil {
-		out["rerun"] = strconv.Itoa(res.Rerun.Queued)
+		out["rerun"] = strconv.Itoa(res.Rerun.Ran)
 	}
 	out["matrix"] = "" // mode plan's
 	out["plan"] = ""

@@ -16,9 +16,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/rocm/sgpu-queue/internal/atomicfile"
 	"github.com/rocm/sgpu-queue/internal/cache"
 	"github.com/rocm/sgpu-queue/internal/rerun"
+	"github.com/rocm/sgpu-queue/internal/safefs"
 )
 
 // The re-run state (ci-rerun/: docs/reruns.md) travels from one attempt of a job leg
@@ -111,9 +111,10 @@ func (st *rerunState) save(ctx context.Context, a *act, root string) {
 	fmt.Fprintf(a.e.Stdout, "  re-run state: saved %d file(s) of %s/ as %s\n", n, rerun.Dir, key)
 }
 
-// rerunFile is a path inside ci-rerun/ that the state holds: a queue's failed list
-// or an item's tests file. Nothing else is packed or unpacked.
-var rerunFile = regexp.MustCompile(`^[A-Za-z0-9_.-]+/(failed\.[^/]+\.tsv|tests/[^/]+\.txt)$`)
+// rerunFile is a path inside ci-rerun/ that the state holds: a queue's failed list,
+// the record of its key beside it, or an item's tests file. Nothing else is packed
+// or unpacked.
+var rerunFile = regexp.MustCompile(`^[A-Za-z0-9_.-]+/(failed\.[^/]+\.tsv|state\.[^/]+\.json|tests/[^/]+\.txt)$`)
 
 // packRerun is the state's files under dir as a gzipped tar, and how many.
 func packRerun(dir string) ([]byte, int, error) {
@@ -186,8 +187,10 @@ func unpackRerun(data []byte, dir string) (int, error) {
 		}
 		files[name] = body
 	}
+	// Never through a link a pull request committed there (docs/reruns.md#links).
+	root := filepath.Dir(dir)
 	for name, body := range files {
-		if err := atomicfile.Write(filepath.Join(dir, filepath.FromSlash(name)), body, 0o644); err != nil {
+		if err := safefs.WriteFile(root, filepath.Join(dir, filepath.FromSlash(name)), body, 0o644); err != nil {
 			return 0, err
 		}
 	}

@@ -34,12 +34,13 @@ func tarOf(t *testing.T, entries map[string]string) []byte {
 	return buf.Bytes()
 }
 
-// The state packs the failed lists and tests files and nothing else (a user's file
+// The state packs the failed lists, their records and tests files and nothing else (a user's file
 // beside them, a symlink), and unpacks to the same files.
 func TestRerunStateRoundTrip(t *testing.T) {
 	src := filepath.Join(t.TempDir(), "ci-rerun")
 	files := map[string]string{
 		"sgpu/failed.gfx942.l3.tsv":         "torch\ttests.test_b\ncore\t\n",
+		"sgpu/state.gfx942.l3.json":         "{\"version\": 1}\n",
 		"mgpu/failed.gfx950.l1.tsv":         "",
 		"sgpu/tests/torch.tests.test_b.txt": "tests/test_b.py::t2[a b]\n",
 		"sgpu/tests/torch.a..b.txt":         "x\n",
@@ -93,5 +94,38 @@ func TestRerunStateHostileEntries(t *testing.T) {
 	}
 	if _, err := unpackRerun([]byte("not gzip"), t.TempDir()); err == nil || !strings.Contains(err.Error(), "not a packed re-run state") {
 		t.Errorf("garbage: err %v", err)
+	}
+}
+
+// The restore never writes through a link a pull request committed into the
+// workspace's ci-rerun/ (docs/reruns.md#links): ci-rerun itself, a queue folder, a
+// tests folder or a file that is a symlink is refused, and what it aims at stays.
+func TestRerunStateRestoreRefusesLinks(t *testing.T) {
+	for _, at := range []string{"ci-rerun", "ci-rerun/sgpu", "ci-rerun/sgpu/tests", "ci-rerun/sgpu/failed.x.l1.tsv",
+		"ci-rerun/sgpu/tests/torch.a.txt"} {
+		t.Run(at, func(t *testing.T) {
+			root, outside := t.TempDir(), t.TempDir()
+			precious := filepath.Join(outside, "precious.txt")
+			if err := os.WriteFile(precious, []byte("precious\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			link := filepath.Join(root, filepath.FromSlash(at))
+			os.MkdirAll(filepath.Dir(link), 0o755)
+			target := outside
+			if strings.HasSuffix(at, ".tsv") || strings.HasSuffix(at, ".txt") {
+				target = precious
+			}
+			if err := os.Symlink(target, link); err != nil {
+				t.Fatal(err)
+			}
+			data := tarOf(t, map[string]string{"sgpu/failed.x.l1.tsv": "torch\ta\n", "sgpu/tests/torch.a.txt": "t.py::a\n"})
+			if _, err := unpackRerun(data, filepath.Join(root, "ci-rerun")); err == nil || !strings.Contains(err.Error(), "is a symbolic link") {
+				t.Errorf("err %v, want a refusal of the link", err)
+			}
+			es, _ := os.ReadDir(outside)
+			if b, _ := os.ReadFile(precious); len(es) != 1 || string(b) != "precious\n" {
+				t.Errorf("written through the link: %d entries there, precious.txt %q", len(es), b)
+			}
+		})
 	}
 }

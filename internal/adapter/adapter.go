@@ -197,6 +197,17 @@ type Narrower interface {
 // its command could select it by.
 var ErrCannotNarrow = errors.New("a failed test cannot be named")
 
+// NotALineError is a failed test whose name holds a newline, CR or tab: a tests
+// file holds one test id a line, so no re-run can name it (docs/reruns.md). It is
+// an ErrCannotNarrow.
+type NotALineError struct{ Name string }
+
+func (e *NotALineError) Error() string {
+	return fmt.Sprintf("its failed test %q holds a newline, CR or tab, so it cannot be a line of a tests file", e.Name)
+}
+
+func (e *NotALineError) Unwrap() error { return ErrCannotNarrow }
+
 // Spec is a suite's config line.
 type Spec struct {
 	Label   string

@@ -14,8 +14,9 @@ import (
 
 // JUnitVar is set, in a cmd item's environment, to the file its JUnit XML goes to
 // when JUnit is on: a command that writes JUnit (pytest --junitxml="$SGPU_JUNIT_XML")
-// makes its results part of the merged report.
-const JUnitVar = "SGPU_JUNIT_XML"
+// makes its results part of the merged report. Its name is the hook package's, so
+// that the check of the variables sgpu-queue sets (hook.Names.Uses) knows it.
+const JUnitVar = hook.JUnitFileVar
 
 // cmdSuite is `<label> <logfile> cmd <file>`: the file holds one item per line,
 // "<tag> <command…>", each command run by sh -c from the repo root.

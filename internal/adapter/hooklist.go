@@ -147,31 +147,78 @@ func Tags(ls []Line) []string {
 // ParseListing returns the items of "<marker> <tag>" and "<marker> <tag> gpus=N"
 // lines in order (ItemLine), the first of any duplicate tag kept. The tag is
 // otherwise kept byte for byte (hostile tags are the log layout's problem, not a
-// reason to run a different item).
+// reason to run a different item). A warning says what was read where a line is
+// easy to misread: a tag holding a word that reads as a width but is not the
+// line's last (the width rule), a tag listed again with another width (which one
+// is kept).
 func ParseListing(out []byte, marker string) (items []Line, warnings []string) {
-	seen := map[string]bool{}
+	type first struct {
+		line int
+		l    Line
+	}
+	seen := map[string]first{}
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(make([]byte, 0, 4096), 1<<20)
 	n := 0
 	for sc.Scan() {
 		n++
 		l, item := ItemLine(sc.Text(), marker)
+		f, dup := seen[l.Tag]
 		switch {
 		case !item:
 		case l.Tag == "":
 			warnings = append(warnings, fmt.Sprintf("line %d: %q without a tag, ignored", n, marker))
-		case seen[l.Tag]:
+		case dup && l.width() != f.l.width():
+			warnings = append(warnings, fmt.Sprintf("line %d: tag %q listed again with %s (line %d gave %s): queued once, as line %d "+
+				"gives it; give each width a tag of its own", n, l.Tag, l.width(), f.line, f.l.width(), f.line))
+		case dup:
 			warnings = append(warnings,
 				fmt.Sprintf("line %d: duplicate tag %q, queued once (its dispatch runs every call line of that tag)", n, l.Tag))
 		default:
-			seen[l.Tag] = true
+			seen[l.Tag] = first{line: n, l: l}
 			items = append(items, l)
+			if w := widthInTag(l); w != "" {
+				warnings = append(warnings, fmt.Sprintf("line %d: tag %q read whole: its word %q is not the line's last, and only the "+
+					"last word gives a width (%s <tag> <N>, or gpus=N); if %s is the item's width, print it last", n, l.Tag, w, marker, w))
+			}
 		}
 	}
 	if err := sc.Err(); err != nil {
 		warnings = append(warnings, fmt.Sprintf("line %d: %v; the rest of the listing is ignored", n+1, err))
 	}
 	return items, warnings
+}
+
+// width says what width a line gave, for a message.
+func (l Line) width() string {
+	switch {
+	case l.Bad != "":
+		return "the width " + l.Bad
+	case l.All:
+		return "gpus=all"
+	case l.GPUs > 0:
+		return fmt.Sprintf("gpus=%d", l.GPUs)
+	}
+	return "no width"
+}
+
+// widthInTag is a word of the tag of a line that gave no width which reads as one
+// (a whole number, gpus=…): a line such as "<marker> tag 4 extra" lists the tag
+// "tag 4 extra", which its writer most likely did not mean; "" for none.
+func widthInTag(l Line) string {
+	if l.GPUs > 0 || l.All || l.Bad != "" {
+		return ""
+	}
+	words := strings.Fields(l.Tag)
+	if len(words) < 2 {
+		return ""
+	}
+	for _, w := range words {
+		if numberWord(w) || strings.HasPrefix(w, gpusWord) {
+			return w
+		}
+	}
+	return ""
 }
 
 // gpusWord starts the word of a listing line that gives the item's GPU count.

@@ -60,6 +60,33 @@ func TestParseListing(t *testing.T) {
 	}
 }
 
+// A line that is easy to misread gets a warning saying what was read: a tag holding
+// a word that reads as a width but is not the line's last (the width rule), and a
+// tag listed again with another width (which width is kept).
+func TestParseListingHints(t *testing.T) {
+	for _, tt := range []struct {
+		in    string
+		items string
+		warns []string
+	}{
+		{"TE_CI_ITEM tag 4 extra\n", "tag 4 extra", []string{`line 1: tag "tag 4 extra" read whole: its word "4" is not the line's last, ` +
+			`and only the last word gives a width (TE_CI_ITEM <tag> <N>, or gpus=N); if 4 is the item's width, print it last`}},
+		{"TE_CI_ITEM t gpus=2 x\n", "t gpus=2 x", []string{`line 1: tag "t gpus=2 x" read whole: its word "gpus=2" is not the line's last, ` +
+			`and only the last word gives a width (TE_CI_ITEM <tag> <N>, or gpus=N); if gpus=2 is the item's width, print it last`}},
+		{"TE_CI_ITEM my test 3 gpus=1\nTE_CI_ITEM tag 4\nTE_CI_ITEM 4\n", "my test 3|tag|4", nil}, // the rule kept: no hint
+		{"TE_CI_ITEM a 2\nTE_CI_ITEM a 3\n", "a", []string{`line 2: tag "a" listed again with gpus=3 (line 1 gave gpus=2): queued once, ` +
+			`as line 1 gives it; give each width a tag of its own`}},
+		{"TE_CI_ITEM a\nTE_CI_ITEM a gpus=all\n", "a", []string{`line 2: tag "a" listed again with gpus=all (line 1 gave no width): ` +
+			`queued once, as line 1 gives it; give each width a tag of its own`}},
+		{"TE_CI_ITEM a 2\nTE_CI_ITEM a gpus=2\n", "a", []string{`line 2: duplicate tag "a", queued once (its dispatch runs every call line of that tag)`}},
+	} {
+		got, warns := ParseListing([]byte(tt.in), "TE_CI_ITEM")
+		if tags := strings.Join(Tags(got), "|"); tags != tt.items || strings.Join(warns, "\n") != strings.Join(tt.warns, "\n") {
+			t.Errorf("%q: items %q, warnings\n%s\nwant %q and\n%s", tt.in, tags, strings.Join(warns, "\n"), tt.items, strings.Join(tt.warns, "\n"))
+		}
+	}
+}
+
 func TestItemTagDropsTheCount(t *testing.T) {
 	for line, want := range map[string]string{
 		"TE_CI_ITEM a b gpus=2": "a b", "TE_CI_ITEM a gpus=x": "a", "TE_CI_ITEM a gpus=2 gpus=1": "a gpus=2",

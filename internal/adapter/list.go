@@ -78,7 +78,9 @@ func (l listSuite) Command(it Item, run Run) executor.Command {
 
 // TestIDs reads the item's JUnit file as pytest node ids (the scripts' tests are
 // pytest's; docs/reruns.md). A failed case that is no node id names no test but
-// leaves the count: the script's own record of its failures may still narrow it.
+// leaves the count: the script's own record of its failures may still narrow it
+// (one whose name cannot be a line of a tests file is a *NotALineError, with the
+// count).
 func (listSuite) TestIDs(_ Item, path string) ([]string, int, error) {
 	cases, total, err := junit.FailedCases(path)
 	if err != nil {
@@ -86,6 +88,9 @@ func (listSuite) TestIDs(_ Item, path string) ([]string, int, error) {
 	}
 	var ids []string
 	for _, c := range cases {
+		if err := notALine(c); err != nil {
+			return nil, total, err
+		}
 		id, ok := junit.PytestNodeID(c)
 		if !ok {
 			return nil, total, nil
@@ -129,4 +134,13 @@ func junitVars(env hook.Env, run Run) hook.Env {
 		env = env.With(names.JUnitSuffix + "=" + run.JUnitSuffix)
 	}
 	return env
+}
+
+// notALine is the *NotALineError of a failed case that holds a newline, CR or tab
+// where its id is made from, nil for any other.
+func notALine(c junit.Case) error {
+	if strings.ContainsAny(c.File+c.Classname+c.Name, "\n\r\t") {
+		return &NotALineError{Name: c.Name}
+	}
+	return nil
 }

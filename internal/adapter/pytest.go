@@ -347,6 +347,9 @@ func (p *pytestSuite) TestIDs(it Item, path string) ([]string, int, error) {
 	var ids []string
 	seen := map[string]bool{}
 	for _, c := range failed {
+		if err := notALine(c); err != nil {
+			return nil, total, err
+		}
 		id, ok := junit.PytestNodeID(c)
 		if ok {
 			id, ok = fromRootdir(id, file)

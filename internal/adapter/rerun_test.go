@@ -251,3 +251,26 @@ func TestCmdDoesNotNarrow(t *testing.T) {
 		t.Errorf("Only changed a cmd item's command: %q %q, want %q %q", only.Args, only.Env, whole.Args, whole.Env)
 	}
 }
+
+// A failed test whose name holds a newline, CR or tab cannot be a line of a tests
+// file: the list and pytest adapters say so as a *NotALineError (an
+// ErrCannotNarrow), with the file's test count.
+func TestTestIDsNotALine(t *testing.T) {
+	for name, ref := range map[string]string{"newline": "&#10;", "CR": "&#13;", "tab": "&#9;"} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "t.xml")
+			writeFiles(t, filepath.Dir(path), map[string]string{"t.xml": `<testsuite name="pytest" tests="3" failures="1">
+<testcase file="tests/test_x.py" classname="tests.test_x" name="test_a[x` + ref + `y]"><failure message="no"/></testcase>
+<testcase file="tests/test_x.py" classname="tests.test_x" name="test_b"/>
+<testcase file="tests/test_x.py" classname="tests.test_x" name="test_c"/>
+</testsuite>`})
+			for _, a := range []Adapter{mustNew(t, spec(t, "s s.log list ci/s.sh")), mustNew(t, spec(t, "u u.log pytest tests"))} {
+				ids, total, err := narrower(t, a).TestIDs(Item{Tag: "tests/test_x.py"}, path)
+				var nl *NotALineError
+				if !errors.As(err, &nl) || !errors.Is(err, ErrCannotNarrow) || total != 3 || ids != nil || !strings.HasPrefix(nl.Name, "test_a[x") {
+					t.Errorf("%T: TestIDs = %q, %d, %v; want a *NotALineError of test_a[x…y], 3 tests", a, ids, total, err)
+				}
+			}
+		})
+	}
+}

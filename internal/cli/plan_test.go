@@ -97,6 +97,8 @@ func TestPlanCmd(t *testing.T) {
 	// TE's multi-GPU suites beside the single-GPU ones (docs/adapters.md, mode options).
 	mgpuConf := write(t, t.TempDir(), "mgpu.conf", "torch torch.log list ci/pytorch.sh\ntorch-mgpu torch_mgpu.log list,gpus=2 ci/pytorch.sh\njax-mgpu jax_mgpu.log list,gpus=all ci/jax.sh\n")
 	mgpuItems := write(t, t.TempDir(), "mgpu.tsv", "torch\ta\ntorch-mgpu\tdist.b\njax-mgpu\tdist.c\n")
+	ctestConf := write(t, t.TempDir(), "ctest.conf", "gpu gpu.log ctest,gpus=2 build\n")
+	ctestItems := write(t, t.TempDir(), "ctest.tsv", "gpu\tt\n")
 	tests := []cmdCase{
 		{
 			name: "the table at its default place, the arch from its name", args: []string{"--shards", "2", "--gpus", "8", "--level", "3", "--repo-root", one, teConf},
@@ -119,8 +121,16 @@ func TestPlanCmd(t *testing.T) {
 			stdout: []string{`"work_gpu_seconds": 7,`, `"torch-mgpu/dist.b"`, `"jax-mgpu/dist.c"`},
 		},
 		{
-			name: "an item wider than a runner", args: []string{"--shards", "2", "--gpus", "1", "--weights", teTable, "--items", mgpuItems, mgpuConf}, code: 2,
-			stderr: []string{"sgpu-queue plan: item torch-mgpu/dist.b needs 2 GPUs but the pool has 1: give it gpus=1 at most, or run on more GPUs (each shard has --gpus 1)"},
+			// As run clamps it (engine.fitWidths): the same warning, and a plan.
+			name: "a suite wider than a runner", args: []string{"--shards", "2", "--gpus", "1", "--weights", teTable, "--items", mgpuItems, mgpuConf},
+			stdout: []string{`"torch-mgpu/dist.b"`, `"gpus_per_shard": 1`},
+			stderr: []string{`warning: suite "torch-mgpu" says gpus=2 at ` + mgpuConf + `:2 but the pool has 1: its 1 item run on 1, so cases that need more skip`},
+		},
+		{
+			// A tool that takes its count as given cannot run on fewer: refused, as run refuses it.
+			name: "a ctest suite wider than a runner", args: []string{"--shards", "2", "--gpus", "1", "--weights", teTable, "--items", ctestItems, ctestConf}, code: 2,
+			stderr: []string{"sgpu-queue plan: item gpu/t needs 2 GPUs but the pool has 1 (its own metadata asks for 2 (a ctest test's RESOURCE_GROUPS)): lower its count, " +
+				"or run on more GPUs (--gpus); each shard has --gpus 1"},
 		},
 		{name: "help", args: []string{"--help"}, stdout: []string{"Usage: sgpu-queue plan"}},
 		{name: "no shards", args: []string{"--gpus", "8", teConf}, code: 2, stderr: []string{"sgpu-queue plan: no --shards given: say how many runners to split the items over, e.g. --shards 3"}},

@@ -116,7 +116,7 @@ func TestAdapterItemNoRun(t *testing.T) {
 	h := newHarness(t, "0")
 	h.cfg.JUnitPrefix = filepath.Join(h.dir, "junit") + "/"
 	h.cfg.JUnitSuffix = ".xml"
-	items := h.adapterItems(config.Pytest, "tests/gone.py true\ntests/there.py touch \"$SGPU_JUNIT_XML\"\n")
+	items := h.adapterItems(config.Pytest, "tests/gone.py true\ntests/there.py echo '<testsuite name=\"x\" tests=\"0\"/>' >\"$SGPU_JUNIT_XML\"\n")
 	res := h.run(context.Background(), items...)
 	for _, a := range res.Attempts {
 		tag := items[a.Item].Tag
@@ -127,6 +127,37 @@ func TestAdapterItemNoRun(t *testing.T) {
 	}
 	if log := readFile(t, h.layout.ItemLog("c", "tests/gone.py")); !strings.Contains(log, "sgpu-queue: no-run: this item ran nothing: pytest exited 0 without writing the JUnit XML it was given") {
 		t.Errorf("the no-run item's log does not say why:\n%s", log)
+	}
+}
+
+// An item that exits 0 with a JUnit file that cannot be parsed (cut off
+// mid-element, empty) fails, bad-junit, and its log says why, whether its tool
+// always writes the file (pytest) or may write none (cmd); one that exits non-zero
+// is failed by its exit code first (docs/outcomes.md).
+func TestBadJUnit(t *testing.T) {
+	for _, mode := range []config.Mode{config.Pytest, config.Cmd} {
+		t.Run(string(mode), func(t *testing.T) {
+			h := newHarness(t, "0")
+			h.cfg.JUnitPrefix = filepath.Join(h.dir, "junit") + "/"
+			h.cfg.JUnitSuffix = ".xml"
+			cut := `printf '<testsuite name="x" tests="1"><testcase classname="x" na' >"$SGPU_JUNIT_XML"`
+			items := h.adapterItems(mode, "cut "+cut+"\nempty : >\"$SGPU_JUNIT_XML\"\nfails "+cut+"; exit 3\n")
+			res := h.run(context.Background(), items...)
+			want := map[string]outcome.Outcome{"cut": outcome.BadJUnit, "empty": outcome.BadJUnit, "fails": outcome.Failed}
+			for _, a := range res.Attempts {
+				tag := items[a.Item].Tag
+				if a.Outcome != want[tag] {
+					t.Errorf("%s: outcome %q, want %q", tag, a.Outcome, want[tag])
+				}
+			}
+			for tag, why := range map[string]string{"cut": "XML syntax error", "empty": "empty file"} {
+				log := readFile(t, h.layout.ItemLog("c", tag))
+				if !strings.Contains(log, "sgpu-queue: bad JUnit: it exited 0, but its JUnit XML "+filepath.Join(h.dir, "junit", "c", tag+".xml")+
+					" cannot be parsed: ") || !strings.Contains(log, why) {
+					t.Errorf("%s: the log does not say why:\n%s", tag, log)
+				}
+			}
+		})
 	}
 }
 

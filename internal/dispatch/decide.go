@@ -3,13 +3,14 @@ package dispatch
 import (
 	"errors"
 	"fmt"
-	"path"
 	"time"
 
 	"github.com/rocm/sgpu-queue/internal/adapter"
 	"github.com/rocm/sgpu-queue/internal/executor"
 	"github.com/rocm/sgpu-queue/internal/exitcode"
+	"github.com/rocm/sgpu-queue/internal/junit"
 	"github.com/rocm/sgpu-queue/internal/outcome"
+	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
 // evidence is what phase 4 knows when an attempt ends; decide turns it into the
@@ -25,6 +26,10 @@ type evidence struct {
 	// directory, a pytest or ctest item: xmlFile); wroteXML: that file was written
 	// during the attempt.
 	junit, wroteXML bool
+	// badXML: why the XML file the item wrote during the attempt cannot be read
+	// (junit.CheckFile), whether or not it had to write one; nil when it can or
+	// when it wrote none.
+	badXML error
 }
 
 // decide is the outcome of an attempt. The order matters: what sgpu-queue did to
@@ -50,6 +55,8 @@ func decide(e evidence) outcome.Outcome {
 		return outcome.Failed
 	case e.junit && !e.wroteXML:
 		return outcome.NoRun
+	case e.badXML != nil:
+		return outcome.BadJUnit
 	}
 	return outcome.OK
 }
@@ -79,26 +86,36 @@ func (d *dispatcher) explain(it Item, a Attempt, e evidence, limit time.Duration
 		return fmt.Sprintf("sgpu-queue: no-run: this item ran nothing: it exited 0 without writing its JUnit XML (%s) or a .partial sidecar, "+
 			"so its re-entry (%s) selected no call line for tag %q; the item fails (check the tag round trip: sgpu-queue verify)",
 			d.xmlFile(it), d.cfg.Hooks.Filter, it.Tag)
+	case outcome.BadJUnit:
+		return fmt.Sprintf("sgpu-queue: bad JUnit: it exited 0, but its JUnit XML %s cannot be parsed: %v; the item fails (its tests' "+
+			"results are not known; the merged JUnit holds an error case for it)", d.xmlFile(it), e.badXML)
 	}
 	return ""
 }
 
-// junitEvidence says whether the item's JUnit XML is known and whether it was
+// junitEvidence says whether the item must write its JUnit XML (known: not a cmd
+// item's, which may write none, nor one of --junit-optional), whether it was
 // written since the attempt started (with the slack of partialLeft for coarse
-// file-system clocks, which errs towards "it ran").
-func (d *dispatcher) junitEvidence(it Item, start time.Time) (known, written bool) {
+// file-system clocks, which errs towards "it ran"), and why a file written then
+// cannot be read as the merge reads it: an item that exits 0 with JUnit that cannot
+// be parsed fails (docs/outcomes.md), whoever asked for the file.
+func (d *dispatcher) junitEvidence(it Item, start time.Time) (known, written bool, bad error) {
 	p := d.xmlFile(it)
-	if p == "" || adapter.JUnitOf(it.Adapter) == adapter.JUnitOffered || junitOptional(d.cfg.JUnitOptional, it.Key()) {
-		return false, false
+	if p == "" {
+		return false, false, nil
 	}
-	return true, newer(p, start.Add(-time.Second))
+	written = newer(p, start.Add(-time.Second))
+	if written {
+		bad = junit.CheckFile(p)
+	}
+	known = adapter.JUnitOf(it.Adapter) != adapter.JUnitOffered && !junitOptional(d.cfg.JUnitOptional, it.Key())
+	return known, written, bad
 }
 
-// junitOptional says whether key matches one of patterns (path.Match; each was
-// checked when given).
-func junitOptional(patterns []string, key string) bool {
+// junitOptional says whether key matches one of patterns.
+func junitOptional(patterns []weights.KeyPattern, key string) bool {
 	for _, p := range patterns {
-		if ok, _ := path.Match(p, key); ok {
+		if p.Match(key) {
 			return true
 		}
 	}

@@ -34,6 +34,10 @@ func TestDecideAndRC(t *testing.T) {
 		{"no JUnit file written", evidence{junit: true}, outcome.NoRun, 0},
 		{"its JUnit file written", evidence{junit: true, wroteXML: true}, outcome.OK, 0},
 		{"failed, no JUnit file", evidence{junit: true, res: executor.Result{ExitCode: 2}}, outcome.Failed, 2},
+		{"its JUnit file cannot be parsed", evidence{junit: true, wroteXML: true, badXML: errors.New("XML syntax error")}, outcome.BadJUnit, 0},
+		{"a file it may write cannot be parsed", evidence{wroteXML: true, badXML: errors.New("empty file")}, outcome.BadJUnit, 0},
+		{"failed, with a file that cannot be parsed", evidence{wroteXML: true, badXML: errors.New("x"), res: executor.Result{ExitCode: 1}}, outcome.Failed, 1},
+		{"cut off, with a file that cannot be parsed", evidence{partial: true, wroteXML: true, badXML: errors.New("x")}, outcome.CutOff, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

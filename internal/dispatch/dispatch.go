@@ -26,6 +26,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/schedule"
+	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
 // Item is one queued work item with the suite and the adapter that run it.
@@ -62,10 +63,10 @@ type Config struct {
 	// suite writes its JUnit XML, "" when the environment sets none.
 	JUnitPrefix string
 	JUnitSuffix string
-	// JUnitOptional are the weight keys (path.Match patterns) of the items whose
-	// re-entry writes no JUnit file (TE's torch/benchmark): judged by their exit
-	// code alone, never no-run (docs/outcomes.md).
-	JUnitOptional []string
+	// JUnitOptional are the weight-key patterns of the items whose re-entry
+	// writes no JUnit file (TE's torch/benchmark): judged by their exit code
+	// alone, never no-run (docs/outcomes.md).
+	JUnitOptional []weights.KeyPattern
 	// MapPath turns a local path into the path where commands run (container exec);
 	// nil is the identity.
 	MapPath func(string) (string, error)
@@ -243,7 +244,7 @@ func (d *dispatcher) execute(ctx context.Context, it Item, a *Attempt, log io.Wr
 	e.hang = ctx.Err() == nil && errors.Is(context.Cause(ictx), errHang)
 	if e.runErr == nil && !e.res.Cancelled {
 		e.partial = d.partialLeft(it, a.Start)
-		e.junit, e.wroteXML = d.junitEvidence(it, a.Start)
+		e.junit, e.wroteXML, e.badXML = d.junitEvidence(it, a.Start)
 	}
 	return e, cwd
 }

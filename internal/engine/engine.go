@@ -231,9 +231,16 @@ type run struct {
 	unselected []config.Suite
 	// rerun is set by phase 2 when the run is narrowed to what failed last time.
 	rerun *rerunning
+	// reruns is the re-run state as this run keys and reads it (phases 0 and 2).
+	reruns *rerunState
 	// unread: the weight table was there but could not be read; it is never saved
 	// over.
 	unread *weights.UnreadableError
+	// optional are the --junit-optional patterns (Options.JUnitOptional).
+	optional []weights.KeyPattern
+	// tableWarns are the warnings of phase 2's load of the table, so that its
+	// re-read in phase 6 (weights.Rewrite) does not say them again.
+	tableWarns map[string]bool
 	// foreignCwd: the cwd/ entries there when the run claimed the log dir
 	// (record.Meta.ForeignCwd), kept in every run.json it writes.
 	foreignCwd []string
@@ -265,17 +272,20 @@ func newRun(o Options) (*run, error) {
 	if err := checkSetupEnv(o.Face, o.Hooks, o.SetupEnv); err != nil {
 		return nil, usage(err)
 	}
+	optional, err := junitOptional(o.Face, o.JUnitOptional)
+	if err != nil {
+		return nil, usage(err)
+	}
 	if o.DefaultWeight <= 0 {
 		o.DefaultWeight = schedule.DefaultWeight
 	}
-	var err error
 	if o.LogDir == "" {
 		o.LogDir = filepath.Join(o.RepoRoot, "test-results", "logs")
 	}
 	if o.LogDir, err = filepath.Abs(o.LogDir); err != nil {
 		return nil, usage(fmt.Errorf("%s: %w", o.Face.Name("log-dir"), err))
 	}
-	r := &run{o: o, out: o.Out, obs: o.Observer, layout: logdir.Layout{Root: o.LogDir}}
+	r := &run{o: o, out: o.Out, obs: o.Observer, layout: logdir.Layout{Root: o.LogDir}, optional: optional}
 	if r.out == nil {
 		r.out = os.Stdout
 	}
@@ -319,6 +329,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	if err := r.checkWidths(exp.items, exp, len(pool.IDs)); err != nil {
 		return nil, usage(err)
 	}
+	r.checkOptional(exp.items)
 	if r.shard != nil {
 		r.keepShard(exp)
 		r.checkPlanPool(pool)
@@ -375,6 +386,7 @@ func (r *run) afterItems(runCtx context.Context, d *dispatch.Result, meta *recor
 	r.res.Stop = d.Stop
 	r.res.Internal = d.Panic
 	r.res.Rerun = meta.Rerun
+	r.countRan(meta, d)
 	meta.Wall = d.Wall.Seconds()
 	meta.Finished = true
 	meta.Cancelled = d.Cancelled
@@ -393,7 +405,7 @@ func (r *run) afterItems(runCtx context.Context, d *dispatch.Result, meta *recor
 
 	// Phase 6: learn.
 	r.obs.Phase(6, "learn the weights")
-	meta.Changes, meta.Pruned = r.learn(ctx, o.store, o.pool, run, exp)
+	meta.Changes, meta.Pruned = r.learn(ctx, o, run, exp)
 	run.Meta = *meta
 	r.writeMeta(meta)
 

@@ -91,9 +91,10 @@ func Merge(ctx context.Context, o Options, dirs []string) (*Result, error) {
 	r.verdicts(run)
 
 	r.obs.Phase(6, "learn the weights (once, from every shard's rows)")
-	table, changes, pruned := r.learnPooled(table, run, m.Census, shards)
-	r.saveLearned(ctx, store, table, changes, pruned)
-	run.Meta.Changes, run.Meta.Pruned = changes, pruned
+	run.Meta.Changes, run.Meta.Pruned = r.saveLearned(ctx, store, table, func(stored *weights.Table) learned {
+		t, changes, pruned := r.learnPooled(stored, run, m.Census, shards)
+		return learned{table: t, changes: changes, pruned: pruned}
+	})
 	run.Meta.Merge.Advice = merge.Advice(run, run.Meta.Merge.Shards, gpusPerShard(m))
 	r.writeMeta(&run.Meta)
 
@@ -161,10 +162,17 @@ func (r *run) learnShards(table *weights.Table, run *record.Run, census weights.
 	done := map[int]bool{}
 	var ids []string
 	for _, s := range shards {
-		if table.Learned(s.ID) {
+		switch {
+		case table.Learned(s.ID):
 			done[s.Number] = true
 			r.printf("  shard %d/%d: %s: its rows were learned by an earlier merge: not learned again\n",
 				s.Number, run.Meta.Merge.Shards, textfmt.Printable(s.Dir))
+		case s.Run.Meta.Rerun != nil:
+			// A re-run learns no weights (docs/reruns.md): its rows are a narrowed
+			// queue's, its carried items no rows at all.
+			done[s.Number] = true
+			r.printf("  shard %d/%d: %s: a re-run (%d item(s) ran again, %d carried): its rows teach nothing\n",
+				s.Number, run.Meta.Merge.Shards, textfmt.Printable(s.Dir), s.Run.Meta.Rerun.Ran, len(s.Run.Meta.Rerun.Carried))
 		}
 		ids = append(ids, s.ID)
 	}

@@ -24,7 +24,11 @@ func (r *run) readConfig(ctx context.Context) (suites []config.Suite, pool gpu.P
 	suites, err = config.Load(slices.Concat(r.o.Configs, r.o.MGPUConfigs))
 	config.MarkQueues(suites, r.o.Queue, r.o.MGPUConfigs)
 	check := r.o.CheckCommands && r.o.Container == ""
-	if err = errors.Join(err, config.Resolve(suites, r.o.RepoRoot, check), adapter.Check(suites), r.readSharding()); err != nil {
+	var once error
+	if check {
+		once = r.checkOnce()
+	}
+	if err = errors.Join(err, config.Resolve(suites, r.o.RepoRoot, check), adapter.Check(suites), r.readSharding(), once); err != nil {
 		return nil, pool, nil, usage(err)
 	}
 	r.res.Configs = map[string]config.Suite{}
@@ -67,6 +71,10 @@ func (r *run) readConfig(ctx context.Context) (suites []config.Suite, pool gpu.P
 	if r.ports, err = r.itemPorts(pool); err != nil {
 		return fail(err)
 	}
+	if err := r.prepareRerun(ctx, suites, pool.Arch); err != nil {
+		release()
+		return nil, pool, nil, err
+	}
 	r.printf("  level %s, log dir %s\n", r.o.Level, r.o.LogDir)
 	if !r.o.DryRun {
 		claim := r.claim(suites, pool)
@@ -84,11 +92,12 @@ func (r *run) readConfig(ctx context.Context) (suites []config.Suite, pool gpu.P
 // on it (docs/hooks.md "Ports").
 func (r *run) itemPorts(pool gpu.Pool) (map[string]int, error) {
 	fromEnv, _ := hook.Env(r.o.Env).Get(hook.PortBaseVar)
-	base, err := hook.PortBase(r.o.PortBase, fromEnv)
+	option := r.o.Face.Name("port-base")
+	base, err := hook.PortBase(r.o.PortBase, option, fromEnv)
 	if err != nil {
 		return nil, err
 	}
-	return hook.Ports(base, pool.IDs)
+	return hook.Ports(base, pool.IDs, option)
 }
 
 // detect finds the GPU pool and the arch where the items run.

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/rocm/sgpu-queue/internal/adapter"
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/expand"
 	"github.com/rocm/sgpu-queue/internal/gpu"
+	"github.com/rocm/sgpu-queue/internal/optname"
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
@@ -112,33 +114,49 @@ func (r *run) printSetup(st expand.SetupRun) {
 	r.printf("\n")
 }
 
-// checkWidths fits the items to a pool of gpus GPUs. A width a suite declares (its
-// listing line's count, its config's gpus=) above the pool is clamped to the pool
-// with a warning naming the item, or the suite when its gpus= says it (TE's rule:
-// the test skips the cases that need more GPUs; docs/config.md "Mode options"). An
-// item of a tool that takes its count as given (adapter.Sized: a ctest test's
-// RESOURCE_GROUPS) cannot run on fewer: it is refused, naming each (up to a few).
+// checkWidths fits the items to a pool of gpus GPUs (fitWidths), warning of each
+// width clamped.
 func (r *run) checkWidths(plan []schedule.Item, e *expansion, gpus int) error {
+	sized := func(it schedule.Item) bool {
+		_, ok := e.work[it.Seq].Adapter.(adapter.Sized)
+		return ok
+	}
+	warns, err := fitWidths(plan, e.suites, sized, gpus, r.o.Face)
+	for _, w := range warns {
+		r.warn(w)
+	}
+	return err
+}
+
+// fitWidths is the one rule run and plan fit items to a pool of gpus GPUs by. A
+// width a suite declares (its listing line's count, its config's gpus=) above the
+// pool is clamped to the pool with a warning naming the item, or the suite when its
+// gpus= says it (TE's rule: the test skips the cases that need more GPUs;
+// docs/config.md "Mode options"). An item of a tool that takes its count as given
+// (sized: a ctest test's RESOURCE_GROUPS, adapter.Sized) cannot run on fewer: it is
+// refused, naming each (up to a few).
+func fitWidths(plan []schedule.Item, suites map[string]config.Suite, sized func(schedule.Item) bool, gpus int,
+	face optname.Face) (warns []string, err error) {
 	var errs []error
 	refused, clamped := 0, 0
-	suites := map[string]int{} // label → items clamped by its gpus=
-	var labels []string        // those suites, in the order of their first item
+	bySuite := map[string]int{} // label → items clamped by its gpus=
+	var labels []string         // those suites, in the order of their first item
 	for i := range plan {
 		it := &plan[i]
 		if it.Width() <= gpus {
 			continue
 		}
-		s := e.suites[it.Label]
-		if _, sized := e.work[it.Seq].Adapter.(adapter.Sized); !sized {
+		s := suites[it.Label]
+		if !sized(*it) {
 			width := it.Width()
 			it.GPUs, it.AllGPUs = gpus, false
 			if width == s.Options.GPUs {
-				if suites[s.Label]++; suites[s.Label] == 1 {
+				if bySuite[s.Label]++; bySuite[s.Label] == 1 {
 					labels = append(labels, s.Label)
 				}
 			} else if clamped++; clamped <= 5 {
-				r.warn(fmt.Sprintf("item %s declares %d GPUs (its listing line) but the pool has %d: it runs on %d, so cases that need more skip",
-					textfmt.Printable(it.Key()), width, gpus, gpus))
+				warns = append(warns, fmt.Sprintf("item %s declares %d GPUs (its listing line) but the pool has %d: it runs on %d, so cases "+
+					"that need more skip", textfmt.Printable(it.Key()), width, gpus, gpus))
 			}
 			continue
 		}
@@ -147,20 +165,47 @@ func (r *run) checkWidths(plan []schedule.Item, e *expansion, gpus int) error {
 		}
 		errs = append(errs, fmt.Errorf("item %s needs %d GPUs but the pool has %d (its own metadata asks for %d (a ctest test's "+
 			"RESOURCE_GROUPS)): lower its count, or run on more GPUs (%s)",
-			textfmt.Printable(it.Key()), it.Width(), gpus, it.Width(), r.o.Face.Name("gpus")))
+			textfmt.Printable(it.Key()), it.Width(), gpus, it.Width(), face.Name("gpus")))
 	}
 	if clamped > 5 {
-		r.warn(fmt.Sprintf("and %d more item(s) declared wider than the pool run on %d GPUs", clamped-5, gpus))
+		warns = append(warns, fmt.Sprintf("and %d more item(s) declared wider than the pool run on %d GPUs", clamped-5, gpus))
 	}
 	for _, l := range labels {
-		s := e.suites[l]
-		r.warn(fmt.Sprintf("suite %q says gpus=%d at %s but the pool has %d: its %s run on %d, so cases that need more skip",
-			s.Label, s.Options.GPUs, s.Where(), gpus, textfmt.Count(suites[l], "item"), gpus))
+		s := suites[l]
+		warns = append(warns, fmt.Sprintf("suite %q says gpus=%d at %s but the pool has %d: its %s run on %d, so cases that need more skip",
+			s.Label, s.Options.GPUs, s.Where(), gpus, textfmt.Count(bySuite[l], "item"), gpus))
 	}
 	if refused > 5 {
 		errs = append(errs, fmt.Errorf("and %d more item(s) wider than the pool", refused-5))
 	}
-	return errors.Join(errs...)
+	return warns, errors.Join(errs...)
+}
+
+// junitOptional reads the --junit-optional patterns (docs/outcomes.md).
+func junitOptional(face optname.Face, patterns []string) ([]weights.KeyPattern, error) {
+	var out []weights.KeyPattern
+	var errs []error
+	for _, p := range patterns {
+		kp, err := weights.ParseKeyPattern(p)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s %q: not a glob (%w)", face.Name("junit-optional"), p, err))
+		}
+		out = append(out, kp)
+	}
+	return out, errors.Join(errs...)
+}
+
+// checkOptional warns of each --junit-optional pattern that matches no item of the
+// run (before the shard filter, so every shard says alike): a misspelt key would
+// otherwise leave its items no-run without a word.
+func (r *run) checkOptional(items []schedule.Item) {
+	for _, p := range r.optional {
+		if !slices.ContainsFunc(items, func(it schedule.Item) bool { return p.Match(it.Key()) }) {
+			r.warn(fmt.Sprintf("%s %q matches no item of this run: a pattern is matched against each item's key, label/tag "+
+				"(a whole opaque suite: its label), * and ? across / too, e.g. torch/* for every item of suite torch",
+				r.o.Face.Name("junit-optional"), textfmt.Printable(p.String())))
+		}
+	}
 }
 
 // suitePin pins a suite's listing and setup: to the first GPU, or a multi-GPU

@@ -24,6 +24,8 @@ type ordered struct {
 	queue     schedule.Scheduler
 	order     []int
 	store     weights.Store
+	stored    *weights.Table // the table as loaded, with TE's seeds
+	seeds     *weights.Table // what TE's tables added (seedTE)
 	table     *weights.Table // the run's view of the stored table (weights.Pool)
 	pool      *weights.Pool
 	queueRows []record.QueueRow
@@ -37,8 +39,8 @@ func (r *run) order(ctx context.Context, exp *expansion, pool gpu.Pool) (*ordere
 	o := &ordered{plan: exp.items}
 	store, stored := r.loadTable(ctx, pool.Arch, r.o.Level, "ordering without it")
 	pooled := pooledKeys(o.plan)
-	r.seedTE(ctx, stored, exp, pool, pooled)
-	o.store, o.pool = store, weights.SplitPool(stored, pooled, len(pool.IDs))
+	o.seeds = r.seedTE(ctx, stored, exp, pool, pooled)
+	o.store, o.stored, o.pool = store, stored, weights.SplitPool(stored, pooled, len(pool.IDs))
 	o.table = o.pool.View
 	schedule.Weigh(o.plan, o.table, r.o.DefaultWeight)
 	schedule.Order(o.plan)
@@ -73,7 +75,9 @@ func (r *run) loadTable(ctx context.Context, arch, level, without string) (weigh
 	r.weights = store
 	r.res.Weights, r.res.WeightsFile = store.String(), r.weightsPath(arch, level)
 	table, warns, err := store.Load(ctx)
+	r.tableWarns = map[string]bool{}
 	for _, w := range warns {
+		r.tableWarns[w] = true
 		r.warn(w)
 	}
 	var unread *weights.UnreadableError

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -56,6 +57,53 @@ func (r *run) onceCommand(kind onceKind, words []string, pool gpu.Pool, w io.Wri
 		Name: fmt.Sprintf("%s command", kind), Path: path, Args: words[1:],
 		Env: env, Dir: r.o.RepoRoot, Stdout: w, Stderr: w,
 	}
+}
+
+// checkOnce finds the programs of --before and --after before anything runs, as
+// config.Resolve finds a suite's command (docs/hooks.md "Once per run"): a missing
+// --after would otherwise be found only once the whole queue had run. Only where
+// commands run here (not in a --container, whose files this machine cannot see).
+func (r *run) checkOnce() error {
+	var errs []error
+	for _, c := range []struct {
+		kind  onceKind
+		words []string
+	}{{onceBefore, r.o.Before}, {onceAfter, r.o.After}} {
+		if len(c.words) == 0 {
+			continue
+		}
+		if err := onceProgram(r.o.RepoRoot, c.words[0]); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", r.o.Face.Given(string(c.kind), config.QuoteWords(c.words)), err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// onceProgram says what is wrong with the program of a once-per-run command as
+// onceCommand runs it: a path with a slash (relative ones from the repo root) must
+// be an executable file, a bare name one on PATH.
+func onceProgram(root, prog string) error {
+	show := config.QuoteWords([]string{prog})
+	if !strings.Contains(prog, "/") {
+		if _, err := exec.LookPath(prog); err != nil {
+			return fmt.Errorf("%s is not on PATH; give its path (a relative one is taken from the repo root)", show)
+		}
+		return nil
+	}
+	p := prog
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(root, p)
+	}
+	fi, err := os.Stat(p)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%s not found (looked for %s; a relative program is taken from the repo root)", show, p)
+	case fi.IsDir():
+		return fmt.Errorf("%s is a directory; name the program to run", show)
+	case fi.Mode().Perm()&0o111 == 0:
+		return fmt.Errorf("%s is not executable: chmod +x %s", show, config.QuoteWords([]string{p}))
+	}
+	return nil
 }
 
 // runOnce runs a once-per-run command with the setup deadline, its output into
@@ -137,7 +185,8 @@ func onceStop(err error) *record.Stop {
 
 // SetupEnvProblems are the --setup-env entries refused, one error each: not
 // NAME=VALUE, or a variable the tool sets itself for every setup (a hook variable,
-// the pin), which the setup would get instead of the value given.
+// the pin and the visible-devices variables set with it: hook.Names.Uses), which
+// the setup would get instead of the value given.
 func SetupEnvProblems(n hook.Names, env []string) []error {
 	var errs []error
 	for _, kv := range env {
@@ -146,7 +195,12 @@ func SetupEnvProblems(n hook.Names, env []string) []error {
 			errs = append(errs, fmt.Errorf("%q: want NAME=VALUE", kv))
 			continue
 		}
-		if key := n.KeyOf(name, gpu.HIPVisible, gpu.CUDAVisible); key != "" {
+		switch key := n.KeyOf(name, gpu.HIPVisible, gpu.CUDAVisible); key {
+		case "":
+		case "also-pin":
+			errs = append(errs, fmt.Errorf("%s: sgpu-queue sets %s for every setup (to its GPUs, with the pin %s); give another name", name, name,
+				n.Pin))
+		default:
 			errs = append(errs, fmt.Errorf("%s: sgpu-queue sets %s for every setup (the hook variable %s); give another name", name, name, key))
 		}
 	}

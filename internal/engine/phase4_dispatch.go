@@ -50,7 +50,7 @@ func (r *run) dispatch(ctx context.Context, items []dispatch.Item, q schedule.Sc
 	cfg := dispatch.Config{
 		Exec: r.target.Exec, Layout: r.layout, Hooks: r.o.Hooks, Env: r.target.Env, Level: r.o.Level,
 		GPUs: pool.IDs, PinVar: pool.PinVar, AlsoPin: pool.AlsoPin, Ports: r.ports, JUnitPrefix: prefix, JUnitSuffix: suffix,
-		JUnitOptional: r.o.JUnitOptional,
+		JUnitOptional: r.optional,
 		MapPath:       r.target.MapPath, Dir: r.o.RepoRoot, Timings: tw, Console: r.out, Warn: r.warn, Start: meta.Started,
 		Timeout: r.o.Timeout, Retries: r.o.Retries, Quarantine: r.o.Quarantine,
 	}

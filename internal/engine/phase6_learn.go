@@ -12,7 +12,7 @@ import (
 // learn is phase 6: blend this run's durations into the table, prune the keys of
 // items that are gone, save. A shard learns nothing: merge learns once from every
 // shard's rows (a shard that saved would have them learned twice).
-func (r *run) learn(ctx context.Context, store weights.Store, p *weights.Pool, run *record.Run, e *expansion) ([]record.Change, []string) {
+func (r *run) learn(ctx context.Context, o *ordered, run *record.Run, e *expansion) ([]record.Change, []string) {
 	if r.shard != nil {
 		r.printf("  shard %d/%d: the weight table is left as it is: sgpu-queue merge learns once from every shard's rows\n", r.shard.shard,
 			r.shard.shards)
@@ -24,27 +24,69 @@ func (r *run) learn(ctx context.Context, store weights.Store, p *weights.Pool, r
 		r.printf("  a re-run: the weight table is left as it is (a re-run's times are not a full queue's)\n")
 		return nil, nil
 	}
-	changes, pruned := LearnRun(p.View, run, e.census)
-	table, aside := p.Join(e.census)
-	pruned = append(pruned, aside...)
-	r.saveLearned(ctx, store, table, changes, pruned)
-	return changes, pruned
+	return r.saveLearned(ctx, o.store, o.stored, func(stored *weights.Table) learned {
+		return learnOver(stored, o, run, e.census)
+	})
 }
 
-// saveLearned names the pruned keys, saves the table and says what changed.
-func (r *run) saveLearned(ctx context.Context, store weights.Store, table *weights.Table, changes []record.Change, pruned []string) {
-	for _, k := range pruned {
+// learnOver is a run's learning applied to the table as stored when it saves
+// (phase 6, under the table's lock): what another run saved since this one loaded
+// stays, but for the keys this run measured (blended into it) and those of its own
+// censused suites that are gone (pruned). TE's seeds fill the keys it lacks, as
+// they filled the table phase 2 loaded.
+func learnOver(stored *weights.Table, o *ordered, run *record.Run, census weights.Census) learned {
+	stored.Fill(o.seeds)
+	p := o.pool.Over(stored)
+	changes, pruned := LearnRun(p.View, run, census)
+	table, aside := p.Join(census)
+	return learned{table: table, changes: changes, pruned: append(pruned, aside...)}
+}
+
+// learned is what a run's learning made of a stored table.
+type learned struct {
+	table   *weights.Table
+	changes []record.Change
+	pruned  []string
+}
+
+// saveLearned applies a run's learning to the stored table and saves it, as a
+// read-modify-write under the table's lock (weights.Rewrite, docs/weights.md "Runs
+// at once"): a run that saved since this one loaded keeps what it learned. It names
+// the pruned keys and says what changed. loaded is the table phase 2 loaded: what is
+// learned when the table cannot be read again, so that run.json still says it.
+func (r *run) saveLearned(ctx context.Context, store weights.Store, loaded *weights.Table,
+	apply func(stored *weights.Table) learned) ([]record.Change, []string) {
+	var l *learned
+	var err error
+	if r.unread == nil {
+		var warns []string
+		warns, err = weights.Rewrite(ctx, store, loaded, func(stored *weights.Table) *weights.Table {
+			got := apply(stored)
+			l = &got
+			return got.table
+		})
+		for _, w := range warns {
+			if !r.tableWarns[w] {
+				r.warn(w)
+			}
+		}
+	}
+	if l == nil {
+		got := apply(loaded)
+		l = &got
+	}
+	for _, k := range l.pruned {
 		r.printf("  pruned %s (no longer listed by its suite's census)\n", textfmt.Printable(k))
 	}
-	if r.unread != nil {
+	switch {
+	case r.unread != nil:
 		r.lost("the weight table", r.unread.Path, fmt.Errorf("not replaced, its keys kept: %w", r.unread))
-		return
-	}
-	if err := store.Save(ctx, table); err != nil {
+	case err != nil:
 		r.lost("the weight table", store.String(), err)
-	} else {
-		r.printf("  %d weight(s) changed, %d pruned, %d keys → %s\n", len(changes), len(pruned), table.Len(), store)
+	default:
+		r.printf("  %d weight(s) changed, %d pruned, %d keys → %s\n", len(l.changes), len(l.pruned), l.table.Len(), store)
 	}
+	return l.changes, l.pruned
 }
 
 // LearnRun is the learning of phase 6 on a run's rows, without saving: each row

@@ -27,7 +27,16 @@ func (r *run) report(ctx context.Context, run *record.Run, meta *record.Meta) {
 	r.recordJUnit(meta)
 	run.Meta = *meta
 	r.res.Stats = report.Compute(run, r.res.Suites)
+	r.warnNoJUnit()
 	r.writeReport(run)
+}
+
+// warnNoJUnit says once for each suite that wrote no JUnit at all why its items
+// are no-run, and how to mark them, instead of one tag round-trip hint per item.
+func (r *run) warnNoJUnit() {
+	for _, s := range r.res.Stats.NoJUnit {
+		r.warn(report.NoJUnitAdvice(s, func(p string) string { return r.o.Face.Set("junit-optional", p) }))
+	}
 }
 
 // writeReport is phase 7.

@@ -14,8 +14,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rocm/sgpu-queue/internal/adapter"
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/optname"
+	"github.com/rocm/sgpu-queue/internal/safefs"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/shard"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
@@ -101,17 +103,42 @@ func Plan(req PlanRequest, warn func(string)) (*shard.Plan, string, error) {
 	for _, w := range warns {
 		warn(w)
 	}
+	if err := planWidths(list, suites, req, warn); err != nil {
+		return nil, "", err
+	}
 	schedule.Weigh(list, view, schedule.DefaultWeight)
 	a, err := shard.Assign(list, req.Shards, req.GPUs)
 	if err != nil {
 		var we *schedule.WidthError
 		if errors.As(err, &we) {
-			return nil, "", fmt.Errorf("%w (each shard has --gpus %d)", err, req.GPUs)
+			return nil, "", fmt.Errorf("%w (each shard has %s)", err, req.Face.Set("gpus", strconv.Itoa(req.GPUs)))
 		}
 		return nil, "", err
 	}
 	p := shard.New(list, a, id, from)
 	return p, planSummary(p, a, len(suites)), nil
+}
+
+// planWidths fits the plan's items to a shard's runner of req.GPUs GPUs by the rule
+// a run fits them to its pool (fitWidths): a suite's gpus= above it is clamped with
+// the run's warning, an item of a tool that takes its count as given is refused.
+func planWidths(list []schedule.Item, suites []config.Suite, req PlanRequest, warn func(string)) error {
+	bySuite := map[string]config.Suite{}
+	sizedSuite := map[string]bool{}
+	for _, s := range suites {
+		bySuite[s.Label] = s
+		if a, err := adapter.For(s); err == nil {
+			_, sizedSuite[s.Label] = a.(adapter.Sized)
+		}
+	}
+	warns, err := fitWidths(list, bySuite, func(it schedule.Item) bool { return sizedSuite[it.Label] }, req.GPUs, req.Face)
+	for _, w := range warns {
+		warn(w)
+	}
+	if err != nil {
+		return fmt.Errorf("%w; each shard has %s", err, req.Face.Set("gpus", strconv.Itoa(req.GPUs)))
+	}
+	return nil
 }
 
 // loadedTable is the weight table plan read.
@@ -148,7 +175,7 @@ func planTable(req PlanRequest) (shard.Identity, loadedTable, error) {
 		}
 		id.Store = weights.DefaultPath(req.RepoRoot, id.Arch, req.Level)
 	}
-	data, err := os.ReadFile(id.Store)
+	data, err := safefs.ReadFile(id.Store) // a FIFO there is refused, never waited on
 	if errors.Is(err, fs.ErrNotExist) {
 		return id, loadedTable{t: weights.New()}, nil
 	}

@@ -1,21 +1,25 @@
 package engine
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
-	"github.com/rocm/sgpu-queue/internal/adapter"
-	"github.com/rocm/sgpu-queue/internal/atomicfile"
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/dispatch"
+	"github.com/rocm/sgpu-queue/internal/hook"
 	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/rerun"
+	"github.com/rocm/sgpu-queue/internal/safefs"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
-	"github.com/rocm/sgpu-queue/internal/verdict"
+	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
 // rerunning is a run narrowed to what failed the last attempt (docs/reruns.md).
@@ -24,6 +28,21 @@ type rerunning struct {
 	suites map[string]bool        // the labels with an item queued
 	tests  map[rerun.Key]string   // each narrowed item's tests file, "" for none
 	only   map[rerun.Key][]string // the tests in it, read once as the run narrows
+}
+
+// rerunState is what a run knows of the re-run state (docs/reruns.md#keys): the
+// code it tests, and per queue what the last run of its key left, read in phase 2.
+type rerunState struct {
+	code   string
+	prior  map[string]*prior
+	listed map[rerun.Key]bool // the items this run listed (a shard's own), before narrowing
+}
+
+// prior is one queue's state as this run trusts it: the failed list, and its
+// record when that is of this run's key. Nothing, when the state was another's.
+type prior struct {
+	failed []rerun.Key
+	state  *rerun.State // nil: no record of this key (outside git, the list is still used)
 }
 
 // rerunFiles names the re-run state of one TE queue for this run's arch and level.
@@ -43,33 +62,133 @@ func runQueues(suites map[string]config.Suite) []string {
 	return qs
 }
 
+// prepareRerun is phase 0's part of the re-run state: the code this run tests,
+// and, unless a dry run, a refusal (exit 2) of any symlink, FIFO or other
+// non-regular file where the run will write its state (docs/reruns.md#links).
+func (r *run) prepareRerun(ctx context.Context, suites []config.Suite, arch string) error {
+	sha, _ := hook.Env(r.o.Env).Get("GITHUB_SHA")
+	code, err := rerun.Code(ctx, r.o.RepoRoot, sha, r.stateDirs(arch))
+	if err != nil {
+		r.warn(fmt.Sprintf("the code this run tests is not known (%v): the re-run state is keyed without it, "+
+			"as outside a git checkout; set GITHUB_SHA to the commit to key it", err))
+	}
+	r.reruns = &rerunState{code: code, prior: map[string]*prior{}}
+	if r.o.DryRun {
+		return nil
+	}
+	m := map[string]config.Suite{}
+	for _, s := range suites {
+		m[s.Label] = s
+	}
+	for _, q := range runQueues(m) {
+		if err := r.checkRerunPaths(r.rerunFiles(q, arch)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stateDirs are the folders under the repo root the tool writes its state in, as
+// the code's diff leaves them out (relative to the root).
+func (r *run) stateDirs(arch string) []string {
+	var out []string
+	for _, p := range []string{filepath.Join(r.o.RepoRoot, rerun.Dir), filepath.Dir(r.weightsPath(arch, r.o.Level)),
+		r.o.LogDir, r.junitDir(), r.junitPrefix()} {
+		if p == "" {
+			continue
+		}
+		if rel, err := filepath.Rel(r.o.RepoRoot, p); err == nil && rel != "." && filepath.IsLocal(rel) && !slices.Contains(out, rel) {
+			out = append(out, rel)
+		}
+	}
+	return out
+}
+
+// checkRerunPaths refuses what the run would write through in a queue's state:
+// the folders, the failed list and its record, and every tests file there.
+func (r *run) checkRerunPaths(f rerun.Files) error {
+	errs := []error{safefs.Check(f.Root, f.Failed()), safefs.Check(f.Root, f.State()), safefs.CheckDir(f.Root, f.TestsDir())}
+	if errs[2] == nil {
+		es, _ := os.ReadDir(f.TestsDir())
+		for _, e := range es {
+			if strings.HasSuffix(e.Name(), ".txt") && !e.Type().IsRegular() {
+				errs = append(errs, safefs.Check(f.Root, filepath.Join(f.TestsDir(), e.Name())))
+			}
+		}
+	}
+	for _, err := range errs {
+		var se *safefs.Error
+		if errors.As(err, &se) {
+			e := *se
+			e.Path = r.rel(se.Path)
+			return usage(&e)
+		}
+		if err != nil {
+			return usage(fmt.Errorf("re-run state %s: %w", r.rel(f.QueueDir()), err))
+		}
+	}
+	return nil
+}
+
+// readPrior reads queue q's failed list and its record and decides what of them
+// this run trusts: state of another key (queue, arch, level, code) is ignored with
+// a one-line notice, and so is a list with no record of its code when this run
+// knows its own; outside a git checkout such a list is used as it is.
+func (r *run) readPrior(q, arch string) *prior {
+	f := r.rerunFiles(q, arch)
+	keys, list, err := rerun.ReadFailed(f.Failed())
+	if err != nil {
+		r.warn(fmt.Sprintf("%v; running everything", err))
+		return &prior{}
+	}
+	st, serr := rerun.ReadState(f.State())
+	want := rerun.StateKey{Queue: q, Arch: arch, Level: r.o.Level, Code: r.reruns.code}
+	trust, why := st.Check(want, list)
+	if serr != nil {
+		why = serr.Error()
+	}
+	switch {
+	case trust == rerun.Keyed:
+		return &prior{failed: keys, state: st}
+	case trust == rerun.Unkeyed && want.Code == "":
+		return &prior{failed: keys}
+	case len(keys) > 0 && !r.o.Full:
+		r.printf("  re-run: %s is not this run's (%s): running everything\n", r.rel(f.Failed()), why)
+	}
+	return &prior{}
+}
+
 // narrow is the start of phase 2 on a re-run: when the failed lists of the run's
 // queues name items this run has, only those stay queued (every suite was still
 // listed and censused in phase 1). A list that names none of them runs everything,
 // with a warning; a list that cannot be read too. --full ignores the lists.
 func (r *run) narrow(e *expansion, arch string) {
+	r.reruns.listed = map[rerun.Key]bool{}
+	for _, it := range e.items {
+		r.reruns.listed[rerun.Key{Label: it.Label, Tag: it.Tag}] = true
+	}
+	var failed, others []rerun.Key
+	var lists []string
+	for _, q := range runQueues(e.suites) {
+		p := r.readPrior(q, arch)
+		r.reruns.prior[q] = p
+		if len(p.failed) > 0 {
+			lists = append(lists, r.rel(r.rerunFiles(q, arch).Failed()))
+		}
+		for _, k := range p.failed {
+			if r.owns(q, k) {
+				failed = append(failed, k)
+			} else {
+				others = append(others, k)
+			}
+		}
+	}
 	if r.o.Full {
 		return
 	}
-	var failed []rerun.Key
-	var lists []string
-	for _, q := range runQueues(e.suites) {
-		path := r.rerunFiles(q, arch).Failed()
-		keys, err := rerun.ReadFailed(path)
-		if err != nil {
-			r.warn(fmt.Sprintf("%v; running everything", err))
-			return
-		}
-		if len(keys) > 0 {
-			lists = append(lists, r.rel(path))
-		}
-		for _, k := range keys {
-			// A list names its own queue's items; a suite of the other queue with
-			// that label is not the one that failed.
-			if s, ok := e.suites[k.Label]; !ok || s.Queue() == q {
-				failed = append(failed, k)
-			}
-		}
+	if len(others) > 0 {
+		r.printf("  re-run: left in the list for the runs that have them (another %s, another shard): %s\n",
+			r.o.Face.Name("suites"), keyList(others))
 	}
 	if len(failed) == 0 {
 		return
@@ -86,6 +205,21 @@ func (r *run) narrow(e *expansion, arch string) {
 	}
 	rr := &rerunning{Rerun: record.Rerun{Failed: n.Failed, Lists: lists}, suites: map[string]bool{}, tests: map[rerun.Key]string{},
 		only: map[rerun.Key][]string{}}
+	if r.shard != nil && !r.carry(e, n, rr) {
+		return
+	}
+	e.items = r.narrowItems(e, arch, n, rr)
+	r.printf("  re-run: %d item(s) failed the last attempt (%s); queueing the %d of them this run has, %d narrowed to their failed tests\n",
+		n.Failed, strings.Join(lists, ", "), rr.Queued, rr.Narrowed)
+	if len(n.Missing) > 0 {
+		r.printf("  re-run: not in this run's queue (gone, or not run here): %s\n", keyList(n.Missing))
+	}
+	r.rerun = rr
+}
+
+// narrowItems keeps the items of n, each with its tests file when the run that
+// wrote the list wrote that file (its digest in the record), else whole.
+func (r *run) narrowItems(e *expansion, arch string, n rerun.Narrowing, rr *rerunning) []schedule.Item {
 	var kept []schedule.Item
 	for _, it := range e.items {
 		k := rerun.Key{Label: it.Label, Tag: it.Tag}
@@ -94,32 +228,72 @@ func (r *run) narrow(e *expansion, arch string) {
 		}
 		kept = append(kept, it)
 		rr.suites[it.Label] = true
-		f := r.rerunFiles(e.suites[it.Label].Queue(), arch).Tests(k)
-		if !nonEmptyFile(f) {
+		q := e.suites[it.Label].Queue()
+		f := r.rerunFiles(q, arch).Tests(k)
+		data, err := safefs.ReadFile(f)
+		switch {
+		case errors.Is(err, fs.ErrNotExist) || err == nil && len(data) == 0:
+			continue
+		case err != nil:
+			r.warn(fmt.Sprintf("re-run: %v; %s runs whole", err, textfmt.Printable(k.String())))
 			continue
 		}
-		data, err := os.ReadFile(f)
-		if err != nil {
-			r.warn(fmt.Sprintf("re-run: %v; %s runs whole", err, textfmt.Printable(k.String())))
+		if st := r.reruns.prior[q].state; st != nil && !st.TestsKept(rerun.TestsName(k), data) {
+			r.printf("  re-run: %s re-runs whole: %s is not the tests file the last attempt wrote "+
+				"(a run of another level or arch rewrote it)\n", textfmt.Printable(k.String()), r.rel(f))
 			continue
 		}
 		rr.tests[k], rr.only[k] = f, rerun.Lines(data)
 		rr.Narrowed++
 	}
 	rr.Queued = len(kept)
-	r.printf("  re-run: %d item(s) failed the last attempt (%s); queueing the %d of them this run has, %d narrowed to their failed tests\n",
-		n.Failed, strings.Join(lists, ", "), rr.Queued, rr.Narrowed)
-	if len(n.Missing) > 0 {
-		r.printf("  re-run: not in this run's queue (gone, or not run here): %s\n", keyList(n.Missing))
-	}
-	e.items = kept
-	r.rerun = rr
+	return kept
 }
 
-// nonEmptyFile reports whether path is a regular file with something in it.
-func nonEmptyFile(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && fi.Mode().IsRegular() && fi.Size() > 0
+// carry gives a shard's re-run the latest outcome of each item of its shard it
+// will not run again, from the re-run state (docs/runners.md#re-running-a-failed-shard),
+// so that merge sees every item of the shard once. When the state holds no
+// outcome of one of them, the shard runs everything, with a notice, and carry
+// reports false.
+func (r *run) carry(e *expansion, n rerun.Narrowing, rr *rerunning) bool {
+	known := map[rerun.Key]record.Carried{}
+	for _, p := range r.reruns.prior {
+		if p.state != nil {
+			for _, c := range p.state.Items {
+				known[rerun.Key{Label: c.Label, Tag: c.Tag}] = c
+			}
+		}
+	}
+	var unknown []rerun.Key
+	for _, it := range e.items {
+		k := rerun.Key{Label: it.Label, Tag: it.Tag}
+		if n.Keep[k] {
+			continue
+		}
+		if c, ok := known[k]; ok {
+			rr.Carried = append(rr.Carried, c)
+		} else {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		r.printf("  re-run: the re-run state holds no earlier outcome of %d item(s) of shard %d/%d (%s): running everything, "+
+			"so that merge sees each item of the shard\n", len(unknown), r.shard.shard, r.shard.shards, keyList(unknown))
+		rr.Carried = nil
+		return false
+	}
+	return true
+}
+
+// owns reports whether this run speaks for item k of queue q's state: not when k's
+// suite is one of that queue this run did not select, or k is another shard's.
+// An item of no suite of the configs is gone, and owned: the run drops it.
+func (r *run) owns(q string, k rerun.Key) bool {
+	s, known := r.res.Configs[k.Label]
+	if known && s.Queue() == q && slices.ContainsFunc(r.unselected, func(u config.Suite) bool { return u.Label == k.Label }) {
+		return false
+	}
+	return r.shard == nil || r.shard.of(weights.Key(k.Label, k.Tag)) == r.shard.shard
 }
 
 // keyList names keys, the first few of them.
@@ -162,90 +336,17 @@ func (r *run) markNotRerun(m *record.Meta) {
 	}
 }
 
-// saveRerun writes what the next attempt re-runs, after the verdicts of a run
-// whose items ran: each queue's failed list (empty when nothing failed) and, for a
-// failed list item whose failed tests can be named, its tests file. Every queued
-// item's old tests file is removed first, so none outlives the reason it was
-// written. A shard writes its own (each leg re-runs its own failures).
-func (r *run) saveRerun(e *expansion, arch string, suites []verdict.Suite, dispatched []dispatch.Item) {
-	failed := map[string][]rerun.Key{}
-	for _, it := range verdict.FailedItems(suites) {
-		s := e.suites[it.Label]
-		failed[s.Queue()] = append(failed[s.Queue()], rerun.Key{Label: it.Label, Tag: it.Tag})
-	}
-	for _, q := range runQueues(e.suites) {
-		f := r.rerunFiles(q, arch)
-		if err := rerun.WriteFailed(f.Failed(), failed[q]); err != nil {
-			r.lost("the re-run list", f.Failed(), err)
-		}
-	}
-	failedKeys := map[rerun.Key]bool{}
-	for _, keys := range failed {
-		for _, k := range keys {
-			failedKeys[k] = true
-		}
-	}
-	prefix, suffix := r.junitPrefix(), r.junitSuffix()
-	for _, it := range dispatched {
-		k := rerun.Key{Label: it.Label, Tag: it.Tag}
-		f := r.rerunFiles(it.Suite.Queue(), arch)
-		path := f.Tests(k)
-		if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() {
-			if err := os.Remove(path); err != nil {
-				r.warn(fmt.Sprintf("%s: %v", r.rel(path), err))
-			}
-		}
-		if !failedKeys[k] || it.Tag == "" { // an untagged item (opaque) is its whole suite
-			continue
-		}
-		r.saveTests(it, path, dispatch.JUnitFile(prefix, suffix, it))
-	}
-}
-
-// saveTests writes one failed item's tests file, or says why it re-runs whole.
-func (r *run) saveTests(it dispatch.Item, path, junitFile string) {
-	key := rerun.Key{Label: it.Label, Tag: it.Tag}
-	if junitFile == "" {
-		r.printf("  re-run: %s re-runs whole: it has no JUnit file to name its tests\n", textfmt.Printable(key.String()))
+// countRan records how many of a re-run's queued items started: a stopped run
+// (a signal, a stall) starts fewer than it queued.
+func (r *run) countRan(m *record.Meta, d *dispatch.Result) {
+	if m.Rerun == nil {
 		return
 	}
-	ev, err := rerun.ReadSidecars(junitFile)
-	if err != nil {
-		r.printf("  re-run: %s re-runs whole: %v\n", textfmt.Printable(key.String()), err)
-		return
+	ran := map[record.ItemRef]bool{}
+	for _, a := range d.Attempts {
+		ran[record.ItemRef{Label: a.Row.Label, Item: a.Row.Item}] = true
 	}
-	r.junitEvidence(it, junitFile, &ev)
-	tests, why := rerun.Tests(ev)
-	if tests == nil {
-		r.printf("  re-run: %s re-runs whole: %s\n", textfmt.Printable(key.String()), why)
-		return
-	}
-	if err := writeLines(path, tests); err != nil {
-		r.lost("the re-run tests of "+textfmt.Printable(key.String()), path, err)
-		return
-	}
-	r.printf("  re-run: %s re-runs %d test(s) → %s\n", textfmt.Printable(key.String()), len(tests), r.rel(path))
-}
-
-// junitEvidence adds what the item's own JUnit file says to ev: how many tests it
-// has and the ids of those that failed, as the next attempt selects them, named by
-// its adapter (adapter.Narrower). When a failed test cannot be named, no id is
-// given: the item re-runs whole; an adapter that cannot narrow (a cmd line) gives
-// nothing.
-func (r *run) junitEvidence(it dispatch.Item, junitFile string, ev *rerun.Evidence) {
-	n, ok := it.Adapter.(adapter.Narrower)
-	if !ok {
-		return
-	}
-	// An error gives no count: rerun.Tests refuses to narrow without one.
-	if ids, total, err := n.TestIDs(it.Unit, junitFile); err == nil {
-		ev.JUnitFailed, ev.Total = ids, total
-	}
-}
-
-// writeLines replaces path with one line per entry.
-func writeLines(path string, lines []string) error {
-	return atomicfile.Write(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	m.Rerun.Ran = len(ran)
 }
 
 // printSkipped names, in the summary, the suites that did not run and pass, and
@@ -264,7 +365,11 @@ func (r *run) printSkipped() {
 		r.printf("not re-run this attempt (nothing of theirs failed the last one), passing: %s\n", strings.Join(l, ", "))
 	}
 	if rr := r.res.Rerun; rr != nil {
-		r.printf("a re-run: %d of the %d item(s) that failed the last attempt ran again (%s runs everything)\n",
-			rr.Queued, rr.Failed, r.o.Face.Enable("full"))
+		stopped := ""
+		if rr.Ran < rr.Queued {
+			stopped = fmt.Sprintf("; %d queued never started: the run stopped first", rr.Queued-rr.Ran)
+		}
+		r.printf("a re-run: %d of the %d item(s) that failed the last attempt ran again (%s runs everything%s)\n",
+			rr.Ran, rr.Failed, r.o.Face.Enable("full"), stopped)
 	}
 }

@@ -25,8 +25,9 @@ func pooledKeys(items []schedule.Item) map[string]bool {
 // seedTE fills the run's table from TE's current tables of the run's queues
 // (ci-weights/test_weights.<queue>.<arch>.l<level>.g<pool size>.txt), for the keys
 // it lacks, so the first run after switching from TE's run_queue.sh is ordered. They
-// are read, never written (docs/files.md "The weight table").
-func (r *run) seedTE(ctx context.Context, t *weights.Table, e *expansion, pool gpu.Pool, pooled map[string]bool) {
+// are read, never written (docs/files.md "The weight table"). It returns what it
+// added, for phase 6 to fill the table it reads again alike.
+func (r *run) seedTE(ctx context.Context, t *weights.Table, e *expansion, pool gpu.Pool, pooled map[string]bool) *weights.Table {
 	var queues []string
 	for _, s := range e.suites {
 		if q := s.Queue(); !slices.Contains(queues, q) {
@@ -34,14 +35,16 @@ func (r *run) seedTE(ctx context.Context, t *weights.Table, e *expansion, pool g
 		}
 	}
 	slices.Sort(queues)
+	seeds := weights.New()
 	for _, q := range queues {
 		path := weights.TEPath(r.o.RepoRoot, q, pool.Arch, r.o.Level, len(pool.IDs))
-		n, warns := weights.Seed(ctx, t, path, pooled, len(pool.IDs))
+		added, warns := weights.Seed(ctx, t, path, pooled, len(pool.IDs))
 		for _, w := range warns {
 			r.warn(w)
 		}
-		if n > 0 {
+		if n := seeds.Fill(added); n > 0 {
 			r.printf("  seeded %d weight(s) from TE's %s table %s\n", n, q, r.rel(path))
 		}
 	}
+	return seeds
 }

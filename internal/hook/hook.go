@@ -66,17 +66,13 @@ func (n *Names) keys() map[string]*string {
 	}
 }
 
-// KeyOf is the key of the contract's variable named name ("" for none). A pin
-// left to the vendor's choice is either of defaultPins.
-func (n Names) KeyOf(name string, defaultPins ...string) string {
-	fields := n.keys()
-	for _, k := range n.Keys() {
-		switch v := *fields[k]; {
-		case k == "item-marker":
-		case k == "pin" && v == "" && slices.Contains(defaultPins, name):
-			return k
-		case v != "" && v == name:
-			return k
+// KeyOf is the key of the variable named name that sgpu-queue sets for every
+// listing and setup (Uses, but those set for items only); "" for none. visible
+// are the vendors' visible-devices variables (Uses).
+func (n Names) KeyOf(name string, visible ...string) string {
+	for _, u := range n.Uses(visible...) {
+		if u.Name == name && !u.ItemsOnly {
+			return u.Key
 		}
 	}
 	return ""
@@ -288,13 +284,62 @@ func (n Names) AdapterEnv(env Env, level string) Env {
 	return env.With(n.ListItems, n.SkipCheckSupported, n.SetupOnly, n.SkipSetup, n.Filter, n.Level+"="+level)
 }
 
-// Clash is one variable name given to two of the contract's variables (or to one
-// of them and the GPU pin): each listing, setup and item would get one value for
-// both (an item's GPU id as its filter, its filter as the listing switch).
+// Use is one variable sgpu-queue sets in a suite's commands, and which of its
+// variables it is.
+type Use struct {
+	Name string
+	// Key is the --hook-var key of a contract variable ("pin" for the pin
+	// variable), or one of the keys of the variables no option renames:
+	// "also-pin", "port", "junit-file".
+	Key string
+	// ItemsOnly: set for items only, not for listings and setups.
+	ItemsOnly bool
+}
+
+// JUnitFileVar is set, in a cmd item's environment, to the file its JUnit XML
+// goes to when JUnit is on (docs/adapters.md).
+const JUnitFileVar = "SGPU_JUNIT_XML"
+
+// Uses lists every variable sgpu-queue sets in a listing's, a setup's or an item's
+// environment, in Keys() order, then the ones no option renames: with the pin left
+// to the vendor (Pin ""), each of visible, the vendors' visible-devices variables,
+// is the pin; with a pin among them, the others are set with it (gpu.Pool.AlsoPin:
+// when the environment sets them); then the item's port (MasterPort) and a cmd
+// item's JUnit file (JUnitFileVar). The item marker is a word of the listing, not a
+// variable. The clash check (Clashes) and the --setup-env check (KeyOf) read this
+// one list, so a variable added here is checked by both.
+func (n Names) Uses(visible ...string) []Use {
+	var out []Use
+	fields := n.keys()
+	for _, k := range n.Keys() {
+		switch name := *fields[k]; {
+		case k == "item-marker":
+		case k == "pin" && name == "":
+			for _, v := range visible {
+				out = append(out, Use{Name: v, Key: k})
+			}
+		case name != "":
+			out = append(out, Use{Name: name, Key: k})
+		}
+	}
+	if n.Pin != "" && slices.Contains(visible, n.Pin) {
+		for _, v := range visible {
+			if v != n.Pin {
+				out = append(out, Use{Name: v, Key: "also-pin"})
+			}
+		}
+	}
+	return append(out,
+		Use{Name: MasterPort, Key: "port", ItemsOnly: true},
+		Use{Name: JUnitFileVar, Key: "junit-file", ItemsOnly: true})
+}
+
+// Clash is one variable name given to two of the variables sgpu-queue sets (Uses):
+// each listing, setup or item would get one value for both (an item's GPU id as its
+// filter, its port as its GPU).
 type Clash struct {
 	Name string
-	// Keys are the two keys (as --hook-var names them; "pin" for the pin variable),
-	// in Keys() order.
+	// Keys are the two uses' keys (Use.Key), in Uses order.
 	Keys [2]string
 }
 
@@ -302,31 +347,17 @@ func (c *Clash) Error() string {
 	return fmt.Sprintf("%s is both the %s and the %s variable", c.Name, c.Keys[0], c.Keys[1])
 }
 
-// Clashes lists every variable name two of the contract's variables share. With no
-// Pin set, the pin is chosen by vendor among defaultPins, so a hook variable named
-// like any of them clashes with "pin". The item marker is a word of the listing,
-// not a variable, and takes part in none.
-func (n Names) Clashes(defaultPins ...string) []*Clash {
+// Clashes lists every variable name two of the variables sgpu-queue sets share
+// (Uses, with the vendors' visible-devices variables visible).
+func (n Names) Clashes(visible ...string) []*Clash {
 	owner := map[string]string{}
 	var out []*Clash
-	claim := func(name, key string) {
-		if first, ok := owner[name]; ok {
-			out = append(out, &Clash{Name: name, Keys: [2]string{first, key}})
-			return
+	for _, u := range n.Uses(visible...) {
+		if first, ok := owner[u.Name]; ok {
+			out = append(out, &Clash{Name: u.Name, Keys: [2]string{first, u.Key}})
+			continue
 		}
-		owner[name] = key
-	}
-	fields := n.keys()
-	for _, k := range n.Keys() {
-		switch name := *fields[k]; {
-		case k == "item-marker":
-		case k == "pin" && name == "":
-			for _, p := range defaultPins {
-				claim(p, k)
-			}
-		case name != "":
-			claim(name, k)
-		}
+		owner[u.Name] = u.Key
 	}
 	return out
 }

@@ -120,6 +120,13 @@ func TestClashes(t *testing.T) {
 		{"filter as a vendor pin", []string{"filter=HIP_VISIBLE_DEVICES"}, []string{"HIP_VISIBLE_DEVICES is both the filter and the pin variable"}},
 		{"item marker is no variable", []string{"item-marker=TEST_FILTER"}, nil},
 		{"two clashes", []string{"sgpu=X", "mgpu=X", "level=X"}, []string{"X is both the level and the mgpu variable", "X is both the level and the sgpu variable"}},
+		// The variables sgpu-queue sets that no option renames.
+		{"pin as the port", []string{"pin=PET_MASTER_PORT"}, []string{"PET_MASTER_PORT is both the pin and the port variable"}},
+		{"level as the port", []string{"level=PET_MASTER_PORT"}, []string{"PET_MASTER_PORT is both the level and the port variable"}},
+		{"prefix as a cmd item's file", []string{"junit-prefix=SGPU_JUNIT_XML"}, []string{"SGPU_JUNIT_XML is both the junit-prefix and the junit-file variable"}},
+		{"level as the other vendor's pin", []string{"pin=HIP_VISIBLE_DEVICES", "level=CUDA_VISIBLE_DEVICES"},
+			[]string{"CUDA_VISIBLE_DEVICES is both the level and the also-pin variable"}},
+		{"a pin of its own sets no vendor's", []string{"pin=MY_GPU", "level=CUDA_VISIBLE_DEVICES"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

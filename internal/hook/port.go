@@ -16,21 +16,31 @@ const (
 	DefaultPortBase = 29600
 )
 
-// PortBase is the base of the items' ports: given (--port-base), else fromEnv
+// PortBase is the base of the items' ports: given (the port-base option, named
+// option as the user's face names it: --port-base, input port-base), else fromEnv
 // ($TE_CI_PORT_BASE), else DefaultPortBase. The error names where the bad one came
 // from.
-func PortBase(given, fromEnv string) (int, error) {
-	s, from := strings.TrimSpace(given), "--port-base"
+func PortBase(given, option, fromEnv string) (int, error) {
+	s, from := strings.TrimSpace(given), option
 	if s == "" {
 		s, from = strings.TrimSpace(fromEnv), PortBaseVar
 	}
 	if s == "" {
 		return DefaultPortBase, nil
 	}
-	n, err := strconv.Atoi(s)
+	n, err := ParsePortBase(s)
+	if err != nil {
+		return 0, fmt.Errorf("%s %q: %w", from, s, err)
+	}
+	return n, nil
+}
+
+// ParsePortBase reads a port base; the error says what is wanted, without naming
+// where it came from (settings checks the option with it, with every other input).
+func ParsePortBase(s string) (int, error) {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
 	if err != nil || n < 1 || n > 65535 {
-		return 0, fmt.Errorf("%s %q: want a port number from 1 to 65535, the first of the items' %s ports (default %d)", from, s, MasterPort,
-			DefaultPortBase)
+		return 0, fmt.Errorf("want a port number from 1 to 65535, the first of the items' %s ports (default %d)", MasterPort, DefaultPortBase)
 	}
 	return n, nil
 }
@@ -39,8 +49,9 @@ func PortBase(given, fromEnv string) (int, error) {
 // is: base + the id, as TE's run_queue.sh, when every id is a whole number; else
 // base + its position in the pool (MIG UUIDs), so no two GPUs share one. Items
 // running at once never share a GPU, so they never share a port. An error when the
-// highest port is past 65535.
-func Ports(base int, ids []string) (map[string]int, error) {
+// highest port is past 65535, naming option (the port-base option as the user's
+// face names it) as the fix.
+func Ports(base int, ids []string, option string) (map[string]int, error) {
 	offset := make([]int, len(ids))
 	for i, id := range ids {
 		n, err := strconv.Atoi(id)
@@ -56,7 +67,7 @@ func Ports(base int, ids []string) (map[string]int, error) {
 	for i, id := range ids {
 		p := base + offset[i]
 		if p > 65535 {
-			return nil, fmt.Errorf("%s %d + GPU %s is port %d, past 65535: give a lower --port-base (or %s)", MasterPort, base, id, p, PortBaseVar)
+			return nil, fmt.Errorf("%s %d + GPU %s is port %d, past 65535: give a lower %s (or %s)", MasterPort, base, id, p, option, PortBaseVar)
 		}
 		ports[id] = p
 	}

@@ -15,11 +15,11 @@ func TestPortBase(t *testing.T) {
 		{"", "", 29600, ""},
 		{"", "31000", 31000, ""},
 		{" 30000 ", "31000", 30000, ""},
-		{"x", "", 0, `--port-base "x": want a port number from 1 to 65535`},
+		{"x", "", 0, `input port-base "x": want a port number from 1 to 65535`},
 		{"", "-5", 0, `TE_CI_PORT_BASE "-5": want a port number`},
-		{"70000", "", 0, `--port-base "70000"`},
+		{"70000", "", 0, `input port-base "70000"`},
 	} {
-		got, err := PortBase(c.given, c.env)
+		got, err := PortBase(c.given, "input port-base", c.env)
 		if got != c.want || (err == nil) != (c.err == "") || err != nil && !strings.Contains(err.Error(), c.err) {
 			t.Errorf("PortBase(%q, %q) = %d, %v; want %d, %q", c.given, c.env, got, err, c.want, c.err)
 		}
@@ -40,9 +40,9 @@ func TestPorts(t *testing.T) {
 		{100, []string{"MIG-a", "MIG-b"}, "MIG-a:100 MIG-b:101", ""},
 		{100, []string{"3", "MIG-b"}, "3:100 MIG-b:101", ""},
 		{100, []string{"01", "1"}, "01:100 1:101", ""},
-		{65534, []string{"0", "1", "2"}, "", "GPU 2 is port 65536, past 65535"},
+		{65534, []string{"0", "1", "2"}, "", "GPU 2 is port 65536, past 65535: give a lower input port-base (or TE_CI_PORT_BASE)"},
 	} {
-		ports, err := Ports(c.base, c.ids)
+		ports, err := Ports(c.base, c.ids, "input port-base")
 		var got []string
 		for _, id := range c.ids {
 			if p, ok := ports[id]; ok {

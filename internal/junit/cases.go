@@ -14,6 +14,11 @@ import (
 // test an item died in, is one.
 const ToolType = "sgpu-queue."
 
+// MalformedType is the error case of an item's file that cannot be parsed: the
+// only place that says what is wrong with it, so it counts as an errored test of
+// the item (tests.StatusOf), shown under it (a bad-junit item, docs/outcomes.md).
+const MalformedType = ToolType + "malformed-junit"
+
 // CaseResult is how one test case ended, as its JUnit file says.
 type CaseResult int
 

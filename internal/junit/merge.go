@@ -302,7 +302,7 @@ func (m *merger) addFile(f xmlFile, it *Item, partial bool) (int, bool) {
 				msg += "; log: " + it.Log
 			}
 		}
-		m.addSuite(fileErrorSuite(m.label, f.rel, "sgpu-queue.malformed-junit", msg, itemProps(f.rel, it, partial)))
+		m.addSuite(fileErrorSuite(m.label, f.rel, MalformedType, msg, itemProps(f.rel, it, partial)))
 		return 1, false
 	}
 	bad := 0

@@ -113,7 +113,7 @@ func (b *builder) meta() {
 		for _, su := range sm.Suites {
 			if !seen[su.Label] {
 				seen[su.Label] = true
-				m.Suites = append(m.Suites, su)
+				m.Suites = append(m.Suites, ranAs(su))
 			}
 		}
 		for _, g := range sm.GPUs {
@@ -157,6 +157,7 @@ func (b *builder) add(s *Shard) {
 		b.shardOf[ref] = s.Number
 		r.Queue = append(r.Queue, q)
 	}
+	b.carried(s)
 	largest := 0.0
 	for _, t := range s.Run.Timings {
 		t.Outcome = s.Run.OutcomeOf(t)
@@ -186,6 +187,36 @@ func (b *builder) add(s *Shard) {
 			continue
 		}
 		b.res.JUnit[label] = append(b.res.JUnit[label], JUnitFile{Shard: s.Number, Path: full})
+	}
+}
+
+// carried queues the items a shard's re-run did not run again, each with its
+// latest outcome from the shard's earlier attempt (record.Rerun.Carried;
+// docs/runners.md): the verdicts count them so, and nothing learns from them.
+func (b *builder) carried(s *Shard) {
+	rr := s.Run.Meta.Rerun
+	if rr == nil {
+		return
+	}
+	r := b.res.Run
+	for _, c := range rr.Carried {
+		ref := record.ItemRef{Label: c.Label, Item: record.ItemColumn(c.Tag)}
+		if _, dup := b.shardOf[ref]; dup {
+			continue // a row of its own is newer than anything carried
+		}
+		b.shardOf[ref] = s.Number
+		w, ok := b.table.Get(weights.Key(c.Label, c.Tag))
+		if !ok {
+			w = b.def
+		}
+		q := record.QueueRow{Weight: w, Label: c.Label, Tag: c.Tag}
+		if i := slices.IndexFunc(r.Queue, func(o record.QueueRow) bool { return o.Label == c.Label }); i >= 0 {
+			q.Cmd, q.Args = r.Queue[i].Cmd, r.Queue[i].Args
+		}
+		r.Queue = append(r.Queue, q)
+		c.Shard = s.Number
+		r.Meta.Merge.Carried = append(r.Meta.Merge.Carried, c)
+		r.Meta.Merge.Parts[s.Number-1].Items++
 	}
 }
 

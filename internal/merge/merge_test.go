@@ -605,3 +605,75 @@ func TestShardIDs(t *testing.T) {
 		t.Error("a later run of shard 1 has the same ID")
 	}
 }
+
+// TestBuildRerunShard: shard 2 of 3 was re-run narrowed to its one failed item
+// (run.json's rerun, its other items carried with their earlier outcomes; a suite
+// with nothing to re-run "not re-run this attempt"). Read takes it as the same
+// config, and Build sees every item of the shard once: the re-run one by its row,
+// the others by their carried outcome; none is never ran or unclaimed.
+func TestBuildRerunShard(t *testing.T) {
+	p, raw := testPlan(t)
+	root := t.TempDir()
+	var dirs []string
+	var mine []shard.ItemKey
+	for _, k := range listing {
+		if p.ShardOf(k.Key()) == 2 {
+			mine = append(mine, k)
+		}
+	}
+	if len(mine) < 2 {
+		t.Fatalf("the plan gives shard 2 fewer than 2 listed items: %+v", p.Shards)
+	}
+	again := mine[0]
+	for s := 1; s <= 3; s++ {
+		d := filepath.Join(root, fmt.Sprint(s), "logs")
+		writeShard(t, d, s, p, raw, nil, func(m *record.Meta) {
+			if s != 2 {
+				return
+			}
+			m.Rerun = &record.Rerun{Failed: 1, Queued: 1, Ran: 1}
+			for _, k := range mine[1:] {
+				m.Rerun.Carried = append(m.Rerun.Carried, record.Carried{Label: k.Label, Tag: k.Tag, Outcome: outcome.OK, Seconds: 2, GPUs: 1,
+					Attempts: 1})
+			}
+			m.Suites = slices.Clone(m.Suites)
+			for i := range m.Suites {
+				if m.Suites[i].Label != again.Label {
+					m.Suites[i].Skip = outcome.NotRerun
+				}
+			}
+		})
+		dirs = append(dirs, d)
+	}
+	shards := mustRead(t, dirs)
+	s2 := shards[1]
+	notAgain := func(label, tag string) bool { return label != again.Label || tag != again.Tag }
+	s2.Run.Queue = slices.DeleteFunc(s2.Run.Queue, func(q record.QueueRow) bool { return notAgain(q.Label, q.Tag) })
+	s2.Run.Timings = slices.DeleteFunc(s2.Run.Timings, func(r record.Timing) bool { return notAgain(r.Label, s2.Run.TagOf(r)) })
+	m := Build(shards, weights.New(), 999999)
+	mm := m.Run.Meta.Merge
+	if len(m.NeverRan) != 0 || len(mm.Unclaimed) != 0 || len(m.Run.Queue) != len(listing) || len(m.Warnings) != 0 {
+		t.Errorf("never ran %v, unclaimed %v, %d queued, warnings %q; want every listed item queued once and nothing else",
+			m.NeverRan, mm.Unclaimed, len(m.Run.Queue), m.Warnings)
+	}
+	if len(mm.Carried) != len(mine)-1 || mm.Carried[0].Shard != 2 || mm.Parts[1].Items != len(mine) {
+		t.Errorf("carried %+v, shard 2's items %d; want the %d carried of shard 2, and all %d its items", mm.Carried, mm.Parts[1].Items,
+			len(mine)-1, len(mine))
+	}
+	for _, su := range m.Run.Meta.Suites {
+		if su.Skip != "" {
+			t.Errorf("merged suite %s has skip %q: its items are carried, so it ran", su.Label, su.Skip)
+		}
+	}
+	for _, su := range verdict.Decide(m.Run) {
+		for _, it := range su.Items {
+			isCarried := p.ShardOf(weights.Key(it.Label, it.Tag)) == 2 && notAgain(it.Label, it.Tag)
+			if it.Failed || !it.Finished || it.Carried != isCarried {
+				t.Errorf("item %+v: want passed, finished, carried %v", it, isCarried)
+			}
+			if isCarried && (it.Seconds != 2 || !strings.Contains(it.Note, "carried: the re-run of shard 2/3 did not run it again")) {
+				t.Errorf("carried item %s: %+v", it.Tag, it)
+			}
+		}
+	}
+}

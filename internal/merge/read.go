@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/shard"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
@@ -244,12 +245,21 @@ func suitesDiff(a, b *Shard) string {
 	}
 	for _, x := range as {
 		i := slices.IndexFunc(bs, func(y record.MetaSuite) bool { return y.Label == x.Label })
-		if y := bs[i]; y != x {
+		if y := bs[i]; ranAs(y) != ranAs(x) {
 			return fmt.Sprintf("suite %s is %s %s in %s but %s %s in %s", textfmt.Printable(x.Label),
 				textfmt.Printable(x.LogFile), x.Mode, a.Dir, textfmt.Printable(y.LogFile), y.Mode, b.Dir)
 		}
 	}
 	return ""
+}
+
+// ranAs is a suite as the config ran it: a re-run's "not re-run this attempt" says
+// what failed before, not what the config is (its items are carried: runners.md).
+func ranAs(s record.MetaSuite) record.MetaSuite {
+	if s.Skip == outcome.NotRerun {
+		s.Skip = ""
+	}
+	return s
 }
 
 func planSum(p *record.PlanRef) string {

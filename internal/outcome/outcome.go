@@ -36,10 +36,14 @@ const (
 	// NoRun: its re-entry ran nothing: it exited 0, JUnit was requested, and it
 	// wrote neither its XML file nor a .partial sidecar.
 	NoRun Outcome = "no-run"
+	// BadJUnit: it exited 0 and wrote its JUnit XML file, which cannot be parsed
+	// (cut off mid-element, not JUnit, over the size limit): its tests' results
+	// are not known, and the merged JUnit holds an error case for it.
+	BadJUnit Outcome = "bad-junit"
 )
 
 // All is every outcome, in the order the docs list them.
-var All = []Outcome{OK, Failed, Timeout, Cancelled, CutOff, Unavailable, NoRun}
+var All = []Outcome{OK, Failed, Timeout, Cancelled, CutOff, Unavailable, NoRun, BadJUnit}
 
 func (o Outcome) String() string { return string(o) }
 
@@ -68,13 +72,14 @@ func (o Outcome) Valid() bool {
 // Passed reports whether the attempt passes its item: only OK does.
 func (o Outcome) Passed() bool { return o == OK }
 
-// Failed reports whether the attempt fails its item. A NoRun or CutOff attempt
-// fails even when its exit code was 0: its tests did not (all) run.
+// Failed reports whether the attempt fails its item. A NoRun, CutOff or BadJUnit
+// attempt fails even when its exit code was 0: its tests did not (all) run, or
+// what they said cannot be read.
 func (o Outcome) Failed() bool { return o != OK }
 
 // Learnable reports whether the attempt's duration is a measurement of what the
-// item costs: OK and Failed teach a duration.
-func (o Outcome) Learnable() bool { return o == OK || o == Failed }
+// item costs: OK, Failed and BadJUnit (it ran to its end) teach a duration.
+func (o Outcome) Learnable() bool { return o == OK || o == Failed || o == BadJUnit }
 
 // AtLeast reports whether the attempt only says "the item takes at least this
 // long": it was stopped before its end (Timeout, Cancelled, CutOff, Unavailable).

@@ -20,7 +20,7 @@ func TestParse(t *testing.T) {
 	for _, bad := range []string{"", "OK", "timed out", "cutoff", "cut_off", " ok", "passed"} {
 		if o, err := Parse(bad); err == nil || o != "" || Outcome(bad).Valid() {
 			t.Errorf("Parse(%q) = %q, %v; want an error", bad, o, err)
-		} else if !strings.Contains(err.Error(), "not one of ok, failed, timeout, cancelled, cut-off, unavailable, no-run") {
+		} else if !strings.Contains(err.Error(), "not one of ok, failed, timeout, cancelled, cut-off, unavailable, no-run, bad-junit") {
 			t.Errorf("error %q does not list the outcomes", err)
 		}
 	}
@@ -40,6 +40,7 @@ func TestPredicates(t *testing.T) {
 		CutOff:      {atLeast: true, teaches: true, exercised: true, retryable: true, incomplete: true},
 		Unavailable: {atLeast: true, teaches: true, exercised: true, retryable: true, incomplete: true},
 		NoRun:       {incomplete: true},
+		BadJUnit:    {learnable: true, teaches: true, exercised: true, retryable: true},
 	}
 	if len(want) != len(All) {
 		t.Fatalf("the table covers %d of %d outcomes", len(want), len(All))

@@ -31,6 +31,8 @@ func (o Outcome) row() row {
 		return row{note: "unavailable: where it ran went away", ended: "failed", rc: exitcode.Killed}
 	case NoRun:
 		return row{note: "no-run: its re-entry ran nothing", ended: "failed", rc: ownRC}
+	case BadJUnit:
+		return row{note: "bad JUnit: its JUnit XML cannot be parsed", ended: "wrote JUnit that cannot be parsed", rc: ownRC}
 	}
 	return row{ended: "failed", rc: ownRC} // OK, Failed, and a legacy row's ""
 }
@@ -62,7 +64,7 @@ func (o Outcome) RC(own int, started bool) int {
 }
 
 // ExitCode is what a failed attempt with this outcome, recorded with rc, adds to
-// its suite's rc: 1 when rc says nothing (0: a no-run or cut-off item); the codes
+// its suite's rc: 1 when rc says nothing (0: a no-run, cut-off or bad-junit item); the codes
 // the tool gave an item it stopped as they are; an item's own code through
 // exitcode.FromItem, so that the suite's rc and the run's exit code keep their
 // meaning.

@@ -73,6 +73,29 @@ type Rerun struct {
 	Queued   int      `json:"queued"`
 	Narrowed int      `json:"narrowed"`
 	Lists    []string `json:"lists"` // the failed lists read, relative to the repo root
+	// Ran is how many of the queued items started (a stopped run starts fewer).
+	Ran int `json:"ran"`
+	// Carried are, in a shard's re-run, the items of its shard it did not run
+	// again, with their latest outcome from the re-run state (docs/runners.md):
+	// merge sees every item of the shard once.
+	Carried []Carried `json:"carried,omitempty"`
+}
+
+// Carried is an item's latest outcome as the re-run state keeps it
+// (docs/reruns.md): its last attempt's outcome and rc, how long that took on how
+// many GPUs, how many attempts it had and what its verdict made of them.
+type Carried struct {
+	Label    string          `json:"label"`
+	Tag      string          `json:"tag,omitempty"` // "" for an opaque item
+	Outcome  outcome.Outcome `json:"outcome"`
+	RC       int             `json:"rc"`
+	Failed   bool            `json:"failed,omitempty"`
+	Flaky    bool            `json:"flaky,omitempty"`
+	Seconds  float64         `json:"seconds"`
+	GPUs     int             `json:"gpus,omitempty"`
+	Attempts int             `json:"attempts,omitempty"`
+	// Shard is, in a merged run, the shard whose re-run carried it.
+	Shard int `json:"shard,omitempty"`
 }
 
 // JUnitFiles are the merged JUnit files the run wrote, relative to its log dir.

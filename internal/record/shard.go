@@ -49,6 +49,9 @@ type Merge struct {
 	// plan, else the hash of the key) reported without listing them, so that no
 	// shard ran them (hosts or configs that list differently): each fails, never ran.
 	Unclaimed []Unclaimed `json:"unclaimed,omitempty"`
+	// Carried are the items the re-run of a shard did not run again, with their
+	// latest outcome (Rerun.Carried): each counts as that outcome, teaches nothing.
+	Carried []Carried `json:"carried,omitempty"`
 }
 
 // Unclaimed is an item listed by some shards and run by none (Merge.Unclaimed).

@@ -244,10 +244,25 @@ func itemsLine(r *record.Run, s Stats, o Options) string {
 		fmt.Fprintf(&b, "> [!WARNING]\n> **%d GPU(s) quarantined** (%s): their items failed fast or with device errors while passing "+
 			"elsewhere; see *Quarantined GPUs*.\n\n", n, strings.Join(gpus, ", "))
 	}
-	if n := len(s.NoRun); n > 0 {
+	// A suite that wrote no JUnit at all: one cause, said once for the suite.
+	whole := map[string]bool{}
+	for _, su := range s.NoJUnit {
+		whole[su.Label] = true
+		fmt.Fprintf(&b, "> [!CAUTION]\n> **Suite %s wrote no JUnit XML**: none of its %s wrote its file, so each is no-run and fails. A "+
+			"suite of plain scripts writes none: judge its items by their exit codes with `--junit-optional '%s/*'` (input "+
+			"`junit-optional`). If it should write JUnit, check the tag round trip with `sgpu-queue verify`.\n\n",
+			code(su.Label), textfmt.Count(su.Items, "item"), su.Label)
+	}
+	var norun []ItemStat
+	for _, it := range s.NoRun {
+		if !whole[it.Label] {
+			norun = append(norun, it)
+		}
+	}
+	if n := len(norun); n > 0 {
 		fmt.Fprintf(&b, "> [!CAUTION]\n> **%d item(s) ran nothing** (no-run: exit code 0, but no JUnit XML and no `.partial`): their re-entry "+
 			"selected no call line, so they fail. Check the tag round trip with `sgpu-queue verify`: ", n)
-		keyList(&b, s.NoRun, "*Failed items*")
+		keyList(&b, norun, "*Failed items*")
 	}
 	if n := len(s.Missing); n > 0 {
 		what := "never finished"
@@ -286,7 +301,7 @@ func rerunNote(r *record.Run) string {
 	}
 	return fmt.Sprintf("> [!NOTE]\n> **A re-run**: %d of the %d item(s) that failed the last attempt ran again (%d narrowed to their "+
 		"failed tests); "+
-		"the rest of the queue did not run, and the weight table was left as it is.\n\n", rr.Queued, rr.Failed, rr.Narrowed)
+		"the rest of the queue did not run, and the weight table was left as it is.\n\n", rr.Ran, rr.Failed, rr.Narrowed)
 }
 
 // skipped is the note of the suites that did not run and pass (verdict.Suite.Skip):

@@ -73,9 +73,15 @@ func shardsSection(r *record.Run, suites []verdict.Suite) *block {
 		fmt.Fprintf(&b, "%d item(s) of the plan were listed by no shard (a capability probe of the runners skips them): they are not counted "+
 			"as never ran.\n\n", m.NotListed)
 	}
+	carried := make([]int, m.Shards+1)
+	for _, c := range m.Carried {
+		if c.Shard >= 1 && c.Shard <= m.Shards {
+			carried[c.Shard]++
+		}
+	}
 	rows := make([]string, len(m.Parts))
 	for i, p := range m.Parts {
-		rows[i] = shardRow(p, items[p.Shard], failed[p.Shard])
+		rows[i] = shardRow(p, items[p.Shard], failed[p.Shard], carried[p.Shard])
 	}
 	return table(b.String()+"| shard | GPUs | log dir | items | failed | work | wall | its bound | above | planned wall | note "+
 		"|\n|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|\n",
@@ -98,8 +104,9 @@ func shardCounts(k int, suites []verdict.Suite) (items, failed []int) {
 	return items, failed
 }
 
-// shardRow is one shard's row of the Shards table.
-func shardRow(p record.MergedShard, items, failed int) string {
+// shardRow is one shard's row of the Shards table; carried are the items its
+// re-run did not run again (record.Merge.Carried).
+func shardRow(p record.MergedShard, items, failed, carried int) string {
 	predicted := "–"
 	if p.Predicted > 0 {
 		predicted = textfmt.Dur(p.Predicted)
@@ -116,6 +123,13 @@ func shardRow(p record.MergedShard, items, failed int) string {
 		note = "cancelled"
 	case !p.Finished:
 		note = "never finished (killed?)"
+	}
+	if carried > 0 {
+		sep := ""
+		if note != "" {
+			sep = "; "
+		}
+		note += fmt.Sprintf("%sa re-run: %d item(s) carried from its earlier attempt", sep, carried)
 	}
 	above := "–"
 	if p.Bound > 0 {

@@ -4,7 +4,10 @@
 package report
 
 import (
+	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -12,6 +15,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/tests"
+	"github.com/rocm/sgpu-queue/internal/textfmt"
 	"github.com/rocm/sgpu-queue/internal/verdict"
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
@@ -27,7 +31,11 @@ type Stats struct {
 	Finished int        // queued items with a timings row
 	Failed   int        // failed items (last attempt; an item that never finished counts)
 	NoRun    []ItemStat // items whose last attempt ran nothing, in key order
-	Attempts int        // timings rows
+	// NoJUnit are the suites that wrote no JUnit at all: every item of theirs that
+	// finished is no-run (NoRun holds them too), in label order. One cause, said
+	// once for the suite (NoJUnitAdvice).
+	NoJUnit  []NoJUnitSuite
+	Attempts int // timings rows
 	// Work is the GPU time of every attempt: its seconds on each of its GPUs (an
 	// item on 4 GPUs for 10 s is 40 s), so that work/N is what N GPUs need.
 	Work  float64
@@ -273,6 +281,7 @@ func (s *Stats) items(r *record.Run, suites []verdict.Suite) {
 		}
 	}
 	sort.SliceStable(s.NoRun, func(i, j int) bool { return s.NoRun[i].Key < s.NoRun[j].Key })
+	s.noJUnit()
 	sort.SliceStable(s.Misses, func(i, j int) bool {
 		a, b := math.Abs(s.Misses[i].Miss()), math.Abs(s.Misses[j].Miss())
 		if a != b {
@@ -402,4 +411,37 @@ func sortGPUs(gs []GPUStats, pool []string) {
 		}
 		return gs[i].GPU < gs[j].GPU
 	})
+}
+
+// NoJUnitSuite is a suite none of whose finished items wrote JUnit (each no-run).
+type NoJUnitSuite struct {
+	Label string
+	Items int // its no-run items
+}
+
+// noJUnit finds the suites every finished item of which is no-run.
+func (s *Stats) noJUnit() {
+	finished, norun := map[string]int{}, map[string]int{}
+	for _, list := range [][]ItemStat{s.Misses, s.Unknown} {
+		for _, it := range list {
+			finished[it.Label]++
+		}
+	}
+	for _, it := range s.NoRun {
+		norun[it.Label]++
+	}
+	for _, l := range slices.Sorted(maps.Keys(norun)) {
+		if norun[l] == finished[l] {
+			s.NoJUnit = append(s.NoJUnit, NoJUnitSuite{Label: l, Items: norun[l]})
+		}
+	}
+}
+
+// NoJUnitAdvice is the one thing to say of a suite that wrote no JUnit, with
+// junitOptional the --junit-optional setting that marks its items as the reader
+// writes it (face-specific: `--junit-optional 'torch/*'`, `junit-optional: 'torch/*'`).
+func NoJUnitAdvice(n NoJUnitSuite, junitOptional func(pattern string) string) string {
+	return fmt.Sprintf("suite %q wrote no JUnit XML: none of its %s wrote its file, so each is no-run and fails. A suite of plain "+
+		"scripts writes none: judge its items by their exit codes with %s. If it should write JUnit, check the tag round trip: "+
+		"sgpu-queue verify", n.Label, textfmt.Count(n.Items, "item"), junitOptional("'"+n.Label+"/*'"))
 }

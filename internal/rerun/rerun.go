@@ -5,8 +5,14 @@
 // and their rules are TE's (ci/run_queue.sh, ci/scheduler/rerun_tests.py), so TE's
 // workflow and tools read what sgpu-queue writes and the other way round.
 //
-// The package decides; it runs nothing. Narrow picks the queued items of a re-run,
-// Tests works out the tests of one failed item from its evidence.
+// Beside TE's files, a record of their key (state.<arch>.l<level>.json: the queue,
+// arch, level and code they were written for, a digest of each file, each item's
+// latest outcome) lets a run trust only state of its own key, and rewrite only what
+// it ran (Next). Every write goes through safefs: never through a link.
+//
+// The package decides, and runs nothing but git to name the code (Code). Narrow
+// picks the queued items of a re-run, Tests works out the tests of one failed item
+// from its evidence.
 package rerun
 
 import (
@@ -15,12 +21,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/rocm/sgpu-queue/internal/atomicfile"
 	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/safefs"
 )
 
 // Dir is the folder of the re-run state under the repo root.
@@ -52,28 +57,40 @@ func (f Files) Failed() string {
 	return filepath.Join(f.QueueDir(), "failed."+f.Arch+".l"+f.Level+".tsv")
 }
 
+// State is the record of the failed list's key and digests (State), beside it.
+func (f Files) State() string {
+	return filepath.Join(f.QueueDir(), "state."+f.Arch+".l"+f.Level+".json")
+}
+
 // TestsDir holds one file of test ids per item that can be narrowed.
 func (f Files) TestsDir() string { return filepath.Join(f.QueueDir(), "tests") }
 
 // Tests is the file of item k's failed tests: "<label>.<tag>.txt", the tag made safe
 // for a file name as the item's log is (an ordinary tag is unchanged).
 func (f Files) Tests(k Key) string {
-	return filepath.Join(f.TestsDir(), logdir.ItemBase(k.Label, k.Tag)+".txt")
+	return filepath.Join(f.TestsDir(), TestsName(k))
 }
 
-// ReadFailed reads a failed list: one "<label>\t<tag>" line per item (a line with
-// no tab is an opaque item; tags are escaped as in the log dir's TSV files, which
-// leaves every ordinary tag as it is). A missing file is no list. Blank lines are skipped; a
-// line with an empty label is an error naming the file and line, so a mangled file
-// never narrows a run to nothing.
-func ReadFailed(path string) ([]Key, error) {
-	data, err := os.ReadFile(path)
+// ReadFailed reads a failed list (ParseFailed) and returns its bytes too; a missing
+// file is no list. A FIFO or device there is refused, never waited on.
+func ReadFailed(path string) ([]Key, []byte, error) {
+	data, err := safefs.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("re-run list %s: %w", path, err)
+		return nil, nil, fmt.Errorf("re-run list %s: %w", path, err)
 	}
+	keys, err := ParseFailed(data, path)
+	return keys, data, err
+}
+
+// ParseFailed reads a failed list: one "<label>\t<tag>" line per item (a line with
+// no tab is an opaque item; tags are escaped as in the log dir's TSV files, which
+// leaves every ordinary tag as it is). Blank lines are skipped; a line with an empty
+// label is an error naming the file (path) and line, so a mangled file never narrows
+// a run to nothing.
+func ParseFailed(data []byte, path string) ([]Key, error) {
 	var keys []Key
 	seen := map[Key]bool{}
 	sc := bufio.NewScanner(bytes.NewReader(data))
@@ -110,10 +127,10 @@ func FormatFailed(keys []Key) []byte {
 	return b.Bytes()
 }
 
-// WriteFailed replaces the failed list (an empty file when keys is empty: a green
-// run leaves no stale list behind).
-func WriteFailed(path string, keys []Key) error {
-	return atomicfile.Write(path, FormatFailed(keys), 0o644)
+// WriteFile replaces a file of the re-run state under root (the repo root), never
+// through a symlink or into anything but a regular file (*safefs.Error).
+func WriteFile(root, path string, data []byte) error {
+	return safefs.WriteFile(root, path, data, 0o644)
 }
 
 // Narrowing is what a re-run queues.
@@ -145,4 +162,14 @@ func Narrow(failed, queued []Key) Narrowing {
 		}
 	}
 	return n
+}
+
+// RemoveFile deletes a file of the re-run state under root when it is a regular
+// file in real folders; a missing one is no error, and a symlink on the way or at
+// path is refused (*safefs.Error) and left, with what it points at.
+func RemoveFile(root, path string) error {
+	if err := safefs.CheckDir(root, filepath.Dir(path)); err != nil {
+		return err
+	}
+	return safefs.Remove(path)
 }

@@ -47,7 +47,7 @@ func TestReadFailed(t *testing.T) {
 			if err := os.WriteFile(p, []byte(c.text), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			got, err := ReadFailed(p)
+			got, data, err := ReadFailed(p)
 			if c.err != "" {
 				if err == nil || !strings.Contains(err.Error(), p+c.err) || strings.Contains(err.Error(), "\n") {
 					t.Fatalf("err %v, want one line with %q", err, p+c.err)
@@ -60,22 +60,26 @@ func TestReadFailed(t *testing.T) {
 			if diff := cmp.Diff(c.want, got); diff != "" {
 				t.Error(diff)
 			}
+			if string(data) != c.text {
+				t.Errorf("bytes %q, want the file's %q", data, c.text)
+			}
 		})
 	}
-	if got, err := ReadFailed(filepath.Join(dir, "missing")); got != nil || err != nil {
-		t.Errorf("missing file: %v, %v; want no list and no error", got, err)
+	if got, data, err := ReadFailed(filepath.Join(dir, "missing")); got != nil || data != nil || err != nil {
+		t.Errorf("missing file: %v, %q, %v; want no list and no error", got, data, err)
 	}
 }
 
 func TestWriteFailedEmptiesWhenGreen(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "ci-rerun", "sgpu", "failed.gfx942.l1.tsv")
-	if err := WriteFailed(p, []Key{{"torch", "t1"}, {"core", ""}}); err != nil {
+	root := t.TempDir()
+	p := filepath.Join(root, "ci-rerun", "sgpu", "failed.gfx942.l1.tsv")
+	if err := WriteFile(root, p, FormatFailed([]Key{{"torch", "t1"}, {"core", ""}})); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(p); string(b) != "torch\tt1\ncore\t\n" {
 		t.Errorf("failed list %q", b)
 	}
-	if err := WriteFailed(p, nil); err != nil {
+	if err := WriteFile(root, p, FormatFailed(nil)); err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Stat(p); err != nil || fi.Size() != 0 {

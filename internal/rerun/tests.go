@@ -7,6 +7,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/rocm/sgpu-queue/internal/safefs"
 )
 
 // MaxFraction is the largest share of an item's tests a narrowed re-run may hold:
@@ -42,7 +44,15 @@ type Evidence struct {
 	// was left (an adapter item, a suite without TE's plugin).
 	Total       int
 	JUnitFailed []string
+	// Unnamed says why a failed test of the JUnit file has no id its next
+	// attempt could select it by ("" when each has one): the item re-runs whole,
+	// unless a .failed sidecar names its failures.
+	Unnamed string
 }
+
+// NotALine are the characters a test id cannot hold: a tests file holds one id a
+// line, and TE's tools trim each line.
+const NotALine = "\n\r\t"
 
 // Tests is the test ids item's next attempt should run, sorted, or nil and why it
 // must run whole. Running whole is the answer whenever the evidence is missing or
@@ -64,6 +74,9 @@ func Tests(ev Evidence) (tests []string, why string) {
 	}
 	from := ev.Failed
 	if !ev.HasFailed {
+		if ev.Unnamed != "" {
+			return nil, ev.Unnamed
+		}
 		from = ev.JUnitFailed
 	}
 	for _, id := range from {
@@ -78,6 +91,11 @@ func Tests(ev Evidence) (tests []string, why string) {
 		tests = append(tests, id)
 	}
 	slices.Sort(tests)
+	for _, id := range tests {
+		if strings.ContainsAny(id, NotALine) {
+			return nil, fmt.Sprintf("its failed test %q holds a newline, CR or tab, so it cannot be a line of a tests file", id)
+		}
+	}
 	if ev.Narrowed {
 		// A narrowed attempt only ran its own list, so the set can only shrink.
 		return tests, ""
@@ -96,14 +114,14 @@ func Tests(ev Evidence) (tests []string, why string) {
 // cannot be read is an error: the item then re-runs whole.
 func ReadSidecars(junit string) (Evidence, error) {
 	var ev Evidence
-	failed, err := os.ReadFile(junit + FailedSuffix)
+	failed, err := safefs.ReadFile(junit + FailedSuffix)
 	switch {
 	case err == nil:
 		ev.HasFailed, ev.Failed = true, Lines(failed)
 	case !errors.Is(err, fs.ErrNotExist):
 		return ev, err
 	}
-	partial, err := os.ReadFile(junit + PartialSuffix)
+	partial, err := safefs.ReadFile(junit + PartialSuffix)
 	switch {
 	case err == nil:
 		ev.Partial = true

@@ -46,6 +46,15 @@ func TestTests(t *testing.T) {
 			why: "2 of its 3 tests is more than half of it"},
 		{name: "died before collecting", ev: Evidence{Partial: true, HasFailed: true, Failed: []string{"a"}, Total: 100},
 			why: "it died before recording what it had collected"},
+		{name: "a JUnit failure that cannot be a line: the adapter's reason", ev: Evidence{Unnamed: "its failed test \"a\\nb\" …", Total: 9},
+			why: "its failed test \"a\\nb\" …"},
+		{name: "a .failed sidecar names them all the same", ev: Evidence{HasFailed: true, Failed: []string{"t.py::a"}, Unnamed: "…", Total: 9},
+			tests: []string{"t.py::a"}},
+		{name: "a tab in a .failed id", ev: Evidence{HasFailed: true, Failed: []string{"t.py::a[x\ty]"}, Total: 9},
+			why: `its failed test "t.py::a[x\ty]" holds a newline, CR or tab, so it cannot be a line of a tests file`},
+		{name: "a newline in a collected id of a dead process", ev: Evidence{Partial: true, Collected: []string{"a", "b\nc", "d", "e"},
+			Done: done("a", "d", "e")},
+			why: `its failed test "b\nc" holds a newline, CR or tab, so it cannot be a line of a tests file`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			tests, why := Tests(c.ev)
@@ -127,7 +136,7 @@ func FuzzReadFailed(f *testing.F) {
 		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		keys, err := ReadFailed(p)
+		keys, _, err := ReadFailed(p)
 		if err != nil {
 			if strings.Contains(err.Error(), "\n") {
 				t.Errorf("error on more than one line: %q", err)
@@ -138,7 +147,7 @@ func FuzzReadFailed(f *testing.F) {
 		if err := os.WriteFile(p, FormatFailed(keys), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		again, err := ReadFailed(p)
+		again, _, err := ReadFailed(p)
 		if err != nil || !cmp.Equal(keys, again) {
 			t.Errorf("round trip: %v → %v (%v)", keys, again, err)
 		}

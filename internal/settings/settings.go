@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,6 +20,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/hook"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/shard"
+	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
 // Kind says how a knob's text is read.
@@ -54,11 +54,25 @@ var Knobs = []Knob{
 		"replacing only files of the run's own names, deleting none",
 		func(o *engine.Options, s string) (err error) { o.LogDirReuse, err = boolean(s); return err }},
 	{"gpus", String, "", "GPU ids (0,1,2,3) or a count (4); default $HIP_VISIBLE_DEVICES, $CUDA_VISIBLE_DEVICES, else detected",
-		func(o *engine.Options, s string) error { o.GPUs = s; return nil }},
+		func(o *engine.Options, s string) error {
+			o.GPUs = s
+			if strings.TrimSpace(s) == "" {
+				return nil
+			}
+			_, err := gpu.ParseSpecAs(o.Face, s) // as phase 0 reads it (gpu.Detect), checked with every other input
+			return named(err)
+		}},
 	{"arch", String, "", "GPU arch keying the weight table, e.g. gfx942 (default detected)",
 		func(o *engine.Options, s string) error { o.Arch = s; return nil }},
 	{"level", String, "", "test level passed as TEST_LEVEL (default $TEST_LEVEL, else 99)",
-		func(o *engine.Options, s string) error { o.Level = s; return nil }},
+		func(o *engine.Options, s string) error {
+			o.Level = s
+			if strings.TrimSpace(s) == "" {
+				return nil
+			}
+			_, err := engine.Level(s, "") // as the run reads it (engine.Settle)
+			return err
+		}},
 	{"weights", String, "", "weight table (default <repo-root>/ci-weights/test_weights.<arch>.l<level>.txt)",
 		func(o *engine.Options, s string) error { o.WeightsPath = s; return nil }},
 	{"junit-dir", String, "", "where the merged JUnit file of each suite goes, <dir>/<label>.xml, when JUNITXML_PREFIX is set (default " +
@@ -140,7 +154,14 @@ var Knobs = []Knob{
 		}},
 	{"port-base", String, "", "each item gets PET_MASTER_PORT = this + its first GPU id, so torchrun items running at once never share a " +
 		"port (default $TE_CI_PORT_BASE, else 29600)",
-		func(o *engine.Options, s string) error { o.PortBase = s; return nil }},
+		func(o *engine.Options, s string) error {
+			o.PortBase = s
+			if strings.TrimSpace(s) == "" {
+				return nil
+			}
+			_, err := hook.ParsePortBase(s) // as phase 0 reads it (hook.PortBase)
+			return err
+		}},
 	{"before", String, "", "a command run once, before the suites' setups, pinned to the first GPU (TE's CK JIT prebuild), written as a " +
 		"config line's words; its failure stops the run",
 		func(o *engine.Options, s string) (err error) { o.Before, err = onceWords(s); return err }},
@@ -154,12 +175,12 @@ var Knobs = []Knob{
 			return errors.Join(engine.SetupEnvProblems(o.Hooks, o.SetupEnv)...)
 		}},
 	{"junit-optional", Lines, "", "items whose re-entry writes no JUnit file, judged by their exit code alone instead of as no-run: " +
-		"weight keys, label/tag, globs allowed, e.g. torch/benchmark (repeatable)",
+		"weight keys, label/tag, globs allowed, * across / too, e.g. torch/benchmark or torch/* (repeatable)",
 		func(o *engine.Options, s string) error {
 			o.JUnitOptional = splitLines(s)
 			var errs []error
 			for _, p := range o.JUnitOptional {
-				if _, err := path.Match(p, ""); err != nil {
+				if _, err := weights.ParseKeyPattern(p); err != nil {
 					errs = append(errs, fmt.Errorf("%q: not a glob (%w)", p, err))
 				}
 			}
@@ -217,9 +238,28 @@ type Values map[string]string
 type Error struct {
 	Knob, Value string
 	Err         error
+	// Named: Err names the knob itself, as the face it was given in names it
+	// (gpu.ParseSpecAs), and the faces put no prefix before it.
+	Named bool
+}
+
+// selfNamed marks a knob's error that names the knob itself (Error.Named).
+type selfNamed struct{ error }
+
+func (e selfNamed) Unwrap() error { return e.error }
+
+// named marks err as naming its knob itself; nil stays nil.
+func named(err error) error {
+	if err == nil {
+		return nil
+	}
+	return selfNamed{err}
 }
 
 func (e *Error) Error() string {
+	if e.Named {
+		return e.Err.Error()
+	}
 	if e.Kind() == Lines {
 		return fmt.Sprintf("%s: %v", e.Knob, e.Err)
 	}
@@ -248,6 +288,11 @@ func (v Values) Apply(o *engine.Options, force <-chan struct{}) error {
 		}
 		if err := k.set(o, s); err != nil {
 			hooksOK = hooksOK && k.Name != "hook-var" && k.Name != "pin-var"
+			var sn selfNamed
+			if errors.As(err, &sn) {
+				errs = append(errs, &Error{Knob: k.Name, Value: s, Err: sn.error, Named: true})
+				continue
+			}
 			for _, e := range split(err) {
 				errs = append(errs, &Error{Knob: k.Name, Value: s, Err: e})
 			}
@@ -259,9 +304,10 @@ func (v Values) Apply(o *engine.Options, force <-chan struct{}) error {
 	return errors.Join(errs...)
 }
 
-// clashes refuses hook and pin variables that share a name (hook.Names.Clashes):
-// each as one error on the knob that gave the name (pin-var when it named the
-// pin, else hook-var), naming both options.
+// clashes refuses hook and pin variables that share a name with each other or with
+// a variable sgpu-queue sets of its own (hook.Names.Clashes): each as one error on
+// the knob that gave the name (pin-var when it named the pin, else hook-var),
+// naming both uses.
 func (v Values) clashes(n hook.Names) []error {
 	pinVar := strings.TrimSpace(v["pin-var"])
 	def := hook.Default()
@@ -271,6 +317,12 @@ func (v Values) clashes(n hook.Names) []error {
 			return "pin-var"
 		case key == "pin" && n.Pin == "":
 			return "pin-var (its default, the vendor's " + gpu.HIPVisible + " or " + gpu.CUDAVisible + ")"
+		case key == "also-pin":
+			return "the other vendor's visible-devices variable, which sgpu-queue sets to the item's GPUs with the pin"
+		case key == "port":
+			return hook.MasterPort + ", which sgpu-queue sets to each item's port"
+		case key == "junit-file":
+			return hook.JUnitFileVar + ", which sgpu-queue sets to a cmd item's JUnit file"
 		}
 		o := "hook-var " + key + "="
 		if def.Name(key) == n.Name(key) {
@@ -296,6 +348,11 @@ func (v Values) clashes(n hook.Names) []error {
 func Prefixed(err error, prefix string) error {
 	var out []error
 	for _, e := range split(err) {
+		var se *Error
+		if errors.As(e, &se) && se.Named {
+			out = append(out, e)
+			continue
+		}
 		out = append(out, fmt.Errorf("%s%w", prefix, e))
 	}
 	return errors.Join(out...)

@@ -184,6 +184,16 @@ func TestApplyRefusesClashingVariables(t *testing.T) {
 		{Values{"hook-var": "level=MY_PIN", "pin-var": "MY_PIN"}, []string{`--pin-var "MY_PIN": MY_PIN is both the level and the pin variable ` +
 			`(hook-var level= and pin-var): each command would get one value for both; give them different names`}},
 		{Values{"hook-var": "filter=MY_FILTER", "pin-var": "TEST_FILTER"}, nil}, // moved apart: fine
+		// The variables sgpu-queue sets that no option renames (hook.Names.Uses).
+		{Values{"pin-var": "PET_MASTER_PORT"}, []string{`--pin-var "PET_MASTER_PORT": PET_MASTER_PORT is both the pin and the port variable ` +
+			`(pin-var and PET_MASTER_PORT, which sgpu-queue sets to each item's port): each command would get one value for both; give them different names`}},
+		{Values{"hook-var": "level=PET_MASTER_PORT"}, []string{`--hook-var: PET_MASTER_PORT is both the level and the port variable ` +
+			`(hook-var level= and PET_MASTER_PORT, which sgpu-queue sets to each item's port): each command would get one value for both; give them different names`}},
+		{Values{"hook-var": "junit-prefix=SGPU_JUNIT_XML"}, []string{`--hook-var: SGPU_JUNIT_XML is both the junit-prefix and the junit-file variable ` +
+			`(hook-var junit-prefix= and SGPU_JUNIT_XML, which sgpu-queue sets to a cmd item's JUnit file): each command would get one value for both; give them different names`}},
+		{Values{"hook-var": "level=CUDA_VISIBLE_DEVICES", "pin-var": "HIP_VISIBLE_DEVICES"}, []string{`--hook-var: CUDA_VISIBLE_DEVICES is both the level and the also-pin variable ` +
+			`(hook-var level= and the other vendor's visible-devices variable, which sgpu-queue sets to the item's GPUs with the pin): each command would get one value for both; give them different names`}},
+		{Values{"hook-var": "level=CUDA_VISIBLE_DEVICES", "pin-var": "MY_PIN"}, nil}, // a pin of its own: the vendors' are not set
 	}
 	for _, tt := range tests {
 		var o engine.Options
@@ -273,4 +283,23 @@ func actionDefaults(t *testing.T) map[string]string {
 		}
 	}
 	return out
+}
+
+// Level, gpus and port-base are checked with the other knobs, each named as the
+// face names it (--gpus here; the action's own test has input gpus).
+func TestApplyChecksLevelGPUsPortBase(t *testing.T) {
+	var o engine.Options
+	err := Values{"level": "1 2", "gpus": "0", "port-base": "x", "retries": "-1"}.Apply(&o, nil)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	want := []string{
+		"--gpus 0: a count must be at least 1 (to use GPU 0 alone, write --gpus 0, with a trailing comma)",
+		`--level "1 2": want a test level such as 1, 2 or 3`,
+		`--port-base "x": want a port number from 1 to 65535, the first of the items' PET_MASTER_PORT ports (default 29600)`,
+		`--retries "-1": want a whole number ≥ 0`,
+	}
+	if diff := cmp.Diff(want, strings.Split(Prefixed(err, "--").Error(), "\n")); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
 }

@@ -139,13 +139,16 @@ func Read(r *record.Run, suites []verdict.Suite) Result {
 }
 
 // StatusOf is how a test case of a merged file ended; test is false for the
-// error cases sgpu-queue adds about an item (junit.ToolType: no XML, cut off,
-// malformed), which are not tests. This is the one place a test's status is
-// decided.
+// error cases sgpu-queue adds about an item (junit.ToolType: no XML, cut off),
+// which are not tests. An item's file that cannot be parsed (junit.MalformedType)
+// counts as one errored test: its case is the only place that says what is wrong.
+// This is the one place a test's status is decided.
 func StatusOf(c junit.Case) (s Status, test bool) {
 	switch {
 	case c.Type == junit.UnfinishedType:
 		return Unfinished, true
+	case c.Type == junit.MalformedType:
+		return Errored, true
 	case strings.HasPrefix(c.Type, junit.ToolType):
 		return 0, false
 	}

@@ -26,6 +26,7 @@ func TestStatusOf(t *testing.T) {
 		{junit.Case{Result: junit.CaseErrored, Type: "RuntimeError"}, Errored, true},
 		{junit.Case{Result: junit.CaseErrored, Type: junit.UnfinishedType}, Unfinished, true},
 		{junit.Case{Result: junit.CaseErrored, Type: "sgpu-queue.cut-off"}, 0, false},
+		{junit.Case{Result: junit.CaseErrored, Type: junit.MalformedType}, Errored, true},
 		{junit.Case{Result: junit.CaseErrored, Type: "sgpu-queue.no-junit"}, 0, false},
 	} {
 		if got, test := StatusOf(c.c); got != c.want || test != c.test {

@@ -42,6 +42,9 @@ type Item struct {
 	// Unclaimed: in a merged run, other shards listed it and its own shard did
 	// not, so that none ran it (record.Merge.Unclaimed).
 	Unclaimed bool
+	// Carried: in a merged run, its shard's re-run did not run it again; its
+	// verdict is its latest outcome from an earlier attempt (record.Merge.Carried).
+	Carried bool
 }
 
 // Suite is one suite's verdict.
@@ -94,19 +97,7 @@ func Decide(r *record.Run) []Suite {
 		suites[i] = Suite{Label: ms.Label, LogFile: ms.LogFile, Mode: ms.Mode, Skip: ms.Skip}
 		idx[ms.Label] = i
 	}
-	d := decider{r: r, quarantined: map[string]bool{}, unfit: map[[2]string]record.Unfit{}}
-	for _, q := range r.Meta.Quarantined {
-		d.quarantined[q.GPU] = true
-	}
-	for _, u := range r.Meta.Unfit {
-		d.unfit[[2]string{u.Label, u.Tag}] = u
-	}
-	if r.Meta.Merge != nil {
-		d.unclaimed = map[[2]string]record.Unclaimed{}
-		for _, u := range r.Meta.Merge.Unclaimed {
-			d.unclaimed[[2]string{u.Label, u.Tag}] = u
-		}
-	}
+	d := newDecider(r)
 	for _, q := range r.Queue {
 		si, ok := idx[q.Label]
 		if !ok {
@@ -124,6 +115,11 @@ func Decide(r *record.Run) []Suite {
 			for _, e := range rs {
 				s.Seconds += e.Secs
 				s.GPUSeconds += e.GPUSeconds()
+			}
+		} else if c, ok := d.carried[[2]string{q.Label, q.Tag}]; ok {
+			d.fromCarried(&it, c)
+			if it.Flaky {
+				s.Flaky++
 			}
 		} else {
 			d.unfinished(&it)
@@ -169,12 +165,34 @@ func (d decider) suiteStops() []stopped {
 	return out
 }
 
+// newDecider gathers what the items' verdicts need from run r's record.
+func newDecider(r *record.Run) decider {
+	d := decider{r: r, quarantined: map[string]bool{}, unfit: map[[2]string]record.Unfit{}, carried: map[[2]string]record.Carried{}}
+	for _, q := range r.Meta.Quarantined {
+		d.quarantined[q.GPU] = true
+	}
+	for _, u := range r.Meta.Unfit {
+		d.unfit[[2]string{u.Label, u.Tag}] = u
+	}
+	if r.Meta.Merge != nil {
+		d.unclaimed = map[[2]string]record.Unclaimed{}
+		for _, u := range r.Meta.Merge.Unclaimed {
+			d.unclaimed[[2]string{u.Label, u.Tag}] = u
+		}
+		for _, c := range r.Meta.Merge.Carried {
+			d.carried[[2]string{c.Label, c.Tag}] = c
+		}
+	}
+	return d
+}
+
 // decider holds what the items' verdicts need from the run as a whole.
 type decider struct {
 	r           *record.Run
 	quarantined map[string]bool
 	unfit       map[[2]string]record.Unfit // by label and tag
 	unclaimed   map[[2]string]record.Unclaimed
+	carried     map[[2]string]record.Carried
 }
 
 // anyQuarantined returns the first GPU of an attempt's (ids joined by ",") that was
@@ -242,6 +260,16 @@ func (d decider) finished(it *Item, rs []record.Timing) {
 		it.Failed, it.RC = true, max(earlierRC, exitcode.Failed)
 		it.Note += ", counted as a failure"
 	}
+}
+
+// fromCarried decides an item its shard's re-run did not run again: as its latest
+// attempt ended, in an earlier run of the shard, whose log is not here.
+func (d decider) fromCarried(it *Item, c record.Carried) {
+	it.Finished, it.Carried = true, true
+	it.RC, it.Outcome, it.Failed, it.Flaky = c.RC, c.Outcome, c.Failed, c.Flaky
+	it.Seconds, it.Attempts = c.Seconds, c.Attempts
+	it.Note = joinNote(c.Outcome.Note(), fmt.Sprintf("carried: the re-run of shard %d/%d did not run it again; its log is the earlier attempt's",
+		c.Shard, d.r.Meta.Merge.Shards))
 }
 
 // stopped is what kept an item from finishing: its run was cancelled, or stopped

@@ -62,6 +62,10 @@ func SplitPool(stored *Table, pooled map[string]bool, n int) *Pool {
 	return p
 }
 
+// Over is p's split of another stored table (the one phase 6 reads again under the
+// lock: Rewrite), for the same run.
+func (p *Pool) Over(stored *Table) *Pool { return SplitPool(stored, p.pooled, p.n) }
+
 // PooledKeys are the keys of the pool-sized items of stored: those with a weight
 // per pool size (PoolKey). A plan, which lists nothing, knows them as the items
 // that take a whole runner.
@@ -108,19 +112,32 @@ func TEPath(repoRoot, queue, arch, level string, gpus int) string {
 
 // Seed fills t from TE's table at path for the keys t lacks, a pool-sized item's as
 // its PoolKey on gpus GPUs (TE keys the whole table by the pool size): the first run
-// after switching from TE's queue is ordered. It returns how many keys it added and
-// the table's warnings; a missing table adds none.
-func Seed(ctx context.Context, t *Table, path string, pooled map[string]bool, gpus int) (int, []string) {
+// after switching from TE's queue is ordered. It returns what it added (for a re-read
+// table to be filled alike: Table.Fill) and the table's warnings; a missing or
+// unreadable table adds nothing.
+func Seed(ctx context.Context, t *Table, path string, pooled map[string]bool, gpus int) (*Table, []string) {
 	te, warns, _ := File{Path: path}.Load(ctx)
-	n := 0
+	added := New()
 	for k, v := range te.w {
 		if pooled[k] {
 			k = PoolKey(k, gpus)
 		}
 		if _, has := t.w[k]; !has {
 			t.w[k] = v
+			added.w[k] = v
+		}
+	}
+	return added, warns
+}
+
+// Fill sets the weights of from that t lacks and returns how many it set.
+func (t *Table) Fill(from *Table) int {
+	n := 0
+	for k, v := range from.w {
+		if _, has := t.w[k]; !has {
+			t.w[k] = v
 			n++
 		}
 	}
-	return n, warns
+	return n
 }

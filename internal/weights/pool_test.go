@@ -69,11 +69,17 @@ func TestSeed(t *testing.T) {
 	os.MkdirAll(filepath.Dir(path), 0o755)
 	os.WriteFile(path, []byte("torch-mgpu/fsdp 300\ntorch-mgpu/num 40\ntorch-mgpu/mine 1\nbad line\n"), 0o644)
 	tb := table("torch-mgpu/mine", 7.0)
-	n, warns := Seed(context.Background(), tb, path, map[string]bool{"torch-mgpu/fsdp": true}, 8)
-	if got := dump(tb); n != 2 || got != "torch-mgpu/fsdp@g8=300 torch-mgpu/mine=7 torch-mgpu/num=40" || len(warns) != 1 {
-		t.Errorf("seeded %d: %s, warnings %q", n, got, warns)
+	added, warns := Seed(context.Background(), tb, path, map[string]bool{"torch-mgpu/fsdp": true}, 8)
+	if got := dump(tb); dump(added) != "torch-mgpu/fsdp@g8=300 torch-mgpu/num=40" || got != "torch-mgpu/fsdp@g8=300 torch-mgpu/mine=7 torch-mgpu/num=40" || len(warns) != 1 {
+		t.Errorf("seeded %s: %s, warnings %q", dump(added), got, warns)
 	}
-	if n, warns := Seed(context.Background(), tb, filepath.Join(dir, "none.txt"), nil, 8); n != 0 || warns != nil {
-		t.Errorf("a missing table: %d, %q", n, warns)
+	if added, warns := Seed(context.Background(), tb, filepath.Join(dir, "none.txt"), nil, 8); added.Len() != 0 || warns != nil {
+		t.Errorf("a missing table: %s, %q", dump(added), warns)
+	}
+	// A table read again at phase 6 (weights.Rewrite) is filled with what was
+	// seeded, for the keys it lacks.
+	again := table("torch-mgpu/num", 55.0)
+	if n := again.Fill(added); n != 1 || dump(again) != "torch-mgpu/fsdp@g8=300 torch-mgpu/num=55" {
+		t.Errorf("Fill set %d: %s", n, dump(again))
 	}
 }

@@ -1,0 +1,310 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Two runs in one checkout at once, each with its own log dir and suite, save one
+// weight table (docs/weights.md "Runs at once"): both reach phase 6 having loaded
+// the table before either saved (the test hook holds each save until the test says
+// go), yet the table ends with both runs' keys: learning is a read-modify-write
+// under a lock. Before, the last run to save wrote its loaded table over the other's.
+func TestConcurrentRunsKeepEachOthersWeights(t *testing.T) {
+	dir := fixture(t, "e2e")
+	codeSuite(t, dir)
+	conf := writeConf(t, dir, "codes.conf", "ca ca.log list ci/codes.sh\ncb cb.log list ci/codes.sh\n")
+	hold := filepath.Join(t.TempDir(), "go-on")
+	start := func(suite string) (*exec.Cmd, *lockedBuffer) {
+		cmd := exec.Command(binary, "run", "--gpus", "2", "--arch", "gfx942", "--suites", suite,
+			"--log-dir", filepath.Join("test-results", "logs-"+suite), "--junit-dir", filepath.Join("test-results", "junit-"+suite), conf)
+		cmd.Dir = dir
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "TAGS=a\nb\n", "SGPU_TEST_HOLD_SAVE=" + hold}
+		out := &lockedBuffer{}
+		cmd.Stdout, cmd.Stderr = out, out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return cmd, out
+	}
+	a, outA := start("ca")
+	b, outB := start("cb")
+	waitFor(t, a, outA, "== phase 6")
+	waitFor(t, b, outB, "== phase 6")
+	if err := os.WriteFile(hold, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []struct {
+		cmd *exec.Cmd
+		out *lockedBuffer
+	}{{a, outA}, {b, outB}} {
+		if code := waitExit(t, r.cmd, 120*time.Second); code != 0 {
+			t.Fatalf("exit %d, want 0\n%s", code, r.out.String())
+		}
+	}
+	table := filepath.Join(dir, "ci-weights", "test_weights.gfx942.l99.txt")
+	var keys []string
+	for _, l := range lines(readFile(t, table)) {
+		keys = append(keys, strings.Fields(l)[0])
+	}
+	if sort.Strings(keys); strings.Join(keys, " ") != "ca/a ca/b cb/a cb/b" {
+		t.Errorf("the table holds %q, want both runs' keys\nrun ca:\n%s\nrun cb:\n%s", keys, outA.String(), outB.String())
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(table)); len(entries) != 1 {
+		t.Errorf("ci-weights holds %v, want the table alone (the lock leaves no file)", entries)
+	}
+}
+
+// A FIFO committed where the weight table goes is an unreadable table
+// (docs/files.md): the run neither blocks on it nor writes over it, and says so.
+func TestFIFOWeightTable(t *testing.T) {
+	dir := fixture(t, "e2e")
+	codeSuite(t, dir)
+	conf := writeConf(t, dir, "codes.conf", "c c.log list ci/codes.sh\n")
+	table := filepath.Join(dir, "ci-weights", "test_weights.gfx942.l99.txt")
+	os.MkdirAll(filepath.Dir(table), 0o755)
+	if err := syscall.Mkfifo(table, 0o644); err != nil {
+		t.Skip("no FIFO here:", err)
+	}
+	cmd := exec.Command(binary, "run", "--gpus", "2", "--arch", "gfx942", conf)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "TAGS=a\nb\n"}
+	out := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if code := waitExit(t, cmd, 120*time.Second); code != 0 {
+		t.Fatalf("exit %d, want 0: the items passed\n%s", code, out.String())
+	}
+	for _, w := range []string{"a named pipe (FIFO)", "will NOT be written: the keys it holds are kept"} {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("console lacks %q:\n%s", w, out.String())
+		}
+	}
+	if fi, err := os.Lstat(table); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("the FIFO was replaced: %v %v", fi, err)
+	}
+}
+
+// A hook or pin variable named like a variable sgpu-queue sets of its own (the
+// item's port, the other vendor's visible-devices variable) is refused before
+// anything runs, exit 2, one line naming both uses: items would otherwise run
+// unpinned (--pin-var PET_MASTER_PORT) or without their level.
+func TestVariablesTheToolSetsClash(t *testing.T) {
+	for _, tt := range []struct {
+		flags []string
+		want  []string
+	}{
+		{[]string{"--pin-var", "PET_MASTER_PORT"},
+			[]string{`--pin-var "PET_MASTER_PORT": PET_MASTER_PORT is both the pin and the port variable`, "pin-var and PET_MASTER_PORT"}},
+		{[]string{"--hook-var", "level=PET_MASTER_PORT"},
+			[]string{"--hook-var: PET_MASTER_PORT is both the level and the port variable", "hook-var level= and PET_MASTER_PORT"}},
+		{[]string{"--pin-var", "HIP_VISIBLE_DEVICES", "--hook-var", "level=CUDA_VISIBLE_DEVICES"},
+			[]string{"--hook-var: CUDA_VISIBLE_DEVICES is both the level and the also-pin variable", "hook-var level= and the other vendor's"}},
+	} {
+		t.Run(strings.Join(tt.flags, " "), func(t *testing.T) {
+			dir := fixture(t, "e2e")
+			codeSuite(t, dir)
+			conf := writeConf(t, dir, "codes.conf", "c c.log list ci/codes.sh\n")
+			args := append([]string{"run", "--gpus", "2", "--arch", "gfx942"}, tt.flags...)
+			r := sgpu(t, dir, []string{"TAGS=a\n"}, append(args, conf)...)
+			if r.code != 2 {
+				t.Fatalf("exit %d, want 2\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			errs := lines(r.stderr)
+			if len(errs) != 1 {
+				t.Fatalf("stderr %q, want one line", r.stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(errs[0], w) {
+					t.Errorf("stderr %q lacks %q", errs[0], w)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(dir, "test-results")); err == nil {
+				t.Error("the refused run wrote test-results/")
+			}
+		})
+	}
+}
+
+// An item that exits 0 with a JUnit file cut off mid-element fails (bad-junit): the
+// run exits 1, the item is in the failed list and the failed-items file of the next
+// attempt, its log and the report say why, and the merged JUnit holds an error case
+// for it. Before, it passed while the merged JUnit held that error case.
+func TestCutJUnitFails(t *testing.T) {
+	dir := fixture(t, "e2e")
+	script := `#!/bin/sh
+if [ -n "$TE_CI_LIST_ITEMS" ]; then printf 'TE_CI_ITEM good\nTE_CI_ITEM cut\n'; exit 0; fi
+[ -n "$TE_CI_SETUP_ONLY" ] && exit 0
+xml="$JUNITXML_PREFIX$TEST_FILTER$JUNITXML_SUFFIX"
+case $TEST_FILTER in
+good) printf '<testsuite name="x" tests="1"><testcase classname="x" name="good"/></testsuite>\n' >"$xml" ;;
+cut)  printf '<testsuite name="x" tests="2"><testcase classname="x" name="first"/><testcase classname="x" na' >"$xml" ;;
+esac
+exit 0
+`
+	if err := os.WriteFile(filepath.Join(dir, "ci", "cut.sh"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	conf := writeConf(t, dir, "cut.conf", "c c.log list ci/cut.sh\n")
+	r := sgpu(t, dir, nil, "run", "--gpus", "2", "--arch", "gfx942", conf)
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1: an item's JUnit cannot be parsed\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	logs := filepath.Join(dir, "test-results", "logs")
+	if !strings.Contains(r.stdout, "FAIL rc=0 c cut") || strings.Contains(r.stdout, "FAIL rc=0 c good") {
+		t.Errorf("the failed items are not c/cut alone:\n%s", r.stdout)
+	}
+	verdict := readFile(t, filepath.Join(logs, "suites", "c.log"))
+	if !strings.Contains(verdict, "bad JUnit: its JUnit XML cannot be parsed") {
+		t.Errorf("the verdict does not say why:\n%s", verdict)
+	}
+	if log := readFile(t, filepath.Join(logs, "items", "c.cut.log")); !strings.Contains(log, "sgpu-queue: bad JUnit: it exited 0, but its JUnit XML ") ||
+		!strings.Contains(log, "XML syntax error") {
+		t.Errorf("the item's log does not say why:\n%s", log)
+	}
+	report := readFile(t, filepath.Join(logs, "report", "schedule.md"))
+	if !strings.Contains(report, "bad JUnit") || !strings.Contains(report, "malformed JUnit XML cut.xml: XML syntax error") {
+		t.Errorf("the report does not say why:\n%s", report)
+	}
+	if xml := readFile(t, filepath.Join(dir, "test-results", "junit", "c.xml")); !strings.Contains(xml, "sgpu-queue.malformed-junit") {
+		t.Errorf("the merged JUnit holds no error case for it:\n%s", xml)
+	}
+}
+
+// A suite whose gpus= is above a runner's GPUs: run clamps it with a warning, and
+// plan, which splits the same items over runners of that size, clamps it with the
+// same warning instead of refusing the plan (one rule: engine.fitWidths).
+func TestPlanClampsAsRunDoes(t *testing.T) {
+	dir := fixture(t, "e2e")
+	codeSuite(t, dir)
+	conf := writeConf(t, dir, "codes.conf", "c c.log list,gpus=4 ci/codes.sh\n")
+	items := writeConf(t, dir, "items.tsv", "c\ta\nc\tb\n")
+	want := `suite "c" says gpus=4 at codes.conf:1 but the pool has 2: its 2 items run on 2, so cases that need more skip`
+	plan := sgpu(t, dir, nil, "plan", "--shards", "2", "--gpus", "2", "--arch", "gfx942", "--items", items, "--out", "plan.json", conf)
+	if plan.code != 0 || !strings.Contains(plan.stderr, "warning: "+want) {
+		t.Errorf("plan: exit %d, want 0 and the warning %q\n%s%s", plan.code, want, plan.stdout, plan.stderr)
+	}
+	run := sgpu(t, dir, []string{"TAGS=a\nb\n"}, "run", "--gpus", "2", "--arch", "gfx942", conf)
+	if run.code != 0 || !strings.Contains(run.stdout+run.stderr, want) {
+		t.Errorf("run: exit %d, want 0 and the warning %q\n%s%s", run.code, want, run.stdout, run.stderr)
+	}
+}
+
+// noJUnitSuite writes ci/plain.sh, a list suite whose items ($TAGS) write no JUnit
+// (plain scripts).
+func noJUnitSuite(t *testing.T, dir string) {
+	t.Helper()
+	script := `#!/bin/sh
+if [ -n "$TE_CI_LIST_ITEMS" ]; then
+    printf '%s\n' "$TAGS" | while IFS= read -r t; do [ -n "$t" ] && printf 'TE_CI_ITEM %s\n' "$t"; done
+    exit 0
+fi
+[ -n "$TE_CI_SETUP_ONLY" ] && exit 0
+echo "plain $TEST_FILTER"
+exit 0
+`
+	if err := os.WriteFile(filepath.Join(dir, "ci", "plain.sh"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// --junit-optional '*' marks every item, tags with '/' included ('*' crosses '/' in
+// a key pattern), and a pattern that matches no item of the run is named in a
+// warning. Before, '*' matched no key with a '/', and nothing was said.
+func TestJUnitOptionalPatterns(t *testing.T) {
+	dir := fixture(t, "e2e")
+	noJUnitSuite(t, dir)
+	conf := writeConf(t, dir, "plain.conf", "p p.log list ci/plain.sh\n")
+	r := sgpu(t, dir, []string{"TAGS=a\ntests/b.py\n"}, "run", "--gpus", "2", "--arch", "gfx942",
+		"--junit-optional", "*", "--junit-optional", "torch/bench*", conf)
+	if r.code != 0 {
+		t.Fatalf("exit %d, want 0: every item is junit-optional\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	want := `--junit-optional "torch/bench*" matches no item of this run: a pattern is matched against each item's key`
+	if !strings.Contains(r.stdout+r.stderr, want) {
+		t.Errorf("no warning %q:\n%s%s", want, r.stdout, r.stderr)
+	}
+	if strings.Contains(r.stdout+r.stderr, `"*" matches no item`) {
+		t.Errorf("'*' warned as matching nothing:\n%s", r.stdout)
+	}
+}
+
+// A listing line that is easy to misread says what was read: "TE_CI_ITEM tag 4
+// extra" lists the tag "tag 4 extra" (only the last word gives a width), and a tag
+// listed with widths 2 and 3 is queued once with the first line's, each named.
+func TestListingHints(t *testing.T) {
+	dir := fixture(t, "e2e")
+	noJUnitSuite(t, dir)
+	conf := writeConf(t, dir, "plain.conf", "p p.log list ci/plain.sh\n")
+	r := sgpu(t, dir, []string{"TAGS=tag 4 extra\nw 2\nw 3\n"}, "run", "--gpus", "4", "--arch", "gfx942", "--junit-optional", "*", conf)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, w := range []string{
+		`suite "p" listing: line 1: tag "tag 4 extra" read whole: its word "4" is not the line's last, and only the last word gives a width ` +
+			`(TE_CI_ITEM <tag> <N>, or gpus=N); if 4 is the item's width, print it last`,
+		`suite "p" listing: line 3: tag "w" listed again with gpus=3 (line 2 gave gpus=2): queued once, as line 2 gives it; give each width a ` +
+			`tag of its own`,
+	} {
+		if !strings.Contains(r.stdout+r.stderr, w) {
+			t.Errorf("no warning %q:\n%s%s", w, r.stdout, r.stderr)
+		}
+	}
+}
+
+// A missing --after program is found before anything runs, as --before's is (exit
+// 2, one line naming it), not after the whole queue has run; a bare name not on
+// PATH likewise. Both at once are said at once.
+func TestMissingAfterFoundFirst(t *testing.T) {
+	dir := fixture(t, "e2e")
+	codeSuite(t, dir)
+	conf := writeConf(t, dir, "codes.conf", "c c.log list ci/codes.sh\n")
+	trace := filepath.Join(t.TempDir(), "ran")
+	r := sgpu(t, dir, []string{"TAGS=a\n", "TRACE=" + trace}, "run", "--gpus", "2", "--arch", "gfx942",
+		"--before", "no-such-program-sgpu --x", "--after", "'ci/check drift.sh'", conf)
+	if r.code != 2 {
+		t.Fatalf("exit %d, want 2\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	want := []string{
+		"sgpu-queue: --before no-such-program-sgpu --x: no-such-program-sgpu is not on PATH; give its path (a relative one is taken from the repo root)",
+		"sgpu-queue: --after 'ci/check drift.sh': 'ci/check drift.sh' not found (looked for " + filepath.Join(dir, "ci", "check drift.sh") +
+			"; a relative program is taken from the repo root)",
+	}
+	if got := lines(r.stderr); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("stderr:\n%s\nwant:\n%s", r.stderr, strings.Join(want, "\n"))
+	}
+	if strings.Contains(r.stdout, "== phase 1") {
+		t.Errorf("the run went on past phase 0:\n%s", r.stdout)
+	}
+}
+
+// A suite none of whose items writes JUnit gets its cause said once, for the suite,
+// with how to mark it (--junit-optional 'p/*'), on the console and in the report,
+// instead of a tag round-trip hint per item.
+func TestSuiteWithoutJUnitSaidOnce(t *testing.T) {
+	dir := fixture(t, "e2e")
+	noJUnitSuite(t, dir)
+	conf := writeConf(t, dir, "plain.conf", "p p.log list ci/plain.sh\n")
+	r := sgpu(t, dir, []string{"TAGS=a\nb\nc\n"}, "run", "--gpus", "2", "--arch", "gfx942", conf)
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1: its items are no-run\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	want := `warning: suite "p" wrote no JUnit XML: none of its 3 items wrote its file, so each is no-run and fails. A suite of plain ` +
+		`scripts writes none: judge its items by their exit codes with --junit-optional 'p/*'. If it should write JUnit, check the tag ` +
+		`round trip: sgpu-queue verify`
+	if strings.Count(r.stdout+r.stderr, want) != 1 {
+		t.Errorf("the suite's cause is not said once (%q):\n%s%s", want, r.stdout, r.stderr)
+	}
+	report := readFile(t, filepath.Join(dir, "test-results", "logs", "report", "schedule.md"))
+	if !strings.Contains(report, "**Suite `p` wrote no JUnit XML**") || strings.Contains(report, "item(s) ran nothing") {
+		t.Errorf("the report does not say it once for the suite:\n%s", report)
+	}
+}

@@ -1,0 +1,143 @@
+package engine
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/rocm/sgpu-queue/internal/adapter"
+	"github.com/rocm/sgpu-queue/internal/dispatch"
+	"github.com/rocm/sgpu-queue/internal/record"
+	"github.com/rocm/sgpu-queue/internal/rerun"
+	"github.com/rocm/sgpu-queue/internal/textfmt"
+	"github.com/rocm/sgpu-queue/internal/verdict"
+)
+
+// saveRerun writes what the next attempt re-runs, after the verdicts of a run
+// whose items ran: per queue, the failed list (empty when nothing failed), the
+// record of its key beside it, and for a failed list item whose failed tests can
+// be named, its tests file. A run rewrites only what it ran (rerun.Next): the
+// entries of suites it did not select, or of another shard, stay. Every queued
+// item's old tests file is removed first, so none outlives the reason it was
+// written.
+func (r *run) saveRerun(e *expansion, arch string, suites []verdict.Suite, dispatched []dispatch.Item) {
+	outcomes := map[string][]record.Carried{}
+	failed := map[string][]rerun.Key{}
+	for _, s := range suites {
+		for _, it := range s.Items {
+			q := e.suites[it.Label].Queue()
+			outcomes[q] = append(outcomes[q], carriedOf(it))
+			if it.Failed {
+				failed[q] = append(failed[q], rerun.Key{Label: it.Label, Tag: it.Tag})
+			}
+		}
+	}
+	for _, q := range runQueues(e.suites) {
+		r.saveQueue(q, arch, failed[q], outcomes[q], dispatched)
+	}
+}
+
+// carriedOf is an item's verdict as the re-run state keeps it.
+func carriedOf(it verdict.Item) record.Carried {
+	gpus := 0
+	if it.GPU != "" {
+		gpus = len(strings.Split(it.GPU, ","))
+	}
+	return record.Carried{Label: it.Label, Tag: it.Tag, Outcome: it.Outcome, RC: it.RC, Failed: it.Failed, Flaky: it.Flaky,
+		Seconds: it.Seconds, GPUs: gpus, Attempts: it.Attempts}
+}
+
+// saveQueue writes queue q's state: its list, the tests files of its failed
+// items, then the record of their key and digests.
+func (r *run) saveQueue(q, arch string, failed []rerun.Key, outcomes []record.Carried, dispatched []dispatch.Item) {
+	f := r.rerunFiles(q, arch)
+	p := r.reruns.prior[q]
+	if p == nil {
+		p = &prior{}
+	}
+	keys, st := rerun.Next(p.state, p.failed, rerun.Ran{
+		Owns:     func(k rerun.Key) bool { return r.owns(q, k) },
+		Listed:   func(k rerun.Key) bool { return r.reruns.listed[k] },
+		Failed:   failed,
+		Outcomes: outcomes,
+	})
+	st.StateKey = rerun.StateKey{Queue: q, Arch: arch, Level: r.o.Level, Code: r.reruns.code}
+	list := rerun.FormatFailed(keys)
+	st.Failed = rerun.Digest(list)
+	if err := rerun.WriteFile(f.Root, f.Failed(), list); err != nil {
+		r.lost("the re-run list", f.Failed(), err)
+	}
+	isFailed := map[rerun.Key]bool{}
+	for _, k := range failed {
+		isFailed[k] = true
+	}
+	prefix, suffix := r.junitPrefix(), r.junitSuffix()
+	for _, it := range dispatched {
+		k := rerun.Key{Label: it.Label, Tag: it.Tag}
+		if it.Suite.Queue() != q {
+			continue
+		}
+		path := f.Tests(k)
+		if err := rerun.RemoveFile(f.Root, path); err != nil {
+			r.lost("the old re-run tests of "+textfmt.Printable(k.String())+" could not be removed", path, err)
+			continue
+		}
+		if !isFailed[k] || it.Tag == "" { // an untagged item (opaque) is its whole suite
+			continue
+		}
+		if data := r.saveTests(it, path, dispatch.JUnitFile(prefix, suffix, it)); data != nil {
+			st.Tests[rerun.TestsName(k)] = rerun.Digest(data)
+		}
+	}
+	if err := rerun.WriteFile(f.Root, f.State(), rerun.FormatState(st)); err != nil {
+		r.lost("the re-run state's record", f.State(), err)
+	}
+}
+
+// saveTests writes one failed item's tests file and returns what it wrote, or
+// says why the item re-runs whole (nil).
+func (r *run) saveTests(it dispatch.Item, path, junitFile string) []byte {
+	key := rerun.Key{Label: it.Label, Tag: it.Tag}
+	if junitFile == "" {
+		r.printf("  re-run: %s re-runs whole: it has no JUnit file to name its tests\n", textfmt.Printable(key.String()))
+		return nil
+	}
+	ev, err := rerun.ReadSidecars(junitFile)
+	if err != nil {
+		r.printf("  re-run: %s re-runs whole: %v\n", textfmt.Printable(key.String()), err)
+		return nil
+	}
+	r.junitEvidence(it, junitFile, &ev)
+	tests, why := rerun.Tests(ev)
+	if tests == nil {
+		r.printf("  re-run: %s re-runs whole: %s\n", textfmt.Printable(key.String()), why)
+		return nil
+	}
+	data := []byte(strings.Join(tests, "\n") + "\n")
+	if err := rerun.WriteFile(r.o.RepoRoot, path, data); err != nil {
+		r.lost("the re-run tests of "+textfmt.Printable(key.String()), path, err)
+		return nil
+	}
+	r.printf("  re-run: %s re-runs %d test(s) → %s\n", textfmt.Printable(key.String()), len(tests), r.rel(path))
+	return data
+}
+
+// junitEvidence adds what the item's own JUnit file says to ev: how many tests it
+// has and the ids of those that failed, as the next attempt selects them, named by
+// its adapter (adapter.Narrower). When a failed test cannot be named, no id is
+// given: the item re-runs whole (with the reason, when its name cannot be a line of
+// a tests file); an adapter that cannot narrow (a cmd line) gives nothing.
+func (r *run) junitEvidence(it dispatch.Item, junitFile string, ev *rerun.Evidence) {
+	n, ok := it.Adapter.(adapter.Narrower)
+	if !ok {
+		return
+	}
+	ids, total, err := n.TestIDs(it.Unit, junitFile)
+	var notALine *adapter.NotALineError
+	switch {
+	case err == nil:
+		ev.JUnitFailed, ev.Total = ids, total
+	case errors.As(err, &notALine):
+		ev.Unnamed, ev.Total = notALine.Error(), total
+	}
+	// Any other error gives no count: rerun.Tests refuses to narrow without one.
+}

@@ -1,0 +1,74 @@
+package rerun
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/record"
+)
+
+// Ran is what one run did, for the state it leaves (Next).
+type Ran struct {
+	// Owns reports whether the run speaks for an item: its suite was selected
+	// and, in a shard, the item is of that shard. The state of any other item
+	// stays as the runs that own it left it.
+	Owns func(Key) bool
+	// Listed reports whether the run listed an item it owns: one it owns and did
+	// not list is gone (or not run here) and leaves the state.
+	Listed func(Key) bool
+	// Failed are the items that failed, in the order of their verdicts.
+	Failed []Key
+	// Outcomes are the latest outcomes of the items it queued.
+	Outcomes []record.Carried
+}
+
+// Next is the state a run leaves in a queue's files, given prior (the state of
+// this run's key, nil when there is none or it is another key's): its own
+// failures, then the failed items of prior it does not own; the outcome of each
+// item it queued, the prior outcome of each it owns, listed and did not queue (a
+// re-run's passing items), and those of the items it does not own; and the tests
+// digests of the failed items it does not own (the caller adds those it writes).
+// A run rewrites only what it ran (docs/reruns.md#what-a-run-rewrites).
+func Next(prior *State, priorFailed []Key, ran Ran) (failed []Key, st *State) {
+	st = &State{Version: StateVersion, Tests: map[string]string{}}
+	seen := map[Key]bool{}
+	for _, k := range ran.Failed {
+		if !seen[k] {
+			seen[k] = true
+			failed = append(failed, k)
+		}
+	}
+	for _, k := range priorFailed {
+		if ran.Owns(k) || seen[k] {
+			continue
+		}
+		seen[k] = true
+		failed = append(failed, k)
+		name := TestsName(k)
+		if prior != nil && prior.Tests[name] != "" {
+			st.Tests[name] = prior.Tests[name]
+		}
+	}
+	queued := map[Key]bool{}
+	for _, c := range ran.Outcomes {
+		queued[Key{c.Label, c.Tag}] = true
+		st.Items = append(st.Items, c)
+	}
+	if prior != nil {
+		for _, c := range prior.Items {
+			k := Key{c.Label, c.Tag}
+			if !queued[k] && (!ran.Owns(k) || ran.Listed(k)) {
+				queued[k] = true
+				st.Items = append(st.Items, c)
+			}
+		}
+	}
+	slices.SortFunc(st.Items, func(a, b record.Carried) int {
+		return cmp.Or(cmp.Compare(a.Label, b.Label), cmp.Compare(a.Tag, b.Tag))
+	})
+	return failed, st
+}
+
+// TestsName is the name of item k's tests file in the tests folder.
+func TestsName(k Key) string { return logdir.ItemBase(k.Label, k.Tag) + ".txt" }

@@ -1,0 +1,250 @@
+package rerun
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/rocm/sgpu-queue/internal/outcome"
+	"github.com/rocm/sgpu-queue/internal/record"
+	"github.com/rocm/sgpu-queue/internal/safefs"
+)
+
+func TestStateCheck(t *testing.T) {
+	list := FormatFailed([]Key{{"torch", "a"}})
+	key := StateKey{Queue: "sgpu", Arch: "gfx942", Level: "99", Code: "c1"}
+	state := func(change func(*State)) *State {
+		s := &State{Version: StateVersion, StateKey: key, Failed: Digest(list)}
+		change(s)
+		return s
+	}
+	same := func(*State) {}
+	for _, c := range []struct {
+		name  string
+		state *State
+		want  StateKey
+		trust Trust
+		why   string
+	}{
+		{"its own key", state(same), key, Keyed, ""},
+		{"no record", nil, key, Unkeyed, "no record of the code it was written for"},
+		{"another format", state(func(s *State) { s.Version = 9 }), key, Unkeyed, "its record is of format 9, not 1"},
+		{"the list was rewritten since (TE's script, a hand)", state(func(s *State) { s.Failed = Digest([]byte("x\n")) }), key,
+			Unkeyed, "it changed since sgpu-queue wrote it"},
+		{"another level", state(func(s *State) { s.Level = "1" }), key, Foreign,
+			"it was written for queue sgpu, arch gfx942, level 1, code c1"},
+		{"another queue", state(func(s *State) { s.Queue = "mgpu" }), key, Foreign,
+			"it was written for queue mgpu, arch gfx942, level 99, code c1"},
+		{"another commit", state(func(s *State) { s.Code = "0123456789abcdef0123" }), key, Foreign,
+			"it was written for code 0123456789ab…, this run tests c1"},
+		{"written outside git, run in it", state(func(s *State) { s.Code = "" }), key, Foreign,
+			"it was written for no known code, this run tests c1"},
+		{"a run that knows no code compares none", state(func(s *State) { s.Code = "c9" }),
+			StateKey{Queue: "sgpu", Arch: "gfx942", Level: "99"}, Keyed, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			trust, why := c.state.Check(c.want, list)
+			if trust != c.trust || why != c.why {
+				t.Errorf("Check = %v, %q; want %v, %q", trust, why, c.trust, c.why)
+			}
+		})
+	}
+}
+
+func TestStateTestsKept(t *testing.T) {
+	s := &State{Tests: map[string]string{"torch.a.txt": Digest([]byte("t.py::a\n"))}}
+	for _, c := range []struct {
+		name, file, data string
+		state            *State
+		want             bool
+	}{
+		{"the file the list's run wrote", "torch.a.txt", "t.py::a\n", s, true},
+		{"rewritten by another level's run", "torch.a.txt", "t.py::b\n", s, false},
+		{"no digest: the list's run wrote none (the item re-ran whole)", "torch.b.txt", "t.py::a\n", s, false},
+		{"no record at all", "torch.a.txt", "t.py::a\n", nil, false},
+	} {
+		if got := c.state.TestsKept(c.file, []byte(c.data)); got != c.want {
+			t.Errorf("%s: TestsKept = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+func TestStateRoundTrip(t *testing.T) {
+	root := t.TempDir()
+	path := Files{Root: root, Queue: "sgpu", Arch: "gfx942", Level: "3"}.State()
+	if path != filepath.Join(root, "ci-rerun/sgpu/state.gfx942.l3.json") {
+		t.Errorf("state path %s", path)
+	}
+	if s, err := ReadState(path); s != nil || err != nil {
+		t.Errorf("missing: %v, %v; want nothing", s, err)
+	}
+	want := &State{Version: StateVersion, StateKey: StateKey{"sgpu", "gfx942", "3", "abc"}, Failed: Digest(nil),
+		Tests: map[string]string{"a.b.txt": "00"}, Items: []record.Carried{{Label: "a", Tag: "b", Outcome: outcome.OK, Seconds: 1.5, GPUs: 2}}}
+	if err := WriteFile(root, path, FormatState(want)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadState(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Error(diff)
+	}
+	if err := os.WriteFile(path, []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadState(path); err == nil || !strings.Contains(err.Error(), path) {
+		t.Errorf("a mangled record: %v; want an error naming it", err)
+	}
+}
+
+// TestNext: a run rewrites only what it ran (docs/reruns.md#what-a-run-rewrites).
+func TestNext(t *testing.T) {
+	ok := func(label, tag string) record.Carried {
+		return record.Carried{Label: label, Tag: tag, Outcome: outcome.OK}
+	}
+	bad := func(label, tag string) record.Carried {
+		return record.Carried{Label: label, Tag: tag, Outcome: outcome.Failed, RC: 1, Failed: true}
+	}
+	prior := &State{
+		Tests: map[string]string{"sa.a1.txt": "d-a1", "sb.b1.txt": "d-b1", "sc.c1.txt": "d-c1"},
+		Items: []record.Carried{bad("sa", "a1"), ok("sa", "a2"), bad("sb", "b1"), ok("sb", "b2"), bad("sc", "c1")},
+	}
+	priorFailed := []Key{{"sa", "a1"}, {"sb", "b1"}, {"sc", "c1"}}
+	labels := func(ls ...string) func(Key) bool {
+		return func(k Key) bool { return strings.Contains(" "+strings.Join(ls, " ")+" ", " "+k.Label+" ") }
+	}
+	for _, c := range []struct {
+		name   string
+		prior  *State
+		failed []Key
+		ran    Ran
+		want   []Key
+		tests  map[string]string
+		items  []record.Carried
+	}{
+		{name: "--suites sa, fixed: sb's entry stays, with its digest and outcomes",
+			prior: prior, failed: priorFailed,
+			ran:   Ran{Owns: labels("sa", "gone"), Listed: labels("sa"), Outcomes: []record.Carried{ok("sa", "a1")}},
+			want:  []Key{{"sb", "b1"}, {"sc", "c1"}},
+			tests: map[string]string{"sb.b1.txt": "d-b1", "sc.c1.txt": "d-c1"},
+			items: []record.Carried{ok("sa", "a1"), ok("sa", "a2"), bad("sb", "b1"), ok("sb", "b2"), bad("sc", "c1")}},
+		{name: "a full run of everything: only its own failures",
+			prior: prior, failed: priorFailed,
+			ran: Ran{Owns: labels("sa", "sb", "sc"), Listed: labels("sa", "sb"), Failed: []Key{{"sb", "b2"}},
+				Outcomes: []record.Carried{ok("sa", "a1"), ok("sa", "a2"), ok("sb", "b1"), bad("sb", "b2")}},
+			want:  []Key{{"sb", "b2"}},
+			tests: map[string]string{},
+			items: []record.Carried{ok("sa", "a1"), ok("sa", "a2"), ok("sb", "b1"), bad("sb", "b2")}},
+		{name: "its failures first, then the others', each once",
+			prior: prior, failed: append(priorFailed, Key{"sb", "b1"}),
+			ran: Ran{Owns: labels("sa"), Listed: labels("sa"), Failed: []Key{{"sa", "a1"}, {"sa", "a1"}},
+				Outcomes: []record.Carried{bad("sa", "a1")}},
+			want:  []Key{{"sa", "a1"}, {"sb", "b1"}, {"sc", "c1"}},
+			tests: map[string]string{"sb.b1.txt": "d-b1", "sc.c1.txt": "d-c1"},
+			items: []record.Carried{bad("sa", "a1"), ok("sa", "a2"), bad("sb", "b1"), ok("sb", "b2"), bad("sc", "c1")}},
+		{name: "no prior state (another key's): nothing carried",
+			ran: Ran{Owns: labels("sa"), Listed: labels("sa"), Failed: []Key{{"sa", "a1"}},
+				Outcomes: []record.Carried{bad("sa", "a1")}},
+			want: []Key{{"sa", "a1"}}, tests: map[string]string{}, items: []record.Carried{bad("sa", "a1")}},
+		{name: "a list with no record (outside git): its others stay, without digests",
+			failed: priorFailed,
+			ran:    Ran{Owns: labels("sa"), Listed: labels("sa"), Outcomes: []record.Carried{ok("sa", "a1")}},
+			want:   []Key{{"sb", "b1"}, {"sc", "c1"}}, tests: map[string]string{}, items: []record.Carried{ok("sa", "a1")}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, st := Next(c.prior, c.failed, c.ran)
+			if diff := cmp.Diff(c.want, got); diff != "" {
+				t.Errorf("failed list: %s", diff)
+			}
+			if diff := cmp.Diff(c.tests, st.Tests); diff != "" {
+				t.Errorf("tests digests: %s", diff)
+			}
+			if diff := cmp.Diff(c.items, st.Items); diff != "" {
+				t.Errorf("items: %s", diff)
+			}
+		})
+	}
+}
+
+// TestCode: the code key is GITHUB_SHA when set; in a git checkout HEAD, plus a
+// digest of the tracked files' uncommitted changes (not untracked files, not the
+// state folders); outside one, none.
+func TestCode(t *testing.T) {
+	ctx := context.Background()
+	outside := t.TempDir()
+	if code, err := Code(ctx, outside, "", nil); code != "" || err != nil {
+		t.Errorf("outside a checkout: %q, %v; want no code", code, err)
+	}
+	if code, _ := Code(ctx, outside, " abc\n", nil); code != "abc" {
+		t.Errorf("GITHUB_SHA: %q", code)
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("GIT MISSING: the code of a checkout is not tested")
+	}
+	root := t.TempDir()
+	git := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"},
+			args...)...)
+		cmd.Dir = root
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	write := func(rel, text string) {
+		t.Helper()
+		if err := safefs.WriteFile(root, filepath.Join(root, rel), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git("init", "-q")
+	write("ci/run.sh", "echo 1\n")
+	write("ci-rerun/sgpu/failed.x.l1.tsv", "")
+	git("add", ".")
+	git("commit", "-q", "-m", "one")
+	head := git("rev-parse", "HEAD")
+	exclude := []string{"ci-rerun", "test-results/logs"}
+	code := func() string {
+		t.Helper()
+		c, err := Code(ctx, root, "", exclude)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	if c := code(); c != head {
+		t.Errorf("a clean checkout: %q, want HEAD %s", c, head)
+	}
+	sub := filepath.Join(root, "ci")
+	if c, _ := Code(ctx, sub, "", exclude); c != head {
+		t.Errorf("from a folder below the top: %q, want HEAD", c)
+	}
+	write("untracked.txt", "x")
+	write("ci-rerun/sgpu/failed.x.l1.tsv", "torch\ta\n") // tracked, but the tool's own state
+	if c := code(); c != head {
+		t.Errorf("with an untracked file and a changed state file: %q, want HEAD", c)
+	}
+	write("ci/run.sh", "echo 2\n")
+	changed := code()
+	if !strings.HasPrefix(changed, head+"+") || len(changed) != len(head)+17 {
+		t.Errorf("an uncommitted change: %q, want HEAD+<16 hex>", changed)
+	}
+	if again := code(); again != changed {
+		t.Errorf("the same change twice: %q then %q", changed, again)
+	}
+	write("ci/run.sh", "echo 3\n")
+	if c := code(); c == changed {
+		t.Errorf("another change keeps the key %q", c)
+	}
+	if c, _ := Code(ctx, root, "sha-from-github", exclude); c != "sha-from-github" {
+		t.Errorf("GITHUB_SHA in a checkout: %q", c)
+	}
+}
