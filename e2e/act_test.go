@@ -173,9 +173,11 @@ func TestActWorkflow(t *testing.T) {
 			t.Errorf("job %s: no %q in its log:\n%s", c.job, c.want, logs[c.job])
 		}
 	}
-	if len(annotations) != 1 || annotations[0].JobID != "failing" || annotations[0].KV["title"] != "suite broken failed" ||
-		!strings.Contains(annotations[0].Arg, "rc=1") {
-		t.Errorf("error annotations %+v, want one of the failing job: suite broken failed, rc=1", annotations)
+	// One error per failed test, at its file and line (its item's is then said by it).
+	if len(annotations) != 1 || annotations[0].JobID != "failing" || annotations[0].KV["title"] != "tests/test_broken.py::test_one" ||
+		annotations[0].KV["file"] != "tests/test_broken.py" || annotations[0].KV["line"] != "2" ||
+		!strings.Contains(annotations[0].Arg, "AssertionError: 1 != 2") {
+		t.Errorf("error annotations %+v, want one of the failing job: test_one at tests/test_broken.py:2", annotations)
 	}
 }
 
@@ -211,7 +213,11 @@ func actWorkspace(t *testing.T, tag string) string {
 		"action.yml":                image.ReplaceAllLiteralString(manifest, "  image: docker://"+tag),
 		".github/workflows/gpu.yml": actWorkflow,
 		"ci/broken.conf":            "broken broken.log opaque ci/broken.sh\n",
-		"ci/broken.sh":              "#!/bin/sh\necho 'broken: AssertionError: 1 != 2'\nexit 1\n",
+		// Its failed test, in pytest's xunit1 JUnit, at a file of the checkout.
+		"ci/broken.sh": "#!/bin/sh\necho 'broken: AssertionError: 1 != 2'\nmkdir -p \"$JUNITXML_PREFIX\"\n" +
+			"echo '<testsuite><testcase classname=\"tests.test_broken\" name=\"test_one\" file=\"tests/test_broken.py\" line=\"2\">" +
+			"<failure message=\"AssertionError: 1 != 2\"/></testcase></testsuite>' >\"${JUNITXML_PREFIX}broken.xml\"\nexit 1\n",
+		"tests/test_broken.py": "def test_one():\n    assert 1 == 2\n",
 	}
 	for name, body := range files {
 		p := filepath.Join(ws, filepath.FromSlash(name))

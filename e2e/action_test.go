@@ -278,7 +278,12 @@ func TestActionLikeTheRunner(t *testing.T) {
 	})
 	t.Run("log: level, groups, annotations, token", func(t *testing.T) {
 		for _, want := range []string{"level 1, log dir", "::group::Phase 0: read the config", "::group::Phase 4: run 11 items on 3 GPUs", "::endgroup::",
-			"::error title=suite alpha failed::2 of 6 items failed (rc=139)", "cache miss for sgpu-weights-gfx942-l1-* and sgpu-weights-gfx942-*",
+			// One error per failed test, at its suite's config line (its JUnit names no file);
+			// the suite's own for the item no failed test stands for.
+			"::error file=ci/queue.conf,line=2,title=e2e%3A%3Afails::failed in alpha/fails (log test-results/logs/items/alpha.fails.log)" +
+				"%0AAssertionError: fails exits 3 (in ",
+			"::error file=ci/queue.conf,line=2,title=suite alpha failed::2 of 6 items failed (rc=139); 1 of them by their failed tests, " +
+				"annotated one by one%0Acrash rc=139 test-results/logs/items/alpha.crash.log (cut off)", "cache miss for sgpu-weights-gfx942-l1-* and sgpu-weights-gfx942-*",
 			"cache: saved sgpu-weights-gfx942-l1-4242-1-" + action.CacheLeg(leg),
 			"check run: https://github.com/ROCm/TransformerEngine/runs/"} {
 			if !strings.Contains(r.stdout, want) {
@@ -301,7 +306,7 @@ func TestActionLikeTheRunner(t *testing.T) {
 	})
 	t.Run("summary: links that resolve on github.com, log tails inline", func(t *testing.T) {
 		s := readFile(t, sumFile)
-		if !strings.HasPrefix(s, "## ✗ sgpu-queue: 2 of 11 items failed at level 1\n") || len(s) > 1<<20 {
+		if !strings.HasPrefix(s, "## ✗ sgpu-queue: 1 of 8 tests failed; 2 of 11 items failed at level 1\n") || len(s) > 1<<20 {
 			t.Errorf("summary (%d bytes):\n%.500s", len(s), s)
 		}
 		// What failed comes first, each failed test case with its message from the
@@ -348,7 +353,7 @@ func TestActionLikeTheRunner(t *testing.T) {
 		}
 		output, _ := check["output"].(map[string]any)
 		if anns, _ := output["annotations"].([]any); len(anns) != 2 {
-			t.Errorf("%d annotations, want one per failed item", len(anns))
+			t.Errorf("%d annotations, want one for the failed test and one for the item no test stands for", len(anns))
 		}
 		summary, _ := output["summary"].(string)
 		noRelativeLinks(t, "the check run", summary)
@@ -423,6 +428,12 @@ func TestActionMatrixLegs(t *testing.T) {
 	level3 := "sgpu-weights-gfx942-l3-4000-1-sgpu-queue__build_and_test__linux-mi325-8-01234567"
 	cacheSrv.Put(level3, "", []byte("torch/test_numerics.ck 30.0\njax/test_fused_attn.auto 20.0\n"))
 	legs := []string{`{"runner":"linux-mi325-8"}`, `{"runner":"linux-mi300x-8"}`}
+	// An earlier red run left each leg its comment: a green run edits it, marked
+	// green (it makes none where there is none: TestActionTestsOnThePR).
+	for _, runner := range []string{"linux-mi325-8", "linux-mi300x-8"} {
+		marker := "<!-- sgpu-queue:rocm-ci/sgpu-queue (build_and_test, " + runner + ") -->"
+		gh.comments[marker] = marker + "\n## ✗ sgpu-queue: an earlier red run"
+	}
 	var names []string
 	for i, matrix := range legs {
 		// Each leg on its own runner: its own workspace, one cache and one GitHub.
@@ -466,8 +477,8 @@ func TestActionMatrixLegs(t *testing.T) {
 		t.Errorf("%d comments, want one per leg", len(gh.comments))
 	}
 	for _, n := range names {
-		if _, ok := gh.comments["<!-- sgpu-queue:rocm-ci/"+n+" -->"]; !ok {
-			t.Errorf("no comment for %s among %v", n, sortedKeys(gh.comments))
+		if c, ok := gh.comments["<!-- sgpu-queue:rocm-ci/"+n+" -->"]; !ok || !strings.Contains(c, "## ✓ sgpu-queue:") || strings.Contains(c, "✗") {
+			t.Errorf("no green comment for %s among %v:\n%s", n, sortedKeys(gh.comments), c)
 		}
 	}
 }
@@ -532,7 +543,10 @@ func TestActionPublishForbiddenAndRetried(t *testing.T) {
 	t.Parallel() // sleep-bound: each has its own fixture copy, fake GitHub and cache server
 	gh := newFakeGitHub()
 	gh.fail["POST check-runs"] = []int{403}
-	gh.fail["POST comments"] = []int{502, 503}
+	// The green run edits the comment an earlier run left (as id 7).
+	marker := "<!-- sgpu-queue:rocm-ci/sgpu-queue (sgpu) -->"
+	gh.comments[marker] = marker + "\n## ✗ sgpu-queue: an earlier red run"
+	gh.fail["PATCH 7"] = []int{502, 503}
 	dir, env, _, sumFile := demoAction(t, gh, map[string]string{"config": "ci/sgpu.conf", "publish": "check comment"})
 	r := sgpu(t, dir, env, "action")
 	if r.code != 0 {
@@ -554,11 +568,11 @@ func TestActionPublishForbiddenAndRetried(t *testing.T) {
 	if n := gh.count("POST", "/check-runs"); n != 1 {
 		t.Errorf("%d check-run attempts: a 403 is not retried", n)
 	}
-	if n := gh.count("POST", "/comments"); n != 3 {
+	if n := gh.count("PATCH", "/comments/7"); n != 3 {
 		t.Errorf("%d comment attempts, want 2 failures and the retry that worked", n)
 	}
-	for _, want := range []string{"publish: GitHub API: retry 1 of 4 of POST /repos/ROCm/TransformerEngine/issues/1234/comments after HTTP 502",
-		"retry 2 of 4 of POST /repos/ROCm/TransformerEngine/issues/1234/comments after HTTP 503", "PR comment: https://github.com/"} {
+	for _, want := range []string{"publish: GitHub API: retry 1 of 4 of PATCH /repos/ROCm/TransformerEngine/issues/comments/7 after HTTP 502",
+		"retry 2 of 4 of PATCH /repos/ROCm/TransformerEngine/issues/comments/7 after HTTP 503", "PR comment: https://github.com/"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("log lacks %q", want)
 		}

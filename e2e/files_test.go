@@ -72,13 +72,14 @@ func TestCollidingNamesDistinctFiles(t *testing.T) {
 	}
 	items := filepath.Join(dir, "test-results", "logs", "items")
 	es, _ := os.ReadDir(items)
-	// 6 items, each a log and an rc; the 3 failing ones also keep attempt 1.
-	if len(es) != 6*2+3*2 {
+	// 6 items, each a log and an rc; the 3 failing ones also keep attempt 1's,
+	// and the JUnit XML it wrote (items/<label>.<safetag>@attempt1.xml).
+	if len(es) != 6*2+3*3 {
 		var names []string
 		for _, e := range es {
 			names = append(names, e.Name())
 		}
-		t.Errorf("items/ holds %d files, want 18: %q", len(es), names)
+		t.Errorf("items/ holds %d files, want 21: %q", len(es), names)
 	}
 	owner := map[string]string{ // file → the tag whose output it must hold
 		"d.fail.log": "fail", "d.fail@attempt1.log": "fail",

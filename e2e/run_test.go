@@ -74,7 +74,7 @@ func TestRunQueue(t *testing.T) {
 	})
 	t.Run("report: failures first, from the JUnit, no absolute path, rebuilt alike", func(t *testing.T) {
 		md := readFile(t, filepath.Join(logs, "report", "schedule.md"))
-		if !strings.HasPrefix(md, "## ✗ sgpu-queue: 2 of 11 items failed at level 1\n") {
+		if !strings.HasPrefix(md, "## ✗ sgpu-queue: 1 of 8 tests failed; 2 of 11 items failed at level 1\n") {
 			t.Errorf("verdict line:\n%.200s", md)
 		}
 		at := 0
@@ -256,7 +256,7 @@ func TestRunQueue(t *testing.T) {
 			}
 		}
 		report := readFile(t, filepath.Join(logs, "report", "schedule.md"))
-		if !strings.Contains(report, "✗ sgpu-queue: 2 of 11 items failed") || !strings.Contains(report, "items/alpha.crash.log") {
+		if !strings.Contains(report, "✗ sgpu-queue: 1 of 8 tests failed; 2 of 11 items failed") || !strings.Contains(report, "items/alpha.crash.log") {
 			t.Errorf("report:\n%s", report)
 		}
 	})

@@ -48,7 +48,7 @@ var Inputs = []string{
 // Outputs the action sets. Per-suite results are in suites (an output per suite
 // cannot be declared in action.yml, so none is promised).
 var Outputs = []string{
-	"result", "exit-code", "suites", "failed-suites", "failed-items", "flaky-items", "quarantined-gpus",
+	"result", "exit-code", "suites", "failed-suites", "failed-items", "flaky-items", "tests", "failed-tests", "quarantined-gpus",
 	"wall-seconds", "utilisation", "lower-bound-seconds", "report", "junit-files", "weights-file",
 	"cache-hit", "cache-matched-key", "matrix", "plan", "rerun",
 }
@@ -145,12 +145,27 @@ func (a *act) modeStep(mode string) (func(context.Context) int, error) {
 		case !opts.Full:
 			st.restore(ctx, a, a.root)
 		}
+		base := a.baseStore(a.level(opts))
+		opts.BaseTests = base.restore(ctx, a)
 		res, err := engine.Run(ctx, opts)
 		if res != nil {
 			st.save(context.WithoutCancel(ctx), a, a.root)
+			base.save(context.WithoutCancel(ctx), a, res, opts.Shards > 0)
 		}
 		return a.finish(ctx, res, err)
 	}, err
+}
+
+// level is the run's test level as the engine will settle it (engine.Level): the
+// level input, else the step's TEST_LEVEL; "" when that is no level (the run
+// then stops on it).
+func (a *act) level(opts engine.Options) string {
+	fromEnv, _ := hook.Env(opts.Env).Get(opts.Hooks.Level)
+	level, err := engine.Level(opts.Level, fromEnv)
+	if err != nil {
+		return ""
+	}
+	return level
 }
 
 // noteJobContainer says, in one line, that the suites run in the action's own

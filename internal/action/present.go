@@ -23,23 +23,8 @@ import (
 
 // present turns a finished run into annotations, the summary and the outputs.
 func (a *act) present(res *engine.Result) {
-	var failedSuites []verdict.Suite
-	for _, s := range res.Suites {
-		if !s.Passed() {
-			failedSuites = append(failedSuites, s)
-		}
-	}
-	for i, s := range failedSuites {
-		if i == maxAnnotations-1 && len(failedSuites) > maxAnnotations {
-			var rest []string
-			for _, r := range failedSuites[i:] {
-				rest = append(rest, r.Label)
-			}
-			a.gh.Errorf("%d more suites failed: %s (GitHub shows %d annotations per step; see the summary)", len(rest), strings.Join(rest, ", "),
-				maxAnnotations)
-			break
-		}
-		a.gh.WithFieldsMap(map[string]string{"title": "suite " + s.Label + " failed"}).Errorf("%s", suiteMessage(s, res.LogDir, a))
+	for _, e := range a.errorAnnotations(res) {
+		a.gh.WithFieldsMap(e.fields).Errorf("%s", e.msg)
 	}
 	if res.Markdown != "" && a.targets["summary"] {
 		a.summed = a.summary(res.Markdown)
@@ -47,20 +32,28 @@ func (a *act) present(res *engine.Result) {
 	a.outputs(a.outputValues(res))
 }
 
-// suiteMessage is the annotation of a failed suite: its failed items and their logs.
-func suiteMessage(s verdict.Suite, logDir string, a *act) string {
+// suiteMessage is the annotation of a failed suite: its failed items that no
+// failed test stands for (covered), and their logs; false when there is nothing
+// to say beyond the tests' annotations.
+func suiteMessage(s verdict.Suite, logDir string, a *act, covered map[string]bool) (string, bool) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d of %d items failed (rc=%d)", s.Failed, len(s.Items), s.RC)
 	if s.Broken != "" { // its listing or setup failed (on a shard of a merge)
 		fmt.Fprintf(&b, "\n%s", s.Broken)
 	}
-	n := 0
+	var left []verdict.Item
 	for _, it := range s.Items {
-		if !it.Failed {
-			continue
+		if it.Failed && !covered[key(it)] {
+			left = append(left, it)
 		}
+	}
+	if k := len(left); k < s.Failed {
+		fmt.Fprintf(&b, "; %d of them by their failed tests, annotated one by one", s.Failed-k)
+	}
+	n := 0
+	for _, it := range left {
 		if n == 20 {
-			fmt.Fprintf(&b, "\n… and %d more", s.Failed-n)
+			fmt.Fprintf(&b, "\n… and %d more", len(left)-n)
 			break
 		}
 		tag := it.Tag
@@ -81,7 +74,7 @@ func suiteMessage(s verdict.Suite, logDir string, a *act) string {
 		}
 		n++
 	}
-	return b.String()
+	return b.String(), n > 0 || s.Broken != "" || s.Failed == 0
 }
 
 func (a *act) outputValues(res *engine.Result) map[string]string {
@@ -144,6 +137,7 @@ func (a *act) outputValues(res *engine.Result) map[string]string {
 		out["plan"] = a.rel(a.path(p)) // the plan a shard ran
 	}
 	a.cacheOutputs(out)
+	testOutputs(res, out)
 	return out
 }
 

@@ -174,7 +174,12 @@ func (a *act) publishPR(ctx context.Context, res *engine.Result) {
 		return
 	}
 	req := a.request(res, token)
+	req.Tests = a.checkTests(res)
+	covered := coveredItems(res.Stats.Tests)
 	for _, it := range verdict.FailedItems(res.Suites) {
+		if covered[key(it)] {
+			continue // its failed tests are annotated
+		}
 		f := publish.Failure{Suite: it.Label, Item: tagName(it.Tag), RC: it.RC, Note: it.Note}
 		if it.Started { // one that never started has no log (publish names none)
 			f.Log = a.rel(filepath.Join(res.LogDir, it.LogRel))
@@ -251,14 +256,22 @@ func (a *act) request(res *engine.Result, token string) publish.Request {
 	case res.ExitCode != 0:
 		conclusion = "failure"
 	}
+	title := fmt.Sprintf("sgpu-queue: %d of %d items failed, %.1f %% GPU utilisation", st.Failed, st.Items, 100*st.Utilisation)
+	if c := st.Tests.Counts; st.Tests.Known {
+		title = fmt.Sprintf("sgpu-queue: %d of %d tests failed, %d of %d items", c.Bad(), c.Total, st.Failed, st.Items)
+	}
 	return publish.Request{
 		Token: token, APIURL: env("GITHUB_API_URL"), Repo: env("GITHUB_REPOSITORY"), SHA: sha, PR: pr,
 		Workflow: env("GITHUB_WORKFLOW"), Job: env("GITHUB_JOB"), Name: a.leg,
-		Title:        fmt.Sprintf("sgpu-queue: %d of %d items failed, %.1f %% GPU utilisation", st.Failed, st.Items, 100*st.Utilisation),
-		Summary:      a.scrub(res.Markdown),
-		Conclusion:   conclusion,
-		DetailsURL:   a.runPage,
-		WorkflowPath: publish.WorkflowPathFromRef(env("GITHUB_WORKFLOW_REF")),
+		Title:   title,
+		Summary: a.scrub(res.Markdown),
+		Comment: a.scrub(res.Comment),
+		// The comment only when something failed or changed; a green run edits
+		// an earlier one, marking it green (docs/report.md, "The PR comment").
+		CommentEditOnly: res.ExitCode == 0 && st.Tests.Counts.Bad() == 0 && !st.Change.Any(),
+		Conclusion:      conclusion,
+		DetailsURL:      a.runPage,
+		WorkflowPath:    publish.WorkflowPathFromRef(env("GITHUB_WORKFLOW_REF")),
 	}
 }
 

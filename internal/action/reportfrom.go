@@ -45,10 +45,11 @@ func (a *act) publishFrom(ctx context.Context, dir string) int {
 	}
 	suites := verdict.Decide(run)
 	stats := report.Compute(run, suites)
+	ro := report.Options{RunURL: a.runPage, Roots: []string{a.ws}}
 	res := &engine.Result{
 		ExitCode: verdict.ExitCode(suites), LogDir: dir, Suites: suites, Stats: stats,
 		Report: logdir.Layout{Root: run.Dir}.Report(), Cancelled: run.Meta.Cancelled, Quarantined: run.Meta.Quarantined,
-		Markdown: report.Render(run, suites, stats, report.Options{RunURL: a.runPage, Roots: []string{a.ws}}),
+		Markdown: report.Render(run, suites, stats, ro), Comment: report.Comment(run, suites, stats, ro),
 	}
 	if res.Cancelled && res.ExitCode == exitcode.OK {
 		res.ExitCode = exitcode.Interrupted

@@ -121,17 +121,24 @@ func (s *Store) loadEntry(ctx context.Context, keys ...string) (string, []byte, 
 	return e.Key, data, nil
 }
 
-// LoadBlob restores the newest entry whose key starts with prefix: state other
-// than the weight table (the re-run state, docs/reruns.md). "" is a miss; a blob
-// over MaxBytes is an error. The error is one line, meant to be a warning.
-func (s *Store) LoadBlob(ctx context.Context, prefix string) (string, []byte, error) {
+// LoadBlob restores the newest entry whose key starts with prefix, else with the
+// first of more that has one: state other than the weight table (the re-run
+// state, docs/reruns.md; the base branch's test counts, docs/action.md). "" is a
+// miss; a blob over MaxBytes is an error. The error is one line, meant to be a
+// warning.
+func (s *Store) LoadBlob(ctx context.Context, prefix string, more ...string) (string, []byte, error) {
 	if !s.CanRestore() {
 		return "", nil, nil
 	}
 	if err := s.ready(prefix); err != nil {
 		return "", nil, err
 	}
-	key, data, err := s.loadEntry(ctx, prefix)
+	for _, m := range more {
+		if err := checkKey(m); err != nil {
+			return "", nil, err
+		}
+	}
+	key, data, err := s.loadEntry(ctx, append([]string{prefix}, more...)...)
 	if err != nil {
 		return "", nil, errors.New(oneLine("cache: restore of "+prefix+"* failed: "+s.describe(ctx, err, s.timeout(DefaultRestoreTimeout)),
 			s.c.Token))

@@ -209,6 +209,7 @@ func (d *dispatcher) runItem(ctx context.Context, t0 time.Time, slots []int, idx
 		// The canonical log holds the last attempt (the one the verdict is
 		// from); earlier ones keep theirs beside it.
 		keepAttempt(d.cfg.Layout, it.Label, it.Tag, n-1, d.warn)
+		d.keepAttemptJUnit(it, n-1, t0)
 	}
 	log := d.openLog(it)
 	limit, why := d.deadline(it)

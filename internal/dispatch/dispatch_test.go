@@ -41,6 +41,15 @@ case $tag in
     partial*)
         mkdir -p "$JUNITXML_PREFIX"
         : >"${JUNITXML_PREFIX}$tag.xml.partial" ;;
+    junit*)
+        mkdir -p "$JUNITXML_PREFIX"
+        out=passed
+        if [ ! -e "$STATE/$tag" ]; then : >"$STATE/$tag"; out=failed; rc=1; fi
+        case $tag in
+            junitlink*) echo "<testsuite>$out</testsuite>" >"$STATE/$tag.$out"; ln -sf "$STATE/$tag.$out" "${JUNITXML_PREFIX}$tag.xml" ;;
+            *) echo "<testsuite>$out</testsuite>" >"${JUNITXML_PREFIX}$tag.xml"
+               [ $out = failed ] && echo '{"e":"start","nodeid":"t.py::x"}' >"${JUNITXML_PREFIX}$tag.xml.partial" ;;
+        esac ;;
     noisy*) i=0; while [ $i -lt 2000 ]; do echo "line $i of output nobody will read"; i=$((i + 1)); done ;;
     whole)
         mkdir -p "${JUNITXML_PREFIX}deep/er"
@@ -512,6 +521,32 @@ func TestRunPartialSidecars(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(h.dir, "junit", "s", "partial.x.xml.partial")); err != nil {
 		t.Errorf("the item did not see its JUnit prefix: %v", err)
+	}
+}
+
+// A retried item's JUnit XML and .partial of each earlier attempt are kept in the
+// log dir before the next attempt writes over them; a link is not followed.
+func TestRunKeepsAttemptJUnit(t *testing.T) {
+	h := newHarness(t, "0", "1")
+	h.cfg.Retries = 1
+	h.cfg.JUnitPrefix = filepath.Join(h.dir, "junit") + "/"
+	h.cfg.JUnitSuffix = ".xml"
+	h.run(context.Background(), h.item("junit.a", 1), h.item("junitlink.b", 1))
+	l := h.layout
+	for _, c := range []struct{ path, want string }{
+		{l.ItemAttemptJUnit("s", "junit.a", 1), "<testsuite>failed</testsuite>\n"},
+		{l.ItemAttemptJUnit("s", "junit.a", 1) + ".partial", `{"e":"start","nodeid":"t.py::x"}` + "\n"},
+		{filepath.Join(h.dir, "junit", "s", "junit.a.xml"), "<testsuite>passed</testsuite>\n"},
+	} {
+		if got := readFile(t, c.path); got != c.want {
+			t.Errorf("%s = %q, want %q", c.path, got, c.want)
+		}
+	}
+	if _, err := os.Lstat(l.ItemAttemptJUnit("s", "junitlink.b", 1)); !os.IsNotExist(err) {
+		t.Errorf("the XML that was a link was copied (%v)", err)
+	}
+	if w := h.warnings(); len(w) > 0 {
+		t.Errorf("warnings %q", w)
 	}
 }
 

@@ -8,7 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rocm/sgpu-queue/internal/junit"
 	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/safefs"
 )
 
 // itemLog is an item's output file. A write error (full disk) is remembered and
@@ -130,6 +132,32 @@ const maxWalk = 100000
 func newer(path string, since time.Time) bool {
 	fi, err := os.Stat(path)
 	return err == nil && !fi.ModTime().Before(since)
+}
+
+// keepAttemptJUnit copies the JUnit XML attempt n of it wrote, and its .partial
+// sidecar, into the log dir (logdir.Layout.ItemAttemptJUnit) before the next
+// attempt writes over them: the report names the tests that failed, then passed
+// (docs/report.md). Only regular files written since the item phase started (t0)
+// are copied, never through a link; one that cannot be copied is a warning.
+func (d *dispatcher) keepAttemptJUnit(it Item, n int, t0 time.Time) {
+	src := d.xmlFile(it)
+	if src == "" {
+		return
+	}
+	dst := d.cfg.Layout.ItemAttemptJUnit(it.Label, it.Tag, n)
+	for _, ext := range []string{"", ".partial"} {
+		fi, err := os.Lstat(src + ext)
+		if err != nil || !fi.Mode().IsRegular() || fi.ModTime().Before(t0.Add(-time.Second)) || fi.Size() > junit.MaxFileBytes {
+			continue
+		}
+		data, err := os.ReadFile(src + ext)
+		if err == nil {
+			err = safefs.WriteFile(d.cfg.Layout.Root, dst+ext, data, 0o644)
+		}
+		if err != nil {
+			d.warn(fmt.Sprintf("keeping the JUnit XML of attempt %d of %s: %v", n, name(it), err))
+		}
+	}
 }
 
 // keepAttempt moves the canonical log and rc of an item aside as attempt n, before

@@ -109,8 +109,12 @@ type Options struct {
 
 	// RunURL is the run's page on github.com (the action sets it): Result.Markdown
 	// is then rendered for GitHub, with log tails inline and no relative link,
-	// while report/schedule.md keeps its links into the log dir.
+	// while report/schedule.md keeps its links into the log dir; Result.Comment is
+	// the PR comment's text.
 	RunURL string
+	// BaseTests is what the last run on the pull request's base branch counted (the
+	// action restores it): run.json records it, the report shows the change.
+	BaseTests *record.BaseTests
 
 	// Queue is TE's queue every config of Configs is read as: config.QueueSGPU
 	// ("" too) or config.QueueMGPU; MGPUConfigs are more configs read as the mGPU
@@ -186,6 +190,7 @@ type Result struct {
 	Report      string   // path of report/schedule.md
 	JUnit       []string // merged JUnit files, one per suite
 	Markdown    string   // its content (rendered for GitHub when Options.RunURL is set)
+	Comment     string   // the PR comment's text (report.Comment), when Options.RunURL is set
 	Weights     string   // the store's name
 	WeightsFile string   // the local weight table's path
 	Cancelled   bool

@@ -129,7 +129,7 @@ func (r *run) detect(ctx context.Context) (gpu.Pool, error) {
 // log dir as this tool's and records the suites whose files a next run may delete.
 func (r *run) claim(suites []config.Suite, pool gpu.Pool) *record.Meta {
 	m := &record.Meta{Tool: logdir.ToolName, GPUs: pool.IDs, PinVar: pool.PinVar, Arch: pool.Arch, Level: r.o.Level,
-		Shard: r.shardRecord(suites), Roots: r.roots(), ForeignCwd: r.foreignCwd}
+		Shard: r.shardRecord(suites), Roots: r.roots(), ForeignCwd: r.foreignCwd, BaseTests: r.o.BaseTests}
 	for _, s := range suites {
 		m.Suites = append(m.Suites, record.MetaSuite{Label: s.Label, LogFile: s.LogFile, Mode: string(s.Mode)})
 	}

@@ -51,7 +51,9 @@ func (r *run) writeReport(run *record.Run) {
 		r.warn(err.Error())
 	}
 	if r.o.RunURL != "" {
-		r.res.Markdown = report.Render(run, r.res.Suites, r.res.Stats, report.Options{RunURL: r.o.RunURL})
+		o := report.Options{RunURL: r.o.RunURL}
+		r.res.Markdown = report.Render(run, r.res.Suites, r.res.Stats, o)
+		r.res.Comment = report.Comment(run, r.res.Suites, r.res.Stats, o)
 	}
 	s := r.res.Stats
 	r.printf("  wall %s for %s of work on %d GPUs: utilisation %.1f %%, %.1f %% above the lower bound %s\n",

@@ -7,6 +7,17 @@ import (
 	"strings"
 )
 
+// ToolType starts the type of every error case sgpu-queue adds itself (no XML, cut
+// off, malformed, never ran): they say what the report already says from the run's
+// own files. Those about an item are no test (tests.StatusOf); UnfinishedType, the
+// test an item died in, is one.
+const ToolType = "sgpu-queue."
+
+// MalformedType is the error case of an item's file that cannot be parsed: the
+// only place that says what is wrong with it, so it counts as an errored test of
+// the item (tests.StatusOf), shown under it (a bad-junit item, docs/outcomes.md).
+const MalformedType = ToolType + "malformed-junit"
+
 // CaseResult is how one test case ended, as its JUnit file says.
 type CaseResult int
 
@@ -40,8 +51,13 @@ type Case struct {
 	Name      string
 	Result    CaseResult
 	// Message is the message attribute of the element that gave the result
-	// (CTest's "Unable to find executable" on a test it could not run).
-	Message string
+	// (CTest's "Unable to find executable" on a test it could not run), Type its
+	// type attribute (ToolType… for the cases sgpu-queue adds), Body its text (a
+	// traceback), bounded as the merge keeps it.
+	Message, Type, Body string
+	// Item is the sgpu.item property of its suite in a merged file: the tag of the
+	// item that wrote it, "whole" for an opaque item; "" when none says.
+	Item string
 }
 
 // ReadCases reads every test case of one JUnit file, in file order, within the
@@ -68,15 +84,16 @@ func casesOf(data []byte, lim limits) ([]Case, error) {
 	}
 	var out []Case
 	for _, s := range suites {
+		item, _ := propOf(s.Props, "sgpu.item")
 		for _, c := range s.Cases {
 			line, _ := strconv.Atoi(c.Line) // lineNumber kept only a number
-			k := Case{File: c.File, Line: line, Classname: c.Classname, Name: c.Name}
+			k := Case{File: c.File, Line: line, Classname: c.Classname, Name: c.Name, Item: item}
 			for _, r := range []struct {
 				res *xmlResult
 				is  CaseResult
 			}{{c.Error, CaseErrored}, {c.Failure, CaseFailed}, {c.Skipped, CaseSkipped}} {
 				if r.res != nil {
-					k.Result, k.Message = r.is, r.res.Message
+					k.Result, k.Message, k.Type, k.Body = r.is, r.res.Message, r.res.Type, r.res.Body
 					break
 				}
 			}
@@ -128,4 +145,13 @@ func PytestNodeID(c Case) (string, bool) {
 		return "", false
 	}
 	return file + "::" + strings.ReplaceAll(rest[1:], ".", "::") + "::" + c.Name, true
+}
+
+func propOf(props []xmlProperty, name string) (string, bool) {
+	for _, p := range props {
+		if p.Name == name {
+			return p.Value, true
+		}
+	}
+	return "", false
 }

@@ -131,10 +131,10 @@ func TestReadsRefuseFIFOs(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, read := range map[string]func() error{
-		"ReadFailures": func() error { _, err := ReadFailures(fifo); return err },
-		"FailedCases":  func() error { _, _, err := FailedCases(fifo); return err },
-		"readCapped":   func() error { _, err := readCapped(dirFS(dir), "a.xml", 1<<20); return err },
-		"OpenOutputs":  func() error { _, err := OpenOutputs(dir, filepath.Join(dir, "m")); return err },
+		"ReadCases":   func() error { _, err := ReadCases(fifo); return err },
+		"FailedCases": func() error { _, _, err := FailedCases(fifo); return err },
+		"readCapped":  func() error { _, err := readCapped(dirFS(dir), "a.xml", 1<<20); return err },
+		"OpenOutputs": func() error { _, err := OpenOutputs(dir, filepath.Join(dir, "m")); return err },
 	} {
 		t.Run(name, func(t *testing.T) {
 			if name == "OpenOutputs" {

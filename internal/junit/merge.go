@@ -52,6 +52,7 @@ type merger struct {
 	fsys   fs.FS
 	label  string
 	lim    limits
+	since  time.Time // files older than this are an earlier run's
 	suites []xmlSuite
 	stats  Stats
 }
@@ -71,17 +72,17 @@ func merge(ctx context.Context, label string, fsys fs.FS, suffix string, items [
 	}
 	own := attribute(files, items, suffix)
 	// A sidecar without its XML: the item was cut off before it wrote the file.
-	cutOff := make([]bool, len(items))
+	cutOff := make([][]string, len(items))
 	var lostFiles []string
 	for _, rel := range orphans {
 		if i, ok := own.ownerOf(rel); ok {
-			cutOff[i] = true
+			cutOff[i] = append(cutOff[i], rel)
 		} else {
 			lostFiles = append(lostFiles, rel)
 		}
 	}
 
-	m := &merger{label: label, lim: lim, fsys: fsys}
+	m := &merger{label: label, lim: lim, fsys: fsys, since: since}
 	for i, it := range items {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("junit: merge %s: %w", label, err)
@@ -172,11 +173,12 @@ func (o ownership) ownerOf(rel string) (int, bool) {
 	return o.whole, o.whole >= 0
 }
 
-// addItem adds one item's files (its indices into files), and a test case of its
-// own when its files do not tell how it ended: none written, cut off, or failed
-// with no failure recorded.
-func (m *merger) addItem(it Item, files []xmlFile, mine []int, cutOff bool) {
-	partial := it.Incomplete || cutOff
+// addItem adds one item's files (its indices into files), what the .partial
+// sidecars of its files and of those it never wrote (lost) recorded, and a test
+// case of its own when its files do not tell how it ended: none written, cut off,
+// or failed with no failure recorded.
+func (m *merger) addItem(it Item, files []xmlFile, mine []int, lost []string) {
+	partial := it.Incomplete || len(lost) > 0
 	for _, fi := range mine {
 		partial = partial || files[fi].partial
 	}
@@ -186,6 +188,12 @@ func (m *merger) addItem(it Item, files []xmlFile, mine []int, cutOff bool) {
 		got, ok := m.addFile(files[fi], &it, partial)
 		failures += got
 		malformed = malformed || !ok
+		if files[fi].partial {
+			m.addProgress(it, files[fi].rel, true, partial)
+		}
+	}
+	for _, rel := range lost {
+		m.addProgress(it, rel, false, partial)
 	}
 	switch {
 	case !it.failed() && !partial:
@@ -297,7 +305,9 @@ func (m *merger) addFile(f xmlFile, it *Item, partial bool) (int, bool) {
 		return 1, false
 	}
 	bad := 0
+	ids := m.failedIDs(f.rel)
 	for _, s := range suites {
+		locate(&s, ids)
 		s.Props = append(s.Props, itemProps(f.rel, it, partial)...)
 		bad += s.Failures + s.Errors
 		m.addSuite(s)

@@ -68,6 +68,7 @@ func (l Layout) Meta() string       { return l.path("queue", "run.json") }
 //	items/<label>.<safetag>.log               its log (the last attempt's)
 //	items/<label>.<safetag>.log.rc            its exit code
 //	items/<label>.<safetag>@attempt<n>.log    attempt n of a retried item, and .log.rc
+//	items/<label>.<safetag>@attempt<n>.xml    the JUnit XML attempt n wrote, and .xml.partial
 //	cwd/<label>.<safetag>/                    its working directory
 //
 // and no two items, or two attempts, can share one: a label holds no '.' (the config
@@ -102,16 +103,25 @@ type ItemFile struct {
 	Base    string // "<label>.<safetag>"
 	Attempt int    // 0 for the canonical log
 	RC      bool
+	// JUnit is ".xml" or ".xml.partial" for what an earlier attempt wrote
+	// (ItemAttemptJUnit), "" for a log or an rc.
+	JUnit string
 }
 
 // ParseItemFile reads a name inside items/ back into its parts; ok is false for a
 // name ItemFileName cannot produce.
 func ParseItemFile(name string) (f ItemFile, ok bool) {
 	stem, rc := strings.CutSuffix(name, ".log.rc")
-	if !rc {
-		if stem, ok = strings.CutSuffix(name, ".log"); !ok {
-			return f, false
+	for _, ext := range []string{".log", attemptJUnit + ".partial", attemptJUnit} {
+		if rc || ok {
+			break
 		}
+		if stem, ok = strings.CutSuffix(name, ext); ok && ext != ".log" {
+			f.JUnit = ext
+		}
+	}
+	if !rc && !ok {
+		return f, false
 	}
 	f.RC = rc
 	if i := strings.Index(stem, AttemptMark); i >= 0 {
@@ -123,7 +133,7 @@ func ParseItemFile(name string) (f ItemFile, ok bool) {
 		f.Attempt, stem = a, stem[:i]
 	}
 	label, tag, found := strings.Cut(stem, ".")
-	if !found || label == "" || !validSafeTag(tag) || strings.ContainsAny(label, "@/~") {
+	if !found || label == "" || !validSafeTag(tag) || strings.ContainsAny(label, "@/~") || f.JUnit != "" && f.Attempt == 0 {
 		return f, false
 	}
 	f.Base = stem
@@ -143,6 +153,17 @@ func (l Layout) ItemLog(label, tag string) string {
 // (items/<label>.<safetag>@attempt<n>.log); the canonical log holds the last attempt.
 func (l Layout) ItemAttemptLog(label, tag string, n int) string {
 	return l.path("items", ItemFileName(label, tag, n, false))
+}
+
+// attemptJUnit ends the name of the JUnit XML an earlier attempt wrote.
+const attemptJUnit = ".xml"
+
+// ItemAttemptJUnit is where attempt n of a retried item keeps the JUnit XML it
+// wrote (items/<label>.<safetag>@attempt<n>.xml, and its .partial beside it): the
+// next attempt writes over the item's own, and the report names the tests that
+// failed before it passed (docs/report.md).
+func (l Layout) ItemAttemptJUnit(label, tag string, n int) string {
+	return l.path("items", ItemBase(label, tag)+AttemptMark+strconv.Itoa(n)+attemptJUnit)
 }
 
 // ItemAttemptRC is the exit code of attempt n (its log's name plus ".rc").

@@ -3,6 +3,7 @@ package logdir
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -32,14 +33,24 @@ func TestItemFileNames(t *testing.T) {
 
 func TestParseItemFile(t *testing.T) {
 	for _, name := range []string{"", ".log", "torch.log", "a.b.log.txt", "a.x@attempt0.log", "a.x@attempt01.log",
-		"a.x@attempt.log", "a.x@attemptx.log", "a.x~zz.log", "a.x~0123456789ABCDEF.log", "notes.txt", ".a.log", "a/b.c.log"} {
+		"a.x@attempt.log", "a.x@attemptx.log", "a.x~zz.log", "a.x~0123456789ABCDEF.log", "notes.txt", ".a.log", "a/b.c.log",
+		"a.x.xml", "a.x.xml.partial", "a.x@attempt1.xml.rc", "a.x@attempt1.partial", "a.x@attempt1.log.xml"} {
 		if f, ok := ParseItemFile(name); ok {
 			t.Errorf("ParseItemFile(%q) = %+v, want no item file", name, f)
 		}
 	}
-	f, ok := ParseItemFile("torch.a.b@attempt3.log.rc")
-	if !ok || f != (ItemFile{Base: "torch.a.b", Attempt: 3, RC: true}) {
-		t.Errorf("got %+v %v", f, ok)
+	for name, want := range map[string]ItemFile{
+		"torch.a.b@attempt3.log.rc":      {Base: "torch.a.b", Attempt: 3, RC: true},
+		"torch.a.b@attempt3.xml":         {Base: "torch.a.b", Attempt: 3, JUnit: ".xml"},
+		"torch.a.b@attempt2.xml.partial": {Base: "torch.a.b", Attempt: 2, JUnit: ".xml.partial"},
+	} {
+		if f, ok := ParseItemFile(name); !ok || f != want {
+			t.Errorf("ParseItemFile(%q) = %+v %v, want %+v", name, f, ok, want)
+		}
+	}
+	l := Layout{Root: "/l"}
+	if f, ok := ParseItemFile(filepath.Base(l.ItemAttemptJUnit("torch", "a.b", 4))); !ok || f.Attempt != 4 || f.JUnit != ".xml" {
+		t.Errorf("ItemAttemptJUnit's name reads back as %+v %v", f, ok)
 	}
 }
 

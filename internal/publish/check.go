@@ -50,8 +50,8 @@ func Check(ctx context.Context, r Request) (o Outcome, err error) {
 
 	anns := Annotations(r)
 	if n := len(anns); n > MaxAnnotations {
-		o.Warnings = append(o.Warnings, s.scrub(fmt.Sprintf("%d failed items were not annotated on the check run (at most %d are sent); the "+
-			"report lists them all", n-MaxAnnotations, MaxAnnotations)))
+		o.Warnings = append(o.Warnings, s.scrub(fmt.Sprintf("%d failed tests or items were not annotated on the check run (at most %d are "+
+			"sent); the report lists them all", n-MaxAnnotations, MaxAnnotations)))
 		anns = anns[:MaxAnnotations]
 	}
 	first, rest := split(anns)
@@ -155,15 +155,24 @@ func split(a []*github.CheckRunAnnotation) (head, tail []*github.CheckRunAnnotat
 	return a[:PerRequest], a[PerRequest:]
 }
 
-// Annotations builds the check-run annotations for r.Failures, in order: one
-// "failure" annotation per item at the suite's config line (see Failure.Path),
-// titled with the item, its message naming the suite, rc, note and log.
+// Annotations builds the check-run annotations, in order: one "failure"
+// annotation per failed test at its place (TestFailure), titled with its id; then
+// one per failed item of r.Failures at the suite's config line (see
+// Failure.Path), titled with the item, its message naming the suite, rc, note and
+// log.
 func Annotations(r Request) []*github.CheckRunAnnotation {
 	fallback := repoPath(r.WorkflowPath)
 	if fallback == "" {
 		fallback = ".github/workflows"
 	}
-	anns := make([]*github.CheckRunAnnotation, 0, len(r.Failures))
+	anns := make([]*github.CheckRunAnnotation, 0, len(r.Tests)+len(r.Failures))
+	for _, f := range r.Tests {
+		p, line := repoPath(f.Path), f.Line
+		if p == "" {
+			p, line = fallback, 1
+		}
+		anns = append(anns, annotation(p, max(line, 1), f.Title, f.Message))
+	}
 	for _, f := range r.Failures {
 		p, line := repoPath(f.Path), f.Line
 		if p == "" {
@@ -184,16 +193,22 @@ func Annotations(r Request) []*github.CheckRunAnnotation {
 		if f.Log != "" {
 			fmt.Fprintf(&msg, "\nlog: %s", f.Log)
 		}
-		anns = append(anns, &github.CheckRunAnnotation{
-			Path:            github.String(p),
-			StartLine:       github.Int(line),
-			EndLine:         github.Int(line),
-			AnnotationLevel: github.String("failure"),
-			Title:           github.String(truncate(textfmt.OneLine(item), MaxTitle, "…")),
-			Message:         github.String(truncate(msg.String(), MaxMessage, "\n… (truncated)")),
-		})
+		anns = append(anns, annotation(p, line, item, msg.String()))
 	}
 	return anns
+}
+
+// annotation is one failure annotation, its title and message cut to the API's
+// limits.
+func annotation(path string, line int, title, msg string) *github.CheckRunAnnotation {
+	return &github.CheckRunAnnotation{
+		Path:            github.String(path),
+		StartLine:       github.Int(line),
+		EndLine:         github.Int(line),
+		AnnotationLevel: github.String("failure"),
+		Title:           github.String(truncate(textfmt.OneLine(title), MaxTitle, "…")),
+		Message:         github.String(truncate(msg, MaxMessage, "\n… (truncated)")),
+	}
 }
 
 // repoPath returns p as a clean repository-relative slash path, or "" when p

@@ -623,3 +623,25 @@ func TestCheckTruncationClosesWhatItOpened(t *testing.T) {
 		t.Errorf("summary of %d bytes, valid %v, ends %q; want it to end %q", len(s), utf8.ValidString(s), s[max(0, len(s)-150):], want)
 	}
 }
+
+// A failed test is annotated at its place, titled with its id, before the items no
+// test stands for; one with no place in the repository goes to the workflow file.
+func TestTestAnnotations(t *testing.T) {
+	r := Request{WorkflowPath: ".github/workflows/ci.yml",
+		Tests: []TestFailure{
+			{Path: "tests/pytorch/test_numerics.py", Line: 412, Title: "tests/pytorch/test_numerics.py::test_x[1]", Message: "failed"},
+			{Path: "tests/pytorch/test_gemm.py", Title: "tests/pytorch/test_gemm.py::t", Message: "died in it"},
+			{Path: "/__w/TE/TE/x.py", Line: 3, Title: "x", Message: "m"},
+		},
+		Failures: []Failure{{Suite: "core", Item: "(whole suite)", RC: 1, Path: "ci/ci.conf", Line: 4}},
+	}
+	var got []string
+	for _, a := range Annotations(r) {
+		got = append(got, fmt.Sprintf("%s:%d %s", *a.Path, *a.StartLine, *a.Title))
+	}
+	want := []string{"tests/pytorch/test_numerics.py:412 tests/pytorch/test_numerics.py::test_x[1]",
+		"tests/pytorch/test_gemm.py:1 tests/pytorch/test_gemm.py::t", ".github/workflows/ci.yml:1 x", "ci/ci.conf:4 (whole suite)"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("annotations\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

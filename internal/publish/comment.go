@@ -38,6 +38,10 @@ func Comment(ctx context.Context, r Request) (o Outcome, err error) {
 		}
 		return o, err
 	}
+	if id == 0 && r.CommentEditOnly {
+		o.Notes = append(o.Notes, "no PR comment: nothing failed and nothing changed since the base branch's last run")
+		return o, nil
+	}
 	var c *github.IssueComment
 	err = s.call(ctx, func(ctx context.Context) (err error) {
 		if id != 0 {
@@ -116,13 +120,14 @@ func escapeKey(s string) string {
 	return b.String()
 }
 
-// CommentBody is the sticky comment's text: the marker, the title, the
-// report (truncated to the API limit with a note) and a link to the run.
+// CommentBody is the sticky comment's text: the marker, the title (none with a
+// Comment, whose headline says it), the report (truncated to the API limit with a
+// note) and a link to the run.
 func CommentBody(r Request) string {
 	var head, foot strings.Builder
 	head.WriteString(Marker(r.Workflow, checkName(r)))
 	head.WriteString("\n")
-	if r.Title != "" {
+	if r.Title != "" && r.Comment == "" {
 		fmt.Fprintf(&head, "**%s**\n\n", textfmt.OneLine(r.Title))
 	}
 	foot.WriteString("\n\n---\n<sub>sgpu-queue")
@@ -141,7 +146,11 @@ func CommentBody(r Request) string {
 	if room < 0 {
 		room = 0
 	}
-	summary := strings.TrimRight(r.Summary, "\n")
+	text := r.Summary
+	if r.Comment != "" {
+		text = r.Comment
+	}
+	summary := strings.TrimRight(text, "\n")
 	summary = mdcut.Cut(summary, room, "\n\n… (truncated: the full report is report/schedule.md in the log dir)")
 	return truncate(head.String()+summary+foot.String(), MaxTextBytes, "")
 }

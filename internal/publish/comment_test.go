@@ -242,3 +242,30 @@ func TestCommentBodyClosesWhatItOpened(t *testing.T) {
 		t.Errorf("body of %d bytes lacks %q; tail %q", len(body), want, body[max(0, len(body)-300):])
 	}
 }
+
+// A green run with nothing changed comments nothing on a pull request that has no
+// comment of its yet, but edits the one an earlier red run made: marked green.
+func TestCommentEditOnly(t *testing.T) {
+	g := newFakeGitHub(t, testToken)
+	r := request(g, 0)
+	r.CommentEditOnly, r.Comment = true, "## ✓ sgpu-queue: 1407 tests, none failed\n"
+	o, err := Comment(context.Background(), r)
+	if err != nil || len(g.prComments(7)) != 0 || len(o.Notes) != 1 || !strings.Contains(o.Notes[0], "no PR comment: nothing failed") {
+		t.Fatalf("a green run made a comment (%d), notes %q, %v", len(g.prComments(7)), o.Notes, err)
+	}
+	red := request(g, 3)
+	red.Comment = "## ✗ sgpu-queue: 1 of 1407 tests failed\n"
+	if _, err := Comment(context.Background(), red); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Comment(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	cs := g.prComments(7)
+	if len(cs) != 1 || !strings.Contains(cs[0].Body, "✓ sgpu-queue: 1407 tests, none failed") || strings.Contains(cs[0].Body, "✗") {
+		t.Fatalf("comments %+v", cs)
+	}
+	if strings.Contains(cs[0].Body, "**"+r.Title+"**") {
+		t.Errorf("the title repeats the comment's own headline:\n%s", cs[0].Body)
+	}
+}

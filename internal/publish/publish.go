@@ -49,6 +49,18 @@ type Failure struct {
 	Line int
 }
 
+// TestFailure is one failed test, as the check run annotates it: at its place
+// in the repository (tests.Test.Where), titled with its id.
+type TestFailure struct {
+	// Path and Line place it: a repository-relative path, and a line (0: the
+	// first). An empty, absolute or outside path goes to Request.WorkflowPath.
+	Path  string
+	Line  int
+	Title string // the test's id
+	// Message is its status, item and the first lines of its message.
+	Message string
+}
+
 // Request is what to publish and where.
 type Request struct {
 	Token  string // never logged
@@ -64,9 +76,17 @@ type Request struct {
 	Workflow, Job string // GITHUB_WORKFLOW, GITHUB_JOB
 	Title         string // e.g. "sgpu-queue: 3 failed of 80"
 	Summary       string // the report markdown; truncated to the API limit with a note
-	Conclusion    string // "success" | "failure" | "cancelled" (or another check-run conclusion)
-	Failures      []Failure
-	DetailsURL    string // GITHUB_SERVER_URL/REPO/actions/runs/RUN_ID
+	// Comment is the sticky comment's report (report.Comment: a few KB); "" uses
+	// Summary. CommentEditOnly edits the comment when there is one and creates
+	// none: a green run with nothing changed (docs/report.md, "The PR comment").
+	Comment         string
+	CommentEditOnly bool
+	Conclusion      string // "success" | "failure" | "cancelled" (or another check-run conclusion)
+	// Tests are the failed tests, annotated first; Failures the failed items no
+	// failed test stands for.
+	Tests      []TestFailure
+	Failures   []Failure
+	DetailsURL string // GITHUB_SERVER_URL/REPO/actions/runs/RUN_ID
 
 	// Name is the check run's name and, with Workflow, the key of the sticky
 	// comment; "" means "sgpu-queue (JOB)", or "sgpu-queue" without a job.

@@ -60,6 +60,9 @@ type Meta struct {
 	// Rerun is set when the run was a re-run narrowed to what failed the last
 	// attempt (docs/reruns.md); nil for a full run.
 	Rerun *Rerun `json:"rerun,omitempty"`
+	// BaseTests is what the last run on the pull request's base branch counted,
+	// restored by the action; the report shows the change against it. nil: none.
+	BaseTests *BaseTests `json:"base_tests,omitempty"`
 }
 
 // Rerun is a re-run's narrowing: how many items the failed lists named, how many

@@ -2,14 +2,12 @@ package report
 
 import (
 	"fmt"
-	"os"
-	"path"
 	"path/filepath"
 	"sort"
 	"strings"
 
-	"github.com/rocm/sgpu-queue/internal/junit"
 	"github.com/rocm/sgpu-queue/internal/record"
+	"github.com/rocm/sgpu-queue/internal/tests"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 	"github.com/rocm/sgpu-queue/internal/verdict"
 )
@@ -23,40 +21,6 @@ const (
 	messageLines = 3   // lines of one message
 	messageRunes = 200 // runes of one message line
 )
-
-// caseSource is what the run's merged JUnit files say about its failed items.
-type caseSource struct {
-	files map[string]string                    // suite label → its merged file, relative to the log dir
-	cases map[string]map[string][]junit.Failed // suite label → item name → failed cases
-}
-
-// readCases reads the merged JUnit files run.json lists (Meta.JUnitFiles); a file
-// that is gone (a log dir downloaded without it) or unreadable shows no cases. The
-// log dir may come from elsewhere (report-from reads a fork's artifact): only
-// regular .xml files are read, never a link, a FIFO or a device.
-func readCases(r *record.Run) caseSource {
-	src := caseSource{files: map[string]string{}, cases: map[string]map[string][]junit.Failed{}}
-	if r.Dir == "" {
-		return src
-	}
-	for _, rel := range r.Meta.JUnitFiles() {
-		p := filepath.Join(r.Dir, filepath.FromSlash(rel))
-		if fi, err := os.Lstat(p); err != nil || !fi.Mode().IsRegular() || !strings.HasSuffix(p, ".xml") {
-			continue
-		}
-		f, err := junit.ReadFailures(p)
-		if err != nil {
-			continue
-		}
-		label := f.Suite
-		if label == "" {
-			label = strings.TrimSuffix(path.Base(rel), ".xml")
-		}
-		src.files[label] = rel
-		src.cases[label] = f.Items
-	}
-	return src
-}
 
 // failedSuites is the table of the suites that failed, first in the report; nil
 // when none did.
@@ -90,7 +54,6 @@ func failedDetails(r *record.Run, s Stats, o Options) *block {
 	if len(failed) == 0 {
 		return nil
 	}
-	src := readCases(r)
 	// Items that ran come first: one that never started has no log and no JUnit.
 	failed = append([]ItemStat(nil), failed...)
 	sort.SliceStable(failed, func(i, j int) bool { return failed[i].LogRel != "" && failed[j].LogRel == "" })
@@ -103,7 +66,7 @@ func failedDetails(r *record.Run, s Stats, o Options) *block {
 			}
 			continue
 		}
-		if d := itemDetail(r, it, src, o); d != "" {
+		if d := itemDetail(r, it, s, o); d != "" {
 			rows = append(rows, d)
 		}
 	}
@@ -121,14 +84,16 @@ func failedDetails(r *record.Run, s Stats, o Options) *block {
 	return table("", rows, tail, "failed items")
 }
 
-// itemDetail is one failed item: a heading, its failed test cases, its log; "" for
-// the log dir's own report when its JUnit says nothing (the table links the log).
-func itemDetail(r *record.Run, it ItemStat, src caseSource, o Options) string {
-	name := it.Tag
-	if name == "" {
-		name = "whole" // as the merge names an opaque item (junit.Item)
+// itemDetail is one failed item: a heading, its failed tests, its log; "" for the
+// log dir's own report when its JUnit says nothing (the table links the log).
+func itemDetail(r *record.Run, it ItemStat, s Stats, o Options) string {
+	var cases []tests.Test
+	for _, t := range s.Tests.Bad {
+		if t.Item == it.Key {
+			cases = append(cases, t)
+		}
 	}
-	cases, read := src.cases[it.Label][name], src.cases[it.Label] != nil
+	file, read := s.Tests.Files[it.Label]
 	if it.LogRel == "" && len(cases) == 0 || !read && o.RunURL == "" {
 		return "" // never started, or nothing the table above does not say
 	}
@@ -144,7 +109,7 @@ func itemDetail(r *record.Run, it ItemStat, src caseSource, o Options) string {
 	fmt.Fprintf(&b, "#### ✗ %s: %s\n\n", code(it.Key), how)
 	switch {
 	case len(cases) > 0:
-		writeCases(&b, cases, src.files[it.Label], o)
+		writeCases(&b, cases, file, o)
 	case read:
 		b.WriteString("Its JUnit records no failed test case: see its log.\n\n")
 	}
@@ -152,18 +117,27 @@ func itemDetail(r *record.Run, it ItemStat, src caseSource, o Options) string {
 	return b.String()
 }
 
-// writeCases lists the first caseCount cases, each by name with its message.
-func writeCases(b *strings.Builder, cases []junit.Failed, file string, o Options) {
-	fmt.Fprintf(b, "%d failed test case(s) in its JUnit:\n\n", len(cases))
+// writeCases lists the first caseCount failed tests, each by id with its message.
+// On github.com they are folded: the failed tests table above names each.
+func writeCases(b *strings.Builder, cases []tests.Test, file string, o Options) {
+	if o.RunURL != "" {
+		fmt.Fprintf(b, "<details><summary>%d failed test case(s) in its JUnit</summary>\n\n", len(cases))
+		defer b.WriteString("</details>\n\n")
+	} else {
+		fmt.Fprintf(b, "%d failed test case(s) in its JUnit:\n\n", len(cases))
+	}
 	for _, c := range cases[:min(len(cases), caseCount)] {
 		kind := "failure"
-		if c.Error {
+		switch c.Status {
+		case tests.Errored:
 			kind = "error"
+		case tests.Unfinished:
+			kind = "started and never finished"
 		}
-		if c.Type != "" {
+		if c.Type != "" && c.Status != tests.Unfinished {
 			kind += ": " + plain(shorten(relText(c.Type, o), messageRunes))
 		}
-		fmt.Fprintf(b, "**%s** (%s)\n\n", code(relText(c.Name, o)), kind)
+		fmt.Fprintf(b, "**%s** (%s)\n\n", code(relText(c.ID, o)), kind)
 		if m := message(c, o); m != "" {
 			b.WriteString(fence(m))
 			b.WriteString("\n")
@@ -174,9 +148,9 @@ func writeCases(b *strings.Builder, cases []junit.Failed, file string, o Options
 	}
 }
 
-// message is the first lines of a case's message; without one, the last lines of
+// message is the first lines of a test's message; without one, the last lines of
 // its body (where a traceback ends with the assertion). Roots become relative.
-func message(c junit.Failed, o Options) string {
+func message(c tests.Test, o Options) string {
 	lines := nonEmpty(c.Message)
 	if len(lines) > messageLines {
 		lines = append(lines[:messageLines], "…")

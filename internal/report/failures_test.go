@@ -7,7 +7,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/rocm/sgpu-queue/internal/junit"
+	"github.com/rocm/sgpu-queue/internal/tests"
 )
 
 // TestFailuresFirst: a reviewer reads the verdict with its level, then what failed
@@ -21,7 +21,13 @@ func TestFailuresFirst(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			md := Render(r, suites, s, o)
 			order := []string{
-				"## ✗ sgpu-queue: 5 of 83 items failed at level 3\n",
+				"## ✗ sgpu-queue: 8 of 9 tests failed; 5 of 83 items failed at level 3\n",
+				"**9 tests**: 1 passed · **7 failed** · **1 errored** · 0 skipped",
+				"| `torch` ✗ | 8 | 1 | 7 | 0 | 0 | 71 | 4 |",
+				"**wall 46m18s** · 83 items",
+				"### Failed tests (8)",
+				"| `tests.pytorch.test_numerics::test_linear[case0]` | failed | `torch/test_numerics.flash` | – | AssertionError\\: Tensor\\-likes are not close\\! |",
+				"| `tests.jax.test_layer::test_layer_fwd[bf16]` | errored | `jax/test_layer.auto` |",
 				"### Failed suites (2)",
 				"| `torch` | `list` | 139 | 4 of 71 items failed |",
 				"### Failed items (5)",
@@ -31,7 +37,7 @@ func TestFailuresFirst(t *testing.T) {
 				"#### ✗ `torch/mxfp4..ck`: rc 139, cut off",
 				"Its JUnit records no failed test case: see its log.",
 				"#### ✗ `torch/test_numerics.flash`: rc 1",
-				"7 failed test case(s) in its JUnit:",
+				"7 failed test case(s) in its JUnit",
 				"**`tests.pytorch.test_numerics::test_linear[case0]`** (failure)",
 				"AssertionError: Tensor-likes are not close!\nMismatched elements: 3 / 4096 (0.1%)\n",
 				"**`tests.pytorch.test_numerics::test_linear[case4]`**",
@@ -49,7 +55,7 @@ func TestFailuresFirst(t *testing.T) {
 				}
 				at += i + len(w)
 			}
-			for _, not := range []string{"test_linear[case5]", "Greatest relative difference", "E   long traceback"} {
+			for _, not := range []string{"**`tests.pytorch.test_numerics::test_linear[case5]`**", "Greatest relative difference", "E   long traceback"} {
 				if strings.Contains(md, not) {
 					t.Errorf("the report shows %q: more than the bounds allow", not)
 				}
@@ -92,18 +98,18 @@ func TestNoAbsolutePath(t *testing.T) {
 
 func TestMessage(t *testing.T) {
 	root := Options{Roots: []string{"/repo"}}
-	tests := []struct {
+	cases := []struct {
 		name string
-		c    junit.Failed
+		c    tests.Test
 		want string
 	}{
-		{"first lines of the message", junit.Failed{Message: "a\n\nb\nc\nd", Body: "x"}, "a\nb\nc\n…"},
-		{"no message: the body's end", junit.Failed{Body: "1\n2\n3\n4\n"}, "…\n2\n3\n4"},
-		{"roots made relative", junit.Failed{Message: "see /repo/t/x.py:3 and /repository/y"}, "see t/x.py:3 and /repository/y"},
-		{"long line cut by runes", junit.Failed{Message: strings.Repeat("é", 300)}, strings.Repeat("é", messageRunes-1) + "…"},
-		{"nothing", junit.Failed{}, ""},
+		{"first lines of the message", tests.Test{Message: "a\n\nb\nc\nd", Body: "x"}, "a\nb\nc\n…"},
+		{"no message: the body's end", tests.Test{Body: "1\n2\n3\n4\n"}, "…\n2\n3\n4"},
+		{"roots made relative", tests.Test{Message: "see /repo/t/x.py:3 and /repository/y"}, "see t/x.py:3 and /repository/y"},
+		{"long line cut by runes", tests.Test{Message: strings.Repeat("é", 300)}, strings.Repeat("é", messageRunes-1) + "…"},
+		{"nothing", tests.Test{}, ""},
 	}
-	for _, tt := range tests {
+	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := message(tt.c, root); got != tt.want {
 				t.Errorf("message = %q, want %q", got, tt.want)
@@ -118,7 +124,7 @@ func TestMessage(t *testing.T) {
 func TestCasesFromHostileRunJSON(t *testing.T) {
 	dir := t.TempDir()
 	copyTree(t, filepath.Join("testdata", "runs", "te80-failures"), dir)
-	r, suites, s := loadRun(t, dir)
+	r, suites, _ := loadRun(t, dir)
 	fifo := filepath.Join(dir, "junit", "fifo.xml")
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Skipf("no FIFO here: %v", err)
@@ -127,7 +133,7 @@ func TestCasesFromHostileRunJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.Meta.JUnit = []string{"junit/fifo.xml", "junit/link.xml", "queue/run.json", "../../../../../../dev/zero"}
-	md := Render(r, suites, s, Options{})
+	md := Render(r, suites, Compute(r, suites), Options{})
 	if strings.Contains(md, "failed test case(s) in its JUnit") {
 		t.Errorf("cases were read from a file that is not a regular .xml file")
 	}

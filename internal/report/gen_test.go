@@ -44,6 +44,8 @@ type simItem struct {
 	Outcome outcome.Outcome
 	// GPUs is how many GPUs it takes (0: one).
 	GPUs int
+	// Retried: its first attempt failed, and a second, at the back, passed.
+	Retried bool
 }
 
 func (it simItem) outcome() outcome.Outcome {
@@ -78,6 +80,14 @@ type simRun struct {
 	// JUnit is the XML some items wrote (suite label → tag → file); write merges
 	// each suite's with junit.Merge into junit/<label>.xml, which run.json lists.
 	JUnit map[string]map[string]string
+	// Sidecars are more files beside the items' XML (suite label → file name →
+	// content): TE's .failed and .partial.
+	Sidecars map[string]map[string]string
+	// Files are more files of the log dir (path relative to it → content): item
+	// logs, an earlier attempt's log and XML.
+	Files map[string]string
+	// Base is the base branch's record the action restored (run.json's base_tests).
+	Base *record.BaseTests
 }
 
 // order sorts items longest estimate first, unknown items (the default weight) first
@@ -240,6 +250,16 @@ func (sr simRun) write(dir string) error {
 		return err
 	}
 	rows, wall := sr.simulate()
+	rows, wall = te99Retry(sr, rows, wall)
+	for rel, data := range sr.Files {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			return err
+		}
+	}
 	var q []record.QueueRow
 	for _, it := range sr.Items {
 		w := it.Est
@@ -292,7 +312,7 @@ func (sr simRun) write(dir string) error {
 		Tool: "sgpu-queue", Suites: sr.Suites, GPUs: sr.GPUs, PinVar: "HIP_VISIBLE_DEVICES",
 		Arch: "gfx950", Level: "3", DefaultWeight: 999999, Weights: "ci-weights/test_weights.gfx950.l3.txt",
 		Started: sr.Started, Wall: wall, Finished: true, Cancelled: sr.CancelAt > 0,
-		Changes: changes, Pruned: sr.Pruned, Quarantined: sr.Quarantined, TimeoutFactor: sr.TimeoutFactor,
+		Changes: changes, Pruned: sr.Pruned, Quarantined: sr.Quarantined, TimeoutFactor: sr.TimeoutFactor, BaseTests: sr.Base,
 	}
 	junitFiles, err := sr.writeJUnit(dir)
 	if err != nil {
@@ -328,12 +348,21 @@ func (sr simRun) writeJUnit(dir string) ([]string, error) {
 				return nil, err
 			}
 		}
+		for name, data := range sr.Sidecars[label] {
+			if err := os.WriteFile(filepath.Join(src, name), []byte(data), 0o644); err != nil {
+				return nil, err
+			}
+		}
 		var items []junit.Item
 		for _, it := range sr.Items {
 			if it.Label == label {
 				o := it.outcome()
+				note := ""
+				if o == outcome.Timeout {
+					note = "timed out"
+				}
 				items = append(items, junit.Item{Tag: it.Tag, GPU: "0", Seconds: it.Actual, RC: it.RC, Finished: true,
-					Incomplete: o == outcome.CutOff, Failed: !o.Passed()})
+					Incomplete: o == outcome.CutOff, Failed: !o.Passed(), Note: note})
 			}
 		}
 		doc, err := junit.Merge(context.Background(), label, src, "", items, time.Time{})
@@ -606,6 +635,9 @@ func TestFixturesAreGenerated(t *testing.T) {
 		files := []string{"queue/queue.tsv", "queue/timings.tsv", "queue/outcomes.tsv", "queue/run.json"}
 		for label := range sr.JUnit {
 			files = append(files, "junit/"+label+".xml")
+		}
+		for rel := range sr.Files {
+			files = append(files, rel)
 		}
 		for _, f := range files {
 			want, err := os.ReadFile(filepath.Join("testdata", "runs", name, f))

@@ -130,15 +130,24 @@ func render(r *record.Run, suites []verdict.Suite, s Stats, limit int, o Options
 			blocks = append(blocks, b)
 		}
 	}
-	add(fixed(headline(r, s, o)))
+	add(fixed(headline(r, s, o) + testsHead(s, suites) + itemsLine(r, s, o)))
 	if b := brokenSuites(suites, o); b != "" {
 		add(fixed(b))
 	}
+	for _, b := range failedTests(s, o) {
+		add(b)
+	}
+	add(flakyTests(s, o))
 	add(failedSuites(suites))
 	add(failedTable(s, o))
 	add(failedDetails(r, s, o))
 	if b := rerunNote(r) + skipped(suites); b != "" {
 		add(fixed(b))
+	}
+	if o.RunURL != "" {
+		// On the pull request the telemetry is folded: a green run is its verdict
+		// and counts (docs/report.md, "Tests first").
+		add(fixed("<details><summary>How the run went: efficiency, timeline, suites, GPUs, estimates, weights</summary>\n\n"))
 	}
 	add(fixed(efficiency(r, s)))
 	add(shardsSection(r, suites))
@@ -156,6 +165,9 @@ func render(r *record.Run, suites []verdict.Suite, s Stats, limit int, o Options
 	for _, b := range weightTables(r) {
 		add(b)
 	}
+	if o.RunURL != "" {
+		add(fixed("</details>\n\n"))
+	}
 	add(fixed("<sub>Built from the run's files; `sgpu-queue report LOGDIR` rebuilds it.</sub>\n"))
 	fit(blocks, limit)
 	var sb strings.Builder
@@ -165,8 +177,14 @@ func render(r *record.Run, suites []verdict.Suite, s Stats, limit int, o Options
 	return sb.String()
 }
 
+// headline is the verdict: the tests first when the run's are known, then the
+// items, and the level.
 func headline(r *record.Run, s Stats, o Options) string {
 	var b strings.Builder
+	head := ""
+	if s.Tests.Known {
+		head = testVerdict(s.Tests.Counts) + "; "
+	}
 	switch {
 	case s.Cancelled:
 		fmt.Fprintf(&b, "## ✗ sgpu-queue: cancelled, %d of %d items finished, %d failed", s.Finished, s.Items, s.Failed)
@@ -175,15 +193,22 @@ func headline(r *record.Run, s Stats, o Options) string {
 	case r.Meta.BeforeItems():
 		b.WriteString("## ✗ sgpu-queue: stopped before any item ran")
 	case s.Passed:
-		fmt.Fprintf(&b, "## ✓ sgpu-queue: all %d items passed", s.Items)
+		fmt.Fprintf(&b, "## ✓ sgpu-queue: %sall %d items passed", head, s.Items)
 	default:
-		fmt.Fprintf(&b, "## ✗ sgpu-queue: %d of %d items failed", s.Failed, s.Items)
+		fmt.Fprintf(&b, "## ✗ sgpu-queue: %s%d of %d items failed", head, s.Failed, s.Items)
 	}
 	if r.Meta.Level != "" {
 		// The level decides which tests ran: a green level 1 says nothing of level 3.
 		fmt.Fprintf(&b, " at level %s", plain(shorten(r.Meta.Level, 40)))
 	}
 	b.WriteString("\n\n")
+	return b.String()
+}
+
+// itemsLine is the items' figures under the tests, and the alerts: cancelled,
+// stopped early, quarantined GPUs, items that ran nothing or never finished.
+func itemsLine(r *record.Run, s Stats, o Options) string {
+	var b strings.Builder
 	fmt.Fprintf(&b, "**wall %s** · %d items on %d GPUs · %d failed · utilisation %.1f %% · %s above the lower bound\n\n",
 		textfmt.Dur(s.Wall), s.Items, s.GPUs, s.Failed, 100*s.Utilisation, pct(s.AboveBound))
 	b.WriteString(shardNote(r))

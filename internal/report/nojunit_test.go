@@ -37,7 +37,7 @@ func TestNoJUnitSuites(t *testing.T) {
 	if got != want {
 		t.Errorf("advice:\n%s\nwant:\n%s", got, want)
 	}
-	md := headline(&record.Run{}, s, Options{})
+	md := headline(&record.Run{}, s, Options{}) + itemsLine(&record.Run{}, s, Options{})
 	if strings.Count(md, "wrote no JUnit XML") != 1 || !strings.Contains(md, "**1 item(s) ran nothing**") || !strings.Contains(md, "`mixed/b`") ||
 		strings.Contains(md, "`plain/a`") {
 		t.Errorf("the report's cautions:\n%s", md)

@@ -90,7 +90,7 @@ func TestFixtureContent(t *testing.T) {
 	}{
 		{"te80", []string{"## ✓ sgpu-queue: all 80 items passed", "| quality: wall ÷ hindsight LPT |", "### Weights learned: 79 changed, 2 pruned", "`jax/test_sharding_old.auto`", "**Worst 10 misses**"},
 			[]string{"[!WARNING]", "### Failed items"}},
-		{"te80-failures", []string{"## ✗ sgpu-queue: 5 of 83 items failed", "### Failed items (5)",
+		{"te80-failures", []string{"## ✗ sgpu-queue: 8 of 9 tests failed; 5 of 83 items failed", "### Failed items (5)",
 			"[`items/jax.test_layer.auto.log`](../items/jax.test_layer.auto.log)", "| 139 | cut off |",
 			// 124 by itself is a failure; only the item killed at its deadline timed out.
 			"| `jax/test_layer.auto` | 124 |  | 382s |", "| `torch/test_gemm_autotune.ck` | 124 | timed out | 111s |",

@@ -14,6 +14,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/schedule"
+	"github.com/rocm/sgpu-queue/internal/tests"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 	"github.com/rocm/sgpu-queue/internal/verdict"
 	"github.com/rocm/sgpu-queue/internal/weights"
@@ -62,6 +63,11 @@ type Stats struct {
 	// Interrupted: run.json says the item phase never ended (the process was killed
 	// before it could write so); the figures cover the rows written until then.
 	Interrupted bool
+
+	// Tests are what the run's tests did (package tests); Change is that against
+	// the base branch's last run (run.json's base_tests), nil without one.
+	Tests  tests.Result
+	Change *tests.Change
 
 	Estimated float64    // sum of the estimates of the finished items that had one
 	Known     int        // finished items that had an estimate
@@ -131,6 +137,8 @@ type GPUStats struct {
 // Compute derives the stats of a run.
 func Compute(r *record.Run, suites []verdict.Suite) Stats {
 	s := Stats{GPUs: len(r.Meta.GPUs), Cancelled: r.Meta.Cancelled, Interrupted: !r.Meta.Finished, Passed: true}
+	s.Tests = tests.Read(r, suites)
+	s.Change = tests.Compare(s.Tests, r.Meta.BaseTests)
 	for _, su := range suites {
 		s.Items += len(su.Items)
 		s.Failed += su.Failed

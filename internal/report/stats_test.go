@@ -299,7 +299,7 @@ func TestHeadline(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := headline(&record.Run{}, tt.s, Options{})
+			h := headline(&record.Run{}, tt.s, Options{}) + itemsLine(&record.Run{}, tt.s, Options{})
 			for _, w := range tt.want {
 				if !strings.Contains(h, w) {
 					t.Errorf("headline lacks %q:\n%s", w, h)

@@ -1,9 +1,6 @@
 package rerun
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -158,41 +155,13 @@ type partialRecord struct {
 	NodeID  string   `json:"nodeid"`
 	When    string   `json:"when"`
 	Outcome string   `json:"outcome"`
+	Msg     string   `json:"msg"`
 }
 
 // ParsePartial reads a .partial sidecar: the ids it collected (nil when it never
 // recorded them) and those that reached an end — a "call" report of any outcome,
-// or a setup that failed or skipped. A line that does not parse (the half-written
-// last line of a killed process) is skipped.
+// or a setup that failed or skipped (ParseProgress).
 func ParsePartial(data []byte) (collected []string, done map[string]bool) {
-	phases := map[string]map[string]string{}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
-	for sc.Scan() {
-		var r partialRecord
-		if json.Unmarshal(sc.Bytes(), &r) != nil {
-			continue
-		}
-		switch r.E {
-		case "collected":
-			collected = make([]string, 0, len(r.NodeIDs))
-			for _, id := range r.NodeIDs {
-				if id != "" {
-					collected = append(collected, id)
-				}
-			}
-		case "report":
-			if phases[r.NodeID] == nil {
-				phases[r.NodeID] = map[string]string{}
-			}
-			phases[r.NodeID][r.When] = r.Outcome
-		}
-	}
-	done = map[string]bool{}
-	for id, p := range phases {
-		if _, call := p["call"]; call || p["setup"] == "failed" || p["setup"] == "skipped" {
-			done[id] = true
-		}
-	}
-	return collected, done
+	p := ParseProgress(data)
+	return p.Collected, p.Done()
 }

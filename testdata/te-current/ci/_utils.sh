@@ -5,6 +5,11 @@
 # JUnit file <prefix><tag><suffix>.
 #
 #   TE_CI_GPUS=N pytest_run FILE [SUFFIX]   one work item, tag FILE (dots for /) [.SUFFIX]
+#
+# The item whose tag is $TE_FIXTURE_FAIL fails one test as TE's pytest does: its JUnit
+# in pytest's xunit2 family (no file attribute), the node id in the .failed sidecar of
+# TE's plugin (ci/te_ci_result_sink.py). The item whose tag is $TE_FIXTURE_CRASH dies
+# (SIGSEGV) in its second test, leaving the plugin's .partial sidecar and no XML.
 
 : "${TEST_LEVEL:=99}"
 _run_errors=0
@@ -33,11 +38,27 @@ pytest_run() {
     fi
     fixture_trace "$_tag"
     sleep "${TE_FIXTURE_SLEEP:-0.1}"
-    if [ -n "$JUNITXML_PREFIX$JUNITXML_SUFFIX" ]; then
-        mkdir -p "$(dirname "$JUNITXML_PREFIX$_tag")"
-        printf '<?xml version="1.0" encoding="utf-8"?>\n<testsuites><testsuite name="pytest" tests="1" failures="0" errors="0" skipped="0" time="0.1"><testcase classname="te.%s" name="test_%s" time="0.1"/></testsuite></testsuites>\n' \
-            "$_tag" "$_tag" >"$JUNITXML_PREFIX$_tag$JUNITXML_SUFFIX"
+    [ -n "$JUNITXML_PREFIX$JUNITXML_SUFFIX" ] || return 0
+    _xml=$JUNITXML_PREFIX$_tag$JUNITXML_SUFFIX
+    mkdir -p "$(dirname "$_xml")"
+    _id=tests/pytorch/${1%.py}.py
+    _cls=$(printf '%s' "${_id%.py}" | tr / .)
+    if [ "$_tag" = "$TE_FIXTURE_CRASH" ]; then
+        printf '{"e": "collected", "nodeids": ["%s::test_a", "%s::test_b[1]"]}\n{"e": "start", "nodeid": "%s::test_a"}\n' "$_id" "$_id" "$_id" >"$_xml.partial"
+        printf '{"e": "report", "nodeid": "%s::test_a", "when": "call", "outcome": "passed"}\n{"e": "start", "nodeid": "%s::test_b[1]"}\n' "$_id" "$_id" >>"$_xml.partial"
+        kill -SEGV $$
     fi
+    if [ "$_tag" = "$TE_FIXTURE_FAIL" ]; then
+        printf '<?xml version="1.0" encoding="utf-8"?>\n<testsuites><testsuite name="pytest" tests="2" failures="1" errors="0" skipped="0" time="0.1"><testcase classname="%s" name="test_a" time="0.05"/><testcase classname="%s" name="test_x[1, 2]" time="0.05"><failure message="AssertionError: Tensor-likes are not close!">    def test_x(a, b):\n&gt;       assert close(a, b)\nE       AssertionError: Tensor-likes are not close!\n\n%s:12: AssertionError</failure></testcase></testsuite></testsuites>\n' \
+            "$_cls" "$_cls" "$_id" >"$_xml"
+        printf '%s::test_x[1, 2]\n' "$_id" >"$_xml.failed"
+        rm -f "$_xml.partial"
+        _run_errors=$((_run_errors + 1))
+        return 0
+    fi
+    printf '<?xml version="1.0" encoding="utf-8"?>\n<testsuites><testsuite name="pytest" tests="1" failures="0" errors="0" skipped="0" time="0.1"><testcase classname="te.%s" name="test_%s" time="0.1"/></testsuite></testsuites>\n' \
+        "$_tag" "$_tag" >"$_xml"
+    rm -f "$_xml.partial" # as the plugin does at a clean session end
 }
 
 # fixture_trace TAG: script, tag, GPUs, port, filter, JUnit prefix, TEST_SGPU,

@@ -1,0 +1,217 @@
+package action
+
+// What the step says of a run's tests (docs/action.md, "What appears on the PR"):
+// one error annotation per failed test at its place, the same on the check run,
+// and the outputs tests and failed-tests. All read engine.Result's Stats.Tests.
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/rocm/sgpu-queue/internal/engine"
+	"github.com/rocm/sgpu-queue/internal/publish"
+	"github.com/rocm/sgpu-queue/internal/record"
+	"github.com/rocm/sgpu-queue/internal/tests"
+	"github.com/rocm/sgpu-queue/internal/textfmt"
+	"github.com/rocm/sgpu-queue/internal/verdict"
+)
+
+// errorAnnotation is one ::error of the step: a failed test's, or a suite's.
+type errorAnnotation struct {
+	fields map[string]string
+	msg    string
+	suite  bool
+	label  string // the suite's
+}
+
+// errorAnnotations are the step's errors for a finished run: one per failed test
+// at its place, then one per failed suite for what no failed test stands for (its
+// listing or setup failed, an item that failed outside its tests); at most
+// maxAnnotations (what GitHub shows per step), the last then counting the rest.
+func (a *act) errorAnnotations(res *engine.Result) []errorAnnotation {
+	var out []errorAnnotation
+	for _, t := range res.Stats.Tests.Bad {
+		file, line := a.place(res, t)
+		f := map[string]string{"title": textfmt.OneLine(t.ID)}
+		if file != "" {
+			f["file"] = file
+			if line > 0 {
+				f["line"] = strconv.Itoa(line)
+			}
+		}
+		out = append(out, errorAnnotation{fields: f, msg: a.testMessage(res, t)})
+	}
+	covered := coveredItems(res.Stats.Tests)
+	for _, s := range res.Suites {
+		if s.Passed() {
+			continue
+		}
+		if msg, ok := suiteMessage(s, res.LogDir, a, covered); ok {
+			f := map[string]string{"title": "suite " + s.Label + " failed"}
+			if c, ok := res.Configs[s.Label]; ok && c.File != "" {
+				f["file"], f["line"] = a.rel(a.path(c.File)), strconv.Itoa(max(c.Line, 1))
+			}
+			out = append(out, errorAnnotation{fields: f, msg: msg, suite: true, label: s.Label})
+		}
+	}
+	if len(out) <= maxAnnotations {
+		return out
+	}
+	tests := 0
+	var suites []string
+	for _, e := range out[maxAnnotations-1:] {
+		if e.suite {
+			suites = append(suites, e.label)
+		} else {
+			tests++
+		}
+	}
+	var rest []string
+	if tests > 0 {
+		rest = append(rest, fmt.Sprintf("%d more failed tests (the failed-tests output names them all)", tests))
+	}
+	if len(suites) > 0 {
+		rest = append(rest, fmt.Sprintf("%d more suites failed: %s", len(suites), strings.Join(suites, ", ")))
+	}
+	more := errorAnnotation{fields: map[string]string{"title": "and more"},
+		msg: fmt.Sprintf("%s (GitHub shows %d annotations per step; see the summary)", strings.Join(rest, "; "), maxAnnotations)}
+	return append(out[:maxAnnotations-1], more)
+}
+
+// coveredItems are the items a failed test of the run stands for.
+func coveredItems(t tests.Result) map[string]bool {
+	out := map[string]bool{}
+	for _, b := range t.Bad {
+		out[b.Item] = true
+	}
+	return out
+}
+
+// place is where a failed test is annotated, relative to the workspace: its place
+// in the repository when the checkout has that file (tests.Test.Where), else its
+// suite's config line.
+func (a *act) place(res *engine.Result, t tests.Test) (string, int) {
+	exists := func(p string) bool {
+		fi, err := os.Stat(filepath.Join(a.root, filepath.FromSlash(p)))
+		return err == nil && fi.Mode().IsRegular()
+	}
+	roots := append(append([]string(nil), res.Stats.Tests.Roots...), a.root, a.ws)
+	if w := t.Where(roots, exists); w.From != tests.FromItem {
+		return a.rel(filepath.Join(a.root, filepath.FromSlash(w.File))), w.Line
+	}
+	if c, ok := res.Configs[t.Suite]; ok && c.File != "" {
+		return a.rel(a.path(c.File)), max(c.Line, 1)
+	}
+	return "", 0
+}
+
+// testMessage is a failed test's annotation text: its status and item, the log,
+// and the first lines of its message.
+func (a *act) testMessage(res *engine.Result, t tests.Test) string {
+	var b strings.Builder
+	what := t.Status.String()
+	if t.Status == tests.Unfinished {
+		what = "started and never finished (its item died in it)"
+	}
+	fmt.Fprintf(&b, "%s in %s", what, t.Item)
+	if it, ok := itemOf(res.Suites, t.Item); ok && it.Started {
+		fmt.Fprintf(&b, " (log %s)", a.rel(filepath.Join(res.LogDir, it.LogRel)))
+	}
+	lines := nonBlank(t.Message)
+	if len(lines) == 0 {
+		lines = nonBlank(t.Body)
+		lines = lines[max(0, len(lines)-5):]
+	}
+	for _, l := range lines[:min(len(lines), 5)] {
+		b.WriteString("\n" + textfmt.OneLine(l))
+	}
+	return a.scrub(relTo(b.String(), append(append([]string(nil), res.Stats.Tests.Roots...), a.root, a.ws)))
+}
+
+// itemOf is the item of a key.
+func itemOf(suites []verdict.Suite, k string) (verdict.Item, bool) {
+	for _, s := range suites {
+		for _, it := range s.Items {
+			if key(it) == k {
+				return it, true
+			}
+		}
+	}
+	return verdict.Item{}, false
+}
+
+func nonBlank(s string) []string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.TrimSpace(l) != "" {
+			out = append(out, strings.TrimRight(l, " \t\r"))
+		}
+	}
+	return out
+}
+
+// relTo takes each of roots off the paths in s that start with it.
+func relTo(s string, roots []string) string {
+	for _, r := range roots {
+		if r = strings.TrimRight(r, "/"); len(r) > 1 {
+			s = strings.ReplaceAll(s, r+"/", "")
+		}
+	}
+	return s
+}
+
+// checkTests are the failed tests as check-run annotations, at the same places
+// as the step's errors.
+func (a *act) checkTests(res *engine.Result) []publish.TestFailure {
+	var out []publish.TestFailure
+	for _, t := range res.Stats.Tests.Bad {
+		file, line := a.place(res, t)
+		out = append(out, publish.TestFailure{Path: file, Line: line, Title: t.ID, Message: a.testMessage(res, t)})
+	}
+	return out
+}
+
+// maxFailedTests bounds the failed-tests output; the tests output counts them all.
+const maxFailedTests = 1000
+
+// testsOutput is the tests output: the counts, per suite, and against the base.
+type testsOutput struct {
+	record.TestCounts
+	Suites map[string]record.TestCounts `json:"suites"`
+	Base   *baseOutput                  `json:"base,omitempty"`
+}
+
+type baseOutput struct {
+	Ref   string            `json:"ref"`
+	SHA   string            `json:"sha"`
+	Level string            `json:"level"`
+	Tests record.TestCounts `json:"tests"`
+	New   int               `json:"new"`   // failed tests the base did not fail
+	Fixed int               `json:"fixed"` // tests the base failed that passed
+}
+
+// testOutputs sets the outputs tests and failed-tests in out.
+func testOutputs(res *engine.Result, out map[string]string) {
+	t := res.Stats.Tests
+	o := testsOutput{TestCounts: t.Counts, Suites: t.Suites}
+	if o.Suites == nil {
+		o.Suites = map[string]record.TestCounts{}
+	}
+	if ch := res.Stats.Change; ch != nil {
+		o.Base = &baseOutput{Ref: ch.Base.Ref, SHA: ch.Base.SHA, Level: ch.Base.Level, Tests: ch.Base.Tests, New: len(ch.New),
+			Fixed: len(ch.Fixed)}
+	}
+	out["tests"] = mustJSON(o)
+	ids := []string{}
+	seen := map[string]bool{}
+	for _, b := range t.Bad {
+		if !seen[b.ID] && len(ids) < maxFailedTests {
+			seen[b.ID] = true
+			ids = append(ids, b.ID)
+		}
+	}
+	out["failed-tests"] = mustJSON(ids)
+}

@@ -1,0 +1,61 @@
+package record
+
+// TestCounts are tests by how they ended (docs/report.md, "Tests first"). Errored
+// includes Unfinished, the tests an item died in; Passed includes Flaky, the tests
+// that failed on an earlier attempt of their item.
+type TestCounts struct {
+	Total      int `json:"total"`
+	Passed     int `json:"passed"`
+	Failed     int `json:"failed"`
+	Errored    int `json:"errored"`
+	Skipped    int `json:"skipped"`
+	Flaky      int `json:"flaky"`
+	Unfinished int `json:"unfinished"`
+}
+
+// Bad is how many tests did not pass: failed or errored.
+func (c TestCounts) Bad() int { return c.Failed + c.Errored }
+
+// Add adds d to c.
+func (c *TestCounts) Add(d TestCounts) {
+	c.Total += d.Total
+	c.Passed += d.Passed
+	c.Failed += d.Failed
+	c.Errored += d.Errored
+	c.Skipped += d.Skipped
+	c.Flaky += d.Flaky
+	c.Unfinished += d.Unfinished
+}
+
+// BaseFormat is the format of a BaseTests record; a record of another format is
+// not used.
+const BaseFormat = 1
+
+// BaseTests is what the last run on a branch counted, as a pull request into that
+// branch compares with it (docs/action.md, "The base branch's counts"): saved by a
+// run on the branch, restored by a run of the pull request.
+type BaseTests struct {
+	Format int    `json:"format"`
+	Ref    string `json:"ref"` // the branch
+	SHA    string `json:"sha"`
+	RunID  string `json:"run_id"`
+	Level  string `json:"level"`
+	// Key is the cache key it was restored from (set by the restore, not saved).
+	Key    string                `json:"key,omitempty"`
+	Tests  TestCounts            `json:"tests"`
+	Suites map[string]TestCounts `json:"suites"`
+	// Failed are its failed and errored tests, at most MaxBaseFailed; MoreFailed
+	// are those left out (then no test can be called new).
+	Failed     []TestRef `json:"failed"`
+	MoreFailed int       `json:"more_failed,omitempty"`
+}
+
+// TestRef names a test of a run: the key of the item that ran it (one test file
+// runs in several of TE's items, one per backend) and its id.
+type TestRef struct {
+	Item string `json:"item"`
+	ID   string `json:"id"`
+}
+
+// MaxBaseFailed bounds the failed ids a BaseTests record keeps.
+const MaxBaseFailed = 2000

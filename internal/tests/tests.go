@@ -1,0 +1,266 @@
+// Package tests is what a run's tests did, decided once from the run's own files
+// (docs/report.md, "Tests first"): the merged JUnit file of each suite that
+// run.json lists, and the XML an earlier attempt of a retried item left in items/.
+// The report, the annotations, the PR comment and the action's outputs all read
+// its Result; none of them decides a test's status again.
+package tests
+
+import (
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/rocm/sgpu-queue/internal/junit"
+	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/record"
+	"github.com/rocm/sgpu-queue/internal/rerun"
+	"github.com/rocm/sgpu-queue/internal/verdict"
+)
+
+// Status is how a test ended in the run.
+type Status int
+
+// The statuses of a test. Unfinished is a test its item died in: it started and
+// never ended (the .partial sidecar; junit.UnfinishedType).
+const (
+	Passed Status = iota
+	Skipped
+	Failed
+	Errored
+	Unfinished
+)
+
+func (s Status) String() string {
+	return [...]string{"passed", "skipped", "failed", "errored", "unfinished"}[s]
+}
+
+// Bad reports whether the status fails the test: failed, errored or unfinished.
+func (s Status) Bad() bool { return s >= Failed }
+
+// Test is one test of the run, as the report and the annotations show it.
+type Test struct {
+	Suite string
+	// Item is the key of the item that ran it: "torch/test_numerics.ck", or the
+	// label of an opaque suite.
+	Item string
+	// ID is its pytest node id when one is known (junit.PytestNodeID), else
+	// "classname::name", else its name.
+	ID     string
+	Status Status
+	// Flaky: it passed, and failed (or died) in an earlier attempt of its item.
+	Flaky bool
+	// File and Line are the JUnit attributes ("" and 0 when none).
+	File string
+	Line int
+	// Type, Message and Body are those of its failure or error element.
+	Type, Message, Body string
+}
+
+// Result is what the run's tests did.
+type Result struct {
+	// Known: the run's merged JUnit holds at least one test (none without a JUnit
+	// prefix, a log dir downloaded without its JUnit files, items that wrote none).
+	Known  bool
+	Counts record.TestCounts
+	// Suites are the counts of each suite with a merged file, by label.
+	Suites map[string]record.TestCounts
+	// Bad are the failed, errored and unfinished tests, in suite order, then by
+	// item key, then in file order.
+	Bad []Test
+	// Flaky are the tests that passed only on a later attempt of their item.
+	Flaky []Test
+	// Files are the merged JUnit file of each suite, relative to the log dir.
+	Files map[string]string
+	// Roots are the run's roots (run.json): a place under one is made relative
+	// to it (Test.Where). Level is the run's test level.
+	Roots []string
+	Level string
+
+	passed map[record.TestRef]bool // the tests that passed (key), for Compare
+}
+
+// Read reads the tests of run r, whose suites are decided. A merged file that is
+// gone or unreadable counts no tests; only regular .xml files are read (a log dir
+// may come from another workflow's artifact: never a link, a FIFO or a device).
+func Read(r *record.Run, suites []verdict.Suite) Result {
+	res := Result{Suites: map[string]record.TestCounts{}, Files: map[string]string{}, Roots: r.Meta.Roots, Level: r.Meta.Level,
+		passed: map[record.TestRef]bool{}}
+	if r.Dir == "" {
+		return res
+	}
+	order := map[string]int{}
+	for i, s := range suites {
+		order[s.Label] = i
+	}
+	earlier := earlierBad(r, suites)
+	for _, rel := range r.Meta.JUnitFiles() {
+		cases, ok := readRegular(filepath.Join(r.Dir, filepath.FromSlash(rel)))
+		if !ok {
+			continue
+		}
+		label := strings.TrimSuffix(path.Base(rel), ".xml")
+		res.Files[label] = rel
+		counts := res.Suites[label]
+		for _, c := range cases {
+			st, test := StatusOf(c)
+			if !test {
+				continue
+			}
+			t := Test{Suite: label, Item: itemKey(r, label, c.Item), ID: ID(c), Status: st, File: c.File, Line: c.Line,
+				Type: c.Type, Message: c.Message, Body: c.Body}
+			t.Flaky = st == Passed && earlier[t.Item][canon(t.ID)]
+			counts.Add(countOf(t))
+			switch {
+			case st.Bad():
+				res.Bad = append(res.Bad, t)
+			case st == Passed:
+				res.passed[key(t.Item, t.ID)] = true
+				if t.Flaky {
+					res.Flaky = append(res.Flaky, t)
+				}
+			}
+		}
+		res.Suites[label] = counts
+		res.Counts.Add(counts)
+	}
+	res.Known = res.Counts.Total > 0
+	for _, list := range [][]Test{res.Bad, res.Flaky} {
+		sort.SliceStable(list, func(i, j int) bool {
+			a, b := list[i], list[j]
+			if order[a.Suite] != order[b.Suite] {
+				return order[a.Suite] < order[b.Suite]
+			}
+			return a.Item < b.Item
+		})
+	}
+	return res
+}
+
+// StatusOf is how a test case of a merged file ended; test is false for the
+// error cases sgpu-queue adds about an item (junit.ToolType: no XML, cut off),
+// which are not tests. An item's file that cannot be parsed (junit.MalformedType)
+// counts as one errored test: its case is the only place that says what is wrong.
+// This is the one place a test's status is decided.
+func StatusOf(c junit.Case) (s Status, test bool) {
+	switch {
+	case c.Type == junit.UnfinishedType:
+		return Unfinished, true
+	case c.Type == junit.MalformedType:
+		return Errored, true
+	case strings.HasPrefix(c.Type, junit.ToolType):
+		return 0, false
+	}
+	switch c.Result {
+	case junit.CaseErrored:
+		return Errored, true
+	case junit.CaseFailed:
+		return Failed, true
+	case junit.CaseSkipped:
+		return Skipped, true
+	}
+	return Passed, true
+}
+
+// ID is the id a test case is named by: its pytest node id when the case says
+// one, else "classname::name", else its name.
+func ID(c junit.Case) string {
+	if id, ok := junit.PytestNodeID(c); ok {
+		return id
+	}
+	if c.Classname != "" {
+		return c.Classname + "::" + c.Name
+	}
+	return c.Name
+}
+
+// key is how a test is matched across attempts and runs: its item and its canon
+// id.
+func key(item, id string) record.TestRef { return record.TestRef{Item: item, ID: canon(id)} }
+
+// canon is the form ids are matched in: "classname::name" (a node id's
+// classname is its file dotted, then its classes), since pytest's xunit2 family
+// says no file for a test that passed.
+func canon(id string) string {
+	if file, cls, name := junit.NodeCase(id); file != "" {
+		return cls + "::" + name
+	}
+	return id
+}
+
+func countOf(t Test) record.TestCounts {
+	c := record.TestCounts{Total: 1}
+	switch t.Status {
+	case Passed:
+		c.Passed = 1
+		if t.Flaky {
+			c.Flaky = 1
+		}
+	case Skipped:
+		c.Skipped = 1
+	case Failed:
+		c.Failed = 1
+	case Errored:
+		c.Errored = 1
+	case Unfinished:
+		c.Errored, c.Unfinished = 1, 1
+	}
+	return c
+}
+
+// itemKey is the key of the item a merged file's sgpu.item names ("whole": the
+// opaque suite's one item).
+func itemKey(r *record.Run, label, item string) string {
+	if item == "" || item == "whole" && r.Opaque(label) {
+		return label
+	}
+	return label + "/" + item
+}
+
+// readRegular reads the cases of the JUnit file p when it is a regular .xml file.
+func readRegular(p string) ([]junit.Case, bool) {
+	if fi, err := os.Lstat(p); err != nil || !fi.Mode().IsRegular() || !strings.HasSuffix(p, ".xml") {
+		return nil, false
+	}
+	cases, err := junit.ReadCases(p)
+	return cases, err == nil
+}
+
+// earlierBad are, by item key, the ids of the tests that failed, errored or died
+// in an earlier attempt of a retried item: the XML and .partial that attempt left
+// in items/ (logdir.Layout.ItemAttemptJUnit).
+func earlierBad(r *record.Run, suites []verdict.Suite) map[string]map[string]bool {
+	out := map[string]map[string]bool{}
+	l := logdir.Layout{Root: r.Dir}
+	for _, s := range suites {
+		for _, it := range s.Items {
+			key := itemKey(r, it.Label, it.Tag)
+			for n := 1; n < it.Attempts; n++ {
+				p := l.ItemAttemptJUnit(it.Label, it.Tag, n)
+				ids := map[string]bool{}
+				cases, _ := readRegular(p)
+				for _, c := range cases {
+					if st, test := StatusOf(c); test && st.Bad() {
+						ids[canon(ID(c))] = true
+					}
+				}
+				q := p + rerun.PartialSuffix
+				if fi, err := os.Lstat(q); err == nil && fi.Mode().IsRegular() && fi.Size() <= junit.MaxFileBytes {
+					if data, err := os.ReadFile(q); err == nil {
+						for _, id := range rerun.ParseProgress(data).Unfinished() {
+							ids[canon(id)] = true
+						}
+					}
+				}
+				if len(ids) > 0 && out[key] == nil {
+					out[key] = map[string]bool{}
+				}
+				for id := range ids {
+					out[key][id] = true
+				}
+			}
+		}
+	}
+	return out
+}
