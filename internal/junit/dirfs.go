@@ -29,3 +29,13 @@ func (d dirFS) ReadDir(name string) ([]fs.DirEntry, error) {
 	return fs.ReadDir(os.DirFS(string(d)), name)
 }
 func (d dirFS) Stat(name string) (fs.FileInfo, error) { return fs.Stat(os.DirFS(string(d)), name) }
+
+// Lstat and ReadLink make dirFS an fs.ReadLinkFS, so fs.Lstat sees a link as one
+// (a sidecar that is a link is never read).
+func (d dirFS) Lstat(name string) (fs.FileInfo, error) {
+	return os.DirFS(string(d)).(fs.ReadLinkFS).Lstat(name)
+}
+
+func (d dirFS) ReadLink(name string) (string, error) {
+	return os.DirFS(string(d)).(fs.ReadLinkFS).ReadLink(name)
+}
