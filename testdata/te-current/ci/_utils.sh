@@ -5,9 +5,38 @@
 # JUnit file <prefix><tag><suffix>.
 #
 #   TE_CI_GPUS=N pytest_run FILE [SUFFIX]   one work item, tag FILE (dots for /) [.SUFFIX]
+#
+# Instrumented for the tests: $TE_FIXTURE_ENV (a directory) receives the environment
+# each item was started with, before this file adds to it, as <script>.[mgpu.]<tag>.env;
+# an item whose tag matches a pattern of $TE_FIXTURE_FAIL or of the file ci/fixture-fail
+# fails (a JUnit failure, exit 1).
+
+if [ -n "$TE_FIXTURE_ENV" ] && [ -z "$TE_CI_LIST_ITEMS$TE_CI_SETUP_ONLY" ]; then
+    case "$0" in */run_queue.sh) ;; *.sh)
+        mkdir -p "$TE_FIXTURE_ENV"
+        env | LC_ALL=C sort >"$TE_FIXTURE_ENV/$(basename "$0").${TEST_MGPU:+mgpu.}${TEST_FILTER:-whole}.env" ;;
+    esac
+fi
+
+# What TE's _utils.sh gives every script that sources it, and so every item of
+# run_queue.sh, which sources it too: its own checkout (TE_PATH) and the settings of
+# a CI run.
+: "${TE_PATH:=$(realpath "$DIR/..")/}"
+export TE_PATH
+export CI=1 PYTHONFAULTHANDLER=1 PYTHONSAFEPATH=1
+export PYTEST_TIMEOUT="${PYTEST_TIMEOUT:-1800}" PYTEST_TIMEOUT_METHOD="${PYTEST_TIMEOUT_METHOD:-thread}"
+export CTEST_TIMEOUT="${CTEST_TIMEOUT:-1800}"
 
 : "${TEST_LEVEL:=99}"
 _run_errors=0
+
+fixture_fails() {
+    for _p in $TE_FIXTURE_FAIL $(cat "$DIR/fixture-fail" 2>/dev/null); do
+        # shellcheck disable=SC2254
+        case "$1" in $_p) return 0 ;; esac
+    done
+    return 1
+}
 
 check_test_filter() {
     [ -z "$TEST_FILTER" ] && return 0
@@ -33,10 +62,16 @@ pytest_run() {
     fi
     fixture_trace "$_tag"
     sleep "${TE_FIXTURE_SLEEP:-0.1}"
+    _failed=0 _case='/>'
+    if fixture_fails "$_tag"; then
+        _failed=1 _case='><failure message="assert 1 == 2">fixture failure</failure></testcase>'
+        _run_errors=$((_run_errors + 1))
+        echo "FAILED test_$_tag: assert 1 == 2"
+    fi
     if [ -n "$JUNITXML_PREFIX$JUNITXML_SUFFIX" ]; then
         mkdir -p "$(dirname "$JUNITXML_PREFIX$_tag")"
-        printf '<?xml version="1.0" encoding="utf-8"?>\n<testsuites><testsuite name="pytest" tests="1" failures="0" errors="0" skipped="0" time="0.1"><testcase classname="te.%s" name="test_%s" time="0.1"/></testsuite></testsuites>\n' \
-            "$_tag" "$_tag" >"$JUNITXML_PREFIX$_tag$JUNITXML_SUFFIX"
+        printf '<?xml version="1.0" encoding="utf-8"?>\n<testsuites><testsuite name="pytest" tests="1" failures="%s" errors="0" skipped="0" time="0.1"><testcase classname="te.%s" name="test_%s" time="0.1"%s</testsuite></testsuites>\n' \
+            "$_failed" "$_tag" "$_tag" "$_case" >"$JUNITXML_PREFIX$_tag$JUNITXML_SUFFIX"
     fi
 }
 
