@@ -4,8 +4,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/rocm/sgpu-queue/internal/mdcheck"
 )
 
 // releaseCheck runs .github/release-check.sh in a copy of the repository's
@@ -129,5 +134,99 @@ func TestReleaseMovesTheMajorTag(t *testing.T) {
 	}
 	if code, out := releaseCheck(t, nil, "", "major", "v1"); code != 1 || !strings.Contains(out, "not a full version") {
 		t.Errorf("major v1: exit %d, %q", code, out)
+	}
+}
+
+// newestRelease is the newest version CHANGELOG.md has a section of (## vX.Y.Z).
+func newestRelease(t *testing.T) string {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^## (v[0-9]+\.[0-9]+\.[0-9]+)\b`).FindStringSubmatch(repoFile(t, "CHANGELOG.md"))
+	if m == nil {
+		t.Fatal("CHANGELOG.md has no release section")
+	}
+	return m[1]
+}
+
+// releasedActionYML is action.yml as the newest release's commit has it: the first
+// commit that set runs.image to that release's image (docs/releases.md: the release
+// commit). A clone without that history skips, loudly.
+func releasedActionYML(t *testing.T, version string) (commit, text string) {
+	t.Helper()
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("GIT MISSING: the released action.yml is read from the history")
+	}
+	root := filepath.Join("..", "..")
+	out, err := exec.Command(git, "-C", root, "log", "--reverse", "--format=%H", "-S", "ghcr.io/rocm/sgpu-queue:"+version, "--",
+		"action.yml").Output()
+	if err != nil {
+		t.Skipf("NO GIT HISTORY (%v): the released action.yml cannot be read", err)
+	}
+	commit, _, _ = strings.Cut(strings.TrimSpace(string(out)), "\n")
+	if commit == "" {
+		if shallow, _ := exec.Command(git, "-C", root, "rev-parse", "--is-shallow-repository").Output(); strings.TrimSpace(string(shallow)) == "true" {
+			t.Skipf("SHALLOW CLONE: the release commit of %s is not in it (fetch the history: fetch-depth: 0)", version)
+		}
+		t.Fatalf("no commit sets action.yml's image to %s, the newest release of CHANGELOG.md: cut the release commit (docs/releases.md)", version)
+	}
+	data, err := exec.Command(git, "-C", root, "show", commit+":action.yml").Output()
+	if err != nil {
+		t.Fatalf("git show %s:action.yml: %v", commit, err)
+	}
+	return commit, string(data)
+}
+
+// Every input a workflow of README.md or docs/ gives rocm/sgpu-queue exists in the
+// action.yml of the newest release: `uses: rocm/sgpu-queue@v1` runs that release, and
+// a docs workflow must run as written (an input no release has is a warning there and
+// does nothing). An issue that adds an input ends with a release commit.
+func TestDocsUseReleasedInputs(t *testing.T) {
+	version := newestRelease(t)
+	commit, manifest := releasedActionYML(t, version)
+	var released struct {
+		Inputs map[string]any `yaml:"inputs"`
+	}
+	if err := yaml.Unmarshal([]byte(manifest), &released); err != nil || len(released.Inputs) == 0 {
+		t.Fatalf("action.yml of %s (%.12s): %v", version, commit, err)
+	}
+	pages, _ := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
+	pages = append([]string{filepath.Join("..", "..", "README.md")}, pages...)
+	used := 0
+	for _, p := range pages {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range mdcheck.Workflows(string(data)) {
+			wf, err := mdcheck.ParseWorkflow(s.YAML)
+			if err != nil {
+				t.Fatalf("%s:%d: %v", filepath.Base(p), s.Line, err)
+			}
+			for _, j := range wf.Jobs {
+				for _, st := range j.Steps {
+					if !strings.HasPrefix(st.Uses, "rocm/sgpu-queue@") {
+						continue
+					}
+					for input := range st.With {
+						used++
+						if _, ok := released.Inputs[input]; !ok {
+							t.Errorf("%s:%d: job %s gives input %s, which release %s (%.12s) does not have: cut a release (docs/releases.md)",
+								filepath.Base(p), s.Line, j.ID, input, version, commit)
+						}
+					}
+				}
+			}
+		}
+	}
+	if used < 20 {
+		t.Errorf("only %d inputs found in the docs' workflows", used)
+	}
+}
+
+// The README says how to install the CLI at the newest release.
+func TestReadmeInstallsTheNewestRelease(t *testing.T) {
+	want := "go install github.com/rocm/sgpu-queue@" + newestRelease(t)
+	if !strings.Contains(repoFile(t, "README.md"), want) {
+		t.Errorf("README.md does not say %q", want)
 	}
 }
