@@ -59,11 +59,13 @@ func TestReleaseCheck(t *testing.T) {
 			return imageRef.ReplaceAllString(text, "  image: "+to)
 		}
 	}
+	cur := newestRelease(t) // the prepared release: the newest of CHANGELOG.md
+	const other = "v9.9.9"
 	noEntry := func(name, text string) string {
 		if name != "CHANGELOG.md" {
 			return text
 		}
-		return strings.Replace(text, "## v1.0.0", "## v0.9.0", 1)
+		return strings.Replace(text, "## "+cur, "## v0.0.9", 1)
 	}
 	cases := []struct {
 		name string
@@ -72,19 +74,20 @@ func TestReleaseCheck(t *testing.T) {
 		code int
 		want string
 	}{
-		{"the prepared v1.0.0", nil, "v1.0.0", 0, "release v1.0.0: tag, action.yml (docker://ghcr.io/rocm/sgpu-queue:v1.0.0) and CHANGELOG.md entry agree"},
+		{"the prepared release", nil, cur, 0, "release " + cur + ": tag, action.yml (docker://ghcr.io/rocm/sgpu-queue:" + cur + ") and CHANGELOG.md entry agree"},
 		{"a major tag", nil, "v1", 1, "::error::tag 'v1' is not a full version vX.Y.Z (v1, v1.2 and pre-releases such as v1.2.3-rc1 are not released)"},
 		{"a minor tag", nil, "v1.0", 1, "::error::tag 'v1.0' is not a full version vX.Y.Z"},
 		{"a pre-release", nil, "v1.0.0-rc1", 1, "::error::tag 'v1.0.0-rc1' is not a full version vX.Y.Z"},
 		{"no tag", nil, "", 1, "::error::tag '' is not a full version"},
 		{"a leading zero", nil, "v1.01.0", 1, "::error::tag 'v1.01.0' is not a full version"},
-		{"another release's tag", nil, "v1.0.1", 1,
-			"::error file=action.yml::action.yml runs.image is 'docker://ghcr.io/rocm/sgpu-queue:v1.0.0', but the release v1.0.1 must run 'docker://ghcr.io/rocm/sgpu-queue:v1.0.1': set it in the release commit"},
-		{"action.yml on the moving tag", image("docker://ghcr.io/rocm/sgpu-queue:v1"), "v1.0.0", 1,
-			"::error file=action.yml::action.yml runs.image is 'docker://ghcr.io/rocm/sgpu-queue:v1', but the release v1.0.0 must run"},
-		{"action.yml on another image", image("docker://ghcr.io/someone/else:v1.0.0"), "v1.0.0", 1, "runs.image is 'docker://ghcr.io/someone/else:v1.0.0'"},
-		{"no changelog entry", noEntry, "v1.0.0", 1,
-			"::error file=CHANGELOG.md::CHANGELOG.md has no entry '## v1.0.0' (with what the release holds): add it in the release commit"},
+		{"another release's tag", nil, other, 1,
+			"::error file=action.yml::action.yml runs.image is 'docker://ghcr.io/rocm/sgpu-queue:" + cur + "', but the release " + other +
+				" must run 'docker://ghcr.io/rocm/sgpu-queue:" + other + "': set it in the release commit"},
+		{"action.yml on the moving tag", image("docker://ghcr.io/rocm/sgpu-queue:v1"), cur, 1,
+			"::error file=action.yml::action.yml runs.image is 'docker://ghcr.io/rocm/sgpu-queue:v1', but the release " + cur + " must run"},
+		{"action.yml on another image", image("docker://ghcr.io/someone/else:" + cur), cur, 1, "runs.image is 'docker://ghcr.io/someone/else:" + cur + "'"},
+		{"no changelog entry", noEntry, cur, 1,
+			"::error file=CHANGELOG.md::CHANGELOG.md has no entry '## " + cur + "' (with what the release holds): add it in the release commit"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -96,20 +99,28 @@ func TestReleaseCheck(t *testing.T) {
 	}
 }
 
-// The release notes are the changelog entry: its lines, not the next release's.
+// The release notes are the changelog entry: its lines, not the next release's nor
+// the one before.
 func TestReleaseNotesAreTheChangelogEntry(t *testing.T) {
+	cur := newestRelease(t)
 	add := func(name, text string) string {
 		if name != "CHANGELOG.md" {
 			return text
 		}
-		return strings.Replace(text, "## v1.0.0", "## v1.1.0\n\n* A later change.\n\n## v1.0.0", 1)
+		return strings.Replace(text, "## "+cur, "## v9.9.9\n\n* A later change.\n\n## "+cur, 1)
 	}
-	code, out := releaseCheck(t, add, "", "notes", "v1.0.0")
-	if code != 0 || !strings.HasPrefix(out, "The first release.") || strings.Contains(out, "A later change") || strings.Contains(out, "##") {
-		t.Errorf("notes: exit %d:\n%s", code, out)
+	entry := strings.SplitN(strings.SplitN(repoFile(t, "CHANGELOG.md"), "## "+cur+"\n", 2)[1], "\n## ", 2)[0]
+	first := strings.SplitN(strings.TrimSpace(entry), "\n", 2)[0]
+	code, out := releaseCheck(t, add, "", "notes", cur)
+	if code != 0 || !strings.HasPrefix(out, first) || strings.Contains(out, "A later change") || strings.Contains(out, "##") ||
+		strings.TrimSpace(out) != strings.TrimSpace(entry) {
+		t.Errorf("notes %s: exit %d:\n%s", cur, code, out)
 	}
-	if code, out := releaseCheck(t, add, "", "notes", "v1.1.0"); code != 0 || strings.TrimSpace(out) != "* A later change." {
-		t.Errorf("notes v1.1.0: exit %d: %q", code, out)
+	if code, out := releaseCheck(t, add, "", "notes", "v9.9.9"); code != 0 || strings.TrimSpace(out) != "* A later change." {
+		t.Errorf("notes v9.9.9: exit %d: %q", code, out)
+	}
+	if code, out := releaseCheck(t, nil, "", "notes", "v1.0.0"); code != 0 || !strings.HasPrefix(out, "The first release.") {
+		t.Errorf("notes v1.0.0: exit %d: %q", code, out)
 	}
 }
 
