@@ -82,3 +82,31 @@ func TestActionNamesTheCacheThatServed(t *testing.T) {
 		t.Errorf("exit %d; the log does not name v1, which served:\n%s", r.code, r.stdout)
 	}
 }
+
+// --env-script: what it exports reaches every item (an opaque one included); one that
+// fails stops the run before anything ran (exit 1, its output in the message); a
+// variable sgpu-queue sets for each command keeps sgpu-queue's value, with a warning.
+func TestEnvScript(t *testing.T) {
+	t.Parallel()
+	dir := fixture(t, "te-current")
+	envs := filepath.Join(t.TempDir(), "env")
+	base := []string{"TE_FIXTURE_ENV=" + envs}
+	args := []string{"run", "--gpus", "2", "--arch", "gfx942", "ci/ci_sgpu_queue.conf", "--env-script"}
+	r := sgpu(t, dir, base, append(args, "#!/bin/bash\nexport FROM_SCRIPT='a b' HIP_VISIBLE_DEVICES=7\necho sourced >&1")...)
+	if r.code != 0 || !strings.Contains(r.stdout, "--env-script: 1 variable(s) for every command: FROM_SCRIPT") ||
+		!strings.Contains(r.stdout, "    | sourced") ||
+		!strings.Contains(r.stdout, "--env-script sets HIP_VISIBLE_DEVICES, which sgpu-queue sets itself for each command: its value is not used") {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, item := range []string{"core.sh.whole.env", "pytorch.sh.test_jit.env"} {
+		if env := "\n" + readFile(t, filepath.Join(envs, item)); !strings.Contains(env, "\nFROM_SCRIPT=a b\n") || strings.Contains(env, "HIP_VISIBLE_DEVICES=7") {
+			t.Errorf("%s:\n%s", item, env)
+		}
+	}
+	trace := filepath.Join(t.TempDir(), "trace")
+	r = sgpu(t, dir, append(base, "TE_FIXTURE_TRACE="+trace), append(args, "echo cannot source >&2; false")...)
+	if r.code != 1 || !strings.Contains(r.stderr, "--env-script exited with 1 before its end") || !strings.Contains(r.stderr, "cannot source") ||
+		len(readTETrace(t, trace)) != 0 {
+		t.Errorf("a failing env-script: exit %d, %d items ran, want 1 and none\n%s\n%s", r.code, len(readTETrace(t, trace)), r.stdout, r.stderr)
+	}
+}

@@ -68,7 +68,9 @@ func TestDocsWorkflowsUnderAct(t *testing.T) {
 	if _, err := cli.ImageInspect(ctx, goBase); err != nil {
 		t.Skipf("GO BASE IMAGE MISSING (%v): the act test builds the action's image on %s (.ci/run makes it)", err, goBase)
 	}
-	h := newActHarness(t, ctx, cli, act, actionImage(t, ctx, cli))
+	// Its own images first: the action's is shared, and another test may be building it.
+	h := newActHarness(t, ctx, cli, act)
+	h.serveAction(t, actionImage(t, ctx, cli))
 	// One after the other: the docs name TE's container te-runner, and one engine
 	// serves both.
 	for _, w := range docsActRuns {
@@ -87,18 +89,24 @@ type actHarness struct {
 	mounts                 []string // the host's /usr and /lib*: host paths of the job containers
 }
 
-func newActHarness(t *testing.T, ctx context.Context, cli *client.Client, act, actionTag string) *actHarness {
+func newActHarness(t *testing.T, ctx context.Context, cli *client.Client, act string) *actHarness {
 	t.Helper()
 	h := &actHarness{cli: cli, ctx: ctx, act: act, home: t.TempDir(), cacheSrv: t.TempDir(), art: t.TempDir()}
 	h.buildImages(t)
-	manifest := readFile(t, filepath.Join("..", "action.yml"))
-	cachedAction(t, h.home, "rocm/sgpu-queue@v1", map[string]string{
-		"action.yml": regexp.MustCompile(`(?m)^  image: .*$`).ReplaceAllLiteralString(manifest, "  image: docker://"+actionTag),
-	})
 	cachedAction(t, h.home, "actions/upload-artifact@v4", map[string]string{"action.yml": uploadArtifactStub})
 	removeTERunners(t, cli)
 	t.Cleanup(func() { removeTERunners(t, cli) })
 	return h
+}
+
+// serveAction puts the shipped action.yml into act's cache as rocm/sgpu-queue@v1, only
+// runs.image pointed at the image built from this checkout.
+func (h *actHarness) serveAction(t *testing.T, tag string) {
+	t.Helper()
+	manifest := readFile(t, filepath.Join("..", "action.yml"))
+	cachedAction(t, h.home, "rocm/sgpu-queue@v1", map[string]string{
+		"action.yml": regexp.MustCompile(`(?m)^  image: .*$`).ReplaceAllLiteralString(manifest, "  image: docker://"+tag),
+	})
 }
 
 // uploadArtifactStub is actions/upload-artifact@v4 as far as these runs need it: the
