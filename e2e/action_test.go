@@ -679,10 +679,11 @@ func TestActionConfigError(t *testing.T) {
 // TE's scripts write <prefix><tag><suffix> and add no extension themselves (the
 // demo's _utils.sh does the same): the action sets both variables, so every item's
 // file is found and merged, with its test cases' file, line and properties; the raw
-// files stay out of test-results/, so one test-results/**/*.xml glob counts each
-// case once. A later CLI run with a prefix but no suffix still merges (the engine
-// passes the suffix), and removes the merged file of a suite it no longer runs,
-// never a user's file.
+// files are where TE's layout puts them, test-results/<label>/<tag>.xml (TE's report
+// step reads that folder; the upload of test-results/ carries it), and the merged
+// ones in test-results/junit/, which the junit-files output lists. A later CLI run
+// with a prefix but no suffix still merges (the engine passes the suffix), and
+// removes the merged file of a suite it no longer runs, never a user's file.
 func TestActionJUnitLikeTE(t *testing.T) {
 	t.Parallel() // sleep-bound: each has its own fixture copy, fake GitHub and cache server
 	dir, path, out := demoAtLevel1(t, "ci/sgpu.conf")
@@ -696,13 +697,13 @@ func TestActionJUnitLikeTE(t *testing.T) {
 		t.Errorf("torch.xml lost cases, file/line or properties:\n%s", torch)
 	}
 	validateJUnit(t, filepath.Join(dir, "test-results", "junit", "torch.xml"))
-	if _, err := os.Stat(filepath.Join(dir, ".sgpu-queue", "junit", "torch", "test_sanity.ck.xml")); err != nil {
-		t.Errorf("the raw file is not where the action puts it: %v", err)
+	if _, err := os.Stat(filepath.Join(dir, "test-results", "torch", "test_sanity.ck.xml")); err != nil {
+		t.Errorf("the raw file is not where TE's layout puts it: %v", err)
 	}
 	var globbed []string
 	cases := 0
-	filepath.WalkDir(filepath.Join(dir, "test-results"), func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".xml") {
+	filepath.WalkDir(filepath.Join(dir, "test-results", "junit"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".xml") && filepath.Dir(p) == filepath.Join(dir, "test-results", "junit") {
 			rel, _ := filepath.Rel(dir, p)
 			globbed = append(globbed, rel)
 			cases += strings.Count(readFile(t, p), "<testcase ")
@@ -710,7 +711,7 @@ func TestActionJUnitLikeTE(t *testing.T) {
 		return nil
 	})
 	if len(globbed) != 4 || cases != 12 {
-		t.Errorf("test-results/**/*.xml finds %d cases in %q, want the 12 of the 4 merged files", cases, globbed)
+		t.Errorf("test-results/junit/*.xml finds %d cases in %q, want the 12 of the 4 merged files", cases, globbed)
 	}
 
 	// The CLI, a prefix without suffix, a config without jax, and a user's file.

@@ -174,6 +174,13 @@ func teMGPU(label string) bool { return strings.HasSuffix(label, "-mgpu") }
 // core dumps.
 func checkTERun(t *testing.T, dir string, tr []teTrace, pool int, labels ...string) {
 	t.Helper()
+	checkTERunAt(t, filepath.Join(dir, "test-results", "junit"), tr, pool, labels...)
+}
+
+// checkTERunAt is checkTERun for the JUnit prefix junitRoot/ (each suite's
+// junitRoot/<label>/).
+func checkTERunAt(t *testing.T, junitRoot string, tr []teTrace, pool int, labels ...string) {
+	t.Helper()
 	ran := map[string]int{}
 	for _, e := range tr {
 		label := filepath.Base(strings.TrimSuffix(e.prefix, "/"))
@@ -200,7 +207,7 @@ func checkTERun(t *testing.T, dir string, tr []teTrace, pool int, labels ...stri
 		if e.tag == "whole" {
 			wantFilter = "unset"
 		}
-		if e.filter != wantFilter || e.prefix != filepath.Join(dir, "test-results", "junit", label)+"/" {
+		if e.filter != wantFilter || e.prefix != filepath.Join(junitRoot, label)+"/" {
 			t.Errorf("%s: TEST_FILTER %q, JUNITXML_PREFIX %q", key, e.filter, e.prefix)
 		}
 		if sw := e.sgpu + "/" + e.mgpu; teMGPU(label) && sw != "/1" || !teMGPU(label) && sw != "1/" {

@@ -54,9 +54,10 @@ var Outputs = []string{
 }
 
 // rawJUnitDir is where the items' own JUnit files go when the step's environment
-// sets no JUNITXML_PREFIX: outside test-results/, so that one test-results/**/*.xml
-// glob finds each test case once (in the merged files) instead of twice.
-const rawJUnitDir = ".sgpu-queue/junit"
+// sets no JUNITXML_PREFIX, under the repo root: TE's layout, test-results/<label>/,
+// where TE's report step (ci/junit_report.py test-results/<label>) and the upload of
+// test-results/ look (docs/choices.md).
+const rawJUnitDir = "test-results"
 
 // maxAnnotations is how many error (and warning) annotations GitHub shows per step.
 const maxAnnotations = 10
@@ -250,7 +251,7 @@ func (a *act) options(needConfig bool) (engine.Options, error) {
 	// prefix, the items write theirs under rawJUnitDir, with the suffix TE's scripts
 	// need to write <prefix><tag>.xml.
 	if p, ok := env.Get(opts.Hooks.JUnitPrefix); !ok || p == "" {
-		env = env.With(opts.Hooks.JUnitPrefix+"="+filepath.Join(a.ws, rawJUnitDir)+"/", opts.Hooks.JUnitSuffix+"=.xml")
+		env = env.With(opts.Hooks.JUnitPrefix+"="+filepath.Join(a.root, rawJUnitDir)+"/", opts.Hooks.JUnitSuffix+"=.xml")
 	}
 	opts.Env = env
 	opts.Store = a.store

@@ -114,7 +114,9 @@ func (l listSuite) SetupCommand(run Run) executor.Command {
 func hookCommand(s config.Suite, tag string, opaque bool, run Run) executor.Command {
 	h := run.Hook
 	env := h.Names.ItemEnv(s.Environ(h.Base), h.Level, s.GPUKind(), tag, opaque).With(h.Pin...)
-	if run.Narrowed && h.Names.OnlyTests != "" {
+	// A list item always gets the only-tests variable, empty unless narrowed, as
+	// TE's run_queue.sh gives it (an outer value must not narrow a full run).
+	if h.Names.OnlyTests != "" && (run.Narrowed || !opaque) {
 		env = env.With(h.Names.OnlyTests + "=" + run.OnlyFile)
 	}
 	return executor.Command{Path: s.Path, Args: s.Args, Env: junitVars(env, run), Dir: run.Cwd, Stdout: run.Stdout, Stderr: run.Stderr}

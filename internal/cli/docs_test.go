@@ -20,6 +20,8 @@ var foreignFlags = map[string]bool{
 	// Docker's, pip's and git's, and TE's ci/change_scope.py's, in the TE migration.
 	"--network": true, "--shm-size": true, "--no-build-isolation": true, "--name-status": true, "--no-renames": true,
 	"--github-output": true, "--summary": true, "--all": true,
+	// Docker's --env-file and --ulimit, TE's ci/junit_report.py's --title.
+	"--env-file": true, "--ulimit": true, "--title": true,
 }
 
 // commandFlags are each command's flags, read from its --help.

@@ -52,6 +52,11 @@ func runCmd(e Env, args []string) int {
 	if err := values.Apply(&opts, force); err != nil {
 		return fail(e, settings.Prefixed(err, "--"))
 	}
+	// --suites '' selects none, as TE's run_queue.sh --suites '' does: set means
+	// "only these" (the action's empty input cannot be told from an unset one).
+	if flagGiven(fs, "suites") && strings.TrimSpace(values["suites"]) == "" {
+		opts.Suites, opts.SelectSuites = nil, true
+	}
 	// With no JUnit prefix in the environment, the items write theirs under the log
 	// dir, as the action gives them one: a no-run is then judged from evidence.
 	opts.JUnitInLogDir = true
@@ -143,4 +148,11 @@ func fail(e Env, err error) int {
 		fmt.Fprintf(e.Stderr, "sgpu-queue: %s\n", line)
 	}
 	return exitcode.Of(err, exitcode.Usage)
+}
+
+// flagGiven reports whether the command line set the flag.
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
 }

@@ -40,8 +40,8 @@ Flags:
 `
 
 // verifyKnobs are the run settings that concern listing.
-var verifyKnobs = []string{"level", "mgpu-config", "hook-var", "container", "container-workdir", "pass-env", "grace", "list-timeout",
-	"setup-timeout"}
+var verifyKnobs = []string{"level", "mgpu-config", "hook-var", "container", "container-workdir", "pass-env", "env-script", "grace",
+	"list-timeout", "setup-timeout"}
 
 func verifyCmd(e Env, args []string) int {
 	fs := newFlags("verify", e, verifyHelp)

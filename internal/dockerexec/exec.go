@@ -48,6 +48,9 @@ type Options struct {
 	Force     <-chan struct{} // closed: cut grace short
 	Mapper    *Mapper         // path translation; nil = identity
 	Warn      func(string)    // hears about a command that left its output held; nil = none
+	// NoCoreDumps runs every command with a soft RLIMIT_CORE of 0, whatever limit the
+	// container was started with (docker run --ulimit core=-1, a daemon's default).
+	NoCoreDumps bool
 	// Client talks to the engine; nil makes one from the environment (NewClient),
 	// which Close then closes.
 	Client *client.Client
@@ -65,6 +68,7 @@ type Exec struct {
 	force     <-chan struct{}
 	mapper    *Mapper
 	warn      func(string)
+	noCore    bool
 }
 
 var _ executor.Executor = (*Exec)(nil)
@@ -102,7 +106,8 @@ func NewClient() (*client.Client, error) {
 
 // New connects and checks that the container exists and runs.
 func New(ctx context.Context, o Options) (*Exec, error) {
-	e := &Exec{cli: o.Client, name: o.Container, grace: max(o.Grace, 0), force: o.Force, mapper: o.Mapper, warn: o.Warn}
+	e := &Exec{cli: o.Client, name: o.Container, grace: max(o.Grace, 0), force: o.Force, mapper: o.Mapper, warn: o.Warn,
+		noCore: o.NoCoreDumps}
 	if e.cli == nil {
 		cli, err := NewClient()
 		if err != nil {
@@ -144,8 +149,10 @@ func (e *Exec) Mapper() *Mapper { return e.mapper }
 // so the engine should build the items' environment on this base, not on its own.
 func (e *Exec) ContainerEnv() []string { return append([]string(nil), e.env...) }
 
-// launcher is run by /bin/sh in the container as: sh -c launcher sgpu-queue DIR MARK PROG
-// ARGS… It enters DIR, then starts PROG under setsid (a new session, so a new process
+// launcher is run by /bin/sh in the container as: sh -c launcher sgpu-queue DIR MARK CORE
+// PROG ARGS… It sets the soft core-file limit to CORE when that is not empty (0: no
+// core dumps, as executor.NoCoreDumps does here; an exec cannot be given an rlimit
+// through the API), enters DIR, then starts PROG under setsid (a new session, so a new process
 // group that the launcher itself is not in) through an inner sh that reports the group
 // on stderr, hands the group id to the launcher, puts MARK (NAME=1) into the
 // program's environment and execs PROG with the launcher's stdout. When PROG ends,
@@ -155,7 +162,8 @@ func (e *Exec) ContainerEnv() []string { return append([]string(nil), e.env...) 
 // report tells that the launcher itself was killed, i.e. the container died. The
 // launcher's own stderr is /dev/null so that its shell's remarks ("Killed") stay out
 // of the item's log; its own environment has no MARK, so the sweep spares it.
-const launcher = `d=$1; m=$2; shift 2
+const launcher = `d=$1; m=$2; c=$3; shift 3
+if [ -n "$c" ]; then ulimit -S -c "$c" 2>/dev/null || ulimit -c "$c" 2>/dev/null; fi
 if [ -n "$d" ]; then cd "$d" 2>/dev/null || { printf '\036sgpu-queue:nodir\n' >&2; exit 126; }; fi
 command -v setsid >/dev/null 2>&1 || { printf '\036sgpu-queue:nosetsid\n' >&2; exit 126; }
 exec 3>&1 4>&2 2>/dev/null
@@ -252,7 +260,11 @@ func (e *Exec) targets(c executor.Command) (dir, prog string, err error) {
 func (e *Exec) start(ctx context.Context, c executor.Command, dir, prog, mark string) (string, client.ExecAttachResult, error) {
 	cctx, cancel := context.WithTimeout(ctx, apiTimeout)
 	defer cancel()
-	cmd := append([]string{"/bin/sh", "-c", launcher, "sgpu-queue", dir, mark, prog}, c.Args...)
+	core := ""
+	if e.noCore {
+		core = "0"
+	}
+	cmd := append([]string{"/bin/sh", "-c", launcher, "sgpu-queue", dir, mark, core, prog}, c.Args...)
 	cr, err := e.cli.ExecCreate(cctx, e.id, client.ExecCreateOptions{
 		AttachStdout: true, AttachStderr: true, Env: c.Env, Cmd: cmd,
 	})

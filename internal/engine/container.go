@@ -136,7 +136,7 @@ func openContainer(ctx context.Context, o Options, warn func(string), paths []st
 		return fail(err)
 	}
 	x, err := dockerexec.New(ctx, dockerexec.Options{Container: o.Container, Client: cli, Mapper: m, Grace: o.Grace, Force: o.Force,
-		Warn: warn})
+		Warn: warn, NoCoreDumps: !o.CoreDumps})
 	if err != nil {
 		cli.Close()
 		return nil, fmt.Errorf("%s: %w", o.Face.Name("container"), err) // it names the container

@@ -142,6 +142,10 @@ type Options struct {
 	// (NAME=VALUE) are given to every list suite's setup (TE_CI_SKIP_CK_JIT=1).
 	Before, After []string
 	SetupEnv      []string
+	// EnvScript is a shell script run once, where the commands run, before anything
+	// else; the variables it exports go to every command of the run
+	// (docs/hooks.md "The environment of every command").
+	EnvScript string
 	// JUnitOptional are the weight keys (path.Match patterns) of items whose
 	// re-entry writes no JUnit file: judged by their exit code alone, never no-run.
 	JUnitOptional []string

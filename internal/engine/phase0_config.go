@@ -67,6 +67,10 @@ func (r *run) readConfig(ctx context.Context) (suites []config.Suite, pool gpu.P
 		}
 		r.printf("  %-12s %-6s %s   (%s)%s\n", s.Label, s.Mode, config.QuoteWords(words), s.Where(), queue)
 	}
+	if err = r.envScript(ctx); err != nil {
+		release()
+		return nil, pool, nil, err
+	}
 	if pool, err = r.detect(ctx); err != nil {
 		return fail(err)
 	}

@@ -72,8 +72,10 @@ func (r *run) weightsPath(arch, level string) string {
 func (r *run) loadTable(ctx context.Context, arch, level, without string) (weights.Store, *weights.Table) {
 	store := r.store(arch, level)
 	r.weights = store
-	r.res.Weights, r.res.WeightsFile = store.String(), r.weightsPath(arch, level)
 	table, warns, err := store.Load(ctx)
+	// Named once loaded: the load decides what serves it (the cache's v1 when its
+	// v2 service answered 404).
+	r.res.Weights, r.res.WeightsFile = store.String(), r.weightsPath(arch, level)
 	r.tableWarns = map[string]bool{}
 	for _, w := range warns {
 		r.tableWarns[w] = true

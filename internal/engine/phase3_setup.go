@@ -31,8 +31,8 @@ var errSetupDeadline = errors.New("setup deadline")
 // setup is phase 3: the one-time setup of each suite whose adapter has one
 // (adapter.SetUpper: a list suite's), in config order, on the first GPU (a
 // multi-GPU suite's on its first GPUs: suitePin). A failing setup stops the run:
-// every item of the suite would fail the same way. A shard skips the setup of a
-// suite it has no item of.
+// every item of the suite would fail the same way. A suite with nothing queued (a
+// re-run's other suites, a shard's) is not set up: its setup would buy nothing.
 func (r *run) setup(ctx context.Context, suites []config.Suite, pool gpu.Pool, plan []schedule.Item) error {
 	for _, s := range suites {
 		a, err := adapter.For(s)
@@ -43,8 +43,8 @@ func (r *run) setup(ctx context.Context, suites []config.Suite, pool gpu.Pool, p
 		if !ok {
 			continue
 		}
-		if r.shard != nil && !hasItems(plan, s) {
-			r.printf("  %-12s no item on this shard: no setup\n", s.Label)
+		if !hasItems(plan, s) {
+			r.printf("  %-12s %s: no setup\n", s.Label, r.nothingQueued())
 			continue
 		}
 		path := r.layout.SetupLog(s.Label)
@@ -86,4 +86,15 @@ func (r *run) setup(ctx context.Context, suites []config.Suite, pool gpu.Pool, p
 		r.printf("  %-12s setup ok  → %s\n", s.Label, r.rel(path))
 	}
 	return nil
+}
+
+// nothingQueued says why a suite has no item in this run's queue.
+func (r *run) nothingQueued() string {
+	switch {
+	case r.shard != nil:
+		return "no item on this shard"
+	case r.rerun != nil:
+		return "nothing to re-run"
+	}
+	return "no item queued"
 }

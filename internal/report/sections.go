@@ -74,6 +74,9 @@ func efficiency(r *record.Run, s Stats) string {
 		if sp.Binding {
 			why = "it alone sets the lower bound"
 		}
+		if !sp.Pays && sp.Saving >= SplitPays*sp.Before && sp.Saving > 0 {
+			why += fmt.Sprintf(", but it saves less than %s a run", textfmt.Dur(SplitMinSaving))
+		}
 		fmt.Fprintf(&b, "| split the largest item? | %s: halving it would take the hindsight makespan from %s to %s (%s, %s); %s |\n",
 			verdict, textfmt.Dur(sp.Before), textfmt.Dur(sp.After), signed(sp.After-sp.Before), signedPct(sp.After/math.Max(sp.Before, 1e-9)-1), why)
 	}
@@ -89,7 +92,7 @@ func efficiency(r *record.Run, s Stats) string {
 			"cost, below 1 means the run beat plain LPT.  \n")
 	}
 	fmt.Fprintf(&b, "*Split rule*: splitting the largest item pays when halving it would shorten the hindsight makespan by at least %.0f "+
-		"%%, which happens when it is (close to) the binding term of the lower bound.\n\n", 100*SplitPays)
+		"%% and %s, which happens when it is (close to) the binding term of the lower bound.\n\n", 100*SplitPays, textfmt.Dur(SplitMinSaving))
 	return b.String()
 }
 

@@ -21,8 +21,12 @@ import (
 )
 
 // SplitPays is the least saving, as a fraction of the hindsight makespan, for which
-// splitting the largest item is worth a suite author's time.
-const SplitPays = 0.01
+// splitting the largest item is worth a suite author's time; SplitMinSaving the
+// least in seconds (a sub-second item is never worth splitting, whatever the ratio).
+const (
+	SplitPays      = 0.01
+	SplitMinSaving = 60.0
+)
 
 // Stats are the figures of a run, from its queue and timings rows.
 type Stats struct {
@@ -366,7 +370,7 @@ func splitLargest(durs []float64, widths []int, n int) Split {
 	}
 	sp.After = hindsight(halved, widths, n)
 	sp.Saving = max(0, sp.Before-sp.After)
-	sp.Pays = sp.Before > 0 && sp.Saving >= SplitPays*sp.Before
+	sp.Pays = sp.Before > 0 && sp.Saving >= SplitPays*sp.Before && sp.Saving >= SplitMinSaving
 	return sp
 }
 

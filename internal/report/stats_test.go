@@ -113,16 +113,23 @@ func TestCompute(t *testing.T) {
 			}
 		}},
 		{"largest binds: splitting pays", mkRun([]string{"0", "1"}, []record.Timing{
-			row("op", "whole", "0", 0, 10, 0, "10"), row("s", "b", "1", 0, 1, 0, "1"), row("s", "c", "1", 1, 1, 0, "1"),
+			row("op", "whole", "0", 0, 600, 0, "600"), row("s", "b", "1", 0, 60, 0, "60"), row("s", "c", "1", 60, 60, 0, "60"),
 		}), func(t *testing.T, s Stats) {
-			if s.Bound != 10 || !s.Split.Binding || !s.Split.Pays || s.Split.Before != 10 || s.Split.After != 6 || s.Split.Saving != 4 {
+			if s.Bound != 600 || !s.Split.Binding || !s.Split.Pays || s.Split.Before != 600 || s.Split.After != 360 || s.Split.Saving != 240 {
 				t.Errorf("bound %v split %+v", s.Bound, s.Split)
 			}
 			if s.LargestKey != "op" {
 				t.Errorf("an opaque item's key is its label, got %q", s.LargestKey)
 			}
-			if s.PerGPU[1].Idle != 8 || s.PerGPU[0].Idle != 0 || s.PerGPU[1].LastEnd != 2 {
+			if s.PerGPU[1].Idle != 480 || s.PerGPU[0].Idle != 0 || s.PerGPU[1].LastEnd != 120 {
 				t.Errorf("per GPU %+v", s.PerGPU)
+			}
+		}},
+		{"largest binds, but saves seconds: splitting does not pay", mkRun([]string{"0", "1"}, []record.Timing{
+			row("op", "whole", "0", 0, 0.3, 0, "0.3"), row("s", "b", "1", 0, 0.05, 0, "0.05"),
+		}), func(t *testing.T, s Stats) {
+			if !s.Split.Binding || s.Split.Pays || s.Split.Saving <= 0 {
+				t.Errorf("a 0.3 s item: split %+v, want binding, a saving, and no advice to split it", s.Split)
 			}
 		}},
 		{"many equal items: splitting does not pay", mkRun([]string{"0", "1"}, []record.Timing{

@@ -144,8 +144,8 @@ var Knobs = []Knob{
 		}},
 	{"mgpu-config", Lines, "", "a config read as TE's mGPU queue, in the same run as the others (repeatable)",
 		func(o *engine.Options, s string) error { o.MGPUConfigs = splitLines(s); return nil }},
-	{"suites", String, "", "run only these suites, labels separated by spaces or commas (default $TE_CI_SUITES when set, where empty " +
-		"selects none; else every suite); the others pass without running",
+	{"suites", String, "", "run only these suites, labels separated by spaces or commas, '' none (default $TE_CI_SUITES when set, where " +
+		"empty selects none; else every suite); the others pass without running",
 		func(o *engine.Options, s string) error {
 			if s != "" {
 				o.Suites, o.SelectSuites = engine.SuiteNames(s), true
@@ -162,6 +162,10 @@ var Knobs = []Knob{
 			_, err := hook.ParsePortBase(s) // as phase 0 reads it (hook.PortBase)
 			return err
 		}},
+	{"env-script", String, "", "a shell script run once, where the commands run, from the repo root, before anything else (e.g. " +
+		"'DIR=$PWD/ci; . ci/_utils.sh'): every variable it exports goes to every command of the run, as to the items of a queue script " +
+		"that sources it; its first line may name the shell (#!/bin/bash; default sh), its failure stops the run",
+		func(o *engine.Options, s string) error { o.EnvScript = s; return nil }},
 	{"before", String, "", "a command run once, before the suites' setups, pinned to the first GPU (TE's CK JIT prebuild), written as a " +
 		"config line's words; its failure stops the run",
 		func(o *engine.Options, s string) (err error) { o.Before, err = onceWords(s); return err }},

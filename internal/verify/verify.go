@@ -38,7 +38,7 @@ import (
 // the same knobs, internal/settings) and verify's own.
 type Options struct {
 	// RepoRoot, Level, Hooks, Env, Exec, Container, ContainerWorkdir, PassEnv,
-	// Grace, Force and ListTimeout (each listing pass, re-entries included) are
+	// EnvScript, Grace, Force and ListTimeout (each listing pass, re-entries included) are
 	// read as a run reads them; the rest is not used.
 	engine.Options
 	// Queue verifies the queue listing (what this host runs, its capability probes
@@ -212,6 +212,14 @@ func prepare(ctx context.Context, o *Options, warn func(string)) ([]config.Suite
 	}
 	t, err := engine.OpenTarget(ctx, o.Options, warn, o.RepoRoot)
 	if err != nil {
+		return nil, expand.Request{}, none, err
+	}
+	out := o.Out
+	if out == nil {
+		out = io.Discard
+	}
+	if err := engine.ApplyEnvScript(ctx, o.Options, t, out, warn); err != nil {
+		t.Close()
 		return nil, expand.Request{}, none, err
 	}
 	req := expand.Request{Suites: suites, Exec: t.Exec, Hooks: o.Hooks, Env: t.Env, Level: o.Level, Dir: o.RepoRoot,

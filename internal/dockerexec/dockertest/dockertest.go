@@ -58,13 +58,24 @@ func UniqueName(t testing.TB) string {
 // environment, removed when the test ends. start=false leaves it created but stopped.
 func Start(t testing.TB, cli *client.Client, binds, env []string, start bool) string {
 	t.Helper()
+	return StartConfig(t, cli, &container.Config{Env: env}, &container.HostConfig{Binds: binds}, start)
+}
+
+// StartConfig is Start with the container's whole configuration: its image (default
+// Image) and command (default: sleep) as cfg says, its host side (binds, ulimits) as
+// host says.
+func StartConfig(t testing.TB, cli *client.Client, cfg *container.Config, host *container.HostConfig, start bool) string {
+	t.Helper()
 	ctx := context.Background()
 	name := UniqueName(t)
-	_, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{
-		Name:       name,
-		Config:     &container.Config{Image: Image, Cmd: []string{"sleep", "3600"}, Env: env},
-		HostConfig: &container.HostConfig{Binds: binds},
-	})
+	c := *cfg
+	if c.Image == "" {
+		c.Image = Image
+	}
+	if len(c.Cmd) == 0 {
+		c.Cmd = []string{"sleep", "3600"}
+	}
+	_, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{Name: name, Config: &c, HostConfig: host})
 	if err != nil {
 		t.Fatalf("create %s: %v", name, err)
 	}

@@ -6,13 +6,40 @@
 #
 #   TE_CI_GPUS=N pytest_run FILE [SUFFIX]   one work item, tag FILE (dots for /) [.SUFFIX]
 #
-# The item whose tag is $TE_FIXTURE_FAIL fails one test as TE's pytest does: its JUnit
-# in pytest's xunit2 family (no file attribute), the node id in the .failed sidecar of
-# TE's plugin (ci/te_ci_result_sink.py). The item whose tag is $TE_FIXTURE_CRASH dies
-# (SIGSEGV) in its second test, leaving the plugin's .partial sidecar and no XML.
+# Instrumented for the tests: $TE_FIXTURE_ENV (a directory) receives the environment
+# each item was started with, before this file adds to it, as <script>.[mgpu.]<tag>.env.
+# An item whose tag matches a pattern of $TE_FIXTURE_FAIL or of the file ci/fixture-fail
+# fails one test as TE's pytest does (exit 1): its JUnit in pytest's xunit2 family (no
+# file attribute), the node id in the .failed sidecar of TE's plugin
+# (ci/te_ci_result_sink.py). The item whose tag is $TE_FIXTURE_CRASH dies (SIGSEGV) in
+# its second test, leaving the plugin's .partial sidecar and no XML.
+
+if [ -n "$TE_FIXTURE_ENV" ] && [ -z "$TE_CI_LIST_ITEMS$TE_CI_SETUP_ONLY" ]; then
+    case "$0" in */run_queue.sh) ;; *.sh)
+        mkdir -p "$TE_FIXTURE_ENV"
+        env | LC_ALL=C sort >"$TE_FIXTURE_ENV/$(basename "$0").${TEST_MGPU:+mgpu.}${TEST_FILTER:-whole}.env" ;;
+    esac
+fi
+
+# What TE's _utils.sh gives every script that sources it, and so every item of
+# run_queue.sh, which sources it too: its own checkout (TE_PATH) and the settings of
+# a CI run.
+: "${TE_PATH:=$(realpath "$DIR/..")/}"
+export TE_PATH
+export CI=1 PYTHONFAULTHANDLER=1 PYTHONSAFEPATH=1
+export PYTEST_TIMEOUT="${PYTEST_TIMEOUT:-1800}" PYTEST_TIMEOUT_METHOD="${PYTEST_TIMEOUT_METHOD:-thread}"
+export CTEST_TIMEOUT="${CTEST_TIMEOUT:-1800}"
 
 : "${TEST_LEVEL:=99}"
 _run_errors=0
+
+fixture_fails() {
+    for _p in $TE_FIXTURE_FAIL $(cat "$DIR/fixture-fail" 2>/dev/null); do
+        # shellcheck disable=SC2254
+        case "$1" in $_p) return 0 ;; esac
+    done
+    return 1
+}
 
 check_test_filter() {
     [ -z "$TEST_FILTER" ] && return 0
@@ -38,7 +65,15 @@ pytest_run() {
     fi
     fixture_trace "$_tag"
     sleep "${TE_FIXTURE_SLEEP:-0.1}"
-    [ -n "$JUNITXML_PREFIX$JUNITXML_SUFFIX" ] || return 0
+    _fail=
+    fixture_fails "$_tag" && _fail=1
+    if [ -z "$JUNITXML_PREFIX$JUNITXML_SUFFIX" ]; then
+        if [ -n "$_fail" ]; then
+            echo "FAILED test_$_tag: AssertionError: Tensor-likes are not close!"
+            _run_errors=$((_run_errors + 1))
+        fi
+        return 0
+    fi
     _xml=$JUNITXML_PREFIX$_tag$JUNITXML_SUFFIX
     mkdir -p "$(dirname "$_xml")"
     _id=tests/pytorch/${1%.py}.py
@@ -48,11 +83,12 @@ pytest_run() {
         printf '{"e": "report", "nodeid": "%s::test_a", "when": "call", "outcome": "passed"}\n{"e": "start", "nodeid": "%s::test_b[1]"}\n' "$_id" "$_id" >>"$_xml.partial"
         kill -SEGV $$
     fi
-    if [ "$_tag" = "$TE_FIXTURE_FAIL" ]; then
+    if [ -n "$_fail" ]; then
         printf '<?xml version="1.0" encoding="utf-8"?>\n<testsuites><testsuite name="pytest" tests="2" failures="1" errors="0" skipped="0" time="0.1"><testcase classname="%s" name="test_a" time="0.05"/><testcase classname="%s" name="test_x[1, 2]" time="0.05"><failure message="AssertionError: Tensor-likes are not close!">    def test_x(a, b):\n&gt;       assert close(a, b)\nE       AssertionError: Tensor-likes are not close!\n\n%s:12: AssertionError</failure></testcase></testsuite></testsuites>\n' \
             "$_cls" "$_cls" "$_id" >"$_xml"
         printf '%s::test_x[1, 2]\n' "$_id" >"$_xml.failed"
         rm -f "$_xml.partial"
+        echo "FAILED $_id::test_x[1, 2] - AssertionError: Tensor-likes are not close!"
         _run_errors=$((_run_errors + 1))
         return 0
     fi
