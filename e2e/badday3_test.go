@@ -206,9 +206,10 @@ func TestUnreadableWeightTableKept(t *testing.T) {
 	}
 }
 
-// Hook and pin variables that share a name are refused before anything runs: one
-// line naming both options, exit 2 (items would otherwise get their GPU id as their
-// filter and run nothing, or print the listing and pass).
+// Hook and pin variables that share a name, with each other or with a variable the
+// tool sets itself, are refused before anything runs: one line naming both uses,
+// exit 2 (items would otherwise get their GPU id as their filter and run nothing,
+// print the listing and pass, or run unpinned).
 func TestClashingHookVariables(t *testing.T) {
 	for _, tt := range []struct {
 		flags []string
@@ -217,6 +218,15 @@ func TestClashingHookVariables(t *testing.T) {
 		{[]string{"--pin-var", "TEST_FILTER"}, []string{"--pin-var \"TEST_FILTER\": TEST_FILTER is both the filter and the pin variable", "hook-var filter="}},
 		{[]string{"--hook-var", "filter=TE_CI_LIST_ITEMS"}, []string{"--hook-var: TE_CI_LIST_ITEMS is both the filter and the list-items variable", "hook-var list-items="}},
 		{[]string{"--pin-var", "TEST_LEVEL"}, []string{"--pin-var \"TEST_LEVEL\": TEST_LEVEL is both the level and the pin variable", "hook-var level="}},
+		// Variables sgpu-queue sets of its own (the item's port, the other vendor's
+		// visible-devices variable): items ran unpinned (--pin-var PET_MASTER_PORT)
+		// or without their level.
+		{[]string{"--pin-var", "PET_MASTER_PORT"},
+			[]string{`--pin-var "PET_MASTER_PORT": PET_MASTER_PORT is both the pin and the port variable`, "pin-var and PET_MASTER_PORT"}},
+		{[]string{"--hook-var", "level=PET_MASTER_PORT"},
+			[]string{"--hook-var: PET_MASTER_PORT is both the level and the port variable", "hook-var level= and PET_MASTER_PORT"}},
+		{[]string{"--pin-var", "HIP_VISIBLE_DEVICES", "--hook-var", "level=CUDA_VISIBLE_DEVICES"},
+			[]string{"--hook-var: CUDA_VISIBLE_DEVICES is both the level and the also-pin variable", "hook-var level= and the other vendor's"}},
 	} {
 		t.Run(strings.Join(tt.flags, " "), func(t *testing.T) {
 			dir := fixture(t, "e2e")

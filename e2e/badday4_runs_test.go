@@ -93,47 +93,6 @@ func TestFIFOWeightTable(t *testing.T) {
 	}
 }
 
-// A hook or pin variable named like a variable sgpu-queue sets of its own (the
-// item's port, the other vendor's visible-devices variable) is refused before
-// anything runs, exit 2, one line naming both uses: items would otherwise run
-// unpinned (--pin-var PET_MASTER_PORT) or without their level.
-func TestVariablesTheToolSetsClash(t *testing.T) {
-	for _, tt := range []struct {
-		flags []string
-		want  []string
-	}{
-		{[]string{"--pin-var", "PET_MASTER_PORT"},
-			[]string{`--pin-var "PET_MASTER_PORT": PET_MASTER_PORT is both the pin and the port variable`, "pin-var and PET_MASTER_PORT"}},
-		{[]string{"--hook-var", "level=PET_MASTER_PORT"},
-			[]string{"--hook-var: PET_MASTER_PORT is both the level and the port variable", "hook-var level= and PET_MASTER_PORT"}},
-		{[]string{"--pin-var", "HIP_VISIBLE_DEVICES", "--hook-var", "level=CUDA_VISIBLE_DEVICES"},
-			[]string{"--hook-var: CUDA_VISIBLE_DEVICES is both the level and the also-pin variable", "hook-var level= and the other vendor's"}},
-	} {
-		t.Run(strings.Join(tt.flags, " "), func(t *testing.T) {
-			dir := fixture(t, "e2e")
-			codeSuite(t, dir)
-			conf := writeConf(t, dir, "codes.conf", "c c.log list ci/codes.sh\n")
-			args := append([]string{"run", "--gpus", "2", "--arch", "gfx942"}, tt.flags...)
-			r := sgpu(t, dir, []string{"TAGS=a\n"}, append(args, conf)...)
-			if r.code != 2 {
-				t.Fatalf("exit %d, want 2\n%s%s", r.code, r.stdout, r.stderr)
-			}
-			errs := lines(r.stderr)
-			if len(errs) != 1 {
-				t.Fatalf("stderr %q, want one line", r.stderr)
-			}
-			for _, w := range tt.want {
-				if !strings.Contains(errs[0], w) {
-					t.Errorf("stderr %q lacks %q", errs[0], w)
-				}
-			}
-			if _, err := os.Stat(filepath.Join(dir, "test-results")); err == nil {
-				t.Error("the refused run wrote test-results/")
-			}
-		})
-	}
-}
-
 // An item that exits 0 with a JUnit file cut off mid-element fails (bad-junit): the
 // run exits 1, the item is in the failed list and the failed-items file of the next
 // attempt, its log and the report say why, and the merged JUnit holds an error case

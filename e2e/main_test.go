@@ -65,31 +65,51 @@ func fixture(t *testing.T, name string) string {
 	return dst
 }
 
-// copyFixture copies testdata/<name> into dst, merging with what is there.
+// copyFixture copies testdata/<name> into dst, merging with what is there, leaving
+// out what a run of the fixture writes (test-results/, ci-weights/) and Python's
+// caches.
 func copyFixture(t *testing.T, name, dst string) {
 	t.Helper()
-	src := filepath.Join("..", "testdata", name)
+	copyTree(t, filepath.Join("..", "testdata", name), dst, func(rel string, d fs.DirEntry) bool {
+		return d.IsDir() && (rel == "test-results" || rel == "ci-weights" || d.Name() == "__pycache__" || d.Name() == ".pytest_cache")
+	})
+}
+
+// copyTree copies the files and directories under src to dst (links as links),
+// but those skip names (a directory with all below it).
+func copyTree(t *testing.T, src, dst string, skip func(rel string, d fs.DirEntry) bool) {
+	t.Helper()
 	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			if rel == "test-results" || rel == "ci-weights" || d.Name() == "__pycache__" || d.Name() == ".pytest_cache" {
+		if skip != nil && skip(rel, d) {
+			if d.IsDir() {
 				return filepath.SkipDir
 			}
-			return os.MkdirAll(target, 0o755)
+			return nil
 		}
+		to := filepath.Join(dst, rel)
 		info, err := d.Info()
 		if err != nil {
 			return err
+		}
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(to, info.Mode().Perm())
+		case d.Type()&fs.ModeSymlink != 0:
+			link, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(link, to)
 		}
 		data, err := os.ReadFile(p)
 		if err != nil {
 			return err
 		}
-		return os.WriteFile(target, data, info.Mode().Perm())
+		return os.WriteFile(to, data, info.Mode().Perm())
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rocm/sgpu-queue/internal/safefs"
+	"github.com/rocm/sgpu-queue/internal/treetest"
 	"github.com/rocm/sgpu-queue/internal/verdict"
 )
 
@@ -27,26 +27,6 @@ func (l *recordLog) Lost(what, path string, err error) {
 	l.lines = append(l.lines, fmt.Sprintf("lost %s %s: %v", what, path, err))
 }
 func (l *recordLog) Rel(path string) string { return path }
-
-// snapshotDir is each path under root with its mode and content.
-func snapshotDir(t *testing.T, root string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		info, _ := d.Info()
-		v := info.Mode().String()
-		if info.Mode().IsRegular() {
-			data, _ := os.ReadFile(p)
-			v += " " + string(data)
-		}
-		out[p] = v
-		return nil
-	})
-	return out
-}
 
 // finishes runs f, failing the test if it blocks (on a FIFO): the bound is
 // generous, nothing here is timed.
@@ -99,11 +79,11 @@ func TestWriteSuitesLinksAndFIFOs(t *testing.T) {
 			} else if err := os.Symlink(outside, path); err != nil {
 				t.Fatal(err)
 			}
-			before := snapshotDir(t, filepath.Dir(outside))
+			before := treetest.Snapshot(t, filepath.Dir(outside))
 			log := &recordLog{}
 			var written []string
 			finishes(t, func() { written = WriteSuites(context.Background(), repo, dir, suites, doc, log) })
-			if after := snapshotDir(t, filepath.Dir(outside)); fmt.Sprint(after) != fmt.Sprint(before) {
+			if after := treetest.Snapshot(t, filepath.Dir(outside)); fmt.Sprint(after) != fmt.Sprint(before) {
 				t.Errorf("outside the repo changed:\n%v\n→\n%v", before, after)
 			}
 			said := strings.Join(log.lines, "\n")

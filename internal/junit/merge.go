@@ -422,15 +422,19 @@ func (it Item) status(partial bool) string {
 	if partial {
 		parts = append(parts, "cut off (a .partial sidecar outlived it)")
 	}
+	return strings.Join(append(parts, it.ended()...), ", ")
+}
+
+// ended is the item's note, then its exit code or "never finished".
+func (it Item) ended() []string {
+	var parts []string
 	if it.Note != "" {
 		parts = append(parts, it.Note)
 	}
 	if it.Finished {
-		parts = append(parts, "exit code "+strconv.Itoa(it.RC))
-	} else {
-		parts = append(parts, "never finished")
+		return append(parts, "exit code "+strconv.Itoa(it.RC))
 	}
-	return strings.Join(parts, ", ")
+	return append(parts, "never finished")
 }
 
 // word is the one-word verdict of the sgpu.status property.

@@ -3,7 +3,6 @@ package junit
 import (
 	"fmt"
 	"io/fs"
-	"strconv"
 	"strings"
 
 	"github.com/rocm/sgpu-queue/internal/rerun"
@@ -135,15 +134,7 @@ func endedCase(id string, ph rerun.Phases) xmlCase {
 // end says how an item ended, shortest first: "timed out, exit code 124", "exit
 // code 139, cut off", "never finished".
 func (it Item) end(partial bool) string {
-	var parts []string
-	if it.Note != "" {
-		parts = append(parts, it.Note)
-	}
-	if it.Finished {
-		parts = append(parts, "exit code "+strconv.Itoa(it.RC))
-	} else {
-		parts = append(parts, "never finished")
-	}
+	parts := it.ended()
 	if partial && it.Note == "" {
 		parts = append(parts, "cut off")
 	}

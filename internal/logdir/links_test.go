@@ -13,6 +13,7 @@ import (
 
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/safefs"
+	"github.com/rocm/sgpu-queue/internal/treetest"
 )
 
 // ranLogDir is repo/test-results/logs after a run of suite torch with item a:
@@ -57,27 +58,7 @@ func outsideCopy(t *testing.T, path string) (string, map[string]string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return dst, tree(t, filepath.Dir(dst))
-}
-
-// tree is each path under root with its mode and content.
-func tree(t *testing.T, root string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		info, _ := d.Info()
-		v := info.Mode().String()
-		if info.Mode().IsRegular() {
-			data, _ := os.ReadFile(p)
-			v += " " + string(data)
-		}
-		out[p] = v
-		return nil
-	})
-	return out
+	return dst, treetest.Snapshot(t, filepath.Dir(dst))
 }
 
 func sameMaps(a, b map[string]string) bool {
@@ -163,7 +144,7 @@ func TestClaimRefusesLinksAndFIFOs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			in := tree(t, filepath.Dir(l.Trusted))
+			in := treetest.Snapshot(t, filepath.Dir(l.Trusted))
 			err = within(t, func() error {
 				lock, err := l.Claim(claim("torch"), false)
 				lock.Release()
@@ -176,10 +157,10 @@ func TestClaimRefusesLinksAndFIFOs(t *testing.T) {
 			if msg := se.Rel(l.Trusted).Error(); strings.Contains(msg, "\n") || !strings.HasPrefix(msg, "test-results/") && tc.rel != ".." {
 				t.Errorf("message %q: want one line naming the path relative to the repo root", msg)
 			}
-			if !sameMaps(before, tree(t, filepath.Dir(outside))) {
+			if !sameMaps(before, treetest.Snapshot(t, filepath.Dir(outside))) {
 				t.Error("the copy outside the repo changed")
 			}
-			if !sameMaps(in, tree(t, filepath.Dir(l.Trusted))) {
+			if !sameMaps(in, treetest.Snapshot(t, filepath.Dir(l.Trusted))) {
 				t.Error("the refused claim changed the repo")
 			}
 		})
@@ -215,7 +196,7 @@ func TestWritesRefuseLinksMidRun(t *testing.T) {
 			if !errors.As(err, &se) || se.Path != path {
 				t.Errorf("err = %v, want a *safefs.Error naming %s", err, path)
 			}
-			if !sameMaps(before, tree(t, filepath.Dir(outside))) {
+			if !sameMaps(before, treetest.Snapshot(t, filepath.Dir(outside))) {
 				t.Error("the copy outside the repo changed")
 			}
 		})
