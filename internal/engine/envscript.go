@@ -100,7 +100,7 @@ func ExportedBy(given hook.Env, after []string, n hook.Names) (vars, ignored []s
 		if old, set := given.Get(name); set && old == value {
 			continue
 		}
-		if n.KeyOf(name, gpu.HIPVisible, gpu.CUDAVisible) != "" || name == hook.MasterPort {
+		if slices.ContainsFunc(n.Uses(gpu.HIPVisible, gpu.CUDAVisible), func(u hook.Use) bool { return u.Name == name }) {
 			ignored = append(ignored, name)
 			continue
 		}
