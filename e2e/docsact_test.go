@@ -338,20 +338,15 @@ func (h *actHarness) actRun(t *testing.T, ws string, wf *mdcheck.Workflow, runID
 }
 
 // docsActWorkspace is a checkout of testdata/te-current holding the page's workflow
-// snippet, byte for byte, as its workflow file; failing names the items that fail
-// (ci/fixture-fail: no variable reaches TE's container but through the workflow).
+// snippet, byte for byte, as its workflow file, committed with fixed dates so that
+// every call makes the same commit (a re-run is of the same GITHUB_SHA, which keys
+// the re-run state: docs/reruns.md#keys); failing names the items that fail
+// (ci/fixture-fail, left uncommitted: no variable reaches TE's container but through
+// the workflow, and the attempt's flake is not the commit's).
 func docsActWorkspace(t *testing.T, yaml string, failing []string) string {
 	t.Helper()
 	ws := fixture(t, "te-current")
-	files := map[string]string{".github/workflows/docs.yml": yaml}
-	if len(failing) > 0 {
-		var tags []string
-		for _, f := range failing {
-			tags = append(tags, strings.SplitN(f, "/", 2)[1])
-		}
-		files["ci/fixture-fail"] = strings.Join(tags, "\n") + "\n"
-	}
-	for name, body := range files {
+	write := func(name, body string) {
 		p := filepath.Join(ws, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
@@ -360,10 +355,20 @@ func docsActWorkspace(t *testing.T, yaml string, failing []string) string {
 			t.Fatal(err)
 		}
 	}
+	write(".github/workflows/docs.yml", yaml)
 	for _, args := range [][]string{{"init", "-q", "-b", "dev"}, {"add", "-A"}, {"-c", "user.name=e2e", "-c", "user.email=e2e@local", "commit", "-qm", "te"}} {
-		if out, err := exec.Command("git", append([]string{"-C", ws}, args...)...).CombinedOutput(); err != nil {
+		cmd := exec.Command("git", append([]string{"-C", ws}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_DATE=2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE=2026-01-01T00:00:00Z")
+		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("git %v: %v\n%s", args, err, out)
 		}
+	}
+	if len(failing) > 0 {
+		var tags []string
+		for _, f := range failing {
+			tags = append(tags, strings.SplitN(f, "/", 2)[1])
+		}
+		write("ci/fixture-fail", strings.Join(tags, "\n")+"\n")
 	}
 	return ws
 }
@@ -466,7 +471,7 @@ func (h *actHarness) checkAttempt1(t *testing.T, ws string, wf *mdcheck.Workflow
 	// TE's report prints ::error title=failed: <class>::<name>::…, which a runner reads
 	// as a title cut at the first "::": the whole line is in the message.
 	reported := slices.ContainsFunc(r.annotations, func(e actEvent) bool {
-		return e.JobID == "sgpu" && strings.Contains(e.Msg, "failed: te.test_sanity.ck::test_test_sanity.ck")
+		return e.JobID == "sgpu" && strings.Contains(e.Msg, "failed: tests.pytorch.test_sanity::test_x[1, 2]")
 	})
 	if _, ok := wf.Job("sgpu"); ok && !reported {
 		t.Errorf("TE's report step did not find the failed test case's JUnit (no ::error for it): %+v", r.annotations)

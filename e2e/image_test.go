@@ -82,7 +82,7 @@ func TestActionImage(t *testing.T) {
 	if !strings.Contains(logs, "4 GPUs [0 1 2 3] from rocminfo") || !strings.Contains(logs, "::group::Phase 4") {
 		t.Errorf("log:\n%s", logs)
 	}
-	if s := readFile(t, filepath.Join(cmds, "summary")); !strings.Contains(s, "✓ sgpu-queue: all 14 items passed") {
+	if s := readFile(t, filepath.Join(cmds, "summary")); !strings.Contains(s, "✓ sgpu-queue: 12 tests, none failed; all 14 items passed") {
 		t.Errorf("summary:\n%.300s", s)
 	}
 }
