@@ -27,14 +27,7 @@ func pooledKeys(items []schedule.Item) map[string]bool {
 // it lacks, so the first run after switching from TE's run_queue.sh is ordered. They
 // are read, never written (docs/files.md "The weight table").
 func (r *run) seedTE(ctx context.Context, t *weights.Table, e *expansion, pool gpu.Pool, pooled map[string]bool) {
-	var queues []string
-	for _, s := range e.suites {
-		if q := s.Queue(); !slices.Contains(queues, q) {
-			queues = append(queues, q)
-		}
-	}
-	slices.Sort(queues)
-	for _, q := range queues {
+	for _, q := range r.queues(e) {
 		path := weights.TEPath(r.o.RepoRoot, q, pool.Arch, r.o.Level, len(pool.IDs))
 		n, warns := weights.Seed(ctx, t, path, pooled, len(pool.IDs))
 		for _, w := range warns {
@@ -44,4 +37,16 @@ func (r *run) seedTE(ctx context.Context, t *weights.Table, e *expansion, pool g
 			r.printf("  seeded %d weight(s) from TE's %s table %s\n", n, q, r.rel(path))
 		}
 	}
+}
+
+// queues are the TE queues of the run's suites, sorted.
+func (r *run) queues(e *expansion) []string {
+	var queues []string
+	for _, s := range e.suites {
+		if q := s.Queue(); !slices.Contains(queues, q) {
+			queues = append(queues, q)
+		}
+	}
+	slices.Sort(queues)
+	return queues
 }
