@@ -21,6 +21,7 @@ import (
 type Blocks struct {
 	mu    sync.Mutex // every exported method takes it; the unexported ones run under it
 	cal   *Calibration
+	fv    view      // cal's factors, as of the last Next
 	w     []float64 // by item
 	known []bool    // by item: it has an estimate
 	width []int
@@ -85,8 +86,8 @@ func newBlocks(items []Item, order []int, gpus int, cal *Calibration) (*Blocks, 
 		return nil, err
 	}
 	b := &Blocks{
-		cal: cal,
-		w:   make([]float64, len(items)), known: make([]bool, len(items)), width: make([]int, len(items)),
+		cal: cal, fv: newView(cal),
+		w: make([]float64, len(items)), known: make([]bool, len(items)), width: make([]int, len(items)),
 		gone: make([]bool, gpus), pool: gpus, classes: map[int]*class{},
 		free: make([]bool, gpus), avoid: make([]bool, gpus),
 		ent: make([]entryB, 0, len(order)),
@@ -142,7 +143,7 @@ func (b *Blocks) Len() int {
 func (b *Blocks) Calibration() *Calibration { return b.cal }
 
 // est is item's calibrated estimate.
-func (b *Blocks) est(item int) float64 { return b.cal.Estimate(item, b.w[item]) }
+func (b *Blocks) est(item int) float64 { return b.w[item] * b.fv.of(item) }
 
 func (b *Blocks) Hold() (int, float64, bool) {
 	b.mu.Lock()
@@ -195,6 +196,7 @@ func (b *Blocks) drop(p int) {
 func (b *Blocks) Next(now float64, free []int, running []Running) (int, []int, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.fv.refresh()
 	nfree := b.markFree(free)
 	defer b.clearFree()
 	if b.left == 0 {
@@ -464,7 +466,7 @@ func (b *Blocks) firstFit(c *class, from int, lim float64) int {
 		return c.t.first(from, lim)
 	}
 	// +Inf would admit unknown items (their weight in the tree is +Inf).
-	raw := math.Min(lim/b.cal.Least(), math.MaxFloat64)
+	raw := math.Min(lim/b.fv.least, math.MaxFloat64)
 	for passed := 0; passed <= maxPassed; passed++ {
 		k := c.t.first(from, raw)
 		if k < 0 || b.est(b.ent[c.pos[k]].item) <= lim {

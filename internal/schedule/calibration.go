@@ -104,22 +104,20 @@ func (c *Calibration) Observe(item int, seconds float64) {
 	}
 	r := seconds / c.w[item]
 	s := c.suite[item]
-	c.med[s].add(r)
-	c.all.add(r)
-	if c.all.n() >= calRun {
+	own, run := c.med[s].add(r), c.all.add(r)
+	before := len(c.log)
+	if run && c.all.n() >= calRun {
 		if f := c.all.factor(1); f != c.shared {
 			c.shared = f
 			c.log = append(c.log, -1)
+			// Every suite's own factor stands against the run's: a change of
+			// the run's moves them all.
+			for _, o := range c.owned {
+				c.setOwn(o, c.med[o].factor(c.shared))
+			}
 		}
 	}
-	// Every suite's own factor stands against the run's: a change of the run's
-	// moves them all.
-	for _, o := range c.owned {
-		if o != s {
-			c.setOwn(o, c.med[o].factor(c.shared))
-		}
-	}
-	if c.med[s].n() >= calSuite {
+	if c.med[s].n() >= calSuite && (own || !c.own[s]) {
 		if !c.own[s] {
 			c.own[s] = true
 			c.owned = append(c.owned, s)
@@ -127,9 +125,11 @@ func (c *Calibration) Observe(item int, seconds float64) {
 		}
 		c.setOwn(s, c.med[s].factor(c.shared))
 	}
-	c.least = c.shared
-	for _, o := range c.owned {
-		c.least = min(c.least, c.factor[o])
+	if len(c.log) != before {
+		c.least = c.shared
+		for _, o := range c.owned {
+			c.least = min(c.least, c.factor[o])
+		}
 	}
 }
 
@@ -249,25 +249,45 @@ func (c *Calibration) changes(cursor int) ([]int, int) {
 	return c.log[cursor:len(c.log):len(c.log)], len(c.log)
 }
 
-// ownFactor is suite s's own factor and whether it has one.
-func (c *Calibration) ownFactor(s int) (float64, bool) {
-	if c == nil {
-		return 1, false
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.factor[s], c.own[s]
+// view is a scheduler's copy of a calibration's factors, taken again when the
+// calibration's version moves: an estimate is read without the calibration's
+// lock. A view of a nil calibration is every factor 1.
+type view struct {
+	cal     *Calibration
+	version int
+	f       []float64 // by suite
+	least   float64
 }
 
-// shared is the run's factor, in force for the suites without their own.
-func (c *Calibration) sharedFactor() float64 {
-	if c == nil {
-		return 1
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.shared
+func newView(c *Calibration) view {
+	v := view{cal: c, version: -1, f: []float64{1}, least: 1}
+	v.refresh()
+	return v
 }
+
+// refresh takes the factors again if they changed, and reports whether they did.
+func (v *view) refresh() bool {
+	if v.cal == nil {
+		return false
+	}
+	v.cal.mu.Lock()
+	defer v.cal.mu.Unlock()
+	if len(v.cal.log) == v.version {
+		return false
+	}
+	v.version = len(v.cal.log)
+	if len(v.f) != len(v.cal.labels) {
+		v.f = make([]float64, len(v.cal.labels))
+	}
+	for s := range v.f {
+		v.f[s] = v.cal.factorOf(s)
+	}
+	v.least = v.cal.least
+	return true
+}
+
+// of is item's factor.
+func (v *view) of(item int) float64 { return v.f[v.cal.Suite(item)] }
 
 // SuiteFactor is one suite's calibration at the end of a run.
 type SuiteFactor struct {
@@ -299,37 +319,54 @@ func (c *Calibration) Factors() []SuiteFactor {
 }
 
 // ratios are a suite's (or a run's) actual/estimate, kept as logs (each within
-// ±log calBound), with their median and the standard error of that median. The
-// spread is the standard deviation of the logs; a suite's (trim) leaves out the
-// ⌈n/8⌉ farthest from the median once there are 4, so that one item far off
-// neither moves its factor (a median) nor blocks it; a run's keeps them all, so
-// that suites a factor apart show as spread, not as a factor for all. It is
-// recomputed with every ratio up to calExact of them, then each time the count
-// has grown by a sixteenth, so that a run's calibration costs O(n log n) in all.
+// ±log calBound; the latest calWindow of them), with their median and the
+// standard error of that median. The spread is the standard deviation of the
+// logs; a suite's (trim) leaves out the ⌈n/8⌉ farthest from the median once there
+// are 4, so that one item far off neither moves its factor (a median) nor blocks
+// it; a run's keeps them all, so that suites a factor apart show as spread, not as
+// a factor for all. It is recomputed with every ratio up to calExact of them, then
+// each time the count has grown by an eighth: a run's calibration costs
+// O(n + log n · calWindow log calWindow) and calWindow ratios of memory a suite.
 type ratios struct {
 	trim    bool
-	logs    []float64
-	at      int     // len(logs) when med and se were computed
-	med, se float64 // of the logs
+	logs    []float64 // a ring of the latest calWindow
+	count   int       // ratios seen
+	buf     []float64 // scratch for compute
+	at      int       // count when med and se were computed
+	med, se float64   // of the logs
 }
 
-// calExact: up to this many ratios, every one recomputes the median.
-const calExact = 64
+// calExact: up to this many ratios, every one recomputes the median; calWindow:
+// the most recent ratios it is taken over.
+const (
+	calExact  = 64
+	calWindow = 1024
+)
 
-func (r *ratios) n() int { return len(r.logs) }
+func (r *ratios) n() int { return r.count }
 
-func (r *ratios) add(v float64) {
+// add takes one ratio and reports whether the median was computed again.
+func (r *ratios) add(v float64) bool {
 	lv := min(max(math.Log(max(v, 1e-300)), -math.Log(calBound)), math.Log(calBound))
-	r.logs = append(r.logs, lv)
-	if n := len(r.logs); n <= calExact || n*16 >= r.at*17 {
-		r.compute()
+	if len(r.logs) < calWindow {
+		r.logs = append(r.logs, lv)
+	} else {
+		r.logs[r.count%calWindow] = lv
 	}
+	r.count++
+	if r.count <= calExact || r.count*8 >= r.at*9 {
+		r.compute()
+		return true
+	}
+	return false
 }
 
 func (r *ratios) compute() {
 	n := len(r.logs)
-	r.at = n
-	sorted := slices.Sorted(slices.Values(r.logs))
+	r.at = r.count
+	r.buf = append(r.buf[:0], r.logs...)
+	sorted := r.buf
+	slices.Sort(sorted)
 	r.med = middle(sorted)
 	r.se = 0
 	if n < 2 {

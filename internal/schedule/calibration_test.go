@@ -143,20 +143,21 @@ func TestCalibrationDeterministic(t *testing.T) {
 	}
 }
 
-// The median of the ratios agrees with a sort of what was seen when it was last
-// computed: every ratio up to calExact, then each sixteenth more.
+// The median of the ratios agrees with a sort of the latest calWindow of them as
+// they were when it was last computed: every ratio up to calExact, then each
+// eighth more.
 func TestRatios(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var r ratios
 	var logs []float64
-	for n := 1; n < 300; n++ {
+	for n := 1; n < 3000; n++ {
 		v := math.Round(rng.Float64()*20+1) / 4
 		r.add(v)
 		logs = append(logs, math.Log(v))
-		if n <= calExact && r.at != n || r.at > n || 16*n >= 17*r.at+16 {
+		if n <= calExact && r.at != n || r.at > n || 8*n >= 9*r.at+8 {
 			t.Fatalf("%d ratios: computed at %d", n, r.at)
 		}
-		seen := slices.Sorted(slices.Values(logs[:r.at]))
+		seen := slices.Sorted(slices.Values(logs[max(0, r.at-calWindow):r.at]))
 		if r.med != middle(seen) {
 			t.Fatalf("%d ratios: median %g, want %g", n, r.med, middle(seen))
 		}

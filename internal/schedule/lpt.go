@@ -8,7 +8,7 @@ import "sync"
 // weight times its suite's factor in force when a GPU asks (Calibration); ties in
 // listing order; retries at the back.
 func NewLPT(items []Item, cal *Calibration) Queue {
-	return newMerge(items, cal, nil)
+	return newMerge(items, LPTOrder(items), cal, nil)
 }
 
 // merge is LPT's queue as a merge of the suites' lists. One factor scales a whole
@@ -22,6 +22,7 @@ func NewLPT(items []Item, cal *Calibration) Queue {
 type merge struct {
 	mu      sync.Mutex
 	cal     *Calibration
+	fv      view // cal's factors, as of the last sync
 	w       []float64
 	rank    []int // by item: its place in LPTOrder, for ties
 	unknown []int // items without an estimate, in listing order
@@ -35,11 +36,12 @@ type merge struct {
 	n       int // items not yet handed out
 }
 
-// newMerge is the merge over the items not skipped (skip nil: all).
-func newMerge(items []Item, cal *Calibration, skip func(int) bool) *merge {
-	q := &merge{cal: cal, w: make([]float64, len(items)), rank: make([]int, len(items))}
+// newMerge is the merge over the items not skipped (skip nil: all); lpt is
+// LPTOrder(items), which a plan keeps rather than sort again for every queue.
+func newMerge(items []Item, lpt []int, cal *Calibration, skip func(int) bool) *merge {
+	q := &merge{cal: cal, fv: newView(cal), w: make([]float64, len(items)), rank: make([]int, len(items))}
 	q.lists = make([][]int, cal.Suites())
-	for r, i := range LPTOrder(items) {
+	for r, i := range lpt {
 		if skip != nil && skip(i) {
 			continue
 		}
@@ -54,11 +56,7 @@ func newMerge(items []Item, cal *Calibration, skip func(int) bool) *merge {
 	}
 	q.head = make([]int, len(q.lists))
 	q.byW = newSuiteHeap(len(q.lists), func(a, b int) bool { return q.before(q.next(a), q.next(b), 1, 1) })
-	q.byEst = newSuiteHeap(len(q.lists), func(a, b int) bool {
-		fa, _ := q.cal.ownFactor(a)
-		fb, _ := q.cal.ownFactor(b)
-		return q.before(q.next(a), q.next(b), fa, fb)
-	})
+	q.byEst = newSuiteHeap(len(q.lists), func(a, b int) bool { return q.before(q.next(a), q.next(b), q.fv.f[a], q.fv.f[b]) })
 	for s, l := range q.lists {
 		if len(l) > 0 {
 			q.byW.push(s)
@@ -84,6 +82,9 @@ func (q *merge) before(a, b int, fa, fb float64) bool {
 // sync follows the calibration's changes: a suite that got a factor of its own
 // moves to the heap by estimate; one whose own factor changed is re-ranked.
 func (q *merge) sync() {
+	if !q.fv.refresh() {
+		return
+	}
 	var ch []int
 	ch, q.cursor = q.cal.changes(q.cursor)
 	fixed := 0
@@ -116,11 +117,8 @@ func (q *merge) Next(slot int) (int, bool) {
 	}
 	q.sync()
 	h := q.byW
-	if a, b := q.byW.top(), q.byEst.top(); b >= 0 {
-		fb, _ := q.cal.ownFactor(b)
-		if a < 0 || q.before(q.next(b), q.next(a), fb, q.cal.sharedFactor()) {
-			h = q.byEst
-		}
+	if a, b := q.byW.top(), q.byEst.top(); b >= 0 && (a < 0 || q.before(q.next(b), q.next(a), q.fv.f[b], q.fv.f[a])) {
+		h = q.byEst
 	}
 	if s := h.top(); s >= 0 {
 		i := q.next(s)

@@ -11,7 +11,7 @@ func (p Plan) Queue(items []Item) Queue { return p.queue(items, nil) }
 // by calibrated estimates (NewLPT).
 func (p Plan) queue(items []Item, cal *Calibration) Queue {
 	if !p.Use {
-		return NewLPT(items, cal)
+		return newMerge(items, p.lpt, cal, nil)
 	}
 	q := p.planned()
 	q.items, q.cal = items, cal
@@ -90,7 +90,7 @@ func (q *planned) Next(slot int) (int, bool) {
 		}
 	} else {
 		if q.rest == nil {
-			q.rest = newMerge(q.items, q.cal, func(i int) bool { return q.taken[i] })
+			q.rest = newMerge(q.items, q.lpt, q.cal, func(i int) bool { return q.taken[i] })
 		}
 		if i, ok := q.rest.Next(slot); ok {
 			return q.take(i), true

@@ -275,7 +275,7 @@ func newSetup(policy string, items []Item, gpus int, plan func(string, []Item, i
 	switch policy {
 	case PolicyLPT:
 		s.Order = LPTOrder(items)
-		s.queue = func(cal *Calibration) Queue { return NewLPT(items, cal) }
+		s.queue = func(cal *Calibration) Queue { return newMerge(items, s.Order, cal, nil) }
 	case PolicyPlanned:
 		p := NewPlan(items, gpus)
 		s.Plan, s.Order = &p, p.lpt

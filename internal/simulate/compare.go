@@ -270,12 +270,9 @@ func singleRows(rep *Report, in *Input, items []schedule.Item, n int) ([]Row, []
 			return w, tl, err
 		},
 	}
-	if rep.Options.estimatesOff() {
-		rows = append(rows, Row{Policy: RowUncalibrated})
-		run = append(run, func(_ *rand.Rand, dur []float64) (float64, *schedule.BlockTimeline, error) {
-			return replay(planned.Uncalibrated(), dur)
-		})
-	}
+	rows, run = withUncalibrated(rep, rows, run, func(dur []float64) (float64, error) {
+		return replayWall(planned.Uncalibrated(), nil, dur, n)
+	})
 	return rows, run, nil
 }
 
@@ -305,12 +302,6 @@ func mixedRows(rep *Report, items []schedule.Item, n int) ([]Row, []runner, erro
 	plan := *setup.Blocks
 	rep.Planner = plannerWords(plan)
 
-	sItems := make([]schedule.Item, len(single))
-	for k, i := range single {
-		sItems[k] = items[i]
-	}
-	sPlan := schedule.NewPlan(sItems, n)
-	sDur := make([]float64, len(single))
 	blocks := func(order []int, dur []float64) (*schedule.BlockTimeline, error) {
 		if order == nil {
 			s := setup.Scheduler()
@@ -326,16 +317,7 @@ func mixedRows(rep *Report, items []schedule.Item, n int) ([]Row, []runner, erro
 	}
 	rows := []Row{{Policy: RowTwoStep}, {Policy: RowUnordered}, {Policy: RowStrict}}
 	run := []runner{
-		func(_ *rand.Rand, dur []float64) (float64, *schedule.BlockTimeline, error) {
-			for k, i := range single {
-				sDur[k] = dur[i]
-			}
-			wall, err := replayWall(schedule.OnSlots(sPlan.Queue(sItems), n), nil, sDur, n)
-			for _, i := range multi {
-				wall += dur[i]
-			}
-			return wall, nil, err
-		},
+		twoStepRunner(items, single, multi, n),
 		func(rng *rand.Rand, dur []float64) (float64, *schedule.BlockTimeline, error) {
 			t, err := blocks(shuffled(rng, len(items)), dur)
 			if err != nil {
@@ -364,17 +346,43 @@ func mixedRows(rep *Report, items []schedule.Item, n int) ([]Row, []runner, erro
 			return t.Wall, t, nil
 		})
 	}
-	if rep.Options.estimatesOff() {
-		rows = append(rows, Row{Policy: RowUncalibrated})
-		run = append(run, func(_ *rand.Rand, dur []float64) (float64, *schedule.BlockTimeline, error) {
-			t, err := schedule.ReplayBlocks(setup.Uncalibrated(), width, dur, n)
-			if err != nil {
-				return 0, nil, err
-			}
-			return t.Wall, nil, nil
-		})
-	}
+	rows, run = withUncalibrated(rep, rows, run, func(dur []float64) (float64, error) {
+		return replayWall(setup.Uncalibrated(), width, dur, n)
+	})
 	return rows, run, nil
+}
+
+// withUncalibrated adds the row of the default policy not calibrated (wall
+// replays it) when the estimates are off by design (--bias, --prior).
+func withUncalibrated(rep *Report, rows []Row, run []runner, wall func(dur []float64) (float64, error)) ([]Row, []runner) {
+	if !rep.Options.estimatesOff() {
+		return rows, run
+	}
+	return append(rows, Row{Policy: RowUncalibrated}), append(run, func(_ *rand.Rand, dur []float64) (float64, *schedule.BlockTimeline, error) {
+		w, err := wall(dur)
+		return w, nil, err
+	})
+}
+
+// twoStepRunner runs TE's job before one queue (RowTwoStep): the single-GPU
+// items as the planned queue, then each multi-GPU item alone.
+func twoStepRunner(items []schedule.Item, single, multi []int, n int) runner {
+	sItems := make([]schedule.Item, len(single))
+	for k, i := range single {
+		sItems[k] = items[i]
+	}
+	sPlan := schedule.NewPlan(sItems, n)
+	sDur := make([]float64, len(single))
+	return func(_ *rand.Rand, dur []float64) (float64, *schedule.BlockTimeline, error) {
+		for k, i := range single {
+			sDur[k] = dur[i]
+		}
+		wall, err := replayWall(schedule.OnSlots(sPlan.Queue(sItems), n), nil, sDur, n)
+		for _, i := range multi {
+			wall += dur[i]
+		}
+		return wall, nil, err
+	}
 }
 
 // strictRunner runs TE's current rule (RowStrict) on items.
