@@ -3,6 +3,7 @@ package e2e
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -261,8 +262,9 @@ func TestRunQueue(t *testing.T) {
 		}
 	})
 
-	// Run 2 is ordered longest-first from what run 1 learned; the crashed item is
-	// still unknown, so it goes first.
+	// Run 2 is ordered longest-first from what run 1 learned; the crashed item
+	// learned no weight: its suite's median is its prior (docs/weights.md), and it
+	// takes its place by that.
 	os.Remove(trace)
 	// --full: run 1's failures would otherwise narrow it to a re-run of them.
 	r2 := sgpu(t, dir, env, "run", "--full", "--gpus", "0,1,2", "--arch", "gfx942", "ci/queue.conf")
@@ -270,11 +272,12 @@ func TestRunQueue(t *testing.T) {
 		t.Fatalf("run 2 exit %d\n%s", r2.code, r2.stderr)
 	}
 	q := lines(readFile(t, filepath.Join(logs, "queue", "queue.tsv")))
-	if f := strings.Split(q[0], "\t"); f[1] != "alpha" || f[3] != "crash" || f[0] != "999999" {
-		t.Errorf("run 2 should start with the unknown item, got %q", q[0])
+	if !regexp.MustCompile(`(?m)^ +\d+ +~[0-9.]+s +alpha +crash  \(prior: median of its suite alpha \(\d+\)\)$`).MatchString(r2.stdout) ||
+		!strings.Contains(r2.stdout, "the table lacks 1 item(s): prior estimates for 1 from their suite") {
+		t.Errorf("run 2's plan does not estimate the crashed item by its suite:\n%s", r2.stdout)
 	}
 	prev := 1e18
-	for _, row := range q[1:] {
+	for _, row := range q {
 		var w float64
 		if _, err := fmtSscan(strings.Split(row, "\t")[0], &w); err != nil || w > prev {
 			t.Errorf("queue.tsv not longest-first at %q", row)

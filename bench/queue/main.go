@@ -35,6 +35,16 @@
 // both driven by one small driver here, and the sgpu-queue binary's own run:
 //
 //	go run ./bench/queue -te -weights testdata/simulate/te-mgpu-l3.weights -gpus 8 -scale 60 -runs 2
+//
+// Estimates that are wrong or missing (docs/performance.md, "Estimates that
+// hold"): with -bias F (or label=F,… per suite, as simulate --bias) every item
+// sleeps its weight × F while the warm table keeps the weights; with -prior FILE
+// the run has no table of its own, FILE (scaled as the items) lying beside it as
+// another level's table (ci-weights/test_weights.bench.l1.txt), which the run
+// takes its priors from. The bound is then the items' own durations':
+//
+//	go run ./bench/queue -te -weights testdata/simulate/te-mgpu-l3.weights -gpus 8 -scale 60 -runs 2 -bias 0.1
+//	go run ./bench/queue -prior testdata/simulate/te-gfx950-l3-prior.weights
 package main
 
 import (
@@ -64,31 +74,46 @@ func main() {
 	runs := flag.Int("runs", 3, "runs to measure")
 	shards := flag.Int("shards", 0, "measure a job matrix of this many shards of -gpus GPUs each (0: one runner)")
 	te := flag.Bool("te", false, "compare TE's current dispatch rule with the default order on real processes")
+	bias := flag.String("bias", "", "every item sleeps its weight × F (F, or label=F,... per suite); the table keeps the weights")
+	prior := flag.String("prior", "", "no table of the run's own: this table, scaled as the items, as another level's")
 	flag.Parse()
-	if err := run(*wfile, *scale, *gpus, *runs, *shards, *te); err != nil {
+	o := options{scale: *scale, gpus: *gpus, runs: *runs, shards: *shards, te: *te}
+	if *bias != "" {
+		b, err := simulate.ParseBias(*bias)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(2)
+		}
+		o.bias = b
+	}
+	o.prior = *prior
+	if err := run(*wfile, o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
+}
+
+// options are the bench's flags.
+type options struct {
+	scale      float64
+	gpus, runs int
+	shards     int
+	te         bool
+	bias       simulate.Bias
+	prior      string // a prior table's path; "" for the warm table
 }
 
 type figures struct {
 	wall, bound, ratio float64
 	gapMean, gapMax    float64
 	gaps               int
+	priors             int    // items the run estimated by a prior
+	calibration        string // the suites' factors at the end of phase 4
 }
 
-func run(wfile string, scale float64, gpus, runs, shards int, te bool) error {
-	f, err := os.Open(wfile)
-	if err != nil {
-		return err
-	}
-	in, warns, err := simulate.Load(f, wfile)
-	f.Close()
-	if len(warns) > 0 {
-		// A warning means the workload is not what it says (and says why a
-		// load failed).
-		return errors.Join(err, errors.New(strings.Join(warns, "; ")))
-	}
+func run(wfile string, o options) error {
+	scale, gpus, runs := o.scale, o.gpus, o.runs
+	in, err := load(wfile)
 	if err != nil {
 		return err
 	}
@@ -106,16 +131,25 @@ func run(wfile string, scale float64, gpus, runs, shards int, te bool) error {
 	if err := build.Run(); err != nil {
 		return fmt.Errorf("go build: %w", err)
 	}
-	conf, warm, work, err := writeSuites(dir, in, scale)
+	conf, warm, work, err := writeSuites(dir, in, scale, o.bias)
 	if err != nil {
 		return err
 	}
 	fmt.Printf("workload: %s, %d items, %.1f GPU-seconds of sleep after scaling by 1/%g, %d GPUs\n", wfile, len(in.Items), work, scale, gpus)
+	if o.bias.Set() {
+		fmt.Printf("bias: the items sleep their weight × %s; the table keeps the weights\n", o.bias)
+	}
+	if o.prior != "" {
+		if warm, err = writePrior(dir, o.prior, scale); err != nil {
+			return err
+		}
+		fmt.Printf("prior: no table of the run's own; %s scaled by 1/%g as ci-weights/test_weights.bench.l1.txt\n", o.prior, scale)
+	}
 	switch {
-	case shards > 0:
-		return matrix(bin, dir, conf, warm, gpus, runs, shards)
-	case te:
-		return compareTE(bin, dir, conf, warm, in, scale, gpus, runs)
+	case o.shards > 0:
+		return matrix(bin, dir, conf, warm, gpus, runs, o.shards)
+	case o.te:
+		return compareTE(bin, dir, conf, warm, in, o)
 	}
 	var all []figures
 	for i := 1; i <= runs; i++ {
@@ -124,8 +158,9 @@ func run(wfile string, scale float64, gpus, runs, shards int, te bool) error {
 			return fmt.Errorf("run %d: %w", i, err)
 		}
 		all = append(all, f)
-		fmt.Printf("run %d: wall %.3f s, bound %.3f s, ratio %.4f, dispatch gap mean %.2f ms, max %.2f ms over %d gaps\n",
-			i, f.wall, f.bound, f.ratio, 1000*f.gapMean, 1000*f.gapMax, f.gaps)
+		fmt.Printf("run %d: wall %.3f s, bound %.3f s, ratio %.4f, dispatch gap mean %.2f ms, max %.2f ms over %d gaps; "+
+			"%d items by a prior; calibrated %s\n", i, f.wall, f.bound, f.ratio, 1000*f.gapMean, 1000*f.gapMax, f.gaps, f.priors,
+			f.calibration)
 	}
 	stat := func(name, unit string, mul float64, get func(figures) float64) { printStat(all, name, unit, mul, get) }
 	fmt.Printf("over %d runs:\n", runs)
@@ -146,11 +181,61 @@ func runOnce(bin, dir, conf, warm, logs string, in *simulate.Input, scale float6
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return figures{}, fmt.Errorf("%w\n%s", err, out)
 	}
-	// Keep the table warm and exact: learning would blend in this run.
-	if err := os.WriteFile(warm, warmTable(in, scale), 0o644); err != nil {
+	// Keep the table warm and exact (learning would blend in this run), or, with
+	// a prior, missing.
+	if err := restoreTable(warm, in, scale); err != nil {
 		return figures{}, err
 	}
 	return measure(logs)
+}
+
+// load reads a workload (simulate's input): a warning means it is not what it
+// says (and says why a load failed).
+func load(path string) (*simulate.Input, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	in, warns, err := simulate.Load(f, path)
+	f.Close()
+	if len(warns) > 0 {
+		return nil, errors.Join(err, errors.New(strings.Join(warns, "; ")))
+	}
+	return in, err
+}
+
+// priorName is where writePrior puts the prior: the run's own table is
+// test_weights.bench.l3.txt (TEST_LEVEL=3), so this is another level's.
+const priorName = "test_weights.bench.l1.txt"
+
+// writePrior writes the prior table scaled by 1/scale as another level's table
+// of the bench's arch, and returns the run's own table's path, which it leaves
+// missing: the run starts cold, with priors.
+func writePrior(dir, path string, scale float64) (string, error) {
+	p, err := load(path)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "ci-weights"), 0o755); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ci-weights", priorName), warmTable(p, scale), 0o644); err != nil {
+		return "", err
+	}
+	own := filepath.Join(dir, "ci-weights", "test_weights.bench.l3.txt")
+	return own, os.Remove(filepath.Join(dir, "warm.txt"))
+}
+
+// restoreTable puts the run's table back as the bench had it: the warm one, or
+// none (a prior run: its own table is where the warm one is not).
+func restoreTable(path string, in *simulate.Input, scale float64) error {
+	if filepath.Base(path) != "warm.txt" {
+		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	return os.WriteFile(path, warmTable(in, scale), 0o644)
 }
 
 // printStat prints a figure's min, median and max over runs.
@@ -234,12 +319,13 @@ func matrix(bin, dir, conf, warm string, gpus, runs, shards int) error {
 
 // writeSuites turns the table into one script per suite label: a list suite for the
 // keys with a tag, an opaque one for a bare label. Each item sleeps its scaled weight
-// and lists itself with its GPU count when it takes more than one.
-func writeSuites(dir string, in *simulate.Input, scale float64) (conf, warm string, work float64, err error) {
+// (times its suite's bias) and lists itself with its GPU count when it takes more
+// than one.
+func writeSuites(dir string, in *simulate.Input, scale float64, bias simulate.Bias) (conf, warm string, work float64, err error) {
 	items := map[string][]int{} // by label: indices into in.Items
 	for i, it := range in.Items {
 		items[it.Label] = append(items[it.Label], i)
-		work += float64(it.Width()) * it.Weight / scale
+		work += float64(it.Width()) * it.Weight * bias.Of(it.Label) / scale
 	}
 	labels := slices.Sorted(maps.Keys(items))
 	var c strings.Builder
@@ -248,7 +334,7 @@ func writeSuites(dir string, in *simulate.Input, scale float64) (conf, warm stri
 		if in.Items[items[label][0]].Tag == "" {
 			mode = "opaque" + gpusOption(in, items[label][0])
 		}
-		script := suiteScript(in, items[label], scale)
+		script := suiteScript(in, items[label], scale/bias.Of(label))
 		if err := os.WriteFile(filepath.Join(dir, label+".sh"), []byte(script), 0o755); err != nil {
 			return "", "", 0, err
 		}
@@ -287,9 +373,14 @@ func suiteScript(in *simulate.Input, idx []int, scale float64) string {
 	}
 	s.WriteString("    exit 0\nfi\n[ -n \"$TE_CI_SETUP_ONLY\" ] && exit 0\ncase \"$TEST_FILTER\" in\n")
 	for _, i := range idx {
-		fmt.Fprintf(&s, "    '%s') exec sleep %.3f ;;\n", in.Items[i].Tag, in.Items[i].Weight/scale)
+		fmt.Fprintf(&s, "    '%s') sleep %.3f ;;\n", in.Items[i].Tag, in.Items[i].Weight/scale)
 	}
-	s.WriteString("esac\n")
+	// The JUnit file the run asks for (its log dir's by default): an item that
+	// writes none ran nothing (docs/outcomes.md, no-run).
+	s.WriteString("esac\nif [ -n \"$JUNITXML_PREFIX\" ]; then\n" +
+		"    mkdir -p \"$(dirname \"$JUNITXML_PREFIX$TEST_FILTER\")\"\n" +
+		"    echo '<testsuite name=\"bench\" tests=\"1\"><testcase name=\"sleep\"/></testsuite>' >\"$JUNITXML_PREFIX$TEST_FILTER$JUNITXML_SUFFIX\"\n" +
+		"fi\n")
 	return s.String()
 }
 
@@ -314,6 +405,11 @@ func measure(logs string) (figures, error) {
 		return figures{}, fmt.Errorf("%s", warns[0])
 	}
 	s := report.Compute(run, verdict.Decide(run))
+	var cal []string
+	for _, f := range run.Meta.Calibration {
+		cal = append(cal, fmt.Sprintf("%s ×%.2f", f.Label, f.Factor))
+	}
 	return figures{wall: s.Wall, bound: s.Bound, ratio: s.Wall / s.Bound,
-		gapMean: s.Gaps.Mean, gapMax: s.Gaps.Max, gaps: s.Gaps.Count}, nil
+		gapMean: s.Gaps.Mean, gapMax: s.Gaps.Max, gaps: s.Gaps.Count,
+		priors: len(run.Meta.Priors), calibration: strings.Join(cal, ", ")}, nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -21,16 +22,21 @@ import (
 // driver here, so that only the rule differs; then the sgpu-queue binary itself
 // (run, warm weights). It prints each wall clock (first start to last end) against
 // the bound of the weights.
-func compareTE(bin, dir, conf, warm string, in *simulate.Input, scale float64, gpus, runs int) error {
+func compareTE(bin, dir, conf, warm string, in *simulate.Input, o options) error {
+	scale, gpus, runs := o.scale, o.gpus, o.runs
 	items, err := in.ItemsOn(gpus)
 	if err != nil {
 		return err
 	}
 	items = scaled(items, scale)
-	def, err := schedule.Prepare(schedule.DefaultPolicy, items, gpus)
+	if o.prior != "" {
+		return errors.New("-te with -prior: the driver's rules order by the weights; run -prior without -te")
+	}
+	setup, err := schedule.NewSetup(schedule.DefaultPolicy, items, gpus)
 	if err != nil {
 		return err
 	}
+	def := setup.Scheduler
 	strict := schedule.StrictOrder(items)
 	rules := []struct {
 		name  string
@@ -39,8 +45,18 @@ func compareTE(bin, dir, conf, warm string, in *simulate.Input, scale float64, g
 		{"TE's rule (widest first, strict order)", func() (schedule.Scheduler, error) { return schedule.NewStrict(items, strict, gpus) }},
 		{"sgpu-queue's default order, same driver", func() (schedule.Scheduler, error) { return def(), nil }},
 	}
-	bound := schedule.LowerBound(items, gpus).Seconds
-	fmt.Printf("bound of the weights: %.3f s\n", bound)
+	if o.bias.Set() {
+		rules = append(rules, struct {
+			name  string
+			fresh func() (schedule.Scheduler, error)
+		}{"the default order, not calibrated", func() (schedule.Scheduler, error) { return setup.Uncalibrated(), nil }})
+	}
+	dur := make([]float64, len(items))
+	for i, it := range items {
+		dur[i] = it.Weight * o.bias.Of(it.Label)
+	}
+	bound := schedule.BoundOfWidths(dur, schedule.Widths(items), gpus)
+	fmt.Printf("bound of the items' sleeps: %.3f s\n", bound)
 	walls := make([][]float64, len(rules)+1)
 	for r := 1; r <= runs; r++ {
 		for k, rule := range rules {
@@ -60,9 +76,10 @@ func compareTE(bin, dir, conf, warm string, in *simulate.Input, scale float64, g
 			return fmt.Errorf("sgpu-queue run %d: %w", r, err)
 		}
 		walls[len(rules)] = append(walls[len(rules)], f.wall)
-		fmt.Printf("run %d %-42s wall %.3f s (%.4f × bound)\n", r, "sgpu-queue run (the binary)", f.wall, f.wall/bound)
+		fmt.Printf("run %d %-42s wall %.3f s (%.4f × bound); calibrated %s\n", r, "sgpu-queue run (the binary)", f.wall, f.wall/bound,
+			f.calibration)
 	}
-	fmt.Printf("over %d runs (mean wall, × bound of the weights):\n", runs)
+	fmt.Printf("over %d runs (mean wall, × bound of the sleeps):\n", runs)
 	for k, w := range walls {
 		name := "sgpu-queue run (the binary)"
 		if k < len(rules) {
@@ -93,7 +110,8 @@ type done struct {
 }
 
 // drive runs items on gpus fake GPUs as the scheduler s hands them out, each as its
-// suite's script (TEST_FILTER its tag) on a process of its own, and returns the wall
+// suite's script (TEST_FILTER its tag) on a process of its own, telling s's
+// calibration how long each took as the dispatcher does, and returns the wall
 // clock from the first start to the last end.
 func drive(s schedule.Scheduler, dir string, items []schedule.Item, gpus int) (float64, error) {
 	free := make([]int, gpus)
@@ -125,6 +143,7 @@ func drive(s schedule.Scheduler, dir string, items []schedule.Item, gpus int) (f
 			return 0, fmt.Errorf("item %s: %w", items[d.item].Key(), d.err)
 		}
 		k := slices.IndexFunc(running, func(r schedule.Running) bool { return r.Item == d.item })
+		s.Calibration().Observe(d.item, now()-running[k].Start)
 		free = append(free, running[k].GPUs...)
 		running = slices.Delete(running, k, k+1)
 	}

@@ -5,15 +5,19 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/rocm/sgpu-queue/internal/exitcode"
+	"github.com/rocm/sgpu-queue/internal/safefs"
 	"github.com/rocm/sgpu-queue/internal/shard"
 	"github.com/rocm/sgpu-queue/internal/simulate"
+	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
-const simulateHelp = `Usage: sgpu-queue simulate --weights FILE --gpus N [--noise F] [--runs K] [--seed S] [--runners R]
+const simulateHelp = `Usage: sgpu-queue simulate --weights FILE --gpus N [--noise F] [--runs K] [--seed S] [--bias F]
+                           [--prior FILE] [--runners R]
 
 Predicts the wall clock and utilisation of a run on N GPUs from a weight table, for
 the old design (one suite per GPU, a suite being a key's label, in the file's order),
@@ -36,6 +40,15 @@ factor in [1−F, 1+F]; lognormal: exp(F·Z)) while the queues still order by th
 weights; the figures are then means over K runs. Flags may also be set by SGPU_*
 variables (--gpus ↔ SGPU_GPUS).
 
+With --bias F every item takes its weight × F (label=F,... per suite, as a
+table from a slower or faster machine: 0.1 is ten times faster), and with
+--prior FILE the run has no table of its own: the queues order by FILE's
+estimates (the same key, else the item's siblings, else its suite's median,
+as a run estimates the items its table lacks) while the items take the
+weights of --weights. Either way the queues calibrate their estimates as items
+finish, as "run" does; the report adds the default policy not calibrated, and
+the factor each suite ended with.
+
 With --runners R it predicts a job matrix instead: 1 … R runners of N GPUs each,
 the items split as "sgpu-queue plan" splits them, each runner's share run as the
 default queue on its own GPUs; the wall clock is the slowest runner's, against the
@@ -55,6 +68,10 @@ func simulateCmd(e Env, args []string) int {
 		seed        = fs.String("seed", envDefault(e, "seed", "1"), "random seed (same seed, same figures)")
 		runners     = fs.String("runners", envDefault(e, "runners", ""), "predict 1 … R runners of N GPUs each (a job matrix) instead of "+
 			"comparing policies")
+		bias = fs.String("bias", envDefault(e, "bias", ""), "every item takes its weight × F: F, or label=F,... per suite "+
+			"(0.5,torch=2: torch at 2, the rest at 0.5)")
+		prior = fs.String("prior", envDefault(e, "prior", ""), "a cold start: order by this table's estimates, the items taking "+
+			"the weights of --weights")
 	)
 	pos, code, stop := parse(fs, args, e)
 	if stop {
@@ -71,6 +88,19 @@ func simulateCmd(e Env, args []string) int {
 	nRunners := 0
 	if strings.TrimSpace(*runners) != "" {
 		if nRunners, err = count("--runners", *runners, shard.MaxShards, "runners"); err != nil {
+			return usageErr(err)
+		}
+	}
+	if strings.TrimSpace(*bias) != "" {
+		if o.Bias, err = simulate.ParseBias(*bias); err != nil {
+			return usageErr(err)
+		}
+	}
+	if *prior != "" {
+		if nRunners > 0 {
+			return usageErr(fmt.Errorf("--prior with --runners: a job matrix is planned on a table of its own; drop one of them"))
+		}
+		if o.Prior, err = loadPrior(e, *prior); err != nil {
 			return usageErr(err)
 		}
 	}
@@ -105,6 +135,28 @@ func simulateCmd(e Env, args []string) int {
 		return exitcode.Failed
 	}
 	return exitcode.OK
+}
+
+// loadPrior reads --prior's table (simulate's input format; its warnings to
+// stderr).
+func loadPrior(e Env, path string) (*simulate.Prior, error) {
+	f, err := safefs.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--prior: %w", err)
+	}
+	in, warns, err := simulate.Load(f, path)
+	f.Close()
+	for _, w := range warns {
+		fmt.Fprintf(e.Stderr, "warning: %s\n", w)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--prior: %w", err)
+	}
+	t := weights.New()
+	for _, it := range in.Items {
+		t.Set(it.Key(), it.Weight)
+	}
+	return &simulate.Prior{Name: filepath.Base(path), Table: t}, nil
 }
 
 // simulateOptions parses simulate's flag values (also their SGPU_* variables).

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/rocm/sgpu-queue/internal/simulate"
@@ -14,6 +15,8 @@ import (
 const (
 	teTable    = "../../testdata/simulate/te-gfx950-l3.weights"
 	mixedTable = "../../testdata/simulate/te-mixed.weights"
+	mgpuTable  = "../../testdata/simulate/te-mgpu-l3.weights"
+	priorTable = "../../testdata/simulate/te-gfx950-l3-prior.weights"
 )
 
 // runCommand runs one sgpu-queue command in this process.
@@ -31,6 +34,10 @@ func TestSimulateCmd(t *testing.T) {
 	}
 	badGPUs := filepath.Join(t.TempDir(), "bad gpus [1].weights")
 	if err := os.WriteFile(badGPUs, []byte("a/x 5 gpus=0\nb 2 gpus=2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(t.TempDir(), "prior [fifo].weights")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	empty := filepath.Join(t.TempDir(), "empty.weights")
@@ -86,6 +93,26 @@ func TestSimulateCmd(t *testing.T) {
 		{name: "bad runners", args: []string{"--weights", teTable, "--gpus", "8", "--runners", "two"}, code: 2, stderr: []string{`--runners "two"`}},
 		{name: "runners: an item wider than a runner", args: []string{"--weights", mixedTable, "--gpus", "4", "--runners", "2"}, code: 2,
 			stderr: []string{"item torch-mgpu/distributed.test_numerics needs 8 GPUs but the pool has 4"}},
+		// Estimates that are off (issue 31).
+		{name: "a table ten times too slow", args: []string{"--weights", mgpuTable, "--gpus", "8", "--bias", "0.1"},
+			stdout: []string{"bias: every item takes its weight × its suite's factor (torch-mgpu 0.1, jax-mgpu 0.1)",
+				"chosen order (planned, default)           269.3 s", "chosen order, not calibrated              284.1 s",
+				"each suite's factor at the end of the run, mean over 1: torch-mgpu ×0.100, jax-mgpu ×0.100"}},
+		{name: "bias per suite from SGPU_BIAS", env: map[string]string{"SGPU_BIAS": "1,jax-mgpu=0.3"}, args: []string{"--weights", mgpuTable,
+			"--gpus", "8"}, stdout: []string{"(torch-mgpu 1, jax-mgpu 0.3)", "jax-mgpu ×0.300"}},
+		{name: "a cold start from a prior", args: []string{"--weights", teTable, "--gpus", "4", "--prior", priorTable},
+			stdout: []string{"prior: no table of its own; the queues order by te-gfx950-l3-prior.weights: 80 items by the same key",
+				"planned queue (default)            2632 s", "planned queue, not calibrated"}},
+		{name: "a bias of nothing", args: []string{"--weights", teTable, "--gpus", "4", "--bias", "0"}, code: 2,
+			stderr: []string{`sgpu-queue simulate: --bias "0": "0" is not a factor above 0 and at most 1000`}},
+		{name: "a bias for a suite the table has not", args: []string{"--weights", teTable, "--gpus", "4", "--bias", "tensorflow=2"}, code: 2,
+			stderr: []string{`--bias: ` + teTable + ` has no suite "tensorflow"; its suites are core, torch, jax, examples`}},
+		{name: "a prior with runners", args: []string{"--weights", teTable, "--gpus", "4", "--runners", "2", "--prior", priorTable}, code: 2,
+			stderr: []string{"--prior with --runners"}},
+		{name: "a FIFO for a prior is refused, not waited on", args: []string{"--weights", teTable, "--gpus", "4", "--prior", fifo}, code: 2,
+			stderr: []string{"--prior: " + fifo}},
+		{name: "a missing prior", args: []string{"--weights", teTable, "--gpus", "4", "--prior", "/nonexistent.weights"}, code: 2,
+			stderr: []string{"--prior: open /nonexistent.weights"}},
 		{name: "stray argument", args: []string{teTable, "--gpus", "4"}, code: 2, stderr: []string{"unexpected argument"}},
 		{name: "unknown flag", args: []string{"--gpu", "4"}, code: 2, stderr: []string{"flag provided but not defined: -gpu"}},
 	}

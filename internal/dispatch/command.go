@@ -141,17 +141,24 @@ func JUnitFile(prefix, suffix string, it Item) string {
 const ownLimitSlack = 30 * time.Second
 
 // deadline is the item's hang deadline (0: none) and, for its log, where it came
-// from: the learned one (Timeout.For), raised to an item's own limit plus
-// ownLimitSlack, so that the tool enforces its limit first.
-func (d *dispatcher) deadline(it Item) (time.Duration, string) {
-	limit := d.cfg.Timeout.For(it.Item)
+// from: the learned one (Timeout.For, its suite's calibration factor as the run
+// stands), raised to an item's own limit plus ownLimitSlack, so that the tool
+// enforces its limit first.
+func (d *dispatcher) deadline(it Item, factor float64) deadline {
+	limit := d.cfg.Timeout.For(it.Item, factor)
 	if limit <= 0 {
-		return 0, ""
+		return deadline{}
 	}
-	why := d.cfg.Timeout.Explain(it.Item)
+	why := d.cfg.Timeout.Explain(it.Item, factor)
 	if own := it.Unit.Timeout; own > 0 && limit < own+ownLimitSlack {
 		limit = own + ownLimitSlack
 		why = fmt.Sprintf("its own time limit %s (ctest TIMEOUT) + %s, above %s", own, ownLimitSlack, why)
 	}
-	return limit, why
+	return deadline{limit: limit, why: why}
+}
+
+// deadline is an attempt's hang deadline (0: none) and where it came from.
+type deadline struct {
+	limit time.Duration
+	why   string
 }

@@ -192,9 +192,9 @@ func TestAdapterDeadline(t *testing.T) {
 	}
 	for _, tt := range tests {
 		d := &dispatcher{cfg: Config{Timeout: tt.timeout}}
-		got, why := d.deadline(tt.it)
-		if got != tt.want || !strings.Contains(why, tt.why) {
-			t.Errorf("%s: deadline %s (%s), want %s (%s)", tt.name, got, why, tt.want, tt.why)
+		got := d.deadline(tt.it, 1)
+		if got.limit != tt.want || !strings.Contains(got.why, tt.why) {
+			t.Errorf("%s: deadline %s (%s), want %s (%s)", tt.name, got.limit, got.why, tt.want, tt.why)
 		}
 	}
 }

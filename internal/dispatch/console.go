@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
 
@@ -28,34 +29,37 @@ type progress struct {
 	total         int                 // attempts to make: the items, plus each retry queued
 	notRun        int                 // attempts that will not be made: dropped or refused
 	running       map[int]runningItem // by item
-	queuedWork    float64             // known GPU-seconds not yet handed out
-	queuedUnknown int                 // unknown items not yet handed out
-	shown         [3]int              // done, total, notRun as the last line showed them
-	stopped       bool                // the run stopped: what is queued will not run
+	cal           *schedule.Calibration
+	queuedWork    []float64 // by suite (cal.Suite): GPU-seconds of weight not yet handed out
+	queuedUnknown int       // items without an estimate not yet handed out
+	shown         [3]int    // done, total, notRun as the last line showed them
+	stopped       bool      // the run stopped: what is queued will not run
 }
 
 type runningItem struct {
 	width int
 	start time.Time
 	known bool
-	// weight is the item's learned duration (when known).
+	// weight is the item's estimate (when it has one), before calibration.
 	weight float64
 }
 
-// newProgress starts the count at total attempts to make, with items queued.
-func newProgress(out io.Writer, gpus, total int, items []Item) *progress {
-	p := &progress{out: out, gpus: gpus, total: total, running: map[int]runningItem{}}
-	for _, it := range items {
-		p.count(it, +1)
+// newProgress starts the count at total attempts to make, with items queued; cal
+// calibrates their estimates (nil: the weights as they are).
+func newProgress(out io.Writer, gpus, total int, items []Item, cal *schedule.Calibration) *progress {
+	p := &progress{out: out, gpus: gpus, total: total, running: map[int]runningItem{}, cal: cal,
+		queuedWork: make([]float64, cal.Suites())}
+	for i, it := range items {
+		p.count(i, it, +1)
 	}
 	return p
 }
 
-// count counts an item into (+1) or out of (-1) the work not yet handed out.
+// count counts item i into (+1) or out of (-1) the work not yet handed out.
 // Caller holds p.mu (newProgress: p is not shared yet).
-func (p *progress) count(it Item, sign int) {
-	if it.Known {
-		p.queuedWork += float64(sign*it.Width()) * it.Weight
+func (p *progress) count(i int, it Item, sign int) {
+	if it.Estimated() {
+		p.queuedWork[p.cal.Suite(i)] += float64(sign*it.Width()) * it.Weight
 	} else {
 		p.queuedUnknown += sign
 	}
@@ -65,24 +69,24 @@ func (p *progress) count(it Item, sign int) {
 func (p *progress) started(item int, it Item, at time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.running[item] = runningItem{width: it.Width(), start: at, known: it.Known, weight: it.Weight}
-	p.count(it, -1)
+	p.running[item] = runningItem{width: it.Width(), start: at, known: it.Estimated(), weight: it.Weight}
+	p.count(item, it, -1)
 }
 
-// retried counts another attempt of it, queued.
-func (p *progress) retried(it Item) {
+// retried counts another attempt of item, queued.
+func (p *progress) retried(item int, it Item) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.count(it, +1)
+	p.count(item, it, +1)
 	p.total++
 }
 
-// dropped takes a queued attempt of it that will not be made out of the attempts
-// to make and the work left: it is counted as not run.
-func (p *progress) dropped(it Item) {
+// dropped takes a queued attempt of item that will not be made out of the
+// attempts to make and the work left: it is counted as not run.
+func (p *progress) dropped(item int, it Item) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.count(it, -1)
+	p.count(item, it, -1)
 	p.total--
 	p.notRun++
 }
@@ -107,7 +111,8 @@ func (p *progress) stop(n int) {
 	p.stopped = true
 	p.total -= n
 	p.notRun += n
-	p.queuedWork, p.queuedUnknown = 0, 0
+	clear(p.queuedWork)
+	p.queuedUnknown = 0
 }
 
 // shrank sets the GPUs the eta spreads the work over: quarantine took one out.
@@ -160,20 +165,21 @@ func (p *progress) note(msg string) {
 	fmt.Fprintf(p.out, "  %s\n", msg)
 }
 
-// eta estimates the time left from the weights: the known GPU-seconds not yet done
-// spread over the GPUs left (a quarantined GPU runs nothing more). Unknown items are
-// counted, not guessed. Caller holds p.mu.
+// eta estimates the time left from the estimates, calibrated by what the run's
+// finished items measured: the GPU-seconds not yet done spread over the GPUs left
+// (a quarantined GPU runs nothing more). Items without an estimate are counted,
+// not guessed. Caller holds p.mu.
 func (p *progress) eta(now time.Time) string {
 	work := 0.0
 	unknown := 0
-	for _, r := range p.running {
+	for i, r := range p.running {
 		if !r.known {
 			unknown++
 			continue
 		}
-		work += float64(r.width) * max(0, r.weight-now.Sub(r.start).Seconds())
+		work += float64(r.width) * max(0, p.cal.Estimate(i, r.weight)-now.Sub(r.start).Seconds())
 	}
-	work += p.queuedWork
+	work += p.cal.Work(p.queuedWork)
 	unknown += p.queuedUnknown
 	left := textfmt.Dur(max(0, work/float64(max(p.gpus, 1))))
 	s := " eta " + left
@@ -208,8 +214,11 @@ func ShownTag(tag string) string {
 func (d *dispatcher) line(a Attempt, t0 time.Time) {
 	it := d.items[a.Item]
 	est := "unknown"
-	if it.Known {
+	switch {
+	case it.Known:
 		est = textfmt.Dur(it.Weight)
+	case it.Estimated():
+		est = "~" + textfmt.Dur(it.Weight) // a prior (docs/weights.md)
 	}
 	head := fmt.Sprintf("[%s] gpu%s t+%s %s rc=%d est=%s %s %s",
 		a.End.Format("15:04:05"), a.GPU, textfmt.Dur(a.Start.Sub(t0).Seconds()), textfmt.Dur(a.Seconds()), a.RC, est,

@@ -23,7 +23,7 @@ func TestProgressCounts(t *testing.T) {
 		{Item: schedule.Item{Tag: "c", Weight: 999}},
 	}
 	var out strings.Builder
-	p := newProgress(&out, 2, 3, items)
+	p := newProgress(&out, 2, 3, items, nil)
 	t0 := time.Unix(1000, 0)
 	if got := p.eta(t0); got != " eta ≥40s +1 unknown" { // (40 + 2×20) / 2
 		t.Errorf("queued: eta %q", got)
@@ -32,15 +32,45 @@ func TestProgressCounts(t *testing.T) {
 	if got := p.eta(t0.Add(5 * time.Second)); got != " eta ≥35s +1 unknown" { // (40 + 2×15) / 2
 		t.Errorf("b running 5 s: eta %q", got)
 	}
-	p.dropped(items[2])
+	p.dropped(2, items[2])
 	p.finished(1, t0.Add(20*time.Second), "b", "")
-	p.retried(items[1])
+	p.retried(1, items[1])
 	p.started(0, items[0], t0.Add(20*time.Second))
 	p.finished(0, t0.Add(60*time.Second), "a", " no-run")
 	p.note("a note")
 	want := "b  [1/2 eta 20s, 1 not run]\na  [2/3 eta 20s, 1 not run] no-run\n  a note\n"
 	if out.String() != want {
 		t.Errorf("console:\n%s\nwant:\n%s", out.String(), want)
+	}
+}
+
+// Calibrated, the eta is the work left at the factors the run measured: the
+// queued work and what is left of the running items' estimates.
+func TestProgressCalibrated(t *testing.T) {
+	items := []Item{
+		{Item: schedule.Item{Label: "s", Tag: "a", Weight: 40, Known: true}},
+		{Item: schedule.Item{Label: "s", Tag: "b", Weight: 20, Known: true, GPUs: 2}},
+		{Item: schedule.Item{Label: "s", Tag: "c", Weight: 999}},
+		{Item: schedule.Item{Label: "s", Tag: "d", Weight: 10, Known: true}},
+	}
+	sched := make([]schedule.Item, len(items))
+	for i, it := range items {
+		sched[i] = it.Item
+	}
+	cal := schedule.NewCalibration(sched)
+	var out strings.Builder
+	p := newProgress(&out, 2, 4, items, cal)
+	t0 := time.Unix(1000, 0)
+	p.started(3, items[3], t0)
+	for k := 0; k < 3; k++ {
+		cal.Observe(3, 5) // half its weight
+	}
+	if got := p.eta(t0); got != " eta ≥22s +1 unknown" { // (40 + 2×20 + 10) × 0.5 / 2
+		t.Errorf("eta %q", got)
+	}
+	p.started(1, items[1], t0)
+	if got := p.eta(t0.Add(4 * time.Second)); got != " eta ≥16s +1 unknown" { // (20 + 2×(10−4) + (5−4)) / 2
+		t.Errorf("b running 4 s: eta %q", got)
 	}
 }
 
@@ -53,7 +83,7 @@ func TestProgressLinesInOrder(t *testing.T) {
 		items[i] = Item{Item: schedule.Item{Tag: fmt.Sprint(i), Weight: 1, Known: true}}
 	}
 	var out strings.Builder
-	p := newProgress(&out, 4, n, items)
+	p := newProgress(&out, 4, n, items, nil)
 	var wg sync.WaitGroup
 	for i := range items {
 		p.started(i, items[i], time.Now())
@@ -89,10 +119,10 @@ func TestProgressNotRun(t *testing.T) {
 		{Item: schedule.Item{Tag: "d", Weight: 10, Known: true, GPUs: 2}},
 	}
 	var out strings.Builder
-	p := newProgress(&out, 2, 4, items)
+	p := newProgress(&out, 2, 4, items, nil)
 	t0 := time.Unix(1000, 0)
 	p.started(0, items[0], t0)
-	p.dropped(items[3])
+	p.dropped(3, items[3])
 	p.finished(0, t0.Add(10*time.Second), "a", "") // b and c queued: 10 s on 2 GPUs
 	p.refused()
 	p.started(1, items[1], t0.Add(10*time.Second))
@@ -107,10 +137,10 @@ func TestProgressNotRun(t *testing.T) {
 
 	// Dropped after the last line: close says so.
 	out.Reset()
-	p = newProgress(&out, 2, 2, items[:2])
+	p = newProgress(&out, 2, 2, items[:2], nil)
 	p.started(0, items[0], t0)
 	p.finished(0, t0.Add(10*time.Second), "a", "")
-	p.dropped(items[1])
+	p.dropped(1, items[1])
 	p.close()
 	if want := "a  [1/2 eta 5.0s]\n  [1/1, 1 not run]\n"; out.String() != want {
 		t.Errorf("console:\n%s\nwant:\n%s", out.String(), want)
@@ -127,7 +157,7 @@ func TestProgressEtaOverGPUsLeft(t *testing.T) {
 		{Item: schedule.Item{Tag: "d", Weight: 60, Known: true}},
 	}
 	var out strings.Builder
-	p := newProgress(&out, 4, 4, items)
+	p := newProgress(&out, 4, 4, items, nil)
 	t0 := time.Unix(1000, 0)
 	if got := p.eta(t0); got != " eta 60s" {
 		t.Errorf("4 GPUs: eta %q, want 60s", got)

@@ -171,7 +171,7 @@ func stop(reason outcome.Stop, msg string) *record.Stop {
 // the running ones have been stopped.
 func Run(ctx context.Context, cfg Config, items []Item, s schedule.Scheduler) *Result {
 	d := &dispatcher{cfg: cfg, items: items, sched: s, attempts: make([]int, len(items)),
-		again: map[int]bool{}, held: map[int]bool{}, progress: newProgress(cfg.Console, len(cfg.GPUs), s.Len(), items)}
+		again: map[int]bool{}, held: map[int]bool{}, progress: newProgress(cfg.Console, len(cfg.GPUs), s.Len(), items, s.Calibration())}
 	return d.run(ctx)
 }
 
@@ -202,7 +202,7 @@ var errHang = errors.New("hang timeout")
 
 // runItem runs one attempt on the GPUs at positions slots and records it: log, rc
 // file, timings row, console line.
-func (d *dispatcher) runItem(ctx context.Context, t0 time.Time, slots []int, idx, n int) Attempt {
+func (d *dispatcher) runItem(ctx context.Context, t0 time.Time, slots []int, idx, n int, dl deadline) Attempt {
 	it := d.items[idx]
 	a := Attempt{Item: idx, Number: n, Slots: slots, GPU: d.gpuList(slots)}
 	if n > 1 {
@@ -212,7 +212,7 @@ func (d *dispatcher) runItem(ctx context.Context, t0 time.Time, slots []int, idx
 		d.keepAttemptJUnit(it, n-1, t0)
 	}
 	log := d.openLog(it)
-	limit, why := d.deadline(it)
+	limit, why := dl.limit, dl.why
 	e, cwd := d.execute(ctx, it, &a, log, limit)
 	a.Outcome = decide(e)
 	a.RC, a.Unavailable = rcOf(a.Outcome, e)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -34,6 +35,7 @@ echo "item $tag on gpu $HIP_VISIBLE_DEVICES"
 rc=0
 case $tag in
     sleep*) sleep 0.05 ;;
+    nap*) sleep 1.5 ;;
     fail*) rc=3 ;;
     flaky*)
         if [ ! -e "$STATE/$tag" ]; then : >"$STATE/$tag"; echo "flaky failure"; rc=1; fi ;;
@@ -354,6 +356,35 @@ func TestRunRetries(t *testing.T) {
 	}
 	if strings.Count(out, "retrying") != 2 {
 		t.Errorf("retried more than twice:\n%s", out)
+	}
+}
+
+// The dispatcher calibrates the run's estimates on its complete attempts
+// (docs/performance.md): three items that took far longer than their weights
+// make their suite's factor the bound, 20, a failed attempt teaches nothing, and
+// the next item's hang deadline grows with the factor: it passes where its
+// weight alone would have killed it.
+func TestRunCalibrates(t *testing.T) {
+	h := newHarness(t, "0")
+	// The nap sleeps 1.5 s: by its weight its deadline is 0.5 s, calibrated 6 s.
+	h.cfg.Timeout = Timeout{Factor: 3, Min: 500 * time.Millisecond}
+	items := []Item{h.item("fail", 1e6), h.item("sleep.0", 0.001), h.item("sleep.1", 0.001), h.item("sleep.2", 0.001),
+		h.item("nap", 0.1)}
+	sched := make([]schedule.Item, len(items))
+	for i, it := range items {
+		sched[i] = it.Item
+	}
+	b, err := schedule.NewBlocks(sched, []int{0, 1, 2, 3, 4}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := Run(context.Background(), h.cfg, items, b)
+	if len(res.Attempts) != 5 || res.Attempts[4].Outcome != outcome.OK {
+		t.Fatalf("attempts %+v\n%s", res.Attempts, h.console.String())
+	}
+	fs := b.Calibration().Factors()
+	if len(fs) != 1 || math.Abs(fs[0].Factor-20) > 1e-9 || fs[0].Items != 4 || !fs[0].Own {
+		t.Errorf("factors %+v, want s at 20 from the 3 sleeps and the nap", fs)
 	}
 }
 

@@ -153,15 +153,17 @@ func (d *dispatcher) launch(l *loop, item int, gpus []int, now float64) {
 	d.attempts[item]++
 	n := d.attempts[item]
 	d.progress.started(item, d.items[item], time.Now())
-	// The worker gets what it needs as values: the loop's state stays the loop's.
+	// The worker gets what it needs as values: the loop's state stays the loop's
+	// (the deadline, from the calibration as it stands at the start).
 	ctx, t0, finished := l.ctx, l.res.Started, l.finished
+	limit := d.deadline(d.items[item], d.sched.Calibration().Factor(item))
 	go func() {
 		defer func() {
 			if v := recover(); v != nil {
 				finished <- Attempt{panicked: &WorkerPanic{Value: v, Stack: debug.Stack()}}
 			}
 		}()
-		finished <- d.runItem(ctx, t0, gpus, item, n)
+		finished <- d.runItem(ctx, t0, gpus, item, n, limit)
 	}()
 }
 
@@ -172,6 +174,10 @@ func (d *dispatcher) ended(l *loop, a Attempt) {
 	l.idle = append(l.idle, a.Slots...)
 	res := l.res
 	res.Attempts = append(res.Attempts, a)
+	if a.Outcome == outcome.OK {
+		// Only a complete attempt says how long the item takes (docs/performance.md).
+		d.sched.Calibration().Observe(a.Item, a.Seconds())
+	}
 	if a.Unavailable != nil && res.Stop == nil {
 		res.Stop = stop(outcome.StopUnavailable, fmt.Sprintf("%v; %d item(s) left unrun", a.Unavailable, d.sched.Len()))
 		d.warn(res.Stop.Message)
@@ -207,7 +213,7 @@ func (d *dispatcher) requeue(l *loop, item int, avoid []int) bool {
 		return false
 	}
 	d.again[item] = true
-	d.progress.retried(d.items[item])
+	d.progress.retried(item, d.items[item])
 	return true
 }
 
@@ -267,7 +273,7 @@ func (d *dispatcher) onHealth(l *loop, act action) {
 func (d *dispatcher) remove(l *loop, slot int) {
 	unfit := d.sched.Remove(slot)
 	for _, i := range unfit {
-		d.progress.dropped(d.items[i])
+		d.progress.dropped(i, d.items[i])
 	}
 	if l.health.left() == 0 {
 		if len(unfit) > 0 && l.res.Stop == nil {
@@ -303,9 +309,9 @@ func (d *dispatcher) noteHold(now float64) {
 	}
 	d.held[item] = true
 	it := d.items[item]
-	when := fmt.Sprintf("by the weights it starts at t+%s", textfmt.Dur(at))
+	when := fmt.Sprintf("by the estimates it starts at t+%s", textfmt.Dur(at))
 	if at <= now {
-		when = "it starts when a running item that is unknown or past its weight ends"
+		when = "it starts when a running item that is unknown or past its estimate ends"
 	}
 	d.note(fmt.Sprintf("holding GPUs for %s (%d GPUs) since t+%s: %s; meanwhile only items expected to end by then run on the held GPUs",
 		name(it), it.Width(), textfmt.Dur(now), when))

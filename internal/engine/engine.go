@@ -368,6 +368,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	r.obs.Phase(4, fmt.Sprintf("run %s on %s", textfmt.Count(len(o.plan), "item"), textfmt.Count(len(pool.IDs), "GPU")))
 	meta := r.meta(suites, pool)
 	meta.Pooled = slices.Sorted(maps.Keys(pooledKeys(o.plan)))
+	meta.Priors = priorRecords(o.plan)
 	items := r.dispatchItems(o.plan, exp)
 	d, err := r.dispatch(ctx, items, o.queue, pool, meta)
 	if err != nil {
@@ -400,6 +401,7 @@ func (r *run) afterItems(runCtx context.Context, d *dispatch.Result, meta *recor
 	meta.Quarantined = d.Quarantined
 	meta.Unfit = d.Unfit
 	meta.Stop = d.Stop
+	meta.Calibration = calibrationRecords(o.queue)
 	r.writeMeta(meta)
 
 	// Phase 5: verdicts.

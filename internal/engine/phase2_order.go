@@ -42,6 +42,7 @@ func (r *run) order(ctx context.Context, exp *expansion, pool gpu.Pool) (*ordere
 	o.store, o.stored, o.pool = store, stored, weights.SplitPool(stored, pooled, len(pool.IDs))
 	o.table = o.pool.View
 	schedule.Weigh(o.plan, o.table, r.o.DefaultWeight)
+	r.priors(o, exp, pool)
 	schedule.Order(o.plan)
 	r.res.Bound = schedule.LowerBound(o.plan, len(pool.IDs))
 	var err error
@@ -147,6 +148,7 @@ func blockNote(bp schedule.BlockPlan) string {
 // with multi-GPU items, each item's GPU count and the bound in GPU-seconds.
 func (r *run) printPlan(plan []schedule.Item, order []int, gpus, known int) {
 	r.printf("  weights: %s (%d keys)\n", r.res.Weights, known)
+	r.printf("%s", priorsNote(plan))
 	r.printf("  policy %s", r.policy)
 	if r.planNote != "" {
 		r.printf(": %s", r.planNote)
@@ -159,14 +161,17 @@ func (r *run) printPlan(plan []schedule.Item, order []int, gpus, known int) {
 	}
 	for i, idx := range order {
 		it := plan[idx]
-		est := "unknown"
-		if it.Known {
+		est, from := "unknown", ""
+		switch {
+		case it.Known:
 			est = textfmt.Dur(it.Weight)
+		case it.Estimated():
+			est, from = "~"+textfmt.Dur(it.Weight), "  (prior: "+textfmt.OneLine(it.Prior.From)+")"
 		}
 		if mixed {
-			r.printf("  %4d  %9s  %4d  %-12s %s\n", i+1, est, it.Width(), it.Label, dispatch.ShownTag(it.Tag))
+			r.printf("  %4d  %9s  %4d  %-12s %s%s\n", i+1, est, it.Width(), it.Label, dispatch.ShownTag(it.Tag), from)
 		} else {
-			r.printf("  %4d  %9s  %-12s %s\n", i+1, est, it.Label, dispatch.ShownTag(it.Tag))
+			r.printf("  %4d  %9s  %-12s %s%s\n", i+1, est, it.Label, dispatch.ShownTag(it.Tag), from)
 		}
 	}
 	b := r.res.Bound

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"slices"
 
 	"github.com/rocm/sgpu-queue/internal/gpu"
 	"github.com/rocm/sgpu-queue/internal/schedule"
@@ -28,15 +27,8 @@ func pooledKeys(items []schedule.Item) map[string]bool {
 // are read, never written (docs/files.md "The weight table"). It returns what it
 // added, for phase 6 to fill the table it reads again alike.
 func (r *run) seedTE(ctx context.Context, t *weights.Table, e *expansion, pool gpu.Pool, pooled map[string]bool) *weights.Table {
-	var queues []string
-	for _, s := range e.suites {
-		if q := s.Queue(); !slices.Contains(queues, q) {
-			queues = append(queues, q)
-		}
-	}
-	slices.Sort(queues)
 	seeds := weights.New()
-	for _, q := range queues {
+	for _, q := range runQueues(e.suites) {
 		path := weights.TEPath(r.o.RepoRoot, q, pool.Arch, r.o.Level, len(pool.IDs))
 		added, warns := weights.Seed(ctx, t, path, pooled, len(pool.IDs))
 		for _, w := range warns {

@@ -63,6 +63,28 @@ type Meta struct {
 	// BaseTests is what the last run on the pull request's base branch counted,
 	// restored by the action; the report shows the change against it. nil: none.
 	BaseTests *BaseTests `json:"base_tests,omitempty"`
+	// Priors are the estimates of the items the table lacked (docs/weights.md);
+	// Calibration each suite's factor at the end of phase 4 (docs/performance.md),
+	// none before three items finished.
+	Priors      []Prior  `json:"priors,omitempty"`
+	Calibration []Factor `json:"calibration,omitempty"`
+}
+
+// Prior is the estimate a run gave an item its table lacked, and where from.
+type Prior struct {
+	Key     string  `json:"key"`
+	Seconds float64 `json:"seconds"`
+	From    string  `json:"from"`
+}
+
+// Factor is one suite's calibration: its items took Factor × their estimates,
+// the median over Items of them (Own), or the run's over Run of its items.
+type Factor struct {
+	Label  string  `json:"label"`
+	Factor float64 `json:"factor"`
+	Items  int     `json:"items"`
+	Own    bool    `json:"own,omitempty"`
+	Run    int     `json:"run"`
 }
 
 // Rerun is a re-run's narrowing: how many items the failed lists named, how many

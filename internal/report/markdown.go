@@ -157,6 +157,7 @@ func render(r *record.Run, suites []verdict.Suite, s Stats, limit int, o Options
 	for _, b := range badDayTables(r, suites, o) {
 		add(b)
 	}
+	add(calibrationNote(r))
 	for _, b := range estimateTables(s) {
 		add(b)
 	}

@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -299,6 +300,38 @@ func estimateTables(s Stats) []*block {
 		missHeader),
 		rows, "\n</details>\n\n", "items"))
 	return out
+}
+
+// calibrationNote says how the run's estimates were calibrated as it went
+// (docs/performance.md, "Estimates that hold"), and how many items the table
+// lacked a prior estimated (docs/weights.md); nil when neither.
+func calibrationNote(r *record.Run) *block {
+	m := r.Meta
+	if len(m.Calibration) == 0 && len(m.Priors) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	b.WriteString("**Estimates during the run.** ")
+	if len(m.Calibration) > 0 {
+		b.WriteString("Each estimate was its weight × its suite's factor, the median of actual ÷ estimate over the suite's " +
+			"finished items (the run's over all of them until the suite had 3); order, holds, backfill, hang deadlines and eta " +
+			"went by it, the table learns the raw durations: ")
+		var parts []string
+		for _, f := range m.Calibration {
+			from := fmt.Sprintf("%d items", f.Items)
+			if !f.Own {
+				from = fmt.Sprintf("the run's, %d items", f.Run)
+			}
+			parts = append(parts, fmt.Sprintf("%s ×%s (%s)", plain(f.Label), strconv.FormatFloat(f.Factor, 'f', 2, 64), from))
+		}
+		b.WriteString(strings.Join(parts, ", ") + ". ")
+	}
+	if n := len(m.Priors); n > 0 {
+		fmt.Fprintf(&b, "%d item(s) the table lacked were ordered by a prior estimate (another table's, their siblings' or their "+
+			"suite's; the plan in the log names each).", n)
+	}
+	b.WriteString("\n\n")
+	return fixed(b.String())
 }
 
 func unknownTable(s Stats) *block {

@@ -43,9 +43,9 @@ func BlockOrder(items []Item, by string) []int {
 	for i := range items {
 		it := &items[i]
 		switch {
-		case !it.Known && by == ByWidest:
+		case !it.Estimated() && by == ByWidest:
 			k1[i], k2[i] = math.Inf(1), float64(it.Width())
-		case !it.Known:
+		case !it.Estimated():
 			k1[i], k2[i] = math.Inf(1), 0
 		case by == ByGPUSeconds:
 			k1[i], k2[i] = float64(it.Width())*it.Weight, it.Weight

@@ -93,7 +93,7 @@ func PlanBlocks(policy string, items []Item, gpus int) (BlockPlan, error) {
 		return widest, nil
 	}
 	for _, it := range items {
-		if !it.Known {
+		if !it.Estimated() {
 			return widest, nil
 		}
 	}

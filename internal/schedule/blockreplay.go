@@ -19,14 +19,22 @@ type BlockTimeline struct {
 type HoldRecord struct {
 	Item  int
 	Since float64 // when the hold began
-	At    float64 // its reservation then, by the weights (+Inf: none could be made)
+	At    float64 // its reservation then, by the estimates (+Inf: none could be made)
 	Start float64 // when the item started
+	// Version is the calibration's (Calibration.Version) when the hold began;
+	// Recalibrated says the estimates changed before the item started, which
+	// moves a reservation as an overrun does.
+	Version      int
+	Recalibrated bool
+	// Factors are the calibration's factors by suite (suites in the order of
+	// first appearance) when the hold began; nil: the weights as they are.
+	Factors []float64
 }
 
 // ReplayBlocks drives s on gpus GPUs in virtual time as the dispatcher drives it:
 // whenever GPUs are free it asks s.Next until it says no, starting each item on the
 // GPUs it names; then the next item to end frees its GPUs (free in the order they
-// went idle), until s is empty. dur[i] is how long item i takes and width[i] how many
+// went idle) and tells s's calibration its duration, until s is empty. dur[i] is how long item i takes and width[i] how many
 // GPUs it must get (width nil: one each). A GPU handed out while busy or twice in one block, a block of the
 // wrong width, an item handed out twice and a scheduler that stalls are errors: the
 // scheduler is broken.
@@ -44,11 +52,16 @@ func ReplayBlocks(s Scheduler, width []int, dur []float64, gpus int) (*BlockTime
 	ends := make(endHeap, 0, gpus)
 	held := map[int]int{} // item → index in t.Holds, while held
 	seq, now := 0, 0.0
+	var factors []float64 // the calibration's, as of version
+	version := -1
 	noteHold := func() {
 		if item, at, ok := s.Hold(); ok {
 			if _, seen := held[item]; !seen {
 				held[item] = len(t.Holds)
-				t.Holds = append(t.Holds, HoldRecord{Item: item, Since: now, At: at, Start: -1})
+				if v := s.Calibration().Version(); v != version {
+					factors, version = s.Calibration().snapshot(), v
+				}
+				t.Holds = append(t.Holds, HoldRecord{Item: item, Since: now, At: at, Start: -1, Version: version, Factors: factors})
 			}
 		}
 	}
@@ -70,6 +83,7 @@ func ReplayBlocks(s Scheduler, width []int, dur []float64, gpus int) (*BlockTime
 			t.GPUs[item], t.Start[item] = g, now
 			if k, ok := held[item]; ok {
 				t.Holds[k].Start = now
+				t.Holds[k].Recalibrated = s.Calibration().Version() != t.Holds[k].Version
 				delete(held, item)
 			}
 			running = append(running, Running{Item: item, GPUs: g, Start: now})
@@ -85,6 +99,7 @@ func ReplayBlocks(s Scheduler, width []int, dur []float64, gpus int) (*BlockTime
 		}
 		e := ends.pop()
 		now = e.at
+		s.Calibration().Observe(e.slot, dur[e.slot])
 		k := slices.IndexFunc(running, func(r Running) bool { return r.Item == e.slot })
 		for _, x := range running[k].GPUs {
 			busy[x] = false
@@ -131,10 +146,12 @@ func Widths(items []Item) []int {
 // the largest overrun of an item that ran while it was held, past the end the
 // reservation expected of it (its start plus its weight, or the hold's beginning
 // when it was unknown or already past its weight). With exact weights late is 0;
-// with wrong ones, backfilling keeps late within explained.
+// with wrong ones, backfilling keeps late within explained, but for a hold whose
+// estimates calibration changed meanwhile (Recalibrated).
 func (t *BlockTimeline) Lateness(items []Item, dur []float64) (late, explained []float64) {
 	late = make([]float64, len(t.Holds))
 	explained = make([]float64, len(t.Holds))
+	suite := suitesOf(items)
 	for k, h := range t.Holds {
 		if h.Start < 0 {
 			continue
@@ -149,11 +166,31 @@ func (t *BlockTimeline) Lateness(items []Item, dur []float64) (late, explained [
 				continue
 			}
 			expect := s
-			if items[i].Known {
-				expect += items[i].Weight
+			if items[i].Estimated() {
+				f := 1.0
+				if h.Factors != nil {
+					f = h.Factors[suite[i]]
+				}
+				expect += items[i].Weight * f
 			}
 			explained[k] = max(explained[k], e-max(expect, h.Since))
 		}
 	}
 	return late, explained
+}
+
+// suitesOf numbers the items' suites as NewCalibration does: in the order of
+// first appearance.
+func suitesOf(items []Item) []int {
+	index := map[string]int{}
+	out := make([]int, len(items))
+	for i, it := range items {
+		s, ok := index[it.Label]
+		if !ok {
+			s = len(index)
+			index[it.Label] = s
+		}
+		out[i] = s
+	}
+	return out
 }

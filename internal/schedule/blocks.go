@@ -14,13 +14,16 @@ import (
 // GPUs will be free. Meanwhile a later item may start (backfill) only if it fits the
 // free GPUs now and, by its weight, either ends before the reservation completes or
 // takes only GPUs the head will not need then (EASY backfilling). Unknown items
-// never backfill. A running item past its weight, or unknown, is expected to end
+// never backfill. A running item past its estimate, or unknown, is expected to end
 // any moment: it holds the reservation at "now", so nothing backfills on the held
-// GPUs while it overruns.
+// GPUs while it overruns. Every estimate is the item's weight calibrated by what
+// the run's finished items measured (Calibration).
 type Blocks struct {
 	mu    sync.Mutex // every exported method takes it; the unexported ones run under it
-	w     []float64  // by item
-	known []bool
+	cal   *Calibration
+	fv    view      // cal's factors, as of the last Next
+	w     []float64 // by item
+	known []bool    // by item: it has an estimate
 	width []int
 	gone  []bool // by GPU: out of the pool
 	pool  int    // GPUs still in the pool
@@ -68,9 +71,14 @@ type endCount struct {
 }
 
 // NewBlocks returns the block scheduler over items in the given order (indices
-// into items, each once) on a pool of gpus GPUs. An item wider than the pool is a
-// *WidthError.
+// into items, each once) on a pool of gpus GPUs, calibrated as the run goes. An
+// item wider than the pool is a *WidthError.
 func NewBlocks(items []Item, order []int, gpus int) (*Blocks, error) {
+	return newBlocks(items, order, gpus, NewCalibration(items))
+}
+
+// newBlocks is NewBlocks with the calibration cal (nil: the weights as they are).
+func newBlocks(items []Item, order []int, gpus int, cal *Calibration) (*Blocks, error) {
 	if gpus < 1 {
 		return nil, fmt.Errorf("%d GPUs: want at least 1", gpus)
 	}
@@ -78,13 +86,14 @@ func NewBlocks(items []Item, order []int, gpus int) (*Blocks, error) {
 		return nil, err
 	}
 	b := &Blocks{
+		cal: cal, fv: newView(cal),
 		w: make([]float64, len(items)), known: make([]bool, len(items)), width: make([]int, len(items)),
 		gone: make([]bool, gpus), pool: gpus, classes: map[int]*class{},
 		free: make([]bool, gpus), avoid: make([]bool, gpus),
 		ent: make([]entryB, 0, len(order)),
 	}
 	for i, it := range items {
-		b.w[i], b.known[i], b.width[i] = it.Weight, it.Known, it.Width()
+		b.w[i], b.known[i], b.width[i] = it.Weight, it.Estimated(), it.Width()
 	}
 	count := map[int]int{}
 	for _, i := range order {
@@ -128,6 +137,13 @@ func (b *Blocks) Len() int {
 	defer b.mu.Unlock()
 	return b.left
 }
+
+// Calibration is the run's calibration of the estimates Blocks holds GPUs and
+// backfills by: the caller tells it of each complete item.
+func (b *Blocks) Calibration() *Calibration { return b.cal }
+
+// est is item's calibrated estimate.
+func (b *Blocks) est(item int) float64 { return b.w[item] * b.fv.of(item) }
 
 func (b *Blocks) Hold() (int, float64, bool) {
 	b.mu.Lock()
@@ -180,6 +196,7 @@ func (b *Blocks) drop(p int) {
 func (b *Blocks) Next(now float64, free []int, running []Running) (int, []int, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.fv.refresh()
 	nfree := b.markFree(free)
 	defer b.clearFree()
 	if b.left == 0 {
@@ -360,9 +377,11 @@ func (b *Blocks) reserve(h int, now float64, running []Running) (float64, int) {
 		if n == 0 {
 			continue
 		}
-		ec := endCount{at: now, n: n} // unknown, or past its weight
-		if r.Item >= 0 && r.Item < len(b.w) && b.known[r.Item] && r.Start+b.w[r.Item] > now {
-			ec.at, ec.sure = r.Start+b.w[r.Item], true
+		ec := endCount{at: now, n: n} // unknown, or past its estimate
+		if r.Item >= 0 && r.Item < len(b.w) && b.known[r.Item] {
+			if end := r.Start + b.est(r.Item); end > now {
+				ec.at, ec.sure = end, true
+			}
 		}
 		b.ends = append(b.ends, ec)
 	}
@@ -400,8 +419,8 @@ func (b *Blocks) reserve(h int, now float64, running []Running) (float64, int) {
 }
 
 // backfill finds the first entry after the head, in queue order, that may start
-// now: known, fits the free GPUs, and by its weight ends before at or takes no more
-// than the extra GPUs.
+// now: known, fits the free GPUs, and by its estimate ends before at or takes no
+// more than the extra GPUs.
 func (b *Blocks) backfill(h int, now, at float64, extra, nfree int) (int, []int, bool) {
 	window := math.Min(at-now, math.MaxFloat64) // +Inf would admit unknown items
 	for p := h + 1; ; {
@@ -419,7 +438,7 @@ func (b *Blocks) backfill(h int, now, at float64, extra, nfree int) (int, []int,
 			}
 			c := b.classes[wd]
 			from, _ := slices.BinarySearch(c.pos, p)
-			if k := c.t.first(from, lim); k >= 0 && (best < 0 || c.pos[k] < best) {
+			if k := b.firstFit(c, from, lim); k >= 0 && (best < 0 || c.pos[k] < best) {
 				best = c.pos[k]
 			}
 		}
@@ -431,4 +450,29 @@ func (b *Blocks) backfill(h int, now, at float64, extra, nfree int) (int, []int,
 		}
 		p = best + 1
 	}
+}
+
+// maxPassed bounds the entries firstFit passes over whose weight fits but whose
+// calibrated estimate does not: past it the search gives up, which only leaves a
+// GPU idle a while, never delays the head.
+const maxPassed = 64
+
+// firstFit is the first index from from in class c whose item's calibrated
+// estimate is at most lim, or −1. The tree holds weights; no estimate is below
+// its weight times the least factor in force, so the tree is asked for weights up
+// to lim / that factor and each candidate checked.
+func (b *Blocks) firstFit(c *class, from int, lim float64) int {
+	if lim == math.MaxFloat64 {
+		return c.t.first(from, lim)
+	}
+	// +Inf would admit unknown items (their weight in the tree is +Inf).
+	raw := math.Min(lim/b.fv.least, math.MaxFloat64)
+	for passed := 0; passed <= maxPassed; passed++ {
+		k := c.t.first(from, raw)
+		if k < 0 || b.est(b.ent[c.pos[k]].item) <= lim {
+			return k
+		}
+		from = k + 1
+	}
+	return -1
 }

@@ -196,7 +196,8 @@ func driveBlocks(t *testing.T, w workload) {
 
 // checkHolds replays w without failures and checks every held item against its
 // reservation: by it with exact durations, and otherwise never later than the
-// largest overrun of an item running while it was held.
+// largest overrun of an item running while it was held, unless calibration
+// changed the estimates meanwhile (TestCalibratedHolds checks those).
 func checkHolds(t *testing.T, w workload, exact bool) {
 	t.Helper()
 	dur := w.dur
@@ -219,7 +220,7 @@ func checkHolds(t *testing.T, w workload, exact bool) {
 	}
 	late, explained := tl.Lateness(w.items, dur)
 	for k, h := range tl.Holds {
-		if late[k] > explained[k]+1e-6 {
+		if late[k] > explained[k]+1e-6 && !h.Recalibrated {
 			t.Fatalf("item %d held from %g for %g started at %g: %g s late, overruns explain %g (exact %v)",
 				h.Item, h.Since, h.At, h.Start, late[k], explained[k], exact)
 		}
@@ -281,4 +282,45 @@ func FuzzBlocks(f *testing.F) {
 			checkHolds(t, w, !noisy)
 		}
 	})
+}
+
+// TestCalibratedHolds: with every item known and lasting its weight times one
+// factor F (a table from a faster or slower machine), every hold made once the
+// calibration is in force starts by its reservation, as with a right table; and
+// the calibration finds F.
+func TestCalibratedHolds(t *testing.T) {
+	holds := 0
+	for _, f := range []float64{0.1, 0.5, 2, 12} {
+		for seed := uint64(2000); seed < 2200; seed++ {
+			w := genWorkload(seed, false, false)
+			dur := make([]float64, len(w.items))
+			for i := range w.items {
+				if !w.items[i].Known {
+					w.items[i].Known, w.items[i].Weight = true, w.dur[i]
+				}
+				w.items[i].Weight = max(w.items[i].Weight, 1)
+				dur[i] = w.items[i].Weight * f
+			}
+			b, _ := NewBlocks(w.items, w.order, w.gpus)
+			tl, err := ReplayBlocks(b, Widths(w.items), dur, w.gpus)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, h := range tl.Holds {
+				if h.Version == 0 {
+					continue // held before calibration: by the weights
+				}
+				holds++
+				if h.Start > h.At+1e-6*h.At {
+					t.Fatalf("F %g seed %d: item %d held from %g for %g started at %g", f, seed, h.Item, h.Since, h.At, h.Start)
+				}
+			}
+			if fs := b.Calibration().Factors(); len(w.items) >= calRun && (len(fs) != 1 || math.Abs(fs[0].Factor-f) > 1e-9*f) {
+				t.Fatalf("F %g seed %d: calibrated to %+v", f, seed, fs)
+			}
+		}
+	}
+	if holds < 100 {
+		t.Errorf("only %d holds under calibration: the test does not exercise it", holds)
+	}
 }

@@ -1,6 +1,6 @@
 package schedule
 
-// Bound is the lower bound of a run's wall clock over its known items.
+// Bound is the lower bound of a run's wall clock over its items with an estimate.
 type Bound struct {
 	Seconds float64 // max(total/N, largest)
 	Total   float64 // GPU-seconds of the known items: Σ gpus × weight
@@ -15,7 +15,7 @@ type Bound struct {
 func LowerBound(items []Item, n int) Bound {
 	var b Bound
 	for _, it := range items {
-		if !it.Known {
+		if !it.Estimated() {
 			b.Unknown++
 			continue
 		}

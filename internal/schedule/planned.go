@@ -3,13 +3,19 @@ package schedule
 import "sync"
 
 // Queue returns a fresh queue that follows p (made by NewPlan from items): the
-// guarded plan when p.Use, else the LPT queue. One plan serves many queues; the
-// simulator plans once and replays many runs.
-func (p Plan) Queue(items []Item) Queue {
+// guarded plan when p.Use, else the LPT queue, on the weights as they are. One
+// plan serves many queues; the simulator plans once and replays many runs.
+func (p Plan) Queue(items []Item) Queue { return p.queue(items, nil) }
+
+// queue is Queue calibrated by cal: LPT's order, and the plan's fallback to it,
+// by calibrated estimates (NewLPT).
+func (p Plan) queue(items []Item, cal *Calibration) Queue {
 	if !p.Use {
-		return NewPull(p.lpt)
+		return newMerge(items, p.lpt, cal, nil)
 	}
-	return p.planned()
+	q := p.planned()
+	q.items, q.cal = items, cal
+	return q
 }
 
 // planned is the planned queue. It hands out the plan's order while the GPUs ask
@@ -36,6 +42,9 @@ type planned struct {
 	who     []int     // by planned slot: the GPU following it
 	tau     float64
 	fell    bool // fell back to LPT's order
+	items   []Item
+	cal     *Calibration
+	rest    *merge // LPT's calibrated queue of what was left when it fell back
 	retries []entry
 	n       int // items not handed out
 }
@@ -71,11 +80,21 @@ func (q *planned) Next(slot int) (int, bool) {
 			q.fell = true
 		}
 	}
-	for q.lpos < len(q.lpt) && q.taken[q.lpt[q.lpos]] {
-		q.lpos++
-	}
-	if q.lpos < len(q.lpt) {
-		return q.take(q.lpt[q.lpos]), true
+	if q.items == nil {
+		// The planner's own replays: LPT's order as it is.
+		for q.lpos < len(q.lpt) && q.taken[q.lpt[q.lpos]] {
+			q.lpos++
+		}
+		if q.lpos < len(q.lpt) {
+			return q.take(q.lpt[q.lpos]), true
+		}
+	} else {
+		if q.rest == nil {
+			q.rest = newMerge(q.items, q.lpt, q.cal, func(i int) bool { return q.taken[i] })
+		}
+		if i, ok := q.rest.Next(slot); ok {
+			return q.take(i), true
+		}
 	}
 	// Retries last, as in the pull: the first that does not avoid this GPU.
 	for k, e := range q.retries {

@@ -31,13 +31,13 @@ func Policies() []string { return []string{PolicyPlanned, PolicyLPT} }
 // compareLPT is Order's rule: unknown items first, then the longest, ties in
 // listing order.
 func compareLPT(a, b *Item) int {
-	if a.Known != b.Known {
-		if !a.Known {
+	if a.Estimated() != b.Estimated() {
+		if !a.Estimated() {
 			return -1
 		}
 		return 1
 	}
-	if a.Known && a.Weight != b.Weight {
+	if a.Estimated() && a.Weight != b.Weight {
 		return -cmp.Compare(a.Weight, b.Weight)
 	}
 	return cmp.Compare(a.Seq, b.Seq)
@@ -122,7 +122,7 @@ func NewPlan(items []Item, slots int) Plan {
 	p := Plan{Slots: make([][]int, slots), Loads: make([]float64, slots), slots: slots}
 	p.lpt = LPTOrder(items)
 	k := 0
-	for k < len(p.lpt) && !items[p.lpt[k]].Known {
+	for k < len(p.lpt) && !items[p.lpt[k]].Estimated() {
 		k++
 	}
 	p.Unknown = p.lpt[:k:k]

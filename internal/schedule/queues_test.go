@@ -7,7 +7,7 @@ func NewQueue(policy string, items []Item, slots int) (Queue, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.queue(), nil
+	return s.queue(nil), nil
 }
 
 // NewPlanned is the planned queue: NewPlan(items, slots).Queue(items).

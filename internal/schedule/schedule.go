@@ -25,8 +25,12 @@ type Item struct {
 	Label  string
 	Tag    string  // "" for an opaque item
 	Weight float64 // seconds; the default weight when unknown
-	Known  bool    // Weight came from the table
-	Seq    int     // position in config/listing order, for stable ties
+	Known  bool    // Weight came from the run's own table
+	// Prior is the estimate Weight came from when the table lacks the item but
+	// another source estimated it (WeighPriors); its Kind is weights.NoPrior
+	// otherwise.
+	Prior weights.Prior
+	Seq   int // position in config/listing order, for stable ties
 	// GPUs is how many GPUs the item takes at once; 0 means 1. "All the pool" is
 	// resolved to the pool's size before scheduling.
 	GPUs int
@@ -47,6 +51,11 @@ func ResolveAll(items []Item, n int) {
 // Width is the number of GPUs the item takes at once (at least 1).
 func (it Item) Width() int { return max(it.GPUs, 1) }
 
+// Estimated reports whether the item has an estimate to schedule by: a weight
+// from the table, or a prior. Only the table's weight sets its hang deadline and
+// its est column (docs/weights.md).
+func (it Item) Estimated() bool { return it.Known || it.Prior.Kind != weights.NoPrior }
+
 // Key is the item's weight-table key.
 func (it Item) Key() string { return weights.Key(it.Label, it.Tag) }
 
@@ -63,15 +72,25 @@ func Weigh(items []Item, t *weights.Table, defaultWeight float64) {
 	}
 }
 
-// Order sorts items for dispatch: unknown items first (in listing order), then known
-// items longest first; equal weights keep listing order.
+// WeighPriors gives each item the table lacks its prior from priors (by key), if
+// it has one (weights.Priors).
+func WeighPriors(items []Item, priors map[string]weights.Prior) {
+	for i := range items {
+		if p, ok := priors[items[i].Key()]; ok && !items[i].Known {
+			items[i].Weight, items[i].Prior = p.Seconds, p
+		}
+	}
+}
+
+// Order sorts items for dispatch: items without an estimate first (in listing
+// order), then the others longest first; equal weights keep listing order.
 func Order(items []Item) {
 	sort.SliceStable(items, func(i, j int) bool {
 		a, b := items[i], items[j]
-		if a.Known != b.Known {
-			return !a.Known
+		if a.Estimated() != b.Estimated() {
+			return !a.Estimated()
 		}
-		if a.Known && a.Weight != b.Weight {
+		if a.Estimated() && a.Weight != b.Weight {
 			return a.Weight > b.Weight
 		}
 		return a.Seq < b.Seq
@@ -147,6 +166,11 @@ type Scheduler interface {
 	Hold() (item int, at float64, ok bool)
 	// Len is the number of items not yet handed out.
 	Len() int
+	// Calibration is the run's calibration of the estimates the scheduler (and
+	// the dispatcher's ETA and hang deadline) go by: the caller tells it of each
+	// complete attempt as it ends (Calibration.Observe). nil: the weights as they
+	// are.
+	Calibration() *Calibration
 }
 
 // Setup is a workload's scheduler, planned once: the policy's plan, the dispatch
@@ -163,12 +187,18 @@ type Setup struct {
 	// without).
 	Plan   *Plan
 	Blocks *BlockPlan
-	fresh  func() Scheduler
-	queue  func() Queue // a fresh single-GPU queue; nil with multi-GPU items
+	items  []Item
+	fresh  func(cal *Calibration) Scheduler
+	queue  func(cal *Calibration) Queue // a fresh single-GPU queue; nil with multi-GPU items
 }
 
-// Scheduler returns a fresh Scheduler following the setup's plan.
-func (s *Setup) Scheduler() Scheduler { return s.fresh() }
+// Scheduler returns a fresh Scheduler following the setup's plan, its estimates
+// calibrated as the run goes.
+func (s *Setup) Scheduler() Scheduler { return s.fresh(NewCalibration(s.items)) }
+
+// Uncalibrated returns a fresh Scheduler that goes by the weights as they are
+// all run long: what calibration changes, for simulate to show.
+func (s *Setup) Uncalibrated() Scheduler { return s.fresh(nil) }
 
 // NewSetup plans the scheduler of the named policy ("" is DefaultPolicy) for items
 // on a pool of gpus GPUs. A workload of single-GPU items gets exactly the policy's
@@ -197,7 +227,7 @@ func Prepare(policy string, items []Item, gpus int) (func() Scheduler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.fresh, nil
+	return s.Scheduler, nil
 }
 
 // PrepareTrial is Prepare for a caller that replays thousands of trial workloads
@@ -215,7 +245,7 @@ func PrepareTrial(policy string, items []Item, gpus int) (func() Scheduler, erro
 	if err != nil {
 		return nil, err
 	}
-	return s.fresh, nil
+	return s.Scheduler, nil
 }
 
 // newSetup is NewSetup with the multi-GPU order planned by plan.
@@ -229,15 +259,15 @@ func newSetup(policy string, items []Item, gpus int, plan func(string, []Item, i
 	if err := CheckWidths(items, gpus); err != nil {
 		return nil, err
 	}
-	s := &Setup{Policy: policy}
+	s := &Setup{Policy: policy, items: items}
 	if Mixed(items) {
 		bp, err := plan(policy, items, gpus)
 		if err != nil {
 			return nil, err
 		}
 		s.Blocks, s.Order = &bp, bp.Order
-		s.fresh = func() Scheduler {
-			b, _ := NewBlocks(items, bp.Order, gpus) // cannot fail: gpus and widths were checked
+		s.fresh = func(cal *Calibration) Scheduler {
+			b, _ := newBlocks(items, bp.Order, gpus, cal) // cannot fail: gpus and widths were checked
 			return b
 		}
 		return s, nil
@@ -245,17 +275,17 @@ func newSetup(policy string, items []Item, gpus int, plan func(string, []Item, i
 	switch policy {
 	case PolicyLPT:
 		s.Order = LPTOrder(items)
-		s.queue = func() Queue { return NewPull(s.Order) }
+		s.queue = func(cal *Calibration) Queue { return newMerge(items, s.Order, cal, nil) }
 	case PolicyPlanned:
 		p := NewPlan(items, gpus)
 		s.Plan, s.Order = &p, p.lpt
 		if p.Use {
 			s.Order = append(append([]int(nil), p.Unknown...), p.Order...)
 		}
-		s.queue = func() Queue { return p.Queue(items) }
+		s.queue = func(cal *Calibration) Queue { return p.queue(items, cal) }
 	default:
 		return nil, fmt.Errorf("unknown scheduling policy %q: use %s", policy, strings.Join(Policies(), " or "))
 	}
-	s.fresh = func() Scheduler { return OnSlots(s.queue(), gpus) }
+	s.fresh = func(cal *Calibration) Scheduler { return onSlots(s.queue(cal), gpus, cal) }
 	return s, nil
 }

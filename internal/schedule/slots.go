@@ -5,14 +5,23 @@ import "sync"
 // OnSlots drives a single-GPU Queue through the Scheduler interface exactly as the
 // dispatcher drives it on its own: each free GPU, in the order given, asks
 // q.Next(gpu); when nothing runs and every free GPU was refused, the first free
-// GPU takes q.Next(AnySlot).
+// GPU takes q.Next(AnySlot). Its Calibration is the queue's (NewLPT's), else nil.
 func OnSlots(q Queue, gpus int) Scheduler {
-	return &slots{q: q, gone: make([]bool, gpus), pool: gpus}
+	var cal *Calibration
+	if c, ok := q.(interface{ calibration() *Calibration }); ok {
+		cal = c.calibration()
+	}
+	return onSlots(q, gpus, cal)
+}
+
+func onSlots(q Queue, gpus int, cal *Calibration) Scheduler {
+	return &slots{q: q, cal: cal, gone: make([]bool, gpus), pool: gpus}
 }
 
 type slots struct {
 	mu   sync.Mutex // guards gone, pool and ids; q has its own lock
 	q    Queue
+	cal  *Calibration
 	gone []bool
 	pool int
 	ids  []int // GPU lists are handed out of this, one allocation per 1024
@@ -93,5 +102,7 @@ func (s *slots) Remove(gpu int) []int {
 }
 
 func (s *slots) Hold() (int, float64, bool) { return 0, 0, false }
+
+func (s *slots) Calibration() *Calibration { return s.cal }
 
 func (s *slots) Len() int { return s.q.Len() }

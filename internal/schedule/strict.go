@@ -129,6 +129,9 @@ func (s *Strict) Remove(gpu int) []int {
 // Hold reports nothing: the strict rule reserves no GPUs, it only waits.
 func (s *Strict) Hold() (int, float64, bool) { return 0, 0, false }
 
+// Calibration is nil: TE's rule goes by no estimate once it has its order.
+func (s *Strict) Calibration() *Calibration { return nil }
+
 func (s *Strict) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()

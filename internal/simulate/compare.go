@@ -29,6 +29,12 @@ type Options struct {
 	Model string  // NoiseUniform (default) or NoiseLognormal
 	Runs  int     // noisy runs, and shuffles of the unordered queue
 	Seed  uint64
+	// Bias: every actual duration is the weight × its suite's bias (before
+	// noise), while the queues order by the weights (a table from another
+	// machine). Prior: a cold start, the queues ordering by another table's
+	// estimates (Prior.estimates) while the items take their weights.
+	Bias  Bias
+	Prior *Prior
 }
 
 // Policy rows, in the order Compare reports them. A workload with multi-GPU items
@@ -47,6 +53,9 @@ const (
 	// longest, each item started in that order as soon as enough GPUs are free,
 	// nothing jumping ahead of it (schedule.Strict).
 	RowStrict = "te-strict"
+	// RowUncalibrated is the default policy going by the estimates as they are
+	// all run long: what calibration changes (shown with --bias or --prior).
+	RowUncalibrated = "uncalibrated"
 )
 
 // Stat is a figure over the runs.
@@ -92,6 +101,11 @@ type Report struct {
 	// two-step job, the unordered queue and the block orders, and speed-up is over
 	// the two-step job.
 	Mixed *MixedInfo
+	// Priors counts what the prior estimated the items from (with Options.Prior);
+	// Calibration is each suite's factor at the end of the default policy's runs.
+	Priors      *PriorCounts
+	Calibration []FactorStat
+	cal         factors
 }
 
 // MixedInfo describes a workload with multi-GPU items and how the default
@@ -108,10 +122,13 @@ type HoldStats struct {
 	Holds int // over all runs
 	Late  int // started after their reservation by the weights
 	// MaxLate is the most seconds one started late; Unexplained counts those later
-	// than the largest overrun of an item running while they were held.
-	MaxLate     float64
-	LateSum     float64
-	Unexplained int
+	// than the largest overrun of an item running while they were held, but for
+	// Recalibrated: those whose estimates calibration changed while they were
+	// held (which moves a reservation as an overrun does).
+	MaxLate      float64
+	LateSum      float64
+	Unexplained  int
+	Recalibrated int
 }
 
 // runner simulates one row on one run's durations: its wall clock, and the
@@ -136,14 +153,24 @@ func Compare(ctx context.Context, in *Input, o Options) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", in.Name, err)
 	}
+	if err := o.Bias.check(in); err != nil {
+		return nil, err
+	}
 	rep := &Report{Input: in, Options: o}
+	// The queues go by est; the items take their own weights (items).
+	est := items
+	if o.Prior != nil {
+		var c PriorCounts
+		est, c = o.Prior.estimates(items)
+		rep.Priors = &c
+	}
 	var rows []Row
 	var run []runner
 	if schedule.Mixed(items) {
-		if rows, run, err = mixedRows(rep, items, n); err != nil {
+		if rows, run, err = mixedRows(rep, est, n); err != nil {
 			return nil, fmt.Errorf("%s: %w", in.Name, err)
 		}
-	} else if rows, run, err = singleRows(rep, in, items, n); err != nil {
+	} else if rows, run, err = singleRows(rep, in, est, n); err != nil {
 		return nil, fmt.Errorf("%s: %w", in.Name, err)
 	}
 	width := schedule.Widths(items)
@@ -191,8 +218,13 @@ func Compare(ctx context.Context, in *Input, o Options) (*Report, error) {
 		rows[r].SpeedUp = ratio(rows[0].Wall.Mean, rows[r].Wall.Mean)
 	}
 	rep.Rows = rows
+	rep.Calibration = rep.cal.list()
 	return rep, nil
 }
+
+// estimatesOff reports whether the queues' estimates are off by design (a bias
+// or a prior): the report then shows the default policy uncalibrated too.
+func (o Options) estimatesOff() bool { return o.Bias.Set() || o.Prior != nil }
 
 // replayWall replays q on n GPUs and returns the wall clock.
 func replayWall(s schedule.Scheduler, width []int, dur []float64, n int) (float64, error) {
@@ -232,9 +264,15 @@ func singleRows(rep *Report, in *Input, items []schedule.Item, n int) ([]Row, []
 			return replay(lpt.Scheduler(), dur)
 		},
 		func(_ *rand.Rand, dur []float64) (float64, *schedule.BlockTimeline, error) {
-			return replay(planned.Scheduler(), dur)
+			s := planned.Scheduler()
+			w, tl, err := replay(s, dur)
+			rep.cal.add(s.Calibration().Factors())
+			return w, tl, err
 		},
 	}
+	rows, run = withUncalibrated(rep, rows, run, func(dur []float64) (float64, error) {
+		return replayWall(planned.Uncalibrated(), nil, dur, n)
+	})
 	return rows, run, nil
 }
 
@@ -264,15 +302,12 @@ func mixedRows(rep *Report, items []schedule.Item, n int) ([]Row, []runner, erro
 	plan := *setup.Blocks
 	rep.Planner = plannerWords(plan)
 
-	sItems := make([]schedule.Item, len(single))
-	for k, i := range single {
-		sItems[k] = items[i]
-	}
-	sPlan := schedule.NewPlan(sItems, n)
-	sDur := make([]float64, len(single))
 	blocks := func(order []int, dur []float64) (*schedule.BlockTimeline, error) {
 		if order == nil {
-			return schedule.ReplayBlocks(setup.Scheduler(), width, dur, n)
+			s := setup.Scheduler()
+			t, err := schedule.ReplayBlocks(s, width, dur, n)
+			rep.cal.add(s.Calibration().Factors())
+			return t, err
 		}
 		b, err := schedule.NewBlocks(items, order, n)
 		if err != nil {
@@ -282,16 +317,7 @@ func mixedRows(rep *Report, items []schedule.Item, n int) ([]Row, []runner, erro
 	}
 	rows := []Row{{Policy: RowTwoStep}, {Policy: RowUnordered}, {Policy: RowStrict}}
 	run := []runner{
-		func(_ *rand.Rand, dur []float64) (float64, *schedule.BlockTimeline, error) {
-			for k, i := range single {
-				sDur[k] = dur[i]
-			}
-			wall, err := replayWall(schedule.OnSlots(sPlan.Queue(sItems), n), nil, sDur, n)
-			for _, i := range multi {
-				wall += dur[i]
-			}
-			return wall, nil, err
-		},
+		twoStepRunner(items, single, multi, n),
 		func(rng *rand.Rand, dur []float64) (float64, *schedule.BlockTimeline, error) {
 			t, err := blocks(shuffled(rng, len(items)), dur)
 			if err != nil {
@@ -320,7 +346,43 @@ func mixedRows(rep *Report, items []schedule.Item, n int) ([]Row, []runner, erro
 			return t.Wall, t, nil
 		})
 	}
+	rows, run = withUncalibrated(rep, rows, run, func(dur []float64) (float64, error) {
+		return replayWall(setup.Uncalibrated(), width, dur, n)
+	})
 	return rows, run, nil
+}
+
+// withUncalibrated adds the row of the default policy not calibrated (wall
+// replays it) when the estimates are off by design (--bias, --prior).
+func withUncalibrated(rep *Report, rows []Row, run []runner, wall func(dur []float64) (float64, error)) ([]Row, []runner) {
+	if !rep.Options.estimatesOff() {
+		return rows, run
+	}
+	return append(rows, Row{Policy: RowUncalibrated}), append(run, func(_ *rand.Rand, dur []float64) (float64, *schedule.BlockTimeline, error) {
+		w, err := wall(dur)
+		return w, nil, err
+	})
+}
+
+// twoStepRunner runs TE's job before one queue (RowTwoStep): the single-GPU
+// items as the planned queue, then each multi-GPU item alone.
+func twoStepRunner(items []schedule.Item, single, multi []int, n int) runner {
+	sItems := make([]schedule.Item, len(single))
+	for k, i := range single {
+		sItems[k] = items[i]
+	}
+	sPlan := schedule.NewPlan(sItems, n)
+	sDur := make([]float64, len(single))
+	return func(_ *rand.Rand, dur []float64) (float64, *schedule.BlockTimeline, error) {
+		for k, i := range single {
+			sDur[k] = dur[i]
+		}
+		wall, err := replayWall(schedule.OnSlots(sPlan.Queue(sItems), n), nil, sDur, n)
+		for _, i := range multi {
+			wall += dur[i]
+		}
+		return wall, nil, err
+	}
 }
 
 // strictRunner runs TE's current rule (RowStrict) on items.
@@ -393,7 +455,11 @@ func (h *HoldStats) add(t *schedule.BlockTimeline, items []schedule.Item, dur []
 			h.LateSum += l
 			h.MaxLate = max(h.MaxLate, l)
 		}
-		if l > explained[k]+1e-6 {
+		switch {
+		case l <= explained[k]+1e-6:
+		case t.Holds[k].Recalibrated:
+			h.Recalibrated++
+		default:
 			h.Unexplained++
 		}
 	}
@@ -434,6 +500,13 @@ func (o Options) Check() error {
 		return fmt.Errorf("--noise %g: want a fraction from 0 to 1 (0.2 or 20%% for ±20 %%)", o.Noise)
 	case o.Model != "" && o.Model != NoiseUniform && o.Model != NoiseLognormal:
 		return fmt.Errorf("--noise-model %q: want %s or %s", o.Model, NoiseUniform, NoiseLognormal)
+	case o.Bias.Default != 0 && !ratioOK(o.Bias.Default):
+		return fmt.Errorf("--bias %g: want a factor above 0 and at most %d", o.Bias.Default, MaxBias)
+	}
+	for l, f := range o.Bias.By {
+		if !ratioOK(f) {
+			return fmt.Errorf("--bias %s=%g: want a factor above 0 and at most %d", l, f, MaxBias)
+		}
 	}
 	return nil
 }
@@ -451,4 +524,5 @@ func (o Options) durations(rng *rand.Rand, items []schedule.Item, dur []float64)
 		}
 		dur[i] = it.Weight * f
 	}
+	o.Bias.apply(items, dur)
 }

@@ -38,6 +38,7 @@ func (r *Report) Write(w io.Writer) error {
 		fmt.Fprintf(&b, "%s %s, largest item %s, lower bound max(%s/%d, largest) = %s (range %s–%s)\n",
 			work, secs(r.Work.Mean), secs(r.Largest.Mean), work, n, secs(r.Bound.Mean), secs(r.Bound.Min), secs(r.Bound.Max))
 	}
+	writeEstimates(&b, r)
 	fmt.Fprintf(&b, "%s queue %s\n", schedule.PolicyPlanned, r.Planner)
 	if r.Mixed != nil {
 		b.WriteString("two steps: the single-GPU items as the planned queue, then each multi-GPU item alone (speed-up is over this)\n")
@@ -62,6 +63,7 @@ func (r *Report) Write(w io.Writer) error {
 		})
 	}
 	writeTable(&b, table)
+	writeCalibration(&b, r)
 	if m := r.Mixed; m != nil {
 		writeHolds(&b, m.Holds, o)
 	}
@@ -100,13 +102,17 @@ func writeHolds(b *strings.Builder, h HoldStats, o Options) {
 		b.WriteString(", each started by its reservation\n")
 		return
 	}
-	fmt.Fprintf(b, "; %s started after their reservation by the weights (mean %s, max %s late)",
+	fmt.Fprintf(b, "; %s started after their reservation by the estimates (mean %s, max %s late)",
 		pct(float64(h.Late)/float64(h.Holds)), secs(h.LateSum/float64(h.Late)), secs(h.MaxLate))
 	if h.Unexplained == 0 {
-		b.WriteString(", never later than the largest overrun of an item running while they were held\n")
-		return
+		b.WriteString(", never later than the largest overrun of an item running while they were held")
+	} else {
+		fmt.Fprintf(b, ", %d later than the overruns of the items running meanwhile explain", h.Unexplained)
 	}
-	fmt.Fprintf(b, ", %d later than the overruns of the items running meanwhile explain\n", h.Unexplained)
+	if h.Recalibrated > 0 {
+		fmt.Fprintf(b, " (%d more, held while calibration changed the estimates)", h.Recalibrated)
+	}
+	b.WriteString("\n")
 }
 
 func rowName(policy string, mixed bool) string {
@@ -119,6 +125,11 @@ func rowName(policy string, mixed bool) string {
 		return "sGPU queue, then mGPU serially"
 	case RowStrict:
 		return "TE's rule: widest first, strict order"
+	case RowUncalibrated:
+		if mixed {
+			return "chosen order, not calibrated"
+		}
+		return "planned queue, not calibrated"
 	}
 	if !mixed {
 		name := policy + " queue"
@@ -180,4 +191,43 @@ func fixed(v float64, prec int) string {
 		return "–"
 	}
 	return strconv.FormatFloat(v, 'f', prec, 64)
+}
+
+// writeEstimates says how the estimates are off (--bias, --prior), when they are.
+func writeEstimates(b *strings.Builder, r *Report) {
+	o := r.Options
+	if o.Bias.Set() {
+		var parts []string
+		for _, l := range r.Input.Suites {
+			parts = append(parts, fmt.Sprintf("%s %g", l, o.Bias.Of(l)))
+		}
+		fmt.Fprintf(b, "bias: every item takes its weight × its suite's factor (%s); the queues calibrate as items finish\n",
+			strings.Join(parts, ", "))
+	}
+	if c := r.Priors; c != nil {
+		fmt.Fprintf(b, "prior: no table of its own; the queues order by %s: %d items by the same key, %d by their siblings, "+
+			"%d by their suite, %d with none\n", o.Prior.Name, c.Table, c.Sibling, c.Suite, c.None)
+	}
+}
+
+// writeCalibration says what the default policy's calibration found by suite.
+func writeCalibration(b *strings.Builder, r *Report) {
+	if !r.Options.estimatesOff() {
+		return
+	}
+	if len(r.Calibration) == 0 {
+		b.WriteString("\ncalibration (default policy): none, fewer than 3 items finished with an estimate\n")
+		return
+	}
+	runs := r.Rows[len(r.Rows)-2].Runs // the default policy's row, before the uncalibrated one
+	var parts []string
+	for _, f := range r.Calibration {
+		s := "×" + fixed(f.Mean, 3)
+		if f.Max-f.Min > 0.0005 {
+			s += " (" + fixed(f.Min, 3) + "–" + fixed(f.Max, 3) + ")"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s", f.Label, s))
+	}
+	fmt.Fprintf(b, "\ncalibration (default policy), each suite's factor at the end of the run, mean over %d: %s\n", runs,
+		strings.Join(parts, ", "))
 }

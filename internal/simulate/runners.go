@@ -67,6 +67,9 @@ func CompareRunners(ctx context.Context, in *Input, o Options, runners int) (*Ru
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", in.Name, err)
 	}
+	if err := o.Bias.check(in); err != nil {
+		return nil, err
+	}
 	rep := &RunnersReport{Input: in, Options: o, Rows: make([]RunnerRow, runners)}
 	plans := make([][]shardRun, runners)
 	for k := 1; k <= runners; k++ {

@@ -1,0 +1,99 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/rocm/sgpu-queue/internal/gpu"
+	"github.com/rocm/sgpu-queue/internal/record"
+	"github.com/rocm/sgpu-queue/internal/schedule"
+	"github.com/rocm/sgpu-queue/internal/weights"
+)
+
+// priors estimates the items the run's table lacks (docs/weights.md, "Priors for
+// unknown items"): the same key in the pool's other sizes or in the other tables
+// under ci-weights/ (another level, arch or GPU count), scaled by the keys both
+// share; else their siblings; else their suite. The plan shows each.
+func (r *run) priors(o *ordered, e *expansion, pool gpu.Pool) {
+	var keys []string
+	for _, it := range o.plan {
+		if !it.Known {
+			keys = append(keys, it.Key())
+		}
+	}
+	if len(keys) == 0 {
+		return
+	}
+	skip := []string{r.weightsPath(pool.Arch, r.o.Level)}
+	for _, q := range runQueues(e.suites) {
+		skip = append(skip, weights.TEPath(r.o.RepoRoot, q, pool.Arch, r.o.Level, len(pool.IDs)))
+	}
+	others, warns := weights.OtherTables(r.o.RepoRoot, pool.Arch, r.o.Level, skip)
+	for _, w := range warns {
+		r.warn(w)
+	}
+	schedule.WeighPriors(o.plan, weights.Priors(o.table, append(o.pool.PoolOthers(), others...), keys))
+}
+
+// priorsNote says how many items a prior estimated, and from what ("" for none).
+func priorsNote(plan []schedule.Item) string {
+	count := map[weights.PriorKind]int{}
+	unknown := 0
+	for _, it := range plan {
+		switch {
+		case it.Prior.Kind != weights.NoPrior:
+			count[it.Prior.Kind]++
+		case !it.Known:
+			unknown++
+		}
+	}
+	if len(count) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, k := range []struct {
+		kind weights.PriorKind
+		what string
+	}{{weights.FromTable, "from another table"}, {weights.FromSibling, "from their siblings"}, {weights.FromSuite, "from their suite"}} {
+		if n := count[k.kind]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, k.what))
+		}
+	}
+	note := fmt.Sprintf("  the table lacks %d item(s): prior estimates for %s (~ in the plan)", unknown+sum(count),
+		strings.Join(parts, ", "))
+	if unknown > 0 {
+		note += fmt.Sprintf(", %d with none", unknown)
+	}
+	return note + "\n"
+}
+
+func sum(m map[weights.PriorKind]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// priorRecords are the plan's prior estimates, for run.json (by key).
+func priorRecords(plan []schedule.Item) []record.Prior {
+	var out []record.Prior
+	for _, it := range plan {
+		if it.Prior.Kind != weights.NoPrior {
+			out = append(out, record.Prior{Key: it.Key(), Seconds: it.Prior.Seconds, From: it.Prior.From})
+		}
+	}
+	slices.SortFunc(out, func(a, b record.Prior) int { return strings.Compare(a.Key, b.Key) })
+	return out
+}
+
+// calibrationRecords are the suites' calibration factors at the end of phase 4,
+// for run.json and the report.
+func calibrationRecords(s schedule.Scheduler) []record.Factor {
+	var out []record.Factor
+	for _, f := range s.Calibration().Factors() {
+		out = append(out, record.Factor{Label: f.Label, Factor: f.Factor, Items: f.Items, Own: f.Own, Run: f.Run})
+	}
+	return out
+}

@@ -1,0 +1,129 @@
+package weights
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/rocm/sgpu-queue/internal/safefs"
+)
+
+// maxOthers bounds the other tables a run reads for priors; maxOtherSize each one.
+const (
+	maxOthers    = 16
+	maxOtherSize = 16 << 20
+)
+
+// OtherTables reads the weight tables under <repoRoot>/ci-weights other than the
+// run's own (skip: the paths the run already read): sgpu-queue's
+// test_weights.<arch>.l<level>.txt and TE's
+// test_weights.<queue>.<arch>.l<level>.g<N>.txt, closest to the run first (the
+// same arch and level: another queue or GPU count; the same arch; the same
+// level; the rest), by name within each, at most maxOthers. They are the priors'
+// other tables (Priors); one that cannot be read is a warning, never an error.
+func OtherTables(repoRoot, arch, level string, skip []string) ([]Other, []string) {
+	dir := filepath.Join(repoRoot, "ci-weights")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, []string{fmt.Sprintf("cannot list %s for priors: %v", dir, err)}
+	}
+	type cand struct {
+		name string
+		rank int
+	}
+	var cands []cand
+	for _, e := range ents {
+		a, l, ok := tableName(e.Name())
+		path := filepath.Join(dir, e.Name())
+		if !ok || e.IsDir() || slices.ContainsFunc(skip, func(s string) bool { return sameFile(s, path) }) {
+			continue
+		}
+		rank := 0
+		if a != arch {
+			rank += 2
+		}
+		if l != level {
+			rank++
+		}
+		cands = append(cands, cand{name: e.Name(), rank: rank})
+	}
+	slices.SortFunc(cands, func(x, y cand) int {
+		if c := cmp.Compare(x.rank, y.rank); c != 0 {
+			return c
+		}
+		return strings.Compare(x.name, y.name)
+	})
+	var out []Other
+	var warns []string
+	for _, c := range cands[:min(len(cands), maxOthers)] {
+		t, err := readOther(filepath.Join(dir, c.name))
+		if err != nil {
+			warns = append(warns, fmt.Sprintf("weight table %s not used for priors: %v", filepath.Join(dir, c.name), err))
+			continue
+		}
+		if t.Len() > 0 {
+			out = append(out, Other{Name: c.name, Table: t})
+		}
+	}
+	return out, warns
+}
+
+// tableName reads the arch and level from a table's file name: sgpu-queue's
+// test_weights.<arch>.l<level>.txt or TE's test_weights.<queue>.<arch>.l<level>.g<N>.txt.
+func tableName(name string) (arch, level string, ok bool) {
+	rest, ok := strings.CutPrefix(name, "test_weights.")
+	if !ok {
+		return "", "", false
+	}
+	if rest, ok = strings.CutSuffix(rest, ".txt"); !ok {
+		return "", "", false
+	}
+	parts := strings.Split(rest, ".")
+	switch {
+	case len(parts) == 2 && strings.HasPrefix(parts[1], "l"):
+		return parts[0], parts[1][1:], parts[0] != ""
+	case len(parts) == 4 && strings.HasPrefix(parts[2], "l") && strings.HasPrefix(parts[3], "g"):
+		return parts[1], parts[2][1:], parts[1] != ""
+	}
+	return "", "", false
+}
+
+// readOther reads a table for priors: a regular file (safefs: never blocks on a
+// FIFO) of at most maxOtherSize; its corrupt lines are skipped silently (its own
+// run warns of them).
+func readOther(path string) (*Table, error) {
+	f, err := safefs.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Size() > maxOtherSize {
+		return nil, fmt.Errorf("larger than %d MiB", maxOtherSize>>20)
+	}
+	var b bytes.Buffer
+	if _, err := b.ReadFrom(f); err != nil {
+		return nil, err
+	}
+	t, _ := Parse(&b, path)
+	return t, nil
+}
+
+// sameFile reports whether a and b name one file (a path given another way, or
+// through a link).
+func sameFile(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(fa, fb)
+}

@@ -1,0 +1,220 @@
+package weights
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// PriorKind is the evidence a prior estimate of an item the run's table lacks
+// rests on (docs/weights.md "Priors for unknown items"), strongest first.
+type PriorKind int
+
+const (
+	NoPrior     PriorKind = iota
+	FromTable             // the same key in another table, scaled by the keys both share
+	FromSibling           // the median of the item's siblings: same suite, same test file
+	FromSuite             // the median of its suite
+)
+
+// Prior is an estimate of an item the run's own table does not hold.
+type Prior struct {
+	Seconds float64
+	Kind    PriorKind
+	// From says where it came from, for the plan: "test_weights.gfx942.l1.txt ×0.93".
+	From string
+}
+
+// Other is a table other than the run's own: another level's, arch's or GPU
+// count's. Name is how the plan names it.
+type Other struct {
+	Name  string
+	Table *Table
+}
+
+// Prior tuning: a scale between two tables needs minShared keys in common (fewer
+// say little about a whole table), and stays within [1/maxScale, maxScale].
+const (
+	minShared = 3
+	maxScale  = 20
+)
+
+// Priors estimates each key of keys that own lacks, from the first source that
+// has something for it: the same key in one of others (in their order), times
+// the median of own/other over the keys both hold (1 when fewer than minShared);
+// else the median of its siblings (Stem) in own, then in others; else the median
+// of its suite in own, then in others. A key with nothing is left out. The result
+// depends only on the tables and the order of others.
+func Priors(own *Table, others []Other, keys []string) map[string]Prior {
+	p := priors{own: own, others: others, scale: make([]float64, len(others)), shared: make([]int, len(others))}
+	for k, o := range others {
+		p.scale[k], p.shared[k] = Scale(own, o.Table)
+	}
+	out := map[string]Prior{}
+	for _, key := range keys {
+		if _, ok := own.Get(key); ok {
+			continue
+		}
+		if pr, ok := p.of(key); ok {
+			out[key] = pr
+		}
+	}
+	return out
+}
+
+type priors struct {
+	own    *Table
+	others []Other
+	scale  []float64 // by other: own/other
+	shared []int     // by other: keys in common
+	groups map[*Table]map[string][]float64
+}
+
+func (p *priors) of(key string) (Prior, bool) {
+	for k, o := range p.others {
+		if v, ok := o.Table.Get(key); ok {
+			return Prior{Seconds: v * p.scale[k], Kind: FromTable, From: p.name(k)}, true
+		}
+	}
+	label, tag := SplitKey(key)
+	if stem := Stem(tag); tag != "" && stem != tag {
+		if pr, ok := p.median(key, "sib\x00"+label+"/"+stem, FromSibling, "its siblings "+label+"/"+stem+".*"); ok {
+			return pr, true
+		}
+	}
+	return p.median(key, "suite\x00"+label, FromSuite, "its suite "+label)
+}
+
+// median is the median of a group of keys (siblings or a suite) in own, else in
+// the first other that has the group, scaled.
+func (p *priors) median(key, group string, kind PriorKind, what string) (Prior, bool) {
+	if v, n := p.groupMedian(p.own, group, key); n > 0 {
+		return Prior{Seconds: v, Kind: kind, From: fmt.Sprintf("median of %s (%d)", what, n)}, true
+	}
+	for k, o := range p.others {
+		if v, n := p.groupMedian(o.Table, group, key); n > 0 {
+			return Prior{Seconds: v * p.scale[k], Kind: kind, From: fmt.Sprintf("median of %s (%d) in %s", what, n, p.name(k))}, true
+		}
+	}
+	return Prior{}, false
+}
+
+// groupMedian is the median weight of the group's keys in t other than key, and
+// how many there are.
+func (p *priors) groupMedian(t *Table, group, key string) (float64, int) {
+	if p.groups == nil {
+		p.groups = map[*Table]map[string][]float64{}
+	}
+	g, ok := p.groups[t]
+	if !ok {
+		g = groupsOf(t)
+		p.groups[t] = g
+	}
+	vs := g[group]
+	if v, ok := t.Get(key); ok {
+		// The key itself is not its own sibling.
+		i := slices.Index(vs, v)
+		vs = slices.Delete(slices.Clone(vs), i, i+1)
+	}
+	if len(vs) == 0 {
+		return 0, 0
+	}
+	return medianOf(vs), len(vs)
+}
+
+// groupsOf indexes t's weights by sibling group and by suite, each sorted.
+func groupsOf(t *Table) map[string][]float64 {
+	g := map[string][]float64{}
+	for k, v := range t.w {
+		if _, _, pooled := cutPoolKey(k); pooled {
+			continue
+		}
+		label, tag := SplitKey(k)
+		g["suite\x00"+label] = append(g["suite\x00"+label], v)
+		if stem := Stem(tag); tag != "" && stem != tag {
+			g["sib\x00"+label+"/"+stem] = append(g["sib\x00"+label+"/"+stem], v)
+		}
+	}
+	for _, vs := range g {
+		slices.Sort(vs)
+	}
+	return g
+}
+
+func (p *priors) name(k int) string {
+	s := p.scale[k]
+	if p.shared[k] < minShared {
+		return fmt.Sprintf("%s (unscaled: %d keys in common)", p.others[k].Name, p.shared[k])
+	}
+	return fmt.Sprintf("%s ×%.2f", p.others[k].Name, s)
+}
+
+// Scale is how much longer own's items take than other's: the median of
+// own/other over the keys both hold (within [1/20, 20]), and how many those are;
+// 1 when fewer than minShared.
+func Scale(own, other *Table) (float64, int) {
+	var r []float64
+	for k, v := range own.w {
+		if o, ok := other.w[k]; ok && o > 0 && v > 0 {
+			r = append(r, v/o)
+		}
+	}
+	if len(r) < minShared {
+		return 1, len(r)
+	}
+	slices.Sort(r)
+	return min(max(medianOf(r), 1.0/maxScale), maxScale), len(r)
+}
+
+// medianOf is the median of sorted vs (not empty).
+func medianOf(vs []float64) float64 {
+	n := len(vs)
+	if n%2 == 1 {
+		return vs[n/2]
+	}
+	return (vs[n/2-1] + vs[n/2]) / 2
+}
+
+// Stem is the test file an item's tag names, whose other variants are its
+// siblings: TE's tags are the file's path with '/' written '.' and the variant
+// after it (test_numerics.ck.amax, distributed.test_numerics.ck), so the tag up to
+// its last part that starts with "test"; a pytest node id's file (before "::");
+// else the tag's first part. A tag that is its own stem has no siblings.
+func Stem(tag string) string {
+	if file, _, ok := strings.Cut(tag, "::"); ok {
+		return file
+	}
+	parts := strings.Split(tag, ".")
+	for i := len(parts) - 1; i >= 0; i-- {
+		if strings.HasPrefix(parts[i], "test") {
+			return strings.Join(parts[:i+1], ".")
+		}
+	}
+	return parts[0]
+}
+
+// PoolOthers are the weights p holds aside for other pool sizes, one table per
+// size (rising), plain keys: the priors of a pool-sized item new on this size.
+func (p *Pool) PoolOthers() []Other {
+	by := map[int]*Table{}
+	for k, v := range p.aside.w {
+		key, n, ok := cutPoolKey(k)
+		if !ok || !p.pooled[key] {
+			continue
+		}
+		if by[n] == nil {
+			by[n] = New()
+		}
+		by[n].w[key] = v
+	}
+	sizes := make([]int, 0, len(by))
+	for n := range by {
+		sizes = append(sizes, n)
+	}
+	slices.Sort(sizes)
+	out := make([]Other, 0, len(sizes))
+	for _, n := range sizes {
+		out = append(out, Other{Name: fmt.Sprintf("the weights on %d GPUs", n), Table: by[n]})
+	}
+	return out
+}
