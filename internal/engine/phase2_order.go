@@ -175,12 +175,17 @@ func (r *run) printPlan(plan []schedule.Item, order []int, gpus, known int) {
 		}
 	}
 	b := r.res.Bound
+	work := "known work " + textfmt.Dur(b.Total)
+	if b.Priors > 0 {
+		// A prior is a guess: the bound it gives is one too.
+		work = fmt.Sprintf("estimated work %s (%d item(s) by a prior)", textfmt.Dur(b.Total), b.Priors)
+	}
 	if mixed {
-		r.printf("  %d items on %d GPUs: known work %s in GPU-seconds (GPUs × weight), lower bound max(work/%d, largest) = %s",
-			len(plan), gpus, textfmt.Dur(b.Total), gpus, textfmt.Dur(b.Seconds))
+		r.printf("  %d items on %d GPUs: %s in GPU-seconds (GPUs × weight), lower bound max(work/%d, largest) = %s",
+			len(plan), gpus, work, gpus, textfmt.Dur(b.Seconds))
 	} else {
-		r.printf("  %d items on %d GPUs: known work %s, lower bound max(work/%d, largest) = %s",
-			len(plan), gpus, textfmt.Dur(b.Total), gpus, textfmt.Dur(b.Seconds))
+		r.printf("  %d items on %d GPUs: %s, lower bound max(work/%d, largest) = %s",
+			len(plan), gpus, work, gpus, textfmt.Dur(b.Seconds))
 	}
 	if b.Unknown > 0 {
 		r.printf(", plus %d unknown item(s) (run first, not counted)", b.Unknown)

@@ -3,13 +3,14 @@ package schedule
 // Bound is the lower bound of a run's wall clock over its items with an estimate.
 type Bound struct {
 	Seconds float64 // max(total/N, largest)
-	Total   float64 // GPU-seconds of the known items: Σ gpus × weight
-	Largest float64 // the longest known weight (wall seconds)
-	Known   int
+	Total   float64 // GPU-seconds of the estimated items: Σ gpus × weight
+	Largest float64 // the longest estimate (wall seconds)
+	Known   int     // items with an estimate: a weight of the table or a prior
+	Priors  int     // of those, the items estimated by a prior (docs/weights.md)
 	Unknown int
 }
 
-// LowerBound is max(total/N, largest item) over the known items, total counted in
+// LowerBound is max(total/N, largest item) over the estimated items, total counted in
 // GPU-seconds (an item on 4 GPUs for 10 s is 40): no schedule on n GPUs can finish
 // sooner. Unknown items are counted, not weighed.
 func LowerBound(items []Item, n int) Bound {
@@ -20,6 +21,9 @@ func LowerBound(items []Item, n int) Bound {
 			continue
 		}
 		b.Known++
+		if !it.Known {
+			b.Priors++
+		}
 		b.Total += float64(it.Width()) * it.Weight
 		if it.Weight > b.Largest {
 			b.Largest = it.Weight
