@@ -276,13 +276,18 @@ func TestRunQueue(t *testing.T) {
 		!strings.Contains(r2.stdout, "the table lacks 1 item(s): prior estimates for 1 from their suite") {
 		t.Errorf("run 2's plan does not estimate the crashed item by its suite:\n%s", r2.stdout)
 	}
-	prev := 1e18
-	for _, row := range q {
-		var w float64
-		if _, err := fmtSscan(strings.Split(row, "\t")[0], &w); err != nil || w > prev {
-			t.Errorf("queue.tsv not longest-first at %q", row)
+	// Longest first, unless the planner found an order that beats LPT on the weights
+	// run 1 measured (docs/performance.md): which one it takes depends on how fast
+	// run 1's items ran, so either is right; queue.tsv is then the plan's order.
+	if !strings.Contains(r2.stdout, "planned queue follows a plan") {
+		prev := 1e18
+		for _, row := range q {
+			var w float64
+			if _, err := fmtSscan(strings.Split(row, "\t")[0], &w); err != nil || w > prev {
+				t.Errorf("queue.tsv not longest-first at %q", row)
+			}
+			prev = w
 		}
-		prev = w
 	}
 	if !strings.Contains(r2.stdout, "weights: "+filepath.Join(dir, "ci-weights", "test_weights.gfx942.l1.txt")+" (10 keys)") {
 		t.Errorf("run 2 did not load the learned table:\n%s", r2.stdout)
