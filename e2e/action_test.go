@@ -225,13 +225,15 @@ func TestActionLikeTheRunner(t *testing.T) {
 	leg := "sgpu-queue (sgpu)"
 
 	t.Run("every output is set, and only those action.yml declares", func(t *testing.T) {
-		for _, name := range action.Outputs {
-			if _, ok := out[name]; !ok {
-				t.Errorf("output %s missing", name)
+		declared := map[string]bool{}
+		for _, o := range action.Outputs {
+			declared[o.Name] = true
+			if _, ok := out[o.Name]; !ok {
+				t.Errorf("output %s missing", o.Name)
 			}
 		}
 		for name := range out {
-			if !slices.Contains(action.Outputs, name) {
+			if !declared[name] {
 				t.Errorf("output %s is set but not declared (actionlint would reject its use)", name)
 			}
 		}

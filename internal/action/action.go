@@ -38,21 +38,6 @@ type Env struct {
 	Force   <-chan struct{} // closed on a second cancel signal
 }
 
-// Inputs of the action besides the run settings (settings.Knobs).
-var Inputs = []string{
-	"config", "repo-root", "github-token", "publish", "cache-key-prefix",
-	"check-name", "matrix", "commit", "pr-number", "report-from", "mode", "shards", "shard-log-dirs",
-	"allow-mixed",
-}
-
-// Outputs the action sets. Per-suite results are in suites (an output per suite
-// cannot be declared in action.yml, so none is promised).
-var Outputs = []string{
-	"result", "exit-code", "suites", "failed-suites", "failed-items", "flaky-items", "tests", "failed-tests", "quarantined-gpus",
-	"wall-seconds", "utilisation", "lower-bound-seconds", "report", "junit-files", "weights-file",
-	"cache-hit", "cache-matched-key", "matrix", "plan", "rerun",
-}
-
 // rawJUnitDir is where the items' own JUnit files go when the step's environment
 // sets no JUNITXML_PREFIX, under the repo root: TE's layout, test-results/<label>/,
 // where TE's report step (ci/junit_report.py test-results/<label>) and the upload of
@@ -230,14 +215,13 @@ func (a *act) options(needConfig bool) (engine.Options, error) {
 	cerr = errors.Join(merr, cerr)
 	values := settings.Values{}
 	for _, k := range settings.Knobs {
-		values[k.Name] = gh.GetInput(k.Name)
+		v := gh.GetInput(k.Name)
+		if k.Path && k.Kind != settings.Lines && v != "" {
+			v = a.path(v)
+		}
+		values[k.Name] = v
 	}
 	values["mgpu-config"] = strings.Join(mgpu, "\n")
-	for _, name := range []string{"log-dir", "weights", "junit-dir", "plan"} {
-		if v := values[name]; v != "" {
-			values[name] = a.path(v)
-		}
-	}
 	env := suiteEnv(a.e.Environ)
 	opts := engine.Options{
 		Face:    optname.Action,

@@ -13,7 +13,6 @@ import (
 	githubactions "github.com/sethvargo/go-githubactions"
 
 	"github.com/rocm/sgpu-queue/internal/engine"
-	"github.com/rocm/sgpu-queue/internal/settings"
 	"github.com/rocm/sgpu-queue/internal/verdict"
 )
 
@@ -58,18 +57,15 @@ func yamlNames(t *testing.T, path string) (inputs, outputs map[string]bool) {
 func TestActionYMLMatchesTheCode(t *testing.T) {
 	inputs, outputs := actionYML(t)
 	want := map[string]bool{}
-	for _, k := range settings.Knobs {
+	for _, k := range Inputs() {
 		want[k.Name] = true
-	}
-	for _, in := range Inputs {
-		want[in] = true
 	}
 	if got, exp := keys(inputs), keys(want); strings.Join(got, " ") != strings.Join(exp, " ") {
 		t.Errorf("action.yml inputs\n  %v\nthe code reads\n  %v", got, exp)
 	}
 	wantOut := map[string]bool{}
 	for _, o := range Outputs {
-		wantOut[o] = true
+		wantOut[o.Name] = true
 	}
 	if got, exp := keys(outputs), keys(wantOut); strings.Join(got, " ") != strings.Join(exp, " ") {
 		t.Errorf("action.yml outputs\n  %v\nthe code sets\n  %v", got, exp)

@@ -1,7 +1,6 @@
 package action
 
 import (
-	"flag"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -9,10 +8,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rocm/sgpu-queue/internal/golden"
-)
+	"gopkg.in/yaml.v3"
 
-var update = flag.Bool("update", false, "rewrite .github/actions/dev/action.yml from action.yml")
+	"github.com/rocm/sgpu-queue/internal/golden"
+	"github.com/rocm/sgpu-queue/internal/settings"
+)
 
 func repoFile(t *testing.T, rel string) string {
 	t.Helper()
@@ -97,28 +97,28 @@ func TestBaseImagesPinnedByDigest(t *testing.T) {
 	}
 }
 
-// devAction is .github/actions/dev/action.yml as action.yml makes it: the same
-// inputs and outputs, the image built from this checkout's Dockerfile (the runner
-// resolves runs.image against the action's directory and builds with the
-// Dockerfile's own directory as context).
-func devAction(main string) string {
-	s := strings.Replace(main, "name: sgpu-queue\n", "name: sgpu-queue (dev)\n", 1)
-	s = regexp.MustCompile(`(?m)^description: >-\n(?:  .*\n)+`).ReplaceAllString(s,
-		"description: >-\n  sgpu-queue built from this checkout's Dockerfile, for the project's own CI.\n")
-	s = imageRef.ReplaceAllString(s, "  image: ../../../Dockerfile")
-	return "# GENERATED from action.yml (go test ./internal/action -run TestDevAction -update): the\n" +
-		"# same inputs and outputs, run from the image built from this checkout instead of\n" +
-		"# the published one. The project's CI uses it; do not edit by hand.\n" + s
-}
-
-func TestDevActionMirrorsActionYML(t *testing.T) {
-	golden.Check(t, filepath.Join("..", "..", ".github", "actions", "dev", "action.yml"), []byte(devAction(repoFile(t, "action.yml"))), *update)
-	dev := repoFile(t, ".github/actions/dev/action.yml")
+// The committed action.yml (its inputs and outputs), the dev action and
+// docs/action.md's tables are what go generate ./... writes from the tables of
+// internal/settings and this package: a text edited in one copy only, or a knob added
+// without regenerating, fails here with the command that fixes it.
+func TestGeneratedFilesAreCurrent(t *testing.T) {
+	root := filepath.Join("..", "..")
+	files, err := Generate(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{manifestFile, devManifest, docsPage} {
+		if diff := golden.Diff(repoFile(t, name), string(files[name])); diff != "" {
+			t.Errorf("%s is not what go generate writes: run go generate ./... and commit the result; the texts are in "+
+				"internal/settings and internal/action (docs/contributing.md). The difference (-committed +generated):\n%s", name, diff)
+		}
+	}
+	dev := repoFile(t, devManifest)
 	if m := imageRef.FindStringSubmatch(dev); m == nil || m[1] != "../../../Dockerfile" {
 		t.Errorf("dev action image %v", m)
 	}
 	in, out := actionYML(t)
-	devIn, devOut := yamlNames(t, filepath.Join("..", "..", ".github", "actions", "dev", "action.yml"))
+	devIn, devOut := yamlNames(t, filepath.Join(root, filepath.FromSlash(devManifest)))
 	if a, b := strings.Join(keys(in), " "), strings.Join(keys(devIn), " "); a != b {
 		t.Errorf("inputs differ:\n action.yml %s\n dev        %s", a, b)
 	}
@@ -234,5 +234,110 @@ func TestCIInstallsWhatTheTestsNeed(t *testing.T) {
 		if !slices.Contains(strings.Fields(install[1]), p) {
 			t.Errorf("ci.yml does not install %s, which .ci/run installs for the tests", p)
 		}
+	}
+}
+
+// copyRoot copies the files Generate reads into a temporary root, each changed by
+// edit, and returns the root.
+func copyRoot(t *testing.T, edit func(name, text string) string) string {
+	t.Helper()
+	root := t.TempDir()
+	for _, name := range []string{manifestFile, docsPage} {
+		path := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(edit(name, repoFile(t, name))), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+// A description edited by hand in action.yml or docs/action.md, or an input added
+// there alone, is what the generator rewrites: the tables are the only source.
+func TestGenerateRewritesHandEdits(t *testing.T) {
+	want, err := Generate(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := copyRoot(t, func(name, text string) string {
+		if name == manifestFile {
+			text = strings.Replace(text, "Test level, passed to the suites", "Test level, as TE passes it", 1)
+			return strings.Replace(text, "  config:\n", "  extra:\n    description: \"hand-made\"\n  config:\n", 1)
+		}
+		return strings.Replace(text, "| test level, passed to the suites", "| the test level", 1)
+	})
+	if repoFile(t, manifestFile) == readFile(t, edited, manifestFile) {
+		t.Fatal("the edit did not apply: the test no longer edits a generated text")
+	}
+	got, err := Generate(edited)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{manifestFile, devManifest, docsPage} {
+		if diff := golden.Diff(string(want[name]), string(got[name])); diff != "" {
+			t.Errorf("%s: the hand edit survived (-want +got):\n%s", name, diff)
+		}
+	}
+}
+
+// Without its places (action.yml's inputs: and outputs:, docs/action.md's markers)
+// the generator writes nothing and says what is missing.
+func TestGenerateNeedsItsPlaces(t *testing.T) {
+	tests := []struct {
+		name, old, new, want string
+	}{
+		{manifestFile, "\noutputs:\n", "\nresults:\n", "action.yml has no top-level outputs: line"},
+		{docsPage, "<!-- inputs: ", "<!-- the inputs: ", "docs/action.md has no <!-- inputs: …-->, then <!-- end of inputs -->"},
+		{docsPage, "<!-- end of outputs -->", "", "<!-- end of outputs -->: put the two markers where go generate writes the outputs table"},
+	}
+	for _, tt := range tests {
+		root := copyRoot(t, func(name, text string) string {
+			if name == tt.name {
+				return strings.Replace(text, tt.old, tt.new, 1)
+			}
+			return text
+		})
+		if _, err := Generate(root); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s without %q: %v, want %q", tt.name, tt.old, err, tt.want)
+		}
+	}
+}
+
+func readFile(t *testing.T, root, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(name)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// action.yml, as a YAML reader (the runner) reads it, says each input's and output's
+// description and default exactly as the tables do: the quoting loses nothing.
+func TestActionYMLReadsAsTheTables(t *testing.T) {
+	var m struct {
+		Inputs map[string]struct {
+			Description, Default string
+		}
+		Outputs map[string]struct{ Description string }
+	}
+	if err := yaml.Unmarshal([]byte(repoFile(t, manifestFile)), &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range Inputs() {
+		got := m.Inputs[k.Name]
+		if want := k.Describe(settings.ActionYML); got.Description != want || got.Default != k.Default {
+			t.Errorf("input %s reads as %q (default %q), want %q (default %q)", k.Name, got.Description, got.Default, want, k.Default)
+		}
+	}
+	for _, o := range Outputs {
+		if got, want := m.Outputs[o.Name].Description, o.describe(settings.ActionYML); got != want {
+			t.Errorf("output %s reads as %q, want %q", o.Name, got, want)
+		}
+	}
+	if len(m.Inputs) != len(Inputs()) || len(m.Outputs) != len(Outputs) {
+		t.Errorf("action.yml has %d inputs and %d outputs, the tables %d and %d", len(m.Inputs), len(m.Outputs), len(Inputs()), len(Outputs))
 	}
 }

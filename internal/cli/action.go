@@ -7,7 +7,6 @@ import (
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 
 	"github.com/rocm/sgpu-queue/internal/action"
-	"github.com/rocm/sgpu-queue/internal/settings"
 )
 
 // actionCmd is the container action's entry point. It takes no flags: the runner
@@ -16,9 +15,12 @@ import (
 func actionCmd(e Env, args []string) int {
 	for _, a := range args {
 		if isHelp(a) {
-			names := append([]string(nil), action.Inputs...)
-			for _, k := range settings.Knobs {
+			var names, outputs []string
+			for _, k := range action.Inputs() {
 				names = append(names, k.Name)
+			}
+			for _, o := range action.Outputs {
+				outputs = append(outputs, o.Name)
 			}
 			fmt.Fprintf(e.Stdout, `Usage: sgpu-queue action
 
@@ -30,7 +32,7 @@ names CONFIG files as run takes them, every mode included (list, opaque, pytest,
 cmd: docs/config.md, docs/adapters.md). Inputs:
   %s
 Outputs: %s, rc-<label>
-`, strings.Join(names, ", "), strings.Join(action.Outputs, ", "))
+`, strings.Join(names, ", "), strings.Join(outputs, ", "))
 			return exitcode.OK
 		}
 	}

@@ -101,18 +101,18 @@ func knobFlags(fs *flag.FlagSet, e Env, only ...string) settings.Values {
 		switch k.Kind {
 		case settings.Bool:
 			// A bad SGPU_* value stays as it is, for Apply to name it.
-			fs.BoolFunc(k.Name, k.Usage+defaultNote(k), func(s string) error {
+			fs.BoolFunc(k.Name, k.Help(), func(s string) error {
 				values[k.Name] = s
 				return nil
 			})
 		case settings.Lines:
 			// Repeated flags add lines to what the SGPU_* variable gave.
-			fs.Func(k.Name, k.Usage, func(s string) error {
+			fs.Func(k.Name, k.Help(), func(s string) error {
 				values[k.Name] += "\n" + s
 				return nil
 			})
 		default:
-			fs.Func(k.Name, k.Usage+defaultNote(k), func(s string) error {
+			fs.Func(k.Name, k.Help(), func(s string) error {
 				values[k.Name] = s
 				return nil
 			})
@@ -124,13 +124,6 @@ func knobFlags(fs *flag.FlagSet, e Env, only ...string) settings.Values {
 // workerPanic reports a dispatch worker's panic, once phases 5–8 have written what
 // was measured: one line, and with SGPU_DEBUG the worker's own stack.
 func workerPanic(e Env, p *dispatch.WorkerPanic) int { return internalError(e, p.Value, p.Stack) }
-
-func defaultNote(k settings.Knob) string {
-	if k.Default == "" || k.Default == "false" || k.Default == "0" && k.Kind != settings.Number {
-		return ""
-	}
-	return fmt.Sprintf(" (default %s)", k.Default)
-}
 
 // usageError prints an error a command rejected, one "sgpu-queue <cmd>: " line per
 // line of it, and returns exitcode.Usage.

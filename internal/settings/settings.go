@@ -1,7 +1,9 @@
 // Package settings is the one list of a run's knobs, shared by both faces: the CLI
 // reads them from flags (and SGPU_* variables), the action from its inputs, and each
 // knob parses its own text into the engine's options here, so the two faces cannot
-// drift apart. action.yml declares the same defaults (a test holds them equal).
+// drift apart. Each knob's name, default and description are written once, here: the
+// CLI's help reads them, and go generate ./... writes action.yml's inputs and
+// docs/action.md's table from them (internal/action).
 package settings
 
 import (
@@ -34,153 +36,320 @@ const (
 	Lines // several values, one per line (or repeated flag)
 )
 
-// Knob is one setting, named as the CLI flag and the action input.
+// Knob is one setting, named as the CLI flag and the action input. Its texts are the
+// only ones: the CLI's --help (Help), action.yml's inputs and docs/action.md's table
+// (Describe, DefaultCell) are written from them, the files by go generate ./...
+// (docs/contributing.md).
 type Knob struct {
-	Name    string
-	Kind    Kind
-	Default string // the default of both faces; action.yml declares the same
-	Usage   string
+	Name string
+	Kind Kind
+	// Default is the default of both faces, written out; action.yml declares it.
+	Default string
+	// Usage says what the knob does, to the users of both faces, in Text's markup,
+	// without a final period (Describe makes sentences of it).
+	Usage string
+	// Empty says what an empty Default means ("detected"), where the faces work it out.
+	Empty string
+	// CLI and Action are told to one face's users only.
+	CLI, Action string
+	// Path: the action reads the text as a path relative to the workspace (paths, for
+	// Lines).
+	Path bool
 	// set parses the knob's text (its default when unset) into the options. It
 	// returns what is wanted, for the one-line error, or nil.
 	set func(o *engine.Options, s string) error
 }
 
-// Knobs are the settings of a run, in help order. Hook renames (hook-var) come before
-// pin-var so that a pin-var knob wins over a "pin=" rename.
+// Knobs are the settings of a run, in the order action.yml and docs/action.md list
+// them and Apply reports errors. Hook renames (hook-var) come before pin-var so that a
+// pin-var knob wins over a "pin=" rename.
 var Knobs = []Knob{
-	{"log-dir", String, "", "log dir (default <repo-root>/test-results/logs)",
-		func(o *engine.Options, s string) error { o.LogDir = s; return nil }},
-	{"log-dir-reuse", Bool, "false", "use a log dir that holds files no sgpu-queue run wrote (e.g. --log-dir .): write beside them, " +
-		"replacing only files of the run's own names, deleting none",
-		func(o *engine.Options, s string) (err error) { o.LogDirReuse, err = boolean(s); return err }},
-	{"gpus", String, "", "GPU ids (0,1,2,3) or a count (4); default $HIP_VISIBLE_DEVICES, $CUDA_VISIBLE_DEVICES, else detected",
-		func(o *engine.Options, s string) error {
+	{
+		Name:  "log-dir",
+		Kind:  String,
+		Usage: "the log dir: the run's logs, records and report (docs/files.md)",
+		Empty: "`test-results/logs` under the repo root",
+		Path:  true,
+		set:   func(o *engine.Options, s string) error { o.LogDir = s; return nil },
+	},
+	{
+		Name:    "log-dir-reuse",
+		Kind:    Bool,
+		Default: "false",
+		Usage: "use a log dir that holds files no sgpu-queue run wrote (e.g. the repo root itself): write beside them, replacing only " +
+			"files of the run's own names, deleting none; without it such a log dir is refused (exit 2), while a log dir of an earlier " +
+			"run is always reused and only that run's files are deleted (docs/files.md#what-a-run-owns)",
+		set: func(o *engine.Options, s string) (err error) { o.LogDirReuse, err = boolean(s); return err },
+	},
+	{
+		Name:  "gpus",
+		Kind:  String,
+		Usage: "GPU ids (`0,1,2,3`) or a count (`4`)",
+		Empty: "`$HIP_VISIBLE_DEVICES`, else `$CUDA_VISIBLE_DEVICES`, else detected where the commands run",
+		set: func(o *engine.Options, s string) error {
 			o.GPUs = s
 			if strings.TrimSpace(s) == "" {
 				return nil
 			}
 			_, err := gpu.ParseSpecAs(o.Face, s) // as phase 0 reads it (gpu.Detect), checked with every other input
 			return named(err)
-		}},
-	{"arch", String, "", "GPU arch keying the weight table, e.g. gfx942 (default detected)",
-		func(o *engine.Options, s string) error { o.Arch = s; return nil }},
-	{"level", String, "", "test level passed as TEST_LEVEL (default $TEST_LEVEL, else 99)",
-		func(o *engine.Options, s string) error {
+		},
+	},
+	{
+		Name:  "arch",
+		Kind:  String,
+		Usage: "GPU arch keying the weight table (`gfx942`, `sm_90`)",
+		Empty: "detected",
+		set:   func(o *engine.Options, s string) error { o.Arch = s; return nil },
+	},
+	{
+		Name:  "level",
+		Kind:  String,
+		Usage: "test level, passed to the suites as `TEST_LEVEL`",
+		Empty: "`$TEST_LEVEL`, else `99`",
+		set: func(o *engine.Options, s string) error {
 			o.Level = s
 			if strings.TrimSpace(s) == "" {
 				return nil
 			}
 			_, err := engine.Level(s, "") // as the run reads it (engine.Settle)
 			return err
-		}},
-	{"weights", String, "", "weight table (default <repo-root>/ci-weights/test_weights.<arch>.l<level>.txt)",
-		func(o *engine.Options, s string) error { o.WeightsPath = s; return nil }},
-	{"junit-dir", String, "", "where the merged JUnit file of each suite goes, <dir>/<label>.xml, when JUNITXML_PREFIX is set (default " +
-		"<repo-root>/test-results/junit); a file there that sgpu-queue did not write is left as it is, with a warning",
-		func(o *engine.Options, s string) error { o.JUnitDir = s; return nil }},
-	{"default-weight", Number, "999999", "estimate in seconds of an item the table has never seen",
-		func(o *engine.Options, s string) (err error) {
+		},
+	},
+	{
+		Name:   "weights",
+		Kind:   String,
+		Usage:  "the weight table, the items' learned durations (docs/weights.md)",
+		Action: "the Actions cache is restored into it and saved from it",
+		Empty:  "`ci-weights/test_weights.<arch>.l<level>.txt` under the repo root",
+		Path:   true,
+		set:    func(o *engine.Options, s string) error { o.WeightsPath = s; return nil },
+	},
+	{
+		Name: "junit-dir",
+		Kind: String,
+		Usage: "where the merged JUnit file of each suite goes, `<junit-dir>/<label>.xml`; a file there that sgpu-queue did not write " +
+			"is left as it is, with a warning (docs/files.md#merged-junit-and-its-manifest)",
+		CLI:    "each item's own file goes under the log dir's `junit/<label>/` when the environment sets no `JUNITXML_PREFIX`",
+		Action: "each item's own file goes to `test-results/<label>/<tag>.xml` under the repo root (TE's layout) when the step sets no `JUNITXML_PREFIX`",
+		Empty:  "`test-results/junit` under the repo root",
+		Path:   true,
+		set:    func(o *engine.Options, s string) error { o.JUnitDir = s; return nil },
+	},
+	{
+		Name:    "default-weight",
+		Kind:    Number,
+		Default: "999999",
+		Usage: "estimate in seconds of an item the weight table has never seen and no prior covers, so that it runs first " +
+			"(docs/weights.md#priors-for-unknown-items)",
+		set: func(o *engine.Options, s string) (err error) {
 			o.DefaultWeight, err = number(s, 0, false)
 			if err == nil && o.DefaultWeight <= 0 {
 				err = errors.New("want a positive number of seconds")
 			}
 			return err
-		}},
-	{"policy", String, schedule.DefaultPolicy, "dispatch policy: " + strings.Join(schedule.Policies(), " or ") +
-		" (planned follows a plan that beats LPT on the weights, else it is LPT)",
-		func(o *engine.Options, s string) error {
+		},
+	},
+	{
+		Name:    "policy",
+		Kind:    String,
+		Default: schedule.DefaultPolicy,
+		Usage: "dispatch policy: `" + strings.Join(schedule.Policies(), "` or `") + "`; planned follows a plan that beats " +
+			"longest-first on the learned weights, else it is longest-first (docs/performance.md#planning)",
+		set: func(o *engine.Options, s string) error {
 			o.Policy = s
 			if !slices.Contains(schedule.Policies(), s) {
 				return fmt.Errorf("want %s", strings.Join(schedule.Policies(), " or "))
 			}
 			return nil
-		}},
-	{"shard", String, "", "run one shard of a job matrix, I/K (e.g. 2/3): the items --plan gives shard I, and items the plan does not know " +
-		"by the hash of their key; nothing is learned (sgpu-queue merge learns from every shard)",
-		func(o *engine.Options, s string) (err error) { o.Shard, o.Shards, err = shardSpec(s); return err }},
-	{"plan", String, "", "with --shard: the plan file sgpu-queue plan wrote (without it, every item goes by the hash of its key)",
-		func(o *engine.Options, s string) error { o.PlanFile = s; return nil }},
-	{"dry-run", Bool, "false", "phases 0–2 only: print the plan, run nothing",
-		func(o *engine.Options, s string) (err error) { o.DryRun, err = boolean(s); return err }},
-	{"container", String, "", "run every suite command inside this running container through the Docker Engine API (DOCKER_HOST or the " +
-		"default socket)",
-		func(o *engine.Options, s string) error { o.Container = s; return nil }},
-	{"container-workdir", String, "", "the repo root as seen inside that container (default: from the two containers' mounts)",
-		func(o *engine.Options, s string) error { o.ContainerWorkdir = s; return nil }},
-	{"pass-env", Lines, "", "with --container: variables (globs allowed, e.g. NVTE_*) passed into the container besides the hook " +
-		"contract's (repeatable)",
-		func(o *engine.Options, s string) error { o.PassEnv = splitLines(s); return nil }},
-	{"grace", Duration, "20s", "on cancel or timeout, time between TERM and KILL of a command's processes (0 = none: KILL at once)",
-		func(o *engine.Options, s string) (err error) { o.Grace, err = duration(s); return err }},
-	{"list-timeout", Duration, "10m", "stop a suite's listing pass that runs longer (its process tree is killed; the run stops naming the " +
-		"suite); 0 = none",
-		func(o *engine.Options, s string) (err error) { o.ListTimeout, err = duration(s); return err }},
-	{"setup-timeout", Duration, "2h", "stop a suite's one-time setup (pip installs, a JIT prebuild) that runs longer, likewise; 0 = none",
-		func(o *engine.Options, s string) (err error) { o.SetupTimeout, err = duration(s); return err }},
-	{"hook-var", Lines, "", "rename a hook variable, KEY=NAME (repeatable); keys: " + strings.Join(keys(), ", "),
-		func(o *engine.Options, s string) error {
+		},
+	},
+	{
+		Name: "shard",
+		Kind: String,
+		Usage: "run one shard of a job matrix, `I/K` (e.g. `2/3`): the items {plan} gives shard I, and the items the plan does not know " +
+			"by the hash of their key; nothing is learned, the merge of the shards learns from every one (docs/runners.md)",
+		Action: "in mode `run`, e.g. `matrix.shard` of the plan job's `matrix` output; nothing is saved to the cache either",
+		set:    func(o *engine.Options, s string) (err error) { o.Shard, o.Shards, err = shardSpec(s); return err },
+	},
+	{
+		Name:   "plan",
+		Kind:   String,
+		Usage:  "with {shard}: the plan file of the job matrix (without one, every item goes by the hash of its key)",
+		CLI:    "`sgpu-queue plan` writes it",
+		Action: "mode `plan` writes it there, by default to `plan.json`",
+		Path:   true,
+		set:    func(o *engine.Options, s string) error { o.PlanFile = s; return nil },
+	},
+	{
+		Name:    "dry-run",
+		Kind:    Bool,
+		Default: "false",
+		Usage:   "print the plan and run nothing (phases 0–2 only)",
+		set:     func(o *engine.Options, s string) (err error) { o.DryRun, err = boolean(s); return err },
+	},
+	{
+		Name: "container",
+		Kind: String,
+		Usage: "run every suite command inside this running container, through the Docker Engine API (`DOCKER_HOST` or the " +
+			"default socket)",
+		Action: "the job container (its id: `job.container.id` in an expression of your workflow) or one an earlier step started with " +
+			"the GPUs; empty, the commands run in the action's own container, which has no GPU (docs/action.md#a-workflow-in-tes-shape)",
+		set: func(o *engine.Options, s string) error { o.Container = s; return nil },
+	},
+	{
+		Name:  "container-workdir",
+		Kind:  String,
+		Usage: "the repo root as seen inside that container",
+		Empty: "from the two containers' mounts",
+		set:   func(o *engine.Options, s string) error { o.ContainerWorkdir = s; return nil },
+	},
+	{
+		Name: "pass-env",
+		Kind: Lines,
+		Usage: "with {container}: variables passed into the container besides the hook contract's, names or globs (`HF_TOKEN`, " +
+			"`NVTE_*`); its commands otherwise see the container's own environment, so a secret reaches the tests only through it",
+		set: func(o *engine.Options, s string) error { o.PassEnv = splitLines(s); return nil },
+	},
+	{
+		Name:    "grace",
+		Kind:    Duration,
+		Default: "20s",
+		Usage:   "on cancel or timeout, time between TERM and KILL of a command's processes (`0` = none: KILL at once)",
+		set:     func(o *engine.Options, s string) (err error) { o.Grace, err = duration(s); return err },
+	},
+	{
+		Name:    "list-timeout",
+		Kind:    Duration,
+		Default: "10m",
+		Usage: "stop a suite's listing pass that runs longer than this: its process tree is killed and the run stops, naming the " +
+			"suite with the tail of its output; `0` = none",
+		set: func(o *engine.Options, s string) (err error) { o.ListTimeout, err = duration(s); return err },
+	},
+	{
+		Name:    "setup-timeout",
+		Kind:    Duration,
+		Default: "2h",
+		Usage:   "stop a suite's one-time setup (pip installs, a JIT prebuild) that runs longer than this, likewise; `0` = none",
+		set:     func(o *engine.Options, s string) (err error) { o.SetupTimeout, err = duration(s); return err },
+	},
+	{
+		Name: "hook-var",
+		Kind: Lines,
+		Usage: "rename a hook variable, `KEY=NAME` (e.g. `filter=MY_TEST_FILTER`), KEY one of " + strings.Join(keys(), ", ") +
+			" (docs/hooks.md#renaming-the-variables)",
+		set: func(o *engine.Options, s string) error {
 			o.Hooks = hook.Default()
 			var errs []error
 			for _, a := range splitLines(s) {
 				errs = append(errs, o.Hooks.Set(a))
 			}
 			return errors.Join(errs...)
-		}},
-	{"pin-var", String, "", "variable that pins an item to its GPU (default by vendor: HIP_VISIBLE_DEVICES or CUDA_VISIBLE_DEVICES)",
-		func(o *engine.Options, s string) error {
+		},
+	},
+	{
+		Name:  "pin-var",
+		Kind:  String,
+		Usage: "variable that pins an item to its GPU",
+		Empty: "the vendor's, `HIP_VISIBLE_DEVICES` or `CUDA_VISIBLE_DEVICES`",
+		set: func(o *engine.Options, s string) error {
 			if s == "" {
 				return nil
 			}
 			return o.Hooks.Set("pin=" + s)
-		}},
-	{"queue", String, config.QueueSGPU, "TE's queue the configs are read as: sgpu (TEST_SGPU=1; an item takes one GPU unless it declares " +
-		"more) or mgpu (TEST_MGPU=1; an item that declares no width takes the whole pool)",
-		func(o *engine.Options, s string) error {
+		},
+	},
+	{
+		Name:    "queue",
+		Kind:    String,
+		Default: config.QueueSGPU,
+		Usage: "TE's queue the configs are read as: `sgpu` (`TEST_SGPU=1`; an item takes one GPU unless it declares more) or `mgpu` " +
+			"(`TEST_MGPU=1`; an item that declares no width takes the whole pool), docs/hooks.md#queues-sgpu-and-mgpu",
+		set: func(o *engine.Options, s string) error {
 			o.Queue = s
 			if s != config.QueueSGPU && s != config.QueueMGPU {
 				return fmt.Errorf("want %s or %s", config.QueueSGPU, config.QueueMGPU)
 			}
 			return nil
-		}},
-	{"mgpu-config", Lines, "", "a config read as TE's mGPU queue, in the same run as the others (repeatable)",
-		func(o *engine.Options, s string) error { o.MGPUConfigs = splitLines(s); return nil }},
-	{"suites", String, "", "run only these suites, labels separated by spaces or commas, '' none (default $TE_CI_SUITES when set, where " +
-		"empty selects none; else every suite); the others pass without running",
-		func(o *engine.Options, s string) error {
+		},
+	},
+	{
+		Name:  "mgpu-config",
+		Kind:  Lines,
+		Usage: "more configs, read as TE's mGPU queue in the same run as the others: one queue for both",
+		Path:  true,
+		set:   func(o *engine.Options, s string) error { o.MGPUConfigs = splitLines(s); return nil },
+	},
+	{
+		Name: "suites",
+		Kind: String,
+		Usage: "run only these suites, labels separated by spaces or commas (e.g. the scope job's output); the others pass without " +
+			"running (`not run: not selected`, docs/config.md#selecting-suites)",
+		CLI:   "{suites} '' selects none",
+		Empty: "`$TE_CI_SUITES` when set, where empty selects none; else every suite",
+		set: func(o *engine.Options, s string) error {
 			if s != "" {
 				o.Suites, o.SelectSuites = engine.SuiteNames(s), true
 			}
 			return nil
-		}},
-	{"port-base", String, "", "each item gets PET_MASTER_PORT = this + its first GPU id, so torchrun items running at once never share a " +
-		"port (default $TE_CI_PORT_BASE, else 29600)",
-		func(o *engine.Options, s string) error {
+		},
+	},
+	{
+		Name: "port-base",
+		Kind: String,
+		Usage: "each item gets `PET_MASTER_PORT` = this + its first GPU id, so torchrun items running at once never share a rendezvous " +
+			"port",
+		Empty: "`$TE_CI_PORT_BASE`, else `29600`",
+		set: func(o *engine.Options, s string) error {
 			o.PortBase = s
 			if strings.TrimSpace(s) == "" {
 				return nil
 			}
 			_, err := hook.ParsePortBase(s) // as phase 0 reads it (hook.PortBase)
 			return err
-		}},
-	{"env-script", String, "", "a shell script run once, where the commands run, from the repo root, before anything else (e.g. " +
-		"'DIR=$PWD/ci; . ci/_utils.sh'): every variable it exports goes to every command of the run, as to the items of a queue script " +
-		"that sources it; its first line may name the shell (#!/bin/bash; default sh), its failure stops the run",
-		func(o *engine.Options, s string) error { o.EnvScript = s; return nil }},
-	{"before", String, "", "a command run once, before the suites' setups, pinned to the first GPU (TE's CK JIT prebuild), written as a " +
-		"config line's words; its failure stops the run",
-		func(o *engine.Options, s string) (err error) { o.Before, err = onceWords(s); return err }},
-	{"after", String, "", "a command run once the queue has drained (TE's CK JIT drift check); its output goes to the console and its log, " +
-		"its failure is a warning",
-		func(o *engine.Options, s string) (err error) { o.After, err = onceWords(s); return err }},
-	{"setup-env", Lines, "", "NAME=VALUE given to every list suite's setup, e.g. TE_CI_SKIP_CK_JIT=1 once --before built the cache " +
-		"(repeatable)",
-		func(o *engine.Options, s string) error {
+		},
+	},
+	{
+		Name: "env-script",
+		Kind: String,
+		Usage: "a shell script run once where the commands run (inside {container} when set), from the repo root, before anything " +
+			"else, e.g. TE's `DIR=$PWD/ci; . ci/_utils.sh`: every variable it exports goes to every command of the run, as to the " +
+			"items of a queue script that sources it; its first line may name the shell (`#!/bin/bash`; default `sh`), and its " +
+			"failure stops the run (docs/hooks.md#the-environment-of-every-command)",
+		set: func(o *engine.Options, s string) error { o.EnvScript = s; return nil },
+	},
+	{
+		Name: "before",
+		Kind: String,
+		Usage: "a command run once before the suites' setups, pinned to the first GPU (TE's CK JIT prebuild), from the repo root " +
+			"where the commands run, written as a config line's words (shell quoting, nothing expanded); its failure stops the run " +
+			"as a failed setup does (docs/hooks.md#once-per-run)",
+		set: func(o *engine.Options, s string) (err error) { o.Before, err = onceWords(s); return err },
+	},
+	{
+		Name: "after",
+		Kind: String,
+		Usage: "a command run once the queue has drained (TE's CK JIT drift check), written like {before}; its output goes to the " +
+			"console and its own log, and its failure is a warning, never the verdict",
+		set: func(o *engine.Options, s string) (err error) { o.After, err = onceWords(s); return err },
+	},
+	{
+		Name: "setup-env",
+		Kind: Lines,
+		Usage: "`NAME=VALUE` given to every list suite's setup, e.g. `TE_CI_SKIP_CK_JIT=1` once {before} built the cache; a " +
+			"variable sgpu-queue sets itself (a hook variable, the GPU pin) is refused",
+		set: func(o *engine.Options, s string) error {
 			o.SetupEnv = splitLines(s) // after hook-var and pin-var: their names are settled
 			return errors.Join(engine.SetupEnvProblems(o.Hooks, o.SetupEnv)...)
-		}},
-	{"junit-optional", Lines, "", "items whose re-entry writes no JUnit file, judged by their exit code alone instead of as no-run: " +
-		"weight keys, label/tag, globs allowed, * across / too, e.g. torch/benchmark or torch/* (repeatable)",
-		func(o *engine.Options, s string) error {
+		},
+	},
+	{
+		Name: "junit-optional",
+		Kind: Lines,
+		Usage: "items whose re-entry writes no JUnit file (TE's `torch/benchmark` runs a plain script), judged by their exit code " +
+			"alone instead of failing as `no-run`: weight keys, `label/tag`, globs allowed, `*` across `/` too (`torch/*` is every " +
+			"item of suite `torch`); a pattern matching no item is a warning (docs/outcomes.md)",
+		set: func(o *engine.Options, s string) error {
 			o.JUnitOptional = splitLines(s)
 			var errs []error
 			for _, p := range o.JUnitOptional {
@@ -189,34 +358,77 @@ var Knobs = []Knob{
 				}
 			}
 			return errors.Join(errs...)
-		}},
-	{"core-dumps", Bool, "false", "let the commands it starts write core files (default: RLIMIT_CORE 0 for every command, as TE's " +
-		"ulimit -c 0)",
-		func(o *engine.Options, s string) (err error) { o.CoreDumps, err = boolean(s); return err }},
-	{"full", Bool, "false", "run every item even when the last attempt left a list of what failed (docs/reruns.md)",
-		func(o *engine.Options, s string) (err error) { o.Full, err = boolean(s); return err }},
-	{"item-timeout-factor", Number, "0", "kill an item running longer than this × its learned weight (rc 124); 0 = off",
-		func(o *engine.Options, s string) (err error) { o.Timeout.Factor, err = number(s, 0, false); return err }},
-	{"item-timeout-min", Duration, "5m", "the hang deadline is never shorter",
-		func(o *engine.Options, s string) (err error) { o.Timeout.Min, err = duration(s); return err }},
-	{"item-timeout-max", Duration, "0", "the hang deadline is never longer, and is the deadline of unknown items (0 = none)",
-		func(o *engine.Options, s string) (err error) { o.Timeout.Max, err = duration(s); return err }},
-	{"retries", Number, "0", "queue a failed item again up to this many times (at the back, on another GPU)",
-		func(o *engine.Options, s string) error {
+		},
+	},
+	{
+		Name:    "core-dumps",
+		Kind:    Bool,
+		Default: "false",
+		Usage: "let the commands it starts write core files; without it every command runs with `RLIMIT_CORE` 0, as under TE's " +
+			"`ulimit -c 0`, so a crashing test puts no core into the uploaded logs (docs/hooks.md#core-dumps)",
+		set: func(o *engine.Options, s string) (err error) { o.CoreDumps, err = boolean(s); return err },
+	},
+	{
+		Name:    "full",
+		Kind:    Bool,
+		Default: "false",
+		Usage: "run every item, even on a re-run whose last attempt left a list of what failed (`ci-rerun/`), which would run only " +
+			"that (docs/reruns.md)",
+		set: func(o *engine.Options, s string) (err error) { o.Full, err = boolean(s); return err },
+	},
+	{
+		Name:    "item-timeout-factor",
+		Kind:    Number,
+		Default: "0",
+		Usage: "kill an item running longer than this × its learned weight (rc 124), the deadline kept between " +
+			"{item-timeout-min} and {item-timeout-max}; `0` = off",
+		set: func(o *engine.Options, s string) (err error) { o.Timeout.Factor, err = number(s, 0, false); return err },
+	},
+	{
+		Name:    "item-timeout-min",
+		Kind:    Duration,
+		Default: "5m",
+		Usage:   "the hang deadline is never shorter than this",
+		set:     func(o *engine.Options, s string) (err error) { o.Timeout.Min, err = duration(s); return err },
+	},
+	{
+		Name:    "item-timeout-max",
+		Kind:    Duration,
+		Default: "0",
+		Usage:   "the hang deadline is never longer than this, and it is the deadline of an item the weight table does not know; `0` = none",
+		set:     func(o *engine.Options, s string) (err error) { o.Timeout.Max, err = duration(s); return err },
+	},
+	{
+		Name:    "retries",
+		Kind:    Number,
+		Default: "0",
+		Usage:   "queue a failed item again up to this many times (at the back, on another GPU)",
+		set: func(o *engine.Options, s string) error {
 			n, err := number(s, 0, true)
 			o.Retries = int(n)
 			return err
-		}},
-	{"flaky-is-failure", Bool, "false", "an item that passed only on a rerun fails its suite",
-		func(o *engine.Options, s string) (err error) { o.FlakyIsFailure, err = boolean(s); return err }},
-	{"quarantine-threshold", Number, strconv.Itoa(dispatch.DefaultQuarantine.Threshold),
-		"consecutive fast or device-error failures that take a GPU out of the pool; 0 = off",
-		func(o *engine.Options, s string) error {
+		},
+	},
+	{
+		Name:    "flaky-is-failure",
+		Kind:    Bool,
+		Default: "false",
+		Usage:   "an item that passed only on a rerun fails its suite",
+		set:     func(o *engine.Options, s string) (err error) { o.FlakyIsFailure, err = boolean(s); return err },
+	},
+	{
+		Name:    "quarantine-threshold",
+		Kind:    Number,
+		Default: strconv.Itoa(dispatch.DefaultQuarantine.Threshold),
+		Usage: "consecutive fast or device-error failures that take a GPU out of the pool; `0` = off " +
+			"(docs/outcomes.md#quarantine-does-the-failure-follow-the-item-or-the-gpu)",
+		set: func(o *engine.Options, s string) error {
 			n, err := number(s, 0, true)
 			o.Quarantine = dispatch.DefaultQuarantine
 			o.Quarantine.Threshold = int(n)
 			return err
-		}},
+		},
+	},
 }
 
 func keys() []string {

@@ -2,10 +2,6 @@ package settings
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -25,8 +21,20 @@ func TestKnobTable(t *testing.T) {
 			t.Errorf("knob %s listed twice", k.Name)
 		}
 		seen[k.Name] = true
-		if k.Usage == "" || strings.Contains(k.Usage, "\n") {
-			t.Errorf("knob %s: usage %q", k.Name, k.Usage)
+		// Each text reads right in every form, and {name} in it is a flag (--name).
+		if k.Usage == "" {
+			t.Errorf("knob %s: no usage", k.Name)
+		}
+		for _, text := range []string{k.Usage, k.CLI, k.Empty} {
+			if err := CheckText(text, func(n string) bool { _, ok := Lookup(n); return ok }); err != nil {
+				t.Errorf("knob %s: %v", k.Name, err)
+			}
+		}
+		if k.Empty != "" && k.Default != "" {
+			t.Errorf("knob %s: Empty %q says what an empty default means, but the default is %q", k.Name, k.Empty, k.Default)
+		}
+		if k.Path && k.Kind != String && k.Kind != Lines {
+			t.Errorf("knob %s: a path of kind %d", k.Name, k.Kind)
 		}
 		if k.Name != strings.ToLower(k.Name) || strings.ContainsAny(k.Name, " _=") {
 			t.Errorf("knob %s: not a flag/input name", k.Name)
@@ -231,58 +239,6 @@ func TestApplyReportsEveryError(t *testing.T) {
 	if !errors.As(err, &se) || se.Knob != "default-weight" {
 		t.Errorf("errors.As(*Error) = %+v", se)
 	}
-}
-
-// action.yml declares the same default for every knob as the table: the runner passes
-// action.yml's default when an input is not set, so a default written in two places
-// would let the two faces drift apart.
-func TestActionYMLDefaultsEqualTheTable(t *testing.T) {
-	defaults := actionDefaults(t)
-	for _, k := range Knobs {
-		d, ok := defaults[k.Name]
-		if !ok {
-			t.Errorf("action.yml has no input %q", k.Name)
-			continue
-		}
-		if d != k.Default {
-			t.Errorf("input %s: action.yml default %q, the table's %q", k.Name, d, k.Default)
-		}
-	}
-}
-
-// actionDefaults reads each input's default from action.yml (two-space input names,
-// four-space "default:" lines, plain or quoted scalars).
-func actionDefaults(t *testing.T) map[string]string {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "action.yml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]string{}
-	name := regexp.MustCompile(`^  ([a-z0-9-]+):$`)
-	def := regexp.MustCompile(`^    default:\s*(.*)$`)
-	in, cur := false, ""
-	for _, l := range strings.Split(string(data), "\n") {
-		switch {
-		case l == "inputs:":
-			in = true
-		case l != "" && !strings.HasPrefix(l, " "):
-			in = false
-		case in:
-			if m := name.FindStringSubmatch(l); m != nil {
-				cur = m[1]
-			} else if m := def.FindStringSubmatch(l); m != nil && cur != "" {
-				v := strings.TrimSpace(m[1])
-				if uq, err := strconv.Unquote(v); err == nil {
-					v = uq
-				} else if len(v) >= 2 && v[0] == '\'' && v[len(v)-1] == '\'' {
-					v = v[1 : len(v)-1]
-				}
-				out[cur] = v
-			}
-		}
-	}
-	return out
 }
 
 // Level, gpus and port-base are checked with the other knobs, each named as the
