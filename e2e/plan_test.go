@@ -9,7 +9,6 @@ import (
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/shard"
-	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
 // TestPlanFromARun: the demo runs and learns its table; plan then splits what it
@@ -37,7 +36,7 @@ func TestPlanFromARun(t *testing.T) {
 		if tag == record.Whole {
 			tag = ""
 		}
-		ran[weights.Key(r.Label, tag)] = true
+		ran[record.ItemID{Label: r.Label, Tag: tag}.Key()] = true
 	}
 	if len(ran) != 15 {
 		t.Fatalf("the demo ran %d items, want 15", len(ran))
@@ -45,7 +44,7 @@ func TestPlanFromARun(t *testing.T) {
 	census := map[string]bool{"examples": true, "core": true} // the opaque suites
 	for _, line := range strings.Split(strings.TrimSpace(readFile(t, filepath.Join(dir, "test-results", "logs", "queue", "items.tsv"))), "\n") {
 		label, tag, _ := strings.Cut(line, "\t")
-		census[weights.Key(label, tag)] = true // an opaque suite's row is "label<TAB>"
+		census[record.ItemID{Label: label, Tag: tag}.Key()] = true // an opaque suite's row is "label<TAB>"
 	}
 	if len(census) != 16 || !census["torch/nvfp4..ck"] {
 		t.Fatalf("census %v, want the 15 items that ran and torch/nvfp4..ck", census)

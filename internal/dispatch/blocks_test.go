@@ -233,7 +233,7 @@ func TestRunUnfitAfterQuarantine(t *testing.T) {
 	if len(res.Quarantined) != 1 || res.Quarantined[0].GPU != "2" {
 		t.Fatalf("quarantined %+v", res.Quarantined)
 	}
-	if len(res.Unfit) != 1 || res.Unfit[0] != (record.Unfit{Label: "m", Tag: "sleep.all", GPUs: 3, Pool: 2}) {
+	if len(res.Unfit) != 1 || res.Unfit[0] != (record.Unfit{ItemID: record.ItemID{Label: "m", Tag: "sleep.all"}, GPUs: 3, Pool: 2}) {
 		t.Errorf("unfit %+v", res.Unfit)
 	}
 	for _, a := range res.Attempts {

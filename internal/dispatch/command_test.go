@@ -12,6 +12,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/junit"
 	"github.com/rocm/sgpu-queue/internal/outcome"
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 )
 
@@ -41,7 +42,7 @@ func (h *harness) adapterItems(mode config.Mode, lines string) []Item {
 	}
 	var items []Item
 	for i, it := range l.Items {
-		items = append(items, Item{Item: schedule.Item{Label: "c", Tag: it.Tag, Seq: i}, Suite: suite, Adapter: a, Unit: it})
+		items = append(items, Item{Item: schedule.Item{ItemID: record.ItemID{Label: "c", Tag: it.Tag}, Seq: i}, Suite: suite, Adapter: a, Unit: it})
 	}
 	h.cfg.Dir = repo
 	return items
@@ -175,7 +176,7 @@ func TestAdapterDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	known := func(w float64, own time.Duration, ad adapter.Adapter) Item {
-		return Item{Item: schedule.Item{Label: "c", Tag: "t", Weight: w, Known: true}, Adapter: ad, Unit: adapter.Item{Tag: "t", Timeout: own}}
+		return Item{Item: schedule.Item{ItemID: record.ItemID{Label: "c", Tag: "t"}, Weight: w, Known: true}, Adapter: ad, Unit: adapter.Item{Tag: "t", Timeout: own}}
 	}
 	tests := []struct {
 		name    string

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 )
 
@@ -18,9 +19,9 @@ import (
 // counts once per GPU.
 func TestProgressCounts(t *testing.T) {
 	items := []Item{
-		{Item: schedule.Item{Tag: "a", Weight: 40, Known: true}},
-		{Item: schedule.Item{Tag: "b", Weight: 20, Known: true, GPUs: 2}},
-		{Item: schedule.Item{Tag: "c", Weight: 999}},
+		{Item: schedule.Item{ItemID: record.ItemID{Tag: "a"}, Weight: 40, Known: true}},
+		{Item: schedule.Item{ItemID: record.ItemID{Tag: "b"}, Weight: 20, Known: true, GPUs: 2}},
+		{Item: schedule.Item{ItemID: record.ItemID{Tag: "c"}, Weight: 999}},
 	}
 	var out strings.Builder
 	p := newProgress(&out, 2, 3, items, nil)
@@ -48,10 +49,10 @@ func TestProgressCounts(t *testing.T) {
 // queued work and what is left of the running items' estimates.
 func TestProgressCalibrated(t *testing.T) {
 	items := []Item{
-		{Item: schedule.Item{Label: "s", Tag: "a", Weight: 40, Known: true}},
-		{Item: schedule.Item{Label: "s", Tag: "b", Weight: 20, Known: true, GPUs: 2}},
-		{Item: schedule.Item{Label: "s", Tag: "c", Weight: 999}},
-		{Item: schedule.Item{Label: "s", Tag: "d", Weight: 10, Known: true}},
+		{Item: schedule.Item{ItemID: record.ItemID{Label: "s", Tag: "a"}, Weight: 40, Known: true}},
+		{Item: schedule.Item{ItemID: record.ItemID{Label: "s", Tag: "b"}, Weight: 20, Known: true, GPUs: 2}},
+		{Item: schedule.Item{ItemID: record.ItemID{Label: "s", Tag: "c"}, Weight: 999}},
+		{Item: schedule.Item{ItemID: record.ItemID{Label: "s", Tag: "d"}, Weight: 10, Known: true}},
 	}
 	sched := make([]schedule.Item, len(items))
 	for i, it := range items {
@@ -80,7 +81,7 @@ func TestProgressLinesInOrder(t *testing.T) {
 	const n = 50
 	items := make([]Item, n)
 	for i := range items {
-		items[i] = Item{Item: schedule.Item{Tag: fmt.Sprint(i), Weight: 1, Known: true}}
+		items[i] = Item{Item: schedule.Item{ItemID: record.ItemID{Tag: fmt.Sprint(i)}, Weight: 1, Known: true}}
 	}
 	var out strings.Builder
 	p := newProgress(&out, 4, n, items, nil)
@@ -113,10 +114,10 @@ func TestProgressLinesInOrder(t *testing.T) {
 // prints the count again only when it went stale after the last line.
 func TestProgressNotRun(t *testing.T) {
 	items := []Item{
-		{Item: schedule.Item{Tag: "a", Weight: 10, Known: true}},
-		{Item: schedule.Item{Tag: "b", Weight: 10, Known: true}},
-		{Item: schedule.Item{Tag: "c", Weight: 999}},
-		{Item: schedule.Item{Tag: "d", Weight: 10, Known: true, GPUs: 2}},
+		{Item: schedule.Item{ItemID: record.ItemID{Tag: "a"}, Weight: 10, Known: true}},
+		{Item: schedule.Item{ItemID: record.ItemID{Tag: "b"}, Weight: 10, Known: true}},
+		{Item: schedule.Item{ItemID: record.ItemID{Tag: "c"}, Weight: 999}},
+		{Item: schedule.Item{ItemID: record.ItemID{Tag: "d"}, Weight: 10, Known: true, GPUs: 2}},
 	}
 	var out strings.Builder
 	p := newProgress(&out, 2, 4, items, nil)
@@ -151,10 +152,10 @@ func TestProgressNotRun(t *testing.T) {
 // run started with.
 func TestProgressEtaOverGPUsLeft(t *testing.T) {
 	items := []Item{
-		{Item: schedule.Item{Tag: "a", Weight: 60, Known: true}},
-		{Item: schedule.Item{Tag: "b", Weight: 60, Known: true}},
-		{Item: schedule.Item{Tag: "c", Weight: 60, Known: true}},
-		{Item: schedule.Item{Tag: "d", Weight: 60, Known: true}},
+		{Item: schedule.Item{ItemID: record.ItemID{Tag: "a"}, Weight: 60, Known: true}},
+		{Item: schedule.Item{ItemID: record.ItemID{Tag: "b"}, Weight: 60, Known: true}},
+		{Item: schedule.Item{ItemID: record.ItemID{Tag: "c"}, Weight: 60, Known: true}},
+		{Item: schedule.Item{ItemID: record.ItemID{Tag: "d"}, Weight: 60, Known: true}},
 	}
 	var out strings.Builder
 	p := newProgress(&out, 4, 4, items, nil)

@@ -287,7 +287,7 @@ func (d *dispatcher) record(it Item, a *Attempt, t0 time.Time) {
 // row is the attempt's timings row (with its outcome), as the files hold it.
 func (d *dispatcher) row(it Item, a Attempt, t0 time.Time) record.Timing {
 	row := record.Timing{
-		Label: it.Label, Item: record.ItemColumn(it.Tag), GPU: a.GPU,
+		Label: it.Label, Item: it.Column(), GPU: a.GPU,
 		Secs: a.Seconds(), RC: a.RC,
 		StartOff: a.Start.Sub(t0).Seconds(), EndOff: a.End.Sub(t0).Seconds(),
 		Est: "unknown", Incomplete: a.Outcome.Incomplete(), Outcome: a.Outcome,

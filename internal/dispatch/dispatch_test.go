@@ -117,7 +117,7 @@ func newHarness(t *testing.T, gpus ...string) *harness {
 
 // item is a list item of suite "s" (weight < 0: unknown).
 func (h *harness) item(tag string, weight float64) Item {
-	it := Item{Item: schedule.Item{Label: "s", Tag: tag, Weight: 999999}, Suite: config.Suite{Label: "s", LogFile: "s.log", Mode: config.List, Path: h.script}}
+	it := Item{Item: schedule.Item{ItemID: record.ItemID{Label: "s", Tag: tag}, Weight: 999999}, Suite: config.Suite{Label: "s", LogFile: "s.log", Mode: config.List, Path: h.script}}
 	if weight >= 0 {
 		it.Weight, it.Known = weight, true
 	}
@@ -127,7 +127,7 @@ func (h *harness) item(tag string, weight float64) Item {
 // opaque is the whole opaque suite "o".
 func (h *harness) opaque(weight float64) Item {
 	s := config.Suite{Label: "o", LogFile: "o.log", Mode: config.Opaque, Path: h.script}
-	return adapted(Item{Item: schedule.Item{Label: "o", Weight: weight, Known: true}, Suite: s})
+	return adapted(Item{Item: schedule.Item{ItemID: record.ItemID{Label: "o"}, Weight: weight, Known: true}, Suite: s})
 }
 
 // deadGPU writes a suite script for which GPU id is dead: an item pinned there

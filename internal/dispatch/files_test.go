@@ -12,6 +12,7 @@ import (
 
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/tmpfstest"
 )
@@ -37,7 +38,7 @@ func logHarness(l logdir.Layout) (*dispatcher, *[]string) {
 func TestItemLogFullDisk(t *testing.T) {
 	l := fullDisk(t)
 	d, warns := logHarness(l)
-	it := Item{Item: schedule.Item{Label: "s", Tag: "x"}}
+	it := Item{Item: schedule.Item{ItemID: record.ItemID{Label: "s", Tag: "x"}}}
 	// The file is made before the disk fills: an inode is no data block.
 	f, err := os.Create(l.ItemLog("s", "x"))
 	if err != nil {
@@ -98,7 +99,7 @@ func TestItemLogCannotCreate(t *testing.T) {
 			d.cfg.Lost = func(what, path string, err error) {
 				lost = append(lost, fmt.Sprintf("%s (%s): %v", path, what, err))
 			}
-			log := d.openLog(Item{Item: schedule.Item{Label: "s", Tag: "x"}})
+			log := d.openLog(Item{Item: schedule.Item{ItemID: record.ItemID{Label: "s", Tag: "x"}}})
 			if n, err := log.Write([]byte("abc")); n != 3 || err != nil {
 				t.Errorf("write = %d, %v", n, err)
 			}
@@ -125,7 +126,7 @@ func TestItemLogCountsWhatWasWritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	d, warns := logHarness(l)
-	log := d.openLog(Item{Item: schedule.Item{Label: "s", Tag: "x"}})
+	log := d.openLog(Item{Item: schedule.Item{ItemID: record.ItemID{Label: "s", Tag: "x"}}})
 	log.Write([]byte("12345"))
 	log.Write([]byte("678"))
 	if err := log.Close(); err != nil || log.written != 8 || len(*warns) != 0 {
@@ -237,10 +238,10 @@ func TestPartialLeft(t *testing.T) {
 		}
 	}
 	list := func(label, tag string) Item {
-		return adapted(Item{Item: schedule.Item{Label: label, Tag: tag}, Suite: config.Suite{Label: label, Mode: config.List}})
+		return adapted(Item{Item: schedule.Item{ItemID: record.ItemID{Label: label, Tag: tag}}, Suite: config.Suite{Label: label, Mode: config.List}})
 	}
 	opaque := func(label string) Item {
-		return adapted(Item{Item: schedule.Item{Label: label}, Suite: config.Suite{Label: label, Mode: config.Opaque}})
+		return adapted(Item{Item: schedule.Item{ItemID: record.ItemID{Label: label}}, Suite: config.Suite{Label: label, Mode: config.Opaque}})
 	}
 	tests := []struct {
 		name   string

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rocm/sgpu-queue/internal/outcome"
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 )
 
@@ -39,7 +40,7 @@ func devFail(slot, item int) obs {
 }
 
 func healthItem(i int) Item {
-	return Item{Item: schedule.Item{Label: "s", Tag: fmt.Sprint("t", i), Weight: 100, Known: i < 10}}
+	return Item{Item: schedule.Item{ItemID: record.ItemID{Label: "s", Tag: fmt.Sprint("t", i)}, Weight: 100, Known: i < 10}}
 }
 
 func (a action) String() string {

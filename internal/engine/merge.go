@@ -184,7 +184,7 @@ func (r *run) learnShards(table *weights.Table, run *record.Run, census weights.
 	}
 	changes, pruned := learnRows(table, run, census, func(t record.Timing) bool {
 		s, _, ok := record.SplitShardGPU(t.GPU)
-		return ok && done[s] || skipKeys[weights.Key(t.Label, run.TagOf(t))]
+		return ok && done[s] || skipKeys[run.IDOf(t).Key()]
 	})
 	table.MarkLearned(ids...)
 	return changes, pruned

@@ -204,7 +204,7 @@ func (r *run) writeQueue(plan []schedule.Item, order []int, e *expansion) ([]rec
 		if cmd == "" {
 			cmd = string(s.Mode) // a tool's line: its adapter builds the command
 		}
-		rows[i] = record.QueueRow{Weight: it.Weight, Label: it.Label, Cmd: cmd, Tag: it.Tag, Args: s.Args}
+		rows[i] = record.QueueRow{ItemID: record.ItemID{Label: it.Label, Tag: it.Tag}, Weight: it.Weight, Cmd: cmd, Args: s.Args}
 	}
 	var q, c bytes.Buffer
 	if err := logdir.FormatQueue(&q, rows); err != nil {

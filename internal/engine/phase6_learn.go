@@ -105,7 +105,7 @@ func learnRows(table *weights.Table, run *record.Run, census weights.Census, ski
 	var ms []weights.Measurement
 	dispatched := map[string]bool{}
 	for _, t := range learnable(run) {
-		key := weights.Key(t.Label, run.TagOf(t))
+		key := run.IDOf(t).Key()
 		dispatched[key] = true
 		if skip != nil && skip(t) {
 			continue
@@ -129,11 +129,10 @@ func learnRows(table *weights.Table, run *record.Run, census weights.Census, ski
 // (outcome ok), or its last one when none passed, so a flaky failure never teaches a
 // duration.
 func learnable(run *record.Run) []record.Timing {
-	type key struct{ label, item string }
-	rows := map[key][]record.Timing{}
-	var order []key
+	rows := map[record.ItemID][]record.Timing{}
+	var order []record.ItemID
 	for _, t := range run.Timings {
-		k := key{t.Label, t.Item}
+		k := run.IDOf(t)
 		if _, ok := rows[k]; !ok {
 			order = append(order, k)
 		}

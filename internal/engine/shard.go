@@ -74,11 +74,11 @@ func (r *run) readSharding() error {
 // so that merge can tell an item this host never listed from one that never ran.
 func (r *run) keepShard(e *expansion) {
 	s := r.shard
-	e.listed = make([]record.CensusRow, len(e.items))
+	e.listed = make([]record.ItemID, len(e.items))
 	var kept []schedule.Item
 	planned, hashed := 0, 0
 	for i, it := range e.items {
-		e.listed[i] = record.CensusRow{Label: it.Label, Tag: it.Tag}
+		e.listed[i] = record.ItemID{Label: it.Label, Tag: it.Tag}
 		if s.of(it.Key()) != s.shard {
 			continue
 		}

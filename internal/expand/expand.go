@@ -57,7 +57,7 @@ type Result struct {
 	// OwnCensus are the suites whose census is a listing of its own
 	// (adapter.Censuser), by label.
 	OwnCensus map[string]bool
-	Rows      []record.CensusRow
+	Rows      []record.ItemID
 	Warnings  []string
 	// Setups are the setup= commands that ran, in the order they ran.
 	Setups []SetupRun
@@ -142,8 +142,9 @@ func (res *Result) add(ctx context.Context, r Request, s config.Suite) error {
 	}
 	keys := map[string]bool{}
 	for _, t := range census {
-		keys[weights.Key(s.Label, t)] = true
-		res.Rows = append(res.Rows, record.CensusRow{Label: s.Label, Tag: t})
+		id := record.ItemID{Label: s.Label, Tag: t}
+		keys[id.Key()] = true
+		res.Rows = append(res.Rows, id)
 	}
 	res.Census[s.Label] = keys
 	return nil
@@ -153,7 +154,7 @@ func (res *Result) add(ctx context.Context, r Request, s config.Suite) error {
 // else the suite's.
 func scheduled(s config.Suite, it adapter.Item, seq int) schedule.Item {
 	n, all := s.Width()
-	si := schedule.Item{Label: s.Label, Tag: it.Tag, Seq: seq, GPUs: n, AllGPUs: all}
+	si := schedule.Item{ItemID: record.ItemID{Label: s.Label, Tag: it.Tag}, Seq: seq, GPUs: n, AllGPUs: all}
 	if it.GPUs > 0 || it.AllGPUs {
 		si.GPUs, si.AllGPUs = it.GPUs, it.AllGPUs
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rocm/sgpu-queue/internal/outcome"
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/verdict"
 )
 
@@ -13,9 +14,9 @@ import (
 // started names no log.
 func TestItemsOf(t *testing.T) {
 	s := verdict.Suite{Label: "s", Items: []verdict.Item{
-		{Tag: "a", RC: 0, Finished: true, Started: true, Failed: true, Outcome: outcome.CutOff, Note: "cut off", LogRel: "items/s.a.log"},
-		{Tag: "b", RC: 124, Finished: true, Started: true, Failed: true, Outcome: outcome.Timeout, Note: "timed out", LogRel: "items/s.b.log"},
-		{Tag: "c", RC: 130, Failed: true, Note: "cancelled before it started"},
+		{ItemID: record.ItemID{Tag: "a"}, RC: 0, Finished: true, Started: true, Failed: true, Outcome: outcome.CutOff, Note: "cut off", LogRel: "items/s.a.log"},
+		{ItemID: record.ItemID{Tag: "b"}, RC: 124, Finished: true, Started: true, Failed: true, Outcome: outcome.Timeout, Note: "timed out", LogRel: "items/s.b.log"},
+		{ItemID: record.ItemID{Tag: "c"}, RC: 130, Failed: true, Note: "cancelled before it started"},
 	}}
 	items := ItemsOf(s, "/logs", true)
 	if a := items[0]; !a.Incomplete || a.Note != "" || a.Log != filepath.Join("/logs", "items/s.a.log") || !a.Named {
@@ -32,7 +33,7 @@ func TestItemsOf(t *testing.T) {
 // A suite of a merged run with no shard file, no unreported item and no broken
 // step has no document.
 func TestCombineSuiteNone(t *testing.T) {
-	s := verdict.Suite{Label: "s", Items: []verdict.Item{{Tag: "a", Finished: true}}}
+	s := verdict.Suite{Label: "s", Items: []verdict.Item{{ItemID: record.ItemID{Tag: "a"}, Finished: true}}}
 	d, err := CombineSuite(context.Background(), s, nil, func(verdict.Item) bool { return false })
 	if d != nil || err != nil {
 		t.Errorf("got %v, %v", d, err)

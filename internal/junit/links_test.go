@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/safefs"
 	"github.com/rocm/sgpu-queue/internal/treetest"
 	"github.com/rocm/sgpu-queue/internal/verdict"
@@ -61,7 +62,7 @@ func TestWriteSuitesLinksAndFIFOs(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			repo := filepath.Join(t.TempDir(), "repo")
 			dir := filepath.Join(repo, "test-results", "junit")
-			suites := []verdict.Suite{{Label: "s", Items: []verdict.Item{{Tag: "a", Finished: true}}}}
+			suites := []verdict.Suite{{Label: "s", Items: []verdict.Item{{ItemID: record.ItemID{Tag: "a"}, Finished: true}}}}
 			doc := func(verdict.Suite) (*Doc, error) {
 				return Combine(context.Background(), "s", nil, nil, "")
 			}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/safefs"
 	"github.com/rocm/sgpu-queue/internal/verdict"
 )
@@ -217,7 +218,7 @@ func TestOutputsSaveLeavesUsersFiles(t *testing.T) {
 func TestWriteSuitesHoldsTheDirLock(t *testing.T) {
 	repo := t.TempDir()
 	dir := filepath.Join(repo, "test-results", "junit")
-	suites := []verdict.Suite{{Label: "s", Items: []verdict.Item{{Tag: "a", Finished: true}}}}
+	suites := []verdict.Suite{{Label: "s", Items: []verdict.Item{{ItemID: record.ItemID{Tag: "a"}, Finished: true}}}}
 	var during error
 	doc := func(verdict.Suite) (*Doc, error) {
 		release, err := safefs.LockDir(context.Background(), "test", dir, 50*time.Millisecond)

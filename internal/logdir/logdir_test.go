@@ -293,8 +293,8 @@ func FuzzParseTimings(f *testing.F) {
 
 func TestQueueRoundTrip(t *testing.T) {
 	rows := []record.QueueRow{
-		{Weight: 999999, Label: "torch", Cmd: "ci/pytorch.sh", Tag: "new"},
-		{Weight: 12.5, Label: "core", Cmd: "ci/core.sh", Args: []string{"-x", "y"}},
+		{ItemID: record.ItemID{Label: "torch", Tag: "new"}, Weight: 999999, Cmd: "ci/pytorch.sh"},
+		{ItemID: record.ItemID{Label: "core"}, Weight: 12.5, Cmd: "ci/core.sh", Args: []string{"-x", "y"}},
 	}
 	var b strings.Builder
 	if err := FormatQueue(&b, rows); err != nil {

@@ -111,7 +111,7 @@ func TestClaimDeletesOnlyOwned(t *testing.T) {
 		t.Fatal(err)
 	}
 	var q strings.Builder
-	FormatQueue(&q, []record.QueueRow{{Weight: 1, Label: "torch", Cmd: "c", Tag: "a.b"}, {Weight: 1, Label: "torch", Cmd: "c", Tag: "evil/tag"}, {Weight: 1, Label: "core", Cmd: "c"}})
+	FormatQueue(&q, []record.QueueRow{{ItemID: record.ItemID{Label: "torch", Tag: "a.b"}, Weight: 1, Cmd: "c"}, {ItemID: record.ItemID{Label: "torch", Tag: "evil/tag"}, Weight: 1, Cmd: "c"}, {ItemID: record.ItemID{Label: "core"}, Weight: 1, Cmd: "c"}})
 	write(t, l.QueueTSV(), q.String())
 	owned := []string{
 		l.ExpandLog(), l.ItemsTSV(), l.TimingsTSV(), l.OutcomesTSV(), l.Report(), l.Timeline(),

@@ -73,7 +73,7 @@ func Load(root string) (*record.Run, []string, error) {
 			return nil, nil, err
 		}
 		var sw []string
-		r.ShardOf, sw = ParseShards(data)
+		r.ShardOf, sw = ParseShards(data, r)
 		warns = append(warns, sw...)
 	}
 	return r, warns, nil

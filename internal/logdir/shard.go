@@ -16,21 +16,21 @@ func (l Layout) ShardsTSV() string { return l.path("queue", "shards.tsv") }
 
 // FormatShards writes queue/shards.tsv: "label TAB item TAB shard" per item of a
 // merged queue, the shard that ran it (or should have).
-func FormatShards(rows map[record.ItemRef]int, order []record.QueueRow) []byte {
+func FormatShards(rows map[record.ItemID]int, order []record.QueueRow) []byte {
 	var b bytes.Buffer
 	for _, q := range order {
-		ref := record.ItemRef{Label: q.Label, Item: record.ItemColumn(q.Tag)}
-		if s, ok := rows[ref]; ok {
-			b.WriteString(joinFields(ref.Label, ref.Item, strconv.Itoa(s)))
+		id := record.ItemID{Label: q.Label, Tag: q.Tag}
+		if s, ok := rows[id]; ok {
+			b.WriteString(joinFields(id.Label, id.Column(), strconv.Itoa(s)))
 		}
 	}
 	return b.Bytes()
 }
 
-// ParseShards reads queue/shards.tsv; a row that cannot be read is skipped with a
-// warning.
-func ParseShards(data []byte) (map[record.ItemRef]int, []string) {
-	out := map[record.ItemRef]int{}
+// ParseShards reads queue/shards.tsv, each item column as run r's item (Run.ItemOf);
+// a row that cannot be read is skipped with a warning.
+func ParseShards(data []byte, r *record.Run) (map[record.ItemID]int, []string) {
+	out := map[record.ItemID]int{}
 	var warns []string
 	_ = eachLine(bytes.NewReader(data), func(n int, f []string) error {
 		s, err := 0, error(nil)
@@ -45,7 +45,7 @@ func ParseShards(data []byte) (map[record.ItemRef]int, []string) {
 			warns = append(warns, fmt.Sprintf("shards.tsv:%d: skipped row: %v", n, err))
 			return nil
 		}
-		out[record.ItemRef{Label: f[0], Item: f[1]}] = s
+		out[r.ItemOf(f[0], f[1])] = s
 		return nil
 	})
 	return out, warns

@@ -69,7 +69,7 @@ func Secs(v float64) string {
 }
 
 // FormatCensus writes items.tsv lines.
-func FormatCensus(w io.Writer, rows []record.CensusRow) error {
+func FormatCensus(w io.Writer, rows []record.ItemID) error {
 	bw := bufio.NewWriter(w)
 	for _, r := range rows {
 		bw.WriteString(joinFields(r.Label, r.Tag))
@@ -97,7 +97,7 @@ func ParseQueue(r io.Reader) ([]record.QueueRow, error) {
 		if err != nil {
 			return fmt.Errorf("queue.tsv:%d: weight %q is not a number", n, f[0])
 		}
-		row := record.QueueRow{Weight: w, Label: f[1], Cmd: f[2], Tag: f[3]}
+		row := record.QueueRow{ItemID: record.ItemID{Label: f[1], Tag: f[3]}, Weight: w, Cmd: f[2]}
 		if len(f) > 4 && f[4] != "" {
 			row.Args = strings.Fields(f[4])
 		}

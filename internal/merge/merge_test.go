@@ -26,13 +26,13 @@ import (
 )
 
 // The listing every shard of the tests gives: two suites, one opaque.
-var listing = []shard.ItemKey{
+var listing = []record.ItemID{
 	{Label: "torch", Tag: "a"}, {Label: "torch", Tag: "b"}, {Label: "torch", Tag: "c"}, {Label: "torch", Tag: "d"},
 	{Label: "torch", Tag: "new"}, {Label: "core"},
 }
 
 // census is the listing plus an item the runners' capability probe skips.
-var census = append(append([]shard.ItemKey(nil), listing...), shard.ItemKey{Label: "torch", Tag: "gated"})
+var census = append(append([]record.ItemID(nil), listing...), record.ItemID{Label: "torch", Tag: "gated"})
 
 var suites = []record.MetaSuite{{Label: "torch", LogFile: "torch.log", Mode: "list"}, {Label: "core", LogFile: "core.log", Mode: "opaque"}}
 
@@ -45,7 +45,7 @@ func testPlan(t *testing.T) (*shard.Plan, []byte) {
 		if k.Tag == "new" {
 			continue
 		}
-		items = append(items, schedule.Item{Label: k.Label, Tag: k.Tag, Weight: float64(10 - i), Known: true, Seq: i})
+		items = append(items, schedule.Item{ItemID: record.ItemID{Label: k.Label, Tag: k.Tag}, Weight: float64(10 - i), Known: true, Seq: i})
 	}
 	a, err := shard.Assign(items, 3, 2)
 	if err != nil {
@@ -76,24 +76,24 @@ func writeShard(t *testing.T, dir string, s int, p *shard.Plan, raw []byte, fail
 		Arch: "gfx942", Level: "1", DefaultWeight: 999999, Started: time.Unix(1000, 0), Finished: true,
 		Shard: &record.ShardRun{Shard: s, Shards: 3, Plan: &record.PlanRef{File: "plan.json", SHA256: hex.EncodeToString(sum[:])}}}
 	var queue []record.QueueRow
-	var listed, cen []record.CensusRow
+	var listed, cen []record.ItemID
 	tw, err := l.OpenTimings()
 	if err != nil {
 		t.Fatal(err)
 	}
 	off := 0.0
 	for i, k := range listing {
-		listed = append(listed, record.CensusRow{Label: k.Label, Tag: k.Tag})
+		listed = append(listed, record.ItemID{Label: k.Label, Tag: k.Tag})
 		if p.ShardOf(k.Key()) != s {
 			continue
 		}
-		queue = append(queue, record.QueueRow{Weight: 1, Label: k.Label, Cmd: "ci/" + k.Label + ".sh", Tag: k.Tag})
+		queue = append(queue, record.QueueRow{ItemID: record.ItemID{Label: k.Label, Tag: k.Tag}, Weight: 1, Cmd: "ci/" + k.Label + ".sh"})
 		o, rc := outcome.OK, fail[k.Key()]
 		if rc != 0 {
 			o = outcome.Failed
 		}
 		gpu := []string{"0", "1"}[i%2]
-		if err := tw.Append(record.Timing{Label: k.Label, Item: record.ItemColumn(k.Tag), GPU: gpu, Secs: 1, RC: rc, StartOff: off, EndOff: off + 1, Est: "1", Outcome: o}); err != nil {
+		if err := tw.Append(record.Timing{Label: k.Label, Item: record.ItemID{Tag: k.Tag}.Column(), GPU: gpu, Secs: 1, RC: rc, StartOff: off, EndOff: off + 1, Est: "1", Outcome: o}); err != nil {
 			t.Fatal(err)
 		}
 		os.WriteFile(l.ItemLog(k.Label, k.Tag), []byte("log of "+k.Key()+"\n"), 0o644)
@@ -102,7 +102,7 @@ func writeShard(t *testing.T, dir string, s int, p *shard.Plan, raw []byte, fail
 	}
 	tw.Close()
 	for _, k := range census {
-		cen = append(cen, record.CensusRow{Label: k.Label, Tag: k.Tag})
+		cen = append(cen, record.ItemID{Label: k.Label, Tag: k.Tag})
 	}
 	var q, li, c bytes.Buffer
 	logdir.FormatQueue(&q, queue)
@@ -173,8 +173,8 @@ func TestBuildAllShards(t *testing.T) {
 	}
 	for _, tm := range r.Timings {
 		s, _, ok := record.SplitShardGPU(tm.GPU)
-		key := weights.Key(tm.Label, r.TagOf(tm))
-		if !ok || s != p.ShardOf(key) || r.ShardOf[record.ItemRef{Label: tm.Label, Item: tm.Item}] != s || tm.Outcome == "" {
+		key := r.IDOf(tm).Key()
+		if !ok || s != p.ShardOf(key) || r.ShardOf[r.IDOf(tm)] != s || tm.Outcome == "" {
 			t.Errorf("row %+v: gpu %q, want s%d:<gpu>, its shard recorded, its outcome set", tm, tm.GPU, p.ShardOf(key))
 		}
 	}
@@ -231,8 +231,9 @@ func TestBuildMissingShard(t *testing.T) {
 		t.Errorf("shard 2's part %+v", part)
 	}
 	for _, k := range m.NeverRan {
-		label, tag := weights.SplitKey(k)
-		if m.Run.ShardOf[record.ItemRef{Label: label, Item: record.ItemColumn(tag)}] != 2 {
+		id := record.ParseItemID(k)
+		label, tag := id.Label, id.Tag
+		if m.Run.ShardOf[record.ItemID{Label: label, Tag: tag}] != 2 {
 			t.Errorf("%s: no shard recorded", k)
 		}
 	}
@@ -466,7 +467,7 @@ func TestBuildItemQueuedTwice(t *testing.T) {
 	q := shards[0].Run.Queue[0]
 	shards[2].Run.Queue = append(shards[2].Run.Queue, q)
 	m := Build(shards, weights.New(), 999999)
-	ref := record.ItemRef{Label: q.Label, Item: record.ItemColumn(q.Tag)}
+	ref := record.ItemID{Label: q.Label, Tag: q.Tag}
 	n := 0
 	for _, r := range m.Run.Queue {
 		if r.Label == q.Label && r.Tag == q.Tag {
@@ -515,7 +516,7 @@ func TestCopyLogsSkipsSymlinks(t *testing.T) {
 func TestBuildUnclaimed(t *testing.T) {
 	dirs, p := matrix(t, nil, 1, 2, 3)
 	shards := mustRead(t, dirs)
-	var lost shard.ItemKey
+	var lost record.ItemID
 	for _, k := range listing {
 		if p.ShardOf(k.Key()) == 2 {
 			lost = k
@@ -526,13 +527,13 @@ func TestBuildUnclaimed(t *testing.T) {
 		t.Fatalf("the plan gives shard 2 no listed item: %+v", p.Shards)
 	}
 	s2 := shards[1]
-	s2.Listed = slices.DeleteFunc(slices.Clone(s2.Listed), func(k shard.ItemKey) bool { return k == lost })
+	s2.Listed = slices.DeleteFunc(slices.Clone(s2.Listed), func(k record.ItemID) bool { return k == lost })
 	s2.Run.Queue = slices.DeleteFunc(s2.Run.Queue, func(q record.QueueRow) bool { return q.Label == lost.Label && q.Tag == lost.Tag })
 	s2.Run.Timings = slices.DeleteFunc(s2.Run.Timings, func(r record.Timing) bool {
-		return r.Label == lost.Label && r.Item == record.ItemColumn(lost.Tag)
+		return r.Label == lost.Label && r.Item == (record.ItemID{Tag: lost.Tag}).Column()
 	})
 	m := Build(shards, weights.New(), 999999)
-	want := []record.Unclaimed{{Label: lost.Label, Tag: lost.Tag, Shard: 2, ListedBy: []int{1, 3}}}
+	want := []record.Unclaimed{{ItemID: record.ItemID{Label: lost.Label, Tag: lost.Tag}, Shard: 2, ListedBy: []int{1, 3}}}
 	if diff := cmp.Diff(want, m.Run.Meta.Merge.Unclaimed); diff != "" {
 		t.Errorf("unclaimed (-want +got):\n%s", diff)
 	}
@@ -669,7 +670,7 @@ func TestBuildRerunShard(t *testing.T) {
 	p, raw := testPlan(t)
 	root := t.TempDir()
 	var dirs []string
-	var mine []shard.ItemKey
+	var mine []record.ItemID
 	for _, k := range listing {
 		if p.ShardOf(k.Key()) == 2 {
 			mine = append(mine, k)
@@ -687,7 +688,7 @@ func TestBuildRerunShard(t *testing.T) {
 			}
 			m.Rerun = &record.Rerun{Failed: 1, Queued: 1, Ran: 1}
 			for _, k := range mine[1:] {
-				m.Rerun.Carried = append(m.Rerun.Carried, record.Carried{Label: k.Label, Tag: k.Tag, Outcome: outcome.OK, Seconds: 2, GPUs: 1,
+				m.Rerun.Carried = append(m.Rerun.Carried, record.Carried{ItemID: record.ItemID{Label: k.Label, Tag: k.Tag}, Outcome: outcome.OK, Seconds: 2, GPUs: 1,
 					Attempts: 1})
 			}
 			m.Suites = slices.Clone(m.Suites)
@@ -703,7 +704,7 @@ func TestBuildRerunShard(t *testing.T) {
 	s2 := shards[1]
 	notAgain := func(label, tag string) bool { return label != again.Label || tag != again.Tag }
 	s2.Run.Queue = slices.DeleteFunc(s2.Run.Queue, func(q record.QueueRow) bool { return notAgain(q.Label, q.Tag) })
-	s2.Run.Timings = slices.DeleteFunc(s2.Run.Timings, func(r record.Timing) bool { return notAgain(r.Label, s2.Run.TagOf(r)) })
+	s2.Run.Timings = slices.DeleteFunc(s2.Run.Timings, func(r record.Timing) bool { return notAgain(r.Label, s2.Run.IDOf(r).Tag) })
 	m := Build(shards, weights.New(), 999999)
 	mm := m.Run.Meta.Merge
 	if len(m.NeverRan) != 0 || len(mm.Unclaimed) != 0 || len(m.Run.Queue) != len(listing) || len(m.Warnings) != 0 {
@@ -721,7 +722,7 @@ func TestBuildRerunShard(t *testing.T) {
 	}
 	for _, su := range verdict.Decide(m.Run) {
 		for _, it := range su.Items {
-			isCarried := p.ShardOf(weights.Key(it.Label, it.Tag)) == 2 && notAgain(it.Label, it.Tag)
+			isCarried := p.ShardOf(it.Key()) == 2 && notAgain(it.Label, it.Tag)
 			if it.Failed || !it.Finished || it.Carried != isCarried {
 				t.Errorf("item %+v: want passed, finished, carried %v", it, isCarried)
 			}

@@ -33,9 +33,9 @@ type Shard struct {
 	Number int // 1 … K
 	// Listed is every item its listing gave, before it kept its shard's; nil
 	// when it stopped before listing (no queue/listed.tsv).
-	Listed []shard.ItemKey
+	Listed []record.ItemID
 	// Census is its queue/items.tsv; nil when it has none.
-	Census []shard.ItemKey
+	Census []record.ItemID
 	// Plan is the plan it followed (queue/plan.json); nil without one.
 	Plan *shard.Plan
 	// ID names this shard run for the weight table (weights.Table.Learned): the
@@ -125,7 +125,7 @@ func readShard(dir string) (*Shard, []string, error) {
 		// Its listing file is gone but it queued items: those at least it listed.
 		warns = append(warns, fmt.Sprintf("%s: no queue/listed.tsv: the items it queued stand for its listing", dir))
 		for _, q := range run.Queue {
-			s.Listed = append(s.Listed, shard.ItemKey{Label: q.Label, Tag: q.Tag})
+			s.Listed = append(s.Listed, record.ItemID{Label: q.Label, Tag: q.Tag})
 		}
 	}
 	if m.Shard.Plan != nil {
@@ -160,7 +160,7 @@ func runID(r *record.Run) string {
 }
 
 // readItems reads an item list the run wrote; nil when the file is not there.
-func readItems(path string) ([]shard.ItemKey, error) {
+func readItems(path string) ([]record.ItemID, error) {
 	data, err := safefs.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -173,7 +173,7 @@ func readItems(path string) ([]shard.ItemKey, error) {
 		return nil, wrap(err)
 	}
 	if items == nil {
-		items = []shard.ItemKey{} // read, and empty
+		items = []record.ItemID{} // read, and empty
 	}
 	return items, nil
 }

@@ -107,8 +107,7 @@ type Rerun struct {
 // (docs/reruns.md): its last attempt's outcome and rc, how long that took on how
 // many GPUs, how many attempts it had and what its verdict made of them.
 type Carried struct {
-	Label    string          `json:"label"`
-	Tag      string          `json:"tag,omitempty"` // "" for an opaque item
+	ItemID
 	Outcome  outcome.Outcome `json:"outcome"`
 	RC       int             `json:"rc"`
 	Failed   bool            `json:"failed,omitempty"`
@@ -158,10 +157,9 @@ type Quarantined struct {
 // Unfit is an item not run (again) because it needs more GPUs than quarantine left
 // in the pool.
 type Unfit struct {
-	Label string `json:"label"`
-	Tag   string `json:"tag"` // "" for an opaque item
-	GPUs  int    `json:"gpus"`
-	Pool  int    `json:"pool"` // the GPUs left in the pool
+	ItemID
+	GPUs int `json:"gpus"`
+	Pool int `json:"pool"` // the GPUs left in the pool
 }
 
 // MetaSuite is one suite of the run.

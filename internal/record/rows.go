@@ -7,17 +7,11 @@ import (
 	"github.com/rocm/sgpu-queue/internal/outcome"
 )
 
-// CensusRow is one line of queue/items.tsv: an item that exists at this level.
-type CensusRow struct {
-	Label, Tag string
-}
-
 // QueueRow is one line of queue/queue.tsv: an item in dispatch order.
 type QueueRow struct {
+	ItemID
 	Weight float64 // the estimate it was ordered by (the default weight when unknown)
-	Label  string
 	Cmd    string
-	Tag    string // "" for an opaque item
 	Args   []string
 }
 
@@ -47,9 +41,6 @@ func (t Timing) GPUs() []string { return strings.Split(t.GPU, ",") }
 // GPUSeconds is the attempt's GPU time: its seconds on each of its GPUs.
 func (t Timing) GPUSeconds() float64 { return float64(len(t.GPUs())) * t.Secs }
 
-// Whole is the item column of an opaque item.
-const Whole = "whole"
-
 // Rounded is the row as timings.tsv holds it (seconds to the millisecond), so what
 // is decided from a row in memory equals what a rebuild from the file decides.
 func (t Timing) Rounded() Timing {
@@ -60,12 +51,4 @@ func (t Timing) Rounded() Timing {
 	}
 	t.Secs, t.StartOff, t.EndOff = r(t.Secs), r(t.StartOff), r(t.EndOff)
 	return t
-}
-
-// ItemColumn is the timings "item" column of an item: its tag, or Whole.
-func ItemColumn(tag string) string {
-	if tag == "" {
-		return Whole
-	}
-	return tag
 }

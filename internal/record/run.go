@@ -12,7 +12,7 @@ type Run struct {
 	Timings []Timing
 	// ShardOf is, in a merged run (Meta.Merge), the shard of each queued item
 	// (queue/shards.tsv); nil otherwise.
-	ShardOf map[ItemRef]int
+	ShardOf map[ItemID]int
 }
 
 // OutcomeOf is the outcome of a timings row: the one recorded, else the legacy
@@ -34,10 +34,14 @@ func (r *Run) Opaque(label string) bool {
 	return false
 }
 
-// TagOf is the tag of a timings row (the inverse of ItemColumn for its suite's mode).
-func (r *Run) TagOf(t Timing) string {
-	if t.Item == Whole && r.Opaque(t.Label) {
-		return ""
+// IDOf is the item of a timings row (ItemOf its columns).
+func (r *Run) IDOf(t Timing) ItemID { return r.ItemOf(t.Label, t.Item) }
+
+// ItemOf is the item of a label and an item column of the run's files (the inverse
+// of ItemID.Column for its suite's mode).
+func (r *Run) ItemOf(label, column string) ItemID {
+	if column == Whole && r.Opaque(label) {
+		return ItemID{Label: label}
 	}
-	return t.Item
+	return ItemID{Label: label, Tag: column}
 }

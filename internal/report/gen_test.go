@@ -58,7 +58,9 @@ func (it simItem) outcome() outcome.Outcome {
 	return outcome.OK
 }
 
-func (it simItem) key() string { return weights.Key(it.Label, it.Tag) }
+func (it simItem) ID() record.ItemID { return record.ItemID{Label: it.Label, Tag: it.Tag} }
+
+func (it simItem) key() string { return it.ID().Key() }
 
 // simRun is a run to simulate and write.
 type simRun struct {
@@ -140,7 +142,7 @@ func (sr simRun) simulate() ([]record.Timing, float64) {
 			est = logdir.Secs(it.Est)
 		}
 		rows = append(rows, record.Timing{
-			Label: it.Label, Item: record.ItemColumn(it.Tag), GPU: sr.GPUs[g],
+			Label: it.Label, Item: it.ID().Column(), GPU: sr.GPUs[g],
 			Secs: round3(end - start), RC: rc, StartOff: round3(start), EndOff: round3(end), Est: est, Incomplete: o.Incomplete(), Outcome: o,
 		})
 	}
@@ -158,7 +160,7 @@ func (sr simRun) simulateBlocks() ([]record.Timing, float64) {
 	durs := make([]float64, len(sr.Items))
 	order := make([]int, len(sr.Items))
 	for i, it := range sr.Items {
-		items[i] = schedule.Item{Label: it.Label, Tag: it.Tag, Weight: it.Est, Known: it.Known, Seq: i, GPUs: it.GPUs}
+		items[i] = schedule.Item{ItemID: record.ItemID{Label: it.Label, Tag: it.Tag}, Weight: it.Est, Known: it.Known, Seq: i, GPUs: it.GPUs}
 		durs[i] = it.Actual + 0.003
 		order[i] = i
 	}
@@ -184,7 +186,7 @@ func (sr simRun) simulateBlocks() ([]record.Timing, float64) {
 		}
 		o := it.outcome()
 		rows = append(rows, record.Timing{
-			Label: it.Label, Item: record.ItemColumn(it.Tag), GPU: strings.Join(ids, ","),
+			Label: it.Label, Item: it.ID().Column(), GPU: strings.Join(ids, ","),
 			Secs: round3(end - start), RC: it.RC, StartOff: start, EndOff: end, Est: est, Incomplete: o.Incomplete(), Outcome: o,
 		})
 	}
@@ -266,7 +268,7 @@ func (sr simRun) write(dir string) error {
 		if !it.Known {
 			w = 999999
 		}
-		q = append(q, record.QueueRow{Weight: w, Label: it.Label, Cmd: sr.Cmds[it.Label], Tag: it.Tag})
+		q = append(q, record.QueueRow{ItemID: record.ItemID{Label: it.Label, Tag: it.Tag}, Weight: w, Cmd: sr.Cmds[it.Label]})
 	}
 	var qb, tb, ob bytes.Buffer
 	if err := logdir.FormatQueue(&qb, q); err != nil {
@@ -294,7 +296,7 @@ func (sr simRun) write(dir string) error {
 		if sr.Legacy {
 			o = outcome.Legacy(t.RC, t.Incomplete, sr.CancelAt > 0)
 		}
-		if m, ok := weights.Measure(weights.Key(t.Label, run.TagOf(t)), t.Secs, o); ok {
+		if m, ok := weights.Measure(run.IDOf(t).Key(), t.Secs, o); ok {
 			ms = append(ms, m)
 		}
 	}
@@ -407,7 +409,8 @@ func teRun(table *weights.Table) simRun {
 	var items []simItem
 	for _, k := range table.Keys() {
 		w, _ := table.Get(k)
-		label, tag := weights.SplitKey(k)
+		id := record.ParseItemID(k)
+		label, tag := id.Label, id.Tag
 		f := math.Exp(0.08 * rng.NormFloat64())
 		if s, ok := slow[k]; ok {
 			f = s
@@ -562,7 +565,7 @@ func hostileRun() simRun {
 	items = append(items, simItem{Label: "click", Est: 60, Known: true, Actual: 64})
 	order(items)
 	old := weights.New()
-	old.Set(weights.Key(suites[0].Label, hostileTags[0]), 10)
+	old.Set(record.ItemID{Label: suites[0].Label, Tag: hostileTags[0]}.Key(), 10)
 	return simRun{
 		Suites: suites, Cmds: map[string]string{suites[0].Label: "ci/x.sh", "click": "ci/click.sh"},
 		GPUs: []string{"0", "1<i>"}, Items: items, Started: t0, Old: old,

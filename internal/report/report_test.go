@@ -372,7 +372,7 @@ func TestBadDaySections(t *testing.T) {
 			Quarantined: []record.Quarantined{{GPU: "1", Reason: "2 items failed in a row on it (rc=1 after 0.1s with \"hipErrorNoDevice\")", At: started.Add(5 * time.Second)}},
 			Stop:        &record.Stop{Reason: outcome.StopQuarantined, Message: "every GPU is quarantined (gpu1) with 3 item(s) left to run: check the runner's GPUs", Phase: 4},
 		},
-		Queue: []record.QueueRow{{Label: "torch", Tag: "flaky"}, {Label: "torch", Tag: "hang|pipe"}, {Label: "torch", Tag: "own124"}},
+		Queue: []record.QueueRow{{ItemID: record.ItemID{Label: "torch", Tag: "flaky"}}, {ItemID: record.ItemID{Label: "torch", Tag: "hang|pipe"}}, {ItemID: record.ItemID{Label: "torch", Tag: "own124"}}},
 		Timings: []record.Timing{
 			{Label: "torch", Item: "flaky", GPU: "1", Secs: 0.1, RC: 1, EndOff: 0.1, Outcome: outcome.Failed},
 			{Label: "torch", Item: "hang|pipe", GPU: "0", Secs: 12, RC: 124, EndOff: 12, Incomplete: true, Outcome: outcome.Timeout},
@@ -422,7 +422,7 @@ func TestFlakyAttemptLogs(t *testing.T) {
 			Suites: []record.MetaSuite{{Label: "torch", LogFile: "torch.log", Mode: "list"}},
 			GPUs:   []string{"0", "1"}, Finished: true, Wall: 30,
 		},
-		Queue: []record.QueueRow{{Label: "torch", Tag: "flaky"}, {Label: "torch", Tag: "odd tag"}},
+		Queue: []record.QueueRow{{ItemID: record.ItemID{Label: "torch", Tag: "flaky"}}, {ItemID: record.ItemID{Label: "torch", Tag: "odd tag"}}},
 		Timings: []record.Timing{
 			{Label: "torch", Item: "flaky", GPU: "1", Secs: 0.1, RC: 1, EndOff: 0.1, Outcome: outcome.Failed},
 			{Label: "torch", Item: "odd tag", GPU: "0", Secs: 0.1, RC: 1, EndOff: 0.1, Outcome: outcome.Failed},

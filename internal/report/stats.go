@@ -17,7 +17,6 @@ import (
 	"github.com/rocm/sgpu-queue/internal/tests"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 	"github.com/rocm/sgpu-queue/internal/verdict"
-	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
 // SplitPays is the least saving, as a fraction of the hindsight makespan, for which
@@ -164,7 +163,7 @@ func Compute(r *record.Run, suites []verdict.Suite) Stats {
 		s.Mixed = s.Mixed || len(t.GPUs()) > 1
 		if t.Secs > s.Largest {
 			s.Largest = t.Secs
-			s.LargestKey = weights.Key(t.Label, r.TagOf(t))
+			s.LargestKey = r.IDOf(t).Key()
 		}
 		if t.EndOff > s.Wall {
 			s.Wall = t.EndOff
@@ -221,26 +220,25 @@ func Compute(r *record.Run, suites []verdict.Suite) Stats {
 // items fills the per-item lists from the queue (the estimates) and the verdicts
 // (the last attempts).
 func (s *Stats) items(r *record.Run, suites []verdict.Suite) {
-	type key struct{ label, tag string }
-	est := map[key]record.QueueRow{}
+	est := map[record.ItemID]record.QueueRow{}
 	for _, q := range r.Queue {
-		est[key{q.Label, q.Tag}] = q
+		est[q.ItemID] = q
 	}
 	// The timings row carries the estimate the dispatcher saw ("unknown" or seconds);
 	// it is the better witness of an unknown item than a weight equal to the default.
 	type span struct{ start, end float64 }
-	rowEst := map[key]string{}
-	spans := map[key]span{}
+	rowEst := map[record.ItemID]string{}
+	spans := map[record.ItemID]span{}
 	for _, t := range r.Timings {
-		k := key{t.Label, r.TagOf(t)}
+		k := r.IDOf(t)
 		rowEst[k] = t.Est
 		spans[k] = span{t.StartOff, t.EndOff}
 	}
 	for _, su := range suites {
 		for _, it := range su.Items {
-			k := key{it.Label, it.Tag}
+			k := it.ItemID
 			st := ItemStat{
-				Key: weights.Key(it.Label, it.Tag), Label: it.Label, Tag: it.Tag,
+				Key: it.Key(), Label: it.Label, Tag: it.Tag,
 				Finished: it.Finished, Actual: it.Seconds, RC: it.RC, Failed: it.Failed,
 				Outcome: it.Outcome, GPU: it.GPU, Note: it.Note,
 			}

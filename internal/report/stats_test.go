@@ -58,10 +58,10 @@ func mkRun(gpus []string, rows []record.Timing, extra ...string) *record.Run {
 		if t.Est != "unknown" {
 			w = mustFloat(t.Est)
 		}
-		r.Queue = append(r.Queue, record.QueueRow{Weight: w, Label: t.Label, Tag: r.TagOf(t)})
+		r.Queue = append(r.Queue, record.QueueRow{ItemID: record.ItemID{Label: t.Label, Tag: r.IDOf(t).Tag}, Weight: w})
 	}
 	for _, tag := range extra {
-		r.Queue = append(r.Queue, record.QueueRow{Weight: 5, Label: "s", Tag: tag})
+		r.Queue = append(r.Queue, record.QueueRow{ItemID: record.ItemID{Label: "s", Tag: tag}, Weight: 5})
 	}
 	return r
 }

@@ -311,7 +311,7 @@ func svgBar(w *bufio.Writer, r *record.Run, b bar, x func(float64) float64, y, h
 		tip = fmt.Sprintf("%s\n%s (%s s), %s, %s\n%s, t+%s → t+%s",
 			xmlText(b.Key, 200), textfmt.Dur(t.Secs), logdir.Secs(t.Secs), status, xmlText(est, 40),
 			gpu, clock(t.StartOff), clock(t.EndOff))
-		label = r.TagOf(t)
+		label = r.IDOf(t).Tag
 		if label == "" {
 			label = t.Label
 		}

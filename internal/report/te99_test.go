@@ -73,8 +73,9 @@ func te99Items(t *testing.T, table *weights.Table) ([]simItem, *weights.Table) {
 	var all []schedule.Item
 	for _, k := range table.Keys() {
 		w, _ := table.Get(k)
-		label, tag := weights.SplitKey(k)
-		all = append(all, schedule.Item{Label: label, Tag: tag, Weight: w, Known: true, GPUs: 1})
+		id := record.ParseItemID(k)
+		label, tag := id.Label, id.Tag
+		all = append(all, schedule.Item{ItemID: record.ItemID{Label: label, Tag: tag}, Weight: w, Known: true, GPUs: 1})
 	}
 	for _, it := range mgpu.Items {
 		if !strings.HasPrefix(it.Tag, "test_sanity_import") {
@@ -398,7 +399,7 @@ func te99Retry(sr simRun, rows []record.Timing, wall float64) ([]record.Timing, 
 			continue
 		}
 		for i := range rows {
-			if rows[i].Label == it.Label && rows[i].Item == record.ItemColumn(it.Tag) {
+			if rows[i].Label == it.Label && rows[i].Item == it.ID().Column() {
 				rows[i].RC, rows[i].Outcome, rows[i].Incomplete = 1, outcome.Failed, outcome.Failed.Incomplete()
 				again := rows[i]
 				again.GPU, again.RC, again.Outcome, again.Incomplete = "0", 0, outcome.OK, outcome.OK.Incomplete()

@@ -8,7 +8,6 @@ import (
 
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
-	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
 // bar is one span drawn on a GPU's lane: one attempt, or a run of consecutive short
@@ -74,7 +73,7 @@ func lanesOf(r *record.Run) []lane {
 func bars(r *record.Run, l lane, minDur float64) []bar {
 	var out []bar
 	single := func(t record.Timing) bar {
-		b := bar{Start: t.StartOff, End: t.EndOff, N: 1, Busy: t.Secs, Suite: t.Label, Row: t, Key: weights.Key(t.Label, r.TagOf(t))}
+		b := bar{Start: t.StartOff, End: t.EndOff, N: 1, Busy: t.Secs, Suite: t.Label, Row: t, Key: r.IDOf(t).Key()}
 		if r.OutcomeOf(t).Failed() {
 			b.Failed = 1
 		}

@@ -209,14 +209,9 @@ func countOf(t Test) record.TestCounts {
 	return c
 }
 
-// itemKey is the key of the item a merged file's sgpu.item names ("whole": the
-// opaque suite's one item).
-func itemKey(r *record.Run, label, item string) string {
-	if item == "" || item == "whole" && r.Opaque(label) {
-		return label
-	}
-	return label + "/" + item
-}
+// itemKey is the key of the item a merged file's sgpu.item names (its item
+// column: "whole" is the opaque suite's one item).
+func itemKey(r *record.Run, label, item string) string { return r.ItemOf(label, item).Key() }
 
 // readRegular reads the cases of the JUnit file p when it is a regular .xml file.
 func readRegular(p string) ([]junit.Case, bool) {

@@ -16,10 +16,10 @@ import (
 
 // Item is the verdict of one queued item: its last attempt.
 type Item struct {
-	Label, Tag string
-	LogRel     string // items/<label>.<safetag>.log
-	RC         int
-	Finished   bool // it has a timings row; false: never finished
+	record.ItemID
+	LogRel   string // items/<label>.<safetag>.log
+	RC       int
+	Finished bool // it has a timings row; false: never finished
 	// Started: it has a timings row, or its log is there (it was running when
 	// its run died). An item that never started (cancelled before it started,
 	// never ran, unfit) has no log, and is shown without one.
@@ -83,12 +83,10 @@ func (s Suite) BrokenLine() string { return fmt.Sprintf("FAIL rc=%d (%s)", s.RC,
 // one that never finished) counts as rc 1 in its suite's rc; one that never
 // started because the run was cancelled as exitcode.Interrupted.
 func Decide(r *record.Run) []Suite {
-	type key struct{ label, item string }
-	rows := map[key][]record.Timing{}
+	rows := map[record.ItemID][]record.Timing{}
 	for _, t := range r.Timings {
 		t.Outcome = r.OutcomeOf(t)
-		k := key{t.Label, t.Item}
-		rows[k] = append(rows[k], t)
+		rows[r.IDOf(t)] = append(rows[r.IDOf(t)], t)
 	}
 	idx := map[string]int{}
 	suites := make([]Suite, len(r.Meta.Suites))
@@ -103,9 +101,9 @@ func Decide(r *record.Run) []Suite {
 			continue
 		}
 		s := &suites[si]
-		rs := rows[key{q.Label, record.ItemColumn(q.Tag)}]
-		it := Item{Label: q.Label, Tag: q.Tag, LogRel: logdir.ItemLogRel(q.Label, q.Tag), Attempts: len(rs)}
-		it.Shard = r.ShardOf[record.ItemRef{Label: q.Label, Item: record.ItemColumn(q.Tag)}]
+		rs := rows[q.ItemID]
+		it := Item{ItemID: record.ItemID{Label: q.Label, Tag: q.Tag}, LogRel: logdir.ItemLogRel(q.Label, q.Tag), Attempts: len(rs)}
+		it.Shard = r.ShardOf[q.ItemID]
 		if len(rs) > 0 {
 			d.finished(&it, rs)
 			if it.Flaky {
@@ -115,7 +113,7 @@ func Decide(r *record.Run) []Suite {
 				s.Seconds += e.Secs
 				s.GPUSeconds += e.GPUSeconds()
 			}
-		} else if c, ok := d.carried[[2]string{q.Label, q.Tag}]; ok {
+		} else if c, ok := d.carried[q.ItemID]; ok {
 			d.fromCarried(&it, c)
 			if it.Flaky {
 				s.Flaky++
@@ -166,20 +164,21 @@ func (d decider) suiteStops() []stopped {
 
 // newDecider gathers what the items' verdicts need from run r's record.
 func newDecider(r *record.Run) decider {
-	d := decider{r: r, quarantined: map[string]bool{}, unfit: map[[2]string]record.Unfit{}, carried: map[[2]string]record.Carried{}}
+	d := decider{r: r, quarantined: map[string]bool{}, unfit: map[record.ItemID]record.Unfit{},
+		carried: map[record.ItemID]record.Carried{}}
 	for _, q := range r.Meta.Quarantined {
 		d.quarantined[q.GPU] = true
 	}
 	for _, u := range r.Meta.Unfit {
-		d.unfit[[2]string{u.Label, u.Tag}] = u
+		d.unfit[u.ItemID] = u
 	}
 	if r.Meta.Merge != nil {
-		d.unclaimed = map[[2]string]record.Unclaimed{}
+		d.unclaimed = map[record.ItemID]record.Unclaimed{}
 		for _, u := range r.Meta.Merge.Unclaimed {
-			d.unclaimed[[2]string{u.Label, u.Tag}] = u
+			d.unclaimed[u.ItemID] = u
 		}
 		for _, c := range r.Meta.Merge.Carried {
-			d.carried[[2]string{c.Label, c.Tag}] = c
+			d.carried[c.ItemID] = c
 		}
 	}
 	return d
@@ -189,9 +188,9 @@ func newDecider(r *record.Run) decider {
 type decider struct {
 	r           *record.Run
 	quarantined map[string]bool
-	unfit       map[[2]string]record.Unfit // by label and tag
-	unclaimed   map[[2]string]record.Unclaimed
-	carried     map[[2]string]record.Carried
+	unfit       map[record.ItemID]record.Unfit
+	unclaimed   map[record.ItemID]record.Unclaimed
+	carried     map[record.ItemID]record.Carried
 }
 
 // anyQuarantined returns the first GPU of an attempt's (ids joined by ",") that was
@@ -217,7 +216,7 @@ func (d decider) logThere(label, tag string) bool {
 
 // unfitNote says why quarantine left the item unrun, "" when it did not.
 func (d decider) unfitNote(it *Item) string {
-	u, ok := d.unfit[[2]string{it.Label, it.Tag}]
+	u, ok := d.unfit[it.ItemID]
 	if !ok {
 		return ""
 	}
@@ -345,7 +344,7 @@ func (s stopped) rc() int {
 // unfinished decides an item without a timings row: it never finished, for the
 // reason its run stopped.
 func (d decider) unfinished(it *Item) {
-	if u, ok := d.unclaimed[[2]string{it.Label, it.Tag}]; ok {
+	if u, ok := d.unclaimed[it.ItemID]; ok {
 		// Its shard's stop is not why: that shard never had it to run.
 		it.Failed, it.RC, it.Unclaimed = true, exitcode.Failed, true
 		k := d.r.Meta.Merge.Shards

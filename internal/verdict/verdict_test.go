@@ -19,7 +19,7 @@ func run(cancelled bool, timings ...record.Timing) *record.Run {
 			{Label: "core", LogFile: "core.log", Mode: "opaque"},
 		}},
 		Queue: []record.QueueRow{
-			{Label: "torch", Tag: "a"}, {Label: "core"}, {Label: "torch", Tag: "b"}, {Label: "torch", Tag: "c/d"},
+			{ItemID: record.ItemID{Label: "torch", Tag: "a"}}, {ItemID: record.ItemID{Label: "core"}}, {ItemID: record.ItemID{Label: "torch", Tag: "b"}}, {ItemID: record.ItemID{Label: "torch", Tag: "c/d"}},
 		},
 		Timings: timings,
 	}
@@ -269,7 +269,7 @@ func TestDecideMultiGPU(t *testing.T) {
 		record.Timing{Label: "torch", Item: "b", GPU: "0,1,3", Secs: 2, RC: 4, Outcome: outcome.Failed},
 	)
 	r.Meta.Quarantined = []record.Quarantined{{GPU: "2"}}
-	r.Meta.Unfit = []record.Unfit{{Label: "torch", Tag: "b", GPUs: 4, Pool: 3}, {Label: "torch", Tag: "c/d", GPUs: 4, Pool: 3}}
+	r.Meta.Unfit = []record.Unfit{{ItemID: record.ItemID{Label: "torch", Tag: "b"}, GPUs: 4, Pool: 3}, {ItemID: record.ItemID{Label: "torch", Tag: "c/d"}, GPUs: 4, Pool: 3}}
 	s := Decide(r)
 	a, b, cd := s[0].Items[0], s[0].Items[1], s[0].Items[2]
 	if a.Failed || a.Flaky || a.Note != "passed after gpu2 was quarantined" || a.GPU != "0,3" {
@@ -297,9 +297,9 @@ func TestDecideMerged(t *testing.T) {
 		{Shard: 2, Stop: &record.Stop{Reason: outcome.StopNotReported, Message: "no log dir"}},
 		{Shard: 3, Reported: true, Finished: true, Cancelled: true, Stop: &record.Stop{Reason: outcome.StopCancelled, Phase: 4}},
 	}}
-	r.ShardOf = map[record.ItemRef]int{
-		{Label: "torch", Item: "a"}: 1, {Label: "core", Item: "whole"}: 2,
-		{Label: "torch", Item: "b"}: 3, {Label: "torch", Item: "c/d"}: 1,
+	r.ShardOf = map[record.ItemID]int{
+		{Label: "torch", Tag: "a"}: 1, {Label: "core"}: 2,
+		{Label: "torch", Tag: "b"}: 3, {Label: "torch", Tag: "c/d"}: 1,
 	}
 	s := Decide(r)
 	torch, core := s[0], s[1]
