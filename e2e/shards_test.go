@@ -136,7 +136,7 @@ func TestShardsPlanRunMerge(t *testing.T) {
 			t.Fatal(err)
 		}
 		single.Meta = run.Meta
-		single.Timings = append(single.Timings, run.Timings...)
+		single.Attempts = append(single.Attempts, run.Attempts...)
 	}
 	expected, _ := weights.Parse(strings.NewReader(m.table), "table")
 	engine.LearnRun(expected, single, censusOf(t, filepath.Join(m.dir, "shards/s1/logs/queue/items.tsv")))

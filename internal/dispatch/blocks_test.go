@@ -99,15 +99,15 @@ func TestRunBlocks(t *testing.T) {
 	}
 	rows := map[string]string{}
 	for _, r := range h.timings() {
-		rows[r.Item] = r.GPU
+		rows[r.Item] = r.GPU()
 	}
 	for _, a := range res.Attempts {
 		it := items[a.Item]
-		if rows[it.Tag] != a.GPU || a.GPU != strings.Join(ids[it.Tag][0], ",") || len(a.Slots) != it.Width() {
-			t.Errorf("%s: attempt on %q (slots %v), row %q, trace %v", it.Tag, a.GPU, a.Slots, rows[it.Tag], ids[it.Tag])
+		if rows[it.Tag] != a.GPU() || a.GPU() != strings.Join(ids[it.Tag][0], ",") || len(a.Slots) != it.Width() {
+			t.Errorf("%s: attempt on %q (slots %v), row %q, trace %v", it.Tag, a.GPU(), a.Slots, rows[it.Tag], ids[it.Tag])
 		}
-		if !strings.Contains(h.console.String(), fmt.Sprintf("] gpu%s t+", a.GPU)) {
-			t.Errorf("no console line names gpu%s:\n%s", a.GPU, h.console.String())
+		if !strings.Contains(h.console.String(), fmt.Sprintf("] gpu%s t+", a.GPU())) {
+			t.Errorf("no console line names gpu%s:\n%s", a.GPU(), h.console.String())
 		}
 	}
 	if rows["sleep.all"] != "0,1,2,3" {
@@ -175,10 +175,10 @@ func TestRunBlockRetry(t *testing.T) {
 	}
 	for _, s := range tries[1].Slots {
 		if slices.Contains(tries[0].Slots, s) {
-			t.Errorf("retry on gpus %s, the first attempt failed on %s", tries[1].GPU, tries[0].GPU)
+			t.Errorf("retry on gpus %s, the first attempt failed on %s", tries[1].GPU(), tries[0].GPU())
 		}
 	}
-	if !strings.Contains(h.console.String(), "retrying m/flaky.pair (attempt 1 of 2 failed with rc=1 on gpu"+tries[0].GPU+")") {
+	if !strings.Contains(h.console.String(), "retrying m/flaky.pair (attempt 1 of 2 failed with rc=1 on gpu"+tries[0].GPU()+")") {
 		t.Errorf("console:\n%s", h.console.String())
 	}
 }
@@ -190,7 +190,7 @@ func TestRunBlockTimeoutAndCancel(t *testing.T) {
 		h := newHarness(t, "0", "1")
 		h.cfg.Timeout = Timeout{Factor: 2, Min: 100 * time.Millisecond}
 		res := h.runBlocks(context.Background(), h.wide("hang.pair", 0.01, 2), h.item("sleep.after", 1))
-		if len(res.Attempts) != 2 || res.Attempts[0].Outcome != outcome.Timeout || res.Attempts[0].GPU != "0,1" || res.Attempts[0].RC != 124 {
+		if len(res.Attempts) != 2 || res.Attempts[0].Outcome != outcome.Timeout || res.Attempts[0].GPU() != "0,1" || res.Attempts[0].RC != 124 {
 			t.Errorf("attempts %+v", res.Attempts)
 		}
 	})
@@ -208,7 +208,7 @@ func TestRunBlockTimeoutAndCancel(t *testing.T) {
 		}
 		cancel()
 		res := <-done
-		if !res.Cancelled || len(res.Attempts) != 1 || res.Attempts[0].Outcome != outcome.Cancelled || res.Attempts[0].GPU != "0,1,2" {
+		if !res.Cancelled || len(res.Attempts) != 1 || res.Attempts[0].Outcome != outcome.Cancelled || res.Attempts[0].GPU() != "0,1,2" {
 			t.Fatalf("cancelled %v, attempts %+v", res.Cancelled, res.Attempts)
 		}
 		if strings.Contains(readFile(t, h.trace), "never") {
@@ -311,7 +311,7 @@ func checkPairRetry(t *testing.T, h *harness, res *Result, unfit bool, warned st
 			t.Fatalf("pair attempts %+v, unfit %+v", pair, res.Unfit)
 		}
 		if slices.Contains(pair[1].Slots, 1) || len(pair[1].Slots) != 2 {
-			t.Errorf("the retry ran on gpu%s, with gpu1 quarantined", pair[1].GPU)
+			t.Errorf("the retry ran on gpu%s, with gpu1 quarantined", pair[1].GPU())
 		}
 	}
 	if done, total, rest := lastCount(t, h.console.String()); done != len(res.Attempts) || total != done || !strings.HasSuffix(rest, notRun) || !unfit && strings.Contains(rest, "not run") {

@@ -221,7 +221,7 @@ func (d *dispatcher) line(a Attempt, t0 time.Time) {
 		est = "~" + textfmt.Dur(it.Weight) // a prior (docs/weights.md)
 	}
 	head := fmt.Sprintf("[%s] gpu%s t+%s %s rc=%d est=%s %s %s",
-		a.End.Format("15:04:05"), a.GPU, textfmt.Dur(a.Start.Sub(t0).Seconds()), textfmt.Dur(a.Seconds()), a.RC, est,
+		a.End.Format("15:04:05"), a.GPU(), textfmt.Dur(a.Start.Sub(t0).Seconds()), textfmt.Dur(a.Seconds()), a.RC, est,
 		it.Label, ShownTag(it.Tag))
 	// The exit code says ok or failed; any other outcome is named.
 	tail := ""

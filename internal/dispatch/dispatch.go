@@ -15,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/rocm/sgpu-queue/internal/adapter"
@@ -75,10 +74,10 @@ type Config struct {
 	// nil is the identity.
 	MapPath func(string) (string, error)
 	// Dir is the repo root, where adapter items run.
-	Dir     string
-	Timings *logdir.TimingsWriter
-	Console io.Writer
-	Warn    func(string)
+	Dir      string
+	Attempts *logdir.AttemptsWriter
+	Console  io.Writer
+	Warn     func(string)
 	// Lost reports a file of the run that was not written (a full disk, a link
 	// where it goes): the item's log or rc file. nil: a warning.
 	Lost func(what, path string, err error)
@@ -96,25 +95,21 @@ type Config struct {
 	Quarantine Quarantine
 }
 
-// Attempt is one run of one item.
+// Attempt is one run of one item: what is recorded of it (its outcome decided
+// here once, by decide), as appended to attempts.tsv, so that the engine decides
+// from the same attempts even when the disk refused a row; and what dispatch
+// needs besides.
 type Attempt struct {
+	record.Attempt
 	Item   int // index into the items
 	Number int // 1 for the first attempt
-	// Slots are the positions of its GPUs in Config.GPUs (one for a single-GPU
-	// item), GPU their ids joined by "," as timings.tsv holds them.
+	// Slots are the positions of its GPUs (record.Attempt.GPUs) in Config.GPUs.
 	Slots      []int
-	GPU        string
 	Start, End time.Time
-	RC         int
-	// Outcome is how it ended, decided here once (decide) and carried in its Row.
-	Outcome   outcome.Outcome
-	DeviceErr string
+	DeviceErr  string
 	// Unavailable is set when nothing more can run where commands run (the target
 	// container stopped): the run stops dispatching.
 	Unavailable error
-	// Row is the attempt's timings row, as appended to timings.tsv: the engine
-	// decides from these, so a row the disk refused is not lost.
-	Row record.Timing
 
 	panicked *WorkerPanic // the worker running this attempt panicked
 }
@@ -204,7 +199,7 @@ var errHang = errors.New("hang timeout")
 // file, timings row, console line.
 func (d *dispatcher) runItem(ctx context.Context, t0 time.Time, slots []int, idx, n int, dl deadline) Attempt {
 	it := d.items[idx]
-	a := Attempt{Item: idx, Number: n, Slots: slots, GPU: d.gpuList(slots)}
+	a := Attempt{Attempt: record.Attempt{ItemID: it.ItemID, GPUs: d.gpuList(slots)}, Item: idx, Number: n, Slots: slots}
 	if n > 1 {
 		// The canonical log holds the last attempt (the one the verdict is
 		// from); earlier ones keep theirs beside it.
@@ -232,7 +227,7 @@ func (d *dispatcher) runItem(ctx context.Context, t0 time.Time, slots []int, idx
 // outcome is decided from. cwd is the item's own directory ("" for none), to remove
 // when it is left empty.
 func (d *dispatcher) execute(ctx context.Context, it Item, a *Attempt, log io.Writer, limit time.Duration) (e evidence, cwd string) {
-	cmd, cwd, cmdErr := d.command(it, a.GPU, log)
+	cmd, cwd, cmdErr := d.command(it, a.GPU(), log)
 	ictx := ctx
 	if limit > 0 {
 		var cancel context.CancelFunc
@@ -275,37 +270,26 @@ func (d *dispatcher) record(it Item, a *Attempt, t0 time.Time) {
 	if err := writeRC(l, l.ItemRC(it.Label, it.Tag), a.RC); err != nil {
 		d.lost(fmt.Sprintf("the exit code of item %s", name(it)), l.ItemRC(it.Label, it.Tag), err)
 	}
-	a.Row = d.row(it, *a, t0)
-	if d.cfg.Timings != nil {
-		if err := d.cfg.Timings.Append(a.Row); err != nil {
+	a.Secs, a.StartOff, a.EndOff = a.Seconds(), a.Start.Sub(t0).Seconds(), a.End.Sub(t0).Seconds()
+	if it.Known { // a prior's estimate is not the table's: TE's est column says unknown
+		a.Estimate, a.Known = it.Weight, true
+	}
+	a.Attempt = a.Attempt.Rounded()
+	if d.cfg.Attempts != nil {
+		if err := d.cfg.Attempts.Append(a.Attempt); err != nil {
 			d.warn(fmt.Sprintf("cannot record %s: %v", name(it), err))
 		}
 	}
 	d.line(*a, t0)
 }
 
-// row is the attempt's timings row (with its outcome), as the files hold it.
-func (d *dispatcher) row(it Item, a Attempt, t0 time.Time) record.Timing {
-	row := record.Timing{
-		Label: it.Label, Item: it.Column(), GPU: a.GPU,
-		Secs: a.Seconds(), RC: a.RC,
-		StartOff: a.Start.Sub(t0).Seconds(), EndOff: a.End.Sub(t0).Seconds(),
-		Est: "unknown", Incomplete: a.Outcome.Incomplete(), Outcome: a.Outcome,
-	}
-	if it.Known {
-		row.Est = logdir.Secs(it.Weight)
-	}
-	return row.Rounded()
-}
-
-// gpuList is the ids of the GPUs at positions slots, joined by "," as the pin
-// variable and timings.tsv take them ("2,3").
-func (d *dispatcher) gpuList(slots []int) string {
+// gpuList is the ids of the GPUs at positions slots.
+func (d *dispatcher) gpuList(slots []int) []string {
 	ids := make([]string, len(slots))
 	for i, s := range slots {
 		ids[i] = d.cfg.GPUs[s]
 	}
-	return strings.Join(ids, ",")
+	return ids
 }
 
 func (d *dispatcher) mapPath(p string) (string, error) {

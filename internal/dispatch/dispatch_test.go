@@ -91,21 +91,21 @@ func newHarness(t *testing.T, gpus ...string) *harness {
 	if err := h.layout.Prepare(); err != nil {
 		t.Fatal(err)
 	}
-	tw, err := h.layout.OpenTimings()
+	tw, err := h.layout.OpenAttempts()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { tw.Close() })
 	h.cfg = Config{
-		Exec:    executor.Local{Grace: time.Second},
-		Layout:  h.layout,
-		Hooks:   hook.Default(),
-		Env:     hook.Env{"PATH=" + os.Getenv("PATH"), "TRACE=" + h.trace, "STATE=" + state},
-		Level:   "1",
-		GPUs:    gpus,
-		PinVar:  "HIP_VISIBLE_DEVICES",
-		Timings: tw,
-		Console: &h.console,
+		Exec:     executor.Local{Grace: time.Second},
+		Layout:   h.layout,
+		Hooks:    hook.Default(),
+		Env:      hook.Env{"PATH=" + os.Getenv("PATH"), "TRACE=" + h.trace, "STATE=" + state},
+		Level:    "1",
+		GPUs:     gpus,
+		PinVar:   "HIP_VISIBLE_DEVICES",
+		Attempts: tw,
+		Console:  &h.console,
 		Warn: func(s string) {
 			h.mu.Lock()
 			h.warns = append(h.warns, s)
@@ -167,16 +167,40 @@ func (h *harness) warnings() []string {
 	return append([]string(nil), h.warns...)
 }
 
-func (h *harness) timings() []record.Timing {
+// timing is an attempt as attempts.tsv records it, with the columns of its line in
+// TE's timings.tsv that the attempt does not hold as they are written.
+type timing struct {
+	record.Attempt
+	Item, Est  string
+	Incomplete bool
+}
+
+// timings reads attempts.tsv, and timings.tsv beside it: one line each per attempt,
+// in the same order, TE's written from the attempt.
+func (h *harness) timings() []timing {
 	h.t.Helper()
-	a, err := h.layout.ReadAttempts(true, false)
+	data, err := os.ReadFile(h.layout.AttemptsTSV())
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	if len(a.Warnings) != 0 {
-		h.t.Errorf("timings.tsv, outcomes.tsv: %q", a.Warnings)
+	rows, warns := logdir.ParseAttempts(bytes.NewReader(data))
+	if len(warns) != 0 {
+		h.t.Errorf("attempts.tsv: %q", warns)
 	}
-	return a.Rows
+	te, err := os.ReadFile(h.layout.TimingsTSV())
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(te), "\n")
+	out := make([]timing, len(rows))
+	for i, a := range rows {
+		if i >= len(lines) || lines[i] != logdir.FormatTiming(a) {
+			h.t.Fatalf("timings.tsv is not written from attempts.tsv: line %d of\n%s\nfor %+v", i+1, te, a)
+		}
+		f := strings.Split(strings.TrimSuffix(lines[i], "\n"), "\t")
+		out[i] = timing{Attempt: a, Item: logdir.UnescapeField(f[1]), Est: f[7], Incomplete: f[8] == "1"}
+	}
+	return out
 }
 
 // traceEvents returns the trace lines split into fields (kind, tag, gpu).
@@ -234,12 +258,12 @@ func TestRunOneItemPerGPU(t *testing.T) {
 	}
 	gpus := map[string]bool{}
 	for _, a := range res.Attempts {
-		gpus[a.GPU] = true
-		if a.RC != 0 || a.Number != 1 || a.Outcome != outcome.OK || a.End.Before(a.Start) || len(a.Slots) != 1 || a.GPU != h.cfg.GPUs[a.Slots[0]] {
+		gpus[a.GPU()] = true
+		if a.RC != 0 || a.Number != 1 || a.Outcome != outcome.OK || a.End.Before(a.Start) || len(a.Slots) != 1 || a.GPU() != h.cfg.GPUs[a.Slots[0]] {
 			t.Errorf("attempt %+v", a)
 		}
 		it := items[a.Item]
-		if log, err := os.ReadFile(h.layout.ItemLog("s", it.Tag)); err != nil || string(log) != fmt.Sprintf("item %s on gpu %s\n", it.Tag, a.GPU) {
+		if log, err := os.ReadFile(h.layout.ItemLog("s", it.Tag)); err != nil || string(log) != fmt.Sprintf("item %s on gpu %s\n", it.Tag, a.GPU()) {
 			t.Errorf("log of %s = %q, %v", it.Tag, log, err)
 		}
 		if rc, err := os.ReadFile(h.layout.ItemRC("s", it.Tag)); err != nil || string(rc) != "0\n" {
@@ -320,10 +344,10 @@ func TestRunRetries(t *testing.T) {
 	if len(res.Attempts) != 6 || len(flaky) != 2 || len(failed) != 2 {
 		t.Fatalf("%d attempts (flaky %d, fail %d), want 6 (2, 2)", len(res.Attempts), len(flaky), len(failed))
 	}
-	if flaky[0].RC != 1 || flaky[1].RC != 0 || flaky[0].Number != 1 || flaky[1].Number != 2 || flaky[0].GPU == flaky[1].GPU {
+	if flaky[0].RC != 1 || flaky[1].RC != 0 || flaky[0].Number != 1 || flaky[1].Number != 2 || flaky[0].GPU() == flaky[1].GPU() {
 		t.Errorf("flaky attempts %+v", flaky)
 	}
-	if failed[0].RC != 3 || failed[1].RC != 3 || failed[1].GPU == failed[0].GPU {
+	if failed[0].RC != 3 || failed[1].RC != 3 || failed[1].GPU() == failed[0].GPU() {
 		t.Errorf("failing attempts %+v", failed)
 	}
 	l := h.layout
@@ -434,7 +458,7 @@ func TestRunCancel(t *testing.T) {
 		t.Errorf("stop %+v", res.Stop)
 	}
 	for _, a := range res.Attempts {
-		if a.Outcome != outcome.Cancelled || !a.Row.Incomplete || a.RC != 143 {
+		if a.Outcome != outcome.Cancelled || !a.Outcome.Incomplete() || a.RC != 143 {
 			t.Errorf("attempt %+v", a)
 		}
 		if !strings.HasSuffix(h.console.String(), " cancelled\n") {
@@ -511,7 +535,7 @@ func TestRunQuarantine(t *testing.T) {
 	for _, a := range res.Attempts {
 		if a.RC == 0 {
 			passed[a.Item] = true
-			if a.GPU != "0" {
+			if a.GPU() != "0" {
 				t.Errorf("passed on the dead GPU: %+v", a)
 			}
 		} else if a.DeviceErr == "" {

@@ -138,18 +138,18 @@ func TestItemLogCountsWhatWasWritten(t *testing.T) {
 }
 
 // A full disk under the log dir: each item's lost output is reported once (naming its
-// log), a lost timings row or rc file is a warning, and the items neither fail nor
+// log), a lost attempts (and timings) row or rc file is a warning, and the items neither fail nor
 // stop the run.
 func TestRunFullDisk(t *testing.T) {
 	h := newHarness(t, "0", "1")
 	full := fullDisk(t)
 	h.layout, h.cfg.Layout = full, full
-	tw, err := full.OpenTimings()
+	tw, err := full.OpenAttempts()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tw.Close()
-	h.cfg.Timings = tw
+	h.cfg.Attempts = tw
 	tags := []string{"noisy.1", "noisy.2", "sleep.3"}
 	var items []Item
 	for _, tag := range tags {
@@ -184,7 +184,7 @@ func TestRunFullDisk(t *testing.T) {
 					perLog[tag]++
 				}
 			}
-		case strings.HasPrefix(w, "cannot record s/") && strings.Contains(w, ": timings.tsv: ") && strings.Contains(w, "; outcomes.tsv: ") && strings.HasSuffix(w, "no space left on device"):
+		case strings.HasPrefix(w, "cannot record s/") && strings.Contains(w, ": attempts.tsv: ") && strings.Contains(w, "; timings.tsv: ") && strings.HasSuffix(w, "no space left on device"):
 			rows++
 		case strings.Contains(w, ".log.rc NOT written (the exit code of item s/") && strings.HasSuffix(w, "no space left on device"):
 			rcs++

@@ -180,7 +180,7 @@ func (h *health) observe(a Attempt, it Item) []action {
 			}
 			switch {
 			case s.passed > 0 && h.state[slot] == slotSuspended:
-				acts = append(acts, h.quarantine(slot, s.reason+", and "+name(it)+" then passed on gpu"+a.GPU)...)
+				acts = append(acts, h.quarantine(slot, s.reason+", and "+name(it)+" then passed on gpu"+a.GPU())...)
 			case s.passed+s.failed == len(s.items) && h.state[slot] == slotSuspended:
 				acts = append(acts, h.release(slot, "its failed items failed on other GPUs too: the tests, not the GPU")...)
 			}

@@ -27,7 +27,7 @@ func (o obs) attempt() Attempt {
 	if o.rc != 0 {
 		out = outcome.Failed
 	}
-	return Attempt{Item: o.item, Slots: []int{o.slot}, GPU: fmt.Sprint(o.slot), RC: o.rc, Outcome: out,
+	return Attempt{Attempt: record.Attempt{GPUs: []string{fmt.Sprint(o.slot)}, RC: o.rc, Outcome: out}, Item: o.item, Slots: []int{o.slot},
 		Start: t0, End: t0.Add(time.Duration(o.secs * float64(time.Second))), DeviceErr: o.dev}
 }
 

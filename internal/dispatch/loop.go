@@ -194,7 +194,7 @@ func (d *dispatcher) ended(l *loop, a Attempt) {
 	}
 	if a.Outcome.Retryable() && !d.again[a.Item] && d.attempts[a.Item] <= d.cfg.Retries && d.requeue(l, a.Item, a.Slots) {
 		d.note(fmt.Sprintf("retrying %s (attempt %d of %d %s with rc=%d on gpu%s)",
-			name(d.items[a.Item]), a.Number, d.cfg.Retries+1, a.Outcome.Ended(), a.RC, a.GPU))
+			name(d.items[a.Item]), a.Number, d.cfg.Retries+1, a.Outcome.Ended(), a.RC, a.GPU()))
 	}
 }
 

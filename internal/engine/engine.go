@@ -407,7 +407,7 @@ func (r *run) afterItems(runCtx context.Context, d *dispatch.Result, meta *recor
 	// Phase 5: verdicts.
 	run := &record.Run{Dir: r.layout.Root, Meta: *meta, Queue: o.queueRows}
 	for _, a := range d.Attempts {
-		run.Timings = append(run.Timings, a.Row)
+		run.Attempts = append(run.Attempts, a.Attempt)
 	}
 	r.verdicts(run)
 	r.saveRerun(exp, meta.Arch, r.res.Suites, items)

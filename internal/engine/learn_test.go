@@ -39,8 +39,8 @@ func TestLearnOverAnotherRunsSave(t *testing.T) {
 	phase2 := func() string { return "a/x=10 b/y=20 b/gone=5 c/z=3" } // what both loaded
 	runOf := func(label, tag string, secs float64) *record.Run {
 		return &record.Run{
-			Meta:    record.Meta{Suites: []record.MetaSuite{{Label: label, Mode: "list"}}},
-			Timings: []record.Timing{{Label: label, Item: tag, GPU: "0", Secs: secs, Outcome: outcome.OK}},
+			Meta:     record.Meta{Suites: []record.MetaSuite{{Label: label, Mode: "list"}}},
+			Attempts: []record.Attempt{{ItemID: record.ItemID{Label: label, Tag: tag}, GPUs: []string{"0"}, Secs: secs, Outcome: outcome.OK}},
 		}
 	}
 	orderedOf := func(loaded *weights.Table, seeds *weights.Table) *ordered {

@@ -182,9 +182,8 @@ func (r *run) learnShards(table *weights.Table, run *record.Run, census weights.
 		}
 		ids = append(ids, s.ID)
 	}
-	changes, pruned := learnRows(table, run, census, func(t record.Timing) bool {
-		s, _, ok := record.SplitShardGPU(t.GPU)
-		return ok && done[s] || skipKeys[run.IDOf(t).Key()]
+	changes, pruned := learnRows(table, run, census, func(t record.Attempt) bool {
+		return done[t.Shard] || skipKeys[t.Key()]
 	})
 	table.MarkLearned(ids...)
 	return changes, pruned
@@ -264,24 +263,24 @@ func (r *run) writeMerged(m *merge.Result, shards []*merge.Shard) error {
 			}
 		}
 	}
-	tw, err := l.OpenTimings()
+	aw, err := l.OpenAttempts()
 	if err != nil {
 		return err
 	}
 	var errs []error
-	for _, t := range run.Timings {
-		errs = append(errs, tw.Append(t))
+	for _, a := range run.Attempts {
+		errs = append(errs, aw.Append(a))
 	}
-	errs = append(errs, tw.Close())
+	errs = append(errs, aw.Close())
 	if err := errors.Join(errs...); err != nil {
-		r.lost("the merged timings", l.TimingsTSV(), err)
+		r.lost("the merged attempts", l.AttemptsTSV(), err)
 	}
 	r.writeMeta(&run.Meta)
 	n, err := merge.CopyLogs(shards, l)
 	if err != nil {
 		r.lost("item logs of the shards", l.ItemsDir(), err)
 	}
-	r.printf("  %d rows, %d item files of the shards → %s\n", len(run.Timings), n, r.rel(l.Root))
+	r.printf("  %d rows, %d item files of the shards → %s\n", len(run.Attempts), n, r.rel(l.Root))
 	return nil
 }
 

@@ -18,7 +18,7 @@ import (
 // loaded ("" when the run stopped before it).
 func (r *run) meta(suites []config.Suite, pool gpu.Pool) *record.Meta {
 	m := r.claim(suites, pool)
-	m.Format = logdir.FormatOutcomes
+	m.Format = logdir.FormatAttempts
 	m.DefaultWeight = r.o.DefaultWeight
 	if r.weights != nil {
 		// After its Load: it may say where the table came from. A file under the repo
@@ -33,11 +33,11 @@ func (r *run) meta(suites []config.Suite, pool gpu.Pool) *record.Meta {
 // dispatch is phase 4: items (dispatchItems) through the scheduler q.
 func (r *run) dispatch(ctx context.Context, items []dispatch.Item, q schedule.Scheduler, pool gpu.Pool,
 	meta *record.Meta) (*dispatch.Result, error) {
-	tw, err := r.layout.OpenTimings()
+	aw, err := r.layout.OpenAttempts()
 	if err != nil {
 		return nil, fmt.Errorf("log dir %s: %w", r.o.LogDir, err)
 	}
-	defer tw.Close()
+	defer aw.Close()
 	suffix := r.junitSuffix()
 	prefix := r.junitPrefix()
 	if prefix != "" {
@@ -52,7 +52,7 @@ func (r *run) dispatch(ctx context.Context, items []dispatch.Item, q schedule.Sc
 		GPUs: pool.IDs, PinVar: pool.PinVar, AlsoPin: pool.AlsoPin, Ports: r.ports, JUnitPrefix: prefix, JUnitSuffix: suffix,
 		JUnitOptional: r.optional,
 		JUnitRoot:     r.junitPrefixRoot(), Lost: r.lost,
-		MapPath: r.target.MapPath, Dir: r.o.RepoRoot, Timings: tw, Console: r.out, Warn: r.warn, Start: meta.Started,
+		MapPath: r.target.MapPath, Dir: r.o.RepoRoot, Attempts: aw, Console: r.out, Warn: r.warn, Start: meta.Started,
 		Timeout: r.o.Timeout, Retries: r.o.Retries, Quarantine: r.o.Quarantine,
 	}
 	return dispatch.Run(ctx, cfg, items, q), nil

@@ -101,16 +101,16 @@ func LearnRun(table *weights.Table, run *record.Run, census weights.Census) ([]r
 
 // learnRows is LearnRun but for the rows skip says were learned already: they
 // teach nothing, and their items still count as dispatched for pruning.
-func learnRows(table *weights.Table, run *record.Run, census weights.Census, skip func(record.Timing) bool) ([]record.Change, []string) {
+func learnRows(table *weights.Table, run *record.Run, census weights.Census, skip func(record.Attempt) bool) ([]record.Change, []string) {
 	var ms []weights.Measurement
 	dispatched := map[string]bool{}
 	for _, t := range learnable(run) {
-		key := run.IDOf(t).Key()
+		key := t.Key()
 		dispatched[key] = true
 		if skip != nil && skip(t) {
 			continue
 		}
-		if m, ok := weights.Measure(key, t.Secs, run.OutcomeOf(t)); ok {
+		if m, ok := weights.Measure(key, t.Secs, t.Outcome); ok {
 			ms = append(ms, m)
 		}
 	}
@@ -128,17 +128,17 @@ func learnRows(table *weights.Table, run *record.Run, census weights.Census, ski
 // of an item that ran several times (reruns, quarantine), only its passing attempts
 // (outcome ok), or its last one when none passed, so a flaky failure never teaches a
 // duration.
-func learnable(run *record.Run) []record.Timing {
-	rows := map[record.ItemID][]record.Timing{}
+func learnable(run *record.Run) []record.Attempt {
+	rows := map[record.ItemID][]record.Attempt{}
 	var order []record.ItemID
-	for _, t := range run.Timings {
-		k := run.IDOf(t)
+	for _, t := range run.Attempts {
+		k := t.ItemID
 		if _, ok := rows[k]; !ok {
 			order = append(order, k)
 		}
 		rows[k] = append(rows[k], t)
 	}
-	var out []record.Timing
+	var out []record.Attempt
 	for _, k := range order {
 		rs := rows[k]
 		if len(rs) == 1 {
@@ -147,7 +147,7 @@ func learnable(run *record.Run) []record.Timing {
 		}
 		n := len(out)
 		for _, t := range rs {
-			if run.OutcomeOf(t).Passed() {
+			if t.Outcome.Passed() {
 				out = append(out, t)
 			}
 		}

@@ -161,10 +161,9 @@ func (b *builder) add(s *Shard) {
 	}
 	b.carried(s)
 	largest := 0.0
-	for _, t := range s.Run.Timings {
-		t.Outcome = s.Run.OutcomeOf(t)
-		t.GPU = record.ShardGPU(s.Number, t.GPU)
-		r.Timings = append(r.Timings, t)
+	for _, t := range s.Run.Attempts {
+		t.Shard = s.Number
+		r.Attempts = append(r.Attempts, t)
 		p.Work += t.GPUSeconds()
 		p.Wall = max(p.Wall, t.EndOff)
 		largest = max(largest, t.Secs)
@@ -421,9 +420,9 @@ func Advice(r *record.Run, k, gpus int) string {
 			return ""
 		}
 	}
-	last := map[record.ItemID]record.Timing{}
-	for _, t := range r.Timings {
-		last[r.IDOf(t)] = t
+	last := map[record.ItemID]record.Attempt{}
+	for _, t := range r.Attempts {
+		last[t.ItemID] = t
 	}
 	items := make([]schedule.Item, 0, len(r.Queue))
 	for i, q := range r.Queue {
@@ -431,7 +430,7 @@ func Advice(r *record.Run, k, gpus int) string {
 		if !ok {
 			return ""
 		}
-		items = append(items, schedule.Item{ItemID: q.ItemID, Weight: t.Secs, Known: true, Seq: i, GPUs: len(t.GPUs())})
+		items = append(items, schedule.Item{ItemID: q.ItemID, Weight: t.Secs, Known: true, Seq: i, GPUs: len(t.GPUNames())})
 	}
 	if len(items) == 0 {
 		return ""

@@ -72,12 +72,12 @@ func writeShard(t *testing.T, dir string, s int, p *shard.Plan, raw []byte, fail
 		t.Fatal(err)
 	}
 	sum := sha256.Sum256(raw)
-	m := &record.Meta{Tool: logdir.ToolName, Format: logdir.FormatOutcomes, Suites: suites, GPUs: []string{"0", "1"},
+	m := &record.Meta{Tool: logdir.ToolName, Format: logdir.FormatAttempts, Suites: suites, GPUs: []string{"0", "1"},
 		Arch: "gfx942", Level: "1", DefaultWeight: 999999, Started: time.Unix(1000, 0), Finished: true,
 		Shard: &record.ShardRun{Shard: s, Shards: 3, Plan: &record.PlanRef{File: "plan.json", SHA256: hex.EncodeToString(sum[:])}}}
 	var queue []record.QueueRow
 	var listed, cen []record.ItemID
-	tw, err := l.OpenTimings()
+	tw, err := l.OpenAttempts()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,8 @@ func writeShard(t *testing.T, dir string, s int, p *shard.Plan, raw []byte, fail
 			o = outcome.Failed
 		}
 		gpu := []string{"0", "1"}[i%2]
-		if err := tw.Append(record.Timing{Label: k.Label, Item: record.ItemID{Tag: k.Tag}.Column(), GPU: gpu, Secs: 1, RC: rc, StartOff: off, EndOff: off + 1, Est: "1", Outcome: o}); err != nil {
+		a := record.Attempt{ItemID: k, GPUs: []string{gpu}, Secs: 1, RC: rc, StartOff: off, EndOff: off + 1, Estimate: 1, Known: true, Outcome: o}
+		if err := tw.Append(a); err != nil {
 			t.Fatal(err)
 		}
 		os.WriteFile(l.ItemLog(k.Label, k.Tag), []byte("log of "+k.Key()+"\n"), 0o644)
@@ -168,14 +169,14 @@ func TestBuildAllShards(t *testing.T) {
 	}
 	m := Build(shards, weights.New(), 999999)
 	r := m.Run
-	if len(r.Queue) != len(listing) || len(r.Timings) != len(listing) || len(m.NeverRan) != 0 {
-		t.Errorf("%d queued, %d rows, never ran %v; want every listed item once", len(r.Queue), len(r.Timings), m.NeverRan)
+	if len(r.Queue) != len(listing) || len(r.Attempts) != len(listing) || len(m.NeverRan) != 0 {
+		t.Errorf("%d queued, %d rows, never ran %v; want every listed item once", len(r.Queue), len(r.Attempts), m.NeverRan)
 	}
-	for _, tm := range r.Timings {
-		s, _, ok := record.SplitShardGPU(tm.GPU)
-		key := r.IDOf(tm).Key()
-		if !ok || s != p.ShardOf(key) || r.ShardOf[r.IDOf(tm)] != s || tm.Outcome == "" {
-			t.Errorf("row %+v: gpu %q, want s%d:<gpu>, its shard recorded, its outcome set", tm, tm.GPU, p.ShardOf(key))
+	for _, tm := range r.Attempts {
+		s, _, ok := record.SplitShardGPU(tm.GPU())
+		key := tm.Key()
+		if !ok || s != p.ShardOf(key) || tm.Shard != s || r.ShardOf[tm.ItemID] != s || tm.Outcome == "" {
+			t.Errorf("row %+v: gpu %q, want s%d:<gpu>, its shard recorded, its outcome set", tm, tm.GPU(), p.ShardOf(key))
 		}
 	}
 	if want := []string{"s1:0", "s1:1", "s2:0", "s2:1", "s3:0", "s3:1"}; !cmp.Equal(r.Meta.GPUs, want) {
@@ -252,7 +253,7 @@ func TestBuildNoListing(t *testing.T) {
 		m.Cancelled, m.Stop, m.Wall = true, &record.Stop{Reason: outcome.StopCancelled, Message: "cancelled while listing", Phase: 1}, 0
 	})
 	l := logdir.Layout{Root: dir}
-	for _, f := range []string{l.ListedTSV(), l.QueueTSV(), l.TimingsTSV(), l.OutcomesTSV()} {
+	for _, f := range []string{l.ListedTSV(), l.QueueTSV(), l.TimingsTSV(), l.AttemptsTSV()} {
 		os.WriteFile(f, nil, 0o644)
 	}
 	os.Remove(l.ListedTSV())
@@ -412,7 +413,7 @@ func TestBuildShardListingFailed(t *testing.T) {
 				dirs = append(dirs, d)
 			}
 			l := logdir.Layout{Root: dirs[bad-1]}
-			for _, f := range []string{l.ListedTSV(), l.TimingsTSV(), l.OutcomesTSV()} {
+			for _, f := range []string{l.ListedTSV(), l.TimingsTSV(), l.AttemptsTSV()} {
 				os.Remove(f)
 			}
 			os.WriteFile(l.QueueTSV(), nil, 0o644)
@@ -529,9 +530,7 @@ func TestBuildUnclaimed(t *testing.T) {
 	s2 := shards[1]
 	s2.Listed = slices.DeleteFunc(slices.Clone(s2.Listed), func(k record.ItemID) bool { return k == lost })
 	s2.Run.Queue = slices.DeleteFunc(s2.Run.Queue, func(q record.QueueRow) bool { return q.Label == lost.Label && q.Tag == lost.Tag })
-	s2.Run.Timings = slices.DeleteFunc(s2.Run.Timings, func(r record.Timing) bool {
-		return r.Label == lost.Label && r.Item == (record.ItemID{Tag: lost.Tag}).Column()
-	})
+	s2.Run.Attempts = slices.DeleteFunc(s2.Run.Attempts, func(r record.Attempt) bool { return r.ItemID == lost })
 	m := Build(shards, weights.New(), 999999)
 	want := []record.Unclaimed{{ItemID: record.ItemID{Label: lost.Label, Tag: lost.Tag}, Shard: 2, ListedBy: []int{1, 3}}}
 	if diff := cmp.Diff(want, m.Run.Meta.Merge.Unclaimed); diff != "" {
@@ -638,7 +637,7 @@ func TestCopyLogsRefusesLinkedItems(t *testing.T) {
 // A FIFO in a shard's log dir where merge reads (run.json, the TSV files,
 // plan.json) is an error naming it, never a wait for a writer.
 func TestReadRefusesFIFOs(t *testing.T) {
-	for _, rel := range []string{"queue/run.json", "queue/queue.tsv", "queue/timings.tsv", "queue/listed.tsv", "queue/items.tsv",
+	for _, rel := range []string{"queue/run.json", "queue/queue.tsv", "queue/attempts.tsv", "queue/listed.tsv", "queue/items.tsv",
 		"queue/plan.json"} {
 		t.Run(rel, func(t *testing.T) {
 			dirs, _ := matrix(t, nil, 1, 2, 3)
@@ -704,7 +703,7 @@ func TestBuildRerunShard(t *testing.T) {
 	s2 := shards[1]
 	notAgain := func(label, tag string) bool { return label != again.Label || tag != again.Tag }
 	s2.Run.Queue = slices.DeleteFunc(s2.Run.Queue, func(q record.QueueRow) bool { return notAgain(q.Label, q.Tag) })
-	s2.Run.Timings = slices.DeleteFunc(s2.Run.Timings, func(r record.Timing) bool { return notAgain(r.Label, s2.Run.IDOf(r).Tag) })
+	s2.Run.Attempts = slices.DeleteFunc(s2.Run.Attempts, func(r record.Attempt) bool { return notAgain(r.Label, r.Tag) })
 	m := Build(shards, weights.New(), 999999)
 	mm := m.Run.Meta.Merge
 	if len(m.NeverRan) != 0 || len(mm.Unclaimed) != 0 || len(m.Run.Queue) != len(listing) || len(m.Warnings) != 0 {

@@ -153,8 +153,8 @@ func runID(r *record.Run) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%d/%d\t%s\t%s\n", r.Meta.Shard.Shard, r.Meta.Shard.Shards,
 		r.Meta.Started.UTC().Format(time.RFC3339Nano), planSum(r.Meta.Shard.Plan))
-	for _, t := range r.Timings {
-		fmt.Fprintf(h, "%s\t%s\t%s\t%g\t%d\t%g\n", t.Label, t.Item, t.GPU, t.Secs, t.RC, t.StartOff)
+	for _, t := range r.Attempts {
+		fmt.Fprintf(h, "%s\t%s\t%s\t%g\t%d\t%g\n", t.Label, t.Column(), t.GPU(), t.Secs, t.RC, t.StartOff)
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }

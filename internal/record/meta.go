@@ -10,7 +10,9 @@ import (
 // their modes, the weight changes), so a report can be rebuilt from the log dir alone.
 type Meta struct {
 	Tool string `json:"tool"`
-	// Format is logdir.FormatOutcomes for runs that record outcomes, 0 before.
+	// Format is logdir.FormatAttempts for runs that record their attempts in
+	// queue/attempts.tsv, logdir.FormatOutcomes (2) for those that recorded each
+	// outcome in queue/outcomes.tsv beside timings.tsv, 0 before.
 	Format        int         `json:"format,omitempty"`
 	Suites        []MetaSuite `json:"suites"`
 	GPUs          []string    `json:"gpus"`

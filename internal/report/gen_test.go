@@ -62,6 +62,15 @@ func (it simItem) ID() record.ItemID { return record.ItemID{Label: it.Label, Tag
 
 func (it simItem) key() string { return it.ID().Key() }
 
+// estimated is attempt a of the item with the estimate it was dispatched with.
+func (it simItem) estimated(a record.Attempt) record.Attempt {
+	a.Estimate, a.Known = it.Est, it.Known
+	if !it.Known {
+		a.Estimate = 0
+	}
+	return a
+}
+
 // simRun is a run to simulate and write.
 type simRun struct {
 	Suites   []record.MetaSuite
@@ -77,7 +86,7 @@ type simRun struct {
 	// TimeoutFactor is the hang deadline in force (run.json).
 	TimeoutFactor float64
 	// Legacy writes the run as sgpu-queue did before outcomes were recorded: no
-	// outcomes.tsv, no format in run.json.
+	// attempts.tsv (nor outcomes.tsv), no format in run.json.
 	Legacy bool
 	// JUnit is the XML some items wrote (suite label → tag → file); write merges
 	// each suite's with junit.Merge into junit/<label>.xml, which run.json lists.
@@ -104,15 +113,15 @@ func order(items []simItem) {
 }
 
 // simulate runs the dynamic pull (with multi-GPU items: the default block
-// scheduler) and returns the timings rows in the order they end.
-func (sr simRun) simulate() ([]record.Timing, float64) {
+// scheduler) and returns the attempts in the order they end.
+func (sr simRun) simulate() ([]record.Attempt, float64) {
 	for _, it := range sr.Items {
 		if it.GPUs > 1 {
 			return sr.simulateBlocks()
 		}
 	}
 	free := make([]float64, len(sr.GPUs))
-	var rows []record.Timing
+	var rows []record.Attempt
 	wall := 0.0
 	for i, it := range sr.Items {
 		g := 0
@@ -137,14 +146,10 @@ func (sr simRun) simulate() ([]record.Timing, float64) {
 		}
 		free[g] = end
 		wall = max(wall, end)
-		est := "unknown"
-		if it.Known {
-			est = logdir.Secs(it.Est)
-		}
-		rows = append(rows, record.Timing{
-			Label: it.Label, Item: it.ID().Column(), GPU: sr.GPUs[g],
-			Secs: round3(end - start), RC: rc, StartOff: round3(start), EndOff: round3(end), Est: est, Incomplete: o.Incomplete(), Outcome: o,
-		})
+		rows = append(rows, it.estimated(record.Attempt{
+			ItemID: it.ID(), GPUs: []string{sr.GPUs[g]},
+			Secs: round3(end - start), RC: rc, StartOff: round3(start), EndOff: round3(end), Outcome: o,
+		}))
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].EndOff < rows[j].EndOff })
 	return rows, round3(wall + 0.004)
@@ -155,7 +160,7 @@ func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
 // simulateBlocks replays the items, in their order, through the scheduler the run
 // uses for a workload with multi-GPU items (schedule.NewBlocks), on their actual
 // durations, with a dispatch gap of a few milliseconds before each start.
-func (sr simRun) simulateBlocks() ([]record.Timing, float64) {
+func (sr simRun) simulateBlocks() ([]record.Attempt, float64) {
 	items := make([]schedule.Item, len(sr.Items))
 	durs := make([]float64, len(sr.Items))
 	order := make([]int, len(sr.Items))
@@ -172,7 +177,7 @@ func (sr simRun) simulateBlocks() ([]record.Timing, float64) {
 	if err != nil {
 		panic(err)
 	}
-	var rows []record.Timing
+	var rows []record.Attempt
 	for i, it := range sr.Items {
 		ids := make([]string, len(tl.GPUs[i]))
 		for k, g := range tl.GPUs[i] {
@@ -180,15 +185,9 @@ func (sr simRun) simulateBlocks() ([]record.Timing, float64) {
 		}
 		start := round3(tl.Start[i] + 0.003)
 		end := round3(start + it.Actual)
-		est := "unknown"
-		if it.Known {
-			est = logdir.Secs(it.Est)
-		}
-		o := it.outcome()
-		rows = append(rows, record.Timing{
-			Label: it.Label, Item: it.ID().Column(), GPU: strings.Join(ids, ","),
-			Secs: round3(end - start), RC: it.RC, StartOff: start, EndOff: end, Est: est, Incomplete: o.Incomplete(), Outcome: o,
-		})
+		rows = append(rows, it.estimated(record.Attempt{
+			ItemID: it.ID(), GPUs: ids, Secs: round3(end - start), RC: it.RC, StartOff: start, EndOff: end, Outcome: it.outcome(),
+		}))
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].EndOff < rows[j].EndOff })
 	return rows, round3(tl.Wall + 0.004)
@@ -270,13 +269,13 @@ func (sr simRun) write(dir string) error {
 		}
 		q = append(q, record.QueueRow{ItemID: record.ItemID{Label: it.Label, Tag: it.Tag}, Weight: w, Cmd: sr.Cmds[it.Label]})
 	}
-	var qb, tb, ob bytes.Buffer
+	var qb, tb, ab bytes.Buffer
 	if err := logdir.FormatQueue(&qb, q); err != nil {
 		return err
 	}
 	for _, t := range rows {
 		tb.WriteString(logdir.FormatTiming(t))
-		ob.WriteString(logdir.OutcomeRow(t))
+		ab.WriteString(logdir.FormatAttempt(t))
 	}
 	if err := os.WriteFile(l.QueueTSV(), qb.Bytes(), 0o644); err != nil {
 		return err
@@ -285,18 +284,17 @@ func (sr simRun) write(dir string) error {
 		return err
 	}
 	if !sr.Legacy {
-		if err := os.WriteFile(l.OutcomesTSV(), ob.Bytes(), 0o644); err != nil {
+		if err := os.WriteFile(l.AttemptsTSV(), ab.Bytes(), 0o644); err != nil {
 			return err
 		}
 	}
-	run := &record.Run{Meta: record.Meta{Suites: sr.Suites}}
 	var ms []weights.Measurement
 	for _, t := range rows {
 		o := t.Outcome
 		if sr.Legacy {
-			o = outcome.Legacy(t.RC, t.Incomplete, sr.CancelAt > 0)
+			o = outcome.Legacy(t.RC, t.Outcome.Incomplete(), sr.CancelAt > 0)
 		}
-		if m, ok := weights.Measure(run.IDOf(t).Key(), t.Secs, o); ok {
+		if m, ok := weights.Measure(t.Key(), t.Secs, o); ok {
 			ms = append(ms, m)
 		}
 	}
@@ -322,7 +320,7 @@ func (sr simRun) write(dir string) error {
 	}
 	m.JUnit = junitFiles
 	if !sr.Legacy {
-		m.Format = logdir.FormatOutcomes
+		m.Format = logdir.FormatAttempts
 		if m.Cancelled {
 			m.Stop = &record.Stop{Reason: outcome.StopCancelled, Message: "the run was cancelled with 66 item(s) left to run", Phase: 4}
 		}
@@ -635,7 +633,7 @@ func TestFixturesAreGenerated(t *testing.T) {
 		if err := sr.write(dir); err != nil {
 			t.Fatal(err)
 		}
-		files := []string{"queue/queue.tsv", "queue/timings.tsv", "queue/outcomes.tsv", "queue/run.json"}
+		files := []string{"queue/queue.tsv", "queue/timings.tsv", "queue/attempts.tsv", "queue/run.json"}
 		for label := range sr.JUnit {
 			files = append(files, "junit/"+label+".xml")
 		}
@@ -644,7 +642,7 @@ func TestFixturesAreGenerated(t *testing.T) {
 		}
 		for _, f := range files {
 			want, err := os.ReadFile(filepath.Join("testdata", "runs", name, f))
-			if err != nil && !(sr.Legacy && f == "queue/outcomes.tsv") {
+			if err != nil && !(sr.Legacy && f == "queue/attempts.tsv") {
 				t.Fatalf("%v (run the tests once with -gen)", err)
 			}
 			got, _ := os.ReadFile(filepath.Join(dir, f))

@@ -53,9 +53,9 @@ func efficiency(r *record.Run, s Stats) string {
 	}
 	if s.LargestKey != "" {
 		where := ""
-		for _, t := range r.Timings {
+		for _, t := range r.Attempts {
 			if t.Secs == s.Largest {
-				where = fmt.Sprintf(", ran t+%s → t+%s on GPU %s", clock(t.StartOff), clock(t.EndOff), gpuName(t.GPU))
+				where = fmt.Sprintf(", ran t+%s → t+%s on GPU %s", clock(t.StartOff), clock(t.EndOff), gpuName(t.GPU()))
 				break
 			}
 		}

@@ -9,7 +9,6 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"strconv"
 
 	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/record"
@@ -153,22 +152,22 @@ func Compute(r *record.Run, suites []verdict.Suite) Stats {
 	for _, g := range r.Meta.GPUs {
 		per[g] = &GPUStats{GPU: g}
 	}
-	durs := make([]float64, 0, len(r.Timings))
-	widths := make([]int, 0, len(r.Timings))
-	for _, t := range r.Timings {
+	durs := make([]float64, 0, len(r.Attempts))
+	widths := make([]int, 0, len(r.Attempts))
+	for _, t := range r.Attempts {
 		s.Attempts++
 		s.Work += t.GPUSeconds()
 		durs = append(durs, t.Secs)
-		widths = append(widths, len(t.GPUs()))
-		s.Mixed = s.Mixed || len(t.GPUs()) > 1
+		widths = append(widths, len(t.GPUNames()))
+		s.Mixed = s.Mixed || len(t.GPUNames()) > 1
 		if t.Secs > s.Largest {
 			s.Largest = t.Secs
-			s.LargestKey = r.IDOf(t).Key()
+			s.LargestKey = t.Key()
 		}
 		if t.EndOff > s.Wall {
 			s.Wall = t.EndOff
 		}
-		for _, id := range t.GPUs() {
+		for _, id := range t.GPUNames() {
 			g, ok := per[id]
 			if !ok {
 				g = &GPUStats{GPU: id}
@@ -176,7 +175,7 @@ func Compute(r *record.Run, suites []verdict.Suite) Stats {
 			}
 			g.Busy += t.Secs
 			g.Items++
-			if r.OutcomeOf(t).Failed() {
+			if t.Outcome.Failed() {
 				g.Failed++
 			}
 			g.LastEnd = max(g.LastEnd, t.EndOff)
@@ -206,7 +205,7 @@ func Compute(r *record.Run, suites []verdict.Suite) Stats {
 	}
 	s.Split = splitLargest(durs, widths, s.GPUs)
 	s.Split.Binding = s.GPUs > 0 && s.Largest > 0 && s.Largest >= s.Work/float64(s.GPUs)
-	s.Gaps = gaps(r.Timings)
+	s.Gaps = gaps(r.Attempts)
 
 	for _, g := range per {
 		g.Idle = max(0, s.Wall-g.Busy)
@@ -227,11 +226,11 @@ func (s *Stats) items(r *record.Run, suites []verdict.Suite) {
 	// The timings row carries the estimate the dispatcher saw ("unknown" or seconds);
 	// it is the better witness of an unknown item than a weight equal to the default.
 	type span struct{ start, end float64 }
-	rowEst := map[record.ItemID]string{}
+	rowEst := map[record.ItemID]record.Attempt{}
 	spans := map[record.ItemID]span{}
-	for _, t := range r.Timings {
-		k := r.IDOf(t)
-		rowEst[k] = t.Est
+	for _, t := range r.Attempts {
+		k := t.ItemID
+		rowEst[k] = t
 		spans[k] = span{t.StartOff, t.EndOff}
 	}
 	for _, su := range suites {
@@ -247,9 +246,7 @@ func (s *Stats) items(r *record.Run, suites []verdict.Suite) {
 			}
 			q, queued := est[k]
 			if e, ok := rowEst[k]; ok {
-				if v, err := strconv.ParseFloat(e, 64); err == nil && v >= 0 {
-					st.Estimate, st.Known = v, true
-				}
+				st.Estimate, st.Known = e.Estimate, e.Known
 			} else if queued {
 				st.Estimate = q.Weight
 				st.Known = !(r.Meta.DefaultWeight > 0 && q.Weight >= r.Meta.DefaultWeight)
@@ -373,10 +370,10 @@ func splitLargest(durs []float64, widths []int, n int) Split {
 }
 
 // gaps measures, per GPU, the time from one attempt's end to the next one's start.
-func gaps(rows []record.Timing) Gaps {
-	by := map[string][]record.Timing{}
+func gaps(rows []record.Attempt) Gaps {
+	by := map[string][]record.Attempt{}
 	for _, t := range rows {
-		for _, id := range t.GPUs() {
+		for _, id := range t.GPUNames() {
 			by[id] = append(by[id], t)
 		}
 	}

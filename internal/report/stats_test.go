@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/verdict"
 )
@@ -36,29 +37,38 @@ func TestLPT(t *testing.T) {
 	}
 }
 
-// row builds a timings row; est "" is an item with no estimate.
-func row(label, item, gpu string, start, secs float64, rc int, est string) record.Timing {
-	if est == "" {
-		est = "unknown"
+// row builds an attempt of suite "s" (item "whole": of the opaque suite "op"),
+// ok for rc 0, else failed; est "" is an item with no estimate.
+func row(label, item, gpu string, start, secs float64, rc int, est string) record.Attempt {
+	id := record.ItemID{Label: label, Tag: item}
+	if label == "op" && item == record.Whole {
+		id.Tag = ""
 	}
-	return record.Timing{Label: label, Item: item, GPU: gpu, Secs: secs, RC: rc, StartOff: start, EndOff: start + secs, Est: est}
+	a := record.Attempt{ItemID: id, GPUs: []string{gpu}, Secs: secs, RC: rc, StartOff: start, EndOff: start + secs, Outcome: outcome.OK}
+	if rc != 0 {
+		a.Outcome = outcome.Failed
+	}
+	if est != "" {
+		a.Estimate, a.Known = mustFloat(est), true
+	}
+	return a
 }
 
 // mkRun builds a run of list suite "s" (and opaque "op") whose queue holds every
 // row's item plus the extra queued tags, which never ran.
-func mkRun(gpus []string, rows []record.Timing, extra ...string) *record.Run {
+func mkRun(gpus []string, rows []record.Attempt, extra ...string) *record.Run {
 	r := &record.Run{Meta: record.Meta{
 		GPUs:          gpus,
 		Finished:      true,
 		DefaultWeight: 999999,
 		Suites:        []record.MetaSuite{{Label: "s", LogFile: "s.log", Mode: "list"}, {Label: "op", LogFile: "op.log", Mode: "opaque"}},
-	}, Timings: rows}
+	}, Attempts: rows}
 	for _, t := range rows {
 		w := 999999.0
-		if t.Est != "unknown" {
-			w = mustFloat(t.Est)
+		if t.Known {
+			w = t.Estimate
 		}
-		r.Queue = append(r.Queue, record.QueueRow{ItemID: record.ItemID{Label: t.Label, Tag: r.IDOf(t).Tag}, Weight: w})
+		r.Queue = append(r.Queue, record.QueueRow{ItemID: t.ItemID, Weight: w})
 	}
 	for _, tag := range extra {
 		r.Queue = append(r.Queue, record.QueueRow{ItemID: record.ItemID{Label: "s", Tag: tag}, Weight: 5})
@@ -87,7 +97,7 @@ func TestCompute(t *testing.T) {
 				t.Errorf("%+v", s)
 			}
 		}},
-		{"work/N binds, LPT-optimal order", mkRun([]string{"0", "1"}, []record.Timing{
+		{"work/N binds, LPT-optimal order", mkRun([]string{"0", "1"}, []record.Attempt{
 			row("s", "a", "0", 0, 4, 0, "4"), row("s", "b", "1", 0, 3, 0, "3"),
 			row("s", "c", "1", 3, 3, 0, "3"), row("s", "d", "0", 4, 2, 0, "2"),
 		}), func(t *testing.T, s Stats) {
@@ -104,7 +114,7 @@ func TestCompute(t *testing.T) {
 				t.Errorf("gaps %+v", s.Gaps)
 			}
 		}},
-		{"run beat plain LPT: quality below 1", mkRun([]string{"0", "1"}, []record.Timing{
+		{"run beat plain LPT: quality below 1", mkRun([]string{"0", "1"}, []record.Attempt{
 			row("s", "a", "0", 0, 3, 0, "3"), row("s", "b", "0", 3, 3, 0, "3"),
 			row("s", "c", "1", 0, 2, 0, "2"), row("s", "d", "1", 2, 2, 0, "2"), row("s", "e", "1", 4, 2, 0, "2"),
 		}), func(t *testing.T, s Stats) {
@@ -112,7 +122,7 @@ func TestCompute(t *testing.T) {
 				t.Errorf("hindsight %v quality %v", s.Hindsight, s.Quality)
 			}
 		}},
-		{"largest binds: splitting pays", mkRun([]string{"0", "1"}, []record.Timing{
+		{"largest binds: splitting pays", mkRun([]string{"0", "1"}, []record.Attempt{
 			row("op", "whole", "0", 0, 600, 0, "600"), row("s", "b", "1", 0, 60, 0, "60"), row("s", "c", "1", 60, 60, 0, "60"),
 		}), func(t *testing.T, s Stats) {
 			if s.Bound != 600 || !s.Split.Binding || !s.Split.Pays || s.Split.Before != 600 || s.Split.After != 360 || s.Split.Saving != 240 {
@@ -125,14 +135,14 @@ func TestCompute(t *testing.T) {
 				t.Errorf("per GPU %+v", s.PerGPU)
 			}
 		}},
-		{"largest binds, but saves seconds: splitting does not pay", mkRun([]string{"0", "1"}, []record.Timing{
+		{"largest binds, but saves seconds: splitting does not pay", mkRun([]string{"0", "1"}, []record.Attempt{
 			row("op", "whole", "0", 0, 0.3, 0, "0.3"), row("s", "b", "1", 0, 0.05, 0, "0.05"),
 		}), func(t *testing.T, s Stats) {
 			if !s.Split.Binding || s.Split.Pays || s.Split.Saving <= 0 {
 				t.Errorf("a 0.3 s item: split %+v, want binding, a saving, and no advice to split it", s.Split)
 			}
 		}},
-		{"many equal items: splitting does not pay", mkRun([]string{"0", "1"}, []record.Timing{
+		{"many equal items: splitting does not pay", mkRun([]string{"0", "1"}, []record.Attempt{
 			row("s", "a", "0", 0, 5, 0, "5"), row("s", "b", "1", 0, 5, 0, "5"),
 			row("s", "c", "0", 5, 5, 0, "5"), row("s", "d", "1", 5, 5, 0, "5"),
 		}), func(t *testing.T, s Stats) {
@@ -140,7 +150,7 @@ func TestCompute(t *testing.T) {
 				t.Errorf("split %+v", s.Split)
 			}
 		}},
-		{"failures, unknown, gaps, a GPU outside the pool", mkRun([]string{"0", "1"}, []record.Timing{
+		{"failures, unknown, gaps, a GPU outside the pool", mkRun([]string{"0", "1"}, []record.Attempt{
 			row("s", "a", "0", 0.5, 2, 0, ""), row("s", "b", "0", 2.6, 1, 3, "4"), row("s", "c", "7", 0, 1, 0, "1"),
 		}), func(t *testing.T, s Stats) {
 			if s.Passed || s.Failed != 1 || s.Items != 3 || s.Finished != 3 {
@@ -164,9 +174,9 @@ func TestCompute(t *testing.T) {
 			}
 		}},
 		{"cancelled: queued items without a row", func() *record.Run {
-			r := mkRun([]string{"0"}, []record.Timing{row("s", "a", "0", 0, 2, 143, "3")}, "never1", "never2")
+			r := mkRun([]string{"0"}, []record.Attempt{row("s", "a", "0", 0, 2, 143, "3")}, "never1", "never2")
 			r.Meta.Cancelled = true
-			r.Timings[0].Incomplete = true
+			r.Attempts[0].Outcome = outcome.Cancelled
 			return r
 		}(), func(t *testing.T, s Stats) {
 			if !s.Cancelled || s.Passed || s.Failed != 3 || s.Finished != 1 || len(s.Missing) != 2 || s.Missing[0].Key != "s/never1" || !s.Missing[0].Known {
@@ -177,7 +187,7 @@ func TestCompute(t *testing.T) {
 			}
 		}},
 		{"interrupted: run.json never completed", func() *record.Run {
-			r := mkRun([]string{"0"}, []record.Timing{row("s", "a", "0", 0, 2, 0, "2")}, "later")
+			r := mkRun([]string{"0"}, []record.Attempt{row("s", "a", "0", 0, 2, 0, "2")}, "later")
 			r.Meta.Finished = false
 			return r
 		}(), func(t *testing.T, s Stats) {
@@ -186,7 +196,7 @@ func TestCompute(t *testing.T) {
 			}
 		}},
 		{"run.json wall beyond the last row", func() *record.Run {
-			r := mkRun([]string{"0"}, []record.Timing{row("s", "a", "0", 0, 2, 0, "2")})
+			r := mkRun([]string{"0"}, []record.Attempt{row("s", "a", "0", 0, 2, 0, "2")})
 			r.Meta.Wall = 4
 			return r
 		}(), func(t *testing.T, s Stats) {
@@ -203,7 +213,7 @@ func TestCompute(t *testing.T) {
 }
 
 func TestMissOrder(t *testing.T) {
-	r := mkRun([]string{"0"}, []record.Timing{
+	r := mkRun([]string{"0"}, []record.Attempt{
 		row("s", "small", "0", 0, 1, 0, "3"),   // −2
 		row("s", "big", "0", 1, 50, 0, "40"),   // +10
 		row("s", "slower", "0", 51, 9, 0, "1"), // +8
@@ -326,10 +336,10 @@ func TestHeadline(t *testing.T) {
 func TestComputeMultiGPU(t *testing.T) {
 	r := &record.Run{
 		Meta: record.Meta{GPUs: []string{"0", "1", "2", "3"}, Finished: true, Suites: []record.MetaSuite{{Label: "m", LogFile: "m.log", Mode: "list"}}},
-		Timings: []record.Timing{
-			{Label: "m", Item: "all", GPU: "0,1,2,3", Secs: 10, StartOff: 0, EndOff: 10},
-			{Label: "m", Item: "pair", GPU: "2,3", Secs: 4, StartOff: 10.5, EndOff: 14.5},
-			{Label: "m", Item: "one", GPU: "0", Secs: 6, StartOff: 10.25, EndOff: 16.25},
+		Attempts: []record.Attempt{
+			{ItemID: record.ItemID{Label: "m", Tag: "all"}, GPUs: []string{"0", "1", "2", "3"}, Secs: 10, StartOff: 0, EndOff: 10, Outcome: outcome.OK},
+			{ItemID: record.ItemID{Label: "m", Tag: "pair"}, GPUs: []string{"2", "3"}, Secs: 4, StartOff: 10.5, EndOff: 14.5, Outcome: outcome.OK},
+			{ItemID: record.ItemID{Label: "m", Tag: "one"}, GPUs: []string{"0"}, Secs: 6, StartOff: 10.25, EndOff: 16.25, Outcome: outcome.OK},
 		},
 	}
 	s := Compute(r, verdict.Decide(r))

@@ -83,10 +83,9 @@ func (s Suite) BrokenLine() string { return fmt.Sprintf("FAIL rc=%d (%s)", s.RC,
 // one that never finished) counts as rc 1 in its suite's rc; one that never
 // started because the run was cancelled as exitcode.Interrupted.
 func Decide(r *record.Run) []Suite {
-	rows := map[record.ItemID][]record.Timing{}
-	for _, t := range r.Timings {
-		t.Outcome = r.OutcomeOf(t)
-		rows[r.IDOf(t)] = append(rows[r.IDOf(t)], t)
+	rows := map[record.ItemID][]record.Attempt{}
+	for _, a := range r.Attempts {
+		rows[a.ItemID] = append(rows[a.ItemID], a)
 	}
 	idx := map[string]int{}
 	suites := make([]Suite, len(r.Meta.Suites))
@@ -193,10 +192,9 @@ type decider struct {
 	carried     map[record.ItemID]record.Carried
 }
 
-// anyQuarantined returns the first GPU of an attempt's (ids joined by ",") that was
-// quarantined, or "".
-func (d decider) anyQuarantined(gpus string) string {
-	for _, g := range strings.Split(gpus, ",") {
+// anyQuarantined returns the first GPU of an attempt's that was quarantined, or "".
+func (d decider) anyQuarantined(gpus []string) string {
+	for _, g := range gpus {
 		if d.quarantined[g] {
 			return g
 		}
@@ -224,10 +222,10 @@ func (d decider) unfitNote(it *Item) string {
 }
 
 // finished decides an item from its attempts (in the order they ended).
-func (d decider) finished(it *Item, rs []record.Timing) {
+func (d decider) finished(it *Item, rs []record.Attempt) {
 	t := rs[len(rs)-1]
 	it.Finished, it.Started = true, true
-	it.RC, it.GPU, it.Seconds, it.Outcome = t.RC, t.GPU, t.Secs, t.Outcome
+	it.RC, it.GPU, it.Seconds, it.Outcome = t.RC, t.GPU(), t.Secs, t.Outcome
 	it.Failed = t.Outcome.Failed()
 	it.Note = t.Outcome.Note()
 	if u := d.unfitNote(it); u != "" && it.Failed {
@@ -238,7 +236,7 @@ func (d decider) finished(it *Item, rs []record.Timing) {
 		if e.Outcome.Failed() {
 			failedBefore = true
 			earlierRC = max(earlierRC, e.RC)
-			if g := d.anyQuarantined(e.GPU); g != "" {
+			if g := d.anyQuarantined(e.GPUNames()); g != "" {
 				badGPU = g
 			} else {
 				onlyBadGPUs = false
