@@ -20,6 +20,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/shard"
 	"github.com/rocm/sgpu-queue/internal/tmpfstest"
+	"github.com/rocm/sgpu-queue/internal/verdict"
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
@@ -136,10 +137,11 @@ func TestShardsPlanRunMerge(t *testing.T) {
 			t.Fatal(err)
 		}
 		single.Meta = run.Meta
+		single.Queue = append(single.Queue, run.Queue...)
 		single.Attempts = append(single.Attempts, run.Attempts...)
 	}
 	expected, _ := weights.Parse(strings.NewReader(m.table), "table")
-	engine.LearnRun(expected, single, censusOf(t, filepath.Join(m.dir, "shards/s1/logs/queue/items.tsv")))
+	engine.LearnRun(expected, verdict.Decide(single), censusOf(t, filepath.Join(m.dir, "shards/s1/logs/queue/items.tsv")))
 
 	// The merge job's environment names another level: the shards' (99) is the
 	// one it learns into, the level their rows were measured at.

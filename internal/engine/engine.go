@@ -414,7 +414,7 @@ func (r *run) afterItems(runCtx context.Context, d *dispatch.Result, meta *recor
 
 	// Phase 6: learn.
 	r.obs.Phase(6, "learn the weights")
-	meta.Changes, meta.Pruned = r.learn(ctx, o, run, exp)
+	meta.Changes, meta.Pruned = r.learn(ctx, o, exp)
 	run.Meta = *meta
 	r.writeMeta(meta)
 

@@ -182,7 +182,7 @@ func (r *run) learnShards(table *weights.Table, run *record.Run, census weights.
 		}
 		ids = append(ids, s.ID)
 	}
-	changes, pruned := learnRows(table, run, census, func(t record.Attempt) bool {
+	changes, pruned := learnItems(table, r.res.Suites, census, func(t record.Attempt) bool {
 		return done[t.Shard] || skipKeys[t.Key()]
 	})
 	table.MarkLearned(ids...)
@@ -296,7 +296,7 @@ func (r *run) combineJUnit(ctx context.Context, m *merge.Result) {
 		}
 		// Items no shard file speaks for: a shard that never reported, or
 		// stopped before listing (typed: its stop, its record).
-		return junit.CombineSuite(ctx, s, parts, func(it verdict.Item) bool {
+		return junit.Combine(ctx, s, parts, func(it verdict.Item) bool {
 			return it.Stop == outcome.StopNotReported || it.Unclaimed || !it.Finished && m.Unlisted[it.Shard]
 		})
 	})

@@ -39,11 +39,11 @@ func (r *run) saveRerun(e *expansion, arch string, suites []verdict.Suite, dispa
 // carriedOf is an item's verdict as the re-run state keeps it.
 func carriedOf(it verdict.Item) record.Carried {
 	gpus := 0
-	if it.GPU != "" {
-		gpus = len(strings.Split(it.GPU, ","))
+	if n := len(it.Attempts); n > 0 {
+		gpus = len(it.Attempts[n-1].GPUs)
 	}
-	return record.Carried{ItemID: record.ItemID{Label: it.Label, Tag: it.Tag}, Outcome: it.Outcome, RC: it.RC, Failed: it.Failed, Flaky: it.Flaky,
-		Seconds: it.Seconds, GPUs: gpus, Attempts: it.Attempts}
+	return record.Carried{ItemID: it.ItemID, Outcome: it.Outcome, RC: it.RC, Failed: it.Failed, Flaky: it.Flaky, Seconds: it.Seconds,
+		GPUs: gpus, Attempts: it.Tries}
 }
 
 // saveQueue writes queue q's state: its list, the tests files of its failed

@@ -64,7 +64,7 @@ func TestWriteSuitesLinksAndFIFOs(t *testing.T) {
 			dir := filepath.Join(repo, "test-results", "junit")
 			suites := []verdict.Suite{{Label: "s", Items: []verdict.Item{{ItemID: record.ItemID{Tag: "a"}, Finished: true}}}}
 			doc := func(verdict.Suite) (*Doc, error) {
-				return Combine(context.Background(), "s", nil, nil, "")
+				return emptyDoc("s"), nil
 			}
 			// An earlier run wrote s.xml and gone.xml, and its manifest lists both.
 			WriteSuites(context.Background(), repo, dir, append(suites, verdict.Suite{Label: "gone"}), doc, &recordLog{})
@@ -137,7 +137,9 @@ func TestReadsRefuseFIFOs(t *testing.T) {
 	// document, not a hang.
 	var d *Doc
 	var err error
-	finishes(t, func() { d, err = Combine(context.Background(), "s", []Part{{Shard: "1/2", Path: fifo}}, nil, "") })
+	finishes(t, func() {
+		d, err = Combine(context.Background(), verdict.Suite{Label: "s"}, []Part{{Shard: "1/2", Path: fifo}}, func(verdict.Item) bool { return false })
+	})
 	if err != nil || d == nil || d.Stats().Errors != 1 {
 		t.Errorf("Combine of a FIFO: %+v, %v", d, err)
 	}

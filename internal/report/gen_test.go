@@ -20,6 +20,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/simulate"
+	"github.com/rocm/sgpu-queue/internal/verdict"
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
@@ -353,7 +354,7 @@ func (sr simRun) writeJUnit(dir string) ([]string, error) {
 				return nil, err
 			}
 		}
-		var items []junit.Item
+		su := verdict.Suite{Label: label}
 		for _, it := range sr.Items {
 			if it.Label == label {
 				o := it.outcome()
@@ -361,11 +362,11 @@ func (sr simRun) writeJUnit(dir string) ([]string, error) {
 				if o == outcome.Timeout {
 					note = "timed out"
 				}
-				items = append(items, junit.Item{Tag: it.Tag, GPU: "0", Seconds: it.Actual, RC: it.RC, Finished: true,
-					Incomplete: o == outcome.CutOff, Failed: !o.Passed(), Note: note})
+				su.Items = append(su.Items, verdict.Item{ItemID: it.ID(), GPU: "0", Seconds: it.Actual, RC: it.RC, Finished: true,
+					Outcome: o, Failed: !o.Passed(), Note: note})
 			}
 		}
-		doc, err := junit.Merge(context.Background(), label, src, "", items, time.Time{})
+		doc, err := junit.Merge(context.Background(), su, junit.Source{Dir: src}, time.Time{})
 		if err != nil {
 			return nil, err
 		}

@@ -29,10 +29,10 @@ const (
 // Stats are the figures of a run, from its queue and timings rows.
 type Stats struct {
 	GPUs     int
-	Items    int        // queued items
-	Finished int        // queued items with a timings row
-	Failed   int        // failed items (last attempt; an item that never finished counts)
-	NoRun    []ItemStat // items whose last attempt ran nothing, in key order
+	Items    int            // queued items
+	Finished int            // queued items with a timings row
+	Failed   int            // failed items (last attempt; an item that never finished counts)
+	NoRun    []verdict.Item // items whose last attempt ran nothing, in key order
 	// NoJUnit are the suites that wrote no JUnit at all: every item of theirs that
 	// finished is no-run (NoRun holds them too), in label order. One cause, said
 	// once for the suite (NoJUnitAdvice).
@@ -57,7 +57,7 @@ type Stats struct {
 	Hindsight float64
 	Quality   float64
 	Split     Split
-	Last      ItemStat // the item that ended last: it set the wall clock
+	Last      verdict.Item // the item that ended last: it set the wall clock
 	Gaps      Gaps
 	PerGPU    []GPUStats
 	Passed    bool
@@ -71,11 +71,11 @@ type Stats struct {
 	Tests  tests.Result
 	Change *tests.Change
 
-	Estimated float64    // sum of the estimates of the finished items that had one
-	Known     int        // finished items that had an estimate
-	Misses    []ItemStat // finished items with an estimate, worst absolute miss first
-	Unknown   []ItemStat // items that had no estimate, in dispatch order
-	Missing   []ItemStat // queued items without a timings row, in dispatch order
+	Estimated float64        // sum of the estimates of the finished items that had one
+	Known     int            // finished items that had an estimate
+	Misses    []verdict.Item // finished items with an estimate, worst absolute miss first
+	Unknown   []verdict.Item // items that had no estimate, in dispatch order
+	Missing   []verdict.Item // queued items without a timings row, in dispatch order
 }
 
 // Split says whether splitting the largest item would now pay: it does when halving
@@ -97,32 +97,15 @@ type Gaps struct {
 	Max   float64
 }
 
-// ItemStat is one queued item: its estimate and its last attempt.
-type ItemStat struct {
-	Key        string // weight key: label/tag, or the label of an opaque item
-	Label, Tag string
-	LogRel     string // items/<label>.<safetag>.log; "" when it never started (it has no log)
-	Estimate   float64
-	Known      bool // it had an estimate
-	Finished   bool // it has a timings row
-	Actual     float64
-	RC         int
-	Failed     bool
-	Outcome    outcome.Outcome // of its last attempt; "" when it never finished
-	GPU        string
-	Start, End float64
-	Note       string
-}
+// miss is an item's duration − its estimate (positive: slower than estimated).
+func miss(it verdict.Item) float64 { return it.Seconds - it.Estimate }
 
-// Miss is Actual − Estimate (positive: slower than estimated).
-func (it ItemStat) Miss() float64 { return it.Actual - it.Estimate }
-
-// RelMiss is Miss/Estimate; +Inf for a zero estimate.
-func (it ItemStat) RelMiss() float64 {
+// relMiss is miss/estimate; +Inf for a zero estimate.
+func relMiss(it verdict.Item) float64 {
 	if it.Estimate <= 0 {
 		return math.Inf(1)
 	}
-	return it.Miss() / it.Estimate
+	return miss(it) / it.Estimate
 }
 
 // GPUStats is one GPU's share of the run; a multi-GPU item counts on each of its
@@ -212,81 +195,46 @@ func Compute(r *record.Run, suites []verdict.Suite) Stats {
 		s.PerGPU = append(s.PerGPU, *g)
 	}
 	sortGPUs(s.PerGPU, r.Meta.GPUs)
-	s.items(r, suites)
+	s.items(suites)
 	return s
 }
 
-// items fills the per-item lists from the queue (the estimates) and the verdicts
-// (the last attempts).
-func (s *Stats) items(r *record.Run, suites []verdict.Suite) {
-	est := map[record.ItemID]record.QueueRow{}
-	for _, q := range r.Queue {
-		est[q.ItemID] = q
-	}
-	// The timings row carries the estimate the dispatcher saw ("unknown" or seconds);
-	// it is the better witness of an unknown item than a weight equal to the default.
-	type span struct{ start, end float64 }
-	rowEst := map[record.ItemID]record.Attempt{}
-	spans := map[record.ItemID]span{}
-	for _, t := range r.Attempts {
-		k := t.ItemID
-		rowEst[k] = t
-		spans[k] = span{t.StartOff, t.EndOff}
-	}
-	for _, su := range suites {
-		for _, it := range su.Items {
-			k := it.ItemID
-			st := ItemStat{
-				Key: it.Key(), Label: it.Label, Tag: it.Tag,
-				Finished: it.Finished, Actual: it.Seconds, RC: it.RC, Failed: it.Failed,
-				Outcome: it.Outcome, GPU: it.GPU, Note: it.Note,
-			}
-			if it.Started {
-				st.LogRel = it.LogRel
-			}
-			q, queued := est[k]
-			if e, ok := rowEst[k]; ok {
-				st.Estimate, st.Known = e.Estimate, e.Known
-			} else if queued {
-				st.Estimate = q.Weight
-				st.Known = !(r.Meta.DefaultWeight > 0 && q.Weight >= r.Meta.DefaultWeight)
-			}
-			if sp, ok := spans[k]; ok {
-				st.Start, st.End = sp.start, sp.end
-			}
-			if st.Finished {
-				s.Finished++
-				if st.End >= s.Last.End {
-					s.Last = st
-				}
-			}
-			switch {
-			case !st.Finished:
-				s.Missing = append(s.Missing, st)
-			case !st.Known:
-				s.Unknown = append(s.Unknown, st)
-			default:
-				s.Known++
-				s.Estimated += st.Estimate
-				s.Misses = append(s.Misses, st)
+// items fills the per-item lists from the verdicts: each item's estimate against
+// its last attempt.
+func (s *Stats) items(suites []verdict.Suite) {
+	for _, it := range verdict.Select(suites, func(verdict.Item) bool { return true }) {
+		if it.Finished {
+			s.Finished++
+			if it.Last().EndOff >= s.Last.Last().EndOff {
+				s.Last = it
 			}
 		}
+		switch {
+		case !it.Finished:
+			s.Missing = append(s.Missing, it)
+		case !it.Known:
+			s.Unknown = append(s.Unknown, it)
+		default:
+			s.Known++
+			s.Estimated += it.Estimate
+			s.Misses = append(s.Misses, it)
+		}
 	}
-	for _, list := range [][]ItemStat{s.Misses, s.Unknown} {
+	for _, list := range [][]verdict.Item{s.Misses, s.Unknown} {
 		for _, it := range list {
 			if it.Outcome == outcome.NoRun {
 				s.NoRun = append(s.NoRun, it)
 			}
 		}
 	}
-	sort.SliceStable(s.NoRun, func(i, j int) bool { return s.NoRun[i].Key < s.NoRun[j].Key })
+	sort.SliceStable(s.NoRun, func(i, j int) bool { return s.NoRun[i].Key() < s.NoRun[j].Key() })
 	s.noJUnit()
 	sort.SliceStable(s.Misses, func(i, j int) bool {
-		a, b := math.Abs(s.Misses[i].Miss()), math.Abs(s.Misses[j].Miss())
+		a, b := math.Abs(miss(s.Misses[i])), math.Abs(miss(s.Misses[j]))
 		if a != b {
 			return a > b
 		}
-		return s.Misses[i].Key < s.Misses[j].Key
+		return s.Misses[i].Key() < s.Misses[j].Key()
 	})
 }
 
@@ -421,7 +369,7 @@ type NoJUnitSuite struct {
 // noJUnit finds the suites every finished item of which is no-run.
 func (s *Stats) noJUnit() {
 	finished, norun := map[string]int{}, map[string]int{}
-	for _, list := range [][]ItemStat{s.Misses, s.Unknown} {
+	for _, list := range [][]verdict.Item{s.Misses, s.Unknown} {
 		for _, it := range list {
 			finished[it.Label]++
 		}

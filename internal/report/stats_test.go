@@ -156,7 +156,7 @@ func TestCompute(t *testing.T) {
 			if s.Passed || s.Failed != 1 || s.Items != 3 || s.Finished != 3 {
 				t.Errorf("passed %v failed %d items %d finished %d", s.Passed, s.Failed, s.Items, s.Finished)
 			}
-			if len(s.Unknown) != 1 || s.Unknown[0].Key != "s/a" || len(s.Misses) != 2 || s.Misses[0].Key != "s/b" || s.Misses[0].Miss() != -3 {
+			if len(s.Unknown) != 1 || s.Unknown[0].Key() != "s/a" || len(s.Misses) != 2 || s.Misses[0].Key() != "s/b" || miss(s.Misses[0]) != -3 {
 				t.Errorf("unknown %+v misses %+v", s.Unknown, s.Misses)
 			}
 			if s.Gaps.Count != 1 || !near(s.Gaps.Max, 0.1) {
@@ -169,8 +169,8 @@ func TestCompute(t *testing.T) {
 			if strings.Join(gpus, ",") != "0,1,7" || s.GPUs != 2 {
 				t.Errorf("GPUs %v (%d)", gpus, s.GPUs)
 			}
-			if s.PerGPU[0].Failed != 1 || s.PerGPU[0].Items != 2 || s.Last.Key != "s/b" {
-				t.Errorf("gpu0 %+v last %q", s.PerGPU[0], s.Last.Key)
+			if s.PerGPU[0].Failed != 1 || s.PerGPU[0].Items != 2 || s.Last.Key() != "s/b" {
+				t.Errorf("gpu0 %+v last %q", s.PerGPU[0], s.Last.Key())
 			}
 		}},
 		{"cancelled: queued items without a row", func() *record.Run {
@@ -179,7 +179,7 @@ func TestCompute(t *testing.T) {
 			r.Attempts[0].Outcome = outcome.Cancelled
 			return r
 		}(), func(t *testing.T, s Stats) {
-			if !s.Cancelled || s.Passed || s.Failed != 3 || s.Finished != 1 || len(s.Missing) != 2 || s.Missing[0].Key != "s/never1" || !s.Missing[0].Known {
+			if !s.Cancelled || s.Passed || s.Failed != 3 || s.Finished != 1 || len(s.Missing) != 2 || s.Missing[0].Key() != "s/never1" || !s.Missing[0].Known {
 				t.Errorf("cancelled %v passed %v failed %d finished %d missing %+v", s.Cancelled, s.Passed, s.Failed, s.Finished, s.Missing)
 			}
 			if s.Missing[0].Note != "cancelled before it started" {
@@ -223,7 +223,7 @@ func TestMissOrder(t *testing.T) {
 	s := Compute(r, verdict.Decide(r))
 	var keys []string
 	for _, m := range s.Misses {
-		keys = append(keys, m.Key)
+		keys = append(keys, m.Key())
 	}
 	if got := strings.Join(keys, " "); got != "s/big s/slower s/small s/tie s/same" {
 		t.Errorf("order %s", got)
@@ -231,10 +231,10 @@ func TestMissOrder(t *testing.T) {
 	if s.Estimated != 50 || s.Known != 5 {
 		t.Errorf("estimated %v known %d", s.Estimated, s.Known)
 	}
-	if rel := s.Misses[1].RelMiss(); rel != 8 {
+	if rel := relMiss(s.Misses[1]); rel != 8 {
 		t.Errorf("relative miss %v", rel)
 	}
-	if rel := (ItemStat{Actual: 1}).RelMiss(); !math.IsInf(rel, 1) {
+	if rel := relMiss(verdict.Item{Seconds: 1}); !math.IsInf(rel, 1) {
 		t.Errorf("zero estimate: %v", rel)
 	}
 }
@@ -304,14 +304,14 @@ func TestHeadline(t *testing.T) {
 			[]string{"[!WARNING]"}},
 		{"failed", Stats{Items: 80, Failed: 3, GPUs: 4}, []string{"## ✗ sgpu-queue: 3 of 80 items failed\n"}, []string{"[!WARNING]"}},
 		{"cancelled", Stats{Items: 80, Finished: 14, Failed: 70, Cancelled: true, Interrupted: false, Wall: 1501.5,
-			Missing: []ItemStat{{Key: "s/a|b"}, {Key: "s/<c>"}}},
+			Missing: []verdict.Item{{ItemID: record.ItemID{Label: "s", Tag: "a|b"}}, {ItemID: record.ItemID{Label: "s", Tag: "<c>"}}}},
 			[]string{"## ✗ sgpu-queue: cancelled, 14 of 80 items finished, 70 failed", "**The run was cancelled** at t+25:01",
 				"**2 queued item(s) produced no timing row** (did not run before the cancel; counted as failed): `s/a|b`, `s/<c>`.\n"},
 			[]string{"never ended"}},
-		{"interrupted", Stats{Items: 3, Finished: 1, Failed: 2, Interrupted: true, Missing: []ItemStat{{Key: "x"}, {Key: "y"}}},
+		{"interrupted", Stats{Items: 3, Finished: 1, Failed: 2, Interrupted: true, Missing: []verdict.Item{{ItemID: record.ItemID{Label: "x"}}, {ItemID: record.ItemID{Label: "y"}}}},
 			[]string{"## ✗ sgpu-queue: interrupted, 1 of 3 items finished", "**The item phase never ended**", "(never finished; counted as failed): `x`, `y`."},
 			nil},
-		{"many missing: ten named", Stats{Items: 30, Missing: make([]ItemStat, 30)},
+		{"many missing: ten named", Stats{Items: 30, Missing: make([]verdict.Item, 30)},
 			[]string{"and 20 more (see *Items that never finished*)"}, nil},
 	}
 	for _, tt := range tests {

@@ -231,7 +231,7 @@ func earlierBad(r *record.Run, suites []verdict.Suite) map[string]map[string]boo
 	for _, s := range suites {
 		for _, it := range s.Items {
 			key := itemKey(r, it.Label, it.Tag)
-			for n := 1; n < it.Attempts; n++ {
+			for n := 1; n < it.Tries; n++ {
 				p := l.ItemAttemptJUnit(it.Label, it.Tag, n)
 				ids := map[string]bool{}
 				cases, _ := readRegular(p)

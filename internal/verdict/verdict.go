@@ -14,22 +14,32 @@ import (
 	"github.com/rocm/sgpu-queue/internal/record"
 )
 
-// Item is the verdict of one queued item: its last attempt.
+// Item is the one result of one queued item, decided once from its attempts
+// (docs/outcomes.md): what the verdict files, the merged JUnit, the report,
+// learning, the re-run state, merge and the action's outputs all read.
 type Item struct {
 	record.ItemID
-	LogRel   string // items/<label>.<safetag>.log
+	LogRel string // items/<label>.<safetag>.log
+	// Attempts are its attempts in the run, in the order they ended; its verdict is
+	// its last one's. None: it never finished, or its shard's re-run carried it.
+	Attempts []record.Attempt
+	// Tries counts its attempts (a carried item's, in the run that carried it).
+	Tries    int
 	RC       int
-	Finished bool // it has a timings row; false: never finished
-	// Started: it has a timings row, or its log is there (it was running when
-	// its run died). An item that never started (cancelled before it started,
-	// never ran, unfit) has no log, and is shown without one.
+	Finished bool // it has an attempt; false: never finished
+	// Started: it has an attempt, or its log is there (it was running when its
+	// run died). An item that never started (cancelled before it started, never
+	// ran, unfit) has no log, and is shown without one.
 	Started bool
 	Failed  bool
-	// Outcome is its last attempt's (docs/outcomes.md); "" when it never finished.
-	Outcome  outcome.Outcome
-	GPU      string
-	Seconds  float64
-	Attempts int
+	// Outcome is its last attempt's; "" when it never finished.
+	Outcome outcome.Outcome
+	GPU     string  // its last attempt's GPUs, as the run names them ("2,3", "s2:0")
+	Seconds float64 // its last attempt's
+	// Estimate is the estimate its last attempt was dispatched with, Known when
+	// the table gave it; without an attempt, the one it was queued with.
+	Estimate float64
+	Known    bool
 	Flaky    bool   // failed, then passed on a rerun
 	Note     string // "never finished", "cancelled", "timed out", "cut off", "no-run: …", "flaky"...
 	// Stop is, for an item that never finished, why its run (in a merge, its
@@ -44,6 +54,23 @@ type Item struct {
 	// Carried: in a merged run, its shard's re-run did not run it again; its
 	// verdict is its latest outcome from an earlier attempt (record.Merge.Carried).
 	Carried bool
+}
+
+// Log is the item's log relative to the log dir, "" when it never started (it has
+// none).
+func (it Item) Log() string {
+	if !it.Started {
+		return ""
+	}
+	return it.LogRel
+}
+
+// Last is its last attempt in the run; the zero Attempt when it has none.
+func (it Item) Last() record.Attempt {
+	if len(it.Attempts) == 0 {
+		return record.Attempt{}
+	}
+	return it.Attempts[len(it.Attempts)-1]
 }
 
 // Suite is one suite's verdict.
@@ -87,6 +114,8 @@ func Decide(r *record.Run) []Suite {
 	for _, a := range r.Attempts {
 		rows[a.ItemID] = append(rows[a.ItemID], a)
 	}
+	// A queued estimate of the default weight or more is none (docs/files.md).
+	known := func(w float64) bool { return !(r.Meta.DefaultWeight > 0 && w >= r.Meta.DefaultWeight) }
 	idx := map[string]int{}
 	suites := make([]Suite, len(r.Meta.Suites))
 	for i, ms := range r.Meta.Suites {
@@ -101,8 +130,8 @@ func Decide(r *record.Run) []Suite {
 		}
 		s := &suites[si]
 		rs := rows[q.ItemID]
-		it := Item{ItemID: record.ItemID{Label: q.Label, Tag: q.Tag}, LogRel: logdir.ItemLogRel(q.Label, q.Tag), Attempts: len(rs)}
-		it.Shard = r.ShardOf[q.ItemID]
+		it := Item{ItemID: q.ItemID, LogRel: logdir.ItemLogRel(q.Label, q.Tag), Attempts: rs, Tries: len(rs),
+			Estimate: q.Weight, Known: known(q.Weight), Shard: r.ShardOf[q.ItemID]}
 		if len(rs) > 0 {
 			d.finished(&it, rs)
 			if it.Flaky {
@@ -226,6 +255,7 @@ func (d decider) finished(it *Item, rs []record.Attempt) {
 	t := rs[len(rs)-1]
 	it.Finished, it.Started = true, true
 	it.RC, it.GPU, it.Seconds, it.Outcome = t.RC, t.GPU(), t.Secs, t.Outcome
+	it.Estimate, it.Known = t.Estimate, t.Known
 	it.Failed = t.Outcome.Failed()
 	it.Note = t.Outcome.Note()
 	if u := d.unfitNote(it); u != "" && it.Failed {
@@ -263,7 +293,7 @@ func (d decider) finished(it *Item, rs []record.Attempt) {
 func (d decider) fromCarried(it *Item, c record.Carried) {
 	it.Finished, it.Carried = true, true
 	it.RC, it.Outcome, it.Failed, it.Flaky = c.RC, c.Outcome, c.Failed, c.Flaky
-	it.Seconds, it.Attempts = c.Seconds, c.Attempts
+	it.Seconds, it.Tries = c.Seconds, c.Attempts
 	it.Note = joinNote(c.Outcome.Note(), fmt.Sprintf("carried: the re-run of shard %d/%d did not run it again; its log is the earlier attempt's",
 		c.Shard, d.r.Meta.Merge.Shards))
 }
