@@ -238,49 +238,25 @@ func (s *Stats) items(suites []verdict.Suite) {
 	})
 }
 
-// LPT is the makespan of longest-processing-time-first list scheduling of durs on n
-// machines: each job, longest first, goes to the machine that is free first.
-func LPT(durs []float64, n int) float64 {
-	if n <= 0 || len(durs) == 0 {
-		return 0
-	}
-	d := append([]float64(nil), durs...)
-	sort.Sort(sort.Reverse(sort.Float64Slice(d)))
-	loads := make([]float64, n)
-	for _, x := range d {
-		// A linear scan: n is a handful of GPUs, and this runs once per report.
-		m := 0
-		for i := 1; i < n; i++ {
-			if loads[i] < loads[m] {
-				m = i
-			}
-		}
-		loads[m] += x
-	}
-	span := 0.0
-	for _, l := range loads {
-		span = max(span, l)
-	}
-	return span
-}
-
 // hindsight is the makespan of the measured durations on n GPUs, item i on
-// widths[i] of them (nil: one each): LPT for single-GPU items; with multi-GPU
-// items the default scheduler (schedule.NewScheduler) replayed on them, n raised to
-// the widest item should the run's record name fewer GPUs.
+// widths[i] of them (nil: one each), replayed as a run dispatches them
+// (schedule.ReplayBlocks): longest first (LPT) for single-GPU items; with multi-GPU
+// items the default scheduler, n raised to the widest item should the run's record
+// name fewer GPUs.
 func hindsight(durs []float64, widths []int, n int) float64 {
-	if widths == nil {
-		return LPT(durs, n)
-	}
 	if n <= 0 || len(durs) == 0 {
 		return 0
 	}
+	policy := schedule.PolicyLPT
 	items := make([]schedule.Item, len(durs))
 	for i, d := range durs {
-		items[i] = schedule.Item{Weight: d, Known: true, Seq: i, GPUs: widths[i]}
-		n = max(n, widths[i])
+		items[i] = schedule.Item{Weight: d, Known: true, Seq: i, GPUs: 1}
+		if widths != nil {
+			items[i].GPUs, policy = widths[i], schedule.DefaultPolicy
+			n = max(n, widths[i])
+		}
 	}
-	s, err := schedule.NewScheduler(schedule.DefaultPolicy, items, n)
+	s, err := schedule.NewScheduler(policy, items, n)
 	if err != nil {
 		return 0
 	}

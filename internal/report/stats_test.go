@@ -11,7 +11,9 @@ import (
 	"github.com/rocm/sgpu-queue/internal/verdict"
 )
 
-func TestLPT(t *testing.T) {
+// Single-GPU items in hindsight are dispatched longest first (LPT) on the measured
+// durations.
+func TestHindsightLPT(t *testing.T) {
 	tests := []struct {
 		name string
 		durs []float64
@@ -30,8 +32,8 @@ func TestLPT(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := LPT(tt.durs, tt.n); got != tt.want {
-				t.Errorf("LPT(%v, %d) = %v, want %v", tt.durs, tt.n, got, tt.want)
+			if got := hindsight(tt.durs, nil, tt.n); got != tt.want {
+				t.Errorf("hindsight(%v, %d) = %v, want %v", tt.durs, tt.n, got, tt.want)
 			}
 		})
 	}
