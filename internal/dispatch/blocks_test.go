@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rocm/sgpu-queue/internal/config"
+	"github.com/rocm/sgpu-queue/internal/expand"
 	"github.com/rocm/sgpu-queue/internal/hook"
 	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/record"
@@ -19,7 +20,7 @@ import (
 )
 
 // wide is a list item of suite "m" (a multi-GPU suite) taking gpus GPUs.
-func (h *harness) wide(tag string, weight float64, gpus int) Item {
+func (h *harness) wide(tag string, weight float64, gpus int) expand.Item {
 	it := h.item(tag, weight)
 	it.Label, it.GPUs = "m", gpus
 	it.Suite = config.Suite{Label: "m", LogFile: "m.log", Mode: config.List, Path: h.script, Options: config.Options{GPUs: gpus}}
@@ -27,7 +28,7 @@ func (h *harness) wide(tag string, weight float64, gpus int) Item {
 }
 
 // runBlocks dispatches items in the given order through the block scheduler.
-func (h *harness) runBlocks(ctx context.Context, items ...Item) *Result {
+func (h *harness) runBlocks(ctx context.Context, items ...expand.Item) *Result {
 	h.t.Helper()
 	plan := make([]schedule.Item, len(items))
 	order := make([]int, len(items))
@@ -66,7 +67,7 @@ func (h *harness) spans() (byGPU map[string][][2]int, ids map[string][][]string)
 // lines name every GPU of an item.
 func TestRunBlocks(t *testing.T) {
 	h := newHarness(t, "0", "1", "2", "3")
-	items := []Item{
+	items := []expand.Item{
 		h.wide("sleep.all", 0.05, 4), h.wide("sleep.three", 0.05, 3),
 		h.wide("sleep.pair.a", 0.05, 2), h.wide("sleep.pair.b", 0.05, 2),
 	}
@@ -122,7 +123,7 @@ func TestBlockEnv(t *testing.T) {
 	h.cfg.AlsoPin = []string{"CUDA_VISIBLE_DEVICES"}
 	d := &dispatcher{cfg: h.cfg}
 	for _, c := range []struct {
-		it         Item
+		it         expand.Item
 		sgpu, mgpu string
 	}{{h.wide("x", 1, 2), "", "1"}, {h.item("y", 1), "1", ""}} {
 		cmd, _, err := d.command(c.it, "2,3", io.Discard)
@@ -144,7 +145,7 @@ func TestBlockEnv(t *testing.T) {
 func TestRunBlockFailuresNeverQuarantine(t *testing.T) {
 	h := newHarness(t, "0", "1", "2")
 	h.cfg.Quarantine = Quarantine{Threshold: 2, Fast: 0.25, FastUnknown: 30 * time.Second}
-	var items []Item
+	var items []expand.Item
 	for i := 0; i < 6; i++ {
 		items = append(items, h.wide(fmt.Sprintf("fail.%d", i), 100, 2))
 	}
@@ -272,7 +273,7 @@ func TestRunBlockRetryAfterQuarantine(t *testing.T) {
 			h.cfg.Retries = 1
 			h.cfg.Quarantine = DefaultQuarantine
 			// A single-GPU item on gpu1 dies at once.
-			items := append([]Item{h.wide("flaky.pair", 1, 2)}, h.deadGPU("1", 8)...)
+			items := append([]expand.Item{h.wide("flaky.pair", 1, 2)}, h.deadGPU("1", 8)...)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			res := h.runBlocks(ctx, items...)
@@ -330,7 +331,7 @@ func (noRequeue) Requeue(int, []int) bool { return false }
 func TestRunRetryUnfit(t *testing.T) {
 	h := newHarness(t, "0", "1")
 	h.cfg.Retries = 2
-	items := []Item{h.wide("fail.pair", 1, 2)}
+	items := []expand.Item{h.wide("fail.pair", 1, 2)}
 	b, err := schedule.NewBlocks([]schedule.Item{items[0].Item}, []int{0}, 2)
 	if err != nil {
 		t.Fatal(err)

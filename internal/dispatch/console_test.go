@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocm/sgpu-queue/internal/expand"
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 )
@@ -18,7 +19,7 @@ import (
 // dropped item (out of the total, counted as not run), a finish; a wide item's work
 // counts once per GPU.
 func TestProgressCounts(t *testing.T) {
-	items := []Item{
+	items := []expand.Item{
 		{Item: schedule.Item{ItemID: record.ItemID{Tag: "a"}, Weight: 40, Known: true}},
 		{Item: schedule.Item{ItemID: record.ItemID{Tag: "b"}, Weight: 20, Known: true, GPUs: 2}},
 		{Item: schedule.Item{ItemID: record.ItemID{Tag: "c"}, Weight: 999}},
@@ -48,7 +49,7 @@ func TestProgressCounts(t *testing.T) {
 // Calibrated, the eta is the work left at the factors the run measured: the
 // queued work and what is left of the running items' estimates.
 func TestProgressCalibrated(t *testing.T) {
-	items := []Item{
+	items := []expand.Item{
 		{Item: schedule.Item{ItemID: record.ItemID{Label: "s", Tag: "a"}, Weight: 40, Known: true}},
 		{Item: schedule.Item{ItemID: record.ItemID{Label: "s", Tag: "b"}, Weight: 20, Known: true, GPUs: 2}},
 		{Item: schedule.Item{ItemID: record.ItemID{Label: "s", Tag: "c"}, Weight: 999}},
@@ -79,9 +80,9 @@ func TestProgressCalibrated(t *testing.T) {
 // line's count and its print are one step.
 func TestProgressLinesInOrder(t *testing.T) {
 	const n = 50
-	items := make([]Item, n)
+	items := make([]expand.Item, n)
 	for i := range items {
-		items[i] = Item{Item: schedule.Item{ItemID: record.ItemID{Tag: fmt.Sprint(i)}, Weight: 1, Known: true}}
+		items[i] = expand.Item{Item: schedule.Item{ItemID: record.ItemID{Tag: fmt.Sprint(i)}, Weight: 1, Known: true}}
 	}
 	var out strings.Builder
 	p := newProgress(&out, 4, n, items, nil)
@@ -113,7 +114,7 @@ func TestProgressLinesInOrder(t *testing.T) {
 // stop leaves queued (its work leaves the eta). The last line reads M/M; close
 // prints the count again only when it went stale after the last line.
 func TestProgressNotRun(t *testing.T) {
-	items := []Item{
+	items := []expand.Item{
 		{Item: schedule.Item{ItemID: record.ItemID{Tag: "a"}, Weight: 10, Known: true}},
 		{Item: schedule.Item{ItemID: record.ItemID{Tag: "b"}, Weight: 10, Known: true}},
 		{Item: schedule.Item{ItemID: record.ItemID{Tag: "c"}, Weight: 999}},
@@ -151,7 +152,7 @@ func TestProgressNotRun(t *testing.T) {
 // The eta spreads the work left over the GPUs quarantine left, not the pool the
 // run started with.
 func TestProgressEtaOverGPUsLeft(t *testing.T) {
-	items := []Item{
+	items := []expand.Item{
 		{Item: schedule.Item{ItemID: record.ItemID{Tag: "a"}, Weight: 60, Known: true}},
 		{Item: schedule.Item{ItemID: record.ItemID{Tag: "b"}, Weight: 60, Known: true}},
 		{Item: schedule.Item{ItemID: record.ItemID{Tag: "c"}, Weight: 60, Known: true}},

@@ -17,9 +17,8 @@ import (
 	"io"
 	"time"
 
-	"github.com/rocm/sgpu-queue/internal/adapter"
-	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/executor"
+	"github.com/rocm/sgpu-queue/internal/expand"
 	"github.com/rocm/sgpu-queue/internal/hook"
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/outcome"
@@ -27,21 +26,6 @@ import (
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
-
-// Item is one queued work item with the suite and the adapter that run it.
-type Item struct {
-	schedule.Item
-	Suite config.Suite
-	// Adapter builds the item's command; Unit is the item as the adapter listed it.
-	Adapter adapter.Adapter
-	Unit    adapter.Item
-	// Narrowed: a re-run runs the item for what failed last time (docs/reruns.md):
-	// OnlyTests is the local file of its failed tests ("" when it re-runs whole),
-	// Only its lines, as its adapter's Narrower named them (adapter.Run).
-	Narrowed  bool
-	OnlyTests string
-	Only      []string
-}
 
 // Config is everything phase 4 needs.
 type Config struct {
@@ -164,7 +148,7 @@ func stop(reason outcome.Stop, msg string) *record.Stop {
 // Run dispatches every item the scheduler holds onto the GPUs of cfg (its positions
 // index cfg.GPUs) and returns when all have ended, or, once ctx is cancelled, when
 // the running ones have been stopped.
-func Run(ctx context.Context, cfg Config, items []Item, s schedule.Scheduler) *Result {
+func Run(ctx context.Context, cfg Config, items []expand.Item, s schedule.Scheduler) *Result {
 	d := &dispatcher{cfg: cfg, items: items, sched: s, attempts: make([]int, len(items)),
 		again: map[int]bool{}, held: map[int]bool{}, progress: newProgress(cfg.Console, len(cfg.GPUs), s.Len(), items, s.Calibration())}
 	return d.run(ctx)
@@ -175,7 +159,7 @@ func Run(ctx context.Context, cfg Config, items []Item, s schedule.Scheduler) *R
 // (loop.go); progress is shared and takes its own lock.
 type dispatcher struct {
 	cfg      Config
-	items    []Item
+	items    []expand.Item
 	sched    schedule.Scheduler
 	attempts []int        // per item, attempts started
 	again    map[int]bool // items queued for another attempt
@@ -226,7 +210,7 @@ func (d *dispatcher) runItem(ctx context.Context, t0 time.Time, slots []int, idx
 // (limit; 0: none), sets the attempt's start and end, and gathers the evidence its
 // outcome is decided from. cwd is the item's own directory ("" for none), to remove
 // when it is left empty.
-func (d *dispatcher) execute(ctx context.Context, it Item, a *Attempt, log io.Writer, limit time.Duration) (e evidence, cwd string) {
+func (d *dispatcher) execute(ctx context.Context, it expand.Item, a *Attempt, log io.Writer, limit time.Duration) (e evidence, cwd string) {
 	cmd, cwd, cmdErr := d.command(it, a.GPU(), log)
 	ictx := ctx
 	if limit > 0 {
@@ -262,7 +246,7 @@ func rcOf(o outcome.Outcome, e evidence) (rc int, unavailable error) {
 
 // record writes down an ended attempt, its log closed: the device error its log
 // shows, its rc file, its timings row, its console line.
-func (d *dispatcher) record(it Item, a *Attempt, t0 time.Time) {
+func (d *dispatcher) record(it expand.Item, a *Attempt, t0 time.Time) {
 	l := d.cfg.Layout
 	if a.Failed() && a.Outcome.Exercised() {
 		a.DeviceErr = deviceError(l.ItemLog(it.Label, it.Tag))

@@ -17,6 +17,7 @@ import (
 
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/executor"
+	"github.com/rocm/sgpu-queue/internal/expand"
 	"github.com/rocm/sgpu-queue/internal/hook"
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/outcome"
@@ -116,8 +117,8 @@ func newHarness(t *testing.T, gpus ...string) *harness {
 }
 
 // item is a list item of suite "s" (weight < 0: unknown).
-func (h *harness) item(tag string, weight float64) Item {
-	it := Item{Item: schedule.Item{ItemID: record.ItemID{Label: "s", Tag: tag}, Weight: 999999}, Suite: config.Suite{Label: "s", LogFile: "s.log", Mode: config.List, Path: h.script}}
+func (h *harness) item(tag string, weight float64) expand.Item {
+	it := expand.Item{Item: schedule.Item{ItemID: record.ItemID{Label: "s", Tag: tag}, Weight: 999999}, Suite: config.Suite{Label: "s", LogFile: "s.log", Mode: config.List, Path: h.script}}
 	if weight >= 0 {
 		it.Weight, it.Known = weight, true
 	}
@@ -125,15 +126,15 @@ func (h *harness) item(tag string, weight float64) Item {
 }
 
 // opaque is the whole opaque suite "o".
-func (h *harness) opaque(weight float64) Item {
+func (h *harness) opaque(weight float64) expand.Item {
 	s := config.Suite{Label: "o", LogFile: "o.log", Mode: config.Opaque, Path: h.script}
-	return adapted(Item{Item: schedule.Item{ItemID: record.ItemID{Label: "o"}, Weight: weight, Known: true}, Suite: s})
+	return adapted(expand.Item{Item: schedule.Item{ItemID: record.ItemID{Label: "o"}, Weight: weight, Known: true}, Suite: s})
 }
 
 // deadGPU writes a suite script for which GPU id is dead: an item pinned there
 // (alone) dies at once with a device error; elsewhere it runs the harness's script.
 // It returns n single-GPU items of that suite, sleep.0 to sleep.<n-1>, of weight 1.
-func (h *harness) deadGPU(id string, n int) []Item {
+func (h *harness) deadGPU(id string, n int) []expand.Item {
 	h.t.Helper()
 	bad := filepath.Join(h.dir, "bad.sh")
 	if err := os.WriteFile(bad, []byte(`#!/bin/sh
@@ -142,7 +143,7 @@ exec "`+h.script+`"
 `), 0o755); err != nil {
 		h.t.Fatal(err)
 	}
-	var items []Item
+	var items []expand.Item
 	for i := 0; i < n; i++ {
 		it := h.item(fmt.Sprintf("sleep.%d", i), 1)
 		it.Suite.Path = bad
@@ -152,7 +153,7 @@ exec "`+h.script+`"
 }
 
 // run dispatches items in the given order.
-func (h *harness) run(ctx context.Context, items ...Item) *Result {
+func (h *harness) run(ctx context.Context, items ...expand.Item) *Result {
 	h.t.Helper()
 	order := make([]int, len(items))
 	for i := range order {
@@ -225,7 +226,7 @@ func (h *harness) traceEvents() [][]string {
 // attempt has its log, rc file and timings row.
 func TestRunOneItemPerGPU(t *testing.T) {
 	h := newHarness(t, "0", "1", "2")
-	var items []Item
+	var items []expand.Item
 	for i := 0; i < 12; i++ {
 		items = append(items, h.item(fmt.Sprintf("sleep.%02d", i), 1))
 	}
@@ -330,7 +331,7 @@ func TestRunConsoleLines(t *testing.T) {
 func TestRunRetries(t *testing.T) {
 	h := newHarness(t, "0", "1")
 	h.cfg.Retries = 1
-	items := []Item{h.item("flaky", 1), h.item("fail", 1), h.item("sleep.a", 1), h.item("sleep.b", 1)}
+	items := []expand.Item{h.item("flaky", 1), h.item("fail", 1), h.item("sleep.a", 1), h.item("sleep.b", 1)}
 	res := h.run(context.Background(), items...)
 	var flaky, failed []Attempt
 	for _, a := range res.Attempts {
@@ -392,7 +393,7 @@ func TestRunCalibrates(t *testing.T) {
 	h := newHarness(t, "0")
 	// The nap sleeps 1.5 s: by its weight its deadline is 0.5 s, calibrated 6 s.
 	h.cfg.Timeout = Timeout{Factor: 3, Min: 500 * time.Millisecond}
-	items := []Item{h.item("fail", 1e6), h.item("sleep.0", 0.001), h.item("sleep.1", 0.001), h.item("sleep.2", 0.001),
+	items := []expand.Item{h.item("fail", 1e6), h.item("sleep.0", 0.001), h.item("sleep.1", 0.001), h.item("sleep.2", 0.001),
 		h.item("nap", 0.1)}
 	sched := make([]schedule.Item, len(items))
 	for i, it := range items {
@@ -490,7 +491,7 @@ func TestRunCancel(t *testing.T) {
 func TestRunEverythingFailsFast(t *testing.T) {
 	h := newHarness(t, "0", "1", "2")
 	h.cfg.Quarantine = DefaultQuarantine
-	var items []Item
+	var items []expand.Item
 	for i := 0; i < 12; i++ {
 		items = append(items, h.item(fmt.Sprintf("fail.%02d", i), 100))
 	}
@@ -556,7 +557,7 @@ func TestRunPartialSidecars(t *testing.T) {
 	h := newHarness(t, "0")
 	h.cfg.JUnitPrefix = filepath.Join(h.dir, "junit") + "/"
 	h.cfg.JUnitSuffix = ".xml"
-	items := []Item{h.item("partial.x", 1), h.item("sleep.clean", 1), h.opaque(1)}
+	items := []expand.Item{h.item("partial.x", 1), h.item("sleep.clean", 1), h.opaque(1)}
 	res := h.run(context.Background(), items...)
 	got := map[string]outcome.Outcome{}
 	for _, a := range res.Attempts {

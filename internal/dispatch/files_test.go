@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rocm/sgpu-queue/internal/config"
+	"github.com/rocm/sgpu-queue/internal/expand"
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/schedule"
@@ -38,7 +39,7 @@ func logHarness(l logdir.Layout) (*dispatcher, *[]string) {
 func TestItemLogFullDisk(t *testing.T) {
 	l := fullDisk(t)
 	d, warns := logHarness(l)
-	it := Item{Item: schedule.Item{ItemID: record.ItemID{Label: "s", Tag: "x"}}}
+	it := expand.Item{Item: schedule.Item{ItemID: record.ItemID{Label: "s", Tag: "x"}}}
 	// The file is made before the disk fills: an inode is no data block.
 	f, err := os.Create(l.ItemLog("s", "x"))
 	if err != nil {
@@ -99,7 +100,7 @@ func TestItemLogCannotCreate(t *testing.T) {
 			d.cfg.Lost = func(what, path string, err error) {
 				lost = append(lost, fmt.Sprintf("%s (%s): %v", path, what, err))
 			}
-			log := d.openLog(Item{Item: schedule.Item{ItemID: record.ItemID{Label: "s", Tag: "x"}}})
+			log := d.openLog(expand.Item{Item: schedule.Item{ItemID: record.ItemID{Label: "s", Tag: "x"}}})
 			if n, err := log.Write([]byte("abc")); n != 3 || err != nil {
 				t.Errorf("write = %d, %v", n, err)
 			}
@@ -126,7 +127,7 @@ func TestItemLogCountsWhatWasWritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	d, warns := logHarness(l)
-	log := d.openLog(Item{Item: schedule.Item{ItemID: record.ItemID{Label: "s", Tag: "x"}}})
+	log := d.openLog(expand.Item{Item: schedule.Item{ItemID: record.ItemID{Label: "s", Tag: "x"}}})
 	log.Write([]byte("12345"))
 	log.Write([]byte("678"))
 	if err := log.Close(); err != nil || log.written != 8 || len(*warns) != 0 {
@@ -151,7 +152,7 @@ func TestRunFullDisk(t *testing.T) {
 	defer tw.Close()
 	h.cfg.Attempts = tw
 	tags := []string{"noisy.1", "noisy.2", "sleep.3"}
-	var items []Item
+	var items []expand.Item
 	for _, tag := range tags {
 		items = append(items, h.item(tag, 1))
 		// Made before the disk fills, as the cwd/ folder each item runs in.
@@ -237,16 +238,16 @@ func TestPartialLeft(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	list := func(label, tag string) Item {
-		return adapted(Item{Item: schedule.Item{ItemID: record.ItemID{Label: label, Tag: tag}}, Suite: config.Suite{Label: label, Mode: config.List}})
+	list := func(label, tag string) expand.Item {
+		return adapted(expand.Item{Item: schedule.Item{ItemID: record.ItemID{Label: label, Tag: tag}}, Suite: config.Suite{Label: label, Mode: config.List}})
 	}
-	opaque := func(label string) Item {
-		return adapted(Item{Item: schedule.Item{ItemID: record.ItemID{Label: label}}, Suite: config.Suite{Label: label, Mode: config.Opaque}})
+	opaque := func(label string) expand.Item {
+		return adapted(expand.Item{Item: schedule.Item{ItemID: record.ItemID{Label: label}}, Suite: config.Suite{Label: label, Mode: config.Opaque}})
 	}
 	tests := []struct {
 		name   string
 		prefix string
-		it     Item
+		it     expand.Item
 		want   bool
 	}{
 		{"list: its own sidecar", prefix, list("s", "own"), true},

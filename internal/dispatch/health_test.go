@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocm/sgpu-queue/internal/expand"
 	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/schedule"
@@ -39,8 +40,8 @@ func devFail(slot, item int) obs {
 	return obs{slot: slot, item: item, rc: 1, secs: 1, dev: "hipErrorNoDevice"}
 }
 
-func healthItem(i int) Item {
-	return Item{Item: schedule.Item{ItemID: record.ItemID{Label: "s", Tag: fmt.Sprint("t", i)}, Weight: 100, Known: i < 10}}
+func healthItem(i int) expand.Item {
+	return expand.Item{Item: schedule.Item{ItemID: record.ItemID{Label: "s", Tag: fmt.Sprint("t", i)}, Weight: 100, Known: i < 10}}
 }
 
 func (a action) String() string {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/dispatch"
+	"github.com/rocm/sgpu-queue/internal/expand"
 	"github.com/rocm/sgpu-queue/internal/gpu"
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/record"
@@ -31,7 +32,7 @@ func (r *run) meta(suites []config.Suite, pool gpu.Pool) *record.Meta {
 }
 
 // dispatch is phase 4: items (dispatchItems) through the scheduler q.
-func (r *run) dispatch(ctx context.Context, items []dispatch.Item, q schedule.Scheduler, pool gpu.Pool,
+func (r *run) dispatch(ctx context.Context, items []expand.Item, q schedule.Scheduler, pool gpu.Pool,
 	meta *record.Meta) (*dispatch.Result, error) {
 	aw, err := r.layout.OpenAttempts()
 	if err != nil {
@@ -58,13 +59,13 @@ func (r *run) dispatch(ctx context.Context, items []dispatch.Item, q schedule.Sc
 	return dispatch.Run(ctx, cfg, items, q), nil
 }
 
-// dispatchItems are the plan's items as dispatch runs them: each the work item of
-// its Seq, as phase 2 weighed it, with a re-run's narrowing.
-func (r *run) dispatchItems(plan []schedule.Item, e *expansion) []dispatch.Item {
-	items := make([]dispatch.Item, len(plan))
+// dispatchItems are the work items in the plan's order, each as phase 2 weighed it
+// (its scheduler's side, by its Seq), with a re-run's narrowing.
+func (r *run) dispatchItems(plan []schedule.Item, e *expansion) []expand.Item {
+	items := make([]expand.Item, len(plan))
 	for i, it := range plan {
-		w := e.work[it.Seq]
-		items[i] = dispatch.Item{Item: it, Suite: w.Suite, Adapter: w.Adapter, Unit: w.Unit}
+		items[i] = e.work[it.Seq]
+		items[i].Item = it
 		r.narrowItem(&items[i])
 	}
 	return items

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/dispatch"
+	"github.com/rocm/sgpu-queue/internal/expand"
 	"github.com/rocm/sgpu-queue/internal/hook"
 	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/record"
@@ -313,7 +314,7 @@ func keyList(keys []record.ItemID) string {
 // whole) and the tests in it; its adapter's command selects them (adapter.Run: a
 // list item's script reads the file through the hook's only-tests variable, a
 // tool's item is given the tests).
-func (r *run) narrowItem(it *dispatch.Item) {
+func (r *run) narrowItem(it *expand.Item) {
 	if r.rerun == nil {
 		return
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/rocm/sgpu-queue/internal/adapter"
 	"github.com/rocm/sgpu-queue/internal/dispatch"
+	"github.com/rocm/sgpu-queue/internal/expand"
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/rerun"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
@@ -19,7 +20,7 @@ import (
 // entries of suites it did not select, or of another shard, stay. Every queued
 // item's old tests file is removed first, so none outlives the reason it was
 // written.
-func (r *run) saveRerun(e *expansion, arch string, suites []verdict.Suite, dispatched []dispatch.Item) {
+func (r *run) saveRerun(e *expansion, arch string, suites []verdict.Suite, dispatched []expand.Item) {
 	outcomes := map[string][]record.Carried{}
 	failed := map[string][]record.ItemID{}
 	for _, s := range suites {
@@ -48,7 +49,7 @@ func carriedOf(it verdict.Item) record.Carried {
 
 // saveQueue writes queue q's state: its list, the tests files of its failed
 // items, then the record of their key and digests.
-func (r *run) saveQueue(q, arch string, failed []record.ItemID, outcomes []record.Carried, dispatched []dispatch.Item) {
+func (r *run) saveQueue(q, arch string, failed []record.ItemID, outcomes []record.Carried, dispatched []expand.Item) {
 	f := r.rerunFiles(q, arch)
 	p := r.reruns.prior[q]
 	if p == nil {
@@ -95,7 +96,7 @@ func (r *run) saveQueue(q, arch string, failed []record.ItemID, outcomes []recor
 
 // saveTests writes one failed item's tests file and returns what it wrote, or
 // says why the item re-runs whole (nil).
-func (r *run) saveTests(it dispatch.Item, path, junitFile string) []byte {
+func (r *run) saveTests(it expand.Item, path, junitFile string) []byte {
 	key := record.ItemID{Label: it.Label, Tag: it.Tag}
 	if junitFile == "" {
 		r.printf("  re-run: %s re-runs whole: it has no JUnit file to name its tests\n", textfmt.Printable(key.Key()))
@@ -126,7 +127,7 @@ func (r *run) saveTests(it dispatch.Item, path, junitFile string) []byte {
 // its adapter (adapter.Narrower). When a failed test cannot be named, no id is
 // given: the item re-runs whole (with the reason, when its name cannot be a line of
 // a tests file); an adapter that cannot narrow (a cmd line) gives nothing.
-func (r *run) junitEvidence(it dispatch.Item, junitFile string, ev *rerun.Evidence) {
+func (r *run) junitEvidence(it expand.Item, junitFile string, ev *rerun.Evidence) {
 	n, ok := it.Adapter.(adapter.Narrower)
 	if !ok {
 		return

@@ -63,13 +63,20 @@ type Result struct {
 	Setups []SetupRun
 }
 
-// Item is one work item: where the scheduler places it, its suite, the adapter
-// that runs it and the item as that adapter listed it (Unit).
+// Item is one work item from its listing to its last attempt: where the scheduler
+// places it, its suite, the adapter that runs it and the item as that adapter
+// listed it (Unit).
 type Item struct {
 	schedule.Item
 	Suite   config.Suite
 	Adapter adapter.Adapter
 	Unit    adapter.Item
+	// Narrowed: a re-run runs the item for what failed last time (docs/reruns.md):
+	// OnlyTests is the local file of its failed tests ("" when it re-runs whole),
+	// Only its lines, as its adapter's Narrower named them (adapter.Run).
+	Narrowed  bool
+	OnlyTests string
+	Only      []string
 }
 
 // SetupRun is one setup= command that ran, once for every suite giving it.
