@@ -220,7 +220,7 @@ func (d *dispatcher) requeue(l *loop, item int, avoid []int) bool {
 // unfit records an item that needs more GPUs than are left in the pool.
 func (d *dispatcher) unfit(l *loop, item int, what string) {
 	it := d.items[item]
-	u := record.Unfit{ItemID: record.ItemID{Label: it.Label, Tag: it.Tag}, GPUs: it.Width(), Pool: l.health.left()}
+	u := record.Unfit{ItemID: it.ItemID, GPUs: it.Width(), Pool: l.health.left()}
 	l.res.Unfit = append(l.res.Unfit, u)
 	d.warn(fmt.Sprintf("%s %s: it needs %s and quarantine left %d in the pool (%s out)", name(it), what, textfmt.Count(u.GPUs, "GPU"), u.Pool,
 		l.health.summary(d.cfg.GPUs)))

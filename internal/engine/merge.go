@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -241,17 +240,10 @@ func (r *run) printShards(run *record.Run) {
 // each item's shard, the plan, run.json, and the shards' item logs.
 func (r *run) writeMerged(m *merge.Result, shards []*merge.Shard) error {
 	run, l := m.Run, r.layout
-	var q, c bytes.Buffer
-	if err := logdir.FormatQueue(&q, run.Queue); err != nil {
-		return err
-	}
-	if err := logdir.FormatCensus(&c, m.CensusRows); err != nil {
-		return err
-	}
 	for _, f := range []struct {
 		path string
 		data []byte
-	}{{l.QueueTSV(), q.Bytes()}, {l.ItemsTSV(), c.Bytes()}, {l.ShardsTSV(), logdir.FormatShards(run.ShardOf, run.Queue)}} {
+	}{{l.QueueTSV(), logdir.FormatQueue(run.Queue)}, {l.ItemsTSV(), logdir.FormatItems(m.CensusRows)}, {l.ShardsTSV(), logdir.FormatShards(run.ShardOf, run.Queue)}} {
 		if err := l.WriteFile(f.path, f.data); err != nil {
 			return r.stateError(err)
 		}

@@ -165,7 +165,7 @@ func (r *run) readPrior(q, arch string) *prior {
 func (r *run) narrow(e *expansion, arch string) {
 	r.reruns.listed = map[record.ItemID]bool{}
 	for _, it := range e.items {
-		r.reruns.listed[record.ItemID{Label: it.Label, Tag: it.Tag}] = true
+		r.reruns.listed[it.ItemID] = true
 	}
 	var failed, others []record.ItemID
 	var lists []string
@@ -195,7 +195,7 @@ func (r *run) narrow(e *expansion, arch string) {
 	}
 	queued := make([]record.ItemID, len(e.items))
 	for i, it := range e.items {
-		queued[i] = record.ItemID{Label: it.Label, Tag: it.Tag}
+		queued[i] = it.ItemID
 	}
 	n := rerun.Narrow(failed, queued)
 	if !n.Narrowed() {
@@ -222,7 +222,7 @@ func (r *run) narrow(e *expansion, arch string) {
 func (r *run) narrowItems(e *expansion, arch string, n rerun.Narrowing, rr *rerunning) []schedule.Item {
 	var kept []schedule.Item
 	for _, it := range e.items {
-		k := record.ItemID{Label: it.Label, Tag: it.Tag}
+		k := it.ItemID
 		if !n.Keep[k] {
 			continue
 		}
@@ -260,13 +260,13 @@ func (r *run) carry(e *expansion, n rerun.Narrowing, rr *rerunning) bool {
 	for _, p := range r.reruns.prior {
 		if p.state != nil {
 			for _, c := range p.state.Items {
-				known[record.ItemID{Label: c.Label, Tag: c.Tag}] = c
+				known[c.ItemID] = c
 			}
 		}
 	}
 	var unknown []record.ItemID
 	for _, it := range e.items {
-		k := record.ItemID{Label: it.Label, Tag: it.Tag}
+		k := it.ItemID
 		if n.Keep[k] {
 			continue
 		}
@@ -318,7 +318,7 @@ func (r *run) narrowItem(it *expand.Item) {
 	if r.rerun == nil {
 		return
 	}
-	k := record.ItemID{Label: it.Label, Tag: it.Tag}
+	k := it.ItemID
 	it.Narrowed, it.OnlyTests, it.Only = true, r.rerun.tests[k], r.rerun.only[k]
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/adapter"
 	"github.com/rocm/sgpu-queue/internal/dispatch"
 	"github.com/rocm/sgpu-queue/internal/expand"
+	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/rerun"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
@@ -28,7 +29,7 @@ func (r *run) saveRerun(e *expansion, arch string, suites []verdict.Suite, dispa
 			q := e.suites[it.Label].Queue()
 			outcomes[q] = append(outcomes[q], carriedOf(it))
 			if it.Failed {
-				failed[q] = append(failed[q], record.ItemID{Label: it.Label, Tag: it.Tag})
+				failed[q] = append(failed[q], it.ItemID)
 			}
 		}
 	}
@@ -62,7 +63,7 @@ func (r *run) saveQueue(q, arch string, failed []record.ItemID, outcomes []recor
 		Outcomes: outcomes,
 	})
 	st.StateKey = rerun.StateKey{Queue: q, Arch: arch, Level: r.o.Level, Code: r.reruns.code}
-	list := rerun.FormatFailed(keys)
+	list := logdir.FormatItems(keys) // TE's failed list: empty when nothing failed
 	st.Failed = rerun.Digest(list)
 	if err := rerun.WriteFile(f.Root, f.Failed(), list); err != nil {
 		r.lost("the re-run list", f.Failed(), err)
@@ -73,7 +74,7 @@ func (r *run) saveQueue(q, arch string, failed []record.ItemID, outcomes []recor
 	}
 	prefix, suffix := r.junitPrefix(), r.junitSuffix()
 	for _, it := range dispatched {
-		k := record.ItemID{Label: it.Label, Tag: it.Tag}
+		k := it.ItemID
 		if it.Suite.Queue() != q {
 			continue
 		}
@@ -97,7 +98,7 @@ func (r *run) saveQueue(q, arch string, failed []record.ItemID, outcomes []recor
 // saveTests writes one failed item's tests file and returns what it wrote, or
 // says why the item re-runs whole (nil).
 func (r *run) saveTests(it expand.Item, path, junitFile string) []byte {
-	key := record.ItemID{Label: it.Label, Tag: it.Tag}
+	key := it.ItemID
 	if junitFile == "" {
 		r.printf("  re-run: %s re-runs whole: it has no JUnit file to name its tests\n", textfmt.Printable(key.Key()))
 		return nil

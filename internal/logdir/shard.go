@@ -19,7 +19,7 @@ func (l Layout) ShardsTSV() string { return l.path("queue", "shards.tsv") }
 func FormatShards(rows map[record.ItemID]int, order []record.QueueRow) []byte {
 	var b bytes.Buffer
 	for _, q := range order {
-		id := record.ItemID{Label: q.Label, Tag: q.Tag}
+		id := q.ItemID
 		if s, ok := rows[id]; ok {
 			b.WriteString(joinFields(id.Label, id.Column(), strconv.Itoa(s)))
 		}

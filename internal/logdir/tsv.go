@@ -2,6 +2,7 @@ package logdir
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -69,22 +70,23 @@ func Secs(v float64) string {
 	return strings.TrimSuffix(s, ".")
 }
 
-// FormatCensus writes items.tsv lines.
-func FormatCensus(w io.Writer, rows []record.ItemID) error {
-	bw := bufio.NewWriter(w)
-	for _, r := range rows {
-		bw.WriteString(joinFields(r.Label, r.Tag))
+// FormatItems is an item list: "label TAB tag" per item (the tag empty for an
+// opaque item), as items.tsv, listed.tsv and TE's failed lists hold it.
+func FormatItems(ids []record.ItemID) []byte {
+	var b bytes.Buffer
+	for _, id := range ids {
+		b.WriteString(joinFields(id.Label, id.Tag))
 	}
-	return bw.Flush()
+	return b.Bytes()
 }
 
-// FormatQueue writes queue.tsv lines.
-func FormatQueue(w io.Writer, rows []record.QueueRow) error {
-	bw := bufio.NewWriter(w)
+// FormatQueue is queue.tsv's text.
+func FormatQueue(rows []record.QueueRow) []byte {
+	var b bytes.Buffer
 	for _, r := range rows {
-		bw.WriteString(joinFields(Secs(r.Weight), r.Label, r.Cmd, r.Tag, strings.Join(r.Args, " ")))
+		b.WriteString(joinFields(Secs(r.Weight), r.Label, r.Cmd, r.Tag, strings.Join(r.Args, " ")))
 	}
-	return bw.Flush()
+	return b.Bytes()
 }
 
 // ParseQueue reads queue.tsv.

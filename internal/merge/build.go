@@ -150,7 +150,7 @@ func (b *builder) add(s *Shard) {
 	p.Retries, p.Flaky, p.Timeout = m.Retries, m.FlakyIsFailure, m.TimeoutFactor
 	p.Items = len(s.Run.Queue)
 	for _, q := range s.Run.Queue {
-		ref := record.ItemID{Label: q.Label, Tag: q.Tag}
+		ref := q.ItemID
 		if other, dup := b.shardOf[ref]; dup {
 			b.warn("%s: item %s was queued by shard %d too (were the shards given different plans?); its rows of both are merged", s.Dir,
 				textfmt.Printable(q.Key()), other)
@@ -201,20 +201,10 @@ func (b *builder) carried(s *Shard) {
 	}
 	r := b.res.Run
 	for _, c := range rr.Carried {
-		ref := record.ItemID{Label: c.Label, Tag: c.Tag}
-		if _, dup := b.shardOf[ref]; dup {
+		if _, dup := b.shardOf[c.ItemID]; dup {
 			continue // a row of its own is newer than anything carried
 		}
-		b.shardOf[ref] = s.Number
-		w, ok := b.table.Get(c.Key())
-		if !ok {
-			w = b.def
-		}
-		q := record.QueueRow{ItemID: record.ItemID{Label: c.Label, Tag: c.Tag}, Weight: w}
-		if i := slices.IndexFunc(r.Queue, func(o record.QueueRow) bool { return o.Label == c.Label }); i >= 0 {
-			q.Cmd, q.Args = r.Queue[i].Cmd, r.Queue[i].Args
-		}
-		r.Queue = append(r.Queue, q)
+		b.queue(c.ItemID, s.Number)
 		c.Shard = s.Number
 		r.Meta.Merge.Carried = append(r.Meta.Merge.Carried, c)
 		r.Meta.Merge.Parts[s.Number-1].Items++
@@ -293,7 +283,7 @@ func (b *builder) unclaimed(missing map[int]bool) {
 		if missing[s] || !b.queueUnrun(k, s) {
 			continue
 		}
-		m.Unclaimed = append(m.Unclaimed, record.Unclaimed{ItemID: record.ItemID{Label: k.Label, Tag: k.Tag}, Shard: s, ListedBy: by[k]})
+		m.Unclaimed = append(m.Unclaimed, record.Unclaimed{ItemID: k, Shard: s, ListedBy: by[k]})
 		b.warn("item %s was listed by shard(s) %s but not by its own shard %d/%d, so no shard ran it: "+
 			"it fails, never ran (do the runners list alike?)",
 			textfmt.Printable(k.Key()), joinInts(by[k]), s, b.k)
@@ -304,22 +294,26 @@ func (b *builder) unclaimed(missing map[int]bool) {
 // unless a shard queued it or its suite is not the merged run's. It reports
 // whether it did.
 func (b *builder) queueUnrun(k record.ItemID, s int) bool {
-	ref := record.ItemID{Label: k.Label, Tag: k.Tag}
-	if b.shardOf[ref] != 0 || !b.suite(k.Label) {
+	if b.shardOf[k] != 0 || !b.suite(k.Label) {
 		return false
 	}
-	w, ok := b.table.Get(k.Key())
+	b.queue(k, s)
+	return true
+}
+
+// queue queues item id of shard s without a row of its own, weighed by the table,
+// with its suite's command as another of its items was queued with.
+func (b *builder) queue(id record.ItemID, s int) {
+	w, ok := b.table.Get(id.Key())
 	if !ok {
 		w = b.def
 	}
-	// The suite's command as another of its items was queued with.
-	var c record.QueueRow
-	if i := slices.IndexFunc(b.res.Run.Queue, func(q record.QueueRow) bool { return q.Label == k.Label }); i >= 0 {
-		c = b.res.Run.Queue[i]
+	q := record.QueueRow{ItemID: id, Weight: w}
+	if i := slices.IndexFunc(b.res.Run.Queue, func(o record.QueueRow) bool { return o.Label == id.Label }); i >= 0 {
+		q.Cmd, q.Args = b.res.Run.Queue[i].Cmd, b.res.Run.Queue[i].Args
 	}
-	b.res.Run.Queue = append(b.res.Run.Queue, record.QueueRow{ItemID: record.ItemID{Label: k.Label, Tag: k.Tag}, Weight: w, Cmd: c.Cmd, Args: c.Args})
-	b.shardOf[ref] = s
-	return true
+	b.res.Run.Queue = append(b.res.Run.Queue, q)
+	b.shardOf[id] = s
 }
 
 func joinInts(ns []int) string {
@@ -387,7 +381,7 @@ func (b *builder) census() {
 			keys[k.Label][k.Key()] = true
 			if !seen[k] {
 				seen[k] = true
-				b.res.CensusRows = append(b.res.CensusRows, record.ItemID{Label: k.Label, Tag: k.Tag})
+				b.res.CensusRows = append(b.res.CensusRows, k)
 			}
 		}
 		for l := range labels {

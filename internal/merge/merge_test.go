@@ -45,7 +45,7 @@ func testPlan(t *testing.T) (*shard.Plan, []byte) {
 		if k.Tag == "new" {
 			continue
 		}
-		items = append(items, schedule.Item{ItemID: record.ItemID{Label: k.Label, Tag: k.Tag}, Weight: float64(10 - i), Known: true, Seq: i})
+		items = append(items, schedule.Item{ItemID: k, Weight: float64(10 - i), Known: true, Seq: i})
 	}
 	a, err := shard.Assign(items, 3, 2)
 	if err != nil {
@@ -83,11 +83,11 @@ func writeShard(t *testing.T, dir string, s int, p *shard.Plan, raw []byte, fail
 	}
 	off := 0.0
 	for i, k := range listing {
-		listed = append(listed, record.ItemID{Label: k.Label, Tag: k.Tag})
+		listed = append(listed, k)
 		if p.ShardOf(k.Key()) != s {
 			continue
 		}
-		queue = append(queue, record.QueueRow{ItemID: record.ItemID{Label: k.Label, Tag: k.Tag}, Weight: 1, Cmd: "ci/" + k.Label + ".sh"})
+		queue = append(queue, record.QueueRow{ItemID: k, Weight: 1, Cmd: "ci/" + k.Label + ".sh"})
 		o, rc := outcome.OK, fail[k.Key()]
 		if rc != 0 {
 			o = outcome.Failed
@@ -103,13 +103,10 @@ func writeShard(t *testing.T, dir string, s int, p *shard.Plan, raw []byte, fail
 	}
 	tw.Close()
 	for _, k := range census {
-		cen = append(cen, record.ItemID{Label: k.Label, Tag: k.Tag})
+		cen = append(cen, k)
 	}
-	var q, li, c bytes.Buffer
-	logdir.FormatQueue(&q, queue)
-	logdir.FormatCensus(&li, listed)
-	logdir.FormatCensus(&c, cen)
-	for path, data := range map[string][]byte{l.QueueTSV(): q.Bytes(), l.ListedTSV(): li.Bytes(), l.ItemsTSV(): c.Bytes(), l.PlanJSON(): raw} {
+	for path, data := range map[string][]byte{l.QueueTSV(): logdir.FormatQueue(queue), l.ListedTSV(): logdir.FormatItems(listed),
+		l.ItemsTSV(): logdir.FormatItems(cen), l.PlanJSON(): raw} {
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -468,7 +465,7 @@ func TestBuildItemQueuedTwice(t *testing.T) {
 	q := shards[0].Run.Queue[0]
 	shards[2].Run.Queue = append(shards[2].Run.Queue, q)
 	m := Build(shards, weights.New(), 999999)
-	ref := record.ItemID{Label: q.Label, Tag: q.Tag}
+	ref := q.ItemID
 	n := 0
 	for _, r := range m.Run.Queue {
 		if r.Label == q.Label && r.Tag == q.Tag {
@@ -532,7 +529,7 @@ func TestBuildUnclaimed(t *testing.T) {
 	s2.Run.Queue = slices.DeleteFunc(s2.Run.Queue, func(q record.QueueRow) bool { return q.Label == lost.Label && q.Tag == lost.Tag })
 	s2.Run.Attempts = slices.DeleteFunc(s2.Run.Attempts, func(r record.Attempt) bool { return r.ItemID == lost })
 	m := Build(shards, weights.New(), 999999)
-	want := []record.Unclaimed{{ItemID: record.ItemID{Label: lost.Label, Tag: lost.Tag}, Shard: 2, ListedBy: []int{1, 3}}}
+	want := []record.Unclaimed{{ItemID: lost, Shard: 2, ListedBy: []int{1, 3}}}
 	if diff := cmp.Diff(want, m.Run.Meta.Merge.Unclaimed); diff != "" {
 		t.Errorf("unclaimed (-want +got):\n%s", diff)
 	}
@@ -687,7 +684,7 @@ func TestBuildRerunShard(t *testing.T) {
 			}
 			m.Rerun = &record.Rerun{Failed: 1, Queued: 1, Ran: 1}
 			for _, k := range mine[1:] {
-				m.Rerun.Carried = append(m.Rerun.Carried, record.Carried{ItemID: record.ItemID{Label: k.Label, Tag: k.Tag}, Outcome: outcome.OK, Seconds: 2, GPUs: 1,
+				m.Rerun.Carried = append(m.Rerun.Carried, record.Carried{ItemID: k, Outcome: outcome.OK, Seconds: 2, GPUs: 1,
 					Attempts: 1})
 			}
 			m.Suites = slices.Clone(m.Suites)

@@ -125,7 +125,7 @@ func readShard(dir string) (*Shard, []string, error) {
 		// Its listing file is gone but it queued items: those at least it listed.
 		warns = append(warns, fmt.Sprintf("%s: no queue/listed.tsv: the items it queued stand for its listing", dir))
 		for _, q := range run.Queue {
-			s.Listed = append(s.Listed, record.ItemID{Label: q.Label, Tag: q.Tag})
+			s.Listed = append(s.Listed, q.ItemID)
 		}
 	}
 	if m.Shard.Plan != nil {

@@ -166,7 +166,7 @@ func (sr simRun) simulateBlocks() ([]record.Attempt, float64) {
 	durs := make([]float64, len(sr.Items))
 	order := make([]int, len(sr.Items))
 	for i, it := range sr.Items {
-		items[i] = schedule.Item{ItemID: record.ItemID{Label: it.Label, Tag: it.Tag}, Weight: it.Est, Known: it.Known, Seq: i, GPUs: it.GPUs}
+		items[i] = schedule.Item{ItemID: it.ID(), Weight: it.Est, Known: it.Known, Seq: i, GPUs: it.GPUs}
 		durs[i] = it.Actual + 0.003
 		order[i] = i
 	}
@@ -268,17 +268,14 @@ func (sr simRun) write(dir string) error {
 		if !it.Known {
 			w = 999999
 		}
-		q = append(q, record.QueueRow{ItemID: record.ItemID{Label: it.Label, Tag: it.Tag}, Weight: w, Cmd: sr.Cmds[it.Label]})
+		q = append(q, record.QueueRow{ItemID: it.ID(), Weight: w, Cmd: sr.Cmds[it.Label]})
 	}
-	var qb, tb, ab bytes.Buffer
-	if err := logdir.FormatQueue(&qb, q); err != nil {
-		return err
-	}
+	var tb, ab bytes.Buffer
 	for _, t := range rows {
 		tb.WriteString(logdir.FormatTiming(t))
 		ab.WriteString(logdir.FormatAttempt(t))
 	}
-	if err := os.WriteFile(l.QueueTSV(), qb.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(l.QueueTSV(), logdir.FormatQueue(q), 0o644); err != nil {
 		return err
 	}
 	if err := os.WriteFile(l.TimingsTSV(), tb.Bytes(), 0o644); err != nil {

@@ -109,15 +109,6 @@ func ParseFailed(data []byte, path string) ([]record.ItemID, error) {
 	return keys, nil
 }
 
-// FormatFailed is the failed list's text: empty when nothing failed.
-func FormatFailed(keys []record.ItemID) []byte {
-	var b bytes.Buffer
-	for _, k := range keys {
-		b.WriteString(logdir.EscapeField(k.Label) + "\t" + logdir.EscapeField(k.Tag) + "\n")
-	}
-	return b.Bytes()
-}
-
 // WriteFile replaces a file of the re-run state under root (the repo root), never
 // through a symlink or into anything but a regular file (*safefs.Error).
 func WriteFile(root, path string, data []byte) error {

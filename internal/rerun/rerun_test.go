@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/record"
 )
 
@@ -39,7 +40,7 @@ func TestReadFailed(t *testing.T) {
 		{name: "empty: green run", text: "", want: nil},
 		{name: "opaque without tab, CRLF, blank lines, a duplicate", text: "core\r\n\n  \ntorch\ta b\ntorch\ta b\n",
 			want: []record.ItemID{{Label: "core", Tag: ""}, {Label: "torch", Tag: "a b"}}},
-		{name: "escaped tab in a tag round-trips", text: string(FormatFailed([]record.ItemID{{Label: "s", Tag: "a\tb\\c"}})),
+		{name: "escaped tab in a tag round-trips", text: string(logdir.FormatItems([]record.ItemID{{Label: "s", Tag: "a\tb\\c"}})),
 			want: []record.ItemID{{Label: "s", Tag: "a\tb\\c"}}},
 		{name: "no label", text: "torch\tx\n\ty\n", err: ":2: a line with no suite label"},
 	} {
@@ -74,13 +75,13 @@ func TestReadFailed(t *testing.T) {
 func TestWriteFailedEmptiesWhenGreen(t *testing.T) {
 	root := t.TempDir()
 	p := filepath.Join(root, "ci-rerun", "sgpu", "failed.gfx942.l1.tsv")
-	if err := WriteFile(root, p, FormatFailed([]record.ItemID{{Label: "torch", Tag: "t1"}, {Label: "core", Tag: ""}})); err != nil {
+	if err := WriteFile(root, p, logdir.FormatItems([]record.ItemID{{Label: "torch", Tag: "t1"}, {Label: "core", Tag: ""}})); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(p); string(b) != "torch\tt1\ncore\t\n" {
 		t.Errorf("failed list %q", b)
 	}
-	if err := WriteFile(root, p, FormatFailed(nil)); err != nil {
+	if err := WriteFile(root, p, logdir.FormatItems(nil)); err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Stat(p); err != nil || fi.Size() != 0 {

@@ -10,13 +10,14 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/safefs"
 )
 
 func TestStateCheck(t *testing.T) {
-	list := FormatFailed([]record.ItemID{{Label: "torch", Tag: "a"}})
+	list := logdir.FormatItems([]record.ItemID{{Label: "torch", Tag: "a"}})
 	key := StateKey{Queue: "sgpu", Arch: "gfx942", Level: "99", Code: "c1"}
 	state := func(change func(*State)) *State {
 		s := &State{Version: StateVersion, StateKey: key, Failed: Digest(list)}
