@@ -91,18 +91,7 @@ type attemptKey struct {
 // that cannot be read (missing columns, not a number: a run killed mid-write leaves
 // one) is skipped with a warning.
 func parseTimings(in io.Reader, r *record.Run) ([]timing, []string) {
-	var rows []timing
-	var warns []string
-	_ = eachLine(in, func(n int, f []string) error {
-		t, err := parseTiming(f, r)
-		if err != nil {
-			warns = append(warns, fmt.Sprintf("timings.tsv:%d: skipped row: %v", n, err))
-			return nil
-		}
-		rows = append(rows, t)
-		return nil
-	})
-	return rows, warns
+	return parseRows(in, "timings.tsv", func(f []string) (timing, error) { return parseTiming(f, r) })
 }
 
 func parseTiming(f []string, r *record.Run) (timing, error) {
@@ -142,35 +131,35 @@ func parseTiming(f []string, r *record.Run) (timing, error) {
 // unknown outcome) is skipped with a warning; its attempt then has no recorded
 // outcome. A later row for the same attempt wins.
 func parseOutcomes(r io.Reader) (map[attemptKey]outcome.Outcome, []string) {
-	out := map[attemptKey]outcome.Outcome{}
-	var warns []string
-	_ = eachLine(r, func(n int, f []string) error {
-		k, o, err := parseOutcome(f)
-		if err != nil {
-			warns = append(warns, fmt.Sprintf("outcomes.tsv:%d: skipped row: %v", n, err))
-			return nil
-		}
-		out[k] = o
-		return nil
-	})
+	rows, warns := parseRows(r, "outcomes.tsv", parseOutcome)
+	out := make(map[attemptKey]outcome.Outcome, len(rows))
+	for _, row := range rows {
+		out[row.key] = row.outcome
+	}
 	return out, warns
 }
 
-func parseOutcome(f []string) (attemptKey, outcome.Outcome, error) {
+// outcomeRow is an outcomes.tsv row read back.
+type outcomeRow struct {
+	key     attemptKey
+	outcome outcome.Outcome
+}
+
+func parseOutcome(f []string) (outcomeRow, error) {
 	if len(f) != 5 {
-		return attemptKey{}, "", fmt.Errorf("want 5 columns (label, item, gpu, start_off, outcome), got %d", len(f))
+		return outcomeRow{}, fmt.Errorf("want 5 columns (label, item, gpu, start_off, outcome), got %d", len(f))
 	}
 	c := columns{}
 	start := c.secs(f[3], "start_off")
 	if c.err != nil {
-		return attemptKey{}, "", c.err
+		return outcomeRow{}, c.err
 	}
 	o, err := outcome.Parse(f[4])
 	if err != nil {
-		return attemptKey{}, "", err
+		return outcomeRow{}, err
 	}
 	if f[0] == "" || f[1] == "" {
-		return attemptKey{}, "", fmt.Errorf("empty label or item")
+		return outcomeRow{}, fmt.Errorf("empty label or item")
 	}
-	return attemptKey{f[0], f[1], f[2], Secs(start)}, o, nil
+	return outcomeRow{attemptKey{f[0], f[1], f[2], Secs(start)}, o}, nil
 }

@@ -144,15 +144,22 @@ func FormatAttempt(a record.Attempt) string {
 // mid-write leaves one) is skipped with a warning naming its line; the rows before
 // and after it are kept.
 func ParseAttempts(r io.Reader) ([]record.Attempt, []string) {
-	var rows []record.Attempt
+	return parseRows(r, "attempts.tsv", parseAttempt)
+}
+
+// parseRows reads the rows of the TSV file name with parse; a row it refuses (torn
+// by a kill or a full disk, or not of the format) is skipped with a warning naming
+// its line.
+func parseRows[T any](r io.Reader, name string, parse func([]string) (T, error)) ([]T, []string) {
+	var rows []T
 	var warns []string
 	_ = eachLine(r, func(n int, f []string) error {
-		a, err := parseAttempt(f)
+		row, err := parse(f)
 		if err != nil {
-			warns = append(warns, fmt.Sprintf("attempts.tsv:%d: skipped row: %v", n, err))
+			warns = append(warns, fmt.Sprintf("%s:%d: skipped row: %v", name, n, err))
 			return nil
 		}
-		rows = append(rows, a)
+		rows = append(rows, row)
 		return nil
 	})
 	return rows, warns
