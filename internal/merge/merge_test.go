@@ -102,9 +102,7 @@ func writeShard(t *testing.T, dir string, s int, p *shard.Plan, raw []byte, fail
 		m.Wall = off + 1
 	}
 	tw.Close()
-	for _, k := range census {
-		cen = append(cen, k)
-	}
+	cen = append(cen, census...)
 	for path, data := range map[string][]byte{l.QueueTSV(): logdir.FormatQueue(queue), l.ListedTSV(): logdir.FormatItems(listed),
 		l.ItemsTSV(): logdir.FormatItems(cen), l.PlanJSON(): raw} {
 		if err := os.WriteFile(path, data, 0o644); err != nil {
