@@ -726,3 +726,41 @@ func TestBuildRerunShard(t *testing.T) {
 		}
 	}
 }
+
+// A shard whose log dir an earlier release wrote (run.json format 2: timings.tsv
+// with each outcome in outcomes.tsv, no attempts.tsv) merges with the others as if
+// this release had written it: the same attempts, outcomes and shard ID, so that a
+// shard job re-run under a newer release merges with an older one's shards and a
+// merge learns its rows once (docs/choices.md).
+func TestBuildOlderShard(t *testing.T) {
+	fail := map[string]int{"torch/b": 3}
+	dirs, _ := matrix(t, fail, 1, 2, 3)
+	want := Build(mustRead(t, dirs), weights.New(), 999999)
+	ids := mustRead(t, dirs)
+
+	l := logdir.Layout{Root: dirs[1]}
+	run, _, err := logdir.Load(l.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var outcomes strings.Builder
+	for _, a := range run.Attempts {
+		fmt.Fprintf(&outcomes, "%s\t%s\t%s\t%s\t%s\n", a.Label, a.Column(), a.GPU(), logdir.Secs(a.StartOff), a.Outcome)
+	}
+	os.WriteFile(l.OutcomesTSV(), []byte(outcomes.String()), 0o644)
+	os.Remove(l.AttemptsTSV())
+	m := run.Meta
+	m.Format = logdir.FormatOutcomes
+	if err := l.WriteMeta(&m); err != nil {
+		t.Fatal(err)
+	}
+
+	older := mustRead(t, dirs)
+	got := Build(older, weights.New(), 999999)
+	if diff := cmp.Diff(want.Run.Attempts, got.Run.Attempts); diff != "" {
+		t.Errorf("merged attempts (-all of this release +shard 2 of an older one):\n%s", diff)
+	}
+	if older[1].ID != ids[1].ID {
+		t.Errorf("shard 2's ID %s, read as this release wrote it %s: a merge would learn its rows again", older[1].ID, ids[1].ID)
+	}
+}
