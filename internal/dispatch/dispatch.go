@@ -183,7 +183,12 @@ var errHang = errors.New("hang timeout")
 // file, timings row, console line.
 func (d *dispatcher) runItem(ctx context.Context, t0 time.Time, slots []int, idx, n int, dl deadline) Attempt {
 	it := d.items[idx]
-	a := Attempt{Attempt: record.Attempt{ItemID: it.ItemID, GPUs: d.gpuList(slots)}, Item: idx, Number: n, Slots: slots}
+	a := Attempt{
+		Attempt: record.Attempt{ItemID: it.ItemID, GPUs: d.gpuList(slots)},
+		Item:    idx,
+		Number:  n,
+		Slots:   slots,
+	}
 	if n > 1 {
 		// The canonical log holds the last attempt (the one the verdict is
 		// from); earlier ones keep theirs beside it.

@@ -44,8 +44,16 @@ func carriedOf(it verdict.Item) record.Carried {
 	if n := len(it.Attempts); n > 0 {
 		gpus = len(it.Attempts[n-1].GPUs)
 	}
-	return record.Carried{ItemID: it.ItemID, Outcome: it.Outcome, RC: it.RC, Failed: it.Failed, Flaky: it.Flaky, Seconds: it.Seconds,
-		GPUs: gpus, Attempts: it.Tries}
+	return record.Carried{
+		ItemID:   it.ItemID,
+		Outcome:  it.Outcome,
+		RC:       it.RC,
+		Failed:   it.Failed,
+		Flaky:    it.Flaky,
+		Seconds:  it.Seconds,
+		GPUs:     gpus,
+		Attempts: it.Tries,
+	}
 }
 
 // saveQueue writes queue q's state: its list, the tests files of its failed

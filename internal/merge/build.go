@@ -424,7 +424,7 @@ func Advice(r *record.Run, k, gpus int) string {
 		if !ok {
 			return ""
 		}
-		items = append(items, schedule.Item{ItemID: q.ItemID, Weight: t.Secs, Known: true, Seq: i, GPUs: len(t.GPUNames())})
+		items = append(items, schedule.Item{ItemID: q.ItemID, Weight: t.Secs, Known: true, Seq: i, GPUs: len(t.GPUs)})
 	}
 	if len(items) == 0 {
 		return ""

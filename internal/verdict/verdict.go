@@ -130,8 +130,15 @@ func Decide(r *record.Run) []Suite {
 		}
 		s := &suites[si]
 		rs := rows[q.ItemID]
-		it := Item{ItemID: q.ItemID, LogRel: logdir.ItemLogRel(q.Label, q.Tag), Attempts: rs, Tries: len(rs),
-			Estimate: q.Weight, Known: known(q.Weight), Shard: r.ShardOf[q.ItemID]}
+		it := Item{
+			ItemID:   q.ItemID,
+			LogRel:   logdir.ItemLogRel(q.Label, q.Tag),
+			Attempts: rs,
+			Tries:    len(rs),
+			Estimate: q.Weight,
+			Known:    known(q.Weight),
+			Shard:    r.ShardOf[q.ItemID],
+		}
 		if len(rs) > 0 {
 			d.finished(&it, rs)
 			if it.Flaky {
