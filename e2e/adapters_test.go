@@ -98,8 +98,8 @@ func TestAdapters(t *testing.T) {
 		var ran []string
 		for key, row := range rows {
 			ran = append(ran, key)
-			if row.GPU != "0" && row.GPU != "1" {
-				t.Errorf("%s ran on gpu %q", key, row.GPU)
+			if row.GPU() != "0" && row.GPU() != "1" {
+				t.Errorf("%s ran on gpu %q", key, row.GPU())
 			}
 		}
 		sort.Strings(ran)
@@ -111,8 +111,8 @@ func TestAdapters(t *testing.T) {
 			for _, tag := range adapterItems[label] {
 				row := rows[label+"/"+tag]
 				xml := readFile(t, itemJUnit(dir, label, tag))
-				if row.RC == 0 && !strings.Contains(xml, "HIP_VISIBLE_DEVICES="+row.GPU+"\n") {
-					t.Errorf("%s/%s ran on gpu%s, its tests saw otherwise:\n%s", label, tag, row.GPU, xml)
+				if row.RC == 0 && !strings.Contains(xml, "HIP_VISIBLE_DEVICES="+row.GPU()+"\n") {
+					t.Errorf("%s/%s ran on gpu%s, its tests saw otherwise:\n%s", label, tag, row.GPU(), xml)
 				}
 				if label == "core-rocblas" && !strings.Contains(xml, "NVTE_USE_ROCBLAS=1") {
 					t.Errorf("%s/%s: env= of its line not seen:\n%s", label, tag, xml)
@@ -121,11 +121,11 @@ func TestAdapters(t *testing.T) {
 		}
 		// pytest: the conftest records the pin as a property.
 		xml := readFile(t, itemJUnit(dir, "unit-ids", "tests/test_pass.py::test_two"))
-		if !strings.Contains(xml, `name="gpus" value="`+rows["unit-ids/tests/test_pass.py::test_two"].GPU+`"`) {
+		if !strings.Contains(xml, `name="gpus" value="`+rows["unit-ids/tests/test_pass.py::test_two"].GPU()+`"`) {
 			t.Errorf("test_two saw another GPU than it ran on:\n%s", xml)
 		}
 		// cmd: from the repo root, pinned.
-		if log := readFile(t, filepath.Join(logs, "items", "smoke.hello.log")); log != "hello from gpu "+rows["smoke/hello"].GPU+" in "+dir+"\n" {
+		if log := readFile(t, filepath.Join(logs, "items", "smoke.hello.log")); log != "hello from gpu "+rows["smoke/hello"].GPU()+" in "+dir+"\n" {
 			t.Errorf("smoke/hello log %q", log)
 		}
 		if entries, _ := os.ReadDir(filepath.Join(logs, "cwd")); len(entries) != 0 {
@@ -208,7 +208,7 @@ func TestAdapters(t *testing.T) {
 			t.Errorf("items.tsv of the second run (-want +got):\n%s", diff)
 		}
 		for key, row := range timingRows(t, logs) {
-			if row.Est == "unknown" {
+			if !row.Known {
 				t.Errorf("%s: unknown in the second run", key)
 			}
 		}
@@ -247,17 +247,17 @@ func census(t *testing.T, logs string) []string {
 	return keys
 }
 
-// timingRows reads queue/timings.tsv, by "label/tag"; an item that ran twice fails
-// the test.
-func timingRows(t *testing.T, logs string) map[string]record.Timing {
+// timingRows reads the run's attempts, by "label/tag" ("label/whole" for an opaque
+// item); an item that ran twice fails the test.
+func timingRows(t *testing.T, logs string) map[string]record.Attempt {
 	t.Helper()
-	a, err := logdir.Layout{Root: logs}.ReadAttempts(true, false)
+	run, _, err := logdir.Load(logs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := map[string]record.Timing{}
-	for _, row := range a.Rows {
-		key := row.Label + "/" + row.Item
+	rows := map[string]record.Attempt{}
+	for _, row := range run.Attempts {
+		key := row.Label + "/" + row.Column()
 		if _, dup := rows[key]; dup {
 			t.Errorf("%s ran twice", key)
 		}

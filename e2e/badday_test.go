@@ -306,8 +306,8 @@ func itemSecs(t *testing.T, logs, label, item string) float64 {
 		t.Fatal(err)
 	}
 	secs := -1.0
-	for _, r := range run.Timings {
-		if r.Label == label && r.Item == item {
+	for _, r := range run.Attempts {
+		if r.Label == label && r.Column() == item {
 			secs = r.Secs
 		}
 	}

@@ -151,9 +151,9 @@ func checkBackfill(t *testing.T, logs, console string) {
 	for _, f := range run.Meta.Calibration {
 		factor[f.Label] = f.Factor
 	}
-	last := map[string]record.Timing{}
-	for _, r := range run.Timings {
-		last[r.Label+"/"+r.Item] = r
+	last := map[string]record.Attempt{}
+	for _, r := range run.Attempts {
+		last[r.Label+"/"+r.Column()] = r
 	}
 	hs := holds(console)
 	if len(hs) == 0 {
@@ -169,18 +169,18 @@ func checkBackfill(t *testing.T, logs, console string) {
 			t.Errorf("held item %s has no timings row", h.key)
 			continue
 		}
-		for _, x := range run.Timings {
-			est, err := strconv.ParseFloat(x.Est, 64)
-			if err != nil || x == held || x.StartOff < h.since || x.StartOff >= held.StartOff {
+		for _, x := range run.Attempts {
+			est := x.Estimate
+			if !x.Known || x.StartOff == held.StartOff && x.ItemID == held.ItemID || x.StartOff < h.since || x.StartOff >= held.StartOff {
 				continue
 			}
 			if f, ok := factor[x.Label]; ok {
 				est *= f
 			}
-			shares := slices.ContainsFunc(x.GPUs(), func(g string) bool { return slices.Contains(held.GPUs(), g) })
+			shares := slices.ContainsFunc(x.GPUs, func(g string) bool { return slices.Contains(held.GPUs, g) })
 			if shares && x.StartOff+est > h.at+backfillSlack {
 				t.Errorf("%s/%s started at t+%.3f on gpu%s while GPUs were held for %s (reservation t+%.1f): by its weight %.2f s it ends after it; %s started at t+%.3f",
-					x.Label, x.Item, x.StartOff, x.GPU, h.key, h.at, est, h.key, held.StartOff)
+					x.Label, x.Column(), x.StartOff, x.GPU(), h.key, h.at, est, h.key, held.StartOff)
 			}
 		}
 	}
@@ -519,8 +519,8 @@ func TestMultiGPUCancel(t *testing.T) {
 		t.Errorf("exit 0 after a cancel\n%s", out.String())
 	}
 	logs := filepath.Join(dir, "test-results", "logs")
-	if !regexp.MustCompile(`(?m)^block\tescape\t[0-2],[0-2]\t.*\tcancelled$`).MatchString(readFile(t, filepath.Join(logs, "queue", "outcomes.tsv"))) {
-		t.Errorf("outcomes.tsv:\n%s", readFile(t, filepath.Join(logs, "queue", "outcomes.tsv")))
+	if !regexp.MustCompile(`(?m)^block\tescape\t0\t[0-2],[0-2]\t.*\tcancelled$`).MatchString(readFile(t, filepath.Join(logs, "queue", "attempts.tsv"))) {
+		t.Errorf("attempts.tsv:\n%s", readFile(t, filepath.Join(logs, "queue", "attempts.tsv")))
 	}
 	if v := readFile(t, filepath.Join(logs, "suites", "block.log")); !strings.Contains(v, "items/block.escape.log (cancelled)") {
 		t.Errorf("verdict:\n%s", v)

@@ -11,10 +11,12 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rocm/sgpu-queue/internal/record"
 )
 
-// outcomesOf reads queue/outcomes.tsv (label/item → outcome of its last attempt) and
-// checks that timings.tsv kept TE's nine columns.
+// outcomesOf reads queue/attempts.tsv (label/item → outcome of its last attempt,
+// item as timings.tsv names it) and checks that timings.tsv kept TE's nine columns.
 func outcomesOf(t *testing.T, logs string) map[string]string {
 	t.Helper()
 	got := map[string]string{}
@@ -23,12 +25,12 @@ func outcomesOf(t *testing.T, logs string) map[string]string {
 			t.Errorf("timings.tsv row with %d columns, TE's readers want 9: %q", n, row)
 		}
 	}
-	for _, row := range lines(readFile(t, filepath.Join(logs, "queue", "outcomes.tsv"))) {
+	for _, row := range lines(readFile(t, filepath.Join(logs, "queue", "attempts.tsv"))) {
 		f := strings.Split(row, "\t")
-		if len(f) != 5 {
-			t.Fatalf("outcomes.tsv row %q", row)
+		if len(f) != 10 {
+			t.Fatalf("attempts.tsv row %q", row)
 		}
-		got[f[0]+"/"+f[1]] = f[4]
+		got[f[0]+"/"+record.ItemID{Label: f[0], Tag: f[1]}.Column()] = f[9]
 	}
 	return got
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/shard"
-	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
 // TestPlanFromARun: the demo runs and learns its table; plan then splits what it
@@ -25,19 +24,13 @@ func TestPlanFromARun(t *testing.T) {
 	if r := sgpu(t, dir, env, "run", "ci/sgpu.conf"); r.code != 0 {
 		t.Fatalf("demo exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	f, err := os.Open(filepath.Join(dir, "test-results", "logs", "queue", "timings.tsv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows, _ := logdir.ParseTimings(f)
-	f.Close()
 	ran := map[string]bool{}
-	for _, r := range rows {
-		tag := r.Item
-		if tag == record.Whole {
-			tag = ""
+	for _, line := range lines(readFile(t, filepath.Join(dir, "test-results", "logs", "queue", "timings.tsv"))) {
+		f := strings.Split(line, "\t")
+		if f[1] == record.Whole {
+			f[1] = ""
 		}
-		ran[weights.Key(r.Label, tag)] = true
+		ran[record.ItemID{Label: f[0], Tag: logdir.UnescapeField(f[1])}.Key()] = true
 	}
 	if len(ran) != 15 {
 		t.Fatalf("the demo ran %d items, want 15", len(ran))
@@ -45,7 +38,7 @@ func TestPlanFromARun(t *testing.T) {
 	census := map[string]bool{"examples": true, "core": true} // the opaque suites
 	for _, line := range strings.Split(strings.TrimSpace(readFile(t, filepath.Join(dir, "test-results", "logs", "queue", "items.tsv"))), "\n") {
 		label, tag, _ := strings.Cut(line, "\t")
-		census[weights.Key(label, tag)] = true // an opaque suite's row is "label<TAB>"
+		census[record.ItemID{Label: label, Tag: tag}.Key()] = true // an opaque suite's row is "label<TAB>"
 	}
 	if len(census) != 16 || !census["torch/nvfp4..ck"] {
 		t.Fatalf("census %v, want the 15 items that ran and torch/nvfp4..ck", census)

@@ -20,6 +20,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/shard"
 	"github.com/rocm/sgpu-queue/internal/tmpfstest"
+	"github.com/rocm/sgpu-queue/internal/verdict"
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
@@ -106,7 +107,7 @@ func TestShardsPlanRunMerge(t *testing.T) {
 	starts := map[string]int{}
 	for _, ev := range readTrace(t, filepath.Join(m.dir, "trace")) {
 		if ev.kind == "start" {
-			starts[weights.Key(ev.suite, ev.tag)]++
+			starts[record.ItemID{Label: ev.suite, Tag: ev.tag}.Key()]++
 		}
 	}
 	want := []string{"gamma", "north/n.flip", "north/n.four", "north/n.new", "north/n.odd tag [x]*", "north/n.one", "north/n.three", "north/n.two",
@@ -136,10 +137,11 @@ func TestShardsPlanRunMerge(t *testing.T) {
 			t.Fatal(err)
 		}
 		single.Meta = run.Meta
-		single.Timings = append(single.Timings, run.Timings...)
+		single.Queue = append(single.Queue, run.Queue...)
+		single.Attempts = append(single.Attempts, run.Attempts...)
 	}
 	expected, _ := weights.Parse(strings.NewReader(m.table), "table")
-	engine.LearnRun(expected, single, censusOf(t, filepath.Join(m.dir, "shards/s1/logs/queue/items.tsv")))
+	engine.LearnRun(expected, verdict.Decide(single), censusOf(t, filepath.Join(m.dir, "shards/s1/logs/queue/items.tsv")))
 
 	// The merge job's environment names another level: the shards' (99) is the
 	// one it learns into, the level their rows were measured at.
@@ -198,7 +200,8 @@ func TestShardsPlanRunMerge(t *testing.T) {
 		t.Errorf("report merged: exit %d, and the rebuilt report differs from the merge's", rb.code)
 	}
 	for _, k := range want {
-		label, tag := weights.SplitKey(k)
+		id := record.ParseItemID(k)
+		label, tag := id.Label, id.Tag
 		if tag == "" {
 			continue // gamma writes no JUnit
 		}
@@ -268,7 +271,8 @@ func TestShardsMergeMissingShard(t *testing.T) {
 	out := filepath.Join(m.dir, "merged")
 	verdicts := readFile(t, filepath.Join(out, "suites", "north.log")) + readFile(t, filepath.Join(out, "suites", "south.log")) + readFile(t, filepath.Join(out, "suites", "gamma.log"))
 	for _, k := range lost {
-		label, tag := weights.SplitKey(k)
+		id := record.ParseItemID(k)
+		label, tag := id.Label, id.Tag
 		line := fmt.Sprintf("FAIL rc=- %s (never ran: shard 2/3 never reported)", logdir.ItemLogRel(label, tag))
 		if !strings.Contains(verdicts, line) || !strings.Contains(r.stdout, "never ran: shard 2/3 never reported") {
 			t.Errorf("no verdict line %q in\n%s", line, verdicts)
@@ -322,7 +326,7 @@ func TestShardsMergeMissingShard(t *testing.T) {
 	var tag string
 	for _, k := range m.plan.Shards[1].Keys {
 		// A plain tag: the hook compares it with the item's TEST_FILTER.
-		if _, tg := weights.SplitKey(k); tg != "" && !strings.ContainsAny(tg, " []*") && k != "north/n.gated" {
+		if tg := record.ParseItemID(k).Tag; tg != "" && !strings.ContainsAny(tg, " []*") && k != "north/n.gated" {
 			tag = tg
 			break
 		}
@@ -505,7 +509,7 @@ func TestShardsMergeUnclaimed(t *testing.T) {
 	k := 0
 	for _, i := range []int{2, 3} {
 		for _, key := range m.plan.Shards[i-1].Keys {
-			if label, _ := weights.SplitKey(key); label == "south" && k == 0 {
+			if record.ParseItemID(key).Label == "south" && k == 0 {
 				k = i
 			}
 		}
@@ -538,7 +542,8 @@ func TestShardsMergeUnclaimed(t *testing.T) {
 	south := readFile(t, filepath.Join(m.dir, "mixed", "suites", "south.log"))
 	n := 0
 	for _, key := range m.plan.Shards[k-1].Keys {
-		if label, tag := weights.SplitKey(key); label == "south" {
+		if id := record.ParseItemID(key); id.Label == "south" {
+			label, tag := id.Label, id.Tag
 			n++
 			line := fmt.Sprintf("FAIL rc=- %s (never ran: listed by shards %s, not by its own shard %d/3)", logdir.ItemLogRel(label, tag), listers, k)
 			if !strings.Contains(south, line) {

@@ -43,7 +43,7 @@ func suiteMessage(s verdict.Suite, logDir string, a *act, covered map[string]boo
 	}
 	var left []verdict.Item
 	for _, it := range s.Items {
-		if it.Failed && !covered[key(it)] {
+		if it.Failed && !covered[it.Key()] {
 			left = append(left, it)
 		}
 	}
@@ -96,11 +96,11 @@ func (a *act) outputValues(res *engine.Result) map[string]string {
 	}
 	failedItems := []string{}
 	for _, it := range verdict.FailedItems(res.Suites) {
-		failedItems = append(failedItems, key(it))
+		failedItems = append(failedItems, it.Key())
 	}
 	flaky := []string{}
 	for _, it := range verdict.FlakyItems(res.Suites) {
-		flaky = append(flaky, key(it))
+		flaky = append(flaky, it.Key())
 	}
 	quarantined := []string{}
 	for _, q := range res.Quarantined {
@@ -149,13 +149,6 @@ func (a *act) cacheOutputs(out map[string]string) {
 		out["cache-hit"] = strconv.FormatBool(a.cache.Hit())
 		out["cache-matched-key"] = a.cache.MatchedKey()
 	}
-}
-
-func key(it verdict.Item) string {
-	if it.Tag == "" {
-		return it.Label
-	}
-	return it.Label + "/" + it.Tag
 }
 
 func round1(v float64) float64 { return float64(int64(v*10+0.5)) / 10 }

@@ -177,7 +177,7 @@ func (a *act) publishPR(ctx context.Context, res *engine.Result) {
 	req.Tests = a.checkTests(res)
 	covered := coveredItems(res.Stats.Tests)
 	for _, it := range verdict.FailedItems(res.Suites) {
-		if covered[key(it)] {
+		if covered[it.Key()] {
 			continue // its failed tests are annotated
 		}
 		f := publish.Failure{Suite: it.Label, Item: tagName(it.Tag), RC: it.RC, Note: it.Note}

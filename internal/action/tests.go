@@ -135,7 +135,7 @@ func (a *act) testMessage(res *engine.Result, t tests.Test) string {
 func itemOf(suites []verdict.Suite, k string) (verdict.Item, bool) {
 	for _, s := range suites {
 		for _, it := range s.Items {
-			if key(it) == k {
+			if it.Key() == k {
 				return it, true
 			}
 		}

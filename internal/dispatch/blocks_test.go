@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rocm/sgpu-queue/internal/config"
+	"github.com/rocm/sgpu-queue/internal/expand"
 	"github.com/rocm/sgpu-queue/internal/hook"
 	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/record"
@@ -19,7 +20,7 @@ import (
 )
 
 // wide is a list item of suite "m" (a multi-GPU suite) taking gpus GPUs.
-func (h *harness) wide(tag string, weight float64, gpus int) Item {
+func (h *harness) wide(tag string, weight float64, gpus int) expand.Item {
 	it := h.item(tag, weight)
 	it.Label, it.GPUs = "m", gpus
 	it.Suite = config.Suite{Label: "m", LogFile: "m.log", Mode: config.List, Path: h.script, Options: config.Options{GPUs: gpus}}
@@ -27,7 +28,7 @@ func (h *harness) wide(tag string, weight float64, gpus int) Item {
 }
 
 // runBlocks dispatches items in the given order through the block scheduler.
-func (h *harness) runBlocks(ctx context.Context, items ...Item) *Result {
+func (h *harness) runBlocks(ctx context.Context, items ...expand.Item) *Result {
 	h.t.Helper()
 	plan := make([]schedule.Item, len(items))
 	order := make([]int, len(items))
@@ -66,7 +67,7 @@ func (h *harness) spans() (byGPU map[string][][2]int, ids map[string][][]string)
 // lines name every GPU of an item.
 func TestRunBlocks(t *testing.T) {
 	h := newHarness(t, "0", "1", "2", "3")
-	items := []Item{
+	items := []expand.Item{
 		h.wide("sleep.all", 0.05, 4), h.wide("sleep.three", 0.05, 3),
 		h.wide("sleep.pair.a", 0.05, 2), h.wide("sleep.pair.b", 0.05, 2),
 	}
@@ -99,15 +100,15 @@ func TestRunBlocks(t *testing.T) {
 	}
 	rows := map[string]string{}
 	for _, r := range h.timings() {
-		rows[r.Item] = r.GPU
+		rows[r.Item] = r.GPU()
 	}
 	for _, a := range res.Attempts {
 		it := items[a.Item]
-		if rows[it.Tag] != a.GPU || a.GPU != strings.Join(ids[it.Tag][0], ",") || len(a.Slots) != it.Width() {
-			t.Errorf("%s: attempt on %q (slots %v), row %q, trace %v", it.Tag, a.GPU, a.Slots, rows[it.Tag], ids[it.Tag])
+		if rows[it.Tag] != a.GPU() || a.GPU() != strings.Join(ids[it.Tag][0], ",") || len(a.Slots) != it.Width() {
+			t.Errorf("%s: attempt on %q (slots %v), row %q, trace %v", it.Tag, a.GPU(), a.Slots, rows[it.Tag], ids[it.Tag])
 		}
-		if !strings.Contains(h.console.String(), fmt.Sprintf("] gpu%s t+", a.GPU)) {
-			t.Errorf("no console line names gpu%s:\n%s", a.GPU, h.console.String())
+		if !strings.Contains(h.console.String(), fmt.Sprintf("] gpu%s t+", a.GPU())) {
+			t.Errorf("no console line names gpu%s:\n%s", a.GPU(), h.console.String())
 		}
 	}
 	if rows["sleep.all"] != "0,1,2,3" {
@@ -122,7 +123,7 @@ func TestBlockEnv(t *testing.T) {
 	h.cfg.AlsoPin = []string{"CUDA_VISIBLE_DEVICES"}
 	d := &dispatcher{cfg: h.cfg}
 	for _, c := range []struct {
-		it         Item
+		it         expand.Item
 		sgpu, mgpu string
 	}{{h.wide("x", 1, 2), "", "1"}, {h.item("y", 1), "1", ""}} {
 		cmd, _, err := d.command(c.it, "2,3", io.Discard)
@@ -144,7 +145,7 @@ func TestBlockEnv(t *testing.T) {
 func TestRunBlockFailuresNeverQuarantine(t *testing.T) {
 	h := newHarness(t, "0", "1", "2")
 	h.cfg.Quarantine = Quarantine{Threshold: 2, Fast: 0.25, FastUnknown: 30 * time.Second}
-	var items []Item
+	var items []expand.Item
 	for i := 0; i < 6; i++ {
 		items = append(items, h.wide(fmt.Sprintf("fail.%d", i), 100, 2))
 	}
@@ -175,10 +176,10 @@ func TestRunBlockRetry(t *testing.T) {
 	}
 	for _, s := range tries[1].Slots {
 		if slices.Contains(tries[0].Slots, s) {
-			t.Errorf("retry on gpus %s, the first attempt failed on %s", tries[1].GPU, tries[0].GPU)
+			t.Errorf("retry on gpus %s, the first attempt failed on %s", tries[1].GPU(), tries[0].GPU())
 		}
 	}
-	if !strings.Contains(h.console.String(), "retrying m/flaky.pair (attempt 1 of 2 failed with rc=1 on gpu"+tries[0].GPU+")") {
+	if !strings.Contains(h.console.String(), "retrying m/flaky.pair (attempt 1 of 2 failed with rc=1 on gpu"+tries[0].GPU()+")") {
 		t.Errorf("console:\n%s", h.console.String())
 	}
 }
@@ -190,7 +191,7 @@ func TestRunBlockTimeoutAndCancel(t *testing.T) {
 		h := newHarness(t, "0", "1")
 		h.cfg.Timeout = Timeout{Factor: 2, Min: 100 * time.Millisecond}
 		res := h.runBlocks(context.Background(), h.wide("hang.pair", 0.01, 2), h.item("sleep.after", 1))
-		if len(res.Attempts) != 2 || res.Attempts[0].Outcome != outcome.Timeout || res.Attempts[0].GPU != "0,1" || res.Attempts[0].RC != 124 {
+		if len(res.Attempts) != 2 || res.Attempts[0].Outcome != outcome.Timeout || res.Attempts[0].GPU() != "0,1" || res.Attempts[0].RC != 124 {
 			t.Errorf("attempts %+v", res.Attempts)
 		}
 	})
@@ -208,7 +209,7 @@ func TestRunBlockTimeoutAndCancel(t *testing.T) {
 		}
 		cancel()
 		res := <-done
-		if !res.Cancelled || len(res.Attempts) != 1 || res.Attempts[0].Outcome != outcome.Cancelled || res.Attempts[0].GPU != "0,1,2" {
+		if !res.Cancelled || len(res.Attempts) != 1 || res.Attempts[0].Outcome != outcome.Cancelled || res.Attempts[0].GPU() != "0,1,2" {
 			t.Fatalf("cancelled %v, attempts %+v", res.Cancelled, res.Attempts)
 		}
 		if strings.Contains(readFile(t, h.trace), "never") {
@@ -233,7 +234,7 @@ func TestRunUnfitAfterQuarantine(t *testing.T) {
 	if len(res.Quarantined) != 1 || res.Quarantined[0].GPU != "2" {
 		t.Fatalf("quarantined %+v", res.Quarantined)
 	}
-	if len(res.Unfit) != 1 || res.Unfit[0] != (record.Unfit{Label: "m", Tag: "sleep.all", GPUs: 3, Pool: 2}) {
+	if len(res.Unfit) != 1 || res.Unfit[0] != (record.Unfit{ItemID: record.ItemID{Label: "m", Tag: "sleep.all"}, GPUs: 3, Pool: 2}) {
 		t.Errorf("unfit %+v", res.Unfit)
 	}
 	for _, a := range res.Attempts {
@@ -272,7 +273,7 @@ func TestRunBlockRetryAfterQuarantine(t *testing.T) {
 			h.cfg.Retries = 1
 			h.cfg.Quarantine = DefaultQuarantine
 			// A single-GPU item on gpu1 dies at once.
-			items := append([]Item{h.wide("flaky.pair", 1, 2)}, h.deadGPU("1", 8)...)
+			items := append([]expand.Item{h.wide("flaky.pair", 1, 2)}, h.deadGPU("1", 8)...)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			res := h.runBlocks(ctx, items...)
@@ -311,7 +312,7 @@ func checkPairRetry(t *testing.T, h *harness, res *Result, unfit bool, warned st
 			t.Fatalf("pair attempts %+v, unfit %+v", pair, res.Unfit)
 		}
 		if slices.Contains(pair[1].Slots, 1) || len(pair[1].Slots) != 2 {
-			t.Errorf("the retry ran on gpu%s, with gpu1 quarantined", pair[1].GPU)
+			t.Errorf("the retry ran on gpu%s, with gpu1 quarantined", pair[1].GPU())
 		}
 	}
 	if done, total, rest := lastCount(t, h.console.String()); done != len(res.Attempts) || total != done || !strings.HasSuffix(rest, notRun) || !unfit && strings.Contains(rest, "not run") {
@@ -330,7 +331,7 @@ func (noRequeue) Requeue(int, []int) bool { return false }
 func TestRunRetryUnfit(t *testing.T) {
 	h := newHarness(t, "0", "1")
 	h.cfg.Retries = 2
-	items := []Item{h.wide("fail.pair", 1, 2)}
+	items := []expand.Item{h.wide("fail.pair", 1, 2)}
 	b, err := schedule.NewBlocks([]schedule.Item{items[0].Item}, []int{0}, 2)
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rocm/sgpu-queue/internal/adapter"
 	"github.com/rocm/sgpu-queue/internal/executor"
+	"github.com/rocm/sgpu-queue/internal/expand"
 	"github.com/rocm/sgpu-queue/internal/hook"
 	"github.com/rocm/sgpu-queue/internal/junit"
 	"github.com/rocm/sgpu-queue/internal/safefs"
@@ -22,7 +23,7 @@ import (
 // from the repo root (pytest on its file, ctest -R on its names, a cmd line;
 // docs/adapters.md). cwd is the item's own directory when its command runs there,
 // to create before it runs and remove after when empty; "" otherwise.
-func (d *dispatcher) command(it Item, gpu string, log io.Writer) (c executor.Command, cwd string, err error) {
+func (d *dispatcher) command(it expand.Item, gpu string, log io.Writer) (c executor.Command, cwd string, err error) {
 	run, err := d.runOf(it, gpu, log)
 	if err != nil {
 		return c, "", err
@@ -40,7 +41,7 @@ func (d *dispatcher) command(it Item, gpu string, log io.Writer) (c executor.Com
 // its GPUs pinned, its directories, its JUnit file or folder (made absolute, mapped
 // to where commands run, and created: a tag that is a path, tests/a/test_x.py,
 // puts a given file in a folder of its own), and a re-run's narrowing.
-func (d *dispatcher) runOf(it Item, gpu string, log io.Writer) (adapter.Run, error) {
+func (d *dispatcher) runOf(it expand.Item, gpu string, log io.Writer) (adapter.Run, error) {
 	pins := d.pins(gpu)
 	run := adapter.Run{
 		Env: d.cfg.Hooks.AdapterEnv(d.cfg.Env, d.cfg.Level).With(pins...),
@@ -79,7 +80,7 @@ func (d *dispatcher) runOf(it Item, gpu string, log io.Writer) (adapter.Run, err
 // there before the item runs: a script that writes <prefix><tag>.xml without mkdir
 // -p would otherwise write nothing, and its item be judged a no-run although its
 // call line ran.
-func (d *dispatcher) junitDir(it Item) (string, error) {
+func (d *dispatcher) junitDir(it expand.Item) (string, error) {
 	if d.cfg.JUnitPrefix == "" {
 		return "", nil
 	}
@@ -116,14 +117,14 @@ func (d *dispatcher) pins(gpu string) []string {
 // <prefix><label>/), "" when this run knows none: no JUnit prefix, an opaque item
 // (its files are named by the suite), a tag under the prefix that would put it
 // outside its suite's directory.
-func (d *dispatcher) xmlFile(it Item) string {
+func (d *dispatcher) xmlFile(it expand.Item) string {
 	return JUnitFile(d.cfg.JUnitPrefix, d.cfg.JUnitSuffix, it)
 }
 
 // JUnitFile is the local path of item's JUnit XML under the JUnit prefix with the
 // suffix, "" when there is none to know (xmlFile). The re-run state reads the
 // sidecars beside it (docs/reruns.md).
-func JUnitFile(prefix, suffix string, it Item) string {
+func JUnitFile(prefix, suffix string, it expand.Item) string {
 	if prefix == "" {
 		return ""
 	}
@@ -144,7 +145,7 @@ const ownLimitSlack = 30 * time.Second
 // from: the learned one (Timeout.For, its suite's calibration factor as the run
 // stands), raised to an item's own limit plus ownLimitSlack, so that the tool
 // enforces its limit first.
-func (d *dispatcher) deadline(it Item, factor float64) deadline {
+func (d *dispatcher) deadline(it expand.Item, factor float64) deadline {
 	limit := d.cfg.Timeout.For(it.Item, factor)
 	if limit <= 0 {
 		return deadline{}

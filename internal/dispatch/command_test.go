@@ -10,14 +10,16 @@ import (
 
 	"github.com/rocm/sgpu-queue/internal/adapter"
 	"github.com/rocm/sgpu-queue/internal/config"
+	"github.com/rocm/sgpu-queue/internal/expand"
 	"github.com/rocm/sgpu-queue/internal/junit"
 	"github.com/rocm/sgpu-queue/internal/outcome"
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 )
 
 // adapterItems lists a cmd suite "c" from lines (a real command file, read by the
 // real adapter) and returns its items for dispatch, as the engine makes them.
-func (h *harness) adapterItems(mode config.Mode, lines string) []Item {
+func (h *harness) adapterItems(mode config.Mode, lines string) []expand.Item {
 	h.t.Helper()
 	repo := filepath.Join(h.dir, "repo")
 	if err := os.MkdirAll(repo, 0o755); err != nil {
@@ -39,16 +41,16 @@ func (h *harness) adapterItems(mode config.Mode, lines string) []Item {
 	if mode == config.Pytest || mode == config.CTest {
 		a = given{a} // what the evidence rules read: pytest and ctest items always write JUnit
 	}
-	var items []Item
+	var items []expand.Item
 	for i, it := range l.Items {
-		items = append(items, Item{Item: schedule.Item{Label: "c", Tag: it.Tag, Seq: i}, Suite: suite, Adapter: a, Unit: it})
+		items = append(items, expand.Item{Item: schedule.Item{ItemID: record.ItemID{Label: "c", Tag: it.Tag}, Seq: i}, Suite: suite, Adapter: a, Unit: it})
 	}
 	h.cfg.Dir = repo
 	return items
 }
 
 // adapted is it with its suite's adapter, as phase 1 lists it.
-func adapted(it Item) Item {
+func adapted(it expand.Item) expand.Item {
 	a, err := adapter.For(it.Suite)
 	if err != nil {
 		panic(err)
@@ -174,13 +176,13 @@ func TestAdapterDeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	known := func(w float64, own time.Duration, ad adapter.Adapter) Item {
-		return Item{Item: schedule.Item{Label: "c", Tag: "t", Weight: w, Known: true}, Adapter: ad, Unit: adapter.Item{Tag: "t", Timeout: own}}
+	known := func(w float64, own time.Duration, ad adapter.Adapter) expand.Item {
+		return expand.Item{Item: schedule.Item{ItemID: record.ItemID{Label: "c", Tag: "t"}, Weight: w, Known: true}, Adapter: ad, Unit: adapter.Item{Tag: "t", Timeout: own}}
 	}
 	tests := []struct {
 		name    string
 		timeout Timeout
-		it      Item
+		it      expand.Item
 		want    time.Duration
 		why     string
 	}{

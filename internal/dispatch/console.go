@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rocm/sgpu-queue/internal/expand"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
@@ -46,7 +47,7 @@ type runningItem struct {
 
 // newProgress starts the count at total attempts to make, with items queued; cal
 // calibrates their estimates (nil: the weights as they are).
-func newProgress(out io.Writer, gpus, total int, items []Item, cal *schedule.Calibration) *progress {
+func newProgress(out io.Writer, gpus, total int, items []expand.Item, cal *schedule.Calibration) *progress {
 	p := &progress{out: out, gpus: gpus, total: total, running: map[int]runningItem{}, cal: cal,
 		queuedWork: make([]float64, cal.Suites())}
 	for i, it := range items {
@@ -57,7 +58,7 @@ func newProgress(out io.Writer, gpus, total int, items []Item, cal *schedule.Cal
 
 // count counts item i into (+1) or out of (-1) the work not yet handed out.
 // Caller holds p.mu (newProgress: p is not shared yet).
-func (p *progress) count(i int, it Item, sign int) {
+func (p *progress) count(i int, it expand.Item, sign int) {
 	if it.Estimated() {
 		p.queuedWork[p.cal.Suite(i)] += float64(sign*it.Width()) * it.Weight
 	} else {
@@ -66,7 +67,7 @@ func (p *progress) count(i int, it Item, sign int) {
 }
 
 // started moves item from the queued work to the running one.
-func (p *progress) started(item int, it Item, at time.Time) {
+func (p *progress) started(item int, it expand.Item, at time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.running[item] = runningItem{width: it.Width(), start: at, known: it.Estimated(), weight: it.Weight}
@@ -74,7 +75,7 @@ func (p *progress) started(item int, it Item, at time.Time) {
 }
 
 // retried counts another attempt of item, queued.
-func (p *progress) retried(item int, it Item) {
+func (p *progress) retried(item int, it expand.Item) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.count(item, it, +1)
@@ -83,7 +84,7 @@ func (p *progress) retried(item int, it Item) {
 
 // dropped takes a queued attempt of item that will not be made out of the
 // attempts to make and the work left: it is counted as not run.
-func (p *progress) dropped(item int, it Item) {
+func (p *progress) dropped(item int, it expand.Item) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.count(item, it, -1)
@@ -192,7 +193,7 @@ func (p *progress) eta(now time.Time) string {
 // name is how console and warning lines name an item: its key, quoted when it
 // holds spaces or control characters (textfmt.Printable), as the item lines quote
 // its tag, so a hostile tag can neither break a line nor read as two words.
-func name(it Item) string { return textfmt.Printable(it.Key()) }
+func name(it expand.Item) string { return textfmt.Printable(it.Key()) }
 
 // ShownTag is how the console names an item's tag, in the item lines here and in the
 // engine's plan and summary alike: "(whole)" for an opaque item, else the tag,
@@ -221,7 +222,7 @@ func (d *dispatcher) line(a Attempt, t0 time.Time) {
 		est = "~" + textfmt.Dur(it.Weight) // a prior (docs/weights.md)
 	}
 	head := fmt.Sprintf("[%s] gpu%s t+%s %s rc=%d est=%s %s %s",
-		a.End.Format("15:04:05"), a.GPU, textfmt.Dur(a.Start.Sub(t0).Seconds()), textfmt.Dur(a.Seconds()), a.RC, est,
+		a.End.Format("15:04:05"), a.GPU(), textfmt.Dur(a.Start.Sub(t0).Seconds()), textfmt.Dur(a.Seconds()), a.RC, est,
 		it.Label, ShownTag(it.Tag))
 	// The exit code says ok or failed; any other outcome is named.
 	tail := ""

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocm/sgpu-queue/internal/expand"
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 )
 
@@ -17,10 +19,10 @@ import (
 // dropped item (out of the total, counted as not run), a finish; a wide item's work
 // counts once per GPU.
 func TestProgressCounts(t *testing.T) {
-	items := []Item{
-		{Item: schedule.Item{Tag: "a", Weight: 40, Known: true}},
-		{Item: schedule.Item{Tag: "b", Weight: 20, Known: true, GPUs: 2}},
-		{Item: schedule.Item{Tag: "c", Weight: 999}},
+	items := []expand.Item{
+		{Item: schedule.Item{ItemID: record.ItemID{Tag: "a"}, Weight: 40, Known: true}},
+		{Item: schedule.Item{ItemID: record.ItemID{Tag: "b"}, Weight: 20, Known: true, GPUs: 2}},
+		{Item: schedule.Item{ItemID: record.ItemID{Tag: "c"}, Weight: 999}},
 	}
 	var out strings.Builder
 	p := newProgress(&out, 2, 3, items, nil)
@@ -47,11 +49,11 @@ func TestProgressCounts(t *testing.T) {
 // Calibrated, the eta is the work left at the factors the run measured: the
 // queued work and what is left of the running items' estimates.
 func TestProgressCalibrated(t *testing.T) {
-	items := []Item{
-		{Item: schedule.Item{Label: "s", Tag: "a", Weight: 40, Known: true}},
-		{Item: schedule.Item{Label: "s", Tag: "b", Weight: 20, Known: true, GPUs: 2}},
-		{Item: schedule.Item{Label: "s", Tag: "c", Weight: 999}},
-		{Item: schedule.Item{Label: "s", Tag: "d", Weight: 10, Known: true}},
+	items := []expand.Item{
+		{Item: schedule.Item{ItemID: record.ItemID{Label: "s", Tag: "a"}, Weight: 40, Known: true}},
+		{Item: schedule.Item{ItemID: record.ItemID{Label: "s", Tag: "b"}, Weight: 20, Known: true, GPUs: 2}},
+		{Item: schedule.Item{ItemID: record.ItemID{Label: "s", Tag: "c"}, Weight: 999}},
+		{Item: schedule.Item{ItemID: record.ItemID{Label: "s", Tag: "d"}, Weight: 10, Known: true}},
 	}
 	sched := make([]schedule.Item, len(items))
 	for i, it := range items {
@@ -78,9 +80,9 @@ func TestProgressCalibrated(t *testing.T) {
 // line's count and its print are one step.
 func TestProgressLinesInOrder(t *testing.T) {
 	const n = 50
-	items := make([]Item, n)
+	items := make([]expand.Item, n)
 	for i := range items {
-		items[i] = Item{Item: schedule.Item{Tag: fmt.Sprint(i), Weight: 1, Known: true}}
+		items[i] = expand.Item{Item: schedule.Item{ItemID: record.ItemID{Tag: fmt.Sprint(i)}, Weight: 1, Known: true}}
 	}
 	var out strings.Builder
 	p := newProgress(&out, 4, n, items, nil)
@@ -112,11 +114,11 @@ func TestProgressLinesInOrder(t *testing.T) {
 // stop leaves queued (its work leaves the eta). The last line reads M/M; close
 // prints the count again only when it went stale after the last line.
 func TestProgressNotRun(t *testing.T) {
-	items := []Item{
-		{Item: schedule.Item{Tag: "a", Weight: 10, Known: true}},
-		{Item: schedule.Item{Tag: "b", Weight: 10, Known: true}},
-		{Item: schedule.Item{Tag: "c", Weight: 999}},
-		{Item: schedule.Item{Tag: "d", Weight: 10, Known: true, GPUs: 2}},
+	items := []expand.Item{
+		{Item: schedule.Item{ItemID: record.ItemID{Tag: "a"}, Weight: 10, Known: true}},
+		{Item: schedule.Item{ItemID: record.ItemID{Tag: "b"}, Weight: 10, Known: true}},
+		{Item: schedule.Item{ItemID: record.ItemID{Tag: "c"}, Weight: 999}},
+		{Item: schedule.Item{ItemID: record.ItemID{Tag: "d"}, Weight: 10, Known: true, GPUs: 2}},
 	}
 	var out strings.Builder
 	p := newProgress(&out, 2, 4, items, nil)
@@ -150,11 +152,11 @@ func TestProgressNotRun(t *testing.T) {
 // The eta spreads the work left over the GPUs quarantine left, not the pool the
 // run started with.
 func TestProgressEtaOverGPUsLeft(t *testing.T) {
-	items := []Item{
-		{Item: schedule.Item{Tag: "a", Weight: 60, Known: true}},
-		{Item: schedule.Item{Tag: "b", Weight: 60, Known: true}},
-		{Item: schedule.Item{Tag: "c", Weight: 60, Known: true}},
-		{Item: schedule.Item{Tag: "d", Weight: 60, Known: true}},
+	items := []expand.Item{
+		{Item: schedule.Item{ItemID: record.ItemID{Tag: "a"}, Weight: 60, Known: true}},
+		{Item: schedule.Item{ItemID: record.ItemID{Tag: "b"}, Weight: 60, Known: true}},
+		{Item: schedule.Item{ItemID: record.ItemID{Tag: "c"}, Weight: 60, Known: true}},
+		{Item: schedule.Item{ItemID: record.ItemID{Tag: "d"}, Weight: 60, Known: true}},
 	}
 	var out strings.Builder
 	p := newProgress(&out, 4, 4, items, nil)

@@ -8,6 +8,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/adapter"
 	"github.com/rocm/sgpu-queue/internal/executor"
 	"github.com/rocm/sgpu-queue/internal/exitcode"
+	"github.com/rocm/sgpu-queue/internal/expand"
 	"github.com/rocm/sgpu-queue/internal/junit"
 	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/weights"
@@ -63,7 +64,7 @@ func decide(e evidence) outcome.Outcome {
 
 // explain is the line an attempt's log ends with when its outcome needs saying
 // (the ones the suite's own output cannot tell); "" for none.
-func (d *dispatcher) explain(it Item, a Attempt, e evidence, limit time.Duration, why string) string {
+func (d *dispatcher) explain(it expand.Item, a Attempt, e evidence, limit time.Duration, why string) string {
 	switch a.Outcome {
 	case outcome.Unavailable, outcome.Failed:
 		if e.runErr != nil {
@@ -99,7 +100,7 @@ func (d *dispatcher) explain(it Item, a Attempt, e evidence, limit time.Duration
 // file-system clocks, which errs towards "it ran"), and why a file written then
 // cannot be read as the merge reads it: an item that exits 0 with JUnit that cannot
 // be parsed fails (docs/outcomes.md), whoever asked for the file.
-func (d *dispatcher) junitEvidence(it Item, start time.Time) (known, written bool, bad error) {
+func (d *dispatcher) junitEvidence(it expand.Item, start time.Time) (known, written bool, bad error) {
 	p := d.xmlFile(it)
 	if p == "" {
 		return false, false, nil

@@ -15,12 +15,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
-	"github.com/rocm/sgpu-queue/internal/adapter"
-	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/executor"
+	"github.com/rocm/sgpu-queue/internal/expand"
 	"github.com/rocm/sgpu-queue/internal/hook"
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/outcome"
@@ -28,21 +26,6 @@ import (
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
-
-// Item is one queued work item with the suite and the adapter that run it.
-type Item struct {
-	schedule.Item
-	Suite config.Suite
-	// Adapter builds the item's command; Unit is the item as the adapter listed it.
-	Adapter adapter.Adapter
-	Unit    adapter.Item
-	// Narrowed: a re-run runs the item for what failed last time (docs/reruns.md):
-	// OnlyTests is the local file of its failed tests ("" when it re-runs whole),
-	// Only its lines, as its adapter's Narrower named them (adapter.Run).
-	Narrowed  bool
-	OnlyTests string
-	Only      []string
-}
 
 // Config is everything phase 4 needs.
 type Config struct {
@@ -75,10 +58,10 @@ type Config struct {
 	// nil is the identity.
 	MapPath func(string) (string, error)
 	// Dir is the repo root, where adapter items run.
-	Dir     string
-	Timings *logdir.TimingsWriter
-	Console io.Writer
-	Warn    func(string)
+	Dir      string
+	Attempts *logdir.AttemptsWriter
+	Console  io.Writer
+	Warn     func(string)
 	// Lost reports a file of the run that was not written (a full disk, a link
 	// where it goes): the item's log or rc file. nil: a warning.
 	Lost func(what, path string, err error)
@@ -96,25 +79,21 @@ type Config struct {
 	Quarantine Quarantine
 }
 
-// Attempt is one run of one item.
+// Attempt is one run of one item: what is recorded of it (its outcome decided
+// here once, by decide), as appended to attempts.tsv, so that the engine decides
+// from the same attempts even when the disk refused a row; and what dispatch
+// needs besides.
 type Attempt struct {
+	record.Attempt
 	Item   int // index into the items
 	Number int // 1 for the first attempt
-	// Slots are the positions of its GPUs in Config.GPUs (one for a single-GPU
-	// item), GPU their ids joined by "," as timings.tsv holds them.
+	// Slots are the positions of its GPUs (record.Attempt.GPUs) in Config.GPUs.
 	Slots      []int
-	GPU        string
 	Start, End time.Time
-	RC         int
-	// Outcome is how it ended, decided here once (decide) and carried in its Row.
-	Outcome   outcome.Outcome
-	DeviceErr string
+	DeviceErr  string
 	// Unavailable is set when nothing more can run where commands run (the target
 	// container stopped): the run stops dispatching.
 	Unavailable error
-	// Row is the attempt's timings row, as appended to timings.tsv: the engine
-	// decides from these, so a row the disk refused is not lost.
-	Row record.Timing
 
 	panicked *WorkerPanic // the worker running this attempt panicked
 }
@@ -169,7 +148,7 @@ func stop(reason outcome.Stop, msg string) *record.Stop {
 // Run dispatches every item the scheduler holds onto the GPUs of cfg (its positions
 // index cfg.GPUs) and returns when all have ended, or, once ctx is cancelled, when
 // the running ones have been stopped.
-func Run(ctx context.Context, cfg Config, items []Item, s schedule.Scheduler) *Result {
+func Run(ctx context.Context, cfg Config, items []expand.Item, s schedule.Scheduler) *Result {
 	d := &dispatcher{cfg: cfg, items: items, sched: s, attempts: make([]int, len(items)),
 		again: map[int]bool{}, held: map[int]bool{}, progress: newProgress(cfg.Console, len(cfg.GPUs), s.Len(), items, s.Calibration())}
 	return d.run(ctx)
@@ -180,7 +159,7 @@ func Run(ctx context.Context, cfg Config, items []Item, s schedule.Scheduler) *R
 // (loop.go); progress is shared and takes its own lock.
 type dispatcher struct {
 	cfg      Config
-	items    []Item
+	items    []expand.Item
 	sched    schedule.Scheduler
 	attempts []int        // per item, attempts started
 	again    map[int]bool // items queued for another attempt
@@ -204,7 +183,12 @@ var errHang = errors.New("hang timeout")
 // file, timings row, console line.
 func (d *dispatcher) runItem(ctx context.Context, t0 time.Time, slots []int, idx, n int, dl deadline) Attempt {
 	it := d.items[idx]
-	a := Attempt{Item: idx, Number: n, Slots: slots, GPU: d.gpuList(slots)}
+	a := Attempt{
+		Attempt: record.Attempt{ItemID: it.ItemID, GPUs: d.gpuList(slots)},
+		Item:    idx,
+		Number:  n,
+		Slots:   slots,
+	}
 	if n > 1 {
 		// The canonical log holds the last attempt (the one the verdict is
 		// from); earlier ones keep theirs beside it.
@@ -231,8 +215,8 @@ func (d *dispatcher) runItem(ctx context.Context, t0 time.Time, slots []int, idx
 // (limit; 0: none), sets the attempt's start and end, and gathers the evidence its
 // outcome is decided from. cwd is the item's own directory ("" for none), to remove
 // when it is left empty.
-func (d *dispatcher) execute(ctx context.Context, it Item, a *Attempt, log io.Writer, limit time.Duration) (e evidence, cwd string) {
-	cmd, cwd, cmdErr := d.command(it, a.GPU, log)
+func (d *dispatcher) execute(ctx context.Context, it expand.Item, a *Attempt, log io.Writer, limit time.Duration) (e evidence, cwd string) {
+	cmd, cwd, cmdErr := d.command(it, a.GPU(), log)
 	ictx := ctx
 	if limit > 0 {
 		var cancel context.CancelFunc
@@ -267,7 +251,7 @@ func rcOf(o outcome.Outcome, e evidence) (rc int, unavailable error) {
 
 // record writes down an ended attempt, its log closed: the device error its log
 // shows, its rc file, its timings row, its console line.
-func (d *dispatcher) record(it Item, a *Attempt, t0 time.Time) {
+func (d *dispatcher) record(it expand.Item, a *Attempt, t0 time.Time) {
 	l := d.cfg.Layout
 	if a.Failed() && a.Outcome.Exercised() {
 		a.DeviceErr = deviceError(l.ItemLog(it.Label, it.Tag))
@@ -275,37 +259,26 @@ func (d *dispatcher) record(it Item, a *Attempt, t0 time.Time) {
 	if err := writeRC(l, l.ItemRC(it.Label, it.Tag), a.RC); err != nil {
 		d.lost(fmt.Sprintf("the exit code of item %s", name(it)), l.ItemRC(it.Label, it.Tag), err)
 	}
-	a.Row = d.row(it, *a, t0)
-	if d.cfg.Timings != nil {
-		if err := d.cfg.Timings.Append(a.Row); err != nil {
+	a.Secs, a.StartOff, a.EndOff = a.Seconds(), a.Start.Sub(t0).Seconds(), a.End.Sub(t0).Seconds()
+	if it.Known { // a prior's estimate is not the table's: TE's est column says unknown
+		a.Estimate, a.Known = it.Weight, true
+	}
+	a.Attempt = a.Attempt.Rounded()
+	if d.cfg.Attempts != nil {
+		if err := d.cfg.Attempts.Append(a.Attempt); err != nil {
 			d.warn(fmt.Sprintf("cannot record %s: %v", name(it), err))
 		}
 	}
 	d.line(*a, t0)
 }
 
-// row is the attempt's timings row (with its outcome), as the files hold it.
-func (d *dispatcher) row(it Item, a Attempt, t0 time.Time) record.Timing {
-	row := record.Timing{
-		Label: it.Label, Item: record.ItemColumn(it.Tag), GPU: a.GPU,
-		Secs: a.Seconds(), RC: a.RC,
-		StartOff: a.Start.Sub(t0).Seconds(), EndOff: a.End.Sub(t0).Seconds(),
-		Est: "unknown", Incomplete: a.Outcome.Incomplete(), Outcome: a.Outcome,
-	}
-	if it.Known {
-		row.Est = logdir.Secs(it.Weight)
-	}
-	return row.Rounded()
-}
-
-// gpuList is the ids of the GPUs at positions slots, joined by "," as the pin
-// variable and timings.tsv take them ("2,3").
-func (d *dispatcher) gpuList(slots []int) string {
+// gpuList is the ids of the GPUs at positions slots.
+func (d *dispatcher) gpuList(slots []int) []string {
 	ids := make([]string, len(slots))
 	for i, s := range slots {
 		ids[i] = d.cfg.GPUs[s]
 	}
-	return strings.Join(ids, ",")
+	return ids
 }
 
 func (d *dispatcher) mapPath(p string) (string, error) {

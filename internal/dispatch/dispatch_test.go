@@ -17,6 +17,7 @@ import (
 
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/executor"
+	"github.com/rocm/sgpu-queue/internal/expand"
 	"github.com/rocm/sgpu-queue/internal/hook"
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/outcome"
@@ -91,21 +92,21 @@ func newHarness(t *testing.T, gpus ...string) *harness {
 	if err := h.layout.Prepare(); err != nil {
 		t.Fatal(err)
 	}
-	tw, err := h.layout.OpenTimings()
+	tw, err := h.layout.OpenAttempts()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { tw.Close() })
 	h.cfg = Config{
-		Exec:    executor.Local{Grace: time.Second},
-		Layout:  h.layout,
-		Hooks:   hook.Default(),
-		Env:     hook.Env{"PATH=" + os.Getenv("PATH"), "TRACE=" + h.trace, "STATE=" + state},
-		Level:   "1",
-		GPUs:    gpus,
-		PinVar:  "HIP_VISIBLE_DEVICES",
-		Timings: tw,
-		Console: &h.console,
+		Exec:     executor.Local{Grace: time.Second},
+		Layout:   h.layout,
+		Hooks:    hook.Default(),
+		Env:      hook.Env{"PATH=" + os.Getenv("PATH"), "TRACE=" + h.trace, "STATE=" + state},
+		Level:    "1",
+		GPUs:     gpus,
+		PinVar:   "HIP_VISIBLE_DEVICES",
+		Attempts: tw,
+		Console:  &h.console,
 		Warn: func(s string) {
 			h.mu.Lock()
 			h.warns = append(h.warns, s)
@@ -116,8 +117,8 @@ func newHarness(t *testing.T, gpus ...string) *harness {
 }
 
 // item is a list item of suite "s" (weight < 0: unknown).
-func (h *harness) item(tag string, weight float64) Item {
-	it := Item{Item: schedule.Item{Label: "s", Tag: tag, Weight: 999999}, Suite: config.Suite{Label: "s", LogFile: "s.log", Mode: config.List, Path: h.script}}
+func (h *harness) item(tag string, weight float64) expand.Item {
+	it := expand.Item{Item: schedule.Item{ItemID: record.ItemID{Label: "s", Tag: tag}, Weight: 999999}, Suite: config.Suite{Label: "s", LogFile: "s.log", Mode: config.List, Path: h.script}}
 	if weight >= 0 {
 		it.Weight, it.Known = weight, true
 	}
@@ -125,15 +126,15 @@ func (h *harness) item(tag string, weight float64) Item {
 }
 
 // opaque is the whole opaque suite "o".
-func (h *harness) opaque(weight float64) Item {
+func (h *harness) opaque(weight float64) expand.Item {
 	s := config.Suite{Label: "o", LogFile: "o.log", Mode: config.Opaque, Path: h.script}
-	return adapted(Item{Item: schedule.Item{Label: "o", Weight: weight, Known: true}, Suite: s})
+	return adapted(expand.Item{Item: schedule.Item{ItemID: record.ItemID{Label: "o"}, Weight: weight, Known: true}, Suite: s})
 }
 
 // deadGPU writes a suite script for which GPU id is dead: an item pinned there
 // (alone) dies at once with a device error; elsewhere it runs the harness's script.
 // It returns n single-GPU items of that suite, sleep.0 to sleep.<n-1>, of weight 1.
-func (h *harness) deadGPU(id string, n int) []Item {
+func (h *harness) deadGPU(id string, n int) []expand.Item {
 	h.t.Helper()
 	bad := filepath.Join(h.dir, "bad.sh")
 	if err := os.WriteFile(bad, []byte(`#!/bin/sh
@@ -142,7 +143,7 @@ exec "`+h.script+`"
 `), 0o755); err != nil {
 		h.t.Fatal(err)
 	}
-	var items []Item
+	var items []expand.Item
 	for i := 0; i < n; i++ {
 		it := h.item(fmt.Sprintf("sleep.%d", i), 1)
 		it.Suite.Path = bad
@@ -152,7 +153,7 @@ exec "`+h.script+`"
 }
 
 // run dispatches items in the given order.
-func (h *harness) run(ctx context.Context, items ...Item) *Result {
+func (h *harness) run(ctx context.Context, items ...expand.Item) *Result {
 	h.t.Helper()
 	order := make([]int, len(items))
 	for i := range order {
@@ -167,16 +168,40 @@ func (h *harness) warnings() []string {
 	return append([]string(nil), h.warns...)
 }
 
-func (h *harness) timings() []record.Timing {
+// timing is an attempt as attempts.tsv records it, with the columns of its line in
+// TE's timings.tsv that the attempt does not hold as they are written.
+type timing struct {
+	record.Attempt
+	Item, Est  string
+	Incomplete bool
+}
+
+// timings reads attempts.tsv, and timings.tsv beside it: one line each per attempt,
+// in the same order, TE's written from the attempt.
+func (h *harness) timings() []timing {
 	h.t.Helper()
-	a, err := h.layout.ReadAttempts(true, false)
+	data, err := os.ReadFile(h.layout.AttemptsTSV())
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	if len(a.Warnings) != 0 {
-		h.t.Errorf("timings.tsv, outcomes.tsv: %q", a.Warnings)
+	rows, warns := logdir.ParseAttempts(bytes.NewReader(data))
+	if len(warns) != 0 {
+		h.t.Errorf("attempts.tsv: %q", warns)
 	}
-	return a.Rows
+	te, err := os.ReadFile(h.layout.TimingsTSV())
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(te), "\n")
+	out := make([]timing, len(rows))
+	for i, a := range rows {
+		if i >= len(lines) || lines[i] != logdir.FormatTiming(a) {
+			h.t.Fatalf("timings.tsv is not written from attempts.tsv: line %d of\n%s\nfor %+v", i+1, te, a)
+		}
+		f := strings.Split(strings.TrimSuffix(lines[i], "\n"), "\t")
+		out[i] = timing{Attempt: a, Item: logdir.UnescapeField(f[1]), Est: f[7], Incomplete: f[8] == "1"}
+	}
+	return out
 }
 
 // traceEvents returns the trace lines split into fields (kind, tag, gpu).
@@ -201,7 +226,7 @@ func (h *harness) traceEvents() [][]string {
 // attempt has its log, rc file and timings row.
 func TestRunOneItemPerGPU(t *testing.T) {
 	h := newHarness(t, "0", "1", "2")
-	var items []Item
+	var items []expand.Item
 	for i := 0; i < 12; i++ {
 		items = append(items, h.item(fmt.Sprintf("sleep.%02d", i), 1))
 	}
@@ -234,12 +259,12 @@ func TestRunOneItemPerGPU(t *testing.T) {
 	}
 	gpus := map[string]bool{}
 	for _, a := range res.Attempts {
-		gpus[a.GPU] = true
-		if a.RC != 0 || a.Number != 1 || a.Outcome != outcome.OK || a.End.Before(a.Start) || len(a.Slots) != 1 || a.GPU != h.cfg.GPUs[a.Slots[0]] {
+		gpus[a.GPU()] = true
+		if a.RC != 0 || a.Number != 1 || a.Outcome != outcome.OK || a.End.Before(a.Start) || len(a.Slots) != 1 || a.GPU() != h.cfg.GPUs[a.Slots[0]] {
 			t.Errorf("attempt %+v", a)
 		}
 		it := items[a.Item]
-		if log, err := os.ReadFile(h.layout.ItemLog("s", it.Tag)); err != nil || string(log) != fmt.Sprintf("item %s on gpu %s\n", it.Tag, a.GPU) {
+		if log, err := os.ReadFile(h.layout.ItemLog("s", it.Tag)); err != nil || string(log) != fmt.Sprintf("item %s on gpu %s\n", it.Tag, a.GPU()) {
 			t.Errorf("log of %s = %q, %v", it.Tag, log, err)
 		}
 		if rc, err := os.ReadFile(h.layout.ItemRC("s", it.Tag)); err != nil || string(rc) != "0\n" {
@@ -306,7 +331,7 @@ func TestRunConsoleLines(t *testing.T) {
 func TestRunRetries(t *testing.T) {
 	h := newHarness(t, "0", "1")
 	h.cfg.Retries = 1
-	items := []Item{h.item("flaky", 1), h.item("fail", 1), h.item("sleep.a", 1), h.item("sleep.b", 1)}
+	items := []expand.Item{h.item("flaky", 1), h.item("fail", 1), h.item("sleep.a", 1), h.item("sleep.b", 1)}
 	res := h.run(context.Background(), items...)
 	var flaky, failed []Attempt
 	for _, a := range res.Attempts {
@@ -320,10 +345,10 @@ func TestRunRetries(t *testing.T) {
 	if len(res.Attempts) != 6 || len(flaky) != 2 || len(failed) != 2 {
 		t.Fatalf("%d attempts (flaky %d, fail %d), want 6 (2, 2)", len(res.Attempts), len(flaky), len(failed))
 	}
-	if flaky[0].RC != 1 || flaky[1].RC != 0 || flaky[0].Number != 1 || flaky[1].Number != 2 || flaky[0].GPU == flaky[1].GPU {
+	if flaky[0].RC != 1 || flaky[1].RC != 0 || flaky[0].Number != 1 || flaky[1].Number != 2 || flaky[0].GPU() == flaky[1].GPU() {
 		t.Errorf("flaky attempts %+v", flaky)
 	}
-	if failed[0].RC != 3 || failed[1].RC != 3 || failed[1].GPU == failed[0].GPU {
+	if failed[0].RC != 3 || failed[1].RC != 3 || failed[1].GPU() == failed[0].GPU() {
 		t.Errorf("failing attempts %+v", failed)
 	}
 	l := h.layout
@@ -368,7 +393,7 @@ func TestRunCalibrates(t *testing.T) {
 	h := newHarness(t, "0")
 	// The nap sleeps 1.5 s: by its weight its deadline is 0.5 s, calibrated 6 s.
 	h.cfg.Timeout = Timeout{Factor: 3, Min: 500 * time.Millisecond}
-	items := []Item{h.item("fail", 1e6), h.item("sleep.0", 0.001), h.item("sleep.1", 0.001), h.item("sleep.2", 0.001),
+	items := []expand.Item{h.item("fail", 1e6), h.item("sleep.0", 0.001), h.item("sleep.1", 0.001), h.item("sleep.2", 0.001),
 		h.item("nap", 0.1)}
 	sched := make([]schedule.Item, len(items))
 	for i, it := range items {
@@ -434,7 +459,7 @@ func TestRunCancel(t *testing.T) {
 		t.Errorf("stop %+v", res.Stop)
 	}
 	for _, a := range res.Attempts {
-		if a.Outcome != outcome.Cancelled || !a.Row.Incomplete || a.RC != 143 {
+		if a.Outcome != outcome.Cancelled || !a.Outcome.Incomplete() || a.RC != 143 {
 			t.Errorf("attempt %+v", a)
 		}
 		if !strings.HasSuffix(h.console.String(), " cancelled\n") {
@@ -466,7 +491,7 @@ func TestRunCancel(t *testing.T) {
 func TestRunEverythingFailsFast(t *testing.T) {
 	h := newHarness(t, "0", "1", "2")
 	h.cfg.Quarantine = DefaultQuarantine
-	var items []Item
+	var items []expand.Item
 	for i := 0; i < 12; i++ {
 		items = append(items, h.item(fmt.Sprintf("fail.%02d", i), 100))
 	}
@@ -511,7 +536,7 @@ func TestRunQuarantine(t *testing.T) {
 	for _, a := range res.Attempts {
 		if a.RC == 0 {
 			passed[a.Item] = true
-			if a.GPU != "0" {
+			if a.GPU() != "0" {
 				t.Errorf("passed on the dead GPU: %+v", a)
 			}
 		} else if a.DeviceErr == "" {
@@ -532,7 +557,7 @@ func TestRunPartialSidecars(t *testing.T) {
 	h := newHarness(t, "0")
 	h.cfg.JUnitPrefix = filepath.Join(h.dir, "junit") + "/"
 	h.cfg.JUnitSuffix = ".xml"
-	items := []Item{h.item("partial.x", 1), h.item("sleep.clean", 1), h.opaque(1)}
+	items := []expand.Item{h.item("partial.x", 1), h.item("sleep.clean", 1), h.opaque(1)}
 	res := h.run(context.Background(), items...)
 	got := map[string]outcome.Outcome{}
 	for _, a := range res.Attempts {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rocm/sgpu-queue/internal/expand"
 	"github.com/rocm/sgpu-queue/internal/junit"
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/safefs"
@@ -26,7 +27,7 @@ type itemLog struct {
 // openLog creates (or truncates) the item's log, never through a link or into a
 // FIFO (logdir.Layout.Create); one it cannot create is reported lost, and the item
 // runs with its output dropped.
-func (d *dispatcher) openLog(it Item) *itemLog {
+func (d *dispatcher) openLog(it expand.Item) *itemLog {
 	path := d.cfg.Layout.ItemLog(it.Label, it.Tag)
 	f, err := d.cfg.Layout.Create(path)
 	if err != nil {
@@ -91,7 +92,7 @@ func writeRC(l logdir.Layout, path string, rc int) error {
 // same suite run at the same time; for the untagged item of an opaque suite (the
 // whole script, the only item of its suite) any sidecar under its prefix. Sidecars
 // older than the item are left over from earlier runs.
-func (d *dispatcher) partialLeft(it Item, start time.Time) bool {
+func (d *dispatcher) partialLeft(it expand.Item, start time.Time) bool {
 	if d.cfg.JUnitPrefix == "" {
 		return false
 	}
@@ -139,7 +140,7 @@ func newer(path string, since time.Time) bool {
 // attempt writes over them: the report names the tests that failed, then passed
 // (docs/report.md). Only regular files written since the item phase started (t0)
 // are copied, never through a link; one that cannot be copied is a warning.
-func (d *dispatcher) keepAttemptJUnit(it Item, n int, t0 time.Time) {
+func (d *dispatcher) keepAttemptJUnit(it expand.Item, n int, t0 time.Time) {
 	src := d.xmlFile(it)
 	if src == "" {
 		return

@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/rocm/sgpu-queue/internal/config"
+	"github.com/rocm/sgpu-queue/internal/expand"
 	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/tmpfstest"
 )
@@ -37,7 +39,7 @@ func logHarness(l logdir.Layout) (*dispatcher, *[]string) {
 func TestItemLogFullDisk(t *testing.T) {
 	l := fullDisk(t)
 	d, warns := logHarness(l)
-	it := Item{Item: schedule.Item{Label: "s", Tag: "x"}}
+	it := expand.Item{Item: schedule.Item{ItemID: record.ItemID{Label: "s", Tag: "x"}}}
 	// The file is made before the disk fills: an inode is no data block.
 	f, err := os.Create(l.ItemLog("s", "x"))
 	if err != nil {
@@ -98,7 +100,7 @@ func TestItemLogCannotCreate(t *testing.T) {
 			d.cfg.Lost = func(what, path string, err error) {
 				lost = append(lost, fmt.Sprintf("%s (%s): %v", path, what, err))
 			}
-			log := d.openLog(Item{Item: schedule.Item{Label: "s", Tag: "x"}})
+			log := d.openLog(expand.Item{Item: schedule.Item{ItemID: record.ItemID{Label: "s", Tag: "x"}}})
 			if n, err := log.Write([]byte("abc")); n != 3 || err != nil {
 				t.Errorf("write = %d, %v", n, err)
 			}
@@ -125,7 +127,7 @@ func TestItemLogCountsWhatWasWritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	d, warns := logHarness(l)
-	log := d.openLog(Item{Item: schedule.Item{Label: "s", Tag: "x"}})
+	log := d.openLog(expand.Item{Item: schedule.Item{ItemID: record.ItemID{Label: "s", Tag: "x"}}})
 	log.Write([]byte("12345"))
 	log.Write([]byte("678"))
 	if err := log.Close(); err != nil || log.written != 8 || len(*warns) != 0 {
@@ -137,20 +139,20 @@ func TestItemLogCountsWhatWasWritten(t *testing.T) {
 }
 
 // A full disk under the log dir: each item's lost output is reported once (naming its
-// log), a lost timings row or rc file is a warning, and the items neither fail nor
+// log), a lost attempts (and timings) row or rc file is a warning, and the items neither fail nor
 // stop the run.
 func TestRunFullDisk(t *testing.T) {
 	h := newHarness(t, "0", "1")
 	full := fullDisk(t)
 	h.layout, h.cfg.Layout = full, full
-	tw, err := full.OpenTimings()
+	tw, err := full.OpenAttempts()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tw.Close()
-	h.cfg.Timings = tw
+	h.cfg.Attempts = tw
 	tags := []string{"noisy.1", "noisy.2", "sleep.3"}
-	var items []Item
+	var items []expand.Item
 	for _, tag := range tags {
 		items = append(items, h.item(tag, 1))
 		// Made before the disk fills, as the cwd/ folder each item runs in.
@@ -183,7 +185,7 @@ func TestRunFullDisk(t *testing.T) {
 					perLog[tag]++
 				}
 			}
-		case strings.HasPrefix(w, "cannot record s/") && strings.Contains(w, ": timings.tsv: ") && strings.Contains(w, "; outcomes.tsv: ") && strings.HasSuffix(w, "no space left on device"):
+		case strings.HasPrefix(w, "cannot record s/") && strings.Contains(w, ": attempts.tsv: ") && strings.Contains(w, "; timings.tsv: ") && strings.HasSuffix(w, "no space left on device"):
 			rows++
 		case strings.Contains(w, ".log.rc NOT written (the exit code of item s/") && strings.HasSuffix(w, "no space left on device"):
 			rcs++
@@ -236,16 +238,16 @@ func TestPartialLeft(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	list := func(label, tag string) Item {
-		return adapted(Item{Item: schedule.Item{Label: label, Tag: tag}, Suite: config.Suite{Label: label, Mode: config.List}})
+	list := func(label, tag string) expand.Item {
+		return adapted(expand.Item{Item: schedule.Item{ItemID: record.ItemID{Label: label, Tag: tag}}, Suite: config.Suite{Label: label, Mode: config.List}})
 	}
-	opaque := func(label string) Item {
-		return adapted(Item{Item: schedule.Item{Label: label}, Suite: config.Suite{Label: label, Mode: config.Opaque}})
+	opaque := func(label string) expand.Item {
+		return adapted(expand.Item{Item: schedule.Item{ItemID: record.ItemID{Label: label}}, Suite: config.Suite{Label: label, Mode: config.Opaque}})
 	}
 	tests := []struct {
 		name   string
 		prefix string
-		it     Item
+		it     expand.Item
 		want   bool
 	}{
 		{"list: its own sidecar", prefix, list("s", "own"), true},

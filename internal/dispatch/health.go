@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rocm/sgpu-queue/internal/expand"
 	"github.com/rocm/sgpu-queue/internal/safefs"
 )
 
@@ -151,7 +152,7 @@ func (h *health) summary(gpus []string) string {
 	return strings.Join(q, ", ")
 }
 
-func (h *health) fast(a Attempt, it Item) bool {
+func (h *health) fast(a Attempt, it expand.Item) bool {
 	if !it.Known {
 		return a.Seconds() < h.cfg.FastUnknown.Seconds()
 	}
@@ -159,7 +160,7 @@ func (h *health) fast(a Attempt, it Item) bool {
 }
 
 // observe takes an attempt's outcome and returns what to do about GPU health.
-func (h *health) observe(a Attempt, it Item) []action {
+func (h *health) observe(a Attempt, it expand.Item) []action {
 	if h.cfg.Threshold <= 0 {
 		return nil
 	}
@@ -180,7 +181,7 @@ func (h *health) observe(a Attempt, it Item) []action {
 			}
 			switch {
 			case s.passed > 0 && h.state[slot] == slotSuspended:
-				acts = append(acts, h.quarantine(slot, s.reason+", and "+name(it)+" then passed on gpu"+a.GPU)...)
+				acts = append(acts, h.quarantine(slot, s.reason+", and "+name(it)+" then passed on gpu"+a.GPU())...)
 			case s.passed+s.failed == len(s.items) && h.state[slot] == slotSuspended:
 				acts = append(acts, h.release(slot, "its failed items failed on other GPUs too: the tests, not the GPU")...)
 			}
@@ -267,7 +268,7 @@ func (h *health) observeBlock(a Attempt) {
 	}
 }
 
-func (h *health) describe(streak []Attempt, last Item) string {
+func (h *health) describe(streak []Attempt, last expand.Item) string {
 	var parts []string
 	for _, a := range streak {
 		p := fmt.Sprintf("rc=%d after %.1fs", a.RC, a.Seconds())

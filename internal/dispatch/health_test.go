@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocm/sgpu-queue/internal/expand"
 	"github.com/rocm/sgpu-queue/internal/outcome"
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 )
 
@@ -26,7 +28,7 @@ func (o obs) attempt() Attempt {
 	if o.rc != 0 {
 		out = outcome.Failed
 	}
-	return Attempt{Item: o.item, Slots: []int{o.slot}, GPU: fmt.Sprint(o.slot), RC: o.rc, Outcome: out,
+	return Attempt{Attempt: record.Attempt{GPUs: []string{fmt.Sprint(o.slot)}, RC: o.rc, Outcome: out}, Item: o.item, Slots: []int{o.slot},
 		Start: t0, End: t0.Add(time.Duration(o.secs * float64(time.Second))), DeviceErr: o.dev}
 }
 
@@ -38,8 +40,8 @@ func devFail(slot, item int) obs {
 	return obs{slot: slot, item: item, rc: 1, secs: 1, dev: "hipErrorNoDevice"}
 }
 
-func healthItem(i int) Item {
-	return Item{Item: schedule.Item{Label: "s", Tag: fmt.Sprint("t", i), Weight: 100, Known: i < 10}}
+func healthItem(i int) expand.Item {
+	return expand.Item{Item: schedule.Item{ItemID: record.ItemID{Label: "s", Tag: fmt.Sprint("t", i)}, Weight: 100, Known: i < 10}}
 }
 
 func (a action) String() string {

@@ -194,7 +194,7 @@ func (d *dispatcher) ended(l *loop, a Attempt) {
 	}
 	if a.Outcome.Retryable() && !d.again[a.Item] && d.attempts[a.Item] <= d.cfg.Retries && d.requeue(l, a.Item, a.Slots) {
 		d.note(fmt.Sprintf("retrying %s (attempt %d of %d %s with rc=%d on gpu%s)",
-			name(d.items[a.Item]), a.Number, d.cfg.Retries+1, a.Outcome.Ended(), a.RC, a.GPU))
+			name(d.items[a.Item]), a.Number, d.cfg.Retries+1, a.Outcome.Ended(), a.RC, a.GPU()))
 	}
 }
 
@@ -220,7 +220,7 @@ func (d *dispatcher) requeue(l *loop, item int, avoid []int) bool {
 // unfit records an item that needs more GPUs than are left in the pool.
 func (d *dispatcher) unfit(l *loop, item int, what string) {
 	it := d.items[item]
-	u := record.Unfit{Label: it.Label, Tag: it.Tag, GPUs: it.Width(), Pool: l.health.left()}
+	u := record.Unfit{ItemID: it.ItemID, GPUs: it.Width(), Pool: l.health.left()}
 	l.res.Unfit = append(l.res.Unfit, u)
 	d.warn(fmt.Sprintf("%s %s: it needs %s and quarantine left %d in the pool (%s out)", name(it), what, textfmt.Count(u.GPUs, "GPU"), u.Pool,
 		l.health.summary(d.cfg.GPUs)))

@@ -5,14 +5,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
 func TestTimeoutFor(t *testing.T) {
-	known := func(w float64) schedule.Item { return schedule.Item{Label: "s", Tag: "a", Weight: w, Known: true} }
-	unknown := schedule.Item{Label: "s", Tag: "a", Weight: 999999}
-	prior := schedule.Item{Label: "s", Tag: "a", Weight: 10, Prior: weights.Prior{Seconds: 10, Kind: weights.FromSibling}}
+	known := func(w float64) schedule.Item {
+		return schedule.Item{ItemID: record.ItemID{Label: "s", Tag: "a"}, Weight: w, Known: true}
+	}
+	unknown := schedule.Item{ItemID: record.ItemID{Label: "s", Tag: "a"}, Weight: 999999}
+	prior := schedule.Item{ItemID: record.ItemID{Label: "s", Tag: "a"}, Weight: 10, Prior: weights.Prior{Seconds: 10, Kind: weights.FromSibling}}
 	std := Timeout{Factor: 3, Min: 5 * time.Minute, Max: time.Hour}
 	tests := []struct {
 		name   string

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/rocm/sgpu-queue/internal/config"
+	"github.com/rocm/sgpu-queue/internal/expand"
 	"github.com/rocm/sgpu-queue/internal/hook"
 )
 
@@ -25,7 +26,7 @@ func TestItemVariablesAreChecked(t *testing.T) {
 	h.cfg.Ports = map[string]int{"0": 29600, "1": 29601}
 	narrowed := h.item("t", -1)
 	narrowed.Narrowed, narrowed.OnlyTests = true, filepath.Join(h.dir, "only.txt")
-	items := append([]Item{narrowed, h.opaque(1)}, h.adapterItems(config.Cmd, "c1 true\n")...)
+	items := append([]expand.Item{narrowed, h.opaque(1)}, h.adapterItems(config.Cmd, "c1 true\n")...)
 
 	var checked []string
 	for _, u := range h.cfg.Hooks.Uses("HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES") {
@@ -57,7 +58,7 @@ func TestItemVariablesAreChecked(t *testing.T) {
 	}
 }
 
-func mustCommandEnv(t *testing.T, d *dispatcher, it Item) []string {
+func mustCommandEnv(t *testing.T, d *dispatcher, it expand.Item) []string {
 	c, _, err := d.command(it, "0", io.Discard)
 	if err != nil {
 		t.Fatal(err)

@@ -36,6 +36,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/dispatch"
 	"github.com/rocm/sgpu-queue/internal/executor"
 	"github.com/rocm/sgpu-queue/internal/exitcode"
+	"github.com/rocm/sgpu-queue/internal/expand"
 	"github.com/rocm/sgpu-queue/internal/hook"
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/optname"
@@ -387,7 +388,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 // refused still counts. Nothing in them is cancelled by ctx; a cancel that comes
 // while they run is honoured once they have written what was measured
 // (cancelledAfterItems).
-func (r *run) afterItems(runCtx context.Context, d *dispatch.Result, meta *record.Meta, o *ordered, exp *expansion, items []dispatch.Item) {
+func (r *run) afterItems(runCtx context.Context, d *dispatch.Result, meta *record.Meta, o *ordered, exp *expansion, items []expand.Item) {
 	ctx := context.WithoutCancel(runCtx)
 	r.res.Cancelled = d.Cancelled
 	r.res.Quarantined = d.Quarantined
@@ -407,14 +408,14 @@ func (r *run) afterItems(runCtx context.Context, d *dispatch.Result, meta *recor
 	// Phase 5: verdicts.
 	run := &record.Run{Dir: r.layout.Root, Meta: *meta, Queue: o.queueRows}
 	for _, a := range d.Attempts {
-		run.Timings = append(run.Timings, a.Row)
+		run.Attempts = append(run.Attempts, a.Attempt)
 	}
 	r.verdicts(run)
 	r.saveRerun(exp, meta.Arch, r.res.Suites, items)
 
 	// Phase 6: learn.
 	r.obs.Phase(6, "learn the weights")
-	meta.Changes, meta.Pruned = r.learn(ctx, o, run, exp)
+	meta.Changes, meta.Pruned = r.learn(ctx, o, exp)
 	run.Meta = *meta
 	r.writeMeta(meta)
 

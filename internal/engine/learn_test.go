@@ -7,6 +7,7 @@ import (
 
 	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/record"
+	"github.com/rocm/sgpu-queue/internal/verdict"
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
@@ -37,11 +38,13 @@ func dumpTable(t *weights.Table) string {
 // the suites it censused, and fills in its TE seeds.
 func TestLearnOverAnotherRunsSave(t *testing.T) {
 	phase2 := func() string { return "a/x=10 b/y=20 b/gone=5 c/z=3" } // what both loaded
-	runOf := func(label, tag string, secs float64) *record.Run {
-		return &record.Run{
-			Meta:    record.Meta{Suites: []record.MetaSuite{{Label: label, Mode: "list"}}},
-			Timings: []record.Timing{{Label: label, Item: tag, GPU: "0", Secs: secs, Outcome: outcome.OK}},
-		}
+	runOf := func(label, tag string, secs float64) []verdict.Suite {
+		id := record.ItemID{Label: label, Tag: tag}
+		return verdict.Decide(&record.Run{
+			Meta:     record.Meta{Suites: []record.MetaSuite{{Label: label, Mode: "list"}}},
+			Queue:    []record.QueueRow{{ItemID: id}},
+			Attempts: []record.Attempt{{ItemID: id, GPUs: []string{"0"}, Secs: secs, Outcome: outcome.OK}},
+		})
 	}
 	orderedOf := func(loaded *weights.Table, seeds *weights.Table) *ordered {
 		return &ordered{stored: loaded, seeds: seeds, pool: weights.SplitPool(loaded, nil, 2)}

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -182,9 +181,8 @@ func (r *run) learnShards(table *weights.Table, run *record.Run, census weights.
 		}
 		ids = append(ids, s.ID)
 	}
-	changes, pruned := learnRows(table, run, census, func(t record.Timing) bool {
-		s, _, ok := record.SplitShardGPU(t.GPU)
-		return ok && done[s] || skipKeys[weights.Key(t.Label, run.TagOf(t))]
+	changes, pruned := learnItems(table, r.res.Suites, census, func(t record.Attempt) bool {
+		return done[t.Shard] || skipKeys[t.Key()]
 	})
 	table.MarkLearned(ids...)
 	return changes, pruned
@@ -242,17 +240,10 @@ func (r *run) printShards(run *record.Run) {
 // each item's shard, the plan, run.json, and the shards' item logs.
 func (r *run) writeMerged(m *merge.Result, shards []*merge.Shard) error {
 	run, l := m.Run, r.layout
-	var q, c bytes.Buffer
-	if err := logdir.FormatQueue(&q, run.Queue); err != nil {
-		return err
-	}
-	if err := logdir.FormatCensus(&c, m.CensusRows); err != nil {
-		return err
-	}
 	for _, f := range []struct {
 		path string
 		data []byte
-	}{{l.QueueTSV(), q.Bytes()}, {l.ItemsTSV(), c.Bytes()}, {l.ShardsTSV(), logdir.FormatShards(run.ShardOf, run.Queue)}} {
+	}{{l.QueueTSV(), logdir.FormatQueue(run.Queue)}, {l.ItemsTSV(), logdir.FormatItems(m.CensusRows)}, {l.ShardsTSV(), logdir.FormatShards(run.ShardOf, run.Queue)}} {
 		if err := l.WriteFile(f.path, f.data); err != nil {
 			return r.stateError(err)
 		}
@@ -264,24 +255,24 @@ func (r *run) writeMerged(m *merge.Result, shards []*merge.Shard) error {
 			}
 		}
 	}
-	tw, err := l.OpenTimings()
+	aw, err := l.OpenAttempts()
 	if err != nil {
 		return err
 	}
 	var errs []error
-	for _, t := range run.Timings {
-		errs = append(errs, tw.Append(t))
+	for _, a := range run.Attempts {
+		errs = append(errs, aw.Append(a))
 	}
-	errs = append(errs, tw.Close())
+	errs = append(errs, aw.Close())
 	if err := errors.Join(errs...); err != nil {
-		r.lost("the merged timings", l.TimingsTSV(), err)
+		r.lost("the merged attempts", l.AttemptsTSV(), err)
 	}
 	r.writeMeta(&run.Meta)
 	n, err := merge.CopyLogs(shards, l)
 	if err != nil {
 		r.lost("item logs of the shards", l.ItemsDir(), err)
 	}
-	r.printf("  %d rows, %d item files of the shards → %s\n", len(run.Timings), n, r.rel(l.Root))
+	r.printf("  %d rows, %d item files of the shards → %s\n", len(run.Attempts), n, r.rel(l.Root))
 	return nil
 }
 
@@ -297,7 +288,7 @@ func (r *run) combineJUnit(ctx context.Context, m *merge.Result) {
 		}
 		// Items no shard file speaks for: a shard that never reported, or
 		// stopped before listing (typed: its stop, its record).
-		return junit.CombineSuite(ctx, s, parts, func(it verdict.Item) bool {
+		return junit.Combine(ctx, s, parts, func(it verdict.Item) bool {
 			return it.Stop == outcome.StopNotReported || it.Unclaimed || !it.Finished && m.Unlisted[it.Shard]
 		})
 	})

@@ -27,8 +27,8 @@ type expansion struct {
 	items  []schedule.Item
 	suites map[string]config.Suite
 	census weights.Census
-	rows   []record.CensusRow
-	listed []record.CensusRow // a shard's whole listing, before keepShard
+	rows   []record.ItemID
+	listed []record.ItemID // a shard's whole listing, before keepShard
 }
 
 // expand is phase 1: the adapter suites' setup= commands, then every listing.
@@ -98,7 +98,7 @@ func censusNote(res *expand.Result, label string) string {
 		return "failed"
 	case res.OwnCensus[label]:
 		return fmt.Sprint(len(keys))
-	case len(keys) == 1 && keys[weights.Key(label, "")]:
+	case len(keys) == 1 && keys[label]:
 		return "-"
 	}
 	return fmt.Sprintf("%d (its listing)", len(keys))

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -204,16 +203,9 @@ func (r *run) writeQueue(plan []schedule.Item, order []int, e *expansion) ([]rec
 		if cmd == "" {
 			cmd = string(s.Mode) // a tool's line: its adapter builds the command
 		}
-		rows[i] = record.QueueRow{Weight: it.Weight, Label: it.Label, Cmd: cmd, Tag: it.Tag, Args: s.Args}
+		rows[i] = record.QueueRow{ItemID: it.ItemID, Weight: it.Weight, Cmd: cmd, Args: s.Args}
 	}
-	var q, c bytes.Buffer
-	if err := logdir.FormatQueue(&q, rows); err != nil {
-		return nil, err
-	}
-	if err := logdir.FormatCensus(&c, e.rows); err != nil {
-		return nil, err
-	}
-	if err := r.layout.WriteFile(r.layout.QueueTSV(), q.Bytes()); err != nil {
+	if err := r.layout.WriteFile(r.layout.QueueTSV(), logdir.FormatQueue(rows)); err != nil {
 		return nil, r.stateError(err)
 	}
 	if r.shard != nil {
@@ -221,5 +213,5 @@ func (r *run) writeQueue(plan []schedule.Item, order []int, e *expansion) ([]rec
 			return nil, err
 		}
 	}
-	return rows, r.stateError(r.layout.WriteFile(r.layout.ItemsTSV(), c.Bytes()))
+	return rows, r.stateError(r.layout.WriteFile(r.layout.ItemsTSV(), logdir.FormatItems(e.rows)))
 }

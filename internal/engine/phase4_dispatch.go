@@ -7,6 +7,7 @@ import (
 
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/dispatch"
+	"github.com/rocm/sgpu-queue/internal/expand"
 	"github.com/rocm/sgpu-queue/internal/gpu"
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/record"
@@ -18,7 +19,7 @@ import (
 // loaded ("" when the run stopped before it).
 func (r *run) meta(suites []config.Suite, pool gpu.Pool) *record.Meta {
 	m := r.claim(suites, pool)
-	m.Format = logdir.FormatOutcomes
+	m.Format = logdir.FormatAttempts
 	m.DefaultWeight = r.o.DefaultWeight
 	if r.weights != nil {
 		// After its Load: it may say where the table came from. A file under the repo
@@ -31,13 +32,13 @@ func (r *run) meta(suites []config.Suite, pool gpu.Pool) *record.Meta {
 }
 
 // dispatch is phase 4: items (dispatchItems) through the scheduler q.
-func (r *run) dispatch(ctx context.Context, items []dispatch.Item, q schedule.Scheduler, pool gpu.Pool,
+func (r *run) dispatch(ctx context.Context, items []expand.Item, q schedule.Scheduler, pool gpu.Pool,
 	meta *record.Meta) (*dispatch.Result, error) {
-	tw, err := r.layout.OpenTimings()
+	aw, err := r.layout.OpenAttempts()
 	if err != nil {
 		return nil, fmt.Errorf("log dir %s: %w", r.o.LogDir, err)
 	}
-	defer tw.Close()
+	defer aw.Close()
 	suffix := r.junitSuffix()
 	prefix := r.junitPrefix()
 	if prefix != "" {
@@ -52,19 +53,19 @@ func (r *run) dispatch(ctx context.Context, items []dispatch.Item, q schedule.Sc
 		GPUs: pool.IDs, PinVar: pool.PinVar, AlsoPin: pool.AlsoPin, Ports: r.ports, JUnitPrefix: prefix, JUnitSuffix: suffix,
 		JUnitOptional: r.optional,
 		JUnitRoot:     r.junitPrefixRoot(), Lost: r.lost,
-		MapPath: r.target.MapPath, Dir: r.o.RepoRoot, Timings: tw, Console: r.out, Warn: r.warn, Start: meta.Started,
+		MapPath: r.target.MapPath, Dir: r.o.RepoRoot, Attempts: aw, Console: r.out, Warn: r.warn, Start: meta.Started,
 		Timeout: r.o.Timeout, Retries: r.o.Retries, Quarantine: r.o.Quarantine,
 	}
 	return dispatch.Run(ctx, cfg, items, q), nil
 }
 
-// dispatchItems are the plan's items as dispatch runs them: each the work item of
-// its Seq, as phase 2 weighed it, with a re-run's narrowing.
-func (r *run) dispatchItems(plan []schedule.Item, e *expansion) []dispatch.Item {
-	items := make([]dispatch.Item, len(plan))
+// dispatchItems are the work items in the plan's order, each as phase 2 weighed it
+// (its scheduler's side, by its Seq), with a re-run's narrowing.
+func (r *run) dispatchItems(plan []schedule.Item, e *expansion) []expand.Item {
+	items := make([]expand.Item, len(plan))
 	for i, it := range plan {
-		w := e.work[it.Seq]
-		items[i] = dispatch.Item{Item: it, Suite: w.Suite, Adapter: w.Adapter, Unit: w.Unit}
+		items[i] = e.work[it.Seq]
+		items[i].Item = it
 		r.narrowItem(&items[i])
 	}
 	return items

@@ -6,13 +6,14 @@ import (
 
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
+	"github.com/rocm/sgpu-queue/internal/verdict"
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
 // learn is phase 6: blend this run's durations into the table, prune the keys of
 // items that are gone, save. A shard learns nothing: merge learns once from every
 // shard's rows (a shard that saved would have them learned twice).
-func (r *run) learn(ctx context.Context, o *ordered, run *record.Run, e *expansion) ([]record.Change, []string) {
+func (r *run) learn(ctx context.Context, o *ordered, e *expansion) ([]record.Change, []string) {
 	if r.shard != nil {
 		r.printf("  shard %d/%d: the weight table is left as it is: sgpu-queue merge learns once from every shard's rows\n", r.shard.shard,
 			r.shard.shards)
@@ -25,7 +26,7 @@ func (r *run) learn(ctx context.Context, o *ordered, run *record.Run, e *expansi
 		return nil, nil
 	}
 	return r.saveLearned(ctx, o.store, o.stored, func(stored *weights.Table) learned {
-		return learnOver(stored, o, run, e.census)
+		return learnOver(stored, o, r.res.Suites, e.census)
 	})
 }
 
@@ -34,10 +35,10 @@ func (r *run) learn(ctx context.Context, o *ordered, run *record.Run, e *expansi
 // stays, but for the keys this run measured (blended into it) and those of its own
 // censused suites that are gone (pruned). TE's seeds fill the keys it lacks, as
 // they filled the table phase 2 loaded.
-func learnOver(stored *weights.Table, o *ordered, run *record.Run, census weights.Census) learned {
+func learnOver(stored *weights.Table, o *ordered, suites []verdict.Suite, census weights.Census) learned {
 	stored.Fill(o.seeds)
 	p := o.pool.Over(stored)
-	changes, pruned := LearnRun(p.View, run, census)
+	changes, pruned := LearnRun(p.View, suites, census)
 	table, aside := p.Join(census)
 	return learned{table: table, changes: changes, pruned: append(pruned, aside...)}
 }
@@ -89,29 +90,31 @@ func (r *run) saveLearned(ctx context.Context, store weights.Store, loaded *weig
 	return l.changes, l.pruned
 }
 
-// LearnRun is the learning of phase 6 on a run's rows, without saving: each row
-// teaches by its outcome (weights.Measure, docs/outcomes.md) a duration, only "at
-// least this long", or nothing (no-run); then the keys of items that are gone by
-// census are pruned. It returns the weights that changed and the keys pruned. A
-// merge calls it once on every shard's rows, so that the table is the one a single
-// run of those rows would learn.
-func LearnRun(table *weights.Table, run *record.Run, census weights.Census) ([]record.Change, []string) {
-	return learnRows(table, run, census, nil)
+// LearnRun is the learning of phase 6 on a run's verdicts, without saving: each
+// attempt an item teaches by (learnable) teaches by its outcome (weights.Measure,
+// docs/outcomes.md) a duration, only "at least this long", or nothing (no-run);
+// then the keys of items that are gone by census are pruned. It returns the
+// weights that changed and the keys pruned. A merge calls it once on every shard's
+// items, so that the table is the one a single run of those attempts would learn.
+func LearnRun(table *weights.Table, suites []verdict.Suite, census weights.Census) ([]record.Change, []string) {
+	return learnItems(table, suites, census, nil)
 }
 
-// learnRows is LearnRun but for the rows skip says were learned already: they
+// learnItems is LearnRun but for the attempts skip says were learned already: they
 // teach nothing, and their items still count as dispatched for pruning.
-func learnRows(table *weights.Table, run *record.Run, census weights.Census, skip func(record.Timing) bool) ([]record.Change, []string) {
+func learnItems(table *weights.Table, suites []verdict.Suite, census weights.Census,
+	skip func(record.Attempt) bool) ([]record.Change, []string) {
 	var ms []weights.Measurement
 	dispatched := map[string]bool{}
-	for _, t := range learnable(run) {
-		key := weights.Key(t.Label, run.TagOf(t))
-		dispatched[key] = true
-		if skip != nil && skip(t) {
-			continue
-		}
-		if m, ok := weights.Measure(key, t.Secs, run.OutcomeOf(t)); ok {
-			ms = append(ms, m)
+	for _, it := range verdict.Select(suites, func(it verdict.Item) bool { return len(it.Attempts) > 0 }) {
+		dispatched[it.Key()] = true
+		for _, a := range learnable(it) {
+			if skip != nil && skip(a) {
+				continue
+			}
+			if m, ok := weights.Measure(it.Key(), a.Secs, a.Outcome); ok {
+				ms = append(ms, m)
+			}
 		}
 	}
 	var changes []record.Change
@@ -124,37 +127,21 @@ func learnRows(table *weights.Table, run *record.Run, census weights.Census, ski
 	return changes, weights.Prune(table, dispatched, census)
 }
 
-// learnable picks the rows phase 6 learns from: every row of an item that ran once;
-// of an item that ran several times (reruns, quarantine), only its passing attempts
-// (outcome ok), or its last one when none passed, so a flaky failure never teaches a
-// duration.
-func learnable(run *record.Run) []record.Timing {
-	type key struct{ label, item string }
-	rows := map[key][]record.Timing{}
-	var order []key
-	for _, t := range run.Timings {
-		k := key{t.Label, t.Item}
-		if _, ok := rows[k]; !ok {
-			order = append(order, k)
-		}
-		rows[k] = append(rows[k], t)
+// learnable are the attempts an item teaches by: its one attempt; of an item that
+// ran several times (reruns, quarantine), its passing attempts (outcome ok), or
+// its last one when none passed, so a flaky failure never teaches a duration.
+func learnable(it verdict.Item) []record.Attempt {
+	if len(it.Attempts) < 2 {
+		return it.Attempts
 	}
-	var out []record.Timing
-	for _, k := range order {
-		rs := rows[k]
-		if len(rs) == 1 {
-			out = append(out, rs[0])
-			continue
-		}
-		n := len(out)
-		for _, t := range rs {
-			if run.OutcomeOf(t).Passed() {
-				out = append(out, t)
-			}
-		}
-		if len(out) == n {
-			out = append(out, rs[len(rs)-1])
+	var ok []record.Attempt
+	for _, a := range it.Attempts {
+		if a.Outcome.Passed() {
+			ok = append(ok, a)
 		}
 	}
-	return out
+	if len(ok) == 0 {
+		return it.Attempts[len(it.Attempts)-1:]
+	}
+	return ok
 }

@@ -75,7 +75,13 @@ func (r *run) mergeJUnit(ctx context.Context, since time.Time) {
 	}
 	suffix := r.junitSuffix()
 	r.writeJUnit(ctx, func(s verdict.Suite) (*junit.Doc, error) {
-		return junit.Merge(ctx, s.Label, prefix+s.Label, suffix, junit.ItemsOf(s, r.o.LogDir, r.junitNamed(s.Label)), since)
+		src := junit.Source{
+			Dir:    prefix + s.Label,
+			Suffix: suffix,
+			Named:  r.junitNamed(s.Label),
+			LogDir: r.o.LogDir,
+		}
+		return junit.Merge(ctx, s, src, since)
 	})
 }
 

@@ -55,7 +55,7 @@ func (r *run) summary() {
 		r.printf("  FAIL rc=%s %s %s%s  %s\n", rc, it.Label, dispatch.ShownTag(it.Tag), note, log)
 	}
 	for _, it := range verdict.FlakyItems(r.res.Suites) {
-		r.printf("  flaky: %s %s passed on attempt %d\n", it.Label, dispatch.ShownTag(it.Tag), it.Attempts)
+		r.printf("  flaky: %s %s passed on attempt %d\n", it.Label, dispatch.ShownTag(it.Tag), it.Tries)
 	}
 	for _, q := range r.res.Quarantined {
 		r.printf("  quarantined %s: %s\n", record.GPUName(q.GPU), q.Reason)

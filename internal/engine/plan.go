@@ -16,6 +16,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/adapter"
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/optname"
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/safefs"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/shard"
@@ -72,8 +73,7 @@ func Plan(req PlanRequest, warn func(string)) (*shard.Plan, string, error) {
 	keys, from := shard.TableKeys(view), "weights"
 	for _, k := range slices.Sorted(maps.Keys(pooled)) {
 		if _, ok := view.Get(k); !ok {
-			label, tag := weights.SplitKey(k)
-			keys = append(keys, shard.ItemKey{Label: label, Tag: tag}) // learned on other pool sizes only
+			keys = append(keys, record.ParseItemID(k)) // learned on other pool sizes only
 		}
 	}
 	if req.ItemsPath != "" {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/dispatch"
+	"github.com/rocm/sgpu-queue/internal/expand"
 	"github.com/rocm/sgpu-queue/internal/hook"
 	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/record"
@@ -19,15 +20,14 @@ import (
 	"github.com/rocm/sgpu-queue/internal/safefs"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
-	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
 // rerunning is a run narrowed to what failed the last attempt (docs/reruns.md).
 type rerunning struct {
 	record.Rerun
-	suites map[string]bool        // the labels with an item queued
-	tests  map[rerun.Key]string   // each narrowed item's tests file, "" for none
-	only   map[rerun.Key][]string // the tests in it, read once as the run narrows
+	suites map[string]bool            // the labels with an item queued
+	tests  map[record.ItemID]string   // each narrowed item's tests file, "" for none
+	only   map[record.ItemID][]string // the tests in it, read once as the run narrows
 }
 
 // rerunState is what a run knows of the re-run state (docs/reruns.md#keys): the
@@ -35,13 +35,13 @@ type rerunning struct {
 type rerunState struct {
 	code   string
 	prior  map[string]*prior
-	listed map[rerun.Key]bool // the items this run listed (a shard's own), before narrowing
+	listed map[record.ItemID]bool // the items this run listed (a shard's own), before narrowing
 }
 
 // prior is one queue's state as this run trusts it: the failed list, and its
 // record when that is of this run's key. Nothing, when the state was another's.
 type prior struct {
-	failed []rerun.Key
+	failed []record.ItemID
 	state  *rerun.State // nil: no record of this key (outside git, the list is still used)
 }
 
@@ -163,11 +163,11 @@ func (r *run) readPrior(q, arch string) *prior {
 // listed and censused in phase 1). A list that names none of them runs everything,
 // with a warning; a list that cannot be read too. --full ignores the lists.
 func (r *run) narrow(e *expansion, arch string) {
-	r.reruns.listed = map[rerun.Key]bool{}
+	r.reruns.listed = map[record.ItemID]bool{}
 	for _, it := range e.items {
-		r.reruns.listed[rerun.Key{Label: it.Label, Tag: it.Tag}] = true
+		r.reruns.listed[it.ItemID] = true
 	}
-	var failed, others []rerun.Key
+	var failed, others []record.ItemID
 	var lists []string
 	for _, q := range runQueues(e.suites) {
 		p := r.readPrior(q, arch)
@@ -193,9 +193,9 @@ func (r *run) narrow(e *expansion, arch string) {
 	if len(failed) == 0 {
 		return
 	}
-	queued := make([]rerun.Key, len(e.items))
+	queued := make([]record.ItemID, len(e.items))
 	for i, it := range e.items {
-		queued[i] = rerun.Key{Label: it.Label, Tag: it.Tag}
+		queued[i] = it.ItemID
 	}
 	n := rerun.Narrow(failed, queued)
 	if !n.Narrowed() {
@@ -203,8 +203,8 @@ func (r *run) narrow(e *expansion, arch string) {
 			n.Failed, strings.Join(lists, ", ")))
 		return
 	}
-	rr := &rerunning{Rerun: record.Rerun{Failed: n.Failed, Lists: lists}, suites: map[string]bool{}, tests: map[rerun.Key]string{},
-		only: map[rerun.Key][]string{}}
+	rr := &rerunning{Rerun: record.Rerun{Failed: n.Failed, Lists: lists}, suites: map[string]bool{}, tests: map[record.ItemID]string{},
+		only: map[record.ItemID][]string{}}
 	if r.shard != nil && !r.carry(e, n, rr) {
 		return
 	}
@@ -222,7 +222,7 @@ func (r *run) narrow(e *expansion, arch string) {
 func (r *run) narrowItems(e *expansion, arch string, n rerun.Narrowing, rr *rerunning) []schedule.Item {
 	var kept []schedule.Item
 	for _, it := range e.items {
-		k := rerun.Key{Label: it.Label, Tag: it.Tag}
+		k := it.ItemID
 		if !n.Keep[k] {
 			continue
 		}
@@ -235,12 +235,12 @@ func (r *run) narrowItems(e *expansion, arch string, n rerun.Narrowing, rr *reru
 		case errors.Is(err, fs.ErrNotExist) || err == nil && len(data) == 0:
 			continue
 		case err != nil:
-			r.warn(fmt.Sprintf("re-run: %v; %s runs whole", err, textfmt.Printable(k.String())))
+			r.warn(fmt.Sprintf("re-run: %v; %s runs whole", err, textfmt.Printable(k.Key())))
 			continue
 		}
 		if st := r.reruns.prior[q].state; st != nil && !st.TestsKept(rerun.TestsName(k), data) {
 			r.printf("  re-run: %s re-runs whole: %s is not the tests file the last attempt wrote "+
-				"(a run of another level or arch rewrote it)\n", textfmt.Printable(k.String()), r.rel(f))
+				"(a run of another level or arch rewrote it)\n", textfmt.Printable(k.Key()), r.rel(f))
 			continue
 		}
 		rr.tests[k], rr.only[k] = f, rerun.Lines(data)
@@ -256,17 +256,17 @@ func (r *run) narrowItems(e *expansion, arch string, n rerun.Narrowing, rr *reru
 // outcome of one of them, the shard runs everything, with a notice, and carry
 // reports false.
 func (r *run) carry(e *expansion, n rerun.Narrowing, rr *rerunning) bool {
-	known := map[rerun.Key]record.Carried{}
+	known := map[record.ItemID]record.Carried{}
 	for _, p := range r.reruns.prior {
 		if p.state != nil {
 			for _, c := range p.state.Items {
-				known[rerun.Key{Label: c.Label, Tag: c.Tag}] = c
+				known[c.ItemID] = c
 			}
 		}
 	}
-	var unknown []rerun.Key
+	var unknown []record.ItemID
 	for _, it := range e.items {
-		k := rerun.Key{Label: it.Label, Tag: it.Tag}
+		k := it.ItemID
 		if n.Keep[k] {
 			continue
 		}
@@ -288,16 +288,16 @@ func (r *run) carry(e *expansion, n rerun.Narrowing, rr *rerunning) bool {
 // owns reports whether this run speaks for item k of queue q's state: not when k's
 // suite is one of that queue this run did not select, or k is another shard's.
 // An item of no suite of the configs is gone, and owned: the run drops it.
-func (r *run) owns(q string, k rerun.Key) bool {
+func (r *run) owns(q string, k record.ItemID) bool {
 	s, known := r.res.Configs[k.Label]
 	if known && s.Queue() == q && slices.ContainsFunc(r.unselected, func(u config.Suite) bool { return u.Label == k.Label }) {
 		return false
 	}
-	return r.shard == nil || r.shard.of(weights.Key(k.Label, k.Tag)) == r.shard.shard
+	return r.shard == nil || r.shard.of(k.Key()) == r.shard.shard
 }
 
 // keyList names keys, the first few of them.
-func keyList(keys []rerun.Key) string {
+func keyList(keys []record.ItemID) string {
 	const show = 5
 	var names []string
 	for i, k := range keys {
@@ -305,7 +305,7 @@ func keyList(keys []rerun.Key) string {
 			names = append(names, fmt.Sprintf("and %d more", len(keys)-show))
 			break
 		}
-		names = append(names, textfmt.Printable(k.String()))
+		names = append(names, textfmt.Printable(k.Key()))
 	}
 	return strings.Join(names, ", ")
 }
@@ -314,11 +314,11 @@ func keyList(keys []rerun.Key) string {
 // whole) and the tests in it; its adapter's command selects them (adapter.Run: a
 // list item's script reads the file through the hook's only-tests variable, a
 // tool's item is given the tests).
-func (r *run) narrowItem(it *dispatch.Item) {
+func (r *run) narrowItem(it *expand.Item) {
 	if r.rerun == nil {
 		return
 	}
-	k := rerun.Key{Label: it.Label, Tag: it.Tag}
+	k := it.ItemID
 	it.Narrowed, it.OnlyTests, it.Only = true, r.rerun.tests[k], r.rerun.only[k]
 }
 
@@ -342,9 +342,9 @@ func (r *run) countRan(m *record.Meta, d *dispatch.Result) {
 	if m.Rerun == nil {
 		return
 	}
-	ran := map[record.ItemRef]bool{}
+	ran := map[int]bool{}
 	for _, a := range d.Attempts {
-		ran[record.ItemRef{Label: a.Row.Label, Item: a.Row.Item}] = true
+		ran[a.Item] = true
 	}
 	m.Rerun.Ran = len(ran)
 }

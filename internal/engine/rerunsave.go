@@ -6,6 +6,8 @@ import (
 
 	"github.com/rocm/sgpu-queue/internal/adapter"
 	"github.com/rocm/sgpu-queue/internal/dispatch"
+	"github.com/rocm/sgpu-queue/internal/expand"
+	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/rerun"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
@@ -19,15 +21,15 @@ import (
 // entries of suites it did not select, or of another shard, stay. Every queued
 // item's old tests file is removed first, so none outlives the reason it was
 // written.
-func (r *run) saveRerun(e *expansion, arch string, suites []verdict.Suite, dispatched []dispatch.Item) {
+func (r *run) saveRerun(e *expansion, arch string, suites []verdict.Suite, dispatched []expand.Item) {
 	outcomes := map[string][]record.Carried{}
-	failed := map[string][]rerun.Key{}
+	failed := map[string][]record.ItemID{}
 	for _, s := range suites {
 		for _, it := range s.Items {
 			q := e.suites[it.Label].Queue()
 			outcomes[q] = append(outcomes[q], carriedOf(it))
 			if it.Failed {
-				failed[q] = append(failed[q], rerun.Key{Label: it.Label, Tag: it.Tag})
+				failed[q] = append(failed[q], it.ItemID)
 			}
 		}
 	}
@@ -39,46 +41,54 @@ func (r *run) saveRerun(e *expansion, arch string, suites []verdict.Suite, dispa
 // carriedOf is an item's verdict as the re-run state keeps it.
 func carriedOf(it verdict.Item) record.Carried {
 	gpus := 0
-	if it.GPU != "" {
-		gpus = len(strings.Split(it.GPU, ","))
+	if n := len(it.Attempts); n > 0 {
+		gpus = len(it.Attempts[n-1].GPUs)
 	}
-	return record.Carried{Label: it.Label, Tag: it.Tag, Outcome: it.Outcome, RC: it.RC, Failed: it.Failed, Flaky: it.Flaky,
-		Seconds: it.Seconds, GPUs: gpus, Attempts: it.Attempts}
+	return record.Carried{
+		ItemID:   it.ItemID,
+		Outcome:  it.Outcome,
+		RC:       it.RC,
+		Failed:   it.Failed,
+		Flaky:    it.Flaky,
+		Seconds:  it.Seconds,
+		GPUs:     gpus,
+		Attempts: it.Tries,
+	}
 }
 
 // saveQueue writes queue q's state: its list, the tests files of its failed
 // items, then the record of their key and digests.
-func (r *run) saveQueue(q, arch string, failed []rerun.Key, outcomes []record.Carried, dispatched []dispatch.Item) {
+func (r *run) saveQueue(q, arch string, failed []record.ItemID, outcomes []record.Carried, dispatched []expand.Item) {
 	f := r.rerunFiles(q, arch)
 	p := r.reruns.prior[q]
 	if p == nil {
 		p = &prior{}
 	}
 	keys, st := rerun.Next(p.state, p.failed, rerun.Ran{
-		Owns:     func(k rerun.Key) bool { return r.owns(q, k) },
-		Listed:   func(k rerun.Key) bool { return r.reruns.listed[k] },
+		Owns:     func(k record.ItemID) bool { return r.owns(q, k) },
+		Listed:   func(k record.ItemID) bool { return r.reruns.listed[k] },
 		Failed:   failed,
 		Outcomes: outcomes,
 	})
 	st.StateKey = rerun.StateKey{Queue: q, Arch: arch, Level: r.o.Level, Code: r.reruns.code}
-	list := rerun.FormatFailed(keys)
+	list := logdir.FormatItems(keys) // TE's failed list: empty when nothing failed
 	st.Failed = rerun.Digest(list)
 	if err := rerun.WriteFile(f.Root, f.Failed(), list); err != nil {
 		r.lost("the re-run list", f.Failed(), err)
 	}
-	isFailed := map[rerun.Key]bool{}
+	isFailed := map[record.ItemID]bool{}
 	for _, k := range failed {
 		isFailed[k] = true
 	}
 	prefix, suffix := r.junitPrefix(), r.junitSuffix()
 	for _, it := range dispatched {
-		k := rerun.Key{Label: it.Label, Tag: it.Tag}
+		k := it.ItemID
 		if it.Suite.Queue() != q {
 			continue
 		}
 		path := f.Tests(k)
 		if err := rerun.RemoveFile(f.Root, path); err != nil {
-			r.lost("the old re-run tests of "+textfmt.Printable(k.String())+" could not be removed", path, err)
+			r.lost("the old re-run tests of "+textfmt.Printable(k.Key())+" could not be removed", path, err)
 			continue
 		}
 		if !isFailed[k] || it.Tag == "" { // an untagged item (opaque) is its whole suite
@@ -95,29 +105,29 @@ func (r *run) saveQueue(q, arch string, failed []rerun.Key, outcomes []record.Ca
 
 // saveTests writes one failed item's tests file and returns what it wrote, or
 // says why the item re-runs whole (nil).
-func (r *run) saveTests(it dispatch.Item, path, junitFile string) []byte {
-	key := rerun.Key{Label: it.Label, Tag: it.Tag}
+func (r *run) saveTests(it expand.Item, path, junitFile string) []byte {
+	key := it.ItemID
 	if junitFile == "" {
-		r.printf("  re-run: %s re-runs whole: it has no JUnit file to name its tests\n", textfmt.Printable(key.String()))
+		r.printf("  re-run: %s re-runs whole: it has no JUnit file to name its tests\n", textfmt.Printable(key.Key()))
 		return nil
 	}
 	ev, err := rerun.ReadSidecars(junitFile)
 	if err != nil {
-		r.printf("  re-run: %s re-runs whole: %v\n", textfmt.Printable(key.String()), err)
+		r.printf("  re-run: %s re-runs whole: %v\n", textfmt.Printable(key.Key()), err)
 		return nil
 	}
 	r.junitEvidence(it, junitFile, &ev)
 	tests, why := rerun.Tests(ev)
 	if tests == nil {
-		r.printf("  re-run: %s re-runs whole: %s\n", textfmt.Printable(key.String()), why)
+		r.printf("  re-run: %s re-runs whole: %s\n", textfmt.Printable(key.Key()), why)
 		return nil
 	}
 	data := []byte(strings.Join(tests, "\n") + "\n")
 	if err := rerun.WriteFile(r.o.RepoRoot, path, data); err != nil {
-		r.lost("the re-run tests of "+textfmt.Printable(key.String()), path, err)
+		r.lost("the re-run tests of "+textfmt.Printable(key.Key()), path, err)
 		return nil
 	}
-	r.printf("  re-run: %s re-runs %d test(s) → %s\n", textfmt.Printable(key.String()), len(tests), r.rel(path))
+	r.printf("  re-run: %s re-runs %d test(s) → %s\n", textfmt.Printable(key.Key()), len(tests), r.rel(path))
 	return data
 }
 
@@ -126,7 +136,7 @@ func (r *run) saveTests(it dispatch.Item, path, junitFile string) []byte {
 // its adapter (adapter.Narrower). When a failed test cannot be named, no id is
 // given: the item re-runs whole (with the reason, when its name cannot be a line of
 // a tests file); an adapter that cannot narrow (a cmd line) gives nothing.
-func (r *run) junitEvidence(it dispatch.Item, junitFile string, ev *rerun.Evidence) {
+func (r *run) junitEvidence(it expand.Item, junitFile string, ev *rerun.Evidence) {
 	n, ok := it.Adapter.(adapter.Narrower)
 	if !ok {
 		return

@@ -74,11 +74,11 @@ func (r *run) readSharding() error {
 // so that merge can tell an item this host never listed from one that never ran.
 func (r *run) keepShard(e *expansion) {
 	s := r.shard
-	e.listed = make([]record.CensusRow, len(e.items))
+	e.listed = make([]record.ItemID, len(e.items))
 	var kept []schedule.Item
 	planned, hashed := 0, 0
 	for i, it := range e.items {
-		e.listed[i] = record.CensusRow{Label: it.Label, Tag: it.Tag}
+		e.listed[i] = it.ItemID
 		if s.of(it.Key()) != s.shard {
 			continue
 		}
@@ -121,11 +121,7 @@ func planPoolWarning(p *shard.Plan, file, whose string, ids []string) string {
 // writeShardFiles writes a shard's listing and the plan it followed into its log
 // dir, for merge.
 func (r *run) writeShardFiles(e *expansion) error {
-	var b bytes.Buffer
-	if err := logdir.FormatCensus(&b, e.listed); err != nil {
-		return err
-	}
-	if err := r.layout.WriteFile(r.layout.ListedTSV(), b.Bytes()); err != nil {
+	if err := r.layout.WriteFile(r.layout.ListedTSV(), logdir.FormatItems(e.listed)); err != nil {
 		return r.stateError(err)
 	}
 	if r.shard.raw == nil {

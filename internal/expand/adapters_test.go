@@ -93,7 +93,7 @@ func TestRunAdapterSuites(t *testing.T) {
 	if diff := cmp.Diff(map[string]bool{"c1/one": true, "c1/two": true}, res.Census["c1"]); diff != "" {
 		t.Errorf("c1's census is its listing (-want +got):\n%s", diff)
 	}
-	want := record.CensusRow{Label: "c2", Tag: "three"}
+	want := record.ItemID{Label: "c2", Tag: "three"}
 	if !slicesContains(res.Rows, want) {
 		t.Errorf("census rows %+v lack %+v", res.Rows, want)
 	}
@@ -102,7 +102,7 @@ func TestRunAdapterSuites(t *testing.T) {
 	}
 }
 
-func slicesContains(rows []record.CensusRow, r record.CensusRow) bool {
+func slicesContains(rows []record.ItemID, r record.ItemID) bool {
 	for _, x := range rows {
 		if x == r {
 			return true

@@ -57,19 +57,26 @@ type Result struct {
 	// OwnCensus are the suites whose census is a listing of its own
 	// (adapter.Censuser), by label.
 	OwnCensus map[string]bool
-	Rows      []record.CensusRow
+	Rows      []record.ItemID
 	Warnings  []string
 	// Setups are the setup= commands that ran, in the order they ran.
 	Setups []SetupRun
 }
 
-// Item is one work item: where the scheduler places it, its suite, the adapter
-// that runs it and the item as that adapter listed it (Unit).
+// Item is one work item from its listing to its last attempt: where the scheduler
+// places it, its suite, the adapter that runs it and the item as that adapter
+// listed it (Unit).
 type Item struct {
 	schedule.Item
 	Suite   config.Suite
 	Adapter adapter.Adapter
 	Unit    adapter.Item
+	// Narrowed: a re-run runs the item for what failed last time (docs/reruns.md):
+	// OnlyTests is the local file of its failed tests ("" when it re-runs whole),
+	// Only its lines, as its adapter's Narrower named them (adapter.Run).
+	Narrowed  bool
+	OnlyTests string
+	Only      []string
 }
 
 // SetupRun is one setup= command that ran, once for every suite giving it.
@@ -142,8 +149,9 @@ func (res *Result) add(ctx context.Context, r Request, s config.Suite) error {
 	}
 	keys := map[string]bool{}
 	for _, t := range census {
-		keys[weights.Key(s.Label, t)] = true
-		res.Rows = append(res.Rows, record.CensusRow{Label: s.Label, Tag: t})
+		id := record.ItemID{Label: s.Label, Tag: t}
+		keys[id.Key()] = true
+		res.Rows = append(res.Rows, id)
 	}
 	res.Census[s.Label] = keys
 	return nil
@@ -153,7 +161,7 @@ func (res *Result) add(ctx context.Context, r Request, s config.Suite) error {
 // else the suite's.
 func scheduled(s config.Suite, it adapter.Item, seq int) schedule.Item {
 	n, all := s.Width()
-	si := schedule.Item{Label: s.Label, Tag: it.Tag, Seq: seq, GPUs: n, AllGPUs: all}
+	si := schedule.Item{ItemID: record.ItemID{Label: s.Label, Tag: it.Tag}, Seq: seq, GPUs: n, AllGPUs: all}
 	if it.GPUs > 0 || it.AllGPUs {
 		si.GPUs, si.AllGPUs = it.GPUs, it.AllGPUs
 	}

@@ -75,7 +75,7 @@ echo "TE_CI_ITEM g*"
 	if c := res.Census["core"]; len(c) != 1 || !c["core"] {
 		t.Errorf("opaque census %v, want {core}", c)
 	}
-	if len(res.Rows) == 0 || res.Rows[0] != (record.CensusRow{Label: "core"}) {
+	if len(res.Rows) == 0 || res.Rows[0] != (record.ItemID{Label: "core"}) {
 		t.Errorf("census rows %+v, want core's first", res.Rows)
 	}
 	// A tag with glob characters is no reason for a warning: it is dispatched as a

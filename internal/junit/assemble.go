@@ -21,44 +21,37 @@ type Log interface {
 	Rel(path string) string
 }
 
-// ItemsOf is a suite's verdicts as Merge takes its items: the log of each item that
-// started (under logDir), whether it was cut off (its Incomplete, which says so in
-// place of the verdict's note), and named when sgpu-queue named the items' files
-// (an adapter suite).
-func ItemsOf(s verdict.Suite, logDir string, named bool) []Item {
-	items := make([]Item, len(s.Items))
+// item is one of a suite's verdicts as the merge reads it: its log, where the item
+// started (an item that never started has none), and whether sgpu-queue named its
+// files (an adapter suite: ItemFile).
+type item struct {
+	verdict.Item
+	log   string
+	named bool
+}
+
+// itemsOf is suite s's verdicts as the merge reads them from src.
+func itemsOf(s verdict.Suite, src Source) []item {
+	items := make([]item, len(s.Items))
 	for i, it := range s.Items {
-		cut := it.Outcome == outcome.CutOff
-		note := it.Note
-		if cut {
-			note = "" // Incomplete says so
-		}
-		items[i] = Item{
-			Tag: it.Tag, GPU: it.GPU, Seconds: it.Seconds, RC: it.RC, Finished: it.Finished,
-			Incomplete: cut, Failed: it.Failed, Note: note, Named: named,
-		}
-		if it.Started { // an item that never started has no log to name
-			items[i].Log = filepath.Join(logDir, it.LogRel)
+		items[i] = item{Item: it, named: src.Named}
+		if it.Started {
+			items[i].log = filepath.Join(src.LogDir, it.LogRel)
 		}
 	}
 	return items
 }
 
-// CombineSuite is Combine for suite s of a merged run: the shards' merged files
-// parts, an error case for each item unreported says no shard file speaks for,
-// and one for the suite when it is broken. A suite with none of them has no
-// document (nil, nil).
-func CombineSuite(ctx context.Context, s verdict.Suite, parts []Part, unreported func(verdict.Item) bool) (*Doc, error) {
-	var notRun []Item
-	for _, it := range s.Items {
-		if unreported(it) {
-			notRun = append(notRun, Item{Tag: it.Tag, RC: it.RC, Failed: true, Note: it.Note})
-		}
+// cut reports whether a .partial outlived the item, or it died of a SIGKILL:
+// its outcome is cut-off (docs/outcomes.md).
+func (it item) cut() bool { return it.Outcome == outcome.CutOff }
+
+// note is its verdict's note; a cut-off item's is said by cut already.
+func (it item) note() string {
+	if it.cut() {
+		return ""
 	}
-	if len(parts) == 0 && len(notRun) == 0 && s.Broken == "" {
-		return nil, nil
-	}
-	return Combine(ctx, s.Label, parts, notRun, s.Broken)
+	return it.Note
 }
 
 // WriteSuites writes into dir the merged JUnit file of each suite that ran and that

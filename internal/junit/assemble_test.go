@@ -6,38 +6,39 @@ import (
 	"testing"
 
 	"github.com/rocm/sgpu-queue/internal/outcome"
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/verdict"
 )
 
-// A cut-off item's Incomplete says so in place of its note; an item that never
-// started names no log.
+// A cut-off item's cut says so in place of its note; an item that never started
+// names no log.
 func TestItemsOf(t *testing.T) {
 	s := verdict.Suite{Label: "s", Items: []verdict.Item{
-		{Tag: "a", RC: 0, Finished: true, Started: true, Failed: true, Outcome: outcome.CutOff, Note: "cut off", LogRel: "items/s.a.log"},
-		{Tag: "b", RC: 124, Finished: true, Started: true, Failed: true, Outcome: outcome.Timeout, Note: "timed out", LogRel: "items/s.b.log"},
-		{Tag: "c", RC: 130, Failed: true, Note: "cancelled before it started"},
+		{ItemID: record.ItemID{Tag: "a"}, RC: 0, Finished: true, Started: true, Failed: true, Outcome: outcome.CutOff, Note: "cut off", LogRel: "items/s.a.log"},
+		{ItemID: record.ItemID{Tag: "b"}, RC: 124, Finished: true, Started: true, Failed: true, Outcome: outcome.Timeout, Note: "timed out", LogRel: "items/s.b.log"},
+		{ItemID: record.ItemID{Tag: "c"}, RC: 130, Failed: true, Note: "cancelled before it started"},
 	}}
-	items := ItemsOf(s, "/logs", true)
-	if a := items[0]; !a.Incomplete || a.Note != "" || a.Log != filepath.Join("/logs", "items/s.a.log") || !a.Named {
+	items := itemsOf(s, Source{LogDir: "/logs", Named: true})
+	if a := items[0]; !a.cut() || a.note() != "" || a.log != filepath.Join("/logs", "items/s.a.log") || !a.named {
 		t.Errorf("cut off: %+v", a)
 	}
-	if b := items[1]; b.Incomplete || b.Note != "timed out" || b.RC != 124 {
+	if b := items[1]; b.cut() || b.note() != "timed out" || b.RC != 124 {
 		t.Errorf("timed out: %+v", b)
 	}
-	if c := items[2]; c.Log != "" || c.Finished || c.Note != "cancelled before it started" {
+	if c := items[2]; c.log != "" || c.Finished || c.note() != "cancelled before it started" {
 		t.Errorf("never started: %+v", c)
 	}
 }
 
 // A suite of a merged run with no shard file, no unreported item and no broken
 // step has no document.
-func TestCombineSuiteNone(t *testing.T) {
-	s := verdict.Suite{Label: "s", Items: []verdict.Item{{Tag: "a", Finished: true}}}
-	d, err := CombineSuite(context.Background(), s, nil, func(verdict.Item) bool { return false })
+func TestCombineNone(t *testing.T) {
+	s := verdict.Suite{Label: "s", Items: []verdict.Item{{ItemID: record.ItemID{Tag: "a"}, Finished: true}}}
+	d, err := Combine(context.Background(), s, nil, func(verdict.Item) bool { return false })
 	if d != nil || err != nil {
 		t.Errorf("got %v, %v", d, err)
 	}
-	d, err = CombineSuite(context.Background(), s, nil, func(verdict.Item) bool { return true })
+	d, err = Combine(context.Background(), s, nil, func(verdict.Item) bool { return true })
 	if err != nil || d == nil || d.Stats().Errors != 1 {
 		t.Errorf("an unreported item: %+v, %v", d, err)
 	}

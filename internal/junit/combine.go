@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+
+	"github.com/rocm/sgpu-queue/internal/verdict"
 )
 
 // Part is one shard's merged file of a suite (docs/runners.md).
@@ -12,15 +14,26 @@ type Part struct {
 	Path  string
 }
 
-// Combine builds one suite's document from the merged files that several shards
-// wrote for it (each by Merge, with its own error cases), each suite of them
-// marked with its shard (property sgpu.shard), plus an error case for each item of
-// notRun: the items of shards that never reported, which no file speaks for. A
-// file that is missing or not usable JUnit is an error case naming it; counts are
-// recomputed. broken, when not "", is why the suite failed before its items ran on
-// a shard (its listing or setup): an error case of its own, so that the file does
-// not read as passed when that shard had none of the suite's items.
-func Combine(ctx context.Context, label string, parts []Part, notRun []Item, broken string) (*Doc, error) {
+// Combine builds suite s's document of a merged run from the merged files that
+// several shards wrote for it (parts, each by Merge, with its own error cases), each
+// suite of them marked with its shard (property sgpu.shard), plus an error case for
+// each item unreported says no shard file speaks for (a shard that never
+// reported). A file that is missing or not usable JUnit is an error case naming it;
+// counts are recomputed. A broken suite (its listing or setup failed on a shard)
+// has an error case of its own, so that the file does not read as passed when that
+// shard had none of the suite's items. A suite with none of them has no document
+// (nil, nil).
+func Combine(ctx context.Context, s verdict.Suite, parts []Part, unreported func(verdict.Item) bool) (*Doc, error) {
+	var notRun []item
+	for _, it := range s.Items {
+		if unreported(it) {
+			notRun = append(notRun, item{Item: it})
+		}
+	}
+	if len(parts) == 0 && len(notRun) == 0 && s.Broken == "" {
+		return nil, nil
+	}
+	label, broken := s.Label, s.Broken
 	if label == "" {
 		return nil, fmt.Errorf("junit: empty suite label; pass the suite's label from the config")
 	}
@@ -56,7 +69,7 @@ func Combine(ctx context.Context, label string, parts []Part, notRun []Item, bro
 	}
 	for _, it := range notRun {
 		m.addItemError(it, false, "sgpu-queue.never-ran",
-			fmt.Sprintf("item %s of suite %s: %s", it.name(), label, it.status(false)))
+			fmt.Sprintf("item %s of suite %s: %s", it.Column(), label, it.status(false)))
 	}
 	return m.doc(), nil
 }

@@ -7,6 +7,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rocm/sgpu-queue/internal/outcome"
+	"github.com/rocm/sgpu-queue/internal/record"
+	"github.com/rocm/sgpu-queue/internal/verdict"
 )
 
 // Combine: two shards' merged files of one suite become one document whose counts
@@ -17,10 +21,10 @@ func TestCombine(t *testing.T) {
 	dir := t.TempDir()
 	// Each shard's file is what Merge writes for it: one item passed, one failed.
 	var paths []string
-	for i, item := range []Item{{Tag: "a", Finished: true, GPU: "0"}, {Tag: "b", Finished: true, RC: 3, GPU: "1"}} {
+	for i, item := range []verdict.Item{{ItemID: record.ItemID{Tag: "a"}, GPU: "0", Finished: true}, {ItemID: record.ItemID{Tag: "b"}, GPU: "1", RC: 3, Finished: true, Failed: true}} {
 		raw := filepath.Join(dir, "raw", string(rune('1'+i)))
 		writeTree(t, raw, map[string]string{item.Tag + ".xml": `<testsuite name="pytest"><testcase classname="t" name="test_` + item.Tag + `" time="1"/></testsuite>`}, time.Now())
-		d, err := Merge(context.Background(), "torch", raw, ".xml", []Item{item}, time.Now().Add(-time.Hour))
+		d, err := Merge(context.Background(), verdict.Suite{Label: "torch", Items: []verdict.Item{item}}, Source{Dir: raw, Suffix: ".xml"}, time.Now().Add(-time.Hour))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -33,8 +37,11 @@ func TestCombine(t *testing.T) {
 	garbage := filepath.Join(dir, "garbage.xml")
 	os.WriteFile(garbage, []byte("<testsuite"), 0o644)
 	parts := []Part{{Shard: "1/4", Path: paths[0]}, {Shard: "2/4", Path: paths[1]}, {Shard: "3/4", Path: filepath.Join(dir, "gone.xml")}, {Shard: "4/4", Path: garbage}}
-	notRun := []Item{{Tag: "c", RC: 1, Failed: true, Note: "never ran: shard 5/5 never reported"}}
-	d, err := Combine(context.Background(), "torch", parts, notRun, "its listing failed on shard 5/5: exited with 4")
+	s := verdict.Suite{Label: "torch", Broken: "its listing failed on shard 5/5: exited with 4", Items: []verdict.Item{
+		{ItemID: record.ItemID{Tag: "c"}, RC: 1, Note: "never ran: shard 5/5 never reported", Failed: true, Stop: outcome.StopNotReported},
+		{ItemID: record.ItemID{Tag: "a"}, Finished: true}, // its shard's file speaks for it
+	}}
+	d, err := Combine(context.Background(), s, parts, func(it verdict.Item) bool { return it.Stop == outcome.StopNotReported })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,15 +51,15 @@ func TestCombine(t *testing.T) {
 		t.Errorf("stats %+v", st)
 	}
 	data, _ := encode(t, d)
-	s := string(data)
+	text := string(data)
 	for _, want := range []string{
 		`<property name="sgpu.shard" value="1/4">`, `<property name="sgpu.shard" value="2/4">`, `name="test_a"`, `name="test_b"`,
 		`type="sgpu-queue.shard-junit"`, "shard 3/4: its merged JUnit file " + filepath.Join(dir, "gone.xml") + " cannot be read",
 		`type="sgpu-queue.suite-failed"`, "suite torch: its listing failed on shard 5/5: exited with 4",
 		`type="sgpu-queue.never-ran"`, "item c of suite torch: never ran: shard 5/5 never reported, never finished",
 	} {
-		if !strings.Contains(s, want) {
-			t.Errorf("combined document lacks %q:\n%s", want, s)
+		if !strings.Contains(text, want) {
+			t.Errorf("combined document lacks %q:\n%s", want, text)
 		}
 	}
 	validateXSD(t, data)

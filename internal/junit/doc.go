@@ -27,35 +27,6 @@ import (
 	"github.com/rocm/sgpu-queue/internal/safefs"
 )
 
-// Item is one work item of the suite, as the engine saw it end.
-type Item struct {
-	Tag        string  // "" for an opaque item
-	GPU        string  // the GPU it ran on
-	Seconds    float64 // how long it ran
-	RC         int     // exit code; meaningful when Finished
-	Finished   bool    // false: never finished (cancelled, run killed)
-	Incomplete bool    // a .partial sidecar outlived it: "cut off"
-	Log        string  // path of the item log, for messages
-	Note       string  // optional status word: "timed out", "cancelled", "flaky" ...
-	// Failed: its verdict failed it whatever its exit code (a no-run item exits 0;
-	// docs/outcomes.md).
-	Failed bool
-	// Named: sgpu-queue named the item's XML file (an adapter item), not its
-	// script (ItemFile).
-	Named bool
-}
-
-// failed says whether the item counts as a failure for the suite.
-func (it Item) failed() bool { return !it.Finished || it.RC != 0 || it.Incomplete || it.Failed }
-
-// name is the tag, or "whole" for an opaque item (as in queue/timings.tsv).
-func (it Item) name() string {
-	if it.Tag == "" {
-		return "whole"
-	}
-	return it.Tag
-}
-
 // Stats sums a merged document. Root <testsuites> carries Tests, Failures,
 // Errors and Seconds; Skipped only appears per suite because junit-10.xsd has
 // no skipped attribute on the root.

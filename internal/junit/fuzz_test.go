@@ -10,6 +10,9 @@ import (
 	"testing"
 	"testing/fstest"
 	"time"
+
+	"github.com/rocm/sgpu-queue/internal/record"
+	"github.com/rocm/sgpu-queue/internal/verdict"
 )
 
 // FuzzMerge feeds arbitrary bytes as an item's JUnit file: Merge never panics,
@@ -43,7 +46,7 @@ func FuzzMerge(f *testing.F) {
 		// In memory: a temp dir per input makes each run I/O-bound (~20 ms
 		// here), which starves the fuzzer; Merge itself reads via os.DirFS.
 		fsys := fstest.MapFS{"f.xml": &fstest.MapFile{Data: data, Mode: 0o644, ModTime: since.Add(time.Hour)}}
-		d, err := merge(context.Background(), "s", fsys, "", []Item{{Tag: "f", Finished: true, RC: 1, GPU: "0"}}, since, defaultLimits())
+		d, err := merge(context.Background(), "s", fsys, "", itemsOf(verdict.Suite{Items: []verdict.Item{{ItemID: record.ItemID{Tag: "f"}, GPU: "0", RC: 1, Finished: true, Failed: true}}}, Source{}), since, defaultLimits())
 		if err != nil {
 			t.Fatalf("Merge: %v", err)
 		}

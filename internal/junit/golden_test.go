@@ -4,35 +4,39 @@ import (
 	"bytes"
 	"context"
 	"flag"
-	"github.com/rocm/sgpu-queue/internal/golden"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/rocm/sgpu-queue/internal/golden"
+	"github.com/rocm/sgpu-queue/internal/outcome"
+	"github.com/rocm/sgpu-queue/internal/record"
+	"github.com/rocm/sgpu-queue/internal/verdict"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden/*.xml from the current output")
 
 // mixedItems is a TE-like suite run: every tool's format, and every way an
 // item can end. Log paths are relative to the package so the output is stable.
-func mixedItems() []Item {
+func mixedItems() []verdict.Item {
 	log := func(tag string) string { return "testdata/mixed-logs/te." + tag + ".log" }
-	return []Item{
-		{Tag: "test_numerics.ck.amax+triton", GPU: "0", Seconds: 52.4, Finished: true, RC: 1, Log: log("test_numerics.ck.amax+triton")},
-		{Tag: "fused_attn/test_fused_attn.ck", GPU: "1", Seconds: 9.3, Finished: true, RC: 1, Log: log("fused_attn.test_fused_attn.ck")},
-		{Tag: "cpp_operator", GPU: "2", Seconds: 61, Finished: true, RC: 8, Log: log("cpp_operator")},
-		{Tag: "hipkit", GPU: "3", Seconds: 4.1, Finished: true, RC: 1, Log: log("hipkit")},
-		{Tag: "test_gemm.hipblaslt", GPU: "0", Seconds: 1800.2, Finished: true, RC: 124, Note: "timed out", Incomplete: true, Log: log("test_gemm.hipblaslt")},
-		{Tag: "test_sanity", GPU: "1", Seconds: 2.2, Finished: true, RC: 1, Log: log("test_sanity")},
-		{Tag: "test_cast.mxfp8", GPU: "2", Seconds: 23.9, Finished: true, RC: 134, Log: log("test_cast.mxfp8")},
-		{Tag: "test_fused_rope", GPU: "3", Seconds: 14.7, Finished: true, RC: 139, Log: log("test_fused_rope")},
-		{Tag: "test_attention.bshd", GPU: "0", Seconds: 1800, Finished: true, RC: 124, Note: "timed out", Log: log("test_attention.bshd")},
-		{Tag: "test_permutation", GPU: "1", Seconds: 311.5, Note: "cancelled", Log: log("test_permutation")},
-		{Tag: "test_float8tensor", GPU: "2", Seconds: 40, Finished: true, RC: 0, Log: log("test_float8tensor")},
-		{Tag: "test_jit.cutoff", GPU: "3", Seconds: 600, Finished: true, RC: 137, Log: log("test_jit.cutoff")},
-		{Tag: "../../outside", GPU: "0", Seconds: 1, Finished: true, RC: 2},
+	return []verdict.Item{
+		{ItemID: record.ItemID{Tag: "test_numerics.ck.amax+triton"}, GPU: "0", Seconds: 52.4, RC: 1, Finished: true, LogRel: log("test_numerics.ck.amax+triton"), Started: true, Failed: true},
+		{ItemID: record.ItemID{Tag: "fused_attn/test_fused_attn.ck"}, GPU: "1", Seconds: 9.3, RC: 1, Finished: true, LogRel: log("fused_attn.test_fused_attn.ck"), Started: true, Failed: true},
+		{ItemID: record.ItemID{Tag: "cpp_operator"}, GPU: "2", Seconds: 61, RC: 8, Finished: true, LogRel: log("cpp_operator"), Started: true, Failed: true},
+		{ItemID: record.ItemID{Tag: "hipkit"}, GPU: "3", Seconds: 4.1, RC: 1, Finished: true, LogRel: log("hipkit"), Started: true, Failed: true},
+		{ItemID: record.ItemID{Tag: "test_gemm.hipblaslt"}, GPU: "0", Seconds: 1800.2, RC: 124, Finished: true, LogRel: log("test_gemm.hipblaslt"), Started: true, Note: "timed out", Outcome: outcome.Timeout, Failed: true},
+		{ItemID: record.ItemID{Tag: "test_sanity"}, GPU: "1", Seconds: 2.2, RC: 1, Finished: true, LogRel: log("test_sanity"), Started: true, Failed: true},
+		{ItemID: record.ItemID{Tag: "test_cast.mxfp8"}, GPU: "2", Seconds: 23.9, RC: 134, Finished: true, LogRel: log("test_cast.mxfp8"), Started: true, Failed: true},
+		{ItemID: record.ItemID{Tag: "test_fused_rope"}, GPU: "3", Seconds: 14.7, RC: 139, Finished: true, LogRel: log("test_fused_rope"), Started: true, Failed: true},
+		{ItemID: record.ItemID{Tag: "test_attention.bshd"}, GPU: "0", Seconds: 1800, RC: 124, Finished: true, LogRel: log("test_attention.bshd"), Started: true, Note: "timed out", Failed: true},
+		{ItemID: record.ItemID{Tag: "test_permutation"}, GPU: "1", Seconds: 311.5, LogRel: log("test_permutation"), Started: true, Note: "cancelled", Failed: true},
+		{ItemID: record.ItemID{Tag: "test_float8tensor"}, GPU: "2", Seconds: 40, RC: 0, Finished: true, LogRel: log("test_float8tensor"), Started: true},
+		{ItemID: record.ItemID{Tag: "test_jit.cutoff"}, GPU: "3", Seconds: 600, RC: 137, Finished: true, LogRel: log("test_jit.cutoff"), Started: true, Failed: true},
+		{ItemID: record.ItemID{Tag: "../../outside"}, GPU: "0", Seconds: 1, RC: 2, Finished: true, Failed: true},
 	}
 }
 
@@ -73,7 +77,7 @@ func TestGoldenMixed(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "junit", "te")
 	copyMixed(t, dir, since)
 
-	d, err := Merge(context.Background(), "te", dir, "", mixedItems(), since)
+	d, err := Merge(context.Background(), verdict.Suite{Label: "te", Items: mixedItems()}, Source{Dir: dir}, since)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +112,7 @@ func BenchmarkMergeMixed(b *testing.B) {
 	items := mixedItems()
 	b.ReportAllocs()
 	for b.Loop() {
-		d, err := Merge(context.Background(), "te", dir, "", items, since)
+		d, err := Merge(context.Background(), verdict.Suite{Label: "te", Items: items}, Source{Dir: dir}, since)
 		if err != nil {
 			b.Fatal(err)
 		}

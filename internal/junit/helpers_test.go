@@ -94,3 +94,6 @@ func prop(s *xmlSuite, name string) (string, bool) {
 	}
 	return "", false
 }
+
+// emptyDoc is a suite's document of no test: a merge of nothing.
+func emptyDoc(label string) *Doc { return (&merger{label: label}).doc() }

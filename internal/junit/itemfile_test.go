@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/record"
+	"github.com/rocm/sgpu-queue/internal/verdict"
 )
 
 func TestItemFile(t *testing.T) {
@@ -104,11 +106,11 @@ func TestMergeFindsNamedFiles(t *testing.T) {
 		// What CMake would have made of <dir>/Weird\Name.xml: not the item's.
 		"Weird/Name.xml": file(),
 	}
-	items := []Item{
-		{Tag: "tests/a/test_x.py", Finished: true, RC: 1, Named: true},
-		{Tag: back, Finished: true, RC: 8, Named: true},
+	items := []verdict.Item{
+		{ItemID: record.ItemID{Tag: "tests/a/test_x.py"}, RC: 1, Finished: true, Failed: true},
+		{ItemID: record.ItemID{Tag: back}, RC: 8, Finished: true, Failed: true},
 	}
-	d, err := merge(context.Background(), "s", fsys, "", items, since, defaultLimits())
+	d, err := merge(context.Background(), "s", fsys, "", itemsOf(verdict.Suite{Items: items}, Source{Named: true}), since, defaultLimits())
 	if err != nil {
 		t.Fatal(err)
 	}

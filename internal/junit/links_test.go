@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/safefs"
 	"github.com/rocm/sgpu-queue/internal/treetest"
 	"github.com/rocm/sgpu-queue/internal/verdict"
@@ -61,9 +62,9 @@ func TestWriteSuitesLinksAndFIFOs(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			repo := filepath.Join(t.TempDir(), "repo")
 			dir := filepath.Join(repo, "test-results", "junit")
-			suites := []verdict.Suite{{Label: "s", Items: []verdict.Item{{Tag: "a", Finished: true}}}}
+			suites := []verdict.Suite{{Label: "s", Items: []verdict.Item{{ItemID: record.ItemID{Tag: "a"}, Finished: true}}}}
 			doc := func(verdict.Suite) (*Doc, error) {
-				return Combine(context.Background(), "s", nil, nil, "")
+				return emptyDoc("s"), nil
 			}
 			// An earlier run wrote s.xml and gone.xml, and its manifest lists both.
 			WriteSuites(context.Background(), repo, dir, append(suites, verdict.Suite{Label: "gone"}), doc, &recordLog{})
@@ -136,7 +137,9 @@ func TestReadsRefuseFIFOs(t *testing.T) {
 	// document, not a hang.
 	var d *Doc
 	var err error
-	finishes(t, func() { d, err = Combine(context.Background(), "s", []Part{{Shard: "1/2", Path: fifo}}, nil, "") })
+	finishes(t, func() {
+		d, err = Combine(context.Background(), verdict.Suite{Label: "s"}, []Part{{Shard: "1/2", Path: fifo}}, func(verdict.Item) bool { return false })
+	})
 	if err != nil || d == nil || d.Stats().Errors != 1 {
 		t.Errorf("Combine of a FIFO: %+v, %v", d, err)
 	}

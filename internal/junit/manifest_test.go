@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/safefs"
 	"github.com/rocm/sgpu-queue/internal/verdict"
 )
@@ -149,7 +150,7 @@ func TestCaseDetails(t *testing.T) {
 </testsuite></testsuites>`
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "core.xml"), []byte(in), 0o644)
-	d, err := Merge(context.Background(), "core", dir, "", []Item{{Tag: "core", Finished: true, RC: 1}}, time.Time{})
+	d, err := Merge(context.Background(), verdict.Suite{Label: "core", Items: []verdict.Item{{ItemID: record.ItemID{Tag: "core"}, RC: 1, Finished: true, Failed: true}}}, Source{Dir: dir}, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +218,7 @@ func TestOutputsSaveLeavesUsersFiles(t *testing.T) {
 func TestWriteSuitesHoldsTheDirLock(t *testing.T) {
 	repo := t.TempDir()
 	dir := filepath.Join(repo, "test-results", "junit")
-	suites := []verdict.Suite{{Label: "s", Items: []verdict.Item{{Tag: "a", Finished: true}}}}
+	suites := []verdict.Suite{{Label: "s", Items: []verdict.Item{{ItemID: record.ItemID{Tag: "a"}, Finished: true}}}}
 	var during error
 	doc := func(verdict.Suite) (*Doc, error) {
 		release, err := safefs.LockDir(context.Background(), "test", dir, 50*time.Millisecond)
@@ -225,7 +226,7 @@ func TestWriteSuitesHoldsTheDirLock(t *testing.T) {
 			release()
 		}
 		during = err
-		return Combine(context.Background(), "s", nil, nil, "")
+		return emptyDoc("s"), nil
 	}
 	if written := WriteSuites(context.Background(), repo, dir, suites, doc, &recordLog{}); len(written) != 1 {
 		t.Fatalf("wrote %v", written)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rocm/sgpu-queue/internal/textfmt"
+	"github.com/rocm/sgpu-queue/internal/verdict"
 )
 
 // DefaultSuffix is what items append to their tag when JUNITXML_SUFFIX is unset.
@@ -20,19 +21,30 @@ const DefaultSuffix = ".xml"
 // removes when it ends cleanly; one that outlives the item means it was cut off.
 const partialExt = ".partial"
 
-// Merge reads the suite's XML files under dir written at or after since and
-// builds one document, stopping between files when ctx is done. dir is the
-// suite's JUnit directory (the items' JUNITXML_PREFIX, <junit-prefix>/<label>/);
-// suffix is JUNITXML_SUFFIX ("" means ".xml"). Problems with the files themselves
-// (malformed, too large, unreadable) become error test cases; an error return
-// means the merge could not be done at all.
-func Merge(ctx context.Context, label, dir, suffix string, items []Item, since time.Time) (*Doc, error) {
-	if dir == "" {
-		return nil, fmt.Errorf("junit: no JUnit directory given for suite %s; pass <junit-prefix>/%s", label, label)
+// Source is where a suite's items wrote their JUnit XML, and where their logs are.
+type Source struct {
+	// Dir is the suite's JUnit directory (the items' JUNITXML_PREFIX,
+	// <junit-prefix>/<label>/); Suffix is JUNITXML_SUFFIX ("" means ".xml").
+	Dir, Suffix string
+	// Named: sgpu-queue named the items' files (an adapter suite: ItemFile), not
+	// their script.
+	Named bool
+	// LogDir is the log dir the items' logs are under (verdict.Item.LogRel).
+	LogDir string
+}
+
+// Merge reads the XML files suite s's items wrote under src.Dir at or after since
+// and builds one document, stopping between files when ctx is done. Each item is
+// as its verdict decided it (failed or not, cut off); problems with the files
+// themselves (malformed, too large, unreadable) become error test cases; an error
+// return means the merge could not be done at all.
+func Merge(ctx context.Context, s verdict.Suite, src Source, since time.Time) (*Doc, error) {
+	if src.Dir == "" {
+		return nil, fmt.Errorf("junit: no JUnit directory given for suite %s; pass <junit-prefix>/%s", s.Label, s.Label)
 	}
 	// dirFS refuses paths that leave dir and never waits on a FIFO, and the walk
 	// never opens a symbolic link, so nothing outside the suite's directory is read.
-	return merge(ctx, label, dirFS(dir), suffix, items, since, defaultLimits())
+	return merge(ctx, s.Label, dirFS(src.Dir), src.Suffix, itemsOf(s, src), since, defaultLimits())
 }
 
 // xmlFile is one JUnit file of this run found under the suite's directory.
@@ -59,7 +71,7 @@ type merger struct {
 
 // merge works on the suite's directory as a file system, so tests and the
 // fuzzer can run it in memory.
-func merge(ctx context.Context, label string, fsys fs.FS, suffix string, items []Item, since time.Time, lim limits) (*Doc, error) {
+func merge(ctx context.Context, label string, fsys fs.FS, suffix string, items []item, since time.Time, lim limits) (*Doc, error) {
 	if label == "" {
 		return nil, errors.New("junit: empty suite label; pass the suite's label from the config")
 	}
@@ -126,7 +138,7 @@ type ownership struct {
 // owner; a tag that would lead outside the directory claims nothing (and its file
 // is never read). One opaque item (a suite run whole) owns every file no tagged
 // item claimed; with several, nobody can tell which wrote what.
-func attribute(files []xmlFile, items []Item, suffix string) ownership {
+func attribute(files []xmlFile, items []item, suffix string) ownership {
 	byRel := make(map[string]int, len(files))
 	for i := range files {
 		byRel[files[i].rel] = i
@@ -139,7 +151,7 @@ func attribute(files []xmlFile, items []Item, suffix string) ownership {
 			opaqueCount++
 			continue
 		}
-		key, ok := ItemFile(it.Tag, suffix, it.Named)
+		key, ok := ItemFile(it.Tag, suffix, it.named)
 		if !ok {
 			continue
 		}
@@ -177,8 +189,8 @@ func (o ownership) ownerOf(rel string) (int, bool) {
 // sidecars of its files and of those it never wrote (lost) recorded, and a test
 // case of its own when its files do not tell how it ended: none written, cut off,
 // or failed with no failure recorded.
-func (m *merger) addItem(it Item, files []xmlFile, mine []int, lost []string) {
-	partial := it.Incomplete || len(lost) > 0
+func (m *merger) addItem(it item, files []xmlFile, mine []int, lost []string) {
+	partial := it.cut() || len(lost) > 0
 	for _, fi := range mine {
 		partial = partial || files[fi].partial
 	}
@@ -196,17 +208,17 @@ func (m *merger) addItem(it Item, files []xmlFile, mine []int, lost []string) {
 		m.addProgress(it, rel, false, partial)
 	}
 	switch {
-	case !it.failed() && !partial:
+	case !it.Failed && !partial:
 		// A passing item adds nothing beyond its own files.
 	case len(mine) == 0:
 		m.addItemError(it, partial, "sgpu-queue.no-junit",
-			fmt.Sprintf("item %s of suite %s: %s; it wrote no JUnit XML", it.name(), m.label, it.status(partial)))
+			fmt.Sprintf("item %s of suite %s: %s; it wrote no JUnit XML", it.Column(), m.label, it.status(partial)))
 	case partial:
 		m.addItemError(it, partial, "sgpu-queue.cut-off",
-			fmt.Sprintf("item %s of suite %s: %s; its JUnit XML may miss the tests it never reached", it.name(), m.label, it.status(partial)))
+			fmt.Sprintf("item %s of suite %s: %s; its JUnit XML may miss the tests it never reached", it.Column(), m.label, it.status(partial)))
 	case failures == 0 && !malformed:
 		m.addItemError(it, partial, "sgpu-queue.item-failed",
-			fmt.Sprintf("item %s of suite %s: %s, but its JUnit XML records no failure", it.name(), m.label, it.status(partial)))
+			fmt.Sprintf("item %s of suite %s: %s, but its JUnit XML records no failure", it.Column(), m.label, it.status(partial)))
 	}
 }
 
@@ -277,7 +289,7 @@ func scan(ctx context.Context, fsys fs.FS, suffix string, since time.Time) (file
 
 // addFile adds one file's suites, or an error case when it is not usable
 // JUnit. It returns the failures+errors the file records and whether it parsed.
-func (m *merger) addFile(f xmlFile, it *Item, partial bool) (int, bool) {
+func (m *merger) addFile(f xmlFile, it *item, partial bool) (int, bool) {
 	m.stats.Files++
 	var (
 		suites []xmlSuite
@@ -296,9 +308,9 @@ func (m *merger) addFile(f xmlFile, it *Item, partial bool) (int, bool) {
 		m.stats.Malformed++
 		msg := fmt.Sprintf("malformed JUnit XML %s: %v", f.rel, err)
 		if it != nil {
-			msg += fmt.Sprintf(" (item %s: %s)", it.name(), it.status(partial))
-			if it.Log != "" {
-				msg += "; log: " + it.Log
+			msg += fmt.Sprintf(" (item %s: %s)", it.Column(), it.status(partial))
+			if it.log != "" {
+				msg += "; log: " + it.log
 			}
 		}
 		m.addSuite(fileErrorSuite(m.label, f.rel, MalformedType, msg, itemProps(f.rel, it, partial)))
@@ -316,11 +328,11 @@ func (m *merger) addFile(f xmlFile, it *Item, partial bool) (int, bool) {
 }
 
 // itemProps attributes a suite to the item (and file) it came from.
-func itemProps(source string, it *Item, partial bool) []xmlProperty {
+func itemProps(source string, it *item, partial bool) []xmlProperty {
 	var p []xmlProperty
 	add := func(k, v string) { p = append(p, xmlProperty{Name: k, Value: clean(v)}) }
 	if it != nil {
-		add("sgpu.item", it.name())
+		add("sgpu.item", it.Column())
 		if it.GPU != "" {
 			add("sgpu.gpu", it.GPU)
 		}
@@ -329,11 +341,11 @@ func itemProps(source string, it *Item, partial bool) []xmlProperty {
 			add("sgpu.rc", strconv.Itoa(it.RC))
 		}
 		add("sgpu.status", it.word(partial))
-		if it.Note != "" {
-			add("sgpu.note", it.Note)
+		if it.note() != "" {
+			add("sgpu.note", it.note())
 		}
-		if it.Log != "" {
-			add("sgpu.log", it.Log)
+		if it.log != "" {
+			add("sgpu.log", it.log)
 		}
 	}
 	if source != "" {
@@ -343,28 +355,28 @@ func itemProps(source string, it *Item, partial bool) []xmlProperty {
 }
 
 // addItemError adds a suite with one error case standing for the item.
-func (m *merger) addItemError(it Item, partial bool, typ, msg string) {
-	if it.Log != "" {
-		msg += "; log: " + it.Log
+func (m *merger) addItemError(it item, partial bool, typ, msg string) {
+	if it.log != "" {
+		msg += "; log: " + it.log
 	}
 	var body strings.Builder
-	fmt.Fprintf(&body, "suite: %s\nitem: %s\n", m.label, it.name())
+	fmt.Fprintf(&body, "suite: %s\nitem: %s\n", m.label, it.Column())
 	if it.GPU != "" {
 		fmt.Fprintf(&body, "gpu: %s\n", it.GPU)
 	}
 	fmt.Fprintf(&body, "seconds: %s\n", seconds(it.Seconds))
-	if it.Log != "" {
-		fmt.Fprintf(&body, "log: %s\n", it.Log)
-		if tail := textfmt.FileTail(it.Log, 4096, 40); tail != "" {
+	if it.log != "" {
+		fmt.Fprintf(&body, "log: %s\n", it.log)
+		if tail := textfmt.FileTail(it.log, 4096, 40); tail != "" {
 			fmt.Fprintf(&body, "\nlast lines of the log:\n%s", tail)
 		}
 	}
 	s := xmlSuite{
-		Name:    clean(m.label + ":" + it.name()),
+		Name:    clean(m.label + ":" + it.Column()),
 		Props:   itemProps("", &it, partial),
 		seconds: clampSeconds(it.Seconds),
 		Cases: []xmlCase{{
-			Name:      clean(it.name()),
+			Name:      clean(it.Column()),
 			Classname: clean("sgpu-queue." + m.label),
 			Time:      seconds(it.Seconds),
 			Error:     &xmlResult{Message: clean(msg), Type: typ, Body: clean(body.String())},
@@ -417,7 +429,7 @@ func (m *merger) doc() *Doc {
 // status says how the item ended, for messages: "exit code 139",
 // "cut off (a .partial sidecar outlived it), timed out, exit code 124",
 // "cancelled, never finished".
-func (it Item) status(partial bool) string {
+func (it item) status(partial bool) string {
 	var parts []string
 	if partial {
 		parts = append(parts, "cut off (a .partial sidecar outlived it)")
@@ -426,10 +438,10 @@ func (it Item) status(partial bool) string {
 }
 
 // ended is the item's note, then its exit code or "never finished".
-func (it Item) ended() []string {
+func (it item) ended() []string {
 	var parts []string
-	if it.Note != "" {
-		parts = append(parts, it.Note)
+	if it.note() != "" {
+		parts = append(parts, it.note())
 	}
 	if it.Finished {
 		return append(parts, "exit code "+strconv.Itoa(it.RC))
@@ -438,13 +450,13 @@ func (it Item) ended() []string {
 }
 
 // word is the one-word verdict of the sgpu.status property.
-func (it Item) word(partial bool) string {
+func (it item) word(partial bool) string {
 	switch {
 	case partial:
 		return "cut off"
 	case !it.Finished:
 		return "never finished"
-	case it.RC != 0 || it.Failed:
+	case it.Failed:
 		return "failed"
 	}
 	return "ok"

@@ -8,6 +8,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rocm/sgpu-queue/internal/outcome"
+	"github.com/rocm/sgpu-queue/internal/record"
+	"github.com/rocm/sgpu-queue/internal/verdict"
 )
 
 const passXML = `<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" errors="0" failures="0" skipped="0" tests="2" time="3.500" timestamp="2024-06-03T14:00:00+00:00" hostname="node1"><testcase classname="tests.t" name="test_ok_1" time="1.500" /><testcase classname="tests.t" name="test_ok_2" time="2.000" /></testsuite></testsuites>`
@@ -18,10 +22,10 @@ func TestMergeRules(t *testing.T) {
 	since := time.Date(2024, 6, 3, 14, 0, 0, 0, time.UTC)
 	fresh := since.Add(time.Minute)
 	stale := since.Add(-time.Hour)
-	ok := func(tag string) Item {
-		return Item{Tag: tag, GPU: "0", Seconds: 3.5, Finished: true, Log: "logs/items/s." + tag + ".log"}
+	ok := func(tag string) verdict.Item {
+		return verdict.Item{ItemID: record.ItemID{Tag: tag}, GPU: "0", Seconds: 3.5, Finished: true, LogRel: "logs/items/s." + tag + ".log", Started: true}
 	}
-	rc := func(tag string, code int) Item { it := ok(tag); it.RC = code; return it }
+	rc := func(tag string, code int) verdict.Item { it := ok(tag); it.RC, it.Failed = code, code != 0; return it }
 
 	tests := []struct {
 		name    string
@@ -29,7 +33,7 @@ func TestMergeRules(t *testing.T) {
 		files   map[string]string // written fresh
 		old     map[string]string // written before since
 		outside map[string]string // written next to dir, not in it
-		items   []Item
+		items   []verdict.Item
 		want    Stats
 		has     []string // substrings of the output
 		hasNot  []string
@@ -37,19 +41,19 @@ func TestMergeRules(t *testing.T) {
 	}{
 		{
 			name:  "passing item without XML adds nothing",
-			items: []Item{ok("a")},
+			items: []verdict.Item{ok("a")},
 			want:  Stats{},
 		},
 		{
 			name:  "passing items keep their suites, attributed",
 			files: map[string]string{"a.xml": passXML},
-			items: []Item{ok("a")},
+			items: []verdict.Item{ok("a")},
 			want:  Stats{Tests: 2, Seconds: 3.5, Files: 1},
 			has:   []string{`<property name="sgpu.item" value="a">`, `<property name="sgpu.gpu" value="0">`, `<property name="sgpu.rc" value="0">`, `<property name="sgpu.source" value="a.xml">`, `timestamp="2024-06-03T14:00:00+00:00"`, `hostname="node1"`},
 		},
 		{
 			name:  "crashed item without XML is an error case naming it, its exit code and log",
-			items: []Item{ok("a"), rc("b", 139)},
+			items: []verdict.Item{ok("a"), rc("b", 139)},
 			want:  Stats{Tests: 1, Errors: 1, Seconds: 3.5},
 			check: func(t *testing.T, s xmlSuites) {
 				su, c := findCase(s, "b")
@@ -71,7 +75,7 @@ func TestMergeRules(t *testing.T) {
 		},
 		{
 			name:  "never finished",
-			items: []Item{{Tag: "a", Note: "cancelled", Log: "l.log"}},
+			items: []verdict.Item{{ItemID: record.ItemID{Tag: "a"}, LogRel: "l.log", Started: true, Note: "cancelled", Failed: true}},
 			want:  Stats{Tests: 1, Errors: 1},
 			has:   []string{"item a of suite s: cancelled, never finished; it wrote no JUnit XML; log: l.log"},
 			check: func(t *testing.T, s xmlSuites) {
@@ -83,74 +87,74 @@ func TestMergeRules(t *testing.T) {
 		},
 		{
 			name:  "timed out",
-			items: []Item{{Tag: "a", Finished: true, RC: 124, Note: "timed out", Seconds: 1800}},
+			items: []verdict.Item{{ItemID: record.ItemID{Tag: "a"}, Seconds: 1800, RC: 124, Finished: true, Note: "timed out", Failed: true}},
 			want:  Stats{Tests: 1, Errors: 1, Seconds: 1800},
 			has:   []string{"item a of suite s: timed out, exit code 124; it wrote no JUnit XML"},
 		},
 		{
 			name:  "a no-run item (exit 0, failed by its verdict) without XML is an error case",
-			items: []Item{{Tag: "a", Finished: true, RC: 0, Failed: true, Note: "no-run: its re-entry ran nothing", Seconds: 0.2}},
+			items: []verdict.Item{{ItemID: record.ItemID{Tag: "a"}, Seconds: 0.2, RC: 0, Finished: true, Note: "no-run: its re-entry ran nothing", Failed: true}},
 			want:  Stats{Tests: 1, Errors: 1, Seconds: 0.2},
 			has:   []string{"item a of suite s: no-run: its re-entry ran nothing, exit code 0; it wrote no JUnit XML", `value="failed"`},
 		},
 		{
 			name:  "incomplete item without XML is cut off",
-			items: []Item{{Tag: "a", Finished: true, RC: 137, Incomplete: true}},
+			items: []verdict.Item{{ItemID: record.ItemID{Tag: "a"}, RC: 137, Finished: true, Outcome: outcome.CutOff, Failed: true}},
 			want:  Stats{Tests: 1, Errors: 1},
 			has:   []string{"cut off (a .partial sidecar outlived it), exit code 137", `value="cut off"`},
 		},
 		{
 			name:  "a sidecar without XML marks the item cut off even if the engine did not",
 			files: map[string]string{"a.xml.partial": ""},
-			items: []Item{rc("a", 0)},
+			items: []verdict.Item{rc("a", 0)},
 			want:  Stats{Tests: 1, Errors: 1, Seconds: 3.5},
 			has:   []string{"item a of suite s: cut off (a .partial sidecar outlived it), exit code 0; it wrote no JUnit XML"},
 		},
 		{
 			name:  "partial XML keeps its cases and adds the cut-off case",
 			files: map[string]string{"a.xml": passXML, "a.xml.partial": ""},
-			items: []Item{{Tag: "a", Finished: true, RC: 124, Note: "timed out", Incomplete: true, Seconds: 30}},
+			items: []verdict.Item{{ItemID: record.ItemID{Tag: "a"}, Seconds: 30, RC: 124, Finished: true, Note: "timed out", Outcome: outcome.Timeout, Failed: true}},
 			want:  Stats{Tests: 3, Errors: 1, Seconds: 33.5, Files: 1},
 			has:   []string{`name="test_ok_1"`, `name="test_ok_2"`, `type="sgpu-queue.cut-off"`, "may miss the tests it never reached"},
 		},
 		{
 			name:  "failed item whose XML records no failure gets an error case",
 			files: map[string]string{"a.xml": passXML},
-			items: []Item{rc("a", 139)},
+			items: []verdict.Item{rc("a", 139)},
 			want:  Stats{Tests: 3, Errors: 1, Seconds: 7, Files: 1},
 			has:   []string{`type="sgpu-queue.item-failed"`, "exit code 139, but its JUnit XML records no failure"},
 		},
 		{
 			name:   "failed item whose XML records the failure adds nothing",
 			files:  map[string]string{"a.xml": failXML},
-			items:  []Item{rc("a", 1)},
+			items:  []verdict.Item{rc("a", 1)},
 			want:   Stats{Tests: 2, Failures: 1, Seconds: 2, Files: 1},
 			hasNot: []string{"sgpu-queue.item-failed", "sgpu-queue.no-junit"},
 		},
 		{
 			name:  "opaque item owns every file under its prefix",
 			files: map[string]string{"x/one.xml": passXML, "two.xml": failXML, "notes.txt": "not xml"},
-			items: []Item{{Finished: true, RC: 1, GPU: "3"}},
+			items: []verdict.Item{{GPU: "3", RC: 1, Finished: true, Failed: true}},
 			want:  Stats{Tests: 4, Failures: 1, Seconds: 5.5, Files: 2},
 			has:   []string{`<property name="sgpu.item" value="whole">`, `value="x/one.xml"`, `value="two.xml"`},
 		},
 		{
 			name:  "opaque item that failed without any file",
-			items: []Item{{Finished: true, RC: 2, Log: "w.log"}},
+			items: []verdict.Item{{RC: 2, Finished: true, LogRel: "w.log", Started: true, Failed: true}},
 			want:  Stats{Tests: 1, Errors: 1},
 			has:   []string{`<testsuite name="s:whole"`, `<testcase name="whole" classname="sgpu-queue.s"`, "item whole of suite s: exit code 2"},
 		},
 		{
 			name:   "files older than the run are ignored",
 			old:    map[string]string{"a.xml": failXML, "b.xml": failXML},
-			items:  []Item{rc("a", 1)},
+			items:  []verdict.Item{rc("a", 1)},
 			want:   Stats{Tests: 1, Errors: 1, Seconds: 3.5},
 			hasNot: []string{"test_bad"},
 		},
 		{
 			name:  "a file no item claims is kept, attributed to the suite only",
 			files: map[string]string{"extra.xml": passXML},
-			items: []Item{ok("a")},
+			items: []verdict.Item{ok("a")},
 			want:  Stats{Tests: 2, Seconds: 3.5, Files: 1},
 			check: func(t *testing.T, s xmlSuites) {
 				su, _ := findCase(s, "test_ok_1")
@@ -165,7 +169,7 @@ func TestMergeRules(t *testing.T) {
 		{
 			name:    "a tag leading outside the directory reads nothing there",
 			outside: map[string]string{"escape.xml": failXML},
-			items:   []Item{rc("../escape", 1), rc("/etc/passwd", 1)},
+			items:   []verdict.Item{rc("../escape", 1), rc("/etc/passwd", 1)},
 			want:    Stats{Tests: 2, Errors: 2, Seconds: 7},
 			hasNot:  []string{"test_bad"},
 			has:     []string{"item ../escape of suite s: exit code 1", "item /etc/passwd of suite s"},
@@ -173,27 +177,27 @@ func TestMergeRules(t *testing.T) {
 		{
 			name:  "a tag with a slash finds its file in a subdirectory",
 			files: map[string]string{"ops/gemm.xml": failXML},
-			items: []Item{rc("ops/gemm", 1)},
+			items: []verdict.Item{rc("ops/gemm", 1)},
 			want:  Stats{Tests: 2, Failures: 1, Seconds: 2, Files: 1},
 			has:   []string{`<property name="sgpu.item" value="ops/gemm">`},
 		},
 		{
 			name:  "two tags naming one file: the first owns it",
 			files: map[string]string{"a/b.xml": failXML},
-			items: []Item{rc("a/b", 1), rc("a//b", 1)},
+			items: []verdict.Item{rc("a/b", 1), rc("a//b", 1)},
 			want:  Stats{Tests: 3, Failures: 1, Errors: 1, Seconds: 5.5, Files: 1},
 			has:   []string{`<property name="sgpu.item" value="a/b">`, "item a//b of suite s: exit code 1; it wrote no JUnit XML"},
 		},
 		{
 			name:  "hostile tag bytes stay valid XML",
-			items: []Item{rc("bad\x01tag\x1b[0m\xff\n", 1)},
+			items: []verdict.Item{rc("bad\x01tag\x1b[0m\xff\n", 1)},
 			want:  Stats{Tests: 1, Errors: 1, Seconds: 3.5},
 			has:   []string{"bad#x01tag#x1B[0m\uFFFD"},
 		},
 		{
 			name:   "malformed file of a failed item names the file, the item and its log",
 			files:  map[string]string{"a.xml": failXML[:120]},
-			items:  []Item{rc("a", 1)},
+			items:  []verdict.Item{rc("a", 1)},
 			want:   Stats{Tests: 1, Errors: 1, Files: 1, Malformed: 1},
 			has:    []string{"malformed JUnit XML a.xml: XML syntax error on line 1: unexpected EOF (item a: exit code 1); log: logs/items/s.a.log", `type="sgpu-queue.malformed-junit"`},
 			hasNot: []string{"sgpu-queue.item-failed"},
@@ -202,14 +206,14 @@ func TestMergeRules(t *testing.T) {
 			name:   "custom suffix",
 			suffix: "-junit.xml",
 			files:  map[string]string{"a-junit.xml": failXML, "a.xml": passXML},
-			items:  []Item{rc("a", 1)},
+			items:  []verdict.Item{rc("a", 1)},
 			want:   Stats{Tests: 2, Failures: 1, Seconds: 2, Files: 1},
 			hasNot: []string{"test_ok_1"},
 		},
 		{
 			name:  "an unclaimed sidecar without XML is reported",
 			files: map[string]string{"ghost.xml.partial": ""},
-			items: []Item{ok("a"), ok("b")},
+			items: []verdict.Item{ok("a"), ok("b")},
 			want:  Stats{Tests: 1, Errors: 1},
 			has:   []string{"ghost.xml: its writer was cut off before writing it"},
 		},
@@ -224,7 +228,7 @@ func TestMergeRules(t *testing.T) {
 			if tc.files == nil && tc.old == nil {
 				os.MkdirAll(dir, 0o755)
 			}
-			d, err := Merge(context.Background(), "s", dir, tc.suffix, tc.items, since)
+			d, err := Merge(context.Background(), verdict.Suite{Label: "s", Items: tc.items}, Source{Dir: dir, Suffix: tc.suffix}, since)
 			if err != nil {
 				t.Fatalf("Merge: %v", err)
 			}
@@ -256,12 +260,40 @@ func TestMergeRules(t *testing.T) {
 	}
 }
 
+// Failure is the verdict's, never the exit code's (docs/outcomes.md): an item its
+// verdict failed with rc 0 (flaky counted as a failure) gets the item-failed case
+// and status; one its verdict passed whatever its rc (a verdict of a log dir whose
+// exit codes say otherwise) gets neither.
+func TestMergeReadsTheVerdict(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"a.xml": passXML, "b.xml": passXML}, time.Now())
+	s := verdict.Suite{Label: "s", Items: []verdict.Item{
+		{ItemID: record.ItemID{Tag: "a"}, Finished: true, Started: true, Failed: true, Outcome: outcome.OK,
+			Note: "flaky: passed on attempt 2, counted as a failure"},
+		{ItemID: record.ItemID{Tag: "b"}, Finished: true, Started: true, RC: 3, Outcome: outcome.OK},
+	}}
+	d, err := Merge(context.Background(), s, Source{Dir: dir}, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := encode(t, d)
+	text := string(data)
+	if !strings.Contains(text, "item a of suite s: flaky: passed on attempt 2, counted as a failure, exit code 0, but its JUnit XML records no failure") {
+		t.Errorf("the failed item has no item-failed case:\n%s", text)
+	}
+	// a's two suites (its file's and its error case's) say failed; b's says ok.
+	if strings.Count(text, `type="sgpu-queue.item-failed"`) != 1 || strings.Count(text, `<property name="sgpu.status" value="failed">`) != 2 ||
+		!strings.Contains(text, `<property name="sgpu.status" value="ok">`) {
+		t.Errorf("the item its verdict passed counts as failed by its exit code:\n%s", text)
+	}
+}
+
 // Counts in the output are recomputed from the cases, whatever the input claims.
 func TestCountsRecomputed(t *testing.T) {
 	lying := `<testsuites tests="99" failures="0"><testsuite name="x" tests="1" failures="0" errors="7" skipped="0"><testcase name="a"><failure/></testcase><testcase name="b"><error/></testcase><testcase name="c"><skipped/></testcase><testcase name="d"/></testsuite></testsuites>`
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{"a.xml": lying}, time.Now())
-	d, err := Merge(context.Background(), "s", dir, "", []Item{{Tag: "a", Finished: true, RC: 1}}, time.Time{})
+	d, err := Merge(context.Background(), verdict.Suite{Label: "s", Items: []verdict.Item{{ItemID: record.ItemID{Tag: "a"}, RC: 1, Finished: true, Failed: true}}}, Source{Dir: dir}, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +312,7 @@ func TestNestedSuitesFlattened(t *testing.T) {
 	nested := `<testsuites><testsuite name="outer" timestamp="T0"><testsuite name="inner1" time="1.5" hostname="h1"><testcase name="a"/></testsuite><testsuite name="inner2"><properties><property name="k" value="v"/></properties><testcase name="b" time="0.25"><failure message="m">body</failure></testcase></testsuite></testsuite></testsuites>`
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{"n.xml": nested}, time.Now())
-	d, err := Merge(context.Background(), "s", dir, "", nil, time.Time{})
+	d, err := Merge(context.Background(), verdict.Suite{Label: "s", Items: nil}, Source{Dir: dir}, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,7 +337,7 @@ func TestCDATAAndEscapes(t *testing.T) {
 	in := `<testsuite name="x"><testcase name="a" classname="c"><failure message="a &lt; b &amp; c" type="AssertionError"><![CDATA[if a < b && c > d {]]> then &lt;nothing&gt;</failure><system-out><![CDATA[<html>]]></system-out></testcase></testsuite>`
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{"a.xml": in}, time.Now())
-	d, err := Merge(context.Background(), "s", dir, "", []Item{{Tag: "a", Finished: true, RC: 1}}, time.Time{})
+	d, err := Merge(context.Background(), verdict.Suite{Label: "s", Items: []verdict.Item{{ItemID: record.ItemID{Tag: "a"}, RC: 1, Finished: true, Failed: true}}}, Source{Dir: dir}, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,18 +353,18 @@ func TestCDATAAndEscapes(t *testing.T) {
 }
 
 func TestMergeErrors(t *testing.T) {
-	if _, err := Merge(context.Background(), "", t.TempDir(), "", nil, time.Time{}); err == nil || !strings.Contains(err.Error(), "empty suite label") {
+	if _, err := Merge(context.Background(), verdict.Suite{Label: "", Items: nil}, Source{Dir: t.TempDir()}, time.Time{}); err == nil || !strings.Contains(err.Error(), "empty suite label") {
 		t.Errorf("empty label: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{"a.xml": passXML}, time.Now())
-	if _, err := Merge(ctx, "s", dir, "", nil, time.Time{}); !errors.Is(err, context.Canceled) {
+	if _, err := Merge(ctx, verdict.Suite{Label: "s", Items: nil}, Source{Dir: dir}, time.Time{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
 	}
 	// No directory at all: nobody wrote anything, which is not an error.
-	d, err := Merge(context.Background(), "s", filepath.Join(dir, "missing"), "", []Item{{Tag: "a", Finished: true, RC: 3}}, time.Time{})
+	d, err := Merge(context.Background(), verdict.Suite{Label: "s", Items: []verdict.Item{{ItemID: record.ItemID{Tag: "a"}, RC: 3, Finished: true, Failed: true}}}, Source{Dir: filepath.Join(dir, "missing")}, time.Time{})
 	if err != nil || d.Stats().Errors != 1 {
 		t.Errorf("missing dir: %v %+v", err, d)
 	}
@@ -349,7 +381,7 @@ func TestSymlinksAndSpecialFilesIgnored(t *testing.T) {
 	if err := os.Symlink(root, filepath.Join(dir, "loop")); err != nil {
 		t.Fatal(err)
 	}
-	d, err := Merge(context.Background(), "s", dir, "", []Item{{Tag: "a", Finished: true, RC: 1}}, time.Time{})
+	d, err := Merge(context.Background(), verdict.Suite{Label: "s", Items: []verdict.Item{{ItemID: record.ItemID{Tag: "a"}, RC: 1, Finished: true, Failed: true}}}, Source{Dir: dir}, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,7 +399,7 @@ func TestUnreadableSubdirectoryIsReported(t *testing.T) {
 	writeTree(t, dir, map[string]string{"locked/a.xml": passXML}, time.Now())
 	os.Chmod(filepath.Join(dir, "locked"), 0)
 	t.Cleanup(func() { os.Chmod(filepath.Join(dir, "locked"), 0o755) })
-	d, err := Merge(context.Background(), "s", dir, "", nil, time.Time{})
+	d, err := Merge(context.Background(), verdict.Suite{Label: "s", Items: nil}, Source{Dir: dir}, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -379,7 +411,7 @@ func TestUnreadableSubdirectoryIsReported(t *testing.T) {
 func TestWriteFile(t *testing.T) {
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{"a.xml": failXML}, time.Now())
-	d, err := Merge(context.Background(), "s", dir, "", []Item{{Tag: "a", Finished: true, RC: 1}}, time.Time{})
+	d, err := Merge(context.Background(), verdict.Suite{Label: "s", Items: []verdict.Item{{ItemID: record.ItemID{Tag: "a"}, RC: 1, Finished: true, Failed: true}}}, Source{Dir: dir}, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/rocm/sgpu-queue/internal/record"
+	"github.com/rocm/sgpu-queue/internal/verdict"
 )
 
 // Each real-format sample keeps its suites, cases, outputs and the counts its
@@ -107,7 +110,7 @@ func TestSamples(t *testing.T) {
 		t.Run(tc.file, func(t *testing.T) {
 			dir := t.TempDir()
 			writeTree(t, dir, map[string]string{"item.xml": readFixture(t, "samples/"+tc.file)}, time.Now())
-			d, err := Merge(context.Background(), "s", dir, "", []Item{{Tag: "item", Finished: true, RC: 1, GPU: "2"}}, time.Time{})
+			d, err := Merge(context.Background(), verdict.Suite{Label: "s", Items: []verdict.Item{{ItemID: record.ItemID{Tag: "item"}, GPU: "2", RC: 1, Finished: true, Failed: true}}}, Source{Dir: dir}, time.Time{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -183,7 +186,7 @@ func TestHostileInputs(t *testing.T) {
 			if tc.lim != nil {
 				lim = *tc.lim
 			}
-			d, err := merge(context.Background(), "s", os.DirFS(dir), "", []Item{{Tag: "bad", Finished: true, RC: 1, Log: "bad.log"}}, time.Time{}, lim)
+			d, err := merge(context.Background(), "s", os.DirFS(dir), "", itemsOf(verdict.Suite{Items: []verdict.Item{{ItemID: record.ItemID{Tag: "bad"}, RC: 1, Finished: true, LogRel: "bad.log", Started: true, Failed: true}}}, Source{}), time.Time{}, lim)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -226,7 +229,7 @@ func TestHugeFileNotRead(t *testing.T) {
 		t.Skip("no sparse files here:", err)
 	}
 	f.Close()
-	d, err := Merge(context.Background(), "s", dir, "", []Item{{Tag: "a", Finished: true, RC: 1}}, time.Time{})
+	d, err := Merge(context.Background(), verdict.Suite{Label: "s", Items: []verdict.Item{{ItemID: record.ItemID{Tag: "a"}, RC: 1, Finished: true, Failed: true}}}, Source{Dir: dir}, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/rocm/sgpu-queue/internal/record"
+	"github.com/rocm/sgpu-queue/internal/verdict"
 )
 
 // A merged file reads back with each case's item (its suite's sgpu.item), its
@@ -22,11 +24,11 @@ func TestReadCasesOfMergedFile(t *testing.T) {
 		`<testcase classname="tests.t" name="test_a"><failure message="assert 1 == 2" type="AssertionError">E   assert 1 == 2</failure></testcase>` +
 		`<testcase name="test_b"><error message="RuntimeError: HIP error">trace</error></testcase></testsuite></testsuites>`
 	writeTree(t, dir, map[string]string{"a.xml": twoFail, "b.xml": passXML}, since.Add(time.Minute))
-	items := []Item{
-		{Tag: "a", Finished: true, RC: 1},
-		{Tag: "b", Finished: true, RC: 1}, // failed though its XML passed: sgpu-queue.item-failed
+	items := []verdict.Item{
+		{ItemID: record.ItemID{Tag: "a"}, RC: 1, Finished: true, Failed: true},
+		{ItemID: record.ItemID{Tag: "b"}, RC: 1, Finished: true, Failed: true}, // failed though its XML passed: sgpu-queue.item-failed
 	}
-	doc, err := Merge(context.Background(), "torch", dir, "", items, since)
+	doc, err := Merge(context.Background(), verdict.Suite{Label: "torch", Items: items}, Source{Dir: dir}, since)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -87,7 +87,7 @@ func (m *merger) failedIDs(rel string) []string {
 // error case of UnfinishedType for each test that started and never ended, and,
 // when the item wrote no XML (wrote false), a case for each test that did end,
 // since nothing else records them.
-func (m *merger) addProgress(it Item, rel string, wrote, partial bool) {
+func (m *merger) addProgress(it item, rel string, wrote, partial bool) {
 	data, ok := m.readSidecar(rel + partialExt)
 	if !ok {
 		return
@@ -103,14 +103,14 @@ func (m *merger) addProgress(it Item, rel string, wrote, partial bool) {
 	}
 	for _, id := range p.Unfinished() {
 		file, cls, name := NodeCase(id)
-		msg := fmt.Sprintf("the test was running when item %s of suite %s ended: %s", it.name(), m.label, it.end(partial))
+		msg := fmt.Sprintf("the test was running when item %s of suite %s ended: %s", it.Column(), m.label, it.end(partial))
 		cases = append(cases, xmlCase{Name: clean(name), Classname: clean(cls), File: clean(file), Time: seconds(0),
 			Error: &xmlResult{Message: clean(msg), Type: UnfinishedType}})
 	}
 	if len(cases) == 0 {
 		return
 	}
-	m.addSuite(xmlSuite{Name: clean(m.label + ":" + it.name() + partialExt), Props: itemProps(rel+partialExt, &it, partial),
+	m.addSuite(xmlSuite{Name: clean(m.label + ":" + it.Column() + partialExt), Props: itemProps(rel+partialExt, &it, partial),
 		Time: seconds(0), Cases: cases})
 }
 
@@ -133,9 +133,9 @@ func endedCase(id string, ph rerun.Phases) xmlCase {
 
 // end says how an item ended, shortest first: "timed out, exit code 124", "exit
 // code 139, cut off", "never finished".
-func (it Item) end(partial bool) string {
+func (it item) end(partial bool) string {
 	parts := it.ended()
-	if partial && it.Note == "" {
+	if partial && it.note() == "" {
 		parts = append(parts, "cut off")
 	}
 	return strings.Join(parts, ", ")

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rocm/sgpu-queue/internal/record"
+	"github.com/rocm/sgpu-queue/internal/verdict"
 )
 
 const xunit2 = `<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" tests="3">
@@ -39,28 +42,28 @@ func TestSidecars(t *testing.T) {
 		name  string
 		files map[string]string
 		stale []string // written before the run started
-		item  Item
+		item  verdict.Item
 		want  []want
 	}{
 		{"xunit2 with .failed: failed cases get their file", map[string]string{"n.ck.xml": xunit2, "n.ck.xml.failed": failed},
-			nil, Item{Tag: "n.ck", RC: 1, Finished: true},
+			nil, verdict.Item{ItemID: record.ItemID{Tag: "n.ck"}, RC: 1, Finished: true, Failed: true},
 			[]want{{"test_a[1]", "", "tests.pytorch.test_numerics", CasePassed, ""},
 				{"test_b", "tests/pytorch/test_numerics.py", "tests.pytorch.test_numerics.TestB", CaseFailed, ""},
 				{"test_c", "tests/pytorch/test_numerics.py", "tests.pytorch.test_numerics", CaseErrored, ""}}},
 		{"a .failed of an earlier run is not read", map[string]string{"n.ck.xml": xunit2}, []string{"n.ck.xml.failed"},
-			Item{Tag: "n.ck", RC: 1, Finished: true},
+			verdict.Item{ItemID: record.ItemID{Tag: "n.ck"}, RC: 1, Finished: true, Failed: true},
 			[]want{{"test_a[1]", "", "tests.pytorch.test_numerics", CasePassed, ""},
 				{"test_b", "", "tests.pytorch.test_numerics.TestB", CaseFailed, ""},
 				{"test_c", "", "tests.pytorch.test_numerics", CaseErrored, ""}}},
 		{"timed out with no XML: the .partial's tests, the one it died in", map[string]string{"n.ck.xml.partial": partial},
-			nil, Item{Tag: "n.ck", RC: 124, Finished: true, Note: "timed out"},
+			nil, verdict.Item{ItemID: record.ItemID{Tag: "n.ck"}, RC: 124, Finished: true, Note: "timed out", Failed: true},
 			[]want{{"test_a[1]", "tests/pytorch/test_numerics.py", "tests.pytorch.test_numerics", CasePassed, ""},
 				{"test_b", "tests/pytorch/test_numerics.py", "tests.pytorch.test_numerics.TestB", CaseFailed, ""},
 				{"test_c", "tests/pytorch/test_numerics.py", "tests.pytorch.test_numerics", CaseSkipped, ""},
 				{"test_hang[0]", "tests/pytorch/test_numerics.py", "tests.pytorch.test_numerics.TestB", CaseErrored, UnfinishedType},
 				{"n.ck", "", "sgpu-queue.torch", CaseErrored, "sgpu-queue.no-junit"}}},
 		{"XML and a .partial: only the test it died in is added", map[string]string{"n.ck.xml": xunit2, "n.ck.xml.partial": partial},
-			nil, Item{Tag: "n.ck", RC: 139, Finished: true},
+			nil, verdict.Item{ItemID: record.ItemID{Tag: "n.ck"}, RC: 139, Finished: true, Failed: true},
 			[]want{{"test_a[1]", "", "tests.pytorch.test_numerics", CasePassed, ""},
 				{"test_b", "", "tests.pytorch.test_numerics.TestB", CaseFailed, ""},
 				{"test_c", "", "tests.pytorch.test_numerics", CaseErrored, ""},
@@ -76,7 +79,7 @@ func TestSidecars(t *testing.T) {
 				stale[s] = failed
 			}
 			writeTree(t, dir, stale, start.Add(-time.Hour))
-			d, err := Merge(context.Background(), "torch", dir, "", []Item{c.item}, start)
+			d, err := Merge(context.Background(), verdict.Suite{Label: "torch", Items: []verdict.Item{c.item}}, Source{Dir: dir}, start)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -102,7 +105,7 @@ func TestSidecars(t *testing.T) {
 					t.Errorf("case %d: %+v, want %+v", i, got[i], c.want[i])
 				}
 			}
-			if msg := "the test was running when item n.ck of suite torch ended: " + c.item.end(true); strings.Contains(c.name, "died in") &&
+			if msg := "the test was running when item n.ck of suite torch ended: " + (item{Item: c.item}).end(true); strings.Contains(c.name, "died in") &&
 				!strings.Contains(string(data), `<error message="`+msg+`" type="sgpu-queue.unfinished">`) {
 				t.Errorf("the unfinished test's message does not name it and its item:\n%s", data)
 			}
@@ -119,7 +122,7 @@ func TestSidecarLinksNotRead(t *testing.T) {
 	if err := os.Symlink(filepath.Join(outside, "ids"), filepath.Join(dir, "n.ck.xml.failed")); err != nil {
 		t.Fatal(err)
 	}
-	d, err := Merge(context.Background(), "torch", dir, "", []Item{{Tag: "n.ck", RC: 1, Finished: true}}, start)
+	d, err := Merge(context.Background(), verdict.Suite{Label: "torch", Items: []verdict.Item{{ItemID: record.ItemID{Tag: "n.ck"}, RC: 1, Finished: true, Failed: true}}}, Source{Dir: dir}, start)
 	if err != nil {
 		t.Fatal(err)
 	}

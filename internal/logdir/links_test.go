@@ -1,6 +1,7 @@
 package logdir
 
 import (
+	"cmp"
 	"errors"
 	"io/fs"
 	"os"
@@ -27,7 +28,7 @@ func ranLogDir(t *testing.T) Layout {
 		t.Fatal(err)
 	}
 	defer lock.Release()
-	for _, f := range []string{l.ExpandLog(), l.ItemsTSV(), l.TimingsTSV(), l.OutcomesTSV(), l.Report(), l.Timeline(),
+	for _, f := range []string{l.ExpandLog(), l.ItemsTSV(), l.TimingsTSV(), l.AttemptsTSV(), l.OutcomesTSV(), l.Report(), l.Timeline(),
 		l.SuiteLog("torch.log"), l.SuiteRC("torch.log"), l.SetupLog("torch"), l.ItemLog("torch", "a"), l.ItemRC("torch", "a"),
 		l.ItemAttemptLog("torch", "a", 1), filepath.Join(l.ItemCwd("torch", "a"), "left.txt"), filepath.Join(l.JUnitDir(), "torch", "a.xml")} {
 		write(t, f, "run\n")
@@ -176,8 +177,8 @@ func TestWritesRefuseLinksMidRun(t *testing.T) {
 		write func(Layout) error
 	}{
 		{"run.json", Layout.Meta, func(l Layout) error { return l.WriteMeta(&record.Meta{Tool: ToolName}) }},
-		{"timings.tsv", Layout.TimingsTSV, func(l Layout) error { _, err := l.OpenTimings(); return err }},
-		{"outcomes.tsv", Layout.OutcomesTSV, func(l Layout) error { _, err := l.OpenTimings(); return err }},
+		{"attempts.tsv", Layout.AttemptsTSV, func(l Layout) error { _, err := l.OpenAttempts(); return err }},
+		{"timings.tsv", Layout.TimingsTSV, func(l Layout) error { _, err := l.OpenAttempts(); return err }},
 		{"expand.log", Layout.ExpandLog, func(l Layout) error { _, err := l.Create(l.ExpandLog()); return err }},
 		{"queue.tsv", Layout.QueueTSV, func(l Layout) error { return l.WriteFile(l.QueueTSV(), nil) }},
 		{"an item's cwd", func(l Layout) string { return l.ItemCwd("torch", "a") },
@@ -232,12 +233,14 @@ func TestTrustedRootOutsideRepo(t *testing.T) {
 // place of any file it reads is an error naming it, never a hang.
 func TestLoadRefusesFIFOs(t *testing.T) {
 	var l0 Layout
-	for _, rel := range []string{LockName, l0.Meta(), l0.QueueTSV(), l0.TimingsTSV(), l0.OutcomesTSV(), l0.ShardsTSV()} {
+	format := map[string]int{l0.TimingsTSV(): FormatOutcomes, l0.OutcomesTSV(): FormatOutcomes} // an older log dir's files
+	for _, rel := range []string{LockName, l0.Meta(), l0.QueueTSV(), l0.AttemptsTSV(), l0.TimingsTSV(), l0.OutcomesTSV(), l0.ShardsTSV()} {
+		f := cmp.Or(format[rel], FormatAttempts)
 		rel = strings.TrimPrefix(rel, string(filepath.Separator))
 		t.Run(rel, func(t *testing.T) {
 			l := Layout{Root: t.TempDir()}
 			write(t, l.QueueTSV(), "")
-			if err := l.WriteMeta(&record.Meta{Tool: ToolName, Format: FormatOutcomes, Merge: &record.Merge{Shards: 2}}); err != nil {
+			if err := l.WriteMeta(&record.Meta{Tool: ToolName, Format: f, Merge: &record.Merge{Shards: 2}}); err != nil {
 				t.Fatal(err)
 			}
 			path := filepath.Join(l.Root, rel)

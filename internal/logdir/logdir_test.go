@@ -83,24 +83,28 @@ func TestEscapeField(t *testing.T) {
 	}
 }
 
-// Rows written by the TimingsWriter come back from Load with their outcomes; the
-// timings file itself keeps TE's nine columns.
-func TestTimingsRoundTrip(t *testing.T) {
+// Attempts written by the AttemptsWriter come back from Load as they were; TE's
+// timings.tsv beside them keeps its nine columns, written from each attempt.
+func TestAttemptsRoundTrip(t *testing.T) {
 	l := Layout{Root: t.TempDir()}
 	if err := l.Prepare(); err != nil {
 		t.Fatal(err)
 	}
-	w, err := l.OpenTimings()
+	w, err := l.OpenAttempts()
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := []record.Timing{
-		{Label: "torch", Item: "test_a", GPU: "0", Secs: 1.5, RC: 0, StartOff: 0, EndOff: 1.5, Est: "1.2", Outcome: outcome.OK},
-		{Label: "torch", Item: "tab\there", GPU: "1", Secs: 260, RC: 139, StartOff: 3.25, EndOff: 263.25, Est: "unknown", Incomplete: true, Outcome: outcome.CutOff},
-		{Label: "core", Item: record.Whole, GPU: "2", Secs: 0.001, RC: 1, EndOff: 0.001, Est: "5", Outcome: outcome.Failed},
-		{Label: "torch", Item: "gated", GPU: "0", Secs: 0.2, RC: 0, StartOff: 1.5, EndOff: 1.7, Est: "3", Incomplete: true, Outcome: outcome.NoRun},
+	id := func(label, tag string) record.ItemID { return record.ItemID{Label: label, Tag: tag} }
+	rows := []record.Attempt{
+		{ItemID: id("torch", "test_a"), GPUs: []string{"0"}, Secs: 1.5, StartOff: 0, EndOff: 1.5, Estimate: 1.2, Known: true, Outcome: outcome.OK},
+		{ItemID: id("torch", "tab\there"), GPUs: []string{"1"}, Secs: 260, RC: 139, StartOff: 3.25, EndOff: 263.25, Outcome: outcome.CutOff},
+		{ItemID: id("core", ""), GPUs: []string{"2"}, Secs: 0.001, RC: 1, EndOff: 0.001, Estimate: 5, Known: true, Outcome: outcome.Failed},
+		{ItemID: id("torch", "gated"), GPUs: []string{"0"}, Secs: 0.2, StartOff: 1.5, EndOff: 1.7, Estimate: 3, Known: true, Outcome: outcome.NoRun},
 		// The same item again on the same GPU, later: a second attempt.
-		{Label: "torch", Item: "test_a", GPU: "0", Secs: 124, RC: 124, StartOff: 2, EndOff: 126, Est: "1.2", Incomplete: true, Outcome: outcome.Timeout},
+		{ItemID: id("torch", "test_a"), GPUs: []string{"0"}, Secs: 124, RC: 124, StartOff: 2, EndOff: 126, Estimate: 1.2, Known: true,
+			Outcome: outcome.Timeout},
+		// A multi-GPU item of a list suite whose tag is "whole", in shard 2 of a merge.
+		{ItemID: id("dist", "whole"), GPUs: []string{"2", "3"}, Shard: 2, Secs: 7, StartOff: 4, EndOff: 11, Outcome: outcome.OK},
 	}
 	for _, r := range rows {
 		if err := w.Append(r); err != nil {
@@ -108,21 +112,25 @@ func TestTimingsRoundTrip(t *testing.T) {
 		}
 	}
 	w.Close()
-	if err := l.WriteMeta(&record.Meta{Format: FormatOutcomes}); err != nil {
+	if err := l.WriteMeta(&record.Meta{Format: FormatAttempts}); err != nil {
 		t.Fatal(err)
 	}
 	os.WriteFile(l.QueueTSV(), nil, 0o644)
-	for _, line := range strings.Split(strings.TrimSpace(readFile(t, l.TimingsTSV())), "\n") {
-		if n := len(strings.Split(line, "\t")); n != 9 {
-			t.Errorf("timings.tsv row with %d columns: %q", n, line)
-		}
+	te := "torch\ttest_a\t0\t1.5\t0\t0\t1.5\t1.2\t0\n" +
+		"torch\ttab\\there\t1\t260\t139\t3.25\t263.25\tunknown\t1\n" +
+		"core\twhole\t2\t0.001\t1\t0\t0.001\t5\t0\n" +
+		"torch\tgated\t0\t0.2\t0\t1.5\t1.7\t3\t1\n" +
+		"torch\ttest_a\t0\t124\t124\t2\t126\t1.2\t1\n" +
+		"dist\twhole\ts2:2,s2:3\t7\t0\t4\t11\tunknown\t0\n"
+	if got := readFile(t, l.TimingsTSV()); got != te {
+		t.Errorf("timings.tsv:\n%s\nwant TE's nine columns:\n%s", got, te)
 	}
 	run, warns, err := Load(l.Root)
-	if err != nil || len(warns) != 0 || len(run.Timings) != len(rows) {
-		t.Fatalf("Load: %v, warnings %q, %d rows", err, warns, len(run.Timings))
+	if err != nil || len(warns) != 0 || len(run.Attempts) != len(rows) {
+		t.Fatalf("Load: %v, warnings %q, %d rows", err, warns, len(run.Attempts))
 	}
-	if diff := cmp.Diff(rows, run.Timings); diff != "" {
-		t.Errorf("rows (-wrote +loaded):\n%s", diff)
+	if diff := cmp.Diff(rows, run.Attempts); diff != "" {
+		t.Errorf("attempts (-wrote +loaded):\n%s", diff)
 	}
 }
 
@@ -144,12 +152,12 @@ func TestParseOutcomes(t *testing.T) {
 		"torch\te\t1\t2.500\tno-run\n" + // good: start_off normalised
 		"torch\tf\t1\t3\tok\textra\n" + // too wide
 		"torch\ta\t0\t1.5\tcut-off\n" // a later row for the same attempt wins
-	got, warns := ParseOutcomes(strings.NewReader(in))
-	want := map[AttemptKey]outcome.Outcome{
-		{Label: "torch", Item: "a", GPU: "0", StartOff: "1.5"}: outcome.CutOff,
-		{Label: "torch", Item: "e", GPU: "1", StartOff: "2.5"}: outcome.NoRun,
+	got, warns := parseOutcomes(strings.NewReader(in))
+	want := map[attemptKey]outcome.Outcome{
+		{"torch", "a", "0", "1.5"}: outcome.CutOff,
+		{"torch", "e", "1", "2.5"}: outcome.NoRun,
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(attemptKey{})); diff != "" {
 		t.Errorf("outcomes (-want +got):\n%s", diff)
 	}
 	wantWarns := []string{"outcomes.tsv:2:", "outcomes.tsv:3:", "outcomes.tsv:4:", "outcomes.tsv:7:"}
@@ -163,8 +171,10 @@ func TestParseOutcomes(t *testing.T) {
 	}
 }
 
-// A log dir written before outcomes were recorded loads with the legacy rule; one
-// that records them warns about a row whose outcome row was lost, and derives it.
+// A log dir of the layout before attempts.tsv loads: written before outcomes were
+// recorded, by the legacy rule; one that records them in outcomes.tsv (format 2)
+// with each row's, and a row whose outcome row was lost by the legacy rule, with a
+// warning. Each attempt's outcome is decided as it loads.
 func TestLoadLegacyAndLostOutcomes(t *testing.T) {
 	rows := "torch\tok\t0\t1\t0\t0\t1\t1\t0\n" +
 		"torch\tself124\t0\t2\t124\t1\t3\t1\t0\n" +
@@ -176,7 +186,7 @@ func TestLoadLegacyAndLostOutcomes(t *testing.T) {
 		name      string
 		meta      string
 		outcomes  string
-		want      []outcome.Outcome // recorded ("": none, OutcomeOf derives it)
+		want      []outcome.Outcome // recorded ("": none, the legacy rule decides it)
 		wantWarns int
 	}{
 		{"legacy", `{"cancelled": false}`, "", make([]outcome.Outcome, 6), 0},
@@ -210,23 +220,21 @@ func TestLoadLegacyAndLostOutcomes(t *testing.T) {
 					t.Errorf("warning %q", w)
 				}
 			}
-			for i, r := range run.Timings {
-				if r.Outcome != tt.want[i] {
-					t.Errorf("row %s: recorded outcome %q, want %q", r.Item, r.Outcome, tt.want[i])
-				}
+			if len(run.Attempts) != 6 {
+				t.Fatalf("%d attempts", len(run.Attempts))
 			}
 			// rc 124 and 137 alone are TE's "killed from outside", never a timeout.
 			legacy := []outcome.Outcome{outcome.OK, outcome.CutOff, outcome.CutOff, outcome.CutOff, outcome.Failed, outcome.CutOff}
 			if strings.Contains(tt.meta, `"cancelled": true`) {
 				legacy[5] = outcome.Cancelled
 			}
-			for i, r := range run.Timings {
+			for i, r := range run.Attempts {
 				want := tt.want[i]
 				if want == "" {
 					want = legacy[i]
 				}
-				if got := run.OutcomeOf(r); got != want {
-					t.Errorf("OutcomeOf(%s) = %s, want %s", r.Item, got, want)
+				if r.Outcome != want {
+					t.Errorf("%s: outcome %s, want %s", r.Tag, r.Outcome, want)
 				}
 			}
 			if strings.Contains(tt.meta, "stalled") {
@@ -262,13 +270,56 @@ func TestParseTimingsBadRows(t *testing.T) {
 		"\n" +
 		"torch\te\t0\t-1\t0\t0\t1\t1\t0\n" + // negative
 		"torch\tf\t1\t2\t0\t3.5\t5.5\t\t1\n" // good: no estimate, cut off
-	got, warns := ParseTimings(strings.NewReader(in))
-	if len(got) != 2 || got[1].Item != "f" || got[1].EndOff != 5.5 || got[1].Est != "unknown" || !got[1].Incomplete {
+	got, warns := parseTimings(strings.NewReader(in), &record.Run{})
+	if len(got) != 2 || got[1].Tag != "f" || got[1].EndOff != 5.5 || got[1].Known || !got[1].incomplete {
 		t.Errorf("rows %+v", got)
 	}
 	if len(warns) != 4 || !strings.HasPrefix(warns[0], "timings.tsv:2:") || !strings.HasPrefix(warns[3], "timings.tsv:6:") {
 		t.Errorf("warnings %q", warns)
 	}
+}
+
+func TestParseAttemptsBadRows(t *testing.T) {
+	in := "torch\ta\t0\t0\t1\t0\t0\t1\t1\tok\n" + // good
+		"torch\tb\t0\t0\n" + // missing columns (killed mid-write)
+		"torch\tc\t0\t0\tx\t0\t0\t1\t1\tok\n" + // not a number
+		"torch\td\t0\t0\t1\t0\t0\t1\t1\tpassed\n" + // unknown outcome
+		"\n" +
+		"torch\te\t-1\t0\t1\t0\t0\t1\t1\tok\n" + // negative shard
+		"torch\tf\t0\t\t1\t0\t0\t1\t1\tok\n" + // no GPU
+		"\t\t0\t0\t1\t0\t0\t1\t1\tok\n" + // no label
+		"torch\t\t2\t1,2\t2\t0\t3.5\t5.5\tunknown\tcut-off\n" // good: opaque, no estimate, shard 2's GPUs 1 and 2
+	got, warns := ParseAttempts(strings.NewReader(in))
+	want := []record.Attempt{
+		{ItemID: record.ItemID{Label: "torch", Tag: "a"}, GPUs: []string{"0"}, Secs: 1, EndOff: 1, Estimate: 1, Known: true, Outcome: outcome.OK},
+		{ItemID: record.ItemID{Label: "torch"}, GPUs: []string{"1", "2"}, Shard: 2, Secs: 2, StartOff: 3.5, EndOff: 5.5, Outcome: outcome.CutOff},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("rows (-want +got):\n%s", diff)
+	}
+	if len(warns) != 6 || !strings.HasPrefix(warns[0], "attempts.tsv:2: skipped row: ") || !strings.HasPrefix(warns[5], "attempts.tsv:8:") {
+		t.Errorf("warnings %q", warns)
+	}
+}
+
+// FuzzParseAttempts: whatever attempts.tsv holds, only well-formed rows are
+// accepted, and each comes back from its own formatting.
+func FuzzParseAttempts(f *testing.F) {
+	f.Add("torch\ta\t0\t0\t1\t0\t0\t1\t1\tok\n")
+	f.Add("a\tb\tc\n\t\t\t\t\n")
+	f.Add("torch\ta b\\tc\t3\t0,1\t1\t124\t0\t1\tunknown\ttimeout\ntorch\t\t0\t2\t2\t0\t0\t2\t2\tno-run\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		rows, _ := ParseAttempts(strings.NewReader(in))
+		for _, r := range rows {
+			if r.Secs < 0 || r.Secs != r.Secs || r.Label == "" || len(r.GPUs) == 0 || !r.Outcome.Valid() || r.Shard < 0 {
+				t.Fatalf("accepted %+v", r)
+			}
+			back, warns := ParseAttempts(strings.NewReader(FormatAttempt(r)))
+			if len(warns) != 0 || len(back) != 1 || back[0].ItemID != r.ItemID || back[0].RC != r.RC || back[0].Outcome != r.Outcome {
+				t.Fatalf("round trip %+v → %+v %q", r, back, warns)
+			}
+		}
+	})
 }
 
 func FuzzParseTimings(f *testing.F) {
@@ -278,13 +329,15 @@ func FuzzParseTimings(f *testing.F) {
 	f.Add("torch\ta\t0\t1\t0\t0\t1\t1\t0\tok\n")
 	f.Add("torch\ta\t0\t1\t124\t0\t1\tunknown\t1\ttimeout\ntorch\tb\t1\t2\t0\t0\t2\t2\t1\n")
 	f.Fuzz(func(t *testing.T, in string) {
-		rows, _ := ParseTimings(strings.NewReader(in))
+		run := &record.Run{}
+		rows, _ := parseTimings(strings.NewReader(in), run)
 		for _, r := range rows {
-			if r.Secs < 0 || r.Secs != r.Secs || r.Label == "" || r.Item == "" {
+			if r.Secs < 0 || r.Secs != r.Secs || r.Label == "" || r.Tag == "" {
 				t.Fatalf("accepted %+v", r)
 			}
-			back, warns := ParseTimings(strings.NewReader(FormatTiming(r)))
-			if len(warns) != 0 || len(back) != 1 || back[0].Label != r.Label || back[0].Item != r.Item || back[0].RC != r.RC {
+			r.Outcome = outcome.Legacy(r.RC, r.incomplete, false)
+			back, warns := parseTimings(strings.NewReader(FormatTiming(r.Attempt)), run)
+			if len(warns) != 0 || len(back) != 1 || back[0].ItemID != r.ItemID || back[0].GPU() != r.GPU() || back[0].RC != r.RC {
 				t.Fatalf("round trip %+v → %+v %q", r, back, warns)
 			}
 		}
@@ -293,17 +346,14 @@ func FuzzParseTimings(f *testing.F) {
 
 func TestQueueRoundTrip(t *testing.T) {
 	rows := []record.QueueRow{
-		{Weight: 999999, Label: "torch", Cmd: "ci/pytorch.sh", Tag: "new"},
-		{Weight: 12.5, Label: "core", Cmd: "ci/core.sh", Args: []string{"-x", "y"}},
+		{ItemID: record.ItemID{Label: "torch", Tag: "new"}, Weight: 999999, Cmd: "ci/pytorch.sh"},
+		{ItemID: record.ItemID{Label: "core"}, Weight: 12.5, Cmd: "ci/core.sh", Args: []string{"-x", "y"}},
 	}
-	var b strings.Builder
-	if err := FormatQueue(&b, rows); err != nil {
-		t.Fatal(err)
+	b := string(FormatQueue(rows))
+	if b != "999999\ttorch\tci/pytorch.sh\tnew\t\n12.5\tcore\tci/core.sh\t\t-x y\n" {
+		t.Errorf("queue.tsv = %q", b)
 	}
-	if b.String() != "999999\ttorch\tci/pytorch.sh\tnew\t\n12.5\tcore\tci/core.sh\t\t-x y\n" {
-		t.Errorf("queue.tsv = %q", b.String())
-	}
-	back, err := ParseQueue(strings.NewReader(b.String()))
+	back, err := ParseQueue(strings.NewReader(b))
 	if err != nil || len(back) != 2 || back[1].Tag != "" || strings.Join(back[1].Args, ",") != "-x,y" {
 		t.Errorf("parse: %v %+v", err, back)
 	}
@@ -330,35 +380,37 @@ func (s *shortWriter) Write(p []byte) (int, error) {
 func (s *shortWriter) Close() error { return nil }
 
 // A row torn by a failed write costs that row only: the next one starts on its own
-// line, in timings.tsv and in outcomes.tsv alike.
-func TestTimingsWriterTornRow(t *testing.T) {
-	for _, torn := range []string{"timings", "outcomes"} {
+// line, in attempts.tsv and in timings.tsv alike.
+func TestAttemptsWriterTornRow(t *testing.T) {
+	for _, torn := range []string{"attempts", "timings"} {
 		t.Run(torn, func(t *testing.T) {
-			tw, ow := &shortWriter{}, &shortWriter{}
-			if torn == "timings" {
-				ow.failed = true // works from the start
+			aw, tw := &shortWriter{}, &shortWriter{}
+			if torn == "attempts" {
+				tw.failed = true // works from the start
 			} else {
-				tw.failed = true
+				aw.failed = true
 			}
-			w := &TimingsWriter{timings: appender{w: tw}, outcomes: appender{w: ow}}
-			a := record.Timing{Label: "s", Item: "a", GPU: "0", Secs: 1, RC: 0, EndOff: 1, Est: "1", Outcome: outcome.OK}
-			b := record.Timing{Label: "s", Item: "b", GPU: "1", Secs: 2, RC: 0, EndOff: 2, Est: "2", Outcome: outcome.NoRun, Incomplete: true}
+			w := &AttemptsWriter{attempts: appender{w: aw}, timings: appender{w: tw}}
+			a := record.Attempt{ItemID: record.ItemID{Label: "s", Tag: "a"}, GPUs: []string{"0"}, Secs: 1, EndOff: 1, Estimate: 1, Known: true,
+				Outcome: outcome.OK}
+			b := record.Attempt{ItemID: record.ItemID{Label: "s", Tag: "b"}, GPUs: []string{"1"}, Secs: 2, EndOff: 2, Estimate: 2, Known: true,
+				Outcome: outcome.NoRun}
 			if err := w.Append(a); err == nil || !strings.HasPrefix(err.Error(), torn+".tsv: ") {
 				t.Fatalf("the short write was not reported: %v", err)
 			}
 			if err := w.Append(b); err != nil {
 				t.Fatal(err)
 			}
-			rows, warns := ParseTimings(strings.NewReader(tw.String()))
-			outs, owarns := ParseOutcomes(strings.NewReader(ow.String()))
+			rows, warns := ParseAttempts(strings.NewReader(aw.String()))
+			te, twarns := parseTimings(strings.NewReader(tw.String()), &record.Run{})
 			switch torn {
-			case "timings":
-				if len(rows) != 1 || rows[0].Item != "b" || len(warns) != 1 || len(outs) != 2 || len(owarns) != 0 {
-					t.Errorf("rows %+v %q outcomes %v %q", rows, warns, outs, owarns)
+			case "attempts":
+				if len(rows) != 1 || rows[0].Tag != "b" || len(warns) != 1 || len(te) != 2 || len(twarns) != 0 {
+					t.Errorf("attempts %+v %q timings %+v %q", rows, warns, te, twarns)
 				}
-			case "outcomes":
-				if len(rows) != 2 || len(warns) != 0 || len(outs) != 1 || outs[KeyOf(b)] != outcome.NoRun || len(owarns) != 1 {
-					t.Errorf("rows %+v %q outcomes %v %q", rows, warns, outs, owarns)
+			case "timings":
+				if len(rows) != 2 || len(warns) != 0 || len(te) != 1 || te[0].Tag != "b" || !te[0].incomplete || len(twarns) != 1 {
+					t.Errorf("attempts %+v %q timings %+v %q", rows, warns, te, twarns)
 				}
 			}
 		})
@@ -373,17 +425,15 @@ func FuzzParseOutcomes(f *testing.F) {
 	f.Add("torch\ta\t0\n\t\t\t\tcut-off\n")
 	f.Add("x\\ty\tz\\n\t0\t1e3\tunavailable\r\n")
 	f.Fuzz(func(t *testing.T, in string) {
-		got, _ := ParseOutcomes(strings.NewReader(in))
+		got, _ := parseOutcomes(strings.NewReader(in))
 		for k, o := range got {
-			if !o.Valid() || k.Label == "" || k.Item == "" {
+			if !o.Valid() || k.label == "" || k.item == "" {
 				t.Fatalf("accepted %+v %q", k, o)
 			}
-			start, err := strconv.ParseFloat(k.StartOff, 64)
-			if err != nil {
-				t.Fatalf("start_off %q", k.StartOff)
+			if _, err := strconv.ParseFloat(k.startOff, 64); err != nil {
+				t.Fatalf("start_off %q", k.startOff)
 			}
-			row := record.Timing{Label: k.Label, Item: k.Item, GPU: k.GPU, StartOff: start, Outcome: o}
-			back, warns := ParseOutcomes(strings.NewReader(OutcomeRow(row)))
+			back, warns := parseOutcomes(strings.NewReader(joinFields(k.label, k.item, k.gpu, k.startOff, string(o))))
 			if len(warns) != 0 || len(back) != 1 || back[k] != o {
 				t.Fatalf("round trip %+v %q → %v %q", k, o, back, warns)
 			}
@@ -391,17 +441,18 @@ func FuzzParseOutcomes(f *testing.F) {
 	})
 }
 
-// record.Timing.Rounded is what timings.tsv keeps of a row: a row decided in memory
-// and the same row read back from the file must agree (verdicts, learned weights).
+// record.Attempt.Rounded is what attempts.tsv keeps of an attempt: one decided in
+// memory and the same read back from the file must agree (verdicts, learned weights).
 func TestRoundedIsWhatTheFileKeeps(t *testing.T) {
 	for _, v := range []float64{0, 0.0004, 0.0005, 0.0015, 1.2345, 2.9995, 12.3456789, 1e6 + 0.0625, 86399.9999} {
-		row := record.Timing{Label: "torch", Item: "a", GPU: "0", Secs: v, StartOff: v / 3, EndOff: v + v/3, Est: "unknown"}
-		back, warns := ParseTimings(strings.NewReader(FormatTiming(row)))
+		row := record.Attempt{ItemID: record.ItemID{Label: "torch", Tag: "a"}, GPUs: []string{"0"}, Secs: v, StartOff: v / 3, EndOff: v + v/3,
+			Estimate: v * 2, Known: true, Outcome: outcome.OK}
+		back, warns := ParseAttempts(strings.NewReader(FormatAttempt(row)))
 		if len(warns) != 0 || len(back) != 1 {
 			t.Fatalf("%v: %v %q", v, back, warns)
 		}
-		if got, want := back[0], row.Rounded(); got != want {
-			t.Errorf("secs %v: file keeps %+v, Rounded says %+v", v, got, want)
+		if diff := cmp.Diff(row.Rounded(), back[0]); diff != "" {
+			t.Errorf("secs %v: (-Rounded says +the file keeps):\n%s", v, diff)
 		}
 	}
 }

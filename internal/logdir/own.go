@@ -182,7 +182,7 @@ func (l Layout) content() ([]string, error) {
 
 // Owned lists what the run recorded by m wrote under the log dir, that a new run
 // deletes (docs/files.md): expand.log; queue/{run.json,items.tsv,queue.tsv,
-// timings.tsv,outcomes.tsv} and a shard's or a merge's queue/{listed.tsv,plan.json,
+// timings.tsv,attempts.tsv} (an older run's outcomes.tsv too) and a shard's or a merge's queue/{listed.tsv,plan.json,
 // shards.tsv}; report/{schedule.md,timeline.svg}; per suite of m,
 // suites/<logfile> and .rc and prerequisite_ck_jit_status/<label>.log; per item of
 // its queue/queue.tsv, every file in items/ that ParseItemFile reads as one of the
@@ -193,8 +193,8 @@ func (l Layout) content() ([]string, error) {
 // symlink is not looked into; a link in place of an owned file or directory is
 // listed, and Claim refuses it (it is never followed, nor removed).
 func (l Layout) Owned(m *record.Meta) (files, dirs []string) {
-	files = []string{l.ExpandLog(), l.Meta(), l.ItemsTSV(), l.QueueTSV(), l.TimingsTSV(), l.OutcomesTSV(), l.Report(), l.Timeline(),
-		l.ListedTSV(), l.PlanJSON(), l.ShardsTSV()}
+	files = []string{l.ExpandLog(), l.Meta(), l.ItemsTSV(), l.QueueTSV(), l.AttemptsTSV(), l.TimingsTSV(), l.OutcomesTSV(),
+		l.Report(), l.Timeline(), l.ListedTSV(), l.PlanJSON(), l.ShardsTSV()}
 	for _, s := range m.Suites {
 		if validName(s.LogFile) {
 			files = append(files, l.SuiteLog(s.LogFile), l.SuiteRC(s.LogFile))

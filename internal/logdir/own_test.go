@@ -110,11 +110,11 @@ func TestClaimDeletesOnlyOwned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var q strings.Builder
-	FormatQueue(&q, []record.QueueRow{{Weight: 1, Label: "torch", Cmd: "c", Tag: "a.b"}, {Weight: 1, Label: "torch", Cmd: "c", Tag: "evil/tag"}, {Weight: 1, Label: "core", Cmd: "c"}})
-	write(t, l.QueueTSV(), q.String())
+	q := FormatQueue([]record.QueueRow{{ItemID: record.ItemID{Label: "torch", Tag: "a.b"}, Weight: 1, Cmd: "c"},
+		{ItemID: record.ItemID{Label: "torch", Tag: "evil/tag"}, Weight: 1, Cmd: "c"}, {ItemID: record.ItemID{Label: "core"}, Weight: 1, Cmd: "c"}})
+	write(t, l.QueueTSV(), string(q))
 	owned := []string{
-		l.ExpandLog(), l.ItemsTSV(), l.TimingsTSV(), l.OutcomesTSV(), l.Report(), l.Timeline(),
+		l.ExpandLog(), l.ItemsTSV(), l.TimingsTSV(), l.AttemptsTSV(), l.OutcomesTSV(), l.Report(), l.Timeline(),
 		l.ItemLog("torch", "a.b"), l.ItemRC("torch", "a.b"), l.ItemAttemptLog("torch", "a.b", 1), l.ItemAttemptRC("torch", "a.b", 1),
 		l.ItemLog("torch", "evil/tag"), l.ItemLog("core", ""), l.ItemRC("core", ""),
 		filepath.Join(l.ItemCwd("torch", "a.b"), "leftover", "core.dump"),

@@ -7,20 +7,19 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"syscall"
 
 	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/record"
 )
 
-// FormatOutcomes is the run.json "format" of a run that records each attempt's
-// outcome in queue/outcomes.tsv and a typed stop reason (docs/outcomes.md). Older
-// log dirs have no format (0): their rows get outcome.Legacy.
-const FormatOutcomes = 2
+// FormatAttempts is the run.json "format" of a run that records its attempts in
+// queue/attempts.tsv and a typed stop reason (docs/files.md). Older log dirs are
+// read by readLegacy.
+const FormatAttempts = 3
 
-// OutcomesTSV is queue/outcomes.tsv, the outcome of each attempt of timings.tsv.
-func (l Layout) OutcomesTSV() string { return filepath.Join(l.QueueDir(), "outcomes.tsv") }
+// AttemptsTSV is queue/attempts.tsv, every ended attempt with its outcome.
+func (l Layout) AttemptsTSV() string { return l.path("queue", "attempts.tsv") }
 
 // WriteMeta replaces run.json atomically.
 func (l Layout) WriteMeta(m *record.Meta) error {
@@ -61,19 +60,19 @@ func Load(root string) (*record.Run, []string, error) {
 	if r.Queue, err = ParseQueue(bytes.NewReader(q)); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", l.QueueTSV(), err)
 	}
-	tw, err := l.ReadAttempts(r.Meta.Format >= FormatOutcomes, r.Meta.Cancelled)
+	rows, rowWarns, err := l.readAttempts(&r.Meta)
 	if err != nil {
 		return nil, nil, err
 	}
-	r.Timings = tw.Rows
-	warns = append(warns, tw.Warnings...)
+	r.Attempts = rows
+	warns = append(warns, rowWarns...)
 	if r.Meta.Merge != nil {
 		data, err := readLogFile(l.ShardsTSV())
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, nil, err
 		}
 		var sw []string
-		r.ShardOf, sw = ParseShards(data)
+		r.ShardOf, sw = ParseShards(data, r)
 		warns = append(warns, sw...)
 	}
 	return r, warns, nil
@@ -144,42 +143,16 @@ func (l Layout) readMeta(m *record.Meta) error {
 	return nil
 }
 
-// Attempts is what ReadAttempts read.
-type Attempts struct {
-	Rows     []record.Timing
-	Warnings []string
-}
-
-// ReadAttempts reads timings.tsv and, when outcomes says the run recorded them,
-// puts each attempt's outcome from outcomes.tsv on its row. A row without one keeps
-// "" (record.Run.OutcomeOf derives it by outcome.Legacy, which is also what the warning
-// names, given runCancelled) and is named in a warning: its outcome row was torn or
-// lost. A missing file is no rows.
-func (l Layout) ReadAttempts(outcomes, runCancelled bool) (Attempts, error) {
-	var a Attempts
-	data, err := readLogFile(l.TimingsTSV())
+// readAttempts reads the attempts of run m: queue/attempts.tsv, or an old log
+// dir's files (readLegacy). A missing file is no attempts.
+func (l Layout) readAttempts(m *record.Meta) ([]record.Attempt, []string, error) {
+	if m.Format < FormatAttempts {
+		return l.readLegacy(m)
+	}
+	data, err := readLogFile(l.AttemptsTSV())
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return a, err
+		return nil, nil, err
 	}
-	a.Rows, a.Warnings = ParseTimings(bytes.NewReader(data))
-	if !outcomes {
-		return a, nil
-	}
-	data, err = readLogFile(l.OutcomesTSV())
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return a, err
-	}
-	recorded, warns := ParseOutcomes(bytes.NewReader(data))
-	a.Warnings = append(a.Warnings, warns...)
-	for i := range a.Rows {
-		t := &a.Rows[i]
-		if o, ok := recorded[KeyOf(*t)]; ok {
-			t.Outcome = o
-			continue
-		}
-		a.Warnings = append(a.Warnings, fmt.Sprintf("outcomes.tsv: no outcome for %s/%s on %s at t+%ss (its row was torn or lost); taken from "+
-			"its rc: %s",
-			t.Label, t.Item, record.GPUName(t.GPU), Secs(t.StartOff), outcome.Legacy(t.RC, t.Incomplete, runCancelled)))
-	}
-	return a, nil
+	rows, warns := ParseAttempts(bytes.NewReader(data))
+	return rows, warns, nil
 }

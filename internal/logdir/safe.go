@@ -80,8 +80,9 @@ func readLogFile(path string) ([]byte, error) {
 // fixedFiles are the files of a run whose names do not depend on its suites or
 // items.
 func (l Layout) fixedFiles() []string {
-	return []string{filepath.Join(l.Root, LockName), l.ExpandLog(), l.Meta(), l.ItemsTSV(), l.QueueTSV(), l.TimingsTSV(),
-		l.OutcomesTSV(), l.ListedTSV(), l.PlanJSON(), l.ShardsTSV(), l.Report(), l.Timeline(), l.OnceLog("before"), l.OnceLog("after")}
+	return []string{filepath.Join(l.Root, LockName), l.ExpandLog(), l.Meta(), l.ItemsTSV(), l.QueueTSV(), l.AttemptsTSV(),
+		l.TimingsTSV(), l.OutcomesTSV(), l.ListedTSV(), l.PlanJSON(), l.ShardsTSV(), l.Report(), l.Timeline(), l.OnceLog("before"),
+		l.OnceLog("after")}
 }
 
 // checkFixed is the first look of a claim, before anything is read or written:

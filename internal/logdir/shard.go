@@ -16,37 +16,40 @@ func (l Layout) ShardsTSV() string { return l.path("queue", "shards.tsv") }
 
 // FormatShards writes queue/shards.tsv: "label TAB item TAB shard" per item of a
 // merged queue, the shard that ran it (or should have).
-func FormatShards(rows map[record.ItemRef]int, order []record.QueueRow) []byte {
+func FormatShards(rows map[record.ItemID]int, order []record.QueueRow) []byte {
 	var b bytes.Buffer
 	for _, q := range order {
-		ref := record.ItemRef{Label: q.Label, Item: record.ItemColumn(q.Tag)}
-		if s, ok := rows[ref]; ok {
-			b.WriteString(joinFields(ref.Label, ref.Item, strconv.Itoa(s)))
+		id := q.ItemID
+		if s, ok := rows[id]; ok {
+			b.WriteString(joinFields(id.Label, id.Column(), strconv.Itoa(s)))
 		}
 	}
 	return b.Bytes()
 }
 
-// ParseShards reads queue/shards.tsv; a row that cannot be read is skipped with a
-// warning.
-func ParseShards(data []byte) (map[record.ItemRef]int, []string) {
-	out := map[record.ItemRef]int{}
-	var warns []string
-	_ = eachLine(bytes.NewReader(data), func(n int, f []string) error {
-		s, err := 0, error(nil)
+// ParseShards reads queue/shards.tsv, each item column as run r's item (Run.ItemOf);
+// a row that cannot be read is skipped with a warning.
+func ParseShards(data []byte, r *record.Run) (map[record.ItemID]int, []string) {
+	type row struct {
+		id    record.ItemID
+		shard int
+	}
+	rows, warns := parseRows(bytes.NewReader(data), "shards.tsv", func(f []string) (row, error) {
 		if len(f) != 3 {
-			err = fmt.Errorf("want 3 columns (label, item, shard), got %d", len(f))
-		} else if s, err = strconv.Atoi(f[2]); err != nil || s < 1 {
-			err = fmt.Errorf("shard %q is not a number from 1", f[2])
-		} else if f[0] == "" || f[1] == "" {
-			err = fmt.Errorf("empty label or item")
+			return row{}, fmt.Errorf("want 3 columns (label, item, shard), got %d", len(f))
 		}
-		if err != nil {
-			warns = append(warns, fmt.Sprintf("shards.tsv:%d: skipped row: %v", n, err))
-			return nil
+		s, err := strconv.Atoi(f[2])
+		switch {
+		case err != nil || s < 1:
+			return row{}, fmt.Errorf("shard %q is not a number from 1", f[2])
+		case f[0] == "" || f[1] == "":
+			return row{}, fmt.Errorf("empty label or item")
 		}
-		out[record.ItemRef{Label: f[0], Item: f[1]}] = s
-		return nil
+		return row{r.ItemOf(f[0], f[1]), s}, nil
 	})
+	out := make(map[record.ItemID]int, len(rows))
+	for _, x := range rows {
+		out[x.id] = x.shard
+	}
 	return out, warns
 }

@@ -9,13 +9,14 @@ import (
 )
 
 func TestShardsTSVRoundTrip(t *testing.T) {
-	queue := []record.QueueRow{{Label: "torch", Tag: "a\tb"}, {Label: "core"}, {Label: "torch", Tag: "gone"}}
-	rows := map[record.ItemRef]int{{Label: "torch", Item: "a\tb"}: 2, {Label: "core", Item: record.Whole}: 1}
+	queue := []record.QueueRow{{ItemID: record.ItemID{Label: "torch", Tag: "a\tb"}}, {ItemID: record.ItemID{Label: "core"}}, {ItemID: record.ItemID{Label: "torch", Tag: "gone"}}}
+	rows := map[record.ItemID]int{{Label: "torch", Tag: "a\tb"}: 2, {Label: "core"}: 1}
 	data := FormatShards(rows, queue)
 	if got := string(data); got != "torch\ta\\tb\t2\ncore\twhole\t1\n" {
 		t.Errorf("shards.tsv %q", got)
 	}
-	back, warns := ParseShards(append(data, "x\ty\t0\nshort\n"...))
+	run := &record.Run{Meta: record.Meta{Suites: []record.MetaSuite{{Label: "torch", Mode: "list"}, {Label: "core", Mode: "opaque"}}}}
+	back, warns := ParseShards(append(data, "x\ty\t0\nshort\n"...), run)
 	if diff := cmp.Diff(rows, back); diff != "" || len(warns) != 2 {
 		t.Errorf("round trip (-want +got):\n%s\nwarnings %q", diff, warns)
 	}
@@ -28,14 +29,15 @@ func FuzzParseShards(f *testing.F) {
 	f.Add("torch\ta\t0\nx\t\t\t\n")
 	f.Add("a\\tb\tc\\n\t99999999999999999999\r\n")
 	f.Fuzz(func(t *testing.T, in string) {
-		got, _ := ParseShards([]byte(in))
+		run := &record.Run{}
+		got, _ := ParseShards([]byte(in), run)
 		for ref, s := range got {
-			if s < 1 || ref.Label == "" || ref.Item == "" {
+			if s < 1 || ref.Label == "" || ref.Tag == "" {
 				t.Fatalf("accepted shard %d for %+v", s, ref)
 			}
-			q := []record.QueueRow{{Label: ref.Label, Tag: ref.Item}}
-			back, warns := ParseShards(FormatShards(map[record.ItemRef]int{{Label: ref.Label, Item: record.ItemColumn(ref.Item)}: s}, q))
-			if len(warns) != 0 || len(back) != 1 || back[record.ItemRef{Label: ref.Label, Item: record.ItemColumn(ref.Item)}] != s {
+			q := []record.QueueRow{{ItemID: ref}}
+			back, warns := ParseShards(FormatShards(map[record.ItemID]int{ref: s}, q), run)
+			if len(warns) != 0 || len(back) != 1 || back[ref] != s {
 				t.Fatalf("round trip %+v %d → %v %q", ref, s, back, warns)
 			}
 		}

@@ -2,9 +2,11 @@ package logdir
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -68,22 +70,23 @@ func Secs(v float64) string {
 	return strings.TrimSuffix(s, ".")
 }
 
-// FormatCensus writes items.tsv lines.
-func FormatCensus(w io.Writer, rows []record.CensusRow) error {
-	bw := bufio.NewWriter(w)
-	for _, r := range rows {
-		bw.WriteString(joinFields(r.Label, r.Tag))
+// FormatItems is an item list: "label TAB tag" per item (the tag empty for an
+// opaque item), as items.tsv, listed.tsv and TE's failed lists hold it.
+func FormatItems(ids []record.ItemID) []byte {
+	var b bytes.Buffer
+	for _, id := range ids {
+		b.WriteString(joinFields(id.Label, id.Tag))
 	}
-	return bw.Flush()
+	return b.Bytes()
 }
 
-// FormatQueue writes queue.tsv lines.
-func FormatQueue(w io.Writer, rows []record.QueueRow) error {
-	bw := bufio.NewWriter(w)
+// FormatQueue is queue.tsv's text.
+func FormatQueue(rows []record.QueueRow) []byte {
+	var b bytes.Buffer
 	for _, r := range rows {
-		bw.WriteString(joinFields(Secs(r.Weight), r.Label, r.Cmd, r.Tag, strings.Join(r.Args, " ")))
+		b.WriteString(joinFields(Secs(r.Weight), r.Label, r.Cmd, r.Tag, strings.Join(r.Args, " ")))
 	}
-	return bw.Flush()
+	return b.Bytes()
 }
 
 // ParseQueue reads queue.tsv.
@@ -97,7 +100,7 @@ func ParseQueue(r io.Reader) ([]record.QueueRow, error) {
 		if err != nil {
 			return fmt.Errorf("queue.tsv:%d: weight %q is not a number", n, f[0])
 		}
-		row := record.QueueRow{Weight: w, Label: f[1], Cmd: f[2], Tag: f[3]}
+		row := record.QueueRow{ItemID: record.ItemID{Label: f[1], Tag: f[3]}, Weight: w, Cmd: f[2]}
 		if len(f) > 4 && f[4] != "" {
 			row.Args = strings.Fields(f[4])
 		}
@@ -107,125 +110,105 @@ func ParseQueue(r io.Reader) ([]record.QueueRow, error) {
 	return rows, err
 }
 
-// FormatTiming returns the row as a timings.tsv line.
-func FormatTiming(t record.Timing) string {
-	inc := "0"
-	if t.Incomplete {
-		inc = "1"
+// FormatTiming is the attempt's line of TE's timings.tsv: its nine columns,
+// written from the attempt (docs/files.md), never read back but from an old log
+// dir (readLegacy).
+func FormatTiming(a record.Attempt) string {
+	return joinFields(a.Label, a.Column(), a.GPU(), Secs(a.Secs), strconv.Itoa(a.RC), Secs(a.StartOff), Secs(a.EndOff), est(a),
+		bit(a.Outcome.Incomplete()))
+}
+
+// est is the est column: the estimate in seconds, or "unknown".
+func est(a record.Attempt) string {
+	if !a.Known {
+		return "unknown"
 	}
-	return joinFields(t.Label, t.Item, t.GPU, Secs(t.Secs), strconv.Itoa(t.RC), Secs(t.StartOff), Secs(t.EndOff), t.Est, inc)
+	return Secs(a.Estimate)
 }
 
-// OutcomeRow returns the attempt's line of queue/outcomes.tsv: the columns that
-// identify the attempt in timings.tsv (label, item, gpu, start_off) and its outcome.
-func OutcomeRow(t record.Timing) string {
-	return joinFields(t.Label, t.Item, t.GPU, Secs(t.StartOff), string(t.Outcome))
+func bit(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
 }
 
-// AttemptKey identifies one attempt across timings.tsv and outcomes.tsv: no item
-// starts twice on one GPU in the same millisecond.
-type AttemptKey struct {
-	Label, Item, GPU, StartOff string
+// FormatAttempt is the attempt's line of queue/attempts.tsv: label, tag, shard,
+// gpus (ids joined by ","), secs, rc, start_off, end_off, est, outcome.
+func FormatAttempt(a record.Attempt) string {
+	return joinFields(a.Label, a.Tag, strconv.Itoa(a.Shard), strings.Join(a.GPUs, ","), Secs(a.Secs), strconv.Itoa(a.RC),
+		Secs(a.StartOff), Secs(a.EndOff), est(a), string(a.Outcome))
 }
 
-// KeyOf is the row's AttemptKey.
-func KeyOf(t record.Timing) AttemptKey {
-	return AttemptKey{Label: t.Label, Item: t.Item, GPU: t.GPU, StartOff: Secs(t.StartOff)}
+// ParseAttempts reads queue/attempts.tsv. A row that cannot be read (a run killed
+// mid-write leaves one) is skipped with a warning naming its line; the rows before
+// and after it are kept.
+func ParseAttempts(r io.Reader) ([]record.Attempt, []string) {
+	return parseRows(r, "attempts.tsv", parseAttempt)
 }
 
-// ParseOutcomes reads outcomes.tsv. A row that cannot be read (a torn write, an
-// unknown outcome) is skipped with a warning; its attempt then has no recorded
-// outcome. A later row for the same attempt wins.
-func ParseOutcomes(r io.Reader) (map[AttemptKey]outcome.Outcome, []string) {
-	out := map[AttemptKey]outcome.Outcome{}
+// parseRows reads the rows of the TSV file name with parse; a row it refuses (torn
+// by a kill or a full disk, or not of the format) is skipped with a warning naming
+// its line.
+func parseRows[T any](r io.Reader, name string, parse func([]string) (T, error)) ([]T, []string) {
+	var rows []T
 	var warns []string
 	_ = eachLine(r, func(n int, f []string) error {
-		k, o, err := parseOutcome(f)
+		row, err := parse(f)
 		if err != nil {
-			warns = append(warns, fmt.Sprintf("outcomes.tsv:%d: skipped row: %v", n, err))
+			warns = append(warns, fmt.Sprintf("%s:%d: skipped row: %v", name, n, err))
 			return nil
 		}
-		out[k] = o
-		return nil
-	})
-	return out, warns
-}
-
-func parseOutcome(f []string) (AttemptKey, outcome.Outcome, error) {
-	if len(f) != 5 {
-		return AttemptKey{}, "", fmt.Errorf("want 5 columns (label, item, gpu, start_off, outcome), got %d", len(f))
-	}
-	start, err := strconv.ParseFloat(f[3], 64)
-	if err != nil || start != start || start < 0 || start > 1e9 {
-		return AttemptKey{}, "", fmt.Errorf("start_off %q is not a number of seconds", f[3])
-	}
-	o, err := outcome.Parse(f[4])
-	if err != nil {
-		return AttemptKey{}, "", err
-	}
-	if f[0] == "" || f[1] == "" {
-		return AttemptKey{}, "", fmt.Errorf("empty label or item")
-	}
-	return AttemptKey{Label: f[0], Item: f[1], GPU: f[2], StartOff: Secs(start)}, o, nil
-}
-
-// ParseTimings reads timings.tsv. A row that cannot be read (missing columns, not a
-// number: a run killed mid-write leaves one) is skipped with a warning; the rows
-// before and after it are kept.
-func ParseTimings(r io.Reader) ([]record.Timing, []string) {
-	var rows []record.Timing
-	var warns []string
-	_ = eachLine(r, func(n int, f []string) error {
-		t, err := parseTiming(f)
-		if err != nil {
-			warns = append(warns, fmt.Sprintf("timings.tsv:%d: skipped row: %v", n, err))
-			return nil
-		}
-		rows = append(rows, t)
+		rows = append(rows, row)
 		return nil
 	})
 	return rows, warns
 }
 
-func parseTiming(f []string) (record.Timing, error) {
-	// All nine columns (docs/outcomes.md): a shorter row is one a full disk or a
-	// kill tore; a longer one is not this file's format.
-	if len(f) != 9 {
-		return record.Timing{}, fmt.Errorf("want 9 columns (label, item, gpu, secs, rc, start_off, end_off, est, incomplete), got %d", len(f))
+func parseAttempt(f []string) (record.Attempt, error) {
+	if len(f) != 10 {
+		return record.Attempt{}, fmt.Errorf("want 10 columns (label, tag, shard, gpus, secs, rc, start_off, end_off, est, outcome), got %d",
+			len(f))
 	}
-	t := record.Timing{Label: f[0], Item: f[1], GPU: f[2], Est: f[7]}
-	var err error
-	num := func(s, what string) float64 {
-		v, e := strconv.ParseFloat(s, 64)
-		if err == nil && (e != nil || v != v || v < 0 || v > 1e9) {
-			err = fmt.Errorf("%s %q is not a number of seconds", what, s)
-		}
-		return v
+	c := columns{}
+	a := record.Attempt{ItemID: record.ItemID{Label: f[0], Tag: f[1]}, GPUs: strings.Split(f[3], ",")}
+	a.Shard = c.int(f[2], "shard", 0)
+	a.Secs = c.secs(f[4], "secs")
+	a.RC = c.int(f[5], "rc", math.MinInt)
+	a.StartOff, a.EndOff = c.secs(f[6], "start_off"), c.secs(f[7], "end_off")
+	if f[8] != "unknown" {
+		a.Estimate, a.Known = c.secs(f[8], "est"), true
 	}
-	t.Secs = num(f[3], "secs")
-	rc, e := strconv.Atoi(f[4])
-	if e != nil && err == nil {
-		err = fmt.Errorf("rc %q is not an integer", f[4])
+	o, err := outcome.Parse(f[9])
+	switch {
+	case c.err != nil:
+		return a, c.err
+	case err != nil:
+		return a, err
+	case a.Label == "" || f[3] == "":
+		return a, fmt.Errorf("empty label or gpus")
 	}
-	t.RC = rc
-	t.StartOff = num(f[5], "start_off")
-	t.EndOff = num(f[6], "end_off")
-	if t.Est == "" {
-		t.Est = "unknown"
+	a.Outcome = o
+	return a, nil
+}
+
+// columns reads a row's numbers, keeping the first error.
+type columns struct{ err error }
+
+func (c *columns) secs(s, what string) float64 {
+	v, err := strconv.ParseFloat(s, 64)
+	if c.err == nil && (err != nil || v != v || v < 0 || v > 1e9) {
+		c.err = fmt.Errorf("%s %q is not a number of seconds", what, s)
 	}
-	switch f[8] {
-	case "0":
-	case "1":
-		t.Incomplete = true
-	default:
-		if err == nil {
-			err = fmt.Errorf("incomplete %q is not 0 or 1", f[8])
-		}
+	return v
+}
+
+func (c *columns) int(s, what string, least int) int {
+	v, err := strconv.Atoi(s)
+	if c.err == nil && (err != nil || v < least) {
+		c.err = fmt.Errorf("%s %q is not an integer", what, s)
 	}
-	if err == nil && (t.Label == "" || t.Item == "") {
-		err = fmt.Errorf("empty label or item")
-	}
-	return t, err
+	return v
 }
 
 func eachLine(r io.Reader, fn func(n int, fields []string) error) error {
@@ -249,13 +232,13 @@ func eachLine(r io.Reader, fn func(n int, fields []string) error) error {
 	return sc.Err()
 }
 
-// TimingsWriter appends each finished attempt to timings.tsv (TE's nine columns)
-// and its outcome to outcomes.tsv, one write per row and file, so a run killed at
-// any moment keeps every row of an item that had ended.
-type TimingsWriter struct {
+// AttemptsWriter appends each ended attempt to queue/attempts.tsv, the run's
+// record of it, and its line to TE's timings.tsv, one write per file, so a run
+// killed at any moment keeps every attempt that had ended.
+type AttemptsWriter struct {
 	mu       sync.Mutex // guards both files: the dispatch workers append at once
+	attempts appender
 	timings  appender
-	outcomes appender
 }
 
 // appender is one append-only TSV file.
@@ -275,49 +258,45 @@ func (a *appender) append(row string) error {
 	return err
 }
 
-// OpenTimings opens (creating) the run's timings.tsv and outcomes.tsv for appending.
-func (l Layout) OpenTimings() (*TimingsWriter, error) {
+// OpenAttempts opens (creating) the run's attempts.tsv and timings.tsv for appending.
+func (l Layout) OpenAttempts() (*AttemptsWriter, error) {
+	a, err := safefs.OpenFile(l.trusted(), l.AttemptsTSV(), os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
 	t, err := safefs.OpenFile(l.trusted(), l.TimingsTSV(), os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
+		a.Close()
 		return nil, err
 	}
-	o, err := safefs.OpenFile(l.trusted(), l.OutcomesTSV(), os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		t.Close()
-		return nil, err
-	}
-	return &TimingsWriter{timings: appender{w: t}, outcomes: appender{w: o}}, nil
+	return &AttemptsWriter{attempts: appender{w: a}, timings: appender{w: t}}, nil
 }
 
-// Append writes the timings row, then its outcome row, each with a single
+// Append writes the attempt's row, then its timings row, each with a single
 // write(2). Once it returns, both survive this process being killed at any moment;
 // there is no fsync, which would only guard against the machine itself losing
-// power and would sit between an item's end and the next item's start. The
-// timings row goes first: it is the measurement, and a row whose outcome row is
-// lost still loads (record.Run.OutcomeOf).
-func (w *TimingsWriter) Append(t record.Timing) error {
+// power and would sit between an item's end and the next item's start.
+func (w *AttemptsWriter) Append(a record.Attempt) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	terr := w.timings.append(FormatTiming(t))
+	aerr := w.attempts.append(FormatAttempt(a))
+	if aerr != nil {
+		aerr = fmt.Errorf("attempts.tsv: %w", aerr)
+	}
+	terr := w.timings.append(FormatTiming(a))
 	if terr != nil {
 		terr = fmt.Errorf("timings.tsv: %w", terr)
 	}
-	var oerr error
-	if t.Outcome != "" {
-		if oerr = w.outcomes.append(OutcomeRow(t)); oerr != nil {
-			oerr = fmt.Errorf("outcomes.tsv: %w", oerr)
-		}
-	}
 	switch {
-	case terr != nil && oerr != nil:
-		return fmt.Errorf("%w; %w", terr, oerr)
-	case terr != nil:
-		return terr
+	case aerr != nil && terr != nil:
+		return fmt.Errorf("%w; %w", aerr, terr) // one line: it is a warning's
+	case aerr != nil:
+		return aerr
 	}
-	return oerr
+	return terr
 }
 
 // Close closes both files.
-func (w *TimingsWriter) Close() error {
-	return errors.Join(w.timings.w.Close(), w.outcomes.w.Close())
+func (w *AttemptsWriter) Close() error {
+	return errors.Join(w.attempts.w.Close(), w.timings.w.Close())
 }

@@ -30,7 +30,7 @@ type Result struct {
 	// CensusRows is the merged queue/items.tsv; Census is what pruning reads: a
 	// suite's keys only when every shard that listed has its census (a census
 	// that failed on one host prunes nothing, as in a run).
-	CensusRows []record.CensusRow
+	CensusRows []record.ItemID
 	Census     weights.Census
 	// JUnit are the shards' merged JUnit files by suite label, in shard order.
 	JUnit map[string][]JUnitFile
@@ -57,7 +57,7 @@ func Build(shards []*Shard, table *weights.Table, defaultWeight float64) *Result
 	plan, _ := PlanOf(shards)
 	b := &builder{shards: shards, k: shards[0].Run.Meta.Shard.Shards, plan: plan,
 		res: &Result{JUnit: map[string][]JUnitFile{}, Unlisted: map[int]bool{}, Plan: plan}, table: table, def: defaultWeight,
-		shardOf: map[record.ItemRef]int{}}
+		shardOf: map[record.ItemID]int{}}
 	b.meta()
 	for _, s := range shards {
 		b.add(s)
@@ -89,7 +89,7 @@ type builder struct {
 	def    float64
 	// shardOf is each queued item's shard: while the shards are added, the
 	// shard whose queue has it; then the never-ran items' (neverRan).
-	shardOf map[record.ItemRef]int
+	shardOf map[record.ItemID]int
 }
 
 // meta is the merged run.json: what the shards share, the union of their suites
@@ -150,10 +150,10 @@ func (b *builder) add(s *Shard) {
 	p.Retries, p.Flaky, p.Timeout = m.Retries, m.FlakyIsFailure, m.TimeoutFactor
 	p.Items = len(s.Run.Queue)
 	for _, q := range s.Run.Queue {
-		ref := record.ItemRef{Label: q.Label, Item: record.ItemColumn(q.Tag)}
+		ref := q.ItemID
 		if other, dup := b.shardOf[ref]; dup {
 			b.warn("%s: item %s was queued by shard %d too (were the shards given different plans?); its rows of both are merged", s.Dir,
-				textfmt.Printable(weights.Key(q.Label, q.Tag)), other)
+				textfmt.Printable(q.Key()), other)
 			continue
 		}
 		b.shardOf[ref] = s.Number
@@ -161,10 +161,9 @@ func (b *builder) add(s *Shard) {
 	}
 	b.carried(s)
 	largest := 0.0
-	for _, t := range s.Run.Timings {
-		t.Outcome = s.Run.OutcomeOf(t)
-		t.GPU = record.ShardGPU(s.Number, t.GPU)
-		r.Timings = append(r.Timings, t)
+	for _, t := range s.Run.Attempts {
+		t.Shard = s.Number
+		r.Attempts = append(r.Attempts, t)
 		p.Work += t.GPUSeconds()
 		p.Wall = max(p.Wall, t.EndOff)
 		largest = max(largest, t.Secs)
@@ -202,20 +201,10 @@ func (b *builder) carried(s *Shard) {
 	}
 	r := b.res.Run
 	for _, c := range rr.Carried {
-		ref := record.ItemRef{Label: c.Label, Item: record.ItemColumn(c.Tag)}
-		if _, dup := b.shardOf[ref]; dup {
+		if _, dup := b.shardOf[c.ItemID]; dup {
 			continue // a row of its own is newer than anything carried
 		}
-		b.shardOf[ref] = s.Number
-		w, ok := b.table.Get(weights.Key(c.Label, c.Tag))
-		if !ok {
-			w = b.def
-		}
-		q := record.QueueRow{Weight: w, Label: c.Label, Tag: c.Tag}
-		if i := slices.IndexFunc(r.Queue, func(o record.QueueRow) bool { return o.Label == c.Label }); i >= 0 {
-			q.Cmd, q.Args = r.Queue[i].Cmd, r.Queue[i].Args
-		}
-		r.Queue = append(r.Queue, q)
+		b.queue(c.ItemID, s.Number)
 		c.Shard = s.Number
 		r.Meta.Merge.Carried = append(r.Meta.Merge.Carried, c)
 		r.Meta.Merge.Parts[s.Number-1].Items++
@@ -255,15 +244,14 @@ func (b *builder) neverRan() {
 	if len(missing) == 0 {
 		return
 	}
-	var keys []shard.ItemKey
+	var keys []record.ItemID
 	if any {
 		keys = b.listedKeys()
 	} else if b.plan != nil {
 		b.warn("no reporting shard listed its items: the items of the missing shards are taken from the plan")
 		for _, s := range b.plan.Shards {
 			for _, k := range s.Keys {
-				label, tag := weights.SplitKey(k)
-				keys = append(keys, shard.ItemKey{Label: label, Tag: tag})
+				keys = append(keys, record.ParseItemID(k))
 			}
 		}
 	}
@@ -281,7 +269,7 @@ func (b *builder) neverRan() {
 // recorded in Merge.Unclaimed with the shards that listed it; its verdict is
 // "never ran". missing are the shards whose items neverRan queues.
 func (b *builder) unclaimed(missing map[int]bool) {
-	by := map[shard.ItemKey][]int{}
+	by := map[record.ItemID][]int{}
 	for _, s := range b.shards {
 		for _, k := range s.Listed {
 			if n := len(by[k]); n == 0 || by[k][n-1] != s.Number {
@@ -295,7 +283,7 @@ func (b *builder) unclaimed(missing map[int]bool) {
 		if missing[s] || !b.queueUnrun(k, s) {
 			continue
 		}
-		m.Unclaimed = append(m.Unclaimed, record.Unclaimed{Label: k.Label, Tag: k.Tag, Shard: s, ListedBy: by[k]})
+		m.Unclaimed = append(m.Unclaimed, record.Unclaimed{ItemID: k, Shard: s, ListedBy: by[k]})
 		b.warn("item %s was listed by shard(s) %s but not by its own shard %d/%d, so no shard ran it: "+
 			"it fails, never ran (do the runners list alike?)",
 			textfmt.Printable(k.Key()), joinInts(by[k]), s, b.k)
@@ -305,23 +293,27 @@ func (b *builder) unclaimed(missing map[int]bool) {
 // queueUnrun queues an item of shard s that has no row, weighed by the table,
 // unless a shard queued it or its suite is not the merged run's. It reports
 // whether it did.
-func (b *builder) queueUnrun(k shard.ItemKey, s int) bool {
-	ref := record.ItemRef{Label: k.Label, Item: record.ItemColumn(k.Tag)}
-	if b.shardOf[ref] != 0 || !b.suite(k.Label) {
+func (b *builder) queueUnrun(k record.ItemID, s int) bool {
+	if b.shardOf[k] != 0 || !b.suite(k.Label) {
 		return false
 	}
-	w, ok := b.table.Get(k.Key())
+	b.queue(k, s)
+	return true
+}
+
+// queue queues item id of shard s without a row of its own, weighed by the table,
+// with its suite's command as another of its items was queued with.
+func (b *builder) queue(id record.ItemID, s int) {
+	w, ok := b.table.Get(id.Key())
 	if !ok {
 		w = b.def
 	}
-	// The suite's command as another of its items was queued with.
-	var c record.QueueRow
-	if i := slices.IndexFunc(b.res.Run.Queue, func(q record.QueueRow) bool { return q.Label == k.Label }); i >= 0 {
-		c = b.res.Run.Queue[i]
+	q := record.QueueRow{ItemID: id, Weight: w}
+	if i := slices.IndexFunc(b.res.Run.Queue, func(o record.QueueRow) bool { return o.Label == id.Label }); i >= 0 {
+		q.Cmd, q.Args = b.res.Run.Queue[i].Cmd, b.res.Run.Queue[i].Args
 	}
-	b.res.Run.Queue = append(b.res.Run.Queue, record.QueueRow{Weight: w, Label: k.Label, Cmd: c.Cmd, Tag: k.Tag, Args: c.Args})
-	b.shardOf[ref] = s
-	return true
+	b.res.Run.Queue = append(b.res.Run.Queue, q)
+	b.shardOf[id] = s
 }
 
 func joinInts(ns []int) string {
@@ -354,9 +346,9 @@ func (b *builder) listed() (map[string]bool, bool) {
 }
 
 // listedKeys is every listed item once, in shard then listing order.
-func (b *builder) listedKeys() []shard.ItemKey {
-	var out []shard.ItemKey
-	seen := map[shard.ItemKey]bool{}
+func (b *builder) listedKeys() []record.ItemID {
+	var out []record.ItemID
+	seen := map[record.ItemID]bool{}
 	for _, s := range b.shards {
 		for _, k := range s.Listed {
 			if !seen[k] {
@@ -374,7 +366,7 @@ func (b *builder) census() {
 	keys := map[string]map[string]bool{}
 	has := map[string]int{}
 	shardsWithCensus := 0
-	seen := map[shard.ItemKey]bool{}
+	seen := map[record.ItemID]bool{}
 	for _, s := range b.shards {
 		if s.Census == nil {
 			continue
@@ -389,7 +381,7 @@ func (b *builder) census() {
 			keys[k.Label][k.Key()] = true
 			if !seen[k] {
 				seen[k] = true
-				b.res.CensusRows = append(b.res.CensusRows, record.CensusRow{Label: k.Label, Tag: k.Tag})
+				b.res.CensusRows = append(b.res.CensusRows, k)
 			}
 		}
 		for l := range labels {
@@ -422,17 +414,17 @@ func Advice(r *record.Run, k, gpus int) string {
 			return ""
 		}
 	}
-	last := map[record.ItemRef]record.Timing{}
-	for _, t := range r.Timings {
-		last[record.ItemRef{Label: t.Label, Item: t.Item}] = t
+	last := map[record.ItemID]record.Attempt{}
+	for _, t := range r.Attempts {
+		last[t.ItemID] = t
 	}
 	items := make([]schedule.Item, 0, len(r.Queue))
 	for i, q := range r.Queue {
-		t, ok := last[record.ItemRef{Label: q.Label, Item: record.ItemColumn(q.Tag)}]
+		t, ok := last[q.ItemID]
 		if !ok {
 			return ""
 		}
-		items = append(items, schedule.Item{Label: q.Label, Tag: q.Tag, Weight: t.Secs, Known: true, Seq: i, GPUs: len(t.GPUs())})
+		items = append(items, schedule.Item{ItemID: q.ItemID, Weight: t.Secs, Known: true, Seq: i, GPUs: len(t.GPUs)})
 	}
 	if len(items) == 0 {
 		return ""

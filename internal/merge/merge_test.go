@@ -26,13 +26,13 @@ import (
 )
 
 // The listing every shard of the tests gives: two suites, one opaque.
-var listing = []shard.ItemKey{
+var listing = []record.ItemID{
 	{Label: "torch", Tag: "a"}, {Label: "torch", Tag: "b"}, {Label: "torch", Tag: "c"}, {Label: "torch", Tag: "d"},
 	{Label: "torch", Tag: "new"}, {Label: "core"},
 }
 
 // census is the listing plus an item the runners' capability probe skips.
-var census = append(append([]shard.ItemKey(nil), listing...), shard.ItemKey{Label: "torch", Tag: "gated"})
+var census = append(append([]record.ItemID(nil), listing...), record.ItemID{Label: "torch", Tag: "gated"})
 
 var suites = []record.MetaSuite{{Label: "torch", LogFile: "torch.log", Mode: "list"}, {Label: "core", LogFile: "core.log", Mode: "opaque"}}
 
@@ -45,7 +45,7 @@ func testPlan(t *testing.T) (*shard.Plan, []byte) {
 		if k.Tag == "new" {
 			continue
 		}
-		items = append(items, schedule.Item{Label: k.Label, Tag: k.Tag, Weight: float64(10 - i), Known: true, Seq: i})
+		items = append(items, schedule.Item{ItemID: k, Weight: float64(10 - i), Known: true, Seq: i})
 	}
 	a, err := shard.Assign(items, 3, 2)
 	if err != nil {
@@ -72,28 +72,29 @@ func writeShard(t *testing.T, dir string, s int, p *shard.Plan, raw []byte, fail
 		t.Fatal(err)
 	}
 	sum := sha256.Sum256(raw)
-	m := &record.Meta{Tool: logdir.ToolName, Format: logdir.FormatOutcomes, Suites: suites, GPUs: []string{"0", "1"},
+	m := &record.Meta{Tool: logdir.ToolName, Format: logdir.FormatAttempts, Suites: suites, GPUs: []string{"0", "1"},
 		Arch: "gfx942", Level: "1", DefaultWeight: 999999, Started: time.Unix(1000, 0), Finished: true,
 		Shard: &record.ShardRun{Shard: s, Shards: 3, Plan: &record.PlanRef{File: "plan.json", SHA256: hex.EncodeToString(sum[:])}}}
 	var queue []record.QueueRow
-	var listed, cen []record.CensusRow
-	tw, err := l.OpenTimings()
+	var listed, cen []record.ItemID
+	tw, err := l.OpenAttempts()
 	if err != nil {
 		t.Fatal(err)
 	}
 	off := 0.0
 	for i, k := range listing {
-		listed = append(listed, record.CensusRow{Label: k.Label, Tag: k.Tag})
+		listed = append(listed, k)
 		if p.ShardOf(k.Key()) != s {
 			continue
 		}
-		queue = append(queue, record.QueueRow{Weight: 1, Label: k.Label, Cmd: "ci/" + k.Label + ".sh", Tag: k.Tag})
+		queue = append(queue, record.QueueRow{ItemID: k, Weight: 1, Cmd: "ci/" + k.Label + ".sh"})
 		o, rc := outcome.OK, fail[k.Key()]
 		if rc != 0 {
 			o = outcome.Failed
 		}
 		gpu := []string{"0", "1"}[i%2]
-		if err := tw.Append(record.Timing{Label: k.Label, Item: record.ItemColumn(k.Tag), GPU: gpu, Secs: 1, RC: rc, StartOff: off, EndOff: off + 1, Est: "1", Outcome: o}); err != nil {
+		a := record.Attempt{ItemID: k, GPUs: []string{gpu}, Secs: 1, RC: rc, StartOff: off, EndOff: off + 1, Estimate: 1, Known: true, Outcome: o}
+		if err := tw.Append(a); err != nil {
 			t.Fatal(err)
 		}
 		os.WriteFile(l.ItemLog(k.Label, k.Tag), []byte("log of "+k.Key()+"\n"), 0o644)
@@ -101,14 +102,9 @@ func writeShard(t *testing.T, dir string, s int, p *shard.Plan, raw []byte, fail
 		m.Wall = off + 1
 	}
 	tw.Close()
-	for _, k := range census {
-		cen = append(cen, record.CensusRow{Label: k.Label, Tag: k.Tag})
-	}
-	var q, li, c bytes.Buffer
-	logdir.FormatQueue(&q, queue)
-	logdir.FormatCensus(&li, listed)
-	logdir.FormatCensus(&c, cen)
-	for path, data := range map[string][]byte{l.QueueTSV(): q.Bytes(), l.ListedTSV(): li.Bytes(), l.ItemsTSV(): c.Bytes(), l.PlanJSON(): raw} {
+	cen = append(cen, census...)
+	for path, data := range map[string][]byte{l.QueueTSV(): logdir.FormatQueue(queue), l.ListedTSV(): logdir.FormatItems(listed),
+		l.ItemsTSV(): logdir.FormatItems(cen), l.PlanJSON(): raw} {
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -168,14 +164,14 @@ func TestBuildAllShards(t *testing.T) {
 	}
 	m := Build(shards, weights.New(), 999999)
 	r := m.Run
-	if len(r.Queue) != len(listing) || len(r.Timings) != len(listing) || len(m.NeverRan) != 0 {
-		t.Errorf("%d queued, %d rows, never ran %v; want every listed item once", len(r.Queue), len(r.Timings), m.NeverRan)
+	if len(r.Queue) != len(listing) || len(r.Attempts) != len(listing) || len(m.NeverRan) != 0 {
+		t.Errorf("%d queued, %d rows, never ran %v; want every listed item once", len(r.Queue), len(r.Attempts), m.NeverRan)
 	}
-	for _, tm := range r.Timings {
-		s, _, ok := record.SplitShardGPU(tm.GPU)
-		key := weights.Key(tm.Label, r.TagOf(tm))
-		if !ok || s != p.ShardOf(key) || r.ShardOf[record.ItemRef{Label: tm.Label, Item: tm.Item}] != s || tm.Outcome == "" {
-			t.Errorf("row %+v: gpu %q, want s%d:<gpu>, its shard recorded, its outcome set", tm, tm.GPU, p.ShardOf(key))
+	for _, tm := range r.Attempts {
+		s, _, ok := record.SplitShardGPU(tm.GPU())
+		key := tm.Key()
+		if !ok || s != p.ShardOf(key) || tm.Shard != s || r.ShardOf[tm.ItemID] != s || tm.Outcome == "" {
+			t.Errorf("row %+v: gpu %q, want s%d:<gpu>, its shard recorded, its outcome set", tm, tm.GPU(), p.ShardOf(key))
 		}
 	}
 	if want := []string{"s1:0", "s1:1", "s2:0", "s2:1", "s3:0", "s3:1"}; !cmp.Equal(r.Meta.GPUs, want) {
@@ -231,8 +227,9 @@ func TestBuildMissingShard(t *testing.T) {
 		t.Errorf("shard 2's part %+v", part)
 	}
 	for _, k := range m.NeverRan {
-		label, tag := weights.SplitKey(k)
-		if m.Run.ShardOf[record.ItemRef{Label: label, Item: record.ItemColumn(tag)}] != 2 {
+		id := record.ParseItemID(k)
+		label, tag := id.Label, id.Tag
+		if m.Run.ShardOf[record.ItemID{Label: label, Tag: tag}] != 2 {
 			t.Errorf("%s: no shard recorded", k)
 		}
 	}
@@ -251,7 +248,7 @@ func TestBuildNoListing(t *testing.T) {
 		m.Cancelled, m.Stop, m.Wall = true, &record.Stop{Reason: outcome.StopCancelled, Message: "cancelled while listing", Phase: 1}, 0
 	})
 	l := logdir.Layout{Root: dir}
-	for _, f := range []string{l.ListedTSV(), l.QueueTSV(), l.TimingsTSV(), l.OutcomesTSV()} {
+	for _, f := range []string{l.ListedTSV(), l.QueueTSV(), l.TimingsTSV(), l.AttemptsTSV()} {
 		os.WriteFile(f, nil, 0o644)
 	}
 	os.Remove(l.ListedTSV())
@@ -411,7 +408,7 @@ func TestBuildShardListingFailed(t *testing.T) {
 				dirs = append(dirs, d)
 			}
 			l := logdir.Layout{Root: dirs[bad-1]}
-			for _, f := range []string{l.ListedTSV(), l.TimingsTSV(), l.OutcomesTSV()} {
+			for _, f := range []string{l.ListedTSV(), l.TimingsTSV(), l.AttemptsTSV()} {
 				os.Remove(f)
 			}
 			os.WriteFile(l.QueueTSV(), nil, 0o644)
@@ -466,7 +463,7 @@ func TestBuildItemQueuedTwice(t *testing.T) {
 	q := shards[0].Run.Queue[0]
 	shards[2].Run.Queue = append(shards[2].Run.Queue, q)
 	m := Build(shards, weights.New(), 999999)
-	ref := record.ItemRef{Label: q.Label, Item: record.ItemColumn(q.Tag)}
+	ref := q.ItemID
 	n := 0
 	for _, r := range m.Run.Queue {
 		if r.Label == q.Label && r.Tag == q.Tag {
@@ -515,7 +512,7 @@ func TestCopyLogsSkipsSymlinks(t *testing.T) {
 func TestBuildUnclaimed(t *testing.T) {
 	dirs, p := matrix(t, nil, 1, 2, 3)
 	shards := mustRead(t, dirs)
-	var lost shard.ItemKey
+	var lost record.ItemID
 	for _, k := range listing {
 		if p.ShardOf(k.Key()) == 2 {
 			lost = k
@@ -526,13 +523,11 @@ func TestBuildUnclaimed(t *testing.T) {
 		t.Fatalf("the plan gives shard 2 no listed item: %+v", p.Shards)
 	}
 	s2 := shards[1]
-	s2.Listed = slices.DeleteFunc(slices.Clone(s2.Listed), func(k shard.ItemKey) bool { return k == lost })
+	s2.Listed = slices.DeleteFunc(slices.Clone(s2.Listed), func(k record.ItemID) bool { return k == lost })
 	s2.Run.Queue = slices.DeleteFunc(s2.Run.Queue, func(q record.QueueRow) bool { return q.Label == lost.Label && q.Tag == lost.Tag })
-	s2.Run.Timings = slices.DeleteFunc(s2.Run.Timings, func(r record.Timing) bool {
-		return r.Label == lost.Label && r.Item == record.ItemColumn(lost.Tag)
-	})
+	s2.Run.Attempts = slices.DeleteFunc(s2.Run.Attempts, func(r record.Attempt) bool { return r.ItemID == lost })
 	m := Build(shards, weights.New(), 999999)
-	want := []record.Unclaimed{{Label: lost.Label, Tag: lost.Tag, Shard: 2, ListedBy: []int{1, 3}}}
+	want := []record.Unclaimed{{ItemID: lost, Shard: 2, ListedBy: []int{1, 3}}}
 	if diff := cmp.Diff(want, m.Run.Meta.Merge.Unclaimed); diff != "" {
 		t.Errorf("unclaimed (-want +got):\n%s", diff)
 	}
@@ -637,7 +632,7 @@ func TestCopyLogsRefusesLinkedItems(t *testing.T) {
 // A FIFO in a shard's log dir where merge reads (run.json, the TSV files,
 // plan.json) is an error naming it, never a wait for a writer.
 func TestReadRefusesFIFOs(t *testing.T) {
-	for _, rel := range []string{"queue/run.json", "queue/queue.tsv", "queue/timings.tsv", "queue/listed.tsv", "queue/items.tsv",
+	for _, rel := range []string{"queue/run.json", "queue/queue.tsv", "queue/attempts.tsv", "queue/listed.tsv", "queue/items.tsv",
 		"queue/plan.json"} {
 		t.Run(rel, func(t *testing.T) {
 			dirs, _ := matrix(t, nil, 1, 2, 3)
@@ -669,7 +664,7 @@ func TestBuildRerunShard(t *testing.T) {
 	p, raw := testPlan(t)
 	root := t.TempDir()
 	var dirs []string
-	var mine []shard.ItemKey
+	var mine []record.ItemID
 	for _, k := range listing {
 		if p.ShardOf(k.Key()) == 2 {
 			mine = append(mine, k)
@@ -687,7 +682,7 @@ func TestBuildRerunShard(t *testing.T) {
 			}
 			m.Rerun = &record.Rerun{Failed: 1, Queued: 1, Ran: 1}
 			for _, k := range mine[1:] {
-				m.Rerun.Carried = append(m.Rerun.Carried, record.Carried{Label: k.Label, Tag: k.Tag, Outcome: outcome.OK, Seconds: 2, GPUs: 1,
+				m.Rerun.Carried = append(m.Rerun.Carried, record.Carried{ItemID: k, Outcome: outcome.OK, Seconds: 2, GPUs: 1,
 					Attempts: 1})
 			}
 			m.Suites = slices.Clone(m.Suites)
@@ -703,7 +698,7 @@ func TestBuildRerunShard(t *testing.T) {
 	s2 := shards[1]
 	notAgain := func(label, tag string) bool { return label != again.Label || tag != again.Tag }
 	s2.Run.Queue = slices.DeleteFunc(s2.Run.Queue, func(q record.QueueRow) bool { return notAgain(q.Label, q.Tag) })
-	s2.Run.Timings = slices.DeleteFunc(s2.Run.Timings, func(r record.Timing) bool { return notAgain(r.Label, s2.Run.TagOf(r)) })
+	s2.Run.Attempts = slices.DeleteFunc(s2.Run.Attempts, func(r record.Attempt) bool { return notAgain(r.Label, r.Tag) })
 	m := Build(shards, weights.New(), 999999)
 	mm := m.Run.Meta.Merge
 	if len(m.NeverRan) != 0 || len(mm.Unclaimed) != 0 || len(m.Run.Queue) != len(listing) || len(m.Warnings) != 0 {
@@ -721,7 +716,7 @@ func TestBuildRerunShard(t *testing.T) {
 	}
 	for _, su := range verdict.Decide(m.Run) {
 		for _, it := range su.Items {
-			isCarried := p.ShardOf(weights.Key(it.Label, it.Tag)) == 2 && notAgain(it.Label, it.Tag)
+			isCarried := p.ShardOf(it.Key()) == 2 && notAgain(it.Label, it.Tag)
 			if it.Failed || !it.Finished || it.Carried != isCarried {
 				t.Errorf("item %+v: want passed, finished, carried %v", it, isCarried)
 			}
@@ -729,5 +724,43 @@ func TestBuildRerunShard(t *testing.T) {
 				t.Errorf("carried item %s: %+v", it.Tag, it)
 			}
 		}
+	}
+}
+
+// A shard whose log dir an earlier release wrote (run.json format 2: timings.tsv
+// with each outcome in outcomes.tsv, no attempts.tsv) merges with the others as if
+// this release had written it: the same attempts, outcomes and shard ID, so that a
+// shard job re-run under a newer release merges with an older one's shards and a
+// merge learns its rows once (docs/choices.md).
+func TestBuildOlderShard(t *testing.T) {
+	fail := map[string]int{"torch/b": 3}
+	dirs, _ := matrix(t, fail, 1, 2, 3)
+	want := Build(mustRead(t, dirs), weights.New(), 999999)
+	ids := mustRead(t, dirs)
+
+	l := logdir.Layout{Root: dirs[1]}
+	run, _, err := logdir.Load(l.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var outcomes strings.Builder
+	for _, a := range run.Attempts {
+		fmt.Fprintf(&outcomes, "%s\t%s\t%s\t%s\t%s\n", a.Label, a.Column(), a.GPU(), logdir.Secs(a.StartOff), a.Outcome)
+	}
+	os.WriteFile(l.OutcomesTSV(), []byte(outcomes.String()), 0o644)
+	os.Remove(l.AttemptsTSV())
+	m := run.Meta
+	m.Format = logdir.FormatOutcomes
+	if err := l.WriteMeta(&m); err != nil {
+		t.Fatal(err)
+	}
+
+	older := mustRead(t, dirs)
+	got := Build(older, weights.New(), 999999)
+	if diff := cmp.Diff(want.Run.Attempts, got.Run.Attempts); diff != "" {
+		t.Errorf("merged attempts (-all of this release +shard 2 of an older one):\n%s", diff)
+	}
+	if older[1].ID != ids[1].ID {
+		t.Errorf("shard 2's ID %s, read as this release wrote it %s: a merge would learn its rows again", older[1].ID, ids[1].ID)
 	}
 }

@@ -33,9 +33,9 @@ type Shard struct {
 	Number int // 1 … K
 	// Listed is every item its listing gave, before it kept its shard's; nil
 	// when it stopped before listing (no queue/listed.tsv).
-	Listed []shard.ItemKey
+	Listed []record.ItemID
 	// Census is its queue/items.tsv; nil when it has none.
-	Census []shard.ItemKey
+	Census []record.ItemID
 	// Plan is the plan it followed (queue/plan.json); nil without one.
 	Plan *shard.Plan
 	// ID names this shard run for the weight table (weights.Table.Learned): the
@@ -125,7 +125,7 @@ func readShard(dir string) (*Shard, []string, error) {
 		// Its listing file is gone but it queued items: those at least it listed.
 		warns = append(warns, fmt.Sprintf("%s: no queue/listed.tsv: the items it queued stand for its listing", dir))
 		for _, q := range run.Queue {
-			s.Listed = append(s.Listed, shard.ItemKey{Label: q.Label, Tag: q.Tag})
+			s.Listed = append(s.Listed, q.ItemID)
 		}
 	}
 	if m.Shard.Plan != nil {
@@ -153,14 +153,14 @@ func runID(r *record.Run) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%d/%d\t%s\t%s\n", r.Meta.Shard.Shard, r.Meta.Shard.Shards,
 		r.Meta.Started.UTC().Format(time.RFC3339Nano), planSum(r.Meta.Shard.Plan))
-	for _, t := range r.Timings {
-		fmt.Fprintf(h, "%s\t%s\t%s\t%g\t%d\t%g\n", t.Label, t.Item, t.GPU, t.Secs, t.RC, t.StartOff)
+	for _, t := range r.Attempts {
+		fmt.Fprintf(h, "%s\t%s\t%s\t%g\t%d\t%g\n", t.Label, t.Column(), t.GPU(), t.Secs, t.RC, t.StartOff)
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
 // readItems reads an item list the run wrote; nil when the file is not there.
-func readItems(path string) ([]shard.ItemKey, error) {
+func readItems(path string) ([]record.ItemID, error) {
 	data, err := safefs.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -173,7 +173,7 @@ func readItems(path string) ([]shard.ItemKey, error) {
 		return nil, wrap(err)
 	}
 	if items == nil {
-		items = []shard.ItemKey{} // read, and empty
+		items = []record.ItemID{} // read, and empty
 	}
 	return items, nil
 }

@@ -10,7 +10,9 @@ import (
 // their modes, the weight changes), so a report can be rebuilt from the log dir alone.
 type Meta struct {
 	Tool string `json:"tool"`
-	// Format is logdir.FormatOutcomes for runs that record outcomes, 0 before.
+	// Format is logdir.FormatAttempts for runs that record their attempts in
+	// queue/attempts.tsv, logdir.FormatOutcomes (2) for those that recorded each
+	// outcome in queue/outcomes.tsv beside timings.tsv, 0 before.
 	Format        int         `json:"format,omitempty"`
 	Suites        []MetaSuite `json:"suites"`
 	GPUs          []string    `json:"gpus"`
@@ -107,8 +109,7 @@ type Rerun struct {
 // (docs/reruns.md): its last attempt's outcome and rc, how long that took on how
 // many GPUs, how many attempts it had and what its verdict made of them.
 type Carried struct {
-	Label    string          `json:"label"`
-	Tag      string          `json:"tag,omitempty"` // "" for an opaque item
+	ItemID
 	Outcome  outcome.Outcome `json:"outcome"`
 	RC       int             `json:"rc"`
 	Failed   bool            `json:"failed,omitempty"`
@@ -158,10 +159,9 @@ type Quarantined struct {
 // Unfit is an item not run (again) because it needs more GPUs than quarantine left
 // in the pool.
 type Unfit struct {
-	Label string `json:"label"`
-	Tag   string `json:"tag"` // "" for an opaque item
-	GPUs  int    `json:"gpus"`
-	Pool  int    `json:"pool"` // the GPUs left in the pool
+	ItemID
+	GPUs int `json:"gpus"`
+	Pool int `json:"pool"` // the GPUs left in the pool
 }
 
 // MetaSuite is one suite of the run.

@@ -7,65 +7,61 @@ import (
 	"github.com/rocm/sgpu-queue/internal/outcome"
 )
 
-// CensusRow is one line of queue/items.tsv: an item that exists at this level.
-type CensusRow struct {
-	Label, Tag string
-}
-
 // QueueRow is one line of queue/queue.tsv: an item in dispatch order.
 type QueueRow struct {
+	ItemID
 	Weight float64 // the estimate it was ordered by (the default weight when unknown)
-	Label  string
 	Cmd    string
-	Tag    string // "" for an opaque item
 	Args   []string
 }
 
-// Timing is one line of queue/timings.tsv: one finished attempt of an item.
-type Timing struct {
-	Label    string
-	Item     string // the tag, or "whole" for an opaque item
-	GPU      string
+// Attempt is one ended attempt of an item, as phase 4 decided it: one row of
+// queue/attempts.tsv, the run's one record of its attempts, from which TE's
+// timings.tsv row is written (docs/files.md).
+type Attempt struct {
+	ItemID
+	// GPUs are the ids of the GPUs it ran on, in the pool's order; Shard is, in a
+	// merged run, the shard that ran it (GPUs are that shard's ids), else 0.
+	GPUs     []string
+	Shard    int
 	Secs     float64
 	RC       int
-	StartOff float64 // seconds from the start of phase 4
+	StartOff float64 // seconds from the start of phase 4 (in a merged run, its shard's)
 	EndOff   float64
-	Est      string // the estimate in seconds, or "unknown"
-	// Incomplete is TE's column: 1 when the duration is not a full measurement
-	// (outcome.Outcome.Incomplete), so TE's own readers learn nothing from it.
-	Incomplete bool
-	// Outcome is how the attempt ended. It is not one of the nine columns: it
-	// lives in queue/outcomes.tsv beside them (docs/outcomes.md says why), and
-	// Load joins it back; "" when none was recorded (see Run.OutcomeOf).
-	Outcome outcome.Outcome
+	// Estimate is the weight it was dispatched with when the table had one (Known);
+	// TE's est column says "unknown" otherwise.
+	Estimate float64
+	Known    bool
+	Outcome  outcome.Outcome
 }
 
-// GPUs are the ids of the GPUs the attempt ran on: the gpu column holds a
-// multi-GPU item's ids joined by "," ("2,3").
-func (t Timing) GPUs() []string { return strings.Split(t.GPU, ",") }
+// GPUNames are its GPUs as the run names them: a merged run's with their shard
+// (ShardGPU: "s2:0"), so that every place names a shard's GPU alike.
+func (a Attempt) GPUNames() []string {
+	if a.Shard == 0 {
+		return a.GPUs
+	}
+	names := make([]string, len(a.GPUs))
+	for i, id := range a.GPUs {
+		names[i] = ShardGPU(a.Shard, id)
+	}
+	return names
+}
+
+// GPU is TE's gpu column: its GPUNames joined by "," ("2,3", "s2:2,s2:3").
+func (a Attempt) GPU() string { return strings.Join(a.GPUNames(), ",") }
 
 // GPUSeconds is the attempt's GPU time: its seconds on each of its GPUs.
-func (t Timing) GPUSeconds() float64 { return float64(len(t.GPUs())) * t.Secs }
+func (a Attempt) GPUSeconds() float64 { return float64(len(a.GPUs)) * a.Secs }
 
-// Whole is the item column of an opaque item.
-const Whole = "whole"
-
-// Rounded is the row as timings.tsv holds it (seconds to the millisecond), so what
-// is decided from a row in memory equals what a rebuild from the file decides.
-func (t Timing) Rounded() Timing {
+// Rounded is the attempt as the files hold it (seconds to the millisecond), so
+// what is decided from it in memory equals what a rebuild from the files decides.
+func (a Attempt) Rounded() Attempt {
 	r := func(v float64) float64 {
 		// What the file keeps: three decimals (logdir.Secs trims only zeros).
 		back, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'f', 3, 64), 64)
 		return back
 	}
-	t.Secs, t.StartOff, t.EndOff = r(t.Secs), r(t.StartOff), r(t.EndOff)
-	return t
-}
-
-// ItemColumn is the timings "item" column of an item: its tag, or Whole.
-func ItemColumn(tag string) string {
-	if tag == "" {
-		return Whole
-	}
-	return tag
+	a.Secs, a.StartOff, a.EndOff, a.Estimate = r(a.Secs), r(a.StartOff), r(a.EndOff), r(a.Estimate)
+	return a
 }

@@ -1,27 +1,18 @@
 package record
 
-import "github.com/rocm/sgpu-queue/internal/outcome"
-
 // Run is everything a run wrote that verdicts and reports are computed from.
 type Run struct {
 	// Dir is the log dir the run was read from (logdir.Load) or is written to;
 	// "" for a run built in memory.
-	Dir     string
-	Meta    Meta
-	Queue   []QueueRow
-	Timings []Timing
+	Dir   string
+	Meta  Meta
+	Queue []QueueRow
+	// Attempts are its ended attempts in the order they ended, each with the
+	// outcome phase 4 decided.
+	Attempts []Attempt
 	// ShardOf is, in a merged run (Meta.Merge), the shard of each queued item
 	// (queue/shards.tsv); nil otherwise.
-	ShardOf map[ItemRef]int
-}
-
-// OutcomeOf is the outcome of a timings row: the one recorded, else the legacy
-// rule on its rc and incomplete columns (outcome.Legacy, docs/outcomes.md).
-func (r *Run) OutcomeOf(t Timing) outcome.Outcome {
-	if t.Outcome.Valid() {
-		return t.Outcome
-	}
-	return outcome.Legacy(t.RC, t.Incomplete, r.Meta.Cancelled)
+	ShardOf map[ItemID]int
 }
 
 // Opaque reports whether label is an opaque suite of the run.
@@ -34,10 +25,11 @@ func (r *Run) Opaque(label string) bool {
 	return false
 }
 
-// TagOf is the tag of a timings row (the inverse of ItemColumn for its suite's mode).
-func (r *Run) TagOf(t Timing) string {
-	if t.Item == Whole && r.Opaque(t.Label) {
-		return ""
+// ItemOf is the item of a label and an item column of TE's files (the inverse
+// of ItemID.Column for its suite's mode).
+func (r *Run) ItemOf(label, column string) ItemID {
+	if column == Whole && r.Opaque(label) {
+		return ItemID{Label: label}
 	}
-	return t.Item
+	return ItemID{Label: label, Tag: column}
 }

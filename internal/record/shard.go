@@ -56,10 +56,9 @@ type Merge struct {
 
 // Unclaimed is an item listed by some shards and run by none (Merge.Unclaimed).
 type Unclaimed struct {
-	Label    string `json:"label"`
-	Tag      string `json:"tag"`       // "" for an opaque item
-	Shard    int    `json:"shard"`     // its own shard, which did not list it
-	ListedBy []int  `json:"listed_by"` // the shards whose listing has it
+	ItemID
+	Shard    int   `json:"shard"`     // its own shard, which did not list it
+	ListedBy []int `json:"listed_by"` // the shards whose listing has it
 }
 
 // MergedShard is one shard of a merged run.
@@ -124,9 +123,4 @@ func GPUName(g string) string {
 		return g
 	}
 	return "gpu" + g
-}
-
-// ItemRef names a queued item: its label and its timings item column.
-type ItemRef struct {
-	Label, Item string
 }

@@ -13,7 +13,7 @@ func TestShardGPU(t *testing.T) {
 			t.Errorf("%q → %d %q %v", g, s, id, ok)
 		}
 	}
-	if g := ShardGPU(2, "2,3"); g != "s2:2,s2:3" || len(Timing{GPU: g}.GPUs()) != 2 {
+	if g := ShardGPU(2, "2,3"); g != "s2:2,s2:3" || (Attempt{GPUs: []string{"2", "3"}, Shard: 2}).GPU() != g {
 		t.Errorf("a multi-GPU attempt's ids: %q", g)
 	}
 	for _, g := range []string{"0", "s:0", "s0:1", "s01:1", "S1:0", "s-1:0", "s1", "gpu1:0", "s1:2,s2:3", "s1:2,3"} {

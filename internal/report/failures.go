@@ -55,13 +55,13 @@ func failedDetails(r *record.Run, s Stats, o Options) *block {
 		return nil
 	}
 	// Items that ran come first: one that never started has no log and no JUnit.
-	failed = append([]ItemStat(nil), failed...)
-	sort.SliceStable(failed, func(i, j int) bool { return failed[i].LogRel != "" && failed[j].LogRel == "" })
+	failed = append([]verdict.Item(nil), failed...)
+	sort.SliceStable(failed, func(i, j int) bool { return failed[i].Log() != "" && failed[j].Log() == "" })
 	var rows []string
 	more := 0 // items past the bound that ran (the rest never started: no log)
 	for i, it := range failed {
 		if i >= detailItems {
-			if it.LogRel != "" {
+			if it.Log() != "" {
 				more++
 			}
 			continue
@@ -86,15 +86,15 @@ func failedDetails(r *record.Run, s Stats, o Options) *block {
 
 // itemDetail is one failed item: a heading, its failed tests, its log; "" for the
 // log dir's own report when its JUnit says nothing (the table links the log).
-func itemDetail(r *record.Run, it ItemStat, s Stats, o Options) string {
+func itemDetail(r *record.Run, it verdict.Item, s Stats, o Options) string {
 	var cases []tests.Test
 	for _, t := range s.Tests.Bad {
-		if t.Item == it.Key {
+		if t.Item == it.Key() {
 			cases = append(cases, t)
 		}
 	}
 	file, read := s.Tests.Files[it.Label]
-	if it.LogRel == "" && len(cases) == 0 || !read && o.RunURL == "" {
+	if it.Log() == "" && len(cases) == 0 || !read && o.RunURL == "" {
 		return "" // never started, or nothing the table above does not say
 	}
 	var b strings.Builder
@@ -104,9 +104,9 @@ func itemDetail(r *record.Run, it ItemStat, s Stats, o Options) string {
 		if it.Note != "" {
 			how += ", " + plain(it.Note)
 		}
-		how += fmt.Sprintf(", %s on GPU %s", textfmt.Dur(it.Actual), gpuName(it.GPU))
+		how += fmt.Sprintf(", %s on GPU %s", textfmt.Dur(it.Seconds), gpuName(it.GPU))
 	}
-	fmt.Fprintf(&b, "#### ✗ %s: %s\n\n", code(it.Key), how)
+	fmt.Fprintf(&b, "#### ✗ %s: %s\n\n", code(it.Key()), how)
 	switch {
 	case len(cases) > 0:
 		writeCases(&b, cases, file, o)
@@ -179,23 +179,23 @@ func nonEmpty(s string) []string {
 
 // logTail is, for github.com, the end of the item's log folded below its cases;
 // for the log dir's own report, a link to the log.
-func logTail(b *strings.Builder, r *record.Run, it ItemStat, o Options) {
+func logTail(b *strings.Builder, r *record.Run, it verdict.Item, o Options) {
 	if o.RunURL == "" {
-		if it.LogRel != "" {
-			fmt.Fprintf(b, "Log: %s\n\n", logLink(it.LogRel, o))
+		if it.Log() != "" {
+			fmt.Fprintf(b, "Log: %s\n\n", logLink(it.Log(), o))
 		}
 		return
 	}
 	tail := ""
-	if it.LogRel != "" && r.Dir != "" {
-		tail = textfmt.FileTail(filepath.Join(r.Dir, filepath.FromSlash(it.LogRel)), tailBytes, tailLines)
+	if it.Log() != "" && r.Dir != "" {
+		tail = textfmt.FileTail(filepath.Join(r.Dir, filepath.FromSlash(it.Log())), tailBytes, tailLines)
 	}
 	if tail == "" {
 		tail = "(the log is empty or missing)\n"
 	}
 	// <summary> is raw HTML, where Markdown's code spans do not work.
 	fmt.Fprintf(b, "<details><summary>Last %d lines of <code>%s</code></summary>\n\n%s\n</details>\n\n",
-		tailLines, xmlText(it.LogRel, maxShown), fence(relText(tail, o)))
+		tailLines, xmlText(it.Log(), maxShown), fence(relText(tail, o)))
 }
 
 // relText is s with each of o.Roots (the repo root, its path in the target

@@ -20,6 +20,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/simulate"
+	"github.com/rocm/sgpu-queue/internal/verdict"
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
@@ -58,7 +59,18 @@ func (it simItem) outcome() outcome.Outcome {
 	return outcome.OK
 }
 
-func (it simItem) key() string { return weights.Key(it.Label, it.Tag) }
+func (it simItem) ID() record.ItemID { return record.ItemID{Label: it.Label, Tag: it.Tag} }
+
+func (it simItem) key() string { return it.ID().Key() }
+
+// estimated is attempt a of the item with the estimate it was dispatched with.
+func (it simItem) estimated(a record.Attempt) record.Attempt {
+	a.Estimate, a.Known = it.Est, it.Known
+	if !it.Known {
+		a.Estimate = 0
+	}
+	return a
+}
 
 // simRun is a run to simulate and write.
 type simRun struct {
@@ -75,7 +87,7 @@ type simRun struct {
 	// TimeoutFactor is the hang deadline in force (run.json).
 	TimeoutFactor float64
 	// Legacy writes the run as sgpu-queue did before outcomes were recorded: no
-	// outcomes.tsv, no format in run.json.
+	// attempts.tsv (nor outcomes.tsv), no format in run.json.
 	Legacy bool
 	// JUnit is the XML some items wrote (suite label → tag → file); write merges
 	// each suite's with junit.Merge into junit/<label>.xml, which run.json lists.
@@ -102,15 +114,15 @@ func order(items []simItem) {
 }
 
 // simulate runs the dynamic pull (with multi-GPU items: the default block
-// scheduler) and returns the timings rows in the order they end.
-func (sr simRun) simulate() ([]record.Timing, float64) {
+// scheduler) and returns the attempts in the order they end.
+func (sr simRun) simulate() ([]record.Attempt, float64) {
 	for _, it := range sr.Items {
 		if it.GPUs > 1 {
 			return sr.simulateBlocks()
 		}
 	}
 	free := make([]float64, len(sr.GPUs))
-	var rows []record.Timing
+	var rows []record.Attempt
 	wall := 0.0
 	for i, it := range sr.Items {
 		g := 0
@@ -135,14 +147,10 @@ func (sr simRun) simulate() ([]record.Timing, float64) {
 		}
 		free[g] = end
 		wall = max(wall, end)
-		est := "unknown"
-		if it.Known {
-			est = logdir.Secs(it.Est)
-		}
-		rows = append(rows, record.Timing{
-			Label: it.Label, Item: record.ItemColumn(it.Tag), GPU: sr.GPUs[g],
-			Secs: round3(end - start), RC: rc, StartOff: round3(start), EndOff: round3(end), Est: est, Incomplete: o.Incomplete(), Outcome: o,
-		})
+		rows = append(rows, it.estimated(record.Attempt{
+			ItemID: it.ID(), GPUs: []string{sr.GPUs[g]},
+			Secs: round3(end - start), RC: rc, StartOff: round3(start), EndOff: round3(end), Outcome: o,
+		}))
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].EndOff < rows[j].EndOff })
 	return rows, round3(wall + 0.004)
@@ -153,12 +161,12 @@ func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
 // simulateBlocks replays the items, in their order, through the scheduler the run
 // uses for a workload with multi-GPU items (schedule.NewBlocks), on their actual
 // durations, with a dispatch gap of a few milliseconds before each start.
-func (sr simRun) simulateBlocks() ([]record.Timing, float64) {
+func (sr simRun) simulateBlocks() ([]record.Attempt, float64) {
 	items := make([]schedule.Item, len(sr.Items))
 	durs := make([]float64, len(sr.Items))
 	order := make([]int, len(sr.Items))
 	for i, it := range sr.Items {
-		items[i] = schedule.Item{Label: it.Label, Tag: it.Tag, Weight: it.Est, Known: it.Known, Seq: i, GPUs: it.GPUs}
+		items[i] = schedule.Item{ItemID: it.ID(), Weight: it.Est, Known: it.Known, Seq: i, GPUs: it.GPUs}
 		durs[i] = it.Actual + 0.003
 		order[i] = i
 	}
@@ -170,7 +178,7 @@ func (sr simRun) simulateBlocks() ([]record.Timing, float64) {
 	if err != nil {
 		panic(err)
 	}
-	var rows []record.Timing
+	var rows []record.Attempt
 	for i, it := range sr.Items {
 		ids := make([]string, len(tl.GPUs[i]))
 		for k, g := range tl.GPUs[i] {
@@ -178,15 +186,9 @@ func (sr simRun) simulateBlocks() ([]record.Timing, float64) {
 		}
 		start := round3(tl.Start[i] + 0.003)
 		end := round3(start + it.Actual)
-		est := "unknown"
-		if it.Known {
-			est = logdir.Secs(it.Est)
-		}
-		o := it.outcome()
-		rows = append(rows, record.Timing{
-			Label: it.Label, Item: record.ItemColumn(it.Tag), GPU: strings.Join(ids, ","),
-			Secs: round3(end - start), RC: it.RC, StartOff: start, EndOff: end, Est: est, Incomplete: o.Incomplete(), Outcome: o,
-		})
+		rows = append(rows, it.estimated(record.Attempt{
+			ItemID: it.ID(), GPUs: ids, Secs: round3(end - start), RC: it.RC, StartOff: start, EndOff: end, Outcome: it.outcome(),
+		}))
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].EndOff < rows[j].EndOff })
 	return rows, round3(tl.Wall + 0.004)
@@ -266,35 +268,31 @@ func (sr simRun) write(dir string) error {
 		if !it.Known {
 			w = 999999
 		}
-		q = append(q, record.QueueRow{Weight: w, Label: it.Label, Cmd: sr.Cmds[it.Label], Tag: it.Tag})
+		q = append(q, record.QueueRow{ItemID: it.ID(), Weight: w, Cmd: sr.Cmds[it.Label]})
 	}
-	var qb, tb, ob bytes.Buffer
-	if err := logdir.FormatQueue(&qb, q); err != nil {
-		return err
-	}
+	var tb, ab bytes.Buffer
 	for _, t := range rows {
 		tb.WriteString(logdir.FormatTiming(t))
-		ob.WriteString(logdir.OutcomeRow(t))
+		ab.WriteString(logdir.FormatAttempt(t))
 	}
-	if err := os.WriteFile(l.QueueTSV(), qb.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(l.QueueTSV(), logdir.FormatQueue(q), 0o644); err != nil {
 		return err
 	}
 	if err := os.WriteFile(l.TimingsTSV(), tb.Bytes(), 0o644); err != nil {
 		return err
 	}
 	if !sr.Legacy {
-		if err := os.WriteFile(l.OutcomesTSV(), ob.Bytes(), 0o644); err != nil {
+		if err := os.WriteFile(l.AttemptsTSV(), ab.Bytes(), 0o644); err != nil {
 			return err
 		}
 	}
-	run := &record.Run{Meta: record.Meta{Suites: sr.Suites}}
 	var ms []weights.Measurement
 	for _, t := range rows {
 		o := t.Outcome
 		if sr.Legacy {
-			o = outcome.Legacy(t.RC, t.Incomplete, sr.CancelAt > 0)
+			o = outcome.Legacy(t.RC, t.Outcome.Incomplete(), sr.CancelAt > 0)
 		}
-		if m, ok := weights.Measure(weights.Key(t.Label, run.TagOf(t)), t.Secs, o); ok {
+		if m, ok := weights.Measure(t.Key(), t.Secs, o); ok {
 			ms = append(ms, m)
 		}
 	}
@@ -320,7 +318,7 @@ func (sr simRun) write(dir string) error {
 	}
 	m.JUnit = junitFiles
 	if !sr.Legacy {
-		m.Format = logdir.FormatOutcomes
+		m.Format = logdir.FormatAttempts
 		if m.Cancelled {
 			m.Stop = &record.Stop{Reason: outcome.StopCancelled, Message: "the run was cancelled with 66 item(s) left to run", Phase: 4}
 		}
@@ -353,7 +351,7 @@ func (sr simRun) writeJUnit(dir string) ([]string, error) {
 				return nil, err
 			}
 		}
-		var items []junit.Item
+		su := verdict.Suite{Label: label}
 		for _, it := range sr.Items {
 			if it.Label == label {
 				o := it.outcome()
@@ -361,11 +359,11 @@ func (sr simRun) writeJUnit(dir string) ([]string, error) {
 				if o == outcome.Timeout {
 					note = "timed out"
 				}
-				items = append(items, junit.Item{Tag: it.Tag, GPU: "0", Seconds: it.Actual, RC: it.RC, Finished: true,
-					Incomplete: o == outcome.CutOff, Failed: !o.Passed(), Note: note})
+				su.Items = append(su.Items, verdict.Item{ItemID: it.ID(), GPU: "0", Seconds: it.Actual, RC: it.RC, Finished: true,
+					Outcome: o, Failed: !o.Passed(), Note: note})
 			}
 		}
-		doc, err := junit.Merge(context.Background(), label, src, "", items, time.Time{})
+		doc, err := junit.Merge(context.Background(), su, junit.Source{Dir: src}, time.Time{})
 		if err != nil {
 			return nil, err
 		}
@@ -407,7 +405,8 @@ func teRun(table *weights.Table) simRun {
 	var items []simItem
 	for _, k := range table.Keys() {
 		w, _ := table.Get(k)
-		label, tag := weights.SplitKey(k)
+		id := record.ParseItemID(k)
+		label, tag := id.Label, id.Tag
 		f := math.Exp(0.08 * rng.NormFloat64())
 		if s, ok := slow[k]; ok {
 			f = s
@@ -562,7 +561,7 @@ func hostileRun() simRun {
 	items = append(items, simItem{Label: "click", Est: 60, Known: true, Actual: 64})
 	order(items)
 	old := weights.New()
-	old.Set(weights.Key(suites[0].Label, hostileTags[0]), 10)
+	old.Set(record.ItemID{Label: suites[0].Label, Tag: hostileTags[0]}.Key(), 10)
 	return simRun{
 		Suites: suites, Cmds: map[string]string{suites[0].Label: "ci/x.sh", "click": "ci/click.sh"},
 		GPUs: []string{"0", "1<i>"}, Items: items, Started: t0, Old: old,
@@ -632,7 +631,7 @@ func TestFixturesAreGenerated(t *testing.T) {
 		if err := sr.write(dir); err != nil {
 			t.Fatal(err)
 		}
-		files := []string{"queue/queue.tsv", "queue/timings.tsv", "queue/outcomes.tsv", "queue/run.json"}
+		files := []string{"queue/queue.tsv", "queue/timings.tsv", "queue/attempts.tsv", "queue/run.json"}
 		for label := range sr.JUnit {
 			files = append(files, "junit/"+label+".xml")
 		}
@@ -641,7 +640,7 @@ func TestFixturesAreGenerated(t *testing.T) {
 		}
 		for _, f := range files {
 			want, err := os.ReadFile(filepath.Join("testdata", "runs", name, f))
-			if err != nil && !(sr.Legacy && f == "queue/outcomes.tsv") {
+			if err != nil && !(sr.Legacy && f == "queue/attempts.tsv") {
 				t.Fatalf("%v (run the tests once with -gen)", err)
 			}
 			got, _ := os.ReadFile(filepath.Join(dir, f))

@@ -42,7 +42,7 @@ func TestGitHubReport(t *testing.T) {
 	for _, want := range []string{
 		"E   AssertionError: last words",
 		"[the run's artifacts](" + runURL + ")",
-		"#### ✗ " + code(failed[0].Key) + ": rc ",
+		"#### ✗ " + code(failed[0].Key()) + ": rc ",
 		"<summary>Last 30 lines of <code>" + xmlText(failed[0].LogRel, maxShown) + "</code></summary>",
 		"(the log is empty or missing)", // the second failed item has no log file
 		// Its JUnit, relative to the repo root.

@@ -254,7 +254,7 @@ func itemsLine(r *record.Run, s Stats, o Options) string {
 			"`junit-optional`). If it should write JUnit, check the tag round trip with `sgpu-queue verify`.\n\n",
 			code(su.Label), textfmt.Count(su.Items, "item"), su.Label)
 	}
-	var norun []ItemStat
+	var norun []verdict.Item
 	for _, it := range s.NoRun {
 		if !whole[it.Label] {
 			norun = append(norun, it)
@@ -331,7 +331,7 @@ func skipped(suites []verdict.Suite) string {
 
 // keyList ends a headline note with the first topRows item keys, and where to find
 // the rest.
-func keyList(b *strings.Builder, items []ItemStat, rest string) {
+func keyList(b *strings.Builder, items []verdict.Item, rest string) {
 	for i, it := range items {
 		if i == topRows {
 			fmt.Fprintf(b, " and %d more (see %s)", len(items)-topRows, rest)
@@ -340,7 +340,7 @@ func keyList(b *strings.Builder, items []ItemStat, rest string) {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(code(it.Key))
+		b.WriteString(code(it.Key()))
 	}
 	b.WriteString(".\n\n")
 }

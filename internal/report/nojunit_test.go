@@ -6,20 +6,21 @@ import (
 
 	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/record"
+	"github.com/rocm/sgpu-queue/internal/verdict"
 )
 
 // A suite every finished item of which is no-run wrote no JUnit at all: one cause,
 // said once for it (NoJUnitAdvice); a suite with one no-run item among others is a
 // tag round-trip problem of that item, said as before.
 func TestNoJUnitSuites(t *testing.T) {
-	it := func(label, tag string, o outcome.Outcome) ItemStat {
-		return ItemStat{Key: label + "/" + tag, Label: label, Tag: tag, Finished: true, Outcome: o}
+	it := func(label, tag string, o outcome.Outcome) verdict.Item {
+		return verdict.Item{ItemID: record.ItemID{Label: label, Tag: tag}, Finished: true, Outcome: o}
 	}
 	s := Stats{
-		Misses:  []ItemStat{it("plain", "a", outcome.NoRun), it("mixed", "a", outcome.OK)},
-		Unknown: []ItemStat{it("plain", "b", outcome.NoRun), it("mixed", "b", outcome.NoRun), it("other", "a", outcome.Failed)},
+		Misses:  []verdict.Item{it("plain", "a", outcome.NoRun), it("mixed", "a", outcome.OK)},
+		Unknown: []verdict.Item{it("plain", "b", outcome.NoRun), it("mixed", "b", outcome.NoRun), it("other", "a", outcome.Failed)},
 	}
-	for _, list := range [][]ItemStat{s.Misses, s.Unknown} {
+	for _, list := range [][]verdict.Item{s.Misses, s.Unknown} {
 		for _, i := range list {
 			if i.Outcome == outcome.NoRun {
 				s.NoRun = append(s.NoRun, i)

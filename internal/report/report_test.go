@@ -155,7 +155,7 @@ func TestBigRun(t *testing.T) {
 	}
 	// Every failure is drawn in the SVG (hatched), even when tiny.
 	failedRows := 0
-	for _, tm := range r.Timings {
+	for _, tm := range r.Attempts {
 		if tm.RC != 0 {
 			failedRows++
 		}
@@ -209,7 +209,7 @@ func TestSizeCap(t *testing.T) {
 
 func TestWriteFiles(t *testing.T) {
 	dir := t.TempDir()
-	for _, f := range []string{"queue.tsv", "timings.tsv", "outcomes.tsv", "run.json"} {
+	for _, f := range []string{"queue.tsv", "timings.tsv", "attempts.tsv", "run.json"} {
 		data, err := os.ReadFile(filepath.Join("testdata", "runs", "te80-failures", "queue", f))
 		if err != nil {
 			t.Fatal(err)
@@ -372,13 +372,13 @@ func TestBadDaySections(t *testing.T) {
 			Quarantined: []record.Quarantined{{GPU: "1", Reason: "2 items failed in a row on it (rc=1 after 0.1s with \"hipErrorNoDevice\")", At: started.Add(5 * time.Second)}},
 			Stop:        &record.Stop{Reason: outcome.StopQuarantined, Message: "every GPU is quarantined (gpu1) with 3 item(s) left to run: check the runner's GPUs", Phase: 4},
 		},
-		Queue: []record.QueueRow{{Label: "torch", Tag: "flaky"}, {Label: "torch", Tag: "hang|pipe"}, {Label: "torch", Tag: "own124"}},
-		Timings: []record.Timing{
-			{Label: "torch", Item: "flaky", GPU: "1", Secs: 0.1, RC: 1, EndOff: 0.1, Outcome: outcome.Failed},
-			{Label: "torch", Item: "hang|pipe", GPU: "0", Secs: 12, RC: 124, EndOff: 12, Incomplete: true, Outcome: outcome.Timeout},
+		Queue: []record.QueueRow{{ItemID: record.ItemID{Label: "torch", Tag: "flaky"}}, {ItemID: record.ItemID{Label: "torch", Tag: "hang|pipe"}}, {ItemID: record.ItemID{Label: "torch", Tag: "own124"}}},
+		Attempts: []record.Attempt{
+			{ItemID: record.ItemID{Label: "torch", Tag: "flaky"}, GPUs: []string{"1"}, Secs: 0.1, RC: 1, EndOff: 0.1, Outcome: outcome.Failed},
+			{ItemID: record.ItemID{Label: "torch", Tag: "hang|pipe"}, GPUs: []string{"0"}, Secs: 12, RC: 124, EndOff: 12, Outcome: outcome.Timeout},
 			// Exited 124 by itself: a failure, not a timeout.
-			{Label: "torch", Item: "own124", GPU: "1", Secs: 3, RC: 124, EndOff: 3, Outcome: outcome.Failed},
-			{Label: "torch", Item: "flaky", GPU: "0", Secs: 2, RC: 0, StartOff: 12, EndOff: 14, Outcome: outcome.OK},
+			{ItemID: record.ItemID{Label: "torch", Tag: "own124"}, GPUs: []string{"1"}, Secs: 3, RC: 124, EndOff: 3, Outcome: outcome.Failed},
+			{ItemID: record.ItemID{Label: "torch", Tag: "flaky"}, GPUs: []string{"0"}, Secs: 2, RC: 0, StartOff: 12, EndOff: 14, Outcome: outcome.OK},
 		},
 	}
 	// gpu1 is quarantined, so the flaky item's first failure was the GPU's fault.
@@ -404,7 +404,7 @@ func TestBadDaySections(t *testing.T) {
 	}
 	// On a healthy GPU the same history is flakiness.
 	r.Meta.Quarantined, r.Meta.Stop = nil, nil
-	r.Timings[0].GPU = "0"
+	r.Attempts[0].GPUs = []string{"0"}
 	suites = verdict.Decide(r)
 	md = Render(r, suites, Compute(r, suites), Options{})
 	if !strings.Contains(md, "### Flaky items (1)") || !strings.Contains(md, "| `torch/flaky` | 2 | ") {
@@ -422,13 +422,13 @@ func TestFlakyAttemptLogs(t *testing.T) {
 			Suites: []record.MetaSuite{{Label: "torch", LogFile: "torch.log", Mode: "list"}},
 			GPUs:   []string{"0", "1"}, Finished: true, Wall: 30,
 		},
-		Queue: []record.QueueRow{{Label: "torch", Tag: "flaky"}, {Label: "torch", Tag: "odd tag"}},
-		Timings: []record.Timing{
-			{Label: "torch", Item: "flaky", GPU: "1", Secs: 0.1, RC: 1, EndOff: 0.1, Outcome: outcome.Failed},
-			{Label: "torch", Item: "odd tag", GPU: "0", Secs: 0.1, RC: 1, EndOff: 0.1, Outcome: outcome.Failed},
-			{Label: "torch", Item: "flaky", GPU: "0", Secs: 0.1, RC: 1, StartOff: 1, EndOff: 1.1, Outcome: outcome.Failed},
-			{Label: "torch", Item: "odd tag", GPU: "1", Secs: 2, RC: 0, StartOff: 1, EndOff: 3, Outcome: outcome.OK},
-			{Label: "torch", Item: "flaky", GPU: "1", Secs: 2, RC: 0, StartOff: 2, EndOff: 4, Outcome: outcome.OK},
+		Queue: []record.QueueRow{{ItemID: record.ItemID{Label: "torch", Tag: "flaky"}}, {ItemID: record.ItemID{Label: "torch", Tag: "odd tag"}}},
+		Attempts: []record.Attempt{
+			{ItemID: record.ItemID{Label: "torch", Tag: "flaky"}, GPUs: []string{"1"}, Secs: 0.1, RC: 1, EndOff: 0.1, Outcome: outcome.Failed},
+			{ItemID: record.ItemID{Label: "torch", Tag: "odd tag"}, GPUs: []string{"0"}, Secs: 0.1, RC: 1, EndOff: 0.1, Outcome: outcome.Failed},
+			{ItemID: record.ItemID{Label: "torch", Tag: "flaky"}, GPUs: []string{"0"}, Secs: 0.1, RC: 1, StartOff: 1, EndOff: 1.1, Outcome: outcome.Failed},
+			{ItemID: record.ItemID{Label: "torch", Tag: "odd tag"}, GPUs: []string{"1"}, Secs: 2, RC: 0, StartOff: 1, EndOff: 3, Outcome: outcome.OK},
+			{ItemID: record.ItemID{Label: "torch", Tag: "flaky"}, GPUs: []string{"1"}, Secs: 2, RC: 0, StartOff: 2, EndOff: 4, Outcome: outcome.OK},
 		},
 	}
 	l := logdir.Layout{Root: r.Dir}

@@ -53,16 +53,16 @@ func efficiency(r *record.Run, s Stats) string {
 	}
 	if s.LargestKey != "" {
 		where := ""
-		for _, t := range r.Timings {
+		for _, t := range r.Attempts {
 			if t.Secs == s.Largest {
-				where = fmt.Sprintf(", ran t+%s → t+%s on GPU %s", clock(t.StartOff), clock(t.EndOff), gpuName(t.GPU))
+				where = fmt.Sprintf(", ran t+%s → t+%s on GPU %s", clock(t.StartOff), clock(t.EndOff), gpuName(t.GPU()))
 				break
 			}
 		}
 		fmt.Fprintf(&b, "| largest item | %s %s%s |\n", cell(s.LargestKey), secs(s.Largest), where)
 	}
 	if s.Last.Finished {
-		fmt.Fprintf(&b, "| last to finish | %s t+%s → t+%s on GPU %s |\n", cell(s.Last.Key), clock(s.Last.Start), clock(s.Last.End),
+		fmt.Fprintf(&b, "| last to finish | %s t+%s → t+%s on GPU %s |\n", cell(s.Last.Key()), clock(s.Last.Last().StartOff), clock(s.Last.Last().EndOff),
 			gpuName(s.Last.GPU))
 	}
 	if !s.Cancelled && !s.Interrupted && s.LargestKey != "" {
@@ -172,7 +172,7 @@ func logLink(rel string, o Options) string {
 // log dir is known, so that the report never names a file that is not there.
 func attemptLinks(r *record.Run, it verdict.Item, o Options) string {
 	var links []string
-	for n := 1; n < it.Attempts; n++ {
+	for n := 1; n < it.Tries; n++ {
 		rel := path.Join("items", logdir.ItemFileName(it.Label, it.Tag, n, false))
 		if r.Dir != "" {
 			if fi, err := os.Stat(filepath.Join(r.Dir, filepath.FromSlash(rel))); err != nil || !fi.Mode().IsRegular() {
@@ -189,16 +189,16 @@ func attemptLinks(r *record.Run, it verdict.Item, o Options) string {
 
 // failedItems are the failed items in key order (dispatch order is lost in the
 // lists; key order is stable and groups suites).
-func failedItems(s Stats) []ItemStat {
-	var failed []ItemStat
-	for _, list := range [][]ItemStat{s.Misses, s.Unknown, s.Missing} {
+func failedItems(s Stats) []verdict.Item {
+	var failed []verdict.Item
+	for _, list := range [][]verdict.Item{s.Misses, s.Unknown, s.Missing} {
 		for _, it := range list {
 			if it.Failed {
 				failed = append(failed, it)
 			}
 		}
 	}
-	sort.SliceStable(failed, func(i, j int) bool { return failed[i].Key < failed[j].Key })
+	sort.SliceStable(failed, func(i, j int) bool { return failed[i].Key() < failed[j].Key() })
 	return failed
 }
 
@@ -210,12 +210,12 @@ func failedTable(s Stats, o Options) *block {
 	var rows []string
 	for _, it := range failed {
 		rc := fmt.Sprint(it.RC)
-		took := textfmt.Dur(it.Actual)
+		took := textfmt.Dur(it.Seconds)
 		gpu := gpuName(it.GPU)
 		if !it.Finished {
 			rc, took, gpu = "–", "–", "–"
 		}
-		rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %s | %s |\n", cell(it.Key), rc, plain(it.Note), took, gpu, logLink(it.LogRel, o)))
+		rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %s | %s |\n", cell(it.Key()), rc, plain(it.Note), took, gpu, logLink(it.Log(), o)))
 	}
 	return collapsible(fmt.Sprintf("### Failed items (%d)\n\n", len(failed)), fmt.Sprintf("%d failed items", len(failed)),
 		"| item | rc | note | took | GPU | log |\n|---|---:|---|---:|---:|---|\n", rows, "failed items")
@@ -238,13 +238,13 @@ func fence(text string) string {
 	return f + "text\n" + strings.TrimRight(text, "\n") + "\n" + f + "\n"
 }
 
-func missRow(it ItemStat) string {
+func missRow(it verdict.Item) string {
 	mark := ""
 	if it.Failed {
 		mark = " ✗"
 	}
-	return fmt.Sprintf("| %s%s | %s | %s | %s | %s | t+%s |\n", cell(it.Key), mark, textfmt.Dur(it.Estimate), textfmt.Dur(it.Actual),
-		signed(it.Miss()), signedPct(it.RelMiss()), clock(it.Start))
+	return fmt.Sprintf("| %s%s | %s | %s | %s | %s | t+%s |\n", cell(it.Key()), mark, textfmt.Dur(it.Estimate), textfmt.Dur(it.Seconds),
+		signed(miss(it)), signedPct(relMiss(it)), clock(it.Last().StartOff))
 }
 
 const missHeader = "| item | estimate | actual | miss | miss % | started |\n|---|---:|---:|---:|---:|---:|\n"
@@ -259,8 +259,8 @@ func estimateTables(s Stats) []*block {
 	rels := make([]float64, 0, len(s.Misses))
 	off := 0
 	for _, it := range s.Misses {
-		actual += it.Actual
-		rel := math.Abs(it.RelMiss())
+		actual += it.Seconds
+		rel := math.Abs(relMiss(it))
 		rels = append(rels, rel)
 		if rel > 0.5 {
 			off++
@@ -282,13 +282,13 @@ func estimateTables(s Stats) []*block {
 	out := []*block{fixed(b.String() + fmt.Sprintf("**Worst %d misses**\n\n", topRows) + missHeader + strings.Join(rows[:topRows], "") + "\n")}
 
 	// Relative misses of tiny items are noise: rank only items of at least 1 % of the largest.
-	var rel []ItemStat
+	var rel []verdict.Item
 	for _, it := range s.Misses {
-		if max(it.Estimate, it.Actual) >= 0.01*s.Largest {
+		if max(it.Estimate, it.Seconds) >= 0.01*s.Largest {
 			rel = append(rel, it)
 		}
 	}
-	sort.SliceStable(rel, func(i, j int) bool { return math.Abs(rel[i].RelMiss()) > math.Abs(rel[j].RelMiss()) })
+	sort.SliceStable(rel, func(i, j int) bool { return math.Abs(relMiss(rel[i])) > math.Abs(relMiss(rel[j])) })
 	var rrows []string
 	for _, it := range rel[:min(topRows, len(rel))] {
 		rrows = append(rrows, missRow(it))
@@ -340,8 +340,8 @@ func unknownTable(s Stats) *block {
 	}
 	var rows []string
 	for _, it := range s.Unknown {
-		rows = append(rows, fmt.Sprintf("| %s | %s | %d | %s | t+%s |\n", cell(it.Key), textfmt.Dur(it.Actual), it.RC, gpuName(it.GPU),
-			clock(it.Start)))
+		rows = append(rows, fmt.Sprintf("| %s | %s | %d | %s | t+%s |\n", cell(it.Key()), textfmt.Dur(it.Seconds), it.RC, gpuName(it.GPU),
+			clock(it.Last().StartOff)))
 	}
 	title := fmt.Sprintf("### Items without an estimate (%d)\n\nNo weight yet (new, or never measured to its end): they went first, with "+
 		"the default weight; the next run orders them by what they took if it was a measurement (docs/outcomes.md).\n\n", len(s.Unknown))
@@ -359,7 +359,7 @@ func missingTable(s Stats) *block {
 		if it.Known {
 			est = textfmt.Dur(it.Estimate)
 		}
-		rows = append(rows, fmt.Sprintf("| %s | %s | %s |\n", cell(it.Key), est, plain(it.Note)))
+		rows = append(rows, fmt.Sprintf("| %s | %s | %s |\n", cell(it.Key()), est, plain(it.Note)))
 	}
 	return collapsible(fmt.Sprintf("### Items that never finished (%d)\n\n", len(s.Missing)), fmt.Sprintf("%d items", len(s.Missing)),
 		"| item | estimate | note |\n|---|---:|---|\n", rows, "items")
@@ -460,12 +460,9 @@ func badDayTables(r *record.Run, suites []verdict.Suite, o Options) []*block {
 	var flaky, timedOut []string
 	for _, su := range suites {
 		for _, it := range su.Items {
-			key := it.Label
-			if it.Tag != "" {
-				key += "/" + it.Tag
-			}
+			key := it.Key()
 			if it.Flaky {
-				flaky = append(flaky, fmt.Sprintf("| %s | %d | %s | %s | %s |\n", cell(key), it.Attempts, plain(it.Note), logLink(it.LogRel, o),
+				flaky = append(flaky, fmt.Sprintf("| %s | %d | %s | %s | %s |\n", cell(key), it.Tries, plain(it.Note), logLink(it.LogRel, o),
 					attemptLinks(r, it, o)))
 			}
 			if it.Outcome == outcome.Timeout {

@@ -7,7 +7,6 @@ import (
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 	"github.com/rocm/sgpu-queue/internal/verdict"
-	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
 // shardsSection is the report of a merged run (sgpu-queue merge; docs/runners.md):
@@ -44,7 +43,7 @@ func shardsSection(r *record.Run, suites []verdict.Suite) *block {
 	if n := len(m.Unclaimed); n > 0 {
 		keys := make([]string, 0, min(n, 5))
 		for _, u := range m.Unclaimed[:min(n, 5)] {
-			keys = append(keys, code(weights.Key(u.Label, u.Tag)))
+			keys = append(keys, code(u.Key()))
 		}
 		more := ""
 		if n > 5 {

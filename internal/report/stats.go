@@ -9,7 +9,6 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"strconv"
 
 	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/record"
@@ -17,7 +16,6 @@ import (
 	"github.com/rocm/sgpu-queue/internal/tests"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 	"github.com/rocm/sgpu-queue/internal/verdict"
-	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
 // SplitPays is the least saving, as a fraction of the hindsight makespan, for which
@@ -31,10 +29,10 @@ const (
 // Stats are the figures of a run, from its queue and timings rows.
 type Stats struct {
 	GPUs     int
-	Items    int        // queued items
-	Finished int        // queued items with a timings row
-	Failed   int        // failed items (last attempt; an item that never finished counts)
-	NoRun    []ItemStat // items whose last attempt ran nothing, in key order
+	Items    int            // queued items
+	Finished int            // queued items with a timings row
+	Failed   int            // failed items (last attempt; an item that never finished counts)
+	NoRun    []verdict.Item // items whose last attempt ran nothing, in key order
 	// NoJUnit are the suites that wrote no JUnit at all: every item of theirs that
 	// finished is no-run (NoRun holds them too), in label order. One cause, said
 	// once for the suite (NoJUnitAdvice).
@@ -59,7 +57,7 @@ type Stats struct {
 	Hindsight float64
 	Quality   float64
 	Split     Split
-	Last      ItemStat // the item that ended last: it set the wall clock
+	Last      verdict.Item // the item that ended last: it set the wall clock
 	Gaps      Gaps
 	PerGPU    []GPUStats
 	Passed    bool
@@ -73,11 +71,11 @@ type Stats struct {
 	Tests  tests.Result
 	Change *tests.Change
 
-	Estimated float64    // sum of the estimates of the finished items that had one
-	Known     int        // finished items that had an estimate
-	Misses    []ItemStat // finished items with an estimate, worst absolute miss first
-	Unknown   []ItemStat // items that had no estimate, in dispatch order
-	Missing   []ItemStat // queued items without a timings row, in dispatch order
+	Estimated float64        // sum of the estimates of the finished items that had one
+	Known     int            // finished items that had an estimate
+	Misses    []verdict.Item // finished items with an estimate, worst absolute miss first
+	Unknown   []verdict.Item // items that had no estimate, in dispatch order
+	Missing   []verdict.Item // queued items without a timings row, in dispatch order
 }
 
 // Split says whether splitting the largest item would now pay: it does when halving
@@ -99,32 +97,15 @@ type Gaps struct {
 	Max   float64
 }
 
-// ItemStat is one queued item: its estimate and its last attempt.
-type ItemStat struct {
-	Key        string // weight key: label/tag, or the label of an opaque item
-	Label, Tag string
-	LogRel     string // items/<label>.<safetag>.log; "" when it never started (it has no log)
-	Estimate   float64
-	Known      bool // it had an estimate
-	Finished   bool // it has a timings row
-	Actual     float64
-	RC         int
-	Failed     bool
-	Outcome    outcome.Outcome // of its last attempt; "" when it never finished
-	GPU        string
-	Start, End float64
-	Note       string
-}
+// miss is an item's duration − its estimate (positive: slower than estimated).
+func miss(it verdict.Item) float64 { return it.Seconds - it.Estimate }
 
-// Miss is Actual − Estimate (positive: slower than estimated).
-func (it ItemStat) Miss() float64 { return it.Actual - it.Estimate }
-
-// RelMiss is Miss/Estimate; +Inf for a zero estimate.
-func (it ItemStat) RelMiss() float64 {
+// relMiss is miss/estimate; +Inf for a zero estimate.
+func relMiss(it verdict.Item) float64 {
 	if it.Estimate <= 0 {
 		return math.Inf(1)
 	}
-	return it.Miss() / it.Estimate
+	return miss(it) / it.Estimate
 }
 
 // GPUStats is one GPU's share of the run; a multi-GPU item counts on each of its
@@ -154,22 +135,22 @@ func Compute(r *record.Run, suites []verdict.Suite) Stats {
 	for _, g := range r.Meta.GPUs {
 		per[g] = &GPUStats{GPU: g}
 	}
-	durs := make([]float64, 0, len(r.Timings))
-	widths := make([]int, 0, len(r.Timings))
-	for _, t := range r.Timings {
+	durs := make([]float64, 0, len(r.Attempts))
+	widths := make([]int, 0, len(r.Attempts))
+	for _, t := range r.Attempts {
 		s.Attempts++
 		s.Work += t.GPUSeconds()
 		durs = append(durs, t.Secs)
-		widths = append(widths, len(t.GPUs()))
-		s.Mixed = s.Mixed || len(t.GPUs()) > 1
+		widths = append(widths, len(t.GPUNames()))
+		s.Mixed = s.Mixed || len(t.GPUNames()) > 1
 		if t.Secs > s.Largest {
 			s.Largest = t.Secs
-			s.LargestKey = weights.Key(t.Label, r.TagOf(t))
+			s.LargestKey = t.Key()
 		}
 		if t.EndOff > s.Wall {
 			s.Wall = t.EndOff
 		}
-		for _, id := range t.GPUs() {
+		for _, id := range t.GPUNames() {
 			g, ok := per[id]
 			if !ok {
 				g = &GPUStats{GPU: id}
@@ -177,7 +158,7 @@ func Compute(r *record.Run, suites []verdict.Suite) Stats {
 			}
 			g.Busy += t.Secs
 			g.Items++
-			if r.OutcomeOf(t).Failed() {
+			if t.Outcome.Failed() {
 				g.Failed++
 			}
 			g.LastEnd = max(g.LastEnd, t.EndOff)
@@ -207,137 +188,75 @@ func Compute(r *record.Run, suites []verdict.Suite) Stats {
 	}
 	s.Split = splitLargest(durs, widths, s.GPUs)
 	s.Split.Binding = s.GPUs > 0 && s.Largest > 0 && s.Largest >= s.Work/float64(s.GPUs)
-	s.Gaps = gaps(r.Timings)
+	s.Gaps = gaps(r.Attempts)
 
 	for _, g := range per {
 		g.Idle = max(0, s.Wall-g.Busy)
 		s.PerGPU = append(s.PerGPU, *g)
 	}
 	sortGPUs(s.PerGPU, r.Meta.GPUs)
-	s.items(r, suites)
+	s.items(suites)
 	return s
 }
 
-// items fills the per-item lists from the queue (the estimates) and the verdicts
-// (the last attempts).
-func (s *Stats) items(r *record.Run, suites []verdict.Suite) {
-	type key struct{ label, tag string }
-	est := map[key]record.QueueRow{}
-	for _, q := range r.Queue {
-		est[key{q.Label, q.Tag}] = q
-	}
-	// The timings row carries the estimate the dispatcher saw ("unknown" or seconds);
-	// it is the better witness of an unknown item than a weight equal to the default.
-	type span struct{ start, end float64 }
-	rowEst := map[key]string{}
-	spans := map[key]span{}
-	for _, t := range r.Timings {
-		k := key{t.Label, r.TagOf(t)}
-		rowEst[k] = t.Est
-		spans[k] = span{t.StartOff, t.EndOff}
-	}
-	for _, su := range suites {
-		for _, it := range su.Items {
-			k := key{it.Label, it.Tag}
-			st := ItemStat{
-				Key: weights.Key(it.Label, it.Tag), Label: it.Label, Tag: it.Tag,
-				Finished: it.Finished, Actual: it.Seconds, RC: it.RC, Failed: it.Failed,
-				Outcome: it.Outcome, GPU: it.GPU, Note: it.Note,
-			}
-			if it.Started {
-				st.LogRel = it.LogRel
-			}
-			q, queued := est[k]
-			if e, ok := rowEst[k]; ok {
-				if v, err := strconv.ParseFloat(e, 64); err == nil && v >= 0 {
-					st.Estimate, st.Known = v, true
-				}
-			} else if queued {
-				st.Estimate = q.Weight
-				st.Known = !(r.Meta.DefaultWeight > 0 && q.Weight >= r.Meta.DefaultWeight)
-			}
-			if sp, ok := spans[k]; ok {
-				st.Start, st.End = sp.start, sp.end
-			}
-			if st.Finished {
-				s.Finished++
-				if st.End >= s.Last.End {
-					s.Last = st
-				}
-			}
-			switch {
-			case !st.Finished:
-				s.Missing = append(s.Missing, st)
-			case !st.Known:
-				s.Unknown = append(s.Unknown, st)
-			default:
-				s.Known++
-				s.Estimated += st.Estimate
-				s.Misses = append(s.Misses, st)
+// items fills the per-item lists from the verdicts: each item's estimate against
+// its last attempt.
+func (s *Stats) items(suites []verdict.Suite) {
+	for _, it := range verdict.Select(suites, func(verdict.Item) bool { return true }) {
+		if it.Finished {
+			s.Finished++
+			if it.Last().EndOff >= s.Last.Last().EndOff {
+				s.Last = it
 			}
 		}
+		switch {
+		case !it.Finished:
+			s.Missing = append(s.Missing, it)
+		case !it.Known:
+			s.Unknown = append(s.Unknown, it)
+		default:
+			s.Known++
+			s.Estimated += it.Estimate
+			s.Misses = append(s.Misses, it)
+		}
 	}
-	for _, list := range [][]ItemStat{s.Misses, s.Unknown} {
+	for _, list := range [][]verdict.Item{s.Misses, s.Unknown} {
 		for _, it := range list {
 			if it.Outcome == outcome.NoRun {
 				s.NoRun = append(s.NoRun, it)
 			}
 		}
 	}
-	sort.SliceStable(s.NoRun, func(i, j int) bool { return s.NoRun[i].Key < s.NoRun[j].Key })
+	sort.SliceStable(s.NoRun, func(i, j int) bool { return s.NoRun[i].Key() < s.NoRun[j].Key() })
 	s.noJUnit()
 	sort.SliceStable(s.Misses, func(i, j int) bool {
-		a, b := math.Abs(s.Misses[i].Miss()), math.Abs(s.Misses[j].Miss())
+		a, b := math.Abs(miss(s.Misses[i])), math.Abs(miss(s.Misses[j]))
 		if a != b {
 			return a > b
 		}
-		return s.Misses[i].Key < s.Misses[j].Key
+		return s.Misses[i].Key() < s.Misses[j].Key()
 	})
 }
 
-// LPT is the makespan of longest-processing-time-first list scheduling of durs on n
-// machines: each job, longest first, goes to the machine that is free first.
-func LPT(durs []float64, n int) float64 {
-	if n <= 0 || len(durs) == 0 {
-		return 0
-	}
-	d := append([]float64(nil), durs...)
-	sort.Sort(sort.Reverse(sort.Float64Slice(d)))
-	loads := make([]float64, n)
-	for _, x := range d {
-		// A linear scan: n is a handful of GPUs, and this runs once per report.
-		m := 0
-		for i := 1; i < n; i++ {
-			if loads[i] < loads[m] {
-				m = i
-			}
-		}
-		loads[m] += x
-	}
-	span := 0.0
-	for _, l := range loads {
-		span = max(span, l)
-	}
-	return span
-}
-
 // hindsight is the makespan of the measured durations on n GPUs, item i on
-// widths[i] of them (nil: one each): LPT for single-GPU items; with multi-GPU
-// items the default scheduler (schedule.NewScheduler) replayed on them, n raised to
-// the widest item should the run's record name fewer GPUs.
+// widths[i] of them (nil: one each), replayed as a run dispatches them
+// (schedule.ReplayBlocks): longest first (LPT) for single-GPU items; with multi-GPU
+// items the default scheduler, n raised to the widest item should the run's record
+// name fewer GPUs.
 func hindsight(durs []float64, widths []int, n int) float64 {
-	if widths == nil {
-		return LPT(durs, n)
-	}
 	if n <= 0 || len(durs) == 0 {
 		return 0
 	}
+	policy := schedule.PolicyLPT
 	items := make([]schedule.Item, len(durs))
 	for i, d := range durs {
-		items[i] = schedule.Item{Weight: d, Known: true, Seq: i, GPUs: widths[i]}
-		n = max(n, widths[i])
+		items[i] = schedule.Item{Weight: d, Known: true, Seq: i, GPUs: 1}
+		if widths != nil {
+			items[i].GPUs, policy = widths[i], schedule.DefaultPolicy
+			n = max(n, widths[i])
+		}
 	}
-	s, err := schedule.NewScheduler(schedule.DefaultPolicy, items, n)
+	s, err := schedule.NewScheduler(policy, items, n)
 	if err != nil {
 		return 0
 	}
@@ -375,10 +294,10 @@ func splitLargest(durs []float64, widths []int, n int) Split {
 }
 
 // gaps measures, per GPU, the time from one attempt's end to the next one's start.
-func gaps(rows []record.Timing) Gaps {
-	by := map[string][]record.Timing{}
+func gaps(rows []record.Attempt) Gaps {
+	by := map[string][]record.Attempt{}
 	for _, t := range rows {
-		for _, id := range t.GPUs() {
+		for _, id := range t.GPUNames() {
 			by[id] = append(by[id], t)
 		}
 	}
@@ -426,7 +345,7 @@ type NoJUnitSuite struct {
 // noJUnit finds the suites every finished item of which is no-run.
 func (s *Stats) noJUnit() {
 	finished, norun := map[string]int{}, map[string]int{}
-	for _, list := range [][]ItemStat{s.Misses, s.Unknown} {
+	for _, list := range [][]verdict.Item{s.Misses, s.Unknown} {
 		for _, it := range list {
 			finished[it.Label]++
 		}

@@ -6,11 +6,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/verdict"
 )
 
-func TestLPT(t *testing.T) {
+// Single-GPU items in hindsight are dispatched longest first (LPT) on the measured
+// durations.
+func TestHindsightLPT(t *testing.T) {
 	tests := []struct {
 		name string
 		durs []float64
@@ -29,39 +32,48 @@ func TestLPT(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := LPT(tt.durs, tt.n); got != tt.want {
-				t.Errorf("LPT(%v, %d) = %v, want %v", tt.durs, tt.n, got, tt.want)
+			if got := hindsight(tt.durs, nil, tt.n); got != tt.want {
+				t.Errorf("hindsight(%v, %d) = %v, want %v", tt.durs, tt.n, got, tt.want)
 			}
 		})
 	}
 }
 
-// row builds a timings row; est "" is an item with no estimate.
-func row(label, item, gpu string, start, secs float64, rc int, est string) record.Timing {
-	if est == "" {
-		est = "unknown"
+// row builds an attempt of suite "s" (item "whole": of the opaque suite "op"),
+// ok for rc 0, else failed; est "" is an item with no estimate.
+func row(label, item, gpu string, start, secs float64, rc int, est string) record.Attempt {
+	id := record.ItemID{Label: label, Tag: item}
+	if label == "op" && item == record.Whole {
+		id.Tag = ""
 	}
-	return record.Timing{Label: label, Item: item, GPU: gpu, Secs: secs, RC: rc, StartOff: start, EndOff: start + secs, Est: est}
+	a := record.Attempt{ItemID: id, GPUs: []string{gpu}, Secs: secs, RC: rc, StartOff: start, EndOff: start + secs, Outcome: outcome.OK}
+	if rc != 0 {
+		a.Outcome = outcome.Failed
+	}
+	if est != "" {
+		a.Estimate, a.Known = mustFloat(est), true
+	}
+	return a
 }
 
 // mkRun builds a run of list suite "s" (and opaque "op") whose queue holds every
 // row's item plus the extra queued tags, which never ran.
-func mkRun(gpus []string, rows []record.Timing, extra ...string) *record.Run {
+func mkRun(gpus []string, rows []record.Attempt, extra ...string) *record.Run {
 	r := &record.Run{Meta: record.Meta{
 		GPUs:          gpus,
 		Finished:      true,
 		DefaultWeight: 999999,
 		Suites:        []record.MetaSuite{{Label: "s", LogFile: "s.log", Mode: "list"}, {Label: "op", LogFile: "op.log", Mode: "opaque"}},
-	}, Timings: rows}
+	}, Attempts: rows}
 	for _, t := range rows {
 		w := 999999.0
-		if t.Est != "unknown" {
-			w = mustFloat(t.Est)
+		if t.Known {
+			w = t.Estimate
 		}
-		r.Queue = append(r.Queue, record.QueueRow{Weight: w, Label: t.Label, Tag: r.TagOf(t)})
+		r.Queue = append(r.Queue, record.QueueRow{ItemID: t.ItemID, Weight: w})
 	}
 	for _, tag := range extra {
-		r.Queue = append(r.Queue, record.QueueRow{Weight: 5, Label: "s", Tag: tag})
+		r.Queue = append(r.Queue, record.QueueRow{ItemID: record.ItemID{Label: "s", Tag: tag}, Weight: 5})
 	}
 	return r
 }
@@ -87,7 +99,7 @@ func TestCompute(t *testing.T) {
 				t.Errorf("%+v", s)
 			}
 		}},
-		{"work/N binds, LPT-optimal order", mkRun([]string{"0", "1"}, []record.Timing{
+		{"work/N binds, LPT-optimal order", mkRun([]string{"0", "1"}, []record.Attempt{
 			row("s", "a", "0", 0, 4, 0, "4"), row("s", "b", "1", 0, 3, 0, "3"),
 			row("s", "c", "1", 3, 3, 0, "3"), row("s", "d", "0", 4, 2, 0, "2"),
 		}), func(t *testing.T, s Stats) {
@@ -104,7 +116,7 @@ func TestCompute(t *testing.T) {
 				t.Errorf("gaps %+v", s.Gaps)
 			}
 		}},
-		{"run beat plain LPT: quality below 1", mkRun([]string{"0", "1"}, []record.Timing{
+		{"run beat plain LPT: quality below 1", mkRun([]string{"0", "1"}, []record.Attempt{
 			row("s", "a", "0", 0, 3, 0, "3"), row("s", "b", "0", 3, 3, 0, "3"),
 			row("s", "c", "1", 0, 2, 0, "2"), row("s", "d", "1", 2, 2, 0, "2"), row("s", "e", "1", 4, 2, 0, "2"),
 		}), func(t *testing.T, s Stats) {
@@ -112,7 +124,7 @@ func TestCompute(t *testing.T) {
 				t.Errorf("hindsight %v quality %v", s.Hindsight, s.Quality)
 			}
 		}},
-		{"largest binds: splitting pays", mkRun([]string{"0", "1"}, []record.Timing{
+		{"largest binds: splitting pays", mkRun([]string{"0", "1"}, []record.Attempt{
 			row("op", "whole", "0", 0, 600, 0, "600"), row("s", "b", "1", 0, 60, 0, "60"), row("s", "c", "1", 60, 60, 0, "60"),
 		}), func(t *testing.T, s Stats) {
 			if s.Bound != 600 || !s.Split.Binding || !s.Split.Pays || s.Split.Before != 600 || s.Split.After != 360 || s.Split.Saving != 240 {
@@ -125,14 +137,14 @@ func TestCompute(t *testing.T) {
 				t.Errorf("per GPU %+v", s.PerGPU)
 			}
 		}},
-		{"largest binds, but saves seconds: splitting does not pay", mkRun([]string{"0", "1"}, []record.Timing{
+		{"largest binds, but saves seconds: splitting does not pay", mkRun([]string{"0", "1"}, []record.Attempt{
 			row("op", "whole", "0", 0, 0.3, 0, "0.3"), row("s", "b", "1", 0, 0.05, 0, "0.05"),
 		}), func(t *testing.T, s Stats) {
 			if !s.Split.Binding || s.Split.Pays || s.Split.Saving <= 0 {
 				t.Errorf("a 0.3 s item: split %+v, want binding, a saving, and no advice to split it", s.Split)
 			}
 		}},
-		{"many equal items: splitting does not pay", mkRun([]string{"0", "1"}, []record.Timing{
+		{"many equal items: splitting does not pay", mkRun([]string{"0", "1"}, []record.Attempt{
 			row("s", "a", "0", 0, 5, 0, "5"), row("s", "b", "1", 0, 5, 0, "5"),
 			row("s", "c", "0", 5, 5, 0, "5"), row("s", "d", "1", 5, 5, 0, "5"),
 		}), func(t *testing.T, s Stats) {
@@ -140,13 +152,13 @@ func TestCompute(t *testing.T) {
 				t.Errorf("split %+v", s.Split)
 			}
 		}},
-		{"failures, unknown, gaps, a GPU outside the pool", mkRun([]string{"0", "1"}, []record.Timing{
+		{"failures, unknown, gaps, a GPU outside the pool", mkRun([]string{"0", "1"}, []record.Attempt{
 			row("s", "a", "0", 0.5, 2, 0, ""), row("s", "b", "0", 2.6, 1, 3, "4"), row("s", "c", "7", 0, 1, 0, "1"),
 		}), func(t *testing.T, s Stats) {
 			if s.Passed || s.Failed != 1 || s.Items != 3 || s.Finished != 3 {
 				t.Errorf("passed %v failed %d items %d finished %d", s.Passed, s.Failed, s.Items, s.Finished)
 			}
-			if len(s.Unknown) != 1 || s.Unknown[0].Key != "s/a" || len(s.Misses) != 2 || s.Misses[0].Key != "s/b" || s.Misses[0].Miss() != -3 {
+			if len(s.Unknown) != 1 || s.Unknown[0].Key() != "s/a" || len(s.Misses) != 2 || s.Misses[0].Key() != "s/b" || miss(s.Misses[0]) != -3 {
 				t.Errorf("unknown %+v misses %+v", s.Unknown, s.Misses)
 			}
 			if s.Gaps.Count != 1 || !near(s.Gaps.Max, 0.1) {
@@ -159,17 +171,17 @@ func TestCompute(t *testing.T) {
 			if strings.Join(gpus, ",") != "0,1,7" || s.GPUs != 2 {
 				t.Errorf("GPUs %v (%d)", gpus, s.GPUs)
 			}
-			if s.PerGPU[0].Failed != 1 || s.PerGPU[0].Items != 2 || s.Last.Key != "s/b" {
-				t.Errorf("gpu0 %+v last %q", s.PerGPU[0], s.Last.Key)
+			if s.PerGPU[0].Failed != 1 || s.PerGPU[0].Items != 2 || s.Last.Key() != "s/b" {
+				t.Errorf("gpu0 %+v last %q", s.PerGPU[0], s.Last.Key())
 			}
 		}},
 		{"cancelled: queued items without a row", func() *record.Run {
-			r := mkRun([]string{"0"}, []record.Timing{row("s", "a", "0", 0, 2, 143, "3")}, "never1", "never2")
+			r := mkRun([]string{"0"}, []record.Attempt{row("s", "a", "0", 0, 2, 143, "3")}, "never1", "never2")
 			r.Meta.Cancelled = true
-			r.Timings[0].Incomplete = true
+			r.Attempts[0].Outcome = outcome.Cancelled
 			return r
 		}(), func(t *testing.T, s Stats) {
-			if !s.Cancelled || s.Passed || s.Failed != 3 || s.Finished != 1 || len(s.Missing) != 2 || s.Missing[0].Key != "s/never1" || !s.Missing[0].Known {
+			if !s.Cancelled || s.Passed || s.Failed != 3 || s.Finished != 1 || len(s.Missing) != 2 || s.Missing[0].Key() != "s/never1" || !s.Missing[0].Known {
 				t.Errorf("cancelled %v passed %v failed %d finished %d missing %+v", s.Cancelled, s.Passed, s.Failed, s.Finished, s.Missing)
 			}
 			if s.Missing[0].Note != "cancelled before it started" {
@@ -177,7 +189,7 @@ func TestCompute(t *testing.T) {
 			}
 		}},
 		{"interrupted: run.json never completed", func() *record.Run {
-			r := mkRun([]string{"0"}, []record.Timing{row("s", "a", "0", 0, 2, 0, "2")}, "later")
+			r := mkRun([]string{"0"}, []record.Attempt{row("s", "a", "0", 0, 2, 0, "2")}, "later")
 			r.Meta.Finished = false
 			return r
 		}(), func(t *testing.T, s Stats) {
@@ -186,7 +198,7 @@ func TestCompute(t *testing.T) {
 			}
 		}},
 		{"run.json wall beyond the last row", func() *record.Run {
-			r := mkRun([]string{"0"}, []record.Timing{row("s", "a", "0", 0, 2, 0, "2")})
+			r := mkRun([]string{"0"}, []record.Attempt{row("s", "a", "0", 0, 2, 0, "2")})
 			r.Meta.Wall = 4
 			return r
 		}(), func(t *testing.T, s Stats) {
@@ -203,7 +215,7 @@ func TestCompute(t *testing.T) {
 }
 
 func TestMissOrder(t *testing.T) {
-	r := mkRun([]string{"0"}, []record.Timing{
+	r := mkRun([]string{"0"}, []record.Attempt{
 		row("s", "small", "0", 0, 1, 0, "3"),   // −2
 		row("s", "big", "0", 1, 50, 0, "40"),   // +10
 		row("s", "slower", "0", 51, 9, 0, "1"), // +8
@@ -213,7 +225,7 @@ func TestMissOrder(t *testing.T) {
 	s := Compute(r, verdict.Decide(r))
 	var keys []string
 	for _, m := range s.Misses {
-		keys = append(keys, m.Key)
+		keys = append(keys, m.Key())
 	}
 	if got := strings.Join(keys, " "); got != "s/big s/slower s/small s/tie s/same" {
 		t.Errorf("order %s", got)
@@ -221,10 +233,10 @@ func TestMissOrder(t *testing.T) {
 	if s.Estimated != 50 || s.Known != 5 {
 		t.Errorf("estimated %v known %d", s.Estimated, s.Known)
 	}
-	if rel := s.Misses[1].RelMiss(); rel != 8 {
+	if rel := relMiss(s.Misses[1]); rel != 8 {
 		t.Errorf("relative miss %v", rel)
 	}
-	if rel := (ItemStat{Actual: 1}).RelMiss(); !math.IsInf(rel, 1) {
+	if rel := relMiss(verdict.Item{Seconds: 1}); !math.IsInf(rel, 1) {
 		t.Errorf("zero estimate: %v", rel)
 	}
 }
@@ -294,14 +306,14 @@ func TestHeadline(t *testing.T) {
 			[]string{"[!WARNING]"}},
 		{"failed", Stats{Items: 80, Failed: 3, GPUs: 4}, []string{"## ✗ sgpu-queue: 3 of 80 items failed\n"}, []string{"[!WARNING]"}},
 		{"cancelled", Stats{Items: 80, Finished: 14, Failed: 70, Cancelled: true, Interrupted: false, Wall: 1501.5,
-			Missing: []ItemStat{{Key: "s/a|b"}, {Key: "s/<c>"}}},
+			Missing: []verdict.Item{{ItemID: record.ItemID{Label: "s", Tag: "a|b"}}, {ItemID: record.ItemID{Label: "s", Tag: "<c>"}}}},
 			[]string{"## ✗ sgpu-queue: cancelled, 14 of 80 items finished, 70 failed", "**The run was cancelled** at t+25:01",
 				"**2 queued item(s) produced no timing row** (did not run before the cancel; counted as failed): `s/a|b`, `s/<c>`.\n"},
 			[]string{"never ended"}},
-		{"interrupted", Stats{Items: 3, Finished: 1, Failed: 2, Interrupted: true, Missing: []ItemStat{{Key: "x"}, {Key: "y"}}},
+		{"interrupted", Stats{Items: 3, Finished: 1, Failed: 2, Interrupted: true, Missing: []verdict.Item{{ItemID: record.ItemID{Label: "x"}}, {ItemID: record.ItemID{Label: "y"}}}},
 			[]string{"## ✗ sgpu-queue: interrupted, 1 of 3 items finished", "**The item phase never ended**", "(never finished; counted as failed): `x`, `y`."},
 			nil},
-		{"many missing: ten named", Stats{Items: 30, Missing: make([]ItemStat, 30)},
+		{"many missing: ten named", Stats{Items: 30, Missing: make([]verdict.Item, 30)},
 			[]string{"and 20 more (see *Items that never finished*)"}, nil},
 	}
 	for _, tt := range tests {
@@ -326,10 +338,10 @@ func TestHeadline(t *testing.T) {
 func TestComputeMultiGPU(t *testing.T) {
 	r := &record.Run{
 		Meta: record.Meta{GPUs: []string{"0", "1", "2", "3"}, Finished: true, Suites: []record.MetaSuite{{Label: "m", LogFile: "m.log", Mode: "list"}}},
-		Timings: []record.Timing{
-			{Label: "m", Item: "all", GPU: "0,1,2,3", Secs: 10, StartOff: 0, EndOff: 10},
-			{Label: "m", Item: "pair", GPU: "2,3", Secs: 4, StartOff: 10.5, EndOff: 14.5},
-			{Label: "m", Item: "one", GPU: "0", Secs: 6, StartOff: 10.25, EndOff: 16.25},
+		Attempts: []record.Attempt{
+			{ItemID: record.ItemID{Label: "m", Tag: "all"}, GPUs: []string{"0", "1", "2", "3"}, Secs: 10, StartOff: 0, EndOff: 10, Outcome: outcome.OK},
+			{ItemID: record.ItemID{Label: "m", Tag: "pair"}, GPUs: []string{"2", "3"}, Secs: 4, StartOff: 10.5, EndOff: 14.5, Outcome: outcome.OK},
+			{ItemID: record.ItemID{Label: "m", Tag: "one"}, GPUs: []string{"0"}, Secs: 6, StartOff: 10.25, EndOff: 16.25, Outcome: outcome.OK},
 		},
 	}
 	s := Compute(r, verdict.Decide(r))

@@ -91,7 +91,7 @@ func newTimeline(r *record.Run, suites []verdict.Suite, s Stats) *timeline {
 	for _, su := range suites {
 		addSuite(su.Label)
 	}
-	for _, row := range r.Timings {
+	for _, row := range r.Attempts {
 		addSuite(row.Label)
 	}
 	if len(t.lanes) > 12 {
@@ -228,7 +228,7 @@ func (t *timeline) lanesAndBars(w *bufio.Writer) {
 	for i, l := range t.lanes {
 		for _, b := range t.bars(l) {
 			span := 1
-			if b.N == 1 && len(b.Row.GPUs()) > 1 {
+			if b.N == 1 && len(b.Row.GPUNames()) > 1 {
 				if span = blockSpan(b.Row, laneOf, i); span == 0 {
 					continue // drawn from an earlier lane
 				}
@@ -261,9 +261,9 @@ func (t *timeline) marks(w *bufio.Writer) {
 // run of adjacent lanes of its GPUs that starts at lane i, or 0 when lane i is not
 // the first of such a run (the bar is drawn from that first lane). A block on GPUs
 // that are not adjacent lanes is drawn once per run.
-func blockSpan(t record.Timing, laneOf map[string]int, i int) int {
+func blockSpan(t record.Attempt, laneOf map[string]int, i int) int {
 	mine := map[int]bool{}
-	for _, id := range t.GPUs() {
+	for _, id := range t.GPUNames() {
 		mine[laneOf[id]] = true
 	}
 	if mine[i-1] {
@@ -293,7 +293,7 @@ func svgBar(w *bufio.Writer, r *record.Run, b bar, x func(float64) float64, y, h
 	if b.N == 1 {
 		t := b.Row
 		status := fmt.Sprintf("rc=%d", t.RC)
-		o := r.OutcomeOf(t)
+		o := t.Outcome
 		if o.Failed() {
 			status += " FAILED"
 		}
@@ -301,17 +301,17 @@ func svgBar(w *bufio.Writer, r *record.Run, b bar, x func(float64) float64, y, h
 			status += ", " + string(o)
 		}
 		est := "estimate unknown"
-		if t.Est != "unknown" && t.Est != "" {
-			est = "estimate " + t.Est + " s"
+		if t.Known {
+			est = "estimate " + logdir.Secs(t.Estimate) + " s"
 		}
-		gpu := "GPU " + xmlText(t.GPU, 40)
-		if n := len(t.GPUs()); n > 1 {
-			gpu = fmt.Sprintf("%d GPUs %s", n, xmlText(t.GPU, 80))
+		gpu := "GPU " + xmlText(t.GPU(), 40)
+		if n := len(t.GPUs); n > 1 {
+			gpu = fmt.Sprintf("%d GPUs %s", n, xmlText(t.GPU(), 80))
 		}
 		tip = fmt.Sprintf("%s\n%s (%s s), %s, %s\n%s, t+%s → t+%s",
 			xmlText(b.Key, 200), textfmt.Dur(t.Secs), logdir.Secs(t.Secs), status, xmlText(est, 40),
 			gpu, clock(t.StartOff), clock(t.EndOff))
-		label = r.TagOf(t)
+		label = t.Tag
 		if label == "" {
 			label = t.Label
 		}

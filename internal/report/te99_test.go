@@ -73,8 +73,9 @@ func te99Items(t *testing.T, table *weights.Table) ([]simItem, *weights.Table) {
 	var all []schedule.Item
 	for _, k := range table.Keys() {
 		w, _ := table.Get(k)
-		label, tag := weights.SplitKey(k)
-		all = append(all, schedule.Item{Label: label, Tag: tag, Weight: w, Known: true, GPUs: 1})
+		id := record.ParseItemID(k)
+		label, tag := id.Label, id.Tag
+		all = append(all, schedule.Item{ItemID: record.ItemID{Label: label, Tag: tag}, Weight: w, Known: true, GPUs: 1})
 	}
 	for _, it := range mgpu.Items {
 		if !strings.HasPrefix(it.Tag, "test_sanity_import") {
@@ -392,16 +393,16 @@ func teCmdOf(label string) string {
 
 // te99Retry appends the second attempt of each retried item: the first, as
 // simulated, failed; the second runs at the back on the first GPU and passes.
-func te99Retry(sr simRun, rows []record.Timing, wall float64) ([]record.Timing, float64) {
+func te99Retry(sr simRun, rows []record.Attempt, wall float64) ([]record.Attempt, float64) {
 	for _, it := range sr.Items {
 		if !it.Retried {
 			continue
 		}
 		for i := range rows {
-			if rows[i].Label == it.Label && rows[i].Item == record.ItemColumn(it.Tag) {
-				rows[i].RC, rows[i].Outcome, rows[i].Incomplete = 1, outcome.Failed, outcome.Failed.Incomplete()
+			if rows[i].ItemID == it.ID() {
+				rows[i].RC, rows[i].Outcome = 1, outcome.Failed
 				again := rows[i]
-				again.GPU, again.RC, again.Outcome, again.Incomplete = "0", 0, outcome.OK, outcome.OK.Incomplete()
+				again.GPUs, again.RC, again.Outcome = []string{"0"}, 0, outcome.OK
 				again.StartOff = round3(wall + 0.003)
 				again.EndOff = round3(again.StartOff + it.Actual)
 				again.Secs = round3(it.Actual)

@@ -276,7 +276,7 @@ func Comment(r *record.Run, suites []verdict.Suite, s Stats, o Options) string {
 		b.WriteString("\n")
 	} else if failed := failedItems(s); len(failed) > 0 {
 		for _, it := range failed[:min(len(failed), commentTests)] {
-			fmt.Fprintf(&b, "* ✗ %s %s\n", code(it.Key), plain(itemHow(it)))
+			fmt.Fprintf(&b, "* ✗ %s %s\n", code(it.Key()), plain(itemHow(it)))
 		}
 		if more := len(failed) - commentTests; more > 0 {
 			fmt.Fprintf(&b, "\n*and %d more failed items: %s.*\n", more, whereReport(o))
@@ -300,7 +300,7 @@ func Comment(r *record.Run, suites []verdict.Suite, s Stats, o Options) string {
 }
 
 // itemHow is a failed item's end in a few words: "rc 139, cut off".
-func itemHow(it ItemStat) string {
+func itemHow(it verdict.Item) string {
 	if !it.Finished {
 		return "never finished"
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
-	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
 // bar is one span drawn on a GPU's lane: one attempt, or a run of consecutive short
@@ -19,7 +18,7 @@ type bar struct {
 	Busy       float64 // seconds of work inside
 	Failed     int     // failed attempts inside
 	Suite      string  // the suite label; "" when a merged bar mixes suites
-	Row        record.Timing
+	Row        record.Attempt
 	Key        string // weight key of a single item
 }
 
@@ -28,7 +27,7 @@ func (b bar) failed() bool { return b.Failed > 0 }
 // lane is one GPU and its attempts in start order.
 type lane struct {
 	GPU  string
-	Rows []record.Timing
+	Rows []record.Attempt
 }
 
 // lanesOf groups a run's timings rows by GPU, in pool order: a multi-GPU item is in
@@ -41,8 +40,8 @@ func lanesOf(r *record.Run) []lane {
 		ls = append(ls, lane{GPU: g})
 	}
 	var extra []string
-	for _, t := range r.Timings {
-		for _, id := range t.GPUs() {
+	for _, t := range r.Attempts {
+		for _, id := range t.GPUNames() {
 			if _, ok := idx[id]; !ok {
 				extra = append(extra, id)
 				idx[id] = -1
@@ -54,8 +53,8 @@ func lanesOf(r *record.Run) []lane {
 		idx[g] = len(ls)
 		ls = append(ls, lane{GPU: g})
 	}
-	for _, t := range r.Timings {
-		for _, id := range t.GPUs() {
+	for _, t := range r.Attempts {
+		for _, id := range t.GPUNames() {
 			i := idx[id]
 			ls[i].Rows = append(ls[i].Rows, t)
 		}
@@ -73,14 +72,14 @@ func lanesOf(r *record.Run) []lane {
 // (a run of one stays that item).
 func bars(r *record.Run, l lane, minDur float64) []bar {
 	var out []bar
-	single := func(t record.Timing) bar {
-		b := bar{Start: t.StartOff, End: t.EndOff, N: 1, Busy: t.Secs, Suite: t.Label, Row: t, Key: weights.Key(t.Label, r.TagOf(t))}
-		if r.OutcomeOf(t).Failed() {
+	single := func(t record.Attempt) bar {
+		b := bar{Start: t.StartOff, End: t.EndOff, N: 1, Busy: t.Secs, Suite: t.Label, Row: t, Key: t.Key()}
+		if t.Outcome.Failed() {
 			b.Failed = 1
 		}
 		return b
 	}
-	var run []record.Timing
+	var run []record.Attempt
 	flush := func() {
 		switch len(run) {
 		case 0:
@@ -91,7 +90,7 @@ func bars(r *record.Run, l lane, minDur float64) []bar {
 			for _, t := range run {
 				b.End = max(b.End, t.EndOff)
 				b.Busy += t.Secs
-				if r.OutcomeOf(t).Failed() {
+				if t.Outcome.Failed() {
 					b.Failed++
 				}
 				if t.Label != b.Suite {
@@ -104,7 +103,7 @@ func bars(r *record.Run, l lane, minDur float64) []bar {
 	}
 	for _, t := range l.Rows {
 		// A multi-GPU item is never merged: it is drawn across its lanes.
-		if t.Secs < minDur && len(t.GPUs()) == 1 {
+		if t.Secs < minDur && len(t.GPUNames()) == 1 {
 			run = append(run, t)
 			if t.EndOff-run[0].StartOff >= minDur {
 				flush()
@@ -146,7 +145,7 @@ func mermaidMinDur(r *record.Run, ls []lane, wall float64, budget int) float64 {
 // mermaid writes the Gantt block of the timeline and a line saying what was merged.
 func mermaid(b *strings.Builder, r *record.Run, s Stats) {
 	ls := lanesOf(r)
-	if len(r.Timings) == 0 {
+	if len(r.Attempts) == 0 {
 		b.WriteString("No item finished: there is no timeline to draw.\n\n")
 		return
 	}
@@ -164,7 +163,7 @@ func mermaid(b *strings.Builder, r *record.Run, s Stats) {
 			start := int64(math.Round(br.Start))
 			end := max(start, int64(math.Round(br.End)))
 			name := mermaidName(br.Key, 48)
-			if n := len(br.Row.GPUs()); br.N == 1 && n > 1 {
+			if n := len(br.Row.GPUNames()); br.N == 1 && n > 1 {
 				// The same bar in the section of each of its GPUs.
 				name = fmt.Sprintf("%s on %d GPUs", mermaidName(br.Key, 40), n)
 			}

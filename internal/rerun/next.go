@@ -13,12 +13,12 @@ type Ran struct {
 	// Owns reports whether the run speaks for an item: its suite was selected
 	// and, in a shard, the item is of that shard. The state of any other item
 	// stays as the runs that own it left it.
-	Owns func(Key) bool
+	Owns func(record.ItemID) bool
 	// Listed reports whether the run listed an item it owns: one it owns and did
 	// not list is gone (or not run here) and leaves the state.
-	Listed func(Key) bool
+	Listed func(record.ItemID) bool
 	// Failed are the items that failed, in the order of their verdicts.
-	Failed []Key
+	Failed []record.ItemID
 	// Outcomes are the latest outcomes of the items it queued.
 	Outcomes []record.Carried
 }
@@ -30,9 +30,9 @@ type Ran struct {
 // re-run's passing items), and those of the items it does not own; and the tests
 // digests of the failed items it does not own (the caller adds those it writes).
 // A run rewrites only what it ran (docs/reruns.md#what-a-run-rewrites).
-func Next(prior *State, priorFailed []Key, ran Ran) (failed []Key, st *State) {
+func Next(prior *State, priorFailed []record.ItemID, ran Ran) (failed []record.ItemID, st *State) {
 	st = &State{Version: StateVersion, Tests: map[string]string{}}
-	seen := map[Key]bool{}
+	seen := map[record.ItemID]bool{}
 	for _, k := range ran.Failed {
 		if !seen[k] {
 			seen[k] = true
@@ -50,14 +50,14 @@ func Next(prior *State, priorFailed []Key, ran Ran) (failed []Key, st *State) {
 			st.Tests[name] = prior.Tests[name]
 		}
 	}
-	queued := map[Key]bool{}
+	queued := map[record.ItemID]bool{}
 	for _, c := range ran.Outcomes {
-		queued[Key{c.Label, c.Tag}] = true
+		queued[c.ItemID] = true
 		st.Items = append(st.Items, c)
 	}
 	if prior != nil {
 		for _, c := range prior.Items {
-			k := Key{c.Label, c.Tag}
+			k := c.ItemID
 			if !queued[k] && (!ran.Owns(k) || ran.Listed(k)) {
 				queued[k] = true
 				st.Items = append(st.Items, c)
@@ -71,4 +71,4 @@ func Next(prior *State, priorFailed []Key, ran Ran) (failed []Key, st *State) {
 }
 
 // TestsName is the name of item k's tests file in the tests folder.
-func TestsName(k Key) string { return logdir.ItemBase(k.Label, k.Tag) + ".txt" }
+func TestsName(k record.ItemID) string { return logdir.ItemBase(k.Label, k.Tag) + ".txt" }

@@ -25,21 +25,12 @@ import (
 	"strings"
 
 	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/safefs"
 )
 
 // Dir is the folder of the re-run state under the repo root.
 const Dir = "ci-rerun"
-
-// Key is one item: its suite's label and its tag ("" for an opaque item).
-type Key struct{ Label, Tag string }
-
-func (k Key) String() string {
-	if k.Tag == "" {
-		return k.Label
-	}
-	return k.Label + "/" + k.Tag
-}
 
 // Files names the re-run state of one queue of one runner kind.
 type Files struct {
@@ -67,13 +58,13 @@ func (f Files) TestsDir() string { return filepath.Join(f.QueueDir(), "tests") }
 
 // Tests is the file of item k's failed tests: "<label>.<tag>.txt", the tag made safe
 // for a file name as the item's log is (an ordinary tag is unchanged).
-func (f Files) Tests(k Key) string {
+func (f Files) Tests(k record.ItemID) string {
 	return filepath.Join(f.TestsDir(), TestsName(k))
 }
 
 // ReadFailed reads a failed list (ParseFailed) and returns its bytes too; a missing
 // file is no list. A FIFO or device there is refused, never waited on.
-func ReadFailed(path string) ([]Key, []byte, error) {
+func ReadFailed(path string) ([]record.ItemID, []byte, error) {
 	data, err := safefs.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil
@@ -90,9 +81,9 @@ func ReadFailed(path string) ([]Key, []byte, error) {
 // leaves every ordinary tag as it is). Blank lines are skipped; a line with an empty
 // label is an error naming the file (path) and line, so a mangled file never narrows
 // a run to nothing.
-func ParseFailed(data []byte, path string) ([]Key, error) {
-	var keys []Key
-	seen := map[Key]bool{}
+func ParseFailed(data []byte, path string) ([]record.ItemID, error) {
+	var keys []record.ItemID
+	seen := map[record.ItemID]bool{}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 4096), 1<<20)
 	for n := 1; sc.Scan(); n++ {
@@ -102,7 +93,7 @@ func ParseFailed(data []byte, path string) ([]Key, error) {
 		}
 		label, tag, _ := strings.Cut(line, "\t")
 		// A label never holds white space (config.md), so none around it is kept.
-		k := Key{Label: strings.TrimSpace(logdir.UnescapeField(label)), Tag: logdir.UnescapeField(tag)}
+		k := record.ItemID{Label: strings.TrimSpace(logdir.UnescapeField(label)), Tag: logdir.UnescapeField(tag)}
 		if k.Label == "" {
 			return nil, fmt.Errorf("%s:%d: a line with no suite label (want \"<label><TAB><tag>\"); "+
 				"delete the file to run everything", path, n)
@@ -118,15 +109,6 @@ func ParseFailed(data []byte, path string) ([]Key, error) {
 	return keys, nil
 }
 
-// FormatFailed is the failed list's text: empty when nothing failed.
-func FormatFailed(keys []Key) []byte {
-	var b bytes.Buffer
-	for _, k := range keys {
-		b.WriteString(logdir.EscapeField(k.Label) + "\t" + logdir.EscapeField(k.Tag) + "\n")
-	}
-	return b.Bytes()
-}
-
 // WriteFile replaces a file of the re-run state under root (the repo root), never
 // through a symlink or into anything but a regular file (*safefs.Error).
 func WriteFile(root, path string, data []byte) error {
@@ -135,11 +117,11 @@ func WriteFile(root, path string, data []byte) error {
 
 // Narrowing is what a re-run queues.
 type Narrowing struct {
-	Failed int          // items in the failed list
-	Keep   map[Key]bool // the failed items this run has: only these are queued
+	Failed int                    // items in the failed list
+	Keep   map[record.ItemID]bool // the failed items this run has: only these are queued
 	// Missing are the failed items this run did not list (a changed config, or a
 	// runner that skips them), in the list's order.
-	Missing []Key
+	Missing []record.ItemID
 }
 
 // Narrowed reports whether the run is narrowed: some failed item is here.
@@ -148,12 +130,12 @@ func (n Narrowing) Narrowed() bool { return len(n.Keep) > 0 }
 // Narrow is the narrowing of a run that listed queued by a failed list. A run whose
 // list names none of its items is not narrowed: it runs everything (trusting an
 // empty intersection would test nothing and pass).
-func Narrow(failed, queued []Key) Narrowing {
-	have := make(map[Key]bool, len(queued))
+func Narrow(failed, queued []record.ItemID) Narrowing {
+	have := make(map[record.ItemID]bool, len(queued))
 	for _, k := range queued {
 		have[k] = true
 	}
-	n := Narrowing{Failed: len(failed), Keep: map[Key]bool{}}
+	n := Narrowing{Failed: len(failed), Keep: map[record.ItemID]bool{}}
 	for _, k := range failed {
 		if have[k] {
 			n.Keep[k] = true

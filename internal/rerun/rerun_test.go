@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/record"
 )
 
 func TestFilesNames(t *testing.T) {
@@ -14,14 +16,14 @@ func TestFilesNames(t *testing.T) {
 	for _, c := range []struct{ got, want string }{
 		{f.Failed(), "/repo/ci-rerun/mgpu/failed.gfx950.l3.tsv"},
 		{f.TestsDir(), "/repo/ci-rerun/mgpu/tests"},
-		{f.Tests(Key{"torch", "test_numerics.ck"}), "/repo/ci-rerun/mgpu/tests/torch.test_numerics.ck.txt"},
+		{f.Tests(record.ItemID{Label: "torch", Tag: "test_numerics.ck"}), "/repo/ci-rerun/mgpu/tests/torch.test_numerics.ck.txt"},
 	} {
 		if c.got != c.want {
 			t.Errorf("got %q, want %q", c.got, c.want)
 		}
 	}
 	// A hostile tag never leaves the tests folder.
-	if got := f.Tests(Key{"torch", "../../../etc/passwd"}); filepath.Dir(got) != f.TestsDir() {
+	if got := f.Tests(record.ItemID{Label: "torch", Tag: "../../../etc/passwd"}); filepath.Dir(got) != f.TestsDir() {
 		t.Errorf("tests file of a tag with slashes is %q, outside %s", got, f.TestsDir())
 	}
 }
@@ -30,16 +32,16 @@ func TestReadFailed(t *testing.T) {
 	dir := t.TempDir()
 	for _, c := range []struct {
 		name, text string
-		want       []Key
+		want       []record.ItemID
 		err        string
 	}{
 		{name: "TE's file", text: "torch\ttest_numerics.ck\ncore\t\njax\ttest_x.auto\n",
-			want: []Key{{"torch", "test_numerics.ck"}, {"core", ""}, {"jax", "test_x.auto"}}},
+			want: []record.ItemID{{Label: "torch", Tag: "test_numerics.ck"}, {Label: "core", Tag: ""}, {Label: "jax", Tag: "test_x.auto"}}},
 		{name: "empty: green run", text: "", want: nil},
 		{name: "opaque without tab, CRLF, blank lines, a duplicate", text: "core\r\n\n  \ntorch\ta b\ntorch\ta b\n",
-			want: []Key{{"core", ""}, {"torch", "a b"}}},
-		{name: "escaped tab in a tag round-trips", text: string(FormatFailed([]Key{{"s", "a\tb\\c"}})),
-			want: []Key{{"s", "a\tb\\c"}}},
+			want: []record.ItemID{{Label: "core", Tag: ""}, {Label: "torch", Tag: "a b"}}},
+		{name: "escaped tab in a tag round-trips", text: string(logdir.FormatItems([]record.ItemID{{Label: "s", Tag: "a\tb\\c"}})),
+			want: []record.ItemID{{Label: "s", Tag: "a\tb\\c"}}},
 		{name: "no label", text: "torch\tx\n\ty\n", err: ":2: a line with no suite label"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -73,13 +75,13 @@ func TestReadFailed(t *testing.T) {
 func TestWriteFailedEmptiesWhenGreen(t *testing.T) {
 	root := t.TempDir()
 	p := filepath.Join(root, "ci-rerun", "sgpu", "failed.gfx942.l1.tsv")
-	if err := WriteFile(root, p, FormatFailed([]Key{{"torch", "t1"}, {"core", ""}})); err != nil {
+	if err := WriteFile(root, p, logdir.FormatItems([]record.ItemID{{Label: "torch", Tag: "t1"}, {Label: "core", Tag: ""}})); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(p); string(b) != "torch\tt1\ncore\t\n" {
 		t.Errorf("failed list %q", b)
 	}
-	if err := WriteFile(root, p, FormatFailed(nil)); err != nil {
+	if err := WriteFile(root, p, logdir.FormatItems(nil)); err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Stat(p); err != nil || fi.Size() != 0 {
@@ -88,21 +90,21 @@ func TestWriteFailedEmptiesWhenGreen(t *testing.T) {
 }
 
 func TestNarrow(t *testing.T) {
-	queued := []Key{{"torch", "a"}, {"torch", "b"}, {"core", ""}}
+	queued := []record.ItemID{{Label: "torch", Tag: "a"}, {Label: "torch", Tag: "b"}, {Label: "core", Tag: ""}}
 	for _, c := range []struct {
 		name     string
-		failed   []Key
+		failed   []record.ItemID
 		narrowed bool
-		keep     []Key
-		missing  []Key
+		keep     []record.ItemID
+		missing  []record.ItemID
 	}{
 		{name: "no list", failed: nil},
-		{name: "two of three here", failed: []Key{{"torch", "b"}, {"core", ""}}, narrowed: true,
-			keep: []Key{{"torch", "b"}, {"core", ""}}},
-		{name: "one here, one gone", failed: []Key{{"torch", "gone"}, {"torch", "a"}}, narrowed: true,
-			keep: []Key{{"torch", "a"}}, missing: []Key{{"torch", "gone"}}},
-		{name: "none here: run everything", failed: []Key{{"jax", "x"}},
-			missing: []Key{{"jax", "x"}}},
+		{name: "two of three here", failed: []record.ItemID{{Label: "torch", Tag: "b"}, {Label: "core", Tag: ""}}, narrowed: true,
+			keep: []record.ItemID{{Label: "torch", Tag: "b"}, {Label: "core", Tag: ""}}},
+		{name: "one here, one gone", failed: []record.ItemID{{Label: "torch", Tag: "gone"}, {Label: "torch", Tag: "a"}}, narrowed: true,
+			keep: []record.ItemID{{Label: "torch", Tag: "a"}}, missing: []record.ItemID{{Label: "torch", Tag: "gone"}}},
+		{name: "none here: run everything", failed: []record.ItemID{{Label: "jax", Tag: "x"}},
+			missing: []record.ItemID{{Label: "jax", Tag: "x"}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			n := Narrow(c.failed, queued)

@@ -10,13 +10,14 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/safefs"
 )
 
 func TestStateCheck(t *testing.T) {
-	list := FormatFailed([]Key{{"torch", "a"}})
+	list := logdir.FormatItems([]record.ItemID{{Label: "torch", Tag: "a"}})
 	key := StateKey{Queue: "sgpu", Arch: "gfx942", Level: "99", Code: "c1"}
 	state := func(change func(*State)) *State {
 		s := &State{Version: StateVersion, StateKey: key, Failed: Digest(list)}
@@ -84,7 +85,7 @@ func TestStateRoundTrip(t *testing.T) {
 		t.Errorf("missing: %v, %v; want nothing", s, err)
 	}
 	want := &State{Version: StateVersion, StateKey: StateKey{"sgpu", "gfx942", "3", "abc"}, Failed: Digest(nil),
-		Tests: map[string]string{"a.b.txt": "00"}, Items: []record.Carried{{Label: "a", Tag: "b", Outcome: outcome.OK, Seconds: 1.5, GPUs: 2}}}
+		Tests: map[string]string{"a.b.txt": "00"}, Items: []record.Carried{{ItemID: record.ItemID{Label: "a", Tag: "b"}, Outcome: outcome.OK, Seconds: 1.5, GPUs: 2}}}
 	if err := WriteFile(root, path, FormatState(want)); err != nil {
 		t.Fatal(err)
 	}
@@ -106,56 +107,56 @@ func TestStateRoundTrip(t *testing.T) {
 // TestNext: a run rewrites only what it ran (docs/reruns.md#what-a-run-rewrites).
 func TestNext(t *testing.T) {
 	ok := func(label, tag string) record.Carried {
-		return record.Carried{Label: label, Tag: tag, Outcome: outcome.OK}
+		return record.Carried{ItemID: record.ItemID{Label: label, Tag: tag}, Outcome: outcome.OK}
 	}
 	bad := func(label, tag string) record.Carried {
-		return record.Carried{Label: label, Tag: tag, Outcome: outcome.Failed, RC: 1, Failed: true}
+		return record.Carried{ItemID: record.ItemID{Label: label, Tag: tag}, Outcome: outcome.Failed, RC: 1, Failed: true}
 	}
 	prior := &State{
 		Tests: map[string]string{"sa.a1.txt": "d-a1", "sb.b1.txt": "d-b1", "sc.c1.txt": "d-c1"},
 		Items: []record.Carried{bad("sa", "a1"), ok("sa", "a2"), bad("sb", "b1"), ok("sb", "b2"), bad("sc", "c1")},
 	}
-	priorFailed := []Key{{"sa", "a1"}, {"sb", "b1"}, {"sc", "c1"}}
-	labels := func(ls ...string) func(Key) bool {
-		return func(k Key) bool { return strings.Contains(" "+strings.Join(ls, " ")+" ", " "+k.Label+" ") }
+	priorFailed := []record.ItemID{{Label: "sa", Tag: "a1"}, {Label: "sb", Tag: "b1"}, {Label: "sc", Tag: "c1"}}
+	labels := func(ls ...string) func(record.ItemID) bool {
+		return func(k record.ItemID) bool { return strings.Contains(" "+strings.Join(ls, " ")+" ", " "+k.Label+" ") }
 	}
 	for _, c := range []struct {
 		name   string
 		prior  *State
-		failed []Key
+		failed []record.ItemID
 		ran    Ran
-		want   []Key
+		want   []record.ItemID
 		tests  map[string]string
 		items  []record.Carried
 	}{
 		{name: "--suites sa, fixed: sb's entry stays, with its digest and outcomes",
 			prior: prior, failed: priorFailed,
 			ran:   Ran{Owns: labels("sa", "gone"), Listed: labels("sa"), Outcomes: []record.Carried{ok("sa", "a1")}},
-			want:  []Key{{"sb", "b1"}, {"sc", "c1"}},
+			want:  []record.ItemID{{Label: "sb", Tag: "b1"}, {Label: "sc", Tag: "c1"}},
 			tests: map[string]string{"sb.b1.txt": "d-b1", "sc.c1.txt": "d-c1"},
 			items: []record.Carried{ok("sa", "a1"), ok("sa", "a2"), bad("sb", "b1"), ok("sb", "b2"), bad("sc", "c1")}},
 		{name: "a full run of everything: only its own failures",
 			prior: prior, failed: priorFailed,
-			ran: Ran{Owns: labels("sa", "sb", "sc"), Listed: labels("sa", "sb"), Failed: []Key{{"sb", "b2"}},
+			ran: Ran{Owns: labels("sa", "sb", "sc"), Listed: labels("sa", "sb"), Failed: []record.ItemID{{Label: "sb", Tag: "b2"}},
 				Outcomes: []record.Carried{ok("sa", "a1"), ok("sa", "a2"), ok("sb", "b1"), bad("sb", "b2")}},
-			want:  []Key{{"sb", "b2"}},
+			want:  []record.ItemID{{Label: "sb", Tag: "b2"}},
 			tests: map[string]string{},
 			items: []record.Carried{ok("sa", "a1"), ok("sa", "a2"), ok("sb", "b1"), bad("sb", "b2")}},
 		{name: "its failures first, then the others', each once",
-			prior: prior, failed: append(priorFailed, Key{"sb", "b1"}),
-			ran: Ran{Owns: labels("sa"), Listed: labels("sa"), Failed: []Key{{"sa", "a1"}, {"sa", "a1"}},
+			prior: prior, failed: append(priorFailed, record.ItemID{Label: "sb", Tag: "b1"}),
+			ran: Ran{Owns: labels("sa"), Listed: labels("sa"), Failed: []record.ItemID{{Label: "sa", Tag: "a1"}, {Label: "sa", Tag: "a1"}},
 				Outcomes: []record.Carried{bad("sa", "a1")}},
-			want:  []Key{{"sa", "a1"}, {"sb", "b1"}, {"sc", "c1"}},
+			want:  []record.ItemID{{Label: "sa", Tag: "a1"}, {Label: "sb", Tag: "b1"}, {Label: "sc", Tag: "c1"}},
 			tests: map[string]string{"sb.b1.txt": "d-b1", "sc.c1.txt": "d-c1"},
 			items: []record.Carried{bad("sa", "a1"), ok("sa", "a2"), bad("sb", "b1"), ok("sb", "b2"), bad("sc", "c1")}},
 		{name: "no prior state (another key's): nothing carried",
-			ran: Ran{Owns: labels("sa"), Listed: labels("sa"), Failed: []Key{{"sa", "a1"}},
+			ran: Ran{Owns: labels("sa"), Listed: labels("sa"), Failed: []record.ItemID{{Label: "sa", Tag: "a1"}},
 				Outcomes: []record.Carried{bad("sa", "a1")}},
-			want: []Key{{"sa", "a1"}}, tests: map[string]string{}, items: []record.Carried{bad("sa", "a1")}},
+			want: []record.ItemID{{Label: "sa", Tag: "a1"}}, tests: map[string]string{}, items: []record.Carried{bad("sa", "a1")}},
 		{name: "a list with no record (outside git): its others stay, without digests",
 			failed: priorFailed,
 			ran:    Ran{Owns: labels("sa"), Listed: labels("sa"), Outcomes: []record.Carried{ok("sa", "a1")}},
-			want:   []Key{{"sb", "b1"}, {"sc", "c1"}}, tests: map[string]string{}, items: []record.Carried{ok("sa", "a1")}},
+			want:   []record.ItemID{{Label: "sb", Tag: "b1"}, {Label: "sc", Tag: "c1"}}, tests: map[string]string{}, items: []record.Carried{ok("sa", "a1")}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got, st := Next(c.prior, c.failed, c.ran)

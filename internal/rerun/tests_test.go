@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/rocm/sgpu-queue/internal/logdir"
 )
 
 func TestTests(t *testing.T) {
@@ -144,7 +145,7 @@ func FuzzReadFailed(f *testing.F) {
 			return
 		}
 		// What was read writes back to a list that reads the same.
-		if err := os.WriteFile(p, FormatFailed(keys), 0o644); err != nil {
+		if err := os.WriteFile(p, logdir.FormatItems(keys), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		again, _, err := ReadFailed(p)

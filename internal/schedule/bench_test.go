@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
@@ -16,7 +17,7 @@ func benchTable(n int) ([]Item, *weights.Table) {
 	items := make([]Item, n)
 	t := weights.New()
 	for i := range items {
-		items[i] = Item{Label: fmt.Sprintf("suite%d", i%6), Tag: fmt.Sprintf("test_%07d", i), Seq: i}
+		items[i] = Item{ItemID: record.ItemID{Label: fmt.Sprintf("suite%d", i%6), Tag: fmt.Sprintf("test_%07d", i)}, Seq: i}
 		t.Set(items[i].Key(), math.Round(math.Exp(rng.NormFloat64()*1.2)*30))
 	}
 	return items, t

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/rocm/sgpu-queue/internal/record"
 )
 
 // workload is a random mixed workload and a bad day to run it on.
@@ -32,7 +34,7 @@ func genWorkload(seed uint64, bad, noisy bool) workload {
 	n := 1 + rng.IntN(120)
 	wide := rng.Float64()
 	for i := 0; i < n; i++ {
-		x := Item{Label: "s", Tag: fmt.Sprint(i), Seq: i, Known: rng.IntN(10) > 0, GPUs: 1}
+		x := Item{ItemID: record.ItemID{Label: "s", Tag: fmt.Sprint(i)}, Seq: i, Known: rng.IntN(10) > 0, GPUs: 1}
 		if rng.Float64() < wide {
 			x.GPUs = 1 + rng.IntN(w.gpus)
 		}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
@@ -28,7 +29,7 @@ func TestCalibration(t *testing.T) {
 		case i == 12:
 			label = "c"
 		}
-		items[i] = Item{Label: label, Tag: fmt.Sprint(i), Weight: 100, Known: true, Seq: i}
+		items[i] = Item{ItemID: record.ItemID{Label: label, Tag: fmt.Sprint(i)}, Weight: 100, Known: true, Seq: i}
 	}
 	items[13].Known, items[13].Weight = false, DefaultWeight
 	items[14].Known, items[14].Prior = false, weights.Prior{Seconds: 100, Kind: weights.FromSibling}
@@ -98,8 +99,8 @@ func TestCalibration(t *testing.T) {
 // The work of the ETA: each suite's times its factor; a nil calibration is the
 // weights as they are, and never calibrates.
 func TestCalibrationWork(t *testing.T) {
-	items := []Item{{Label: "a", Weight: 10, Known: true}, {Label: "a", Weight: 10, Known: true}, {Label: "a", Weight: 10, Known: true},
-		{Label: "b", Weight: 10, Known: true}}
+	items := []Item{{ItemID: record.ItemID{Label: "a"}, Weight: 10, Known: true}, {ItemID: record.ItemID{Label: "a"}, Weight: 10, Known: true}, {ItemID: record.ItemID{Label: "a"}, Weight: 10, Known: true},
+		{ItemID: record.ItemID{Label: "b"}, Weight: 10, Known: true}}
 	c := NewCalibration(items)
 	for i := 0; i < 3; i++ {
 		c.Observe(i, 5)
@@ -125,7 +126,7 @@ func TestCalibrationDeterministic(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 5))
 	items := make([]Item, 300)
 	for i := range items {
-		items[i] = Item{Label: fmt.Sprint("s", rng.IntN(5)), Weight: 1 + rng.Float64()*100, Known: rng.IntN(8) > 0, Seq: i}
+		items[i] = Item{ItemID: record.ItemID{Label: fmt.Sprint("s", rng.IntN(5))}, Weight: 1 + rng.Float64()*100, Known: rng.IntN(8) > 0, Seq: i}
 	}
 	var o []obs
 	for _, i := range rng.Perm(len(items)) {

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/rocm/sgpu-queue/internal/record"
 )
 
 // Uncalibrated, or before anything finished, the LPT queue hands out exactly
@@ -15,7 +17,7 @@ func TestLPTIsThePull(t *testing.T) {
 		n := 1 + rng.IntN(40)
 		items := make([]Item, n)
 		for i := range items {
-			items[i] = Item{Label: fmt.Sprint("s", rng.IntN(4)), Tag: fmt.Sprint(i), Weight: float64(rng.IntN(20)), Known: rng.IntN(6) > 0,
+			items[i] = Item{ItemID: record.ItemID{Label: fmt.Sprint("s", rng.IntN(4)), Tag: fmt.Sprint(i)}, Weight: float64(rng.IntN(20)), Known: rng.IntN(6) > 0,
 				Seq: rng.IntN(n)}
 		}
 		for _, cal := range []*Calibration{nil, NewCalibration(items)} {
@@ -52,7 +54,7 @@ func TestLPTCalibrated(t *testing.T) {
 		n := 1 + rng.IntN(60)
 		items := make([]Item, n)
 		for i := range items {
-			items[i] = Item{Label: fmt.Sprint("s", rng.IntN(1+rng.IntN(6))), Weight: float64(1 + rng.IntN(50)), Known: rng.IntN(8) > 0,
+			items[i] = Item{ItemID: record.ItemID{Label: fmt.Sprint("s", rng.IntN(1+rng.IntN(6)))}, Weight: float64(1 + rng.IntN(50)), Known: rng.IntN(8) > 0,
 				Seq: i}
 		}
 		bias := []float64{0.2, 1, 3, 0.5, 7, 1}
@@ -114,7 +116,7 @@ func TestLPTSlowSuiteFirst(t *testing.T) {
 		label string
 		w     float64
 	}{{"a", 100}, {"b", 90}, {"a", 50}, {"b", 45}, {"a", 40}, {"b", 35}, {"a", 30}, {"b", 25}, {"b", 20}, {"b", 15}} {
-		items = append(items, Item{Label: x.label, Tag: fmt.Sprint(x.w), Weight: x.w, Known: true, Seq: len(items)})
+		items = append(items, Item{ItemID: record.ItemID{Label: x.label, Tag: fmt.Sprint(x.w)}, Weight: x.w, Known: true, Seq: len(items)})
 	}
 	cal := NewCalibration(items)
 	q := NewLPT(items, cal)

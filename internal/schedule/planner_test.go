@@ -7,12 +7,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/rocm/sgpu-queue/internal/record"
 )
 
 func known(ws ...float64) []Item {
 	items := make([]Item, len(ws))
 	for i, w := range ws {
-		items[i] = Item{Label: "s", Tag: fmt.Sprint(i), Weight: w, Known: true, Seq: i}
+		items[i] = Item{ItemID: record.ItemID{Label: "s", Tag: fmt.Sprint(i)}, Weight: w, Known: true, Seq: i}
 	}
 	return items
 }
@@ -55,7 +57,7 @@ func TestLPTOrderIsOrder(t *testing.T) {
 	for trial := 0; trial < 50; trial++ {
 		items := make([]Item, rng.IntN(30))
 		for i := range items {
-			items[i] = Item{Tag: fmt.Sprint(i), Weight: float64(rng.IntN(5)), Known: rng.IntN(4) > 0, Seq: rng.IntN(10)}
+			items[i] = Item{ItemID: record.ItemID{Tag: fmt.Sprint(i)}, Weight: float64(rng.IntN(5)), Known: rng.IntN(4) > 0, Seq: rng.IntN(10)}
 		}
 		sorted := slices.Clone(items)
 		Order(sorted)
@@ -339,7 +341,7 @@ func TestEveryItemOnce(t *testing.T) {
 		n := rng.IntN(60)
 		items := make([]Item, n)
 		for i := range items {
-			items[i] = Item{Tag: fmt.Sprint(i), Weight: float64(rng.IntN(50)), Known: rng.IntN(10) > 0, Seq: i}
+			items[i] = Item{ItemID: record.ItemID{Tag: fmt.Sprint(i)}, Weight: float64(rng.IntN(50)), Known: rng.IntN(10) > 0, Seq: i}
 			if !items[i].Known {
 				items[i].Weight = DefaultWeight
 			}

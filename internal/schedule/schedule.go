@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/rocm/sgpu-queue/internal/record"
+
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
@@ -22,8 +24,7 @@ const DefaultWeight = 999999
 
 // Item is one unit of work: an item of a list suite, or a whole opaque suite.
 type Item struct {
-	Label  string
-	Tag    string  // "" for an opaque item
+	record.ItemID
 	Weight float64 // seconds; the default weight when unknown
 	Known  bool    // Weight came from the run's own table
 	// Prior is the estimate Weight came from when the table lacks the item but
@@ -55,9 +56,6 @@ func (it Item) Width() int { return max(it.GPUs, 1) }
 // from the table, or a prior. Only the table's weight sets its hang deadline and
 // its est column (docs/weights.md).
 func (it Item) Estimated() bool { return it.Known || it.Prior.Kind != weights.NoPrior }
-
-// Key is the item's weight-table key.
-func (it Item) Key() string { return weights.Key(it.Label, it.Tag) }
 
 // Weigh sets Weight and Known of each item from the table.
 func Weigh(items []Item, t *weights.Table, defaultWeight float64) {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
@@ -23,12 +24,12 @@ func TestWeighAndOrder(t *testing.T) {
 	tab.Set("torch/c", 10)
 	tab.Set("core", 20)
 	items := []Item{
-		{Label: "core", Seq: 0},
-		{Label: "torch", Tag: "a", Seq: 1},
-		{Label: "torch", Tag: "new1", Seq: 2},
-		{Label: "torch", Tag: "b", Seq: 3},
-		{Label: "torch", Tag: "c", Seq: 4},
-		{Label: "torch", Tag: "new2", Seq: 5},
+		{ItemID: record.ItemID{Label: "core"}, Seq: 0},
+		{ItemID: record.ItemID{Label: "torch", Tag: "a"}, Seq: 1},
+		{ItemID: record.ItemID{Label: "torch", Tag: "new1"}, Seq: 2},
+		{ItemID: record.ItemID{Label: "torch", Tag: "b"}, Seq: 3},
+		{ItemID: record.ItemID{Label: "torch", Tag: "c"}, Seq: 4},
+		{ItemID: record.ItemID{Label: "torch", Tag: "new2"}, Seq: 5},
 	}
 	Weigh(items, tab, DefaultWeight)
 	Order(items)
@@ -43,7 +44,7 @@ func TestWeighAndOrder(t *testing.T) {
 
 // An unknown item goes first even when a known weight is larger than the default.
 func TestOrderUnknownFirstWhateverTheDefault(t *testing.T) {
-	items := []Item{{Label: "big", Weight: 5000, Known: true, Seq: 0}, {Label: "new", Weight: 100, Seq: 1}}
+	items := []Item{{ItemID: record.ItemID{Label: "big"}, Weight: 5000, Known: true, Seq: 0}, {ItemID: record.ItemID{Label: "new"}, Weight: 100, Seq: 1}}
 	Order(items)
 	if items[0].Label != "new" {
 		t.Errorf("order %s", names(items))

@@ -14,10 +14,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/shard"
 	"github.com/rocm/sgpu-queue/internal/simulate"
-	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -28,8 +28,9 @@ func items(t testing.TB, spec string) []schedule.Item {
 	var out []schedule.Item
 	for _, line := range strings.Split(strings.TrimSpace(spec), "\n") {
 		f := strings.Fields(line)
-		label, tag := weights.SplitKey(f[0])
-		it := schedule.Item{Label: label, Tag: tag, Seq: len(out), GPUs: 1, Known: f[1] != "?"}
+		id := record.ParseItemID(f[0])
+		label, tag := id.Label, id.Tag
+		it := schedule.Item{ItemID: record.ItemID{Label: label, Tag: tag}, Seq: len(out), GPUs: 1, Known: f[1] != "?"}
 		if it.Known {
 			w, err := strconv.ParseFloat(f[1], 64)
 			if err != nil {
@@ -278,7 +279,7 @@ func BenchmarkAssign100k(b *testing.B) {
 	for _, mixed := range []bool{false, true} {
 		its := make([]schedule.Item, 100_000)
 		for i := range its {
-			its[i] = schedule.Item{Label: "s" + strconv.Itoa(i%6), Tag: "t" + strconv.Itoa(i), Weight: float64(1 + (i*7919)%600), Known: true, Seq: i, GPUs: 1}
+			its[i] = schedule.Item{ItemID: record.ItemID{Label: "s" + strconv.Itoa(i%6), Tag: "t" + strconv.Itoa(i)}, Weight: float64(1 + (i*7919)%600), Known: true, Seq: i, GPUs: 1}
 			if mixed && i%10 == 0 {
 				its[i].GPUs = 2 + i%7
 			}

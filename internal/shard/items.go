@@ -11,19 +11,11 @@ import (
 
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
-
-// ItemKey is one line of an item list: a list suite's item, or (Tag "") a whole
-// opaque suite.
-type ItemKey struct {
-	Label, Tag string
-}
-
-// Key is the item's weight-table key.
-func (k ItemKey) Key() string { return weights.Key(k.Label, k.Tag) }
 
 // Limits that keep a wrong file (a binary, a log) from being read for minutes.
 const (
@@ -37,7 +29,7 @@ const (
 // Blank lines and lines
 // starting with # are skipped; a repeated item counts once. A line that is not an
 // item is an error naming name:line and the fix.
-func ParseItems(r io.Reader, name string) ([]ItemKey, error) {
+func ParseItems(r io.Reader, name string) ([]record.ItemID, error) {
 	data, err := io.ReadAll(io.LimitReader(r, maxItemsBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -48,8 +40,8 @@ func ParseItems(r io.Reader, name string) ([]ItemKey, error) {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(nil, maxItemLine)
-	var items []ItemKey
-	seen := map[ItemKey]bool{}
+	var items []record.ItemID
+	seen := map[record.ItemID]bool{}
 	n := 0
 	for sc.Scan() {
 		n++
@@ -76,19 +68,19 @@ func ParseItems(r io.Reader, name string) ([]ItemKey, error) {
 }
 
 // parseItem reads one line; msg says what is wrong with it.
-func parseItem(line string) (ItemKey, string) {
+func parseItem(line string) (record.ItemID, string) {
 	label, tag, _ := strings.Cut(line, "\t")
 	switch {
 	case strings.Contains(tag, "\t"):
-		return ItemKey{}, "more than two columns: want label TAB tag (a tab inside a tag is written \\t)"
+		return record.ItemID{}, "more than two columns: want label TAB tag (a tab inside a tag is written \\t)"
 	case label == "":
-		return ItemKey{}, "empty label: want label TAB tag"
+		return record.ItemID{}, "empty label: want label TAB tag"
 	case strings.ContainsAny(label, " /\\"):
-		return ItemKey{}, fmt.Sprintf("label %q holds a space, '/' or '\\': want label TAB tag, the two separated by one tab", clip(label))
+		return record.ItemID{}, fmt.Sprintf("label %q holds a space, '/' or '\\': want label TAB tag, the two separated by one tab", clip(label))
 	case strings.IndexFunc(label, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0:
-		return ItemKey{}, fmt.Sprintf("label %q holds a control character: a suite label is letters, digits, '.', '_' and '-'", clip(label))
+		return record.ItemID{}, fmt.Sprintf("label %q holds a control character: a suite label is letters, digits, '.', '_' and '-'", clip(label))
 	}
-	return ItemKey{Label: label, Tag: logdir.UnescapeField(tag)}, ""
+	return record.ItemID{Label: label, Tag: logdir.UnescapeField(tag)}, ""
 }
 
 // clip shortens what a message quotes from a line.
@@ -101,11 +93,11 @@ func clip(s string) string {
 
 // TableKeys lists a weight table's keys as items, in the table's order (largest
 // weight first, then by key).
-func TableKeys(t *weights.Table) []ItemKey {
+func TableKeys(t *weights.Table) []record.ItemID {
 	keys := t.Keys()
-	out := make([]ItemKey, len(keys))
+	out := make([]record.ItemID, len(keys))
 	for i, k := range keys {
-		out[i].Label, out[i].Tag = weights.SplitKey(k)
+		out[i] = record.ParseItemID(k)
 	}
 	return out
 }
@@ -119,8 +111,8 @@ func TableKeys(t *weights.Table) []ItemKey {
 // said in the returned warnings (one per reason).
 // An item of pooled (a pool-sized item: weights.PooledKeys) takes every GPU of a
 // runner.
-func Items(suites []config.Suite, keys []ItemKey, gpus int, pooled map[string]bool) ([]schedule.Item, []string) {
-	byLabel := map[string][]ItemKey{}
+func Items(suites []config.Suite, keys []record.ItemID, gpus int, pooled map[string]bool) ([]schedule.Item, []string) {
+	byLabel := map[string][]record.ItemID{}
 	for _, k := range keys {
 		byLabel[k.Label] = append(byLabel[k.Label], k)
 	}
@@ -138,7 +130,7 @@ func Items(suites []config.Suite, keys []ItemKey, gpus int, pooled map[string]bo
 			if pooled[s.Label] {
 				width = gpus
 			}
-			items = append(items, schedule.Item{Label: s.Label, Seq: len(items), GPUs: width})
+			items = append(items, schedule.Item{ItemID: record.ItemID{Label: s.Label}, Seq: len(items), GPUs: width})
 			continue
 		}
 		for _, k := range listed {
@@ -148,10 +140,10 @@ func Items(suites []config.Suite, keys []ItemKey, gpus int, pooled map[string]bo
 				continue
 			}
 			w := width
-			if pooled[weights.Key(s.Label, k.Tag)] {
+			if pooled[k.Key()] {
 				w = gpus
 			}
-			items = append(items, schedule.Item{Label: s.Label, Tag: k.Tag, Seq: len(items), GPUs: w})
+			items = append(items, schedule.Item{ItemID: record.ItemID{Label: s.Label, Tag: k.Tag}, Seq: len(items), GPUs: w})
 		}
 	}
 	if len(byLabel) > 0 {
@@ -170,7 +162,7 @@ func Items(suites []config.Suite, keys []ItemKey, gpus int, pooled map[string]bo
 	return items, warns
 }
 
-func countTagged(ks []ItemKey) int {
+func countTagged(ks []record.ItemID) int {
 	n := 0
 	for _, k := range ks {
 		if k.Tag != "" {

@@ -23,13 +23,13 @@ func TestParseItems(t *testing.T) {
 	tests := []struct {
 		name string
 		text string
-		want []shard.ItemKey
+		want []record.ItemID
 	}{
-		{"items.tsv", "torch\ttest_a.py\njax\ttest_b.auto\n", []shard.ItemKey{{"torch", "test_a.py"}, {"jax", "test_b.auto"}}},
-		{"escaped tags come back whole", "s\ta\\tb\ns\tc\\\\d\ns\tx\\ny\n", []shard.ItemKey{{"s", "a\tb"}, {"s", `c\d`}, {"s", "x\ny"}}},
-		{"spaces, globs and brackets in tags", "s\tnot slow and [x]*?\n", []shard.ItemKey{{"s", "not slow and [x]*?"}}},
-		{"bare labels are opaque items, with or without the tab", "core\nexamples\t\n", []shard.ItemKey{{"core", ""}, {"examples", ""}}},
-		{"BOM, CRLF, blank and comment lines, repeats once", "\xef\xbb\xbf# census\r\ns\ta\r\n\r\n   \ns\ta\n", []shard.ItemKey{{"s", "a"}}},
+		{"items.tsv", "torch\ttest_a.py\njax\ttest_b.auto\n", []record.ItemID{{Label: "torch", Tag: "test_a.py"}, {Label: "jax", Tag: "test_b.auto"}}},
+		{"escaped tags come back whole", "s\ta\\tb\ns\tc\\\\d\ns\tx\\ny\n", []record.ItemID{{Label: "s", Tag: "a\tb"}, {Label: "s", Tag: `c\d`}, {Label: "s", Tag: "x\ny"}}},
+		{"spaces, globs and brackets in tags", "s\tnot slow and [x]*?\n", []record.ItemID{{Label: "s", Tag: "not slow and [x]*?"}}},
+		{"bare labels are opaque items, with or without the tab", "core\nexamples\t\n", []record.ItemID{{Label: "core", Tag: ""}, {Label: "examples", Tag: ""}}},
+		{"BOM, CRLF, blank and comment lines, repeats once", "\xef\xbb\xbf# census\r\ns\ta\r\n\r\n   \ns\ta\n", []record.ItemID{{Label: "s", Tag: "a"}}},
 		{"empty file", "", nil},
 	}
 	for _, tc := range tests {
@@ -75,23 +75,15 @@ func TestParseItemsErrors(t *testing.T) {
 // TestItemsRoundTrip: what a run writes as queue/items.tsv reads back as the same
 // items, hostile tags included.
 func TestItemsRoundTrip(t *testing.T) {
-	var rows []record.CensusRow
+	var rows []record.ItemID
 	for _, r := range [][2]string{{"torch", "a b"}, {"torch", "tab\there"}, {"jax", `back\slash`}, {"jax", "cr\rlf\n"}, {"jax", "[*?]"}} {
-		rows = append(rows, record.CensusRow{Label: r[0], Tag: r[1]})
+		rows = append(rows, record.ItemID{Label: r[0], Tag: r[1]})
 	}
-	var b bytes.Buffer
-	if err := logdir.FormatCensus(&b, rows); err != nil {
-		t.Fatal(err)
-	}
-	got, err := shard.ParseItems(&b, "items.tsv")
+	got, err := shard.ParseItems(bytes.NewReader(logdir.FormatItems(rows)), "items.tsv")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var want []shard.ItemKey
-	for _, r := range rows {
-		want = append(want, shard.ItemKey{Label: r.Label, Tag: r.Tag})
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmp.Diff(rows, got); diff != "" {
 		t.Errorf("items (-written +read):\n%s", diff)
 	}
 }
@@ -114,18 +106,18 @@ func suites(t *testing.T, text string) []config.Suite {
 
 func TestItems(t *testing.T) {
 	ss := suites(t, "examples opaque\ntorch list\nmgpu list,gpus=2\njax-mgpu list,gpus=all\ncore opaque,gpus=4")
-	keys := []shard.ItemKey{
-		{"torch", "b"}, {"gone", "x"}, {"mgpu", "d"}, {"torch", "a"}, {"examples", "tagged"}, {"torch", ""},
-		{"jax-mgpu", "e"}, {"gone", "y"}, {"other", ""},
+	keys := []record.ItemID{
+		{Label: "torch", Tag: "b"}, {Label: "gone", Tag: "x"}, {Label: "mgpu", Tag: "d"}, {Label: "torch", Tag: "a"}, {Label: "examples", Tag: "tagged"}, {Label: "torch", Tag: ""},
+		{Label: "jax-mgpu", Tag: "e"}, {Label: "gone", Tag: "y"}, {Label: "other", Tag: ""},
 	}
 	got, warns := shard.Items(ss, keys, 8, nil)
 	want := []schedule.Item{
-		{Label: "examples", Seq: 0, GPUs: 1},
-		{Label: "torch", Tag: "b", Seq: 1, GPUs: 1},
-		{Label: "torch", Tag: "a", Seq: 2, GPUs: 1},
-		{Label: "mgpu", Tag: "d", Seq: 3, GPUs: 2},
-		{Label: "jax-mgpu", Tag: "e", Seq: 4, GPUs: 8},
-		{Label: "core", Seq: 5, GPUs: 4},
+		{ItemID: record.ItemID{Label: "examples"}, Seq: 0, GPUs: 1},
+		{ItemID: record.ItemID{Label: "torch", Tag: "b"}, Seq: 1, GPUs: 1},
+		{ItemID: record.ItemID{Label: "torch", Tag: "a"}, Seq: 2, GPUs: 1},
+		{ItemID: record.ItemID{Label: "mgpu", Tag: "d"}, Seq: 3, GPUs: 2},
+		{ItemID: record.ItemID{Label: "jax-mgpu", Tag: "e"}, Seq: 4, GPUs: 8},
+		{ItemID: record.ItemID{Label: "core"}, Seq: 5, GPUs: 4},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("items (-want +got):\n%s", diff)
@@ -142,7 +134,7 @@ func TestItems(t *testing.T) {
 
 func TestTableKeys(t *testing.T) {
 	tab, _ := weights.Parse(strings.NewReader("torch/a 5\ncore 9\njax/b 5\n"), "t")
-	want := []shard.ItemKey{{"core", ""}, {"jax", "b"}, {"torch", "a"}}
+	want := []record.ItemID{{Label: "core", Tag: ""}, {Label: "jax", Tag: "b"}, {Label: "torch", Tag: "a"}}
 	if diff := cmp.Diff(want, shard.TableKeys(tab)); diff != "" {
 		t.Errorf("keys (-want +got):\n%s", diff)
 	}
@@ -160,7 +152,7 @@ func FuzzParseItems(f *testing.F) {
 			}
 			return
 		}
-		seen := map[shard.ItemKey]bool{}
+		seen := map[record.ItemID]bool{}
 		for _, k := range got {
 			if k.Label == "" || strings.ContainsAny(k.Label, "\t\n /") || seen[k] {
 				t.Fatalf("item %+v", k)
@@ -168,15 +160,10 @@ func FuzzParseItems(f *testing.F) {
 			seen[k] = true
 		}
 		// What a run would write back reads the same.
-		rows := make([]record.CensusRow, len(got))
-		for i, k := range got {
-			rows[i] = record.CensusRow{Label: k.Label, Tag: k.Tag}
-		}
-		var b bytes.Buffer
-		logdir.FormatCensus(&b, rows)
-		again, err := shard.ParseItems(&b, "items.tsv")
+		b := logdir.FormatItems(got)
+		again, err := shard.ParseItems(bytes.NewReader(b), "items.tsv")
 		if err != nil {
-			t.Fatalf("re-reading %q: %v", b.String(), err)
+			t.Fatalf("re-reading %q: %v", b, err)
 		}
 		for i := range got {
 			if i >= len(again) || again[i] != got[i] {

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/rocm/sgpu-queue/internal/golden"
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/shard"
 )
@@ -106,7 +107,7 @@ func TestShardOfAndFilter(t *testing.T) {
 // its hash shard, the plan does not list it, and ShardOf finds it there.
 func TestNonUTF8Key(t *testing.T) {
 	its := items(t, "s/a 50\ns/b 40\ns/c 30")
-	its = append(its, schedule.Item{Label: "s", Tag: "bad\xff", Weight: 60, Known: true, Seq: 3, GPUs: 1})
+	its = append(its, schedule.Item{ItemID: record.ItemID{Label: "s", Tag: "bad\xff"}, Weight: 60, Known: true, Seq: 3, GPUs: 1})
 	a, err := shard.Assign(its, 4, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -216,7 +217,7 @@ func TestEveryKeyOnOneShard(t *testing.T) {
 		n := 1 + rng.IntN(40)
 		var its []schedule.Item
 		for i := range n {
-			its = append(its, schedule.Item{Label: fmt.Sprintf("s%d", rng.IntN(5)), Tag: fmt.Sprintf("t %d/%x", i, rng.Uint32()),
+			its = append(its, schedule.Item{ItemID: record.ItemID{Label: fmt.Sprintf("s%d", rng.IntN(5)), Tag: fmt.Sprintf("t %d/%x", i, rng.Uint32())},
 				Weight: float64(1 + rng.IntN(900)), Known: rng.IntN(10) > 0, Seq: i, GPUs: 1 + rng.IntN(4)*rng.IntN(2)})
 		}
 		tables = append(tables, its)
@@ -232,7 +233,7 @@ func TestEveryKeyOnOneShard(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			unseen := []schedule.Item{{Label: "new", Tag: fmt.Sprint(ti, k)}, {Label: "opaque-new"}}
+			unseen := []schedule.Item{{ItemID: record.ItemID{Label: "new", Tag: fmt.Sprint(ti, k)}}, {ItemID: record.ItemID{Label: "opaque-new"}}}
 			all := append(append([]schedule.Item(nil), its...), unseen...)
 			runs := map[string]int{}
 			for s := 1; s <= k; s++ {

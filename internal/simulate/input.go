@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
@@ -79,24 +80,24 @@ func Load(r io.Reader, name string) (*Input, []string, error) {
 			continue
 		}
 		seen[key] = true
-		label, tag := weights.SplitKey(key)
+		id := record.ParseItemID(key)
 		// "a/" (an empty tag) names the same item as "a", the opaque suite: two
 		// items of one key would be one item run twice.
-		ik := schedule.Item{Label: label, Tag: tag}.Key()
+		ik := id.Key()
 		if first, dup := items[ik]; dup {
 			warns = append(warns, fmt.Sprintf("%s:%d: skipped %q: it names the same item as %q (an empty tag is the whole suite)", name, n, key,
 				first))
 			continue
 		}
 		items[ik] = key
-		s, ok := suite[label]
+		s, ok := suite[id.Label]
 		if !ok {
 			s = len(in.Suites)
-			suite[label] = s
-			in.Suites = append(in.Suites, label)
+			suite[id.Label] = s
+			in.Suites = append(in.Suites, id.Label)
 		}
 		g := gpus[key]
-		in.Items = append(in.Items, schedule.Item{Label: label, Tag: tag, Weight: w, Known: true, Seq: len(in.Items), GPUs: max(g, 1)})
+		in.Items = append(in.Items, schedule.Item{ItemID: id, Weight: w, Known: true, Seq: len(in.Items), GPUs: max(g, 1)})
 		in.Suite = append(in.Suite, s)
 		in.All = append(in.All, g == gpusAll)
 	}

@@ -209,14 +209,9 @@ func countOf(t Test) record.TestCounts {
 	return c
 }
 
-// itemKey is the key of the item a merged file's sgpu.item names ("whole": the
-// opaque suite's one item).
-func itemKey(r *record.Run, label, item string) string {
-	if item == "" || item == "whole" && r.Opaque(label) {
-		return label
-	}
-	return label + "/" + item
-}
+// itemKey is the key of the item a merged file's sgpu.item names (its item
+// column: "whole" is the opaque suite's one item).
+func itemKey(r *record.Run, label, item string) string { return r.ItemOf(label, item).Key() }
 
 // readRegular reads the cases of the JUnit file p when it is a regular .xml file.
 func readRegular(p string) ([]junit.Case, bool) {
@@ -236,7 +231,7 @@ func earlierBad(r *record.Run, suites []verdict.Suite) map[string]map[string]boo
 	for _, s := range suites {
 		for _, it := range s.Items {
 			key := itemKey(r, it.Label, it.Tag)
-			for n := 1; n < it.Attempts; n++ {
+			for n := 1; n < it.Tries; n++ {
 				p := l.ItemAttemptJUnit(it.Label, it.Tag, n)
 				ids := map[string]bool{}
 				cases, _ := readRegular(p)

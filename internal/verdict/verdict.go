@@ -14,22 +14,32 @@ import (
 	"github.com/rocm/sgpu-queue/internal/record"
 )
 
-// Item is the verdict of one queued item: its last attempt.
+// Item is the one result of one queued item, decided once from its attempts
+// (docs/outcomes.md): what the verdict files, the merged JUnit, the report,
+// learning, the re-run state, merge and the action's outputs all read.
 type Item struct {
-	Label, Tag string
-	LogRel     string // items/<label>.<safetag>.log
-	RC         int
-	Finished   bool // it has a timings row; false: never finished
-	// Started: it has a timings row, or its log is there (it was running when
-	// its run died). An item that never started (cancelled before it started,
-	// never ran, unfit) has no log, and is shown without one.
+	record.ItemID
+	LogRel string // items/<label>.<safetag>.log
+	// Attempts are its attempts in the run, in the order they ended; its verdict is
+	// its last one's. None: it never finished, or its shard's re-run carried it.
+	Attempts []record.Attempt
+	// Tries counts its attempts (a carried item's, in the run that carried it).
+	Tries    int
+	RC       int
+	Finished bool // it has an attempt; false: never finished
+	// Started: it has an attempt, or its log is there (it was running when its
+	// run died). An item that never started (cancelled before it started, never
+	// ran, unfit) has no log, and is shown without one.
 	Started bool
 	Failed  bool
-	// Outcome is its last attempt's (docs/outcomes.md); "" when it never finished.
-	Outcome  outcome.Outcome
-	GPU      string
-	Seconds  float64
-	Attempts int
+	// Outcome is its last attempt's; "" when it never finished.
+	Outcome outcome.Outcome
+	GPU     string  // its last attempt's GPUs, as the run names them ("2,3", "s2:0")
+	Seconds float64 // its last attempt's
+	// Estimate is the estimate its last attempt was dispatched with, Known when
+	// the table gave it; without an attempt, the one it was queued with.
+	Estimate float64
+	Known    bool
 	Flaky    bool   // failed, then passed on a rerun
 	Note     string // "never finished", "cancelled", "timed out", "cut off", "no-run: …", "flaky"...
 	// Stop is, for an item that never finished, why its run (in a merge, its
@@ -44,6 +54,23 @@ type Item struct {
 	// Carried: in a merged run, its shard's re-run did not run it again; its
 	// verdict is its latest outcome from an earlier attempt (record.Merge.Carried).
 	Carried bool
+}
+
+// Log is the item's log relative to the log dir, "" when it never started (it has
+// none).
+func (it Item) Log() string {
+	if !it.Started {
+		return ""
+	}
+	return it.LogRel
+}
+
+// Last is its last attempt in the run; the zero Attempt when it has none.
+func (it Item) Last() record.Attempt {
+	if len(it.Attempts) == 0 {
+		return record.Attempt{}
+	}
+	return it.Attempts[len(it.Attempts)-1]
 }
 
 // Suite is one suite's verdict.
@@ -83,13 +110,12 @@ func (s Suite) BrokenLine() string { return fmt.Sprintf("FAIL rc=%d (%s)", s.RC,
 // one that never finished) counts as rc 1 in its suite's rc; one that never
 // started because the run was cancelled as exitcode.Interrupted.
 func Decide(r *record.Run) []Suite {
-	type key struct{ label, item string }
-	rows := map[key][]record.Timing{}
-	for _, t := range r.Timings {
-		t.Outcome = r.OutcomeOf(t)
-		k := key{t.Label, t.Item}
-		rows[k] = append(rows[k], t)
+	rows := map[record.ItemID][]record.Attempt{}
+	for _, a := range r.Attempts {
+		rows[a.ItemID] = append(rows[a.ItemID], a)
 	}
+	// A queued estimate of the default weight or more is none (docs/files.md).
+	known := func(w float64) bool { return !(r.Meta.DefaultWeight > 0 && w >= r.Meta.DefaultWeight) }
 	idx := map[string]int{}
 	suites := make([]Suite, len(r.Meta.Suites))
 	for i, ms := range r.Meta.Suites {
@@ -103,9 +129,16 @@ func Decide(r *record.Run) []Suite {
 			continue
 		}
 		s := &suites[si]
-		rs := rows[key{q.Label, record.ItemColumn(q.Tag)}]
-		it := Item{Label: q.Label, Tag: q.Tag, LogRel: logdir.ItemLogRel(q.Label, q.Tag), Attempts: len(rs)}
-		it.Shard = r.ShardOf[record.ItemRef{Label: q.Label, Item: record.ItemColumn(q.Tag)}]
+		rs := rows[q.ItemID]
+		it := Item{
+			ItemID:   q.ItemID,
+			LogRel:   logdir.ItemLogRel(q.Label, q.Tag),
+			Attempts: rs,
+			Tries:    len(rs),
+			Estimate: q.Weight,
+			Known:    known(q.Weight),
+			Shard:    r.ShardOf[q.ItemID],
+		}
 		if len(rs) > 0 {
 			d.finished(&it, rs)
 			if it.Flaky {
@@ -115,7 +148,7 @@ func Decide(r *record.Run) []Suite {
 				s.Seconds += e.Secs
 				s.GPUSeconds += e.GPUSeconds()
 			}
-		} else if c, ok := d.carried[[2]string{q.Label, q.Tag}]; ok {
+		} else if c, ok := d.carried[q.ItemID]; ok {
 			d.fromCarried(&it, c)
 			if it.Flaky {
 				s.Flaky++
@@ -166,20 +199,21 @@ func (d decider) suiteStops() []stopped {
 
 // newDecider gathers what the items' verdicts need from run r's record.
 func newDecider(r *record.Run) decider {
-	d := decider{r: r, quarantined: map[string]bool{}, unfit: map[[2]string]record.Unfit{}, carried: map[[2]string]record.Carried{}}
+	d := decider{r: r, quarantined: map[string]bool{}, unfit: map[record.ItemID]record.Unfit{},
+		carried: map[record.ItemID]record.Carried{}}
 	for _, q := range r.Meta.Quarantined {
 		d.quarantined[q.GPU] = true
 	}
 	for _, u := range r.Meta.Unfit {
-		d.unfit[[2]string{u.Label, u.Tag}] = u
+		d.unfit[u.ItemID] = u
 	}
 	if r.Meta.Merge != nil {
-		d.unclaimed = map[[2]string]record.Unclaimed{}
+		d.unclaimed = map[record.ItemID]record.Unclaimed{}
 		for _, u := range r.Meta.Merge.Unclaimed {
-			d.unclaimed[[2]string{u.Label, u.Tag}] = u
+			d.unclaimed[u.ItemID] = u
 		}
 		for _, c := range r.Meta.Merge.Carried {
-			d.carried[[2]string{c.Label, c.Tag}] = c
+			d.carried[c.ItemID] = c
 		}
 	}
 	return d
@@ -189,15 +223,14 @@ func newDecider(r *record.Run) decider {
 type decider struct {
 	r           *record.Run
 	quarantined map[string]bool
-	unfit       map[[2]string]record.Unfit // by label and tag
-	unclaimed   map[[2]string]record.Unclaimed
-	carried     map[[2]string]record.Carried
+	unfit       map[record.ItemID]record.Unfit
+	unclaimed   map[record.ItemID]record.Unclaimed
+	carried     map[record.ItemID]record.Carried
 }
 
-// anyQuarantined returns the first GPU of an attempt's (ids joined by ",") that was
-// quarantined, or "".
-func (d decider) anyQuarantined(gpus string) string {
-	for _, g := range strings.Split(gpus, ",") {
+// anyQuarantined returns the first GPU of an attempt's that was quarantined, or "".
+func (d decider) anyQuarantined(gpus []string) string {
+	for _, g := range gpus {
 		if d.quarantined[g] {
 			return g
 		}
@@ -217,7 +250,7 @@ func (d decider) logThere(label, tag string) bool {
 
 // unfitNote says why quarantine left the item unrun, "" when it did not.
 func (d decider) unfitNote(it *Item) string {
-	u, ok := d.unfit[[2]string{it.Label, it.Tag}]
+	u, ok := d.unfit[it.ItemID]
 	if !ok {
 		return ""
 	}
@@ -225,10 +258,11 @@ func (d decider) unfitNote(it *Item) string {
 }
 
 // finished decides an item from its attempts (in the order they ended).
-func (d decider) finished(it *Item, rs []record.Timing) {
+func (d decider) finished(it *Item, rs []record.Attempt) {
 	t := rs[len(rs)-1]
 	it.Finished, it.Started = true, true
-	it.RC, it.GPU, it.Seconds, it.Outcome = t.RC, t.GPU, t.Secs, t.Outcome
+	it.RC, it.GPU, it.Seconds, it.Outcome = t.RC, t.GPU(), t.Secs, t.Outcome
+	it.Estimate, it.Known = t.Estimate, t.Known
 	it.Failed = t.Outcome.Failed()
 	it.Note = t.Outcome.Note()
 	if u := d.unfitNote(it); u != "" && it.Failed {
@@ -239,7 +273,7 @@ func (d decider) finished(it *Item, rs []record.Timing) {
 		if e.Outcome.Failed() {
 			failedBefore = true
 			earlierRC = max(earlierRC, e.RC)
-			if g := d.anyQuarantined(e.GPU); g != "" {
+			if g := d.anyQuarantined(e.GPUNames()); g != "" {
 				badGPU = g
 			} else {
 				onlyBadGPUs = false
@@ -266,7 +300,7 @@ func (d decider) finished(it *Item, rs []record.Timing) {
 func (d decider) fromCarried(it *Item, c record.Carried) {
 	it.Finished, it.Carried = true, true
 	it.RC, it.Outcome, it.Failed, it.Flaky = c.RC, c.Outcome, c.Failed, c.Flaky
-	it.Seconds, it.Attempts = c.Seconds, c.Attempts
+	it.Seconds, it.Tries = c.Seconds, c.Attempts
 	it.Note = joinNote(c.Outcome.Note(), fmt.Sprintf("carried: the re-run of shard %d/%d did not run it again; its log is the earlier attempt's",
 		c.Shard, d.r.Meta.Merge.Shards))
 }
@@ -345,7 +379,7 @@ func (s stopped) rc() int {
 // unfinished decides an item without a timings row: it never finished, for the
 // reason its run stopped.
 func (d decider) unfinished(it *Item) {
-	if u, ok := d.unclaimed[[2]string{it.Label, it.Tag}]; ok {
+	if u, ok := d.unclaimed[it.ItemID]; ok {
 		// Its shard's stop is not why: that shard never had it to run.
 		it.Failed, it.RC, it.Unclaimed = true, exitcode.Failed, true
 		k := d.r.Meta.Merge.Shards

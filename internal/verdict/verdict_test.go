@@ -12,24 +12,24 @@ import (
 	"github.com/rocm/sgpu-queue/internal/record"
 )
 
-func run(cancelled bool, timings ...record.Timing) *record.Run {
+func run(cancelled bool, attempts ...record.Attempt) *record.Run {
 	return &record.Run{
 		Meta: record.Meta{Cancelled: cancelled, Suites: []record.MetaSuite{
 			{Label: "torch", LogFile: "torch.log", Mode: "list"},
 			{Label: "core", LogFile: "core.log", Mode: "opaque"},
 		}},
 		Queue: []record.QueueRow{
-			{Label: "torch", Tag: "a"}, {Label: "core"}, {Label: "torch", Tag: "b"}, {Label: "torch", Tag: "c/d"},
+			{ItemID: record.ItemID{Label: "torch", Tag: "a"}}, {ItemID: record.ItemID{Label: "core"}}, {ItemID: record.ItemID{Label: "torch", Tag: "b"}}, {ItemID: record.ItemID{Label: "torch", Tag: "c/d"}},
 		},
-		Timings: timings,
+		Attempts: attempts,
 	}
 }
 
 func TestDecide(t *testing.T) {
 	r := run(false,
-		record.Timing{Label: "torch", Item: "a", GPU: "0", Secs: 2, RC: 0},
-		record.Timing{Label: "core", Item: "whole", GPU: "1", Secs: 5, RC: 2},
-		record.Timing{Label: "torch", Item: "b", GPU: "0", Secs: 1, RC: 139, Incomplete: true},
+		record.Attempt{ItemID: record.ItemID{Label: "torch", Tag: "a"}, GPUs: []string{"0"}, Secs: 2, RC: 0, Outcome: outcome.OK},
+		record.Attempt{ItemID: record.ItemID{Label: "core"}, GPUs: []string{"1"}, Secs: 5, RC: 2, Outcome: outcome.Failed},
+		record.Attempt{ItemID: record.ItemID{Label: "torch", Tag: "b"}, GPUs: []string{"0"}, Secs: 1, RC: 139, Outcome: outcome.CutOff},
 	)
 	s := Decide(r)
 	if len(s) != 2 {
@@ -92,7 +92,7 @@ func TestExitCode(t *testing.T) {
 }
 
 func TestCancelledNotes(t *testing.T) {
-	s := Decide(run(true, record.Timing{Label: "torch", Item: "a", Secs: 2, RC: 143, Incomplete: true}))
+	s := Decide(run(true, record.Attempt{ItemID: record.ItemID{Label: "torch", Tag: "a"}, Secs: 2, RC: 143, Outcome: outcome.Cancelled}))
 	if n := s[0].Items[0].Note; n != "cancelled" {
 		t.Errorf("note %q", n)
 	}
@@ -103,7 +103,7 @@ func TestCancelledNotes(t *testing.T) {
 
 func TestWrite(t *testing.T) {
 	l := logdir.Layout{Root: t.TempDir()}
-	s := Decide(run(false, record.Timing{Label: "core", Item: "whole", RC: 0}))
+	s := Decide(run(false, record.Attempt{ItemID: record.ItemID{Label: "core"}, RC: 0, Outcome: outcome.OK}))
 	if err := Write(l, s); err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestDecideOutcomes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s rc %d", tt.o, tt.rc), func(t *testing.T) {
-			r := run(false, record.Timing{Label: "torch", Item: "a", GPU: "0", Secs: 2, RC: tt.rc, Incomplete: tt.o.Incomplete(), Outcome: tt.o})
+			r := run(false, record.Attempt{ItemID: record.ItemID{Label: "torch", Tag: "a"}, GPUs: []string{"0"}, Secs: 2, RC: tt.rc, Outcome: tt.o})
 			r.Queue = r.Queue[:1]
 			s := Decide(r)
 			it := s[0].Items[0]
@@ -164,8 +164,8 @@ func TestDecideOutcomes(t *testing.T) {
 // A recorded outcome wins over what the exit code would suggest.
 func TestDecideReadsTheOutcome(t *testing.T) {
 	s := Decide(run(false,
-		record.Timing{Label: "torch", Item: "a", RC: 124, Outcome: outcome.Failed},
-		record.Timing{Label: "torch", Item: "b", RC: 0, Outcome: outcome.NoRun, Incomplete: true},
+		record.Attempt{ItemID: record.ItemID{Label: "torch", Tag: "a"}, RC: 124, Outcome: outcome.Failed},
+		record.Attempt{ItemID: record.ItemID{Label: "torch", Tag: "b"}, RC: 0, Outcome: outcome.NoRun},
 	))
 	if it := s[0].Items[0]; it.Note != "" || it.Outcome != outcome.Failed {
 		t.Errorf("an item that exited 124 by itself: %+v", it)
@@ -242,10 +242,10 @@ func TestUnlistedSuites(t *testing.T) {
 // failure even with rc 0.
 func TestDecideRetries(t *testing.T) {
 	r := run(false,
-		record.Timing{Label: "torch", Item: "a", GPU: "0", RC: 0, Outcome: outcome.CutOff, Incomplete: true},
-		record.Timing{Label: "torch", Item: "a", GPU: "1", RC: 0, Outcome: outcome.OK},
-		record.Timing{Label: "torch", Item: "b", GPU: "2", RC: 1, Outcome: outcome.Failed},
-		record.Timing{Label: "torch", Item: "b", GPU: "0", RC: 0, Outcome: outcome.OK},
+		record.Attempt{ItemID: record.ItemID{Label: "torch", Tag: "a"}, GPUs: []string{"0"}, RC: 0, Outcome: outcome.CutOff},
+		record.Attempt{ItemID: record.ItemID{Label: "torch", Tag: "a"}, GPUs: []string{"1"}, RC: 0, Outcome: outcome.OK},
+		record.Attempt{ItemID: record.ItemID{Label: "torch", Tag: "b"}, GPUs: []string{"2"}, RC: 1, Outcome: outcome.Failed},
+		record.Attempt{ItemID: record.ItemID{Label: "torch", Tag: "b"}, GPUs: []string{"0"}, RC: 0, Outcome: outcome.OK},
 	)
 	r.Meta.Quarantined = []record.Quarantined{{GPU: "2"}}
 	r.Meta.FlakyIsFailure = true
@@ -264,12 +264,12 @@ func TestDecideRetries(t *testing.T) {
 // suite work counts GPU time.
 func TestDecideMultiGPU(t *testing.T) {
 	r := run(false,
-		record.Timing{Label: "torch", Item: "a", GPU: "1,2", Secs: 3, RC: 1, Outcome: outcome.Failed},
-		record.Timing{Label: "torch", Item: "a", GPU: "0,3", Secs: 3, RC: 0, Outcome: outcome.OK},
-		record.Timing{Label: "torch", Item: "b", GPU: "0,1,3", Secs: 2, RC: 4, Outcome: outcome.Failed},
+		record.Attempt{ItemID: record.ItemID{Label: "torch", Tag: "a"}, GPUs: []string{"1", "2"}, Secs: 3, RC: 1, Outcome: outcome.Failed},
+		record.Attempt{ItemID: record.ItemID{Label: "torch", Tag: "a"}, GPUs: []string{"0", "3"}, Secs: 3, RC: 0, Outcome: outcome.OK},
+		record.Attempt{ItemID: record.ItemID{Label: "torch", Tag: "b"}, GPUs: []string{"0", "1", "3"}, Secs: 2, RC: 4, Outcome: outcome.Failed},
 	)
 	r.Meta.Quarantined = []record.Quarantined{{GPU: "2"}}
-	r.Meta.Unfit = []record.Unfit{{Label: "torch", Tag: "b", GPUs: 4, Pool: 3}, {Label: "torch", Tag: "c/d", GPUs: 4, Pool: 3}}
+	r.Meta.Unfit = []record.Unfit{{ItemID: record.ItemID{Label: "torch", Tag: "b"}, GPUs: 4, Pool: 3}, {ItemID: record.ItemID{Label: "torch", Tag: "c/d"}, GPUs: 4, Pool: 3}}
 	s := Decide(r)
 	a, b, cd := s[0].Items[0], s[0].Items[1], s[0].Items[2]
 	if a.Failed || a.Flaky || a.Note != "passed after gpu2 was quarantined" || a.GPU != "0,3" {
@@ -291,15 +291,15 @@ func TestDecideMultiGPU(t *testing.T) {
 // its shard's stop reason or cancel otherwise, and rc 130 only for a cancelled
 // shard's items.
 func TestDecideMerged(t *testing.T) {
-	r := run(false, record.Timing{Label: "torch", Item: "a", GPU: "s1:0", Secs: 2, Outcome: outcome.OK})
+	r := run(false, record.Attempt{ItemID: record.ItemID{Label: "torch", Tag: "a"}, GPUs: []string{"0"}, Shard: 1, Secs: 2, Outcome: outcome.OK})
 	r.Meta.Merge = &record.Merge{Shards: 3, Parts: []record.MergedShard{
 		{Shard: 1, Reported: true, Finished: true},
 		{Shard: 2, Stop: &record.Stop{Reason: outcome.StopNotReported, Message: "no log dir"}},
 		{Shard: 3, Reported: true, Finished: true, Cancelled: true, Stop: &record.Stop{Reason: outcome.StopCancelled, Phase: 4}},
 	}}
-	r.ShardOf = map[record.ItemRef]int{
-		{Label: "torch", Item: "a"}: 1, {Label: "core", Item: "whole"}: 2,
-		{Label: "torch", Item: "b"}: 3, {Label: "torch", Item: "c/d"}: 1,
+	r.ShardOf = map[record.ItemID]int{
+		{Label: "torch", Tag: "a"}: 1, {Label: "core"}: 2,
+		{Label: "torch", Tag: "b"}: 3, {Label: "torch", Tag: "c/d"}: 1,
 	}
 	s := Decide(r)
 	torch, core := s[0], s[1]
@@ -329,8 +329,8 @@ func TestDecideMerged(t *testing.T) {
 // every other place ("s2:1", not "gpus2:1").
 func TestQuarantineNoteNamesTheShard(t *testing.T) {
 	r := run(false,
-		record.Timing{Label: "torch", Item: "a", GPU: "s2:1", RC: 1, Outcome: outcome.Failed},
-		record.Timing{Label: "torch", Item: "a", GPU: "s2:0", RC: 0, Outcome: outcome.OK},
+		record.Attempt{ItemID: record.ItemID{Label: "torch", Tag: "a"}, GPUs: []string{"1"}, Shard: 2, RC: 1, Outcome: outcome.Failed},
+		record.Attempt{ItemID: record.ItemID{Label: "torch", Tag: "a"}, GPUs: []string{"0"}, Shard: 2, RC: 0, Outcome: outcome.OK},
 	)
 	r.Meta.Quarantined = []record.Quarantined{{GPU: "s2:1"}}
 	if a := Decide(r)[0].Items[0]; a.Failed || a.Note != "passed after s2:1 was quarantined" {
@@ -342,7 +342,7 @@ func TestQuarantineNoteNamesTheShard(t *testing.T) {
 // running as its run died); one without either never started, and has no log to
 // show (the report and the summary say "never started").
 func TestStarted(t *testing.T) {
-	r := run(false, record.Timing{Label: "torch", Item: "a", GPU: "0", RC: 1, Outcome: outcome.Failed})
+	r := run(false, record.Attempt{ItemID: record.ItemID{Label: "torch", Tag: "a"}, GPUs: []string{"0"}, RC: 1, Outcome: outcome.Failed})
 	r.Dir = t.TempDir()
 	l := logdir.Layout{Root: r.Dir}
 	if err := os.MkdirAll(l.ItemsDir(), 0o755); err != nil {

@@ -3,6 +3,8 @@ package weights
 import (
 	"sort"
 
+	"github.com/rocm/sgpu-queue/internal/record"
+
 	"github.com/rocm/sgpu-queue/internal/outcome"
 )
 
@@ -108,8 +110,7 @@ func Prune(t *Table, dispatched map[string]bool, census Census) []string {
 		if dispatched[k] {
 			continue
 		}
-		label, _ := SplitKey(k)
-		keys, has := census[label]
+		keys, has := census[record.ParseItemID(k).Label]
 		if !has || keys == nil || keys[k] {
 			continue
 		}

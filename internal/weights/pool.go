@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/rocm/sgpu-queue/internal/record"
 )
 
 // poolSep joins the key of an item whose width is the pool and the pool size its
@@ -93,8 +95,7 @@ func (p *Pool) Join(census Census) (stored *Table, pruned []string) {
 	}
 	for k, v := range p.aside.w {
 		key, _, _ := cutPoolKey(k)
-		label, _ := SplitKey(key)
-		if keys, has := census[label]; has && keys != nil && !keys[key] {
+		if keys, has := census[record.ParseItemID(key).Label]; has && keys != nil && !keys[key] {
 			pruned = append(pruned, k)
 			continue
 		}

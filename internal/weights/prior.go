@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/rocm/sgpu-queue/internal/record"
 )
 
 // PriorKind is the evidence a prior estimate of an item the run's table lacks
@@ -76,7 +78,8 @@ func (p *priors) of(key string) (Prior, bool) {
 			return Prior{Seconds: v * p.scale[k], Kind: FromTable, From: p.name(k)}, true
 		}
 	}
-	label, tag := SplitKey(key)
+	id := record.ParseItemID(key)
+	label, tag := id.Label, id.Tag
 	if stem := Stem(tag); tag != "" && stem != tag {
 		if pr, ok := p.median(key, "sib\x00"+label+"/"+stem, FromSibling, "its siblings "+label+"/"+stem+".*"); ok {
 			return pr, true
@@ -129,7 +132,8 @@ func groupsOf(t *Table) map[string][]float64 {
 		if _, _, pooled := cutPoolKey(k); pooled {
 			continue
 		}
-		label, tag := SplitKey(k)
+		id := record.ParseItemID(k)
+		label, tag := id.Label, id.Tag
 		g["suite\x00"+label] = append(g["suite\x00"+label], v)
 		if stem := Stem(tag); tag != "" && stem != tag {
 			g["sib\x00"+label+"/"+stem] = append(g["sib\x00"+label+"/"+stem], v)

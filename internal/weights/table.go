@@ -26,20 +26,6 @@ import (
 // (the default weight of an unknown item, 999999 s, is well below it).
 const MaxSeconds = 1e8
 
-// Key is the weight key of an item: "<label>/<tag>", or the label of an opaque item.
-func Key(label, tag string) string {
-	if tag == "" {
-		return label
-	}
-	return label + "/" + tag
-}
-
-// SplitKey returns the label and tag of a key.
-func SplitKey(key string) (label, tag string) {
-	label, tag, _ = strings.Cut(key, "/")
-	return label, tag
-}
-
 // Table maps keys to seconds. The zero value is not usable; use New or Parse.
 type Table struct {
 	w map[string]float64

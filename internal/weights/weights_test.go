@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/rocm/sgpu-queue/internal/outcome"
+	"github.com/rocm/sgpu-queue/internal/record"
 )
 
 func TestParse(t *testing.T) {
@@ -339,7 +340,7 @@ func FuzzKeyRoundTrip(f *testing.F) {
 		if tag == "" || strings.ContainsAny(tag, "\n") {
 			return // a listing line cannot carry such a tag
 		}
-		key := Key(label, tag)
+		key := record.ItemID{Label: label, Tag: tag}.Key()
 		tab := New()
 		tab.Set(key, 12.5)
 		tab.Set("core", 3)
