@@ -79,8 +79,19 @@ func parseItem(line string) (record.ItemID, string) {
 		return record.ItemID{}, fmt.Sprintf("label %q holds a space, '/' or '\\': want label TAB tag, the two separated by one tab", clip(label))
 	case strings.IndexFunc(label, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0:
 		return record.ItemID{}, fmt.Sprintf("label %q holds a control character: a suite label is letters, digits, '.', '_' and '-'", clip(label))
+	case strings.IndexFunc(label, func(r rune) bool { return !labelRune(r) }) >= 0:
+		// No config accepts it, and a byte-order mark would not survive being written
+		// back at the start of a file.
+		return record.ItemID{}, fmt.Sprintf("label %q holds a character no suite label has: a suite label is letters, digits, '.', '_' and '-'",
+			clip(label))
 	}
 	return record.ItemID{Label: label, Tag: logdir.UnescapeField(tag)}, ""
+}
+
+// labelRune reports whether r may be in a suite label as an items file names it:
+// an ASCII letter or digit, '.', '_' or '-'.
+func labelRune(r rune) bool {
+	return r < 0x80 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._-", r))
 }
 
 // clip shortens what a message quotes from a line.

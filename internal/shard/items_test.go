@@ -54,6 +54,8 @@ func TestParseItemsErrors(t *testing.T) {
 		"torch test_a.py\n",
 		"ok\tx\ntorch/extra\tx\n",
 		"a\x01b\tx\n",
+		"ok\tx\n\ufeff\n",
+		"t\u00e9st\tx\n",
 		strings.Repeat("long label ", 20) + "\tx\n",
 		"s\t" + strings.Repeat("x", 1<<20) + "\n",
 	}
