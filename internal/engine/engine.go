@@ -94,11 +94,8 @@ type Options struct {
 	// local file at WeightsPath.
 	Store func(arch, level, defaultPath string) weights.Store
 
-	// The bad-day policies (docs/bad-day.md, dispatch package docs).
-	Timeout        dispatch.Timeout
-	Retries        int
-	FlakyIsFailure bool
-	Quarantine     dispatch.Quarantine
+	// Dispatch is the bad-day policy (docs/bad-day.md), phase 4's whole.
+	Dispatch dispatch.Policy
 
 	// JUnitDir receives one merged JUnit file per suite, <JUnitDir>/<label>.xml,
 	// when the environment sets a JUnit prefix; "" = <RepoRoot>/test-results/junit.

@@ -382,21 +382,24 @@ var Knobs = []Knob{
 		Default: "0",
 		Usage: "kill an item running longer than this × its learned weight (rc 124), the deadline kept between " +
 			"{item-timeout-min} and {item-timeout-max}; `0` = off",
-		set: func(o *engine.Options, s string) (err error) { o.Timeout.Factor, err = number(s, 0, false); return err },
+		set: func(o *engine.Options, s string) (err error) {
+			o.Dispatch.Timeout.Factor, err = number(s, 0, false)
+			return err
+		},
 	},
 	{
 		Name:    "item-timeout-min",
 		Kind:    Duration,
 		Default: "5m",
 		Usage:   "the hang deadline is never shorter than this",
-		set:     func(o *engine.Options, s string) (err error) { o.Timeout.Min, err = duration(s); return err },
+		set:     func(o *engine.Options, s string) (err error) { o.Dispatch.Timeout.Min, err = duration(s); return err },
 	},
 	{
 		Name:    "item-timeout-max",
 		Kind:    Duration,
 		Default: "0",
 		Usage:   "the hang deadline is never longer than this, and it is the deadline of an item the weight table does not know; `0` = none",
-		set:     func(o *engine.Options, s string) (err error) { o.Timeout.Max, err = duration(s); return err },
+		set:     func(o *engine.Options, s string) (err error) { o.Dispatch.Timeout.Max, err = duration(s); return err },
 	},
 	{
 		Name:    "retries",
@@ -405,7 +408,7 @@ var Knobs = []Knob{
 		Usage:   "queue a failed item again up to this many times (at the back, on another GPU)",
 		set: func(o *engine.Options, s string) error {
 			n, err := number(s, 0, true)
-			o.Retries = int(n)
+			o.Dispatch.Retries = int(n)
 			return err
 		},
 	},
@@ -414,7 +417,7 @@ var Knobs = []Knob{
 		Kind:    Bool,
 		Default: "false",
 		Usage:   "an item that passed only on a rerun fails its suite",
-		set:     func(o *engine.Options, s string) (err error) { o.FlakyIsFailure, err = boolean(s); return err },
+		set:     func(o *engine.Options, s string) (err error) { o.Dispatch.FlakyIsFailure, err = boolean(s); return err },
 	},
 	{
 		Name:    "quarantine-threshold",
@@ -424,8 +427,8 @@ var Knobs = []Knob{
 			"(docs/outcomes.md#quarantine-does-the-failure-follow-the-item-or-the-gpu)",
 		set: func(o *engine.Options, s string) error {
 			n, err := number(s, 0, true)
-			o.Quarantine = dispatch.DefaultQuarantine
-			o.Quarantine.Threshold = int(n)
+			o.Dispatch.Quarantine = dispatch.DefaultQuarantine
+			o.Dispatch.Quarantine.Threshold = int(n)
 			return err
 		},
 	},

@@ -60,10 +60,12 @@ func TestApplyDefaults(t *testing.T) {
 		ListTimeout:   10 * time.Minute,
 		SetupTimeout:  2 * time.Hour,
 		Force:         force,
-		Timeout:       dispatch.Timeout{Min: 5 * time.Minute},
-		Quarantine:    dispatch.DefaultQuarantine,
-		Hooks:         hook.Default(),
-		Queue:         "sgpu",
+		Dispatch: dispatch.Policy{
+			Timeout:    dispatch.Timeout{Min: 5 * time.Minute},
+			Quarantine: dispatch.DefaultQuarantine,
+		},
+		Hooks: hook.Default(),
+		Queue: "sgpu",
 	}
 	if diff := cmp.Diff(want, o); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
@@ -95,11 +97,14 @@ func TestApplyValues(t *testing.T) {
 		DefaultWeight: 12.5, Policy: "lpt", DryRun: true, Container: "c1", ContainerWorkdir: "/w",
 		PassEnv: []string{"NVTE_*", "HF_HOME"},
 		Grace:   0, ListTimeout: 30 * time.Second, SetupTimeout: 0,
-		Timeout: dispatch.Timeout{Factor: 2.5, Min: 90 * time.Second, Max: 2 * time.Hour},
-		Retries: 2, FlakyIsFailure: true,
-		Quarantine: dispatch.Quarantine{Threshold: 0, Fast: dispatch.DefaultQuarantine.Fast, FastUnknown: dispatch.DefaultQuarantine.FastUnknown},
-		Hooks:      hooks,
-		Shard:      2, Shards: 3, PlanFile: "plan.json",
+		Dispatch: dispatch.Policy{
+			Timeout:        dispatch.Timeout{Factor: 2.5, Min: 90 * time.Second, Max: 2 * time.Hour},
+			Retries:        2,
+			FlakyIsFailure: true,
+			Quarantine:     dispatch.Quarantine{Threshold: 0, Fast: dispatch.DefaultQuarantine.Fast, FastUnknown: dispatch.DefaultQuarantine.FastUnknown},
+		},
+		Hooks: hooks,
+		Shard: 2, Shards: 3, PlanFile: "plan.json",
 		Queue: "mgpu", MGPUConfigs: []string{"ci/a.conf", "ci/b c.conf"}, PortBase: "31000", CoreDumps: true,
 		Suites: []string{"torch", "jax-mgpu", "core"}, SelectSuites: true,
 	}
