@@ -16,6 +16,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/optname"
 	"github.com/rocm/sgpu-queue/internal/settings"
 	"github.com/rocm/sgpu-queue/internal/shard"
+	"github.com/rocm/sgpu-queue/internal/target"
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
@@ -141,7 +142,7 @@ func (a *act) planRequest() (engine.PlanRequest, error) {
 		Arch: strings.TrimSpace(gh.GetInput("arch")), Level: strings.TrimSpace(gh.GetInput("level"))}
 	var errs []error
 	var err error
-	if req.Configs, err = a.configs(true); err != nil {
+	if req.Configs.Files, err = a.configs(true); err != nil {
 		errs = append(errs, err)
 	}
 	if req.Arch == "" {
@@ -167,8 +168,8 @@ func (a *act) planRequest() (engine.PlanRequest, error) {
 	if err := (settings.Values{"queue": gh.GetInput("queue")}).Apply(&q, nil); err != nil {
 		errs = append(errs, settings.Prefixed(err, "input "))
 	}
-	req.Queue = q.Queue
-	if req.MGPUConfigs, err = a.paths("mgpu-config", "name the mGPU config file(s) relative to the workspace"); err != nil {
+	req.Configs.Queue = q.Configs.Queue
+	if req.Configs.MGPU, err = a.paths("mgpu-config", "name the mGPU config file(s) relative to the workspace"); err != nil {
 		errs = append(errs, err)
 	}
 	// The level as a run of the shards will read it: the input, else the level
@@ -177,7 +178,7 @@ func (a *act) planRequest() (engine.PlanRequest, error) {
 	if err := (settings.Values{"hook-var": gh.GetInput("hook-var")}).Apply(&hooks, nil); err != nil {
 		return req, errors.Join(append(errs, settings.Prefixed(err, "input "))...)
 	}
-	if req.Level, err = engine.Level(req.Level, a.e.Getenv(hooks.Hooks.Level)); err != nil {
+	if req.Level, err = target.Level(req.Level, a.e.Getenv(hooks.Target.Hooks.Level)); err != nil {
 		errs = append(errs, fmt.Errorf("input level %q: %w", req.Level, err))
 	}
 	return req, errors.Join(errs...)

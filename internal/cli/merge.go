@@ -6,6 +6,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/engine"
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/settings"
+	"github.com/rocm/sgpu-queue/internal/target"
 )
 
 const mergeHelp = `Usage: sgpu-queue merge [--log-dir OUT] [--weights FILE] [--junit-dir DIR] [--allow-mixed] SHARD_LOGDIR...
@@ -49,7 +50,11 @@ func mergeCmd(e Env, args []string) int {
 	}
 	ctx, _, stopSignals := signalContext(e.Stderr)
 	defer stopSignals()
-	opts := engine.Options{RepoRoot: *repoRoot, Env: e.Environ, Out: &console{w: e.Stdout, stderr: e.Stderr}, AllowMixed: *allowMixed}
+	opts := engine.Options{
+		Target:     target.Options{RepoRoot: *repoRoot, Env: e.Environ},
+		Out:        &console{w: e.Stdout, stderr: e.Stderr},
+		AllowMixed: *allowMixed,
+	}
 	if err := values.Apply(&opts, nil); err != nil {
 		return fail(e, settings.Prefixed(err, "--"))
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/hook"
 	"github.com/rocm/sgpu-queue/internal/settings"
 	"github.com/rocm/sgpu-queue/internal/shard"
+	"github.com/rocm/sgpu-queue/internal/target"
 )
 
 const planHelp = `Usage: sgpu-queue plan --shards K --gpus N [--arch A --level L --weights FILE] [--items FILE] [--out FILE]
@@ -76,9 +77,9 @@ func planCmd(e Env, args []string) int {
 	if err := queues.Apply(&q, nil); err != nil {
 		return usageErr(settings.Prefixed(err, "--"))
 	}
-	req := engine.PlanRequest{Configs: configs, ItemsPath: *items, RepoRoot: *repoRoot,
-		Arch: strings.TrimSpace(*arch), Level: strings.TrimSpace(*level), WeightsPath: strings.TrimSpace(*table),
-		Queue: q.Queue, MGPUConfigs: q.MGPUConfigs}
+	q.Configs.Files = configs
+	req := engine.PlanRequest{Configs: q.Configs, ItemsPath: *items, RepoRoot: *repoRoot,
+		Arch: strings.TrimSpace(*arch), Level: strings.TrimSpace(*level), WeightsPath: strings.TrimSpace(*table)}
 	var err error
 	if req.Shards, err = count("--shards", *shards, shard.MaxShards, "runners"); err != nil {
 		if strings.TrimSpace(*shards) == "" {
@@ -89,7 +90,7 @@ func planCmd(e Env, args []string) int {
 	if req.GPUs, err = gpuCount(*gpus); err != nil {
 		return usageErr(err)
 	}
-	req.Level, _ = engine.Level(req.Level, e.Getenv(hook.Default().Level)) // engine.Plan says why a level is bad
+	req.Level, _ = target.Level(req.Level, e.Getenv(hook.Default().Level)) // engine.Plan says why a level is bad
 	p, sum, err := engine.Plan(req, func(w string) { fmt.Fprintf(e.Stderr, "warning: %s\n", w) })
 	if err != nil {
 		return usageErr(err)

@@ -8,9 +8,11 @@ import (
 
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 
+	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/dispatch"
 	"github.com/rocm/sgpu-queue/internal/engine"
 	"github.com/rocm/sgpu-queue/internal/settings"
+	"github.com/rocm/sgpu-queue/internal/target"
 )
 
 const runHelp = `Usage: sgpu-queue run [flags] CONFIG...
@@ -47,8 +49,12 @@ func runCmd(e Env, args []string) int {
 	}
 	ctx, force, stopSignals := signalContext(e.Stderr)
 	defer stopSignals()
-	opts := engine.Options{Configs: configs, RepoRoot: *repoRoot, Env: e.Environ, CheckCommands: true, Out: &console{w: e.Stdout,
-		stderr: e.Stderr}}
+	opts := engine.Options{
+		Configs:       config.Sources{Files: configs},
+		Target:        target.Options{RepoRoot: *repoRoot, Env: e.Environ},
+		CheckCommands: true,
+		Out:           &console{w: e.Stdout, stderr: e.Stderr},
+	}
 	if err := values.Apply(&opts, force); err != nil {
 		return fail(e, settings.Prefixed(err, "--"))
 	}

@@ -28,7 +28,7 @@ import (
 // a single run of all the rows would learn), one report, and one merged JUnit file
 // per suite. The exit code is the one a single run of those rows would give. Of
 // o, Merge reads the log dir, weights, JUnit and presentation options; the arch
-// and level are the shards' (o.Level is not read).
+// and level are the shards' (o.Target.Level is not read).
 func Merge(ctx context.Context, o Options, dirs []string) (*Result, error) {
 	r, err := newRun(o)
 	if err != nil {

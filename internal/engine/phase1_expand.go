@@ -37,10 +37,10 @@ type expansion struct {
 // the kind of GPU the items will get. A dry run runs setup= too: the listing needs it.
 func (r *run) expand(ctx context.Context, suites []config.Suite, pool gpu.Pool) (*expansion, error) {
 	req := expand.Request{
-		Suites: suites, Exec: r.target.Exec, Hooks: r.o.Hooks, Level: r.o.Level, Dir: r.o.RepoRoot,
+		Suites: suites, Exec: r.target.Exec, Hooks: r.o.Target.Hooks, Level: r.o.Target.Level, Dir: r.o.Target.RepoRoot,
 		Env:     r.target.Env.With(pool.Pin(pool.IDs[0])...),
 		Pin:     func(s config.Suite) []string { return suitePin(s, pool) },
-		Timeout: r.o.ListTimeout, SetupTimeout: r.o.SetupTimeout,
+		Timeout: r.o.Target.ListTimeout, SetupTimeout: r.o.Target.SetupTimeout,
 		// A dry run writes nothing: the listings' stderr is not kept (a failed
 		// listing still shows its tail in the error), never held in memory.
 		Log: io.Discard,

@@ -104,9 +104,9 @@ func (l junitLog) Rel(path string) string            { return l.r.rel(path) }
 func (r *run) junitDir() string {
 	switch dir := r.o.JUnitDir; {
 	case dir == "":
-		return filepath.Join(r.o.RepoRoot, "test-results", "junit")
+		return filepath.Join(r.o.Target.RepoRoot, "test-results", "junit")
 	case !filepath.IsAbs(dir):
-		return filepath.Join(r.o.RepoRoot, dir)
+		return filepath.Join(r.o.Target.RepoRoot, dir)
 	default:
 		return dir
 	}

@@ -26,7 +26,8 @@ import (
 
 // PlanRequest is what `sgpu-queue plan` (and the action's mode plan) is asked.
 type PlanRequest struct {
-	Configs                  []string
+	// Configs are read as a run reads them: the plan's items are a run's items.
+	Configs                  config.Sources
 	Shards, GPUs             int
 	ItemsPath, RepoRoot      string
 	Arch, Level, WeightsPath string
@@ -41,10 +42,6 @@ type PlanRequest struct {
 	NoTable bool
 	// Face names the options in messages (flags, or the action's inputs).
 	Face optname.Face
-	// Queue and MGPUConfigs read the configs as a run does (Options.Queue,
-	// Options.MGPUConfigs): the plan's items are a run's items.
-	Queue       string
-	MGPUConfigs []string
 }
 
 // Plan reads the configs, the table and the item list, splits the items over the
@@ -54,11 +51,10 @@ func Plan(req PlanRequest, warn func(string)) (*shard.Plan, string, error) {
 	if err := weights.CheckLevel(req.Level); err != nil {
 		return nil, "", fmt.Errorf("%s %q: %w", req.Face.Name("level"), req.Level, err)
 	}
-	suites, err := config.Load(slices.Concat(req.Configs, req.MGPUConfigs))
+	suites, err := req.Configs.Load()
 	if err != nil {
 		return nil, "", err
 	}
-	config.MarkQueues(suites, req.Queue, req.MGPUConfigs)
 	id, table, err := planTable(req)
 	if err != nil {
 		return nil, "", err

@@ -29,7 +29,7 @@ func SuiteNames(s string) []string {
 func (r *run) selectSuites(all []config.Suite) (run, left []config.Suite, err error) {
 	names, from := r.o.Suites, r.o.Face.Name("suites")
 	if !r.o.SelectSuites {
-		v, set := hook.Env(r.o.Env).Get(SuitesVar)
+		v, set := hook.Env(r.o.Target.Env).Get(SuitesVar)
 		if !set {
 			return all, nil, nil
 		}
@@ -47,7 +47,7 @@ func (r *run) selectSuites(all []config.Suite) (run, left []config.Suite, err er
 	}
 	if len(unknown) > 0 {
 		return nil, nil, fmt.Errorf("%s: no config defines a suite %s (%s define %s): name suites by their labels",
-			from, quoteAll(unknown), strings.Join(slices.Concat(r.o.Configs, r.o.MGPUConfigs), ", "), strings.Join(labels, ", "))
+			from, quoteAll(unknown), strings.Join(r.o.Configs.Paths(), ", "), strings.Join(labels, ", "))
 	}
 	for _, s := range all {
 		if slices.Contains(names, s.Label) {
