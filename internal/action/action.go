@@ -138,7 +138,7 @@ func (a *act) modeStep(mode string) (func(context.Context) int, error) {
 		res, err := engine.Run(ctx, opts)
 		if res != nil {
 			st.save(context.WithoutCancel(ctx), a, a.root)
-			base.save(context.WithoutCancel(ctx), a, res, opts.Shards > 0)
+			base.save(context.WithoutCancel(ctx), a, res, opts.Sharding.Shards > 0)
 		}
 		return a.finish(ctx, res, err)
 	}, err

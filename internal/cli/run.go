@@ -61,11 +61,11 @@ func runCmd(e Env, args []string) int {
 	// --suites '' selects none, as TE's run_queue.sh --suites '' does: set means
 	// "only these" (the action's empty input cannot be told from an unset one).
 	if flagGiven(fs, "suites") && strings.TrimSpace(values["suites"]) == "" {
-		opts.Suites, opts.SelectSuites = nil, true
+		opts.Suites.Labels, opts.Suites.Given = nil, true
 	}
 	// With no JUnit prefix in the environment, the items write theirs under the log
 	// dir, as the action gives them one: a no-run is then judged from evidence.
-	opts.JUnitInLogDir = true
+	opts.JUnit.InLogDir = true
 	testHooks(e, &opts)
 	res, err := engine.Run(ctx, opts)
 	if err != nil {

@@ -35,11 +35,13 @@ import (
 	"github.com/rocm/sgpu-queue/internal/dispatch"
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/expand"
+	"github.com/rocm/sgpu-queue/internal/junit"
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/optname"
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/report"
 	"github.com/rocm/sgpu-queue/internal/schedule"
+	"github.com/rocm/sgpu-queue/internal/shard"
 	"github.com/rocm/sgpu-queue/internal/target"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 	"github.com/rocm/sgpu-queue/internal/verdict"
@@ -74,13 +76,9 @@ type Options struct {
 	// Dispatch is the bad-day policy (docs/bad-day.md), phase 4's whole.
 	Dispatch dispatch.Policy
 
-	// JUnitDir receives one merged JUnit file per suite, <JUnitDir>/<label>.xml,
-	// when the environment sets a JUnit prefix; "" = <RepoRoot>/test-results/junit.
-	JUnitDir string
-	// JUnitInLogDir: when the environment sets no JUnit prefix, the setups and items
-	// get <log dir>/junit/<label>/ (logdir.Layout.JUnitDir), so that every run has
-	// the evidence a no-run is judged from (the CLI; the action sets its own).
-	JUnitInLogDir bool
+	// JUnit is where the merged JUnit files go, where items write theirs when
+	// the environment says nowhere, and which items write none.
+	JUnit junit.Options
 
 	// RunURL is the run's page on github.com (the action sets it): Result.Markdown
 	// is then rendered for GitHub, with log tails inline and no relative link,
@@ -91,11 +89,8 @@ type Options struct {
 	// action restores it): run.json records it, the report shows the change.
 	BaseTests *record.BaseTests
 
-	// Suites, when SelectSuites, are the labels of the suites that run (--suites);
-	// without it $TE_CI_SUITES of Env selects when set (set but empty: none). The
-	// others pass without running (docs/config.md "Selecting suites").
-	Suites       []string
-	SelectSuites bool
+	// Suites selects the suites that run (--suites).
+	Suites Selection
 
 	// PortBase is the first of the items' PET_MASTER_PORT ports (--port-base):
 	// "" = $TE_CI_PORT_BASE of Env, else 29600 (hook.PortBase).
@@ -108,9 +103,6 @@ type Options struct {
 	// (NAME=VALUE) are given to every list suite's setup (TE_CI_SKIP_CK_JIT=1).
 	Before, After []string
 	SetupEnv      []string
-	// JUnitOptional are the weight keys (path.Match patterns) of items whose
-	// re-entry writes no JUnit file: judged by their exit code alone, never no-run.
-	JUnitOptional []string
 
 	// Full runs every item even when the last attempt left a list of what failed
 	// (--full; docs/reruns.md).
@@ -125,13 +117,9 @@ type Options struct {
 	// the refusal, and what one shard listed and none ran still fails.
 	AllowMixed bool
 
-	// Shard and Shards, when Shards > 0, run shard Shard (1 … Shards) of a job
-	// matrix (docs/runners.md): of the items listed, those PlanFile gives
-	// it, and those the plan does not know (every item without PlanFile) by the
-	// hash of their key. A shard learns nothing: sgpu-queue merge learns once
-	// from every shard's rows.
-	Shard, Shards int
-	PlanFile      string
+	// Sharding, when it names a shard, runs that shard of a job matrix
+	// (docs/runners.md).
+	Sharding shard.Spec
 
 	Out      io.Writer // console; nil = stdout
 	Observer Observer  // phase boundaries and warnings; nil = plain text on Out
@@ -191,7 +179,7 @@ type run struct {
 	layout   logdir.Layout
 	res      *Result
 	weights  weights.Store  // the weight table's store, once phase 2 chose it
-	shard    *sharding      // run --shard I/K; nil for a whole run
+	shard    *shard.Job     // run --shard I/K; nil for a whole run
 	ports    map[string]int // each GPU's item port (hook.Ports), from phase 0
 	// unselected are the suites --suites left out: they pass without running.
 	unselected []config.Suite
@@ -202,7 +190,7 @@ type run struct {
 	// unread: the weight table was there but could not be read; it is never saved
 	// over.
 	unread *weights.UnreadableError
-	// optional are the --junit-optional patterns (Options.JUnitOptional).
+	// optional are the --junit-optional patterns (Options.JUnit.Optional).
 	optional []weights.KeyPattern
 	// tableWarns are the warnings of phase 2's load of the table, so that its
 	// re-read in phase 6 (weights.Rewrite) does not say them again.
@@ -241,7 +229,7 @@ func newRun(o Options) (*run, error) {
 	if err := checkSetupEnv(o.Face, o.Target.Hooks, o.SetupEnv); err != nil {
 		return nil, usage(err)
 	}
-	optional, err := junitOptional(o.Face, o.JUnitOptional)
+	optional, err := junitOptional(o.Face, o.JUnit.Optional)
 	if err != nil {
 		return nil, usage(err)
 	}

@@ -274,7 +274,7 @@ func TestJUnitInLogDir(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(o.Target.RepoRoot, "s.sh"), []byte(script), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			o.JUnitInLogDir = tt.inLogDir
+			o.JUnit.InLogDir = tt.inLogDir
 			if tt.prefix != "" {
 				o.Target.Env = append(o.Target.Env, "JUNITXML_PREFIX="+tt.prefix)
 			}

@@ -11,11 +11,11 @@ import (
 
 // junitPrefix is the absolute JUnit prefix from the environment: relative prefixes
 // are taken from the repo root, and the trailing slash is kept. With none there it
-// is <log dir>/junit/ when Options.JUnitInLogDir (the CLI) asks for one, else "".
+// is <log dir>/junit/ when Options.JUnit.InLogDir (the CLI) asks for one, else "".
 func (r *run) junitPrefix() string {
 	p, ok := hook.Env(r.o.Target.Env).Get(r.o.Target.Hooks.JUnitPrefix)
 	if !ok || p == "" {
-		if r.o.JUnitInLogDir {
+		if r.o.JUnit.InLogDir {
 			return r.layout.JUnitDir() + "/"
 		}
 		return ""

@@ -198,7 +198,7 @@ func (r *run) warnPlanPools(p *shard.Plan, shards []*merge.Shard) {
 			file = sh.Plan.File
 		}
 		whose := fmt.Sprintf("shard %d/%d's pool (%s)", s.Number, sh.Shards, textfmt.Printable(s.Dir))
-		if w := planPoolWarning(p, file, whose, s.Run.Meta.GPUs); w != "" && len(s.Run.Meta.GPUs) > 0 {
+		if w := shard.PoolWarning(p, file, whose, s.Run.Meta.GPUs); w != "" && len(s.Run.Meta.GPUs) > 0 {
 			r.warn(w)
 		}
 	}

@@ -278,7 +278,7 @@ func (r *run) carry(e *expansion, n rerun.Narrowing, rr *rerunning) bool {
 	}
 	if len(unknown) > 0 {
 		r.printf("  re-run: the re-run state holds no earlier outcome of %d item(s) of shard %d/%d (%s): running everything, "+
-			"so that merge sees each item of the shard\n", len(unknown), r.shard.shard, r.shard.shards, keyList(unknown))
+			"so that merge sees each item of the shard\n", len(unknown), r.shard.Shard, r.shard.Shards, keyList(unknown))
 		rr.Carried = nil
 		return false
 	}
@@ -293,7 +293,7 @@ func (r *run) owns(q string, k record.ItemID) bool {
 	if known && s.Queue() == q && slices.ContainsFunc(r.unselected, func(u config.Suite) bool { return u.Label == k.Label }) {
 		return false
 	}
-	return r.shard == nil || r.shard.of(k.Key()) == r.shard.shard
+	return r.shard == nil || r.shard.Of(k.Key()) == r.shard.Shard
 }
 
 // keyList names keys, the first few of them.

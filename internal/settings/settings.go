@@ -135,7 +135,7 @@ var Knobs = []Knob{
 		Action: "each item's own file goes to `test-results/<label>/<tag>.xml` under the repo root (TE's layout) when the step sets no `JUNITXML_PREFIX`",
 		Empty:  "`test-results/junit` under the repo root",
 		Path:   true,
-		set:    func(o *engine.Options, s string) error { o.JUnitDir = s; return nil },
+		set:    func(o *engine.Options, s string) error { o.JUnit.Dir = s; return nil },
 	},
 	{
 		Name:    "default-weight",
@@ -171,7 +171,10 @@ var Knobs = []Knob{
 		Usage: "run one shard of a job matrix, `I/K` (e.g. `2/3`): the items {plan} gives shard I, and the items the plan does not know " +
 			"by the hash of their key; nothing is learned, the merge of the shards learns from every one (docs/runners.md)",
 		Action: "in mode `run`, e.g. `matrix.shard` of the plan job's `matrix` output; nothing is saved to the cache either",
-		set:    func(o *engine.Options, s string) (err error) { o.Shard, o.Shards, err = shardSpec(s); return err },
+		set: func(o *engine.Options, s string) (err error) {
+			o.Sharding.Shard, o.Sharding.Shards, err = shardSpec(s)
+			return err
+		},
 	},
 	{
 		Name:   "plan",
@@ -180,7 +183,7 @@ var Knobs = []Knob{
 		CLI:    "`sgpu-queue plan` writes it",
 		Action: "mode `plan` writes it there, by default to `plan.json`",
 		Path:   true,
-		set:    func(o *engine.Options, s string) error { o.PlanFile = s; return nil },
+		set:    func(o *engine.Options, s string) error { o.Sharding.PlanFile = s; return nil },
 	},
 	{
 		Name:    "dry-run",
@@ -290,7 +293,7 @@ var Knobs = []Knob{
 		Empty: "`$TE_CI_SUITES` when set, where empty selects none; else every suite",
 		set: func(o *engine.Options, s string) error {
 			if s != "" {
-				o.Suites, o.SelectSuites = engine.SuiteNames(s), true
+				o.Suites.Labels, o.Suites.Given = engine.SuiteNames(s), true
 			}
 			return nil
 		},
@@ -351,9 +354,9 @@ var Knobs = []Knob{
 			"alone instead of failing as `no-run`: weight keys, `label/tag`, globs allowed, `*` across `/` too (`torch/*` is every " +
 			"item of suite `torch`); a pattern matching no item is a warning (docs/outcomes.md)",
 		set: func(o *engine.Options, s string) error {
-			o.JUnitOptional = splitLines(s)
+			o.JUnit.Optional = splitLines(s)
 			var errs []error
-			for _, p := range o.JUnitOptional {
+			for _, p := range o.JUnit.Optional {
 				if _, err := weights.ParseKeyPattern(p); err != nil {
 					errs = append(errs, fmt.Errorf("%q: not a glob (%w)", p, err))
 				}

@@ -12,7 +12,9 @@ import (
 	"github.com/rocm/sgpu-queue/internal/dispatch"
 	"github.com/rocm/sgpu-queue/internal/engine"
 	"github.com/rocm/sgpu-queue/internal/hook"
+	"github.com/rocm/sgpu-queue/internal/junit"
 	"github.com/rocm/sgpu-queue/internal/schedule"
+	"github.com/rocm/sgpu-queue/internal/shard"
 	"github.com/rocm/sgpu-queue/internal/target"
 )
 
@@ -113,7 +115,7 @@ func TestApplyValues(t *testing.T) {
 		GPUs:          "0,1",
 		Arch:          "gfx942",
 		WeightsPath:   "w.txt",
-		JUnitDir:      "j",
+		JUnit:         junit.Options{Dir: "j"},
 		DefaultWeight: 12.5,
 		Policy:        "lpt",
 		DryRun:        true,
@@ -123,9 +125,9 @@ func TestApplyValues(t *testing.T) {
 			FlakyIsFailure: true,
 			Quarantine:     dispatch.Quarantine{Threshold: 0, Fast: dispatch.DefaultQuarantine.Fast, FastUnknown: dispatch.DefaultQuarantine.FastUnknown},
 		},
-		Shard: 2, Shards: 3, PlanFile: "plan.json",
+		Sharding: shard.Spec{Shard: 2, Shards: 3, PlanFile: "plan.json"},
 		PortBase: "31000",
-		Suites:   []string{"torch", "jax-mgpu", "core"}, SelectSuites: true,
+		Suites:   engine.Selection{Labels: []string{"torch", "jax-mgpu", "core"}, Given: true},
 	}
 	if diff := cmp.Diff(want, o); diff != "" {
 		t.Errorf("-want +got:\n%s", diff)
