@@ -77,7 +77,7 @@ func (a *act) mode() (string, error) {
 // items of its hash. It writes the plan file and outputs matrix (for
 // strategy.matrix: {"shard": ["1/K", …]}) and plan (the file, relative to the
 // workspace).
-func (a *act) planMode(ctx context.Context, req engine.PlanRequest) int {
+func (a *act) planMode(ctx context.Context, req shard.Request) int {
 	a.obs.Phase(0, "restore the weight table")
 	local := req.WeightsPath
 	if local == "" {
@@ -101,7 +101,7 @@ func (a *act) planMode(ctx context.Context, req engine.PlanRequest) int {
 		req.NoTable, req.WeightsPath = true, local
 	}
 	a.obs.Phase(2, fmt.Sprintf("split the items over %d shards of %d GPUs", req.Shards, req.GPUs))
-	p, sum, err := engine.Plan(req, a.obs.Warn)
+	p, sum, err := shard.Make(req, a.obs.Warn)
 	a.obs.close()
 	if err != nil {
 		return a.stop(&exitcode.Error{Code: exitcode.Usage, Err: err})
@@ -136,9 +136,9 @@ func planMatrix(shards int) map[string][]string {
 }
 
 // planRequest reads mode plan's inputs; every bad one is an error line of its own.
-func (a *act) planRequest() (engine.PlanRequest, error) {
+func (a *act) planRequest() (shard.Request, error) {
 	gh := a.gh
-	req := engine.PlanRequest{Face: optname.Action, RepoRoot: a.root,
+	req := shard.Request{Face: optname.Action, RepoRoot: a.root,
 		Arch: strings.TrimSpace(gh.GetInput("arch")), Level: strings.TrimSpace(gh.GetInput("level"))}
 	var errs []error
 	var err error

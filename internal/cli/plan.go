@@ -78,7 +78,7 @@ func planCmd(e Env, args []string) int {
 		return usageErr(settings.Prefixed(err, "--"))
 	}
 	q.Configs.Files = configs
-	req := engine.PlanRequest{Configs: q.Configs, ItemsPath: *items, RepoRoot: *repoRoot,
+	req := shard.Request{Configs: q.Configs, ItemsPath: *items, RepoRoot: *repoRoot,
 		Arch: strings.TrimSpace(*arch), Level: strings.TrimSpace(*level), WeightsPath: strings.TrimSpace(*table)}
 	var err error
 	if req.Shards, err = count("--shards", *shards, shard.MaxShards, "runners"); err != nil {
@@ -90,8 +90,8 @@ func planCmd(e Env, args []string) int {
 	if req.GPUs, err = gpuCount(*gpus); err != nil {
 		return usageErr(err)
 	}
-	req.Level, _ = target.Level(req.Level, e.Getenv(hook.Default().Level)) // engine.Plan says why a level is bad
-	p, sum, err := engine.Plan(req, func(w string) { fmt.Fprintf(e.Stderr, "warning: %s\n", w) })
+	req.Level, _ = target.Level(req.Level, e.Getenv(hook.Default().Level)) // shard.Make says why a level is bad
+	p, sum, err := shard.Make(req, func(w string) { fmt.Fprintf(e.Stderr, "warning: %s\n", w) })
 	if err != nil {
 		return usageErr(err)
 	}
