@@ -26,8 +26,8 @@ import (
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/hook"
 	"github.com/rocm/sgpu-queue/internal/optname"
+	"github.com/rocm/sgpu-queue/internal/runenv"
 	"github.com/rocm/sgpu-queue/internal/settings"
-	"github.com/rocm/sgpu-queue/internal/target"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
@@ -144,12 +144,12 @@ func (a *act) modeStep(mode string) (func(context.Context) int, error) {
 	}, err
 }
 
-// level is the run's test level as the engine will settle it (target.Level): the
+// level is the run's test level as the engine will settle it (runenv.Level): the
 // level input, else the step's TEST_LEVEL; "" when that is no level (the run
 // then stops on it).
 func (a *act) level(opts engine.Options) string {
 	fromEnv, _ := hook.Env(opts.Target.Env).Get(opts.Target.Hooks.Level)
-	level, err := target.Level(opts.Target.Level, fromEnv)
+	level, err := runenv.Level(opts.Target.Level, fromEnv)
 	if err != nil {
 		return ""
 	}
@@ -228,7 +228,7 @@ func (a *act) options(needConfig bool) (engine.Options, error) {
 	opts := engine.Options{
 		Face:          optname.Action,
 		Configs:       config.Sources{Files: configs},
-		Target:        target.Options{RepoRoot: a.root},
+		Target:        runenv.Options{RepoRoot: a.root},
 		CheckCommands: true,
 		Out:           a.e.Stdout, Observer: a.obs, RunURL: a.runPage,
 	}

@@ -14,9 +14,9 @@ import (
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/gpu"
 	"github.com/rocm/sgpu-queue/internal/optname"
+	"github.com/rocm/sgpu-queue/internal/runenv"
 	"github.com/rocm/sgpu-queue/internal/settings"
 	"github.com/rocm/sgpu-queue/internal/shard"
-	"github.com/rocm/sgpu-queue/internal/target"
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
@@ -178,7 +178,7 @@ func (a *act) planRequest() (shard.Request, error) {
 	if err := (settings.Values{"hook-var": gh.GetInput("hook-var")}).Apply(&hooks, nil); err != nil {
 		return req, errors.Join(append(errs, settings.Prefixed(err, "input "))...)
 	}
-	if req.Level, err = target.Level(req.Level, a.e.Getenv(hooks.Target.Hooks.Level)); err != nil {
+	if req.Level, err = runenv.Level(req.Level, a.e.Getenv(hooks.Target.Hooks.Level)); err != nil {
 		errs = append(errs, fmt.Errorf("input level %q: %w", req.Level, err))
 	}
 	return req, errors.Join(errs...)

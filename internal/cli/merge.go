@@ -5,8 +5,8 @@ import (
 
 	"github.com/rocm/sgpu-queue/internal/engine"
 	"github.com/rocm/sgpu-queue/internal/exitcode"
+	"github.com/rocm/sgpu-queue/internal/runenv"
 	"github.com/rocm/sgpu-queue/internal/settings"
-	"github.com/rocm/sgpu-queue/internal/target"
 )
 
 const mergeHelp = `Usage: sgpu-queue merge [--log-dir OUT] [--weights FILE] [--junit-dir DIR] [--allow-mixed] SHARD_LOGDIR...
@@ -51,7 +51,7 @@ func mergeCmd(e Env, args []string) int {
 	ctx, _, stopSignals := signalContext(e.Stderr)
 	defer stopSignals()
 	opts := engine.Options{
-		Target:     target.Options{RepoRoot: *repoRoot, Env: e.Environ},
+		Target:     runenv.Options{RepoRoot: *repoRoot, Env: e.Environ},
 		Out:        &console{w: e.Stdout, stderr: e.Stderr},
 		AllowMixed: *allowMixed,
 	}

@@ -8,9 +8,9 @@ import (
 	"github.com/rocm/sgpu-queue/internal/engine"
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/hook"
+	"github.com/rocm/sgpu-queue/internal/runenv"
 	"github.com/rocm/sgpu-queue/internal/settings"
 	"github.com/rocm/sgpu-queue/internal/shard"
-	"github.com/rocm/sgpu-queue/internal/target"
 )
 
 const planHelp = `Usage: sgpu-queue plan --shards K --gpus N [--arch A --level L --weights FILE] [--items FILE] [--out FILE]
@@ -90,7 +90,7 @@ func planCmd(e Env, args []string) int {
 	if req.GPUs, err = gpuCount(*gpus); err != nil {
 		return usageErr(err)
 	}
-	req.Level, _ = target.Level(req.Level, e.Getenv(hook.Default().Level)) // shard.Make says why a level is bad
+	req.Level, _ = runenv.Level(req.Level, e.Getenv(hook.Default().Level)) // shard.Make says why a level is bad
 	p, sum, err := shard.Make(req, func(w string) { fmt.Fprintf(e.Stderr, "warning: %s\n", w) })
 	if err != nil {
 		return usageErr(err)

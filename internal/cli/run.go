@@ -11,8 +11,8 @@ import (
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/dispatch"
 	"github.com/rocm/sgpu-queue/internal/engine"
+	"github.com/rocm/sgpu-queue/internal/runenv"
 	"github.com/rocm/sgpu-queue/internal/settings"
-	"github.com/rocm/sgpu-queue/internal/target"
 )
 
 const runHelp = `Usage: sgpu-queue run [flags] CONFIG...
@@ -51,7 +51,7 @@ func runCmd(e Env, args []string) int {
 	defer stopSignals()
 	opts := engine.Options{
 		Configs:       config.Sources{Files: configs},
-		Target:        target.Options{RepoRoot: *repoRoot, Env: e.Environ},
+		Target:        runenv.Options{RepoRoot: *repoRoot, Env: e.Environ},
 		CheckCommands: true,
 		Out:           &console{w: e.Stdout, stderr: e.Stderr},
 	}

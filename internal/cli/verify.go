@@ -6,8 +6,8 @@ import (
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/engine"
 	"github.com/rocm/sgpu-queue/internal/exitcode"
+	"github.com/rocm/sgpu-queue/internal/runenv"
 	"github.com/rocm/sgpu-queue/internal/settings"
-	"github.com/rocm/sgpu-queue/internal/target"
 	"github.com/rocm/sgpu-queue/internal/verify"
 )
 
@@ -66,7 +66,7 @@ func verifyCmd(e Env, args []string) int {
 	defer stopSignals()
 	// The knobs verify shares with a run fill a run's options; verify takes the
 	// groups it reads.
-	ro := engine.Options{Configs: config.Sources{Files: configs}, Target: target.Options{RepoRoot: *repoRoot, Env: e.Environ}}
+	ro := engine.Options{Configs: config.Sources{Files: configs}, Target: runenv.Options{RepoRoot: *repoRoot, Env: e.Environ}}
 	if err := values.Apply(&ro, force); err != nil {
 		return fail(e, settings.Prefixed(err, "--"))
 	}

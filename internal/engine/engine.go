@@ -40,9 +40,9 @@ import (
 	"github.com/rocm/sgpu-queue/internal/optname"
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/report"
+	"github.com/rocm/sgpu-queue/internal/runenv"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/shard"
-	"github.com/rocm/sgpu-queue/internal/target"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 	"github.com/rocm/sgpu-queue/internal/verdict"
 	"github.com/rocm/sgpu-queue/internal/weights"
@@ -55,8 +55,8 @@ type Options struct {
 	Face optname.Face
 	// Target is where and how suite commands run: repo root, environment, hook
 	// names, level, executor or container (docs/cli.md), taken whole by
-	// target.Open.
-	Target target.Options
+	// runenv.Open.
+	Target runenv.Options
 	// Configs are the config files and the TE queue each is read as.
 	Configs       config.Sources
 	LogDir        string // default: <RepoRoot>/test-results/logs
@@ -173,7 +173,7 @@ type run struct {
 	o        Options
 	policy   string         // the dispatch policy in force
 	planNote string         // what the planner decided
-	target   *target.Target // where suite commands run (executor, environment, paths), from phase 0
+	target   *runenv.Target // where suite commands run (executor, environment, paths), from phase 0
 	out      io.Writer
 	obs      Observer
 	layout   logdir.Layout
@@ -223,7 +223,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 }
 
 func newRun(o Options) (*run, error) {
-	if err := target.Settle(o.Face, &o.Target); err != nil {
+	if err := runenv.Settle(o.Face, &o.Target); err != nil {
 		return nil, err
 	}
 	if err := checkSetupEnv(o.Face, o.Target.Hooks, o.SetupEnv); err != nil {

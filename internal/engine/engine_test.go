@@ -17,7 +17,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/expand"
 	"github.com/rocm/sgpu-queue/internal/outcome"
-	"github.com/rocm/sgpu-queue/internal/target"
+	"github.com/rocm/sgpu-queue/internal/runenv"
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
@@ -44,7 +44,7 @@ func repo(t *testing.T, conf string) Options {
 	}
 	return Options{
 		Configs: config.Sources{Files: []string{filepath.Join(dir, "ci.conf")}},
-		Target: target.Options{
+		Target: runenv.Options{
 			RepoRoot: dir,
 			Level:    "1",
 			Env:      []string{"PATH=" + os.Getenv("PATH")},

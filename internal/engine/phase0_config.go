@@ -14,8 +14,8 @@ import (
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/record"
+	"github.com/rocm/sgpu-queue/internal/runenv"
 	"github.com/rocm/sgpu-queue/internal/safefs"
-	"github.com/rocm/sgpu-queue/internal/target"
 )
 
 // readConfig is phase 0: the configs (every problem of every file at once), where
@@ -42,7 +42,7 @@ func (r *run) readConfig(ctx context.Context) (suites []config.Suite, pool gpu.P
 	if len(suites) == 0 {
 		return nil, pool, func() {}, nil // nothing selected: no GPU needed (run.noneSelected)
 	}
-	t, err := target.Open(ctx, r.o.Face, r.o.Target, r.warn, r.o.Target.RepoRoot, r.o.LogDir)
+	t, err := runenv.Open(ctx, r.o.Face, r.o.Target, r.warn, r.o.Target.RepoRoot, r.o.LogDir)
 	if err != nil {
 		return nil, pool, nil, usage(err)
 	}
@@ -66,7 +66,7 @@ func (r *run) readConfig(ctx context.Context) (suites []config.Suite, pool gpu.P
 		}
 		r.printf("  %-12s %-6s %s   (%s)%s\n", s.Label, s.Mode, config.QuoteWords(words), s.Where(), queue)
 	}
-	if err = target.ApplyEnvScript(ctx, r.o.Face, r.o.Target, t, r.out, r.warn); err != nil {
+	if err = runenv.ApplyEnvScript(ctx, r.o.Face, r.o.Target, t, r.out, r.warn); err != nil {
 		release()
 		return nil, pool, nil, err
 	}

@@ -20,9 +20,9 @@ import (
 	"github.com/rocm/sgpu-queue/internal/engine"
 	"github.com/rocm/sgpu-queue/internal/gpu"
 	"github.com/rocm/sgpu-queue/internal/hook"
+	"github.com/rocm/sgpu-queue/internal/runenv"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/shard"
-	"github.com/rocm/sgpu-queue/internal/target"
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
@@ -113,7 +113,7 @@ var Knobs = []Knob{
 			if strings.TrimSpace(s) == "" {
 				return nil
 			}
-			_, err := target.Level(s, "") // as the run reads it (target.Settle)
+			_, err := runenv.Level(s, "") // as the run reads it (runenv.Settle)
 			return err
 		},
 	},

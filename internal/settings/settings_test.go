@@ -13,9 +13,9 @@ import (
 	"github.com/rocm/sgpu-queue/internal/engine"
 	"github.com/rocm/sgpu-queue/internal/hook"
 	"github.com/rocm/sgpu-queue/internal/junit"
+	"github.com/rocm/sgpu-queue/internal/runenv"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/shard"
-	"github.com/rocm/sgpu-queue/internal/target"
 )
 
 func TestKnobTable(t *testing.T) {
@@ -58,7 +58,7 @@ func TestApplyDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := engine.Options{
-		Target: target.Options{
+		Target: runenv.Options{
 			Hooks:        hook.Default(),
 			Grace:        20 * time.Second,
 			Force:        force,
@@ -99,7 +99,7 @@ func TestApplyValues(t *testing.T) {
 	hooks := hook.Default()
 	hooks.Filter, hooks.Level, hooks.Pin = "MY_FILTER", "LVL", "ROCR_VISIBLE_DEVICES"
 	want := engine.Options{
-		Target: target.Options{
+		Target: runenv.Options{
 			Level:            "3",
 			Hooks:            hooks,
 			Container:        "c1",

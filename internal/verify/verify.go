@@ -30,7 +30,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/expand"
 	"github.com/rocm/sgpu-queue/internal/hook"
 	"github.com/rocm/sgpu-queue/internal/optname"
-	"github.com/rocm/sgpu-queue/internal/target"
+	"github.com/rocm/sgpu-queue/internal/runenv"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
 
@@ -41,7 +41,7 @@ type Options struct {
 	// Face names the options in messages (flags, or the action's inputs).
 	Face    optname.Face
 	Configs config.Sources
-	Target  target.Options
+	Target  runenv.Options
 	// Queue verifies the queue listing (what this host runs, its capability probes
 	// answered here) instead of the census (what exists at this level, every probe
 	// answered "supported": every tag any host could dispatch, and no GPU needed).
@@ -198,20 +198,20 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 }
 
 // prepare reads the configs and settles the options as a run does
-// (target.Settle), and returns the listing request every pass starts from, on the
-// run's target (target.Open: the --container, or local processes), and what
+// (runenv.Settle), and returns the listing request every pass starts from, on the
+// run's target (runenv.Open: the --container, or local processes), and what
 // closes it. Commands' warnings go to warn.
 func prepare(ctx context.Context, o *Options, warn func(string)) ([]config.Suite, expand.Request, func(), error) {
 	none := func() {}
 	to := &o.Target
-	if err := target.Settle(o.Face, to); err != nil {
+	if err := runenv.Settle(o.Face, to); err != nil {
 		return nil, expand.Request{}, none, err
 	}
 	suites, err := o.Configs.Load()
 	if err = errors.Join(err, config.Resolve(suites, to.RepoRoot, to.Container == ""), adapter.Check(suites)); err != nil {
 		return nil, expand.Request{}, none, err
 	}
-	t, err := target.Open(ctx, o.Face, *to, warn, to.RepoRoot)
+	t, err := runenv.Open(ctx, o.Face, *to, warn, to.RepoRoot)
 	if err != nil {
 		return nil, expand.Request{}, none, err
 	}
@@ -219,7 +219,7 @@ func prepare(ctx context.Context, o *Options, warn func(string)) ([]config.Suite
 	if out == nil {
 		out = io.Discard
 	}
-	if err := target.ApplyEnvScript(ctx, o.Face, *to, t, out, warn); err != nil {
+	if err := runenv.ApplyEnvScript(ctx, o.Face, *to, t, out, warn); err != nil {
 		t.Close()
 		return nil, expand.Request{}, none, err
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/expand"
-	"github.com/rocm/sgpu-queue/internal/target"
+	"github.com/rocm/sgpu-queue/internal/runenv"
 )
 
 func TestClassify(t *testing.T) {
@@ -102,7 +102,7 @@ func suite(t *testing.T, body string) Options {
 	}
 	return Options{
 		Configs: config.Sources{Files: []string{conf}},
-		Target:  target.Options{RepoRoot: dir, Env: []string{"PATH=" + os.Getenv("PATH")}},
+		Target:  runenv.Options{RepoRoot: dir, Env: []string{"PATH=" + os.Getenv("PATH")}},
 	}
 }
 

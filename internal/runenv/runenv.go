@@ -1,8 +1,8 @@
-// Package target is where suite commands run: this machine's processes, the
+// Package runenv is where suite commands run: this machine's processes, the
 // executor a caller gives, or another running container (--container); and the
 // environment, repo root and level every command there starts from, with the
 // --env-script's exports laid over it. Run and verify take its Options whole.
-package target
+package runenv
 
 import (
 	"context"

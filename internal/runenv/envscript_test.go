@@ -1,4 +1,4 @@
-package target
+package runenv
 
 import (
 	"slices"
