@@ -140,7 +140,7 @@ exit 0
 
 // A suite whose gpus= is above a runner's GPUs: run clamps it with a warning, and
 // plan, which splits the same items over runners of that size, clamps it with the
-// same warning instead of refusing the plan (one rule: engine.fitWidths).
+// same warning instead of refusing the plan (one rule: schedule.FitWidths).
 func TestPlanClampsAsRunDoes(t *testing.T) {
 	dir := fixture(t, "e2e")
 	codeSuite(t, dir)

@@ -20,11 +20,13 @@ import (
 	githubactions "github.com/sethvargo/go-githubactions"
 
 	"github.com/rocm/sgpu-queue/internal/cache"
+	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/dockerexec"
 	"github.com/rocm/sgpu-queue/internal/engine"
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/hook"
 	"github.com/rocm/sgpu-queue/internal/optname"
+	"github.com/rocm/sgpu-queue/internal/runenv"
 	"github.com/rocm/sgpu-queue/internal/settings"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 	"github.com/rocm/sgpu-queue/internal/weights"
@@ -119,7 +121,7 @@ func (a *act) modeStep(mode string) (func(context.Context) int, error) {
 	}
 	opts, err := a.options(mode == modeRun)
 	return func(ctx context.Context) int {
-		if opts.Container == "" {
+		if opts.Target.Container == "" {
 			a.noteJobContainer(ctx)
 		}
 		st := a.rerunStore()
@@ -136,18 +138,18 @@ func (a *act) modeStep(mode string) (func(context.Context) int, error) {
 		res, err := engine.Run(ctx, opts)
 		if res != nil {
 			st.save(context.WithoutCancel(ctx), a, a.root)
-			base.save(context.WithoutCancel(ctx), a, res, opts.Shards > 0)
+			base.save(context.WithoutCancel(ctx), a, res, opts.Sharding.Shards > 0)
 		}
 		return a.finish(ctx, res, err)
 	}, err
 }
 
-// level is the run's test level as the engine will settle it (engine.Level): the
+// level is the run's test level as the engine will settle it (runenv.Level): the
 // level input, else the step's TEST_LEVEL; "" when that is no level (the run
 // then stops on it).
 func (a *act) level(opts engine.Options) string {
-	fromEnv, _ := hook.Env(opts.Env).Get(opts.Hooks.Level)
-	level, err := engine.Level(opts.Level, fromEnv)
+	fromEnv, _ := hook.Env(opts.Target.Env).Get(opts.Target.Hooks.Level)
+	level, err := runenv.Level(opts.Target.Level, fromEnv)
 	if err != nil {
 		return ""
 	}
@@ -224,9 +226,11 @@ func (a *act) options(needConfig bool) (engine.Options, error) {
 	values["mgpu-config"] = strings.Join(mgpu, "\n")
 	env := suiteEnv(a.e.Environ)
 	opts := engine.Options{
-		Face:    optname.Action,
-		Configs: configs, RepoRoot: a.root, CheckCommands: true,
-		Out: a.e.Stdout, Observer: a.obs, RunURL: a.runPage,
+		Face:          optname.Action,
+		Configs:       config.Sources{Files: configs},
+		Target:        runenv.Options{RepoRoot: a.root},
+		CheckCommands: true,
+		Out:           a.e.Stdout, Observer: a.obs, RunURL: a.runPage,
 	}
 	if err := values.Apply(&opts, a.e.Force); err != nil || cerr != nil {
 		return opts, errors.Join(cerr, settings.Prefixed(err, "input "))
@@ -234,10 +238,10 @@ func (a *act) options(needConfig bool) (engine.Options, error) {
 	// Every run has JUnit files to merge: when the step's environment sets no
 	// prefix, the items write theirs under rawJUnitDir, with the suffix TE's scripts
 	// need to write <prefix><tag>.xml.
-	if p, ok := env.Get(opts.Hooks.JUnitPrefix); !ok || p == "" {
-		env = env.With(opts.Hooks.JUnitPrefix+"="+filepath.Join(a.root, rawJUnitDir)+"/", opts.Hooks.JUnitSuffix+"=.xml")
+	if p, ok := env.Get(opts.Target.Hooks.JUnitPrefix); !ok || p == "" {
+		env = env.With(opts.Target.Hooks.JUnitPrefix+"="+filepath.Join(a.root, rawJUnitDir)+"/", opts.Target.Hooks.JUnitSuffix+"=.xml")
 	}
-	opts.Env = env
+	opts.Target.Env = env
 	opts.Store = a.store
 	return opts, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/gpu"
 	"github.com/rocm/sgpu-queue/internal/optname"
+	"github.com/rocm/sgpu-queue/internal/runenv"
 	"github.com/rocm/sgpu-queue/internal/settings"
 	"github.com/rocm/sgpu-queue/internal/shard"
 	"github.com/rocm/sgpu-queue/internal/weights"
@@ -76,7 +77,7 @@ func (a *act) mode() (string, error) {
 // items of its hash. It writes the plan file and outputs matrix (for
 // strategy.matrix: {"shard": ["1/K", …]}) and plan (the file, relative to the
 // workspace).
-func (a *act) planMode(ctx context.Context, req engine.PlanRequest) int {
+func (a *act) planMode(ctx context.Context, req shard.Request) int {
 	a.obs.Phase(0, "restore the weight table")
 	local := req.WeightsPath
 	if local == "" {
@@ -100,7 +101,7 @@ func (a *act) planMode(ctx context.Context, req engine.PlanRequest) int {
 		req.NoTable, req.WeightsPath = true, local
 	}
 	a.obs.Phase(2, fmt.Sprintf("split the items over %d shards of %d GPUs", req.Shards, req.GPUs))
-	p, sum, err := engine.Plan(req, a.obs.Warn)
+	p, sum, err := shard.Make(req, a.obs.Warn)
 	a.obs.close()
 	if err != nil {
 		return a.stop(&exitcode.Error{Code: exitcode.Usage, Err: err})
@@ -135,13 +136,13 @@ func planMatrix(shards int) map[string][]string {
 }
 
 // planRequest reads mode plan's inputs; every bad one is an error line of its own.
-func (a *act) planRequest() (engine.PlanRequest, error) {
+func (a *act) planRequest() (shard.Request, error) {
 	gh := a.gh
-	req := engine.PlanRequest{Face: optname.Action, RepoRoot: a.root,
+	req := shard.Request{Face: optname.Action, RepoRoot: a.root,
 		Arch: strings.TrimSpace(gh.GetInput("arch")), Level: strings.TrimSpace(gh.GetInput("level"))}
 	var errs []error
 	var err error
-	if req.Configs, err = a.configs(true); err != nil {
+	if req.Configs.Files, err = a.configs(true); err != nil {
 		errs = append(errs, err)
 	}
 	if req.Arch == "" {
@@ -167,8 +168,8 @@ func (a *act) planRequest() (engine.PlanRequest, error) {
 	if err := (settings.Values{"queue": gh.GetInput("queue")}).Apply(&q, nil); err != nil {
 		errs = append(errs, settings.Prefixed(err, "input "))
 	}
-	req.Queue = q.Queue
-	if req.MGPUConfigs, err = a.paths("mgpu-config", "name the mGPU config file(s) relative to the workspace"); err != nil {
+	req.Configs.Queue = q.Configs.Queue
+	if req.Configs.MGPU, err = a.paths("mgpu-config", "name the mGPU config file(s) relative to the workspace"); err != nil {
 		errs = append(errs, err)
 	}
 	// The level as a run of the shards will read it: the input, else the level
@@ -177,7 +178,7 @@ func (a *act) planRequest() (engine.PlanRequest, error) {
 	if err := (settings.Values{"hook-var": gh.GetInput("hook-var")}).Apply(&hooks, nil); err != nil {
 		return req, errors.Join(append(errs, settings.Prefixed(err, "input "))...)
 	}
-	if req.Level, err = engine.Level(req.Level, a.e.Getenv(hooks.Hooks.Level)); err != nil {
+	if req.Level, err = runenv.Level(req.Level, a.e.Getenv(hooks.Target.Hooks.Level)); err != nil {
 		errs = append(errs, fmt.Errorf("input level %q: %w", req.Level, err))
 	}
 	return req, errors.Join(errs...)

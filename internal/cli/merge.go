@@ -5,6 +5,7 @@ import (
 
 	"github.com/rocm/sgpu-queue/internal/engine"
 	"github.com/rocm/sgpu-queue/internal/exitcode"
+	"github.com/rocm/sgpu-queue/internal/runenv"
 	"github.com/rocm/sgpu-queue/internal/settings"
 )
 
@@ -49,7 +50,11 @@ func mergeCmd(e Env, args []string) int {
 	}
 	ctx, _, stopSignals := signalContext(e.Stderr)
 	defer stopSignals()
-	opts := engine.Options{RepoRoot: *repoRoot, Env: e.Environ, Out: &console{w: e.Stdout, stderr: e.Stderr}, AllowMixed: *allowMixed}
+	opts := engine.Options{
+		Target:     runenv.Options{RepoRoot: *repoRoot, Env: e.Environ},
+		Out:        &console{w: e.Stdout, stderr: e.Stderr},
+		AllowMixed: *allowMixed,
+	}
 	if err := values.Apply(&opts, nil); err != nil {
 		return fail(e, settings.Prefixed(err, "--"))
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/engine"
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/hook"
+	"github.com/rocm/sgpu-queue/internal/runenv"
 	"github.com/rocm/sgpu-queue/internal/settings"
 	"github.com/rocm/sgpu-queue/internal/shard"
 )
@@ -76,9 +77,9 @@ func planCmd(e Env, args []string) int {
 	if err := queues.Apply(&q, nil); err != nil {
 		return usageErr(settings.Prefixed(err, "--"))
 	}
-	req := engine.PlanRequest{Configs: configs, ItemsPath: *items, RepoRoot: *repoRoot,
-		Arch: strings.TrimSpace(*arch), Level: strings.TrimSpace(*level), WeightsPath: strings.TrimSpace(*table),
-		Queue: q.Queue, MGPUConfigs: q.MGPUConfigs}
+	q.Configs.Files = configs
+	req := shard.Request{Configs: q.Configs, ItemsPath: *items, RepoRoot: *repoRoot,
+		Arch: strings.TrimSpace(*arch), Level: strings.TrimSpace(*level), WeightsPath: strings.TrimSpace(*table)}
 	var err error
 	if req.Shards, err = count("--shards", *shards, shard.MaxShards, "runners"); err != nil {
 		if strings.TrimSpace(*shards) == "" {
@@ -89,8 +90,8 @@ func planCmd(e Env, args []string) int {
 	if req.GPUs, err = gpuCount(*gpus); err != nil {
 		return usageErr(err)
 	}
-	req.Level, _ = engine.Level(req.Level, e.Getenv(hook.Default().Level)) // engine.Plan says why a level is bad
-	p, sum, err := engine.Plan(req, func(w string) { fmt.Fprintf(e.Stderr, "warning: %s\n", w) })
+	req.Level, _ = runenv.Level(req.Level, e.Getenv(hook.Default().Level)) // shard.Make says why a level is bad
+	p, sum, err := shard.Make(req, func(w string) { fmt.Fprintf(e.Stderr, "warning: %s\n", w) })
 	if err != nil {
 		return usageErr(err)
 	}

@@ -121,7 +121,7 @@ func TestPlanCmd(t *testing.T) {
 			stdout: []string{`"work_gpu_seconds": 7,`, `"torch-mgpu/dist.b"`, `"jax-mgpu/dist.c"`},
 		},
 		{
-			// As run clamps it (engine.fitWidths): the same warning, and a plan.
+			// As run clamps it (schedule.FitWidths): the same warning, and a plan.
 			name: "a suite wider than a runner", args: []string{"--shards", "2", "--gpus", "1", "--weights", teTable, "--items", mgpuItems, mgpuConf},
 			stdout: []string{`"torch-mgpu/dist.b"`, `"gpus_per_shard": 1`},
 			stderr: []string{`warning: suite "torch-mgpu" says gpus=2 at ` + mgpuConf + `:2 but the pool has 1: its 1 item run on 1, so cases that need more skip`},

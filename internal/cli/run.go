@@ -8,8 +8,10 @@ import (
 
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 
+	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/dispatch"
 	"github.com/rocm/sgpu-queue/internal/engine"
+	"github.com/rocm/sgpu-queue/internal/runenv"
 	"github.com/rocm/sgpu-queue/internal/settings"
 )
 
@@ -47,19 +49,23 @@ func runCmd(e Env, args []string) int {
 	}
 	ctx, force, stopSignals := signalContext(e.Stderr)
 	defer stopSignals()
-	opts := engine.Options{Configs: configs, RepoRoot: *repoRoot, Env: e.Environ, CheckCommands: true, Out: &console{w: e.Stdout,
-		stderr: e.Stderr}}
+	opts := engine.Options{
+		Configs:       config.Sources{Files: configs},
+		Target:        runenv.Options{RepoRoot: *repoRoot, Env: e.Environ},
+		CheckCommands: true,
+		Out:           &console{w: e.Stdout, stderr: e.Stderr},
+	}
 	if err := values.Apply(&opts, force); err != nil {
 		return fail(e, settings.Prefixed(err, "--"))
 	}
 	// --suites '' selects none, as TE's run_queue.sh --suites '' does: set means
 	// "only these" (the action's empty input cannot be told from an unset one).
 	if flagGiven(fs, "suites") && strings.TrimSpace(values["suites"]) == "" {
-		opts.Suites, opts.SelectSuites = nil, true
+		opts.Suites.Labels, opts.Suites.Given = nil, true
 	}
 	// With no JUnit prefix in the environment, the items write theirs under the log
 	// dir, as the action gives them one: a no-run is then judged from evidence.
-	opts.JUnitInLogDir = true
+	opts.JUnit.InLogDir = true
 	testHooks(e, &opts)
 	res, err := engine.Run(ctx, opts)
 	if err != nil {

@@ -30,15 +30,15 @@ func testHooks(e Env, o *engine.Options) {
 	if tag == "" {
 		return
 	}
-	inner := o.Exec
+	inner := o.Target.Exec
 	if inner == nil {
-		inner = executor.Local{Grace: o.Grace, Force: o.Force}
+		inner = executor.Local{Grace: o.Target.Grace, Force: o.Target.Force}
 	}
-	filter := o.Hooks.Filter
+	filter := o.Target.Hooks.Filter
 	if filter == "" {
 		filter = hook.Default().Filter
 	}
-	o.Exec = panicAfter{inner: inner, env: filter + "=" + tag}
+	o.Target.Exec = panicAfter{inner: inner, env: filter + "=" + tag}
 }
 
 // panicAfter runs every command, then panics for the one whose environment holds env.

@@ -3,8 +3,10 @@ package cli
 import (
 	"fmt"
 
+	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/engine"
 	"github.com/rocm/sgpu-queue/internal/exitcode"
+	"github.com/rocm/sgpu-queue/internal/runenv"
 	"github.com/rocm/sgpu-queue/internal/settings"
 	"github.com/rocm/sgpu-queue/internal/verify"
 )
@@ -62,14 +64,21 @@ func verifyCmd(e Env, args []string) int {
 	}
 	ctx, force, stopSignals := signalContext(e.Stderr)
 	defer stopSignals()
-	o := verify.Options{
-		Options: engine.Options{Configs: configs, RepoRoot: *repoRoot, Env: e.Environ},
-		Queue:   *queue, Jobs: jobs, Out: &console{w: e.Stdout, stderr: e.Stderr}, Progress: e.Stderr,
-	}
-	if err := values.Apply(&o.Options, force); err != nil {
+	// The knobs verify shares with a run fill a run's options; verify takes the
+	// groups it reads.
+	ro := engine.Options{Configs: config.Sources{Files: configs}, Target: runenv.Options{RepoRoot: *repoRoot, Env: e.Environ}}
+	if err := values.Apply(&ro, force); err != nil {
 		return fail(e, settings.Prefixed(err, "--"))
 	}
-	res, err := verify.Run(ctx, o)
+	res, err := verify.Run(ctx, verify.Options{
+		Face:     ro.Face,
+		Configs:  ro.Configs,
+		Target:   ro.Target,
+		Queue:    *queue,
+		Jobs:     jobs,
+		Out:      &console{w: e.Stdout, stderr: e.Stderr},
+		Progress: e.Stderr,
+	})
 	if err != nil {
 		return fail(e, err)
 	}

@@ -100,6 +100,26 @@ const (
 	QueueMGPU = "mgpu"
 )
 
+// Sources are the config files of a run (or a plan, a verify) and the TE queue
+// each is read as (docs/hooks.md "Queues").
+type Sources struct {
+	// Files are read as Queue: QueueSGPU ("" too) or QueueMGPU.
+	Files []string
+	Queue string
+	// MGPU are more files, read as the mGPU queue in the same run.
+	MGPU []string
+}
+
+// Paths are every file, Files first.
+func (s Sources) Paths() []string { return slices.Concat(s.Files, s.MGPU) }
+
+// Load reads every file (Load) and marks each suite's queue (MarkQueues).
+func (s Sources) Load() ([]Suite, error) {
+	suites, err := Load(s.Paths())
+	MarkQueues(suites, s.Queue, s.MGPU)
+	return suites, err
+}
+
 // MarkQueues reads suites as TE's queues: every one as the mGPU queue when queue is
 // QueueMGPU, else those that came from a file of mgpuFiles.
 func MarkQueues(suites []Suite, queue string, mgpuFiles []string) {

@@ -193,7 +193,7 @@ func TestAdapterDeadline(t *testing.T) {
 		{"a list item has no limit of its own", on, known(10, 0, list), time.Minute, "3 × its learned weight"},
 	}
 	for _, tt := range tests {
-		d := &dispatcher{cfg: Config{Timeout: tt.timeout}}
+		d := &dispatcher{cfg: Config{Policy: Policy{Timeout: tt.timeout}}}
 		got := d.deadline(tt.it, 1)
 		if got.limit != tt.want || !strings.Contains(got.why, tt.why) {
 			t.Errorf("%s: deadline %s (%s), want %s (%s)", tt.name, got.limit, got.why, tt.want, tt.why)

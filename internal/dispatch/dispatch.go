@@ -68,11 +68,20 @@ type Config struct {
 	// Start is the zero of the timings offsets (zero: when Run is called).
 	Start time.Time
 
+	Policy
+}
+
+// Policy is the bad-day policy of a run (docs/bad-day.md): the run's options hold
+// it as one group and phase 4 takes it whole.
+type Policy struct {
 	// Timeout kills an item that runs far past its learned weight (off when zero).
 	Timeout Timeout
 	// Retries is how many times a failed item is queued again (at the back, on
 	// another GPU when there is one).
 	Retries int
+	// FlakyIsFailure fails an item that failed and then passed: run.json records
+	// it and the verdict reads it from there.
+	FlakyIsFailure bool
 	// Quarantine takes a GPU out of the pool when its items fail fast one after
 	// another while they pass elsewhere, or fail with device errors (off when
 	// Threshold is 0).

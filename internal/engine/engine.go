@@ -29,20 +29,20 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/rocm/sgpu-queue/internal/atomicfile"
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/dispatch"
-	"github.com/rocm/sgpu-queue/internal/executor"
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/expand"
-	"github.com/rocm/sgpu-queue/internal/hook"
+	"github.com/rocm/sgpu-queue/internal/junit"
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/optname"
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/report"
+	"github.com/rocm/sgpu-queue/internal/runenv"
 	"github.com/rocm/sgpu-queue/internal/schedule"
+	"github.com/rocm/sgpu-queue/internal/shard"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 	"github.com/rocm/sgpu-queue/internal/verdict"
 	"github.com/rocm/sgpu-queue/internal/weights"
@@ -52,61 +52,33 @@ import (
 type Options struct {
 	// Face names the options in messages as the user gave them: flags (the zero
 	// value) or the action's inputs.
-	Face          optname.Face
-	Configs       []string
-	RepoRoot      string // default: the current directory
+	Face optname.Face
+	// Target is where and how suite commands run: repo root, environment, hook
+	// names, level, executor or container (docs/cli.md), taken whole by
+	// runenv.Open.
+	Target runenv.Options
+	// Configs are the config files and the TE queue each is read as.
+	Configs       config.Sources
 	LogDir        string // default: <RepoRoot>/test-results/logs
 	GPUs          string // --gpus: list or count; "" = the precedence in docs/cli.md#gpus
 	Arch          string // "" = detected
-	Level         string // "" = $TEST_LEVEL, else 99
 	WeightsPath   string // "" = <RepoRoot>/ci-weights/test_weights.<arch>.l<level>.txt
 	DefaultWeight float64
 	Policy        string // schedule.Policies(); "" = schedule.DefaultPolicy
 	DryRun        bool
-	Hooks         hook.Names
-	Env           []string // the environment suites inherit; nil = os.Environ()
-
-	// Exec runs every suite command; nil = local processes with Grace and Force.
-	Exec executor.Executor
-	// Grace is how long a stopped command gets between TERM and KILL (0 = none);
-	// Force, closed, cuts it short.
-	Grace time.Duration
-	Force <-chan struct{}
-	// ListTimeout and SetupTimeout bound each listing pass and each suite's setup
-	// (0 = no deadline): a command past it is stopped like a cancelled one and the
-	// run stops with its suite named and the tail of its output.
-	ListTimeout  time.Duration
-	SetupTimeout time.Duration
-	// MapPath turns a local path into the path where Exec runs commands.
-	MapPath func(string) (string, error)
-	// CheckCommands verifies config commands exist here (ignored with Container,
-	// where this machine's files say nothing).
+	// CheckCommands verifies config commands exist here (ignored with a
+	// Target.Container, where this machine's files say nothing).
 	CheckCommands bool
-	// Container, when set, runs every suite command inside that running container
-	// through the Docker Engine API; ContainerWorkdir is the repo root as seen
-	// there ("" = found from the two containers' mounts); PassEnv names the
-	// variables of Env (globs allowed) that go into the container besides the hook
-	// contract's: its commands otherwise see the container's own environment.
-	Container        string
-	ContainerWorkdir string
-	PassEnv          []string
 	// Store returns where the weight table lives for this arch and level; nil = the
 	// local file at WeightsPath.
 	Store func(arch, level, defaultPath string) weights.Store
 
-	// The bad-day policies (docs/bad-day.md, dispatch package docs).
-	Timeout        dispatch.Timeout
-	Retries        int
-	FlakyIsFailure bool
-	Quarantine     dispatch.Quarantine
+	// Dispatch is the bad-day policy (docs/bad-day.md), phase 4's whole.
+	Dispatch dispatch.Policy
 
-	// JUnitDir receives one merged JUnit file per suite, <JUnitDir>/<label>.xml,
-	// when the environment sets a JUnit prefix; "" = <RepoRoot>/test-results/junit.
-	JUnitDir string
-	// JUnitInLogDir: when the environment sets no JUnit prefix, the setups and items
-	// get <log dir>/junit/<label>/ (logdir.Layout.JUnitDir), so that every run has
-	// the evidence a no-run is judged from (the CLI; the action sets its own).
-	JUnitInLogDir bool
+	// JUnit is where the merged JUnit files go, where items write theirs when
+	// the environment says nowhere, and which items write none.
+	JUnit junit.Options
 
 	// RunURL is the run's page on github.com (the action sets it): Result.Markdown
 	// is then rendered for GitHub, with log tails inline and no relative link,
@@ -117,25 +89,13 @@ type Options struct {
 	// action restores it): run.json records it, the report shows the change.
 	BaseTests *record.BaseTests
 
-	// Queue is TE's queue every config of Configs is read as: config.QueueSGPU
-	// ("" too) or config.QueueMGPU; MGPUConfigs are more configs read as the mGPU
-	// queue, in the same run (docs/hooks.md "Queues").
-	Queue       string
-	MGPUConfigs []string
-
-	// Suites, when SelectSuites, are the labels of the suites that run (--suites);
-	// without it $TE_CI_SUITES of Env selects when set (set but empty: none). The
-	// others pass without running (docs/config.md "Selecting suites").
-	Suites       []string
-	SelectSuites bool
+	// Suites selects the suites that run (--suites).
+	Suites Selection
 
 	// PortBase is the first of the items' PET_MASTER_PORT ports (--port-base):
 	// "" = $TE_CI_PORT_BASE of Env, else 29600 (hook.PortBase).
 	PortBase string
 
-	// CoreDumps keeps the core-file limit sgpu-queue was started with for the
-	// commands it starts; false (the default) sets it to 0 (executor.NoCoreDumps).
-	CoreDumps bool
 	// Before and After are the once-per-run commands, as words (config.SplitFields;
 	// docs/hooks.md "Once per run"): Before runs in phase 3 ahead of the setups,
 	// pinned to the first GPU, and its failure stops the run as a failed setup
@@ -143,13 +103,6 @@ type Options struct {
 	// (NAME=VALUE) are given to every list suite's setup (TE_CI_SKIP_CK_JIT=1).
 	Before, After []string
 	SetupEnv      []string
-	// EnvScript is a shell script run once, where the commands run, before anything
-	// else; the variables it exports go to every command of the run
-	// (docs/hooks.md "The environment of every command").
-	EnvScript string
-	// JUnitOptional are the weight keys (path.Match patterns) of items whose
-	// re-entry writes no JUnit file: judged by their exit code alone, never no-run.
-	JUnitOptional []string
 
 	// Full runs every item even when the last attempt left a list of what failed
 	// (--full; docs/reruns.md).
@@ -164,13 +117,9 @@ type Options struct {
 	// the refusal, and what one shard listed and none ran still fails.
 	AllowMixed bool
 
-	// Shard and Shards, when Shards > 0, run shard Shard (1 … Shards) of a job
-	// matrix (docs/runners.md): of the items listed, those PlanFile gives
-	// it, and those the plan does not know (every item without PlanFile) by the
-	// hash of their key. A shard learns nothing: sgpu-queue merge learns once
-	// from every shard's rows.
-	Shard, Shards int
-	PlanFile      string
+	// Sharding, when it names a shard, runs that shard of a job matrix
+	// (docs/runners.md).
+	Sharding shard.Spec
 
 	Out      io.Writer // console; nil = stdout
 	Observer Observer  // phase boundaries and warnings; nil = plain text on Out
@@ -222,15 +171,15 @@ func usage(err error) error { return exitcode.New(exitcode.Usage, err) }
 // run is the state of one Run.
 type run struct {
 	o        Options
-	policy   string  // the dispatch policy in force
-	planNote string  // what the planner decided
-	target   *Target // where suite commands run (executor, environment, paths), from phase 0
+	policy   string         // the dispatch policy in force
+	planNote string         // what the planner decided
+	target   *runenv.Target // where suite commands run (executor, environment, paths), from phase 0
 	out      io.Writer
 	obs      Observer
 	layout   logdir.Layout
 	res      *Result
 	weights  weights.Store  // the weight table's store, once phase 2 chose it
-	shard    *sharding      // run --shard I/K; nil for a whole run
+	shard    *shard.Job     // run --shard I/K; nil for a whole run
 	ports    map[string]int // each GPU's item port (hook.Ports), from phase 0
 	// unselected are the suites --suites left out: they pass without running.
 	unselected []config.Suite
@@ -241,7 +190,7 @@ type run struct {
 	// unread: the weight table was there but could not be read; it is never saved
 	// over.
 	unread *weights.UnreadableError
-	// optional are the --junit-optional patterns (Options.JUnitOptional).
+	// optional are the --junit-optional patterns (Options.JUnit.Optional).
 	optional []weights.KeyPattern
 	// tableWarns are the warnings of phase 2's load of the table, so that its
 	// re-read in phase 6 (weights.Rewrite) does not say them again.
@@ -274,13 +223,13 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 }
 
 func newRun(o Options) (*run, error) {
-	if err := Settle(&o); err != nil {
+	if err := runenv.Settle(o.Face, &o.Target); err != nil {
 		return nil, err
 	}
-	if err := checkSetupEnv(o.Face, o.Hooks, o.SetupEnv); err != nil {
+	if err := checkSetupEnv(o.Face, o.Target.Hooks, o.SetupEnv); err != nil {
 		return nil, usage(err)
 	}
-	optional, err := junitOptional(o.Face, o.JUnitOptional)
+	optional, err := junitOptional(o.Face, o.JUnit.Optional)
 	if err != nil {
 		return nil, usage(err)
 	}
@@ -288,12 +237,12 @@ func newRun(o Options) (*run, error) {
 		o.DefaultWeight = schedule.DefaultWeight
 	}
 	if o.LogDir == "" {
-		o.LogDir = filepath.Join(o.RepoRoot, "test-results", "logs")
+		o.LogDir = filepath.Join(o.Target.RepoRoot, "test-results", "logs")
 	}
 	if o.LogDir, err = filepath.Abs(o.LogDir); err != nil {
 		return nil, usage(fmt.Errorf("%s: %w", o.Face.Name("log-dir"), err))
 	}
-	r := &run{o: o, out: o.Out, obs: o.Observer, layout: logdir.New(o.LogDir, o.RepoRoot), optional: optional}
+	r := &run{o: o, out: o.Out, obs: o.Observer, layout: logdir.New(o.LogDir, o.Target.RepoRoot), optional: optional}
 	if r.out == nil {
 		r.out = os.Stdout
 	}
@@ -431,7 +380,7 @@ func (r *run) afterItems(runCtx context.Context, d *dispatch.Result, meta *recor
 }
 
 func (r *run) rel(p string) string {
-	if rel, err := filepath.Rel(r.o.RepoRoot, p); err == nil && !strings.HasPrefix(rel, "..") {
+	if rel, err := filepath.Rel(r.o.Target.RepoRoot, p); err == nil && !strings.HasPrefix(rel, "..") {
 		return rel
 	}
 	return p

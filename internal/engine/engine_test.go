@@ -12,10 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/executor"
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/expand"
 	"github.com/rocm/sgpu-queue/internal/outcome"
+	"github.com/rocm/sgpu-queue/internal/runenv"
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
@@ -41,8 +43,16 @@ func repo(t *testing.T, conf string) Options {
 		t.Fatal(err)
 	}
 	return Options{
-		Configs: []string{filepath.Join(dir, "ci.conf")}, RepoRoot: dir, GPUs: "2", Arch: "gfx942", Level: "1",
-		Env: []string{"PATH=" + os.Getenv("PATH")}, Out: &bytes.Buffer{}, Grace: time.Second,
+		Configs: config.Sources{Files: []string{filepath.Join(dir, "ci.conf")}},
+		Target: runenv.Options{
+			RepoRoot: dir,
+			Level:    "1",
+			Env:      []string{"PATH=" + os.Getenv("PATH")},
+			Grace:    time.Second,
+		},
+		GPUs: "2",
+		Arch: "gfx942",
+		Out:  &bytes.Buffer{},
 	}
 }
 
@@ -63,7 +73,7 @@ func TestErrorUnwrapsToItsCause(t *testing.T) {
 	})
 	t.Run("a log dir under a file", func(t *testing.T) {
 		o := repo(t, "s s.log list s.sh\n")
-		file := filepath.Join(o.RepoRoot, "plain")
+		file := filepath.Join(o.Target.RepoRoot, "plain")
 		os.WriteFile(file, nil, 0o644)
 		o.LogDir = filepath.Join(file, "logs")
 		_, err := Run(context.Background(), o)
@@ -94,7 +104,7 @@ func (p panicOn) Run(ctx context.Context, c executor.Command) (executor.Result, 
 func TestWorkerPanicStillWritesPhases5To8(t *testing.T) {
 	o := repo(t, "s s.log list s.sh\n")
 	o.GPUs = "1"
-	o.Exec = panicOn{env: "TEST_FILTER=b"}
+	o.Target.Exec = panicOn{env: "TEST_FILTER=b"}
 	res, err := Run(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
@@ -105,7 +115,7 @@ func TestWorkerPanicStillWritesPhases5To8(t *testing.T) {
 	if !strings.Contains(res.Internal.Error(), "a bug after TEST_FILTER=b") {
 		t.Errorf("panic %q", res.Internal.Error())
 	}
-	logs := filepath.Join(o.RepoRoot, "test-results", "logs")
+	logs := filepath.Join(o.Target.RepoRoot, "test-results", "logs")
 	verdicts, err := os.ReadFile(filepath.Join(logs, "suites", "s.log"))
 	want := "ok rc=0 items/s.a.log\nFAIL rc=- items/s.b.log (not recorded: sgpu-queue stopped on an internal error)\nFAIL rc=- items/s.c.log (not recorded: sgpu-queue stopped on an internal error)\n"
 	if err != nil || string(verdicts) != want {
@@ -117,7 +127,7 @@ func TestWorkerPanicStillWritesPhases5To8(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(logs, "report", "schedule.md")); err != nil {
 		t.Errorf("no report: %v", err)
 	}
-	table, err := os.ReadFile(filepath.Join(o.RepoRoot, "ci-weights", "test_weights.gfx942.l1.txt"))
+	table, err := os.ReadFile(filepath.Join(o.Target.RepoRoot, "ci-weights", "test_weights.gfx942.l1.txt"))
 	if err != nil || !strings.HasPrefix(string(table), "s/a ") || strings.Count(string(table), "\n") != 1 {
 		t.Errorf("weights %q, %v: want s/a only", table, err)
 	}
@@ -148,7 +158,7 @@ func TestObserverCalledOneAtATime(t *testing.T) {
 sleep 30 >/dev/null 2>&1 &
 exit 0
 `
-	if err := os.WriteFile(filepath.Join(o.RepoRoot, "s.sh"), []byte(script), 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(o.Target.RepoRoot, "s.sh"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	o.GPUs = "3"
@@ -192,7 +202,7 @@ func TestCancelAfterItems(t *testing.T) {
 	o := repo(t, "s s.log list s.sh\n")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	path := filepath.Join(o.RepoRoot, "w.txt")
+	path := filepath.Join(o.Target.RepoRoot, "w.txt")
 	o.Store = func(_, _, _ string) weights.Store {
 		return cancelOnSave{File: weights.File{Path: path}, cancel: cancel}
 	}
@@ -217,7 +227,7 @@ func TestCancelAfterItems(t *testing.T) {
 // it NOT written, and the link is as it was.
 func TestUnreadableTableNotWritten(t *testing.T) {
 	o := repo(t, "s s.log list s.sh\n")
-	o.WeightsPath = filepath.Join(o.RepoRoot, "w.txt")
+	o.WeightsPath = filepath.Join(o.Target.RepoRoot, "w.txt")
 	if err := os.Symlink("w.txt", o.WeightsPath); err != nil {
 		t.Fatal(err)
 	}
@@ -261,12 +271,12 @@ func TestJUnitInLogDir(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			o := repo(t, "s s.log list s.sh\n")
-			if err := os.WriteFile(filepath.Join(o.RepoRoot, "s.sh"), []byte(script), 0o755); err != nil {
+			if err := os.WriteFile(filepath.Join(o.Target.RepoRoot, "s.sh"), []byte(script), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			o.JUnitInLogDir = tt.inLogDir
+			o.JUnit.InLogDir = tt.inLogDir
 			if tt.prefix != "" {
-				o.Env = append(o.Env, "JUNITXML_PREFIX="+tt.prefix)
+				o.Target.Env = append(o.Target.Env, "JUNITXML_PREFIX="+tt.prefix)
 			}
 			res, err := Run(context.Background(), o)
 			if err != nil {
@@ -278,7 +288,7 @@ func TestJUnitInLogDir(t *testing.T) {
 			if tt.xmlDir == "" {
 				return
 			}
-			if _, err := os.Stat(filepath.Join(o.RepoRoot, tt.xmlDir, "a.xml")); err != nil {
+			if _, err := os.Stat(filepath.Join(o.Target.RepoRoot, tt.xmlDir, "a.xml")); err != nil {
 				t.Errorf("a's XML: %v", err)
 			}
 			for _, it := range res.Suites[0].Items {
@@ -306,14 +316,14 @@ exit 0
 // keeps its bytes.
 func TestLinksPlantedMidRun(t *testing.T) {
 	o := repo(t, "s s.log list s.sh\n")
-	if err := os.WriteFile(filepath.Join(o.RepoRoot, "s.sh"), []byte(plantScript), 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(o.Target.RepoRoot, "s.sh"), []byte(plantScript), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	precious := t.TempDir()
 	for _, tag := range []string{"a", "b", "c", "d"} {
 		os.WriteFile(filepath.Join(precious, tag), []byte("precious\n"), 0o644)
 	}
-	o.Env = append(o.Env, "PRECIOUS="+precious)
+	o.Target.Env = append(o.Target.Env, "PRECIOUS="+precious)
 	o.GPUs = "4"
 	res, err := Run(context.Background(), o)
 	if err != nil {

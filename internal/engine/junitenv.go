@@ -11,17 +11,17 @@ import (
 
 // junitPrefix is the absolute JUnit prefix from the environment: relative prefixes
 // are taken from the repo root, and the trailing slash is kept. With none there it
-// is <log dir>/junit/ when Options.JUnitInLogDir (the CLI) asks for one, else "".
+// is <log dir>/junit/ when Options.JUnit.InLogDir (the CLI) asks for one, else "".
 func (r *run) junitPrefix() string {
-	p, ok := hook.Env(r.o.Env).Get(r.o.Hooks.JUnitPrefix)
+	p, ok := hook.Env(r.o.Target.Env).Get(r.o.Target.Hooks.JUnitPrefix)
 	if !ok || p == "" {
-		if r.o.JUnitInLogDir {
+		if r.o.JUnit.InLogDir {
 			return r.layout.JUnitDir() + "/"
 		}
 		return ""
 	}
 	if !filepath.IsAbs(p) {
-		p = filepath.Join(r.o.RepoRoot, p)
+		p = filepath.Join(r.o.Target.RepoRoot, p)
 	} else {
 		p = filepath.Clean(p)
 	}
@@ -33,7 +33,7 @@ func (r *run) junitPrefix() string {
 // TE's scripts write <prefix><tag><suffix> and add nothing themselves: with the
 // prefix alone they write files without an extension, which no merge finds.
 func (r *run) junitSuffix() string {
-	if s, ok := hook.Env(r.o.Env).Get(r.o.Hooks.JUnitSuffix); ok && s != "" {
+	if s, ok := hook.Env(r.o.Target.Env).Get(r.o.Target.Hooks.JUnitSuffix); ok && s != "" {
 		return s
 	}
 	return junit.DefaultSuffix

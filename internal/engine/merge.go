@@ -9,7 +9,6 @@ import (
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/junit"
 	"github.com/rocm/sgpu-queue/internal/logdir"
-	"github.com/rocm/sgpu-queue/internal/merge"
 	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/report"
@@ -28,18 +27,18 @@ import (
 // a single run of all the rows would learn), one report, and one merged JUnit file
 // per suite. The exit code is the one a single run of those rows would give. Of
 // o, Merge reads the log dir, weights, JUnit and presentation options; the arch
-// and level are the shards' (o.Level is not read).
+// and level are the shards' (o.Target.Level is not read).
 func Merge(ctx context.Context, o Options, dirs []string) (*Result, error) {
 	r, err := newRun(o)
 	if err != nil {
 		return nil, err
 	}
 	r.obs.Phase(0, "read the shards' log dirs")
-	shards, warns, err := merge.Read(dirs, o.AllowMixed, o.Face.Enable("allow-mixed"))
+	shards, warns, err := shard.ReadLogDirs(dirs, o.AllowMixed, o.Face.Enable("allow-mixed"))
 	if err != nil {
 		return nil, usage(err)
 	}
-	if s, same := merge.SameDir(r.o.LogDir, shards); same {
+	if s, same := shard.SameDir(r.o.LogDir, shards); same {
 		return nil, usage(fmt.Errorf("%s is the log dir of shard %d: merge into another "+
 			"(a log dir is claimed, and the shard's files would be deleted)",
 			r.o.Face.Given("log-dir", r.o.LogDir), s.Number))
@@ -66,7 +65,7 @@ func Merge(ctx context.Context, o Options, dirs []string) (*Result, error) {
 
 	r.obs.Phase(2, "merge the shards")
 	store, table := r.loadTable(ctx, first.Arch, first.Level, "learning into an empty one")
-	m := merge.Build(shards, table, first.DefaultWeight)
+	m := shard.Merge(shards, table, first.DefaultWeight)
 	for _, w := range m.Warnings {
 		r.warn(w)
 	}
@@ -84,7 +83,7 @@ func Merge(ctx context.Context, o Options, dirs []string) (*Result, error) {
 	}
 	run.Meta.ForeignCwd = claim.ForeignCwd
 	run.Meta.BaseTests = r.o.BaseTests
-	// Each shard's quarantined GPUs, named with their shard (merge.Build), are the
+	// Each shard's quarantined GPUs, named with their shard (shard.Merge), are the
 	// merged run's: the summary and the action's outputs say them as a run's.
 	r.res.Quarantined = run.Meta.Quarantined
 	r.printShards(run)
@@ -100,7 +99,7 @@ func Merge(ctx context.Context, o Options, dirs []string) (*Result, error) {
 		t, changes, pruned := r.learnPooled(stored, run, m.Census, shards)
 		return learned{table: t, changes: changes, pruned: pruned}
 	})
-	run.Meta.Merge.Advice = merge.Advice(run, run.Meta.Merge.Shards, gpusPerShard(m))
+	run.Meta.Merge.Advice = shard.MergeAdvice(run, run.Meta.Merge.Shards, gpusPerShard(m))
 	r.writeMeta(&run.Meta)
 
 	r.obs.Phase(7, "report")
@@ -132,7 +131,7 @@ func Merge(ctx context.Context, o Options, dirs []string) (*Result, error) {
 // them (weights.SplitPool). Shards that ran on pools of different sizes teach
 // those items nothing, with a warning: one weight cannot hold two sizes.
 func (r *run) learnPooled(table *weights.Table, run *record.Run, census weights.Census,
-	shards []*merge.Shard) (*weights.Table, []record.Change, []string) {
+	shards []*shard.LogDir) (*weights.Table, []record.Change, []string) {
 	pooled, sizes := map[string]bool{}, map[int]bool{}
 	for _, s := range shards {
 		for _, k := range s.Run.Meta.Pooled {
@@ -162,7 +161,7 @@ func (r *run) learnPooled(table *weights.Table, run *record.Run, census weights.
 // so that merging again learns nothing new; then the shard runs are marked
 // learned in the table.
 // The rows of the items of skipKeys teach nothing.
-func (r *run) learnShards(table *weights.Table, run *record.Run, census weights.Census, shards []*merge.Shard,
+func (r *run) learnShards(table *weights.Table, run *record.Run, census weights.Census, shards []*shard.LogDir,
 	skipKeys map[string]bool) ([]record.Change, []string) {
 	done := map[int]bool{}
 	var ids []string
@@ -190,7 +189,7 @@ func (r *run) learnShards(table *weights.Table, run *record.Run, census weights.
 
 // warnPlanPools warns of each shard that ran on another number of GPUs than the
 // plan was made for.
-func (r *run) warnPlanPools(p *shard.Plan, shards []*merge.Shard) {
+func (r *run) warnPlanPools(p *shard.Plan, shards []*shard.LogDir) {
 	for _, s := range shards {
 		sh := s.Run.Meta.Shard
 		file := ""
@@ -198,7 +197,7 @@ func (r *run) warnPlanPools(p *shard.Plan, shards []*merge.Shard) {
 			file = sh.Plan.File
 		}
 		whose := fmt.Sprintf("shard %d/%d's pool (%s)", s.Number, sh.Shards, textfmt.Printable(s.Dir))
-		if w := planPoolWarning(p, file, whose, s.Run.Meta.GPUs); w != "" && len(s.Run.Meta.GPUs) > 0 {
+		if w := shard.PoolWarning(p, file, whose, s.Run.Meta.GPUs); w != "" && len(s.Run.Meta.GPUs) > 0 {
 			r.warn(w)
 		}
 	}
@@ -206,7 +205,7 @@ func (r *run) warnPlanPools(p *shard.Plan, shards []*merge.Shard) {
 
 // gpusPerShard is the runner size the advice plans for: the plan's, else the
 // largest shard's.
-func gpusPerShard(m *merge.Result) int {
+func gpusPerShard(m *shard.Merged) int {
 	if m.Plan != nil {
 		return m.Plan.GPUs
 	}
@@ -238,7 +237,7 @@ func (r *run) printShards(run *record.Run) {
 
 // writeMerged writes the merged run's files: queue, census, timings and outcomes,
 // each item's shard, the plan, run.json, and the shards' item logs.
-func (r *run) writeMerged(m *merge.Result, shards []*merge.Shard) error {
+func (r *run) writeMerged(m *shard.Merged, shards []*shard.LogDir) error {
 	run, l := m.Run, r.layout
 	for _, f := range []struct {
 		path string
@@ -248,7 +247,7 @@ func (r *run) writeMerged(m *merge.Result, shards []*merge.Shard) error {
 			return r.stateError(err)
 		}
 	}
-	if _, from := merge.PlanOf(shards); from != nil {
+	if _, from := shard.PlanOf(shards); from != nil {
 		if data, err := safefs.ReadFile(logdir.Layout{Root: from.Run.Dir}.PlanJSON()); err == nil {
 			if err := l.WriteFile(l.PlanJSON(), data); err != nil {
 				return r.stateError(err)
@@ -268,7 +267,7 @@ func (r *run) writeMerged(m *merge.Result, shards []*merge.Shard) error {
 		r.lost("the merged attempts", l.AttemptsTSV(), err)
 	}
 	r.writeMeta(&run.Meta)
-	n, err := merge.CopyLogs(shards, l)
+	n, err := shard.CopyLogs(shards, l)
 	if err != nil {
 		r.lost("item logs of the shards", l.ItemsDir(), err)
 	}
@@ -279,7 +278,7 @@ func (r *run) writeMerged(m *merge.Result, shards []*merge.Shard) error {
 // combineJUnit writes one JUnit file per suite from the shards' merged files,
 // with an error case for each item whose shard never reported, and one for a
 // suite whose listing or setup failed on a shard.
-func (r *run) combineJUnit(ctx context.Context, m *merge.Result) {
+func (r *run) combineJUnit(ctx context.Context, m *shard.Merged) {
 	k := m.Run.Meta.Merge.Shards
 	r.writeJUnit(ctx, func(s verdict.Suite) (*junit.Doc, error) {
 		var parts []junit.Part

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"slices"
 	"syscall"
 
 	"github.com/rocm/sgpu-queue/internal/adapter"
@@ -15,6 +14,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/record"
+	"github.com/rocm/sgpu-queue/internal/runenv"
 	"github.com/rocm/sgpu-queue/internal/safefs"
 )
 
@@ -23,14 +23,13 @@ import (
 // undoes what it opened.
 func (r *run) readConfig(ctx context.Context) (suites []config.Suite, pool gpu.Pool, release func(), err error) {
 	r.obs.Phase(0, "read the config")
-	suites, err = config.Load(slices.Concat(r.o.Configs, r.o.MGPUConfigs))
-	config.MarkQueues(suites, r.o.Queue, r.o.MGPUConfigs)
-	check := r.o.CheckCommands && r.o.Container == ""
+	suites, err = r.o.Configs.Load()
+	check := r.o.CheckCommands && r.o.Target.Container == ""
 	var once error
 	if check {
 		once = r.checkOnce()
 	}
-	if err = errors.Join(err, config.Resolve(suites, r.o.RepoRoot, check), adapter.Check(suites), r.readSharding(), once); err != nil {
+	if err = errors.Join(err, config.Resolve(suites, r.o.Target.RepoRoot, check), adapter.Check(suites), r.readSharding(), once); err != nil {
 		return nil, pool, nil, usage(err)
 	}
 	r.res.Configs = map[string]config.Suite{}
@@ -43,18 +42,18 @@ func (r *run) readConfig(ctx context.Context) (suites []config.Suite, pool gpu.P
 	if len(suites) == 0 {
 		return nil, pool, func() {}, nil // nothing selected: no GPU needed (run.noneSelected)
 	}
-	target, err := OpenTarget(ctx, r.o, r.warn, r.o.RepoRoot, r.o.LogDir)
+	t, err := runenv.Open(ctx, r.o.Face, r.o.Target, r.warn, r.o.Target.RepoRoot, r.o.LogDir)
 	if err != nil {
 		return nil, pool, nil, usage(err)
 	}
-	release = func() { target.Close() }
+	release = func() { t.Close() }
 	fail := func(err error) ([]config.Suite, gpu.Pool, func(), error) {
 		release()
 		return nil, pool, nil, usage(err)
 	}
-	r.target = target // where every command runs from here on, as one value
-	if target.Root != "" {
-		r.printf("  commands run in container %s (repo root there: %s)\n", r.o.Container, target.Root)
+	r.target = t // where every command runs from here on, as one value
+	if t.Root != "" {
+		r.printf("  commands run in container %s (repo root there: %s)\n", r.o.Target.Container, t.Root)
 	}
 	for _, s := range suites {
 		words := s.Args
@@ -67,7 +66,7 @@ func (r *run) readConfig(ctx context.Context) (suites []config.Suite, pool gpu.P
 		}
 		r.printf("  %-12s %-6s %s   (%s)%s\n", s.Label, s.Mode, config.QuoteWords(words), s.Where(), queue)
 	}
-	if err = r.envScript(ctx); err != nil {
+	if err = runenv.ApplyEnvScript(ctx, r.o.Face, r.o.Target, t, r.out, r.warn); err != nil {
 		release()
 		return nil, pool, nil, err
 	}
@@ -81,7 +80,7 @@ func (r *run) readConfig(ctx context.Context) (suites []config.Suite, pool gpu.P
 		release()
 		return nil, pool, nil, err
 	}
-	r.printf("  level %s, log dir %s\n", r.o.Level, r.o.LogDir)
+	r.printf("  level %s, log dir %s\n", r.o.Target.Level, r.o.LogDir)
 	if !r.o.DryRun {
 		if err := r.checkJUnit(labels(suites), true); err != nil {
 			return fail(err)
@@ -92,7 +91,7 @@ func (r *run) readConfig(ctx context.Context) (suites []config.Suite, pool gpu.P
 			return fail(r.logDirError(err))
 		}
 		r.foreignCwd = claim.ForeignCwd
-		release = func() { lock.Release(); target.Close() }
+		release = func() { lock.Release(); t.Close() }
 	}
 	return suites, pool, release, nil
 }
@@ -100,7 +99,7 @@ func (r *run) readConfig(ctx context.Context) (suites []config.Suite, pool gpu.P
 // itemPorts gives each GPU of the pool the PET_MASTER_PORT of an item that starts
 // on it (docs/hooks.md "Ports").
 func (r *run) itemPorts(pool gpu.Pool) (map[string]int, error) {
-	fromEnv, _ := hook.Env(r.o.Env).Get(hook.PortBaseVar)
+	fromEnv, _ := hook.Env(r.o.Target.Env).Get(hook.PortBaseVar)
 	option := r.o.Face.Name("port-base")
 	base, err := hook.PortBase(r.o.PortBase, option, fromEnv)
 	if err != nil {
@@ -112,7 +111,7 @@ func (r *run) itemPorts(pool gpu.Pool) (map[string]int, error) {
 // detect finds the GPU pool and the arch where the items run.
 func (r *run) detect(ctx context.Context) (gpu.Pool, error) {
 	pool, err := gpu.Detect(ctx, gpu.Options{Face: r.o.Face, Explicit: r.o.GPUs, Arch: r.o.Arch,
-		PinVar: r.o.Hooks.Pin, Env: r.target.Env, Exec: r.target.Exec})
+		PinVar: r.o.Target.Hooks.Pin, Env: r.target.Env, Exec: r.target.Exec})
 	if err != nil {
 		return pool, err
 	}
@@ -132,7 +131,7 @@ func (r *run) detect(ctx context.Context) (gpu.Pool, error) {
 // claim is queue/run.json from phase 0 until phase 4 writes the rest: it marks the
 // log dir as this tool's and records the suites whose files a next run may delete.
 func (r *run) claim(suites []config.Suite, pool gpu.Pool) *record.Meta {
-	m := &record.Meta{Tool: logdir.ToolName, GPUs: pool.IDs, PinVar: pool.PinVar, Arch: pool.Arch, Level: r.o.Level,
+	m := &record.Meta{Tool: logdir.ToolName, GPUs: pool.IDs, PinVar: pool.PinVar, Arch: pool.Arch, Level: r.o.Target.Level,
 		Shard: r.shardRecord(suites), Roots: r.roots(), ForeignCwd: r.foreignCwd, BaseTests: r.o.BaseTests}
 	for _, s := range suites {
 		m.Suites = append(m.Suites, record.MetaSuite{Label: s.Label, LogFile: s.LogFile, Mode: string(s.Mode)})
@@ -146,8 +145,8 @@ func (r *run) claim(suites []config.Suite, pool gpu.Pool) *record.Meta {
 // roots are the repo root and, with a target container, its path there (run.json's
 // roots).
 func (r *run) roots() []string {
-	roots := []string{r.o.RepoRoot}
-	if p, err := r.mapPath(r.o.RepoRoot); err == nil && p != r.o.RepoRoot {
+	roots := []string{r.o.Target.RepoRoot}
+	if p, err := r.mapPath(r.o.Target.RepoRoot); err == nil && p != r.o.Target.RepoRoot {
 		roots = append(roots, p)
 	}
 	return roots

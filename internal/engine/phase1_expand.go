@@ -37,10 +37,10 @@ type expansion struct {
 // the kind of GPU the items will get. A dry run runs setup= too: the listing needs it.
 func (r *run) expand(ctx context.Context, suites []config.Suite, pool gpu.Pool) (*expansion, error) {
 	req := expand.Request{
-		Suites: suites, Exec: r.target.Exec, Hooks: r.o.Hooks, Level: r.o.Level, Dir: r.o.RepoRoot,
+		Suites: suites, Exec: r.target.Exec, Hooks: r.o.Target.Hooks, Level: r.o.Target.Level, Dir: r.o.Target.RepoRoot,
 		Env:     r.target.Env.With(pool.Pin(pool.IDs[0])...),
 		Pin:     func(s config.Suite) []string { return suitePin(s, pool) },
-		Timeout: r.o.ListTimeout, SetupTimeout: r.o.SetupTimeout,
+		Timeout: r.o.Target.ListTimeout, SetupTimeout: r.o.Target.SetupTimeout,
 		// A dry run writes nothing: the listings' stderr is not kept (a failed
 		// listing still shows its tail in the error), never held in memory.
 		Log: io.Discard,
@@ -116,71 +116,18 @@ func (r *run) printSetup(st expand.SetupRun) {
 	r.printf("\n")
 }
 
-// checkWidths fits the items to a pool of gpus GPUs (fitWidths), warning of each
+// checkWidths fits the items to a pool of gpus GPUs (schedule.FitWidths), warning of each
 // width clamped.
 func (r *run) checkWidths(plan []schedule.Item, e *expansion, gpus int) error {
 	sized := func(it schedule.Item) bool {
 		_, ok := e.work[it.Seq].Adapter.(adapter.Sized)
 		return ok
 	}
-	warns, err := fitWidths(plan, e.suites, sized, gpus, r.o.Face)
+	warns, err := schedule.FitWidths(plan, e.suites, sized, gpus, r.o.Face)
 	for _, w := range warns {
 		r.warn(w)
 	}
 	return err
-}
-
-// fitWidths is the one rule run and plan fit items to a pool of gpus GPUs by. A
-// width a suite declares (its listing line's count, its config's gpus=) above the
-// pool is clamped to the pool with a warning naming the item, or the suite when its
-// gpus= says it (TE's rule: the test skips the cases that need more GPUs;
-// docs/config.md "Mode options"). An item of a tool that takes its count as given
-// (sized: a ctest test's RESOURCE_GROUPS, adapter.Sized) cannot run on fewer: it is
-// refused, naming each (up to a few).
-func fitWidths(plan []schedule.Item, suites map[string]config.Suite, sized func(schedule.Item) bool, gpus int,
-	face optname.Face) (warns []string, err error) {
-	var errs []error
-	refused, clamped := 0, 0
-	bySuite := map[string]int{} // label → items clamped by its gpus=
-	var labels []string         // those suites, in the order of their first item
-	for i := range plan {
-		it := &plan[i]
-		if it.Width() <= gpus {
-			continue
-		}
-		s := suites[it.Label]
-		if !sized(*it) {
-			width := it.Width()
-			it.GPUs, it.AllGPUs = gpus, false
-			if width == s.Options.GPUs {
-				if bySuite[s.Label]++; bySuite[s.Label] == 1 {
-					labels = append(labels, s.Label)
-				}
-			} else if clamped++; clamped <= 5 {
-				warns = append(warns, fmt.Sprintf("item %s declares %d GPUs (its listing line) but the pool has %d: it runs on %d, so cases "+
-					"that need more skip", textfmt.Printable(it.Key()), width, gpus, gpus))
-			}
-			continue
-		}
-		if refused++; refused > 5 {
-			continue
-		}
-		errs = append(errs, fmt.Errorf("item %s needs %d GPUs but the pool has %d (its own metadata asks for %d (a ctest test's "+
-			"RESOURCE_GROUPS)): lower its count, or run on more GPUs (%s)",
-			textfmt.Printable(it.Key()), it.Width(), gpus, it.Width(), face.Name("gpus")))
-	}
-	if clamped > 5 {
-		warns = append(warns, fmt.Sprintf("and %d more item(s) declared wider than the pool run on %d GPUs", clamped-5, gpus))
-	}
-	for _, l := range labels {
-		s := suites[l]
-		warns = append(warns, fmt.Sprintf("suite %q says gpus=%d at %s but the pool has %d: its %s run on %d, so cases that need more skip",
-			s.Label, s.Options.GPUs, s.Where(), gpus, textfmt.Count(bySuite[l], "item"), gpus))
-	}
-	if refused > 5 {
-		errs = append(errs, fmt.Errorf("and %d more item(s) wider than the pool", refused-5))
-	}
-	return warns, errors.Join(errs...)
 }
 
 // junitOptional reads the --junit-optional patterns (docs/outcomes.md).

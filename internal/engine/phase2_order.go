@@ -35,7 +35,7 @@ func (r *run) order(ctx context.Context, exp *expansion, pool gpu.Pool) (*ordere
 	r.obs.Phase(2, "weigh and order the queue")
 	r.narrow(exp, pool.Arch)
 	o := &ordered{plan: exp.items}
-	store, stored := r.loadTable(ctx, pool.Arch, r.o.Level, "ordering without it")
+	store, stored := r.loadTable(ctx, pool.Arch, r.o.Target.Level, "ordering without it")
 	pooled := pooledKeys(o.plan)
 	o.seeds = r.seedTE(ctx, stored, exp, pool, pooled)
 	o.store, o.stored, o.pool = store, stored, weights.SplitPool(stored, pooled, len(pool.IDs))
@@ -63,7 +63,7 @@ func (r *run) weightsPath(arch, level string) string {
 	if r.o.WeightsPath != "" {
 		return r.o.WeightsPath
 	}
-	return weights.DefaultPath(r.o.RepoRoot, arch, level)
+	return weights.DefaultPath(r.o.Target.RepoRoot, arch, level)
 }
 
 // loadTable chooses the weight table's store for arch and level (a run's, or the

@@ -50,12 +50,12 @@ func (e *onceError) Unwrap() error { return e.err }
 func (r *run) onceCommand(kind onceKind, words []string, pool gpu.Pool, w io.Writer) executor.Command {
 	path := words[0]
 	if strings.Contains(path, "/") && !filepath.IsAbs(path) {
-		path = filepath.Join(r.o.RepoRoot, path)
+		path = filepath.Join(r.o.Target.RepoRoot, path)
 	}
-	env := r.o.Hooks.AdapterEnv(r.target.Env, r.o.Level).With(pool.Pin(pool.IDs[0])...)
+	env := r.o.Target.Hooks.AdapterEnv(r.target.Env, r.o.Target.Level).With(pool.Pin(pool.IDs[0])...)
 	return executor.Command{
 		Name: fmt.Sprintf("%s command", kind), Path: path, Args: words[1:],
-		Env: env, Dir: r.o.RepoRoot, Stdout: w, Stderr: w,
+		Env: env, Dir: r.o.Target.RepoRoot, Stdout: w, Stderr: w,
 	}
 }
 
@@ -72,7 +72,7 @@ func (r *run) checkOnce() error {
 		if len(c.words) == 0 {
 			continue
 		}
-		if err := onceProgram(r.o.RepoRoot, c.words[0]); err != nil {
+		if err := onceProgram(r.o.Target.RepoRoot, c.words[0]); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", r.o.Face.Given(string(c.kind), config.QuoteWords(c.words)), err))
 		}
 	}
@@ -119,7 +119,7 @@ func (r *run) runOnce(ctx context.Context, kind onceKind, words []string, pool g
 	t := &textfmt.Tail{}
 	console := &textfmt.Prefixer{W: r.out, Prefix: "    | "}
 	defer console.Flush()
-	sctx, cancel := executor.Deadline(ctx, r.o.SetupTimeout, errSetupDeadline)
+	sctx, cancel := executor.Deadline(ctx, r.o.Target.SetupTimeout, errSetupDeadline)
 	defer cancel()
 	res, err := r.target.Exec.Run(sctx, r.onceCommand(kind, words, pool, io.MultiWriter(f, t, console)))
 	what := fmt.Sprintf("%s %s", r.o.Face.Name(string(kind)), config.QuoteWords(words))
@@ -127,7 +127,7 @@ func (r *run) runOnce(ctx context.Context, kind onceKind, words []string, pool g
 	case err != nil:
 		return "", fmt.Errorf("%s could not run: %w", what, err)
 	case res.Cancelled && executor.PastDeadline(ctx, sctx, errSetupDeadline):
-		return t.String(), fmt.Errorf("%s did not end within %s (%s) and was stopped; log %s", what, r.o.SetupTimeout,
+		return t.String(), fmt.Errorf("%s did not end within %s (%s) and was stopped; log %s", what, r.o.Target.SetupTimeout,
 			r.o.Face.Name("setup-timeout"), r.rel(path))
 	case res.Cancelled || ctx.Err() != nil:
 		return t.String(), fmt.Errorf("%s cancelled: %w", what, context.Canceled)

@@ -54,8 +54,8 @@ func (r *run) setup(ctx context.Context, suites []config.Suite, pool gpu.Pool, p
 		}
 		tail := &textfmt.Tail{}
 		w := io.MultiWriter(f, tail)
-		run := adapter.Run{Dir: r.o.RepoRoot, Stdout: w, Stderr: w,
-			Hook: adapter.Hook{Names: r.o.Hooks, Level: r.o.Level, Base: r.target.Env.With(r.o.SetupEnv...), Pin: suitePin(s, pool)}}
+		run := adapter.Run{Dir: r.o.Target.RepoRoot, Stdout: w, Stderr: w,
+			Hook: adapter.Hook{Names: r.o.Target.Hooks, Level: r.o.Target.Level, Base: r.target.Env.With(r.o.SetupEnv...), Pin: suitePin(s, pool)}}
 		if run.JUnitDir, err = r.suiteJUnitDir(s.Label); err != nil {
 			f.Close()
 			return err
@@ -63,7 +63,7 @@ func (r *run) setup(ctx context.Context, suites []config.Suite, pool gpu.Pool, p
 		run.JUnitSuffix = r.junitSuffix()
 		c := su.SetupCommand(run)
 		c.Name = fmt.Sprintf("suite %q setup", s.Label)
-		sctx, cancel := executor.Deadline(ctx, r.o.SetupTimeout, errSetupDeadline)
+		sctx, cancel := executor.Deadline(ctx, r.o.Target.SetupTimeout, errSetupDeadline)
 		res, err := r.target.Exec.Run(sctx, c)
 		timedOut := res.Cancelled && executor.PastDeadline(ctx, sctx, errSetupDeadline)
 		cancel()
@@ -71,16 +71,16 @@ func (r *run) setup(ctx context.Context, suites []config.Suite, pool gpu.Pool, p
 		switch {
 		case err != nil:
 			return &setupError{label: s.Label, err: fmt.Errorf("%s: suite %q setup (%s=1) could not run: %w", s.Where(), s.Label,
-				r.o.Hooks.SetupOnly, err)}
+				r.o.Target.Hooks.SetupOnly, err)}
 		case timedOut:
 			return &setupError{label: s.Label, tail: tail.String(),
 				err: fmt.Errorf("%s: suite %q setup (%s=1) did not end within %s (setup-timeout) and was stopped; log %s:\n%s", s.Where(), s.Label,
-					r.o.Hooks.SetupOnly, r.o.SetupTimeout, r.rel(path), textfmt.Indent(tail.String()))}
+					r.o.Target.Hooks.SetupOnly, r.o.Target.SetupTimeout, r.rel(path), textfmt.Indent(tail.String()))}
 		case res.Cancelled || ctx.Err() != nil:
 			return fmt.Errorf("suite %q setup cancelled", s.Label)
 		case res.ExitCode != 0:
 			return &setupError{label: s.Label, tail: tail.String(),
-				err: fmt.Errorf("%s: suite %q setup (%s=1) exited with %d; log %s:\n%s", s.Where(), s.Label, r.o.Hooks.SetupOnly, res.ExitCode,
+				err: fmt.Errorf("%s: suite %q setup (%s=1) exited with %d; log %s:\n%s", s.Where(), s.Label, r.o.Target.Hooks.SetupOnly, res.ExitCode,
 					r.rel(path), textfmt.Indent(tail.String()))}
 		}
 		r.printf("  %-12s setup ok  → %s\n", s.Label, r.rel(path))

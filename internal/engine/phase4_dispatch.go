@@ -26,7 +26,7 @@ func (r *run) meta(suites []config.Suite, pool gpu.Pool) *record.Meta {
 		// root is named relative to it: the report shows no runner's path.
 		m.Weights = r.rel(r.weights.String())
 	}
-	m.Retries, m.FlakyIsFailure, m.TimeoutFactor, m.Policy = r.o.Retries, r.o.FlakyIsFailure, r.o.Timeout.Factor, r.policy
+	m.Retries, m.FlakyIsFailure, m.TimeoutFactor, m.Policy = r.o.Dispatch.Retries, r.o.Dispatch.FlakyIsFailure, r.o.Dispatch.Timeout.Factor, r.policy
 	r.markNotRerun(m)
 	return m
 }
@@ -49,12 +49,12 @@ func (r *run) dispatch(ctx context.Context, items []expand.Item, q schedule.Sche
 	meta.Started = time.Now()
 	r.writeMeta(meta)
 	cfg := dispatch.Config{
-		Exec: r.target.Exec, Layout: r.layout, Hooks: r.o.Hooks, Env: r.target.Env, Level: r.o.Level,
+		Exec: r.target.Exec, Layout: r.layout, Hooks: r.o.Target.Hooks, Env: r.target.Env, Level: r.o.Target.Level,
 		GPUs: pool.IDs, PinVar: pool.PinVar, AlsoPin: pool.AlsoPin, Ports: r.ports, JUnitPrefix: prefix, JUnitSuffix: suffix,
 		JUnitOptional: r.optional,
 		JUnitRoot:     r.junitPrefixRoot(), Lost: r.lost,
-		MapPath: r.target.MapPath, Dir: r.o.RepoRoot, Attempts: aw, Console: r.out, Warn: r.warn, Start: meta.Started,
-		Timeout: r.o.Timeout, Retries: r.o.Retries, Quarantine: r.o.Quarantine,
+		MapPath: r.target.MapPath, Dir: r.o.Target.RepoRoot, Attempts: aw, Console: r.out, Warn: r.warn, Start: meta.Started,
+		Policy: r.o.Dispatch,
 	}
 	return dispatch.Run(ctx, cfg, items, q), nil
 }

@@ -15,8 +15,8 @@ import (
 // shard's rows (a shard that saved would have them learned twice).
 func (r *run) learn(ctx context.Context, o *ordered, e *expansion) ([]record.Change, []string) {
 	if r.shard != nil {
-		r.printf("  shard %d/%d: the weight table is left as it is: sgpu-queue merge learns once from every shard's rows\n", r.shard.shard,
-			r.shard.shards)
+		r.printf("  shard %d/%d: the weight table is left as it is: sgpu-queue merge learns once from every shard's rows\n", r.shard.Shard,
+			r.shard.Shards)
 		return nil, nil
 	}
 	if r.rerun != nil {

@@ -102,11 +102,11 @@ func (l junitLog) Rel(path string) string            { return l.r.rel(path) }
 
 // junitDir is where the merged files go.
 func (r *run) junitDir() string {
-	switch dir := r.o.JUnitDir; {
+	switch dir := r.o.JUnit.Dir; {
 	case dir == "":
-		return filepath.Join(r.o.RepoRoot, "test-results", "junit")
+		return filepath.Join(r.o.Target.RepoRoot, "test-results", "junit")
 	case !filepath.IsAbs(dir):
-		return filepath.Join(r.o.RepoRoot, dir)
+		return filepath.Join(r.o.Target.RepoRoot, dir)
 	default:
 		return dir
 	}

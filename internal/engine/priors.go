@@ -25,11 +25,11 @@ func (r *run) priors(o *ordered, e *expansion, pool gpu.Pool) {
 	if len(keys) == 0 {
 		return
 	}
-	skip := []string{r.weightsPath(pool.Arch, r.o.Level)}
+	skip := []string{r.weightsPath(pool.Arch, r.o.Target.Level)}
 	for _, q := range runQueues(e.suites) {
-		skip = append(skip, weights.TEPath(r.o.RepoRoot, q, pool.Arch, r.o.Level, len(pool.IDs)))
+		skip = append(skip, weights.TEPath(r.o.Target.RepoRoot, q, pool.Arch, r.o.Target.Level, len(pool.IDs)))
 	}
-	others, warns := weights.OtherTables(r.o.RepoRoot, pool.Arch, r.o.Level, skip)
+	others, warns := weights.OtherTables(r.o.Target.RepoRoot, pool.Arch, r.o.Target.Level, skip)
 	for _, w := range warns {
 		r.warn(w)
 	}

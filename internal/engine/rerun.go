@@ -47,7 +47,7 @@ type prior struct {
 
 // rerunFiles names the re-run state of one TE queue for this run's arch and level.
 func (r *run) rerunFiles(queue, arch string) rerun.Files {
-	return rerun.Files{Root: r.o.RepoRoot, Queue: queue, Arch: arch, Level: r.o.Level}
+	return rerun.Files{Root: r.o.Target.RepoRoot, Queue: queue, Arch: arch, Level: r.o.Target.Level}
 }
 
 // runQueues are the TE queues of suites (config.Suite.Queue), each once, sorted.
@@ -66,8 +66,8 @@ func runQueues(suites map[string]config.Suite) []string {
 // and, unless a dry run, a refusal (exit 2) of any symlink, FIFO or other
 // non-regular file where the run will write its state (docs/reruns.md#links).
 func (r *run) prepareRerun(ctx context.Context, suites []config.Suite, arch string) error {
-	sha, _ := hook.Env(r.o.Env).Get("GITHUB_SHA")
-	code, err := rerun.Code(ctx, r.o.RepoRoot, sha, r.stateDirs(arch))
+	sha, _ := hook.Env(r.o.Target.Env).Get("GITHUB_SHA")
+	code, err := rerun.Code(ctx, r.o.Target.RepoRoot, sha, r.stateDirs(arch))
 	if err != nil {
 		r.warn(fmt.Sprintf("the code this run tests is not known (%v): the re-run state is keyed without it, "+
 			"as outside a git checkout; set GITHUB_SHA to the commit to key it", err))
@@ -92,12 +92,12 @@ func (r *run) prepareRerun(ctx context.Context, suites []config.Suite, arch stri
 // the code's diff leaves them out (relative to the root).
 func (r *run) stateDirs(arch string) []string {
 	var out []string
-	for _, p := range []string{filepath.Join(r.o.RepoRoot, rerun.Dir), filepath.Dir(r.weightsPath(arch, r.o.Level)),
+	for _, p := range []string{filepath.Join(r.o.Target.RepoRoot, rerun.Dir), filepath.Dir(r.weightsPath(arch, r.o.Target.Level)),
 		r.o.LogDir, r.junitDir(), r.junitPrefix()} {
 		if p == "" {
 			continue
 		}
-		if rel, err := filepath.Rel(r.o.RepoRoot, p); err == nil && rel != "." && filepath.IsLocal(rel) && !slices.Contains(out, rel) {
+		if rel, err := filepath.Rel(r.o.Target.RepoRoot, p); err == nil && rel != "." && filepath.IsLocal(rel) && !slices.Contains(out, rel) {
 			out = append(out, rel)
 		}
 	}
@@ -142,7 +142,7 @@ func (r *run) readPrior(q, arch string) *prior {
 		return &prior{}
 	}
 	st, serr := rerun.ReadState(f.State())
-	want := rerun.StateKey{Queue: q, Arch: arch, Level: r.o.Level, Code: r.reruns.code}
+	want := rerun.StateKey{Queue: q, Arch: arch, Level: r.o.Target.Level, Code: r.reruns.code}
 	trust, why := st.Check(want, list)
 	if serr != nil {
 		why = serr.Error()
@@ -278,7 +278,7 @@ func (r *run) carry(e *expansion, n rerun.Narrowing, rr *rerunning) bool {
 	}
 	if len(unknown) > 0 {
 		r.printf("  re-run: the re-run state holds no earlier outcome of %d item(s) of shard %d/%d (%s): running everything, "+
-			"so that merge sees each item of the shard\n", len(unknown), r.shard.shard, r.shard.shards, keyList(unknown))
+			"so that merge sees each item of the shard\n", len(unknown), r.shard.Shard, r.shard.Shards, keyList(unknown))
 		rr.Carried = nil
 		return false
 	}
@@ -293,7 +293,7 @@ func (r *run) owns(q string, k record.ItemID) bool {
 	if known && s.Queue() == q && slices.ContainsFunc(r.unselected, func(u config.Suite) bool { return u.Label == k.Label }) {
 		return false
 	}
-	return r.shard == nil || r.shard.of(k.Key()) == r.shard.shard
+	return r.shard == nil || r.shard.Of(k.Key()) == r.shard.Shard
 }
 
 // keyList names keys, the first few of them.

@@ -70,7 +70,7 @@ func (r *run) saveQueue(q, arch string, failed []record.ItemID, outcomes []recor
 		Failed:   failed,
 		Outcomes: outcomes,
 	})
-	st.StateKey = rerun.StateKey{Queue: q, Arch: arch, Level: r.o.Level, Code: r.reruns.code}
+	st.StateKey = rerun.StateKey{Queue: q, Arch: arch, Level: r.o.Target.Level, Code: r.reruns.code}
 	list := logdir.FormatItems(keys) // TE's failed list: empty when nothing failed
 	st.Failed = rerun.Digest(list)
 	if err := rerun.WriteFile(f.Root, f.Failed(), list); err != nil {
@@ -123,7 +123,7 @@ func (r *run) saveTests(it expand.Item, path, junitFile string) []byte {
 		return nil
 	}
 	data := []byte(strings.Join(tests, "\n") + "\n")
-	if err := rerun.WriteFile(r.o.RepoRoot, path, data); err != nil {
+	if err := rerun.WriteFile(r.o.Target.RepoRoot, path, data); err != nil {
 		r.lost("the re-run tests of "+textfmt.Printable(key.Key()), path, err)
 		return nil
 	}

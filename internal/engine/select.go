@@ -18,6 +18,14 @@ import (
 // sets it); set but empty, it selects none.
 const SuitesVar = "TE_CI_SUITES"
 
+// Selection is --suites: when Given, Labels are the suites that run; without it
+// $TE_CI_SUITES of the environment selects when set (set but empty: none). The
+// others pass without running (docs/config.md "Selecting suites").
+type Selection struct {
+	Labels []string
+	Given  bool
+}
+
 // SuiteNames splits a --suites value: labels separated by white space or commas.
 func SuiteNames(s string) []string {
 	return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
@@ -27,9 +35,9 @@ func SuiteNames(s string) []string {
 // $TE_CI_SUITES) leaves out, in config order; with neither, every suite runs. A
 // name no config defines is an error naming it and the configs.
 func (r *run) selectSuites(all []config.Suite) (run, left []config.Suite, err error) {
-	names, from := r.o.Suites, r.o.Face.Name("suites")
-	if !r.o.SelectSuites {
-		v, set := hook.Env(r.o.Env).Get(SuitesVar)
+	names, from := r.o.Suites.Labels, r.o.Face.Name("suites")
+	if !r.o.Suites.Given {
+		v, set := hook.Env(r.o.Target.Env).Get(SuitesVar)
 		if !set {
 			return all, nil, nil
 		}
@@ -47,7 +55,7 @@ func (r *run) selectSuites(all []config.Suite) (run, left []config.Suite, err er
 	}
 	if len(unknown) > 0 {
 		return nil, nil, fmt.Errorf("%s: no config defines a suite %s (%s define %s): name suites by their labels",
-			from, quoteAll(unknown), strings.Join(slices.Concat(r.o.Configs, r.o.MGPUConfigs), ", "), strings.Join(labels, ", "))
+			from, quoteAll(unknown), strings.Join(r.o.Configs.Paths(), ", "), strings.Join(labels, ", "))
 	}
 	for _, s := range all {
 		if slices.Contains(names, s.Label) {

@@ -23,11 +23,11 @@ func (r *run) junitPrefixRoot() string {
 	if under(r.layout.Root, prefix) {
 		return r.layout.Trusted
 	}
-	return safefs.TrustedRoot(r.o.RepoRoot, prefix)
+	return safefs.TrustedRoot(r.o.Target.RepoRoot, prefix)
 }
 
 // junitDirRoot is the trusted root of the JUnit dir.
-func (r *run) junitDirRoot() string { return safefs.TrustedRoot(r.o.RepoRoot, r.junitDir()) }
+func (r *run) junitDirRoot() string { return safefs.TrustedRoot(r.o.Target.RepoRoot, r.junitDir()) }
 
 // under reports whether p is dir or below it.
 func under(dir, p string) bool {
@@ -75,7 +75,7 @@ func (r *run) checkJUnit(labels []string, prefixed bool) error {
 func (r *run) stateError(err error) error {
 	var se *safefs.Error
 	if errors.As(err, &se) {
-		return se.Rel(r.o.RepoRoot)
+		return se.Rel(r.o.Target.RepoRoot)
 	}
 	return err
 }
@@ -85,7 +85,7 @@ func (r *run) stateError(err error) error {
 func (r *run) pathError(path string, err error) error {
 	var se *safefs.Error
 	if errors.As(err, &se) {
-		return se.Rel(r.o.RepoRoot)
+		return se.Rel(r.o.Target.RepoRoot)
 	}
 	return fmt.Errorf("%s: %w", path, err)
 }
@@ -112,5 +112,5 @@ func (r *run) lostReason(err error) string {
 	if !errors.As(err, &se) {
 		return err.Error()
 	}
-	return se.Rel(r.o.RepoRoot).Error()
+	return se.Rel(r.o.Target.RepoRoot).Error()
 }

@@ -71,8 +71,8 @@ func (r *run) stoppedOnSuite(phase int, suites []config.Suite, pool gpu.Pool, er
 		if werr := r.layout.WriteFile(r.layout.QueueTSV(), nil); werr != nil {
 			r.lost("the empty queue", r.layout.QueueTSV(), werr)
 		}
-		if r.shard != nil && r.shard.raw != nil {
-			if werr := r.layout.WriteFile(r.layout.PlanJSON(), r.shard.raw); werr != nil {
+		if r.shard != nil && r.shard.Raw != nil {
+			if werr := r.layout.WriteFile(r.layout.PlanJSON(), r.shard.Raw); werr != nil {
 				r.lost("the plan's copy", r.layout.PlanJSON(), werr)
 			}
 		}

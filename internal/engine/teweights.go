@@ -29,7 +29,7 @@ func pooledKeys(items []schedule.Item) map[string]bool {
 func (r *run) seedTE(ctx context.Context, t *weights.Table, e *expansion, pool gpu.Pool, pooled map[string]bool) *weights.Table {
 	seeds := weights.New()
 	for _, q := range runQueues(e.suites) {
-		path := weights.TEPath(r.o.RepoRoot, q, pool.Arch, r.o.Level, len(pool.IDs))
+		path := weights.TEPath(r.o.Target.RepoRoot, q, pool.Arch, r.o.Target.Level, len(pool.IDs))
 		added, warns := weights.Seed(ctx, t, path, pooled, len(pool.IDs))
 		for _, w := range warns {
 			r.warn(w)

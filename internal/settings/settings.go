@@ -20,6 +20,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/engine"
 	"github.com/rocm/sgpu-queue/internal/gpu"
 	"github.com/rocm/sgpu-queue/internal/hook"
+	"github.com/rocm/sgpu-queue/internal/runenv"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/shard"
 	"github.com/rocm/sgpu-queue/internal/weights"
@@ -108,11 +109,11 @@ var Knobs = []Knob{
 		Usage: "test level, passed to the suites as `TEST_LEVEL`",
 		Empty: "`$TEST_LEVEL`, else `99`",
 		set: func(o *engine.Options, s string) error {
-			o.Level = s
+			o.Target.Level = s
 			if strings.TrimSpace(s) == "" {
 				return nil
 			}
-			_, err := engine.Level(s, "") // as the run reads it (engine.Settle)
+			_, err := runenv.Level(s, "") // as the run reads it (runenv.Settle)
 			return err
 		},
 	},
@@ -134,7 +135,7 @@ var Knobs = []Knob{
 		Action: "each item's own file goes to `test-results/<label>/<tag>.xml` under the repo root (TE's layout) when the step sets no `JUNITXML_PREFIX`",
 		Empty:  "`test-results/junit` under the repo root",
 		Path:   true,
-		set:    func(o *engine.Options, s string) error { o.JUnitDir = s; return nil },
+		set:    func(o *engine.Options, s string) error { o.JUnit.Dir = s; return nil },
 	},
 	{
 		Name:    "default-weight",
@@ -170,7 +171,10 @@ var Knobs = []Knob{
 		Usage: "run one shard of a job matrix, `I/K` (e.g. `2/3`): the items {plan} gives shard I, and the items the plan does not know " +
 			"by the hash of their key; nothing is learned, the merge of the shards learns from every one (docs/runners.md)",
 		Action: "in mode `run`, e.g. `matrix.shard` of the plan job's `matrix` output; nothing is saved to the cache either",
-		set:    func(o *engine.Options, s string) (err error) { o.Shard, o.Shards, err = shardSpec(s); return err },
+		set: func(o *engine.Options, s string) (err error) {
+			o.Sharding.Shard, o.Sharding.Shards, err = shardSpec(s)
+			return err
+		},
 	},
 	{
 		Name:   "plan",
@@ -179,7 +183,7 @@ var Knobs = []Knob{
 		CLI:    "`sgpu-queue plan` writes it",
 		Action: "mode `plan` writes it there, by default to `plan.json`",
 		Path:   true,
-		set:    func(o *engine.Options, s string) error { o.PlanFile = s; return nil },
+		set:    func(o *engine.Options, s string) error { o.Sharding.PlanFile = s; return nil },
 	},
 	{
 		Name:    "dry-run",
@@ -195,28 +199,28 @@ var Knobs = []Knob{
 			"default socket)",
 		Action: "the job container (its id: `job.container.id` in an expression of your workflow) or one an earlier step started with " +
 			"the GPUs; empty, the commands run in the action's own container, which has no GPU (docs/action.md#a-workflow-in-tes-shape)",
-		set: func(o *engine.Options, s string) error { o.Container = s; return nil },
+		set: func(o *engine.Options, s string) error { o.Target.Container = s; return nil },
 	},
 	{
 		Name:  "container-workdir",
 		Kind:  String,
 		Usage: "the repo root as seen inside that container",
 		Empty: "from the two containers' mounts",
-		set:   func(o *engine.Options, s string) error { o.ContainerWorkdir = s; return nil },
+		set:   func(o *engine.Options, s string) error { o.Target.ContainerWorkdir = s; return nil },
 	},
 	{
 		Name: "pass-env",
 		Kind: Lines,
 		Usage: "with {container}: variables passed into the container besides the hook contract's, names or globs (`HF_TOKEN`, " +
 			"`NVTE_*`); its commands otherwise see the container's own environment, so a secret reaches the tests only through it",
-		set: func(o *engine.Options, s string) error { o.PassEnv = splitLines(s); return nil },
+		set: func(o *engine.Options, s string) error { o.Target.PassEnv = splitLines(s); return nil },
 	},
 	{
 		Name:    "grace",
 		Kind:    Duration,
 		Default: "20s",
 		Usage:   "on cancel or timeout, time between TERM and KILL of a command's processes (`0` = none: KILL at once)",
-		set:     func(o *engine.Options, s string) (err error) { o.Grace, err = duration(s); return err },
+		set:     func(o *engine.Options, s string) (err error) { o.Target.Grace, err = duration(s); return err },
 	},
 	{
 		Name:    "list-timeout",
@@ -224,14 +228,14 @@ var Knobs = []Knob{
 		Default: "10m",
 		Usage: "stop a suite's listing pass that runs longer than this: its process tree is killed and the run stops, naming the " +
 			"suite with the tail of its output; `0` = none",
-		set: func(o *engine.Options, s string) (err error) { o.ListTimeout, err = duration(s); return err },
+		set: func(o *engine.Options, s string) (err error) { o.Target.ListTimeout, err = duration(s); return err },
 	},
 	{
 		Name:    "setup-timeout",
 		Kind:    Duration,
 		Default: "2h",
 		Usage:   "stop a suite's one-time setup (pip installs, a JIT prebuild) that runs longer than this, likewise; `0` = none",
-		set:     func(o *engine.Options, s string) (err error) { o.SetupTimeout, err = duration(s); return err },
+		set:     func(o *engine.Options, s string) (err error) { o.Target.SetupTimeout, err = duration(s); return err },
 	},
 	{
 		Name: "hook-var",
@@ -239,10 +243,10 @@ var Knobs = []Knob{
 		Usage: "rename a hook variable, `KEY=NAME` (e.g. `filter=MY_TEST_FILTER`), KEY one of " + strings.Join(keys(), ", ") +
 			" (docs/hooks.md#renaming-the-variables)",
 		set: func(o *engine.Options, s string) error {
-			o.Hooks = hook.Default()
+			o.Target.Hooks = hook.Default()
 			var errs []error
 			for _, a := range splitLines(s) {
-				errs = append(errs, o.Hooks.Set(a))
+				errs = append(errs, o.Target.Hooks.Set(a))
 			}
 			return errors.Join(errs...)
 		},
@@ -256,7 +260,7 @@ var Knobs = []Knob{
 			if s == "" {
 				return nil
 			}
-			return o.Hooks.Set("pin=" + s)
+			return o.Target.Hooks.Set("pin=" + s)
 		},
 	},
 	{
@@ -266,7 +270,7 @@ var Knobs = []Knob{
 		Usage: "TE's queue the configs are read as: `sgpu` (`TEST_SGPU=1`; an item takes one GPU unless it declares more) or `mgpu` " +
 			"(`TEST_MGPU=1`; an item that declares no width takes the whole pool), docs/hooks.md#queues-sgpu-and-mgpu",
 		set: func(o *engine.Options, s string) error {
-			o.Queue = s
+			o.Configs.Queue = s
 			if s != config.QueueSGPU && s != config.QueueMGPU {
 				return fmt.Errorf("want %s or %s", config.QueueSGPU, config.QueueMGPU)
 			}
@@ -278,7 +282,7 @@ var Knobs = []Knob{
 		Kind:  Lines,
 		Usage: "more configs, read as TE's mGPU queue in the same run as the others: one queue for both",
 		Path:  true,
-		set:   func(o *engine.Options, s string) error { o.MGPUConfigs = splitLines(s); return nil },
+		set:   func(o *engine.Options, s string) error { o.Configs.MGPU = splitLines(s); return nil },
 	},
 	{
 		Name: "suites",
@@ -289,7 +293,7 @@ var Knobs = []Knob{
 		Empty: "`$TE_CI_SUITES` when set, where empty selects none; else every suite",
 		set: func(o *engine.Options, s string) error {
 			if s != "" {
-				o.Suites, o.SelectSuites = engine.SuiteNames(s), true
+				o.Suites.Labels, o.Suites.Given = engine.SuiteNames(s), true
 			}
 			return nil
 		},
@@ -316,7 +320,7 @@ var Knobs = []Knob{
 			"else, e.g. TE's `DIR=$PWD/ci; . ci/_utils.sh`: every variable it exports goes to every command of the run, as to the " +
 			"items of a queue script that sources it; its first line may name the shell (`#!/bin/bash`; default `sh`), and its " +
 			"failure stops the run (docs/hooks.md#the-environment-of-every-command)",
-		set: func(o *engine.Options, s string) error { o.EnvScript = s; return nil },
+		set: func(o *engine.Options, s string) error { o.Target.EnvScript = s; return nil },
 	},
 	{
 		Name: "before",
@@ -340,7 +344,7 @@ var Knobs = []Knob{
 			"variable sgpu-queue sets itself (a hook variable, the GPU pin) is refused",
 		set: func(o *engine.Options, s string) error {
 			o.SetupEnv = splitLines(s) // after hook-var and pin-var: their names are settled
-			return errors.Join(engine.SetupEnvProblems(o.Hooks, o.SetupEnv)...)
+			return errors.Join(engine.SetupEnvProblems(o.Target.Hooks, o.SetupEnv)...)
 		},
 	},
 	{
@@ -350,9 +354,9 @@ var Knobs = []Knob{
 			"alone instead of failing as `no-run`: weight keys, `label/tag`, globs allowed, `*` across `/` too (`torch/*` is every " +
 			"item of suite `torch`); a pattern matching no item is a warning (docs/outcomes.md)",
 		set: func(o *engine.Options, s string) error {
-			o.JUnitOptional = splitLines(s)
+			o.JUnit.Optional = splitLines(s)
 			var errs []error
-			for _, p := range o.JUnitOptional {
+			for _, p := range o.JUnit.Optional {
 				if _, err := weights.ParseKeyPattern(p); err != nil {
 					errs = append(errs, fmt.Errorf("%q: not a glob (%w)", p, err))
 				}
@@ -366,7 +370,7 @@ var Knobs = []Knob{
 		Default: "false",
 		Usage: "let the commands it starts write core files; without it every command runs with `RLIMIT_CORE` 0, as under TE's " +
 			"`ulimit -c 0`, so a crashing test puts no core into the uploaded logs (docs/hooks.md#core-dumps)",
-		set: func(o *engine.Options, s string) (err error) { o.CoreDumps, err = boolean(s); return err },
+		set: func(o *engine.Options, s string) (err error) { o.Target.CoreDumps, err = boolean(s); return err },
 	},
 	{
 		Name:    "full",
@@ -382,21 +386,24 @@ var Knobs = []Knob{
 		Default: "0",
 		Usage: "kill an item running longer than this × its learned weight (rc 124), the deadline kept between " +
 			"{item-timeout-min} and {item-timeout-max}; `0` = off",
-		set: func(o *engine.Options, s string) (err error) { o.Timeout.Factor, err = number(s, 0, false); return err },
+		set: func(o *engine.Options, s string) (err error) {
+			o.Dispatch.Timeout.Factor, err = number(s, 0, false)
+			return err
+		},
 	},
 	{
 		Name:    "item-timeout-min",
 		Kind:    Duration,
 		Default: "5m",
 		Usage:   "the hang deadline is never shorter than this",
-		set:     func(o *engine.Options, s string) (err error) { o.Timeout.Min, err = duration(s); return err },
+		set:     func(o *engine.Options, s string) (err error) { o.Dispatch.Timeout.Min, err = duration(s); return err },
 	},
 	{
 		Name:    "item-timeout-max",
 		Kind:    Duration,
 		Default: "0",
 		Usage:   "the hang deadline is never longer than this, and it is the deadline of an item the weight table does not know; `0` = none",
-		set:     func(o *engine.Options, s string) (err error) { o.Timeout.Max, err = duration(s); return err },
+		set:     func(o *engine.Options, s string) (err error) { o.Dispatch.Timeout.Max, err = duration(s); return err },
 	},
 	{
 		Name:    "retries",
@@ -405,7 +412,7 @@ var Knobs = []Knob{
 		Usage:   "queue a failed item again up to this many times (at the back, on another GPU)",
 		set: func(o *engine.Options, s string) error {
 			n, err := number(s, 0, true)
-			o.Retries = int(n)
+			o.Dispatch.Retries = int(n)
 			return err
 		},
 	},
@@ -414,7 +421,7 @@ var Knobs = []Knob{
 		Kind:    Bool,
 		Default: "false",
 		Usage:   "an item that passed only on a rerun fails its suite",
-		set:     func(o *engine.Options, s string) (err error) { o.FlakyIsFailure, err = boolean(s); return err },
+		set:     func(o *engine.Options, s string) (err error) { o.Dispatch.FlakyIsFailure, err = boolean(s); return err },
 	},
 	{
 		Name:    "quarantine-threshold",
@@ -424,8 +431,8 @@ var Knobs = []Knob{
 			"(docs/outcomes.md#quarantine-does-the-failure-follow-the-item-or-the-gpu)",
 		set: func(o *engine.Options, s string) error {
 			n, err := number(s, 0, true)
-			o.Quarantine = dispatch.DefaultQuarantine
-			o.Quarantine.Threshold = int(n)
+			o.Dispatch.Quarantine = dispatch.DefaultQuarantine
+			o.Dispatch.Quarantine.Threshold = int(n)
 			return err
 		},
 	},
@@ -494,7 +501,7 @@ func (e *Error) Kind() Kind {
 // refused knob is reported at once, one *Error per line (errors.Join), in table
 // order.
 func (v Values) Apply(o *engine.Options, force <-chan struct{}) error {
-	o.Force = force
+	o.Target.Force = force
 	var errs []error
 	hooksOK := true
 	for _, k := range Knobs {
@@ -515,7 +522,7 @@ func (v Values) Apply(o *engine.Options, force <-chan struct{}) error {
 		}
 	}
 	if hooksOK {
-		errs = append(errs, v.clashes(o.Hooks)...)
+		errs = append(errs, v.clashes(o.Target.Hooks)...)
 	}
 	return errors.Join(errs...)
 }

@@ -8,10 +8,14 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/dispatch"
 	"github.com/rocm/sgpu-queue/internal/engine"
 	"github.com/rocm/sgpu-queue/internal/hook"
+	"github.com/rocm/sgpu-queue/internal/junit"
+	"github.com/rocm/sgpu-queue/internal/runenv"
 	"github.com/rocm/sgpu-queue/internal/schedule"
+	"github.com/rocm/sgpu-queue/internal/shard"
 )
 
 func TestKnobTable(t *testing.T) {
@@ -54,16 +58,20 @@ func TestApplyDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := engine.Options{
+		Target: runenv.Options{
+			Hooks:        hook.Default(),
+			Grace:        20 * time.Second,
+			Force:        force,
+			ListTimeout:  10 * time.Minute,
+			SetupTimeout: 2 * time.Hour,
+		},
+		Configs:       config.Sources{Queue: "sgpu"},
 		DefaultWeight: 999999,
 		Policy:        schedule.DefaultPolicy,
-		Grace:         20 * time.Second,
-		ListTimeout:   10 * time.Minute,
-		SetupTimeout:  2 * time.Hour,
-		Force:         force,
-		Timeout:       dispatch.Timeout{Min: 5 * time.Minute},
-		Quarantine:    dispatch.DefaultQuarantine,
-		Hooks:         hook.Default(),
-		Queue:         "sgpu",
+		Dispatch: dispatch.Policy{
+			Timeout:    dispatch.Timeout{Min: 5 * time.Minute},
+			Quarantine: dispatch.DefaultQuarantine,
+		},
 	}
 	if diff := cmp.Diff(want, o); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
@@ -91,24 +99,42 @@ func TestApplyValues(t *testing.T) {
 	hooks := hook.Default()
 	hooks.Filter, hooks.Level, hooks.Pin = "MY_FILTER", "LVL", "ROCR_VISIBLE_DEVICES"
 	want := engine.Options{
-		LogDir: "/tmp/logs", GPUs: "0,1", Arch: "gfx942", Level: "3", WeightsPath: "w.txt", JUnitDir: "j",
-		DefaultWeight: 12.5, Policy: "lpt", DryRun: true, Container: "c1", ContainerWorkdir: "/w",
-		PassEnv: []string{"NVTE_*", "HF_HOME"},
-		Grace:   0, ListTimeout: 30 * time.Second, SetupTimeout: 0,
-		Timeout: dispatch.Timeout{Factor: 2.5, Min: 90 * time.Second, Max: 2 * time.Hour},
-		Retries: 2, FlakyIsFailure: true,
-		Quarantine: dispatch.Quarantine{Threshold: 0, Fast: dispatch.DefaultQuarantine.Fast, FastUnknown: dispatch.DefaultQuarantine.FastUnknown},
-		Hooks:      hooks,
-		Shard:      2, Shards: 3, PlanFile: "plan.json",
-		Queue: "mgpu", MGPUConfigs: []string{"ci/a.conf", "ci/b c.conf"}, PortBase: "31000", CoreDumps: true,
-		Suites: []string{"torch", "jax-mgpu", "core"}, SelectSuites: true,
+		Target: runenv.Options{
+			Level:            "3",
+			Hooks:            hooks,
+			Container:        "c1",
+			ContainerWorkdir: "/w",
+			PassEnv:          []string{"NVTE_*", "HF_HOME"},
+			CoreDumps:        true,
+			Grace:            0,
+			ListTimeout:      30 * time.Second,
+			SetupTimeout:     0,
+		},
+		Configs:       config.Sources{Queue: "mgpu", MGPU: []string{"ci/a.conf", "ci/b c.conf"}},
+		LogDir:        "/tmp/logs",
+		GPUs:          "0,1",
+		Arch:          "gfx942",
+		WeightsPath:   "w.txt",
+		JUnit:         junit.Options{Dir: "j"},
+		DefaultWeight: 12.5,
+		Policy:        "lpt",
+		DryRun:        true,
+		Dispatch: dispatch.Policy{
+			Timeout:        dispatch.Timeout{Factor: 2.5, Min: 90 * time.Second, Max: 2 * time.Hour},
+			Retries:        2,
+			FlakyIsFailure: true,
+			Quarantine:     dispatch.Quarantine{Threshold: 0, Fast: dispatch.DefaultQuarantine.Fast, FastUnknown: dispatch.DefaultQuarantine.FastUnknown},
+		},
+		Sharding: shard.Spec{Shard: 2, Shards: 3, PlanFile: "plan.json"},
+		PortBase: "31000",
+		Suites:   engine.Selection{Labels: []string{"torch", "jax-mgpu", "core"}, Given: true},
 	}
 	if diff := cmp.Diff(want, o); diff != "" {
 		t.Errorf("-want +got:\n%s", diff)
 	}
 	// A pin-var given both ways: the pin-var knob wins.
-	if err := (Values{"hook-var": "pin=A", "pin-var": "B"}).Apply(&o, nil); err != nil || o.Hooks.Pin != "B" {
-		t.Errorf("pin = %q, %v", o.Hooks.Pin, err)
+	if err := (Values{"hook-var": "pin=A", "pin-var": "B"}).Apply(&o, nil); err != nil || o.Target.Hooks.Pin != "B" {
+		t.Errorf("pin = %q, %v", o.Target.Hooks.Pin, err)
 	}
 }
 

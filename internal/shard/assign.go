@@ -1,8 +1,10 @@
 // Package shard splits one run's work items over several runners of a job matrix
-// (docs/runners.md): Assign balances the items over K shards of N GPUs
-// each from their weights, Plan is the file a plan job writes and each shard job
-// reads, and ShardOf puts every item on exactly one shard, an item the plan does not
-// know by a stable hash of its key, so shards need no coordination.
+// and merges what they did (docs/runners.md): Make plans (Assign balances the
+// items over K shards of N GPUs each from their weights; Plan is the file a plan
+// job writes and each shard job reads), Spec.Read gives a shard job its Job, whose
+// Of puts every item on exactly one shard, an item the plan does not know by a
+// stable hash of its key, so shards need no coordination; ReadLogDirs and Merge
+// make the shards' log dirs one run.
 package shard
 
 import (

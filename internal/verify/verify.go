@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -27,20 +26,22 @@ import (
 
 	"github.com/rocm/sgpu-queue/internal/adapter"
 	"github.com/rocm/sgpu-queue/internal/config"
-	"github.com/rocm/sgpu-queue/internal/engine"
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/expand"
 	"github.com/rocm/sgpu-queue/internal/hook"
+	"github.com/rocm/sgpu-queue/internal/optname"
+	"github.com/rocm/sgpu-queue/internal/runenv"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
 
-// Options are the settings of one verify: the listing settings of a run (filled from
-// the same knobs, internal/settings) and verify's own.
+// Options are the settings of one verify: the configs and where their commands run,
+// as a run reads them (the same knobs, internal/settings; ListTimeout bounds each
+// listing pass, re-entries included), and verify's own.
 type Options struct {
-	// RepoRoot, Level, Hooks, Env, Exec, Container, ContainerWorkdir, PassEnv,
-	// EnvScript, Grace, Force and ListTimeout (each listing pass, re-entries included) are
-	// read as a run reads them; the rest is not used.
-	engine.Options
+	// Face names the options in messages (flags, or the action's inputs).
+	Face    optname.Face
+	Configs config.Sources
+	Target  runenv.Options
 	// Queue verifies the queue listing (what this host runs, its capability probes
 	// answered here) instead of the census (what exists at this level, every probe
 	// answered "supported": every tag any host could dispatch, and no GPU needed).
@@ -190,27 +191,27 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		res.Suites = append(res.Suites, v)
 		if o.Out != nil {
-			v.Write(o.Out, o.Hooks.Filter)
+			v.Write(o.Out, o.Target.Hooks.Filter)
 		}
 	}
 	return res, nil
 }
 
 // prepare reads the configs and settles the options as a run does
-// (engine.Settle), and returns the listing request every pass starts from, on the
-// run's target (engine.OpenTarget: the --container, or local processes), and what
+// (runenv.Settle), and returns the listing request every pass starts from, on the
+// run's target (runenv.Open: the --container, or local processes), and what
 // closes it. Commands' warnings go to warn.
 func prepare(ctx context.Context, o *Options, warn func(string)) ([]config.Suite, expand.Request, func(), error) {
 	none := func() {}
-	if err := engine.Settle(&o.Options); err != nil {
+	to := &o.Target
+	if err := runenv.Settle(o.Face, to); err != nil {
 		return nil, expand.Request{}, none, err
 	}
-	suites, err := config.Load(slices.Concat(o.Configs, o.MGPUConfigs))
-	config.MarkQueues(suites, o.Options.Queue, o.MGPUConfigs)
-	if err = errors.Join(err, config.Resolve(suites, o.RepoRoot, o.Container == ""), adapter.Check(suites)); err != nil {
+	suites, err := o.Configs.Load()
+	if err = errors.Join(err, config.Resolve(suites, to.RepoRoot, to.Container == ""), adapter.Check(suites)); err != nil {
 		return nil, expand.Request{}, none, err
 	}
-	t, err := engine.OpenTarget(ctx, o.Options, warn, o.RepoRoot)
+	t, err := runenv.Open(ctx, o.Face, *to, warn, to.RepoRoot)
 	if err != nil {
 		return nil, expand.Request{}, none, err
 	}
@@ -218,12 +219,12 @@ func prepare(ctx context.Context, o *Options, warn func(string)) ([]config.Suite
 	if out == nil {
 		out = io.Discard
 	}
-	if err := engine.ApplyEnvScript(ctx, o.Options, t, out, warn); err != nil {
+	if err := runenv.ApplyEnvScript(ctx, o.Face, *to, t, out, warn); err != nil {
 		t.Close()
 		return nil, expand.Request{}, none, err
 	}
-	req := expand.Request{Suites: suites, Exec: t.Exec, Hooks: o.Hooks, Env: t.Env, Level: o.Level, Dir: o.RepoRoot,
-		Timeout: o.ListTimeout, SetupTimeout: o.SetupTimeout, Census: !o.Queue}
+	req := expand.Request{Suites: suites, Exec: t.Exec, Hooks: to.Hooks, Env: t.Env, Level: to.Level, Dir: to.RepoRoot,
+		Timeout: to.ListTimeout, SetupTimeout: to.SetupTimeout, Census: !o.Queue}
 	return suites, req, t.Close, nil
 }
 

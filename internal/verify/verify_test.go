@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/rocm/sgpu-queue/internal/config"
-	"github.com/rocm/sgpu-queue/internal/engine"
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/expand"
+	"github.com/rocm/sgpu-queue/internal/runenv"
 )
 
 func TestClassify(t *testing.T) {
@@ -100,7 +100,10 @@ func suite(t *testing.T, body string) Options {
 	if err := os.WriteFile(conf, []byte("s s.log list s.sh\nw w.log opaque s.sh\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return Options{Options: engine.Options{Configs: []string{conf}, RepoRoot: dir, Env: []string{"PATH=" + os.Getenv("PATH")}}}
+	return Options{
+		Configs: config.Sources{Files: []string{conf}},
+		Target:  runenv.Options{RepoRoot: dir, Env: []string{"PATH=" + os.Getenv("PATH")}},
+	}
 }
 
 // lister is a script body listing tags a b c d with exact matching, each re-entry
@@ -121,7 +124,7 @@ done
 func TestReentriesRunInParallel(t *testing.T) {
 	o := suite(t, lister(`: >"$MARKS/$t"; i=0; while [ "$(ls "$MARKS" | wc -l)" -lt 4 ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; [ $i -lt 200 ] || exit 5`))
 	marks := t.TempDir()
-	o.Env = append(o.Env, "MARKS="+marks)
+	o.Target.Env = append(o.Target.Env, "MARKS="+marks)
 	o.Jobs = 4
 	var out bytes.Buffer
 	o.Out = &out
@@ -203,7 +206,7 @@ func TestCensusOrQueue(t *testing.T) {
 
 func TestCancelled(t *testing.T) {
 	o := suite(t, lister("sleep 5"))
-	o.Grace = time.Second
+	o.Target.Grace = time.Second
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(300*time.Millisecond, cancel)
 	res, err := Run(ctx, o)
@@ -217,18 +220,18 @@ func TestCancelled(t *testing.T) {
 
 func TestConfigErrors(t *testing.T) {
 	o := suite(t, "exit 0")
-	o.Configs = append(o.Configs, filepath.Join(o.RepoRoot, "missing.conf"))
+	o.Configs.Files = append(o.Configs.Files, filepath.Join(o.Target.RepoRoot, "missing.conf"))
 	if _, err := Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "missing.conf") {
 		t.Errorf("missing config: %v", err)
 	}
 	var ce *config.Error
 	o = suite(t, "exit 0")
-	os.WriteFile(o.Configs[0], []byte("s s.log list nope.sh\n"), 0o644)
+	os.WriteFile(o.Configs.Files[0], []byte("s s.log list nope.sh\n"), 0o644)
 	if _, err := Run(context.Background(), o); !errors.As(err, &ce) {
 		t.Errorf("missing command: %v", err)
 	}
 	o = suite(t, "exit 0")
-	o.Level = "../1"
+	o.Target.Level = "../1"
 	if _, err := Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), `--level "../1"`) {
 		t.Errorf("bad level: %v", err)
 	}
@@ -238,7 +241,7 @@ func TestConfigErrors(t *testing.T) {
 // one leaves running is killed and warned of, as the engine's executor does.
 func TestReentriesAsARunLists(t *testing.T) {
 	o := suite(t, lister(`case $t in b) sleep 30 & ;; c) exec sleep 30 ;; esac`))
-	o.ListTimeout, o.Grace = 500*time.Millisecond, 100*time.Millisecond
+	o.Target.ListTimeout, o.Target.Grace = 500*time.Millisecond, 100*time.Millisecond
 	start := time.Now()
 	res, err := Run(context.Background(), o)
 	if err != nil {

@@ -1,4 +1,4 @@
-package engine
+package runenv
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/gpu"
 	"github.com/rocm/sgpu-queue/internal/hook"
+	"github.com/rocm/sgpu-queue/internal/optname"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
 
@@ -31,16 +32,12 @@ const envShell = `eval "$1" >&2 || exit; printf '\036sgpu-queue:env\n'; exec env
 // shellOwn are the variables a shell maintains by itself: never the script's.
 var shellOwn = []string{"PWD", "OLDPWD", "SHLVL", "_"}
 
-// envScript runs --env-script on the run's target (ApplyEnvScript).
-func (r *run) envScript(ctx context.Context) error {
-	return ApplyEnvScript(ctx, r.o, r.target, r.out, r.warn)
-}
-
 // ApplyEnvScript runs o.EnvScript once on t, from the repo root, and lays what it
 // exported over the environment every command starts from (t.Env); it says which
 // variables on out, and warns of those it does not use. Its failure stops the run
-// (exit 1) before anything else ran. o must be settled (Settle).
-func ApplyEnvScript(ctx context.Context, o Options, t *Target, out io.Writer, warn func(string)) error {
+// (exit 1) before anything else ran. o must be settled (Settle); face names the
+// options in messages.
+func ApplyEnvScript(ctx context.Context, face optname.Face, o Options, t *Target, out io.Writer, warn func(string)) error {
 	if o.EnvScript == "" {
 		return nil
 	}
@@ -51,19 +48,19 @@ func ApplyEnvScript(ctx context.Context, o Options, t *Target, out io.Writer, wa
 	sctx, cancel := executor.Deadline(ctx, o.ListTimeout, errListDeadline)
 	defer cancel()
 	res, err := t.Exec.Run(sctx, executor.Command{
-		Name: o.Face.Name("env-script"), Path: EnvScriptShell(o.EnvScript),
+		Name: face.Name("env-script"), Path: EnvScriptShell(o.EnvScript),
 		Args: []string{"-c", envShell, "sgpu-queue-env-script", o.EnvScript},
 		Env:  given, Dir: o.RepoRoot, Stdout: &stdout, Stderr: io.MultiWriter(errs, console),
 	})
 	console.Flush()
-	what := o.Face.Name("env-script")
+	what := face.Name("env-script")
 	_, dump, marked := strings.Cut(stdout.String(), envMarker)
 	switch {
 	case err != nil:
 		return &exitcode.Error{Code: exitcode.Failed, Err: fmt.Errorf("%s could not run: %w", what, err)}
 	case res.Cancelled && executor.PastDeadline(ctx, sctx, errListDeadline):
 		return &exitcode.Error{Code: exitcode.Failed, Err: fmt.Errorf("%s did not end within %s (%s) and was stopped:\n%s",
-			what, o.ListTimeout, o.Face.Name("list-timeout"), textfmt.Indent(errs.String()))}
+			what, o.ListTimeout, face.Name("list-timeout"), textfmt.Indent(errs.String()))}
 	case res.Cancelled || ctx.Err() != nil:
 		return &exitcode.Error{Code: exitcode.Interrupted, Err: fmt.Errorf("%s cancelled: %w", what, context.Canceled)}
 	case res.ExitCode != 0 || !marked:

@@ -1,4 +1,4 @@
-package engine
+package shard
 
 import (
 	"bytes"
@@ -19,14 +19,14 @@ import (
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/safefs"
 	"github.com/rocm/sgpu-queue/internal/schedule"
-	"github.com/rocm/sgpu-queue/internal/shard"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
-// PlanRequest is what `sgpu-queue plan` (and the action's mode plan) is asked.
-type PlanRequest struct {
-	Configs                  []string
+// Request is what `sgpu-queue plan` (and the action's mode plan) is asked.
+type Request struct {
+	// Configs are read as a run reads them: the plan's items are a run's items.
+	Configs                  config.Sources
 	Shards, GPUs             int
 	ItemsPath, RepoRoot      string
 	Arch, Level, WeightsPath string
@@ -41,24 +41,19 @@ type PlanRequest struct {
 	NoTable bool
 	// Face names the options in messages (flags, or the action's inputs).
 	Face optname.Face
-	// Queue and MGPUConfigs read the configs as a run does (Options.Queue,
-	// Options.MGPUConfigs): the plan's items are a run's items.
-	Queue       string
-	MGPUConfigs []string
 }
 
-// Plan reads the configs, the table and the item list, splits the items over the
-// shards (shard.Assign: docs/runners.md) and returns the plan and a
-// summary of it. Warnings go to warn as they come. Every error is a usage error.
-func Plan(req PlanRequest, warn func(string)) (*shard.Plan, string, error) {
+// Make reads the configs, the table and the item list, splits the items over the
+// shards (Assign: docs/runners.md) and returns the plan and a summary of it.
+// Warnings go to warn as they come. Every error is a usage error.
+func Make(req Request, warn func(string)) (*Plan, string, error) {
 	if err := weights.CheckLevel(req.Level); err != nil {
 		return nil, "", fmt.Errorf("%s %q: %w", req.Face.Name("level"), req.Level, err)
 	}
-	suites, err := config.Load(slices.Concat(req.Configs, req.MGPUConfigs))
+	suites, err := req.Configs.Load()
 	if err != nil {
 		return nil, "", err
 	}
-	config.MarkQueues(suites, req.Queue, req.MGPUConfigs)
 	id, table, err := planTable(req)
 	if err != nil {
 		return nil, "", err
@@ -70,7 +65,7 @@ func Plan(req PlanRequest, warn func(string)) (*shard.Plan, string, error) {
 	// runners have GPUs each, so it takes that size's weight and the whole runner.
 	pooled := weights.PooledKeys(table.t)
 	view := weights.SplitPool(table.t, pooled, req.GPUs).View
-	keys, from := shard.TableKeys(view), "weights"
+	keys, from := TableKeys(view), "weights"
 	for _, k := range slices.Sorted(maps.Keys(pooled)) {
 		if _, ok := view.Get(k); !ok {
 			keys = append(keys, record.ParseItemID(k)) // learned on other pool sizes only
@@ -82,7 +77,7 @@ func Plan(req PlanRequest, warn func(string)) (*shard.Plan, string, error) {
 		if err != nil {
 			return nil, "", fmt.Errorf("--items: %w", err)
 		}
-		keys, err = shard.ParseItems(f, req.ItemsPath)
+		keys, err = ParseItems(f, req.ItemsPath)
 		f.Close()
 		if err != nil {
 			return nil, "", err
@@ -98,7 +93,7 @@ func Plan(req PlanRequest, warn func(string)) (*shard.Plan, string, error) {
 		return nil, "", fmt.Errorf("weight table %s not found: plan lists the items from the last run's table (restore it first, or give "+
 			"--weights FILE, --arch or --level), or give --items FILE", id.Store)
 	}
-	list, warns := shard.Items(suites, keys, req.GPUs, pooled)
+	list, warns := Items(suites, keys, req.GPUs, pooled)
 	for _, w := range warns {
 		warn(w)
 	}
@@ -106,7 +101,7 @@ func Plan(req PlanRequest, warn func(string)) (*shard.Plan, string, error) {
 		return nil, "", err
 	}
 	schedule.Weigh(list, view, schedule.DefaultWeight)
-	a, err := shard.Assign(list, req.Shards, req.GPUs)
+	a, err := Assign(list, req.Shards, req.GPUs)
 	if err != nil {
 		var we *schedule.WidthError
 		if errors.As(err, &we) {
@@ -114,14 +109,14 @@ func Plan(req PlanRequest, warn func(string)) (*shard.Plan, string, error) {
 		}
 		return nil, "", err
 	}
-	p := shard.New(list, a, id, from)
+	p := New(list, a, id, from)
 	return p, planSummary(p, a, len(suites)), nil
 }
 
 // planWidths fits the plan's items to a shard's runner of req.GPUs GPUs by the rule
-// a run fits them to its pool (fitWidths): a suite's gpus= above it is clamped with
+// a run fits them to its pool (schedule.FitWidths): a suite's gpus= above it is clamped with
 // the run's warning, an item of a tool that takes its count as given is refused.
-func planWidths(list []schedule.Item, suites []config.Suite, req PlanRequest, warn func(string)) error {
+func planWidths(list []schedule.Item, suites []config.Suite, req Request, warn func(string)) error {
 	bySuite := map[string]config.Suite{}
 	sizedSuite := map[string]bool{}
 	for _, s := range suites {
@@ -130,7 +125,7 @@ func planWidths(list []schedule.Item, suites []config.Suite, req PlanRequest, wa
 			_, sizedSuite[s.Label] = a.(adapter.Sized)
 		}
 	}
-	warns, err := fitWidths(list, bySuite, func(it schedule.Item) bool { return sizedSuite[it.Label] }, req.GPUs, req.Face)
+	warns, err := schedule.FitWidths(list, bySuite, func(it schedule.Item) bool { return sizedSuite[it.Label] }, req.GPUs, req.Face)
 	for _, w := range warns {
 		warn(w)
 	}
@@ -148,8 +143,8 @@ type loadedTable struct {
 }
 
 // planTable finds and reads the weight table as run does, and says what it is.
-func planTable(req PlanRequest) (shard.Identity, loadedTable, error) {
-	id := shard.Identity{Arch: req.Arch, Level: req.Level, Store: req.WeightsPath}
+func planTable(req Request) (Identity, loadedTable, error) {
+	id := Identity{Arch: req.Arch, Level: req.Level, Store: req.WeightsPath}
 	if req.Table != nil {
 		id.Store = req.TableName
 		return identify(id, req.Table, nil)
@@ -187,7 +182,7 @@ func planTable(req PlanRequest) (shard.Identity, loadedTable, error) {
 
 // identify completes a found table's identity: the SHA-256 of the table as
 // Format writes it, and its key count.
-func identify(id shard.Identity, t *weights.Table, warns []string) (shard.Identity, loadedTable, error) {
+func identify(id Identity, t *weights.Table, warns []string) (Identity, loadedTable, error) {
 	var canon bytes.Buffer
 	if err := t.Format(&canon); err != nil {
 		return id, loadedTable{}, err
@@ -198,7 +193,7 @@ func identify(id shard.Identity, t *weights.Table, warns []string) (shard.Identi
 }
 
 // planSummary is what plan says on stderr besides the plan itself.
-func planSummary(p *shard.Plan, a *shard.Assignment, suites int) string {
+func planSummary(p *Plan, a *Assignment, suites int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "plan: %d items of %d suites from %s, %d shards of %d GPUs\n", p.Items, suites, p.ItemsFrom, len(p.Shards), p.GPUs)
 	fmt.Fprintf(&b, "  weight table %s (%d keys", textfmt.Printable(p.Weights.Store), p.Weights.Keys)

@@ -1,4 +1,8 @@
-package engine
+// Package runenv is where suite commands run: this machine's processes, the
+// executor a caller gives, or another running container (--container); and the
+// environment, repo root and level every command there starts from, with the
+// --env-script's exports laid over it. Run and verify take its Options whole.
+package runenv
 
 import (
 	"context"
@@ -7,19 +11,64 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/rocm/sgpu-queue/internal/dockerexec"
 	"github.com/rocm/sgpu-queue/internal/executor"
+	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/hook"
+	"github.com/rocm/sgpu-queue/internal/optname"
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
+
+// Options say where and how suite commands run. Paths are as this process sees
+// them.
+type Options struct {
+	RepoRoot string     // default: the current directory
+	Env      []string   // the environment suites inherit; nil = os.Environ()
+	Hooks    hook.Names // the hook contract's variable names; zero = TE's
+	Level    string     // "" = $TEST_LEVEL, else 99
+
+	// Exec runs every suite command; nil = local processes with Grace and Force.
+	Exec executor.Executor
+	// Grace is how long a stopped command gets between TERM and KILL (0 = none);
+	// Force, closed, cuts it short.
+	Grace time.Duration
+	Force <-chan struct{}
+	// MapPath turns a local path into the path where Exec runs commands.
+	MapPath func(string) (string, error)
+	// Container, when set, runs every suite command inside that running container
+	// through the Docker Engine API; ContainerWorkdir is the repo root as seen
+	// there ("" = found from the two containers' mounts); PassEnv names the
+	// variables of Env (globs allowed) that go into the container besides the hook
+	// contract's: its commands otherwise see the container's own environment.
+	Container        string
+	ContainerWorkdir string
+	PassEnv          []string
+	// CoreDumps keeps the core-file limit sgpu-queue was started with for the
+	// commands it starts; false (the default) sets it to 0 (executor.NoCoreDumps).
+	CoreDumps bool
+	// EnvScript is a shell script run once, where the commands run, before anything
+	// else; the variables it exports go to every command of the run
+	// (docs/hooks.md "The environment of every command").
+	EnvScript string
+	// ListTimeout and SetupTimeout bound each listing pass (and the EnvScript) and
+	// each suite's setup (0 = no deadline): a command past it is stopped like a
+	// cancelled one and the run stops with its suite named and the tail of its
+	// output.
+	ListTimeout  time.Duration
+	SetupTimeout time.Duration
+}
+
+// usage is an error of the options: exit 2.
+func usage(err error) error { return exitcode.New(exitcode.Usage, err) }
 
 // Settle gives the options the meaning every command that runs suite scripts gives
 // them (run, verify): Env this process's environment, Hooks TE's names, RepoRoot an
 // absolute directory (the current one by default), Level --level, else the level
-// variable of Env ($TEST_LEVEL), else 99. A bad root or level is an *Error with
-// exitcode.Usage.
-func Settle(o *Options) error {
+// variable of Env ($TEST_LEVEL), else 99. face names the options in messages. A bad
+// root or level is an *exitcode.Error with exitcode.Usage.
+func Settle(face optname.Face, o *Options) error {
 	if o.Env == nil {
 		o.Env = os.Environ()
 	}
@@ -31,16 +80,16 @@ func Settle(o *Options) error {
 	}
 	root, err := filepath.Abs(o.RepoRoot)
 	if err != nil {
-		return usage(fmt.Errorf("%s: %w", o.Face.Given("repo-root", o.RepoRoot), err))
+		return usage(fmt.Errorf("%s: %w", face.Given("repo-root", o.RepoRoot), err))
 	}
 	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
 		return usage(fmt.Errorf("%s: not a directory; give the repository the config's commands are relative to",
-			o.Face.Given("repo-root", o.RepoRoot)))
+			face.Given("repo-root", o.RepoRoot)))
 	}
 	o.RepoRoot = root
 	fromEnv, _ := hook.Env(o.Env).Get(o.Hooks.Level)
 	if o.Level, err = Level(o.Level, fromEnv); err != nil {
-		return usage(fmt.Errorf("%s %q: %w", o.Face.Name("level"), o.Level, err))
+		return usage(fmt.Errorf("%s %q: %w", face.Name("level"), o.Level, err))
 	}
 	return nil
 }
@@ -59,8 +108,8 @@ func Level(given, fromEnv string) (string, error) {
 	return level, weights.CheckLevel(level)
 }
 
-// Target is where suite commands run: as this process's children, through the
-// executor the caller gave, or inside the --container.
+// Target is where suite commands run, opened: as this process's children, through
+// the executor the caller gave, or inside the --container.
 type Target struct {
 	Exec executor.Executor
 	// Env is the environment suite commands start from: Options.Env here; in a
@@ -83,15 +132,15 @@ func (t *Target) Close() {
 	}
 }
 
-// OpenTarget opens where o's suite commands run, for a run and for verify alike:
-// the container named by o.Container, else o.Exec, else local processes with
-// o.Grace and o.Force. warn receives the executor's warnings (what a command left
-// running, output held past its end). Every path in paths (the repo root, the log
-// dir) must be visible where commands run. o must be settled (Settle).
-func OpenTarget(ctx context.Context, o Options, warn func(string), paths ...string) (*Target, error) {
+// Open opens where o's suite commands run, for a run and for verify alike: the
+// container named by o.Container, else o.Exec, else local processes with o.Grace
+// and o.Force. warn receives the executor's warnings (what a command left running,
+// output held past its end). Every path in paths (the repo root, the log dir) must
+// be visible where commands run. o must be settled (Settle).
+func Open(ctx context.Context, face optname.Face, o Options, warn func(string), paths ...string) (*Target, error) {
 	switch {
 	case o.Container != "":
-		return openContainer(ctx, o, warn, paths)
+		return openContainer(ctx, face, o, warn, paths)
 	case o.Exec != nil:
 		return &Target{Exec: o.Exec, Env: o.Env, MapPath: o.MapPath}, nil
 	}
@@ -113,9 +162,9 @@ func OpenTarget(ctx context.Context, o Options, warn func(string), paths ...stri
 // directories, JUnit prefix) is translated through the two containers' mounts. It
 // fails, before anything runs, when the container is not running or a path is on no
 // mount both can see.
-func openContainer(ctx context.Context, o Options, warn func(string), paths []string) (*Target, error) {
+func openContainer(ctx context.Context, face optname.Face, o Options, warn func(string), paths []string) (*Target, error) {
 	fail := func(err error) (*Target, error) {
-		return nil, fmt.Errorf("%s: %w", o.Face.Given("container", o.Container), err)
+		return nil, fmt.Errorf("%s: %w", face.Given("container", o.Container), err)
 	}
 	cli, err := dockerexec.NewClient()
 	if err != nil {
@@ -139,7 +188,7 @@ func openContainer(ctx context.Context, o Options, warn func(string), paths []st
 		Warn: warn, NoCoreDumps: !o.CoreDumps})
 	if err != nil {
 		cli.Close()
-		return nil, fmt.Errorf("%s: %w", o.Face.Name("container"), err) // it names the container
+		return nil, fmt.Errorf("%s: %w", face.Name("container"), err) // it names the container
 	}
 	root, _ := m.ToTarget(o.RepoRoot)
 	return &Target{

@@ -1,11 +1,12 @@
-// Package merge turns the log dirs of the shards of a job matrix (`run --shard
-// I/K`) into the files of one run (docs/runners.md): one queue and one
-// timings file whose rows keep their shard in the gpu column ("s2:0"), the shards
-// that never reported with their items "never ran", one census for pruning, the
-// shards' merged JUnit files by suite, and each shard's figures. The engine's
-// Merge writes them and runs the verdicts, the one learning pass and the report
-// on them, as a run does on its own.
-package merge
+package shard
+
+// Merging: the log dirs of the shards of a job matrix (`run --shard I/K`) become
+// the files of one run (docs/runners.md): one queue and one timings file whose
+// rows keep their shard in the gpu column ("s2:0"), the shards that never reported
+// with their items "never ran", one census for pruning, the shards' merged JUnit
+// files by suite, and each shard's figures. The engine's Merge writes them and
+// runs the verdicts, the one learning pass and the report on them, as a run does
+// on its own.
 
 import (
 	"bytes"
@@ -22,12 +23,11 @@ import (
 	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/safefs"
-	"github.com/rocm/sgpu-queue/internal/shard"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
 
-// Shard is one shard's log dir, read.
-type Shard struct {
+// LogDir is one shard's log dir, as merge reads it.
+type LogDir struct {
 	Dir    string // as given
 	Run    *record.Run
 	Number int // 1 … K
@@ -37,39 +37,39 @@ type Shard struct {
 	// Census is its queue/items.tsv; nil when it has none.
 	Census []record.ItemID
 	// Plan is the plan it followed (queue/plan.json); nil without one.
-	Plan *shard.Plan
+	Plan *Plan
 	// ID names this shard run for the weight table (weights.Table.Learned): the
 	// same log dir, merged again, has the same ID, another run of the shard another.
 	ID string
 }
 
-// Error is a set of log dirs that cannot be merged: the message names the log
+// MergeError is a set of log dirs that cannot be merged: the message names the log
 // dir and the fix. Err is the cause when there is one (a *logdir.LoadError, a
 // *logdir.InProgressError).
-type Error struct {
+type MergeError struct {
 	Msg string
 	Err error
 }
 
-func (e *Error) Error() string { return e.Msg }
-func (e *Error) Unwrap() error { return e.Err }
+func (e *MergeError) Error() string { return e.Msg }
+func (e *MergeError) Unwrap() error { return e.Err }
 
-// wrap is err as an *Error: the merge refuses it.
-func wrap(err error) error { return &Error{Msg: err.Error(), Err: err} }
+// wrap is err as a *MergeError: the merge refuses it.
+func wrap(err error) error { return &MergeError{Msg: err.Error(), Err: err} }
 
-func errorf(format string, a ...any) error { return &Error{Msg: fmt.Sprintf(format, a...)} }
+func errorf(format string, a ...any) error { return &MergeError{Msg: fmt.Sprintf(format, a...)} }
 
-// Read reads the shards' log dirs and checks that they are shards of one matrix:
+// ReadLogDirs reads the shards' log dirs and checks that they are shards of one matrix:
 // each a shard run, all of the same K, arch and level, no shard twice, and of one
 // plan and one config unless allowMixed (then a warning names each difference).
 // Its warnings name what can be merged but is odd (a shard killed mid-run).
 // how is the way the user allows it, in their face ("--allow-mixed",
 // "allow-mixed: true"), for the refusal and the warnings.
-func Read(dirs []string, allowMixed bool, how string) ([]*Shard, []string, error) {
+func ReadLogDirs(dirs []string, allowMixed bool, how string) ([]*LogDir, []string, error) {
 	if len(dirs) == 0 {
 		return nil, nil, errorf("no shard log dir given: name the log dir of every shard of the matrix (sgpu-queue merge DIR...)")
 	}
-	var shards []*Shard
+	var shards []*LogDir
 	var warns []string
 	for _, dir := range dirs {
 		s, w, err := readShard(dir)
@@ -84,11 +84,11 @@ func Read(dirs []string, allowMixed bool, how string) ([]*Shard, []string, error
 		return nil, nil, err
 	}
 	warns = append(warns, mixed...)
-	slices.SortStableFunc(shards, func(a, b *Shard) int { return a.Number - b.Number })
+	slices.SortStableFunc(shards, func(a, b *LogDir) int { return a.Number - b.Number })
 	return shards, warns, nil
 }
 
-func readShard(dir string) (*Shard, []string, error) {
+func readShard(dir string) (*LogDir, []string, error) {
 	run, warns, err := logdir.Load(dir)
 	if err != nil {
 		return nil, nil, wrap(err)
@@ -105,8 +105,8 @@ func readShard(dir string) (*Shard, []string, error) {
 		return nil, nil, errorf("%s is the log dir of %s, not of a shard: merge the log dirs of the jobs that ran sgpu-queue run --shard I/K",
 			dir, what)
 	}
-	s := &Shard{Dir: dir, Run: run, Number: m.Shard.Shard, ID: runID(run)}
-	if m.Shard.Shard < 1 || m.Shard.Shard > m.Shard.Shards || m.Shard.Shards > shard.MaxShards {
+	s := &LogDir{Dir: dir, Run: run, Number: m.Shard.Shard, ID: runID(run)}
+	if m.Shard.Shard < 1 || m.Shard.Shard > m.Shard.Shards || m.Shard.Shards > MaxShards {
 		return nil, nil, errorf("%s: run.json says shard %d/%d, which no run writes; give the log dir as the shard job left it", dir,
 			m.Shard.Shard, m.Shard.Shards)
 	}
@@ -140,7 +140,7 @@ func readShard(dir string) (*Shard, []string, error) {
 			return nil, nil, errorf("%s: the plan the shard followed is not there (%v): give the log dir as the shard job left it", dir, err)
 		}
 		defer f.Close()
-		if s.Plan, err = shard.Read(f, l.PlanJSON()); err != nil {
+		if s.Plan, err = Read(f, l.PlanJSON()); err != nil {
 			return nil, nil, wrap(err)
 		}
 	}
@@ -168,7 +168,7 @@ func readItems(path string) ([]record.ItemID, error) {
 	if err != nil {
 		return nil, wrap(err)
 	}
-	items, err := shard.ParseItems(bytes.NewReader(data), path)
+	items, err := ParseItems(bytes.NewReader(data), path)
 	if err != nil {
 		return nil, wrap(err)
 	}
@@ -181,7 +181,7 @@ func readItems(path string) ([]record.ItemID, error) {
 // check refuses log dirs that are not the shards of one matrix. Shards of one K,
 // arch and level that ran different plans or configs are refused unless
 // allowMixed; then each difference is a warning.
-func check(shards []*Shard, allowMixed bool, how string) ([]string, error) {
+func check(shards []*LogDir, allowMixed bool, how string) ([]string, error) {
 	first := shards[0]
 	fm := first.Run.Meta
 	seen := map[int]string{}
@@ -215,7 +215,7 @@ func check(shards []*Shard, allowMixed bool, how string) ([]string, error) {
 
 // mixed says how shard b's run differs from shard a's in what it ran, naming
 // both: another plan, or another config; "" when they agree.
-func mixed(a, b *Shard) string {
+func mixed(a, b *LogDir) string {
 	am, bm := a.Run.Meta, b.Run.Meta
 	if planSum(am.Shard.Plan) != planSum(bm.Shard.Plan) {
 		return fmt.Sprintf("%s ran %s but %s ran %s", b.Dir, planName(bm.Shard.Plan), a.Dir, planName(am.Shard.Plan))
@@ -233,9 +233,9 @@ func mixed(a, b *Shard) string {
 
 // suitesDiff is the first difference of the two shards' suites: one only one of
 // them ran, or one that has another log file or mode; "" when they are alike.
-func suitesDiff(a, b *Shard) string {
+func suitesDiff(a, b *LogDir) string {
 	as, bs := a.Run.Meta.Suites, b.Run.Meta.Suites
-	for _, pair := range [][2]*Shard{{a, b}, {b, a}} {
+	for _, pair := range [][2]*LogDir{{a, b}, {b, a}} {
 		mine, theirs := pair[0].Run.Meta.Suites, pair[1].Run.Meta.Suites
 		for _, x := range mine {
 			if !slices.ContainsFunc(theirs, func(y record.MetaSuite) bool { return y.Label == x.Label }) {
@@ -291,7 +291,7 @@ func abs(dir string) string {
 
 // SameDir reports whether out is one of the shards' log dirs: a merge into it
 // would delete that shard's files when it claims the log dir.
-func SameDir(out string, shards []*Shard) (*Shard, bool) {
+func SameDir(out string, shards []*LogDir) (*LogDir, bool) {
 	o := abs(out)
 	for _, s := range shards {
 		if abs(s.Dir) == o {

@@ -1,4 +1,4 @@
-package engine
+package runenv
 
 import (
 	"slices"

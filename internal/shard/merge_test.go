@@ -1,4 +1,4 @@
-package merge
+package shard
 
 import (
 	"bytes"
@@ -20,7 +20,6 @@ import (
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/safefs"
 	"github.com/rocm/sgpu-queue/internal/schedule"
-	"github.com/rocm/sgpu-queue/internal/shard"
 	"github.com/rocm/sgpu-queue/internal/verdict"
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
@@ -34,11 +33,11 @@ var listing = []record.ItemID{
 // census is the listing plus an item the runners' capability probe skips.
 var census = append(append([]record.ItemID(nil), listing...), record.ItemID{Label: "torch", Tag: "gated"})
 
-var suites = []record.MetaSuite{{Label: "torch", LogFile: "torch.log", Mode: "list"}, {Label: "core", LogFile: "core.log", Mode: "opaque"}}
+var metaSuites = []record.MetaSuite{{Label: "torch", LogFile: "torch.log", Mode: "list"}, {Label: "core", LogFile: "core.log", Mode: "opaque"}}
 
 // testPlan plans the census but torch/new over 3 shards of 2 GPUs, and returns the
 // plan file's bytes.
-func testPlan(t *testing.T) (*shard.Plan, []byte) {
+func testPlan(t *testing.T) (*Plan, []byte) {
 	t.Helper()
 	var items []schedule.Item
 	for i, k := range census {
@@ -47,16 +46,16 @@ func testPlan(t *testing.T) (*shard.Plan, []byte) {
 		}
 		items = append(items, schedule.Item{ItemID: k, Weight: float64(10 - i), Known: true, Seq: i})
 	}
-	a, err := shard.Assign(items, 3, 2)
+	a, err := Assign(items, 3, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := shard.New(items, a, shard.Identity{Store: "t", Arch: "gfx942", Level: "1", SHA256: "abc"}, "weights")
+	p := New(items, a, Identity{Store: "t", Arch: "gfx942", Level: "1", SHA256: "abc"}, "weights")
 	var b bytes.Buffer
 	if err := p.Write(&b); err != nil {
 		t.Fatal(err)
 	}
-	back, err := shard.Read(bytes.NewReader(b.Bytes()), "plan.json")
+	back, err := Read(bytes.NewReader(b.Bytes()), "plan.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,14 +64,14 @@ func testPlan(t *testing.T) (*shard.Plan, []byte) {
 
 // writeShard writes the log dir of shard s as run --shard s/3 leaves it: the items
 // of its shard ran (each one second, GPU 0 then 1), failing those in fail.
-func writeShard(t *testing.T, dir string, s int, p *shard.Plan, raw []byte, fail map[string]int, edit func(*record.Meta)) {
+func writeShard(t *testing.T, dir string, s int, p *Plan, raw []byte, fail map[string]int, edit func(*record.Meta)) {
 	t.Helper()
 	l := logdir.Layout{Root: dir}
 	if err := l.Prepare(); err != nil {
 		t.Fatal(err)
 	}
 	sum := sha256.Sum256(raw)
-	m := &record.Meta{Tool: logdir.ToolName, Format: logdir.FormatAttempts, Suites: suites, GPUs: []string{"0", "1"},
+	m := &record.Meta{Tool: logdir.ToolName, Format: logdir.FormatAttempts, Suites: metaSuites, GPUs: []string{"0", "1"},
 		Arch: "gfx942", Level: "1", DefaultWeight: 999999, Started: time.Unix(1000, 0), Finished: true,
 		Shard: &record.ShardRun{Shard: s, Shards: 3, Plan: &record.PlanRef{File: "plan.json", SHA256: hex.EncodeToString(sum[:])}}}
 	var queue []record.QueueRow
@@ -118,7 +117,7 @@ func writeShard(t *testing.T, dir string, s int, p *shard.Plan, raw []byte, fail
 }
 
 // matrix writes the shards given and returns their log dirs.
-func matrix(t *testing.T, fail map[string]int, shards ...int) ([]string, *shard.Plan) {
+func matrix(t *testing.T, fail map[string]int, shards ...int) ([]string, *Plan) {
 	t.Helper()
 	p, raw := testPlan(t)
 	root := t.TempDir()
@@ -144,9 +143,9 @@ func shardWriter(t *testing.T) func(name string, s int, edit func(*record.Meta))
 }
 
 // mustRead reads shards of one matrix, failing the test on an error.
-func mustRead(t *testing.T, dirs []string) []*Shard {
+func mustRead(t *testing.T, dirs []string) []*LogDir {
 	t.Helper()
-	shards, _, err := Read(dirs, false, "--allow-mixed")
+	shards, _, err := ReadLogDirs(dirs, false, "--allow-mixed")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,14 +154,14 @@ func mustRead(t *testing.T, dirs []string) []*Shard {
 
 func TestBuildAllShards(t *testing.T) {
 	dirs, p := matrix(t, map[string]int{"torch/b": 3}, 3, 1, 2) // any order
-	shards, warns, err := Read(dirs, false, "--allow-mixed")
+	shards, warns, err := ReadLogDirs(dirs, false, "--allow-mixed")
 	if err != nil || len(warns) > 0 {
 		t.Fatalf("%v %v", err, warns)
 	}
 	if shards[0].Number != 1 || shards[2].Number != 3 {
 		t.Errorf("shards not in number order: %d %d %d", shards[0].Number, shards[1].Number, shards[2].Number)
 	}
-	m := Build(shards, weights.New(), 999999)
+	m := Merge(shards, weights.New(), 999999)
 	r := m.Run
 	if len(r.Queue) != len(listing) || len(r.Attempts) != len(listing) || len(m.NeverRan) != 0 {
 		t.Errorf("%d queued, %d rows, never ran %v; want every listed item once", len(r.Queue), len(r.Attempts), m.NeverRan)
@@ -196,7 +195,7 @@ func TestBuildAllShards(t *testing.T) {
 	if len(m.JUnit) != 0 {
 		t.Errorf("JUnit %v: no shard recorded any", m.JUnit)
 	}
-	if a := Advice(r, 3, 2); !strings.HasPrefix(a, "a 4th runner would save") {
+	if a := MergeAdvice(r, 3, 2); !strings.HasPrefix(a, "a 4th runner would save") {
 		t.Errorf("advice %q", a)
 	}
 }
@@ -205,11 +204,11 @@ func TestBuildAllShards(t *testing.T) {
 // never ran; the census-only item is none of them; no advice is made up.
 func TestBuildMissingShard(t *testing.T) {
 	dirs, p := matrix(t, nil, 1, 3)
-	shards, _, err := Read(dirs, false, "--allow-mixed")
+	shards, _, err := ReadLogDirs(dirs, false, "--allow-mixed")
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := Build(shards, weights.New(), 999999)
+	m := Merge(shards, weights.New(), 999999)
 	var want []string
 	for _, k := range listing {
 		if p.ShardOf(k.Key()) == 2 {
@@ -233,7 +232,7 @@ func TestBuildMissingShard(t *testing.T) {
 			t.Errorf("%s: no shard recorded", k)
 		}
 	}
-	if a := Advice(m.Run, 3, 2); a != "" {
+	if a := MergeAdvice(m.Run, 3, 2); a != "" {
 		t.Errorf("advice %q with a shard missing", a)
 	}
 }
@@ -252,11 +251,11 @@ func TestBuildNoListing(t *testing.T) {
 		os.WriteFile(f, nil, 0o644)
 	}
 	os.Remove(l.ListedTSV())
-	shards, _, err := Read([]string{dir}, false, "--allow-mixed")
+	shards, _, err := ReadLogDirs([]string{dir}, false, "--allow-mixed")
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := Build(shards, weights.New(), 999999)
+	m := Merge(shards, weights.New(), 999999)
 	n := len(p.Shards[0].Keys) + len(p.Shards[1].Keys) + len(p.Shards[2].Keys)
 	if len(m.NeverRan) != n || len(m.Warnings) != 1 || !m.Unlisted[1] || len(m.Run.Queue) != n {
 		t.Errorf("never ran %v (want the plan's %d keys), warnings %v, unlisted %v", m.NeverRan, n, m.Warnings, m.Unlisted)
@@ -279,11 +278,11 @@ func TestBuildCensusNeedsEveryShard(t *testing.T) {
 	dirs, _ := matrix(t, nil, 1, 2)
 	items := filepath.Join(dirs[1], "queue", "items.tsv")
 	os.WriteFile(items, []byte("core\t\n"), 0o644)
-	shards, _, err := Read(dirs, false, "--allow-mixed")
+	shards, _, err := ReadLogDirs(dirs, false, "--allow-mixed")
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := Build(shards, weights.New(), 999999)
+	m := Merge(shards, weights.New(), 999999)
 	if _, ok := m.Census["torch"]; ok || m.Census["core"] == nil {
 		t.Errorf("census %v: want core's alone", m.Census)
 	}
@@ -315,12 +314,12 @@ func TestReadRefuses(t *testing.T) {
 		{[]string{noplan}, "the plan the shard followed is not there"},
 	}
 	for _, tc := range tests {
-		_, _, err := Read(tc.dirs, false, "--allow-mixed")
+		_, _, err := ReadLogDirs(tc.dirs, false, "--allow-mixed")
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
-			t.Errorf("Read(%v) = %v; want one line with %q", tc.dirs, err, tc.want)
+			t.Errorf("ReadLogDirs(%v) = %v; want one line with %q", tc.dirs, err, tc.want)
 		}
 	}
-	shards, _, err := Read([]string{one, two}, false, "--allow-mixed")
+	shards, _, err := ReadLogDirs([]string{one, two}, false, "--allow-mixed")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,7 +335,7 @@ func TestReadRefuses(t *testing.T) {
 // replaces a file that is there.
 func TestCopyLogs(t *testing.T) {
 	dirs, _ := matrix(t, nil, 1, 2, 3)
-	shards, _, err := Read(dirs, false, "--allow-mixed")
+	shards, _, err := ReadLogDirs(dirs, false, "--allow-mixed")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,11 +365,11 @@ func TestBuildJUnitPaths(t *testing.T) {
 	writeShard(t, dir, 1, p, raw, nil, func(m *record.Meta) {
 		m.Shard.JUnit = []string{"../junit/torch.xml", "../junit/core.xml", "../../elsewhere/torch.xml", "/etc/torch.xml", "../junit/notasuite.xml", "../junit/torch.txt"}
 	})
-	shards, _, err := Read([]string{dir}, false, "--allow-mixed")
+	shards, _, err := ReadLogDirs([]string{dir}, false, "--allow-mixed")
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := Build(shards, weights.New(), 999999)
+	m := Merge(shards, weights.New(), 999999)
 	root := filepath.Dir(abs(dir))
 	want := map[string][]JUnitFile{
 		"torch": {{Shard: 1, Path: filepath.Join(root, "junit", "torch.xml")}},
@@ -416,14 +415,14 @@ func TestBuildShardListingFailed(t *testing.T) {
 				os.Remove(l.QueueTSV())
 				os.Remove(l.PlanJSON())
 			}
-			shards, warns, err := Read(dirs, false, "--allow-mixed")
+			shards, warns, err := ReadLogDirs(dirs, false, "--allow-mixed")
 			if err != nil {
 				t.Fatalf("Read: %v", err)
 			}
 			if wantWarns := map[bool]int{false: 0, true: 3}[killed]; len(warns) != wantWarns {
 				t.Errorf("warnings %q, want %d", warns, wantWarns)
 			}
-			m := Build(shards, weights.New(), 999999)
+			m := Merge(shards, weights.New(), 999999)
 			var lost []string // the listed items the plan (or the hash) gives shard 2
 			for _, k := range listing {
 				if p.ShardOf(k.Key()) == bad {
@@ -456,13 +455,13 @@ func TestBuildShardListingFailed(t *testing.T) {
 }
 
 // An item two shards both queued (shards given different plans) is queued once, as
-// the first shard's, with a warning that names that shard.
+// the first shard's, with a warning that names that
 func TestBuildItemQueuedTwice(t *testing.T) {
 	dirs, _ := matrix(t, nil, 1, 2, 3)
 	shards := mustRead(t, dirs)
 	q := shards[0].Run.Queue[0]
 	shards[2].Run.Queue = append(shards[2].Run.Queue, q)
-	m := Build(shards, weights.New(), 999999)
+	m := Merge(shards, weights.New(), 999999)
 	ref := q.ItemID
 	n := 0
 	for _, r := range m.Run.Queue {
@@ -526,7 +525,7 @@ func TestBuildUnclaimed(t *testing.T) {
 	s2.Listed = slices.DeleteFunc(slices.Clone(s2.Listed), func(k record.ItemID) bool { return k == lost })
 	s2.Run.Queue = slices.DeleteFunc(s2.Run.Queue, func(q record.QueueRow) bool { return q.Label == lost.Label && q.Tag == lost.Tag })
 	s2.Run.Attempts = slices.DeleteFunc(s2.Run.Attempts, func(r record.Attempt) bool { return r.ItemID == lost })
-	m := Build(shards, weights.New(), 999999)
+	m := Merge(shards, weights.New(), 999999)
 	want := []record.Unclaimed{{ItemID: lost, Shard: 2, ListedBy: []int{1, 3}}}
 	if diff := cmp.Diff(want, m.Run.Meta.Merge.Unclaimed); diff != "" {
 		t.Errorf("unclaimed (-want +got):\n%s", diff)
@@ -569,17 +568,17 @@ func TestReadMixed(t *testing.T) {
 		{dir("cmds", 2, func(m *record.Meta) { m.Shard.Config = "bbbb" }), "the same suites with other commands, arguments or options (config sha256 aaaa… and bbbb…)"},
 	}
 	for _, tc := range tests {
-		_, _, err := Read([]string{one, tc.other}, false, "--allow-mixed")
+		_, _, err := ReadLogDirs([]string{one, tc.other}, false, "--allow-mixed")
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "or give --allow-mixed") || strings.Contains(err.Error(), "\n") {
-			t.Errorf("Read(%s) = %v; want one line with %q and the flag", tc.other, err, tc.want)
+			t.Errorf("ReadLogDirs(%s) = %v; want one line with %q and the flag", tc.other, err, tc.want)
 		}
-		_, warns, err := Read([]string{one, tc.other}, true, "--allow-mixed")
+		_, warns, err := ReadLogDirs([]string{one, tc.other}, true, "--allow-mixed")
 		if err != nil || len(warns) != 1 || !strings.Contains(warns[0], tc.want) || !strings.Contains(warns[0], "merged all the same (--allow-mixed)") {
-			t.Errorf("Read(%s, allowMixed) = %q, %v; want one warning with %q", tc.other, warns, err, tc.want)
+			t.Errorf("ReadLogDirs(%s, allowMixed) = %q, %v; want one warning with %q", tc.other, warns, err, tc.want)
 		}
 	}
 	// A log dir written before the config digest was recorded is not "another config".
-	if _, _, err := Read([]string{one, dir("old", 2, nil)}, false, "--allow-mixed"); err != nil {
+	if _, _, err := ReadLogDirs([]string{one, dir("old", 2, nil)}, false, "--allow-mixed"); err != nil {
 		t.Errorf("a shard without a config digest: %v", err)
 	}
 }
@@ -642,7 +641,7 @@ func TestReadRefusesFIFOs(t *testing.T) {
 				t.Fatal(err)
 			}
 			done := make(chan error, 1)
-			go func() { _, _, err := Read(dirs, false, "--allow-mixed"); done <- err }()
+			go func() { _, _, err := ReadLogDirs(dirs, false, "--allow-mixed"); done <- err }()
 			select {
 			case err := <-done:
 				if err == nil || !strings.Contains(err.Error(), rel) || !strings.Contains(err.Error(), "named pipe (FIFO)") {
@@ -657,8 +656,8 @@ func TestReadRefusesFIFOs(t *testing.T) {
 
 // TestBuildRerunShard: shard 2 of 3 was re-run narrowed to its one failed item
 // (run.json's rerun, its other items carried with their earlier outcomes; a suite
-// with nothing to re-run "not re-run this attempt"). Read takes it as the same
-// config, and Build sees every item of the shard once: the re-run one by its row,
+// with nothing to re-run "not re-run this attempt"). ReadLogDirs takes it as the same
+// config, and Merge sees every item of the shard once: the re-run one by its row,
 // the others by their carried outcome; none is never ran or unclaimed.
 func TestBuildRerunShard(t *testing.T) {
 	p, raw := testPlan(t)
@@ -699,7 +698,7 @@ func TestBuildRerunShard(t *testing.T) {
 	notAgain := func(label, tag string) bool { return label != again.Label || tag != again.Tag }
 	s2.Run.Queue = slices.DeleteFunc(s2.Run.Queue, func(q record.QueueRow) bool { return notAgain(q.Label, q.Tag) })
 	s2.Run.Attempts = slices.DeleteFunc(s2.Run.Attempts, func(r record.Attempt) bool { return notAgain(r.Label, r.Tag) })
-	m := Build(shards, weights.New(), 999999)
+	m := Merge(shards, weights.New(), 999999)
 	mm := m.Run.Meta.Merge
 	if len(m.NeverRan) != 0 || len(mm.Unclaimed) != 0 || len(m.Run.Queue) != len(listing) || len(m.Warnings) != 0 {
 		t.Errorf("never ran %v, unclaimed %v, %d queued, warnings %q; want every listed item queued once and nothing else",
@@ -735,7 +734,7 @@ func TestBuildRerunShard(t *testing.T) {
 func TestBuildOlderShard(t *testing.T) {
 	fail := map[string]int{"torch/b": 3}
 	dirs, _ := matrix(t, fail, 1, 2, 3)
-	want := Build(mustRead(t, dirs), weights.New(), 999999)
+	want := Merge(mustRead(t, dirs), weights.New(), 999999)
 	ids := mustRead(t, dirs)
 
 	l := logdir.Layout{Root: dirs[1]}
@@ -756,7 +755,7 @@ func TestBuildOlderShard(t *testing.T) {
 	}
 
 	older := mustRead(t, dirs)
-	got := Build(older, weights.New(), 999999)
+	got := Merge(older, weights.New(), 999999)
 	if diff := cmp.Diff(want.Run.Attempts, got.Run.Attempts); diff != "" {
 		t.Errorf("merged attempts (-all of this release +shard 2 of an older one):\n%s", diff)
 	}

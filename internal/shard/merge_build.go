@@ -1,4 +1,4 @@
-package merge
+package shard
 
 import (
 	"errors"
@@ -16,16 +16,15 @@ import (
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/safefs"
 	"github.com/rocm/sgpu-queue/internal/schedule"
-	"github.com/rocm/sgpu-queue/internal/shard"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
-// Result is the merged run, for the engine to write and decide.
-type Result struct {
+// Merged is the merged run, for the engine to write and decide.
+type Merged struct {
 	// Run is the merged run (its Layout is the caller's): Meta with Merge, the
 	// queue of every shard then the items that never ran, every shard's rows
-	// with "s<shard>:<gpu>" GPUs and their outcomes, and each item's shard.
+	// with "s<shard>:<gpu>" GPUs and their outcomes, and each item's
 	Run *record.Run
 	// CensusRows is the merged queue/items.tsv; Census is what pruning reads: a
 	// suite's keys only when every shard that listed has its census (a census
@@ -42,7 +41,7 @@ type Result struct {
 	Unlisted map[int]bool
 	Warnings []string
 	// Plan is the plan the shards followed; nil without one.
-	Plan *shard.Plan
+	Plan *Plan
 }
 
 // JUnitFile is one shard's merged JUnit file of a suite.
@@ -51,12 +50,12 @@ type JUnitFile struct {
 	Path  string // as this process sees it
 }
 
-// Build merges the shards (from Read). table and defaultWeight weigh the items
+// Merge merges the shards (from ReadLogDirs). table and defaultWeight weigh the items
 // that never ran, for the report's estimates.
-func Build(shards []*Shard, table *weights.Table, defaultWeight float64) *Result {
+func Merge(shards []*LogDir, table *weights.Table, defaultWeight float64) *Merged {
 	plan, _ := PlanOf(shards)
 	b := &builder{shards: shards, k: shards[0].Run.Meta.Shard.Shards, plan: plan,
-		res: &Result{JUnit: map[string][]JUnitFile{}, Unlisted: map[int]bool{}, Plan: plan}, table: table, def: defaultWeight,
+		res: &Merged{JUnit: map[string][]JUnitFile{}, Unlisted: map[int]bool{}, Plan: plan}, table: table, def: defaultWeight,
 		shardOf: map[record.ItemID]int{}}
 	b.meta()
 	for _, s := range shards {
@@ -68,10 +67,10 @@ func Build(shards []*Shard, table *weights.Table, defaultWeight float64) *Result
 	return b.res
 }
 
-// PlanOf is the plan the shards followed (Read checked it is one plan) and the
+// PlanOf is the plan the shards followed (ReadLogDirs checked it is one plan) and the
 // shard whose copy of it is read: the first that has one, since a shard stopped
 // before phase 2 has none. nil without a plan.
-func PlanOf(shards []*Shard) (*shard.Plan, *Shard) {
+func PlanOf(shards []*LogDir) (*Plan, *LogDir) {
 	for _, s := range shards {
 		if s.Plan != nil {
 			return s.Plan, s
@@ -81,10 +80,10 @@ func PlanOf(shards []*Shard) (*shard.Plan, *Shard) {
 }
 
 type builder struct {
-	shards []*Shard
+	shards []*LogDir
 	k      int
-	plan   *shard.Plan
-	res    *Result
+	plan   *Plan
+	res    *Merged
 	table  *weights.Table
 	def    float64
 	// shardOf is each queued item's shard: while the shards are added, the
@@ -93,7 +92,7 @@ type builder struct {
 }
 
 // meta is the merged run.json: what the shards share, the union of their suites
-// and GPUs, and one part per shard.
+// and GPUs, and one part per
 func (b *builder) meta() {
 	fm := b.shards[0].Run.Meta
 	m := record.Meta{
@@ -142,7 +141,7 @@ func (b *builder) meta() {
 
 // add merges one shard: its queue, its rows (GPUs named with their shard, each
 // with its outcome as the shard read it), its part and its JUnit files.
-func (b *builder) add(s *Shard) {
+func (b *builder) add(s *LogDir) {
 	r, m := b.res.Run, s.Run.Meta
 	p := &r.Meta.Merge.Parts[s.Number-1]
 	p.Reported, p.LogDir, p.GPUs, p.Started = true, s.Dir, m.GPUs, m.Started
@@ -194,7 +193,7 @@ func (b *builder) add(s *Shard) {
 // carried queues the items a shard's re-run did not run again, each with its
 // latest outcome from the shard's earlier attempt (record.Rerun.Carried;
 // docs/runners.md): the verdicts count them so, and nothing learns from them.
-func (b *builder) carried(s *Shard) {
+func (b *builder) carried(s *LogDir) {
 	rr := s.Run.Meta.Rerun
 	if rr == nil {
 		return
@@ -256,7 +255,7 @@ func (b *builder) neverRan() {
 		}
 	}
 	for _, k := range keys {
-		s := shard.Of(b.plan, k.Key(), b.k)
+		s := Of(b.plan, k.Key(), b.k)
 		if missing[s] && b.queueUnrun(k, s) {
 			b.res.NeverRan = append(b.res.NeverRan, k.Key())
 		}
@@ -279,7 +278,7 @@ func (b *builder) unclaimed(missing map[int]bool) {
 	}
 	m := b.res.Run.Meta.Merge
 	for _, k := range b.listedKeys() {
-		s := shard.Of(b.plan, k.Key(), b.k)
+		s := Of(b.plan, k.Key(), b.k)
 		if missing[s] || !b.queueUnrun(k, s) {
 			continue
 		}
@@ -402,11 +401,11 @@ func (b *builder) warn(format string, a ...any) {
 
 // Advice is what one more runner would buy, predicted on the merged run's own
 // durations (each queued item's last row), the items planned as sgpu-queue plan
-// does over k and k+1 runners of gpus GPUs: shard.Advice's sentence. It is ""
+// does over k and k+1 runners of gpus GPUs: Advice's sentence. It is ""
 // when it cannot be said from measurements: a shard never reported, or an item
 // never finished.
-func Advice(r *record.Run, k, gpus int) string {
-	if k < 1 || k >= shard.MaxShards || gpus < 1 {
+func MergeAdvice(r *record.Run, k, gpus int) string {
+	if k < 1 || k >= MaxShards || gpus < 1 {
 		return ""
 	}
 	for _, p := range r.Meta.Merge.Parts {
@@ -429,11 +428,11 @@ func Advice(r *record.Run, k, gpus int) string {
 	if len(items) == 0 {
 		return ""
 	}
-	now, err := shard.Assign(items, k, gpus)
+	now, err := Assign(items, k, gpus)
 	if err != nil {
 		return ""
 	}
-	next, err := shard.Assign(items, k+1, gpus)
+	next, err := Assign(items, k+1, gpus)
 	if err != nil {
 		return ""
 	}
@@ -441,7 +440,7 @@ func Advice(r *record.Run, k, gpus int) string {
 	if now.LargestItem >= 0 {
 		key = items[now.LargestItem].Key()
 	}
-	return shard.Advice(k, slices.Max(now.Wall), slices.Max(next.Wall), key, now.Largest)
+	return Advice(k, slices.Max(now.Wall), slices.Max(next.Wall), key, now.Largest)
 }
 
 // CopyLogs puts each reporting shard's item files (logs, exit codes, attempts)
@@ -450,7 +449,7 @@ func Advice(r *record.Run, k, gpus int) string {
 // link) is never replaced, nothing is put into an items/ that is a link, and only
 // regular files are taken. It returns how many it put there, and what failed (a
 // full disk, a link).
-func CopyLogs(shards []*Shard, out logdir.Layout) (int, error) {
+func CopyLogs(shards []*LogDir, out logdir.Layout) (int, error) {
 	if err := out.MkdirAll(out.ItemsDir()); err != nil {
 		return 0, err
 	}

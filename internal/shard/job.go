@@ -1,0 +1,112 @@
+package shard
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/rocm/sgpu-queue/internal/config"
+	"github.com/rocm/sgpu-queue/internal/optname"
+	"github.com/rocm/sgpu-queue/internal/record"
+	"github.com/rocm/sgpu-queue/internal/safefs"
+	"github.com/rocm/sgpu-queue/internal/textfmt"
+)
+
+// Spec is what --shard I/K [--plan FILE] asks of a run (docs/runners.md): when
+// Shards > 0, run shard Shard (1 … Shards) of a job matrix: of the items listed,
+// those PlanFile gives it, and those the plan does not know (every item without
+// PlanFile) by the hash of their key. A shard learns nothing: sgpu-queue merge
+// learns once from every shard's rows.
+type Spec struct {
+	Shard, Shards int
+	PlanFile      string
+}
+
+// Job is a run's shard, as Spec.Read found it.
+type Job struct {
+	Shard, Shards int
+	Plan          *Plan  // nil: every item by HashShard
+	Raw           []byte // the plan file, copied into the log dir
+	Ref           *record.PlanRef
+}
+
+// Of is the shard of the item of this key, by the rule merge uses too.
+func (j *Job) Of(key string) int { return Of(j.Plan, key, j.Shards) }
+
+// Read checks the spec and reads its plan, in phase 0: a plan that cannot be read,
+// or that is not of K shards, stops the run before anything runs. A spec of no
+// shard is a nil Job. face names the options in messages.
+func (s Spec) Read(face optname.Face) (*Job, error) {
+	switch {
+	case s.Shards == 0 && s.PlanFile != "":
+		return nil, fmt.Errorf("%s without %s: say which shard of the plan this job runs, e.g. %s",
+			face.Given("plan", s.PlanFile), face.Name("shard"), face.Set("shard", "1/K"))
+	case s.Shards == 0:
+		return nil, nil
+	case s.Shard < 1 || s.Shard > s.Shards || s.Shards > MaxShards:
+		return nil, fmt.Errorf("%s: want I/K with 1 ≤ I ≤ K ≤ %d",
+			face.Given("shard", fmt.Sprintf("%d/%d", s.Shard, s.Shards)), MaxShards)
+	}
+	j := &Job{Shard: s.Shard, Shards: s.Shards}
+	if s.PlanFile == "" {
+		return j, nil
+	}
+	data, err := safefs.ReadFile(s.PlanFile)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", face.Name("plan"), err)
+	}
+	p, err := Read(bytes.NewReader(data), s.PlanFile)
+	if err != nil {
+		return nil, err
+	}
+	if len(p.Shards) != s.Shards {
+		return nil, fmt.Errorf("%s: plan %s splits the items over %d shards; give %s (the matrix of the plan job's output)",
+			face.Given("shard", fmt.Sprintf("%d/%d", s.Shard, s.Shards)), s.PlanFile, len(p.Shards),
+			face.Set("shard", fmt.Sprintf("I/%d", len(p.Shards))))
+	}
+	sum := sha256.Sum256(data)
+	j.Plan, j.Raw = p, data
+	j.Ref = &record.PlanRef{File: s.PlanFile, SHA256: hex.EncodeToString(sum[:]), Weights: p.Weights.SHA256}
+	return j, nil
+}
+
+// Record is run.json's "shard" of a run of suites.
+func (j *Job) Record(suites []config.Suite) *record.ShardRun {
+	return &record.ShardRun{Shard: j.Shard, Shards: j.Shards, Plan: j.Ref, Config: ConfigDigest(suites)}
+}
+
+// PoolWarning is the warning for a plan of p.GPUs GPUs per shard run on the pool
+// ids (whose: "this runner's pool"); "" when they agree or there is no plan.
+func PoolWarning(p *Plan, file, whose string, ids []string) string {
+	if p == nil || p.GPUs == len(ids) {
+		return ""
+	}
+	return fmt.Sprintf("plan %s was made for %d GPUs per shard, but %s has %d GPU(s) (%s): the shards are balanced, "+
+		"and their wall clocks predicted, for another runner; "+
+		"make the plan with sgpu-queue plan --gpus %d (the action: mode plan, input gpus)",
+		textfmt.Printable(file), p.GPUs, whose, len(ids), strings.Join(ids, ","), len(ids))
+}
+
+// ConfigDigest is the SHA-256 of what the suites say, without where their
+// config file or repository lies (File, Line, Path differ between checkouts of
+// one commit): merge refuses shards that ran different configs.
+func ConfigDigest(suites []config.Suite) string {
+	type def struct {
+		Label, LogFile, Mode, Command string
+		Args                          []string
+		Options                       config.Options
+	}
+	defs := make([]def, 0, len(suites))
+	for _, s := range suites {
+		defs = append(defs, def{s.Label, s.LogFile, string(s.Mode), s.Command, s.Args, s.Options})
+	}
+	data, err := json.Marshal(defs)
+	if err != nil {
+		return "" // plain strings and numbers: cannot happen; "" is "not recorded"
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
