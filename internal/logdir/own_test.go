@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/rocm/sgpu-queue/internal/record"
@@ -242,5 +243,62 @@ func TestClaimKeepsForeignCwd(t *testing.T) {
 		}
 		write(t, l.QueueTSV(), "1\ttorch\tci.sh\ta\n")
 		lock.Release()
+	}
+}
+
+// A claim that stops while it deletes the earlier run's files (killed, or an item's
+// directory it cannot remove: here a mount point in it) leaves queue/run.json and
+// queue/queue.tsv, which name what is left: the next claim deletes the rest. Before,
+// run.json went first, and the next claim refused the log dir as no run's.
+func TestClaimStoppedMidwayIsFinishedByTheNext(t *testing.T) {
+	l := Layout{Root: t.TempDir()}
+	lock, err := l.Claim(claim("torch"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, l.QueueTSV(), "1\ttorch\tci.sh\ta\n")
+	old := []string{l.ExpandLog(), l.AttemptsTSV(), l.TimingsTSV(), l.Report(), l.SuiteLog("torch.log"), l.SuiteRC("torch.log"),
+		l.ItemLog("torch", "a"), l.ItemRC("torch", "a"), filepath.Join(l.ItemCwd("torch", "a"), "left.txt")}
+	for _, p := range old {
+		write(t, p, "old run\n")
+	}
+	lock.Release()
+	busy := filepath.Join(l.ItemCwd("torch", "a"), "busy")
+	if err := os.Mkdir(busy, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", busy, "tmpfs", 0, "size=4096"); err != nil {
+		t.Skipf("TMPFS UNAVAILABLE: cannot mount a tmpfs on %s (%v): a claim that fails midway is not tried; run it as root (CAP_SYS_ADMIN)",
+			busy, err)
+	}
+	mounted := true
+	unmount := func() {
+		if mounted {
+			mounted = false
+			if err := syscall.Unmount(busy, syscall.MNT_DETACH); err != nil {
+				t.Errorf("unmounting %s: %v", busy, err)
+			}
+		}
+	}
+	t.Cleanup(unmount)
+	if lock, err := l.Claim(claim("torch"), false); err == nil {
+		lock.Release()
+		t.Fatal("a claim that cannot remove cwd/torch.a/ succeeded")
+	}
+	unmount()
+	for _, p := range []string{l.Meta(), l.QueueTSV()} {
+		if !exists(p) {
+			t.Errorf("the stopped claim deleted %s, which names what it left", p)
+		}
+	}
+	lock, err = l.Claim(claim("torch"), false)
+	if err != nil {
+		t.Fatalf("the claim after a stopped one: %v", err)
+	}
+	defer lock.Release()
+	for _, p := range append(old, busy) {
+		if exists(p) {
+			t.Errorf("%s of the earlier run survived", p)
+		}
 	}
 }
