@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strings"
 
 	"github.com/rocm/sgpu-queue/internal/atomicfile"
 	"github.com/rocm/sgpu-queue/internal/junit"
@@ -20,7 +19,7 @@ import (
 // the prefix is under it, else the prefix's own directory.
 func (r *run) junitPrefixRoot() string {
 	prefix := filepath.Clean(r.junitPrefix())
-	if under(r.layout.Root, prefix) {
+	if safefs.Under(r.layout.Root, prefix) {
 		return r.layout.Trusted
 	}
 	return safefs.TrustedRoot(r.o.Target.RepoRoot, prefix)
@@ -28,12 +27,6 @@ func (r *run) junitPrefixRoot() string {
 
 // junitDirRoot is the trusted root of the JUnit dir.
 func (r *run) junitDirRoot() string { return safefs.TrustedRoot(r.o.Target.RepoRoot, r.junitDir()) }
-
-// under reports whether p is dir or below it.
-func under(dir, p string) bool {
-	rel, err := filepath.Rel(dir, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
-}
 
 // checkJUnit is phase 0's look at the JUnit state of suites labels, before
 // anything runs: each suite's folder under the JUnit prefix (when there is one;
@@ -49,7 +42,7 @@ func (r *run) checkJUnit(labels []string, prefixed bool) error {
 		}
 		for _, l := range labels {
 			err := safefs.CheckDir(r.junitPrefixRoot(), prefix+l)
-			if err != nil && under(r.layout.Root, prefix) {
+			if err != nil && safefs.Under(r.layout.Root, prefix) {
 				return r.logDirError(err) // the CLI's prefix is in the log dir
 			}
 			if err != nil {
