@@ -258,6 +258,7 @@ func TestTrustedRoot(t *testing.T) {
 		{"/w/repo", "/w/repo2/logs", "/w/repo2/logs"}, // a sibling whose name starts alike
 		{"/w/repo", "/scratch/logs", "/scratch/logs"},
 		{"/w/repo", "/w/repo/../elsewhere", "/w/repo/../elsewhere"},
+		{"/w/repo", "/w/repo/..cache/logs", "/w/repo"}, // under it, though its name starts with ".."
 		{"", "/scratch/logs", "/scratch/logs"},
 	} {
 		if got := TrustedRoot(tc.repo, tc.dir); got != tc.want {
