@@ -269,6 +269,38 @@ func Remove(path string) error {
 	return nil
 }
 
+// Rename moves the regular file from to the name to, as rename(2) does, when the
+// directories of both below root are real directories and to is a regular file or
+// nothing: a link or anything else in the way (at from too) is refused (*Error) and
+// left. A missing from is fs.ErrNotExist.
+func Rename(root, from, to string) error {
+	for _, d := range []string{filepath.Dir(from), filepath.Dir(to)} {
+		if err := CheckDir(root, d); err != nil {
+			return err
+		}
+	}
+	fi, err := os.Lstat(from)
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return refuse(from, fi, false)
+	}
+	if err := regularOrAbsent(to); err != nil {
+		return err
+	}
+	return os.Rename(from, to)
+}
+
+// RemoveEmptyDir removes dir when it is empty and it and the directories above it
+// to root are real directories; anything else is left, silently: a directory an
+// item left files in is kept for the user.
+func RemoveEmptyDir(root, dir string) {
+	if CheckDir(root, dir) == nil {
+		_ = os.Remove(dir) // not empty, or not there: nothing to do
+	}
+}
+
 // Open opens path for reading, following symlinks (a user's config or table may be
 // one), without blocking on a FIFO: anything but a regular file is refused (*Error
 // with Read set). fs.ErrNotExist passes through for a missing file.
