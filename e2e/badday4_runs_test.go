@@ -12,18 +12,21 @@ import (
 )
 
 // Two runs in one checkout at once, each with its own log dir and suite, save one
-// weight table (docs/weights.md "Runs at once"): both reach phase 6 having loaded
-// the table before either saved (the test hook holds each save until the test says
-// go), yet the table ends with both runs' keys: learning is a read-modify-write
-// under a lock. Before, the last run to save wrote its loaded table over the other's.
-func TestConcurrentRunsKeepEachOthersWeights(t *testing.T) {
+// weight table (docs/weights.md "Runs at once") and write one JUnit dir: both reach
+// phase 6 having loaded the table before either saved (the test hook holds each save
+// until the test says go), yet the table ends with both runs' keys: learning is a
+// read-modify-write under a lock. Before, the last run to save wrote its loaded
+// table over the other's. Then both merge their JUnit at once into the default
+// JUnit dir, whose manifest ends listing both files (it is rewritten under the
+// dir's lock), so a later run of either suite replaces its file.
+func TestConcurrentRunsKeepEachOthersState(t *testing.T) {
 	dir := fixture(t, "e2e")
 	codeSuite(t, dir)
 	conf := writeConf(t, dir, "codes.conf", "ca ca.log list ci/codes.sh\ncb cb.log list ci/codes.sh\n")
 	hold := filepath.Join(t.TempDir(), "go-on")
 	start := func(suite string) (*exec.Cmd, *lockedBuffer) {
 		cmd := exec.Command(binary, "run", "--gpus", "2", "--arch", "gfx942", "--suites", suite,
-			"--log-dir", filepath.Join("test-results", "logs-"+suite), "--junit-dir", filepath.Join("test-results", "junit-"+suite), conf)
+			"--log-dir", filepath.Join("test-results", "logs-"+suite), conf)
 		cmd.Dir = dir
 		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "TAGS=a\nb\n", "SGPU_TEST_HOLD_SAVE=" + hold}
 		out := &lockedBuffer{}
@@ -58,6 +61,12 @@ func TestConcurrentRunsKeepEachOthersWeights(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(filepath.Dir(table)); len(entries) != 1 {
 		t.Errorf("ci-weights holds %v, want the table alone (the lock leaves no file)", entries)
+	}
+	manifest := readFile(t, filepath.Join(dir, "test-results", "junit", ".sgpu-queue-junit"))
+	for _, f := range []string{" ca.xml\n", " cb.xml\n"} {
+		if !strings.Contains(manifest, f) {
+			t.Errorf("the JUnit manifest lacks%q:\n%s\nrun ca:\n%s\nrun cb:\n%s", f, manifest, outA.String(), outB.String())
+		}
 	}
 }
 
