@@ -170,18 +170,9 @@ func TestPlanClampsAsRunDoes(t *testing.T) {
 // (plain scripts).
 func noJUnitSuite(t *testing.T, dir string) {
 	t.Helper()
-	script := `#!/bin/sh
-if [ -n "$TE_CI_LIST_ITEMS" ]; then
-    printf '%s\n' "$TAGS" | while IFS= read -r t; do [ -n "$t" ] && printf 'TE_CI_ITEM %s\n' "$t"; done
-    exit 0
-fi
-[ -n "$TE_CI_SETUP_ONLY" ] && exit 0
-echo "plain $TEST_FILTER"
+	tagsSuite(t, dir, "plain", `echo "plain $TEST_FILTER"
 exit 0
-`
-	if err := os.WriteFile(filepath.Join(dir, "ci", "plain.sh"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
+`)
 }
 
 // --junit-optional '*' marks every item, tags with '/' included ('*' crosses '/' in
