@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -67,38 +66,6 @@ func TestConcurrentRunsKeepEachOthersState(t *testing.T) {
 		if !strings.Contains(manifest, f) {
 			t.Errorf("the JUnit manifest lacks%q:\n%s\nrun ca:\n%s\nrun cb:\n%s", f, manifest, outA.String(), outB.String())
 		}
-	}
-}
-
-// A FIFO committed where the weight table goes is an unreadable table
-// (docs/files.md): the run neither blocks on it nor writes over it, and says so.
-func TestFIFOWeightTable(t *testing.T) {
-	dir := fixture(t, "e2e")
-	codeSuite(t, dir)
-	conf := writeConf(t, dir, "codes.conf", "c c.log list ci/codes.sh\n")
-	table := filepath.Join(dir, "ci-weights", "test_weights.gfx942.l99.txt")
-	os.MkdirAll(filepath.Dir(table), 0o755)
-	if err := syscall.Mkfifo(table, 0o644); err != nil {
-		t.Skip("no FIFO here:", err)
-	}
-	cmd := exec.Command(binary, "run", "--gpus", "2", "--arch", "gfx942", conf)
-	cmd.Dir = dir
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "TAGS=a\nb\n"}
-	out := &lockedBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if code := waitExit(t, cmd, 120*time.Second); code != 0 {
-		t.Fatalf("exit %d, want 0: the items passed\n%s", code, out.String())
-	}
-	for _, w := range []string{"a named pipe (FIFO)", "will NOT be written: the keys it holds are kept"} {
-		if !strings.Contains(out.String(), w) {
-			t.Errorf("console lacks %q:\n%s", w, out.String())
-		}
-	}
-	if fi, err := os.Lstat(table); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
-		t.Errorf("the FIFO was replaced: %v %v", fi, err)
 	}
 }
 

@@ -152,8 +152,9 @@ ln -s "$PRECIOUS/report" "$logs/report/schedule.md"
 // TestFIFONeverHangs: a FIFO where the tool reads (the config, a plan, a log dir's
 // run.json for claim, merge and report, the failed list) ends the run with exit 2
 // and one line naming it, without blocking; the weight table, which never stops a
-// run (docs/files.md), is a warning naming it, and the run ends with its items' code.
-// Were a run to block, a SIGTERM must still end it.
+// run (docs/files.md), is a warning naming it (the keys it holds are kept: it is
+// not written over), and the run ends with its items' code. Each FIFO is left as
+// it was. Were a run to block, a SIGTERM must still end it.
 func TestFIFONeverHangs(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -184,9 +185,17 @@ func TestFIFONeverHangs(t *testing.T) {
 				t.Fatal(err)
 			}
 			code, stdout, stderr := runUnhung(t, repo, linksEnv(repo), tt.args...)
+			if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+				t.Errorf("the FIFO %s was not left as it was: %v %v", tt.fifo, fi, err)
+			}
 			if tt.warned {
-				if code != 1 || !strings.Contains(stdout, "warning: "+tt.fifo+" NOT written") || !strings.Contains(stdout, "named pipe (FIFO)") {
-					t.Errorf("exit %d: want 1 (test_b fails) and a warning naming the FIFO %s\n%s%s", code, tt.fifo, stdout, stderr)
+				for _, w := range []string{"warning: " + tt.fifo + " NOT written", "named pipe (FIFO)", "the keys it holds are kept"} {
+					if !strings.Contains(stdout, w) {
+						t.Errorf("console lacks %q", w)
+					}
+				}
+				if code != 1 {
+					t.Errorf("exit %d: want 1 (test_b fails)\n%s%s", code, stdout, stderr)
 				}
 				return
 			}
