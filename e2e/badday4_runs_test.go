@@ -24,10 +24,8 @@ func TestConcurrentRunsKeepEachOthersState(t *testing.T) {
 	conf := writeConf(t, dir, "codes.conf", "ca ca.log list ci/codes.sh\ncb cb.log list ci/codes.sh\n")
 	hold := filepath.Join(t.TempDir(), "go-on")
 	start := func(suite string) (*exec.Cmd, *lockedBuffer) {
-		cmd := exec.Command(binary, "run", "--gpus", "2", "--arch", "gfx942", "--suites", suite,
+		cmd := command(dir, []string{"TAGS=a\nb\n", "SGPU_TEST_HOLD_SAVE=" + hold}, "run", "--gpus", "2", "--arch", "gfx942", "--suites", suite,
 			"--log-dir", filepath.Join("test-results", "logs-"+suite), conf)
-		cmd.Dir = dir
-		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "TAGS=a\nb\n", "SGPU_TEST_HOLD_SAVE=" + hold}
 		out := &lockedBuffer{}
 		cmd.Stdout, cmd.Stderr = out, out
 		if err := cmd.Start(); err != nil {

@@ -212,9 +212,7 @@ func TestFIFONeverHangs(t *testing.T) {
 // not end in half a minute more is killed; either fails the test.
 func runUnhung(t *testing.T, dir string, env []string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
-	cmd.Dir = dir
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}, env...)
+	cmd := command(dir, env, args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Start(); err != nil {

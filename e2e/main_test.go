@@ -84,12 +84,19 @@ type result struct {
 	stderr string
 }
 
-// sgpu runs the binary in dir with a clean environment plus env.
-func sgpu(t *testing.T, dir string, env []string, args ...string) result {
-	t.Helper()
+// command is the binary with args, to run in dir with a clean environment (PATH and
+// HOME) plus env.
+func command(dir string, env []string, args ...string) *exec.Cmd {
 	cmd := exec.Command(binary, args...)
 	cmd.Dir = dir
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}, env...)
+	return cmd
+}
+
+// sgpu runs the binary in dir with a clean environment plus env.
+func sgpu(t *testing.T, dir string, env []string, args ...string) result {
+	t.Helper()
+	cmd := command(dir, env, args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
