@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/safefs"
 )
@@ -299,6 +300,38 @@ func TestClaimStoppedMidwayIsFinishedByTheNext(t *testing.T) {
 	for _, p := range append(old, busy) {
 		if exists(p) {
 			t.Errorf("%s of the earlier run survived", p)
+		}
+	}
+}
+
+// A run that reuses a directory of someone's files (--log-dir-reuse over the
+// test-results/logs TE's own script left) replaces its own files there, never
+// appends to them: attempts.tsv and timings.tsv start empty, so TE's readers see
+// this run's rows alone.
+func TestReuseStartsTheAttemptFilesEmpty(t *testing.T) {
+	l := Layout{Root: t.TempDir()}
+	old := "torch\told\t0\t1\t0\t0\t1\tunknown\t0\n"
+	write(t, l.TimingsTSV(), old)
+	write(t, l.AttemptsTSV(), old)
+	lock, err := l.Claim(claim("torch"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	w, err := l.OpenAttempts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := record.Attempt{ItemID: record.ItemID{Label: "torch", Tag: "new"}, GPUs: []string{"0"}, Secs: 1, EndOff: 1, Outcome: outcome.OK}
+	if err := w.Append(a); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{l.TimingsTSV(): FormatTiming(a), l.AttemptsTSV(): FormatAttempt(a)} {
+		if got := readFile(t, path); got != want {
+			t.Errorf("%s holds %q, want this run's row alone %q", path, got, want)
 		}
 	}
 }
