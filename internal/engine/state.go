@@ -96,14 +96,3 @@ func refusedPath(err error, fallback string) string {
 	}
 	return se.Path
 }
-
-// lostReason is why a file of the run was not written, for run.lost: a refusal
-// names what is there, relative to the repo root ("ci-rerun/… is a symbolic link
-// to …", or the directory on the way that is), anything else as it is.
-func (r *run) lostReason(err error) string {
-	var se *safefs.Error
-	if !errors.As(err, &se) {
-		return err.Error()
-	}
-	return se.Rel(r.o.Target.RepoRoot).Error()
-}
