@@ -22,9 +22,9 @@ const writeXML = `[ -n "$JUNITXML_PREFIX" ] && printf '<testsuite name="x" tests
 	`"$TEST_FILTER" >"$JUNITXML_PREFIX$TEST_FILTER$JUNITXML_SUFFIX"
 `
 
-// codeSuite writes ci/codes.sh, a list suite whose items are the lines of $TAGS:
-// an item named "exitN" exits N, any other passes.
-func codeSuite(t *testing.T, dir string) {
+// tagsSuite writes ci/<name>.sh, a list suite whose items are the lines of $TAGS
+// and whose item runs body (a shell script's lines).
+func tagsSuite(t *testing.T, dir, name, body string) {
 	t.Helper()
 	script := `#!/bin/sh
 if [ -n "$TE_CI_LIST_ITEMS" ]; then
@@ -32,13 +32,20 @@ if [ -n "$TE_CI_LIST_ITEMS" ]; then
     exit 0
 fi
 [ -n "$TE_CI_SETUP_ONLY" ] && exit 0
-echo "item $TEST_FILTER"
-` + writeXML + `case $TEST_FILTER in exit*) exit "${TEST_FILTER#exit}" ;; esac
-exit 0
-`
-	if err := os.WriteFile(filepath.Join(dir, "ci", "codes.sh"), []byte(script), 0o755); err != nil {
+` + body
+	if err := os.WriteFile(filepath.Join(dir, "ci", name+".sh"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// codeSuite writes ci/codes.sh, a list suite whose items are the lines of $TAGS:
+// an item named "exitN" exits N, any other passes.
+func codeSuite(t *testing.T, dir string) {
+	t.Helper()
+	tagsSuite(t, dir, "codes", `echo "item $TEST_FILTER"
+`+writeXML+`case $TEST_FILTER in exit*) exit "${TEST_FILTER#exit}" ;; esac
+exit 0
+`)
 }
 
 // An item that exits with one of the tool's own codes (2 usage, 70 internal, 130

@@ -6,26 +6,26 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
 
 // Two runs in one checkout at once, each with its own log dir and suite, save one
-// weight table (docs/weights.md "Runs at once"): both reach phase 6 having loaded
-// the table before either saved (the test hook holds each save until the test says
-// go), yet the table ends with both runs' keys: learning is a read-modify-write
-// under a lock. Before, the last run to save wrote its loaded table over the other's.
-func TestConcurrentRunsKeepEachOthersWeights(t *testing.T) {
+// weight table (docs/weights.md "Runs at once") and write one JUnit dir: both reach
+// phase 6 having loaded the table before either saved (the test hook holds each save
+// until the test says go), yet the table ends with both runs' keys: learning is a
+// read-modify-write under a lock. Before, the last run to save wrote its loaded
+// table over the other's. Then both merge their JUnit at once into the default
+// JUnit dir, whose manifest ends listing both files (it is rewritten under the
+// dir's lock), so a later run of either suite replaces its file.
+func TestConcurrentRunsKeepEachOthersState(t *testing.T) {
 	dir := fixture(t, "e2e")
 	codeSuite(t, dir)
 	conf := writeConf(t, dir, "codes.conf", "ca ca.log list ci/codes.sh\ncb cb.log list ci/codes.sh\n")
 	hold := filepath.Join(t.TempDir(), "go-on")
 	start := func(suite string) (*exec.Cmd, *lockedBuffer) {
-		cmd := exec.Command(binary, "run", "--gpus", "2", "--arch", "gfx942", "--suites", suite,
-			"--log-dir", filepath.Join("test-results", "logs-"+suite), "--junit-dir", filepath.Join("test-results", "junit-"+suite), conf)
-		cmd.Dir = dir
-		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "TAGS=a\nb\n", "SGPU_TEST_HOLD_SAVE=" + hold}
+		cmd := command(dir, []string{"TAGS=a\nb\n", "SGPU_TEST_HOLD_SAVE=" + hold}, "run", "--gpus", "2", "--arch", "gfx942", "--suites", suite,
+			"--log-dir", filepath.Join("test-results", "logs-"+suite), conf)
 		out := &lockedBuffer{}
 		cmd.Stdout, cmd.Stderr = out, out
 		if err := cmd.Start(); err != nil {
@@ -59,37 +59,11 @@ func TestConcurrentRunsKeepEachOthersWeights(t *testing.T) {
 	if entries, _ := os.ReadDir(filepath.Dir(table)); len(entries) != 1 {
 		t.Errorf("ci-weights holds %v, want the table alone (the lock leaves no file)", entries)
 	}
-}
-
-// A FIFO committed where the weight table goes is an unreadable table
-// (docs/files.md): the run neither blocks on it nor writes over it, and says so.
-func TestFIFOWeightTable(t *testing.T) {
-	dir := fixture(t, "e2e")
-	codeSuite(t, dir)
-	conf := writeConf(t, dir, "codes.conf", "c c.log list ci/codes.sh\n")
-	table := filepath.Join(dir, "ci-weights", "test_weights.gfx942.l99.txt")
-	os.MkdirAll(filepath.Dir(table), 0o755)
-	if err := syscall.Mkfifo(table, 0o644); err != nil {
-		t.Skip("no FIFO here:", err)
-	}
-	cmd := exec.Command(binary, "run", "--gpus", "2", "--arch", "gfx942", conf)
-	cmd.Dir = dir
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "TAGS=a\nb\n"}
-	out := &lockedBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if code := waitExit(t, cmd, 120*time.Second); code != 0 {
-		t.Fatalf("exit %d, want 0: the items passed\n%s", code, out.String())
-	}
-	for _, w := range []string{"a named pipe (FIFO)", "will NOT be written: the keys it holds are kept"} {
-		if !strings.Contains(out.String(), w) {
-			t.Errorf("console lacks %q:\n%s", w, out.String())
+	manifest := readFile(t, filepath.Join(dir, "test-results", "junit", ".sgpu-queue-junit"))
+	for _, f := range []string{" ca.xml\n", " cb.xml\n"} {
+		if !strings.Contains(manifest, f) {
+			t.Errorf("the JUnit manifest lacks%q:\n%s\nrun ca:\n%s\nrun cb:\n%s", f, manifest, outA.String(), outB.String())
 		}
-	}
-	if fi, err := os.Lstat(table); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
-		t.Errorf("the FIFO was replaced: %v %v", fi, err)
 	}
 }
 
@@ -161,18 +135,9 @@ func TestPlanClampsAsRunDoes(t *testing.T) {
 // (plain scripts).
 func noJUnitSuite(t *testing.T, dir string) {
 	t.Helper()
-	script := `#!/bin/sh
-if [ -n "$TE_CI_LIST_ITEMS" ]; then
-    printf '%s\n' "$TAGS" | while IFS= read -r t; do [ -n "$t" ] && printf 'TE_CI_ITEM %s\n' "$t"; done
-    exit 0
-fi
-[ -n "$TE_CI_SETUP_ONLY" ] && exit 0
-echo "plain $TEST_FILTER"
+	tagsSuite(t, dir, "plain", `echo "plain $TEST_FILTER"
 exit 0
-`
-	if err := os.WriteFile(filepath.Join(dir, "ci", "plain.sh"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
+`)
 }
 
 // --junit-optional '*' marks every item, tags with '/' included ('*' crosses '/' in

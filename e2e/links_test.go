@@ -2,16 +2,16 @@ package e2e
 
 import (
 	"bytes"
-	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rocm/sgpu-queue/internal/treetest"
 )
 
 // The state one run leaves for the next is never written through a link, and a
@@ -67,62 +67,6 @@ func writtenPaths(t *testing.T, repo string) []string {
 	return out
 }
 
-// treeOf is what a tree holds: each path with its type, mode, inode, modification
-// time and content, so that even a rewrite with the same bytes shows.
-func treeOf(t *testing.T, root string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		what := info.Mode().String() + " " + info.ModTime().Format(time.RFC3339Nano)
-		if st, ok := info.Sys().(*syscall.Stat_t); ok {
-			what += fmt.Sprintf(" inode %d", st.Ino)
-		}
-		if info.Mode().IsRegular() {
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			what += " " + string(data)
-		}
-		out[rel] = what
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-// sameTree fails the test with what changed between two snapshots of outside.
-func sameTree(t *testing.T, before, after map[string]string) {
-	t.Helper()
-	var diffs []string
-	for p, b := range before {
-		if a, ok := after[p]; !ok {
-			diffs = append(diffs, p+" deleted")
-		} else if a != b {
-			diffs = append(diffs, fmt.Sprintf("%s changed: %.60q → %.60q", p, b, a))
-		}
-	}
-	for p := range after {
-		if _, ok := before[p]; !ok {
-			diffs = append(diffs, p+" created")
-		}
-	}
-	sort.Strings(diffs)
-	if len(diffs) > 0 {
-		t.Errorf("the run wrote outside the repo through the link:\n  %s", strings.Join(diffs, "\n  "))
-	}
-}
-
 // TestNoWriteThroughLinks: for each file and directory a run wrote under the log
 // dir, the JUnit dir and ci-rerun/, a copy of the repo gets a symlink there to a
 // copy of it outside the repo ("precious"), as a pull request can commit one. The
@@ -139,20 +83,20 @@ func TestNoWriteThroughLinks(t *testing.T) {
 		t.Run(rel, func(t *testing.T) {
 			t.Parallel()
 			repo := filepath.Join(t.TempDir(), "repo")
-			copyTree(t, base, repo, nil)
+			treetest.Copy(t, base, repo, nil)
 			outside := t.TempDir()
 			precious := filepath.Join(outside, "precious")
-			copyTree(t, filepath.Join(repo, rel), precious, nil)
+			treetest.Copy(t, filepath.Join(repo, rel), precious, nil)
 			if err := os.RemoveAll(filepath.Join(repo, rel)); err != nil {
 				t.Fatal(err)
 			}
 			if err := os.Symlink(precious, filepath.Join(repo, rel)); err != nil {
 				t.Fatal(err)
 			}
-			before := treeOf(t, outside)
+			before := treetest.Snapshot(t, outside)
 			trace := readFile(t, filepath.Join(repo, "trace.tsv"))
 			r := sgpu(t, repo, linksEnv(repo), linksArgs...)
-			sameTree(t, before, treeOf(t, outside))
+			treetest.Same(t, "the tree outside the repo (written through the link)", before, treetest.Snapshot(t, outside))
 			errs := lines(r.stderr)
 			if r.code != 2 || len(errs) != 1 || !strings.Contains(errs[0], rel+" is a symbolic link to "+precious) {
 				t.Errorf("exit %d, stderr %q: want exit 2 and one line naming %s", r.code, r.stderr, rel)
@@ -190,9 +134,9 @@ ln -s "$PRECIOUS/report" "$logs/report/schedule.md"
 		t.Fatal(err)
 	}
 	conf := writeConf(t, repo, "mid.conf", "mid mid.log list ci/plant.sh\n")
-	before := treeOf(t, outside)
+	before := treetest.Snapshot(t, outside)
 	r := sgpu(t, repo, []string{"PRECIOUS=" + outside}, "run", "--gpus", "1", "--arch", "gfx942", conf)
-	sameTree(t, before, treeOf(t, outside))
+	treetest.Same(t, "the tree outside the repo (written through the link)", before, treetest.Snapshot(t, outside))
 	logs := filepath.Join("test-results", "logs")
 	for _, rel := range []string{"items/mid.plant.log.rc", "suites/mid.log", "report/schedule.md"} {
 		want := filepath.Join(logs, rel) + " NOT written"
@@ -208,8 +152,9 @@ ln -s "$PRECIOUS/report" "$logs/report/schedule.md"
 // TestFIFONeverHangs: a FIFO where the tool reads (the config, a plan, a log dir's
 // run.json for claim, merge and report, the failed list) ends the run with exit 2
 // and one line naming it, without blocking; the weight table, which never stops a
-// run (docs/files.md), is a warning naming it, and the run ends with its items' code.
-// Were a run to block, a SIGTERM must still end it.
+// run (docs/files.md), is a warning naming it (the keys it holds are kept: it is
+// not written over), and the run ends with its items' code. Each FIFO is left as
+// it was. Were a run to block, a SIGTERM must still end it.
 func TestFIFONeverHangs(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -240,9 +185,17 @@ func TestFIFONeverHangs(t *testing.T) {
 				t.Fatal(err)
 			}
 			code, stdout, stderr := runUnhung(t, repo, linksEnv(repo), tt.args...)
+			if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+				t.Errorf("the FIFO %s was not left as it was: %v %v", tt.fifo, fi, err)
+			}
 			if tt.warned {
-				if code != 1 || !strings.Contains(stdout, "warning: "+tt.fifo+" NOT written") || !strings.Contains(stdout, "named pipe (FIFO)") {
-					t.Errorf("exit %d: want 1 (test_b fails) and a warning naming the FIFO %s\n%s%s", code, tt.fifo, stdout, stderr)
+				for _, w := range []string{"warning: " + tt.fifo + " NOT written", "named pipe (FIFO)", "the keys it holds are kept"} {
+					if !strings.Contains(stdout, w) {
+						t.Errorf("console lacks %q", w)
+					}
+				}
+				if code != 1 {
+					t.Errorf("exit %d: want 1 (test_b fails)\n%s%s", code, stdout, stderr)
 				}
 				return
 			}
@@ -259,9 +212,7 @@ func TestFIFONeverHangs(t *testing.T) {
 // not end in half a minute more is killed; either fails the test.
 func runUnhung(t *testing.T, dir string, env []string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
-	cmd.Dir = dir
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}, env...)
+	cmd := command(dir, env, args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Start(); err != nil {

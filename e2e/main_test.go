@@ -17,6 +17,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rocm/sgpu-queue/internal/treetest"
+
 	// Linked in only so that `go test` caching sees every change to the code the
 	// binary is built from (the build in TestMain is invisible to the cache).
 	_ "github.com/rocm/sgpu-queue/internal/cli"
@@ -70,50 +72,9 @@ func fixture(t *testing.T, name string) string {
 // caches.
 func copyFixture(t *testing.T, name, dst string) {
 	t.Helper()
-	copyTree(t, filepath.Join("..", "testdata", name), dst, func(rel string, d fs.DirEntry) bool {
+	treetest.Copy(t, filepath.Join("..", "testdata", name), dst, func(rel string, d fs.DirEntry) bool {
 		return d.IsDir() && (rel == "test-results" || rel == "ci-weights" || d.Name() == "__pycache__" || d.Name() == ".pytest_cache")
 	})
-}
-
-// copyTree copies the files and directories under src to dst (links as links),
-// but those skip names (a directory with all below it).
-func copyTree(t *testing.T, src, dst string, skip func(rel string, d fs.DirEntry) bool) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if skip != nil && skip(rel, d) {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		to := filepath.Join(dst, rel)
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		switch {
-		case d.IsDir():
-			return os.MkdirAll(to, info.Mode().Perm())
-		case d.Type()&fs.ModeSymlink != 0:
-			link, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			return os.Symlink(link, to)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(to, data, info.Mode().Perm())
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 // result is one run of the binary.
@@ -123,12 +84,19 @@ type result struct {
 	stderr string
 }
 
-// sgpu runs the binary in dir with a clean environment plus env.
-func sgpu(t *testing.T, dir string, env []string, args ...string) result {
-	t.Helper()
+// command is the binary with args, to run in dir with a clean environment (PATH and
+// HOME) plus env.
+func command(dir string, env []string, args ...string) *exec.Cmd {
 	cmd := exec.Command(binary, args...)
 	cmd.Dir = dir
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}, env...)
+	return cmd
+}
+
+// sgpu runs the binary in dir with a clean environment plus env.
+func sgpu(t *testing.T, dir string, env []string, args ...string) result {
+	t.Helper()
+	cmd := command(dir, env, args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

@@ -15,6 +15,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/adaptertest"
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/executor"
+	"github.com/rocm/sgpu-queue/internal/treetest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden")
@@ -25,26 +26,9 @@ func fixture(t *testing.T, name string) string {
 	t.Helper()
 	src := filepath.Join("..", "..", "testdata", "adapters", name)
 	dst := filepath.Join(t.TempDir(), "repo")
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			if d.Name() == "__pycache__" || d.Name() == ".pytest_cache" || d.Name() == "build" {
-				return filepath.SkipDir
-			}
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
+	treetest.Copy(t, src, dst, func(_ string, d fs.DirEntry) bool {
+		return d.IsDir() && (d.Name() == "__pycache__" || d.Name() == ".pytest_cache" || d.Name() == "build")
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return dst
 }
 

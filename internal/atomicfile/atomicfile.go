@@ -54,14 +54,7 @@ func Write(path string, data []byte, perm fs.FileMode) error {
 	if err != nil {
 		return err
 	}
-	mode := perm
-	if fi, err := os.Stat(target); err == nil {
-		mode = fi.Mode().Perm()
-	}
-	if err := write(target, data, mode); err != nil {
-		return &Error{Path: path, Err: cause(err)}
-	}
-	return nil
+	return replace(path, target, data, perm)
 }
 
 // Replace replaces the directory entry path itself with data, as Write does but
@@ -69,11 +62,17 @@ func Write(path string, data []byte, perm fs.FileMode) error {
 // target): the state a run keeps, where the caller (safefs.WriteFile) has refused a
 // link already. The mode of a regular file it replaces is kept.
 func Replace(path string, data []byte, perm fs.FileMode) error {
+	return replace(path, path, data, perm)
+}
+
+// replace writes target (path, or what its links resolve to) whole, keeping the
+// mode of a regular file there; an error names path.
+func replace(path, target string, data []byte, perm fs.FileMode) error {
 	mode := perm
-	if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() {
+	if fi, err := os.Lstat(target); err == nil && fi.Mode().IsRegular() {
 		mode = fi.Mode().Perm()
 	}
-	if err := write(path, data, mode); err != nil {
+	if err := write(target, data, mode); err != nil {
 		return &Error{Path: path, Err: cause(err)}
 	}
 	return nil

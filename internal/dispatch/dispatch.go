@@ -215,7 +215,7 @@ func (d *dispatcher) runItem(ctx context.Context, t0 time.Time, slots []int, idx
 	if err := log.Close(); err != nil {
 		d.warn(err.Error())
 	}
-	removeIfEmpty(cwd)
+	removeIfEmpty(d.cfg.Layout, cwd)
 	d.record(it, &a, t0)
 	return a
 }

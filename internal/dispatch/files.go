@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -72,12 +73,12 @@ func mkdir(l logdir.Layout, dir string) error {
 	return l.MkdirAll(dir)
 }
 
-// removeIfEmpty removes the item's working directory unless the item left files in
-// it (os.Remove refuses a non-empty directory, which is the point) or put a link
-// in its place (left for the next run's claim to refuse).
-func removeIfEmpty(dir string) {
-	if fi, err := os.Lstat(dir); dir != "" && err == nil && fi.IsDir() {
-		_ = os.Remove(dir)
+// removeIfEmpty removes the item's working directory ("": none) unless the item
+// left files in it or put a link in its place or on its way
+// (logdir.Layout.RemoveIfEmpty).
+func removeIfEmpty(l logdir.Layout, dir string) {
+	if dir != "" {
+		l.RemoveIfEmpty(dir)
 	}
 }
 
@@ -151,9 +152,9 @@ func (d *dispatcher) keepAttemptJUnit(it expand.Item, n int, t0 time.Time) {
 		if err != nil || !fi.Mode().IsRegular() || fi.ModTime().Before(t0.Add(-time.Second)) || fi.Size() > junit.MaxFileBytes {
 			continue
 		}
-		data, err := os.ReadFile(src + ext)
+		data, err := safefs.ReadFile(src + ext)
 		if err == nil {
-			err = safefs.WriteFile(d.cfg.Layout.Root, dst+ext, data, 0o644)
+			err = d.cfg.Layout.WriteFile(dst+ext, data)
 		}
 		if err != nil {
 			d.warn(fmt.Sprintf("keeping the JUnit XML of attempt %d of %s: %v", n, name(it), err))
@@ -162,13 +163,13 @@ func (d *dispatcher) keepAttemptJUnit(it expand.Item, n int, t0 time.Time) {
 }
 
 // keepAttempt moves the canonical log and rc of an item aside as attempt n, before
-// the next attempt writes its own.
+// the next attempt writes its own, never through a link (logdir.Layout.Rename).
 func keepAttempt(l logdir.Layout, label, tag string, n int, warn func(string)) {
 	for _, p := range [][2]string{
 		{l.ItemLog(label, tag), l.ItemAttemptLog(label, tag, n)},
 		{l.ItemRC(label, tag), l.ItemAttemptRC(label, tag, n)},
 	} {
-		if err := os.Rename(p[0], p[1]); err != nil && !os.IsNotExist(err) {
+		if err := l.Rename(p[0], p[1]); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			warn(fmt.Sprintf("keeping attempt %d of %s: %v", n, p[0], err))
 		}
 	}

@@ -3,8 +3,10 @@ package dispatch
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,6 +18,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/tmpfstest"
+	"github.com/rocm/sgpu-queue/internal/treetest"
 )
 
 // fullDisk is a log dir on a small tmpfs that is full: a full disk on demand.
@@ -273,5 +276,86 @@ func TestPartialLeft(t *testing.T) {
 				t.Errorf("partialLeft = %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// A retry moves the item's log and rc aside, and an item's empty cwd/ is removed
+// after it, never through a link an item planted mid-run: items/ or cwd/ replaced by
+// a link to a folder outside holding files of the item's names, or a link where the
+// attempt's log goes. The outside folder keeps its names and bytes, the link is left
+// for the next run's claim to refuse, and a move not made is a warning.
+func TestKeepAttemptNeverThroughLinks(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		plant func(t *testing.T, l logdir.Layout, outside string)
+		warns int
+	}{
+		{"items/ a link", func(t *testing.T, l logdir.Layout, outside string) {
+			for _, n := range []string{"s.x.log", "s.x.log.rc"} {
+				if err := os.WriteFile(filepath.Join(outside, n), []byte("precious\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			relink(t, l.ItemsDir(), outside)
+		}, 2},
+		{"a link at the attempt's log", func(t *testing.T, l logdir.Layout, outside string) {
+			for _, p := range []string{l.ItemLog("s", "x"), l.ItemRC("s", "x"), filepath.Join(outside, "precious")} {
+				if err := os.WriteFile(p, []byte("x\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.Symlink(filepath.Join(outside, "precious"), l.ItemAttemptLog("s", "x", 1)); err != nil {
+				t.Fatal(err)
+			}
+		}, 1},
+		{"cwd/ a link", func(t *testing.T, l logdir.Layout, outside string) {
+			if err := os.Mkdir(filepath.Join(outside, "s.x"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			relink(t, l.CwdDir(), outside)
+		}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := logdir.Layout{Root: t.TempDir()}
+			if err := l.Prepare(); err != nil {
+				t.Fatal(err)
+			}
+			outside := t.TempDir()
+			tc.plant(t, l, outside)
+			before := treetest.Snapshot(t, outside)
+			inside := func() []string {
+				var links []string
+				for _, p := range []string{l.ItemsDir(), l.CwdDir(), l.ItemAttemptLog("s", "x", 1)} {
+					if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+						links = append(links, p)
+					}
+				}
+				return links
+			}
+			links := inside()
+			var warns []string
+			keepAttempt(l, "s", "x", 1, func(s string) { warns = append(warns, s) })
+			removeIfEmpty(l, l.ItemCwd("s", "x"))
+			if after := treetest.Snapshot(t, outside); !maps.Equal(before, after) {
+				t.Errorf("the folder outside changed:\n%v\n→\n%v", before, after)
+			}
+			if got := inside(); !slices.Equal(got, links) {
+				t.Errorf("links %q, want %q left as they were", got, links)
+			}
+			if len(warns) != tc.warns || tc.warns > 0 && !strings.Contains(warns[0], "is a symbolic link to "+outside) {
+				t.Errorf("warnings %q, want %d naming the link", warns, tc.warns)
+			}
+		})
+	}
+}
+
+// relink replaces the directory dir with a link to target.
+func relink(t *testing.T, dir, target string) {
+	t.Helper()
+	if err := os.Remove(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, dir); err != nil {
+		t.Fatal(err)
 	}
 }

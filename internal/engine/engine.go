@@ -411,7 +411,7 @@ func (r *run) lost(what, path string, err error) {
 	if errors.As(err, &ae) && ae.Path == path {
 		err = ae.Err // the path is said already
 	}
-	r.warn(fmt.Sprintf("%s NOT written (%s): %s", rel, what, r.lostReason(err)))
+	r.warn(fmt.Sprintf("%s NOT written (%s): %v", rel, what, r.stateError(err)))
 }
 
 type plainObserver struct{ w io.Writer }

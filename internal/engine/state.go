@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strings"
 
 	"github.com/rocm/sgpu-queue/internal/atomicfile"
 	"github.com/rocm/sgpu-queue/internal/junit"
@@ -20,7 +19,7 @@ import (
 // the prefix is under it, else the prefix's own directory.
 func (r *run) junitPrefixRoot() string {
 	prefix := filepath.Clean(r.junitPrefix())
-	if under(r.layout.Root, prefix) {
+	if safefs.Under(r.layout.Root, prefix) {
 		return r.layout.Trusted
 	}
 	return safefs.TrustedRoot(r.o.Target.RepoRoot, prefix)
@@ -28,12 +27,6 @@ func (r *run) junitPrefixRoot() string {
 
 // junitDirRoot is the trusted root of the JUnit dir.
 func (r *run) junitDirRoot() string { return safefs.TrustedRoot(r.o.Target.RepoRoot, r.junitDir()) }
-
-// under reports whether p is dir or below it.
-func under(dir, p string) bool {
-	rel, err := filepath.Rel(dir, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
-}
 
 // checkJUnit is phase 0's look at the JUnit state of suites labels, before
 // anything runs: each suite's folder under the JUnit prefix (when there is one;
@@ -49,7 +42,7 @@ func (r *run) checkJUnit(labels []string, prefixed bool) error {
 		}
 		for _, l := range labels {
 			err := safefs.CheckDir(r.junitPrefixRoot(), prefix+l)
-			if err != nil && under(r.layout.Root, prefix) {
+			if err != nil && safefs.Under(r.layout.Root, prefix) {
 				return r.logDirError(err) // the CLI's prefix is in the log dir
 			}
 			if err != nil {
@@ -102,15 +95,4 @@ func refusedPath(err error, fallback string) string {
 		return ae.Path
 	}
 	return se.Path
-}
-
-// lostReason is why a file of the run was not written, for run.lost: a refusal
-// names what is there, relative to the repo root ("ci-rerun/… is a symbolic link
-// to …", or the directory on the way that is), anything else as it is.
-func (r *run) lostReason(err error) string {
-	var se *safefs.Error
-	if !errors.As(err, &se) {
-		return err.Error()
-	}
-	return se.Rel(r.o.Target.RepoRoot).Error()
 }

@@ -113,8 +113,7 @@ func WriteSuites(ctx context.Context, root, dir string, suites []verdict.Suite, 
 func writeSuite(outs *Outputs, s verdict.Suite, doc func(verdict.Suite) (*Doc, error), log Log) (path string, ok bool) {
 	name := s.Label + ".xml"
 	path = filepath.Join(outs.Dir, name)
-	outs.Keep(name) // until this run writes it
-	if err := outs.MayReplace(name); err != nil {
+	if err := outs.MayReplace(name); err != nil { // keeps its entry until this run writes it
 		log.Warn(foreign(s.Label, log.Rel(path), err))
 		return "", false
 	}

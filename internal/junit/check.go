@@ -2,9 +2,8 @@ package junit
 
 import (
 	"fmt"
-	"io"
 	"os"
-	"syscall"
+	"path/filepath"
 )
 
 // CheckFile says why the JUnit XML file at path cannot be read as Merge reads it
@@ -20,18 +19,10 @@ func CheckFile(path string) error {
 	if !fi.Mode().IsRegular() {
 		return fmt.Errorf("not a regular file (%s): its results are not read", fi.Mode().Type())
 	}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
 	lim := defaultLimits()
-	data, err := io.ReadAll(io.LimitReader(f, lim.maxBytes+1))
+	data, err := readCapped(dirFS(filepath.Dir(path)), filepath.Base(path), lim.maxBytes)
 	if err != nil {
 		return err
-	}
-	if int64(len(data)) > lim.maxBytes {
-		return fmt.Errorf("larger than the %s limit on one JUnit file; not read", humanBytes(lim.maxBytes))
 	}
 	_, err = parseJUnit(data, lim)
 	return err

@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/rocm/sgpu-queue/internal/safefs"
 )
@@ -11,14 +12,25 @@ import (
 // dirFS is os.DirFS(dir) whose files open without blocking on a FIFO: an item is
 // the pull request's code and may leave one where its JUnit XML or a sidecar goes
 // (docs/bad-day.md#the-state-between-runs-links-and-fifos). Anything but a
-// directory or a regular file is refused (*safefs.Error).
+// directory or a regular file is refused (*safefs.Error). Unlike os.DirFS it takes
+// a name that is not UTF-8: a list suite's file is named by its tag, which may hold
+// any byte.
 type dirFS string
 
-func (d dirFS) Open(name string) (fs.File, error) {
-	if !fs.ValidPath(name) {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
+// path is name under d, or fs.ErrInvalid for a name that could leave d: fs.ValidPath,
+// its bytes that are not UTF-8 taken as letters.
+func (d dirFS) path(op, name string) (string, error) {
+	if !fs.ValidPath(strings.ToValidUTF8(name, "_")) {
+		return "", &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
 	}
-	p := filepath.Join(string(d), filepath.FromSlash(name))
+	return filepath.Join(string(d), filepath.FromSlash(name)), nil
+}
+
+func (d dirFS) Open(name string) (fs.File, error) {
+	p, err := d.path("open", name)
+	if err != nil {
+		return nil, err
+	}
 	if fi, err := os.Stat(p); err == nil && fi.IsDir() {
 		return os.Open(p)
 	}
@@ -26,16 +38,35 @@ func (d dirFS) Open(name string) (fs.File, error) {
 }
 
 func (d dirFS) ReadDir(name string) ([]fs.DirEntry, error) {
-	return fs.ReadDir(os.DirFS(string(d)), name)
+	p, err := d.path("readdir", name)
+	if err != nil {
+		return nil, err
+	}
+	return os.ReadDir(p)
 }
-func (d dirFS) Stat(name string) (fs.FileInfo, error) { return fs.Stat(os.DirFS(string(d)), name) }
+
+func (d dirFS) Stat(name string) (fs.FileInfo, error) {
+	p, err := d.path("stat", name)
+	if err != nil {
+		return nil, err
+	}
+	return os.Stat(p)
+}
 
 // Lstat and ReadLink make dirFS an fs.ReadLinkFS, so fs.Lstat sees a link as one
 // (a sidecar that is a link is never read).
 func (d dirFS) Lstat(name string) (fs.FileInfo, error) {
-	return os.DirFS(string(d)).(fs.ReadLinkFS).Lstat(name)
+	p, err := d.path("lstat", name)
+	if err != nil {
+		return nil, err
+	}
+	return os.Lstat(p)
 }
 
 func (d dirFS) ReadLink(name string) (string, error) {
-	return os.DirFS(string(d)).(fs.ReadLinkFS).ReadLink(name)
+	p, err := d.path("readlink", name)
+	if err != nil {
+		return "", err
+	}
+	return os.Readlink(p)
 }

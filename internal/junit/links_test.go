@@ -9,7 +9,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/safefs"
@@ -28,19 +27,6 @@ func (l *recordLog) Lost(what, path string, err error) {
 	l.lines = append(l.lines, fmt.Sprintf("lost %s %s: %v", what, path, err))
 }
 func (l *recordLog) Rel(path string) string { return path }
-
-// finishes runs f, failing the test if it blocks (on a FIFO): the bound is
-// generous, nothing here is timed.
-func finishes(t *testing.T, f func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() { f(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("blocked (on a FIFO?)")
-	}
-}
 
 // The JUnit dir's merged files, its manifest and the dir itself, each replaced by
 // a link to a copy outside the repo or a FIFO (the merged file of a suite of this
@@ -83,10 +69,8 @@ func TestWriteSuitesLinksAndFIFOs(t *testing.T) {
 			before := treetest.Snapshot(t, filepath.Dir(outside))
 			log := &recordLog{}
 			var written []string
-			finishes(t, func() { written = WriteSuites(context.Background(), repo, dir, suites, doc, log) })
-			if after := treetest.Snapshot(t, filepath.Dir(outside)); fmt.Sprint(after) != fmt.Sprint(before) {
-				t.Errorf("outside the repo changed:\n%v\n→\n%v", before, after)
-			}
+			treetest.Finishes(t, func() { written = WriteSuites(context.Background(), repo, dir, suites, doc, log) })
+			treetest.Same(t, "outside the repo", before, treetest.Snapshot(t, filepath.Dir(outside)))
 			said := strings.Join(log.lines, "\n")
 			if fi, _ := os.Lstat(path); fi == nil || fi.Mode().IsRegular() {
 				t.Errorf("%s was replaced", tc.rel)
@@ -126,7 +110,7 @@ func TestReadsRefuseFIFOs(t *testing.T) {
 				}
 			}
 			var err error
-			finishes(t, func() { err = read() })
+			treetest.Finishes(t, func() { err = read() })
 			var se *safefs.Error
 			if !errors.As(err, &se) || !se.Read {
 				t.Errorf("err = %v, want a refused read of the FIFO", err)
@@ -137,7 +121,7 @@ func TestReadsRefuseFIFOs(t *testing.T) {
 	// document, not a hang.
 	var d *Doc
 	var err error
-	finishes(t, func() {
+	treetest.Finishes(t, func() {
 		d, err = Combine(context.Background(), verdict.Suite{Label: "s"}, []Part{{Shard: "1/2", Path: fifo}}, func(verdict.Item) bool { return false })
 	})
 	if err != nil || d == nil || d.Stats().Errors != 1 {

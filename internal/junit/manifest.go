@@ -96,8 +96,10 @@ func (f *Foreign) Error() string {
 }
 
 // MayReplace returns nil when a merged file may be written as name in Dir: nothing
-// is there, or exactly what the manifest says a run of this tool wrote. Otherwise
-// a *Foreign, or the error that kept it from telling (nothing is then written).
+// is there, or exactly what the manifest says a run of this tool wrote, which then
+// keeps its entry until this run writes it (a suite whose merge fails keeps its old
+// file, and a later run can still replace it). Otherwise a *Foreign, or the error
+// that kept it from telling (nothing is then written).
 func (o *Outputs) MayReplace(name string) error {
 	p := filepath.Join(o.Dir, name)
 	fi, err := os.Lstat(p)
@@ -118,34 +120,27 @@ func (o *Outputs) MayReplace(name string) error {
 	if got != want {
 		return &Foreign{Name: name, Changed: true}
 	}
+	if _, done := o.now[name]; !done {
+		o.now[name] = want
+	}
 	return nil
 }
 
-// Keep carries a file of the last run over to the new manifest when it is still
-// what was written (a suite of this run whose merge failed keeps its old file, and
-// a later run can still remove it).
-func (o *Outputs) Keep(name string) {
-	if sum, ok := o.prev[name]; ok {
-		if _, done := o.now[name]; !done {
-			if got, err := fileSum(filepath.Join(o.Dir, name)); err == nil && got == sum {
-				o.now[name] = sum
-			}
-		}
-	}
-}
-
 // KeepOthers carries the files of earlier runs that this run did not write into
-// the new manifest, each while it is still what was written (a later run of its
-// suite may then replace it), and returns their names: merged files of suites this
-// run did not run, left for whoever reads them.
+// the new manifest, each while it is still what was written (MayReplace: a later
+// run of its suite may then replace it), and returns the names of those that are
+// still regular files, changed or not: merged files of suites this run did not run,
+// left for whoever reads them.
 func (o *Outputs) KeepOthers() []string {
 	var names []string
 	for n := range o.prev {
 		if _, ok := o.now[n]; ok {
 			continue
 		}
-		o.Keep(n)
-		if fi, err := os.Lstat(filepath.Join(o.Dir, n)); err == nil && fi.Mode().IsRegular() {
+		err := o.MayReplace(n)
+		_, kept := o.now[n]
+		var f *Foreign
+		if kept || errors.As(err, &f) && f.Changed {
 			names = append(names, n)
 		}
 	}

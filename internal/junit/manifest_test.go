@@ -242,3 +242,21 @@ func TestWriteSuitesHoldsTheDirLock(t *testing.T) {
 	}
 	release()
 }
+
+// A suite of this run whose merge fails leaves its old file, and the manifest keeps
+// listing it: the next run of the suite replaces it instead of taking it for a
+// user's.
+func TestWriteSuitesFailedMergeKeepsEntry(t *testing.T) {
+	repo := t.TempDir()
+	dir := filepath.Join(repo, "junit")
+	suites := []verdict.Suite{{Label: "s", Items: []verdict.Item{{ItemID: record.ItemID{Tag: "a"}, Finished: true}}}}
+	ok := func(verdict.Suite) (*Doc, error) { return emptyDoc("s"), nil }
+	broken := func(verdict.Suite) (*Doc, error) { return nil, errors.New("cannot merge") }
+	for i, doc := range []func(verdict.Suite) (*Doc, error){ok, broken, ok} {
+		log := &recordLog{}
+		written := WriteSuites(context.Background(), repo, dir, suites, doc, log)
+		if want := i != 1; (len(written) == 1) != want {
+			t.Errorf("run %d wrote %v, want s.xml written %v\n%s", i+1, written, want, strings.Join(log.lines, ""))
+		}
+	}
+}

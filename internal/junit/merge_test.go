@@ -370,6 +370,34 @@ func TestMergeErrors(t *testing.T) {
 	}
 }
 
+// A list suite's item file is named by its tag, which may hold bytes that are not
+// UTF-8 (and glob characters, spaces): the merge reads it as CheckFile does, never
+// as malformed.
+func TestMergeReadsAnyTagsFile(t *testing.T) {
+	dir := t.TempDir()
+	tags := []string{"bad\xffbyte", "sp ace[1]*?", "sub/dir\xfe"}
+	files := map[string]string{}
+	var items []verdict.Item
+	for _, tag := range tags {
+		files[tag+".xml"] = passXML
+		items = append(items, verdict.Item{ItemID: record.ItemID{Tag: tag}, Finished: true, Started: true, Outcome: outcome.OK})
+	}
+	writeTree(t, dir, files, time.Now())
+	d, err := Merge(context.Background(), verdict.Suite{Label: "s", Items: items}, Source{Dir: dir}, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := d.Stats(); st.Files != len(tags) || st.Malformed != 0 || st.Errors != 0 {
+		data, _ := encode(t, d)
+		t.Errorf("stats %+v, want %d files read, none malformed:\n%s", st, len(tags), data)
+	}
+	for _, tag := range tags {
+		if err := CheckFile(filepath.Join(dir, tag+".xml")); err != nil {
+			t.Errorf("CheckFile(%q): %v", tag, err)
+		}
+	}
+}
+
 func TestSymlinksAndSpecialFilesIgnored(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, "s")

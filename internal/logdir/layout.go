@@ -111,19 +111,21 @@ type ItemFile struct {
 // ParseItemFile reads a name inside items/ back into its parts; ok is false for a
 // name ItemFileName cannot produce.
 func ParseItemFile(name string) (f ItemFile, ok bool) {
-	stem, rc := strings.CutSuffix(name, ".log.rc")
-	for _, ext := range []string{".log", attemptJUnit + ".partial", attemptJUnit} {
-		if rc || ok {
+	var stem, ext string
+	for _, e := range []string{".log.rc", ".log", attemptJUnit + ".partial", attemptJUnit} {
+		if stem, ok = strings.CutSuffix(name, e); ok {
+			ext = e
 			break
 		}
-		if stem, ok = strings.CutSuffix(name, ext); ok && ext != ".log" {
-			f.JUnit = ext
-		}
 	}
-	if !rc && !ok {
+	switch ext {
+	case "":
 		return f, false
+	case ".log.rc":
+		f.RC = true
+	case attemptJUnit, attemptJUnit + ".partial":
+		f.JUnit = ext
 	}
-	f.RC = rc
 	if i := strings.Index(stem, AttemptMark); i >= 0 {
 		n := stem[i+len(AttemptMark):]
 		a, err := strconv.Atoi(n)

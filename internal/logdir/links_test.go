@@ -3,14 +3,12 @@ package logdir
 import (
 	"cmp"
 	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/safefs"
@@ -42,51 +40,8 @@ func ranLogDir(t *testing.T) Layout {
 func outsideCopy(t *testing.T, path string) (string, map[string]string) {
 	t.Helper()
 	dst := filepath.Join(t.TempDir(), "precious")
-	err := filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(path, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	treetest.Copy(t, path, dst, nil)
 	return dst, treetest.Snapshot(t, filepath.Dir(dst))
-}
-
-func sameMaps(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
-}
-
-// within runs f, failing the test if it blocks (a FIFO opened for reading waits
-// for a writer forever): the bound is generous, nothing here is timed.
-func within(t *testing.T, f func() error) error {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- f() }()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(30 * time.Second):
-		t.Fatal("blocked (on a FIFO?)")
-		return nil
-	}
 }
 
 // What a run writes, truncates or deletes in the log dir, replaced by a link to a
@@ -146,10 +101,10 @@ func TestClaimRefusesLinksAndFIFOs(t *testing.T) {
 				t.Fatal(err)
 			}
 			in := treetest.Snapshot(t, filepath.Dir(l.Trusted))
-			err = within(t, func() error {
-				lock, err := l.Claim(claim("torch"), false)
+			treetest.Finishes(t, func() {
+				var lock *Lock
+				lock, err = l.Claim(claim("torch"), false)
 				lock.Release()
-				return err
 			})
 			var se *safefs.Error
 			if !errors.As(err, &se) || se.Path != path || se.Kind != tc.kind {
@@ -158,12 +113,8 @@ func TestClaimRefusesLinksAndFIFOs(t *testing.T) {
 			if msg := se.Rel(l.Trusted).Error(); strings.Contains(msg, "\n") || !strings.HasPrefix(msg, "test-results/") && tc.rel != ".." {
 				t.Errorf("message %q: want one line naming the path relative to the repo root", msg)
 			}
-			if !sameMaps(before, treetest.Snapshot(t, filepath.Dir(outside))) {
-				t.Error("the copy outside the repo changed")
-			}
-			if !sameMaps(in, treetest.Snapshot(t, filepath.Dir(l.Trusted))) {
-				t.Error("the refused claim changed the repo")
-			}
+			treetest.Same(t, "the copy outside the repo", before, treetest.Snapshot(t, filepath.Dir(outside)))
+			treetest.Same(t, "the repo, by the refused claim,", in, treetest.Snapshot(t, filepath.Dir(l.Trusted)))
 		})
 	}
 }
@@ -197,9 +148,7 @@ func TestWritesRefuseLinksMidRun(t *testing.T) {
 			if !errors.As(err, &se) || se.Path != path {
 				t.Errorf("err = %v, want a *safefs.Error naming %s", err, path)
 			}
-			if !sameMaps(before, treetest.Snapshot(t, filepath.Dir(outside))) {
-				t.Error("the copy outside the repo changed")
-			}
+			treetest.Same(t, "the copy outside the repo", before, treetest.Snapshot(t, filepath.Dir(outside)))
 		})
 	}
 }
@@ -248,7 +197,8 @@ func TestLoadRefusesFIFOs(t *testing.T) {
 			if err := syscall.Mkfifo(path, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			err := within(t, func() error { _, _, err := Load(l.Root); return err })
+			var err error
+			treetest.Finishes(t, func() { _, _, err = Load(l.Root) })
 			var se *safefs.Error
 			if !errors.As(err, &se) || se.Path != path || !se.Read || strings.Contains(err.Error(), "\n") {
 				t.Errorf("Load = %v, want one line refusing the FIFO %s", err, path)

@@ -49,7 +49,8 @@ func (e *NotOursError) Error() string {
 //     nothing is created then.
 //  3. The lock is taken (*BusyError when another run holds it).
 //  4. The files of the earlier run that queue/run.json records are deleted, and only
-//     those (Owned); nothing else under the log dir is touched.
+//     those (Owned), in an order that a claim stopped midway leaves for the next to
+//     finish (removeOwned); nothing else under the log dir is touched.
 //  5. The directories are created and claim is written as queue/run.json at once, so
 //     that even a run killed in phase 1 leaves a log dir the next run may clean;
 //     claim.ForeignCwd is set to the cwd/ entries still there, which no later run
@@ -86,16 +87,8 @@ func (l Layout) claimLocked(claim *record.Meta, reuse bool) error {
 		return err
 	}
 	if prev != nil {
-		files, dirs := l.Owned(prev)
-		for _, f := range files {
-			if err := l.removeFile(f); err != nil {
-				return err
-			}
-		}
-		for _, d := range dirs {
-			if err := l.removeDir(d); err != nil {
-				return err
-			}
+		if err := l.removeOwned(prev); err != nil {
+			return err
 		}
 	}
 	if err := l.Prepare(); err != nil {
@@ -103,6 +96,30 @@ func (l Layout) claimLocked(claim *record.Meta, reuse bool) error {
 	}
 	claim.ForeignCwd = l.list(l.CwdDir())
 	return l.WriteMeta(claim)
+}
+
+// removeOwned deletes what the earlier run prev owned (Owned) in an order that a
+// claim stopped at any point (killed, or a directory it cannot remove) leaves for
+// the next claim to finish: the items' directories, then the files, queue/queue.tsv
+// (which names the items) last. queue/run.json, which marks the log dir as this
+// tool's and names the suites' files, is not deleted: the claim replaces it.
+func (l Layout) removeOwned(prev *record.Meta) error {
+	files, dirs := l.Owned(prev)
+	for _, d := range dirs {
+		if err := l.removeDir(d); err != nil {
+			return err
+		}
+	}
+	files = slices.DeleteFunc(files, func(f string) bool { return f == l.Meta() })
+	if i := slices.Index(files, l.QueueTSV()); i >= 0 {
+		files = append(slices.Delete(files, i, i+1), l.QueueTSV())
+	}
+	for _, f := range files {
+		if err := l.removeFile(f); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Prepare creates the directories of a run and deletes nothing: tests and tools that

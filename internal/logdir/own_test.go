@@ -6,8 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
+	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/safefs"
 )
@@ -242,5 +244,94 @@ func TestClaimKeepsForeignCwd(t *testing.T) {
 		}
 		write(t, l.QueueTSV(), "1\ttorch\tci.sh\ta\n")
 		lock.Release()
+	}
+}
+
+// A claim that stops while it deletes the earlier run's files (killed, or an item's
+// directory it cannot remove: here a mount point in it) leaves queue/run.json and
+// queue/queue.tsv, which name what is left: the next claim deletes the rest. Before,
+// run.json went first, and the next claim refused the log dir as no run's.
+func TestClaimStoppedMidwayIsFinishedByTheNext(t *testing.T) {
+	l := Layout{Root: t.TempDir()}
+	lock, err := l.Claim(claim("torch"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, l.QueueTSV(), "1\ttorch\tci.sh\ta\n")
+	old := []string{l.ExpandLog(), l.AttemptsTSV(), l.TimingsTSV(), l.Report(), l.SuiteLog("torch.log"), l.SuiteRC("torch.log"),
+		l.ItemLog("torch", "a"), l.ItemRC("torch", "a"), filepath.Join(l.ItemCwd("torch", "a"), "left.txt")}
+	for _, p := range old {
+		write(t, p, "old run\n")
+	}
+	lock.Release()
+	busy := filepath.Join(l.ItemCwd("torch", "a"), "busy")
+	if err := os.Mkdir(busy, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", busy, "tmpfs", 0, "size=4096"); err != nil {
+		t.Skipf("TMPFS UNAVAILABLE: cannot mount a tmpfs on %s (%v): a claim that fails midway is not tried; run it as root (CAP_SYS_ADMIN)",
+			busy, err)
+	}
+	mounted := true
+	unmount := func() {
+		if mounted {
+			mounted = false
+			if err := syscall.Unmount(busy, syscall.MNT_DETACH); err != nil {
+				t.Errorf("unmounting %s: %v", busy, err)
+			}
+		}
+	}
+	t.Cleanup(unmount)
+	if lock, err := l.Claim(claim("torch"), false); err == nil {
+		lock.Release()
+		t.Fatal("a claim that cannot remove cwd/torch.a/ succeeded")
+	}
+	unmount()
+	for _, p := range []string{l.Meta(), l.QueueTSV()} {
+		if !exists(p) {
+			t.Errorf("the stopped claim deleted %s, which names what it left", p)
+		}
+	}
+	lock, err = l.Claim(claim("torch"), false)
+	if err != nil {
+		t.Fatalf("the claim after a stopped one: %v", err)
+	}
+	defer lock.Release()
+	for _, p := range append(old, busy) {
+		if exists(p) {
+			t.Errorf("%s of the earlier run survived", p)
+		}
+	}
+}
+
+// A run that reuses a directory of someone's files (--log-dir-reuse over the
+// test-results/logs TE's own script left) replaces its own files there, never
+// appends to them: attempts.tsv and timings.tsv start empty, so TE's readers see
+// this run's rows alone.
+func TestReuseStartsTheAttemptFilesEmpty(t *testing.T) {
+	l := Layout{Root: t.TempDir()}
+	old := "torch\told\t0\t1\t0\t0\t1\tunknown\t0\n"
+	write(t, l.TimingsTSV(), old)
+	write(t, l.AttemptsTSV(), old)
+	lock, err := l.Claim(claim("torch"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	w, err := l.OpenAttempts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := record.Attempt{ItemID: record.ItemID{Label: "torch", Tag: "new"}, GPUs: []string{"0"}, Secs: 1, EndOff: 1, Outcome: outcome.OK}
+	if err := w.Append(a); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{l.TimingsTSV(): FormatTiming(a), l.AttemptsTSV(): FormatAttempt(a)} {
+		if got := readFile(t, path); got != want {
+			t.Errorf("%s holds %q, want this run's row alone %q", path, got, want)
+		}
 	}
 }

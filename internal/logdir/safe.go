@@ -46,6 +46,15 @@ func (l Layout) Create(path string) (*os.File, error) {
 // root, each a real directory (safefs.MkdirAll).
 func (l Layout) MkdirAll(dir string) error { return safefs.MkdirAll(l.trusted(), dir) }
 
+// Rename moves from, a file of the layout, to to (an item's log aside as an
+// attempt's), never through a link (safefs.Rename).
+func (l Layout) Rename(from, to string) error { return safefs.Rename(l.trusted(), from, to) }
+
+// RemoveIfEmpty removes dir, a directory of the layout (an item's cwd/), when the
+// item left nothing in it; a link in its place or on its way is left for the next
+// run's claim to refuse (safefs.RemoveEmptyDir).
+func (l Layout) RemoveIfEmpty(dir string) { safefs.RemoveEmptyDir(l.trusted(), dir) }
+
 // removeDir deletes dir, a directory of the layout (an item's cwd/), with all it
 // holds, when it and the directories above it are real directories: a link there is
 // refused, never followed (os.RemoveAll never descends one below it either).

@@ -258,13 +258,16 @@ func (a *appender) append(row string) error {
 	return err
 }
 
-// OpenAttempts opens (creating) the run's attempts.tsv and timings.tsv for appending.
+// OpenAttempts creates the run's attempts.tsv and timings.tsv, empty (a file of
+// that name a --log-dir-reuse run found is replaced, never added to), for
+// appending.
 func (l Layout) OpenAttempts() (*AttemptsWriter, error) {
-	a, err := safefs.OpenFile(l.trusted(), l.AttemptsTSV(), os.O_WRONLY|os.O_APPEND, 0o644)
+	const flag = os.O_WRONLY | os.O_TRUNC | os.O_APPEND
+	a, err := safefs.OpenFile(l.trusted(), l.AttemptsTSV(), flag, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	t, err := safefs.OpenFile(l.trusted(), l.TimingsTSV(), os.O_WRONLY|os.O_APPEND, 0o644)
+	t, err := safefs.OpenFile(l.trusted(), l.TimingsTSV(), flag, 0o644)
 	if err != nil {
 		a.Close()
 		return nil, err

@@ -75,13 +75,17 @@ func outside(rel string) bool {
 	return rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
+// Under reports whether path p is dir or below it, by name (no link is followed).
+func Under(dir, p string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && !outside(rel)
+}
+
 // TrustedRoot is the trusted root of dir (package doc): repoRoot when dir is under
 // it (or is it), else dir itself, which the user named.
 func TrustedRoot(repoRoot, dir string) string {
-	if repoRoot != "" {
-		if rel, err := filepath.Rel(repoRoot, dir); err == nil && !outside(rel) {
-			return repoRoot
-		}
+	if repoRoot != "" && Under(repoRoot, dir) {
+		return repoRoot
 	}
 	return dir
 }
@@ -114,11 +118,34 @@ func refuse(path string, fi fs.FileInfo, read bool) *Error {
 	return e
 }
 
-// refuseDir is the *Error for d, where a directory belongs, whose Lstat gave fi.
-func refuseDir(d string, fi fs.FileInfo) *Error {
-	e := refuse(d, fi, false)
-	e.WantDir = true
-	return e
+// realDir is nil when d is a directory (never a link to one: Lstat), an error
+// matching fs.ErrNotExist when nothing is there, else the *Error naming what is.
+func realDir(d string) error {
+	fi, err := os.Lstat(d)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		e := refuse(d, fi, false)
+		e.WantDir = true
+		return e
+	}
+	return nil
+}
+
+// regularOrAbsent is nil when path is a regular file or nothing is there, else the
+// *Error naming what is (or why it could not tell).
+func regularOrAbsent(path string) error {
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case !fi.Mode().IsRegular():
+		return refuse(path, fi, false)
+	}
+	return nil
 }
 
 // below lists the directories strictly below root down to and including dir, outermost
@@ -147,15 +174,12 @@ func below(root, dir string) []string {
 // not.
 func CheckDir(root, dir string) error {
 	for _, d := range below(root, dir) {
-		fi, err := os.Lstat(d)
+		err := realDir(d)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil // nothing below a missing directory exists either
 		}
 		if err != nil {
 			return err
-		}
-		if !fi.IsDir() || fi.Mode()&fs.ModeSymlink != 0 {
-			return refuseDir(d, fi)
 		}
 	}
 	return nil
@@ -167,16 +191,7 @@ func Check(root, path string) error {
 	if err := CheckDir(root, filepath.Dir(path)); err != nil {
 		return err
 	}
-	fi, err := os.Lstat(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil
-	case err != nil:
-		return err
-	case !fi.Mode().IsRegular():
-		return refuse(path, fi, false)
-	}
-	return nil
+	return regularOrAbsent(path)
 }
 
 // MkdirAll makes dir and the directories above it, up to root, each a real directory;
@@ -193,18 +208,11 @@ func MkdirAll(root, dir string) error {
 	}
 	for _, d := range dirs {
 		err := os.Mkdir(d, 0o755)
-		if err == nil || !errors.Is(err, fs.ErrExist) {
-			if err != nil {
-				return err
-			}
-			continue
+		if errors.Is(err, fs.ErrExist) {
+			err = realDir(d) // something is there: a directory, or refused
 		}
-		fi, err := os.Lstat(d)
 		if err != nil {
 			return err
-		}
-		if !fi.IsDir() || fi.Mode()&fs.ModeSymlink != 0 {
-			return refuseDir(d, fi)
 		}
 	}
 	return nil
@@ -217,7 +225,7 @@ func WriteFile(root, path string, data []byte, perm fs.FileMode) error {
 	if err := MkdirAll(root, filepath.Dir(path)); err != nil {
 		return err
 	}
-	if err := Check(root, path); err != nil {
+	if err := regularOrAbsent(path); err != nil { // its directories MkdirAll checked
 		return err
 	}
 	return atomicfile.Replace(path, data, perm)
@@ -252,19 +260,45 @@ func OpenFile(root, path string, flag int, perm fs.FileMode) (*os.File, error) {
 // Remove deletes path when it is a regular file; a missing one is no error, and a
 // symlink or anything else is refused (*Error) and left.
 func Remove(path string) error {
-	fi, err := os.Lstat(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil
-	case err != nil:
+	if err := regularOrAbsent(path); err != nil {
 		return err
-	case !fi.Mode().IsRegular():
-		return refuse(path, fi, false)
 	}
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	return nil
+}
+
+// Rename moves the regular file from to the name to, as rename(2) does, when the
+// directories of both below root are real directories and to is a regular file or
+// nothing: a link or anything else in the way (at from too) is refused (*Error) and
+// left. A missing from is fs.ErrNotExist.
+func Rename(root, from, to string) error {
+	for _, d := range []string{filepath.Dir(from), filepath.Dir(to)} {
+		if err := CheckDir(root, d); err != nil {
+			return err
+		}
+	}
+	fi, err := os.Lstat(from)
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return refuse(from, fi, false)
+	}
+	if err := regularOrAbsent(to); err != nil {
+		return err
+	}
+	return os.Rename(from, to)
+}
+
+// RemoveEmptyDir removes dir when it is empty and it and the directories above it
+// to root are real directories; anything else is left, silently: a directory an
+// item left files in is kept for the user.
+func RemoveEmptyDir(root, dir string) {
+	if CheckDir(root, dir) == nil {
+		_ = os.Remove(dir) // not empty, or not there: nothing to do
+	}
 }
 
 // Open opens path for reading, following symlinks (a user's config or table may be
@@ -282,7 +316,7 @@ func Open(path string) (*os.File, error) {
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, &Error{Path: path, Kind: kind(fi.Mode()), Read: true}
+		return nil, refuse(path, fi, true) // fi is the opened file's: never a link
 	}
 	return f, nil
 }

@@ -2,6 +2,7 @@ package safefs
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -217,6 +218,54 @@ func TestRemove(t *testing.T) {
 	}
 }
 
+// Rename moves a regular file to a free name or over a regular file, and refuses
+// (leaving both) a link or FIFO at either end or a linked folder on the way.
+func TestRename(t *testing.T) {
+	const link, fifo = "a symbolic link", "a named pipe (FIFO)"
+	for _, tc := range []struct {
+		name    string
+		prepare func(t *testing.T, root, outside string)
+		at      string // the path refused, relative to root; "" = moved
+		kind    string
+	}{
+		{"to a free name", func(*testing.T, string, string) {}, "", ""},
+		{"over a regular file", func(t *testing.T, root, _ string) { os.WriteFile(filepath.Join(root, "d", "b"), nil, 0o644) }, "", ""},
+		{"to a link", func(t *testing.T, root, outside string) {
+			mustSymlink(t, filepath.Join(outside, "precious.txt"), filepath.Join(root, "d", "b"))
+		}, "d/b", link},
+		{"to a FIFO", func(t *testing.T, root, _ string) { mustFIFO(t, filepath.Join(root, "d", "b")) }, "d/b", fifo},
+		{"from a link", func(t *testing.T, root, outside string) {
+			os.Remove(filepath.Join(root, "d", "a"))
+			mustSymlink(t, filepath.Join(outside, "precious.txt"), filepath.Join(root, "d", "a"))
+		}, "d/a", link},
+		{"in a linked folder", func(t *testing.T, root, outside string) {
+			os.RemoveAll(filepath.Join(root, "d"))
+			mustSymlink(t, outside, filepath.Join(root, "d"))
+		}, "d", link},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root, outside := tree(t)
+			from, to := filepath.Join(root, "d", "a"), filepath.Join(root, "d", "b")
+			os.MkdirAll(filepath.Dir(from), 0o755)
+			os.WriteFile(from, []byte("moved\n"), 0o644)
+			tc.prepare(t, root, outside)
+			err := Rename(root, from, to)
+			if tc.at != "" {
+				refusal(t, err, filepath.Join(root, tc.at), tc.kind)
+				untouched(t, outside)
+				return
+			}
+			if data, _ := os.ReadFile(to); err != nil || string(data) != "moved\n" {
+				t.Errorf("Rename = %v; %s holds %q", err, to, data)
+			}
+		})
+	}
+	root, _ := tree(t)
+	if err := Rename(root, filepath.Join(root, "none"), filepath.Join(root, "b")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a missing file: %v, want fs.ErrNotExist", err)
+	}
+}
+
 func TestReadFile(t *testing.T) {
 	root, outside := tree(t)
 	fifo := filepath.Join(root, "ci-weights/test_weights.fake.l1.txt")
@@ -258,6 +307,7 @@ func TestTrustedRoot(t *testing.T) {
 		{"/w/repo", "/w/repo2/logs", "/w/repo2/logs"}, // a sibling whose name starts alike
 		{"/w/repo", "/scratch/logs", "/scratch/logs"},
 		{"/w/repo", "/w/repo/../elsewhere", "/w/repo/../elsewhere"},
+		{"/w/repo", "/w/repo/..cache/logs", "/w/repo"}, // under it, though its name starts with ".."
 		{"", "/scratch/logs", "/scratch/logs"},
 	} {
 		if got := TrustedRoot(tc.repo, tc.dir); got != tc.want {

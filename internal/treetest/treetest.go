@@ -1,35 +1,131 @@
-// Package treetest snapshots a directory tree for tests that check a run changed
-// nothing outside what it owns (a link's target, a FIFO's neighbours).
+// Package treetest is for tests of the state one run leaves for the next: it copies
+// and snapshots directory trees, to check that a run changed nothing outside what it
+// owns (a link's target, a FIFO's neighbours), and bounds a call that a FIFO could
+// block.
 package treetest
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
-// Snapshot is each path under root with its mode and, for a regular file, its
-// content: two snapshots are equal when nothing under root was created, removed,
-// replaced or written.
+// Snapshot is each path under root (relative to it, "." for root) with its type,
+// mode, modification time, inode and, for a regular file, its content: two
+// snapshots are equal when nothing under root was created, removed, replaced or
+// written, even with the same bytes.
 func Snapshot(t testing.TB, root string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
+		rel, _ := filepath.Rel(root, p)
 		info, err := d.Info()
 		if err != nil {
 			return err
 		}
-		v := info.Mode().String()
-		if info.Mode().IsRegular() {
-			data, _ := os.ReadFile(p)
-			v += " " + string(data)
+		what := info.Mode().String() + " " + info.ModTime().Format(time.RFC3339Nano)
+		if st, ok := info.Sys().(*syscall.Stat_t); ok {
+			what += fmt.Sprintf(" inode %d", st.Ino)
 		}
-		out[p] = v
+		if info.Mode().IsRegular() {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			what += " " + string(data)
+		}
+		out[rel] = what
 		return nil
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	return out
+}
+
+// Same fails the test, naming what changed, when two snapshots of one tree (what:
+// "the copy outside the repo") differ.
+func Same(t testing.TB, what string, before, after map[string]string) {
+	t.Helper()
+	var diffs []string
+	for p, b := range before {
+		if a, ok := after[p]; !ok {
+			diffs = append(diffs, p+" deleted")
+		} else if a != b {
+			diffs = append(diffs, fmt.Sprintf("%s changed: %.60q → %.60q", p, b, a))
+		}
+	}
+	for p := range after {
+		if _, ok := before[p]; !ok {
+			diffs = append(diffs, p+" created")
+		}
+	}
+	sort.Strings(diffs)
+	if len(diffs) > 0 {
+		t.Errorf("%s changed:\n  %s", what, strings.Join(diffs, "\n  "))
+	}
+}
+
+// Copy copies the tree src (a file or a directory) to dst, keeping modes and
+// symbolic links; skip (nil: none) leaves out a path, relative to src, and what is
+// below it.
+func Copy(t testing.TB, src, dst string, skip func(rel string, d fs.DirEntry) bool) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if skip != nil && skip(rel, d) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		to := filepath.Join(dst, rel)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(to, info.Mode().Perm())
+		case d.Type()&fs.ModeSymlink != 0:
+			link, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(link, to)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(to, data, info.Mode().Perm())
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Finishes runs f, failing the test if it blocks (a FIFO opened for reading waits
+// for a writer forever): the bound is generous, nothing here is timed.
+func Finishes(t testing.TB, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { f(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("blocked (on a FIFO?)")
+	}
 }
