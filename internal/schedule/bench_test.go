@@ -161,3 +161,21 @@ func BenchmarkBlocks(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPlanBlocks is the planned policy's order search (PlanBlocks) on n
+// items, one in ten on 2–8 GPUs, for 8 GPUs: the replays of the candidates, the
+// moves and the noise check. At n=100 the search spends its budget; larger
+// workloads reach the bound sooner.
+func BenchmarkPlanBlocks(b *testing.B) {
+	for _, n := range []int{100, 1000} {
+		items := mixedBench(n)
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				if _, err := PlanBlocks(PolicyPlanned, items, 8); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
