@@ -16,7 +16,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/rocm/sgpu-queue/internal/schedule"
@@ -51,15 +50,7 @@ func TestEvalCalibration(t *testing.T) {
 		noises = []Options{{}, {Noise: 0.2}}
 	}
 	for _, l := range loads {
-		f, err := os.Open(filepath.Join(testdata, l.name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		in, _, err := Load(f, l.name)
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		in := loadFile(t, l.name)
 		items, err := in.ItemsOn(l.gpus)
 		if err != nil {
 			t.Fatal(err)
