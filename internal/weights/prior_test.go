@@ -143,7 +143,8 @@ func TestPoolOthers(t *testing.T) {
 }
 
 // The other tables under ci-weights/, closest first; the run's own, a directory,
-// a FIFO (never blocked on) and names of no table are passed over.
+// a FIFO (never blocked on), names of no table and a table of garbage (another
+// level's: its corrupt lines are its own run's to warn of) are passed over.
 func TestOtherTables(t *testing.T) {
 	dir := t.TempDir()
 	cw := filepath.Join(dir, "ci-weights")
@@ -161,6 +162,7 @@ func TestOtherTables(t *testing.T) {
 		write(n, "a/b 1\n")
 	}
 	write("test_weights.empty.l3.txt", "# nothing\n")
+	write("test_weights.gfx942.l7.txt", "\x00\x01\xff garbage\nno number here\na/b -3\na/c NaN\n"+strings.Repeat("x", 70<<10)+" 1\n")
 	if err := os.Mkdir(filepath.Join(cw, "test_weights.dir.l3.txt"), 0o755); err != nil {
 		t.Fatal(err)
 	}
