@@ -165,16 +165,6 @@ func (c *Calibration) Factor(item int) float64 {
 // Estimate is item's weight times its suite's factor in force.
 func (c *Calibration) Estimate(item int, weight float64) float64 { return weight * c.Factor(item) }
 
-// Least is the least factor in force: no estimate is below its weight times it.
-func (c *Calibration) Least() float64 {
-	if c == nil {
-		return 1
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.least
-}
-
 // Suite is item's suite, an index from 0 in the order of first appearance.
 func (c *Calibration) Suite(item int) int {
 	if c == nil {
