@@ -67,19 +67,10 @@ type Calibration struct {
 
 // NewCalibration starts the calibration of a run of items: every factor 1.
 func NewCalibration(items []Item) *Calibration {
-	c := &Calibration{
-		w: make([]float64, len(items)), evid: make([]bool, len(items)), suite: make([]int, len(items)),
-		shared: 1, least: 1,
-	}
-	index := map[string]int{}
+	c := &Calibration{w: make([]float64, len(items)), evid: make([]bool, len(items)), shared: 1, least: 1}
+	c.suite, c.labels = suitesOf(items)
 	for i, it := range items {
-		s, ok := index[it.Label]
-		if !ok {
-			s = len(c.labels)
-			index[it.Label] = s
-			c.labels = append(c.labels, it.Label)
-		}
-		c.suite[i], c.w[i] = s, it.Weight
+		c.w[i] = it.Weight
 		c.evid[i] = it.Weight > 0 && (it.Known || it.Prior.Kind == weights.FromTable)
 	}
 	c.med = make([]ratios, len(c.labels))
