@@ -1,11 +1,13 @@
 package e2e
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -23,18 +25,12 @@ func TestConcurrentRunsKeepEachOthersState(t *testing.T) {
 	codeSuite(t, dir)
 	conf := writeConf(t, dir, "codes.conf", "ca ca.log list ci/codes.sh\ncb cb.log list ci/codes.sh\n")
 	hold := filepath.Join(t.TempDir(), "go-on")
-	start := func(suite string) (*exec.Cmd, *lockedBuffer) {
-		cmd := command(dir, []string{"TAGS=a\nb\n", "SGPU_TEST_HOLD_SAVE=" + hold}, "run", "--gpus", "2", "--arch", "gfx942", "--suites", suite,
-			"--log-dir", filepath.Join("test-results", "logs-"+suite), conf)
-		out := &lockedBuffer{}
-		cmd.Stdout, cmd.Stderr = out, out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		return cmd, out
+	run := func(suite string) (*exec.Cmd, *lockedBuffer) {
+		return start(t, dir, []string{"TAGS=a\nb\n", "SGPU_TEST_HOLD_SAVE=" + hold}, "run", "--gpus", "2", "--arch", "gfx942",
+			"--suites", suite, "--log-dir", filepath.Join("test-results", "logs-"+suite), conf)
 	}
-	a, outA := start("ca")
-	b, outB := start("cb")
+	a, outA := run("ca")
+	b, outB := run("cb")
 	waitFor(t, a, outA, "== phase 6")
 	waitFor(t, b, outB, "== phase 6")
 	if err := os.WriteFile(hold, nil, 0o644); err != nil {
@@ -63,6 +59,76 @@ func TestConcurrentRunsKeepEachOthersState(t *testing.T) {
 	for _, f := range []string{" ca.xml\n", " cb.xml\n"} {
 		if !strings.Contains(manifest, f) {
 			t.Errorf("the JUnit manifest lacks%q:\n%s\nrun ca:\n%s\nrun cb:\n%s", f, manifest, outA.String(), outB.String())
+		}
+	}
+}
+
+// A signal while a run waits for another run's lock on the weight table ends the
+// wait (docs/weights.md "Runs at once"): the table is NOT written, saying why, the
+// report is written and the run exits 130 at once. Before, the signal was not heard
+// until the other run let go or the two-minute wait ran out. Run ca holds the lock
+// (the test hook holds its save) until the test lets it go.
+func TestSignalWhileWaitingForTheTableLock(t *testing.T) {
+	dir := fixture(t, "e2e")
+	codeSuite(t, dir)
+	conf := writeConf(t, dir, "codes.conf", "ca ca.log list ci/codes.sh\ncb cb.log list ci/codes.sh\n")
+	hold := filepath.Join(t.TempDir(), "go-on")
+	run := func(suite string, env ...string) (*exec.Cmd, *lockedBuffer) {
+		return start(t, dir, append([]string{"TAGS=a\nb\n"}, env...), "run", "--gpus", "2", "--arch", "gfx942", "--suites", suite,
+			"--log-dir", filepath.Join("test-results", "logs-"+suite), "--junit-dir", filepath.Join("test-results", "junit-"+suite), conf)
+	}
+	a, outA := run("ca", "SGPU_TEST_HOLD_SAVE="+hold)
+	defer a.Process.Kill()
+	waitFor(t, a, outA, "== phase 6")
+	waitLocked(t, filepath.Join(dir, "ci-weights"))
+	b, outB := run("cb")
+	waitFor(t, b, outB, "== phase 6")
+	b.Process.Signal(syscall.SIGTERM)
+	// Well within the two-minute wait the signal used to sit out.
+	code := waitExit(t, b, 60*time.Second)
+	console := outB.String()
+	if code != 130 {
+		t.Fatalf("exit %d, want 130\n%s", code, console)
+	}
+	for _, w := range []string{"test_weights.gfx942.l99.txt NOT written (the weight table): a signal stopped the wait for another sgpu-queue run's lock",
+		"== phase 7", "exit code 130"} {
+		if !strings.Contains(console, w) {
+			t.Errorf("console lacks %q:\n%s", w, console)
+		}
+	}
+	readFile(t, filepath.Join(dir, "test-results", "logs-cb", "report", "schedule.md"))
+
+	// Run ca, let go, saves its learning: cb's is in its log dir only.
+	if err := os.WriteFile(hold, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code := waitExit(t, a, 120*time.Second); code != 0 {
+		t.Fatalf("run ca: exit %d, want 0\n%s", code, outA.String())
+	}
+	var keys []string
+	for _, l := range lines(readFile(t, filepath.Join(dir, "ci-weights", "test_weights.gfx942.l99.txt"))) {
+		keys = append(keys, strings.Fields(l)[0])
+	}
+	if sort.Strings(keys); strings.Join(keys, " ") != "ca/a ca/b" {
+		t.Errorf("the table holds %q, want run ca's keys", keys)
+	}
+}
+
+// waitLocked waits until another process holds the flock(2) on dir (a run saving
+// the weight table in it).
+func waitLocked(t *testing.T, dir string) {
+	t.Helper()
+	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		d, err := os.Open(dir)
+		if err == nil {
+			err = syscall.Flock(int(d.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+			d.Close() // drops a lock this test took
+			if errors.Is(err, syscall.EWOULDBLOCK) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("nothing took the lock on %s", dir)
 		}
 	}
 }

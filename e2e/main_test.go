@@ -93,6 +93,19 @@ func command(dir string, env []string, args ...string) *exec.Cmd {
 	return cmd
 }
 
+// start starts the binary as command builds it, its stdout and stderr together in
+// the buffer returned, for a test that watches or signals the run as it goes.
+func start(t *testing.T, dir string, env []string, args ...string) (*exec.Cmd, *lockedBuffer) {
+	t.Helper()
+	cmd := command(dir, env, args...)
+	out := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, out
+}
+
 // sgpu runs the binary in dir with a clean environment plus env.
 func sgpu(t *testing.T, dir string, env []string, args ...string) result {
 	t.Helper()

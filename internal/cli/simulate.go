@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -107,7 +106,7 @@ func simulateCmd(e Env, args []string) int {
 	if *weightsPath == "" {
 		return usageErr(fmt.Errorf("no --weights FILE given: name the weight table to simulate"))
 	}
-	f, err := os.Open(*weightsPath)
+	f, err := safefs.Open(*weightsPath) // a FIFO is refused, never waited on
 	if err != nil {
 		return usageErr(fmt.Errorf("--weights: %w", err))
 	}

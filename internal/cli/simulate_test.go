@@ -111,6 +111,8 @@ func TestSimulateCmd(t *testing.T) {
 			stderr: []string{"--prior with --runners"}},
 		{name: "a FIFO for a prior is refused, not waited on", args: []string{"--weights", teTable, "--gpus", "4", "--prior", fifo}, code: 2,
 			stderr: []string{"--prior: " + fifo}},
+		{name: "a FIFO for the table is refused, not waited on", args: []string{"--weights", fifo, "--gpus", "4"}, code: 2,
+			stderr: []string{"--weights: " + fifo}},
 		{name: "a missing prior", args: []string{"--weights", teTable, "--gpus", "4", "--prior", "/nonexistent.weights"}, code: 2,
 			stderr: []string{"--prior: open /nonexistent.weights"}},
 		{name: "stray argument", args: []string{teTable, "--gpus", "4"}, code: 2, stderr: []string{"unexpected argument"}},

@@ -336,9 +336,12 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 // from the rows this process measured — the same rows it wrote, so a row the disk
 // refused still counts. Nothing in them is cancelled by ctx; a cancel that comes
 // while they run is honoured once they have written what was measured
-// (cancelledAfterItems).
+// (cancelledAfterItems), but for a wait on another run (the weight table's lock),
+// which the next signal ends (nextSignal).
 func (r *run) afterItems(runCtx context.Context, d *dispatch.Result, meta *record.Meta, o *ordered, exp *expansion, items []expand.Item) {
 	ctx := context.WithoutCancel(runCtx)
+	wait, stopWait := r.nextSignal(runCtx)
+	defer stopWait()
 	r.res.Cancelled = d.Cancelled
 	r.res.Quarantined = d.Quarantined
 	r.res.Stop = d.Stop
@@ -364,7 +367,7 @@ func (r *run) afterItems(runCtx context.Context, d *dispatch.Result, meta *recor
 
 	// Phase 6: learn.
 	r.obs.Phase(6, "learn the weights")
-	meta.Changes, meta.Pruned = r.learn(ctx, o, exp)
+	meta.Changes, meta.Pruned = r.learn(wait, o, exp)
 	run.Meta = *meta
 	r.writeMeta(meta)
 
@@ -377,6 +380,27 @@ func (r *run) afterItems(runCtx context.Context, d *dispatch.Result, meta *recor
 	// Phase 8: failures and exit code.
 	r.obs.Phase(8, "summary")
 	r.summary()
+}
+
+// nextSignal is a context that the next signal ends, for the waits of phases 5–7
+// on another run: a cancel of runCtx when it has none yet, else the second signal
+// (Target.Force), the one that kills items at once. Made as phase 5 starts, so a
+// signal sent any time after is the next one.
+func (r *run) nextSignal(runCtx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(runCtx))
+	next := runCtx.Done()
+	if runCtx.Err() != nil {
+		next = nil // this cancel was heard: the next signal is the second
+	}
+	go func() {
+		select {
+		case <-next:
+		case <-r.o.Target.Force:
+		case <-ctx.Done():
+		}
+		cancel()
+	}()
+	return ctx, cancel
 }
 
 func (r *run) rel(p string) string {

@@ -1,12 +1,15 @@
 package engine
 
 import (
+	"context"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/record"
+	"github.com/rocm/sgpu-queue/internal/runenv"
 	"github.com/rocm/sgpu-queue/internal/verdict"
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
@@ -68,5 +71,56 @@ func TestLearnOverAnotherRunsSave(t *testing.T) {
 	}
 	if len(b.pruned) != 1 || b.pruned[0] != "b/gone" || len(b.changes) != 1 || b.changes[0].Old != 20 {
 		t.Errorf("run B: pruned %q, changes %+v", b.pruned, b.changes)
+	}
+}
+
+// The wait of phases 5–7 on another run ends at the next signal: a cancel of the
+// run's context when it has none yet; after one (a run cancelled while its items
+// ran), only the second signal (Force), never the cancel already heard.
+func TestNextSignal(t *testing.T) {
+	for _, tc := range []struct {
+		name            string
+		cancelledBefore bool
+		cancel, force   bool
+		want            bool
+	}{
+		{"no signal", false, false, false, false},
+		{"a first signal now", false, true, false, true},
+		{"the first signal heard before: not again", true, false, false, false},
+		{"the first signal heard before, then the second", true, false, true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			runCtx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			force := make(chan struct{})
+			if tc.cancelledBefore {
+				cancel()
+			}
+			r := &run{o: Options{Target: runenv.Options{Force: force}}}
+			wait, stop := r.nextSignal(runCtx)
+			defer stop()
+			if tc.cancel {
+				cancel()
+			}
+			if tc.force {
+				close(force)
+			}
+			// A generous bound where the wait must end; a short look where it
+			// must not (it cannot end by itself later either).
+			within := 100 * time.Millisecond
+			if tc.want {
+				within = time.Minute
+			}
+			select {
+			case <-wait.Done():
+				if !tc.want {
+					t.Error("the wait ended without a new signal")
+				}
+			case <-time.After(within):
+				if tc.want {
+					t.Error("the wait went on after the signal")
+				}
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/rocm/sgpu-queue/internal/record"
@@ -12,8 +13,9 @@ import (
 
 // learn is phase 6: blend this run's durations into the table, prune the keys of
 // items that are gone, save. A shard learns nothing: merge learns once from every
-// shard's rows (a shard that saved would have them learned twice).
-func (r *run) learn(ctx context.Context, o *ordered, e *expansion) ([]record.Change, []string) {
+// shard's rows (a shard that saved would have them learned twice). wait ends the
+// wait for another run's lock on the table (weights.Rewrite).
+func (r *run) learn(wait context.Context, o *ordered, e *expansion) ([]record.Change, []string) {
 	if r.shard != nil {
 		r.printf("  shard %d/%d: the weight table is left as it is: sgpu-queue merge learns once from every shard's rows\n", r.shard.Shard,
 			r.shard.Shards)
@@ -25,7 +27,7 @@ func (r *run) learn(ctx context.Context, o *ordered, e *expansion) ([]record.Cha
 		r.printf("  a re-run: the weight table is left as it is (a re-run's times are not a full queue's)\n")
 		return nil, nil
 	}
-	return r.saveLearned(ctx, o.store, o.stored, func(stored *weights.Table) learned {
+	return r.saveLearned(wait, o.store, o.stored, func(stored *weights.Table) learned {
 		return learnOver(stored, o, r.res.Suites, e.census)
 	})
 }
@@ -54,14 +56,15 @@ type learned struct {
 // read-modify-write under the table's lock (weights.Rewrite, docs/weights.md "Runs
 // at once"): a run that saved since this one loaded keeps what it learned. It names
 // the pruned keys and says what changed. loaded is the table phase 2 loaded: what is
-// learned when the table cannot be read again, so that run.json still says it.
-func (r *run) saveLearned(ctx context.Context, store weights.Store, loaded *weights.Table,
+// learned when the table cannot be read again, so that run.json still says it. wait
+// ends the wait for another run's lock: the table is then not written.
+func (r *run) saveLearned(wait context.Context, store weights.Store, loaded *weights.Table,
 	apply func(stored *weights.Table) learned) ([]record.Change, []string) {
 	var l *learned
 	var err error
 	if r.unread == nil {
 		var warns []string
-		warns, err = weights.Rewrite(ctx, store, loaded, func(stored *weights.Table) *weights.Table {
+		warns, err = weights.Rewrite(wait, store, loaded, func(stored *weights.Table) *weights.Table {
 			got := apply(stored)
 			l = &got
 			return got.table
@@ -82,6 +85,10 @@ func (r *run) saveLearned(ctx context.Context, store weights.Store, loaded *weig
 	switch {
 	case r.unread != nil:
 		r.lost("the weight table", r.unread.Path, fmt.Errorf("not replaced, its keys kept: %w", r.unread))
+	case errors.Is(err, context.Canceled):
+		// Not the lock error's words: nobody held it past the wait.
+		r.lost("the weight table", store.String(), errors.New("a signal stopped the wait for another sgpu-queue run's lock on it; "+
+			"what this run measured stays in its log dir"))
 	case err != nil:
 		r.lost("the weight table", store.String(), err)
 	default:

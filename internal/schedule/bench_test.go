@@ -77,7 +77,9 @@ func BenchmarkPlanChecked(b *testing.B) {
 
 // BenchmarkReplay is one simulated run of 100,000 items on 8 GPUs per policy:
 // the queue alone, and behind the Scheduler interface (what `simulate` does per run
-// and policy).
+// and policy). lpt is the plain list; lpt-calibrated the LPT queue a run uses,
+// which merges the suites' lists by calibrated estimate (its calibration made
+// with it, and behind the Scheduler interface fed every item's end).
 func BenchmarkReplay(b *testing.B) {
 	items, table := benchTable(100_000)
 	Weigh(items, table, DefaultWeight)
@@ -92,6 +94,7 @@ func BenchmarkReplay(b *testing.B) {
 		q    func() Queue
 	}{
 		{"lpt", func() Queue { return NewPull(order) }},
+		{"lpt-calibrated", func() Queue { return newMerge(items, order, NewCalibration(items), nil) }},
 		{"planned", func() Queue { return plan.Queue(items) }},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
@@ -130,7 +133,8 @@ func mixedBench(n int) []Item {
 // BenchmarkBlocks is a workload of 100,000 items, one in ten on 2–8 GPUs, on 8
 // GPUs: ordering it and making the scheduler (new), and one simulated run through
 // every Next (replay: what `simulate` does per run and order, and the dispatcher's
-// work per item). B/op across sizes shows memory linear in items.
+// work per item, the calibration fed every item's end; replay-uncalibrated without
+// it). B/op across sizes shows memory linear in items.
 func BenchmarkBlocks(b *testing.B) {
 	for _, n := range benchSizes[:2] {
 		items := mixedBench(n)
@@ -158,6 +162,33 @@ func BenchmarkBlocks(b *testing.B) {
 					}
 				}
 			})
+			b.Run(fmt.Sprintf("replay-uncalibrated/%s/n=%d", by, n), func(b *testing.B) {
+				b.ReportAllocs()
+				for range b.N {
+					s, _ := newBlocks(items, order, 8, nil)
+					if _, err := ReplayBlocks(s, width, dur, 8); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
 		}
+	}
+}
+
+// BenchmarkPlanBlocks is the planned policy's order search (PlanBlocks) on n
+// items, one in ten on 2–8 GPUs, for 8 GPUs: the replays of the candidates, the
+// moves and the noise check. At n=100 the search spends its budget; larger
+// workloads reach the bound sooner.
+func BenchmarkPlanBlocks(b *testing.B) {
+	for _, n := range []int{100, 1000} {
+		items := mixedBench(n)
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				if _, err := PlanBlocks(PolicyPlanned, items, 8); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

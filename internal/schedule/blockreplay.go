@@ -151,7 +151,7 @@ func Widths(items []Item) []int {
 func (t *BlockTimeline) Lateness(items []Item, dur []float64) (late, explained []float64) {
 	late = make([]float64, len(t.Holds))
 	explained = make([]float64, len(t.Holds))
-	suite := suitesOf(items)
+	suite, _ := suitesOf(items)
 	for k, h := range t.Holds {
 		if h.Start < 0 {
 			continue
@@ -179,18 +179,19 @@ func (t *BlockTimeline) Lateness(items []Item, dur []float64) (late, explained [
 	return late, explained
 }
 
-// suitesOf numbers the items' suites as NewCalibration does: in the order of
-// first appearance.
-func suitesOf(items []Item) []int {
+// suitesOf numbers the items' suites (suite, by item) in the order of first
+// appearance, as a Calibration numbers them, and names them (labels, by suite).
+func suitesOf(items []Item) (suite []int, labels []string) {
 	index := map[string]int{}
-	out := make([]int, len(items))
+	suite = make([]int, len(items))
 	for i, it := range items {
 		s, ok := index[it.Label]
 		if !ok {
-			s = len(index)
+			s = len(labels)
 			index[it.Label] = s
+			labels = append(labels, it.Label)
 		}
-		out[i] = s
+		suite[i] = s
 	}
-	return out
+	return suite, labels
 }

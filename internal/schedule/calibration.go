@@ -67,19 +67,10 @@ type Calibration struct {
 
 // NewCalibration starts the calibration of a run of items: every factor 1.
 func NewCalibration(items []Item) *Calibration {
-	c := &Calibration{
-		w: make([]float64, len(items)), evid: make([]bool, len(items)), suite: make([]int, len(items)),
-		shared: 1, least: 1,
-	}
-	index := map[string]int{}
+	c := &Calibration{w: make([]float64, len(items)), evid: make([]bool, len(items)), shared: 1, least: 1}
+	c.suite, c.labels = suitesOf(items)
 	for i, it := range items {
-		s, ok := index[it.Label]
-		if !ok {
-			s = len(c.labels)
-			index[it.Label] = s
-			c.labels = append(c.labels, it.Label)
-		}
-		c.suite[i], c.w[i] = s, it.Weight
+		c.w[i] = it.Weight
 		c.evid[i] = it.Weight > 0 && (it.Known || it.Prior.Kind == weights.FromTable)
 	}
 	c.med = make([]ratios, len(c.labels))
@@ -164,16 +155,6 @@ func (c *Calibration) Factor(item int) float64 {
 
 // Estimate is item's weight times its suite's factor in force.
 func (c *Calibration) Estimate(item int, weight float64) float64 { return weight * c.Factor(item) }
-
-// Least is the least factor in force: no estimate is below its weight times it.
-func (c *Calibration) Least() float64 {
-	if c == nil {
-		return 1
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.least
-}
 
 // Suite is item's suite, an index from 0 in the order of first appearance.
 func (c *Calibration) Suite(item int) int {

@@ -31,9 +31,9 @@ type merge struct {
 	head    []int   // by suite: its next item's place in lists
 	byW     *suiteHeap
 	byEst   *suiteHeap
-	cursor  int // into cal's change log
-	retries []entry
-	n       int // items not yet handed out
+	cursor  int  // into cal's change log
+	retries list // handed out last
+	n       int  // items not yet handed out, retries aside
 }
 
 // newMerge is the merge over the items not skipped (skip nil: all); lpt is
@@ -131,28 +131,20 @@ func (q *merge) Next(slot int) (int, bool) {
 		q.n--
 		return i, true
 	}
-	// Retries last, as in the pull: the first that does not avoid this GPU.
-	for k, e := range q.retries {
-		if slot == AnySlot || e.avoid != slot {
-			q.retries = append(q.retries[:k], q.retries[k+1:]...)
-			q.n--
-			return e.item, true
-		}
-	}
-	return 0, false
+	// Retries last, as in the pull.
+	return q.retries.take(slot)
 }
 
 func (q *merge) Requeue(item, avoid int) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.retries = append(q.retries, entry{item: item, avoid: avoid})
-	q.n++
+	q.retries.add(item, avoid)
 }
 
 func (q *merge) Len() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return q.n
+	return q.n + q.retries.len()
 }
 
 // calibration is the queue's calibration, for OnSlots.

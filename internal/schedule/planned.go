@@ -45,8 +45,8 @@ type planned struct {
 	items   []Item
 	cal     *Calibration
 	rest    *merge // LPT's calibrated queue of what was left when it fell back
-	retries []entry
-	n       int // items not handed out
+	retries list   // handed out last
+	n       int    // items not handed out, retries aside
 }
 
 func (p Plan) planned() *planned {
@@ -96,15 +96,8 @@ func (q *planned) Next(slot int) (int, bool) {
 			return q.take(i), true
 		}
 	}
-	// Retries last, as in the pull: the first that does not avoid this GPU.
-	for k, e := range q.retries {
-		if slot == AnySlot || e.avoid != slot {
-			q.retries = append(q.retries[:k], q.retries[k+1:]...)
-			q.n--
-			return e.item, true
-		}
-	}
-	return 0, false
+	// Retries last, as in the pull.
+	return q.retries.take(slot)
 }
 
 // onPlan reports whether GPU slot may take the next item of the plan, which belongs
@@ -135,12 +128,11 @@ func (q *planned) take(i int) int {
 func (q *planned) Requeue(item, avoid int) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.retries = append(q.retries, entry{item: item, avoid: avoid})
-	q.n++
+	q.retries.add(item, avoid)
 }
 
 func (q *planned) Len() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return q.n
+	return q.n + q.retries.len()
 }

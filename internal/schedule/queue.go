@@ -22,9 +22,10 @@ type Queue interface {
 // NewPull returns the dynamic pull queue: every idle slot takes the first item of one
 // shared list in the given order (the LPT queue of docs/architecture.md when order is Order's).
 func NewPull(order []int) Queue {
-	q := &pull{items: make([]entry, 0, len(order))}
+	q := &pull{}
+	q.items.e = make([]entry, 0, len(order))
 	for _, i := range order {
-		q.items = append(q.items, entry{item: i, avoid: AnySlot})
+		q.items.add(i, AnySlot)
 	}
 	return q
 }
@@ -34,36 +35,51 @@ type entry struct {
 	avoid int
 }
 
-type pull struct {
-	mu    sync.Mutex // guards items and head; every method takes it
-	items []entry
-	head  int
+// list is items handed out in order, each to the first GPU that asks and that it
+// does not avoid: the pull queue's one list, and every queue's retries.
+type list struct {
+	e    []entry
+	head int
 }
 
-func (q *pull) Next(slot int) (int, bool) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	for i := q.head; i < len(q.items); i++ {
-		e := q.items[i]
+func (l *list) add(item, avoid int) { l.e = append(l.e, entry{item: item, avoid: avoid}) }
+
+func (l *list) len() int { return len(l.e) - l.head }
+
+// take hands out the first entry slot may take (AnySlot: the first); the ones it
+// passes over keep their order.
+func (l *list) take(slot int) (int, bool) {
+	for i := l.head; i < len(l.e); i++ {
+		e := l.e[i]
 		if slot != AnySlot && e.avoid == slot {
 			continue
 		}
-		// Take entry i; the ones it skipped keep their order.
-		copy(q.items[q.head+1:i+1], q.items[q.head:i])
-		q.head++
+		copy(l.e[l.head+1:i+1], l.e[l.head:i])
+		l.head++
 		return e.item, true
 	}
 	return 0, false
 }
 
+type pull struct {
+	mu    sync.Mutex // guards items; every method takes it
+	items list
+}
+
+func (q *pull) Next(slot int) (int, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.items.take(slot)
+}
+
 func (q *pull) Requeue(item, avoid int) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.items = append(q.items, entry{item: item, avoid: avoid})
+	q.items.add(item, avoid)
 }
 
 func (q *pull) Len() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return len(q.items) - q.head
+	return q.items.len()
 }

@@ -229,9 +229,11 @@ func Prepare(policy string, items []Item, gpus int) (func() Scheduler, error) {
 }
 
 // PrepareTrial is Prepare for a caller that replays thousands of trial workloads
-// and confirms its choice with Prepare (shard's refinement): the planned policy's
-// multi-GPU workload takes the order its choice starts from, widest first, without
-// replaying the candidates or searching (which cost up to searchSteps each).
+// on their weights and confirms its choice with Prepare (shard's refinement): the
+// planned policy's multi-GPU workload takes the order its choice starts from,
+// widest first, without replaying the candidates or searching (which cost up to
+// searchSteps each), and the schedulers are not calibrated (on the weights a
+// calibration changes nothing).
 func PrepareTrial(policy string, items []Item, gpus int) (func() Scheduler, error) {
 	s, err := newSetup(policy, items, gpus, func(policy string, items []Item, gpus int) (BlockPlan, error) {
 		by, err := BlockOrderOf(policy)
@@ -243,7 +245,7 @@ func PrepareTrial(policy string, items []Item, gpus int) (func() Scheduler, erro
 	if err != nil {
 		return nil, err
 	}
-	return s.Scheduler, nil
+	return s.Uncalibrated, nil
 }
 
 // newSetup is NewSetup with the multi-GPU order planned by plan.

@@ -52,7 +52,7 @@ func ParseBias(s string) (Bias, error) {
 		}
 		label = strings.TrimSpace(label)
 		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		if err != nil || !(f > 0 && f <= MaxBias) {
+		if err != nil || !ratioOK(f) {
 			return Bias{}, fmt.Errorf("--bias %q: %q is not a factor above 0 and at most %d (0.5: every item takes half its weight)", s,
 				strings.TrimSpace(v), MaxBias)
 		}

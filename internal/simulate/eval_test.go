@@ -13,8 +13,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/rocm/sgpu-queue/internal/schedule"
@@ -53,15 +51,7 @@ func paired(t *testing.T, items []schedule.Item, gpus int, F float64, runs int, 
 // seeds × 3000 runs per noise level.
 func TestEvalTables(t *testing.T) {
 	for _, name := range []string{"te-gfx950-l3.weights", "random-500.weights", "random-2000.weights", "dominant-200.weights"} {
-		f, err := os.Open(filepath.Join(testdata, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		in, _, err := Load(f, name)
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		in := loadFile(t, name)
 		for gpus := 2; gpus <= 8; gpus++ {
 			if name != "te-gfx950-l3.weights" && gpus != 4 && gpus != 8 {
 				continue

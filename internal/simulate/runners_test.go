@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -72,16 +71,7 @@ func TestRunnersGolden(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.golden, func(t *testing.T) {
-			f, err := os.Open(filepath.Join(testdata, tc.table))
-			if err != nil {
-				t.Fatal(err)
-			}
-			in, warns, err := Load(f, filepath.Base(tc.table))
-			f.Close()
-			if err != nil || len(warns) > 0 {
-				t.Fatal(err, warns)
-			}
-			rep, err := CompareRunners(context.Background(), in, tc.o, tc.runners)
+			rep, err := CompareRunners(context.Background(), loadFile(t, tc.table), tc.o, tc.runners)
 			if err != nil {
 				t.Fatal(err)
 			}

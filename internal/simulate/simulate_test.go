@@ -428,16 +428,7 @@ func TestGolden(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.golden, func(t *testing.T) {
-			f, err := os.Open(filepath.Join(testdata, tc.table))
-			if err != nil {
-				t.Fatal(err)
-			}
-			in, warns, err := Load(f, tc.table)
-			f.Close()
-			if err != nil || len(warns) > 0 {
-				t.Fatal(err, warns)
-			}
-			rep, err := Compare(context.Background(), in, tc.o)
+			rep, err := Compare(context.Background(), loadFile(t, tc.table), tc.o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -453,15 +444,7 @@ func TestGolden(t *testing.T) {
 // testPrior is the committed prior of TE's table (testdata/simulate/README.md).
 func testPrior(t *testing.T) *Prior {
 	t.Helper()
-	f, err := os.Open(filepath.Join(testdata, "te-gfx950-l3-prior.weights"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	in, warns, err := Load(f, "te-gfx950-l3-prior.weights")
-	if err != nil || len(warns) > 0 {
-		t.Fatal(err, warns)
-	}
+	in := loadFile(t, "te-gfx950-l3-prior.weights")
 	tb := weights.New()
 	for _, it := range in.Items {
 		tb.Set(it.Key(), it.Weight)
@@ -508,6 +491,8 @@ func TestEstimatesThatHold(t *testing.T) {
 	}
 }
 
+// loadFile loads a table of testdata/simulate (name: its path there), named by its
+// base name; a warning fails the test.
 func loadFile(t *testing.T, name string) *Input {
 	t.Helper()
 	f, err := os.Open(filepath.Join(testdata, name))
@@ -515,7 +500,7 @@ func loadFile(t *testing.T, name string) *Input {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	in, warns, err := Load(f, name)
+	in, warns, err := Load(f, filepath.Base(name))
 	if err != nil || len(warns) > 0 {
 		t.Fatal(err, warns)
 	}
@@ -573,15 +558,7 @@ func TestBiasUnknownSuite(t *testing.T) {
 // TestTETable pins the schedule-quality figures of TE's table on 4 GPUs
 // (docs/performance.md).
 func TestTETable(t *testing.T) {
-	f, err := os.Open(filepath.Join(testdata, "te-gfx950-l3.weights"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	in, _, err := Load(f, "te")
-	if err != nil {
-		t.Fatal(err)
-	}
+	in := loadFile(t, "te-gfx950-l3.weights")
 	rep, err := Compare(context.Background(), in, Options{GPUs: 4, Runs: 1000, Seed: 1})
 	if err != nil {
 		t.Fatal(err)

@@ -74,14 +74,52 @@ func TestRewriteWithoutLock(t *testing.T) {
 type memStore struct {
 	t     *Table
 	loads int
+	// saveCtxErr is the context's error Save was given.
+	saveCtxErr error
 }
 
 func (m *memStore) Load(context.Context) (*Table, []string, error) {
 	m.loads++
 	return m.t.Clone(), nil, nil
 }
-func (m *memStore) Save(_ context.Context, t *Table) error { m.t = t; return nil }
-func (m *memStore) String() string                         { return "mem" }
+func (m *memStore) Save(ctx context.Context, t *Table) error {
+	m.t, m.saveCtxErr = t, ctx.Err()
+	return nil
+}
+func (m *memStore) String() string { return "mem" }
+
+// A cancelled context ends only the wait for another run's lock (a signal while a
+// run waits, docs/weights.md "Runs at once"): with the lock held elsewhere it is a
+// *safefs.LockError wrapping context.Canceled, nothing applied; with the lock free,
+// or a store without one (the Actions cache, whose save a cancel would abort), the
+// table is read and written as ever.
+func TestRewriteCancelEndsOnlyTheWait(t *testing.T) {
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	path := filepath.Join(t.TempDir(), "w.txt")
+	f := File{Path: path}
+	unlock, err := f.Lock(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	applied := false
+	_, err = Rewrite(cancelled, f, New(), func(stored *Table) *Table { applied = true; return stored })
+	var le *safefs.LockError
+	if !errors.As(err, &le) || !errors.Is(err, context.Canceled) || applied {
+		t.Errorf("cancelled while another holds the lock: %v (applied %v), want a *safefs.LockError of the cancel", err, applied)
+	}
+	unlock()
+	if _, err := Rewrite(cancelled, f, New(), func(stored *Table) *Table { stored.Set("s/a", 1); return stored }); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, _ := f.Load(context.Background()); dump(got) != "s/a=1" {
+		t.Errorf("the lock free, the table holds %s, want s/a=1", dump(got))
+	}
+	s := &memStore{t: New()}
+	if _, err := Rewrite(cancelled, s, New(), func(stored *Table) *Table { return stored }); err != nil || s.saveCtxErr != nil {
+		t.Errorf("a store without a lock saved with a context in error %v (%v)", s.saveCtxErr, err)
+	}
+}
 
 // The lock is taken where the table really lives: a symlinked table and its target
 // share one lock, and the link's directory gets nothing. A run held past the wait

@@ -78,33 +78,35 @@ func (p *priors) of(key string) (Prior, bool) {
 			return Prior{Seconds: v * p.scale[k], Kind: FromTable, From: p.name(k)}, true
 		}
 	}
+	// No table holds key itself now (own lacks it, and an other that had it
+	// answered above): every key of its group is another item.
 	id := record.ParseItemID(key)
 	label, tag := id.Label, id.Tag
 	if stem := Stem(tag); tag != "" && stem != tag {
-		if pr, ok := p.median(key, "sib\x00"+label+"/"+stem, FromSibling, "its siblings "+label+"/"+stem+".*"); ok {
+		if pr, ok := p.median("sib\x00"+label+"/"+stem, FromSibling, "its siblings "+label+"/"+stem+".*"); ok {
 			return pr, true
 		}
 	}
-	return p.median(key, "suite\x00"+label, FromSuite, "its suite "+label)
+	return p.median("suite\x00"+label, FromSuite, "its suite "+label)
 }
 
 // median is the median of a group of keys (siblings or a suite) in own, else in
 // the first other that has the group, scaled.
-func (p *priors) median(key, group string, kind PriorKind, what string) (Prior, bool) {
-	if v, n := p.groupMedian(p.own, group, key); n > 0 {
+func (p *priors) median(group string, kind PriorKind, what string) (Prior, bool) {
+	if v, n := p.groupMedian(p.own, group); n > 0 {
 		return Prior{Seconds: v, Kind: kind, From: fmt.Sprintf("median of %s (%d)", what, n)}, true
 	}
 	for k, o := range p.others {
-		if v, n := p.groupMedian(o.Table, group, key); n > 0 {
+		if v, n := p.groupMedian(o.Table, group); n > 0 {
 			return Prior{Seconds: v * p.scale[k], Kind: kind, From: fmt.Sprintf("median of %s (%d) in %s", what, n, p.name(k))}, true
 		}
 	}
 	return Prior{}, false
 }
 
-// groupMedian is the median weight of the group's keys in t other than key, and
-// how many there are.
-func (p *priors) groupMedian(t *Table, group, key string) (float64, int) {
+// groupMedian is the median weight of the group's keys in t, and how many there
+// are.
+func (p *priors) groupMedian(t *Table, group string) (float64, int) {
 	if p.groups == nil {
 		p.groups = map[*Table]map[string][]float64{}
 	}
@@ -114,11 +116,6 @@ func (p *priors) groupMedian(t *Table, group, key string) (float64, int) {
 		p.groups[t] = g
 	}
 	vs := g[group]
-	if v, ok := t.Get(key); ok {
-		// The key itself is not its own sibling.
-		i := slices.Index(vs, v)
-		vs = slices.Delete(slices.Clone(vs), i, i+1)
-	}
 	if len(vs) == 0 {
 		return 0, 0
 	}

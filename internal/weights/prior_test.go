@@ -57,6 +57,27 @@ func TestPriors(t *testing.T) {
 	}
 }
 
+// Labels and tags with spaces and glob characters are only names: a sibling is
+// the same stem to the letter, never a match of it as a pattern.
+func TestPriorsHostileNames(t *testing.T) {
+	own := table("my suite/test_[ab]*.x", 10.0, "my suite/test_[ab]*.y", 30.0, "my suite/test_ab.z", 500.0,
+		"my suite/test_a?.q", 700.0, "my suite/test_ax.q", 900.0)
+	got := Priors(own, nil, []string{"my suite/test_[ab]*.new", "my suite/test_a?.w", "my suite/t*"})
+	want := map[string]Prior{
+		"my suite/test_[ab]*.new": {20, FromSibling, "median of its siblings my suite/test_[ab]*.* (2)"},
+		"my suite/test_a?.w":      {700, FromSibling, "median of its siblings my suite/test_a?.* (1)"},
+		"my suite/t*":             {500, FromSuite, "median of its suite my suite (5)"},
+	}
+	if len(got) != len(want) {
+		t.Errorf("priors %+v, want %+v", got, want)
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%q: prior %+v, want %+v", k, got[k], w)
+		}
+	}
+}
+
 // A cold start: no table of its own, every estimate from another table, unscaled.
 func TestPriorsColdStart(t *testing.T) {
 	p := Priors(New(), []Other{{"prior", table("a/test_x.1", 10.0, "a/test_x.2", 30.0)}}, []string{"a/test_x.1", "a/test_x.3", "b"})
@@ -122,7 +143,8 @@ func TestPoolOthers(t *testing.T) {
 }
 
 // The other tables under ci-weights/, closest first; the run's own, a directory,
-// a FIFO (never blocked on) and names of no table are passed over.
+// a FIFO (never blocked on), names of no table and a table of garbage (another
+// level's: its corrupt lines are its own run's to warn of) are passed over.
 func TestOtherTables(t *testing.T) {
 	dir := t.TempDir()
 	cw := filepath.Join(dir, "ci-weights")
@@ -140,6 +162,7 @@ func TestOtherTables(t *testing.T) {
 		write(n, "a/b 1\n")
 	}
 	write("test_weights.empty.l3.txt", "# nothing\n")
+	write("test_weights.gfx942.l7.txt", "\x00\x01\xff garbage\nno number here\na/b -3\na/c NaN\n"+strings.Repeat("x", 70<<10)+" 1\n")
 	if err := os.Mkdir(filepath.Join(cw, "test_weights.dir.l3.txt"), 0o755); err != nil {
 		t.Fatal(err)
 	}

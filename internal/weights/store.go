@@ -40,11 +40,14 @@ type Locker interface {
 // kept. A store without a lock (the Actions cache: one immutable entry per run) gets
 // apply(loaded), the table the run loaded. The warnings are the re-read's (its
 // corrupt lines) and a lock the file system does not support. apply is called at
-// most once, and not at all when the table cannot be read again.
+// most once, and not at all when the table cannot be read again. ctx ends only
+// the wait for the lock (a *safefs.LockError wrapping its error): once the lock is
+// held, or with none, the read and the write go through.
 func Rewrite(ctx context.Context, s Store, loaded *Table, apply func(stored *Table) *Table) ([]string, error) {
+	io := context.WithoutCancel(ctx)
 	l, ok := s.(Locker)
 	if !ok {
-		return nil, s.Save(ctx, apply(loaded))
+		return nil, s.Save(io, apply(loaded))
 	}
 	var warns []string
 	unlock, err := l.Lock(ctx)
@@ -59,11 +62,11 @@ func Rewrite(ctx context.Context, s Store, loaded *Table, apply func(stored *Tab
 	default:
 		defer unlock()
 	}
-	stored, more, err := s.Load(ctx)
+	stored, more, err := s.Load(io)
 	if err != nil {
 		return warns, err
 	}
-	return append(warns, more...), s.Save(ctx, apply(stored))
+	return append(warns, more...), s.Save(io, apply(stored))
 }
 
 // File stores the table in a local file, replaced atomically.
