@@ -336,8 +336,8 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 // from the rows this process measured — the same rows it wrote, so a row the disk
 // refused still counts. Nothing in them is cancelled by ctx; a cancel that comes
 // while they run is honoured once they have written what was measured
-// (cancelledAfterItems), but for a wait on another run (the weight table's lock),
-// which the next signal ends (nextSignal).
+// (cancelledAfterItems), but for a wait on another run (the locks of the weight
+// table and the JUnit dir), which the next signal ends (nextSignal).
 func (r *run) afterItems(runCtx context.Context, d *dispatch.Result, meta *record.Meta, o *ordered, exp *expansion, items []expand.Item) {
 	ctx := context.WithoutCancel(runCtx)
 	wait, stopWait := r.nextSignal(runCtx)
@@ -372,7 +372,7 @@ func (r *run) afterItems(runCtx context.Context, d *dispatch.Result, meta *recor
 	r.writeMeta(meta)
 
 	// Phase 7: report.
-	r.report(ctx, run, meta)
+	r.report(ctx, wait, run, meta)
 	if runCtx.Err() != nil && !d.Cancelled {
 		r.cancelledAfterItems(meta)
 	}

@@ -15,7 +15,7 @@ import (
 )
 
 // report is phase 7: the merged JUnit per suite, then the report.
-func (r *run) report(ctx context.Context, run *record.Run, meta *record.Meta) {
+func (r *run) report(ctx, wait context.Context, run *record.Run, meta *record.Meta) {
 	r.obs.Phase(7, "report")
 	since := run.Meta.Started
 	if since.IsZero() {
@@ -23,7 +23,7 @@ func (r *run) report(ctx context.Context, run *record.Run, meta *record.Meta) {
 	}
 	// The merged JUnit first, recorded in run.json: the report shows each failed
 	// item's test cases from it (docs/report.md).
-	r.mergeJUnit(ctx, since)
+	r.mergeJUnit(ctx, wait, since)
 	r.recordJUnit(meta)
 	run.Meta = *meta
 	r.res.Stats = report.Compute(run, r.res.Suites)
@@ -68,13 +68,13 @@ func (r *run) writeReport(run *record.Run) {
 // mergeJUnit writes one schema-valid JUnit file per suite from the XML its items
 // wrote since the item phase started; an item that failed without writing any
 // appears as an error case naming its log.
-func (r *run) mergeJUnit(ctx context.Context, since time.Time) {
+func (r *run) mergeJUnit(ctx, wait context.Context, since time.Time) {
 	prefix := r.junitPrefix()
 	if prefix == "" {
 		return
 	}
 	suffix := r.junitSuffix()
-	r.writeJUnit(ctx, func(s verdict.Suite) (*junit.Doc, error) {
+	r.writeJUnit(wait, func(s verdict.Suite) (*junit.Doc, error) {
 		src := junit.Source{
 			Dir:    prefix + s.Label,
 			Suffix: suffix,
@@ -86,9 +86,10 @@ func (r *run) mergeJUnit(ctx context.Context, since time.Time) {
 }
 
 // writeJUnit writes the merged JUnit file of each suite that doc gives one
-// (junit.WriteSuites) into the JUnit directory.
-func (r *run) writeJUnit(ctx context.Context, doc func(verdict.Suite) (*junit.Doc, error)) {
-	r.res.JUnit = append(r.res.JUnit, junit.WriteSuites(ctx, r.junitDirRoot(), r.junitDir(), r.res.Suites, doc, junitLog{r})...)
+// (junit.WriteSuites) into the JUnit directory; wait ends a wait for another run's
+// hold on it.
+func (r *run) writeJUnit(wait context.Context, doc func(verdict.Suite) (*junit.Doc, error)) {
+	r.res.JUnit = append(r.res.JUnit, junit.WriteSuites(wait, r.junitDirRoot(), r.junitDir(), r.res.Suites, doc, junitLog{r})...)
 }
 
 // junitLog is the run's console, warnings and lost files as junit.WriteSuites

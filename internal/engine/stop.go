@@ -30,6 +30,8 @@ func (r *run) cancelledAfterItems(meta *record.Meta) {
 // and the exit code is exitcode.Interrupted.
 func (r *run) stoppedBeforeItems(ctx context.Context, phase int, suites []config.Suite, pool gpu.Pool,
 	queueRows []record.QueueRow) (*Result, error) {
+	wait, stopWait := r.nextSignal(ctx)
+	defer stopWait()
 	ctx = context.WithoutCancel(ctx)
 	what := map[int]string{1: "while listing the suites' items (phase 1)", 3: "during setup (phase 3)"}[phase]
 	meta := r.meta(suites, pool)
@@ -49,7 +51,7 @@ func (r *run) stoppedBeforeItems(ctx context.Context, phase int, suites []config
 	r.verdicts(run)
 	r.obs.Phase(6, "learn the weights")
 	r.printf("  nothing ran: the weight table is left as it is\n")
-	r.report(ctx, run, meta)
+	r.report(ctx, wait, run, meta)
 	r.obs.Phase(8, "summary")
 	r.summary()
 	return r.res, nil

@@ -60,14 +60,14 @@ func (it item) note() string {
 // run did not run (not in its configs, not selected, not re-run this attempt) as it
 // is: another run's results (docs/files.md#merged-junit-and-its-manifest). The
 // directory is locked while its manifest is read and rewritten, so two runs at once
-// keep each other's entries. Nothing is written through a link below root, dir's
-// trusted root.
-func WriteSuites(ctx context.Context, root, dir string, suites []verdict.Suite, doc func(verdict.Suite) (*Doc, error), log Log) []string {
+// keep each other's entries; wait ends the wait for another run's hold on it (the
+// next signal). Nothing is written through a link below root, dir's trusted root.
+func WriteSuites(wait context.Context, root, dir string, suites []verdict.Suite, doc func(verdict.Suite) (*Doc, error), log Log) []string {
 	if err := safefs.MkdirAll(root, dir); err != nil {
 		log.Lost("the merged JUnit", dir, err)
 		return nil
 	}
-	release, err := safefs.LockDir(ctx, "JUnit dir", dir, 0)
+	release, err := safefs.LockDir(wait, "JUnit dir", dir, 0)
 	var le *safefs.LockError
 	switch {
 	case errors.As(err, &le) && !le.Busy:

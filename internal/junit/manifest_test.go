@@ -11,6 +11,7 @@ import (
 
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/safefs"
+	"github.com/rocm/sgpu-queue/internal/treetest"
 	"github.com/rocm/sgpu-queue/internal/verdict"
 )
 
@@ -258,5 +259,35 @@ func TestWriteSuitesFailedMergeKeepsEntry(t *testing.T) {
 		if want := i != 1; (len(written) == 1) != want {
 			t.Errorf("run %d wrote %v, want s.xml written %v\n%s", i+1, written, want, strings.Join(log.lines, ""))
 		}
+	}
+}
+
+// A wait for another run's hold on the JUnit dir ends with wait (the engine's next
+// signal): nothing is written, the files are named lost saying a signal stopped the
+// wait, and the other run's hold is untouched.
+func TestWriteSuitesWaitEndsOnSignal(t *testing.T) {
+	repo := t.TempDir()
+	dir := filepath.Join(repo, "test-results", "junit")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	release, err := safefs.LockDir(context.Background(), "test", dir, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	wait, cancel := context.WithCancel(context.Background())
+	cancel() // the signal came
+	suites := []verdict.Suite{{Label: "s", Items: []verdict.Item{{ItemID: record.ItemID{Tag: "a"}, Finished: true}}}}
+	doc := func(verdict.Suite) (*Doc, error) { return emptyDoc("s"), nil }
+	log := &recordLog{}
+	var written []string
+	treetest.Finishes(t, func() { written = WriteSuites(wait, repo, dir, suites, doc, log) })
+	said := strings.Join(log.lines, "\n")
+	if len(written) != 0 || !strings.Contains(said, "lost the merged JUnit") || !strings.Contains(said, "was stopped (a signal)") {
+		t.Errorf("wrote %v, said:\n%s", written, said)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "s.xml")); !os.IsNotExist(err) {
+		t.Errorf("s.xml written under another run's hold: %v", err)
 	}
 }

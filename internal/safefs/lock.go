@@ -29,6 +29,9 @@ type LockError struct {
 }
 
 func (e *LockError) Error() string {
+	if e.Busy && (errors.Is(e.Err, context.Canceled) || errors.Is(e.Err, context.DeadlineExceeded)) {
+		return fmt.Sprintf("%s: the wait for another sgpu-queue run's lock on %s was stopped (a signal); not written", e.What, e.Dir)
+	}
 	if e.Busy {
 		return fmt.Sprintf("%s: another sgpu-queue run held the lock on %s for %s (stopped while saving?); not written", e.What, e.Dir, e.Wait)
 	}
