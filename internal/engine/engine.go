@@ -27,7 +27,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/rocm/sgpu-queue/internal/atomicfile"
@@ -41,6 +40,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/report"
 	"github.com/rocm/sgpu-queue/internal/runenv"
+	"github.com/rocm/sgpu-queue/internal/safefs"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/shard"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
@@ -404,10 +404,11 @@ func (r *run) nextSignal(runCtx context.Context) (context.Context, context.Cance
 }
 
 func (r *run) rel(p string) string {
-	if rel, err := filepath.Rel(r.o.Target.RepoRoot, p); err == nil && !strings.HasPrefix(rel, "..") {
-		return rel
+	if !safefs.Under(r.o.Target.RepoRoot, p) {
+		return p
 	}
-	return p
+	rel, _ := filepath.Rel(r.o.Target.RepoRoot, p)
+	return rel
 }
 
 func (r *run) writeMeta(m *record.Meta) {
