@@ -22,53 +22,30 @@ import (
 // item's old tests file is removed first, so none outlives the reason it was
 // written.
 func (r *run) saveRerun(e *expansion, arch string, suites []verdict.Suite, dispatched []expand.Item) {
-	outcomes := map[string][]record.Carried{}
-	failed := map[string][]record.ItemID{}
+	items := map[string][]verdict.Item{}
 	for _, s := range suites {
 		for _, it := range s.Items {
 			q := e.suites[it.Label].Queue()
-			outcomes[q] = append(outcomes[q], carriedOf(it))
-			if it.Failed {
-				failed[q] = append(failed[q], it.ItemID)
-			}
+			items[q] = append(items[q], it)
 		}
 	}
 	for _, q := range runQueues(e.suites) {
-		r.saveQueue(q, arch, failed[q], outcomes[q], dispatched)
+		r.saveQueue(q, arch, items[q], dispatched)
 	}
 }
 
-// carriedOf is an item's verdict as the re-run state keeps it.
-func carriedOf(it verdict.Item) record.Carried {
-	gpus := 0
-	if n := len(it.Attempts); n > 0 {
-		gpus = len(it.Attempts[n-1].GPUs)
-	}
-	return record.Carried{
-		ItemID:   it.ItemID,
-		Outcome:  it.Outcome,
-		RC:       it.RC,
-		Failed:   it.Failed,
-		Flaky:    it.Flaky,
-		Seconds:  it.Seconds,
-		GPUs:     gpus,
-		Attempts: it.Tries,
-	}
-}
-
-// saveQueue writes queue q's state: its list, the tests files of its failed
-// items, then the record of their key and digests.
-func (r *run) saveQueue(q, arch string, failed []record.ItemID, outcomes []record.Carried, dispatched []expand.Item) {
+// saveQueue writes queue q's state from the verdicts of its items: its list, the
+// tests files of its failed items, then the record of their key and digests.
+func (r *run) saveQueue(q, arch string, items []verdict.Item, dispatched []expand.Item) {
 	f := r.rerunFiles(q, arch)
 	p := r.reruns.prior[q]
 	if p == nil {
 		p = &prior{}
 	}
 	keys, st := rerun.Next(p.state, p.failed, rerun.Ran{
-		Owns:     func(k record.ItemID) bool { return r.owns(q, k) },
-		Listed:   func(k record.ItemID) bool { return r.reruns.listed[k] },
-		Failed:   failed,
-		Outcomes: outcomes,
+		Owns:   func(k record.ItemID) bool { return r.owns(q, k) },
+		Listed: func(k record.ItemID) bool { return r.reruns.listed[k] },
+		Items:  items,
 	})
 	st.StateKey = rerun.StateKey{Queue: q, Arch: arch, Level: r.o.Target.Level, Code: r.reruns.code}
 	list := logdir.FormatItems(keys) // TE's failed list: empty when nothing failed
@@ -77,8 +54,8 @@ func (r *run) saveQueue(q, arch string, failed []record.ItemID, outcomes []recor
 		r.lost("the re-run list", f.Failed(), err)
 	}
 	isFailed := map[record.ItemID]bool{}
-	for _, k := range failed {
-		isFailed[k] = true
+	for _, it := range items {
+		isFailed[it.ItemID] = it.Failed
 	}
 	prefix, suffix := r.junitPrefix(), r.junitSuffix()
 	for _, it := range dispatched {

@@ -309,6 +309,21 @@ func (d decider) fromCarried(it *Item, c record.Carried) {
 		c.Shard, d.r.Meta.Merge.Shards))
 }
 
+// Latest is the item's latest outcome as the re-run state keeps it (docs/reruns.md),
+// the one fromCarried reads back in a merge.
+func (it Item) Latest() record.Carried {
+	return record.Carried{
+		ItemID:   it.ItemID,
+		Outcome:  it.Outcome,
+		RC:       it.RC,
+		Failed:   it.Failed,
+		Flaky:    it.Flaky,
+		Seconds:  it.Seconds,
+		GPUs:     it.Width,
+		Attempts: it.Tries,
+	}
+}
+
 // stopped is what kept an item from finishing: its run was cancelled, or stopped
 // early for a typed reason (Reason "" with Stop set: a log dir that does not say
 // why), or neither.
