@@ -220,6 +220,7 @@ func TestCode(t *testing.T) {
 	}
 	git("init", "-q")
 	write("ci/run.sh", "echo 1\n")
+	write("ci/other.sh", "echo other\n")
 	write("ci-rerun/sgpu/failed.x.l1.tsv", "")
 	git("add", ".")
 	git("commit", "-q", "-m", "one")
@@ -260,4 +261,36 @@ func TestCode(t *testing.T) {
 	if c, _ := Code(ctx, root, "sha-from-github", exclude); c != "sha-from-github" {
 		t.Errorf("GITHUB_SHA in a checkout: %q", c)
 	}
+	// The key is of what the files hold, wherever git is asked from, however git is
+	// configured, staged or not; any other change is another key.
+	write("ci/run.sh", "echo 2\n")
+	if c := code(); c != changed {
+		t.Errorf("the first change again: %q, want its key %q", c, changed)
+	}
+	git("add", "ci/run.sh")
+	if c := code(); c != changed {
+		t.Errorf("the same change staged: %q, want %q", c, changed)
+	}
+	git("config", "diff.relative", "true")
+	if c, err := Code(ctx, sub, "", []string{"../ci-rerun", "../test-results/logs"}); c != changed {
+		t.Errorf("from a folder below the top, with diff.relative set: %q (%v), want %q", c, err, changed)
+	}
+	seen := map[string]string{"the first change": changed}
+	other := func(what string, change func()) {
+		t.Helper()
+		change()
+		c := code()
+		if prev, dup := seen[c]; dup || !strings.HasPrefix(c, head+"+") {
+			t.Errorf("%s: key %q, that of %q", what, c, prev)
+		}
+		seen[c] = what
+	}
+	other("made executable", func() { os.Chmod(filepath.Join(root, "ci/run.sh"), 0o755) })
+	other("another file changed too", func() { write("ci/other.sh", "x\n") })
+	other("that file deleted", func() { os.Remove(filepath.Join(root, "ci/other.sh")) })
+	other("a file made a link", func() { os.Symlink("run.sh", filepath.Join(root, "ci/other.sh")) })
+	other("the link aimed elsewhere", func() {
+		os.Remove(filepath.Join(root, "ci/other.sh"))
+		os.Symlink("nowhere", filepath.Join(root, "ci/other.sh"))
+	})
 }
