@@ -442,3 +442,41 @@ func TestRerunStateLinkPlantedMidRun(t *testing.T) {
 		})
 	}
 }
+
+// TestRerunRunsWhatNeverRan: a re-run skips an item only when a run of its key
+// ran it and it passed. A first run of --suites torch fails test_b; the next
+// plain run re-runs test_b's failed test and runs jax and core whole (no run of
+// this key ran them), instead of passing them unrun. So does a run that adds the
+// mGPU queue, whose state no run of this key wrote.
+func TestRerunRunsWhatNeverRan(t *testing.T) {
+	t.Parallel()
+	f := newRerunFixture(t)
+	if err := os.WriteFile(filepath.Join(f.dir, "ci", "mcore.sh"), []byte("#!/bin/sh\nprintf 'mcore\\twhole\\t\\n' >>\"$RERUN_TRACE\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeConf(t, f.dir, "ci/mgpu.conf", "mcore mcore.log opaque ci/mcore.sh\n")
+	if r, ran := f.run(t, []string{"RERUN_FAIL=tests.test_b::t2"}, "--suites", "torch"); r.code != 1 || len(ran) != 12 {
+		t.Fatalf("--suites torch: exit %d, %d tests, want 1 and torch's 12\n%s", r.code, len(ran), r.stdout)
+	}
+	r, ran := f.run(t, nil, "--mgpu-config", "ci/mgpu.conf")
+	jax := 0
+	for _, l := range ran {
+		if strings.HasPrefix(l, "tests.jax.") {
+			jax++
+		}
+	}
+	b := "tests.test_b\tt2\t" + filepath.Join(f.dir, testsOfB)
+	if r.code != 0 || len(ran) != 11 || !slices.Contains(ran, b) || jax != 8 || !slices.Contains(ran, "core\twhole\tunset") ||
+		!slices.Contains(ran, "mcore\twhole\t") {
+		t.Errorf("the plain run: exit %d, ran %q; want 0, test_b's t2, jax's 8 tests, core and mcore\n%s", r.code, ran, r.stdout)
+	}
+	if strings.Contains(r.stdout, "not re-run this attempt (nothing of theirs failed the last one), passing") {
+		t.Errorf("suites pass unrun:\n%s", r.stdout)
+	}
+	want := "re-run: queueing too the 4 item(s) no earlier run of this key ran (another --suites, another queue, new): " +
+		"jax/tests.jax.test_x, jax/tests.jax.test_y, core, mcore\n"
+	summary := "a re-run: 1 of the 1 item(s) that failed the last attempt ran again, and the 4 no earlier run of this key ran"
+	if !strings.Contains(r.stdout, want) || !strings.Contains(r.stdout, summary) {
+		t.Errorf("no notice %q, or no summary %q:\n%s", want, summary, r.stdout)
+	}
+}
