@@ -298,8 +298,7 @@ cat >"$JUNITXML_PREFIX$TEST_FILTER$JUNITXML_SUFFIX" <<'EOF'
 EOF
 exit 1
 `
-			writeTo(t, filepath.Join(dir, "ci", "nl.sh"), script)
-			if err := os.Chmod(filepath.Join(dir, "ci", "nl.sh"), 0o755); err != nil {
+			if err := os.WriteFile(filepath.Join(dir, "ci", "nl.sh"), []byte(script), 0o755); err != nil {
 				t.Fatal(err)
 			}
 			conf := writeConf(t, dir, "nl.conf", "s s.log list ci/nl.sh\n")
@@ -325,8 +324,7 @@ if [ -n "$TE_CI_LIST_ITEMS" ]; then printf 'TE_CI_ITEM a\nTE_CI_ITEM b\nTE_CI_IT
 echo started >"$HOLD.started"
 while [ ! -e "$HOLD" ]; do sleep 0.05; done
 `
-	writeTo(t, filepath.Join(dir, "ci", "hold.sh"), script)
-	if err := os.Chmod(filepath.Join(dir, "ci", "hold.sh"), 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "ci", "hold.sh"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	conf := writeConf(t, dir, "hold.conf", "h h.log list ci/hold.sh\n")
