@@ -60,6 +60,12 @@ func TestRerunStateNeverThroughLinks(t *testing.T) {
 		{"ci-rerun is a link", func(t *testing.T, dir, outside string) {
 			symlink(t, outside, filepath.Join(dir, "ci-rerun"))
 		}, "ci-rerun", "a symbolic link", false},
+		{"the state record is a FIFO", func(t *testing.T, dir, outside string) {
+			mkdirAll(t, filepath.Join(dir, "ci-rerun/sgpu"))
+			if err := syscall.Mkfifo(filepath.Join(dir, "ci-rerun/sgpu/state.gfx942.l99.json"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, "ci-rerun/sgpu/state.gfx942.l99.json", "a named pipe (FIFO)", false},
 		{"the state record is a link", func(t *testing.T, dir, outside string) {
 			writeTo(t, filepath.Join(outside, "precious.txt"), "precious\n")
 			symlink(t, filepath.Join(outside, "precious.txt"), filepath.Join(dir, "ci-rerun/sgpu/state.gfx942.l99.json"))
@@ -476,5 +482,29 @@ func TestRerunRunsWhatNeverRan(t *testing.T) {
 	summary := "a re-run: 1 of the 1 item(s) that failed the last attempt ran again, and the 4 no earlier run of this key ran"
 	if !strings.Contains(r.stdout, want) || !strings.Contains(r.stdout, summary) {
 		t.Errorf("no notice %q, or no summary %q:\n%s", want, summary, r.stdout)
+	}
+}
+
+// TestRerunHostileList: a failed list whose lines name labels with spaces, glob
+// characters or a path narrows by the one real item among them; the others are
+// named as not in this run's queue (as printable text), match nothing, become no
+// path, and leave the list with the run's own result.
+func TestRerunHostileList(t *testing.T) {
+	t.Parallel()
+	f := newRerunFixture(t)
+	writeTo(t, filepath.Join(f.dir, failedList), "tor ch\ttests.test_b\n*\t*\n../../x\t\ntorch\ttests.test_b\n[a-z]*\ttests.test_?\n")
+	r, ran := f.run(t, nil)
+	if r.code != 0 || len(ran) != 4 || !strings.HasPrefix(ran[0], "tests.test_b\t") {
+		t.Errorf("exit %d, ran %q; want 0 and test_b's 4 tests\n%s", r.code, ran, r.stdout)
+	}
+	want := "re-run: not in this run's queue (gone, or not run here): \"tor ch/tests.test_b\", */*, ../../x, [a-z]*/tests.test_?\n"
+	if !strings.Contains(r.stdout, want) {
+		t.Errorf("no line %q:\n%s", want, r.stdout)
+	}
+	if got := f.file(t, failedList); got != "" {
+		t.Errorf("the list after a green run: %q, want it empty", got)
+	}
+	if _, err := os.Lstat(filepath.Join(f.dir, "x")); err == nil {
+		t.Error("a file x was made from the label ../../x")
 	}
 }
