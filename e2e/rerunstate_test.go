@@ -508,3 +508,25 @@ func TestRerunHostileList(t *testing.T) {
 		t.Error("a file x was made from the label ../../x")
 	}
 }
+
+// TestRerunMangledRecord: a record beside the list that does not parse (cut
+// short, a hand's edit) is no key: a run that knows its code runs everything, with
+// one notice naming the record, and writes a good one.
+func TestRerunMangledRecord(t *testing.T) {
+	t.Parallel()
+	f := newRerunFixture(t)
+	sha := []string{"GITHUB_SHA=aaaa", "RERUN_FAIL=tests.test_b::t2"}
+	if r, _ := f.run(t, sha); r.code != 1 {
+		t.Fatalf("attempt 1: exit %d\n%s", r.code, r.stdout)
+	}
+	const record = "ci-rerun/sgpu/state.gfx942.l99.json"
+	writeTo(t, filepath.Join(f.dir, record), `{"version": 1, "items": [`)
+	r, ran := f.run(t, sha[:1])
+	want := "re-run: " + failedList + " is not this run's (its record " + record + " cannot be read: unexpected EOF): running everything\n"
+	if r.code != 0 || len(ran) != 21 || strings.Count(r.stdout, "re-run: ") != 1 || !strings.Contains(r.stdout, want) {
+		t.Errorf("exit %d, %d tests; want 0, all 21 and the one notice %q\n%s", r.code, len(ran), want, r.stdout)
+	}
+	if got := f.file(t, record); !strings.Contains(got, `"code": "aaaa"`) {
+		t.Errorf("the record after the run:\n%s", got)
+	}
+}

@@ -149,7 +149,7 @@ func (r *run) readPrior(q, arch string) *prior {
 	want := rerun.StateKey{Queue: q, Arch: arch, Level: r.o.Target.Level, Code: r.reruns.code}
 	trust, why := st.Check(want, list)
 	if serr != nil {
-		why = serr.Error()
+		why = fmt.Sprintf("its record %s cannot be read: %v", r.rel(f.State()), errors.Unwrap(serr))
 	}
 	switch {
 	case trust == rerun.Keyed:
