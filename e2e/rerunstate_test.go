@@ -530,3 +530,47 @@ func TestRerunMangledRecord(t *testing.T) {
 		t.Errorf("the record after the run:\n%s", got)
 	}
 }
+
+// TestRerunStateTwoRunsAtOnce: two runs in one checkout at once, each with its own
+// log dir and suites, both failing. Run A reads the state, then holds in its item
+// while run B fails and saves; A's save must keep B's entry (the state is read
+// again and rewritten under a lock), so the next plain run re-runs both items.
+func TestRerunStateTwoRunsAtOnce(t *testing.T) {
+	t.Parallel()
+	dir := fixture(t, "e2e")
+	script := `#!/bin/sh
+if [ -n "$TE_CI_LIST_ITEMS" ]; then echo "TE_CI_ITEM $1"; exit 0; fi
+[ -n "$TE_CI_SETUP_ONLY" ] && exit 0
+echo "$1" >>"$TRACE"
+if [ -n "$HOLD" ]; then
+	echo started >"$HOLD.started"
+	while [ ! -e "$HOLD" ]; do sleep 0.05; done
+fi
+[ -n "$FAIL" ] && exit 1
+` + writeXML
+	if err := os.WriteFile(filepath.Join(dir, "ci", "two.sh"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	conf := writeConf(t, dir, "two.conf", "sa sa.log list ci/two.sh a1\nsb sb.log list ci/two.sh b1\n")
+	trace := filepath.Join(t.TempDir(), "trace")
+	hold := filepath.Join(t.TempDir(), "hold")
+	a, out := startRun(t, dir, []string{"FAIL=1", "HOLD=" + hold, "TRACE=" + trace}, hold+".started",
+		"run", "--gpus", "0,", "--arch", "gfx942", "--suites", "sa", "--log-dir", "logs-a", conf)
+	b := sgpu(t, dir, []string{"FAIL=1", "TRACE=" + trace}, "run", "--gpus", "1,", "--arch", "gfx942", "--suites", "sb", "--log-dir", "logs-b", conf)
+	if b.code != 1 {
+		t.Fatalf("run B: exit %d\n%s", b.code, b.stdout)
+	}
+	writeTo(t, hold, "")
+	if code := waitExit(t, a, 90*time.Second); code != 1 {
+		t.Fatalf("run A: exit %d\n%s", code, out.String())
+	}
+	list := filepath.Join(dir, "ci-rerun/sgpu/failed.gfx942.l99.tsv")
+	if got := readFile(t, list); got != "sa\ta1\nsb\tb1\n" {
+		t.Errorf("the list after both: %q, want A's failure and B's", got)
+	}
+	writeTo(t, trace, "")
+	if r := sgpu(t, dir, []string{"TRACE=" + trace}, "run", "--gpus", "1", "--arch", "gfx942", conf); r.code != 0 ||
+		readFile(t, trace) != "a1\nb1\n" && readFile(t, trace) != "b1\na1\n" {
+		t.Errorf("the next run: exit %d, ran %q; want 0 and both items\n%s", r.code, readFile(t, trace), r.stdout)
+	}
+}

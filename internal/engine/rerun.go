@@ -139,11 +139,27 @@ func (r *run) checkRerunPaths(f rerun.Files) error {
 // a one-line notice, and so is a list with no record of its code when this run
 // knows its own; outside a git checkout such a list is used as it is.
 func (r *run) readPrior(q, arch string) *prior {
+	p, notice, err := r.loadPrior(q, arch)
+	switch {
+	case err != nil:
+		r.warn(fmt.Sprintf("%v; running everything", err))
+	case notice != "" && len(p.failed) > 0 && !r.o.Full:
+		r.printf("  re-run: %s is not this run's (%s): running everything\n", r.rel(r.rerunFiles(q, arch).Failed()), notice)
+	}
+	if notice != "" {
+		return &prior{}
+	}
+	return p
+}
+
+// loadPrior reads queue q's failed list and its record: what this run trusts of
+// them, else why not (notice) with what the list holds, or the error that kept the
+// list from being read.
+func (r *run) loadPrior(q, arch string) (p *prior, notice string, err error) {
 	f := r.rerunFiles(q, arch)
 	keys, list, err := rerun.ReadFailed(f.Failed())
 	if err != nil {
-		r.warn(fmt.Sprintf("%v; running everything", err))
-		return &prior{}
+		return &prior{}, "", err
 	}
 	st, serr := rerun.ReadState(f.State())
 	want := rerun.StateKey{Queue: q, Arch: arch, Level: r.o.Target.Level, Code: r.reruns.code}
@@ -153,13 +169,11 @@ func (r *run) readPrior(q, arch string) *prior {
 	}
 	switch {
 	case trust == rerun.Keyed:
-		return &prior{failed: keys, state: st}
+		return &prior{failed: keys, state: st}, "", nil
 	case trust == rerun.Unkeyed && want.Code == "":
-		return &prior{failed: keys, byList: list != nil}
-	case len(keys) > 0 && !r.o.Full:
-		r.printf("  re-run: %s is not this run's (%s): running everything\n", r.rel(f.Failed()), why)
+		return &prior{failed: keys, byList: list != nil}, "", nil
 	}
-	return &prior{}
+	return &prior{failed: keys}, why, nil
 }
 
 // narrow is the start of phase 2 on a re-run: when the failed lists of the run's

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"strings"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/rerun"
+	"github.com/rocm/sgpu-queue/internal/safefs"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 	"github.com/rocm/sgpu-queue/internal/verdict"
 )
@@ -21,7 +23,7 @@ import (
 // entries of suites it did not select, or of another shard, stay. Every queued
 // item's old tests file is removed first, so none outlives the reason it was
 // written.
-func (r *run) saveRerun(e *expansion, arch string, suites []verdict.Suite, dispatched []expand.Item) {
+func (r *run) saveRerun(ctx context.Context, e *expansion, arch string, suites []verdict.Suite, dispatched []expand.Item) {
 	items := map[string][]verdict.Item{}
 	for _, s := range suites {
 		for _, it := range s.Items {
@@ -30,17 +32,30 @@ func (r *run) saveRerun(e *expansion, arch string, suites []verdict.Suite, dispa
 		}
 	}
 	for _, q := range runQueues(e.suites) {
-		r.saveQueue(q, arch, items[q], dispatched)
+		r.saveQueue(ctx, q, arch, items[q], dispatched)
 	}
 }
 
 // saveQueue writes queue q's state from the verdicts of its items: its list, the
-// tests files of its failed items, then the record of their key and digests.
-func (r *run) saveQueue(q, arch string, items []verdict.Item, dispatched []expand.Item) {
+// tests files of its failed items, then the record of their key and digests. It
+// reads the state again and rewrites it under a lock on the queue's folder, so
+// that a run that saved since this one read it in phase 2 (another --suites, another
+// shard, at once in this checkout) keeps what it wrote.
+func (r *run) saveQueue(ctx context.Context, q, arch string, items []verdict.Item, dispatched []expand.Item) {
 	f := r.rerunFiles(q, arch)
-	p := r.reruns.prior[q]
-	if p == nil {
-		p = &prior{}
+	if err := safefs.MkdirAll(f.Root, f.QueueDir()); err != nil {
+		r.lost("the re-run list", f.Failed(), err)
+		return
+	}
+	release, err := safefs.LockDir(ctx, "the re-run state", f.QueueDir(), 0)
+	if err != nil {
+		r.lost("the re-run list", f.Failed(), err)
+		return
+	}
+	defer release()
+	p, notice, err := r.loadPrior(q, arch)
+	if err != nil || notice != "" {
+		p = &prior{} // another key's, or none to keep
 	}
 	keys, st := rerun.Next(p.state, p.failed, rerun.Ran{
 		Owns:   func(k record.ItemID) bool { return r.owns(q, k) },
