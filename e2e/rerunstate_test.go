@@ -60,6 +60,12 @@ func TestRerunStateNeverThroughLinks(t *testing.T) {
 		{"ci-rerun is a link", func(t *testing.T, dir, outside string) {
 			symlink(t, outside, filepath.Join(dir, "ci-rerun"))
 		}, "ci-rerun", "a symbolic link", false},
+		{"the state record is a FIFO", func(t *testing.T, dir, outside string) {
+			mkdirAll(t, filepath.Join(dir, "ci-rerun/sgpu"))
+			if err := syscall.Mkfifo(filepath.Join(dir, "ci-rerun/sgpu/state.gfx942.l99.json"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, "ci-rerun/sgpu/state.gfx942.l99.json", "a named pipe (FIFO)", false},
 		{"the state record is a link", func(t *testing.T, dir, outside string) {
 			writeTo(t, filepath.Join(outside, "precious.txt"), "precious\n")
 			symlink(t, filepath.Join(outside, "precious.txt"), filepath.Join(dir, "ci-rerun/sgpu/state.gfx942.l99.json"))
@@ -298,8 +304,7 @@ cat >"$JUNITXML_PREFIX$TEST_FILTER$JUNITXML_SUFFIX" <<'EOF'
 EOF
 exit 1
 `
-			writeTo(t, filepath.Join(dir, "ci", "nl.sh"), script)
-			if err := os.Chmod(filepath.Join(dir, "ci", "nl.sh"), 0o755); err != nil {
+			if err := os.WriteFile(filepath.Join(dir, "ci", "nl.sh"), []byte(script), 0o755); err != nil {
 				t.Fatal(err)
 			}
 			conf := writeConf(t, dir, "nl.conf", "s s.log list ci/nl.sh\n")
@@ -325,8 +330,7 @@ if [ -n "$TE_CI_LIST_ITEMS" ]; then printf 'TE_CI_ITEM a\nTE_CI_ITEM b\nTE_CI_IT
 echo started >"$HOLD.started"
 while [ ! -e "$HOLD" ]; do sleep 0.05; done
 `
-	writeTo(t, filepath.Join(dir, "ci", "hold.sh"), script)
-	if err := os.Chmod(filepath.Join(dir, "ci", "hold.sh"), 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "ci", "hold.sh"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	conf := writeConf(t, dir, "hold.conf", "h h.log list ci/hold.sh\n")
@@ -440,5 +444,133 @@ func TestRerunStateLinkPlantedMidRun(t *testing.T) {
 				t.Errorf("the link's target now holds %q", got)
 			}
 		})
+	}
+}
+
+// TestRerunRunsWhatNeverRan: a re-run skips an item only when a run of its key
+// ran it and it passed. A first run of --suites torch fails test_b; the next
+// plain run re-runs test_b's failed test and runs jax and core whole (no run of
+// this key ran them), instead of passing them unrun. So does a run that adds the
+// mGPU queue, whose state no run of this key wrote.
+func TestRerunRunsWhatNeverRan(t *testing.T) {
+	t.Parallel()
+	f := newRerunFixture(t)
+	if err := os.WriteFile(filepath.Join(f.dir, "ci", "mcore.sh"), []byte("#!/bin/sh\nprintf 'mcore\\twhole\\t\\n' >>\"$RERUN_TRACE\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeConf(t, f.dir, "ci/mgpu.conf", "mcore mcore.log opaque ci/mcore.sh\n")
+	if r, ran := f.run(t, []string{"RERUN_FAIL=tests.test_b::t2"}, "--suites", "torch"); r.code != 1 || len(ran) != 12 {
+		t.Fatalf("--suites torch: exit %d, %d tests, want 1 and torch's 12\n%s", r.code, len(ran), r.stdout)
+	}
+	r, ran := f.run(t, nil, "--mgpu-config", "ci/mgpu.conf")
+	jax := 0
+	for _, l := range ran {
+		if strings.HasPrefix(l, "tests.jax.") {
+			jax++
+		}
+	}
+	b := "tests.test_b\tt2\t" + filepath.Join(f.dir, testsOfB)
+	if r.code != 0 || len(ran) != 11 || !slices.Contains(ran, b) || jax != 8 || !slices.Contains(ran, "core\twhole\tunset") ||
+		!slices.Contains(ran, "mcore\twhole\t") {
+		t.Errorf("the plain run: exit %d, ran %q; want 0, test_b's t2, jax's 8 tests, core and mcore\n%s", r.code, ran, r.stdout)
+	}
+	if strings.Contains(r.stdout, "not re-run this attempt (nothing of theirs failed the last one), passing") {
+		t.Errorf("suites pass unrun:\n%s", r.stdout)
+	}
+	want := "re-run: queueing too the 4 item(s) no earlier run of this key ran (another --suites, another queue, new): " +
+		"jax/tests.jax.test_x, jax/tests.jax.test_y, core, mcore\n"
+	summary := "a re-run: 1 of the 1 item(s) that failed the last attempt ran again, and the 4 no earlier run of this key ran"
+	if !strings.Contains(r.stdout, want) || !strings.Contains(r.stdout, summary) {
+		t.Errorf("no notice %q, or no summary %q:\n%s", want, summary, r.stdout)
+	}
+}
+
+// TestRerunHostileList: a failed list whose lines name labels with spaces, glob
+// characters or a path narrows by the one real item among them; the others are
+// named as not in this run's queue (as printable text), match nothing, become no
+// path, and leave the list with the run's own result.
+func TestRerunHostileList(t *testing.T) {
+	t.Parallel()
+	f := newRerunFixture(t)
+	writeTo(t, filepath.Join(f.dir, failedList), "tor ch\ttests.test_b\n*\t*\n../../x\t\ntorch\ttests.test_b\n[a-z]*\ttests.test_?\n")
+	r, ran := f.run(t, nil)
+	if r.code != 0 || len(ran) != 4 || !strings.HasPrefix(ran[0], "tests.test_b\t") {
+		t.Errorf("exit %d, ran %q; want 0 and test_b's 4 tests\n%s", r.code, ran, r.stdout)
+	}
+	want := "re-run: not in this run's queue (gone, or not run here): \"tor ch/tests.test_b\", */*, ../../x, [a-z]*/tests.test_?\n"
+	if !strings.Contains(r.stdout, want) {
+		t.Errorf("no line %q:\n%s", want, r.stdout)
+	}
+	if got := f.file(t, failedList); got != "" {
+		t.Errorf("the list after a green run: %q, want it empty", got)
+	}
+	if _, err := os.Lstat(filepath.Join(f.dir, "x")); err == nil {
+		t.Error("a file x was made from the label ../../x")
+	}
+}
+
+// TestRerunMangledRecord: a record beside the list that does not parse (cut
+// short, a hand's edit) is no key: a run that knows its code runs everything, with
+// one notice naming the record, and writes a good one.
+func TestRerunMangledRecord(t *testing.T) {
+	t.Parallel()
+	f := newRerunFixture(t)
+	sha := []string{"GITHUB_SHA=aaaa", "RERUN_FAIL=tests.test_b::t2"}
+	if r, _ := f.run(t, sha); r.code != 1 {
+		t.Fatalf("attempt 1: exit %d\n%s", r.code, r.stdout)
+	}
+	const record = "ci-rerun/sgpu/state.gfx942.l99.json"
+	writeTo(t, filepath.Join(f.dir, record), `{"version": 1, "items": [`)
+	r, ran := f.run(t, sha[:1])
+	want := "re-run: " + failedList + " is not this run's (its record " + record + " cannot be read: unexpected EOF): running everything\n"
+	if r.code != 0 || len(ran) != 21 || strings.Count(r.stdout, "re-run: ") != 1 || !strings.Contains(r.stdout, want) {
+		t.Errorf("exit %d, %d tests; want 0, all 21 and the one notice %q\n%s", r.code, len(ran), want, r.stdout)
+	}
+	if got := f.file(t, record); !strings.Contains(got, `"code": "aaaa"`) {
+		t.Errorf("the record after the run:\n%s", got)
+	}
+}
+
+// TestRerunStateTwoRunsAtOnce: two runs in one checkout at once, each with its own
+// log dir and suites, both failing. Run A reads the state, then holds in its item
+// while run B fails and saves; A's save must keep B's entry (the state is read
+// again and rewritten under a lock), so the next plain run re-runs both items.
+func TestRerunStateTwoRunsAtOnce(t *testing.T) {
+	t.Parallel()
+	dir := fixture(t, "e2e")
+	script := `#!/bin/sh
+if [ -n "$TE_CI_LIST_ITEMS" ]; then echo "TE_CI_ITEM $1"; exit 0; fi
+[ -n "$TE_CI_SETUP_ONLY" ] && exit 0
+echo "$1" >>"$TRACE"
+if [ -n "$HOLD" ]; then
+	echo started >"$HOLD.started"
+	while [ ! -e "$HOLD" ]; do sleep 0.05; done
+fi
+[ -n "$FAIL" ] && exit 1
+` + writeXML
+	if err := os.WriteFile(filepath.Join(dir, "ci", "two.sh"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	conf := writeConf(t, dir, "two.conf", "sa sa.log list ci/two.sh a1\nsb sb.log list ci/two.sh b1\n")
+	trace := filepath.Join(t.TempDir(), "trace")
+	hold := filepath.Join(t.TempDir(), "hold")
+	a, out := startRun(t, dir, []string{"FAIL=1", "HOLD=" + hold, "TRACE=" + trace}, hold+".started",
+		"run", "--gpus", "0,", "--arch", "gfx942", "--suites", "sa", "--log-dir", "logs-a", conf)
+	b := sgpu(t, dir, []string{"FAIL=1", "TRACE=" + trace}, "run", "--gpus", "1,", "--arch", "gfx942", "--suites", "sb", "--log-dir", "logs-b", conf)
+	if b.code != 1 {
+		t.Fatalf("run B: exit %d\n%s", b.code, b.stdout)
+	}
+	writeTo(t, hold, "")
+	if code := waitExit(t, a, 90*time.Second); code != 1 {
+		t.Fatalf("run A: exit %d\n%s", code, out.String())
+	}
+	list := filepath.Join(dir, "ci-rerun/sgpu/failed.gfx942.l99.tsv")
+	if got := readFile(t, list); got != "sa\ta1\nsb\tb1\n" {
+		t.Errorf("the list after both: %q, want A's failure and B's", got)
+	}
+	writeTo(t, trace, "")
+	if r := sgpu(t, dir, []string{"TRACE=" + trace}, "run", "--gpus", "1", "--arch", "gfx942", conf); r.code != 0 ||
+		readFile(t, trace) != "a1\nb1\n" && readFile(t, trace) != "b1\na1\n" {
+		t.Errorf("the next run: exit %d, ran %q; want 0 and both items\n%s", r.code, readFile(t, trace), r.stdout)
 	}
 }

@@ -363,7 +363,7 @@ func (r *run) afterItems(runCtx context.Context, d *dispatch.Result, meta *recor
 		run.Attempts = append(run.Attempts, a.Attempt)
 	}
 	r.verdicts(run)
-	r.saveRerun(exp, meta.Arch, r.res.Suites, items)
+	r.saveRerun(ctx, exp, meta.Arch, r.res.Suites, items)
 
 	// Phase 6: learn.
 	r.obs.Phase(6, "learn the weights")

@@ -99,7 +99,7 @@ func Merge(ctx context.Context, o Options, dirs []string) (*Result, error) {
 		t, changes, pruned := r.learnPooled(stored, run, m.Census, shards)
 		return learned{table: t, changes: changes, pruned: pruned}
 	})
-	run.Meta.Merge.Advice = shard.MergeAdvice(run, run.Meta.Merge.Shards, gpusPerShard(m))
+	run.Meta.Merge.Advice = shard.MergeAdvice(run.Meta.Merge, r.res.Suites, gpusPerShard(m))
 	r.writeMeta(&run.Meta)
 
 	r.obs.Phase(7, "report")

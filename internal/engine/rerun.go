@@ -25,6 +25,7 @@ import (
 // rerunning is a run narrowed to what failed the last attempt (docs/reruns.md).
 type rerunning struct {
 	record.Rerun
+	failed map[record.ItemID]bool     // the queued items of the failed lists
 	suites map[string]bool            // the labels with an item queued
 	tests  map[record.ItemID]string   // each narrowed item's tests file, "" for none
 	only   map[record.ItemID][]string // the tests in it, read once as the run narrows
@@ -43,6 +44,9 @@ type rerunState struct {
 type prior struct {
 	failed []record.ItemID
 	state  *rerun.State // nil: no record of this key (outside git, the list is still used)
+	// byList: the list is trusted without a record (outside a git checkout, one
+	// TE's run_queue.sh wrote): it speaks for every item of its queue.
+	byList bool
 }
 
 // rerunFiles names the re-run state of one TE queue for this run's arch and level.
@@ -135,32 +139,46 @@ func (r *run) checkRerunPaths(f rerun.Files) error {
 // a one-line notice, and so is a list with no record of its code when this run
 // knows its own; outside a git checkout such a list is used as it is.
 func (r *run) readPrior(q, arch string) *prior {
+	p, notice, err := r.loadPrior(q, arch)
+	switch {
+	case err != nil:
+		r.warn(fmt.Sprintf("%v; running everything", err))
+	case notice != "" && len(p.failed) > 0 && !r.o.Full:
+		r.printf("  re-run: %s is not this run's (%s): running everything\n", r.rel(r.rerunFiles(q, arch).Failed()), notice)
+	}
+	if notice != "" {
+		return &prior{}
+	}
+	return p
+}
+
+// loadPrior reads queue q's failed list and its record: what this run trusts of
+// them, else why not (notice) with what the list holds, or the error that kept the
+// list from being read.
+func (r *run) loadPrior(q, arch string) (p *prior, notice string, err error) {
 	f := r.rerunFiles(q, arch)
 	keys, list, err := rerun.ReadFailed(f.Failed())
 	if err != nil {
-		r.warn(fmt.Sprintf("%v; running everything", err))
-		return &prior{}
+		return &prior{}, "", err
 	}
 	st, serr := rerun.ReadState(f.State())
 	want := rerun.StateKey{Queue: q, Arch: arch, Level: r.o.Target.Level, Code: r.reruns.code}
 	trust, why := st.Check(want, list)
 	if serr != nil {
-		why = serr.Error()
+		why = fmt.Sprintf("its record %s cannot be read: %v", r.rel(f.State()), errors.Unwrap(serr))
 	}
 	switch {
 	case trust == rerun.Keyed:
-		return &prior{failed: keys, state: st}
+		return &prior{failed: keys, state: st}, "", nil
 	case trust == rerun.Unkeyed && want.Code == "":
-		return &prior{failed: keys}
-	case len(keys) > 0 && !r.o.Full:
-		r.printf("  re-run: %s is not this run's (%s): running everything\n", r.rel(f.Failed()), why)
+		return &prior{failed: keys, byList: list != nil}, "", nil
 	}
-	return &prior{}
+	return &prior{failed: keys}, why, nil
 }
 
 // narrow is the start of phase 2 on a re-run: when the failed lists of the run's
-// queues name items this run has, only those stay queued (every suite was still
-// listed and censused in phase 1). A list that names none of them runs everything,
+// queues name items this run has, those stay queued, and the items no earlier run
+// of this key ran (unrun); every suite was still listed and censused in phase 1. A list that names none of them runs everything,
 // with a warning; a list that cannot be read too. --full ignores the lists.
 func (r *run) narrow(e *expansion, arch string) {
 	r.reruns.listed = map[record.ItemID]bool{}
@@ -203,14 +221,16 @@ func (r *run) narrow(e *expansion, arch string) {
 			n.Failed, strings.Join(lists, ", ")))
 		return
 	}
-	rr := &rerunning{Rerun: record.Rerun{Failed: n.Failed, Lists: lists}, suites: map[string]bool{}, tests: map[record.ItemID]string{},
-		only: map[record.ItemID][]string{}}
-	if r.shard != nil && !r.carry(e, n, rr) {
-		return
-	}
-	e.items = r.narrowItems(e, arch, n, rr)
+	rr := &rerunning{Rerun: record.Rerun{Failed: n.Failed, Lists: lists}, failed: n.Keep, suites: map[string]bool{},
+		tests: map[record.ItemID]string{}, only: map[record.ItemID][]string{}}
+	unrun := r.unrun(e, n, rr)
+	e.items = r.narrowItems(e, arch, n, unrun, rr)
 	r.printf("  re-run: %d item(s) failed the last attempt (%s); queueing the %d of them this run has, %d narrowed to their failed tests\n",
 		n.Failed, strings.Join(lists, ", "), rr.Queued, rr.Narrowed)
+	if len(unrun) > 0 {
+		r.printf("  re-run: queueing too the %d item(s) no earlier run of this key ran (another %s, another queue, new): %s\n",
+			len(unrun), r.o.Face.Name("suites"), keyList(unrun))
+	}
 	if len(n.Missing) > 0 {
 		r.printf("  re-run: not in this run's queue (gone, or not run here): %s\n", keyList(n.Missing))
 	}
@@ -218,16 +238,25 @@ func (r *run) narrow(e *expansion, arch string) {
 }
 
 // narrowItems keeps the items of n, each with its tests file when the run that
-// wrote the list wrote that file (its digest in the record), else whole.
-func (r *run) narrowItems(e *expansion, arch string, n rerun.Narrowing, rr *rerunning) []schedule.Item {
+// wrote the list wrote that file (its digest in the record), else whole, and the
+// items of unrun, whole.
+func (r *run) narrowItems(e *expansion, arch string, n rerun.Narrowing, unrun []record.ItemID, rr *rerunning) []schedule.Item {
+	whole := make(map[record.ItemID]bool, len(unrun))
+	for _, k := range unrun {
+		whole[k] = true
+	}
 	var kept []schedule.Item
 	for _, it := range e.items {
 		k := it.ItemID
-		if !n.Keep[k] {
+		if !n.Keep[k] && !whole[k] {
 			continue
 		}
 		kept = append(kept, it)
 		rr.suites[it.Label] = true
+		if !n.Keep[k] {
+			continue
+		}
+		rr.Queued++
 		q := e.suites[it.Label].Queue()
 		f := r.rerunFiles(q, arch).Tests(k)
 		data, err := safefs.ReadFile(f)
@@ -246,43 +275,42 @@ func (r *run) narrowItems(e *expansion, arch string, n rerun.Narrowing, rr *reru
 		rr.tests[k], rr.only[k] = f, rerun.Lines(data)
 		rr.Narrowed++
 	}
-	rr.Queued = len(kept)
+	rr.Unrun = len(unrun)
 	return kept
 }
 
-// carry gives a shard's re-run the latest outcome of each item of its shard it
-// will not run again, from the re-run state (docs/runners.md#re-running-a-failed-shard),
-// so that merge sees every item of the shard once. When the state holds no
-// outcome of one of them, the shard runs everything, with a notice, and carry
-// reports false.
-func (r *run) carry(e *expansion, n rerun.Narrowing, rr *rerunning) bool {
+// unrun are the items of e that no failed list names and that a re-run still
+// runs, whole: those no earlier run of this key ran, whose outcome the state does
+// not hold (a suite another --suites left out, a queue with no state of this key,
+// an item new in the config), or holds as failed. A list trusted without a record
+// speaks for every item of its queue (prior.byList), except in a shard, which
+// carries the outcome of each item it skips into rr.Carried, so that merge sees
+// every item of the shard once (docs/runners.md#re-running-a-failed-shard).
+func (r *run) unrun(e *expansion, n rerun.Narrowing, rr *rerunning) []record.ItemID {
 	known := map[record.ItemID]record.Carried{}
-	for _, p := range r.reruns.prior {
+	byList := map[string]bool{}
+	for q, p := range r.reruns.prior {
+		byList[q] = p.byList && r.shard == nil
 		if p.state != nil {
 			for _, c := range p.state.Items {
 				known[c.ItemID] = c
 			}
 		}
 	}
-	var unknown []record.ItemID
+	var unrun []record.ItemID
 	for _, it := range e.items {
 		k := it.ItemID
-		if n.Keep[k] {
-			continue
-		}
-		if c, ok := known[k]; ok {
+		c, ok := known[k]
+		switch {
+		case n.Keep[k]:
+		case ok && !c.Failed && r.shard != nil:
 			rr.Carried = append(rr.Carried, c)
-		} else {
-			unknown = append(unknown, k)
+		case ok && !c.Failed || byList[e.suites[k.Label].Queue()]:
+		default:
+			unrun = append(unrun, k)
 		}
 	}
-	if len(unknown) > 0 {
-		r.printf("  re-run: the re-run state holds no earlier outcome of %d item(s) of shard %d/%d (%s): running everything, "+
-			"so that merge sees each item of the shard\n", len(unknown), r.shard.Shard, r.shard.Shards, keyList(unknown))
-		rr.Carried = nil
-		return false
-	}
-	return true
+	return unrun
 }
 
 // owns reports whether this run speaks for item k of queue q's state: not when k's
@@ -342,9 +370,11 @@ func (r *run) countRan(m *record.Meta, d *dispatch.Result) {
 	if m.Rerun == nil {
 		return
 	}
-	ran := map[int]bool{}
+	ran := map[record.ItemID]bool{}
 	for _, a := range d.Attempts {
-		ran[a.Item] = true
+		if r.rerun.failed[a.ItemID] {
+			ran[a.ItemID] = true
+		}
 	}
 	m.Rerun.Ran = len(ran)
 }
@@ -369,7 +399,11 @@ func (r *run) printSkipped() {
 		if rr.Ran < rr.Queued {
 			stopped = fmt.Sprintf("; %d queued never started: the run stopped first", rr.Queued-rr.Ran)
 		}
-		r.printf("a re-run: %d of the %d item(s) that failed the last attempt ran again (%s runs everything%s)\n",
-			rr.Ran, rr.Failed, r.o.Face.Enable("full"), stopped)
+		unrun := ""
+		if rr.Unrun > 0 {
+			unrun = fmt.Sprintf(", and the %d no earlier run of this key ran", rr.Unrun)
+		}
+		r.printf("a re-run: %d of the %d item(s) that failed the last attempt ran again%s (%s runs everything%s)\n",
+			rr.Ran, rr.Failed, unrun, r.o.Face.Enable("full"), stopped)
 	}
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"strings"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/rerun"
+	"github.com/rocm/sgpu-queue/internal/safefs"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 	"github.com/rocm/sgpu-queue/internal/verdict"
 )
@@ -21,54 +23,44 @@ import (
 // entries of suites it did not select, or of another shard, stay. Every queued
 // item's old tests file is removed first, so none outlives the reason it was
 // written.
-func (r *run) saveRerun(e *expansion, arch string, suites []verdict.Suite, dispatched []expand.Item) {
-	outcomes := map[string][]record.Carried{}
-	failed := map[string][]record.ItemID{}
+func (r *run) saveRerun(ctx context.Context, e *expansion, arch string, suites []verdict.Suite, dispatched []expand.Item) {
+	items := map[string][]verdict.Item{}
 	for _, s := range suites {
 		for _, it := range s.Items {
 			q := e.suites[it.Label].Queue()
-			outcomes[q] = append(outcomes[q], carriedOf(it))
-			if it.Failed {
-				failed[q] = append(failed[q], it.ItemID)
-			}
+			items[q] = append(items[q], it)
 		}
 	}
 	for _, q := range runQueues(e.suites) {
-		r.saveQueue(q, arch, failed[q], outcomes[q], dispatched)
+		r.saveQueue(ctx, q, arch, items[q], dispatched)
 	}
 }
 
-// carriedOf is an item's verdict as the re-run state keeps it.
-func carriedOf(it verdict.Item) record.Carried {
-	gpus := 0
-	if n := len(it.Attempts); n > 0 {
-		gpus = len(it.Attempts[n-1].GPUs)
-	}
-	return record.Carried{
-		ItemID:   it.ItemID,
-		Outcome:  it.Outcome,
-		RC:       it.RC,
-		Failed:   it.Failed,
-		Flaky:    it.Flaky,
-		Seconds:  it.Seconds,
-		GPUs:     gpus,
-		Attempts: it.Tries,
-	}
-}
-
-// saveQueue writes queue q's state: its list, the tests files of its failed
-// items, then the record of their key and digests.
-func (r *run) saveQueue(q, arch string, failed []record.ItemID, outcomes []record.Carried, dispatched []expand.Item) {
+// saveQueue writes queue q's state from the verdicts of its items: its list, the
+// tests files of its failed items, then the record of their key and digests. It
+// reads the state again and rewrites it under a lock on the queue's folder, so
+// that a run that saved since this one read it in phase 2 (another --suites, another
+// shard, at once in this checkout) keeps what it wrote.
+func (r *run) saveQueue(ctx context.Context, q, arch string, items []verdict.Item, dispatched []expand.Item) {
 	f := r.rerunFiles(q, arch)
-	p := r.reruns.prior[q]
-	if p == nil {
-		p = &prior{}
+	if err := safefs.MkdirAll(f.Root, f.QueueDir()); err != nil {
+		r.lost("the re-run list", f.Failed(), err)
+		return
+	}
+	release, err := safefs.LockDir(ctx, "the re-run state", f.QueueDir(), 0)
+	if err != nil {
+		r.lost("the re-run list", f.Failed(), err)
+		return
+	}
+	defer release()
+	p, notice, err := r.loadPrior(q, arch)
+	if err != nil || notice != "" {
+		p = &prior{} // another key's, or none to keep
 	}
 	keys, st := rerun.Next(p.state, p.failed, rerun.Ran{
-		Owns:     func(k record.ItemID) bool { return r.owns(q, k) },
-		Listed:   func(k record.ItemID) bool { return r.reruns.listed[k] },
-		Failed:   failed,
-		Outcomes: outcomes,
+		Owns:   func(k record.ItemID) bool { return r.owns(q, k) },
+		Listed: func(k record.ItemID) bool { return r.reruns.listed[k] },
+		Items:  items,
 	})
 	st.StateKey = rerun.StateKey{Queue: q, Arch: arch, Level: r.o.Target.Level, Code: r.reruns.code}
 	list := logdir.FormatItems(keys) // TE's failed list: empty when nothing failed
@@ -77,8 +69,8 @@ func (r *run) saveQueue(q, arch string, failed []record.ItemID, outcomes []recor
 		r.lost("the re-run list", f.Failed(), err)
 	}
 	isFailed := map[record.ItemID]bool{}
-	for _, k := range failed {
-		isFailed[k] = true
+	for _, it := range items {
+		isFailed[it.ItemID] = it.Failed
 	}
 	prefix, suffix := r.junitPrefix(), r.junitSuffix()
 	for _, it := range dispatched {

@@ -99,6 +99,9 @@ type Rerun struct {
 	Lists    []string `json:"lists"` // the failed lists read, relative to the repo root
 	// Ran is how many of the queued items started (a stopped run starts fewer).
 	Ran int `json:"ran"`
+	// Unrun counts the items no failed list named that it ran whole all the same:
+	// no earlier run of its key ran them (docs/reruns.md#a-re-run).
+	Unrun int `json:"unrun,omitempty"`
 	// Carried are, in a shard's re-run, the items of its shard it did not run
 	// again, with their latest outcome from the re-run state (docs/runners.md):
 	// merge sees every item of the shard once.

@@ -1,6 +1,7 @@
 package rerun
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -12,6 +13,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/rocm/sgpu-queue/internal/safefs"
 )
 
 // Code names the code a run tests, for the state's key (docs/reruns.md#keys):
@@ -28,25 +31,90 @@ func Code(ctx context.Context, root, githubSHA string, exclude []string) (string
 	if !inCheckout(root) {
 		return "", nil
 	}
-	head, err := git(ctx, root, nil, "rev-parse", "--verify", "HEAD")
+	out, err := git(ctx, root, "rev-parse", "--show-toplevel", "--verify", "HEAD")
 	if err != nil {
 		return "", err
 	}
-	args := []string{"diff", "HEAD", "--binary", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames",
-		"--src-prefix=a/", "--dst-prefix=b/", "--", ":/"}
+	top, head, _ := strings.Cut(strings.TrimSpace(out), "\n")
+	// Which tracked paths differ from HEAD, not how: git's diff of a large changed
+	// file costs seconds and memory many times its size, while hashing the file
+	// as it is now reads it once.
+	args := []string{"-c", "diff.relative=false", "diff", "HEAD", "--raw", "-z", "--no-abbrev", "--no-renames",
+		"--ignore-submodules=untracked", "--", ":/"}
 	for _, p := range exclude {
 		args = append(args, ":(exclude)"+filepath.ToSlash(p))
 	}
-	h := sha256.New()
-	n := &counter{w: h}
-	if _, err := git(ctx, root, n, args...); err != nil {
+	raw, err := git(ctx, root, args...)
+	if err != nil {
 		return "", err
 	}
-	code := strings.TrimSpace(head)
-	if n.n > 0 {
-		code += "+" + hex.EncodeToString(h.Sum(nil))[:16]
+	h := sha256.New()
+	n, err := hashChanges(h, top, raw)
+	if err != nil {
+		return "", fmt.Errorf("the uncommitted changes in %s: %w", top, err)
 	}
-	return code, nil
+	if n > 0 {
+		head += "+" + hex.EncodeToString(h.Sum(nil))[:16]
+	}
+	return head, nil
+}
+
+// hashChanges writes to h, for each entry of `git diff --raw -z` output raw (paths
+// relative to top), its path, status and new mode, and what the path holds now: a
+// file's SHA-256, a link's target, a submodule's commit. It returns how many entries
+// there were. The same changes give the same digest, staged or not.
+func hashChanges(h io.Writer, top, raw string) (int, error) {
+	fields := strings.Split(strings.TrimSuffix(raw, "\x00"), "\x00")
+	if len(fields) == 1 && fields[0] == "" {
+		return 0, nil
+	}
+	if len(fields)%2 != 0 {
+		return 0, fmt.Errorf("git diff --raw gave %d fields, not pairs", len(fields))
+	}
+	for i := 0; i < len(fields); i += 2 {
+		// ":<old mode> <new mode> <old sha> <new sha> <status>", then the path.
+		meta, path := strings.Fields(fields[i]), fields[i+1]
+		if len(meta) != 5 {
+			return 0, fmt.Errorf("git diff --raw gave %q", fields[i])
+		}
+		mode, sha, status := meta[1], meta[3], meta[4]
+		fmt.Fprintf(h, "%s\x00%s %s\x00", path, status, mode)
+		full := filepath.Join(top, filepath.FromSlash(path))
+		switch {
+		case status == "D":
+		case mode == "160000": // a submodule: the commit it is at
+			io.WriteString(h, sha)
+		case mode == "120000":
+			target, err := os.Readlink(full)
+			if err != nil {
+				return 0, err
+			}
+			io.WriteString(h, target)
+		default:
+			sum, err := hashFile(full)
+			if err != nil {
+				return 0, err
+			}
+			io.WriteString(h, sum)
+		}
+		io.WriteString(h, "\x00")
+	}
+	return len(fields) / 2, nil
+}
+
+// hashFile is the SHA-256 of the file at path, in hex (a FIFO there is refused,
+// never waited on).
+func hashFile(path string) (string, error) {
+	f, err := safefs.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // inCheckout reports whether root is in a git checkout: it or a directory above it
@@ -64,15 +132,13 @@ func inCheckout(root string) bool {
 	}
 }
 
-// git runs git in dir; its output goes to out when given, else is returned.
-func git(ctx context.Context, dir string, out io.Writer, args ...string) (string, error) {
+// git runs git in dir and returns its output.
+func git(ctx context.Context, dir string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = dir
-	var buf, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &buf, &stderr
-	if out != nil {
-		cmd.Stdout = out
-	}
+	var out bytes.Buffer
+	var stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &stderr
 	if err := cmd.Run(); err != nil {
 		msg := strings.TrimSpace(stderr.String())
 		if i := strings.IndexByte(msg, '\n'); i >= 0 {
@@ -81,18 +147,19 @@ func git(ctx context.Context, dir string, out io.Writer, args ...string) (string
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
 			return "", fmt.Errorf("git is not installed: %w", err)
 		}
-		return "", fmt.Errorf("git %s in %s: %w: %s", args[0], dir, err, msg)
+		return "", fmt.Errorf("git %s in %s: %w: %s", subcommand(args), dir, err, msg)
 	}
-	return buf.String(), nil
+	return out.String(), nil
 }
 
-// counter counts what it passes on.
-type counter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *counter) Write(p []byte) (int, error) {
-	c.n += int64(len(p))
-	return c.w.Write(p)
+// subcommand is the git command args run, past its "-c name=value" options.
+func subcommand(args []string) string {
+	for i := 0; i < len(args); i++ {
+		if args[i] == "-c" {
+			i++
+			continue
+		}
+		return args[i]
+	}
+	return ""
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/record"
+	"github.com/rocm/sgpu-queue/internal/verdict"
 )
 
 // Ran is what one run did, for the state it leaves (Next).
@@ -17,10 +18,8 @@ type Ran struct {
 	// Listed reports whether the run listed an item it owns: one it owns and did
 	// not list is gone (or not run here) and leaves the state.
 	Listed func(record.ItemID) bool
-	// Failed are the items that failed, in the order of their verdicts.
-	Failed []record.ItemID
-	// Outcomes are the latest outcomes of the items it queued.
-	Outcomes []record.Carried
+	// Items are the verdicts of the items it queued, in their order.
+	Items []verdict.Item
 }
 
 // Next is the state a run leaves in a queue's files, given prior (the state of
@@ -33,10 +32,13 @@ type Ran struct {
 func Next(prior *State, priorFailed []record.ItemID, ran Ran) (failed []record.ItemID, st *State) {
 	st = &State{Version: StateVersion, Tests: map[string]string{}}
 	seen := map[record.ItemID]bool{}
-	for _, k := range ran.Failed {
-		if !seen[k] {
-			seen[k] = true
-			failed = append(failed, k)
+	queued := map[record.ItemID]bool{}
+	for _, it := range ran.Items {
+		queued[it.ItemID] = true
+		st.Items = append(st.Items, it.Latest())
+		if it.Failed && !seen[it.ItemID] {
+			seen[it.ItemID] = true
+			failed = append(failed, it.ItemID)
 		}
 	}
 	for _, k := range priorFailed {
@@ -49,11 +51,6 @@ func Next(prior *State, priorFailed []record.ItemID, ran Ran) (failed []record.I
 		if prior != nil && prior.Tests[name] != "" {
 			st.Tests[name] = prior.Tests[name]
 		}
-	}
-	queued := map[record.ItemID]bool{}
-	for _, c := range ran.Outcomes {
-		queued[c.ItemID] = true
-		st.Items = append(st.Items, c)
 	}
 	if prior != nil {
 		for _, c := range prior.Items {

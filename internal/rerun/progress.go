@@ -95,3 +95,13 @@ func (p Progress) Unfinished() []string {
 	}
 	return out
 }
+
+// partialRecord is one NDJSON line of a .partial sidecar.
+type partialRecord struct {
+	E       string   `json:"e"`
+	NodeIDs []string `json:"nodeids"`
+	NodeID  string   `json:"nodeid"`
+	When    string   `json:"when"`
+	Outcome string   `json:"outcome"`
+	Msg     string   `json:"msg"`
+}

@@ -118,7 +118,7 @@ func WriteFile(root, path string, data []byte) error {
 // Narrowing is what a re-run queues.
 type Narrowing struct {
 	Failed int                    // items in the failed list
-	Keep   map[record.ItemID]bool // the failed items this run has: only these are queued
+	Keep   map[record.ItemID]bool // the failed items this run has: these are queued
 	// Missing are the failed items this run did not list (a changed config, or a
 	// runner that skips them), in the list's order.
 	Missing []record.ItemID

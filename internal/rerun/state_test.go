@@ -14,6 +14,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/safefs"
+	"github.com/rocm/sgpu-queue/internal/verdict"
 )
 
 func TestStateCheck(t *testing.T) {
@@ -107,10 +108,24 @@ func TestStateRoundTrip(t *testing.T) {
 // TestNext: a run rewrites only what it ran (docs/reruns.md#what-a-run-rewrites).
 func TestNext(t *testing.T) {
 	ok := func(label, tag string) record.Carried {
-		return record.Carried{ItemID: record.ItemID{Label: label, Tag: tag}, Outcome: outcome.OK}
+		return record.Carried{ItemID: record.ItemID{Label: label, Tag: tag}, Outcome: outcome.OK, Seconds: 2, GPUs: 1, Attempts: 1}
 	}
 	bad := func(label, tag string) record.Carried {
-		return record.Carried{ItemID: record.ItemID{Label: label, Tag: tag}, Outcome: outcome.Failed, RC: 1, Failed: true}
+		c := ok(label, tag)
+		c.Outcome, c.RC, c.Failed = outcome.Failed, 1, true
+		return c
+	}
+	// item is the verdict c was kept from.
+	item := func(c record.Carried) verdict.Item {
+		return verdict.Item{ItemID: c.ItemID, Outcome: c.Outcome, RC: c.RC, Failed: c.Failed, Seconds: c.Seconds, Width: c.GPUs,
+			Tries: c.Attempts, Finished: true}
+	}
+	items := func(cs ...record.Carried) []verdict.Item {
+		var out []verdict.Item
+		for _, c := range cs {
+			out = append(out, item(c))
+		}
+		return out
 	}
 	prior := &State{
 		Tests: map[string]string{"sa.a1.txt": "d-a1", "sb.b1.txt": "d-b1", "sc.c1.txt": "d-c1"},
@@ -131,31 +146,28 @@ func TestNext(t *testing.T) {
 	}{
 		{name: "--suites sa, fixed: sb's entry stays, with its digest and outcomes",
 			prior: prior, failed: priorFailed,
-			ran:   Ran{Owns: labels("sa", "gone"), Listed: labels("sa"), Outcomes: []record.Carried{ok("sa", "a1")}},
+			ran:   Ran{Owns: labels("sa", "gone"), Listed: labels("sa"), Items: items(ok("sa", "a1"))},
 			want:  []record.ItemID{{Label: "sb", Tag: "b1"}, {Label: "sc", Tag: "c1"}},
 			tests: map[string]string{"sb.b1.txt": "d-b1", "sc.c1.txt": "d-c1"},
 			items: []record.Carried{ok("sa", "a1"), ok("sa", "a2"), bad("sb", "b1"), ok("sb", "b2"), bad("sc", "c1")}},
 		{name: "a full run of everything: only its own failures",
 			prior: prior, failed: priorFailed,
-			ran: Ran{Owns: labels("sa", "sb", "sc"), Listed: labels("sa", "sb"), Failed: []record.ItemID{{Label: "sb", Tag: "b2"}},
-				Outcomes: []record.Carried{ok("sa", "a1"), ok("sa", "a2"), ok("sb", "b1"), bad("sb", "b2")}},
+			ran:   Ran{Owns: labels("sa", "sb", "sc"), Listed: labels("sa", "sb"), Items: items(ok("sa", "a1"), ok("sa", "a2"), ok("sb", "b1"), bad("sb", "b2"))},
 			want:  []record.ItemID{{Label: "sb", Tag: "b2"}},
 			tests: map[string]string{},
 			items: []record.Carried{ok("sa", "a1"), ok("sa", "a2"), ok("sb", "b1"), bad("sb", "b2")}},
-		{name: "its failures first, then the others', each once",
+		{name: "its failures first, in their order, then the others', each once",
 			prior: prior, failed: append(priorFailed, record.ItemID{Label: "sb", Tag: "b1"}),
-			ran: Ran{Owns: labels("sa"), Listed: labels("sa"), Failed: []record.ItemID{{Label: "sa", Tag: "a1"}, {Label: "sa", Tag: "a1"}},
-				Outcomes: []record.Carried{bad("sa", "a1")}},
-			want:  []record.ItemID{{Label: "sa", Tag: "a1"}, {Label: "sb", Tag: "b1"}, {Label: "sc", Tag: "c1"}},
+			ran:   Ran{Owns: labels("sa"), Listed: labels("sa"), Items: items(ok("sa", "a2"), bad("sa", "a3"), bad("sa", "a1"))},
+			want:  []record.ItemID{{Label: "sa", Tag: "a3"}, {Label: "sa", Tag: "a1"}, {Label: "sb", Tag: "b1"}, {Label: "sc", Tag: "c1"}},
 			tests: map[string]string{"sb.b1.txt": "d-b1", "sc.c1.txt": "d-c1"},
-			items: []record.Carried{bad("sa", "a1"), ok("sa", "a2"), bad("sb", "b1"), ok("sb", "b2"), bad("sc", "c1")}},
+			items: []record.Carried{bad("sa", "a1"), ok("sa", "a2"), bad("sa", "a3"), bad("sb", "b1"), ok("sb", "b2"), bad("sc", "c1")}},
 		{name: "no prior state (another key's): nothing carried",
-			ran: Ran{Owns: labels("sa"), Listed: labels("sa"), Failed: []record.ItemID{{Label: "sa", Tag: "a1"}},
-				Outcomes: []record.Carried{bad("sa", "a1")}},
+			ran:  Ran{Owns: labels("sa"), Listed: labels("sa"), Items: items(bad("sa", "a1"))},
 			want: []record.ItemID{{Label: "sa", Tag: "a1"}}, tests: map[string]string{}, items: []record.Carried{bad("sa", "a1")}},
 		{name: "a list with no record (outside git): its others stay, without digests",
 			failed: priorFailed,
-			ran:    Ran{Owns: labels("sa"), Listed: labels("sa"), Outcomes: []record.Carried{ok("sa", "a1")}},
+			ran:    Ran{Owns: labels("sa"), Listed: labels("sa"), Items: items(ok("sa", "a1"))},
 			want:   []record.ItemID{{Label: "sb", Tag: "b1"}, {Label: "sc", Tag: "c1"}}, tests: map[string]string{}, items: []record.Carried{ok("sa", "a1")}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -208,6 +220,7 @@ func TestCode(t *testing.T) {
 	}
 	git("init", "-q")
 	write("ci/run.sh", "echo 1\n")
+	write("ci/other.sh", "echo other\n")
 	write("ci-rerun/sgpu/failed.x.l1.tsv", "")
 	git("add", ".")
 	git("commit", "-q", "-m", "one")
@@ -248,4 +261,36 @@ func TestCode(t *testing.T) {
 	if c, _ := Code(ctx, root, "sha-from-github", exclude); c != "sha-from-github" {
 		t.Errorf("GITHUB_SHA in a checkout: %q", c)
 	}
+	// The key is of what the files hold, wherever git is asked from, however git is
+	// configured, staged or not; any other change is another key.
+	write("ci/run.sh", "echo 2\n")
+	if c := code(); c != changed {
+		t.Errorf("the first change again: %q, want its key %q", c, changed)
+	}
+	git("add", "ci/run.sh")
+	if c := code(); c != changed {
+		t.Errorf("the same change staged: %q, want %q", c, changed)
+	}
+	git("config", "diff.relative", "true")
+	if c, err := Code(ctx, sub, "", []string{"../ci-rerun", "../test-results/logs"}); c != changed {
+		t.Errorf("from a folder below the top, with diff.relative set: %q (%v), want %q", c, err, changed)
+	}
+	seen := map[string]string{"the first change": changed}
+	other := func(what string, change func()) {
+		t.Helper()
+		change()
+		c := code()
+		if prev, dup := seen[c]; dup || !strings.HasPrefix(c, head+"+") {
+			t.Errorf("%s: key %q, that of %q", what, c, prev)
+		}
+		seen[c] = what
+	}
+	other("made executable", func() { os.Chmod(filepath.Join(root, "ci/run.sh"), 0o755) })
+	other("another file changed too", func() { write("ci/other.sh", "x\n") })
+	other("that file deleted", func() { os.Remove(filepath.Join(root, "ci/other.sh")) })
+	other("a file made a link", func() { os.Symlink("run.sh", filepath.Join(root, "ci/other.sh")) })
+	other("the link aimed elsewhere", func() {
+		os.Remove(filepath.Join(root, "ci/other.sh"))
+		os.Symlink("nowhere", filepath.Join(root, "ci/other.sh"))
+	})
 }

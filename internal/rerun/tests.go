@@ -124,8 +124,8 @@ func ReadSidecars(junit string) (Evidence, error) {
 	partial, err := safefs.ReadFile(junit + PartialSuffix)
 	switch {
 	case err == nil:
-		ev.Partial = true
-		ev.Collected, ev.Done = ParsePartial(partial)
+		p := ParseProgress(partial)
+		ev.Partial, ev.Collected, ev.Done = true, p.Collected, p.Done()
 	case !errors.Is(err, fs.ErrNotExist):
 		return ev, err
 	}
@@ -146,22 +146,4 @@ func Lines(data []byte) []string {
 		}
 	}
 	return out
-}
-
-// partialRecord is one NDJSON line of a .partial sidecar.
-type partialRecord struct {
-	E       string   `json:"e"`
-	NodeIDs []string `json:"nodeids"`
-	NodeID  string   `json:"nodeid"`
-	When    string   `json:"when"`
-	Outcome string   `json:"outcome"`
-	Msg     string   `json:"msg"`
-}
-
-// ParsePartial reads a .partial sidecar: the ids it collected (nil when it never
-// recorded them) and those that reached an end — a "call" report of any outcome,
-// or a setup that failed or skipped (ParseProgress).
-func ParsePartial(data []byte) (collected []string, done map[string]bool) {
-	p := ParseProgress(data)
-	return p.Collected, p.Done()
 }

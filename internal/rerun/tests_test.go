@@ -113,17 +113,17 @@ func TestReadSidecars(t *testing.T) {
 	}
 }
 
-func TestParsePartialSetupEnds(t *testing.T) {
-	collected, done := ParsePartial([]byte(`{"e":"collected","nodeids":["a","","b","c"]}
+func TestProgressSetupEnds(t *testing.T) {
+	p := ParseProgress([]byte(`{"e":"collected","nodeids":["a","","b","c"]}
 {"e":"report","nodeid":"a","when":"setup","outcome":"skipped"}
 {"e":"report","nodeid":"b","when":"setup","outcome":"failed"}
 {"e":"report","nodeid":"c","when":"setup","outcome":"passed"}
 not json
 `))
-	if diff := cmp.Diff([]string{"a", "b", "c"}, collected); diff != "" {
+	if diff := cmp.Diff([]string{"a", "b", "c"}, p.Collected); diff != "" {
 		t.Error(diff)
 	}
-	if !done["a"] || !done["b"] || done["c"] {
+	if done := p.Done(); !done["a"] || !done["b"] || done["c"] {
 		t.Errorf("done %v: want a (setup skipped) and b (setup failed), not c (still in flight)", done)
 	}
 }
@@ -155,11 +155,11 @@ func FuzzReadFailed(f *testing.F) {
 	})
 }
 
-func FuzzParsePartial(f *testing.F) {
+func FuzzParseProgress(f *testing.F) {
 	f.Add([]byte(`{"e":"collected","nodeids":["a","b"]}` + "\n" + `{"e":"report","nodeid":"a","when":"call","outcome":"failed"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		collected, done := ParsePartial(data)
-		tests, why := Tests(Evidence{Partial: true, Collected: collected, Done: done, HasFailed: true})
+		p := ParseProgress(data)
+		tests, why := Tests(Evidence{Partial: true, Collected: p.Collected, Done: p.Done(), HasFailed: true})
 		if (tests == nil) == (why == "") {
 			t.Errorf("tests %v with why %q: exactly one of them must be given", tests, why)
 		}

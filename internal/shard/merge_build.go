@@ -17,6 +17,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/safefs"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
+	"github.com/rocm/sgpu-queue/internal/verdict"
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
@@ -399,31 +400,30 @@ func (b *builder) warn(format string, a ...any) {
 	b.res.Warnings = append(b.res.Warnings, fmt.Sprintf(format, a...))
 }
 
-// Advice is what one more runner would buy, predicted on the merged run's own
-// durations (each queued item's last row), the items planned as sgpu-queue plan
-// does over k and k+1 runners of gpus GPUs: Advice's sentence. It is ""
+// MergeAdvice is what one more runner would buy, predicted on the merged run's own
+// durations (each item's latest seconds and GPUs from its verdict: a carried
+// item's from the run that carried it), the items planned as sgpu-queue plan does
+// over m.Shards and one more runners of gpus GPUs: Advice's sentence. It is ""
 // when it cannot be said from measurements: a shard never reported, or an item
 // never finished.
-func MergeAdvice(r *record.Run, k, gpus int) string {
+func MergeAdvice(m *record.Merge, suites []verdict.Suite, gpus int) string {
+	k := m.Shards
 	if k < 1 || k >= MaxShards || gpus < 1 {
 		return ""
 	}
-	for _, p := range r.Meta.Merge.Parts {
+	for _, p := range m.Parts {
 		if !p.Reported {
 			return ""
 		}
 	}
-	last := map[record.ItemID]record.Attempt{}
-	for _, t := range r.Attempts {
-		last[t.ItemID] = t
-	}
-	items := make([]schedule.Item, 0, len(r.Queue))
-	for i, q := range r.Queue {
-		t, ok := last[q.ItemID]
-		if !ok {
-			return ""
+	var items []schedule.Item
+	for _, s := range suites {
+		for _, it := range s.Items {
+			if !it.Finished {
+				return ""
+			}
+			items = append(items, schedule.Item{ItemID: it.ItemID, Weight: it.Seconds, Known: true, Seq: len(items), GPUs: it.Width})
 		}
-		items = append(items, schedule.Item{ItemID: q.ItemID, Weight: t.Secs, Known: true, Seq: i, GPUs: len(t.GPUs)})
 	}
 	if len(items) == 0 {
 		return ""

@@ -195,7 +195,7 @@ func TestBuildAllShards(t *testing.T) {
 	if len(m.JUnit) != 0 {
 		t.Errorf("JUnit %v: no shard recorded any", m.JUnit)
 	}
-	if a := MergeAdvice(r, 3, 2); !strings.HasPrefix(a, "a 4th runner would save") {
+	if a := MergeAdvice(r.Meta.Merge, verdict.Decide(r), 2); !strings.HasPrefix(a, "a 4th runner would save") {
 		t.Errorf("advice %q", a)
 	}
 }
@@ -232,7 +232,7 @@ func TestBuildMissingShard(t *testing.T) {
 			t.Errorf("%s: no shard recorded", k)
 		}
 	}
-	if a := MergeAdvice(m.Run, 3, 2); a != "" {
+	if a := MergeAdvice(m.Run.Meta.Merge, verdict.Decide(m.Run), 2); a != "" {
 		t.Errorf("advice %q with a shard missing", a)
 	}
 }
@@ -723,6 +723,10 @@ func TestBuildRerunShard(t *testing.T) {
 				t.Errorf("carried item %s: %+v", it.Tag, it)
 			}
 		}
+	}
+	// The advice is made on every item's latest seconds, the carried ones' too.
+	if a := MergeAdvice(m.Run.Meta.Merge, verdict.Decide(m.Run), 2); !strings.HasPrefix(a, "a 4th runner would") {
+		t.Errorf("advice %q: want one, from the carried items' seconds and the others' rows", a)
 	}
 }
 

@@ -36,6 +36,9 @@ type Item struct {
 	Outcome outcome.Outcome
 	GPU     string  // its last attempt's GPUs, as the run names them ("2,3", "s2:0")
 	Seconds float64 // its last attempt's
+	// Width is how many GPUs its last attempt took (a carried item's, in the run
+	// that carried it).
+	Width int
 	// Estimate is the estimate its last attempt was dispatched with, Known when
 	// the table gave it; without an attempt, the one it was queued with.
 	Estimate float64
@@ -262,6 +265,7 @@ func (d decider) finished(it *Item, rs []record.Attempt) {
 	t := rs[len(rs)-1]
 	it.Finished, it.Started = true, true
 	it.RC, it.GPU, it.Seconds, it.Outcome = t.RC, t.GPU(), t.Secs, t.Outcome
+	it.Width = len(t.GPUs)
 	it.Estimate, it.Known = t.Estimate, t.Known
 	it.Failed = t.Outcome.Failed()
 	it.Note = t.Outcome.Note()
@@ -300,9 +304,24 @@ func (d decider) finished(it *Item, rs []record.Attempt) {
 func (d decider) fromCarried(it *Item, c record.Carried) {
 	it.Finished, it.Carried = true, true
 	it.RC, it.Outcome, it.Failed, it.Flaky = c.RC, c.Outcome, c.Failed, c.Flaky
-	it.Seconds, it.Tries = c.Seconds, c.Attempts
+	it.Seconds, it.Width, it.Tries = c.Seconds, c.GPUs, c.Attempts
 	it.Note = joinNote(c.Outcome.Note(), fmt.Sprintf("carried: the re-run of shard %d/%d did not run it again; its log is the earlier attempt's",
 		c.Shard, d.r.Meta.Merge.Shards))
+}
+
+// Latest is the item's latest outcome as the re-run state keeps it (docs/reruns.md),
+// the one fromCarried reads back in a merge.
+func (it Item) Latest() record.Carried {
+	return record.Carried{
+		ItemID:   it.ItemID,
+		Outcome:  it.Outcome,
+		RC:       it.RC,
+		Failed:   it.Failed,
+		Flaky:    it.Flaky,
+		Seconds:  it.Seconds,
+		GPUs:     it.Width,
+		Attempts: it.Tries,
+	}
 }
 
 // stopped is what kept an item from finishing: its run was cancelled, or stopped

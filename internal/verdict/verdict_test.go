@@ -389,3 +389,23 @@ func TestBrokenSuite(t *testing.T) {
 		t.Errorf("core.log %q", v)
 	}
 }
+
+// What the re-run state keeps of an item (Latest) is what a merge decides a
+// carried item from, both ways: the outcome, rc, seconds, GPUs and attempts of
+// its latest run, and what its verdict made of them.
+func TestLatestRoundTrip(t *testing.T) {
+	r := run(false,
+		record.Attempt{ItemID: record.ItemID{Label: "torch", Tag: "a"}, GPUs: []string{"0", "1"}, Secs: 3, RC: 1, Outcome: outcome.Failed},
+		record.Attempt{ItemID: record.ItemID{Label: "torch", Tag: "a"}, GPUs: []string{"2", "3"}, Secs: 2, Outcome: outcome.OK})
+	kept := Decide(r)[0].Items[0].Latest()
+	want := record.Carried{ItemID: record.ItemID{Label: "torch", Tag: "a"}, Outcome: outcome.OK, Flaky: true, Seconds: 2, GPUs: 2, Attempts: 2}
+	if kept != want {
+		t.Fatalf("kept %+v, want %+v", kept, want)
+	}
+	merged := run(false)
+	merged.Meta.Merge = &record.Merge{Shards: 2, Carried: []record.Carried{kept}}
+	again := Decide(merged)[0].Items[0]
+	if !again.Carried || again.Latest() != kept {
+		t.Errorf("carried into a merge, it reads back as %+v (carried %v), want %+v", again.Latest(), again.Carried, kept)
+	}
+}
