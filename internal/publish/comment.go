@@ -2,7 +2,9 @@ package publish
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/google/go-github/v62/github"
@@ -12,11 +14,10 @@ import (
 )
 
 // Comment keeps one sticky comment per workflow and check name on pull request
-// r.PR (so each matrix leg has its own): it looks for the comment whose body
-// starts with Marker(r.Workflow, the check name)
-// (through every page of the PR's comments, oldest first) and edits the first
-// one found, or creates it. With r.PR == 0 it does nothing and says so in
-// Outcome.Notes. A read-only token gives a warning, not an error.
+// r.PR (so each matrix leg has its own): the comment whose body starts with
+// Marker(r.Workflow, the check name), a bot's first (findComment), is edited, or
+// one is created. With r.PR == 0 it does nothing and says so in Outcome.Notes. A
+// read-only token gives a warning, not an error.
 func Comment(ctx context.Context, r Request) (o Outcome, err error) {
 	if r.PR <= 0 {
 		o.Notes = append(o.Notes, "not a pull request: no PR comment (a workflow_run job passes the pr-number input)")
@@ -30,7 +31,7 @@ func Comment(ctx context.Context, r Request) (o Outcome, err error) {
 	marker := Marker(r.Workflow, checkName(r))
 	body := CommentBody(r)
 
-	id, err := s.findComment(ctx, r.PR, marker)
+	found, err := s.findComment(ctx, r.PR, marker)
 	if err != nil {
 		w, err := s.classify(err, "PR comment", "pull-requests: write", fmt.Sprintf("pull request #%d does not exist", r.PR))
 		if w != "" {
@@ -38,19 +39,28 @@ func Comment(ctx context.Context, r Request) (o Outcome, err error) {
 		}
 		return o, err
 	}
-	if id == 0 && r.CommentEditOnly {
+	if found == nil && r.CommentEditOnly {
 		o.Notes = append(o.Notes, "no PR comment: nothing failed and nothing changed since the base branch's last run")
 		return o, nil
 	}
 	var c *github.IssueComment
-	err = s.call(ctx, func(ctx context.Context) (err error) {
-		if id != 0 {
-			c, _, err = s.gh.Issues.EditComment(ctx, s.owner, s.repo, id, &github.IssueComment{Body: &body})
-		} else {
-			c, _, err = s.gh.Issues.CreateComment(ctx, s.owner, s.repo, r.PR, &github.IssueComment{Body: &body})
-		}
+	create := func(ctx context.Context) (err error) {
+		c, _, err = s.gh.Issues.CreateComment(ctx, s.owner, s.repo, r.PR, &github.IssueComment{Body: &body})
 		return err
-	})
+	}
+	if found == nil {
+		err = s.call(ctx, create)
+	} else {
+		err = s.call(ctx, func(ctx context.Context) (err error) {
+			c, _, err = s.gh.Issues.EditComment(ctx, s.owner, s.repo, found.GetID(), &github.IssueComment{Body: &body})
+			return err
+		})
+		// A person's comment that starts with our marker (pasted from ours) is
+		// not ours to edit: GitHub refuses, and ours is created beside it.
+		if forbidden(err) && !byBot(found) {
+			err = s.call(ctx, create)
+		}
+	}
 	if err != nil {
 		w, err := s.classify(err, "PR comment", "pull-requests: write", fmt.Sprintf("pull request #%d does not exist", r.PR))
 		if w != "" {
@@ -62,9 +72,11 @@ func Comment(ctx context.Context, r Request) (o Outcome, err error) {
 	return o, nil
 }
 
-// findComment returns the id of the first comment on PR pr whose body starts
-// with marker, or 0.
-func (s *session) findComment(ctx context.Context, pr int, marker string) (int64, error) {
+// findComment returns the first comment on PR pr whose body starts with marker,
+// the first a bot wrote when there is one (the token's own comments are a bot's:
+// github-actions[bot]); nil when none does.
+func (s *session) findComment(ctx context.Context, pr int, marker string) (*github.IssueComment, error) {
+	var first *github.IssueComment
 	opts := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
 	for page := 0; page < maxCommentPage; page++ {
 		var (
@@ -76,13 +88,19 @@ func (s *session) findComment(ctx context.Context, pr int, marker string) (int64
 			return err
 		})
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		for _, c := range list {
 			// A prefix, not a substring: someone quoting our comment does not
 			// make theirs the sticky one.
-			if strings.HasPrefix(c.GetBody(), marker) {
-				return c.GetID(), nil
+			if !strings.HasPrefix(c.GetBody(), marker) {
+				continue
+			}
+			if byBot(c) {
+				return c, nil
+			}
+			if first == nil {
+				first = c
 			}
 		}
 		if resp == nil || resp.NextPage == 0 {
@@ -90,7 +108,17 @@ func (s *session) findComment(ctx context.Context, pr int, marker string) (int64
 		}
 		opts.Page = resp.NextPage
 	}
-	return 0, nil
+	return first, nil
+}
+
+// byBot says whether a bot (an app's token, GITHUB_TOKEN's github-actions[bot])
+// wrote comment c.
+func byBot(c *github.IssueComment) bool { return c.GetUser().GetType() == "Bot" }
+
+// forbidden says whether err is GitHub's 403 that is not a rate limit.
+func forbidden(err error) bool {
+	var er *github.ErrorResponse
+	return errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == http.StatusForbidden
 }
 
 // Marker is the hidden first line of the sticky comment of one workflow and check

@@ -108,6 +108,50 @@ func TestCommentIgnoresQuotedMarker(t *testing.T) {
 	}
 }
 
+// A person's comment that starts with the marker (pasted from ours) is not the
+// sticky one: the bot's own is edited, or, where there is none, one is created
+// beside it; the person's comment is never changed.
+func TestCommentOnlyOwn(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		others []*fakeComment
+		want   int // comments on the PR after two runs
+	}{
+		{"planted only", nil, 2},
+		{"planted before the bot's", []*fakeComment{{ID: 2, User: botUser, Body: "old"}}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := newFakeGitHub(t, testToken)
+			r := request(g, 0)
+			marker, _, _ := strings.Cut(CommentBody(r), "\n")
+			planted := marker + "\nI pasted this"
+			g.mu.Lock()
+			g.comments[7] = []*fakeComment{{ID: 1, User: "reviewer", Body: planted}}
+			for _, c := range tc.others {
+				c.Body = marker + "\n" + c.Body
+				g.comments[7] = append(g.comments[7], c)
+			}
+			g.nextID = 10
+			g.mu.Unlock()
+			for run := 0; run < 2; run++ {
+				o, err := Comment(context.Background(), r)
+				if err != nil || len(o.Warnings) > 0 || o.Comment == "" {
+					t.Fatalf("run %d: %+v, %v", run, o, err)
+				}
+			}
+			cs := g.prComments(7)
+			if len(cs) != tc.want || cs[0].Body != planted {
+				t.Fatalf("comments %+v", cs)
+			}
+			for _, c := range cs[1:] {
+				if c.User != botUser || c.Body != CommentBody(r) {
+					t.Errorf("comment %+v: want the bot's report", c)
+				}
+			}
+		})
+	}
+}
+
 func TestCommentNotAPR(t *testing.T) {
 	g := newFakeGitHub(t, testToken)
 	r := request(g, 3)

@@ -46,6 +46,16 @@ type fakeRun struct {
 	CompletedAt                string
 }
 
+// botUser is who GITHUB_TOKEN's comments are by.
+const botUser = "github-actions[bot]"
+
+func userType(login string) string {
+	if strings.HasSuffix(login, "[bot]") {
+		return "Bot"
+	}
+	return "User"
+}
+
 type fakeComment struct {
 	ID         int64
 	Body, User string
@@ -377,7 +387,7 @@ func (g *fakeGitHub) runJSON(run *fakeRun) map[string]any {
 
 func (g *fakeGitHub) commentJSON(pr int, c *fakeComment) map[string]any {
 	return map[string]any{
-		"id": c.ID, "body": c.Body, "user": map[string]any{"login": c.User},
+		"id": c.ID, "body": c.Body, "user": map[string]any{"login": c.User, "type": userType(c.User)},
 		"html_url":  fmt.Sprintf("https://github.com/o/r/pull/%d#issuecomment-%d", pr, c.ID),
 		"issue_url": fmt.Sprintf("%s/repos/o/r/issues/%d", g.srv.URL, pr),
 	}
@@ -476,7 +486,7 @@ func (g *fakeGitHub) createComment(w http.ResponseWriter, r *http.Request, body 
 	}
 	g.mu.Lock()
 	g.nextID++
-	c := &fakeComment{ID: g.nextID, Body: text, User: "github-actions[bot]"}
+	c := &fakeComment{ID: g.nextID, Body: text, User: botUser}
 	g.comments[pr] = append(g.comments[pr], c)
 	resp := g.commentJSON(pr, c)
 	g.mu.Unlock()
@@ -493,6 +503,11 @@ func (g *fakeGitHub) editComment(w http.ResponseWriter, r *http.Request, body []
 	for pr, list := range g.comments {
 		for _, c := range list {
 			if c.ID == id {
+				if c.User != botUser { // as GitHub: a token edits only its own comments
+					g.mu.Unlock()
+					apiError(w, http.StatusForbidden, "Resource not accessible by integration")
+					return
+				}
 				c.Body = text
 				resp := g.commentJSON(pr, c)
 				g.mu.Unlock()
