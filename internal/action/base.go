@@ -93,6 +93,10 @@ func (b *baseStore) restore(ctx context.Context, a *act) *record.BaseTests {
 		a.obs.Warn(fmt.Sprintf("base: cache entry %s is not a record this version reads; the report shows no change against %s", key, b.branch))
 		return nil
 	}
+	if err := rec.Check(); err != nil {
+		a.obs.Warn(fmt.Sprintf("base: cache entry %s is not usable (%v); the report shows no change against %s", key, err, b.branch))
+		return nil
+	}
 	rec.Key = key
 	fmt.Fprintf(a.e.Stdout, "  base: restored %s (%s's run %s at level %s, %d tests)\n", key, b.branch, rec.RunID, rec.Level, rec.Tests.Total)
 	return &rec

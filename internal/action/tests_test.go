@@ -148,3 +148,41 @@ func TestBaseStore(t *testing.T) {
 		t.Error("a re-run or a shard saved a record")
 	}
 }
+
+// A base record another run left in the cache is compared with only when it adds
+// up: counts below zero or that do not sum, a run id that would start a workflow
+// command on the console, too many failed ids; each is one warning naming the
+// entry, and the report shows no change.
+func TestBaseRecordChecked(t *testing.T) {
+	good := `"format":1,"ref":"dev","sha":"abc","run_id":"41","level":"3"`
+	for name, body := range map[string]string{
+		"negative":     `{` + good + `,"tests":{"total":-5,"passed":-5}}`,
+		"do not sum":   `{` + good + `,"tests":{"total":5,"passed":1}}`,
+		"flaky":        `{` + good + `,"tests":{"total":1,"passed":1,"flaky":2}}`,
+		"run id":       `{"format":1,"ref":"dev","run_id":"41\n::error::pwned","level":"3","tests":{"total":1,"passed":1}}`,
+		"suite label":  `{` + good + `,"tests":{"total":1,"passed":1},"suites":{"a b\n::x":{"total":1,"passed":1}}}`,
+		"suite counts": `{` + good + `,"tests":{"total":1,"passed":1},"suites":{"torch":{"total":1}}}`,
+		"more failed":  `{` + good + `,"tests":{"total":1,"passed":1},"more_failed":-1}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := cachetest.New(t)
+			env := map[string]string{"GITHUB_RUN_ID": "42", "GITHUB_RUN_ATTEMPT": "1", "GITHUB_REF": "refs/pull/7/merge", "GITHUB_BASE_REF": "dev"}
+			for _, kv := range srv.Env() {
+				k, v, _ := strings.Cut(kv, "=")
+				env[k] = v
+			}
+			pr, log := envAct(t, env)
+			pr.leg = "leg"
+			key := BaseKeyPrefix("sgpu-weights", pr.leg, "dev") + "l3-41-1"
+			srv.Put(key, "", []byte(body))
+			if rec := pr.baseStore("3").restore(context.Background(), pr); rec != nil {
+				t.Fatalf("restored %+v", rec)
+			}
+			out := log.String()
+			if !strings.Contains(out, "::warning::base: cache entry "+key+" is not usable (") || strings.Contains(out, "\n::error") ||
+				strings.Count(out, "\n") != 1 {
+				t.Errorf("console:\n%s", out)
+			}
+		})
+	}
+}

@@ -1,5 +1,7 @@
 package record
 
+import "fmt"
+
 // TestCounts are tests by how they ended (docs/report.md, "Tests first"). Errored
 // includes Unfinished, the tests an item died in; Passed includes Flaky, the tests
 // that failed on an earlier attempt of their item.
@@ -59,3 +61,52 @@ type TestRef struct {
 
 // MaxBaseFailed bounds the failed ids a BaseTests record keeps.
 const MaxBaseFailed = 2000
+
+// Check says why a restored record cannot be compared with (it comes from a cache
+// entry another run wrote): counts that do not add up, more failed ids than a
+// record keeps, or a run id, level or suite label that is not one plain word
+// (they are printed on the console, where a newline would start a workflow
+// command).
+func (b *BaseTests) Check() error {
+	if err := b.Tests.check(); err != nil {
+		return fmt.Errorf("tests: %w", err)
+	}
+	for label, c := range b.Suites {
+		if !plainWord(label) {
+			return fmt.Errorf("suite label %q is not one plain word", label)
+		}
+		if err := c.check(); err != nil {
+			return fmt.Errorf("suite %s: %w", label, err)
+		}
+	}
+	switch {
+	case !plainWord(b.RunID) || !plainWord(b.Level):
+		return fmt.Errorf("run id %q or level %q is not one plain word", b.RunID, b.Level)
+	case len(b.Failed) > MaxBaseFailed || b.MoreFailed < 0:
+		return fmt.Errorf("%d failed ids (%d more), a record keeps at most %d", len(b.Failed), b.MoreFailed, MaxBaseFailed)
+	}
+	return nil
+}
+
+// check says whether c's counts add up: none below 0, the four ends summing to
+// Total, Flaky among Passed and Unfinished among Errored.
+func (c TestCounts) check() error {
+	if c.Total < 0 || c.Passed < 0 || c.Failed < 0 || c.Errored < 0 || c.Skipped < 0 || c.Flaky < 0 || c.Unfinished < 0 ||
+		c.Passed+c.Failed+c.Errored+c.Skipped != c.Total || c.Flaky > c.Passed || c.Unfinished > c.Errored {
+		return fmt.Errorf("counts %+v do not add up", c)
+	}
+	return nil
+}
+
+// plainWord is a non-empty word of printable ASCII without spaces.
+func plainWord(s string) bool {
+	if s == "" || len(s) > 200 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] <= ' ' || s[i] >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
