@@ -192,7 +192,7 @@ var docsActionJobs = []struct {
 
 // docsNotRun are the docs jobs whose queue step no test runs ("page snippet job"), and why.
 var docsNotRun = map[string]string{
-	"docs/runners.md 0 test": "a shard of a job matrix: its plan and merge jobs need artifacts between jobs (e2e/shards_test.go runs the modes)",
+	"docs/runners.md 0 test": "a shard of a job matrix: TestDocsRunnersWorkflow runs it with its plan and merge jobs",
 }
 
 // Every docs job that runs the queue is run by a test, or named in docsNotRun with
