@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/rocm/sgpu-queue/internal/cache/cachetest"
+	"github.com/rocm/sgpu-queue/internal/proctest"
 )
 
 // A re-run sets up only the suites that have something queued: one failed torch item
@@ -108,5 +109,33 @@ func TestEnvScript(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.stderr, "--env-script exited with 1 before its end") || !strings.Contains(r.stderr, "cannot source") ||
 		len(readTETrace(t, trace)) != 0 {
 		t.Errorf("a failing env-script: exit %d, %d items ran, want 1 and none\n%s\n%s", r.code, len(readTETrace(t, trace)), r.stdout, r.stderr)
+	}
+}
+
+// A hostile or careless --env-script: one that leaves processes behind (holding its
+// output, or out of its group with setsid) neither hangs the run nor outlives it; one
+// that hangs is stopped at --list-timeout; one that exits early, even with 0, is not
+// taken as having run (its exports may be half made). The last two stop the run, exit
+// 1, before any item ran.
+func TestEnvScriptHostile(t *testing.T) {
+	t.Parallel()
+	mark := proctest.Mark()
+	dir := fixture(t, "te-current")
+	args := []string{"run", "--gpus", "2", "--arch", "gfx942", "--list-timeout", "3s", "ci/ci_sgpu_queue.conf", "--env-script"}
+	r := sgpu(t, dir, nil, append(args, "export A=1\nsleep "+mark+" &\nsetsid sleep "+mark+" >/dev/null 2>&1 &\n")...)
+	proctest.NoSurvivors(t, mark)
+	if r.code != 0 || !strings.Contains(r.stdout, "--env-script: 1 variable(s) for every command: A") {
+		t.Errorf("a script that leaves processes: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, c := range []struct{ name, script, want string }{
+		{"hangs", "sleep " + mark, "--env-script did not end within 3s (--list-timeout) and was stopped"},
+		{"exits 0 early", "export A=1\nexit 0\nexport B=2", "--env-script exited with 0 before its end"},
+	} {
+		trace := filepath.Join(t.TempDir(), "trace")
+		r := sgpu(t, dir, []string{"TE_FIXTURE_TRACE=" + trace}, append(args, c.script)...)
+		proctest.NoSurvivors(t, mark)
+		if r.code != 1 || !strings.Contains(r.stderr, c.want) || len(readTETrace(t, trace)) != 0 {
+			t.Errorf("a script that %s: exit %d, %d items ran; want 1, none and %q\n%s", c.name, r.code, len(readTETrace(t, trace)), c.want, r.stderr)
+		}
 	}
 }
