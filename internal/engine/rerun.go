@@ -96,12 +96,13 @@ func (r *run) prepareRerun(ctx context.Context, suites []config.Suite, arch stri
 // the code's diff leaves them out (relative to the root).
 func (r *run) stateDirs(arch string) []string {
 	var out []string
-	for _, p := range []string{filepath.Join(r.o.Target.RepoRoot, rerun.Dir), filepath.Dir(r.weightsPath(arch, r.o.Target.Level)),
+	root := r.o.Target.RepoRoot
+	for _, p := range []string{filepath.Join(root, rerun.Dir), filepath.Dir(r.o.Weights.TablePath(root, arch, r.o.Target.Level)),
 		r.o.LogDir, r.junitDir(), r.junitPrefix()} {
 		if p == "" {
 			continue
 		}
-		if rel, err := filepath.Rel(r.o.Target.RepoRoot, p); err == nil && rel != "." && filepath.IsLocal(rel) && !slices.Contains(out, rel) {
+		if rel, err := filepath.Rel(root, p); err == nil && rel != "." && filepath.IsLocal(rel) && !slices.Contains(out, rel) {
 			out = append(out, rel)
 		}
 	}
