@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -32,12 +33,11 @@ import (
 // Dir is the folder of the re-run state under the repo root.
 const Dir = "ci-rerun"
 
-// Files names the re-run state of one queue of one runner kind.
+// Files names the re-run state of one key: its queue, arch and level name the
+// files, its code is checked against their record.
 type Files struct {
-	Root  string // the repo root
-	Queue string // sgpu, mgpu
-	Arch  string
-	Level string
+	Root string // the repo root
+	StateKey
 }
 
 // QueueDir is ci-rerun/<queue> under the root.
@@ -60,6 +60,26 @@ func (f Files) TestsDir() string { return filepath.Join(f.QueueDir(), "tests") }
 // for a file name as the item's log is (an ordinary tag is unchanged).
 func (f Files) Tests(k record.ItemID) string {
 	return filepath.Join(f.TestsDir(), TestsName(k))
+}
+
+// Check refuses what a run would write through in f's state: a link or another
+// non-regular file at the folders, the failed list, its record or a tests file.
+func (f Files) Check() error {
+	errs := []error{safefs.Check(f.Root, f.Failed()), safefs.Check(f.Root, f.State()), safefs.CheckDir(f.Root, f.TestsDir())}
+	if errs[2] == nil {
+		es, _ := os.ReadDir(f.TestsDir())
+		for _, e := range es {
+			if strings.HasSuffix(e.Name(), ".txt") && !e.Type().IsRegular() {
+				errs = append(errs, safefs.Check(f.Root, filepath.Join(f.TestsDir(), e.Name())))
+			}
+		}
+	}
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ReadFailed reads a failed list (ParseFailed) and returns its bytes too; a missing
