@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -99,18 +100,28 @@ func (r *run) stateDirs(arch string) []string {
 	return out
 }
 
-// checkRerunPaths refuses what the run would write through in a queue's state
-// (rerun.Files.Check), its path shown from the repo root.
+// checkRerunPaths refuses what the run would write through in a queue's state:
+// the folders, the failed list and its record, and every tests file there.
 func (r *run) checkRerunPaths(f rerun.Files) error {
-	err := f.Check()
-	var se *safefs.Error
-	if errors.As(err, &se) {
-		e := *se
-		e.Path = r.rel(se.Path)
-		return usage(&e)
+	errs := []error{safefs.Check(f.Root, f.Failed()), safefs.Check(f.Root, f.State()), safefs.CheckDir(f.Root, f.TestsDir())}
+	if errs[2] == nil {
+		es, _ := os.ReadDir(f.TestsDir())
+		for _, e := range es {
+			if strings.HasSuffix(e.Name(), ".txt") && !e.Type().IsRegular() {
+				errs = append(errs, safefs.Check(f.Root, filepath.Join(f.TestsDir(), e.Name())))
+			}
+		}
 	}
-	if err != nil {
-		return usage(fmt.Errorf("re-run state %s: %w", r.rel(f.QueueDir()), err))
+	for _, err := range errs {
+		var se *safefs.Error
+		if errors.As(err, &se) {
+			e := *se
+			e.Path = r.rel(se.Path)
+			return usage(&e)
+		}
+		if err != nil {
+			return usage(fmt.Errorf("re-run state %s: %w", r.rel(f.QueueDir()), err))
+		}
 	}
 	return nil
 }

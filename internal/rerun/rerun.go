@@ -21,7 +21,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -60,26 +59,6 @@ func (f Files) TestsDir() string { return filepath.Join(f.QueueDir(), "tests") }
 // for a file name as the item's log is (an ordinary tag is unchanged).
 func (f Files) Tests(k record.ItemID) string {
 	return filepath.Join(f.TestsDir(), TestsName(k))
-}
-
-// Check refuses what a run would write through in f's state: a link or another
-// non-regular file at the folders, the failed list, its record or a tests file.
-func (f Files) Check() error {
-	errs := []error{safefs.Check(f.Root, f.Failed()), safefs.Check(f.Root, f.State()), safefs.CheckDir(f.Root, f.TestsDir())}
-	if errs[2] == nil {
-		es, _ := os.ReadDir(f.TestsDir())
-		for _, e := range es {
-			if strings.HasSuffix(e.Name(), ".txt") && !e.Type().IsRegular() {
-				errs = append(errs, safefs.Check(f.Root, filepath.Join(f.TestsDir(), e.Name())))
-			}
-		}
-	}
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // ReadFailed reads a failed list (ParseFailed) and returns its bytes too; a missing
