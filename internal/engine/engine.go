@@ -62,7 +62,6 @@ type Options struct {
 	LogDir  string // default: <RepoRoot>/test-results/logs
 	GPUs    string // --gpus: list or count; "" = the precedence in docs/cli.md#gpus
 	Arch    string // "" = detected
-	// Weights is the weight table: where it lives, what an item it lacks weighs.
 	Weights weights.Options
 	Policy  string // schedule.Policies(); "" = schedule.DefaultPolicy
 	DryRun  bool
@@ -80,7 +79,6 @@ type Options struct {
 	// Suites selects the suites that run (--suites).
 	Suites Selection
 
-	// Once are the once-per-run commands and what the setups get with them.
 	Once Once
 
 	// Full runs every item even when the last attempt left a list of what failed
@@ -100,7 +98,6 @@ type Options struct {
 	// (docs/runners.md).
 	Sharding shard.Spec
 
-	// Presentation is where and for whom the face shows the run.
 	Presentation Presentation
 }
 
