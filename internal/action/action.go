@@ -134,7 +134,7 @@ func (a *act) modeStep(mode string) (func(context.Context) int, error) {
 			st.restore(ctx, a, a.root)
 		}
 		base := a.baseStore(a.level(opts))
-		opts.BaseTests = base.restore(ctx, a)
+		opts.Presentation.BaseTests = base.restore(ctx, a)
 		res, err := engine.Run(ctx, opts)
 		if res != nil {
 			st.save(context.WithoutCancel(ctx), a, a.root)
@@ -230,7 +230,8 @@ func (a *act) options(needConfig bool) (engine.Options, error) {
 		Configs:       config.Sources{Files: configs},
 		Target:        runenv.Options{RepoRoot: a.root},
 		CheckCommands: true,
-		Out:           a.e.Stdout, Observer: a.obs, RunURL: a.runPage,
+		Presentation:  engine.Presentation{Out: a.e.Stdout, Observer: a.obs, RunURL: a.runPage},
+		Weights:       weights.Options{Store: a.store},
 	}
 	if err := values.Apply(&opts, a.e.Force); err != nil || cerr != nil {
 		return opts, errors.Join(cerr, settings.Prefixed(err, "input "))
@@ -242,7 +243,6 @@ func (a *act) options(needConfig bool) (engine.Options, error) {
 		env = env.With(opts.Target.Hooks.JUnitPrefix+"="+filepath.Join(a.root, rawJUnitDir)+"/", opts.Target.Hooks.JUnitSuffix+"=.xml")
 	}
 	opts.Target.Env = env
-	opts.Store = a.store
 	return opts, nil
 }
 

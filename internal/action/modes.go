@@ -199,7 +199,7 @@ func planMarkdown(p *shard.Plan, sum, file string) string {
 // presented as a run is, and the learned table saved to the Actions cache.
 func (a *act) mergeMode(ctx context.Context, dirs []string, opts engine.Options) int {
 	base := a.baseStore(a.level(opts))
-	opts.BaseTests = base.restore(ctx, a)
+	opts.Presentation.BaseTests = base.restore(ctx, a)
 	res, err := engine.Merge(ctx, opts, dirs)
 	if res != nil {
 		base.save(context.WithoutCancel(ctx), a, res, false)

@@ -51,9 +51,9 @@ func mergeCmd(e Env, args []string) int {
 	ctx, _, stopSignals := signalContext(e.Stderr)
 	defer stopSignals()
 	opts := engine.Options{
-		Target:     runenv.Options{RepoRoot: *repoRoot, Env: e.Environ},
-		Out:        &console{w: e.Stdout, stderr: e.Stderr},
-		AllowMixed: *allowMixed,
+		Target:       runenv.Options{RepoRoot: *repoRoot, Env: e.Environ},
+		Presentation: engine.Presentation{Out: &console{w: e.Stdout, stderr: e.Stderr}},
+		AllowMixed:   *allowMixed,
 	}
 	if err := values.Apply(&opts, nil); err != nil {
 		return fail(e, settings.Prefixed(err, "--"))

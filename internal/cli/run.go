@@ -53,7 +53,7 @@ func runCmd(e Env, args []string) int {
 		Configs:       config.Sources{Files: configs},
 		Target:        runenv.Options{RepoRoot: *repoRoot, Env: e.Environ},
 		CheckCommands: true,
-		Out:           &console{w: e.Stdout, stderr: e.Stderr},
+		Presentation:  engine.Presentation{Out: &console{w: e.Stdout, stderr: e.Stderr}},
 	}
 	if err := values.Apply(&opts, force); err != nil {
 		return fail(e, settings.Prefixed(err, "--"))

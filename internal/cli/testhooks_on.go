@@ -24,7 +24,7 @@ import (
 //	                              <path> exists (a signal sent "during phase 6–7")
 func testHooks(e Env, o *engine.Options) {
 	if hold := e.Getenv("SGPU_TEST_HOLD_SAVE"); hold != "" {
-		o.Store = func(_, _, path string) weights.Store { return holdSave{File: weights.File{Path: path}, until: hold} }
+		o.Weights.Store = func(_, _, path string) weights.Store { return holdSave{File: weights.File{Path: path}, until: hold} }
 	}
 	tag := e.Getenv("SGPU_TEST_PANIC_FILTER")
 	if tag == "" {

@@ -58,20 +58,16 @@ type Options struct {
 	// runenv.Open.
 	Target runenv.Options
 	// Configs are the config files and the TE queue each is read as.
-	Configs       config.Sources
-	LogDir        string // default: <RepoRoot>/test-results/logs
-	GPUs          string // --gpus: list or count; "" = the precedence in docs/cli.md#gpus
-	Arch          string // "" = detected
-	WeightsPath   string // "" = <RepoRoot>/ci-weights/test_weights.<arch>.l<level>.txt
-	DefaultWeight float64
-	Policy        string // schedule.Policies(); "" = schedule.DefaultPolicy
-	DryRun        bool
+	Configs config.Sources
+	LogDir  string // default: <RepoRoot>/test-results/logs
+	GPUs    string // --gpus: list or count; "" = the precedence in docs/cli.md#gpus
+	Arch    string // "" = detected
+	Weights weights.Options
+	Policy  string // schedule.Policies(); "" = schedule.DefaultPolicy
+	DryRun  bool
 	// CheckCommands verifies config commands exist here (ignored with a
 	// Target.Container, where this machine's files say nothing).
 	CheckCommands bool
-	// Store returns where the weight table lives for this arch and level; nil = the
-	// local file at WeightsPath.
-	Store func(arch, level, defaultPath string) weights.Store
 
 	// Dispatch is the bad-day policy (docs/bad-day.md), phase 4's whole.
 	Dispatch dispatch.Policy
@@ -80,29 +76,10 @@ type Options struct {
 	// the environment says nowhere, and which items write none.
 	JUnit junit.Options
 
-	// RunURL is the run's page on github.com (the action sets it): Result.Markdown
-	// is then rendered for GitHub, with log tails inline and no relative link,
-	// while report/schedule.md keeps its links into the log dir; Result.Comment is
-	// the PR comment's text.
-	RunURL string
-	// BaseTests is what the last run on the pull request's base branch counted (the
-	// action restores it): run.json records it, the report shows the change.
-	BaseTests *record.BaseTests
-
 	// Suites selects the suites that run (--suites).
 	Suites Selection
 
-	// PortBase is the first of the items' PET_MASTER_PORT ports (--port-base):
-	// "" = $TE_CI_PORT_BASE of Env, else 29600 (hook.PortBase).
-	PortBase string
-
-	// Before and After are the once-per-run commands, as words (config.SplitFields;
-	// docs/hooks.md "Once per run"): Before runs in phase 3 ahead of the setups,
-	// pinned to the first GPU, and its failure stops the run as a failed setup
-	// does; After runs once the queue has drained, its failure a warning. SetupEnv
-	// (NAME=VALUE) are given to every list suite's setup (TE_CI_SKIP_CK_JIT=1).
-	Before, After []string
-	SetupEnv      []string
+	Once Once
 
 	// Full runs every item even when the last attempt left a list of what failed
 	// (--full; docs/reruns.md).
@@ -121,8 +98,32 @@ type Options struct {
 	// (docs/runners.md).
 	Sharding shard.Spec
 
+	Presentation Presentation
+}
+
+// Once are the once-per-run commands, as words (config.SplitFields; docs/hooks.md
+// "Once per run"): Before runs in phase 3 ahead of the setups, pinned to the
+// first GPU, and its failure stops the run as a failed setup does; After runs
+// once the queue has drained, its failure a warning.
+type Once struct {
+	Before, After []string
+	// SetupEnv (NAME=VALUE) are given to every list suite's setup
+	// (TE_CI_SKIP_CK_JIT=1 once Before built the cache).
+	SetupEnv []string
+}
+
+// Presentation is how the face shows the run.
+type Presentation struct {
 	Out      io.Writer // console; nil = stdout
 	Observer Observer  // phase boundaries and warnings; nil = plain text on Out
+	// RunURL is the run's page on github.com (the action sets it): Result.Markdown
+	// is then rendered for GitHub, with log tails inline and no relative link,
+	// while report/schedule.md keeps its links into the log dir; Result.Comment is
+	// the PR comment's text.
+	RunURL string
+	// BaseTests is what the last run on the pull request's base branch counted (the
+	// action restores it): run.json records it, the report shows the change.
+	BaseTests *record.BaseTests
 }
 
 // Observer sees the phases and warnings, so the action can fold each phase in a
@@ -143,8 +144,8 @@ type Result struct {
 	Stats       report.Stats
 	Report      string   // path of report/schedule.md
 	JUnit       []string // merged JUnit files, one per suite
-	Markdown    string   // its content (rendered for GitHub when Options.RunURL is set)
-	Comment     string   // the PR comment's text (report.Comment), when Options.RunURL is set
+	Markdown    string   // its content (rendered for GitHub when Presentation.RunURL is set)
+	Comment     string   // the PR comment's text (report.Comment), when Presentation.RunURL is set
 	Weights     string   // the store's name
 	WeightsFile string   // the local weight table's path
 	Cancelled   bool
@@ -226,15 +227,15 @@ func newRun(o Options) (*run, error) {
 	if err := runenv.Settle(o.Face, &o.Target); err != nil {
 		return nil, err
 	}
-	if err := checkSetupEnv(o.Face, o.Target.Hooks, o.SetupEnv); err != nil {
+	if err := checkSetupEnv(o.Face, o.Target.Hooks, o.Once.SetupEnv); err != nil {
 		return nil, usage(err)
 	}
 	optional, err := junitOptional(o.Face, o.JUnit.Optional)
 	if err != nil {
 		return nil, usage(err)
 	}
-	if o.DefaultWeight <= 0 {
-		o.DefaultWeight = schedule.DefaultWeight
+	if o.Weights.Default <= 0 {
+		o.Weights.Default = schedule.DefaultWeight
 	}
 	if o.LogDir == "" {
 		o.LogDir = filepath.Join(o.Target.RepoRoot, "test-results", "logs")
@@ -242,7 +243,8 @@ func newRun(o Options) (*run, error) {
 	if o.LogDir, err = filepath.Abs(o.LogDir); err != nil {
 		return nil, usage(fmt.Errorf("%s: %w", o.Face.Name("log-dir"), err))
 	}
-	r := &run{o: o, out: o.Out, obs: o.Observer, layout: logdir.New(o.LogDir, o.Target.RepoRoot), optional: optional}
+	r := &run{o: o, out: o.Presentation.Out, obs: o.Presentation.Observer, layout: logdir.New(o.LogDir, o.Target.RepoRoot),
+		optional: optional}
 	if r.out == nil {
 		r.out = os.Stdout
 	}

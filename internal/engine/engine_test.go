@@ -50,9 +50,9 @@ func repo(t *testing.T, conf string) Options {
 			Env:      []string{"PATH=" + os.Getenv("PATH")},
 			Grace:    time.Second,
 		},
-		GPUs: "2",
-		Arch: "gfx942",
-		Out:  &bytes.Buffer{},
+		GPUs:         "2",
+		Arch:         "gfx942",
+		Presentation: Presentation{Out: &bytes.Buffer{}},
 	}
 }
 
@@ -131,7 +131,7 @@ func TestWorkerPanicStillWritesPhases5To8(t *testing.T) {
 	if err != nil || !strings.HasPrefix(string(table), "s/a ") || strings.Count(string(table), "\n") != 1 {
 		t.Errorf("weights %q, %v: want s/a only", table, err)
 	}
-	out := o.Out.(*bytes.Buffer).String()
+	out := o.Presentation.Out.(*bytes.Buffer).String()
 	if !strings.Contains(out, "run stopped (internal-error): internal error in sgpu-queue: a bug after TEST_FILTER=b") || !strings.Contains(out, "exit code 70") {
 		t.Errorf("console:\n%s", out)
 	}
@@ -163,7 +163,7 @@ exit 0
 	}
 	o.GPUs = "3"
 	obs := &countingObserver{}
-	o.Observer = obs
+	o.Presentation.Observer = obs
 	res, err := Run(context.Background(), o)
 	if err != nil || res.ExitCode != exitcode.OK {
 		t.Fatalf("Run: %v, %+v", err, res)
@@ -203,7 +203,7 @@ func TestCancelAfterItems(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	path := filepath.Join(o.Target.RepoRoot, "w.txt")
-	o.Store = func(_, _, _ string) weights.Store {
+	o.Weights.Store = func(_, _, _ string) weights.Store {
 		return cancelOnSave{File: weights.File{Path: path}, cancel: cancel}
 	}
 	res, err := Run(ctx, o)
@@ -217,7 +217,7 @@ func TestCancelAfterItems(t *testing.T) {
 	if err != nil || table.Len() != 3 {
 		t.Errorf("saved table: %v, %v; want the 3 items learned", table, err)
 	}
-	if out := o.Out.(*bytes.Buffer).String(); !strings.Contains(out, "run cancelled") || !strings.Contains(out, "exit code 130") {
+	if out := o.Presentation.Out.(*bytes.Buffer).String(); !strings.Contains(out, "run cancelled") || !strings.Contains(out, "exit code 130") {
 		t.Errorf("console:\n%s", out)
 	}
 }
@@ -227,8 +227,8 @@ func TestCancelAfterItems(t *testing.T) {
 // it NOT written, and the link is as it was.
 func TestUnreadableTableNotWritten(t *testing.T) {
 	o := repo(t, "s s.log list s.sh\n")
-	o.WeightsPath = filepath.Join(o.Target.RepoRoot, "w.txt")
-	if err := os.Symlink("w.txt", o.WeightsPath); err != nil {
+	o.Weights.Path = filepath.Join(o.Target.RepoRoot, "w.txt")
+	if err := os.Symlink("w.txt", o.Weights.Path); err != nil {
 		t.Fatal(err)
 	}
 	res, err := Run(context.Background(), o)
@@ -238,10 +238,10 @@ func TestUnreadableTableNotWritten(t *testing.T) {
 	if res.ExitCode != exitcode.OK || !slices.Contains(res.NotWritten, "w.txt") {
 		t.Errorf("exit %d, not written %q: want 0 and w.txt", res.ExitCode, res.NotWritten)
 	}
-	if target, err := os.Readlink(o.WeightsPath); err != nil || target != "w.txt" {
+	if target, err := os.Readlink(o.Weights.Path); err != nil || target != "w.txt" {
 		t.Errorf("the table was replaced: %q, %v", target, err)
 	}
-	out := o.Out.(*bytes.Buffer).String()
+	out := o.Presentation.Out.(*bytes.Buffer).String()
 	if !strings.Contains(out, "will NOT be written: the keys it holds are kept") || !strings.Contains(out, "NOT written (see the warnings): w.txt") {
 		t.Errorf("console:\n%s", out)
 	}
@@ -283,7 +283,7 @@ func TestJUnitInLogDir(t *testing.T) {
 				t.Fatal(err)
 			}
 			if res.ExitCode != tt.exit {
-				t.Errorf("exit %d, want %d\n%s", res.ExitCode, tt.exit, o.Out.(*bytes.Buffer).String())
+				t.Errorf("exit %d, want %d\n%s", res.ExitCode, tt.exit, o.Presentation.Out.(*bytes.Buffer).String())
 			}
 			if tt.xmlDir == "" {
 				return
@@ -340,7 +340,7 @@ func TestLinksPlantedMidRun(t *testing.T) {
 	if !slices.Equal(got, want) || res.ExitCode != exitcode.OK {
 		t.Errorf("NOT written %q, exit %d; want %q and 0", got, res.ExitCode, want)
 	}
-	if out := o.Out.(*bytes.Buffer).String(); !strings.Contains(out, want[0]+" NOT written (the exit code of item s/a): "+want[0]+" is a symbolic link to ") {
+	if out := o.Presentation.Out.(*bytes.Buffer).String(); !strings.Contains(out, want[0]+" NOT written (the exit code of item s/a): "+want[0]+" is a symbolic link to ") {
 		t.Errorf("console:\n%s", out)
 	}
 }

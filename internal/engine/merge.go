@@ -82,7 +82,7 @@ func Merge(ctx context.Context, o Options, dirs []string) (*Result, error) {
 		}
 	}
 	run.Meta.ForeignCwd = claim.ForeignCwd
-	run.Meta.BaseTests = r.o.BaseTests
+	run.Meta.BaseTests = r.o.Presentation.BaseTests
 	// Each shard's quarantined GPUs, named with their shard (shard.Merge), are the
 	// merged run's: the summary and the action's outputs say them as a run's.
 	r.res.Quarantined = run.Meta.Quarantined

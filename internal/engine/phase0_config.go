@@ -101,7 +101,7 @@ func (r *run) readConfig(ctx context.Context) (suites []config.Suite, pool gpu.P
 func (r *run) itemPorts(pool gpu.Pool) (map[string]int, error) {
 	fromEnv, _ := hook.Env(r.o.Target.Env).Get(hook.PortBaseVar)
 	option := r.o.Face.Name("port-base")
-	base, err := hook.PortBase(r.o.PortBase, option, fromEnv)
+	base, err := hook.PortBase(r.o.Target.PortBase, option, fromEnv)
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +132,7 @@ func (r *run) detect(ctx context.Context) (gpu.Pool, error) {
 // log dir as this tool's and records the suites whose files a next run may delete.
 func (r *run) claim(suites []config.Suite, pool gpu.Pool) *record.Meta {
 	m := &record.Meta{Tool: logdir.ToolName, GPUs: pool.IDs, PinVar: pool.PinVar, Arch: pool.Arch, Level: r.o.Target.Level,
-		Shard: r.shardRecord(suites), Roots: r.roots(), ForeignCwd: r.foreignCwd, BaseTests: r.o.BaseTests}
+		Shard: r.shardRecord(suites), Roots: r.roots(), ForeignCwd: r.foreignCwd, BaseTests: r.o.Presentation.BaseTests}
 	for _, s := range suites {
 		m.Suites = append(m.Suites, record.MetaSuite{Label: s.Label, LogFile: s.LogFile, Mode: string(s.Mode)})
 	}

@@ -40,7 +40,7 @@ func (r *run) order(ctx context.Context, exp *expansion, pool gpu.Pool) (*ordere
 	o.seeds = r.seedTE(ctx, stored, exp, pool, pooled)
 	o.store, o.stored, o.pool = store, stored, weights.SplitPool(stored, pooled, len(pool.IDs))
 	o.table = o.pool.View
-	schedule.Weigh(o.plan, o.table, r.o.DefaultWeight)
+	schedule.Weigh(o.plan, o.table, r.o.Weights.Default)
 	r.priors(o, exp, pool)
 	schedule.Order(o.plan)
 	r.res.Bound = schedule.LowerBound(o.plan, len(pool.IDs))
@@ -59,23 +59,16 @@ func (r *run) order(ctx context.Context, exp *expansion, pool gpu.Pool) (*ordere
 	return o, nil
 }
 
-func (r *run) weightsPath(arch, level string) string {
-	if r.o.WeightsPath != "" {
-		return r.o.WeightsPath
-	}
-	return weights.DefaultPath(r.o.Target.RepoRoot, arch, level)
-}
-
 // loadTable chooses the weight table's store for arch and level (a run's, or the
 // shards' a merge merges) and loads it; a table that cannot be loaded is an empty
 // one, with a warning saying so and what follows (without).
 func (r *run) loadTable(ctx context.Context, arch, level, without string) (weights.Store, *weights.Table) {
-	store := r.store(arch, level)
+	store := r.o.Weights.Open(r.o.Target.RepoRoot, arch, level)
 	r.weights = store
 	table, warns, err := store.Load(ctx)
 	// Named once loaded: the load decides what serves it (the cache's v1 when its
 	// v2 service answered 404).
-	r.res.Weights, r.res.WeightsFile = store.String(), r.weightsPath(arch, level)
+	r.res.Weights, r.res.WeightsFile = store.String(), r.o.Weights.TablePath(r.o.Target.RepoRoot, arch, level)
 	r.tableWarns = map[string]bool{}
 	for _, w := range warns {
 		r.tableWarns[w] = true
@@ -93,14 +86,6 @@ func (r *run) loadTable(ctx context.Context, arch, level, without string) (weigh
 		table = weights.New()
 	}
 	return store, table
-}
-
-func (r *run) store(arch, level string) weights.Store {
-	path := r.weightsPath(arch, level)
-	if r.o.Store != nil {
-		return r.o.Store(arch, level, path)
-	}
-	return weights.File{Path: path}
 }
 
 // scheduler is the dispatch policy over the plan (in LPT order), as

@@ -68,7 +68,7 @@ func (r *run) checkOnce() error {
 	for _, c := range []struct {
 		kind  onceKind
 		words []string
-	}{{onceBefore, r.o.Before}, {onceAfter, r.o.After}} {
+	}{{onceBefore, r.o.Once.Before}, {onceAfter, r.o.Once.After}} {
 		if len(c.words) == 0 {
 			continue
 		}
@@ -140,15 +140,15 @@ func (r *run) runOnce(ctx context.Context, kind onceKind, words []string, pool g
 // before runs --before once, ahead of the setups; nothing to run, nothing to
 // prepare. Its failure stops the run.
 func (r *run) before(ctx context.Context, pool gpu.Pool, items int) error {
-	if len(r.o.Before) == 0 {
+	if len(r.o.Once.Before) == 0 {
 		return nil
 	}
 	if items == 0 {
 		r.printf("  no item to run: %s is not run\n", r.o.Face.Name("before"))
 		return nil
 	}
-	r.printf("  %s: %s  → %s\n", r.o.Face.Name("before"), config.QuoteWords(r.o.Before), r.rel(r.layout.OnceLog(string(onceBefore))))
-	tail, err := r.runOnce(ctx, onceBefore, r.o.Before, pool)
+	r.printf("  %s: %s  → %s\n", r.o.Face.Name("before"), config.QuoteWords(r.o.Once.Before), r.rel(r.layout.OnceLog(string(onceBefore))))
+	tail, err := r.runOnce(ctx, onceBefore, r.o.Once.Before, pool)
 	if err != nil {
 		if ctx.Err() != nil {
 			return err
@@ -165,11 +165,11 @@ func (r *run) before(ctx context.Context, pool gpu.Pool, items int) error {
 // after runs --after once the queue has drained (not after a cancel: the run is
 // ending). Its output is in the log; its failure is a warning, never the verdict.
 func (r *run) after(ctx context.Context, pool gpu.Pool, items int) {
-	if len(r.o.After) == 0 || items == 0 || ctx.Err() != nil {
+	if len(r.o.Once.After) == 0 || items == 0 || ctx.Err() != nil {
 		return
 	}
-	r.printf("  %s: %s  → %s\n", r.o.Face.Name("after"), config.QuoteWords(r.o.After), r.rel(r.layout.OnceLog(string(onceAfter))))
-	if _, err := r.runOnce(ctx, onceAfter, r.o.After, pool); err != nil {
+	r.printf("  %s: %s  → %s\n", r.o.Face.Name("after"), config.QuoteWords(r.o.Once.After), r.rel(r.layout.OnceLog(string(onceAfter))))
+	if _, err := r.runOnce(ctx, onceAfter, r.o.Once.After, pool); err != nil {
 		r.warn(err.Error() + " (the verdicts are the items'; this is only a warning)")
 	}
 }

@@ -55,7 +55,7 @@ func (r *run) setup(ctx context.Context, suites []config.Suite, pool gpu.Pool, p
 		tail := &textfmt.Tail{}
 		w := io.MultiWriter(f, tail)
 		run := adapter.Run{Dir: r.o.Target.RepoRoot, Stdout: w, Stderr: w,
-			Hook: adapter.Hook{Names: r.o.Target.Hooks, Level: r.o.Target.Level, Base: r.target.Env.With(r.o.SetupEnv...), Pin: suitePin(s, pool)}}
+			Hook: adapter.Hook{Names: r.o.Target.Hooks, Level: r.o.Target.Level, Base: r.target.Env.With(r.o.Once.SetupEnv...), Pin: suitePin(s, pool)}}
 		if run.JUnitDir, err = r.suiteJUnitDir(s.Label); err != nil {
 			f.Close()
 			return err

@@ -20,7 +20,7 @@ import (
 func (r *run) meta(suites []config.Suite, pool gpu.Pool) *record.Meta {
 	m := r.claim(suites, pool)
 	m.Format = logdir.FormatAttempts
-	m.DefaultWeight = r.o.DefaultWeight
+	m.DefaultWeight = r.o.Weights.Default
 	if r.weights != nil {
 		// After its Load: it may say where the table came from. A file under the repo
 		// root is named relative to it: the report shows no runner's path.

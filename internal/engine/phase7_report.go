@@ -50,8 +50,8 @@ func (r *run) writeReport(run *record.Run) {
 	if err != nil && len(files.NotWritten) == 0 {
 		r.warn(err.Error())
 	}
-	if r.o.RunURL != "" {
-		o := report.Options{RunURL: r.o.RunURL}
+	if r.o.Presentation.RunURL != "" {
+		o := report.Options{RunURL: r.o.Presentation.RunURL}
 		r.res.Markdown = report.Render(run, r.res.Suites, r.res.Stats, o)
 		r.res.Comment = report.Comment(run, r.res.Suites, r.res.Stats, o)
 	}

@@ -25,7 +25,7 @@ func (r *run) priors(o *ordered, e *expansion, pool gpu.Pool) {
 	if len(keys) == 0 {
 		return
 	}
-	skip := []string{r.weightsPath(pool.Arch, r.o.Target.Level)}
+	skip := []string{r.o.Weights.TablePath(r.o.Target.RepoRoot, pool.Arch, r.o.Target.Level)}
 	for _, q := range runQueues(e.suites) {
 		skip = append(skip, weights.TEPath(r.o.Target.RepoRoot, q, pool.Arch, r.o.Target.Level, len(pool.IDs)))
 	}

@@ -35,23 +35,14 @@ type rerunning struct {
 // code it tests, and per queue what the last run of its key left, read in phase 2.
 type rerunState struct {
 	code   string
-	prior  map[string]*prior
+	prior  map[string]*rerun.Prior
 	listed map[record.ItemID]bool // the items this run listed (a shard's own), before narrowing
 }
 
-// prior is one queue's state as this run trusts it: the failed list, and its
-// record when that is of this run's key. Nothing, when the state was another's.
-type prior struct {
-	failed []record.ItemID
-	state  *rerun.State // nil: no record of this key (outside git, the list is still used)
-	// byList: the list is trusted without a record (outside a git checkout, one
-	// TE's run_queue.sh wrote): it speaks for every item of its queue.
-	byList bool
-}
-
-// rerunFiles names the re-run state of one TE queue for this run's arch and level.
+// rerunFiles names the re-run state of one TE queue for this run's key.
 func (r *run) rerunFiles(queue, arch string) rerun.Files {
-	return rerun.Files{Root: r.o.Target.RepoRoot, Queue: queue, Arch: arch, Level: r.o.Target.Level}
+	key := rerun.StateKey{Queue: queue, Arch: arch, Level: r.o.Target.Level, Code: r.reruns.code}
+	return rerun.Files{Root: r.o.Target.RepoRoot, StateKey: key}
 }
 
 // runQueues are the TE queues of suites (config.Suite.Queue), each once, sorted.
@@ -76,7 +67,7 @@ func (r *run) prepareRerun(ctx context.Context, suites []config.Suite, arch stri
 		r.warn(fmt.Sprintf("the code this run tests is not known (%v): the re-run state is keyed without it, "+
 			"as outside a git checkout; set GITHUB_SHA to the commit to key it", err))
 	}
-	r.reruns = &rerunState{code: code, prior: map[string]*prior{}}
+	r.reruns = &rerunState{code: code, prior: map[string]*rerun.Prior{}}
 	if r.o.DryRun {
 		return nil
 	}
@@ -96,12 +87,13 @@ func (r *run) prepareRerun(ctx context.Context, suites []config.Suite, arch stri
 // the code's diff leaves them out (relative to the root).
 func (r *run) stateDirs(arch string) []string {
 	var out []string
-	for _, p := range []string{filepath.Join(r.o.Target.RepoRoot, rerun.Dir), filepath.Dir(r.weightsPath(arch, r.o.Target.Level)),
+	root := r.o.Target.RepoRoot
+	for _, p := range []string{filepath.Join(root, rerun.Dir), filepath.Dir(r.o.Weights.TablePath(root, arch, r.o.Target.Level)),
 		r.o.LogDir, r.junitDir(), r.junitPrefix()} {
 		if p == "" {
 			continue
 		}
-		if rel, err := filepath.Rel(r.o.Target.RepoRoot, p); err == nil && rel != "." && filepath.IsLocal(rel) && !slices.Contains(out, rel) {
+		if rel, err := filepath.Rel(root, p); err == nil && rel != "." && filepath.IsLocal(rel) && !slices.Contains(out, rel) {
 			out = append(out, rel)
 		}
 	}
@@ -134,46 +126,21 @@ func (r *run) checkRerunPaths(f rerun.Files) error {
 	return nil
 }
 
-// readPrior reads queue q's failed list and its record and decides what of them
-// this run trusts: state of another key (queue, arch, level, code) is ignored with
-// a one-line notice, and so is a list with no record of its code when this run
-// knows its own; outside a git checkout such a list is used as it is.
-func (r *run) readPrior(q, arch string) *prior {
-	p, notice, err := r.loadPrior(q, arch)
+// readPrior reads queue q's failed list and its record (rerun.Load): state this
+// run does not trust is ignored with a one-line notice.
+func (r *run) readPrior(q, arch string) *rerun.Prior {
+	f := r.rerunFiles(q, arch)
+	p, notice, err := rerun.Load(f)
 	switch {
 	case err != nil:
 		r.warn(fmt.Sprintf("%v; running everything", err))
-	case notice != "" && len(p.failed) > 0 && !r.o.Full:
-		r.printf("  re-run: %s is not this run's (%s): running everything\n", r.rel(r.rerunFiles(q, arch).Failed()), notice)
+	case notice != "" && len(p.Failed) > 0 && !r.o.Full:
+		r.printf("  re-run: %s is not this run's (%s): running everything\n", r.rel(f.Failed()), notice)
 	}
 	if notice != "" {
-		return &prior{}
+		return &rerun.Prior{}
 	}
 	return p
-}
-
-// loadPrior reads queue q's failed list and its record: what this run trusts of
-// them, else why not (notice) with what the list holds, or the error that kept the
-// list from being read.
-func (r *run) loadPrior(q, arch string) (p *prior, notice string, err error) {
-	f := r.rerunFiles(q, arch)
-	keys, list, err := rerun.ReadFailed(f.Failed())
-	if err != nil {
-		return &prior{}, "", err
-	}
-	st, serr := rerun.ReadState(f.State())
-	want := rerun.StateKey{Queue: q, Arch: arch, Level: r.o.Target.Level, Code: r.reruns.code}
-	trust, why := st.Check(want, list)
-	if serr != nil {
-		why = fmt.Sprintf("its record %s cannot be read: %v", r.rel(f.State()), errors.Unwrap(serr))
-	}
-	switch {
-	case trust == rerun.Keyed:
-		return &prior{failed: keys, state: st}, "", nil
-	case trust == rerun.Unkeyed && want.Code == "":
-		return &prior{failed: keys, byList: list != nil}, "", nil
-	}
-	return &prior{failed: keys}, why, nil
 }
 
 // narrow is the start of phase 2 on a re-run: when the failed lists of the run's
@@ -190,10 +157,10 @@ func (r *run) narrow(e *expansion, arch string) {
 	for _, q := range runQueues(e.suites) {
 		p := r.readPrior(q, arch)
 		r.reruns.prior[q] = p
-		if len(p.failed) > 0 {
+		if len(p.Failed) > 0 {
 			lists = append(lists, r.rel(r.rerunFiles(q, arch).Failed()))
 		}
-		for _, k := range p.failed {
+		for _, k := range p.Failed {
 			if r.owns(q, k) {
 				failed = append(failed, k)
 			} else {
@@ -267,7 +234,7 @@ func (r *run) narrowItems(e *expansion, arch string, n rerun.Narrowing, unrun []
 			r.warn(fmt.Sprintf("re-run: %v; %s runs whole", err, textfmt.Printable(k.Key())))
 			continue
 		}
-		if st := r.reruns.prior[q].state; st != nil && !st.TestsKept(rerun.TestsName(k), data) {
+		if st := r.reruns.prior[q].State; st != nil && !st.TestsKept(rerun.TestsName(k), data) {
 			r.printf("  re-run: %s re-runs whole: %s is not the tests file the last attempt wrote "+
 				"(a run of another level or arch rewrote it)\n", textfmt.Printable(k.Key()), r.rel(f))
 			continue
@@ -283,16 +250,16 @@ func (r *run) narrowItems(e *expansion, arch string, n rerun.Narrowing, unrun []
 // runs, whole: those no earlier run of this key ran, whose outcome the state does
 // not hold (a suite another --suites left out, a queue with no state of this key,
 // an item new in the config), or holds as failed. A list trusted without a record
-// speaks for every item of its queue (prior.byList), except in a shard, which
+// speaks for every item of its queue (rerun.Prior.ByList), except in a shard, which
 // carries the outcome of each item it skips into rr.Carried, so that merge sees
 // every item of the shard once (docs/runners.md#re-running-a-failed-shard).
 func (r *run) unrun(e *expansion, n rerun.Narrowing, rr *rerunning) []record.ItemID {
 	known := map[record.ItemID]record.Carried{}
 	byList := map[string]bool{}
 	for q, p := range r.reruns.prior {
-		byList[q] = p.byList && r.shard == nil
-		if p.state != nil {
-			for _, c := range p.state.Items {
+		byList[q] = p.ByList && r.shard == nil
+		if p.State != nil {
+			for _, c := range p.State.Items {
 				known[c.ItemID] = c
 			}
 		}

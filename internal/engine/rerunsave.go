@@ -53,16 +53,16 @@ func (r *run) saveQueue(ctx context.Context, q, arch string, items []verdict.Ite
 		return
 	}
 	defer release()
-	p, notice, err := r.loadPrior(q, arch)
+	p, notice, err := rerun.Load(f)
 	if err != nil || notice != "" {
-		p = &prior{} // another key's, or none to keep
+		p = &rerun.Prior{} // another key's, or none to keep
 	}
-	keys, st := rerun.Next(p.state, p.failed, rerun.Ran{
+	keys, st := rerun.Next(p.State, p.Failed, rerun.Ran{
 		Owns:   func(k record.ItemID) bool { return r.owns(q, k) },
 		Listed: func(k record.ItemID) bool { return r.reruns.listed[k] },
 		Items:  items,
 	})
-	st.StateKey = rerun.StateKey{Queue: q, Arch: arch, Level: r.o.Target.Level, Code: r.reruns.code}
+	st.StateKey = f.StateKey
 	list := logdir.FormatItems(keys) // TE's failed list: empty when nothing failed
 	st.Failed = rerun.Digest(list)
 	if err := rerun.WriteFile(f.Root, f.Failed(), list); err != nil {

@@ -32,12 +32,11 @@ import (
 // Dir is the folder of the re-run state under the repo root.
 const Dir = "ci-rerun"
 
-// Files names the re-run state of one queue of one runner kind.
+// Files names the re-run state of one key: its queue, arch and level name the
+// files, its code is checked against their record.
 type Files struct {
-	Root  string // the repo root
-	Queue string // sgpu, mgpu
-	Arch  string
-	Level string
+	Root string // the repo root
+	StateKey
 }
 
 // QueueDir is ci-rerun/<queue> under the root.

@@ -12,7 +12,7 @@ import (
 )
 
 func TestFilesNames(t *testing.T) {
-	f := Files{Root: "/repo", Queue: "mgpu", Arch: "gfx950", Level: "3"}
+	f := Files{Root: "/repo", StateKey: StateKey{Queue: "mgpu", Arch: "gfx950", Level: "3"}}
 	for _, c := range []struct{ got, want string }{
 		{f.Failed(), "/repo/ci-rerun/mgpu/failed.gfx950.l3.tsv"},
 		{f.TestsDir(), "/repo/ci-rerun/mgpu/tests"},

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/safefs"
@@ -87,6 +88,41 @@ func (s *State) Check(want StateKey, list []byte) (Trust, string) {
 		return Foreign, fmt.Sprintf("it was written for %s, this run tests %s", had, short(want.Code))
 	}
 	return Keyed, ""
+}
+
+// Prior is one queue's state as a run of its key trusts it: the failed list, and
+// its record when that is of the run's key.
+type Prior struct {
+	Failed []record.ItemID
+	State  *State // nil: no record of this key (outside git, the list is still used)
+	// ByList: the list is trusted without a record (outside a git checkout, one
+	// TE's run_queue.sh wrote): it speaks for every item of its queue.
+	ByList bool
+}
+
+// Load reads f's failed list and its record and says what of them a run of f's
+// key trusts: state of another key is not trusted, nor a list with no record of
+// its code when the run knows its own; outside a git checkout (no Code) such a
+// list is used as it is. notice says why a list is not trusted (p.Failed still
+// holds it); err is a list that could not be read.
+func Load(f Files) (p *Prior, notice string, err error) {
+	keys, list, err := ReadFailed(f.Failed())
+	if err != nil {
+		return &Prior{}, "", err
+	}
+	st, serr := ReadState(f.State())
+	trust, why := st.Check(f.StateKey, list)
+	if serr != nil {
+		rel, _ := filepath.Rel(f.Root, f.State())
+		why = fmt.Sprintf("its record %s cannot be read: %v", rel, errors.Unwrap(serr))
+	}
+	switch {
+	case trust == Keyed:
+		return &Prior{Failed: keys, State: st}, "", nil
+	case trust == Unkeyed && f.Code == "":
+		return &Prior{Failed: keys, ByList: list != nil}, "", nil
+	}
+	return &Prior{Failed: keys}, why, nil
 }
 
 // TestsKept reports whether the tests file name holds what the run that wrote the

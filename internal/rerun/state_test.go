@@ -78,7 +78,7 @@ func TestStateTestsKept(t *testing.T) {
 
 func TestStateRoundTrip(t *testing.T) {
 	root := t.TempDir()
-	path := Files{Root: root, Queue: "sgpu", Arch: "gfx942", Level: "3"}.State()
+	path := Files{Root: root, StateKey: StateKey{Queue: "sgpu", Arch: "gfx942", Level: "3"}}.State()
 	if path != filepath.Join(root, "ci-rerun/sgpu/state.gfx942.l3.json") {
 		t.Errorf("state path %s", path)
 	}
@@ -102,6 +102,49 @@ func TestStateRoundTrip(t *testing.T) {
 	}
 	if _, err := ReadState(path); err == nil || !strings.Contains(err.Error(), path) {
 		t.Errorf("a mangled record: %v; want an error naming it", err)
+	}
+}
+
+// TestLoad: a run trusts a list by a record of its own key, or, knowing no code,
+// a list with no record; anything else is a notice, the list still read.
+func TestLoad(t *testing.T) {
+	k := record.ItemID{Label: "a", Tag: "b"}
+	list := []byte("a\tb\n")
+	key := StateKey{Queue: "sgpu", Arch: "gfx942", Level: "3", Code: "c1"}
+	for _, c := range []struct {
+		name, record string
+		code         string // the loading run's
+		want         *Prior
+		notice       string
+	}{
+		{"keyed", string(FormatState(&State{Version: StateVersion, StateKey: key, Failed: Digest(list)})), "c1",
+			&Prior{Failed: []record.ItemID{k}, State: &State{Version: StateVersion, StateKey: key, Failed: Digest(list)}}, ""},
+		{"no record, no code", "", "", &Prior{Failed: []record.ItemID{k}, ByList: true}, ""},
+		{"no record, a code", "", "c1", &Prior{Failed: []record.ItemID{k}}, "no record of the code it was written for"},
+		{"another code", string(FormatState(&State{Version: StateVersion, StateKey: key, Failed: Digest(list)})), "c2",
+			&Prior{Failed: []record.ItemID{k}}, "it was written for code c1, this run tests c2"},
+		{"a mangled record", "{", "c1", &Prior{Failed: []record.ItemID{k}}, "its record ci-rerun/sgpu/state.gfx942.l3.json cannot be read"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			want := key
+			want.Code = c.code
+			f := Files{Root: t.TempDir(), StateKey: want}
+			if err := WriteFile(f.Root, f.Failed(), list); err != nil {
+				t.Fatal(err)
+			}
+			if c.record != "" {
+				if err := WriteFile(f.Root, f.State(), []byte(c.record)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p, notice, err := Load(f)
+			if err != nil || !strings.HasPrefix(notice, c.notice) || c.notice == "" && notice != "" {
+				t.Errorf("notice %q, %v; want %q", notice, err, c.notice)
+			}
+			if diff := cmp.Diff(c.want, p); diff != "" {
+				t.Error(diff)
+			}
+		})
 	}
 }
 

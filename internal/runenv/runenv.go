@@ -28,6 +28,9 @@ type Options struct {
 	Env      []string   // the environment suites inherit; nil = os.Environ()
 	Hooks    hook.Names // the hook contract's variable names; zero = TE's
 	Level    string     // "" = $TEST_LEVEL, else 99
+	// PortBase is the first of the items' PET_MASTER_PORT ports (--port-base):
+	// "" = $TE_CI_PORT_BASE of Env, else 29600 (hook.PortBase).
+	PortBase string
 
 	// Exec runs every suite command; nil = local processes with Grace and Force.
 	Exec executor.Executor

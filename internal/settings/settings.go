@@ -124,7 +124,7 @@ var Knobs = []Knob{
 		Action: "the Actions cache is restored into it and saved from it",
 		Empty:  "`ci-weights/test_weights.<arch>.l<level>.txt` under the repo root",
 		Path:   true,
-		set:    func(o *engine.Options, s string) error { o.WeightsPath = s; return nil },
+		set:    func(o *engine.Options, s string) error { o.Weights.Path = s; return nil },
 	},
 	{
 		Name: "junit-dir",
@@ -144,8 +144,8 @@ var Knobs = []Knob{
 		Usage: "estimate in seconds of an item the weight table has never seen and no prior covers, so that it runs first " +
 			"(docs/weights.md#priors-for-unknown-items)",
 		set: func(o *engine.Options, s string) (err error) {
-			o.DefaultWeight, err = number(s, 0, false)
-			if err == nil && o.DefaultWeight <= 0 {
+			o.Weights.Default, err = number(s, 0, false)
+			if err == nil && o.Weights.Default <= 0 {
 				err = errors.New("want a positive number of seconds")
 			}
 			return err
@@ -305,7 +305,7 @@ var Knobs = []Knob{
 			"port",
 		Empty: "`$TE_CI_PORT_BASE`, else `29600`",
 		set: func(o *engine.Options, s string) error {
-			o.PortBase = s
+			o.Target.PortBase = s
 			if strings.TrimSpace(s) == "" {
 				return nil
 			}
@@ -328,14 +328,14 @@ var Knobs = []Knob{
 		Usage: "a command run once before the suites' setups, pinned to the first GPU (TE's CK JIT prebuild), from the repo root " +
 			"where the commands run, written as a config line's words (shell quoting, nothing expanded); its failure stops the run " +
 			"as a failed setup does (docs/hooks.md#once-per-run)",
-		set: func(o *engine.Options, s string) (err error) { o.Before, err = onceWords(s); return err },
+		set: func(o *engine.Options, s string) (err error) { o.Once.Before, err = onceWords(s); return err },
 	},
 	{
 		Name: "after",
 		Kind: String,
 		Usage: "a command run once the queue has drained (TE's CK JIT drift check), written like {before}; its output goes to the " +
 			"console and its own log, and its failure is a warning, never the verdict",
-		set: func(o *engine.Options, s string) (err error) { o.After, err = onceWords(s); return err },
+		set: func(o *engine.Options, s string) (err error) { o.Once.After, err = onceWords(s); return err },
 	},
 	{
 		Name: "setup-env",
@@ -343,8 +343,8 @@ var Knobs = []Knob{
 		Usage: "`NAME=VALUE` given to every list suite's setup, e.g. `TE_CI_SKIP_CK_JIT=1` once {before} built the cache; a " +
 			"variable sgpu-queue sets itself (a hook variable, the GPU pin) is refused",
 		set: func(o *engine.Options, s string) error {
-			o.SetupEnv = splitLines(s) // after hook-var and pin-var: their names are settled
-			return errors.Join(engine.SetupEnvProblems(o.Target.Hooks, o.SetupEnv)...)
+			o.Once.SetupEnv = splitLines(s) // after hook-var and pin-var: their names are settled
+			return errors.Join(engine.SetupEnvProblems(o.Target.Hooks, o.Once.SetupEnv)...)
 		},
 	},
 	{

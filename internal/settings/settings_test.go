@@ -16,6 +16,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/runenv"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/shard"
+	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
 func TestKnobTable(t *testing.T) {
@@ -65,9 +66,9 @@ func TestApplyDefaults(t *testing.T) {
 			ListTimeout:  10 * time.Minute,
 			SetupTimeout: 2 * time.Hour,
 		},
-		Configs:       config.Sources{Queue: "sgpu"},
-		DefaultWeight: 999999,
-		Policy:        schedule.DefaultPolicy,
+		Configs: config.Sources{Queue: "sgpu"},
+		Weights: weights.Options{Default: 999999},
+		Policy:  schedule.DefaultPolicy,
 		Dispatch: dispatch.Policy{
 			Timeout:    dispatch.Timeout{Min: 5 * time.Minute},
 			Quarantine: dispatch.DefaultQuarantine,
@@ -109,16 +110,16 @@ func TestApplyValues(t *testing.T) {
 			Grace:            0,
 			ListTimeout:      30 * time.Second,
 			SetupTimeout:     0,
+			PortBase:         "31000",
 		},
-		Configs:       config.Sources{Queue: "mgpu", MGPU: []string{"ci/a.conf", "ci/b c.conf"}},
-		LogDir:        "/tmp/logs",
-		GPUs:          "0,1",
-		Arch:          "gfx942",
-		WeightsPath:   "w.txt",
-		JUnit:         junit.Options{Dir: "j"},
-		DefaultWeight: 12.5,
-		Policy:        "lpt",
-		DryRun:        true,
+		Configs: config.Sources{Queue: "mgpu", MGPU: []string{"ci/a.conf", "ci/b c.conf"}},
+		LogDir:  "/tmp/logs",
+		GPUs:    "0,1",
+		Arch:    "gfx942",
+		Weights: weights.Options{Path: "w.txt", Default: 12.5},
+		JUnit:   junit.Options{Dir: "j"},
+		Policy:  "lpt",
+		DryRun:  true,
 		Dispatch: dispatch.Policy{
 			Timeout:        dispatch.Timeout{Factor: 2.5, Min: 90 * time.Second, Max: 2 * time.Hour},
 			Retries:        2,
@@ -126,7 +127,6 @@ func TestApplyValues(t *testing.T) {
 			Quarantine:     dispatch.Quarantine{Threshold: 0, Fast: dispatch.DefaultQuarantine.Fast, FastUnknown: dispatch.DefaultQuarantine.FastUnknown},
 		},
 		Sharding: shard.Spec{Shard: 2, Shards: 3, PlanFile: "plan.json"},
-		PortBase: "31000",
 		Suites:   engine.Selection{Labels: []string{"torch", "jax-mgpu", "core"}, Given: true},
 	}
 	if diff := cmp.Diff(want, o); diff != "" {

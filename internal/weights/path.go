@@ -15,6 +15,34 @@ func DefaultPath(repoRoot, arch, level string) string {
 	return filepath.Join(repoRoot, "ci-weights", "test_weights."+arch+".l"+level+".txt")
 }
 
+// Options say where a run's weight table lives and what an item it lacks weighs.
+type Options struct {
+	Path string // the local table; "" = DefaultPath
+	// Default weighs an item the table has never seen; the engine makes ≤ 0
+	// schedule.DefaultWeight.
+	Default float64
+	// Store returns where the table lives for an arch and level (the action's:
+	// the Actions cache); nil = a File at path.
+	Store func(arch, level, path string) Store
+}
+
+// TablePath is the local table's path for arch and level.
+func (o Options) TablePath(repoRoot, arch, level string) string {
+	if o.Path != "" {
+		return o.Path
+	}
+	return DefaultPath(repoRoot, arch, level)
+}
+
+// Open is the table's store for arch and level.
+func (o Options) Open(repoRoot, arch, level string) Store {
+	path := o.TablePath(repoRoot, arch, level)
+	if o.Store != nil {
+		return o.Store(arch, level, path)
+	}
+	return File{Path: path}
+}
+
 // CheckLevel says what is wrong with a test level as part of a table's file name
 // and cache key; nil when nothing.
 func CheckLevel(level string) error {
