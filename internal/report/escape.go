@@ -8,12 +8,9 @@ import (
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
 
-// Tags and labels come from the suites' own scripts: they may hold anything. Every
-// piece of them that reaches the report goes through one of these functions, one per
-// context (Markdown prose, a table cell, a Mermaid task name, SVG text).
+// Tags and labels come from the suites' scripts and may hold anything: each reaches the report through one escaper per context.
 
-// maxShown bounds how much of one tag the report shows; the file names and the TSV
-// files keep it whole.
+// maxShown bounds how much of one tag the report shows; files keep it whole.
 const maxShown = 120
 
 // shorten cuts s to at most n runes, marking the cut with "…".
@@ -31,9 +28,7 @@ func shorten(s string, n int) string {
 	return s[:i] + "…"
 }
 
-// code is s as an inline code span: control characters and spaces made visible
-// (quoted, as on the console), long values shortened, and a fence longer than any
-// run of backticks inside, so nothing in s is read as Markdown or HTML.
+// code is s as an inline code span that nothing in s can break out of.
 func code(s string) string {
 	s = shorten(textfmt.Printable(strings.ToValidUTF8(s, "\uFFFD")), maxShown)
 	if s == "" {
@@ -41,8 +36,7 @@ func code(s string) string {
 	}
 	fence := strings.Repeat("`", longestRun(s, '`')+1)
 	if s[0] == '`' || s[len(s)-1] == '`' {
-		// One space each side is stripped again by the renderer; s never begins or
-		// ends with a space (Printable quotes those), so this cannot eat a real one.
+		// The renderer strips one space each side; Printable quotes a leading or trailing space, so none is lost.
 		return fence + " " + s + " " + fence
 	}
 	return fence + s + fence
@@ -62,13 +56,10 @@ func longestRun(s string, c byte) int {
 	return longest
 }
 
-// cell is code(s) made safe inside a GFM table cell: a pipe, even inside a code
-// span, would end the cell unless escaped.
+// cell is code(s) in a GFM table cell: a pipe, even in a code span, ends the cell.
 func cell(s string) string { return strings.ReplaceAll(code(s), "|", `\|`) }
 
-// plain is s as Markdown prose (tool notes): HTML characters as entities, Markdown
-// punctuation backslash-escaped, control characters and line breaks as spaces or
-// U+FFFD, so a note stays one line of text.
+// plain is s as one line of Markdown prose, with no HTML or Markdown syntax.
 func plain(s string) string {
 	var b strings.Builder
 	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
@@ -100,13 +91,10 @@ var mermaidKeywords = []string{
 	"todaymarker", "topaxis", "weekday", "weekend", "displaymode",
 }
 
-// mermaidColon stands for ':' in a Mermaid section name, which cannot hold one
-// (Mermaid reads ':' as the start of a task's data): U+A789, which reads the same.
+// mermaidColon stands for ':', which Mermaid reads as the start of a task's data.
 const mermaidColon = "\uA789"
 
-// mermaidGPU is a lane's GPU as a Mermaid section name: a merged run's "s2:1"
-// keeps its look ("s2꞉1"), so that the chart names a shard's GPU as the tables and
-// the SVG do (docs/files.md, "Merged runs").
+// mermaidGPU is a lane's GPU as a Mermaid section name, so "s2:1" reads as in the tables (docs/files.md, "Merged runs").
 func mermaidGPU(g string) string {
 	parts := strings.Split(g, ":")
 	for i, p := range parts {
@@ -115,10 +103,7 @@ func mermaidGPU(g string) string {
 	return strings.Join(parts, mermaidColon)
 }
 
-// mermaidName is s as a Mermaid gantt task name: only letters, digits and "._+=/-"
-// survive (':' separates the task's data, ';' and '#' and '%' have their own
-// meanings, anything else could reach the diagram's HTML); a name that would read
-// as a keyword gets a prefix.
+// mermaidName is s as a Mermaid task name: only letters, digits and "._+=/-", and never a keyword.
 func mermaidName(s string, n int) string {
 	var b strings.Builder
 	for i := 0; i < len(s) && b.Len() < n; i++ {
@@ -142,9 +127,7 @@ func mermaidName(s string, n int) string {
 	return out
 }
 
-// xmlText is s for SVG text or an attribute value: shortened, control characters
-// shown escaped, and &, <, >, quotes as references. (encoding/xml's EscapeText
-// would turn control characters into U+FFFD; Printable keeps them readable.)
+// xmlText is s for SVG text or an attribute; control characters are shown escaped, not turned into U+FFFD as encoding/xml would.
 func xmlText(s string, n int) string {
 	s = shorten(strings.ToValidUTF8(s, "\uFFFD"), n)
 	if strings.ContainsFunc(s, func(r rune) bool { return r < ' ' || r == 0x7f || !unicode.IsPrint(r) && r != ' ' }) {

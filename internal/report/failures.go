@@ -12,9 +12,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/verdict"
 )
 
-// Bounds on the failed test cases shown under each failed item (docs/report.md): a
-// reviewer needs the first few names and the first words of each message, and the
-// merged JUnit file has the rest.
+// Bounds on the failed test cases shown per failed item (docs/report.md); the merged JUnit has the rest.
 const (
 	detailItems  = 20  // failed items shown with their test cases (and log tails)
 	caseCount    = 5   // failed test cases shown per item
@@ -22,8 +20,7 @@ const (
 	messageRunes = 200 // runes of one message line
 )
 
-// failedSuites is the table of the suites that failed, first in the report; nil
-// when none did.
+// failedSuites is the table of the failed suites; nil when none failed.
 func failedSuites(suites []verdict.Suite) *block {
 	var rows []string
 	for _, su := range suites {
@@ -46,9 +43,7 @@ func failedSuites(suites []verdict.Suite) *block {
 		"| suite | mode | rc | why |\n|---|---|---:|---|\n", rows, "failed suites")
 }
 
-// failedDetails shows, under each failed item, the test cases its JUnit records
-// as failed, each with the first lines of its message; for github.com also the end
-// of its log, folded (a link into the log dir would resolve nowhere there).
+// failedDetails shows each failed item's failed test cases; on github.com also its log tail, as a link would resolve nowhere.
 func failedDetails(r *record.Run, s Stats, o Options) *block {
 	failed := failedItems(s)
 	if len(failed) == 0 {
@@ -84,8 +79,7 @@ func failedDetails(r *record.Run, s Stats, o Options) *block {
 	return table("", rows, tail, "failed items")
 }
 
-// itemDetail is one failed item: a heading, its failed tests, its log; "" for the
-// log dir's own report when its JUnit says nothing (the table links the log).
+// itemDetail is one failed item's section; "" when the local report has nothing to add to its table row.
 func itemDetail(r *record.Run, it verdict.Item, s Stats, o Options) string {
 	var cases []tests.Test
 	for _, t := range s.Tests.Bad {
@@ -117,8 +111,7 @@ func itemDetail(r *record.Run, it verdict.Item, s Stats, o Options) string {
 	return b.String()
 }
 
-// writeCases lists the first caseCount failed tests, each by id with its message.
-// On github.com they are folded: the failed tests table above names each.
+// writeCases lists the first caseCount failed tests with their messages.
 func writeCases(b *strings.Builder, cases []tests.Test, file string, o Options) {
 	if o.RunURL != "" {
 		fmt.Fprintf(b, "<details><summary>%d failed test case(s) in its JUnit</summary>\n\n", len(cases))
@@ -148,8 +141,7 @@ func writeCases(b *strings.Builder, cases []tests.Test, file string, o Options) 
 	}
 }
 
-// message is the first lines of a test's message; without one, the last lines of
-// its body (where a traceback ends with the assertion). Roots become relative.
+// message is a test's message, else the end of its body (where a traceback ends).
 func message(c tests.Test, o Options) string {
 	lines := nonEmpty(c.Message)
 	if len(lines) > messageLines {
@@ -177,8 +169,7 @@ func nonEmpty(s string) []string {
 	return out
 }
 
-// logTail is, for github.com, the end of the item's log folded below its cases;
-// for the log dir's own report, a link to the log.
+// logTail is the item's log tail on github.com, a link to the log elsewhere.
 func logTail(b *strings.Builder, r *record.Run, it verdict.Item, o Options) {
 	if o.RunURL == "" {
 		if it.Log() != "" {
@@ -198,9 +189,7 @@ func logTail(b *strings.Builder, r *record.Run, it verdict.Item, o Options) {
 		tailLines, xmlText(it.Log(), maxShown), fence(relText(tail, o)))
 }
 
-// relText is s with each of o.Roots (the repo root, its path in the target
-// container) taken off the paths it starts, so that the report names no runner's
-// absolute path.
+// relText is s with o.Roots taken off its paths, so the report names no runner's absolute path.
 func relText(s string, o Options) string {
 	for _, root := range o.Roots {
 		root = strings.TrimRight(root, "/")

@@ -24,12 +24,8 @@ type Files struct {
 // SVGName is the timeline picture's file name, beside schedule.md.
 const SVGName = "timeline.svg"
 
-// WriteFiles writes report/schedule.md and report/timeline.svg of a run into its
-// log dir l, each atomically (a reader never sees half a report, a failed write
-// leaves no temporary file) and never through a link (logdir.Layout.WriteFile),
-// and returns the Markdown. Each file is tried even when the other failed;
-// NotWritten lists those that were not, and the error says why. The Markdown is
-// returned whenever it was built.
+// WriteFiles writes report/schedule.md and report/timeline.svg into l, each atomically and never through a link,
+// and returns the Markdown; NotWritten lists the files that failed.
 func WriteFiles(l logdir.Layout, r *record.Run, suites []verdict.Suite, s Stats) (Files, error) {
 	f := Files{
 		Markdown: Render(r, suites, s, Options{}),

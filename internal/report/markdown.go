@@ -11,8 +11,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/verdict"
 )
 
-// MaxBytes is the size the Markdown is kept under: GitHub refuses a job summary over
-// 1 MiB, and this leaves the action room for a line of its own.
+// MaxBytes keeps the Markdown under GitHub's 1 MiB job summary limit, with room for the action's own line.
 const MaxBytes = 1000 << 10
 
 // Tables longer than these are collapsed in <details>.
@@ -23,15 +22,9 @@ const (
 
 // Options say where the report will be read.
 type Options struct {
-	// RunURL, when set, renders the report for github.com (the job summary, a
-	// check run, a PR comment), where a relative link resolves nowhere: logs are
-	// named, not linked; each failed item shows the tail of its log inline; and
-	// the report points at the run's page, whose artifacts hold the log dir. ""
-	// renders report/schedule.md, read beside the log dir it links into.
+	// RunURL, when set, renders for github.com, where relative links resolve nowhere; "" renders report/schedule.md.
 	RunURL string
-	// Roots are more roots than run.json's (record.Meta.Roots): a path under one
-	// is shown relative to it, so that the report names no runner's or
-	// container's absolute path (docs/report.md).
+	// Roots are more roots than run.json's under which a path is shown relative (docs/report.md).
 	Roots []string
 }
 
@@ -46,8 +39,7 @@ func Render(r *record.Run, suites []verdict.Suite, s Stats, o Options) string {
 	return render(r, suites, s, MaxBytes, o)
 }
 
-// block is a piece of the report; the rows of a table block may be cut, from the
-// end, to keep the whole under the size limit.
+// block is a piece of the report; a table block's rows may be cut to fit the size limit.
 type block struct {
 	head string
 	rows []string
@@ -92,9 +84,7 @@ func (b *block) write(sb *strings.Builder) {
 	sb.WriteString(b.tail)
 }
 
-// fit cuts table rows until the blocks total at most limit bytes: always from the
-// longest table, at most half of its rows at a time, so the cuts spread over the
-// tables that cost the most. Fixed blocks (the headline) are never cut.
+// fit cuts table rows, from the longest table, until the blocks total at most limit bytes; fixed blocks are never cut.
 func fit(blocks []*block, limit int) {
 	total := 0
 	for _, b := range blocks {
@@ -119,9 +109,7 @@ func fit(blocks []*block, limit int) {
 	}
 }
 
-// render builds the report within limit bytes, in the order a reviewer reads it
-// (docs/report.md): the verdict, what failed (suites, items, their test cases and
-// logs), then how the run went (efficiency, shards, timeline, tables).
+// render builds the report within limit bytes, in the order a reviewer reads it (docs/report.md).
 func render(r *record.Run, suites []verdict.Suite, s Stats, limit int, o Options) string {
 	o.Roots = append(append([]string(nil), r.Meta.Roots...), o.Roots...)
 	var blocks []*block
@@ -145,8 +133,7 @@ func render(r *record.Run, suites []verdict.Suite, s Stats, limit int, o Options
 		add(fixed(b))
 	}
 	if o.RunURL != "" {
-		// On the pull request the telemetry is folded: a green run is its verdict
-		// and counts (docs/report.md, "Tests first").
+		// On the pull request the telemetry is folded (docs/report.md, "Tests first").
 		add(fixed("<details><summary>How the run went: efficiency, timeline, suites, GPUs, estimates, weights</summary>\n\n"))
 	}
 	add(fixed(efficiency(r, s)))
@@ -178,8 +165,7 @@ func render(r *record.Run, suites []verdict.Suite, s Stats, limit int, o Options
 	return sb.String()
 }
 
-// headline is the verdict: the tests first when the run's are known, then the
-// items, and the level.
+// headline is the verdict: tests first when known, then items and the level.
 func headline(r *record.Run, s Stats, o Options) string {
 	var b strings.Builder
 	head := ""
@@ -206,8 +192,7 @@ func headline(r *record.Run, s Stats, o Options) string {
 	return b.String()
 }
 
-// itemsLine is the items' figures under the tests, and the alerts: cancelled,
-// stopped early, quarantined GPUs, items that ran nothing or never finished.
+// itemsLine is the items' figures and the alerts (cancelled, quarantined GPUs, no-run items…).
 func itemsLine(r *record.Run, s Stats, o Options) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "**wall %s** · %d items on %d GPUs · %d failed · utilisation %.1f %% · %s above the lower bound\n\n",
@@ -279,9 +264,7 @@ func itemsLine(r *record.Run, s Stats, o Options) string {
 	return b.String()
 }
 
-// brokenSuites is the note of the suites that failed before their items ran (a
-// listing or setup that failed, in the run or on a shard: verdict.Suite.Broken),
-// each with the reason the run recorded; "" when none did.
+// brokenSuites notes the suites whose listing or setup failed; "" when none.
 func brokenSuites(suites []verdict.Suite, o Options) string {
 	var b strings.Builder
 	for _, su := range suites {
@@ -293,8 +276,7 @@ func brokenSuites(suites []verdict.Suite, o Options) string {
 	return b.String()
 }
 
-// rerunNote says that the run was a re-run of what failed the last attempt
-// (record.Meta.Rerun; docs/reruns.md), and of how many items; "" for a full run.
+// rerunNote says the run re-ran what failed (docs/reruns.md); "" for a full run.
 func rerunNote(r *record.Run) string {
 	rr := r.Meta.Rerun
 	if rr == nil {
@@ -305,8 +287,7 @@ func rerunNote(r *record.Run) string {
 		"the rest of the queue did not run, and the weight table was left as it is.\n\n", rr.Ran, rr.Failed, rr.Narrowed)
 }
 
-// skipped is the note of the suites that did not run and pass (verdict.Suite.Skip):
-// those --suites left out, those a re-run had nothing of to run again; "" when none.
+// skipped notes the suites that did not run (verdict.Suite.Skip); "" when none.
 func skipped(suites []verdict.Suite) string {
 	names := map[outcome.Skip][]string{}
 	for _, su := range suites {
@@ -329,8 +310,7 @@ func skipped(suites []verdict.Suite) string {
 	return b.String()
 }
 
-// keyList ends a headline note with the first topRows item keys, and where to find
-// the rest.
+// keyList ends a note with the first topRows item keys and where the rest are.
 func keyList(b *strings.Builder, items []verdict.Item, rest string) {
 	for i, it := range items {
 		if i == topRows {

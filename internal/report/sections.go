@@ -1,7 +1,6 @@
 package report
 
-// The report's sections below its headline: efficiency, timeline, suites, GPUs,
-// failed items, estimates and weights, each a block render fits to the size limit.
+// The report's sections below its headline, each a block that render fits to the size limit.
 
 import (
 	"fmt"
@@ -150,9 +149,7 @@ func gpuTable(s Stats) *block {
 		"| GPU | items | failed | busy | idle | busy share | last item ended |\n|---|---:|---:|---:|---:|---:|---:|\n", rows, "GPUs")
 }
 
-// logLink is a Markdown link from report/ to an item's log; for github.com, where
-// it would resolve nowhere, the log's path in the log dir; for an item that never
-// started (rel ""), which has no log, says so.
+// logLink links an item's log, or names it on github.com where a link resolves nowhere.
 func logLink(rel string, o Options) string {
 	switch {
 	case rel == "":
@@ -167,9 +164,7 @@ func logLink(rel string, o Options) string {
 	return fmt.Sprintf("[%s](../%s)", cell(rel), strings.Join(parts, "/"))
 }
 
-// attemptLinks names the logs an item's earlier attempts kept
-// (items/<label>.<safetag>@attempt<n>.log, docs/files.md): those on disk when the
-// log dir is known, so that the report never names a file that is not there.
+// attemptLinks names the earlier attempts' logs that are on disk (docs/files.md), never a missing file.
 func attemptLinks(r *record.Run, it verdict.Item, o Options) string {
 	var links []string
 	for n := 1; n < it.Tries; n++ {
@@ -187,8 +182,7 @@ func attemptLinks(r *record.Run, it verdict.Item, o Options) string {
 	return strings.Join(links, ", ")
 }
 
-// failedItems are the failed items in key order (dispatch order is lost in the
-// lists; key order is stable and groups suites).
+// failedItems are the failed items in key order, which is stable and groups suites.
 func failedItems(s Stats) []verdict.Item {
 	var failed []verdict.Item
 	for _, list := range [][]verdict.Item{s.Misses, s.Unknown, s.Missing} {
@@ -221,9 +215,7 @@ func failedTable(s Stats, o Options) *block {
 		"| item | rc | note | took | GPU | log |\n|---|---:|---|---:|---:|---|\n", rows, "failed items")
 }
 
-// fence is text as a fenced code block: a fence longer than any run of backticks
-// in it, and control characters (but tab) shown as U+FFFD, so nothing in a log is
-// read as Markdown or HTML.
+// fence is text as a fenced code block that nothing in a log can break out of.
 func fence(text string) string {
 	text = strings.Map(func(r rune) rune {
 		if r == '\n' || r == '\t' {
@@ -302,9 +294,7 @@ func estimateTables(s Stats) []*block {
 	return out
 }
 
-// calibrationNote says how the run's estimates were calibrated as it went
-// (docs/performance.md, "Estimates that hold"), and how many items the table
-// lacked a prior estimated (docs/weights.md); nil when neither.
+// calibrationNote says how estimates were calibrated (docs/performance.md, docs/weights.md); nil when not.
 func calibrationNote(r *record.Run) *block {
 	m := r.Meta
 	if len(m.Calibration) == 0 && len(m.Priors) == 0 {
@@ -418,9 +408,7 @@ func weightTables(r *record.Run) []*block {
 	return out
 }
 
-// tableName is run.json's weights as the report names it: a run records a table
-// under the repo root relative to it; an absolute path (a table elsewhere, or an
-// older run.json) is shown by its file name alone, never as a runner's path.
+// tableName is the weights table's name, never a runner's absolute path.
 func tableName(w string) string {
 	if filepath.IsAbs(w) {
 		return filepath.Base(w)
@@ -428,9 +416,7 @@ func tableName(w string) string {
 	return w
 }
 
-// zeroOf is the zero of a GPU's offsets: in a merged run its shard's item phase
-// start (each shard's times count from its own, docs/files.md "Merged runs"), else
-// the run's.
+// zeroOf is a GPU's time zero: its shard's start in a merged run (docs/files.md "Merged runs").
 func zeroOf(r *record.Run, gpu string) time.Time {
 	if m := r.Meta.Merge; m != nil {
 		if s, _, ok := record.SplitShardGPU(gpu); ok && s <= len(m.Parts) && !m.Parts[s-1].Started.IsZero() {
@@ -440,8 +426,7 @@ func zeroOf(r *record.Run, gpu string) time.Time {
 	return r.Meta.Started
 }
 
-// badDayTables lists what the bad-day policies did: GPUs taken out of the pool,
-// items that passed only on a rerun, items killed at their hang deadline.
+// badDayTables lists what the bad-day policies did.
 func badDayTables(r *record.Run, suites []verdict.Suite, o Options) []*block {
 	var blocks []*block
 	if qs := r.Meta.Quarantined; len(qs) > 0 {
@@ -482,8 +467,7 @@ func badDayTables(r *record.Run, suites []verdict.Suite, o Options) []*block {
 			"flaky items"))
 	}
 	if len(timedOut) > 0 {
-		// Only items sgpu-queue killed at their deadline: an exit code of 124 by
-		// itself is an ordinary failure (docs/outcomes.md).
+		// Only our kills: rc 124 by itself is an ordinary failure (docs/outcomes.md).
 		why := fmt.Sprintf("Killed by sgpu-queue at their hang deadline (item-timeout-factor %g × the learned weight), rc 124",
 			r.Meta.TimeoutFactor)
 		blocks = append(blocks, collapsible(fmt.Sprintf("### Timed-out items (%d)\n\n%s; their weight only rises.\n\n", len(timedOut), why),

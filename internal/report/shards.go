@@ -9,9 +9,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/verdict"
 )
 
-// shardsSection is the report of a merged run (sgpu-queue merge; docs/runners.md):
-// each shard's wall clock against its own bound, the imbalance between them,
-// what one more runner would save, and the shards that never reported.
+// shardsSection reports a merged run's shards (docs/runners.md): walls, imbalance, missing shards.
 func shardsSection(r *record.Run, suites []verdict.Suite) *block {
 	m := r.Meta.Merge
 	if m == nil {
@@ -103,8 +101,7 @@ func shardCounts(k int, suites []verdict.Suite) (items, failed []int) {
 	return items, failed
 }
 
-// shardRow is one shard's row of the Shards table; carried are the items its
-// re-run did not run again (record.Merge.Carried).
+// shardRow is one shard's row; carried are the items its re-run did not run again.
 func shardRow(p record.MergedShard, items, failed, carried int) string {
 	predicted := "–"
 	if p.Predicted > 0 {
@@ -146,8 +143,7 @@ func short(s string) string {
 	return s
 }
 
-// shardNote is the headline's line in the report of one shard's run: it covers
-// that shard's items only.
+// shardNote says a shard's report covers that shard's items only.
 func shardNote(r *record.Run) string {
 	sh := r.Meta.Shard
 	if sh == nil {

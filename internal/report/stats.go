@@ -1,6 +1,5 @@
-// Package report writes the schedule report (report/schedule.md, also the job
-// summary, and report/timeline.svg beside it), computed from a run's own files so
-// that `sgpu-queue report LOGDIR` can rebuild it at any time.
+// Package report writes a run's schedule report (report/schedule.md, the job summary, report/timeline.svg)
+// from the run's own files, so `sgpu-queue report LOGDIR` can rebuild it at any time.
 package report
 
 import (
@@ -18,9 +17,8 @@ import (
 	"github.com/rocm/sgpu-queue/internal/verdict"
 )
 
-// SplitPays is the least saving, as a fraction of the hindsight makespan, for which
-// splitting the largest item is worth a suite author's time; SplitMinSaving the
-// least in seconds (a sub-second item is never worth splitting, whatever the ratio).
+// SplitPays is the least saving, as a fraction of the hindsight makespan, that makes splitting the largest item
+// worth an author's time; SplitMinSaving the least in seconds.
 const (
 	SplitPays      = 0.01
 	SplitMinSaving = 60.0
@@ -33,13 +31,10 @@ type Stats struct {
 	Finished int            // queued items with a timings row
 	Failed   int            // failed items (last attempt; an item that never finished counts)
 	NoRun    []verdict.Item // items whose last attempt ran nothing, in key order
-	// NoJUnit are the suites that wrote no JUnit at all: every item of theirs that
-	// finished is no-run (NoRun holds them too), in label order. One cause, said
-	// once for the suite (NoJUnitAdvice).
+	// NoJUnit are the suites that wrote no JUnit at all, said once per suite (NoJUnitAdvice).
 	NoJUnit  []NoJUnitSuite
 	Attempts int // timings rows
-	// Work is the GPU time of every attempt: its seconds on each of its GPUs (an
-	// item on 4 GPUs for 10 s is 40 s), so that work/N is what N GPUs need.
+	// Work is GPU-seconds (4 GPUs × 10 s is 40 s), so work/N is what N GPUs need.
 	Work  float64
 	Wall  float64
 	Bound float64 // max(work/N, largest row): no schedule could have been faster
@@ -49,11 +44,8 @@ type Stats struct {
 	LargestKey  string
 	Utilisation float64 // work / (wall × N)
 	AboveBound  float64 // wall/bound − 1
-	// Hindsight is the makespan of longest-first on the durations this run measured,
-	// on the same GPUs (with multi-GPU items: the default queue's blocks, holds and
-	// backfill): what perfect estimates would have given, with no dispatch
-	// overhead. Quality is Wall/Hindsight: 1 is as good as perfect estimates, above 1
-	// is what estimate errors and dispatch overhead cost.
+	// Hindsight is the makespan of the default scheduler on this run's measured durations: what perfect
+	// estimates would give. Quality is Wall/Hindsight.
 	Hindsight float64
 	Quality   float64
 	Split     Split
@@ -62,12 +54,10 @@ type Stats struct {
 	PerGPU    []GPUStats
 	Passed    bool
 	Cancelled bool
-	// Interrupted: run.json says the item phase never ended (the process was killed
-	// before it could write so); the figures cover the rows written until then.
+	// Interrupted: the process was killed before the item phase ended; the figures cover the rows written.
 	Interrupted bool
 
-	// Tests are what the run's tests did (package tests); Change is that against
-	// the base branch's last run (run.json's base_tests), nil without one.
+	// Tests are what the run's tests did; Change is that against the base branch's last run, nil without one.
 	Tests  tests.Result
 	Change *tests.Change
 
@@ -78,8 +68,7 @@ type Stats struct {
 	Missing   []verdict.Item // queued items without a timings row, in dispatch order
 }
 
-// Split says whether splitting the largest item would now pay: it does when halving
-// it shortens the hindsight makespan by at least SplitPays.
+// Split says whether halving the largest item would shorten the hindsight makespan by SplitPays.
 type Split struct {
 	Binding bool    // largest ≥ work/N: the largest item alone sets the lower bound
 	Before  float64 // hindsight makespan
@@ -88,8 +77,7 @@ type Split struct {
 	Pays    bool
 }
 
-// Gaps are the dispatch gaps: on each GPU, from one item's end to the next one's
-// start. They are the scheduler's own overhead (plus the item's process start).
+// Gaps are the dispatch gaps between one item's end and the next start on a GPU: our own overhead.
 type Gaps struct {
 	Count int
 	Total float64
@@ -108,8 +96,7 @@ func relMiss(it verdict.Item) float64 {
 	return miss(it) / it.Estimate
 }
 
-// GPUStats is one GPU's share of the run; a multi-GPU item counts on each of its
-// GPUs.
+// GPUStats is one GPU's share of the run; a multi-GPU item counts on each of its GPUs.
 type GPUStats struct {
 	GPU     string
 	Busy    float64
@@ -199,8 +186,7 @@ func Compute(r *record.Run, suites []verdict.Suite) Stats {
 	return s
 }
 
-// items fills the per-item lists from the verdicts: each item's estimate against
-// its last attempt.
+// items fills the per-item lists: each item's estimate against its last attempt.
 func (s *Stats) items(suites []verdict.Suite) {
 	for _, it := range verdict.Select(suites, func(verdict.Item) bool { return true }) {
 		if it.Finished {
@@ -238,11 +224,8 @@ func (s *Stats) items(suites []verdict.Suite) {
 	})
 }
 
-// hindsight is the makespan of the measured durations on n GPUs, item i on
-// widths[i] of them (nil: one each), replayed as a run dispatches them
-// (schedule.ReplayBlocks): longest first (LPT) for single-GPU items; with multi-GPU
-// items the default scheduler, n raised to the widest item should the run's record
-// name fewer GPUs.
+// hindsight replays the measured durations on n GPUs as a run dispatches them (schedule.ReplayBlocks);
+// widths[i] is item i's GPUs (nil: one each).
 func hindsight(durs []float64, widths []int, n int) float64 {
 	if n <= 0 || len(durs) == 0 {
 		return 0
@@ -267,8 +250,7 @@ func hindsight(durs []float64, widths []int, n int) float64 {
 	return t.Wall
 }
 
-// splitLargest compares the hindsight makespan with the largest duration halved
-// (both halves on its GPUs).
+// splitLargest compares the hindsight makespan with the largest duration halved.
 func splitLargest(durs []float64, widths []int, n int) Split {
 	var sp Split
 	if n <= 0 || len(durs) == 0 {
@@ -360,9 +342,7 @@ func (s *Stats) noJUnit() {
 	}
 }
 
-// NoJUnitAdvice is the one thing to say of a suite that wrote no JUnit, with
-// junitOptional the --junit-optional setting that marks its items as the reader
-// writes it (face-specific: `--junit-optional 'torch/*'`, `junit-optional: 'torch/*'`).
+// NoJUnitAdvice is what to say of a suite that wrote no JUnit; junitOptional spells the setting for the reader's face.
 func NoJUnitAdvice(n NoJUnitSuite, junitOptional func(pattern string) string) string {
 	return fmt.Sprintf("suite %q wrote no JUnit XML: none of its %s wrote its file, so each is no-run and fails. A suite of plain "+
 		"scripts writes none: judge its items by their exit codes with %s. If it should write JUnit, check the tag round trip: "+

@@ -12,8 +12,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/verdict"
 )
 
-// The SVG's geometry, in pixels. The width is fixed (the picture scales; a viewer
-// zooms); lanes get thinner when there are many GPUs.
+// The SVG's geometry in pixels: fixed width (a viewer zooms), lanes thinner with many GPUs.
 const (
 	svgWidth   = 1200
 	svgLeft    = 70
@@ -23,8 +22,7 @@ const (
 	failColour = "#b00020"
 )
 
-// palette colours bars by suite: fill and a text colour readable on it. Red is left
-// out: it marks failures.
+// palette colours bars by suite (fill, text); red is left out: it marks failures.
 var palette = [][2]string{
 	{"#4e79a7", "#ffffff"}, {"#f28e2b", "#000000"}, {"#59a14f", "#ffffff"},
 	{"#76b7b2", "#000000"}, {"#edc948", "#000000"}, {"#b07aa1", "#ffffff"},
@@ -34,11 +32,8 @@ var palette = [][2]string{
 
 const mixedColour = "#8c8c8c"
 
-// SVG draws the run's timeline: one lane per GPU, one bar per item coloured by suite,
-// failed items hatched red, the lower bound as a dashed line, a time axis and a
-// legend; every bar has a tooltip (<title>) with the item, its duration and its exit
-// code. Items narrower than half a pixel are merged with their neighbours into one
-// bar, whose tooltip says how many it holds.
+// SVG draws the run's timeline: a lane per GPU, a bar per item, failures hatched red, the lower bound dashed.
+// Items narrower than half a pixel merge into one bar whose tooltip says how many it holds.
 func SVG(w io.Writer, r *record.Run, suites []verdict.Suite, s Stats) error {
 	bw := bufio.NewWriter(w)
 	svg(bw, r, suites, s)
@@ -67,16 +62,14 @@ func svg(w *bufio.Writer, r *record.Run, suites []verdict.Suite, s Stats) {
 	fmt.Fprintf(w, "</svg>\n")
 }
 
-// timeline is the SVG's layout: its lanes (one per GPU), the suites' colours and
-// the time scale.
+// timeline is the SVG's layout: lanes, suite colours and time scale.
 type timeline struct {
 	r      *record.Run
 	s      Stats
 	lanes  []lane
 	colour map[string]int // suite → index in palette
 	suites []string       // in the order they got their colours
-	// laneH and laneGap are a lane's height and the space below it; plotW the
-	// plot's width; tmax the time at its right edge; yAxis the time axis's y.
+	// laneH and laneGap are a lane's height and the space below it; yAxis is the time axis's y.
 	laneH, laneGap, plotW, tmax, yAxis float64
 }
 
@@ -118,8 +111,7 @@ type legendEntry struct {
 	x, y          float64
 }
 
-// legend lays out the legend under the axis, its rows wrapped at the picture's
-// width, and returns it with the picture's height, which its rows decide.
+// legend lays out the legend, wrapped at the picture's width, and returns the picture's height.
 func (t *timeline) legend() ([]legendEntry, float64) {
 	var legend []legendEntry
 	for _, su := range t.suites {
@@ -207,8 +199,7 @@ func (t *timeline) axis(w *bufio.Writer) {
 		svgWidth-svgRight, yAxis+30)
 }
 
-// lanesAndBars writes the lanes, then their bars: a multi-GPU item's bar spans
-// several lanes, over the backgrounds of the lanes below its first.
+// lanesAndBars writes the lanes, then the bars, so a multi-GPU bar spans the lanes below its first.
 func (t *timeline) lanesAndBars(w *bufio.Writer) {
 	laneOf := map[string]int{}
 	for i, l := range t.lanes {
@@ -257,10 +248,7 @@ func (t *timeline) marks(w *bufio.Writer) {
 	}
 }
 
-// blockSpan is how many lanes, from lane i down, a multi-GPU item's bar covers: the
-// run of adjacent lanes of its GPUs that starts at lane i, or 0 when lane i is not
-// the first of such a run (the bar is drawn from that first lane). A block on GPUs
-// that are not adjacent lanes is drawn once per run.
+// blockSpan is how many adjacent lanes from lane i a multi-GPU bar covers; 0 when lane i does not start it.
 func blockSpan(t record.Attempt, laneOf map[string]int, i int) int {
 	mine := map[int]bool{}
 	for _, id := range t.GPUNames() {

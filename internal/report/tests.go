@@ -1,8 +1,6 @@
 package report
 
-// The report's test sections (docs/report.md, "Tests first"): the counts, total
-// and per suite, the change against the base branch, the failed and the flaky
-// tests. They read Stats.Tests, decided once by package tests.
+// The report's test sections (docs/report.md, "Tests first"), read from Stats.Tests.
 
 import (
 	"fmt"
@@ -15,16 +13,14 @@ import (
 	"github.com/rocm/sgpu-queue/internal/verdict"
 )
 
-// Bounds on the test rows shown: the first few open, more folded, the merged
-// JUnit files hold them all.
+// Bounds on the test rows shown; the merged JUnit files hold them all.
 const (
 	openTests  = 10  // failed tests shown open
 	shownTests = 50  // failed tests shown in all
 	testRunes  = 100 // runes of a message in a test row
 )
 
-// testVerdict is the headline's first words when the run's tests are known:
-// "1310 tests, none failed" or "96 of 1310 tests failed".
+// testVerdict is the headline's first words: "96 of 1310 tests failed".
 func testVerdict(c record.TestCounts) string {
 	if c.Bad() == 0 {
 		return fmt.Sprintf("%d tests, none failed", c.Total)
@@ -32,8 +28,7 @@ func testVerdict(c record.TestCounts) string {
 	return fmt.Sprintf("%d of %d tests failed", c.Bad(), c.Total)
 }
 
-// countsLine is the tests' counts in one line: "**1310 tests**: 1214 passed ·
-// **95 failed** · 1 errored (1 unfinished) · 37 skipped · 1 flaky".
+// countsLine is the tests' counts in one line.
 func countsLine(c record.TestCounts) string {
 	bold := func(n int, what string) string {
 		if n > 0 {
@@ -97,8 +92,7 @@ func signedInt(n int) string {
 	return fmt.Sprintf("+%d", n)
 }
 
-// fixedLine names the first tests the base branch failed that passed here; ""
-// when none did.
+// fixedLine names the first tests the base branch failed that passed here; "" when none.
 func fixedLine(ch *tests.Change, o Options) string {
 	if ch == nil || len(ch.Fixed) == 0 {
 		return ""
@@ -113,8 +107,7 @@ func fixedLine(ch *tests.Change, o Options) string {
 	return fmt.Sprintf("**Fixed**: %s.\n\n", strings.Join(names, ", "))
 }
 
-// testsHead is the counts under the headline: the line, the change, and the
-// counts per suite; "" when the run's tests are not known.
+// testsHead is the counts under the headline; "" when the run's tests are not known.
 func testsHead(s Stats, suites []verdict.Suite) string {
 	t := s.Tests
 	if !t.Known {
@@ -143,8 +136,7 @@ func testsHead(s Stats, suites []verdict.Suite) string {
 	return b.String()
 }
 
-// statusWord is a bad test's status for a table, with "new" when the base branch
-// did not fail it.
+// statusWord is a bad test's status, with "new" when the base branch did not fail it.
 func statusWord(t tests.Test, isNew bool) string {
 	w := t.Status.String()
 	if t.Status == tests.Unfinished {
@@ -195,8 +187,7 @@ func firstLine(t tests.Test) string {
 
 const testHeader = "| test | status | item | at | message |\n|---|---|---|---|---|\n"
 
-// failedTests are the failed, errored and unfinished tests: the first openTests
-// open, the next folded, the rest counted with the files that hold them.
+// failedTests are the failed, errored and unfinished tests: some open, more folded, the rest counted.
 func failedTests(s Stats, o Options) []*block {
 	bad := s.Tests.Bad
 	if len(bad) == 0 {
@@ -253,10 +244,7 @@ const CommentBytes = 6 << 10
 // commentTests are the failed tests the PR comment shows.
 const commentTests = 10
 
-// Comment is the sticky PR comment's text: the verdict, the tests' counts (total,
-// per suite, against the base branch), the first failed tests, the flaky ones,
-// and where the whole report is; at most CommentBytes. Without known tests the
-// failed items stand in for them.
+// Comment is the sticky PR comment: verdict, test counts, first failed and flaky tests, at most CommentBytes.
 func Comment(r *record.Run, suites []verdict.Suite, s Stats, o Options) string {
 	o.Roots = append(append([]string(nil), r.Meta.Roots...), o.Roots...)
 	var b strings.Builder

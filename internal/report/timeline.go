@@ -10,8 +10,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
 
-// bar is one span drawn on a GPU's lane: one attempt, or a run of consecutive short
-// attempts merged so that a 2,000-item run stays a readable picture.
+// bar is one span on a GPU's lane: one attempt, or a run of short attempts merged.
 type bar struct {
 	Start, End float64
 	N          int     // attempts in it; 1 is a single item
@@ -30,8 +29,7 @@ type lane struct {
 	Rows []record.Attempt
 }
 
-// lanesOf groups a run's timings rows by GPU, in pool order: a multi-GPU item is in
-// the lane of each of its GPUs.
+// lanesOf groups a run's attempts by GPU in pool order; a multi-GPU item is in each of its lanes.
 func lanesOf(r *record.Run) []lane {
 	idx := map[string]int{}
 	var ls []lane
@@ -66,10 +64,7 @@ func lanesOf(r *record.Run) []lane {
 	return ls
 }
 
-// bars turns a lane into bars: consecutive attempts each shorter than minDur are
-// merged, in chunks that close once they span minDur, so a merged bar is about as
-// wide as the narrowest single one and the picture keeps the density of the tail
-// (a run of one stays that item).
+// bars merges consecutive attempts shorter than minDur into chunks of about minDur, so a big run stays readable.
 func bars(r *record.Run, l lane, minDur float64) []bar {
 	var out []bar
 	single := func(t record.Attempt) bar {
@@ -126,12 +121,10 @@ func countBars(r *record.Run, ls []lane, minDur float64) int {
 	return n
 }
 
-// mermaidBudget bounds the Gantt's bars: GitHub's Mermaid refuses a diagram over
-// 50,000 characters, and beyond a few hundred bars the labels are unreadable anyway.
+// mermaidBudget bounds the Gantt's bars: GitHub refuses a diagram over 50,000 characters.
 const mermaidBudget = 250
 
-// mermaidMinDur is the first merge threshold that keeps the Gantt within budget. The
-// Gantt is drawn in whole seconds, so items under a second are always merged.
+// mermaidMinDur is the first merge threshold that keeps the Gantt within budget; at least 1 s, as the Gantt counts whole seconds.
 func mermaidMinDur(r *record.Run, ls []lane, wall float64, budget int) float64 {
 	for _, f := range []float64{0, 0.001, 0.002, 0.005, 0.01, 0.015, 0.02, 0.03, 0.05, 0.1, 0.2, 0.5} {
 		d := max(1, f*wall)
