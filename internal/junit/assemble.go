@@ -12,8 +12,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/verdict"
 )
 
-// Log is what WriteSuites tells its caller as it goes: lines for the console,
-// warnings, files it could not write, and paths as the user sees them.
+// Log is how WriteSuites reports console lines, warnings and files it could not write.
 type Log interface {
 	Printf(format string, a ...any)
 	Warn(msg string)
@@ -21,9 +20,7 @@ type Log interface {
 	Rel(path string) string
 }
 
-// item is one of a suite's verdicts as the merge reads it: its log, where the item
-// started (an item that never started has none), and whether sgpu-queue named its
-// files (an adapter suite: ItemFile).
+// item is a suite's verdict as the merge reads it; Named when sgpu-queue named its files (ItemFile).
 type item struct {
 	verdict.Item
 	log   string
@@ -42,8 +39,7 @@ func itemsOf(s verdict.Suite, src Source) []item {
 	return items
 }
 
-// cut reports whether a .partial outlived the item, or it died of a SIGKILL:
-// its outcome is cut-off (docs/outcomes.md).
+// cut reports whether the item's outcome is cut-off (docs/outcomes.md).
 func (it item) cut() bool { return it.Outcome == outcome.CutOff }
 
 // note is its verdict's note; a cut-off item's is said by cut already.
@@ -54,14 +50,9 @@ func (it item) note() string {
 	return it.Note
 }
 
-// WriteSuites writes into dir the merged JUnit file of each suite that ran and that
-// doc gives one (a nil document and error: none), and returns the paths written. It
-// never replaces a file this tool did not write, and leaves the file of a suite this
-// run did not run (not in its configs, not selected, not re-run this attempt) as it
-// is: another run's results (docs/files.md#merged-junit-and-its-manifest). The
-// directory is locked while its manifest is read and rewritten, so two runs at once
-// keep each other's entries; wait ends the wait for another run's hold on it (the
-// next signal). Nothing is written through a link below root, dir's trusted root.
+// WriteSuites writes into dir each run suite's merged JUnit file and returns the paths written. It never replaces
+// a file this tool did not write, and keeps other runs' files (docs/files.md#merged-junit-and-its-manifest).
+// dir is locked while its manifest is rewritten, so two runs at once keep each other's entries; wait ends the wait.
 func WriteSuites(wait context.Context, root, dir string, suites []verdict.Suite, doc func(verdict.Suite) (*Doc, error), log Log) []string {
 	if err := safefs.MkdirAll(root, dir); err != nil {
 		log.Lost("the merged JUnit", dir, err)
@@ -107,9 +98,7 @@ func WriteSuites(wait context.Context, root, dir string, suites []verdict.Suite,
 	return written
 }
 
-// writeSuite writes suite s's merged file into outs.Dir, unless a file of that
-// name is there that this tool did not write: that one is left byte for byte as it
-// is, with a warning. ok is whether it wrote the file, at path.
+// writeSuite writes suite s's merged file into outs.Dir, unless a file this tool did not write holds its name.
 func writeSuite(outs *Outputs, s verdict.Suite, doc func(verdict.Suite) (*Doc, error), log Log) (path string, ok bool) {
 	name := s.Label + ".xml"
 	path = filepath.Join(outs.Dir, name)
@@ -143,8 +132,7 @@ func writeSuite(outs *Outputs, s verdict.Suite, doc func(verdict.Suite) (*Doc, e
 	return path, true
 }
 
-// foreign is the one-line warning for a merged file not written because a file
-// this tool did not write holds its name.
+// foreign is the warning for a merged file not written because a foreign file holds its name.
 func foreign(label, path string, err error) string {
 	var f *Foreign
 	switch {

@@ -7,22 +7,17 @@ import (
 	"strings"
 )
 
-// ToolType starts the type of every error case sgpu-queue adds itself (no XML, cut
-// off, malformed, never ran): they say what the report already says from the run's
-// own files. Those about an item are no test (tests.StatusOf); UnfinishedType, the
-// test an item died in, is one.
+// ToolType starts the type of every error case sgpu-queue adds; those about an item are no test
+// (tests.StatusOf), UnfinishedType is one.
 const ToolType = "sgpu-queue."
 
-// MalformedType is the error case of an item's file that cannot be parsed: the
-// only place that says what is wrong with it, so it counts as an errored test of
-// the item (tests.StatusOf), shown under it (a bad-junit item, docs/outcomes.md).
+// MalformedType is the error case of an unparsable file; it counts as an errored test, as nothing else says what is wrong.
 const MalformedType = ToolType + "malformed-junit"
 
 // CaseResult is how one test case ended, as its JUnit file says.
 type CaseResult int
 
-// The results of a test case. A case with several result elements counts as the
-// worst: an error over a failure over a skip.
+// The results of a test case; with several result elements the worst counts.
 const (
 	CasePassed CaseResult = iota
 	CaseSkipped
@@ -42,27 +37,20 @@ func (r CaseResult) String() string {
 	return "passed"
 }
 
-// Case is one test case of an item's JUnit file, as a re-run names it (SPEC §19;
-// docs/adapters.md, "Re-runs").
+// Case is one test case of an item's JUnit file, as a re-run names it (docs/adapters.md, "Re-runs").
 type Case struct {
 	File      string // the file attribute (pytest's xunit1 family, gtest); "" when none
 	Line      int    // the line attribute; 0 when none or not a line number
 	Classname string
 	Name      string
 	Result    CaseResult
-	// Message is the message attribute of the element that gave the result
-	// (CTest's "Unable to find executable" on a test it could not run), Type its
-	// type attribute (ToolType… for the cases sgpu-queue adds), Body its text (a
-	// traceback), bounded as the merge keeps it.
+	// Message, Type and Body are the result element's message, type and text (bounded as the merge keeps it).
 	Message, Type, Body string
-	// Item is the sgpu.item property of its suite in a merged file: the tag of the
-	// item that wrote it, "whole" for an opaque item; "" when none says.
+	// Item is the sgpu.item property: the tag of the item that wrote it; "" when none says.
 	Item string
 }
 
-// ReadCases reads every test case of one JUnit file, in file order, within the
-// limits of any JUnit input (Merge's parser: nested suites flattened, no entity
-// expanded, at most MaxFileBytes).
+// ReadCases reads every test case of one JUnit file, in file order, within Merge's limits.
 func ReadCases(path string) ([]Case, error) {
 	lim := defaultLimits()
 	data, err := readCapped(dirFS(filepath.Dir(path)), filepath.Base(path), lim.maxBytes)
@@ -103,8 +91,7 @@ func casesOf(data []byte, lim limits) ([]Case, error) {
 	return out, nil
 }
 
-// FailedCases reads one JUnit file: its failed and errored test cases, in file
-// order, and how many test cases it holds.
+// FailedCases reads one JUnit file's failed and errored cases, and how many cases it holds.
 func FailedCases(path string) (failed []Case, total int, err error) {
 	cases, err := ReadCases(path)
 	if err != nil {
@@ -118,16 +105,9 @@ func FailedCases(path string) (failed []Case, total int, err error) {
 	return failed, len(cases), nil
 }
 
-// PytestNodeID is the node id of a test case pytest wrote in its xunit1 family,
-// relative to pytest's rootdir as the file attribute is: file="tests/test_x.py",
-// classname="tests.test_x.TestA.TestB", name="test_n[1.5]" is
-// "tests/test_x.py::TestA::TestB::test_n[1.5]". pytest makes the classname from the
-// node id (its file part dotted, ".py" dropped, then the classes), so the classname
-// must start with the file's dotted form; it does not when the test was written in
-// another file (a method inherited from a base class elsewhere: the file attribute
-// names the base's file), for a collection error (no classname), or under
-// --junit-prefix, and then there is no id (false), as there is none without a file
-// attribute (the default xunit2 family).
+// PytestNodeID is the pytest node id of a case from its xunit1 file and classname
+// ("tests/test_x.py::TestA::test_n[1.5]"); false when the classname does not start with the file's dotted form
+// (an inherited test, a collection error, --junit-prefix) or there is no file attribute (xunit2).
 func PytestNodeID(c Case) (string, bool) {
 	file := filepath.ToSlash(c.File)
 	if file == "" || c.Name == "" || strings.Contains(file, "::") || strings.ContainsAny(file+c.Classname+c.Name, "\n\r") {

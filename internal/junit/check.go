@@ -6,11 +6,8 @@ import (
 	"path/filepath"
 )
 
-// CheckFile says why the JUnit XML file at path cannot be read as Merge reads it
-// (not a regular file, over MaxFileBytes, malformed, not JUnit); nil when it can.
-// Phase 4 asks it of the file an item was given, so that an item whose results
-// cannot be read fails (outcome.BadJUnit) where Merge would give it an error case.
-// It never follows a symlink (Merge's walk does not) and never blocks on a FIFO.
+// CheckFile says why the JUnit file at path cannot be read as Merge reads it; nil when it can.
+// An item's unreadable file fails the item (outcome.BadJUnit). It never follows a link nor blocks on a FIFO.
 func CheckFile(path string) error {
 	fi, err := os.Lstat(path)
 	if err != nil {

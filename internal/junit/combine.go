@@ -14,15 +14,9 @@ type Part struct {
 	Path  string
 }
 
-// Combine builds suite s's document of a merged run from the merged files that
-// several shards wrote for it (parts, each by Merge, with its own error cases), each
-// suite of them marked with its shard (property sgpu.shard), plus an error case for
-// each item unreported says no shard file speaks for (a shard that never
-// reported). A file that is missing or not usable JUnit is an error case naming it;
-// counts are recomputed. A broken suite (its listing or setup failed on a shard)
-// has an error case of its own, so that the file does not read as passed when that
-// shard had none of the suite's items. A suite with none of them has no document
-// (nil, nil).
+// Combine builds suite s's merged-run document from the shards' merged files, each suite marked with its shard.
+// A missing or unusable part, an unreported item and a broken suite each get an error case, so the file never
+// reads as passed for want of a shard; nil, nil when no shard had the suite's items.
 func Combine(ctx context.Context, s verdict.Suite, parts []Part, unreported func(verdict.Item) bool) (*Doc, error) {
 	var notRun []item
 	for _, it := range s.Items {

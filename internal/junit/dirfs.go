@@ -9,16 +9,11 @@ import (
 	"github.com/rocm/sgpu-queue/internal/safefs"
 )
 
-// dirFS is os.DirFS(dir) whose files open without blocking on a FIFO: an item is
-// the pull request's code and may leave one where its JUnit XML or a sidecar goes
-// (docs/bad-day.md#the-state-between-runs-links-and-fifos). Anything but a
-// directory or a regular file is refused (*safefs.Error). Unlike os.DirFS it takes
-// a name that is not UTF-8: a list suite's file is named by its tag, which may hold
-// any byte.
+// dirFS is os.DirFS(dir) that never blocks on a FIFO an item left (docs/bad-day.md#the-state-between-runs-links-and-fifos),
+// refuses anything but dirs and regular files, and takes non-UTF-8 names, as a tag may hold any byte.
 type dirFS string
 
-// path is name under d, or fs.ErrInvalid for a name that could leave d: fs.ValidPath,
-// its bytes that are not UTF-8 taken as letters.
+// path is name under d, or fs.ErrInvalid for a name that could leave d.
 func (d dirFS) path(op, name string) (string, error) {
 	if !fs.ValidPath(strings.ToValidUTF8(name, "_")) {
 		return "", &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
@@ -53,8 +48,7 @@ func (d dirFS) Stat(name string) (fs.FileInfo, error) {
 	return os.Stat(p)
 }
 
-// Lstat and ReadLink make dirFS an fs.ReadLinkFS, so fs.Lstat sees a link as one
-// (a sidecar that is a link is never read).
+// Lstat and ReadLink make dirFS an fs.ReadLinkFS, so a sidecar that is a link is seen as one and never read.
 func (d dirFS) Lstat(name string) (fs.FileInfo, error) {
 	p, err := d.path("lstat", name)
 	if err != nil {

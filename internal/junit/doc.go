@@ -1,19 +1,7 @@
-// Package junit merges the JUnit XML files that one suite's work items wrote
-// into a single document per suite, <junit-dir>/<label>.xml (docs/files.md).
-//
-// Items write <prefix><tag><suffix> under the suite's JUnit directory. Merge
-// reads those files (one pass of encoding/xml each, straight into the types it
-// writes), keeps every suite they hold, attributes each to the item that wrote it,
-// and turns what a report reader would otherwise never see into error test cases:
-// an item that died without writing XML, an item cut off mid-run (a .partial
-// sidecar), and files that are not valid JUnit. A test case keeps its file and
-// line attributes, its <properties> and its captured output (bounded): the JUnit
-// reporters (mikepenz/action-junit-report, EnricoMi's publisher) place their
-// annotations from file and line. The output is written with encoding/xml and is
-// valid against the Jenkins junit-10.xsd with exactly those three additions on
-// <testcase> (testdata/junit-10-relaxed.xsd says so), which is what pytest's
-// xunit1 family and gtest write and what dorny/test-reporter, EnricoMi's
-// publisher and mikepenz/action-junit-report read.
+// Package junit merges the JUnit XML files of one suite's items into one document per suite (docs/files.md),
+// turning what a reader would not see (no XML, a cut-off item, invalid files) into error cases. The output is
+// valid against Jenkins' junit-10.xsd plus file, line and properties on <testcase> (testdata/junit-10-relaxed.xsd),
+// which the JUnit reporters read to place annotations.
 package junit
 
 import (
@@ -27,9 +15,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/safefs"
 )
 
-// Stats sums a merged document. Root <testsuites> carries Tests, Failures,
-// Errors and Seconds; Skipped only appears per suite because junit-10.xsd has
-// no skipped attribute on the root.
+// Stats sums a merged document; junit-10.xsd has no skipped attribute on the root, so Skipped is per suite.
 type Stats struct {
 	Tests, Failures, Errors, Skipped int
 	Seconds                          float64
@@ -61,10 +47,7 @@ func (d *Doc) Encode(w io.Writer) error {
 	return err
 }
 
-// WriteFile writes the document to path atomically, so a reader never sees half a
-// file even if the run is killed while writing, and never through a link in path's
-// place or in a folder below root, its trusted root (safefs.WriteFile: the
-// *safefs.Error then).
+// WriteFile writes the document to path atomically and never through a link below root (safefs.WriteFile).
 func (d *Doc) WriteFile(root, path string) error {
 	var b bytes.Buffer
 	if err := d.Encode(&b); err != nil {
@@ -76,10 +59,7 @@ func (d *Doc) WriteFile(root, path string) error {
 	return nil
 }
 
-// The output model. Field order is element order; junit-10.xsd allows any order
-// of children in <testsuite> and <testcase>, and no skipped attribute on
-// <testsuites>; file/line on <testcase> and <properties> in it are the three
-// additions the relaxed schema allows (see the package doc).
+// The output model: field order is element order; see the package doc for the schema's additions.
 type xmlSuites struct {
 	XMLName  xml.Name   `xml:"testsuites"`
 	Name     string     `xml:"name,attr"`
@@ -150,10 +130,7 @@ func (r xmlResult) MarshalXML(e *xml.Encoder, start xml.StartElement) error {
 	return text(r.Body).MarshalXML(e, start)
 }
 
-// text is element content. encoding/xml writes a string field's newlines as
-// "&#xA;", which turns a stack trace into one unreadable line for anyone who
-// opens the file; a CharData token keeps them literal (still escaping &, <, >
-// and CR, so the parsed text is the same).
+// text is element content written as CharData, which keeps a stack trace's newlines literal (encoding/xml writes "&#xA;").
 type text string
 
 func (t text) MarshalXML(e *xml.Encoder, start xml.StartElement) error {
@@ -181,8 +158,7 @@ func (s *xmlSuite) count() {
 	}
 }
 
-// seconds renders a duration the way junit-10.xsd's SUREFIRE_TIME accepts:
-// plain digits with a decimal part, never negative, NaN or exponent form.
+// seconds renders a duration as junit-10.xsd's SUREFIRE_TIME accepts: no sign, NaN or exponent.
 func seconds(v float64) string {
 	return strconv.FormatFloat(clampSeconds(v), 'f', 3, 64)
 }

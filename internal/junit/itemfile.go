@@ -7,21 +7,9 @@ import (
 	"github.com/rocm/sgpu-queue/internal/logdir"
 )
 
-// ItemFile is the file, relative to its suite's JUnit directory
-// (<prefix><label>/), that the JUnit XML of the item tagged tag is in; ok is false
-// when this run cannot know one (an opaque item, whose files the script names; a
-// list item whose tag leads outside the directory). Everything that looks for an
-// item's XML (the no-run and .partial evidence of phase 4, the merge) asks here.
-//
-// named says who names the file. A list suite's script writes
-// <prefix><tag><suffix> itself (the hook contract), so the name is that path,
-// cleaned. An adapter item (named) is given its file by sgpu-queue: <tag><suffix>
-// when the tag is a plain relative path (tests/a/test_x.py gives
-// tests/a/test_x.py.xml, in a folder of its own), else a flat name made by
-// logdir.SafeTag (a '~' and a hash, which no plain tag holds, so no two items share
-// a file): a ctest name with a backslash (CMake turns it into '/' in
-// --output-junit), a pytest node id with '::' or '?' (which artifact uploads refuse),
-// ".." or control characters. docs/adapters.md, "JUnit files".
+// ItemFile is the item's JUnit file relative to its suite's JUnit dir; false when this run cannot know it
+// (an opaque item, a tag leading outside). named: sgpu-queue names it (an adapter item): <tag><suffix> for a
+// plain tag, else a logdir.SafeTag name; a list script writes <prefix><tag><suffix> itself. docs/adapters.md, "JUnit files".
 func ItemFile(tag, suffix string, named bool) (string, bool) {
 	if tag == "" {
 		return "", false
@@ -42,20 +30,14 @@ func ItemFile(tag, suffix string, named bool) (string, bool) {
 	return logdir.SafeTag(tag) + suffix, true
 }
 
-// Bounds on a plain tag used as a path: a component leaves room for the suffix and a
-// .partial sidecar within the 255 bytes of a file name, and the whole for the prefix
-// within PATH_MAX.
+// Bounds on a plain tag as a path: room for the suffix and .partial within NAME_MAX, and the prefix within PATH_MAX.
 const (
 	maxPlainComponent = 200
 	maxPlainTag       = 1024
 )
 
-// plainTag reports whether an adapter item's tag can name its JUnit file as it is: a
-// relative path of non-empty components other than "." and "..", of letters, digits,
-// space and ".+-=_,@[]()" only (none of the characters actions/upload-artifact
-// refuses: " : < > | * ? CR LF; no backslash, no '~'), whose folders do not end like
-// a file of another item (tag "a" writes a.xml, so tag "a.xml/b" may not need a
-// folder a.xml; nor one like its .partial sidecar).
+// plainTag reports whether a tag can name its file as is: a relative path of characters upload-artifact accepts,
+// no '~', and no folder that another item's file or sidecar would need.
 func plainTag(tag, suffix string) bool {
 	if len(tag) > maxPlainTag {
 		return false

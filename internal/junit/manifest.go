@@ -17,18 +17,14 @@ import (
 	"github.com/rocm/sgpu-queue/internal/safefs"
 )
 
-// ManifestName is the file in a JUnit directory that lists the merged files runs of
-// this tool wrote there, each with the SHA-256 of what it wrote: a later run replaces
-// only a file still exactly what this tool wrote, never a user's. No run deletes one
-// (a suite another run ran keeps its results).
+// ManifestName lists the merged files this tool wrote in a JUnit dir, with their SHA-256, so a run replaces only
+// its own files, never a user's.
 const ManifestName = ".sgpu-queue-junit"
 
 // Outputs tracks the merged files of one run in one JUnit directory.
 type Outputs struct {
 	Dir string
-	// Root is Dir's trusted root: the repo root when Dir is under it, else Dir
-	// (docs/bad-day.md#the-state-between-runs-links-and-fifos); nothing is written
-	// through a link below it.
+	// Root is Dir's trusted root (docs/bad-day.md#the-state-between-runs-links-and-fifos); nothing is written through a link below it.
 	Root string
 	prev map[string]string // name -> sum, from the manifest of the last run
 	now  map[string]string
@@ -36,9 +32,7 @@ type Outputs struct {
 	unread bool
 }
 
-// OpenOutputs reads dir's manifest; a missing one is an empty list, an unreadable
-// one (a FIFO too: never waited on) an error, and nothing is then removed. root is
-// dir's trusted root.
+// OpenOutputs reads dir's manifest; a missing one is empty, an unreadable one (a FIFO too) an error.
 func OpenOutputs(root, dir string) (*Outputs, error) {
 	o := &Outputs{Dir: dir, Root: root, prev: map[string]string{}, now: map[string]string{}}
 	data, err := safefs.ReadFile(filepath.Join(dir, ManifestName))
@@ -63,8 +57,7 @@ func OpenOutputs(root, dir string) (*Outputs, error) {
 	return o, nil
 }
 
-// outputName reports whether name is a file name this tool could have written in
-// the directory itself: never a path, never hidden.
+// outputName reports whether name could be a file this tool wrote in the dir: no path, not hidden.
 func outputName(name string) bool {
 	return name != "" && !strings.HasPrefix(name, ".") && filepath.Base(name) == name && !strings.ContainsAny(name, "/\\\x00") &&
 		strings.HasSuffix(name, ".xml")
@@ -80,9 +73,7 @@ func (o *Outputs) Wrote(path string) error {
 	return nil
 }
 
-// Foreign is a file in the JUnit directory that a run must not replace: the
-// manifest does not list it (a user's, another tool's), or it changed since a run
-// of this tool wrote it. A merged file only ever replaces this tool's own.
+// Foreign is a file in the JUnit dir a run must not replace: unlisted, or changed since this tool wrote it.
 type Foreign struct {
 	Name    string
 	Changed bool // listed, but no longer what was written
@@ -95,11 +86,8 @@ func (f *Foreign) Error() string {
 	return fmt.Sprintf("junit: %s is not a file sgpu-queue wrote (%s does not list it)", f.Name, ManifestName)
 }
 
-// MayReplace returns nil when a merged file may be written as name in Dir: nothing
-// is there, or exactly what the manifest says a run of this tool wrote, which then
-// keeps its entry until this run writes it (a suite whose merge fails keeps its old
-// file, and a later run can still replace it). Otherwise a *Foreign, or the error
-// that kept it from telling (nothing is then written).
+// MayReplace returns nil when name in Dir is absent or exactly what this tool wrote, else a *Foreign or the error
+// that kept it from telling. The entry stays until this run writes the file, so a failed merge keeps it replaceable.
 func (o *Outputs) MayReplace(name string) error {
 	p := filepath.Join(o.Dir, name)
 	fi, err := os.Lstat(p)
@@ -126,11 +114,7 @@ func (o *Outputs) MayReplace(name string) error {
 	return nil
 }
 
-// KeepOthers carries the files of earlier runs that this run did not write into
-// the new manifest, each while it is still what was written (MayReplace: a later
-// run of its suite may then replace it), and returns the names of those that are
-// still regular files, changed or not: merged files of suites this run did not run,
-// left for whoever reads them.
+// KeepOthers carries earlier runs' unchanged files into the new manifest and returns the names still regular files.
 func (o *Outputs) KeepOthers() []string {
 	var names []string
 	for n := range o.prev {
@@ -151,10 +135,7 @@ func (o *Outputs) KeepOthers() []string {
 // Save writes the manifest of this run's files (atomically).
 func (o *Outputs) Save() error { return o.save(o.now) }
 
-// Checkpoint writes the manifest as it stands while the run writes its files: the
-// files written so far and the last run's not yet decided. A run killed before
-// Save then leaves a manifest that still lists every file this tool wrote, so the
-// next run replaces them instead of taking them for a user's (MayReplace).
+// Checkpoint writes the manifest so far, so a run killed before Save leaves every file it wrote listed as its own.
 func (o *Outputs) Checkpoint() error {
 	if o.unread {
 		return nil
@@ -181,9 +162,7 @@ func (o *Outputs) save(entries map[string]string) error {
 	for _, n := range names {
 		fmt.Fprintf(&b, "%s %s\n", entries[n], n)
 	}
-	// safefs.WriteFile (atomicfile): a unique temporary name, so two runs writing at
-	// once do not share one, and a user's file of a fixed ".tmp" name is never
-	// replaced; never through a link.
+	// A unique temporary name: two runs at once never share one, and a user's ".tmp" file is never replaced.
 	if err := safefs.WriteFile(o.Root, filepath.Join(o.Dir, ManifestName), []byte(b.String()), 0o644); err != nil {
 		return fmt.Errorf("junit: %w", err)
 	}

@@ -17,33 +17,26 @@ import (
 // DefaultSuffix is what items append to their tag when JUNITXML_SUFFIX is unset.
 const DefaultSuffix = ".xml"
 
-// partialExt marks a sidecar that an item creates next to its XML file and
-// removes when it ends cleanly; one that outlives the item means it was cut off.
+// partialExt marks a sidecar an item removes when it ends cleanly; one that outlives the item means it was cut off.
 const partialExt = ".partial"
 
 // Source is where a suite's items wrote their JUnit XML, and where their logs are.
 type Source struct {
-	// Dir is the suite's JUnit directory (the items' JUNITXML_PREFIX,
-	// <junit-prefix>/<label>/); Suffix is JUNITXML_SUFFIX ("" means ".xml").
+	// Dir is the suite's JUnit dir (the items' JUNITXML_PREFIX); Suffix is JUNITXML_SUFFIX ("" means ".xml").
 	Dir, Suffix string
-	// Named: sgpu-queue named the items' files (an adapter suite: ItemFile), not
-	// their script.
+	// Named: sgpu-queue named the items' files (an adapter suite: ItemFile).
 	Named bool
 	// LogDir is the log dir the items' logs are under (verdict.Item.LogRel).
 	LogDir string
 }
 
-// Merge reads the XML files suite s's items wrote under src.Dir at or after since
-// and builds one document, stopping between files when ctx is done. Each item is
-// as its verdict decided it (failed or not, cut off); problems with the files
-// themselves (malformed, too large, unreadable) become error test cases; an error
-// return means the merge could not be done at all.
+// Merge reads the XML files suite s's items wrote under src.Dir since since into one document. Problems with
+// files become error cases; an error means the merge could not be done at all.
 func Merge(ctx context.Context, s verdict.Suite, src Source, since time.Time) (*Doc, error) {
 	if src.Dir == "" {
 		return nil, fmt.Errorf("junit: no JUnit directory given for suite %s; pass <junit-prefix>/%s", s.Label, s.Label)
 	}
-	// dirFS refuses paths that leave dir and never waits on a FIFO, and the walk
-	// never opens a symbolic link, so nothing outside the suite's directory is read.
+	// dirFS and the walk never leave dir, follow a link or wait on a FIFO.
 	return merge(ctx, s.Label, dirFS(src.Dir), src.Suffix, itemsOf(s, src), since, defaultLimits())
 }
 
@@ -69,8 +62,7 @@ type merger struct {
 	stats  Stats
 }
 
-// merge works on the suite's directory as a file system, so tests and the
-// fuzzer can run it in memory.
+// merge works on an fs.FS, so tests and the fuzzer run it in memory.
 func merge(ctx context.Context, label string, fsys fs.FS, suffix string, items []item, since time.Time, lim limits) (*Doc, error) {
 	if label == "" {
 		return nil, errors.New("junit: empty suite label; pass the suite's label from the config")
@@ -101,8 +93,7 @@ func merge(ctx context.Context, label string, fsys fs.FS, suffix string, items [
 		}
 		m.addItem(it, files, own.files[i], cutOff[i])
 	}
-	// Files nobody claimed are still this run's results: keep them, attributed
-	// to the suite only.
+	// Files nobody claimed are still this run's results: keep them under the suite.
 	for _, f := range files {
 		if f.owner >= 0 {
 			continue
@@ -134,10 +125,8 @@ type ownership struct {
 	whole  int            // the one opaque item, which owns what no tag claims; -1: none
 }
 
-// attribute gives each file to the item whose file it is (ItemFile) and sets its
-// owner; a tag that would lead outside the directory claims nothing (and its file
-// is never read). One opaque item (a suite run whole) owns every file no tagged
-// item claimed; with several, nobody can tell which wrote what.
+// attribute gives each file to the item whose file it is (ItemFile); one opaque item owns the rest,
+// several cannot be told apart.
 func attribute(files []xmlFile, items []item, suffix string) ownership {
 	byRel := make(map[string]int, len(files))
 	for i := range files {
@@ -185,10 +174,7 @@ func (o ownership) ownerOf(rel string) (int, bool) {
 	return o.whole, o.whole >= 0
 }
 
-// addItem adds one item's files (its indices into files), what the .partial
-// sidecars of its files and of those it never wrote (lost) recorded, and a test
-// case of its own when its files do not tell how it ended: none written, cut off,
-// or failed with no failure recorded.
+// addItem adds an item's files and sidecars, and a case of its own when they do not tell how it ended.
 func (m *merger) addItem(it item, files []xmlFile, mine []int, lost []string) {
 	partial := it.cut() || len(lost) > 0
 	for _, fi := range mine {
@@ -222,9 +208,7 @@ func (m *merger) addItem(it item, files []xmlFile, mine []int, lost []string) {
 	}
 }
 
-// scan lists the XML files of this run in fsys (regular files ending in
-// suffix, modified at or after since) and the sidecars whose XML is missing.
-// Symbolic links and other non-regular files are never followed or opened.
+// scan lists this run's XML files (regular, ending in suffix, modified since since) and sidecars without their XML.
 func scan(ctx context.Context, fsys fs.FS, suffix string, since time.Time) (files []xmlFile, orphans []string, problems []scanProblem,
 	err error) {
 	sidecars := map[string]bool{}
@@ -287,8 +271,7 @@ func scan(ctx context.Context, fsys fs.FS, suffix string, since time.Time) (file
 	return files, orphans, problems, nil
 }
 
-// addFile adds one file's suites, or an error case when it is not usable
-// JUnit. It returns the failures+errors the file records and whether it parsed.
+// addFile adds one file's suites, or an error case; it returns the file's failures+errors and whether it parsed.
 func (m *merger) addFile(f xmlFile, it *item, partial bool) (int, bool) {
 	m.stats.Files++
 	var (
@@ -426,9 +409,7 @@ func (m *merger) doc() *Doc {
 	return d
 }
 
-// status says how the item ended, for messages: "exit code 139",
-// "cut off (a .partial sidecar outlived it), timed out, exit code 124",
-// "cancelled, never finished".
+// status says how the item ended, for messages ("cancelled, never finished").
 func (it item) status(partial bool) string {
 	var parts []string
 	if partial {

@@ -1,16 +1,11 @@
 package junit
 
-// Options are a run's JUnit settings (docs/files.md), one group of the run's
-// options.
+// Options are a run's JUnit settings (docs/files.md).
 type Options struct {
-	// Dir receives one merged JUnit file per suite, <Dir>/<label>.xml, when the
-	// environment sets a JUnit prefix; "" = <repo root>/test-results/junit.
+	// Dir receives one merged file per suite when a JUnit prefix is set; "" = <repo root>/test-results/junit.
 	Dir string
-	// InLogDir: when the environment sets no JUnit prefix, the setups and items get
-	// <log dir>/junit/<label>/ (logdir.Layout.JUnitDir), so that every run has the
-	// evidence a no-run is judged from (the CLI; the action sets its own).
+	// InLogDir: without a JUnit prefix, items write under <log dir>/junit/<label>/, so no-run can still be judged.
 	InLogDir bool
-	// Optional are the weight keys (path.Match patterns) of items whose re-entry
-	// writes no JUnit file: judged by their exit code alone, never no-run.
+	// Optional are the weight keys (path.Match) of items that write no JUnit: judged by exit code, never no-run.
 	Optional []string
 }

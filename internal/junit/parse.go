@@ -11,23 +11,17 @@ import (
 	"strings"
 )
 
-// limits bound what one input file may cost. The parser keeps one value per suite,
-// test case and property it finds, so memory grows with the element count and the
-// text kept; a truncated, looping or hostile writer must not take the run down with it.
+// limits bound what one input file may cost, so a hostile or looping writer cannot take the run down.
 type limits struct {
 	maxBytes int64 // file size
 	maxDepth int   // element nesting
 	maxNodes int   // elements + attributes
 }
 
-// MaxFileBytes is the largest JUnit file Merge reads; a larger one becomes an
-// error test case naming it.
+// MaxFileBytes is the largest JUnit file Merge reads; a larger one is an error case.
 const MaxFileBytes = 64 << 20
 
-// Bounds on the captured output kept per test case and per suite: pytest with
-// junit_logging=all puts every passing test's log in the file, and a merged file is
-// read by reporters that load it whole. The end of an output is kept (where a
-// failure's last words are), with a note of what was cut.
+// Bounds on the output kept per case and per suite (junit_logging=all logs every test); the end is kept, with a note.
 const (
 	maxCaseOutput  = 16 << 10
 	maxSuiteOutput = 256 << 10
@@ -41,8 +35,7 @@ func defaultLimits() limits {
 	}
 }
 
-// readCapped reads at most lim bytes of path; a longer file is an error, so a
-// file still growing after the size check cannot exceed the cap either.
+// readCapped reads at most lim bytes, so a file still growing after the size check is capped too.
 func readCapped(fsys fs.FS, name string, lim int64) ([]byte, error) {
 	f, err := fsys.Open(name)
 	if err != nil {
@@ -66,16 +59,8 @@ func humanBytes(n int64) string {
 	return strconv.FormatInt(n, 10) + " bytes"
 }
 
-// parseJUnit turns one file's bytes into output suites (without attribution), in
-// one pass of encoding/xml's tokenizer, straight into the types the writer encodes.
-//
-// A <testsuite> counts where a JUnit reader looks for one: outside any suite
-// (under <testsuites> or any wrapper), or as a direct child of a suite that counts;
-// nested suites are flattened next to their parent (consumers disagree on how to
-// count nested suites), and a parent that only groups them is dropped. A test case
-// counts as a direct child of a suite that counts. encoding/xml neither expands DTD
-// entities nor fetches external ones: a DOCTYPE is skipped, and a reference to an
-// entity it declared (billion laughs, XXE) is a syntax error.
+// parseJUnit turns one file's bytes into suites in one pass of encoding/xml's tokenizer. Nested suites are
+// flattened (readers disagree on counting them). No DTD entity is expanded: billion laughs and XXE are syntax errors.
 func parseJUnit(data []byte, lim limits) ([]xmlSuite, error) {
 	p := &parser{lim: lim}
 	return p.parse(data)
@@ -222,8 +207,7 @@ func (p *parser) start(t xml.StartElement) error {
 		f.res = &xmlResult{Message: clean(attr(t, "message")), Type: clean(attr(t, "type"))}
 		f.text = &strings.Builder{}
 	case parent.text != nil:
-		// Markup inside text (a writer's own tags in a failure body): its text
-		// still belongs to the body.
+		// Markup inside text: its text still belongs to the body.
 		f.text = parent.text
 	}
 	p.stack = append(p.stack, f)
@@ -259,9 +243,7 @@ func (p *parser) end() {
 	}
 }
 
-// addResult records a failure, error or skipped element on its case. JUnit allows
-// several; the first of each kind is kept as the result and the bodies of later ones
-// are appended to it, so no failure is lost.
+// addResult records a failure, error or skip; later ones of a kind append their bodies, so no failure is lost.
 func addResult(c *xmlCase, kind string, r *xmlResult, body string) {
 	r.Body = clean(body)
 	slot := &c.Failure
@@ -282,8 +264,7 @@ func addResult(c *xmlCase, kind string, r *xmlResult, body string) {
 	(*slot).Body += "\n\n" + more
 }
 
-// finishSuite bounds the suite's texts, sums its time and keeps it unless it only
-// grouped nested suites.
+// finishSuite bounds the suite's texts, sums its time, and drops a suite that only grouped others.
 func (p *parser) finishSuite(st *suiteState) {
 	s := st.s
 	if len(s.Cases) == 0 && st.nested > 0 && s.SystemOut == "" && s.SystemErr == "" {
@@ -328,8 +309,7 @@ func attr(t xml.StartElement, name string) string {
 	return ""
 }
 
-// lineNumber keeps a testcase's line attribute when it is a line number; reporters
-// place annotations from it, and anything else would only misplace them.
+// lineNumber keeps a line attribute only when it is a number, as reporters place annotations from it.
 func lineNumber(s string) string {
 	s = strings.TrimSpace(s)
 	n, err := strconv.ParseUint(s, 10, 31)
@@ -339,8 +319,7 @@ func lineNumber(s string) string {
 	return strconv.FormatUint(n, 10)
 }
 
-// parseSeconds reads a time attribute as the JUnit writers spell it ("12.5",
-// "1,234.5"); anything else is left to the sum of the cases.
+// parseSeconds reads a time attribute ("12.5", "1,234.5"); anything else is left to the sum of the cases.
 func parseSeconds(s string) (float64, bool) {
 	s = strings.ReplaceAll(strings.TrimSpace(s), ",", "")
 	if s == "" {

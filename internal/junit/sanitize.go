@@ -6,8 +6,7 @@ import (
 	"unicode/utf8"
 )
 
-// xmlChar reports whether XML 1.0 allows r in a document at all (production
-// [2] Char); no escaping makes the others legal.
+// xmlChar reports whether XML 1.0 allows r at all (production [2] Char).
 func xmlChar(r rune) bool {
 	return r == 0x09 || r == 0x0A || r == 0x0D ||
 		(r >= 0x20 && r <= 0xD7FF) ||
@@ -15,10 +14,8 @@ func xmlChar(r rune) bool {
 		(r >= 0x10000 && r <= 0x10FFFF)
 }
 
-// clean makes s storable in XML 1.0: characters XML forbids become visible
-// "#xNN" text (pytest's convention, so a reader sees what the test printed
-// instead of losing it), and invalid UTF-8 becomes U+FFFD. encoding/xml would
-// otherwise turn them all into U+FFFD silently.
+// clean makes s storable in XML 1.0: forbidden characters become visible "#xNN" (pytest's convention),
+// not U+FFFD as encoding/xml would make them, and invalid UTF-8 U+FFFD.
 func clean(s string) string {
 	ok := true
 	for i := 0; i < len(s); {

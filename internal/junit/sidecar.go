@@ -8,19 +8,13 @@ import (
 	"github.com/rocm/sgpu-queue/internal/rerun"
 )
 
-// UnfinishedType is the type of the error case Merge adds for a test an item's
-// .partial sidecar says started and never ended: the test its crash, hang or kill
-// died in (docs/files.md, "Merged JUnit"). Unlike the other ToolType cases it
-// stands for a test, not for the item.
+// UnfinishedType is the error case of a test an item's .partial says started and never ended (docs/files.md, "Merged JUnit").
 const UnfinishedType = ToolType + "unfinished"
 
-// failedExt is the sidecar of TE's plugin that lists every failing test id: the
-// node ids a JUnit file in pytest's default xunit2 family cannot give.
+// failedExt is TE's plugin's sidecar of failing node ids, which xunit2 files cannot give.
 const failedExt = ".failed"
 
-// readSidecar reads rel if it is a regular file of this run (modified at or after
-// since), within the limit of any JUnit input; false when it is not there or not
-// usable.
+// readSidecar reads rel if it is a regular file of this run, within Merge's limits.
 func (m *merger) readSidecar(rel string) ([]byte, bool) {
 	fi, err := fs.Lstat(m.fsys, rel) // never through a link
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() > m.lim.maxBytes || fi.ModTime().Before(m.since) {
@@ -30,9 +24,7 @@ func (m *merger) readSidecar(rel string) ([]byte, bool) {
 	return data, err == nil
 }
 
-// NodeCase is the case a pytest node id names: its file, pytest's classname (the
-// file dotted without ".py", then the classes) and name; a node id without "::"
-// (not pytest's) is a name alone.
+// NodeCase splits a pytest node id into file, classname and name; an id without "::" is a name alone.
 func NodeCase(id string) (file, classname, name string) {
 	parts := strings.Split(id, "::")
 	if len(parts) < 2 || !strings.HasSuffix(parts[0], ".py") {
@@ -43,10 +35,7 @@ func NodeCase(id string) (file, classname, name string) {
 	return file, strings.Join(cls, "."), parts[len(parts)-1]
 }
 
-// locate gives each failed or errored case of s without a file attribute the file
-// of the node id in ids that names it (TE's .failed sidecar: pytest's xunit2
-// family writes no file attribute, docs/files.md). A case that none names, or
-// several, keeps what it had.
+// locate gives each failed case without a file attribute the file of the one node id in ids naming it (docs/files.md).
 func locate(s *xmlSuite, ids []string) {
 	if len(ids) == 0 {
 		return
@@ -83,10 +72,8 @@ func (m *merger) failedIDs(rel string) []string {
 	return rerun.Lines(data)
 }
 
-// addProgress adds what the .partial sidecar of the item's file rel recorded: an
-// error case of UnfinishedType for each test that started and never ended, and,
-// when the item wrote no XML (wrote false), a case for each test that did end,
-// since nothing else records them.
+// addProgress adds an error case per test the .partial says never ended and, when the item wrote no XML,
+// a case per test that ended.
 func (m *merger) addProgress(it item, rel string, wrote, partial bool) {
 	data, ok := m.readSidecar(rel + partialExt)
 	if !ok {
@@ -114,8 +101,7 @@ func (m *merger) addProgress(it item, rel string, wrote, partial bool) {
 		Time: seconds(0), Cases: cases})
 }
 
-// endedCase is a test the .partial recorded an end of, as a JUnit case: failed
-// in its call, errored in its setup or teardown, skipped, or passed.
+// endedCase is a test the .partial saw end, as a JUnit case.
 func endedCase(id string, ph rerun.Phases) xmlCase {
 	file, cls, name := NodeCase(id)
 	c := xmlCase{Name: clean(name), Classname: clean(cls), File: clean(file), Time: seconds(0)}
@@ -131,8 +117,7 @@ func endedCase(id string, ph rerun.Phases) xmlCase {
 	return c
 }
 
-// end says how an item ended, shortest first: "timed out, exit code 124", "exit
-// code 139, cut off", "never finished".
+// end says how an item ended, shortest first ("exit code 139, cut off").
 func (it item) end(partial bool) string {
 	parts := it.ended()
 	if partial && it.note() == "" {
