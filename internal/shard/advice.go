@@ -7,11 +7,8 @@ import (
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
 
-// Advice says what one more runner would buy: k runners are predicted to take
-// wall, k+1 to take next; largest is the longest item's seconds and largestKey its
-// key ("" when not one item). A saving of at least 1 % (and 1 s) is worth saying as
-// it is; below that the advice says so, and says when the longest item is what
-// sets the wall clock.
+// Advice says what one more runner would buy (k runners take wall, k+1 next); a saving under 1 % (or 1 s)
+// is said to be none, naming the longest item when it sets the wall clock.
 func Advice(k int, wall, next float64, largestKey string, largest float64) string {
 	head := article(k+1) + " " + Ordinal(k+1) + " runner would save"
 	saving := wall - next
@@ -33,8 +30,7 @@ func Advice(k int, wall, next float64, largestKey string, largest float64) strin
 	return head + " " + what
 }
 
-// article is "an" before an ordinal said with a vowel first (8th, 11th, 18th,
-// 80th … 89th, 800th …), else "a" (shard counts stay below a thousand).
+// article is "an" before an ordinal said with a vowel first (8th, 11th, 80th…), else "a".
 func article(n int) string {
 	if d := strconv.Itoa(n); d[0] == '8' || n == 11 || n == 18 {
 		return "an"

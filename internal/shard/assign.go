@@ -1,10 +1,5 @@
-// Package shard splits one run's work items over several runners of a job matrix
-// and merges what they did (docs/runners.md): Make plans (Assign balances the
-// items over K shards of N GPUs each from their weights; Plan is the file a plan
-// job writes and each shard job reads), Spec.Read gives a shard job its Job, whose
-// Of puts every item on exactly one shard, an item the plan does not know by a
-// stable hash of its key, so shards need no coordination; ReadLogDirs and Merge
-// make the shards' log dirs one run.
+// Package shard splits a run's items over the runners of a job matrix and merges what they did (docs/runners.md).
+// An item the plan does not know goes by a stable hash of its key, so shards need no coordination.
 package shard
 
 import (
@@ -25,58 +20,35 @@ type Assignment struct {
 	Shards, GPUs int
 	// Of is each item's shard, 0 … Shards−1 (Plan numbers them from 1).
 	Of []int
-	// By shard: the predicted wall clock (the default policy's queue replayed on
-	// the shard's GPUs with the weights as durations), GPU-seconds, items.
+	// By shard: the predicted wall clock (the default policy replayed on the weights), GPU-seconds, items.
 	Wall  []float64
 	Work  []float64
 	Count []int
-	// Over all items: GPU-seconds, the longest item (Largest, LargestItem), and
-	// the lower bound of any split, max(Total/(Shards·GPUs), Largest).
+	// Over all items: GPU-seconds, the longest item, and the bound max(Total/(Shards·GPUs), Largest).
 	Total, Largest float64
 	LargestItem    int
 	Bound          float64
-	// Unknown counts the items without a weight; each was planned as Estimate
-	// seconds, the mean weight of the others (1 s when none has one).
+	// Unknown counts the items without a weight, each planned as Estimate (the others' mean, or 1 s).
 	Unknown  int
 	Estimate float64
-	// Hashed counts the items put on their hash shard (HashShard) because a plan
-	// file cannot carry their key: it is not valid UTF-8.
+	// Hashed counts the items put on their HashShard because JSON cannot carry a non-UTF-8 key.
 	Hashed int
-	// Moves is how many moves and swaps the refinement on replayed walls kept;
-	// LPTWall is the slowest shard's predicted wall before them (step 1 alone).
+	// Moves is how many refinement moves and swaps were kept; LPTWall the slowest shard's wall before them.
 	Moves   int
 	LPTWall float64
 }
 
-// Refinement tuning: a move or swap must lower the larger of its two shards'
-// predicted walls by minGain of the bound to be kept (smaller gains are noise in a
-// real run), and the refinement replays at most replayBudget items in all, so a
-// plan of 100,000 items stays well under a second.
+// Refinement tuning: a gain under minGain of the bound is noise in a real run; replayBudget keeps
+// a 100,000-item plan under a second.
 const (
 	minGain      = 0.001
 	replayBudget = 3_000_000
 )
 
-// Assign splits items over shards of gpus GPUs each. The rule (docs/runners.md,
-// "The rule"):
-//
-//  1. An item of width w and weight t costs w·t GPU-seconds. Items are taken by
-//     cost, largest first (then longest, then by key), each onto the shard with
-//     the fewest GPU-seconds so far (ties: the lowest shard): LPT over the shards'
-//     GPU capacity, all shards being equal.
-//  2. Each shard's wall clock is then predicted by replaying its items through the
-//     scheduler a run uses (schedule.Prepare with the default policy), since
-//     GPU-seconds alone miss how items pack on N GPUs: one long item, or wide items
-//     that cannot overlap, can keep a shard busy long after work/N.
-//  3. While the slowest shard is above the bound, one of its items is moved to, or
-//     swapped with a smaller one of, another shard when that lowers the larger of
-//     the two shards' predicted walls by at least minGain of the bound. The
-//     refined split is kept only if the default policy's replay confirms it.
-//
-// An item without a weight (Known false) is planned as the mean weight of the
-// others. Items must have their widths resolved (gpus=all as gpus); an item wider
-// than gpus is a *schedule.WidthError naming it. The result depends only on the
-// items and their order (Seq breaks ties in the shards' queues, as in a run).
+// Assign splits items over shards of gpus GPUs each by the rule of docs/runners.md, "The rule": LPT on GPU-seconds,
+// each shard's wall predicted by replaying the scheduler, then moves and swaps while they lower the slowest wall.
+// An unweighted item weighs the others' mean; an item wider than gpus is a *schedule.WidthError. The result depends
+// only on the items and their order.
 func Assign(items []schedule.Item, shards, gpus int) (*Assignment, error) {
 	switch {
 	case shards < 1 || shards > MaxShards:
@@ -100,8 +72,7 @@ func Assign(items []schedule.Item, shards, gpus int) (*Assignment, error) {
 	return a, nil
 }
 
-// estimated returns items, each known, an unknown one weighing the mean of the
-// known weights; it sets a.Unknown and a.Estimate.
+// estimated gives each unknown item the mean known weight; it sets a.Unknown and a.Estimate.
 func estimated(items []schedule.Item, a *Assignment) []schedule.Item {
 	var sum float64
 	known := 0
@@ -172,9 +143,7 @@ func newSplit(a *Assignment, items []schedule.Item) *split {
 	return sp
 }
 
-// lpt is step 1: each item, by cost, onto the shard with the fewest GPU-seconds.
-// An item whose key a plan file cannot carry goes to its hash shard first, so that
-// the others balance around it.
+// lpt is step 1; items a plan cannot carry go to their hash shard first, so the others balance around them.
 func (sp *split) lpt() {
 	a := sp.a
 	a.Work = make([]float64, a.Shards)
@@ -232,8 +201,7 @@ func (sp *split) wall(m []int, policy string) (float64, error) {
 // preparer is schedule.Prepare or schedule.PrepareTrial.
 type preparer func(policy string, items []schedule.Item, gpus int) (func() schedule.Scheduler, error)
 
-// replay is wall with the scheduler made by prepare: schedule.Prepare, or for a
-// trial schedule.PrepareTrial, which skips the multi-GPU order search.
+// replay is the wall of shard m under prepare (PrepareTrial skips the multi-GPU order search).
 func (sp *split) replay(m []int, policy string, prepare preparer) (float64, error) {
 	if len(m) == 0 {
 		return 0, nil
@@ -257,8 +225,7 @@ func (sp *split) replay(m []int, policy string, prepare preparer) (float64, erro
 // maxRounds bounds the refinement's kept moves and swaps.
 const maxRounds = 1000
 
-// refine is step 3: moves and swaps out of the slowest shard, judged on trial
-// walls (trial), kept when the default policy's replay confirms the gain.
+// refine is step 3: moves and swaps judged on trial walls, kept when the default policy's replay confirms them.
 func (sp *split) refine() error {
 	a := sp.a
 	if a.Shards < 2 || len(sp.items) < 2 {
@@ -317,11 +284,7 @@ func (sp *split) refine() error {
 	return nil
 }
 
-// trial predicts a shard for the refinement: a shard of single-GPU items by its
-// LPT queue (the planned queue's own fallback, which the plan only replaces when it
-// does better, for one replay instead of the planner's noise check), a shard with
-// multi-GPU items by the default policy in the order its choice starts from (widest
-// first, schedule.PrepareTrial: one replay instead of the order search).
+// trial predicts a shard cheaply for the refinement: one LPT or widest-first replay instead of the planner's search.
 func (sp *split) trial(m []int) (float64, error) {
 	sp.budget -= len(m)
 	policy := schedule.PolicyLPT
@@ -344,13 +307,11 @@ type refiner struct {
 	walls []float64 // by shard: trial wall
 }
 
-// improve makes one move or swap out of shard hi that lowers the larger of the two
-// shards' trial walls by gain; it reports whether it found one.
+// improve makes one move or swap out of shard hi that lowers the larger trial wall by gain; false when none does.
 func (r *refiner) improve(hi int) (bool, error) {
 	sp, n := r.sp, float64(r.sp.a.GPUs)
 	target := r.walls[hi] - r.gain
-	// Every other shard, the least busy first; one as slow as hi may still gain
-	// from a swap that suits both.
+	// The least busy first; one as slow as hi may still gain from a swap.
 	others := make([]int, 0, len(r.cur)-1)
 	for s := range r.cur {
 		if s != hi {
@@ -363,8 +324,7 @@ func (r *refiner) improve(hi int) (bool, error) {
 			if sp.pinned[i] {
 				continue
 			}
-			// Candidates: i alone (j = -1), or i for an item j of lo (of any
-			// size: items of equal GPU-seconds may still pack better swapped).
+			// j = -1 moves i alone; equal GPU-seconds may still pack better swapped.
 			for k := -1; k < len(r.cur[lo]); k++ {
 				j, cj := -1, 0.0
 				if k >= 0 {
@@ -391,8 +351,7 @@ func (r *refiner) improve(hi int) (bool, error) {
 	return false, nil
 }
 
-// try replays shards hi and lo with item i moved to lo (and item j, unless -1,
-// moved to hi) and keeps the change when both end by target.
+// try moves item i to lo (and j, unless -1, to hi) and keeps it when both shards end by target.
 func (r *refiner) try(hi, lo, i, j int, target float64) (bool, error) {
 	sp := r.sp
 	newHi := r.without(r.cur[hi], i)

@@ -23,12 +23,8 @@ const (
 	maxItemLine   = 1 << 20
 )
 
-// ParseItems reads an item list: "label TAB tag" per line, as a run's
-// queue/items.tsv holds its census (the tag escaped as the log dir's TSV files
-// escape it), or a bare label (with or without the tab) for a whole opaque suite.
-// Blank lines and lines
-// starting with # are skipped; a repeated item counts once. A line that is not an
-// item is an error naming name:line and the fix.
+// ParseItems reads an item list: "label TAB tag" per line as queue/items.tsv holds it, or a bare label for an opaque suite.
+// A bad line is an error naming name:line and the fix.
 func ParseItems(r io.Reader, name string) ([]record.ItemID, error) {
 	data, err := io.ReadAll(io.LimitReader(r, maxItemsBytes+1))
 	if err != nil {
@@ -80,16 +76,14 @@ func parseItem(line string) (record.ItemID, string) {
 	case strings.IndexFunc(label, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0:
 		return record.ItemID{}, fmt.Sprintf("label %q holds a control character: a suite label is letters, digits, '.', '_' and '-'", clip(label))
 	case strings.IndexFunc(label, func(r rune) bool { return !labelRune(r) }) >= 0:
-		// No config accepts it, and a byte-order mark would not survive being written
-		// back at the start of a file.
+		// A BOM would not survive being written back at the start of a file.
 		return record.ItemID{}, fmt.Sprintf("label %q holds a character no suite label has: a suite label is letters, digits, '.', '_' and '-'",
 			clip(label))
 	}
 	return record.ItemID{Label: label, Tag: logdir.UnescapeField(tag)}, ""
 }
 
-// labelRune reports whether r may be in a suite label as an items file names it:
-// an ASCII letter or digit, '.', '_' or '-'.
+// labelRune reports whether r may be in a suite label: ASCII letter or digit, '.', '_' or '-'.
 func labelRune(r rune) bool {
 	return r < 0x80 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._-", r))
 }
@@ -102,8 +96,7 @@ func clip(s string) string {
 	return strings.ToValidUTF8(s[:80], "") + "…"
 }
 
-// TableKeys lists a weight table's keys as items, in the table's order (largest
-// weight first, then by key).
+// TableKeys lists a weight table's keys as items, in the table's order.
 func TableKeys(t *weights.Table) []record.ItemID {
 	keys := t.Keys()
 	out := make([]record.ItemID, len(keys))
@@ -113,15 +106,8 @@ func TableKeys(t *weights.Table) []record.ItemID {
 	return out
 }
 
-// Items turns an item list into the work items a plan splits: the listed items of
-// the config's suites that expand into items (a label/tag key), and each opaque
-// suite as its one whole item whether listed or not, in config order, then the
-// list's. Each takes the GPUs its suite's mode options give (gpus=N; gpus=all is
-// gpus; a listing's per-item count is not known without listing, so the suite's
-// holds). What the list holds that no suite of the config runs is left out, and
-// said in the returned warnings (one per reason).
-// An item of pooled (a pool-sized item: weights.PooledKeys) takes every GPU of a
-// runner.
+// Items turns an item list into the work items a plan splits, each with its suite's GPUs (a pooled item: the whole runner).
+// What no suite of the config runs is left out, with a warning per reason.
 func Items(suites []config.Suite, keys []record.ItemID, gpus int, pooled map[string]bool) ([]schedule.Item, []string) {
 	byLabel := map[string][]record.ItemID{}
 	for _, k := range keys {
@@ -183,8 +169,7 @@ func countTagged(ks []record.ItemID) int {
 	return n
 }
 
-// itemGPUs is the GPUs each item of a suite with mode options m takes on shards
-// of gpus GPUs: gpus=N, gpus=all (the shard's gpus), else 1.
+// itemGPUs is a suite's GPUs per item on shards of gpus GPUs.
 func itemGPUs(s config.Suite, gpus int) int {
 	switch m := s.Options; {
 	case m.AllGPUs:

@@ -15,11 +15,8 @@ import (
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
 
-// Spec is what --shard I/K [--plan FILE] asks of a run (docs/runners.md): when
-// Shards > 0, run shard Shard (1 … Shards) of a job matrix: of the items listed,
-// those PlanFile gives it, and those the plan does not know (every item without
-// PlanFile) by the hash of their key. A shard learns nothing: sgpu-queue merge
-// learns once from every shard's rows.
+// Spec is what --shard I/K [--plan FILE] asks of a run (docs/runners.md); Shards 0 is no shard.
+// A shard learns nothing: merge learns once from every shard's rows.
 type Spec struct {
 	Shard, Shards int
 	PlanFile      string
@@ -36,9 +33,7 @@ type Job struct {
 // Of is the shard of the item of this key, by the rule merge uses too.
 func (j *Job) Of(key string) int { return Of(j.Plan, key, j.Shards) }
 
-// Read checks the spec and reads its plan, in phase 0: a plan that cannot be read,
-// or that is not of K shards, stops the run before anything runs. A spec of no
-// shard is a nil Job. face names the options in messages.
+// Read checks the spec and reads its plan in phase 0, so a bad plan stops the run before anything runs; nil for no shard.
 func (s Spec) Read(face optname.Face) (*Job, error) {
 	switch {
 	case s.Shards == 0 && s.PlanFile != "":
@@ -78,8 +73,7 @@ func (j *Job) Record(suites []config.Suite) *record.ShardRun {
 	return &record.ShardRun{Shard: j.Shard, Shards: j.Shards, Plan: j.Ref, Config: ConfigDigest(suites)}
 }
 
-// PoolWarning is the warning for a plan of p.GPUs GPUs per shard run on the pool
-// ids (whose: "this runner's pool"); "" when they agree or there is no plan.
+// PoolWarning warns when a plan's GPUs per shard differ from the pool ids; "" when they agree or there is no plan.
 func PoolWarning(p *Plan, file, whose string, ids []string) string {
 	if p == nil || p.GPUs == len(ids) {
 		return ""
@@ -90,9 +84,7 @@ func PoolWarning(p *Plan, file, whose string, ids []string) string {
 		textfmt.Printable(file), p.GPUs, whose, len(ids), strings.Join(ids, ","), len(ids))
 }
 
-// ConfigDigest is the SHA-256 of what the suites say, without where their
-// config file or repository lies (File, Line, Path differ between checkouts of
-// one commit): merge refuses shards that ran different configs.
+// ConfigDigest hashes the suites without File, Line and Path, which differ between checkouts of one commit.
 func ConfigDigest(suites []config.Suite) string {
 	type def struct {
 		Label, LogFile, Mode, Command string

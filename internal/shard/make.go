@@ -30,22 +30,17 @@ type Request struct {
 	Shards, GPUs             int
 	ItemsPath, RepoRoot      string
 	Arch, Level, WeightsPath string
-	// Table, when set, is the weight table, already loaded (the action restores
-	// it from the Actions cache), named TableName; otherwise the table is found as
-	// a run finds it, from WeightsPath, Arch, Level and RepoRoot.
+	// Table, when set, is the loaded weight table (the action's cache), named TableName; else it is found as a run finds it.
 	Table     *weights.Table
 	TableName string
-	// NoTable lets a plan be made without any table or item list: every item
-	// then goes by the hash of its key (the action's first run, before any
-	// table was learned). Without it that is an error.
+	// NoTable allows a plan without a table: every item goes by hash (the action's first run).
 	NoTable bool
 	// Face names the options in messages (flags, or the action's inputs).
 	Face optname.Face
 }
 
-// Make reads the configs, the table and the item list, splits the items over the
-// shards (Assign: docs/runners.md) and returns the plan and a summary of it.
-// Warnings go to warn as they come. Every error is a usage error.
+// Make splits the configs' items over the shards (Assign: docs/runners.md) and returns the plan and its summary.
+// Every error is a usage error.
 func Make(req Request, warn func(string)) (*Plan, string, error) {
 	if err := weights.CheckLevel(req.Level); err != nil {
 		return nil, "", fmt.Errorf("%s %q: %w", req.Face.Name("level"), req.Level, err)
@@ -61,8 +56,7 @@ func Make(req Request, warn func(string)) (*Plan, string, error) {
 	for _, w := range table.warns {
 		warn(w)
 	}
-	// A pool-sized item's weight is kept per pool size (<key>@g<N>): the plan's
-	// runners have GPUs each, so it takes that size's weight and the whole runner.
+	// A pool-sized item's weight is kept per pool size (<key>@g<N>); the plan's runners have GPUs each.
 	pooled := weights.PooledKeys(table.t)
 	view := weights.SplitPool(table.t, pooled, req.GPUs).View
 	keys, from := TableKeys(view), "weights"
@@ -113,9 +107,7 @@ func Make(req Request, warn func(string)) (*Plan, string, error) {
 	return p, planSummary(p, a, len(suites)), nil
 }
 
-// planWidths fits the plan's items to a shard's runner of req.GPUs GPUs by the rule
-// a run fits them to its pool (schedule.FitWidths): a suite's gpus= above it is clamped with
-// the run's warning, an item of a tool that takes its count as given is refused.
+// planWidths fits the items to a shard's GPUs as a run does (schedule.FitWidths).
 func planWidths(list []schedule.Item, suites []config.Suite, req Request, warn func(string)) error {
 	bySuite := map[string]config.Suite{}
 	sizedSuite := map[string]bool{}
@@ -180,8 +172,7 @@ func planTable(req Request) (Identity, loadedTable, error) {
 	return identify(id, t, warns)
 }
 
-// identify completes a found table's identity: the SHA-256 of the table as
-// Format writes it, and its key count.
+// identify completes a found table's identity: its SHA-256 as Format writes it, and its key count.
 func identify(id Identity, t *weights.Table, warns []string) (Identity, loadedTable, error) {
 	var canon bytes.Buffer
 	if err := t.Format(&canon); err != nil {

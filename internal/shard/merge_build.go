@@ -23,22 +23,16 @@ import (
 
 // Merged is the merged run, for the engine to write and decide.
 type Merged struct {
-	// Run is the merged run (its Layout is the caller's): Meta with Merge, the
-	// queue of every shard then the items that never ran, every shard's rows
-	// with "s<shard>:<gpu>" GPUs and their outcomes, and each item's
+	// Run is the merged run (its Layout is the caller's); GPUs are named "s<shard>:<gpu>".
 	Run *record.Run
-	// CensusRows is the merged queue/items.tsv; Census is what pruning reads: a
-	// suite's keys only when every shard that listed has its census (a census
-	// that failed on one host prunes nothing, as in a run).
+	// CensusRows is the merged queue/items.tsv; Census keeps a suite's keys only when every listing shard has its census.
 	CensusRows []record.ItemID
 	Census     weights.Census
 	// JUnit are the shards' merged JUnit files by suite label, in shard order.
 	JUnit map[string][]JUnitFile
-	// NeverRan are the keys of the items of shards that never reported, or that
-	// reported without a listing (cancelled while listing): queued here with no row.
+	// NeverRan are the keys of the items of shards that never reported or never listed: queued with no row.
 	NeverRan []string
-	// Unlisted are the reporting shards that stopped before their listing: no
-	// file of theirs speaks for their items.
+	// Unlisted are the reporting shards that stopped before their listing.
 	Unlisted map[int]bool
 	Warnings []string
 	// Plan is the plan the shards followed; nil without one.
@@ -51,8 +45,7 @@ type JUnitFile struct {
 	Path  string // as this process sees it
 }
 
-// Merge merges the shards (from ReadLogDirs). table and defaultWeight weigh the items
-// that never ran, for the report's estimates.
+// Merge merges the shards from ReadLogDirs; table and defaultWeight weigh the items that never ran.
 func Merge(shards []*LogDir, table *weights.Table, defaultWeight float64) *Merged {
 	plan, _ := PlanOf(shards)
 	b := &builder{shards: shards, k: shards[0].Run.Meta.Shard.Shards, plan: plan,
@@ -68,9 +61,7 @@ func Merge(shards []*LogDir, table *weights.Table, defaultWeight float64) *Merge
 	return b.res
 }
 
-// PlanOf is the plan the shards followed (ReadLogDirs checked it is one plan) and the
-// shard whose copy of it is read: the first that has one, since a shard stopped
-// before phase 2 has none. nil without a plan.
+// PlanOf is the shards' plan and the first shard that has a copy (one stopped before phase 2 has none); nil without a plan.
 func PlanOf(shards []*LogDir) (*Plan, *LogDir) {
 	for _, s := range shards {
 		if s.Plan != nil {
@@ -87,13 +78,11 @@ type builder struct {
 	res    *Merged
 	table  *weights.Table
 	def    float64
-	// shardOf is each queued item's shard: while the shards are added, the
-	// shard whose queue has it; then the never-ran items' (neverRan).
+	// shardOf is each queued item's shard.
 	shardOf map[record.ItemID]int
 }
 
-// meta is the merged run.json: what the shards share, the union of their suites
-// and GPUs, and one part per
+// meta is the merged run.json: what the shards share, the union of their suites and GPUs, one part per shard.
 func (b *builder) meta() {
 	fm := b.shards[0].Run.Meta
 	m := record.Meta{
@@ -140,8 +129,7 @@ func (b *builder) meta() {
 	b.res.Run = &record.Run{Meta: m}
 }
 
-// add merges one shard: its queue, its rows (GPUs named with their shard, each
-// with its outcome as the shard read it), its part and its JUnit files.
+// add merges one shard: its queue, its rows with their outcomes, its part and its JUnit files.
 func (b *builder) add(s *LogDir) {
 	r, m := b.res.Run, s.Run.Meta
 	p := &r.Meta.Merge.Parts[s.Number-1]
@@ -173,9 +161,7 @@ func (b *builder) add(s *LogDir) {
 	if n := len(m.GPUs); n > 0 {
 		p.Bound = max(p.Work/float64(n), largest)
 	}
-	// The files must be a suite's, and beside the log dir: under the directory
-	// that holds it (the shard's artifact), so that a run.json cannot point the
-	// merge at any file of this machine.
+	// Only a suite's files under the shard's artifact dir, so run.json cannot point the merge at any file of this machine.
 	root := filepath.Dir(abs(s.Dir))
 	for _, rel := range m.Shard.JUnit {
 		path := filepath.FromSlash(rel)
@@ -191,9 +177,7 @@ func (b *builder) add(s *LogDir) {
 	}
 }
 
-// carried queues the items a shard's re-run did not run again, each with its
-// latest outcome from the shard's earlier attempt (record.Rerun.Carried;
-// docs/runners.md): the verdicts count them so, and nothing learns from them.
+// carried queues the items a shard's re-run did not run again with their earlier outcome (docs/runners.md).
 func (b *builder) carried(s *LogDir) {
 	rr := s.Run.Meta.Rerun
 	if rr == nil {
@@ -211,13 +195,8 @@ func (b *builder) carried(s *LogDir) {
 	}
 }
 
-// neverRan queues the items of the shards that never reported, or reported
-// without a listing (a cancel while listing): every item some reporting shard
-// listed whose shard is one of them. An item no reporting shard listed is census
-// only (a capability probe of the hosts skips it, or it is gone): it is not
-// expected. When no reporting shard got as far as listing, the plan's keys of the
-// missing shards are all there is to go by. Their verdicts follow their shard's
-// record (verdict.Decide): "never ran", or "cancelled before it started".
+// neverRan queues the items of shards that never reported or never listed: those a reporting shard listed, else
+// the plan's keys. An item no shard listed is census only and not expected.
 func (b *builder) neverRan() {
 	missing := map[int]bool{}
 	for _, p := range b.res.Run.Meta.Merge.Parts {
@@ -263,11 +242,7 @@ func (b *builder) neverRan() {
 	}
 }
 
-// unclaimed queues each item a reporting shard listed whose own shard reported
-// with a listing that did not have it (a host, or a config, that lists
-// differently): no shard ran it, and it must not vanish from the merge. It is
-// recorded in Merge.Unclaimed with the shards that listed it; its verdict is
-// "never ran". missing are the shards whose items neverRan queues.
+// unclaimed queues the items another shard listed that their own shard's listing lacked, so none vanishes from the merge.
 func (b *builder) unclaimed(missing map[int]bool) {
 	by := map[record.ItemID][]int{}
 	for _, s := range b.shards {
@@ -290,9 +265,7 @@ func (b *builder) unclaimed(missing map[int]bool) {
 	}
 }
 
-// queueUnrun queues an item of shard s that has no row, weighed by the table,
-// unless a shard queued it or its suite is not the merged run's. It reports
-// whether it did.
+// queueUnrun queues a rowless item of shard s unless it is queued or not the merged run's; it reports whether it did.
 func (b *builder) queueUnrun(k record.ItemID, s int) bool {
 	if b.shardOf[k] != 0 || !b.suite(k.Label) {
 		return false
@@ -301,8 +274,7 @@ func (b *builder) queueUnrun(k record.ItemID, s int) bool {
 	return true
 }
 
-// queue queues item id of shard s without a row of its own, weighed by the table,
-// with its suite's command as another of its items was queued with.
+// queue queues item id of shard s without a row, with its suite's command.
 func (b *builder) queue(id record.ItemID, s int) {
 	w, ok := b.table.Get(id.Key())
 	if !ok {
@@ -360,8 +332,7 @@ func (b *builder) listedKeys() []record.ItemID {
 	return out
 }
 
-// census merges the shards' items.tsv: every row once; a suite's keys count for
-// pruning only when every shard that wrote an items.tsv has rows of it.
+// census merges the shards' items.tsv; a suite's keys prune only when every listing shard has them.
 func (b *builder) census() {
 	keys := map[string]map[string]bool{}
 	has := map[string]int{}
@@ -400,12 +371,8 @@ func (b *builder) warn(format string, a ...any) {
 	b.res.Warnings = append(b.res.Warnings, fmt.Sprintf(format, a...))
 }
 
-// MergeAdvice is what one more runner would buy, predicted on the merged run's own
-// durations (each item's latest seconds and GPUs from its verdict: a carried
-// item's from the run that carried it), the items planned as sgpu-queue plan does
-// over m.Shards and one more runners of gpus GPUs: Advice's sentence. It is ""
-// when it cannot be said from measurements: a shard never reported, or an item
-// never finished.
+// MergeAdvice is Advice on the merged run's measured durations, planned as sgpu-queue plan does;
+// "" when a shard never reported or an item never finished.
 func MergeAdvice(m *record.Merge, suites []verdict.Suite, gpus int) string {
 	k := m.Shards
 	if k < 1 || k >= MaxShards || gpus < 1 {
@@ -443,12 +410,8 @@ func MergeAdvice(m *record.Merge, suites []verdict.Suite, gpus int) string {
 	return Advice(k, slices.Max(now.Wall), slices.Max(next.Wall), key, now.Largest)
 }
 
-// CopyLogs puts each reporting shard's item files (logs, exit codes, attempts)
-// into out's items/, where the merged verdict lines and report name them: a hard
-// link where the two are on one file system, else a copy. An existing file (or
-// link) is never replaced, nothing is put into an items/ that is a link, and only
-// regular files are taken. It returns how many it put there, and what failed (a
-// full disk, a link).
+// CopyLogs hard-links (else copies) each reporting shard's item files into out's items/; it never replaces a file,
+// writes through a link or takes a non-regular file. It returns how many it put there.
 func CopyLogs(shards []*LogDir, out logdir.Layout) (int, error) {
 	if err := out.MkdirAll(out.ItemsDir()); err != nil {
 		return 0, err
@@ -482,8 +445,7 @@ func CopyLogs(shards []*LogDir, out logdir.Layout) (int, error) {
 	return n, errors.Join(errs...)
 }
 
-// linkOrCopy links src, a regular file, as dst, or copies it there; link(2) never
-// follows a link at dst, and O_EXCL|O_NOFOLLOW neither.
+// linkOrCopy links or copies src as dst; neither follows a link at dst.
 func linkOrCopy(src, dst string) error {
 	if err := os.Link(src, dst); err == nil || errors.Is(err, fs.ErrExist) {
 		return err

@@ -1,12 +1,7 @@
 package shard
 
-// Merging: the log dirs of the shards of a job matrix (`run --shard I/K`) become
-// the files of one run (docs/runners.md): one queue and one timings file whose
-// rows keep their shard in the gpu column ("s2:0"), the shards that never reported
-// with their items "never ran", one census for pruning, the shards' merged JUnit
-// files by suite, and each shard's figures. The engine's Merge writes them and
-// runs the verdicts, the one learning pass and the report on them, as a run does
-// on its own.
+// Merging makes the shards' log dirs of a job matrix one run (docs/runners.md); the engine's Merge writes it,
+// decides the verdicts and learns once, as a run does.
 
 import (
 	"bytes"
@@ -31,21 +26,17 @@ type LogDir struct {
 	Dir    string // as given
 	Run    *record.Run
 	Number int // 1 … K
-	// Listed is every item its listing gave, before it kept its shard's; nil
-	// when it stopped before listing (no queue/listed.tsv).
+	// Listed is every item its listing gave, before it kept its shard's; nil when it stopped before listing.
 	Listed []record.ItemID
 	// Census is its queue/items.tsv; nil when it has none.
 	Census []record.ItemID
 	// Plan is the plan it followed (queue/plan.json); nil without one.
 	Plan *Plan
-	// ID names this shard run for the weight table (weights.Table.Learned): the
-	// same log dir, merged again, has the same ID, another run of the shard another.
+	// ID names this shard run for the weight table: merging the same log dir again gives the same ID.
 	ID string
 }
 
-// MergeError is a set of log dirs that cannot be merged: the message names the log
-// dir and the fix. Err is the cause when there is one (a *logdir.LoadError, a
-// *logdir.InProgressError).
+// MergeError is a set of log dirs that cannot be merged; the message names the log dir and the fix.
 type MergeError struct {
 	Msg string
 	Err error
@@ -59,12 +50,8 @@ func wrap(err error) error { return &MergeError{Msg: err.Error(), Err: err} }
 
 func errorf(format string, a ...any) error { return &MergeError{Msg: fmt.Sprintf(format, a...)} }
 
-// ReadLogDirs reads the shards' log dirs and checks that they are shards of one matrix:
-// each a shard run, all of the same K, arch and level, no shard twice, and of one
-// plan and one config unless allowMixed (then a warning names each difference).
-// Its warnings name what can be merged but is odd (a shard killed mid-run).
-// how is the way the user allows it, in their face ("--allow-mixed",
-// "allow-mixed: true"), for the refusal and the warnings.
+// ReadLogDirs reads the shards' log dirs and checks they are one matrix: same K, arch and level, no shard twice,
+// one plan and config unless allowMixed (then warnings). how spells the allowing option in the user's face.
 func ReadLogDirs(dirs []string, allowMixed bool, how string) ([]*LogDir, []string, error) {
 	if len(dirs) == 0 {
 		return nil, nil, errorf("no shard log dir given: name the log dir of every shard of the matrix (sgpu-queue merge DIR...)")
@@ -132,8 +119,7 @@ func readShard(dir string) (*LogDir, []string, error) {
 		f, err := safefs.Open(l.PlanJSON())
 		switch {
 		case errors.Is(err, fs.ErrNotExist) && s.Listed == nil && len(run.Queue) == 0:
-			// Stopped before phase 2, which copies the plan (killed while
-			// listing): run.json's plan digest still ties it to the matrix.
+			// Killed while listing: run.json's plan digest still ties it to the matrix.
 			warns = append(warns, fmt.Sprintf("%s: no queue/plan.json: the shard stopped before it queued its items; its plan is the others'", dir))
 			return s, warns, nil
 		case err != nil:
@@ -147,8 +133,7 @@ func readShard(dir string) (*LogDir, []string, error) {
 	return s, warns, nil
 }
 
-// runID is a shard run's ID: the SHA-256 (16 hex digits) of its shard, its start
-// and its rows as read, which no other run of any shard shares.
+// runID is a shard run's ID: a hash of its shard, start and rows, which no other run shares.
 func runID(r *record.Run) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%d/%d\t%s\t%s\n", r.Meta.Shard.Shard, r.Meta.Shard.Shards,
@@ -178,9 +163,7 @@ func readItems(path string) ([]record.ItemID, error) {
 	return items, nil
 }
 
-// check refuses log dirs that are not the shards of one matrix. Shards of one K,
-// arch and level that ran different plans or configs are refused unless
-// allowMixed; then each difference is a warning.
+// check refuses log dirs that are not one matrix's shards; differing plans or configs only warn under allowMixed.
 func check(shards []*LogDir, allowMixed bool, how string) ([]string, error) {
 	first := shards[0]
 	fm := first.Run.Meta
@@ -213,8 +196,7 @@ func check(shards []*LogDir, allowMixed bool, how string) ([]string, error) {
 	return warns, nil
 }
 
-// mixed says how shard b's run differs from shard a's in what it ran, naming
-// both: another plan, or another config; "" when they agree.
+// mixed says how shard b ran another plan or config than shard a; "" when they agree.
 func mixed(a, b *LogDir) string {
 	am, bm := a.Run.Meta, b.Run.Meta
 	if planSum(am.Shard.Plan) != planSum(bm.Shard.Plan) {
@@ -231,8 +213,7 @@ func mixed(a, b *LogDir) string {
 	return ""
 }
 
-// suitesDiff is the first difference of the two shards' suites: one only one of
-// them ran, or one that has another log file or mode; "" when they are alike.
+// suitesDiff is the first difference of the two shards' suites; "" when alike.
 func suitesDiff(a, b *LogDir) string {
 	as, bs := a.Run.Meta.Suites, b.Run.Meta.Suites
 	for _, pair := range [][2]*LogDir{{a, b}, {b, a}} {
@@ -253,8 +234,7 @@ func suitesDiff(a, b *LogDir) string {
 	return ""
 }
 
-// ranAs is a suite as the config ran it: a re-run's "not re-run this attempt" says
-// what failed before, not what the config is (its items are carried: runners.md).
+// ranAs is a suite as the config ran it, not as a re-run's "not re-run this attempt" says (runners.md).
 func ranAs(s record.MetaSuite) record.MetaSuite {
 	if s.Skip == outcome.NotRerun {
 		s.Skip = ""
@@ -276,8 +256,7 @@ func planName(p *record.PlanRef) string {
 	return fmt.Sprintf("plan %s (sha256 %.12s…)", p.File, p.SHA256)
 }
 
-// abs is dir made absolute and free of symlinks where it can be, "" when it
-// cannot be made absolute.
+// abs is dir absolute and free of symlinks where it can be; "" when it cannot be made absolute.
 func abs(dir string) string {
 	a, err := filepath.Abs(dir)
 	if err != nil {
@@ -289,8 +268,7 @@ func abs(dir string) string {
 	return a
 }
 
-// SameDir reports whether out is one of the shards' log dirs: a merge into it
-// would delete that shard's files when it claims the log dir.
+// SameDir reports whether out is a shard's log dir, which a merge into it would wipe.
 func SameDir(out string, shards []*LogDir) (*LogDir, bool) {
 	o := abs(out)
 	for _, s := range shards {

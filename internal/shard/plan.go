@@ -21,16 +21,13 @@ import (
 // Version is the plan file's format; Read refuses any other.
 const Version = 1
 
-// The rules a plan records, so that the file says how it was made
-// (docs/runners.md).
+// The rules a plan records (docs/runners.md).
 const (
 	RuleText = "LPT over the shards' GPU-seconds (width × weight), refined on each shard's wall clock replayed with the default policy"
 	HashText = "shard = FNV-1a 64 of the key's bytes mod shards, plus 1"
 )
 
-// HashShard is the shard, 1 … shards, of an item the plan does not know: the 64-bit
-// FNV-1a hash of its key's bytes, modulo shards, plus 1. It depends on nothing but
-// the key and the shard count, so every shard job computes the same answer alone.
+// HashShard is the shard of an item the plan does not know: FNV-1a of its key modulo shards, plus 1, so every job agrees alone.
 func HashShard(key string, shards int) int {
 	if shards < 1 {
 		return 0
@@ -45,19 +42,16 @@ type Identity struct {
 	Store string `json:"store"` // where it was read: a path, or a cache key
 	Arch  string `json:"arch"`
 	Level string `json:"level"`
-	// SHA256 is of the table as weights.Table.Format writes it, so the same
-	// weights give the same identity whatever the file's comments or order.
+	// SHA256 is of the table as Format writes it, so comments and order do not change the identity.
 	SHA256 string `json:"sha256"`
 	Keys   int    `json:"keys"`
 }
 
-// Plan is the plan file: which shard runs which items. Shards are numbered from 1,
-// as `run --shard I/K` names them.
+// Plan is the plan file: which shard runs which items; shards are numbered from 1.
 type Plan struct {
 	Version int      `json:"version"`
 	Weights Identity `json:"weights"`
-	// ItemsFrom is where the item list came from: "weights" (the table's keys of
-	// the config's suites) or the --items file.
+	// ItemsFrom is where the item list came from: "weights" or the --items file.
 	ItemsFrom   string  `json:"items_from"`
 	GPUs        int     `json:"gpus_per_shard"`
 	Rule        string  `json:"rule"`
@@ -81,9 +75,7 @@ type Shard struct {
 	Work  float64 `json:"work_gpu_seconds"`
 	Bound float64 `json:"bound_seconds"` // max(work/GPUs, its longest item)
 	Wall  float64 `json:"predicted_wall_seconds"`
-	// Keys are its items' weight keys, sorted. An item whose key is not valid
-	// UTF-8 is not listed (JSON cannot carry it): it goes by HashShard, as Assign
-	// placed it.
+	// Keys are its items' weight keys, sorted; a non-UTF-8 key is not listed (JSON cannot carry it) and goes by HashShard.
 	Keys []string `json:"keys"`
 }
 
@@ -139,9 +131,7 @@ func (p *Plan) buildIndex() {
 	}
 }
 
-// ShardOf is the shard, 1 … K, that runs the item of this key: the plan's, or for a
-// key the plan does not list (new since the plan was made) its HashShard. It is 0
-// only for a plan without shards, which Read refuses.
+// ShardOf is the shard that runs key: the plan's, else its HashShard; 0 only for a plan without shards.
 func (p *Plan) ShardOf(key string) int {
 	if s, ok := p.index[key]; ok {
 		return s
@@ -149,9 +139,7 @@ func (p *Plan) ShardOf(key string) int {
 	return HashShard(key, len(p.Shards))
 }
 
-// Of is the shard, 1 … shards, of the item of key: p's when there is a plan, else
-// its HashShard. A shard run keeps its items by this rule and merge places the
-// items of a shard that never reported by it, so both call this one function.
+// Of is the shard of key; a shard run and merge both place items by this one function.
 func Of(p *Plan, key string, shards int) int {
 	if p != nil {
 		return p.ShardOf(key)
@@ -170,15 +158,13 @@ func (p *Plan) Filter(shard int, items []schedule.Item) []schedule.Item {
 	return out
 }
 
-// Planned reports whether the plan lists key (a shard that never reported means
-// its listed items never ran).
+// Planned reports whether the plan lists key.
 func (p *Plan) Planned(key string) bool {
 	_, ok := p.index[key]
 	return ok
 }
 
-// Write writes the plan as indented JSON ending in a newline: the same plan gives
-// the same bytes.
+// Write writes the plan as indented JSON: the same plan gives the same bytes.
 func (p *Plan) Write(w io.Writer) error {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
@@ -191,8 +177,7 @@ func (p *Plan) Write(w io.Writer) error {
 	return err
 }
 
-// WriteFile writes the plan to path atomically (atomicfile.Write) and returns
-// the bytes written, which plan's faces also print.
+// WriteFile writes the plan atomically and returns the bytes written.
 func (p *Plan) WriteFile(path string) ([]byte, error) {
 	var b bytes.Buffer
 	if err := p.Write(&b); err != nil {
@@ -204,8 +189,7 @@ func (p *Plan) WriteFile(path string) ([]byte, error) {
 // maxPlanBytes bounds what Read takes, so that a wrong file fails fast.
 const maxPlanBytes = 256 << 20
 
-// Read reads a plan file written by Write; name is the file's name for errors.
-// Every error is one line naming the file, what is wrong and the fix.
+// Read reads a plan file; every error is one line naming the file and the fix.
 func Read(r io.Reader, name string) (*Plan, error) {
 	data, err := io.ReadAll(io.LimitReader(r, maxPlanBytes+1))
 	if err != nil {
