@@ -1,7 +1,5 @@
-// Package logdir is the file layout of a run under the log dir (docs/files.md), kept
-// compatible with TransformerEngine's so existing CI gates keep working: the paths,
-// the file-name-safe form of a tag, and the TSV files (items, queue, timings) that
-// let a report be rebuilt from a run's files alone.
+// Package logdir is a run's file layout under the log dir (docs/files.md), compatible with TransformerEngine's
+// so existing CI gates keep working.
 package logdir
 
 import (
@@ -18,9 +16,8 @@ import (
 // Layout names the files of one run.
 type Layout struct {
 	Root string // the log dir
-	// Trusted is the log dir's trusted root (docs/bad-day.md#the-state-between-runs-links-and-fifos):
-	// the repo root when Root is under it, else Root itself ("" is Root). Between it
-	// and a file of the run no directory may be a link, nor the file itself.
+	// Trusted is the log dir's trusted root (docs/bad-day.md#the-state-between-runs-links-and-fifos): no directory
+	// below it on the way to a run's file may be a link ("" is Root).
 	Trusted string
 }
 
@@ -39,8 +36,7 @@ func (l Layout) SetupLog(label string) string {
 	return l.path("prerequisite_ck_jit_status", label+".log")
 }
 
-// OnceLog is the log of a once-per-run command (kind "before" or "after"): a
-// name with a dot, which no suite label has, so it never is a suite's setup log.
+// OnceLog is the log of a once-per-run command; its dot keeps it from being a suite's log.
 func (l Layout) OnceLog(kind string) string {
 	return l.path("prerequisite_ck_jit_status", "run."+kind+".log")
 }
@@ -48,10 +44,7 @@ func (l Layout) OnceLog(kind string) string {
 func (l Layout) ItemsDir() string { return l.path("items") }
 func (l Layout) CwdDir() string   { return l.path("cwd") }
 
-// JUnitDir is where the items write their own JUnit XML, <JUnitDir>/<label>/, when
-// the environment names no JUnit prefix and the CLI sets this one (docs/hooks.md).
-// A later run leaves what is there: files older than its items are no evidence of
-// theirs, and are not merged.
+// JUnitDir is where items write their JUnit when no prefix is set (docs/hooks.md); older files there are not merged.
 func (l Layout) JUnitDir() string   { return l.path("junit") }
 func (l Layout) SuitesDir() string  { return l.path("suites") }
 func (l Layout) ReportDir() string  { return l.path("report") }
@@ -71,11 +64,8 @@ func (l Layout) Meta() string       { return l.path("queue", "run.json") }
 //	items/<label>.<safetag>@attempt<n>.xml    the JUnit XML attempt n wrote, and .xml.partial
 //	cwd/<label>.<safetag>/                    its working directory
 //
-// and no two items, or two attempts, can share one: a label holds no '.' (the config
-// refuses one), so the first '.' ends it; SafeTag is injective (a clean tag is itself,
-// any other carries a hash of the real tag after '~', which no clean tag holds); and
-// '@' is in no label and no safetag, so an attempt's name is never another item's.
-// FuzzItemNamesInjective checks it.
+// No two items or attempts share a name: a label has no '.', SafeTag is injective, and '@' is in no label or safetag
+// (FuzzItemNamesInjective).
 
 // AttemptMark separates an item's name from its attempt number.
 const AttemptMark = "@attempt"
@@ -83,8 +73,7 @@ const AttemptMark = "@attempt"
 // ItemBase is "<label>.<safetag>", the stem of an item's log and working directory.
 func ItemBase(label, tag string) string { return label + "." + SafeTag(tag) }
 
-// ItemFileName is the name, inside items/, of an item's log (rc false) or exit-code
-// file (rc true): of the canonical attempt for attempt 0, of attempt n otherwise.
+// ItemFileName is the name in items/ of an item's log or rc file; attempt 0 is the canonical one.
 func ItemFileName(label, tag string, attempt int, rc bool) string {
 	name := ItemBase(label, tag)
 	if attempt > 0 {
@@ -97,19 +86,16 @@ func ItemFileName(label, tag string, attempt int, rc bool) string {
 	return name
 }
 
-// ItemFile is what an item file's name says (the inverse of ItemFileName, up to
-// SafeTag).
+// ItemFile is what an item file's name says (ParseItemFile).
 type ItemFile struct {
 	Base    string // "<label>.<safetag>"
 	Attempt int    // 0 for the canonical log
 	RC      bool
-	// JUnit is ".xml" or ".xml.partial" for what an earlier attempt wrote
-	// (ItemAttemptJUnit), "" for a log or an rc.
+	// JUnit is ".xml" or ".xml.partial" for an earlier attempt's XML, "" for a log or an rc.
 	JUnit string
 }
 
-// ParseItemFile reads a name inside items/ back into its parts; ok is false for a
-// name ItemFileName cannot produce.
+// ParseItemFile reads a name in items/ back; false for a name ItemFileName cannot produce.
 func ParseItemFile(name string) (f ItemFile, ok bool) {
 	var stem, ext string
 	for _, e := range []string{".log.rc", ".log", attemptJUnit + ".partial", attemptJUnit} {
@@ -142,8 +128,7 @@ func ParseItemFile(name string) (f ItemFile, ok bool) {
 	return f, true
 }
 
-// ItemLogRel is the item log relative to the log dir ("items/<label>.<safetag>.log"),
-// the form the suite verdict files use.
+// ItemLogRel is the item log relative to the log dir, as the suite verdict files name it.
 func ItemLogRel(label, tag string) string { return "items/" + ItemFileName(label, tag, 0, false) }
 
 // ItemLog is the item's output file.
@@ -151,8 +136,7 @@ func (l Layout) ItemLog(label, tag string) string {
 	return l.path("items", ItemFileName(label, tag, 0, false))
 }
 
-// ItemAttemptLog is where attempt n of a retried item keeps its log
-// (items/<label>.<safetag>@attempt<n>.log); the canonical log holds the last attempt.
+// ItemAttemptLog is where attempt n of a retried item keeps its log; the canonical log is the last attempt's.
 func (l Layout) ItemAttemptLog(label, tag string, n int) string {
 	return l.path("items", ItemFileName(label, tag, n, false))
 }
@@ -160,10 +144,7 @@ func (l Layout) ItemAttemptLog(label, tag string, n int) string {
 // attemptJUnit ends the name of the JUnit XML an earlier attempt wrote.
 const attemptJUnit = ".xml"
 
-// ItemAttemptJUnit is where attempt n of a retried item keeps the JUnit XML it
-// wrote (items/<label>.<safetag>@attempt<n>.xml, and its .partial beside it): the
-// next attempt writes over the item's own, and the report names the tests that
-// failed before it passed (docs/report.md).
+// ItemAttemptJUnit is where attempt n keeps its JUnit XML, since the next attempt writes over it (docs/report.md).
 func (l Layout) ItemAttemptJUnit(label, tag string, n int) string {
 	return l.path("items", ItemBase(label, tag)+AttemptMark+strconv.Itoa(n)+attemptJUnit)
 }
@@ -200,24 +181,18 @@ const MaxSafeTag = maxSafe + 1 + hashLen
 // maxAttemptDigits is room for any attempt number an int32 can count.
 const maxAttemptDigits = 10
 
-// MaxLabel is the longest label whose every file name fits MaxNameBytes: the longest
-// is an attempt's exit code, "<label>.<safetag>@attempt<n>.log.rc".
+// MaxLabel is the longest label whose longest file name, an attempt's rc, fits MaxNameBytes.
 const MaxLabel = MaxNameBytes - len(".") - MaxSafeTag - len(AttemptMark) - maxAttemptDigits - len(".log.rc")
 
-// MaxLogFile is the longest suite logfile: suites/<logfile>.rc is written through a
-// temporary file whose name is atomicfile.TempExtra bytes longer.
+// MaxLogFile is the longest suite logfile whose .rc temporary file fits MaxNameBytes.
 const MaxLogFile = MaxNameBytes - len(".rc") - atomicfile.TempExtra
 
 // whole is the safetag of an opaque item (tag "").
 const whole = "whole"
 
-// SafeTag turns a tag into a file-name component: "whole" for an opaque item ("");
-// the tag itself when it only holds letters, digits and ".+-=_" and is at most 100
-// bytes (names stay those of TE's layout, "mxfp4..ck" included: behind "<label>." a
-// ".." is never a path component); otherwise (and for a tag spelled "whole") every
-// byte but those becomes '_', the result is cut to 100 bytes, and '~' plus 64 bits of
-// a SHA-256 of the real tag are appended, so that two tags never share a file and no
-// tag can name a path outside items/ or cwd/.
+// SafeTag turns a tag into a file-name component: "whole" for an opaque item, the tag itself when it is at most 100
+// bytes of ".+-=_" and alphanumerics (TE's names), else a cleaned cut with '~' and a hash, so no two tags share a file
+// and none names a path outside items/ or cwd/.
 func SafeTag(tag string) string {
 	if tag == "" {
 		return whole

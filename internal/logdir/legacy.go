@@ -14,25 +14,17 @@ import (
 	"github.com/rocm/sgpu-queue/internal/record"
 )
 
-// The layout before queue/attempts.tsv (run.json format 2 and older, up to
-// sgpu-queue v1.1): each attempt's row in timings.tsv, its outcome in
-// queue/outcomes.tsv (format 2) or none (older). readLegacy turns such a log dir's
-// rows into attempts once, as it loads, so that report and merge read the log
-// dirs of earlier releases (a shard job re-run under a newer release beside
-// shards of an older one; docs/choices.md); nothing downstream joins files.
+// Log dirs before queue/attempts.tsv (run.json format 2 and older) are read into attempts once, as they load,
+// so report and merge read earlier releases' log dirs (docs/choices.md).
 
-// FormatOutcomes is the run.json "format" of a run that recorded each attempt's
-// outcome in queue/outcomes.tsv beside timings.tsv (v1.0, v1.1).
+// FormatOutcomes is the run.json format that kept outcomes in queue/outcomes.tsv (v1.0, v1.1).
 const FormatOutcomes = 2
 
-// OutcomesTSV is queue/outcomes.tsv, the outcome of each timings.tsv row of a
-// format-2 log dir.
+// OutcomesTSV is queue/outcomes.tsv of a format-2 log dir.
 func (l Layout) OutcomesTSV() string { return l.path("queue", "outcomes.tsv") }
 
-// readLegacy reads the attempts of an old log dir of run m: timings.tsv, each row
-// with its outcome from outcomes.tsv (format 2), else TE's own reading of its rc and
-// incomplete columns (outcome.Legacy, docs/outcomes.md), named in a warning when a
-// format-2 row has none (its outcome row was torn or lost). A missing file is no rows.
+// readLegacy reads an old log dir's attempts: timings.tsv with outcomes.tsv, else TE's reading of rc and incomplete
+// (outcome.Legacy, docs/outcomes.md). A missing file is no rows.
 func (l Layout) readLegacy(m *record.Meta) ([]record.Attempt, []string, error) {
 	data, err := readLogFile(l.TimingsTSV())
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -65,8 +57,7 @@ func (l Layout) readLegacy(m *record.Meta) ([]record.Attempt, []string, error) {
 	return attempts(rows), warns, nil
 }
 
-// timing is a timings.tsv row read back: the attempt, its incomplete column and
-// the columns that name it in outcomes.tsv.
+// timing is a timings.tsv row read back.
 type timing struct {
 	record.Attempt
 	incomplete bool
@@ -81,15 +72,12 @@ func attempts(rows []timing) []record.Attempt {
 	return out
 }
 
-// attemptKey identifies one attempt across timings.tsv and outcomes.tsv: no item
-// started twice on one GPU in the same millisecond.
+// attemptKey joins timings.tsv and outcomes.tsv: no item started twice on one GPU in one millisecond.
 type attemptKey struct {
 	label, item, gpu, startOff string
 }
 
-// parseTimings reads the nine columns of TE's timings.tsv as run r's attempts. A row
-// that cannot be read (missing columns, not a number: a run killed mid-write leaves
-// one) is skipped with a warning.
+// parseTimings reads TE's nine-column timings.tsv; an unreadable row (a killed run's) is skipped with a warning.
 func parseTimings(in io.Reader, r *record.Run) ([]timing, []string) {
 	return parseRows(in, "timings.tsv", func(f []string) (timing, error) { return parseTiming(f, r) })
 }
@@ -127,9 +115,7 @@ func parseTiming(f []string, r *record.Run) (timing, error) {
 	return t, c.err
 }
 
-// parseOutcomes reads outcomes.tsv. A row that cannot be read (a torn write, an
-// unknown outcome) is skipped with a warning; its attempt then has no recorded
-// outcome. A later row for the same attempt wins.
+// parseOutcomes reads outcomes.tsv, skipping unreadable rows with a warning; a later row for an attempt wins.
 func parseOutcomes(r io.Reader) (map[attemptKey]outcome.Outcome, []string) {
 	rows, warns := parseRows(r, "outcomes.tsv", parseOutcome)
 	out := make(map[attemptKey]outcome.Outcome, len(rows))

@@ -13,9 +13,8 @@ import (
 	"github.com/rocm/sgpu-queue/internal/safefs"
 )
 
-// LockName is the lock file in the log dir: a run holds an exclusive flock(2) on it
-// from phase 0 to its end, so two runs never write one log dir at once. It names its
-// holder; the kernel drops the lock when the holder dies, however it dies.
+// LockName is the lock file a run holds an exclusive flock(2) on from phase 0 to its end; the kernel drops it
+// when the holder dies, however it dies.
 const LockName = ".sgpu-queue.lock"
 
 // Lock is a held log-dir lock.
@@ -40,8 +39,7 @@ func (e *BusyError) Error() string {
 // lock takes the log dir's lock without waiting.
 func (l Layout) lock() (*Lock, error) {
 	path := l.path(LockName)
-	// os.OpenFile (under safefs) sets O_CLOEXEC: the items this run starts never
-	// inherit the lock, so one that outlives the run cannot keep the log dir locked.
+	// O_CLOEXEC: an item that outlives the run cannot keep the log dir locked.
 	f, err := safefs.OpenFile(l.trusted(), path, os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, err
@@ -59,8 +57,7 @@ func (l Layout) lock() (*Lock, error) {
 	if err := f.Truncate(0); err == nil {
 		_, err = f.WriteAt([]byte(holder), 0)
 		if err != nil {
-			// The lock holds without its note; a second run then says the
-			// holder has not named itself.
+			// The lock holds without its note; a second run then says the holder did not name itself.
 			_ = f.Truncate(0)
 		}
 	}
@@ -77,9 +74,7 @@ func (k *Lock) Release() error {
 	return err
 }
 
-// InProgressError is returned by Load when a run still holds the log dir's lock:
-// its files are being written (docs/files.md, "The lock"), so a report or a merge
-// of them would read half of a run.
+// InProgressError is Load's error while a run holds the lock (docs/files.md, "The lock"): its files are half written.
 type InProgressError struct {
 	Dir    string
 	Holder string // as BusyError's
@@ -93,9 +88,7 @@ func (e *InProgressError) Error() string {
 	return fmt.Sprintf("%s: a run is still in progress there (%s): wait for it to end, then try again", e.Dir, holder)
 }
 
-// inProgress reports whether a run holds the log dir's lock now, and who. It
-// takes a shared lock and drops it at once: a reader never holds the lock a run
-// would need, and never creates the lock file.
+// inProgress reports whether a run holds the lock now, and who, by taking a shared lock and dropping it at once.
 func (l Layout) inProgress() (holder string, busy bool, err error) {
 	path := l.path(LockName)
 	f, err := safefs.Open(path)

@@ -17,12 +17,10 @@ import (
 	"github.com/rocm/sgpu-queue/internal/record"
 )
 
-// ToolName is what queue/run.json says in "tool": a log dir holding one is a log dir
-// of this tool, whose earlier run's files it may delete.
+// ToolName is run.json's "tool": a log dir holding it is ours, and its earlier run's files may be deleted.
 const ToolName = "sgpu-queue"
 
-// NotOursError refuses a log dir that holds files but no run of this tool: they are
-// someone's data (`--log-dir .` in a repository), and a run would write among them.
+// NotOursError refuses a log dir of someone's data (`--log-dir .` in a repository) holding no run of ours.
 type NotOursError struct {
 	Dir   string
 	Why   string       // "no queue/run.json", or why run.json is not this tool's
@@ -36,27 +34,10 @@ func (e *NotOursError) Error() string {
 		e.Dir, e.Why, strings.Join(e.Found, ", "), e.Face.Name("log-dir"), e.Face.Enable("log-dir-reuse"))
 }
 
-// Claim makes the log dir this run's, in phase 0 of a real run (a dry run writes
-// nothing and claims nothing):
-//
-//  1. Nothing the run would write, truncate or delete there may be a link, a FIFO
-//     or anything but a regular file (a real directory where one belongs), nor any
-//     directory on the way from the trusted root: the first that is is refused
-//     (*safefs.Error) before anything is read, written or deleted
-//     (docs/bad-day.md#the-state-between-runs-links-and-fifos).
-//  2. A log dir that holds anything but this tool's empty directories and lock file,
-//     and no queue/run.json of this tool, is refused (*NotOursError) unless reuse;
-//     nothing is created then.
-//  3. The lock is taken (*BusyError when another run holds it).
-//  4. The files of the earlier run that queue/run.json records are deleted, and only
-//     those (Owned), in an order that a claim stopped midway leaves for the next to
-//     finish (removeOwned); nothing else under the log dir is touched.
-//  5. The directories are created and claim is written as queue/run.json at once, so
-//     that even a run killed in phase 1 leaves a log dir the next run may clean;
-//     claim.ForeignCwd is set to the cwd/ entries still there, which no later run
-//     deletes.
-//
-// The caller releases the lock when the run ends.
+// Claim makes the log dir this run's in phase 0: it refuses links and FIFOs on the way
+// (docs/bad-day.md#the-state-between-runs-links-and-fifos) and a dir that is not ours unless reuse, takes the lock,
+// deletes only the earlier run's files (Owned) and writes run.json at once, so a run killed in phase 1 leaves
+// a log dir the next run may clean. The caller releases the lock.
 func (l Layout) Claim(claim *record.Meta, reuse bool) (*Lock, error) {
 	if err := l.checkFixed(); err != nil {
 		return nil, err
@@ -98,11 +79,8 @@ func (l Layout) claimLocked(claim *record.Meta, reuse bool) error {
 	return l.WriteMeta(claim)
 }
 
-// removeOwned deletes what the earlier run prev owned (Owned) in an order that a
-// claim stopped at any point (killed, or a directory it cannot remove) leaves for
-// the next claim to finish: the items' directories, then the files, queue/queue.tsv
-// (which names the items) last. queue/run.json, which marks the log dir as this
-// tool's and names the suites' files, is not deleted: the claim replaces it.
+// removeOwned deletes prev's files (Owned) in an order that a claim stopped midway leaves for the next to finish:
+// queue/queue.tsv, which names the items, last; run.json is replaced by the claim.
 func (l Layout) removeOwned(prev *record.Meta) error {
 	files, dirs := l.Owned(prev)
 	for _, d := range dirs {
@@ -122,8 +100,7 @@ func (l Layout) removeOwned(prev *record.Meta) error {
 	return nil
 }
 
-// Prepare creates the directories of a run and deletes nothing: tests and tools that
-// write a log dir without running (Claim is what a run calls).
+// Prepare creates a run's directories and deletes nothing, for tests and tools; a run calls Claim.
 func (l Layout) Prepare() error {
 	for _, d := range l.dirs() {
 		if err := l.MkdirAll(d); err != nil {
@@ -138,8 +115,7 @@ func (l Layout) dirs() []string {
 	return []string{l.ItemsDir(), l.CwdDir(), l.SuitesDir(), l.ReportDir(), l.QueueDir(), l.SetupDir()}
 }
 
-// previous returns the earlier run recorded in queue/run.json (nil when there is
-// none), or a *NotOursError for a log dir with other content and no run of ours.
+// previous returns the earlier run of queue/run.json (nil for none), or a *NotOursError.
 func (l Layout) previous(reuse bool) (*record.Meta, error) {
 	data, err := readLogFile(l.Meta())
 	why := "no queue/run.json"
@@ -160,8 +136,7 @@ func (l Layout) previous(reuse bool) (*record.Meta, error) {
 	return nil, &NotOursError{Dir: l.Root, Why: why, Found: found}
 }
 
-// content lists what the log dir holds besides the lock and empty directories of a
-// run (a run killed while claiming can leave those): up to four names, "…" for more.
+// content lists up to four names the log dir holds beyond a killed claim's lock and empty dirs, "…" for more.
 func (l Layout) content() ([]string, error) {
 	es, err := os.ReadDir(l.Root)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -197,18 +172,8 @@ func (l Layout) content() ([]string, error) {
 	return found, nil
 }
 
-// Owned lists what the run recorded by m wrote under the log dir, that a new run
-// deletes (docs/files.md): expand.log; queue/{run.json,items.tsv,queue.tsv,
-// timings.tsv,attempts.tsv} (an older run's outcomes.tsv too) and a shard's or a merge's queue/{listed.tsv,plan.json,
-// shards.tsv}; report/{schedule.md,timeline.svg}; per suite of m,
-// suites/<logfile> and .rc and prerequisite_ck_jit_status/<label>.log; per item of
-// its queue/queue.tsv, every file in items/ that ParseItemFile reads as one of the
-// item's (log, rc, attempts) and its cwd/<label>.<safetag>/ with what the item left
-// in it, unless that directory was there before the run (m.ForeignCwd); and the
-// temporary files of atomic writes of those files, when a run was killed mid-write.
-// dirs are removed whole; files one by one. A directory of the layout that is a
-// symlink is not looked into; a link in place of an owned file or directory is
-// listed, and Claim refuses it (it is never followed, nor removed).
+// Owned lists what the run m wrote under the log dir, which a new run deletes (docs/files.md): dirs whole, files one
+// by one, including atomic writes' temporary files. A link in place of an owned path is listed, and Claim refuses it.
 func (l Layout) Owned(m *record.Meta) (files, dirs []string) {
 	files = []string{l.ExpandLog(), l.Meta(), l.ItemsTSV(), l.QueueTSV(), l.AttemptsTSV(), l.TimingsTSV(), l.OutcomesTSV(),
 		l.Report(), l.Timeline(), l.ListedTSV(), l.PlanJSON(), l.ShardsTSV()}
@@ -244,8 +209,7 @@ func (l Layout) Owned(m *record.Meta) (files, dirs []string) {
 	return files, dirs
 }
 
-// validName reports whether a name from run.json is one plain file name (run.json
-// could be edited; a "../x" must not reach outside).
+// validName reports whether a name from run.json is one plain file name: an edited "../x" must not reach outside.
 func validName(s string) bool {
 	return s != "" && s != "." && s != ".." && !strings.ContainsAny(s, "/\x00")
 }
@@ -270,8 +234,7 @@ func (l Layout) previousItems() map[string]bool {
 	return bases
 }
 
-// temps lists the temporary files of atomic writes of files (".<name>.tmp<digits>",
-// atomicfile.Write) found beside them.
+// temps lists the temporary files of atomicfile.Write beside files.
 func (l Layout) temps(files []string) []string {
 	want := map[string]bool{}
 	for _, f := range files {
@@ -288,8 +251,7 @@ func (l Layout) temps(files []string) []string {
 	return out
 }
 
-// list names what a directory of the layout holds; nothing for a symlink or a
-// directory that is not there.
+// list names a layout dir's entries; nothing for a symlink or a missing dir.
 func (l Layout) list(dir string) []string {
 	if !l.realDir(dir) {
 		return nil
@@ -305,8 +267,7 @@ func (l Layout) list(dir string) []string {
 	return names
 }
 
-// realDir reports whether dir is a directory and not a symlink to one (a link could
-// point into someone's data).
+// realDir reports whether dir is a directory and not a link, which could point into someone's data.
 func (l Layout) realDir(dir string) bool {
 	if dir == l.Root {
 		return true

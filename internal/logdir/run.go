@@ -13,9 +13,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/record"
 )
 
-// FormatAttempts is the run.json "format" of a run that records its attempts in
-// queue/attempts.tsv and a typed stop reason (docs/files.md). Older log dirs are
-// read by readLegacy.
+// FormatAttempts is the run.json format with queue/attempts.tsv (docs/files.md); older ones go through readLegacy.
 const FormatAttempts = 3
 
 // AttemptsTSV is queue/attempts.tsv, every ended attempt with its outcome.
@@ -30,9 +28,8 @@ func (l Layout) WriteMeta(m *record.Meta) error {
 	return l.WriteFile(l.Meta(), append(data, '\n'))
 }
 
-// Load reads a run back from its log dir. Rows that cannot be read are skipped with a
-// warning. A path that is no run's log dir is a *LoadError, a log dir whose run
-// still holds its lock an *InProgressError: both name the path and the fix.
+// Load reads a run back from its log dir, skipping unreadable rows with a warning. Its errors are a *LoadError
+// or an *InProgressError, naming the path and the fix.
 func Load(root string) (*record.Run, []string, error) {
 	l := Layout{Root: root}
 	r := &record.Run{Dir: root}
@@ -51,8 +48,7 @@ func Load(root string) (*record.Run, []string, error) {
 	}
 	q, err := readLogFile(l.QueueTSV())
 	if errors.Is(err, fs.ErrNotExist) {
-		// Written in phase 2: a run killed while listing has none, and its
-		// log dir is still its record (a merge counts its items as never ran).
+		// A run killed while listing has none, and its log dir is still its record.
 		warns = append(warns, "no queue/queue.tsv: the run stopped before it queued any item")
 	} else if err != nil {
 		return nil, nil, err
@@ -88,8 +84,7 @@ const (
 	BadRecord                        // queue/run.json is not a run's record
 )
 
-// LoadError is a path Load reads no run from; its one-line message names the path
-// and the fix (report and merge exit 2 with it, docs/exit-codes.md).
+// LoadError is a path Load reads no run from; report and merge exit 2 with it (docs/exit-codes.md).
 type LoadError struct {
 	Path    string
 	Problem LoadProblem
@@ -110,9 +105,7 @@ func (e *LoadError) Error() string {
 	return fmt.Sprintf("%s: no run here (no queue/run.json): give the log dir of a run (the directory its --log-dir named)", e.Path)
 }
 
-// readMeta reads run.json into m, telling a path that is not a log dir from one
-// whose run is still in progress (looked at first: a starting run takes the lock
-// before it writes run.json) and from one whose record cannot be read.
+// readMeta reads run.json, checking the lock first: a starting run takes it before writing run.json.
 func (l Layout) readMeta(m *record.Meta) error {
 	info, err := os.Stat(l.Root)
 	switch {
@@ -143,8 +136,7 @@ func (l Layout) readMeta(m *record.Meta) error {
 	return nil
 }
 
-// readAttempts reads the attempts of run m: queue/attempts.tsv, or an old log
-// dir's files (readLegacy). A missing file is no attempts.
+// readAttempts reads queue/attempts.tsv, or an old log dir's files; a missing file is no attempts.
 func (l Layout) readAttempts(m *record.Meta) ([]record.Attempt, []string, error) {
 	if m.Format < FormatAttempts {
 		return l.readLegacy(m)

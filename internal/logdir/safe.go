@@ -13,8 +13,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/safefs"
 )
 
-// Every write, truncation, creation and deletion under the log dir goes through
-// these (internal/safefs): never through a link, never into a FIFO
+// Every write and deletion under the log dir goes through safefs: never through a link, never into a FIFO
 // (docs/bad-day.md#the-state-between-runs-links-and-fifos).
 
 func (l Layout) trusted() string {
@@ -24,9 +23,7 @@ func (l Layout) trusted() string {
 	return l.Trusted
 }
 
-// WriteFile replaces path, a file of the layout, whole (safefs.WriteFile): a
-// *safefs.Error when a link or anything but a regular file is there, and an
-// *atomicfile.Error naming path around it when one is on the way.
+// WriteFile replaces path whole (safefs.WriteFile); a link or non-regular file there is a *safefs.Error.
 func (l Layout) WriteFile(path string, data []byte) error {
 	err := safefs.WriteFile(l.trusted(), path, data, 0o644)
 	var se *safefs.Error
@@ -36,28 +33,21 @@ func (l Layout) WriteFile(path string, data []byte) error {
 	return err
 }
 
-// Create creates or truncates path, a file of the layout, for writing
-// (safefs.OpenFile: never through a link, never blocking on a FIFO).
+// Create creates or truncates path for writing (safefs.OpenFile).
 func (l Layout) Create(path string) (*os.File, error) {
 	return safefs.OpenFile(l.trusted(), path, os.O_WRONLY|os.O_TRUNC, 0o644)
 }
 
-// MkdirAll makes dir, a directory of the layout, and those above it to the trusted
-// root, each a real directory (safefs.MkdirAll).
+// MkdirAll makes dir and those above it to the trusted root, each a real directory.
 func (l Layout) MkdirAll(dir string) error { return safefs.MkdirAll(l.trusted(), dir) }
 
-// Rename moves from, a file of the layout, to to (an item's log aside as an
-// attempt's), never through a link (safefs.Rename).
+// Rename moves from to to (a log aside as an attempt's), never through a link.
 func (l Layout) Rename(from, to string) error { return safefs.Rename(l.trusted(), from, to) }
 
-// RemoveIfEmpty removes dir, a directory of the layout (an item's cwd/), when the
-// item left nothing in it; a link in its place or on its way is left for the next
-// run's claim to refuse (safefs.RemoveEmptyDir).
+// RemoveIfEmpty removes dir when the item left nothing in it; a link there is left for the next claim to refuse.
 func (l Layout) RemoveIfEmpty(dir string) { safefs.RemoveEmptyDir(l.trusted(), dir) }
 
-// removeDir deletes dir, a directory of the layout (an item's cwd/), with all it
-// holds, when it and the directories above it are real directories: a link there is
-// refused, never followed (os.RemoveAll never descends one below it either).
+// removeDir deletes dir with its contents when it and its parents are real directories; a link is refused.
 func (l Layout) removeDir(dir string) error {
 	if err := safefs.CheckDir(l.trusted(), dir); err != nil {
 		return err
@@ -65,8 +55,7 @@ func (l Layout) removeDir(dir string) error {
 	return os.RemoveAll(dir)
 }
 
-// removeFile deletes path, a regular file of the layout; a link or anything else
-// there, or on the way, is refused (*safefs.Error) and left.
+// removeFile deletes path, a regular file; anything else there or on the way is refused and left.
 func (l Layout) removeFile(path string) error {
 	if err := safefs.CheckDir(l.trusted(), filepath.Dir(path)); err != nil {
 		return err
@@ -74,9 +63,7 @@ func (l Layout) removeFile(path string) error {
 	return safefs.Remove(path)
 }
 
-// readLogFile reads a file of the layout as safefs.ReadFile does (following a link,
-// never blocking on a FIFO); a refusal is the *safefs.Error, naming the path,
-// another error names it too.
+// readLogFile reads a file as safefs.ReadFile does; errors name the path.
 func readLogFile(path string) ([]byte, error) {
 	data, err := safefs.ReadFile(path)
 	var se *safefs.Error
@@ -86,18 +73,15 @@ func readLogFile(path string) ([]byte, error) {
 	return data, err
 }
 
-// fixedFiles are the files of a run whose names do not depend on its suites or
-// items.
+// fixedFiles are a run's files whose names depend on no suite or item.
 func (l Layout) fixedFiles() []string {
 	return []string{filepath.Join(l.Root, LockName), l.ExpandLog(), l.Meta(), l.ItemsTSV(), l.QueueTSV(), l.AttemptsTSV(),
 		l.TimingsTSV(), l.OutcomesTSV(), l.ListedTSV(), l.PlanJSON(), l.ShardsTSV(), l.Report(), l.Timeline(), l.OnceLog("before"),
 		l.OnceLog("after")}
 }
 
-// checkFixed is the first look of a claim, before anything is read or written:
-// the log dir and the directories above it to the trusted root, the layout's
-// directories (junit/ too) and its fixed-name files are each what a run writes
-// there or absent. The first that is not is the *safefs.Error.
+// checkFixed is a claim's first look, before anything is read or written: the log dir, its parents to the trusted
+// root, its dirs and fixed files are each what a run writes there or absent.
 func (l Layout) checkFixed() error {
 	for _, d := range append([]string{l.Root, l.JUnitDir()}, l.dirs()...) {
 		if err := safefs.CheckDir(l.trusted(), d); err != nil {
@@ -112,10 +96,7 @@ func (l Layout) checkFixed() error {
 	return nil
 }
 
-// checkNamed is a claim's second look, once the earlier run (prev, nil for none)
-// is known: the suite files of prev and of this run (claim), every file of
-// items/ named as an item's, every cwd/ entry named as an item's directory, and
-// what Owned would delete.
+// checkNamed is a claim's second look, once prev is known: the suite and item files both runs name, and what Owned deletes.
 func (l Layout) checkNamed(prev, claim *record.Meta) error {
 	var files []string
 	for _, m := range []*record.Meta{prev, claim} {

@@ -8,14 +8,12 @@ import (
 	"github.com/rocm/sgpu-queue/internal/record"
 )
 
-// The files a shard run (`run --shard I/K`) and a merge (`sgpu-queue merge`) write
-// besides a run's (docs/runners.md).
+// ListedTSV and the files below are what a shard run and a merge write besides a run's (docs/runners.md).
 func (l Layout) ListedTSV() string { return l.path("queue", "listed.tsv") }
 func (l Layout) PlanJSON() string  { return l.path("queue", "plan.json") }
 func (l Layout) ShardsTSV() string { return l.path("queue", "shards.tsv") }
 
-// FormatShards writes queue/shards.tsv: "label TAB item TAB shard" per item of a
-// merged queue, the shard that ran it (or should have).
+// FormatShards writes queue/shards.tsv: "label TAB item TAB shard" per item of a merged queue.
 func FormatShards(rows map[record.ItemID]int, order []record.QueueRow) []byte {
 	var b bytes.Buffer
 	for _, q := range order {
@@ -27,8 +25,7 @@ func FormatShards(rows map[record.ItemID]int, order []record.QueueRow) []byte {
 	return b.Bytes()
 }
 
-// ParseShards reads queue/shards.tsv, each item column as run r's item (Run.ItemOf);
-// a row that cannot be read is skipped with a warning.
+// ParseShards reads queue/shards.tsv; an unreadable row is skipped with a warning.
 func ParseShards(data []byte, r *record.Run) (map[record.ItemID]int, []string) {
 	type row struct {
 		id    record.ItemID

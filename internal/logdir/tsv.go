@@ -17,8 +17,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/safefs"
 )
 
-// EscapeField makes a value safe for one TSV column: backslash, tab, newline and
-// carriage return are written as \\, \t, \n and \r. Ordinary tags are unchanged.
+// EscapeField makes a value one TSV column: backslash, tab, newline and CR as \\, \t, \n, \r.
 func EscapeField(s string) string {
 	if !strings.ContainsAny(s, "\\\t\n\r") {
 		return s
@@ -70,8 +69,7 @@ func Secs(v float64) string {
 	return strings.TrimSuffix(s, ".")
 }
 
-// FormatItems is an item list: "label TAB tag" per item (the tag empty for an
-// opaque item), as items.tsv, listed.tsv and TE's failed lists hold it.
+// FormatItems is an item list, "label TAB tag" per item, as items.tsv, listed.tsv and TE's failed lists hold it.
 func FormatItems(ids []record.ItemID) []byte {
 	var b bytes.Buffer
 	for _, id := range ids {
@@ -110,9 +108,7 @@ func ParseQueue(r io.Reader) ([]record.QueueRow, error) {
 	return rows, err
 }
 
-// FormatTiming is the attempt's line of TE's timings.tsv: its nine columns,
-// written from the attempt (docs/files.md), never read back but from an old log
-// dir (readLegacy).
+// FormatTiming is the attempt's line of TE's timings.tsv (docs/files.md); only readLegacy reads it back.
 func FormatTiming(a record.Attempt) string {
 	return joinFields(a.Label, a.Column(), a.GPU(), Secs(a.Secs), strconv.Itoa(a.RC), Secs(a.StartOff), Secs(a.EndOff), est(a),
 		bit(a.Outcome.Incomplete()))
@@ -133,23 +129,18 @@ func bit(b bool) string {
 	return "0"
 }
 
-// FormatAttempt is the attempt's line of queue/attempts.tsv: label, tag, shard,
-// gpus (ids joined by ","), secs, rc, start_off, end_off, est, outcome.
+// FormatAttempt is the attempt's line of queue/attempts.tsv.
 func FormatAttempt(a record.Attempt) string {
 	return joinFields(a.Label, a.Tag, strconv.Itoa(a.Shard), strings.Join(a.GPUs, ","), Secs(a.Secs), strconv.Itoa(a.RC),
 		Secs(a.StartOff), Secs(a.EndOff), est(a), string(a.Outcome))
 }
 
-// ParseAttempts reads queue/attempts.tsv. A row that cannot be read (a run killed
-// mid-write leaves one) is skipped with a warning naming its line; the rows before
-// and after it are kept.
+// ParseAttempts reads queue/attempts.tsv; a torn row is skipped with a warning, the others kept.
 func ParseAttempts(r io.Reader) ([]record.Attempt, []string) {
 	return parseRows(r, "attempts.tsv", parseAttempt)
 }
 
-// parseRows reads the rows of the TSV file name with parse; a row it refuses (torn
-// by a kill or a full disk, or not of the format) is skipped with a warning naming
-// its line.
+// parseRows reads a TSV file's rows; a row parse refuses is skipped with a warning naming its line.
 func parseRows[T any](r io.Reader, name string, parse func([]string) (T, error)) ([]T, []string) {
 	var rows []T
 	var warns []string
@@ -232,9 +223,8 @@ func eachLine(r io.Reader, fn func(n int, fields []string) error) error {
 	return sc.Err()
 }
 
-// AttemptsWriter appends each ended attempt to queue/attempts.tsv, the run's
-// record of it, and its line to TE's timings.tsv, one write per file, so a run
-// killed at any moment keeps every attempt that had ended.
+// AttemptsWriter appends each ended attempt to attempts.tsv and timings.tsv, one write each,
+// so a run killed at any moment keeps every ended attempt.
 type AttemptsWriter struct {
 	mu       sync.Mutex // guards both files: the dispatch workers append at once
 	attempts appender
@@ -244,8 +234,7 @@ type AttemptsWriter struct {
 // appender is one append-only TSV file.
 type appender struct {
 	w io.WriteCloser
-	// torn is set after a failed write, which may have left half a row: the next
-	// row starts on a line of its own, so only the torn row is lost, not two.
+	// torn is set after a failed write, so the next row starts on its own line and only the torn row is lost.
 	torn bool
 }
 
@@ -258,9 +247,7 @@ func (a *appender) append(row string) error {
 	return err
 }
 
-// OpenAttempts creates the run's attempts.tsv and timings.tsv, empty (a file of
-// that name a --log-dir-reuse run found is replaced, never added to), for
-// appending.
+// OpenAttempts creates the run's attempts.tsv and timings.tsv empty, for appending (a reused log dir's are replaced).
 func (l Layout) OpenAttempts() (*AttemptsWriter, error) {
 	const flag = os.O_WRONLY | os.O_TRUNC | os.O_APPEND
 	a, err := safefs.OpenFile(l.trusted(), l.AttemptsTSV(), flag, 0o644)
@@ -275,10 +262,8 @@ func (l Layout) OpenAttempts() (*AttemptsWriter, error) {
 	return &AttemptsWriter{attempts: appender{w: a}, timings: appender{w: t}}, nil
 }
 
-// Append writes the attempt's row, then its timings row, each with a single
-// write(2). Once it returns, both survive this process being killed at any moment;
-// there is no fsync, which would only guard against the machine itself losing
-// power and would sit between an item's end and the next item's start.
+// Append writes the attempt's rows, each with one write(2), so they survive a kill; no fsync, which would only guard
+// against power loss and would delay the next item's start.
 func (w *AttemptsWriter) Append(a record.Attempt) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
