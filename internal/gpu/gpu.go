@@ -1,35 +1,11 @@
-// Package gpu finds the GPU pool a run spreads its items over, the GPU arch that keys
-// the weight table, and the variable that pins one item to one GPU (docs/cli.md#gpus).
+// Package gpu finds the GPU pool, the arch that keys the weight table, and the variable that pins an item to its GPUs
+// (docs/cli.md#gpus). Ids are logical and pass through unchanged. Where inputs could be read two ways:
 //
-// The pool comes, in order of precedence, from --gpus (a list of ids, or a count),
-// from a visible-devices variable already set (HIP_VISIBLE_DEVICES, then
-// CUDA_VISIBLE_DEVICES), or from the vendor tools (rocminfo, amd-smi, rocm-smi,
-// nvidia-smi), which run through an executor.Executor so that they look at the GPUs
-// where the items will run (this machine, or the job container).
-//
-// Ids are logical and passed through unchanged: HIP and CUDA count them inside any
-// outer ROCR_VISIBLE_DEVICES mask, and each item's pin replaces the outer variable, so
-// a pool taken from HIP_VISIBLE_DEVICES=2,3 pins items to 2 and to 3. Decisions where
-// the inputs could be read two ways:
-//
-//   - HIP_VISIBLE_DEVICES and CUDA_VISIBLE_DEVICES both set to different lists is an
-//     error (HIP programs follow the first, CUDA programs the second; which one the
-//     suites are is not ours to guess), unless --gpus gives a list. Equal lists are fine.
-//   - A visible-devices variable set to the empty string is treated as unset (as HIP
-//     does), with a warning. A malformed one is an error, or only a warning when
-//     --gpus gives a list (each item's pin replaces it anyway).
-//   - A count with a variable set means the first N ids of that variable; without one,
-//     ids 0..N-1.
-//   - Under ROCR_VISIBLE_DEVICES, rocminfo already lists only the GPUs the mask leaves
-//     visible, so its GPU agents are numbered 0..n-1. amd-smi and rocm-smi ignore the
-//     mask: their count is capped at the number of mask entries. A numeric id at or
-//     beyond the mask's length is an error, since no such logical GPU can exist.
-//   - An NVIDIA GPU in MIG mode contributes its MIG devices, pinned by MIG UUID, not
-//     its index (see ParseNvidiaSMIList).
-//   - A host with GPUs of several archs keys the weights by the first GPU's arch, with a
-//     warning naming them all (pass --arch or --gpus to choose).
-//   - A tool that lists GPUs counts even when it exits non-zero (rocm-smi often does);
-//     one that lists none is reported with the most telling line of its output.
+//   - HIP_VISIBLE_DEVICES and CUDA_VISIBLE_DEVICES set to different lists is an error: which one the suites
+//     follow is not ours to guess (docs/choices.md).
+//   - An empty visible-devices variable is unset, as HIP reads it; a malformed one only warns under a --gpus list.
+//   - amd-smi and rocm-smi ignore ROCR_VISIBLE_DEVICES, so their count is capped at the mask's length.
+//   - A tool that lists GPUs counts even when it exits non-zero (rocm-smi often does).
 package gpu
 
 import (
@@ -63,22 +39,18 @@ const (
 	ROCRVisible = "ROCR_VISIBLE_DEVICES"
 )
 
-// DefaultToolTimeout bounds each vendor tool: a hung driver can make rocminfo or
-// nvidia-smi wait forever, and detection must fail instead.
+// DefaultToolTimeout bounds each vendor tool: a hung driver must fail detection, not hang it.
 const DefaultToolTimeout = 60 * time.Second
 
 // Pool is the set of GPUs a run uses, and how to pin an item to one of them.
 type Pool struct {
 	IDs []string // ids to pin one item to, in worker order (logical ids, passed through unchanged)
-	// Source is where the pool came from: the gpus option as Options.Face names it
-	// ("--gpus"), "HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES", "rocminfo", "amd-smi",
-	// "rocm-smi", "nvidia-smi".
+	// Source is where the pool came from: the gpus option as Face names it, a variable or a tool.
 	Source string
 	Detail string // more about Source, e.g. "2 of HIP_VISIBLE_DEVICES=2,3,5" for a count; may be ""
 	Vendor Vendor
 	Arch   string // "gfx942", "gfx950", "sm_90", ... ; "" when it could not be found
-	// ArchSource: the arch option as Options.Face names it ("--arch"), "rocminfo",
-	// "amd-smi", "rocm-smi", "nvidia-smi"; "" with no Arch.
+	// ArchSource is where the arch came from; "" with no Arch.
 	ArchSource string
 	PinVar     string   // the variable that pins an item to one GPU
 	AlsoPin    []string // the other visible-devices variable, set to the same id, when the items' environment sets it too
@@ -95,17 +67,14 @@ type Options struct {
 	Env         []string          // environment of the place items run (KEY=VALUE); also the tools' environment
 	Exec        executor.Executor // runs the vendor tools where items run
 	ToolTimeout time.Duration     // per tool run; 0 = DefaultToolTimeout
-	// Face names the options (gpus, arch) in messages as the user gave them: flags
-	// or the action's inputs.
+	// Face names the options in messages as the user gave them.
 	Face optname.Face
 }
 
-// ErrNoGPU is wrapped by the error Detect returns when no pool was given and no tool
-// found a GPU.
+// ErrNoGPU is wrapped by Detect's error when no pool was given and no tool found a GPU.
 var ErrNoGPU = errors.New("no GPU found")
 
-// ErrBadPool is wrapped by the error Detect returns for a malformed or contradictory
-// selection (--gpus, --arch, the pin variable, the visible-devices variables).
+// ErrBadPool is wrapped by Detect's error for a malformed or contradictory selection.
 var ErrBadPool = errors.New("bad GPU selection")
 
 // Error is a one-line message that wraps ErrNoGPU or ErrBadPool.
@@ -144,14 +113,12 @@ func (p Pool) Describe() string {
 	return b.String()
 }
 
-// Pin is the environment that pins a command to GPU id (or ids, comma-separated):
-// PinVar=id, and the same for each variable of AlsoPin.
+// Pin is the environment that pins a command to GPU id(s): PinVar and each of AlsoPin.
 func (p Pool) Pin(id string) []string {
 	return hook.Assign(id, append([]string{p.PinVar}, p.AlsoPin...)...)
 }
 
-// Detect works out the pool, the arch and the pin variable. Errors are one line and
-// wrap ErrBadPool (fix the inputs) or ErrNoGPU (nothing found), or the context's error.
+// Detect works out the pool, arch and pin variable; errors wrap ErrBadPool, ErrNoGPU or the context's.
 func Detect(ctx context.Context, o Options) (Pool, error) {
 	if o.Exec == nil {
 		return Pool{}, errors.New("gpu.Detect: no executor to run the vendor tools with")
@@ -182,8 +149,7 @@ func Detect(ctx context.Context, o Options) (Pool, error) {
 	return p, nil
 }
 
-// detector holds one Detect call's state: the tool runs so far (each tool runs at
-// most once), what they counted, and the warnings.
+// detector is one Detect call's state; each tool runs at most once.
 type detector struct {
 	o        Options
 	env      hook.Env
@@ -211,8 +177,7 @@ func (d *detector) visible(p *Pool, name string) ([]string, error) {
 	return ParseIDs(name, v)
 }
 
-// pool applies the precedence --gpus → HIP_VISIBLE_DEVICES → CUDA_VISIBLE_DEVICES →
-// detection.
+// pool applies the precedence --gpus → HIP_VISIBLE_DEVICES → CUDA_VISIBLE_DEVICES → detection.
 func (d *detector) pool(ctx context.Context) (Pool, error) {
 	var p Pool
 	var spec Spec
@@ -317,8 +282,7 @@ func (d *detector) detect(ctx context.Context, p *Pool) error {
 	return &Error{Kind: ErrNoGPU, Msg: msg}
 }
 
-// arch fills the arch (and the vendor, when still unknown): --arch wins, else the
-// tools. It is best effort: when no tool answers, Arch stays "" and there is no error.
+// arch fills the arch: --arch, else the tools; best effort, "" with no error when none answers.
 func (d *detector) arch(ctx context.Context, p *Pool) error {
 	if d.o.Arch != "" {
 		if p.Arch != "" && p.Arch != d.o.Arch {
@@ -357,8 +321,7 @@ func (d *detector) arch(ctx context.Context, p *Pool) error {
 	return nil
 }
 
-// setArch takes the arch of the first device that shows one, when none is set yet,
-// and warns when the devices differ.
+// setArch takes the first device's arch and warns when the devices differ.
 func (d *detector) setArch(p *Pool, devs []Device, tool string) {
 	if p.Arch != "" {
 		return
@@ -380,9 +343,7 @@ func (d *detector) setArch(p *Pool, devs []Device, tool string) {
 	}
 }
 
-// pin chooses the pin variable: configured, else by vendor, else the variable the
-// pool came from (both runtimes honour CUDA_VISIBLE_DEVICES), else HIP's
-// (docs/hooks.md, "Pinning").
+// pin chooses the pin variable: configured, else by vendor, else the pool's variable (docs/hooks.md, "Pinning").
 func (d *detector) pin(p *Pool) {
 	switch {
 	case d.o.PinVar != "":
@@ -410,10 +371,7 @@ func (d *detector) pin(p *Pool) {
 		}
 		return
 	}
-	// The other of HIP's and CUDA's variable, when set, names the same list (or is
-	// overruled by --gpus, with a warning): left as it is, an item pinned to 2 would
-	// still see CUDA_VISIBLE_DEVICES=2,3, and a program reading that one would use
-	// both GPUs. Each item gets its id in every such variable.
+	// Pin every set visible-devices variable, or a program reading the other one would see all the pool's GPUs.
 	for _, v := range []string{HIPVisible, CUDAVisible} {
 		if val, ok := d.env.Get(v); ok && v != p.PinVar && strings.TrimSpace(val) != "" {
 			p.AlsoPin = append(p.AlsoPin, v)
@@ -421,8 +379,7 @@ func (d *detector) pin(p *Pool) {
 	}
 }
 
-// check rejects ids that cannot name a GPU: beyond the ROCR_VISIBLE_DEVICES mask, or
-// beyond what rocminfo / nvidia-smi counted where the items run.
+// check rejects ids beyond the ROCR_VISIBLE_DEVICES mask or beyond what the tools counted where the items run.
 func (d *detector) check(p *Pool) error {
 	if p.PinVar != HIPVisible && p.PinVar != CUDAVisible {
 		return nil // a custom variable has its own id space

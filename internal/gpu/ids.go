@@ -9,13 +9,10 @@ import (
 	"github.com/rocm/sgpu-queue/internal/optname"
 )
 
-// MaxGPUs bounds a pool: no machine has more GPUs (or partitions) than this, and a
-// typo such as --gpus 40000 must not allocate a worker per "GPU".
+// MaxGPUs bounds a pool, so a typo such as --gpus 40000 does not allocate a worker per "GPU".
 const MaxGPUs = 1024
 
-// uuidID is a device UUID as the runtimes accept it in a visible-devices list:
-// GPU-<hex> (AMD and NVIDIA) or MIG-<uuid> (NVIDIA; the legacy MIG-GPU-<uuid>/<gi>/<ci>
-// form contains slashes).
+// uuidID is a device UUID as a visible-devices list takes it (GPU-… or MIG-…, legacy MIG with slashes).
 var uuidID = regexp.MustCompile(`^(GPU|MIG)-[0-9A-Za-z][0-9A-Za-z_.-]*(/[0-9]+/[0-9]+)?$`)
 
 // Spec is a parsed --gpus value: either a list of ids or a count.
@@ -24,9 +21,7 @@ type Spec struct {
 	Count int      // the count, when a count was given (then IDs is nil)
 }
 
-// ParseSpec parses a --gpus value. A bare number is a count ("4": four GPUs); a list
-// has a comma ("0,1,2,3"). A one-GPU list is written with a trailing comma ("3,") or
-// as a UUID ("GPU-8d1457e2c20f59d2"): "3" alone means three GPUs.
+// ParseSpec parses a --gpus value: "4" is a count; a list has a comma ("3,") or is a UUID.
 func ParseSpec(s string) (Spec, error) { return ParseSpecAs(optname.CLI, s) }
 
 // ParseSpecAs is ParseSpec with errors naming the option as face f does.
@@ -52,11 +47,8 @@ func ParseSpecAs(f optname.Face, s string) (Spec, error) {
 	return Spec{IDs: ids}, nil
 }
 
-// ParseIDs parses a comma-separated list of GPU ids as HIP_VISIBLE_DEVICES,
-// CUDA_VISIBLE_DEVICES and --gpus carry them: decimal indices (logical: counted inside
-// any outer ROCR_VISIBLE_DEVICES mask) or GPU-/MIG- UUIDs. Spaces around ids and one
-// trailing comma are allowed. Indices are written canonically ("01" is "1"); nothing
-// else is changed. what names the source in errors ("--gpus", "HIP_VISIBLE_DEVICES").
+// ParseIDs parses a visible-devices list of logical indices or GPU-/MIG- UUIDs, indices made canonical ("01" is "1").
+// what names the source in errors.
 func ParseIDs(what, s string) ([]string, error) {
 	show := fmt.Sprintf("%s=%q", what, s)
 	if strings.HasPrefix(what, "-") {
@@ -129,9 +121,7 @@ func countIDs(n int) []string {
 	return ids
 }
 
-// maskLen is how many devices a ROCR_VISIBLE_DEVICES value leaves visible at most
-// (entries may be indices or UUIDs; the runtime drops invalid ones, so the real count
-// can only be lower). ok is false when the value is unset or empty.
+// maskLen is at most how many devices a ROCR_VISIBLE_DEVICES value leaves visible; false when unset or empty.
 func maskLen(v string) (n int, ok bool) {
 	v = strings.TrimSpace(v)
 	if v == "" {

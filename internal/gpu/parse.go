@@ -6,13 +6,10 @@ import (
 	"strings"
 )
 
-// Device is one GPU (or GPU partition, or MIG device) as a vendor tool lists it.
-// The parsers below are pure functions over the tool's text: they never fail, they
-// return what they recognise, and an output that lists no GPU gives no Device.
+// Device is one GPU, partition or MIG device as a vendor tool lists it. The parsers never fail: they return
+// what they recognise.
 type Device struct {
-	// ID is the id the tool gives the device: its index in the tool's listing, or,
-	// for an NVIDIA MIG device, its MIG UUID (the only way to pin one, see
-	// ParseNvidiaSMIList).
+	// ID is the tool's index, or a MIG device's UUID, the only way to pin one (ParseNvidiaSMIList).
 	ID   string
 	Name string // marketing name; "" when the tool does not say
 	Arch string // gfx942, sm_90, ...; "" when the tool does not say
@@ -57,9 +54,7 @@ type Agent struct {
 
 var agentHeader = regexp.MustCompile(`^\s*Agent\s+[0-9]+\s*$`)
 
-// ParseRocminfo returns the agents rocminfo lists, in its order. Only the first
-// occurrence of each field inside an agent counts: the nested pool and ISA sections
-// repeat "Name:" with other meanings.
+// ParseRocminfo returns rocminfo's agents; only a field's first occurrence counts, as nested sections reuse "Name:".
 func ParseRocminfo(text string) []Agent {
 	var agents []Agent
 	var cur *Agent
@@ -99,10 +94,8 @@ func ParseRocminfo(text string) []Agent {
 	return agents
 }
 
-// RocminfoGPUs keeps the GPU agents of a rocminfo listing. Their positions are the
-// logical ids HIP uses: HIP enumerates the GPU agents of the HSA runtime in this
-// order, after any ROCR_VISIBLE_DEVICES mask (which rocminfo honours too). An MI300A's
-// CPU agents carry the MI300A name and are not GPUs.
+// RocminfoGPUs keeps the GPU agents; their positions are HIP's logical ids (after any ROCR_VISIBLE_DEVICES mask).
+// An MI300A's CPU agents carry its name and are not GPUs.
 func RocminfoGPUs(agents []Agent) []Device {
 	var out []Device
 	for _, a := range agents {
@@ -123,8 +116,7 @@ func RocminfoGPUs(agents []Agent) []Device {
 
 // --- amd-smi ------------------------------------------------------------------------
 
-// amdSMIEntry is one top-level "KIND: N" block of amd-smi's text output, with its
-// nested "KEY: value" lines flattened (first occurrence wins).
+// amdSMIEntry is one "KIND: N" block of amd-smi's output, its nested lines flattened (first occurrence wins).
 type amdSMIEntry struct {
 	Kind   string // "GPU", "AI_NIC", "CPU", ...
 	Index  string
@@ -155,14 +147,12 @@ func parseAMDSMI(text string) []amdSMIEntry {
 	return out
 }
 
-// ParseAMDSMIList returns the GPUs of `amd-smi list` (other entries, such as an
-// AI_NIC, are not GPUs). The list shows neither name nor arch.
+// ParseAMDSMIList returns the GPUs of `amd-smi list`, without name or arch.
 func ParseAMDSMIList(text string) []Device {
 	return amdSMIGPUs(parseAMDSMI(text))
 }
 
-// ParseAMDSMIStatic returns the GPUs of `amd-smi static --asic` (or any `amd-smi
-// static` output with an ASIC section), with MARKET_NAME and TARGET_GRAPHICS_VERSION.
+// ParseAMDSMIStatic returns the GPUs of `amd-smi static --asic` with name and arch.
 func ParseAMDSMIStatic(text string) []Device {
 	return amdSMIGPUs(parseAMDSMI(text))
 }
@@ -184,8 +174,7 @@ func amdSMIGPUs(entries []amdSMIEntry) []Device {
 
 // --- rocm-smi -----------------------------------------------------------------------
 
-// ROCmSMIGPU is one GPU of rocm-smi's per-GPU report lines ("GPU[N] : Key: value"),
-// as printed by --showproductname, -i/--showid, -a and most other options.
+// ROCmSMIGPU is one GPU of rocm-smi's "GPU[N] : Key: value" lines.
 type ROCmSMIGPU struct {
 	Index  string
 	Fields map[string]string // keys as printed ("Card Series", "GFX Version", ...)
@@ -193,8 +182,7 @@ type ROCmSMIGPU struct {
 
 var rocmSMIField = regexp.MustCompile(`^GPU\[([0-9]+)\]\s*:\s*(.*)$`)
 
-// ParseROCmSMIFields returns the GPUs that rocm-smi's "GPU[N] : Key: value" lines
-// name, in order of first appearance, each with its fields (first occurrence wins).
+// ParseROCmSMIFields returns the GPUs those lines name, in order, each with its fields (first occurrence wins).
 func ParseROCmSMIFields(text string) []ROCmSMIGPU {
 	var out []ROCmSMIGPU
 	pos := map[string]int{}
@@ -221,9 +209,7 @@ func ParseROCmSMIFields(text string) []ROCmSMIGPU {
 	return out
 }
 
-// ROCmSMIDevices turns rocm-smi's per-GPU fields into Devices: the name from the
-// product series (--showproductname, -a) or the device name (-i), the arch from
-// "GFX Version" (printed by --showproductname since ROCm 6.x).
+// ROCmSMIDevices turns rocm-smi's fields into Devices; the arch is "GFX Version" (ROCm 6.x).
 func ROCmSMIDevices(gpus []ROCmSMIGPU) []Device {
 	out := make([]Device, 0, len(gpus))
 	for _, g := range gpus {
@@ -244,9 +230,7 @@ func ROCmSMIDevices(gpus []ROCmSMIGPU) []Device {
 
 var leadingInt = regexp.MustCompile(`^([0-9]+)\s`)
 
-// ParseROCmSMITable returns the GPUs of rocm-smi's default "Concise Info" table: one
-// row per GPU (or partition), starting at the left margin with its device number. The
-// older layout prints the name on an indented line under each row; it is kept.
+// ParseROCmSMITable returns the GPUs of rocm-smi's "Concise Info" table, in both layouts.
 func ParseROCmSMITable(text string) []Device {
 	var out []Device
 	header, named := false, false
@@ -285,12 +269,8 @@ var (
 	nvMIGLine = regexp.MustCompile(`^\s+MIG (\S+)\s+Device\s+([0-9]+): \(UUID: (MIG-[^)\s]+)\)\s*$`)
 )
 
-// ParseNvidiaSMIList returns the devices that `nvidia-smi -L` lists, as they can be
-// pinned with CUDA_VISIBLE_DEVICES. A GPU without MIG is one device, pinned by its
-// index. A GPU in MIG mode is replaced by its MIG devices, each pinned by its MIG
-// UUID: CUDA_VISIBLE_DEVICES=<index> of a MIG-mode GPU reaches only one of its MIG
-// devices, so the index would neither use the others nor be separate from them.
-// A MIG-mode GPU with no MIG device configured lists nothing usable and is left out.
+// ParseNvidiaSMIList returns the pinnable devices of `nvidia-smi -L`: a GPU by index, a MIG-mode GPU as its MIG
+// devices by UUID, as its index would reach only one of them. A MIG GPU with no MIG device is left out.
 func ParseNvidiaSMIList(text string) []Device {
 	type gpu struct {
 		dev  Device
@@ -318,10 +298,8 @@ func ParseNvidiaSMIList(text string) []Device {
 	return out
 }
 
-// ParseNvidiaSMIQuery parses `nvidia-smi --query-gpu=<fields> --format=csv[,noheader]`
-// into one map per GPU keyed by the field names asked for. A header line (with or
-// without units such as "memory.total [MiB]") is skipped; lines that do not have one
-// value per field (an error message, for instance) are ignored.
+// ParseNvidiaSMIQuery parses `nvidia-smi --query-gpu=<fields> --format=csv` into a map per GPU, skipping headers
+// and lines without one value per field.
 func ParseNvidiaSMIQuery(text string, fields []string) []map[string]string {
 	var out []map[string]string
 	first := true
@@ -354,8 +332,7 @@ func ParseNvidiaSMIQuery(text string, fields []string) []map[string]string {
 
 var computeCap = regexp.MustCompile(`^([0-9]{1,2})\.([0-9]{1,2})$`)
 
-// ComputeCapArch turns a compute capability as nvidia-smi prints it ("9.0") into the
-// arch name used by the weight table ("sm_90"); "" when it is not one.
+// ComputeCapArch turns a compute capability ("9.0") into the table's arch ("sm_90"); "" when it is not one.
 func ComputeCapArch(cc string) string {
 	m := computeCap.FindStringSubmatch(strings.TrimSpace(cc))
 	if m == nil {
@@ -366,8 +343,7 @@ func ComputeCapArch(cc string) string {
 	return "sm_" + strconv.Itoa(major) + strconv.Itoa(minor)
 }
 
-// NvidiaQueryDevices turns --query-gpu rows that include name and compute_cap into
-// Devices, numbered in the order nvidia-smi lists them (its index order).
+// NvidiaQueryDevices turns --query-gpu rows with name and compute_cap into Devices in index order.
 func NvidiaQueryDevices(rows []map[string]string) []Device {
 	out := make([]Device, 0, len(rows))
 	for i, r := range rows {

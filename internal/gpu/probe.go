@@ -36,9 +36,7 @@ func poolTools() []tool {
 	}
 }
 
-// archTools show the arch of the GPUs. nvidia-smi is asked for name and compute_cap
-// with a header because that is the exact command of the real captured output the
-// tests replay; the parser reads the noheader form too.
+// archTools show the GPUs' arch; nvidia-smi is asked with a header, as in the captured output the tests replay.
 func archTools() []tool {
 	return []tool{
 		poolTools()[0],
@@ -79,8 +77,7 @@ func (d *detector) try(ctx context.Context, t tool) ([]Device, *toolRun) {
 	return devs, r
 }
 
-// maxToolOutput caps what is kept of a tool's output; rocminfo on a large node
-// prints well under 1 MiB.
+// maxToolOutput caps what is kept of a tool's output; rocminfo prints well under 1 MiB.
 const maxToolOutput = 8 << 20
 
 func (d *detector) run(ctx context.Context, t tool) *toolRun {
@@ -107,8 +104,7 @@ func (d *detector) run(ctx context.Context, t tool) *toolRun {
 	return r
 }
 
-// why says in one line why a run gave no GPU: not installed, could not run, or the
-// most telling line of what it printed.
+// why says in one line why a run gave no GPU.
 func (r *toolRun) why(none string) string {
 	switch {
 	case r.absent:
@@ -129,16 +125,13 @@ func (r *toolRun) why(none string) string {
 	return s
 }
 
-// tellWords mark the line of a tool's output that says what went wrong, strongest
-// first: "Unable to open /dev/kfd" says more than the "ROCk module is NOT loaded" or
-// "modprobe: FATAL" line printed before it.
+// tellWords mark the line saying what went wrong, strongest first: "Unable to open /dev/kfd" beats the lines before it.
 var tellWords = [][]string{
 	{"error", "unable", "fail", "cannot", "couldn't", "permission denied", "no devices"},
 	{"fatal", "not found", "not loaded", "no amd gpu", "no drm", "no gpu", "mismatch", "no such file"},
 }
 
-// tellingLine is the first line of text with a word of the strongest tier present,
-// cleaned up; "" when no line has any.
+// tellingLine is the first line with a word of the strongest tier present; "" when none.
 func tellingLine(text string) string {
 	ls := lines(text)
 	for _, tier := range tellWords {
@@ -156,8 +149,7 @@ func tellingLine(text string) string {
 
 var ansi = regexp.MustCompile(`\x1b\[[0-9;]*[A-Za-z]`)
 
-// oneLine makes s fit in one log line: escape sequences and control characters out,
-// spaces squeezed, at most 200 characters.
+// oneLine makes s one clean log line of at most 200 characters.
 func oneLine(s string) string {
 	s = ansi.ReplaceAllString(s, "")
 	s = strings.Map(func(r rune) rune {
@@ -173,8 +165,7 @@ func oneLine(s string) string {
 	return s
 }
 
-// cappedBuffer keeps the first maxToolOutput bytes written to it and drops the rest,
-// so that a runaway tool cannot fill the memory.
+// cappedBuffer keeps the first maxToolOutput bytes, so a runaway tool cannot fill the memory.
 type cappedBuffer struct{ b bytes.Buffer }
 
 func (c *cappedBuffer) Write(p []byte) (int, error) {

@@ -8,9 +8,8 @@ import (
 	"github.com/rocm/sgpu-queue/internal/outcome"
 )
 
-// The asymmetric EWMA (docs/weights.md): an item that got
-// slower is believed quickly (an under-estimate puts a long item late and makes the
-// tail), a faster run slowly (one fast run is probably noise).
+// The asymmetric EWMA (docs/weights.md): slower is believed quickly, as an under-estimate makes the tail;
+// faster slowly, as one fast run is probably noise.
 const (
 	AlphaUp   = 0.5
 	AlphaDown = 0.1
@@ -20,16 +19,11 @@ const (
 type Measurement struct {
 	Key     string
 	Seconds float64
-	// AtLeast marks an attempt stopped before its end (outcome.Outcome.AtLeast:
-	// timed out, cancelled, cut off, unavailable): the item costs at least Seconds,
-	// maybe more.
+	// AtLeast marks an attempt stopped before its end: the item costs at least Seconds.
 	AtLeast bool
 }
 
-// Measure is what one attempt of key teaches, by its outcome (docs/outcomes.md):
-// a duration (ok, failed), an "at least" (timeout, cancelled, cut-off,
-// unavailable), or nothing (no-run: ok is false; the item still counts as
-// dispatched for pruning).
+// Measure is what one attempt of key teaches by its outcome (docs/outcomes.md); a no-run teaches nothing (ok false).
 func Measure(key string, seconds float64, o outcome.Outcome) (m Measurement, ok bool) {
 	if !o.Teaches() {
 		return Measurement{}, false
@@ -43,14 +37,11 @@ type Change struct {
 	Old    float64
 	HadOld bool
 	New    float64
-	// Kept is true when the key was not changed (an at-least row below the weight,
-	// or an at-least row of an unknown item).
+	// Kept is true when the key was not changed.
 	Kept bool
 }
 
-// Learn blends this run's measurements into t (docs/weights.md) and returns one Change
-// per measured key, in key order. Several
-// measurements of one key are applied in order.
+// Learn blends this run's measurements into t in order (docs/weights.md) and returns a Change per key, in key order.
 func Learn(t *Table, ms []Measurement) []Change {
 	byKey := map[string]*Change{}
 	var order []string
@@ -79,8 +70,7 @@ func Learn(t *Table, ms []Measurement) []Change {
 	return out
 }
 
-// Update applies one measurement to a weight; changed is false when the table keeps
-// what it had (and, for an unknown key, stays without a weight).
+// Update applies one measurement to a weight; false when the table keeps what it had.
 func Update(old float64, had bool, m Measurement) (float64, bool) {
 	if m.AtLeast {
 		if had && m.Seconds > old {
@@ -97,13 +87,10 @@ func Update(old float64, had bool, m Measurement) (float64, bool) {
 	return old + AlphaDown*(m.Seconds-old), m.Seconds != old
 }
 
-// Census is what exists, per list-suite label: the set of keys its census pass
-// listed. A label mapped to nil had a failed census and prunes nothing.
+// Census is each list suite's listed keys; a label mapped to nil had a failed census and prunes nothing.
 type Census map[string]map[string]bool
 
-// Prune removes the keys of items that are gone and returns them, sorted. A key
-// survives if it was dispatched this run, or its label has no census, or its label's
-// census failed, or the census lists it.
+// Prune removes and returns, sorted, the keys neither dispatched this run nor listed by a census that succeeded.
 func Prune(t *Table, dispatched map[string]bool, census Census) []string {
 	var gone []string
 	for k := range t.w {

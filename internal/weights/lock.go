@@ -9,9 +9,8 @@ import (
 	"github.com/rocm/sgpu-queue/internal/safefs"
 )
 
-// Lock implements Locker: an exclusive lock (safefs.LockDir) on the directory that
-// holds the table's real file (a symlinked table's target, so every path to one
-// table takes one lock), made when missing. A lock not taken is a *safefs.LockError.
+// Lock implements Locker: safefs.LockDir on the dir of the table's real file, so every path to one table takes
+// one lock. A lock not taken is a *safefs.LockError.
 func (f File) Lock(ctx context.Context) (func(), error) {
 	target, err := atomicfile.Resolve(f.Path)
 	if err != nil {

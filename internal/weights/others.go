@@ -20,13 +20,8 @@ const (
 	maxOtherSize = 16 << 20
 )
 
-// OtherTables reads the weight tables under <repoRoot>/ci-weights other than the
-// run's own (skip: the paths the run already read): sgpu-queue's
-// test_weights.<arch>.l<level>.txt and TE's
-// test_weights.<queue>.<arch>.l<level>.g<N>.txt, closest to the run first (the
-// same arch and level: another queue or GPU count; the same arch; the same
-// level; the rest), by name within each, at most maxOthers. They are the priors'
-// other tables (Priors); one that cannot be read is a warning, never an error.
+// OtherTables reads the priors' other tables under <repoRoot>/ci-weights, closest to the run first, at most maxOthers.
+// One that cannot be read is a warning.
 func OtherTables(repoRoot, arch, level string, skip []string) ([]Other, []string) {
 	dir := filepath.Join(repoRoot, "ci-weights")
 	ents, err := os.ReadDir(dir)
@@ -77,8 +72,7 @@ func OtherTables(repoRoot, arch, level string, skip []string) ([]Other, []string
 	return out, warns
 }
 
-// tableName reads the arch and level from a table's file name: sgpu-queue's
-// test_weights.<arch>.l<level>.txt or TE's test_weights.<queue>.<arch>.l<level>.g<N>.txt.
+// tableName reads the arch and level from sgpu-queue's or TE's table file name.
 func tableName(name string) (arch, level string, ok bool) {
 	rest, ok := strings.CutPrefix(name, "test_weights.")
 	if !ok {
@@ -97,9 +91,7 @@ func tableName(name string) (arch, level string, ok bool) {
 	return "", "", false
 }
 
-// readOther reads a table for priors: a regular file (safefs: never blocks on a
-// FIFO) of at most maxOtherSize; its corrupt lines are skipped silently (its own
-// run warns of them).
+// readOther reads a table for priors: a regular file of at most maxOtherSize, corrupt lines skipped silently.
 func readOther(path string) (*Table, error) {
 	f, err := safefs.Open(path)
 	if err != nil {
@@ -117,8 +109,7 @@ func readOther(path string) (*Table, error) {
 	return t, nil
 }
 
-// sameFile reports whether a and b name one file (a path given another way, or
-// through a link).
+// sameFile reports whether a and b name one file.
 func sameFile(a, b string) bool {
 	if filepath.Clean(a) == filepath.Clean(b) {
 		return true

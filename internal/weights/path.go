@@ -8,9 +8,7 @@ import (
 	"strings"
 )
 
-// DefaultPath is where the table of an arch and a test level lives when no path is
-// given: <repoRoot>/ci-weights/test_weights.<arch>.l<level>.txt, TE's own name
-// (docs/weights.md). `run` and `plan` both find it here.
+// DefaultPath is the table of an arch and level when no path is given: TE's own name (docs/weights.md).
 func DefaultPath(repoRoot, arch, level string) string {
 	return filepath.Join(repoRoot, "ci-weights", "test_weights."+arch+".l"+level+".txt")
 }
@@ -43,8 +41,7 @@ func (o Options) Open(repoRoot, arch, level string) Store {
 	return File{Path: path}
 }
 
-// CheckLevel says what is wrong with a test level as part of a table's file name
-// and cache key; nil when nothing.
+// CheckLevel says what is wrong with a level as part of a file name and cache key; nil when nothing.
 func CheckLevel(level string) error {
 	if level == "" || strings.ContainsAny(level, "/\\ \t\n") || strings.HasPrefix(level, ".") {
 		return errors.New("want a test level such as 1, 2 or 3")
@@ -52,8 +49,7 @@ func CheckLevel(level string) error {
 	return nil
 }
 
-// ArchesAt lists, sorted, the arches that have a table of the level at its default
-// place under repoRoot: what a command that sees no GPU can go by.
+// ArchesAt lists the arches with a table of the level under repoRoot: what a command without a GPU can go by.
 func ArchesAt(repoRoot, level string) ([]string, error) {
 	ents, err := os.ReadDir(filepath.Join(repoRoot, "ci-weights"))
 	if errors.Is(err, os.ErrNotExist) {

@@ -8,17 +8,14 @@ import (
 	"unicode/utf8"
 )
 
-// KeyPattern is a glob over weight keys (label/tag, --junit-optional;
-// docs/outcomes.md): path.Match's syntax, except that '*' and '?' also match '/',
-// which a tag may hold (tests/a/test_x.py), so "*" is every item and "torch/*"
-// every item of suite torch.
+// KeyPattern is a glob over weight keys (docs/outcomes.md): path.Match, except that '*' and '?' also match '/',
+// which a tag may hold, so "torch/*" is every item of suite torch.
 type KeyPattern struct {
 	text string
 	re   *regexp.Regexp
 }
 
-// ParseKeyPattern reads a pattern; path.ErrBadPattern for one path.Match refuses,
-// or one that is not valid UTF-8.
+// ParseKeyPattern reads a pattern; path.ErrBadPattern when path.Match refuses it or it is not UTF-8.
 func ParseKeyPattern(p string) (KeyPattern, error) {
 	var b strings.Builder
 	b.WriteString(`(?s)\A`)
@@ -55,10 +52,8 @@ func (k KeyPattern) Match(key string) bool { return k.re != nil && k.re.MatchStr
 
 func (k KeyPattern) String() string { return k.text }
 
-// class writes the regexp of a character class whose '[' is read, as path.Match
-// reads one: an optional '^', then ranges (a char or an escaped one, optionally
-// "-" and another), at least one, then ']'. A range whose ends are the wrong way
-// round matches nothing, as in path.Match. It returns what follows.
+// class writes the regexp of a character class as path.Match reads one (a reversed range matches nothing),
+// and returns what follows.
 func class(b *strings.Builder, rest string) (string, error) {
 	negated := strings.HasPrefix(rest, "^")
 	if negated {
@@ -116,8 +111,7 @@ func escaped(s string) (rune, string, error) {
 	}
 	r, n := utf8.DecodeRuneInString(s)
 	if r == utf8.RuneError && n == 1 {
-		// A regexp reads any such byte as U+FFFD, so it could not be matched
-		// byte for byte as path.Match does; a pattern someone typed has none.
+		// A regexp reads such a byte as U+FFFD, so it could not match byte for byte as path.Match does.
 		return 0, "", fmt.Errorf("%w: not valid UTF-8", path.ErrBadPattern)
 	}
 	return r, s[n:], nil

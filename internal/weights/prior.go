@@ -8,8 +8,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/record"
 )
 
-// PriorKind is the evidence a prior estimate of an item the run's table lacks
-// rests on (docs/weights.md "Priors for unknown items"), strongest first.
+// PriorKind is what a prior estimate rests on (docs/weights.md "Priors for unknown items"), strongest first.
 type PriorKind int
 
 const (
@@ -27,26 +26,20 @@ type Prior struct {
 	From string
 }
 
-// Other is a table other than the run's own: another level's, arch's or GPU
-// count's. Name is how the plan names it.
+// Other is another level's, arch's or GPU count's table; Name is how the plan names it.
 type Other struct {
 	Name  string
 	Table *Table
 }
 
-// Prior tuning: a scale between two tables needs minShared keys in common (fewer
-// say little about a whole table), and stays within [1/maxScale, maxScale].
+// Prior tuning: fewer than minShared common keys say little about a table; a scale stays within maxScale.
 const (
 	minShared = 3
 	maxScale  = 20
 )
 
-// Priors estimates each key of keys that own lacks, from the first source that
-// has something for it: the same key in one of others (in their order), times
-// the median of own/other over the keys both hold (1 when fewer than minShared);
-// else the median of its siblings (Stem) in own, then in others; else the median
-// of its suite in own, then in others. A key with nothing is left out. The result
-// depends only on the tables and the order of others.
+// Priors estimates each key own lacks from the first source with something: the key in an other table, scaled;
+// else its siblings' median, then its suite's (docs/weights.md). A key with nothing is left out.
 func Priors(own *Table, others []Other, keys []string) map[string]Prior {
 	p := priors{own: own, others: others, scale: make([]float64, len(others)), shared: make([]int, len(others))}
 	for k, o := range others {
@@ -78,8 +71,7 @@ func (p *priors) of(key string) (Prior, bool) {
 			return Prior{Seconds: v * p.scale[k], Kind: FromTable, From: p.name(k)}, true
 		}
 	}
-	// No table holds key itself now (own lacks it, and an other that had it
-	// answered above): every key of its group is another item.
+	// No table holds key itself now: every key of its group is another item.
 	id := record.ParseItemID(key)
 	label, tag := id.Label, id.Tag
 	if stem := Stem(tag); tag != "" && stem != tag {
@@ -90,8 +82,7 @@ func (p *priors) of(key string) (Prior, bool) {
 	return p.median("suite\x00"+label, FromSuite, "its suite "+label)
 }
 
-// median is the median of a group of keys (siblings or a suite) in own, else in
-// the first other that has the group, scaled.
+// median is a group's median in own, else in the first other that has it, scaled.
 func (p *priors) median(group string, kind PriorKind, what string) (Prior, bool) {
 	if v, n := p.groupMedian(p.own, group); n > 0 {
 		return Prior{Seconds: v, Kind: kind, From: fmt.Sprintf("median of %s (%d)", what, n)}, true
@@ -104,8 +95,7 @@ func (p *priors) median(group string, kind PriorKind, what string) (Prior, bool)
 	return Prior{}, false
 }
 
-// groupMedian is the median weight of the group's keys in t, and how many there
-// are.
+// groupMedian is the median weight of the group's keys in t, and their count.
 func (p *priors) groupMedian(t *Table, group string) (float64, int) {
 	if p.groups == nil {
 		p.groups = map[*Table]map[string][]float64{}
@@ -150,9 +140,7 @@ func (p *priors) name(k int) string {
 	return fmt.Sprintf("%s ×%.2f", p.others[k].Name, s)
 }
 
-// Scale is how much longer own's items take than other's: the median of
-// own/other over the keys both hold (within [1/20, 20]), and how many those are;
-// 1 when fewer than minShared.
+// Scale is the median of own/other over their shared keys (within [1/20, 20]) and their count; 1 when too few.
 func Scale(own, other *Table) (float64, int) {
 	var r []float64
 	for k, v := range own.w {
@@ -176,11 +164,8 @@ func medianOf(vs []float64) float64 {
 	return (vs[n/2-1] + vs[n/2]) / 2
 }
 
-// Stem is the test file an item's tag names, whose other variants are its
-// siblings: TE's tags are the file's path with '/' written '.' and the variant
-// after it (test_numerics.ck.amax, distributed.test_numerics.ck), so the tag up to
-// its last part that starts with "test"; a pytest node id's file (before "::");
-// else the tag's first part. A tag that is its own stem has no siblings.
+// Stem is the test file an item's tag names, shared by its variants (TE: test_numerics.ck.amax; pytest: before "::").
+// A tag that is its own stem has no siblings.
 func Stem(tag string) string {
 	if file, _, ok := strings.Cut(tag, "::"); ok {
 		return file
@@ -194,8 +179,8 @@ func Stem(tag string) string {
 	return parts[0]
 }
 
-// PoolOthers are the weights p holds aside for other pool sizes, one table per
-// size (rising), plain keys: the priors of a pool-sized item new on this size.
+// PoolOthers are the weights p holds for other pool sizes, one table per size: priors for a pooled
+// item new on this size.
 func (p *Pool) PoolOthers() []Other {
 	by := map[int]*Table{}
 	for k, v := range p.aside.w {

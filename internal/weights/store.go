@@ -13,14 +13,10 @@ import (
 	"github.com/rocm/sgpu-queue/internal/safefs"
 )
 
-// Store is where the table lives between runs: a local file for the CLI, the Actions
-// cache for the action.
+// Store is where the table lives between runs: a local file, or the Actions cache.
 type Store interface {
-	// Load returns the stored table, or an empty one when there is none yet. Problems
-	// that leave the run able to go on (a corrupt line, a cache that is down) are
-	// warnings, not errors; a table that is there but cannot be read is an
-	// *UnreadableError with an empty table: the run goes on without it, and never
-	// saves over it.
+	// Load returns the stored table, or an empty one. Problems the run can live with are warnings; a table there but
+	// unreadable is an *UnreadableError, and the run never saves over it.
 	Load(ctx context.Context) (t *Table, warnings []string, err error)
 	// Save stores the table.
 	Save(ctx context.Context, t *Table) error
@@ -28,21 +24,13 @@ type Store interface {
 	String() string
 }
 
-// Locker is a Store that other runs on this machine may save at the same moment (a
-// local file): Lock holds them off until unlock.
+// Locker is a Store that other runs on this machine may save at once: Lock holds them off until unlock.
 type Locker interface {
 	Lock(ctx context.Context) (unlock func(), err error)
 }
 
-// Rewrite saves what a run learned as a read-modify-write (docs/weights.md "Runs at
-// once"): under the store's lock (a Locker) the table is read again and apply makes
-// the table to save from it, so that what another run saved since this one loaded is
-// kept. A store without a lock (the Actions cache: one immutable entry per run) gets
-// apply(loaded), the table the run loaded. The warnings are the re-read's (its
-// corrupt lines) and a lock the file system does not support. apply is called at
-// most once, and not at all when the table cannot be read again. ctx ends only
-// the wait for the lock (a *safefs.LockError wrapping its error): once the lock is
-// held, or with none, the read and the write go through.
+// Rewrite saves a run's learning as a read-modify-write under the store's lock, so what another run saved since is
+// kept (docs/weights.md "Runs at once"); without a lock, apply gets loaded. ctx ends only the wait for the lock.
 func Rewrite(ctx context.Context, s Store, loaded *Table, apply func(stored *Table) *Table) ([]string, error) {
 	io := context.WithoutCancel(ctx)
 	l, ok := s.(Locker)
@@ -54,8 +42,7 @@ func Rewrite(ctx context.Context, s Store, loaded *Table, apply func(stored *Tab
 	var le *safefs.LockError
 	switch {
 	case errors.As(err, &le) && !le.Busy:
-		// Saving unlocked is what every run did before the lock: better than
-		// losing this run's learning.
+		// Saving unlocked beats losing this run's learning.
 		warns = append(warns, err.Error()+"; saved without it (a run saving at the same moment may lose its learning)")
 	case err != nil:
 		return nil, err
@@ -72,16 +59,13 @@ func Rewrite(ctx context.Context, s Store, loaded *Table, apply func(stored *Tab
 // File stores the table in a local file, replaced atomically.
 type File struct {
 	Path string
-	// LockWait bounds the wait for another run's lock (Lock); 0 is
-	// safefs.DefaultLockWait.
+	// LockWait bounds the wait for another run's lock; 0 is safefs.DefaultLockWait.
 	LockWait time.Duration
 }
 
 func (f File) String() string { return f.Path }
 
-// UnreadableError is a weight table that is there but could not be read (its
-// permissions, a directory or a FIFO in its place): a run orders without it and
-// never writes over it, so the keys it holds are kept.
+// UnreadableError is a table that is there but unreadable: a run orders without it and never writes over it.
 type UnreadableError struct {
 	Path string
 	Err  error
@@ -92,10 +76,8 @@ func (e *UnreadableError) Error() string {
 }
 func (e *UnreadableError) Unwrap() error { return e.Err }
 
-// Load implements Store. A missing file is an empty table; an unreadable one is an
-// empty table and an *UnreadableError. The file is opened without blocking
-// (safefs.Open): a FIFO, device or socket in its place is unreadable, never waited
-// on; a symlink is followed.
+// Load implements Store: a missing file is an empty table; a FIFO or device in its place is
+// unreadable, never waited on.
 func (f File) Load(ctx context.Context) (*Table, []string, error) {
 	r, err := safefs.Open(f.Path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -113,11 +95,8 @@ func (f File) Load(ctx context.Context) (*Table, []string, error) {
 	return t, warns, nil
 }
 
-// Save implements Store: the table is replaced atomically (atomicfile.Write): a
-// reader or a crash never sees half a table; a symlinked table is updated through
-// the link (its target changes, the link stays) and keeps its mode. A table that is
-// there but cannot be read is not replaced (*UnreadableError): its keys are not
-// this run's to drop. Save takes no lock: Rewrite does, around its re-read.
+// Save implements Store: an atomic replace, through a symlink to its target, keeping the mode. An unreadable table is
+// not replaced, as its keys are not this run's to drop. Rewrite, not Save, takes the lock.
 func (f File) Save(ctx context.Context, t *Table) error {
 	r, err := safefs.Open(f.Path)
 	switch {

@@ -1,12 +1,5 @@
-// Package weights holds the weight table (docs/files.md): the learned duration of every
-// work item, used to order the queue longest-first (phase 2) and updated from each
-// run's timings (phase 6: learn and prune).
-//
-// The text format is TransformerEngine's: one "<key> <seconds>" per line, '#'
-// comments, key "<label>/<tag>" or the bare label of an opaque suite. Tables in that
-// format load unchanged; a corrupt line is skipped with a warning, never fatal. A key
-// byte a text line cannot hold (a control character, a byte of invalid UTF-8) is
-// written as \xHH (see EscapeKey), so every tag a listing can print round-trips.
+// Package weights holds the weight table (docs/files.md): each item's learned duration, which orders the queue
+// and is updated from each run. The format is TransformerEngine's, so its tables load unchanged.
 package weights
 
 import (
@@ -22,30 +15,26 @@ import (
 	"unicode/utf8"
 )
 
-// MaxSeconds is the largest weight accepted; anything larger is a corrupt line
-// (the default weight of an unknown item, 999999 s, is well below it).
+// MaxSeconds is the largest weight accepted; larger is a corrupt line.
 const MaxSeconds = 1e8
 
 // Table maps keys to seconds. The zero value is not usable; use New or Parse.
 type Table struct {
 	w map[string]float64
-	// learned are the ids of the shard runs a merge learned from, oldest first
-	// (at most MaxLearned): a merge of the same shards again learns nothing.
+	// learned are the shard-run ids a merge learned from, so merging the same shards again learns nothing.
 	learned []string
 }
 
 // MaxLearned bounds the shard-run ids a table remembers: many merges' worth.
 const MaxLearned = 512
 
-// learnedPrefix starts the comment line that holds the learned ids: TE's readers
-// skip it as any comment, so the table stays in TE's format.
+// learnedPrefix starts the comment line of learned ids; TE's readers skip it as a comment.
 const learnedPrefix = "# sgpu-queue learned from shard runs:"
 
 // Learned reports whether a merge learned from the shard run of this id already.
 func (t *Table) Learned(id string) bool { return slices.Contains(t.learned, id) }
 
-// MarkLearned records shard-run ids as learned, forgetting the oldest beyond
-// MaxLearned. An id with a space cannot be read back and is not recorded.
+// MarkLearned records shard-run ids, forgetting the oldest beyond MaxLearned; an id with a space is not recorded.
 func (t *Table) MarkLearned(ids ...string) {
 	for _, id := range ids {
 		if id != "" && !strings.ContainsAny(id, " \t\r\n") && !t.Learned(id) {
@@ -101,8 +90,8 @@ func (t *Table) Clone() *Table {
 	return c
 }
 
-// Parse reads a table. name is used in warnings ("name:line: ..."). Corrupt lines are
-// skipped, each with one warning; a duplicate key keeps the later line.
+// Parse reads a table, skipping each corrupt line with a warning ("name:line: ..."); a duplicate key
+// keeps the later line.
 func Parse(r io.Reader, name string) (*Table, []string) {
 	t := New()
 	var warns []string
@@ -144,8 +133,7 @@ func Parse(r io.Reader, name string) (*Table, []string) {
 // maxLine bounds one line so that a binary file cannot make us buffer it whole.
 const maxLine = 64 << 10
 
-// readLine returns the next line without its newline, truncated to maxLine bytes
-// (a truncated line is then rejected as corrupt because it has no valid number).
+// readLine returns the next line cut to maxLine bytes; a cut line has no valid number and is corrupt.
 func readLine(br *bufio.Reader) ([]byte, error) {
 	var buf []byte
 	for {
@@ -211,8 +199,7 @@ func (t *Table) Format(w io.Writer) error {
 	if len(t.learned) > 0 {
 		b.WriteString(learnedPrefix + " " + strings.Join(t.learned, " ") + "\n")
 	}
-	// Largest first by the weight as written (one decimal), then by key: a table
-	// read back and written again is the same bytes.
+	// Largest first by the written weight, then key: a table read back and written again is the same bytes.
 	keys := t.Keys()
 	shown := func(k string) float64 { v, _ := strconv.ParseFloat(FormatSeconds(t.w[k]), 64); return v }
 	sort.SliceStable(keys, func(i, j int) bool {
@@ -237,10 +224,8 @@ func FormatSeconds(v float64) string {
 	return strconv.FormatFloat(v, 'f', 1, 64)
 }
 
-// EscapeKey writes a key the way a table line can hold it: a control character (tab
-// aside) or a byte of invalid UTF-8 becomes \xHH, and so does a backslash that
-// would otherwise read as such an escape ("\\x01" written literally); everything
-// else, TE's keys included, stays as it is. UnescapeKey is its inverse.
+// EscapeKey writes a key a table line can hold: control characters, invalid UTF-8 and an escape-like backslash
+// become \xHH, so every tag round-trips; TE's keys stay as they are.
 func EscapeKey(k string) string {
 	if !needsEscaping(k) {
 		return k
@@ -260,8 +245,7 @@ func EscapeKey(k string) string {
 	return b.String()
 }
 
-// UnescapeKey reads a key back from its written form: each \xHH that EscapeKey can
-// write becomes its byte; any other text stays as it is.
+// UnescapeKey is the inverse of EscapeKey.
 func UnescapeKey(s string) string {
 	if !strings.Contains(s, `\x`) {
 		return s
@@ -294,8 +278,7 @@ func needsEscaping(k string) bool {
 // unheld is an ASCII byte a table line cannot hold.
 func unheld(c byte) bool { return c < 0x20 && c != '\t' || c == 0x7f }
 
-// escapeAt reports whether s[i:] starts with an escape UnescapeKey reads: a
-// backslash, 'x', and two hex digits naming a byte EscapeKey escapes.
+// escapeAt reports whether s[i:] starts with an escape UnescapeKey reads.
 func escapeAt(s string, i int) bool {
 	if i+4 > len(s) || s[i] != '\\' || s[i+1] != 'x' {
 		return false
