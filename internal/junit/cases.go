@@ -11,7 +11,8 @@ import (
 // (tests.StatusOf), UnfinishedType is one.
 const ToolType = "sgpu-queue."
 
-// MalformedType is the error case of an unparsable file; it counts as an errored test, as nothing else says what is wrong.
+// MalformedType is the error case of an unparsable file; it counts as an errored test, as nothing else
+// says what is wrong.
 const MalformedType = ToolType + "malformed-junit"
 
 // CaseResult is how one test case ended, as its JUnit file says.

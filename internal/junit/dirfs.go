@@ -9,7 +9,8 @@ import (
 	"github.com/rocm/sgpu-queue/internal/safefs"
 )
 
-// dirFS is os.DirFS(dir) that never blocks on a FIFO an item left (docs/bad-day.md#the-state-between-runs-links-and-fifos),
+// dirFS is os.DirFS(dir) that never blocks on a FIFO an item left
+// (docs/bad-day.md#the-state-between-runs-links-and-fifos),
 // refuses anything but dirs and regular files, and takes non-UTF-8 names, as a tag may hold any byte.
 type dirFS string
 

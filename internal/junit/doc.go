@@ -130,7 +130,8 @@ func (r xmlResult) MarshalXML(e *xml.Encoder, start xml.StartElement) error {
 	return text(r.Body).MarshalXML(e, start)
 }
 
-// text is element content written as CharData, which keeps a stack trace's newlines literal (encoding/xml writes "&#xA;").
+// text is element content written as CharData, which keeps a stack trace's newlines literal
+// (encoding/xml writes "&#xA;").
 type text string
 
 func (t text) MarshalXML(e *xml.Encoder, start xml.StartElement) error {

@@ -24,7 +24,8 @@ const ManifestName = ".sgpu-queue-junit"
 // Outputs tracks the merged files of one run in one JUnit directory.
 type Outputs struct {
 	Dir string
-	// Root is Dir's trusted root (docs/bad-day.md#the-state-between-runs-links-and-fifos); nothing is written through a link below it.
+	// Root is Dir's trusted root (docs/bad-day.md#the-state-between-runs-links-and-fifos); nothing is
+	// written through a link below it.
 	Root string
 	prev map[string]string // name -> sum, from the manifest of the last run
 	now  map[string]string

@@ -8,7 +8,8 @@ import (
 	"github.com/rocm/sgpu-queue/internal/rerun"
 )
 
-// UnfinishedType is the error case of a test an item's .partial says started and never ended (docs/files.md, "Merged JUnit").
+// UnfinishedType is the error case of a test an item's .partial says started and never ended
+// (docs/files.md, "Merged JUnit").
 const UnfinishedType = ToolType + "unfinished"
 
 // failedExt is TE's plugin's sidecar of failing node ids, which xunit2 files cannot give.

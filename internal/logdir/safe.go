@@ -96,7 +96,8 @@ func (l Layout) checkFixed() error {
 	return nil
 }
 
-// checkNamed is a claim's second look, once prev is known: the suite and item files both runs name, and what Owned deletes.
+// checkNamed is a claim's second look, once prev is known: the suite and item files both runs name,
+// and what Owned deletes.
 func (l Layout) checkNamed(prev, claim *record.Meta) error {
 	var files []string
 	for _, m := range []*record.Meta{prev, claim} {

@@ -8,7 +8,8 @@ import (
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
 
-// Tags and labels come from the suites' scripts and may hold anything: each reaches the report through one escaper per context.
+// Tags and labels come from the suites' scripts and may hold anything: each reaches the report through
+// one escaper per context.
 
 // maxShown bounds how much of one tag the report shows; files keep it whole.
 const maxShown = 120
@@ -94,7 +95,8 @@ var mermaidKeywords = []string{
 // mermaidColon stands for ':', which Mermaid reads as the start of a task's data.
 const mermaidColon = "\uA789"
 
-// mermaidGPU is a lane's GPU as a Mermaid section name, so "s2:1" reads as in the tables (docs/files.md, "Merged runs").
+// mermaidGPU is a lane's GPU as a Mermaid section name, so "s2:1" reads as in the tables
+// (docs/files.md, "Merged runs").
 func mermaidGPU(g string) string {
 	parts := strings.Split(g, ":")
 	for i, p := range parts {
@@ -127,7 +129,8 @@ func mermaidName(s string, n int) string {
 	return out
 }
 
-// xmlText is s for SVG text or an attribute; control characters are shown escaped, not turned into U+FFFD as encoding/xml would.
+// xmlText is s for SVG text or an attribute; control characters are shown escaped, not turned into
+// U+FFFD as encoding/xml would.
 func xmlText(s string, n int) string {
 	s = shorten(strings.ToValidUTF8(s, "\uFFFD"), n)
 	if strings.ContainsFunc(s, func(r rune) bool { return r < ' ' || r == 0x7f || !unicode.IsPrint(r) && r != ' ' }) {

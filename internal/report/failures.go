@@ -43,7 +43,8 @@ func failedSuites(suites []verdict.Suite) *block {
 		"| suite | mode | rc | why |\n|---|---|---:|---|\n", rows, "failed suites")
 }
 
-// failedDetails shows each failed item's failed test cases; on github.com also its log tail, as a link would resolve nowhere.
+// failedDetails shows each failed item's failed test cases; on github.com also its log tail, as a link
+// would resolve nowhere.
 func failedDetails(r *record.Run, s Stats, o Options) *block {
 	failed := failedItems(s)
 	if len(failed) == 0 {

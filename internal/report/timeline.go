@@ -124,7 +124,8 @@ func countBars(r *record.Run, ls []lane, minDur float64) int {
 // mermaidBudget bounds the Gantt's bars: GitHub refuses a diagram over 50,000 characters.
 const mermaidBudget = 250
 
-// mermaidMinDur is the first merge threshold that keeps the Gantt within budget; at least 1 s, as the Gantt counts whole seconds.
+// mermaidMinDur is the first merge threshold that keeps the Gantt within budget; at least 1 s, as the
+// Gantt counts whole seconds.
 func mermaidMinDur(r *record.Run, ls []lane, wall float64, budget int) float64 {
 	for _, f := range []float64{0, 0.001, 0.002, 0.005, 0.01, 0.015, 0.02, 0.03, 0.05, 0.1, 0.2, 0.5} {
 		d := max(1, f*wall)

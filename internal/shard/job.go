@@ -33,7 +33,8 @@ type Job struct {
 // Of is the shard of the item of this key, by the rule merge uses too.
 func (j *Job) Of(key string) int { return Of(j.Plan, key, j.Shards) }
 
-// Read checks the spec and reads its plan in phase 0, so a bad plan stops the run before anything runs; nil for no shard.
+// Read checks the spec and reads its plan in phase 0, so a bad plan stops the run before anything
+// runs; nil for no shard.
 func (s Spec) Read(face optname.Face) (*Job, error) {
 	switch {
 	case s.Shards == 0 && s.PlanFile != "":

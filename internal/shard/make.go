@@ -30,7 +30,8 @@ type Request struct {
 	Shards, GPUs             int
 	ItemsPath, RepoRoot      string
 	Arch, Level, WeightsPath string
-	// Table, when set, is the loaded weight table (the action's cache), named TableName; else it is found as a run finds it.
+	// Table, when set, is the loaded weight table (the action's cache), named TableName; else it is
+	// found as a run finds it.
 	Table     *weights.Table
 	TableName string
 	// NoTable allows a plan without a table: every item goes by hash (the action's first run).

@@ -25,7 +25,8 @@ import (
 type Merged struct {
 	// Run is the merged run (its Layout is the caller's); GPUs are named "s<shard>:<gpu>".
 	Run *record.Run
-	// CensusRows is the merged queue/items.tsv; Census keeps a suite's keys only when every listing shard has its census.
+	// CensusRows is the merged queue/items.tsv; Census keeps a suite's keys only when every listing
+	// shard has its census.
 	CensusRows []record.ItemID
 	Census     weights.Census
 	// JUnit are the shards' merged JUnit files by suite label, in shard order.
@@ -61,7 +62,8 @@ func Merge(shards []*LogDir, table *weights.Table, defaultWeight float64) *Merge
 	return b.res
 }
 
-// PlanOf is the shards' plan and the first shard that has a copy (one stopped before phase 2 has none); nil without a plan.
+// PlanOf is the shards' plan and the first shard that has a copy (one stopped before phase 2 has
+// none); nil without a plan.
 func PlanOf(shards []*LogDir) (*Plan, *LogDir) {
 	for _, s := range shards {
 		if s.Plan != nil {
@@ -161,7 +163,8 @@ func (b *builder) add(s *LogDir) {
 	if n := len(m.GPUs); n > 0 {
 		p.Bound = max(p.Work/float64(n), largest)
 	}
-	// Only a suite's files under the shard's artifact dir, so run.json cannot point the merge at any file of this machine.
+	// Only a suite's files under the shard's artifact dir, so run.json cannot point the merge at any
+	// file of this machine.
 	root := filepath.Dir(abs(s.Dir))
 	for _, rel := range m.Shard.JUnit {
 		path := filepath.FromSlash(rel)
@@ -242,7 +245,8 @@ func (b *builder) neverRan() {
 	}
 }
 
-// unclaimed queues the items another shard listed that their own shard's listing lacked, so none vanishes from the merge.
+// unclaimed queues the items another shard listed that their own shard's listing lacked, so none
+// vanishes from the merge.
 func (b *builder) unclaimed(missing map[int]bool) {
 	by := map[record.ItemID][]int{}
 	for _, s := range b.shards {

@@ -27,7 +27,8 @@ const (
 	HashText = "shard = FNV-1a 64 of the key's bytes mod shards, plus 1"
 )
 
-// HashShard is the shard of an item the plan does not know: FNV-1a of its key modulo shards, plus 1, so every job agrees alone.
+// HashShard is the shard of an item the plan does not know: FNV-1a of its key modulo shards, plus 1,
+// so every job agrees alone.
 func HashShard(key string, shards int) int {
 	if shards < 1 {
 		return 0
@@ -75,7 +76,8 @@ type Shard struct {
 	Work  float64 `json:"work_gpu_seconds"`
 	Bound float64 `json:"bound_seconds"` // max(work/GPUs, its longest item)
 	Wall  float64 `json:"predicted_wall_seconds"`
-	// Keys are its items' weight keys, sorted; a non-UTF-8 key is not listed (JSON cannot carry it) and goes by HashShard.
+	// Keys are its items' weight keys, sorted; a non-UTF-8 key is not listed (JSON cannot carry it)
+	// and goes by HashShard.
 	Keys []string `json:"keys"`
 }
 
