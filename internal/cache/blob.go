@@ -19,9 +19,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
-// decodeBlob turns a restored entry into a table. A blob that is binary, too large,
-// or has corrupt lines only is no table at all (an error: the caller falls back);
-// one with some good lines is used, with at most maxParseWarnings line warnings.
+// decodeBlob turns a restored entry into a table; one with no good line is an error, so the caller falls back.
 func decodeBlob(data []byte, key string, max int64) (*weights.Table, []string, error) {
 	if int64(len(data)) > max {
 		return nil, nil, fmt.Errorf("entry %s is larger than %d bytes, so it is not a weight table", key, max)
@@ -41,9 +39,7 @@ func decodeBlob(data []byte, key string, max int64) (*weights.Table, []string, e
 	return t, warns, nil
 }
 
-// describe says in one line why a cache call failed. Errors from the library and
-// the Azure SDK carry URLs, response bodies and multi-line dumps; this keeps the
-// part a user can act on.
+// describe says in one line why a cache call failed, without the library's URLs and dumps.
 func (s *Store) describe(ctx context.Context, err error, timeout time.Duration) string {
 	var re *azcore.ResponseError
 	var he actionscache.HTTPError
@@ -60,8 +56,7 @@ func (s *Store) describe(ctx context.Context, err error, timeout time.Duration) 
 			msg += " " + re.ErrorCode
 		}
 	case errors.As(err, &he) && errors.As(err, &se):
-		// An error answer whose body is not JSON (a proxy's or router's page): its
-		// status is what says what happened.
+		// A body that is not JSON (a proxy's page): the status says what happened.
 		msg = fmt.Sprintf("cache service answered HTTP %d %s", he.StatusCode, http.StatusText(he.StatusCode))
 	case errors.As(err, &he):
 		msg = fmt.Sprintf("cache service answered HTTP %d: %v", he.StatusCode, he.Err)
@@ -81,13 +76,10 @@ func (s *Store) describe(ctx context.Context, err error, timeout time.Duration) 
 // maxWarning bounds one warning, in runes.
 const maxWarning = 400
 
-// signedQuery matches the query of a URL: signed blob URLs carry their signature
-// there.
+// signedQuery matches a URL's query, where signed blob URLs carry their signature.
 var signedQuery = regexp.MustCompile(`(https?://[^\s?"'<>]*)\?[^\s"'<>]*`)
 
-// oneLine makes msg a single, bounded line without token: whitespace runs (line
-// breaks included) become one space, control characters '?', URL queries and every
-// trace of the token are removed, and the result is clipped.
+// oneLine makes msg one bounded line with no token, no signed URL query and no control character.
 func oneLine(msg, token string) string {
 	msg = redact(strings.ToValidUTF8(msg, "?"), token)
 	msg = textfmt.OneLine(msg)
@@ -100,8 +92,7 @@ func oneLine(msg, token string) string {
 	msg = signedQuery.ReplaceAllString(msg, "$1?…")
 	spaced := textfmt.OneLine(token)
 	msg = clip(redact(redact(msg, token), spaced), maxWarning)
-	// Clipping appends "…", and deleting a token that is not valid UTF-8 can split a
-	// character: repeat until stable (each round shortens msg or changes nothing).
+	// Clipping and deleting a non-UTF-8 token can split a character: repeat until stable.
 	for {
 		next := strings.ToValidUTF8(strip(strip(msg, token), spaced), "?")
 		if next == msg {
@@ -111,8 +102,7 @@ func oneLine(msg, token string) string {
 	}
 }
 
-// redact removes token, and each long dot-separated part of it (a JWT's payload or
-// signature may be quoted alone), from s.
+// redact removes token from s, and each long part of it, as a JWT's payload may be quoted alone.
 func redact(s, token string) string {
 	if token == "" {
 		return s
@@ -127,8 +117,7 @@ func redact(s, token string) string {
 	return strip(s, token)
 }
 
-// strip deletes every occurrence of token from s, also those that a deletion forms;
-// each round shortens s, so it ends.
+// strip deletes every occurrence of token, also those a deletion forms.
 func strip(s, token string) string {
 	for token != "" && strings.Contains(s, token) {
 		s = strings.ReplaceAll(s, token, "")

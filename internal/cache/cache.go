@@ -1,30 +1,6 @@
-// Package cache keeps the weight table in the GitHub Actions cache (docs/weights.md),
-// for the container action, through github.com/tonistiigi/go-actions-cache.
-//
-// Restore looks up the newest entry whose key starts with "<prefix>-<arch>-l<level>-",
-// else the newest of any level of the arch, "<prefix>-<arch>-" (another level's table
-// shares most keys, and orders a run far better than none: a PR at level 1 then starts
-// from the level-3 table of its base branch). Save stores the table under the
-// run-unique key "<prefix>-<arch>-l<level>-<run_id>-<run_attempt>[-<leg>]", the leg
-// part telling matrix legs of one run apart (entries are immutable; a key that already
-// exists means this run attempt saved already, which is success). The blob is the table
-// in its text format, so a downloaded entry is a valid CLI weight file.
-//
-// ACTIONS_CACHE_MODE, which the runner passes to container actions when the
-// workflow limits the job's cache access (actions/runner#4538), is honoured as
-// actions/toolkit's @actions/cache does (actions/toolkit#2447): "read" and "write" may
-// restore, "write" and "write-only" may save, "none" neither; unset or unknown
-// values change nothing.
-//
-// The cache only ever makes a run faster, so nothing here fails a run: every problem
-// (no token, a bad URL, a timeout, an HTTP error, a corrupt or oversized blob) is a
-// one-line warning from Load or an error from Save that the caller reports as a
-// warning. Every call is bounded by a timeout, blob transfers included. Warnings
-// never contain the runtime token nor the signature of a signed URL.
-//
-// v2 comes first whenever ACTIONS_RESULTS_URL is set; a v2 service that answers HTTP
-// 404 (no such service: runner implementations such as nektos/act serve only v1) is
-// left for v1 at ACTIONS_CACHE_URL when that is set, for the rest of the store's life.
+// Package cache keeps the weight table in the GitHub Actions cache (docs/weights.md) through
+// github.com/tonistiigi/go-actions-cache. The cache only makes a run faster, so nothing here fails a run:
+// every problem is a one-line warning, and no warning holds the token or a signed URL's signature.
 //
 // On the wire (v2): Twirp JSON POSTs to
 // <ACTIONS_RESULTS_URL>twirp/github.actions.results.api.v1.CacheService/ with
@@ -54,13 +30,10 @@ import (
 // DefaultPrefix is the default of the cache-key-prefix input.
 const DefaultPrefix = "sgpu-weights"
 
-// DefaultMaxBytes bounds the blob a restore accepts and a save writes. A weight
-// table line is ~50-100 bytes, so this is far above any real table (TE's have a few
-// thousand lines) while keeping a wrong or hostile entry from filling memory.
+// DefaultMaxBytes bounds a blob: far above any real table, but a hostile entry cannot fill memory.
 const DefaultMaxBytes = 16 << 20
 
-// Default time bounds of one restore (lookup + download) and one save (reserve +
-// upload + finalize).
+// Default time bounds of one restore and one save, transfers included.
 const (
 	DefaultRestoreTimeout = 30 * time.Second
 	DefaultSaveTimeout    = 60 * time.Second
@@ -78,41 +51,28 @@ type Config struct {
 	Prefix string
 	// Arch and Level are key parts: restore prefix "<Prefix>-<Arch>-l<Level>-".
 	Arch, Level string
-	// RunID and RunAttempt complete the save key
-	// "<Prefix>-<Arch>-l<Level>-<RunID>-<RunAttempt>"; RunAttempt "" means "1".
+	// RunID and RunAttempt complete the save key; RunAttempt "" means "1".
 	RunID, RunAttempt string
-	// Leg, when set, ends the save key ("-<Leg>"): the matrix leg, so that two legs
-	// of one run on one arch and level do not save under one key (the second save
-	// would be refused). The caller keeps it short and free of commas.
+	// Leg, when set, ends the save key, so two matrix legs of one run do not save under one key.
 	Leg string
-	// Mode is ACTIONS_CACHE_MODE: "none", "read", "write", "write-only"; "" or an
-	// unknown value allows both.
+	// Mode is ACTIONS_CACHE_MODE (docs/weights.md); "" or an unknown value allows both.
 	Mode string
 	// Token is ACTIONS_RUNTIME_TOKEN.
 	Token string
 	// ResultsURL is ACTIONS_RESULTS_URL: when set, the cache service v2 is used.
 	ResultsURL string
-	// CacheURL is ACTIONS_CACHE_URL: the v1 service, used when ResultsURL is empty
-	// (GHES) or its v2 service answers 404.
+	// CacheURL is ACTIONS_CACHE_URL: v1, used on GHES or when v2 answers 404.
 	CacheURL string
-	// Timeout bounds each Load and each Save as a whole, blob transfer included;
-	// 0 means DefaultRestoreTimeout for Load and DefaultSaveTimeout for Save.
+	// Timeout bounds each Load and Save as a whole; 0 means the defaults.
 	Timeout time.Duration
 	// MaxBytes bounds the blob; 0 means DefaultMaxBytes.
 	MaxBytes int64
-	// Local, when set, is also kept: Save writes it too (so an artifact upload of
-	// ci-weights/ keeps working), and Load falls back to it when the cache has no
-	// usable entry.
+	// Local, when set, is saved too (an artifact of ci-weights/ keeps working) and Load falls back to it.
 	Local weights.Store
 }
 
-// ConfigFromEnv reads the runner's variables: ACTIONS_RUNTIME_TOKEN,
-// ACTIONS_RESULTS_URL, ACTIONS_CACHE_URL, GITHUB_RUN_ID and GITHUB_RUN_ATTEMPT.
-//
-// The service version follows actions/toolkit: v2 when ACTIONS_RESULTS_URL is set,
-// except on GHES (GITHUB_SERVER_URL not github.com, *.ghe.com or *.localhost), which
-// has only v1 (at ACTIONS_CACHE_URL, else at ACTIONS_RESULTS_URL). The library's
-// override ACTIONS_CACHE_API_FORCE_VERSION=v1|v2 wins over both.
+// ConfigFromEnv reads the runner's variables. v2 when ACTIONS_RESULTS_URL is set, except on GHES, as actions/toolkit
+// does; ACTIONS_CACHE_API_FORCE_VERSION wins over both.
 func ConfigFromEnv(env func(string) string, prefix, arch, level string) Config {
 	c := Config{
 		Prefix:     prefix,
@@ -151,8 +111,7 @@ func isGHES(serverURL string) bool {
 	return h != "github.com" && !strings.HasSuffix(h, ".ghe.com") && !strings.HasSuffix(h, ".localhost")
 }
 
-// Store keeps the weight table in the Actions cache; it implements weights.Store.
-// Use one Store per run: it remembers what Load matched and what Save stored.
+// Store keeps the weight table in the Actions cache; one per run, as it remembers what it loaded and saved.
 type Store struct {
 	c       Config
 	client  *http.Client
@@ -197,8 +156,7 @@ func New(c Config) *Store {
 	return &Store{
 		c:      c,
 		client: &http.Client{},
-		// The library's default pool is shared by the whole process; one per store
-		// keeps a 429 back-off of one store from stalling another.
+		// One pool per store, so one store's 429 back-off does not stall another.
 		backoff: &actionscache.BackoffPool{},
 	}
 }
@@ -229,8 +187,7 @@ func (s *Store) CanSave() bool    { return s.c.Mode != "none" && s.c.Mode != "re
 // Mode is ACTIONS_CACHE_MODE as given.
 func (s *Store) Mode() string { return s.c.Mode }
 
-// Protocol is "v2", "v1", or "" when no service URL is configured: the one in use
-// (v1 once the v2 service answered 404).
+// Protocol is the service in use: "v2", "v1", or "" when none is configured.
 func (s *Store) Protocol() string {
 	s.mu.Lock()
 	v1Only := s.v1Only
@@ -244,8 +201,7 @@ func (s *Store) Protocol() string {
 	return ""
 }
 
-// String names the store in logs and in run.json (so in the report): where the
-// table lives, and which other level's table seeded it when that happened.
+// String names the store in logs and run.json: where the table lives, and which level's table seeded it.
 func (s *Store) String() string {
 	p := s.Protocol()
 	if p == "" {
@@ -275,9 +231,8 @@ func (s *Store) Outcome() Outcome {
 	return OtherLevel
 }
 
-// Hit reports whether Load restored a usable table of this arch and level (save keys
-// are run-unique, so actions/cache's "the key matched exactly" would never be true;
-// another level's table is restored, and said, but is no hit).
+// Hit reports whether Load restored this arch and level's table; save keys are run-unique, so an exact
+// key never matches.
 func (s *Store) Hit() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -291,16 +246,14 @@ func (s *Store) OtherLevel() bool {
 	return s.matched != "" && !strings.HasPrefix(s.matched, s.RestorePrefix())
 }
 
-// MatchedKey is the key of the entry Load restored (of this level or another), ""
-// when it restored none.
+// MatchedKey is the key of the entry Load restored, "" when none.
 func (s *Store) MatchedKey() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.matched
 }
 
-// SavedKey is the key Save stored the table under (or found already stored), ""
-// when it did not.
+// SavedKey is the key Save stored under or found stored, "" when it did not.
 func (s *Store) SavedKey() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()

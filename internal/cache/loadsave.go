@@ -19,12 +19,8 @@ import (
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
-// Load restores the newest table under RestorePrefix, else under ArchPrefix (when
-// ACTIONS_CACHE_MODE allows reading). It never returns an error:
-// a miss is an empty table without warnings; a failure is one warning. On a miss or
-// a failure the Local table is used when Local is set and holds any weight (an
-// older table orders the queue better than none; the order only affects speed),
-// otherwise the table is empty.
+// Load restores the newest table under RestorePrefix, else ArchPrefix. It never fails: a failure is one warning,
+// and then a non-empty Local table is used, as an older table orders better than none.
 func (s *Store) Load(ctx context.Context) (*weights.Table, []string, error) {
 	s.mu.Lock()
 	s.matched, s.failed = "", false
@@ -75,8 +71,7 @@ func (s *Store) local(ctx context.Context) (*weights.Table, []string) {
 	return t, warns
 }
 
-// restore returns the restored table and its key; a nil table and nil error is a
-// miss. Warnings are about lines of an otherwise usable table.
+// restore returns the restored table and its key; nil, nil is a miss.
 func (s *Store) restore(ctx context.Context) (*weights.Table, string, []string, error) {
 	prefix := s.RestorePrefix()
 	if err := errors.Join(s.ready(prefix), checkKey(s.ArchPrefix())); err != nil {
@@ -93,8 +88,7 @@ func (s *Store) restore(ctx context.Context) (*weights.Table, string, []string, 
 	return t, key, warns, nil
 }
 
-// loadEntry downloads the newest entry whose key starts with the first of keys,
-// else with the next (the service's rule), up to MaxBytes+1 bytes; "" is a miss.
+// loadEntry downloads, up to MaxBytes+1, the newest entry matching the first of keys that has one; "" is a miss.
 func (s *Store) loadEntry(ctx context.Context, keys ...string) (string, []byte, error) {
 	timeout := s.timeout(DefaultRestoreTimeout)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -121,11 +115,8 @@ func (s *Store) loadEntry(ctx context.Context, keys ...string) (string, []byte, 
 	return e.Key, data, nil
 }
 
-// LoadBlob restores the newest entry whose key starts with prefix, else with the
-// first of more that has one: state other than the weight table (the re-run
-// state, docs/reruns.md; the base branch's test counts, docs/action.md). "" is a
-// miss; a blob over MaxBytes is an error. The error is one line, meant to be a
-// warning.
+// LoadBlob restores state other than the weight table (docs/reruns.md, docs/action.md) as loadEntry does;
+// "" is a miss, a blob over MaxBytes an error. The error is one line, meant to be a warning.
 func (s *Store) LoadBlob(ctx context.Context, prefix string, more ...string) (string, []byte, error) {
 	if !s.CanRestore() {
 		return "", nil, nil
@@ -149,8 +140,7 @@ func (s *Store) LoadBlob(ctx context.Context, prefix string, more ...string) (st
 	return key, data, nil
 }
 
-// SaveBlob stores data under key (when ACTIONS_CACHE_MODE allows writing); a key
-// already stored counts as saved. The error is one line, meant to be a warning.
+// SaveBlob stores data under key; a key already stored counts as saved. The error is one line, meant to be a warning.
 func (s *Store) SaveBlob(ctx context.Context, key string, data []byte) error {
 	if !s.CanSave() {
 		return nil
@@ -165,9 +155,8 @@ func (s *Store) SaveBlob(ctx context.Context, key string, data []byte) error {
 	return nil
 }
 
-// Save writes the table to Local (if set) and to the cache under RunKey (when
-// ACTIONS_CACHE_MODE allows writing). A key that already exists counts as saved. The
-// error is one line, meant to be a warning.
+// Save writes the table to Local and to the cache under RunKey; an existing key counts as saved.
+// The error is one line, meant to be a warning.
 func (s *Store) Save(ctx context.Context, t *weights.Table) error {
 	s.mu.Lock()
 	s.saved = ""
@@ -252,8 +241,7 @@ func (s *Store) ready(key string) error {
 	return checkKey(key)
 }
 
-// checkKey applies the service's rules on keys, so that a bad prefix input is named
-// here instead of in an HTTP 400.
+// checkKey applies the service's key rules, so a bad prefix is named here, not in an HTTP 400.
 func checkKey(key string) error {
 	switch {
 	case len(key) > maxKeyLen:
@@ -273,9 +261,7 @@ func (s *Store) timeout(def time.Duration) time.Duration {
 	return def
 }
 
-// call runs f with a client of the service in use (guarded). When the v2 service
-// answers HTTP 404 and ACTIONS_CACHE_URL is set, the store moves to v1 and f runs
-// again there.
+// call runs f against the service in use; a v2 404 moves the store to v1 when ACTIONS_CACHE_URL is set.
 func (s *Store) call(timeout time.Duration, f func(*actionscache.Cache) error) error {
 	c, err := s.open(timeout)
 	if err != nil {
@@ -295,9 +281,7 @@ func (s *Store) call(timeout time.Duration, f func(*actionscache.Cache) error) e
 	return guard(func() error { return f(c) })
 }
 
-// open builds the client of the service in use; it parses (without verifying) the
-// token's claims. The context deadline bounds every call; timeout also bounds the
-// library's own wait on 429 answers.
+// open builds the service's client; timeout also bounds the library's own wait on 429 answers.
 func (s *Store) open(timeout time.Duration) (*actionscache.Cache, error) {
 	u, v2 := s.c.ResultsURL, true
 	if s.Protocol() == "v1" {
@@ -315,9 +299,8 @@ func (s *Store) open(timeout time.Duration) (*actionscache.Cache, error) {
 	return c, nil
 }
 
-// guard runs a library call, turning a panic into an error: the library
-// dereferences fields of server answers unchecked (an upload answer without
-// x-ms-request-id panics), and a cache must never end the run.
+// guard turns a library panic into an error: it dereferences server answers unchecked, and a cache
+// must never end the run.
 func guard(f func() error) (err error) {
 	defer func() {
 		if p := recover(); p != nil {

@@ -22,16 +22,11 @@ var conclusions = map[string]bool{
 
 var hexSHA = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
 
-// IsCommitID reports whether s is a full commit id (SHA-1 or SHA-256, lower-case
-// hex), the only form the checks API accepts for head_sha.
+// IsCommitID reports whether s is a full lower-case SHA-1 or SHA-256, the only head_sha the checks API accepts.
 func IsCommitID(s string) bool { return hexSHA.MatchString(s) }
 
-// Check creates a completed check run on r.SHA with the report as its summary
-// and one failure annotation per failed item. The API takes 50 annotations a
-// request: the first 50 go with the create, the rest with updates of the same
-// run (each update resends name, title and summary, as the API requires).
-// At most MaxAnnotations are sent; a warning says how many were left out.
-// A read-only token gives a warning, not an error.
+// Check creates a completed check run on r.SHA with the report as summary and the failures as annotations, 50 a
+// request as the API takes them, at most MaxAnnotations. A read-only token is a warning, not an error.
 func Check(ctx context.Context, r Request) (o Outcome, err error) {
 	s, err := newSession(r)
 	if err != nil {
@@ -94,8 +89,7 @@ func Check(ctx context.Context, r Request) (o Outcome, err error) {
 	return o, err
 }
 
-// checkText is the check run's title and summary: a summary is required with
-// the output, and the API refuses one over MaxTextBytes.
+// checkText is the check run's title and summary, cut to MaxTextBytes.
 func checkText(r Request) (title, summary string) {
 	title = r.Title
 	if title == "" {
@@ -111,10 +105,8 @@ func checkText(r Request) (title, summary string) {
 	return title, summary
 }
 
-// annotate sends the annotations that did not fit the create, 50 an update.
-// Each update resends name, title and summary: an update without a name
-// renames the run to "". A refused update stops there with classify's
-// warning (a read-only token: a warning and no error).
+// annotate sends the annotations that did not fit the create, 50 an update; each resends name, title and summary,
+// as an update without a name renames the run to "".
 func (s *session) annotate(ctx context.Context, id int64, name, title, summary string, rest []*github.CheckRunAnnotation) (string, error) {
 	for len(rest) > 0 {
 		var chunk []*github.CheckRunAnnotation
@@ -155,11 +147,8 @@ func split(a []*github.CheckRunAnnotation) (head, tail []*github.CheckRunAnnotat
 	return a[:PerRequest], a[PerRequest:]
 }
 
-// Annotations builds the check-run annotations, in order: one "failure"
-// annotation per failed test at its place (TestFailure), titled with its id; then
-// one per failed item of r.Failures at the suite's config line (see
-// Failure.Path), titled with the item, its message naming the suite, rc, note and
-// log.
+// Annotations are one failure annotation per failed test at its place, then one per failed item at its suite's
+// config line.
 func Annotations(r Request) []*github.CheckRunAnnotation {
 	fallback := repoPath(r.WorkflowPath)
 	if fallback == "" {
@@ -198,8 +187,7 @@ func Annotations(r Request) []*github.CheckRunAnnotation {
 	return anns
 }
 
-// annotation is one failure annotation, its title and message cut to the API's
-// limits.
+// annotation is one failure annotation cut to the API's limits.
 func annotation(path string, line int, title, msg string) *github.CheckRunAnnotation {
 	return &github.CheckRunAnnotation{
 		Path:            github.String(path),
@@ -211,9 +199,7 @@ func annotation(path string, line int, title, msg string) *github.CheckRunAnnota
 	}
 }
 
-// repoPath returns p as a clean repository-relative slash path, or "" when p
-// is empty, absolute or leaves the repository: GitHub places annotations only
-// on repository-relative paths ("./x", "/x" and "../x" are not shown on files).
+// repoPath returns p as a clean repository-relative path, or "": GitHub shows annotations on files only for those.
 func repoPath(p string) string {
 	if p == "" || strings.HasPrefix(p, "/") {
 		return ""
@@ -225,9 +211,7 @@ func repoPath(p string) string {
 	return p
 }
 
-// WorkflowPathFromRef returns the workflow file of GITHUB_WORKFLOW_REF
-// ("owner/repo/.github/workflows/ci.yml@refs/heads/main" →
-// ".github/workflows/ci.yml"), or "" when ref has no such form.
+// WorkflowPathFromRef returns the workflow file of GITHUB_WORKFLOW_REF (".github/workflows/ci.yml"), or "".
 func WorkflowPathFromRef(ref string) string {
 	ref, _, _ = strings.Cut(ref, "@")
 	parts := strings.SplitN(ref, "/", 3)

@@ -13,11 +13,8 @@ import (
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
 
-// Comment keeps one sticky comment per workflow and check name on pull request
-// r.PR (so each matrix leg has its own): the comment whose body starts with
-// Marker(r.Workflow, the check name), a bot's first (findComment), is edited, or
-// one is created. With r.PR == 0 it does nothing and says so in Outcome.Notes. A
-// read-only token gives a warning, not an error.
+// Comment keeps one sticky comment per workflow and check name on PR r.PR, so each matrix leg has its own:
+// it edits the one findComment finds, or creates one. A read-only token is a warning, not an error.
 func Comment(ctx context.Context, r Request) (o Outcome, err error) {
 	if r.PR <= 0 {
 		o.Notes = append(o.Notes, "not a pull request: no PR comment (a workflow_run job passes the pr-number input)")
@@ -55,8 +52,7 @@ func Comment(ctx context.Context, r Request) (o Outcome, err error) {
 			c, _, err = s.gh.Issues.EditComment(ctx, s.owner, s.repo, found.GetID(), &github.IssueComment{Body: &body})
 			return err
 		})
-		// A person's comment that starts with our marker (pasted from ours) is
-		// not ours to edit: GitHub refuses, and ours is created beside it.
+		// A pasted copy of ours is a person's comment: GitHub refuses the edit, so ours is created beside it.
 		if forbidden(err) && !byBot(found) {
 			err = s.call(ctx, create)
 		}
@@ -72,9 +68,7 @@ func Comment(ctx context.Context, r Request) (o Outcome, err error) {
 	return o, nil
 }
 
-// findComment returns the first comment on PR pr whose body starts with marker,
-// the first a bot wrote when there is one (the token's own comments are a bot's:
-// github-actions[bot]); nil when none does.
+// findComment returns the first comment on PR pr starting with marker, a bot's (the token's own) first; nil if none.
 func (s *session) findComment(ctx context.Context, pr int, marker string) (*github.IssueComment, error) {
 	var first *github.IssueComment
 	opts := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
@@ -91,8 +85,7 @@ func (s *session) findComment(ctx context.Context, pr int, marker string) (*gith
 			return nil, err
 		}
 		for _, c := range list {
-			// A prefix, not a substring: someone quoting our comment does not
-			// make theirs the sticky one.
+			// A prefix, not a substring: quoting our comment does not make a comment the sticky one.
 			if !strings.HasPrefix(c.GetBody(), marker) {
 				continue
 			}
@@ -111,8 +104,7 @@ func (s *session) findComment(ctx context.Context, pr int, marker string) (*gith
 	return first, nil
 }
 
-// byBot says whether a bot (an app's token, GITHUB_TOKEN's github-actions[bot])
-// wrote comment c.
+// byBot says whether a bot (an app's token, github-actions[bot]) wrote c.
 func byBot(c *github.IssueComment) bool { return c.GetUser().GetType() == "Bot" }
 
 // forbidden says whether err is GitHub's 403 that is not a rate limit.
@@ -121,9 +113,8 @@ func forbidden(err error) bool {
 	return errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == http.StatusForbidden
 }
 
-// Marker is the hidden first line of the sticky comment of one workflow and check
-// name: <!-- sgpu-queue:WORKFLOW/NAME -->. Characters that could end or break the
-// HTML comment are %-escaped, so any name gives a stable marker.
+// Marker is the sticky comment's hidden first line, <!-- sgpu-queue:WORKFLOW/NAME -->, names %-escaped so
+// nothing can break the HTML comment.
 func Marker(workflow, name string) string {
 	return "<!-- sgpu-queue:" + markerKey(workflow, name) + " -->"
 }
@@ -148,9 +139,7 @@ func escapeKey(s string) string {
 	return b.String()
 }
 
-// CommentBody is the sticky comment's text: the marker, the title (none with a
-// Comment, whose headline says it), the report (truncated to the API limit with a
-// note) and a link to the run.
+// CommentBody is the sticky comment's text: marker, title, report (cut to the API limit) and a link to the run.
 func CommentBody(r Request) string {
 	var head, foot strings.Builder
 	head.WriteString(Marker(r.Workflow, checkName(r)))

@@ -12,11 +12,8 @@ import (
 // maxEvent bounds the event payload read; GitHub's are well under it.
 const maxEvent = 32 << 20
 
-// PRFromEvent reads the event payload at eventPath (GITHUB_EVENT_PATH) and
-// returns the pull request's number and head sha for events that carry a
-// pull_request object (pull_request, pull_request_target, and the PR review
-// events). Other events (push, schedule, workflow_dispatch, …) give 0, "".
-// An empty eventPath (not running under Actions) also gives 0, "".
+// PRFromEvent returns the pull request's number and head sha from the event payload at eventPath
+// (GITHUB_EVENT_PATH); 0, "" for events without a pull_request object or an empty eventPath.
 func PRFromEvent(eventPath string) (number int, headSHA string, err error) {
 	if eventPath == "" {
 		return 0, "", nil
@@ -55,8 +52,7 @@ type WorkflowRun struct {
 	PR      int    // its pull request; 0 for a fork's (GitHub leaves the list empty)
 }
 
-// WorkflowRunFromEvent reads a workflow_run event payload; another event gives the
-// zero WorkflowRun.
+// WorkflowRunFromEvent reads a workflow_run event payload; another event gives the zero WorkflowRun.
 func WorkflowRunFromEvent(eventPath string) (WorkflowRun, error) {
 	var w WorkflowRun
 	if eventPath == "" {

@@ -1,18 +1,6 @@
-// Package publish puts the sgpu-queue report on a pull request: a check run
-// whose summary is the report and whose annotations are the failed items, and
-// one sticky comment per check name (workflow and matrix leg) that is edited in
-// place on every run.
-//
-// It talks to the GitHub REST API through go-github, over
-// github.com/hashicorp/go-retryablehttp: a 5xx answer, a dropped connection and a
-// secondary rate limit (403/429 with Retry-After, or an exhausted limit that resets
-// soon) are retried with backoff, a bounded number of times; each retry is a note
-// in Outcome. Publishing is best effort: a token without the permission (a
-// workflow's permissions block, or a pull request from a fork) yields a warning
-// naming the permission in Outcome, not an error; other failures come back as
-// errors for the caller to print as warnings. Where the report can still be read
-// is the caller's to say. The token is never printed: every message that leaves
-// this package is scrubbed of it.
+// Package publish puts the report on a pull request: a check run with the failures as annotations, and one sticky
+// comment per check name. It is best effort (docs/action.md): a token without the permission is a warning,
+// retries go through go-retryablehttp, and no message that leaves the package holds the token.
 package publish
 
 import (
@@ -40,20 +28,15 @@ type Failure struct {
 	Suite, Item, Log string
 	RC               int
 	Note             string
-	// Path and Line locate the annotation: the repository-relative path of
-	// the config file that declares the suite, and the suite's line in it
-	// (config.Suite.File relative to GITHUB_WORKSPACE, config.Suite.Line).
-	// When Path is empty, absolute or outside the repository,
-	// Request.WorkflowPath line 1 is used instead.
+	// Path and Line locate the annotation at the suite's config line; an empty, absolute or outside Path uses
+	// Request.WorkflowPath line 1.
 	Path string
 	Line int
 }
 
-// TestFailure is one failed test, as the check run annotates it: at its place
-// in the repository (tests.Test.Where), titled with its id.
+// TestFailure is one failed test, annotated at its place in the repository (tests.Test.Where).
 type TestFailure struct {
-	// Path and Line place it: a repository-relative path, and a line (0: the
-	// first). An empty, absolute or outside path goes to Request.WorkflowPath.
+	// Path and Line place it (0: the first line); an empty, absolute or outside path goes to Request.WorkflowPath.
 	Path  string
 	Line  int
 	Title string // the test's id
@@ -66,36 +49,29 @@ type Request struct {
 	Token  string // never logged
 	APIURL string // GITHUB_API_URL; "" means https://api.github.com/
 	Repo   string // owner/name (GITHUB_REPOSITORY)
-	// SHA is the commit the check run is attached to. For pull_request
-	// events it must be the PR head sha from the event payload (PRFromEvent):
-	// GITHUB_SHA is then the test merge commit, which the PR page never shows.
+	// SHA is the check run's commit: for pull_request events the PR head sha (PRFromEvent), as GITHUB_SHA is then
+	// the test merge commit, which the PR page never shows.
 	SHA string
-	// PR is the pull request number; 0 when the run is not for a PR (the
-	// comment is then skipped with a note).
+	// PR is the pull request number; 0 skips the comment, with a note.
 	PR            int
 	Workflow, Job string // GITHUB_WORKFLOW, GITHUB_JOB
 	Title         string // e.g. "sgpu-queue: 3 failed of 80"
 	Summary       string // the report markdown; truncated to the API limit with a note
-	// Comment is the sticky comment's report (report.Comment: a few KB); "" uses
-	// Summary. CommentEditOnly edits the comment when there is one and creates
-	// none: a green run with nothing changed (docs/report.md, "The PR comment").
+	// Comment is the sticky comment's report; "" uses Summary. CommentEditOnly creates no comment
+	// (docs/report.md, "The PR comment").
 	Comment         string
 	CommentEditOnly bool
 	Conclusion      string // "success" | "failure" | "cancelled" (or another check-run conclusion)
-	// Tests are the failed tests, annotated first; Failures the failed items no
-	// failed test stands for.
+	// Tests are the failed tests, annotated first; Failures the failed items no failed test stands for.
 	Tests      []TestFailure
 	Failures   []Failure
 	DetailsURL string // GITHUB_SERVER_URL/REPO/actions/runs/RUN_ID
 
-	// Name is the check run's name and, with Workflow, the key of the sticky
-	// comment; "" means "sgpu-queue (JOB)", or "sgpu-queue" without a job.
-	// Matrix legs share GITHUB_JOB, so each leg needs its own name.
+	// Name is the check run's name and, with Workflow, the sticky comment's key; matrix legs share GITHUB_JOB, so each
+	// needs its own. "" means "sgpu-queue (JOB)".
 	Name string
-	// WorkflowPath is the repository-relative workflow file (see
-	// WorkflowPathFromRef), where failures without a config location are
-	// annotated. "" means ".github/workflows"; GitHub then lists the
-	// annotation on the check run page only.
+	// WorkflowPath is the repository-relative workflow file where unplaced failures are annotated;
+	// "" means ".github/workflows" (shown on the check run page only).
 	WorkflowPath string
 	// Timeout bounds each attempt of an API request; 0 means DefaultTimeout.
 	Timeout time.Duration
@@ -103,16 +79,10 @@ type Request struct {
 	Retry Retry
 }
 
-// Retry bounds the retries of one API request: at most Max retries, waiting
-// exponentially from WaitMin to WaitMax between them, or what the answer's
-// Retry-After (or rate-limit reset) asks when that is at most MaxServerWait.
-//
-// An API that does not answer at all (connection refused or reset, no DNS name, no
-// connection within DialTimeout) gets NoAnswer retries in all, per call of Check or
-// Comment, each after NoAnswerWait: an unreachable API costs a step about a second
-// (docs/report.md), not the minute of backoff a flaky one is worth. A request that
-// timed out waiting for its answer is not retried: it may have been done, and the
-// wait was already long.
+// Retry bounds one API request's retries: Max, with exponential waits or what Retry-After asks up to MaxServerWait.
+// An API that does not answer at all gets NoAnswer retries per call, so it costs a step about a second
+// (docs/report.md);
+// a request that timed out after it was sent is not retried, as it may have been done.
 type Retry struct {
 	Max           int
 	WaitMin       time.Duration
@@ -133,8 +103,7 @@ const (
 	DialTimeout          = 3 * time.Second // api.github.com connects in milliseconds from a runner
 )
 
-// NoAnswerWaits is the schedule of waits before the retries of a call whose API
-// does not answer: what an unreachable API costs besides the attempts themselves.
+// NoAnswerWaits is the schedule of waits before the retries of a call whose API does not answer.
 func (r Retry) NoAnswerWaits() []time.Duration {
 	r = r.withDefaults()
 	waits := make([]time.Duration, r.NoAnswer)
@@ -164,8 +133,7 @@ const (
 	defaultAPIURL  = "https://api.github.com/"
 )
 
-// repoName is what GitHub allows in an owner or repository name; anything
-// else would change the API path.
+// repoName is what GitHub allows in an owner or repository name; anything else would change the API path.
 var repoName = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 
 // session is a ready client for one call of Check or Comment.
@@ -214,8 +182,7 @@ func newSession(r Request) (*session, error) {
 	attempt := &http.Client{
 		Transport: &authTransport{host: base.Host, auth: "Bearer " + r.Token, next: transport},
 		Timeout:   timeout,
-		// The API never redirects these calls across hosts; refusing that
-		// keeps the token from following a redirect somewhere else.
+		// Refusing cross-host redirects keeps the token from following one elsewhere.
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if req.URL.Host != base.Host {
 				return &redirectError{fmt.Sprintf("refusing a redirect from %s to another host", base.Host)}
@@ -271,9 +238,7 @@ func (r Retry) withDefaults() Retry {
 	return r
 }
 
-// lastAnswer hands go-github the last answer as it came once the retries are over,
-// so that a 403 or 5xx is still an *ErrorResponse with its status; or the error
-// alone, when there was no answer.
+// lastAnswer hands go-github the last answer after the retries, so a 403 or 5xx stays an *ErrorResponse.
 func lastAnswer(resp *http.Response, err error, _ int) (*http.Response, error) {
 	if err != nil {
 		if resp != nil {
@@ -289,9 +254,8 @@ type redirectError struct{ msg string }
 
 func (e *redirectError) Error() string { return e.msg }
 
-// checkRetry retries what a later attempt can fix: 5xx (not 501), a dropped or
-// timed-out connection, a secondary rate limit the answer says to wait out (within
-// MaxServerWait). A plain 403 (no permission) or any other 4xx is final.
+// checkRetry retries what a later attempt can fix: 5xx but 501, a dropped connection, a secondary rate limit
+// within MaxServerWait. A plain 403 or other 4xx is final.
 func (s *session) checkRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
 	if ctx.Err() != nil {
 		return false, ctx.Err()
@@ -331,8 +295,7 @@ func (s *session) checkRetry(ctx context.Context, resp *http.Response, err error
 	return retry, nil
 }
 
-// serverWait is how long the answer asks to wait: Retry-After, or the reset of an
-// exhausted rate limit.
+// serverWait is how long the answer asks to wait: Retry-After, or an exhausted rate limit's reset.
 func serverWait(resp *http.Response) (time.Duration, bool) {
 	if v := resp.Header.Get("Retry-After"); v != "" {
 		if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n >= 0 {
@@ -360,8 +323,7 @@ func (s *session) backoff(min, max time.Duration, attempt int, resp *http.Respon
 	return retryablehttp.DefaultBackoff(min, max, attempt, resp)
 }
 
-// waitedOut reports whether err is a request that timed out after it was sent (a
-// connection that could not be made within DialTimeout is not).
+// waitedOut reports whether err timed out after the request was sent.
 func waitedOut(err error) bool {
 	var op *net.OpError
 	if errors.As(err, &op) && op.Op == "dial" {
@@ -371,9 +333,7 @@ func waitedOut(err error) bool {
 	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
 }
 
-// UnreachableError is a call that got no answer from the API at all, after its
-// retries (Retry): what else the step would publish would only meet the same
-// silence, so the caller skips it.
+// UnreachableError is a call that got no answer after its retries; the caller skips the rest of the step.
 type UnreachableError struct {
 	msg string
 	err error
@@ -400,8 +360,7 @@ func (s *session) retryNotes() []string {
 	return append([]string(nil), s.notes...)
 }
 
-// authTransport adds the token to requests for the API host only, so that no
-// other host ever sees it (go-github's WithAuthToken adds it to every request).
+// authTransport adds the token for the API host only (go-github's WithAuthToken adds it to every request).
 type authTransport struct {
 	host, auth string
 	next       http.RoundTripper
@@ -415,25 +374,19 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return t.next.RoundTrip(req)
 }
 
-// call runs one API request, retries included; each attempt is bounded by the
-// client's timeout, and the whole by the caller's context.
+// call runs one API request with its retries, bounded by the client's timeout and ctx.
 func (s *session) call(ctx context.Context, f func(context.Context) error) error {
 	return f(ctx)
 }
 
-// classify turns an API error into a warning (read-only token) or an error.
-// what names the thing ("check run", "PR comment"), perm the permission it
-// needs, missing what a 404 may mean besides an unseen repository.
+// classify turns an API error into a warning (a read-only token) or an error; perm is the permission needed.
 func (s *session) classify(err error, what, perm, missing string) (warning string, _ error) {
 	var er *github.ErrorResponse
-	// Rate limits also answer 403, but go-github returns them as
-	// *RateLimitError / *AbuseRateLimitError, so they stay errors here.
+	// go-github returns rate limits (also 403) as their own types, so they stay errors.
 	if errors.As(err, &er) && er.Response != nil {
 		switch er.Response.StatusCode {
 		case http.StatusForbidden:
-			// A fork PR's token is read-only: GitHub answers 403 "Resource not
-			// accessible by integration" to every write. A workflow whose
-			// permissions block lacks the scope gets the same answer.
+			// A fork PR's token, or a permissions block without the scope, gets 403 on every write.
 			w := fmt.Sprintf("cannot publish the %s: the token lacks `%s` (add it to the job's permissions; a pull request from a fork only gets "+
 				"a read-only token: publish from a workflow_run job, see the README)", what, perm)
 			if m := er.Message; m != "" && m != "Resource not accessible by integration" {
@@ -441,8 +394,7 @@ func (s *session) classify(err error, what, perm, missing string) (warning strin
 			}
 			return s.scrub(w), nil
 		case http.StatusNotFound:
-			// GitHub answers 404, not 403, where the token may not even see
-			// the resource (a private repository), to hide that it exists.
+			// GitHub answers 404, not 403, to hide a resource the token cannot see.
 			msg := fmt.Sprintf("cannot publish the %s: GitHub answered 404 Not Found (%s): the token cannot see %s/%s (check GITHUB_REPOSITORY "+
 				"and the token's access)", what, requestLine(er), s.owner, s.repo)
 			if missing != "" {
@@ -497,8 +449,7 @@ func (s *session) scrub(msg string) string {
 	return strings.ReplaceAll(msg, s.token, "***")
 }
 
-// truncate cuts s so that s plus note fits max bytes, at a rune boundary,
-// and appends note; s is returned unchanged when it fits.
+// truncate cuts s at a rune boundary so that s plus note fits max bytes; s unchanged when it fits.
 func truncate(s string, max int, note string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	if len(s) <= max {
