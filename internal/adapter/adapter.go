@@ -1,15 +1,6 @@
-// Package adapter turns every suite into work items (docs/adapters.md): a suite's
-// adapter lists its items by running the real tool or script through an
-// executor.Executor, and builds the executor.Command that runs one item. A
-// hook-contract suite (list, opaque) speaks the contract of docs/hooks.md; a pytest
-// tree, a CTest build or a file of commands needs no hook layer at all.
-//
-// One interface, one file per implementation: list.go, opaque.go, pytest.go,
-// ctest.go, cmd.go. New picks the implementation from the suite's mode. What only
-// some adapters can do is an optional interface: Censuser (a census apart from the
-// listing), Checker (verify), Narrower (re-runs of failed tests), JUnitWriter and
-// Sized (how items write JUnit and take GPUs), SetUpper (a setup pass before the
-// items).
+// Package adapter turns every suite into work items (docs/adapters.md): it lists a suite's items by running its tool
+// or script through an executor and builds the command that runs one item. New picks the implementation by mode;
+// what only some adapters can do is an optional interface.
 package adapter
 
 import (
@@ -29,41 +20,32 @@ import (
 
 // Adapter lists one suite's items and builds the command of each.
 type Adapter interface {
-	// List runs the suite's listing through ex and returns its items, in the tool's
-	// order; the same tree gives the same tags every time (weights key on them).
-	// It fails with ErrNoItems (wrapped) when the suite lists nothing, and bounds
-	// its commands by in.Timeout.
+	// List runs the suite's listing through ex and returns its items in the tool's order, with stable tags, as the
+	// weights key on them. Nothing listed is ErrNoItems; in.Timeout bounds its commands.
 	List(ctx context.Context, ex executor.Executor, in Listing) (*Listed, error)
 	// Command is the command that runs one listed item. It does not run anything.
 	Command(it Item, run Run) executor.Command
 }
 
-// Censuser is an adapter whose listing answers for this host only (a list suite's
-// capability probes): Census lists the tags of everything that exists at this level,
-// which phase 6 prunes the weight table against. An adapter without it has its
-// listing for its census.
+// Censuser is an adapter whose listing answers for this host only: Census lists everything at this level,
+// which the weight table is pruned against.
 type Censuser interface {
 	Census(ctx context.Context, ex executor.Executor, in Listing) ([]string, error)
 }
 
-// JUnit is how an adapter's items write their JUnit XML (docs/adapters.md, "JUnit
-// files").
+// JUnit is how an adapter's items write their JUnit XML (docs/adapters.md, "JUnit files").
 type JUnit int
 
 const (
-	// JUnitUnderPrefix: the suite's script names its files under the hook
-	// contract's JUnit prefix (Run.JUnitDir), <prefix><label>/<tag><suffix>.
+	// JUnitUnderPrefix: the script names its files under the contract's JUnit prefix.
 	JUnitUnderPrefix JUnit = iota
-	// JUnitGiven: sgpu-queue names each item's file (junit.ItemFile) and gives it
-	// to the command (Run.JUnit); the tool always writes it, so an item that exits
-	// 0 without it ran nothing (docs/outcomes.md, no-run).
+	// JUnitGiven: sgpu-queue names the file and the tool always writes it, so exit 0 without it ran nothing (no-run).
 	JUnitGiven
 	// JUnitOffered: given as JUnitGiven, but the command may write none.
 	JUnitOffered
 )
 
-// JUnitWriter is an adapter whose items are given their JUnit file (JUnitGiven or
-// JUnitOffered); one without it writes under the prefix.
+// JUnitWriter is an adapter whose items are given their JUnit file; one without it writes under the prefix.
 type JUnitWriter interface {
 	JUnit() JUnit
 }
@@ -76,49 +58,35 @@ func JUnitOf(a Adapter) JUnit {
 	return JUnitUnderPrefix
 }
 
-// Sized is an adapter whose items' GPU counts are what its tool takes as given (a
-// ctest test's RESOURCE_GROUPS, the suite's gpus=): an item wider than the pool
-// cannot run on fewer and is refused. A hook-contract suite's item is run on the
-// whole pool instead, and its cases that need more skip (TE's rule).
+// Sized is an adapter whose tool takes its items' GPU counts as given, so an item wider than the pool is refused;
+// a hook-contract item runs on the whole pool instead (TE's rule).
 type Sized interface {
 	sized()
 }
 
-// SetUpper is an adapter whose suite sets itself up once before its items run, on
-// its first GPUs: a list suite's script with the contract's setup switch
-// (docs/hooks.md), whose items then skip it. A tool's setup= runs before its
-// listing instead (Setup); an opaque suite's setup is part of its one item.
+// SetUpper is an adapter whose suite sets itself up once before its items, with the contract's setup
+// switch (docs/hooks.md).
 type SetUpper interface {
-	// SetupCommand is that one run, as run says (its environment, GPUs, JUnit
-	// folder and output). It does not run anything.
+	// SetupCommand is that one run's command; it runs nothing.
 	SetupCommand(run Run) executor.Command
 }
 
-// Checker is an adapter whose items' selection can be checked without running them
-// (sgpu-queue verify; docs/adapters.md, "verify"): Selects lists what the item's own
-// command would select, and returns the tags of that, in the listing's order, each
-// as often as it would run it; exactly [it.Tag] is a round trip, nothing is an item
-// that would run nothing. An adapter without it has nothing to check: its items are
-// their own commands (cmd), or one item is the whole suite (opaque).
+// Checker is an adapter whose items' selection can be checked without running them (docs/adapters.md, "verify"):
+// Selects returns the tags the item's command would run, each as often as it would.
 type Checker interface {
 	Selects(ctx context.Context, ex executor.Executor, in Listing, it Item) ([]string, error)
 }
 
 // Item is one work item of an adapter suite.
 type Item struct {
-	// Tag names the item within its suite: a test file or node id for pytest, a
-	// test name (or base name) for ctest, the first word of a cmd line.
+	// Tag names the item in its suite: a pytest file or node id, a ctest name, a cmd line's first word.
 	Tag string
-	// GPUs is the GPU count the suite's own metadata asks for this item (ctest's
-	// RESOURCE_GROUPS, a list line's count); 0 when it says nothing and the suite's
-	// gpus= decides. AllGPUs: the line asks for every GPU (gpus=all).
+	// GPUs is the count the suite's metadata asks for the item; 0 leaves it to gpus=. AllGPUs: gpus=all.
 	GPUs    int
 	AllGPUs bool
 	// Timeout is the item's own time limit (ctest's TIMEOUT property); 0: none.
 	Timeout time.Duration
-	// Args is what Command needs besides the tag (the pytest options, the ctest
-	// names of a split=base item, a cmd line's command). Read-only: items of a
-	// suite may share it.
+	// Args is what Command needs besides the tag; read-only, as a suite's items may share it.
 	Args []string
 }
 
@@ -130,30 +98,24 @@ type Listed struct {
 
 // Listing is where a suite is set up and listed.
 type Listing struct {
-	// Env is the tools' environment (the level, none of the hook contract's
-	// switches), pinned to one GPU as for capability probes.
+	// Env is the tools' environment, pinned to one GPU as for capability probes.
 	Env []string
 	Dir string    // the repo root: tools' commands run there
 	Log io.Writer // the listing's stderr and any output worth keeping (expand.log); nil discards
-	// Timeout bounds each listing command (0: none); one past it is stopped and
-	// its error says so (Error.TimedOut).
+	// Timeout bounds each listing command (0: none); one past it fails with Error.TimedOut.
 	Timeout time.Duration
 	// Hook is what a hook-contract suite's listing starts from.
 	Hook Hook
 }
 
-// Hook is the hook contract's side of a listing or an item: its variable names, the
-// test level, and the run's environment before the contract's variables.
+// Hook is the hook contract's side of a listing or an item.
 type Hook struct {
 	Names hook.Names
 	Level string
 	Base  hook.Env
-	// Pin assigns the suite's listing its GPUs (a multi-GPU suite's first ones),
-	// set over Base and the suite's env=.
+	// Pin gives the listing its GPUs, over Base and the suite's env=.
 	Pin []string
-	// Census: a list suite's listing and re-entries answer their capability
-	// probes "supported", as its census pass does (what sgpu-queue verify checks
-	// unless --queue); unset, they list what this host runs (the queue).
+	// Census: capability probes answer "supported", as the census pass does; unset, they list this host's queue.
 	Census bool
 }
 
@@ -163,43 +125,31 @@ type Run struct {
 	Dir string   // the repo root
 	// Cwd is the item's own directory: a hook-contract item runs there.
 	Cwd string
-	// JUnit is the file the item's JUnit XML goes to, where the command runs (a
-	// container path under container exec), for an adapter that gives it
-	// (JUnitWriter); "" when JUnit is off. JUnitDir is its suite's folder under the
-	// JUnit prefix, with a trailing slash, for one that writes under the prefix,
-	// and JUnitSuffix the suffix the run was given ("" for none).
+	// JUnit is the item's JUnit file where the command runs, for a JUnitWriter; JUnitDir and JUnitSuffix are the
+	// prefix folder and suffix for one that writes under the prefix. "" when JUnit is off.
 	JUnit, JUnitDir, JUnitSuffix string
 	Stdout, Stderr               io.Writer
 	// Hook is the hook contract's side: Pin is the item's GPU assignments.
 	Hook Hook
-	// Narrowed: a re-run runs the item for what failed last time (docs/reruns.md).
-	// Only narrows it to these tests, in the form its adapter's Narrower gives
-	// them (docs/adapters.md, "Re-runs"), and OnlyFile is the file that holds them,
-	// where the command runs; nil and "": the whole item. An adapter that cannot
-	// narrow, or ids that are not the item's, run the whole item: running more than
-	// asked is safe, fewer would pass untested tests.
+	// Narrowed: a re-run runs only the tests in Only, listed in OnlyFile (docs/reruns.md). An adapter
+	// that cannot narrow
+	// runs the whole item: running more than asked is safe, fewer would pass untested tests.
 	Narrowed bool
 	Only     []string
 	OnlyFile string
 }
 
-// Narrower is an adapter whose items can re-run only some of their tests
-// (docs/adapters.md, "Re-runs"). TestIDs reads the JUnit file an attempt of item it
-// wrote (a path on this machine) and returns its failed tests, each once, in the
-// form Command takes in Run.Only, and how many test cases the file holds. An
-// error means the item re-runs whole: a failed test that cannot be named wraps
-// ErrCannotNarrow.
+// Narrower is an adapter whose items can re-run only their failed tests (docs/adapters.md, "Re-runs"). TestIDs reads
+// an attempt's JUnit file; an error re-runs the item whole.
 type Narrower interface {
 	TestIDs(it Item, junit string) (failed []string, total int, err error)
 }
 
-// ErrCannotNarrow is wrapped by TestIDs when a failed test of the item has no id
-// its command could select it by.
+// ErrCannotNarrow is wrapped by TestIDs when a failed test has no id its command could select.
 var ErrCannotNarrow = errors.New("a failed test cannot be named")
 
-// NotALineError is a failed test whose name holds a newline, CR or tab: a tests
-// file holds one test id a line, so no re-run can name it (docs/reruns.md). It is
-// an ErrCannotNarrow.
+// NotALineError is a failed test whose name holds a newline, CR or tab, so no tests file line can name it
+// (docs/reruns.md). It is an ErrCannotNarrow.
 type NotALineError struct{ Name string }
 
 func (e *NotALineError) Error() string {
@@ -253,8 +203,7 @@ func (s Spec) fail(err error, tail, format string, a ...any) *Error {
 	return &Error{Label: s.Label, Where: s.Where, Msg: fmt.Sprintf(format, a...), Tail: tail, Err: err}
 }
 
-// New returns the adapter of a suite, or an *Error when its arguments cannot work
-// with it.
+// New returns a suite's adapter, or an *Error when its arguments cannot work.
 func New(s Spec) (Adapter, error) {
 	switch s.Mode {
 	case config.List:
@@ -271,8 +220,7 @@ func New(s Spec) (Adapter, error) {
 	return nil, s.fail(nil, "", "mode %q has no adapter", s.Mode)
 }
 
-// Check is every suite's New error at once (nil when all can work), so that a run
-// refuses a bad line before anything runs, as it refuses a bad config.
+// Check is every suite's New error at once, so a run refuses a bad line before anything runs.
 func Check(suites []config.Suite) error {
 	var errs []error
 	for _, s := range suites {
@@ -283,10 +231,8 @@ func Check(suites []config.Suite) error {
 	return errors.Join(errs...)
 }
 
-// Setup is the command of the suite's setup= option: a shell command run once from
-// the repo root, with the suite's environment, before the suite is listed (a build
-// its listing needs). ok is false when the suite has none. Suites giving the same
-// setup command share one run of it (the caller keeps track).
+// Setup is the command of the suite's setup= option, run once from the repo root before listing; false when none.
+// Suites with the same command share one run.
 func Setup(s Spec, in Listing) (c executor.Command, ok bool) {
 	if s.Options.Setup == "" {
 		return executor.Command{}, false
@@ -312,11 +258,8 @@ type output struct {
 	res    executor.Result
 }
 
-// capture runs a listing command: its stdout is kept (up to maxListing), its
-// stderr goes to the log, and the last lines of both make the tail for messages.
-// The log's header names the command on one line, shell-quoted as a list suite's
-// is (docs/files.md, expand.log): shown when given (a command one line cannot
-// hold as run, the pytest probe's), else c's own words.
+// capture runs a listing command: stdout kept (up to maxListing), stderr to the log, the last lines as the tail.
+// The log's header shows shown, else c's own words (docs/files.md, expand.log).
 func (s Spec) capture(ctx context.Context, ex executor.Executor, in Listing, c executor.Command, shown string) (*output, error) {
 	log := in.Log
 	if log == nil {
@@ -343,8 +286,7 @@ func (s Spec) capture(ctx context.Context, ex executor.Executor, in Listing, c e
 	return &output{stdout: out.Bytes(), tail: tail.String(), res: res}, nil
 }
 
-// inDir resolves a program named by a relative path (.venv/bin/python) against the
-// directory the command runs in; bare names stay for PATH lookup where it runs.
+// inDir resolves a relative program path against the command's directory; bare names stay for PATH lookup.
 func inDir(prog, dir string) string {
 	if dir == "" || filepath.IsAbs(prog) || !strings.Contains(prog, "/") {
 		return prog
@@ -355,8 +297,7 @@ func inDir(prog, dir string) string {
 // errDeadline is the cause of a listing's context ended by Listing.Timeout.
 var errDeadline = errors.New("listing deadline")
 
-// timed runs a tool's listing under in.Timeout: one stopped there, or cancelled,
-// fails saying so, with the last lines of its log.
+// timed runs a listing under in.Timeout; a stopped one says so, with its log's last lines.
 func (s Spec) timed(ctx context.Context, in Listing, list func(context.Context, Listing) (*Listed, error)) (*Listed, error) {
 	tail := &textfmt.Tail{}
 	if in.Log != nil {

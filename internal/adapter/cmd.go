@@ -12,14 +12,10 @@ import (
 	"github.com/rocm/sgpu-queue/internal/hook"
 )
 
-// JUnitVar is set, in a cmd item's environment, to the file its JUnit XML goes to
-// when JUnit is on: a command that writes JUnit (pytest --junitxml="$SGPU_JUNIT_XML")
-// makes its results part of the merged report. Its name is the hook package's, so
-// that the check of the variables sgpu-queue sets (hook.Names.Uses) knows it.
+// JUnitVar holds a cmd item's JUnit file when JUnit is on; hook's name, so hook.Names.Uses knows it.
 const JUnitVar = hook.JUnitFileVar
 
-// cmdSuite is `<label> <logfile> cmd <file>`: the file holds one item per line,
-// "<tag> <command…>", each command run by sh -c from the repo root.
+// cmdSuite is `<label> <logfile> cmd <file>`: one "<tag> <command…>" per line, run by sh -c from the repo root.
 type cmdSuite struct {
 	spec Spec
 	file string
@@ -40,8 +36,7 @@ func newCmd(s Spec) (Adapter, error) {
 	return &cmdSuite{spec: s, file: s.Args[0]}, nil
 }
 
-// List reads the command file where commands run (in the container, under
-// container exec), so that it is the file the commands will see.
+// List reads the command file where commands run, so it is the file they will see.
 func (c *cmdSuite) List(ctx context.Context, ex executor.Executor, in Listing) (*Listed, error) {
 	return c.spec.timed(ctx, in, func(ctx context.Context, in Listing) (*Listed, error) { return c.list(ctx, ex, in) })
 }
@@ -66,9 +61,7 @@ func (c *cmdSuite) list(ctx context.Context, ex executor.Executor, in Listing) (
 	return &Listed{Items: items}, nil
 }
 
-// ParseCommands reads a command file: one "<tag> <command…>" per line, the tag the
-// first word, the command the rest of the line; '#' comment lines and blank lines
-// are skipped. Every bad line is reported as "file:line: …".
+// ParseCommands reads a command file, skipping comments and blank lines; a bad line is reported as "file:line: …".
 func ParseCommands(data []byte, file string) ([]Item, error) {
 	var items []Item
 	var errs []error

@@ -17,15 +17,13 @@ import (
 	"github.com/rocm/sgpu-queue/internal/junit"
 )
 
-// ctestSuite is `<label> <logfile> ctest[,split=…] <ctest args…>`, e.g.
-// `--test-dir build -E Slow`: the arguments select the tests both when listing
-// and when running one.
+// ctestSuite is `<label> <logfile> ctest[,split=…] <ctest args…>`; the arguments select the tests both when listing
+// and when running.
 type ctestSuite struct {
 	spec Spec
 }
 
-// maxRegex bounds the -R expression of one split=base item: CMake's regular
-// expressions refuse to compile past about 64 KiB.
+// maxRegex bounds a split=base item's -R: CMake's regexes refuse to compile past about 64 KiB.
 const maxRegex = 16 << 10
 
 // JUnit: the item's command is given its file (Run.JUnit), and the tool always writes it.
@@ -48,8 +46,7 @@ func newCTest(s Spec) (Adapter, error) {
 	return &ctestSuite{spec: s}, nil
 }
 
-// ctestInfo is the part of `ctest --show-only=json-v1` the adapter reads (CMake's
-// ctest(1), "Show as JSON Object Model").
+// ctestInfo is what the adapter reads of `ctest --show-only=json-v1`.
 type ctestInfo struct {
 	Kind    string `json:"kind"`
 	Version struct {
@@ -116,8 +113,7 @@ func (c *ctestSuite) list(ctx context.Context, ex executor.Executor, in Listing)
 	return l, nil
 }
 
-// parseShowOnly reads ctest's JSON test list. Tests whose name repeats (two
-// directories may add the same name) are listed once: -R runs them together.
+// parseShowOnly reads ctest's JSON test list; a repeated name is listed once, as -R runs them together.
 func parseShowOnly(stdout []byte) ([]ctestListed, []string, error) {
 	// ctest may say where it changes directory before the JSON object.
 	start := bytes.Index(stdout, []byte("{"))
@@ -165,8 +161,7 @@ func parseShowOnly(stdout []byte) ([]ctestListed, []string, error) {
 	return tests, warns, nil
 }
 
-// gpuSlots is the GPU count a RESOURCE_GROUPS property asks for: the slots of every
-// "gpus" requirement over all groups ("gpus:2" and "2,gpus:1" both give 2).
+// gpuSlots is the GPU count a RESOURCE_GROUPS property asks for ("gpus:2" and "2,gpus:1" both give 2).
 func gpuSlots(v json.RawMessage) (int, error) {
 	var groups []struct {
 		Requirements []struct {
@@ -207,10 +202,8 @@ func seconds(v json.RawMessage) (time.Duration, error) {
 	return time.Duration(f * float64(time.Second)), nil
 }
 
-// baseItems groups tests by base name, the name up to its last '/': for the names
-// gtest_discover_tests gives a value-parameterised test (Prefix/Suite.Test/Param)
-// that is one item per test with all its parameters. A group whose -R expression
-// would be too long is cut into items tagged <base>#2, #3, … in listing order.
+// baseItems groups tests by base name (gtest's Prefix/Suite.Test/Param: one item per test); a group too long for
+// one -R is cut into <base>#2, #3, ….
 func baseItems(tests []ctestListed) []Item {
 	var order []string
 	groups := map[string][]ctestListed{}
@@ -249,9 +242,7 @@ func baseItems(tests []ctestListed) []Item {
 	return items
 }
 
-// chunkItem is one item running the tests ch: as many GPUs as the hungriest, and
-// a time limit only when every test has one (their sum: they run one after another
-// unless the suite's -j says otherwise).
+// chunkItem runs the tests ch: the hungriest's GPUs, and a time limit (their sum) only when every test has one.
 func chunkItem(ch []ctestListed) Item {
 	var it Item
 	all := true
@@ -267,12 +258,8 @@ func chunkItem(ch []ctestListed) Item {
 	return it
 }
 
-// Command runs exactly the item's test(s): the suite's arguments, then an -R that
-// matches only their names (ctest keeps the last -R), with --no-tests=error so that
-// a name that matches nothing fails instead of passing, and the JUnit file.
-//
-// Narrowed (run.Only), the -R matches exactly the given names instead, when each is
-// one of the item's.
+// Command runs exactly the item's tests (or the narrowed ones): an -R of their names (ctest keeps the last -R) and
+// --no-tests=error, so a name that matches nothing fails instead of passing.
 func (c *ctestSuite) Command(it Item, run Run) executor.Command {
 	args := append(c.selection(narrowed(it, run.Only)), "--no-tests=error")
 	if run.JUnit != "" {
@@ -297,8 +284,7 @@ func names(it Item) []string {
 	return it.Args
 }
 
-// narrowed are the names a narrowed item runs: only, when each is one of its names;
-// else (or when only is empty) all of them.
+// narrowed are the names a narrowed item runs: only, when each is the item's; else all.
 func narrowed(it Item, only []string) []string {
 	ns := names(it)
 	if len(only) == 0 || slices.ContainsFunc(only, func(n string) bool { return !slices.Contains(ns, n) }) {
@@ -307,8 +293,7 @@ func narrowed(it Item, only []string) []string {
 	return only
 }
 
-// selection is the suite's arguments, then an -R that matches exactly the names
-// ns (ctest keeps the last -R; the suite's -E still applies).
+// selection is the suite's arguments and an -R of exactly ns; the suite's -E still applies.
 func (c *ctestSuite) selection(ns []string) []string {
 	escaped := make([]string, len(ns))
 	for i, n := range ns {
@@ -321,8 +306,7 @@ func (c *ctestSuite) selection(ns []string) []string {
 	return append(append([]string(nil), c.spec.Args...), "-R", re)
 }
 
-// Selects lists the tests the item's selection picks (ctest --show-only=json-v1
-// with its -R): exactly its names is its own tag; anything else is the names found.
+// Selects lists what the item's selection picks; exactly its names is its own tag.
 func (c *ctestSuite) Selects(ctx context.Context, ex executor.Executor, in Listing, it Item) ([]string, error) {
 	s := c.spec
 	args := append(c.selection(names(it)), "--show-only=json-v1")
@@ -351,8 +335,7 @@ func (c *ctestSuite) Selects(ctx context.Context, ex executor.Executor, in Listi
 	return got, nil
 }
 
-// escapeCMakeRegex quotes the characters CMake's regular expressions give a
-// meaning (cmake-language(7), "Regex Specification"): ^ $ . [ ] * + ? ( ) | \.
+// escapeCMakeRegex quotes what CMake's regexes give a meaning (cmake-language(7), "Regex Specification").
 func escapeCMakeRegex(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
@@ -364,11 +347,8 @@ func escapeCMakeRegex(s string) string {
 	return b.String()
 }
 
-// TestIDs are the names of the item's tests its JUnit says failed, for Run.Only:
-// failed (a timeout too), or not run for a reason that fails the run (a missing
-// executable, a failed fixture: CTest writes those as skipped); its deliberate
-// skips (SKIP_RETURN_CODE, SKIP_REGULAR_EXPRESSION) are not. A failed test that is
-// none of the item's names (a fixture CTest added to the run) is ErrCannotNarrow.
+// TestIDs are the item's failed tests for Run.Only, including those CTest writes as skipped for a failing reason
+// (a missing executable), not deliberate skips. A failed test not the item's (an added fixture) is ErrCannotNarrow.
 func (c *ctestSuite) TestIDs(it Item, path string) ([]string, int, error) {
 	cases, err := junit.ReadCases(path)
 	if err != nil {

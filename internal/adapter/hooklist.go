@@ -14,11 +14,9 @@ import (
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
 
-// The listing of a hook-contract suite (docs/hooks.md, "Listing"): its script run with
-// the listing switch, one "<marker> <tag>" line per item.
+// A hook-contract suite's listing (docs/hooks.md, "Listing"): one "<marker> <tag>" line per item.
 
-// NoItems is the error of a list suite whose listing printed no item line; tail is
-// the last lines of its output.
+// NoItems is the error of a list suite whose listing printed no item; tail is its output's last lines.
 func NoItems(h Hook, s config.Suite, tail string) *Error {
 	return hookFail(s, nil, tail, "its listing (%s=1) printed no %q line: check that the script honours the hook contract at level %s",
 		h.Names.ListItems, h.Names.ItemMarker+" <tag>", h.Level)
@@ -31,11 +29,9 @@ func hookFail(s config.Suite, err error, tail, format string, a ...any) *Error {
 
 // Pass is one listing pass of a suite.
 type Pass struct {
-	// Census asks what exists at this level (capability probes answered
-	// "supported"); otherwise what this host will run (the queue).
+	// Census asks what exists at this level; otherwise what this host will run.
 	Census bool
-	// Tag, when set, lists with the filter an item of this tag is dispatched with:
-	// the re-entry of sgpu-queue verify, which shows the call lines that item runs.
+	// Tag, when set, lists with that item's filter (sgpu-queue verify's re-entry).
 	Tag string
 }
 
@@ -55,10 +51,8 @@ func (p Pass) switches(h hook.Names) string {
 	return s
 }
 
-// ListPass runs one listing pass of s under in.Timeout and returns its stdout and
-// the last lines of its output. stderr, and stdout lines that are not items, go to
-// in.Log: only the listing's stderr copier writes there while it runs, and the
-// caller after, so passes that run at once need a Log of their own (or none).
+// ListPass runs one listing pass under in.Timeout and returns its stdout and last lines; the rest goes to in.Log,
+// so passes run at once need a Log each.
 func ListPass(ctx context.Context, ex executor.Executor, in Listing, s config.Suite, p Pass) ([]byte, string, error) {
 	pass, h := p.name(), in.Hook
 	log := in.Log
@@ -115,17 +109,14 @@ func ListPass(ctx context.Context, ex executor.Executor, in Listing, s config.Su
 // Line is one item line of a listing.
 type Line struct {
 	Tag string
-	// GPUs is the count the line gave (gpus=N, or TE's bare N), 0 when it gave
-	// none (the item takes its suite's); All is gpus=all.
+	// GPUs is the line's count (gpus=N, or TE's bare N), 0 for none; All is gpus=all.
 	GPUs int
 	All  bool
-	// Bad is a last word that gives a width which is no GPU count ("0", "-1",
-	// "gpus=02"), with why: the suite's listing is refused (Line.Err).
+	// Bad is a last word that gives no valid GPU count, with why: the listing is refused.
 	Bad string
 }
 
-// Err is the error of an item whose line gives a width that is no GPU count (nil
-// when it is fine): it names the item, its suite and the word.
+// Err is the error of an item whose line gives a bad width; nil when fine.
 func (l Line) Err(s config.Suite, marker string) error {
 	if l.Bad == "" {
 		return nil
@@ -144,13 +135,8 @@ func Tags(ls []Line) []string {
 	return tags
 }
 
-// ParseListing returns the items of "<marker> <tag>" and "<marker> <tag> gpus=N"
-// lines in order (ItemLine), the first of any duplicate tag kept. The tag is
-// otherwise kept byte for byte (hostile tags are the log layout's problem, not a
-// reason to run a different item). A warning says what was read where a line is
-// easy to misread: a tag holding a word that reads as a width but is not the
-// line's last (the width rule), a tag listed again with another width (which one
-// is kept).
+// ParseListing returns the item lines in order, a duplicate tag's first kept; tags stay byte for byte.
+// Lines easy to misread (a width-like word inside the tag, a tag again with another width) get a warning.
 func ParseListing(out []byte, marker string) (items []Line, warnings []string) {
 	type first struct {
 		line int
@@ -202,9 +188,7 @@ func (l Line) width() string {
 	return "no width"
 }
 
-// widthInTag is a word of the tag of a line that gave no width which reads as one
-// (a whole number, gpus=…): a line such as "<marker> tag 4 extra" lists the tag
-// "tag 4 extra", which its writer most likely did not mean; "" for none.
+// widthInTag is a width-like word inside the tag of a line that gave no width ("tag 4 extra"); "" for none.
 func widthInTag(l Line) string {
 	if l.GPUs > 0 || l.All || l.Bad != "" {
 		return ""
@@ -224,16 +208,8 @@ func widthInTag(l Line) string {
 // gpusWord starts the word of a listing line that gives the item's GPU count.
 const gpusWord = "gpus="
 
-// ItemLine reads one listing line (the hook contract, docs/hooks.md "Listing"): item
-// is false for a line that is not "<marker> <tag>" (another word that starts with the
-// marker included). The tag is the rest of the line with surrounding white space
-// removed, and may hold spaces, except that a last word after the tag that gives a
-// width is the item's GPU count, not part of the tag: "gpus=<count>" (a whole number
-// from 1 to config.MaxGPUs, or "all"), or a bare whole number, TE's "TE_CI_ITEM <tag>
-// <N>". So a tag that itself ends in such a word is listed with a count after it
-// ("<marker> my tag 3 gpus=1" is tag "my tag 3" on one GPU). A last word "gpus=…" or
-// a signed or zero-led number that is no GPU count sets Line.Bad. Tag is "" for a
-// marker without one (a count alone included).
+// ItemLine reads one listing line (docs/hooks.md "Listing"): "<marker> <tag>", with an optional last word
+// "gpus=<count>" or TE's bare number as the GPU count. A bad count sets Line.Bad; item is false for other lines.
 func ItemLine(line, marker string) (l Line, item bool) {
 	rest, ok := strings.CutPrefix(line, marker)
 	if !ok || rest != "" && rest[0] != ' ' && rest[0] != '\t' {
@@ -259,8 +235,7 @@ func ItemLine(line, marker string) (l Line, item bool) {
 	return l, true
 }
 
-// numberWord reports whether w is written as a whole number, signed or not ("4",
-// "0", "-1", "+2", "007"): a last word TE's scripts print as a width.
+// numberWord reports whether w is a whole number, signed or zero-led, as TE's scripts print a width.
 func numberWord(w string) bool {
 	w = strings.TrimLeft(w, "+-")
 	if w == "" {

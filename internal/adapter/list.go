@@ -10,17 +10,12 @@ import (
 	"github.com/rocm/sgpu-queue/internal/junit"
 )
 
-// listSuite is `<label> <logfile> list <script> [args…]`: a script that speaks the
-// hook contract (docs/hooks.md). Its listing is two passes: the queue (what this
-// host runs, its capability probes answered here) and the census (what exists at
-// this level); an item re-enters the script with the contract's filter, in its own
-// directory.
+// listSuite is `<label> <logfile> list <script> [args…]`, speaking the hook contract (docs/hooks.md).
 type listSuite struct {
 	s config.Suite
 }
 
-// List is the queue pass: one item per "<marker> <tag>" line, with the line's GPU
-// count when it gives one; a line whose count is no GPU count refuses the suite.
+// List is the queue pass: one item per "<marker> <tag>" line; a bad GPU count refuses the suite.
 func (l listSuite) List(ctx context.Context, ex executor.Executor, in Listing) (*Listed, error) {
 	out, tail, err := ListPass(ctx, ex, in, l.s, Pass{Census: in.Hook.Census})
 	if err != nil {
@@ -41,8 +36,7 @@ func (l listSuite) List(ctx context.Context, ex executor.Executor, in Listing) (
 	return &Listed{Items: items, Warnings: warns}, nil
 }
 
-// Census is the census pass: the tags of every item at this level, capability
-// probes answered "supported".
+// Census is the census pass: every item at this level, probes answered "supported".
 func (l listSuite) Census(ctx context.Context, ex executor.Executor, in Listing) ([]string, error) {
 	out, _, err := ListPass(ctx, ex, in, l.s, Pass{Census: true})
 	if err != nil {
@@ -52,9 +46,8 @@ func (l listSuite) Census(ctx context.Context, ex executor.Executor, in Listing)
 	return Tags(got), nil
 }
 
-// Selects re-enters the listing with the filter the item is dispatched with
-// (docs/hooks.md, "verify") and returns the tags it printed, repeats kept: a tag
-// printed twice would run twice.
+// Selects re-enters the listing with the item's filter (docs/hooks.md, "verify"); repeats are kept, as
+// they would run twice.
 func (l listSuite) Selects(ctx context.Context, ex executor.Executor, in Listing, it Item) ([]string, error) {
 	out, _, err := ListPass(ctx, ex, in, l.s, Pass{Census: in.Hook.Census, Tag: it.Tag})
 	if err != nil {
@@ -69,18 +62,12 @@ func (l listSuite) Selects(ctx context.Context, ex executor.Executor, in Listing
 	return got, nil
 }
 
-// Command re-enters the script with the item's filter; on a re-run, with the
-// contract's only-tests variable naming the file of its failed tests ("" when it
-// re-runs whole).
+// Command re-enters the script with the item's filter and, on a re-run, the only-tests file.
 func (l listSuite) Command(it Item, run Run) executor.Command {
 	return hookCommand(l.s, it.Tag, false, run)
 }
 
-// TestIDs reads the item's JUnit file as pytest node ids (the scripts' tests are
-// pytest's; docs/reruns.md). A failed case that is no node id names no test but
-// leaves the count: the script's own record of its failures may still narrow it
-// (one whose name cannot be a line of a tests file is a *NotALineError, with the
-// count).
+// TestIDs reads the item's JUnit as pytest node ids (docs/reruns.md); a case with no node id still counts.
 func (listSuite) TestIDs(_ Item, path string) ([]string, int, error) {
 	cases, total, err := junit.FailedCases(path)
 	if err != nil {
@@ -100,30 +87,25 @@ func (listSuite) TestIDs(_ Item, path string) ([]string, int, error) {
 	return ids, total, nil
 }
 
-// SetupCommand is the script with the contract's setup switch, from the repo root,
-// pinned to the suite's first GPUs, with its JUnit prefix and suffix.
+// SetupCommand is the script with the setup switch, from the repo root, pinned to the suite's first GPUs.
 func (l listSuite) SetupCommand(run Run) executor.Command {
 	h := run.Hook
 	env := h.Names.SetupEnv(l.s.Environ(h.Base), h.Level, l.s.GPUKind()).With(h.Pin...)
 	return executor.Command{Path: l.s.Path, Args: l.s.Args, Env: junitVars(env, run), Dir: run.Dir, Stdout: run.Stdout, Stderr: run.Stderr}
 }
 
-// hookCommand is a hook-contract item's command: its suite's script, in the item's
-// own directory, with the contract's item environment (the filter of tag, unless
-// opaque), its GPUs, a re-run's only-tests file, and its JUnit prefix and suffix.
+// hookCommand is a hook-contract item's command: its script in the item's directory with the contract's environment.
 func hookCommand(s config.Suite, tag string, opaque bool, run Run) executor.Command {
 	h := run.Hook
 	env := h.Names.ItemEnv(s.Environ(h.Base), h.Level, s.GPUKind(), tag, opaque).With(h.Pin...)
-	// A list item always gets the only-tests variable, empty unless narrowed, as
-	// TE's run_queue.sh gives it (an outer value must not narrow a full run).
+	// As TE's run_queue.sh does: an outer only-tests value must not narrow a full run.
 	if h.Names.OnlyTests != "" && (run.Narrowed || !opaque) {
 		env = env.With(h.Names.OnlyTests + "=" + run.OnlyFile)
 	}
 	return executor.Command{Path: s.Path, Args: s.Args, Env: junitVars(env, run), Dir: run.Cwd, Stdout: run.Stdout, Stderr: run.Stderr}
 }
 
-// junitVars sets the contract's JUnit prefix to the suite's folder, when it has
-// one, and the suffix with it.
+// junitVars sets the contract's JUnit prefix to the suite's folder, and the suffix with it.
 func junitVars(env hook.Env, run Run) hook.Env {
 	if run.JUnitDir == "" {
 		return env
@@ -131,15 +113,13 @@ func junitVars(env hook.Env, run Run) hook.Env {
 	names := run.Hook.Names
 	env = env.With(names.JUnitPrefix + "=" + run.JUnitDir)
 	if run.JUnitSuffix != "" {
-		// The suffix goes with the prefix: TE's scripts write
-		// <prefix><tag><suffix> and add no extension of their own.
+		// TE's scripts write <prefix><tag><suffix> and add no extension of their own.
 		env = env.With(names.JUnitSuffix + "=" + run.JUnitSuffix)
 	}
 	return env
 }
 
-// notALine is the *NotALineError of a failed case that holds a newline, CR or tab
-// where its id is made from, nil for any other.
+// notALine is the *NotALineError of a case whose id would hold a newline, CR or tab; nil otherwise.
 func notALine(c junit.Case) error {
 	if strings.ContainsAny(c.File+c.Classname+c.Name, "\n\r\t") {
 		return &NotALineError{Name: c.Name}

@@ -7,10 +7,8 @@ import (
 	"github.com/rocm/sgpu-queue/internal/executor"
 )
 
-// opaqueSuite is `<label> <logfile> opaque <script> [args…]`: the whole script is
-// one item, setup included, with no tag and no filter. Its census is its bare label
-// (an items.tsv row with an empty tag, as TE writes it), so the keys it left as a
-// list suite are pruned.
+// opaqueSuite is `<label> <logfile> opaque <script> [args…]`: the whole script is one item. Its census is its bare
+// label, so keys left from a list suite are pruned.
 type opaqueSuite struct {
 	s config.Suite
 }
@@ -20,8 +18,7 @@ func (opaqueSuite) List(context.Context, executor.Executor, Listing) (*Listed, e
 	return &Listed{Items: []Item{{}}}, nil
 }
 
-// Command runs the script whole. A re-run runs it whole too: it has no tests of its
-// own to narrow to.
+// Command runs the script whole, on a re-run too: it has no tests to narrow to.
 func (o opaqueSuite) Command(it Item, run Run) executor.Command {
 	run.Narrowed = false
 	return hookCommand(o.s, "", true, run)

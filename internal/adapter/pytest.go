@@ -25,8 +25,7 @@ var pytestProbe string
 // pytestMarker starts the probe's record line.
 const pytestMarker = "sgpu-queue-pytest-collection "
 
-// Exit codes of the listing: pytest's own (docs.pytest.org, "Exit codes") and the
-// probe's.
+// Exit codes of the listing: pytest's own (docs.pytest.org, "Exit codes") and the probe's.
 const (
 	pytestTestsFailed = 1 // with --continue-on-collection-errors: some files did not collect
 	pytestInterrupted = 2 // collection errors
@@ -36,8 +35,7 @@ const (
 	probeNoPytest     = 97
 )
 
-// DefaultPython is the interpreter of a pytest suite without python=: python3 on the
-// PATH where commands run.
+// DefaultPython is a pytest suite's interpreter without python=.
 const DefaultPython = "python3"
 
 // pytestSuite is `<label> <logfile> pytest[,split=…][,python=…] <pytest args…>`.
@@ -74,15 +72,12 @@ func (p *pytestSuite) python(dir string) string {
 	return inDir(py, dir)
 }
 
-// probe is the command that collects with the given pytest arguments through the
-// probe, in process (docs/adapters.md, pytest details).
+// probe collects with args through the probe, in process (docs/adapters.md, pytest details).
 func (p *pytestSuite) probe(py string, args []string, in Listing) executor.Command {
 	return executor.Command{Path: py, Args: append([]string{"-c", pytestProbe}, args...), Env: p.spec.env(in.Env), Dir: in.Dir}
 }
 
-// probeShown names a collection through the probe on one line, for expand.log: the
-// pytest command it is (the probe only adds a plugin that records the result), a
-// command a user can run, rather than the probe's script spread over 40 lines.
+// probeShown is a probe's collection as the one-line pytest command a user can run, for expand.log.
 func probeShown(py string, args []string) string {
 	return config.QuoteWords(append([]string{py, "-m", "pytest"}, args...)) + "  (run in process by sgpu-queue's collection probe, " +
 		"docs/adapters.md)"
@@ -98,17 +93,14 @@ type collection struct {
 	Errors []collectError `json:"errors"`
 }
 
-// collectError is a collector pytest could not collect: its node id (a file,
-// relative to the rootdir) and the end of what pytest said (the traceback).
+// collectError is a collector pytest could not collect, and the end of what pytest said.
 type collectError struct {
 	NodeID   string `json:"nodeid"`
 	Longrepr string `json:"longrepr"`
 }
 
-// List runs pytest --collect-only through the probe and makes one item per test
-// file (or per node id with split=test). A file that does not collect (an import
-// error) is an item of its own, which fails with its traceback when it runs, as
-// pytest's --continue-on-collection-errors has it: the other files still run.
+// List collects through the probe, one item per test file (or node id with split=test). A file that does not
+// collect is an item of its own that fails with its traceback, as --continue-on-collection-errors has it.
 func (p *pytestSuite) List(ctx context.Context, ex executor.Executor, in Listing) (*Listed, error) {
 	return p.spec.timed(ctx, in, func(ctx context.Context, in Listing) (*Listed, error) { return p.list(ctx, ex, in) })
 }
@@ -139,8 +131,7 @@ func (p *pytestSuite) collection(out *output, py string) (*collection, error) {
 	switch rc := out.res.ExitCode; rc {
 	case 0:
 	case pytestTestsFailed:
-		// --continue-on-collection-errors: a file that did not collect; any
-		// other 1 (no record, no errors) is a failure of its own.
+		// Any other 1 (no record, no errors) is a failure of its own.
 		if c, err := parseCollection(out.stdout); err == nil && len(c.Errors) > 0 {
 			return c, nil
 		}
@@ -164,8 +155,7 @@ func (p *pytestSuite) collection(out *output, py string) (*collection, error) {
 	return c, nil
 }
 
-// Selects collects what the item's command would run: its options and its own file
-// (or node id) as the one operand. Nothing collected is no tag.
+// Selects collects what the item's command would run; nothing collected is no tag.
 func (p *pytestSuite) Selects(ctx context.Context, ex executor.Executor, in Listing, it Item) ([]string, error) {
 	s := p.spec
 	py := p.python(in.Dir)
@@ -195,8 +185,7 @@ func (p *pytestSuite) Selects(ctx context.Context, ex executor.Executor, in List
 	return got, nil
 }
 
-// parseCollection finds the probe's record: the last line that starts with the
-// marker (a test module printing a fake one at import comes before it).
+// parseCollection finds the probe's record: the last marker line, as a test module may print a fake one first.
 func parseCollection(stdout []byte) (*collection, error) {
 	marker := []byte(pytestMarker)
 	at := bytes.LastIndex(stdout, append([]byte("\n"), marker...)) + 1
@@ -214,9 +203,7 @@ func parseCollection(stdout []byte) (*collection, error) {
 	return &c, nil
 }
 
-// items turns node ids (relative to pytest's rootdir) into items whose tags are
-// relative to the directory pytest ran in (the repo root), which is what a
-// command line given there names.
+// items turns node ids relative to pytest's rootdir into tags relative to the repo root, where commands run.
 func (p *pytestSuite) items(c *collection, opts []string) (*Listed, error) {
 	s := p.spec
 	l := &Listed{}
@@ -251,10 +238,8 @@ func (p *pytestSuite) items(c *collection, opts []string) (*Listed, error) {
 	return l, nil
 }
 
-// brokenFiles adds an item for each test file that did not collect, with a warning
-// naming it and the last line pytest said (the cause). A collector that is no test
-// file (a directory, a conftest.py, the session) fails the listing: no item could
-// run it alone.
+// brokenFiles adds an item, with a warning, per test file that did not collect; any other collector fails the listing,
+// as no item could run it alone.
 func (p *pytestSuite) brokenFiles(c *collection, opts []string, l *Listed, seen map[string]bool) error {
 	s := p.spec
 	for _, e := range c.Errors {
@@ -284,14 +269,12 @@ func lastLine(s string) string {
 	return strings.TrimSpace(lines[len(lines)-1])
 }
 
-// Command runs pytest on the item's file (or node id) with the suite's options but
-// none of its path operands: given the folder too, pytest would run the folder.
-// Narrowed (run.Only), the operands are the given node ids instead.
+// Command runs pytest on the item's file (or node id, or the narrowed ids) without the suite's path operands,
+// which would run the whole folder.
 func (p *pytestSuite) Command(it Item, run Run) executor.Command {
 	args := []string{"-m", "pytest"}
 	if run.JUnit != "" {
-		// xunit1 keeps each case's file, from which a re-run names it (TestIDs).
-		// Before the suite's options, so that a junit_family of theirs wins.
+		// xunit1 keeps each case's file, for a re-run to name it; first, so a junit_family of the suite's wins.
 		args = append(args, "-o", "junit_family=xunit1")
 	}
 	args = append(args, it.Args...)
@@ -315,8 +298,7 @@ func operand(tag string) string {
 	return tag
 }
 
-// pytestOperands are what a narrowed item runs: the node ids in only when each is
-// inside the item, else (or when only is empty) its tag, the whole item.
+// pytestOperands are the node ids in only when each is in the item, else the item's tag.
 func pytestOperands(it Item, only []string) []string {
 	if len(only) == 0 || slices.ContainsFunc(only, func(id string) bool { return !inItem(it, id) }) {
 		return []string{it.Tag}
@@ -324,8 +306,7 @@ func pytestOperands(it Item, only []string) []string {
 	return only
 }
 
-// inItem reports whether node id (relative to the repo root) is a test of the item:
-// its file's tests, or a split=test item's node and its parameters.
+// inItem reports whether node id is a test of the item.
 func inItem(it Item, id string) bool {
 	if strings.ContainsAny(id, "\n\r") {
 		return false
@@ -333,11 +314,8 @@ func inItem(it Item, id string) bool {
 	return id == it.Tag || strings.HasPrefix(id, it.Tag+"::") || strings.Contains(it.Tag, "::") && strings.HasPrefix(id, it.Tag+"[")
 }
 
-// TestIDs are the node ids of the failed and errored cases of the item's JUnit,
-// relative to the repo root as its tag is, for Run.Only. They come from the xunit1
-// family Command asks for (junit.PytestNodeID); a case without one (the xunit2
-// family, a test inherited from another file, a file that did not collect) is
-// ErrCannotNarrow.
+// TestIDs are the failed cases' node ids from the xunit1 file Command asks for (junit.PytestNodeID);
+// a case without one is ErrCannotNarrow.
 func (p *pytestSuite) TestIDs(it Item, path string) ([]string, int, error) {
 	failed, total, err := junit.FailedCases(path)
 	if err != nil {
@@ -366,10 +344,7 @@ func (p *pytestSuite) TestIDs(it Item, path string) ([]string, int, error) {
 	return ids, total, nil
 }
 
-// fromRootdir makes a node id, relative to pytest's rootdir, relative to the repo
-// root as the item's file is (List's tags): every test of the item is in that file,
-// named from the rootdir, which may be below the repo root (an ini file in tests/)
-// or above it.
+// fromRootdir makes a node id relative to the repo root, as the item's file is; the rootdir may be below or above it.
 func fromRootdir(id, file string) (string, bool) {
 	f, rest, _ := strings.Cut(id, "::")
 	if f == file || strings.HasSuffix(file, "/"+f) || strings.HasSuffix(f, "/"+file) {

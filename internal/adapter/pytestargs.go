@@ -6,11 +6,8 @@ import (
 	"strings"
 )
 
-// pytest's options that take their value as the next argument: the core ones and
-// those of common plugins (xdist, timeout, rerunfailures, cov, html, randomly,
-// repeat). An option missing here is caught by comparing with the operands pytest
-// itself reports (reconcileOperands), so the table only has to be right for the
-// ambiguous cases.
+// pytest's options that take the next argument as their value (core and common plugins); one missing here is
+// caught against pytest's own operands (reconcileOperands).
 const pytestValueShort = "kmcpWorn"
 
 var pytestValueLong = setOf(
@@ -43,10 +40,7 @@ func setOf(s ...string) map[string]bool {
 	return m
 }
 
-// staticOperands returns the indices of the path operands among pytest arguments
-// as far as the option table tells: every argument that is neither an option nor an
-// option's value, and everything after "--" (the "--" itself included, so that
-// what is left are options only).
+// staticOperands returns the indices of the path operands as the option table reads them, and everything from "--".
 func staticOperands(args []string) []int {
 	var ops []int
 	for i := 0; i < len(args); i++ {
@@ -62,8 +56,7 @@ func staticOperands(args []string) []int {
 				i++ // its value
 			}
 		case strings.HasPrefix(a, "-") && len(a) > 1:
-			// A cluster of short flags (-vx); a value option takes the rest of the
-			// word (-kfoo, -k=foo) or, at the end, the next argument (-vk foo).
+			// Short flags cluster (-vx); a value option takes the rest of the word or, at the end, the next argument.
 			for j := 1; j < len(a); j++ {
 				if strings.IndexByte(pytestValueShort, a[j]) >= 0 {
 					if j == len(a)-1 {
@@ -79,11 +72,8 @@ func staticOperands(args []string) []int {
 	return ops
 }
 
-// reconcileOperands checks the table's reading against the operands pytest itself
-// took (its file_or_dir, in order) and returns the indices to drop from an item's
-// command. Where they differ (an option the table does not know, a value that
-// looks like a path), the arguments equal to pytest's operands are taken when that
-// is unambiguous; otherwise the user is asked to write the value with '='.
+// reconcileOperands checks the table's reading against the operands pytest took and returns the indices to drop;
+// where they differ and it is ambiguous, the user is asked to write the value with '='.
 func reconcileOperands(args []string, static []int, pytestSays []string) ([]int, error) {
 	var staticWords []string
 	end := len(args) // index of a "--", whose operands follow it

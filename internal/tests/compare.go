@@ -4,22 +4,17 @@ import (
 	"github.com/rocm/sgpu-queue/internal/record"
 )
 
-// Change is a run's tests against the last run on the pull request's base branch
-// (docs/action.md, "The base branch's counts").
+// Change is a run's tests against the base branch's last run (docs/action.md, "The base branch's counts").
 type Change struct {
 	Base *record.BaseTests
-	// SameLevel: the base ran at this run's level, so that the counts compare;
-	// Delta is then this run's counts minus the base's.
+	// SameLevel: the base ran at this level, so Delta (this run's counts minus the base's) compares.
 	SameLevel bool
 	Delta     record.TestCounts
-	// New are this run's bad tests the base did not fail; none when the base's
-	// record left failed tests out. Fixed are those the base failed that passed
-	// here. New in this run's order, Fixed in the base's.
+	// New are this run's bad tests the base did not fail; Fixed those the base failed that passed here.
 	New, Fixed []record.TestRef
 }
 
-// Any reports whether anything changed: the counts (at the same level), a new
-// failure or a fixed one.
+// Any reports whether the counts, a new failure or a fixed one changed.
 func (c *Change) Any() bool {
 	if c == nil {
 		return false

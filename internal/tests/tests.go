@@ -1,8 +1,5 @@
-// Package tests is what a run's tests did, decided once from the run's own files
-// (docs/report.md, "Tests first"): the merged JUnit file of each suite that
-// run.json lists, and the XML an earlier attempt of a retried item left in items/.
-// The report, the annotations, the PR comment and the action's outputs all read
-// its Result; none of them decides a test's status again.
+// Package tests decides once what a run's tests did, from its merged JUnit files and earlier attempts' XML
+// (docs/report.md, "Tests first"); the report, annotations, PR comment and outputs read its Result.
 package tests
 
 import (
@@ -22,8 +19,7 @@ import (
 // Status is how a test ended in the run.
 type Status int
 
-// The statuses of a test. Unfinished is a test its item died in: it started and
-// never ended (the .partial sidecar; junit.UnfinishedType).
+// The statuses of a test; Unfinished is a test its item died in (junit.UnfinishedType).
 const (
 	Passed Status = iota
 	Skipped
@@ -42,11 +38,9 @@ func (s Status) Bad() bool { return s >= Failed }
 // Test is one test of the run, as the report and the annotations show it.
 type Test struct {
 	Suite string
-	// Item is the key of the item that ran it: "torch/test_numerics.ck", or the
-	// label of an opaque suite.
+	// Item is the key of the item that ran it, or an opaque suite's label.
 	Item string
-	// ID is its pytest node id when one is known (junit.PytestNodeID), else
-	// "classname::name", else its name.
+	// ID is its pytest node id when known, else "classname::name", else its name.
 	ID     string
 	Status Status
 	// Flaky: it passed, and failed (or died) in an earlier attempt of its item.
@@ -60,30 +54,25 @@ type Test struct {
 
 // Result is what the run's tests did.
 type Result struct {
-	// Known: the run's merged JUnit holds at least one test (none without a JUnit
-	// prefix, a log dir downloaded without its JUnit files, items that wrote none).
+	// Known: the merged JUnit holds at least one test.
 	Known  bool
 	Counts record.TestCounts
 	// Suites are the counts of each suite with a merged file, by label.
 	Suites map[string]record.TestCounts
-	// Bad are the failed, errored and unfinished tests, in suite order, then by
-	// item key, then in file order.
+	// Bad are the failed, errored and unfinished tests, by suite, item key, then file order.
 	Bad []Test
 	// Flaky are the tests that passed only on a later attempt of their item.
 	Flaky []Test
 	// Files are the merged JUnit file of each suite, relative to the log dir.
 	Files map[string]string
-	// Roots are the run's roots (run.json): a place under one is made relative
-	// to it (Test.Where). Level is the run's test level.
+	// Roots make a place relative (Test.Where); Level is the run's test level.
 	Roots []string
 	Level string
 
 	passed map[record.TestRef]bool // the tests that passed (key), for Compare
 }
 
-// Read reads the tests of run r, whose suites are decided. A merged file that is
-// gone or unreadable counts no tests; only regular .xml files are read (a log dir
-// may come from another workflow's artifact: never a link, a FIFO or a device).
+// Read reads the tests of run r; only regular .xml files, as a log dir may come from another workflow's artifact.
 func Read(r *record.Run, suites []verdict.Suite) Result {
 	res := Result{Suites: map[string]record.TestCounts{}, Files: map[string]string{}, Roots: r.Meta.Roots, Level: r.Meta.Level,
 		passed: map[record.TestRef]bool{}}
@@ -138,11 +127,8 @@ func Read(r *record.Run, suites []verdict.Suite) Result {
 	return res
 }
 
-// StatusOf is how a test case of a merged file ended; test is false for the
-// error cases sgpu-queue adds about an item (junit.ToolType: no XML, cut off),
-// which are not tests. An item's file that cannot be parsed (junit.MalformedType)
-// counts as one errored test: its case is the only place that says what is wrong.
-// This is the one place a test's status is decided.
+// StatusOf is the one place a test's status is decided; test is false for sgpu-queue's cases about an item.
+// A malformed file counts as one errored test, its case being the only place that says what is wrong.
 func StatusOf(c junit.Case) (s Status, test bool) {
 	switch {
 	case c.Type == junit.UnfinishedType:
@@ -163,8 +149,7 @@ func StatusOf(c junit.Case) (s Status, test bool) {
 	return Passed, true
 }
 
-// ID is the id a test case is named by: its pytest node id when the case says
-// one, else "classname::name", else its name.
+// ID is a test case's name: its pytest node id, else "classname::name", else its name.
 func ID(c junit.Case) string {
 	if id, ok := junit.PytestNodeID(c); ok {
 		return id
@@ -175,13 +160,10 @@ func ID(c junit.Case) string {
 	return c.Name
 }
 
-// key is how a test is matched across attempts and runs: its item and its canon
-// id.
+// key matches a test across attempts and runs.
 func key(item, id string) record.TestRef { return record.TestRef{Item: item, ID: canon(id)} }
 
-// canon is the form ids are matched in: "classname::name" (a node id's
-// classname is its file dotted, then its classes), since pytest's xunit2 family
-// says no file for a test that passed.
+// canon is "classname::name", as xunit2 gives no file for a passed test.
 func canon(id string) string {
 	if file, cls, name := junit.NodeCase(id); file != "" {
 		return cls + "::" + name
@@ -209,8 +191,7 @@ func countOf(t Test) record.TestCounts {
 	return c
 }
 
-// itemKey is the key of the item a merged file's sgpu.item names (its item
-// column: "whole" is the opaque suite's one item).
+// itemKey is the key of the item a merged file's sgpu.item names.
 func itemKey(r *record.Run, label, item string) string { return r.ItemOf(label, item).Key() }
 
 // readRegular reads the cases of the JUnit file p when it is a regular .xml file.
@@ -222,9 +203,7 @@ func readRegular(p string) ([]junit.Case, bool) {
 	return cases, err == nil
 }
 
-// earlierBad are, by item key, the ids of the tests that failed, errored or died
-// in an earlier attempt of a retried item: the XML and .partial that attempt left
-// in items/ (logdir.Layout.ItemAttemptJUnit).
+// earlierBad are, by item key, the bad tests of a retried item's earlier attempts (logdir.Layout.ItemAttemptJUnit).
 func earlierBad(r *record.Run, suites []verdict.Suite) map[string]map[string]bool {
 	out := map[string]map[string]bool{}
 	l := logdir.Layout{Root: r.Dir}

@@ -20,26 +20,18 @@ const (
 	FromItem                    // none: the caller places it at its item
 )
 
-// Where is the place of a test in the repository: a slash path relative to the
-// repo root, and a line (0: the file as a whole).
+// Where is a test's place in the repository: a slash path and a line (0: the whole file).
 type Where struct {
 	File string
 	Line int
 	From Source
 }
 
-// frame is a traceback or compiler line that starts "path:line:" (pytest's
-// "tests/x.py:412: AssertionError", gtest's "tests/cpp/x.cu:57: Failure"), or a
-// Python traceback's `File "path", line N`.
+// frame is a "path:line:" traceback or compiler line, or Python's `File "path", line N`.
 var frame = regexp.MustCompile(`(?m)^\s*(?:([^\s:"'<>()]+\.[A-Za-z0-9]+):(\d+):|File "([^"\n]+)", line (\d+))`)
 
-// Where is the test's place: its JUnit file and line, else the file of its node id
-// (TE's .failed ids; the line of a traceback frame in that file), else the last
-// traceback frame in the repository, else FromItem. Paths are made relative to
-// the first of roots they start with; one still absolute, or outside the
-// repository, is no place. exists, when not nil, says whether a repository path is
-// a file there: one that is not (pytest's rootdir was not the repo root) is
-// passed over.
+// Where is the test's place: its JUnit file and line, else its node id's file, else the last traceback frame in the
+// repository, else FromItem. exists, when set, passes over paths not in the repository (a rootdir elsewhere).
 func (t Test) Where(roots []string, exists func(string) bool) Where {
 	ok := func(p string) bool { return p != "" && (exists == nil || exists(p)) }
 	frames := framesOf(t.Body+"\n"+t.Message, roots)
@@ -61,8 +53,7 @@ func (t Test) Where(roots []string, exists func(string) bool) Where {
 	return Where{From: FromItem}
 }
 
-// framesOf are the "path:line:" frames of text whose path is in the repository,
-// in order.
+// framesOf are text's frames whose path is in the repository, in order.
 func framesOf(text string, roots []string) []Where {
 	var out []Where
 	for _, m := range frame.FindAllStringSubmatch(text, -1) {
@@ -80,8 +71,7 @@ func framesOf(text string, roots []string) []Where {
 	return out
 }
 
-// lineIn is the line of the last frame in file f (a frame names it as it is, or
-// relative to a folder of it: pytest prints paths from where it ran), 0 if none.
+// lineIn is the line of the last frame in f, named as is or relative to a folder of it; 0 if none.
 func lineIn(frames []Where, f string) int {
 	for i := len(frames) - 1; i >= 0; i-- {
 		if fr := frames[i].File; fr == f || strings.HasSuffix(f, "/"+fr) {
@@ -91,8 +81,7 @@ func lineIn(frames []Where, f string) int {
 	return 0
 }
 
-// repoPath is p as a clean slash path relative to the repository: roots taken off
-// its start; "" when it is still absolute, leaves the repository or is empty.
+// repoPath is p relative to the repository; "" when absolute, outside or empty.
 func repoPath(p string, roots []string) string {
 	p = strings.ReplaceAll(strings.TrimSpace(p), "\\", "/")
 	for _, r := range roots {
