@@ -1,8 +1,5 @@
-// Package outcome names how one attempt of one work item ended, and why a run
-// stopped early. An outcome is decided once, where it is known (phase 4, from the
-// executor's result, the hang deadline, the cancel, the JUnit files), written into
-// the run's files, and read by verdicts, learning, the report and the console: no
-// reader re-derives it from an exit code. docs/outcomes.md is the user's table.
+// Package outcome names how an attempt ended and why a run stopped. An outcome is decided once where it is known,
+// recorded, and read by everyone else: no reader re-derives it from an exit code (docs/outcomes.md).
 package outcome
 
 import (
@@ -12,33 +9,25 @@ import (
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 )
 
-// Outcome is how one attempt ended. The zero value is "not recorded" (a row of an
-// older log dir, or one whose outcome row was lost): see Legacy.
+// Outcome is how one attempt ended; "" is not recorded (an older log dir): see Legacy.
 type Outcome string
 
 const (
-	// OK: the item exited 0 and there is no evidence that it ran nothing or was
-	// cut off.
+	// OK: exit 0 with no evidence it ran nothing or was cut off.
 	OK Outcome = "ok"
-	// Failed: the item exited non-zero by itself (124 and 137 included), or could
-	// not be started.
+	// Failed: a non-zero exit of its own (124 and 137 included), or it could not be started.
 	Failed Outcome = "failed"
 	// Timeout: sgpu-queue killed it at its hang deadline (--item-timeout-factor).
 	Timeout Outcome = "timeout"
-	// Cancelled: sgpu-queue stopped it because the run was cancelled (a signal, or
-	// an internal error that stopped the other items).
+	// Cancelled: sgpu-queue stopped it because the run was cancelled.
 	Cancelled Outcome = "cancelled"
-	// CutOff: a .partial JUnit sidecar outlived it, or its own process was killed
-	// by a SIGKILL that sgpu-queue did not send.
+	// CutOff: a .partial sidecar outlived it, or a SIGKILL we did not send killed it.
 	CutOff Outcome = "cut-off"
 	// Unavailable: where it ran went away under it (the target container stopped).
 	Unavailable Outcome = "unavailable"
-	// NoRun: its re-entry ran nothing: it exited 0, JUnit was requested, and it
-	// wrote neither its XML file nor a .partial sidecar.
+	// NoRun: exit 0 with JUnit requested, and neither its XML nor a .partial written.
 	NoRun Outcome = "no-run"
-	// BadJUnit: it exited 0 and wrote its JUnit XML file, which cannot be parsed
-	// (cut off mid-element, not JUnit, over the size limit): its tests' results
-	// are not known, and the merged JUnit holds an error case for it.
+	// BadJUnit: exit 0 with an unparsable JUnit file, so its tests' results are unknown.
 	BadJUnit Outcome = "bad-junit"
 )
 
@@ -50,8 +39,7 @@ func (o Outcome) String() string { return string(o) }
 // Parse reads an outcome as written in outcomes.tsv.
 func Parse(s string) (Outcome, error) { return parse("outcome", s, All) }
 
-// parse finds s among all; its error names them from all, so a new value cannot
-// be missing from the message.
+// parse finds s among all; its error lists all, so a new value is never missing from it.
 func parse[T ~string](what, s string, all []T) (T, error) {
 	names := make([]string, len(all))
 	for i, v := range all {
@@ -72,44 +60,33 @@ func (o Outcome) Valid() bool {
 // Passed reports whether the attempt passes its item: only OK does.
 func (o Outcome) Passed() bool { return o == OK }
 
-// Failed reports whether the attempt fails its item. A NoRun, CutOff or BadJUnit
-// attempt fails even when its exit code was 0: its tests did not (all) run, or
-// what they said cannot be read.
+// Failed reports whether the attempt fails its item; NoRun, CutOff and BadJUnit fail even with exit 0.
 func (o Outcome) Failed() bool { return o != OK }
 
-// Learnable reports whether the attempt's duration is a measurement of what the
-// item costs: OK, Failed and BadJUnit (it ran to its end) teach a duration.
+// Learnable reports whether the duration measures the item: it ran to its end.
 func (o Outcome) Learnable() bool { return o == OK || o == Failed || o == BadJUnit }
 
-// AtLeast reports whether the attempt only says "the item takes at least this
-// long": it was stopped before its end (Timeout, Cancelled, CutOff, Unavailable).
-// Such a duration never creates a weight and never lowers one; it may raise one.
+// AtLeast reports whether the attempt was stopped before its end, so its duration may raise a weight, never lower
+// or create one.
 func (o Outcome) AtLeast() bool {
 	return o == Timeout || o == Cancelled || o == CutOff || o == Unavailable
 }
 
-// Teaches reports whether the attempt teaches anything at all: NoRun ran nothing,
-// so its duration says nothing about the item.
+// Teaches reports whether the attempt teaches anything; a NoRun ran nothing.
 func (o Outcome) Teaches() bool { return o.Learnable() || o.AtLeast() }
 
-// Exercised reports whether the attempt says anything about the GPU it ran on (for
-// quarantine): a NoRun never touched it and a Cancelled one was stopped by us.
+// Exercised reports whether the attempt says anything about its GPU, for quarantine.
 func (o Outcome) Exercised() bool { return o != NoRun && o != Cancelled }
 
-// Retryable reports whether --retries may run the item again after this attempt.
-// A NoRun is not retried: the same filter selects the same nothing again.
+// Retryable reports whether --retries may run the item again; a NoRun's filter would select nothing again.
 func (o Outcome) Retryable() bool { return o.Failed() && o != NoRun && o != Cancelled }
 
-// Incomplete is the timings.tsv "incomplete" column for this outcome: 1 for every
-// row whose duration is not a full measurement, so that TransformerEngine's own
-// readers of timings.tsv (which know only that column and rc) learn nothing from
-// it either.
+// Incomplete is timings.tsv's "incomplete" column: set when the duration is no full measurement, so TE's readers
+// learn nothing from it either.
 func (o Outcome) Incomplete() bool { return !o.Learnable() }
 
-// Legacy is the outcome of a timings row that carries none (a log dir written
-// before outcomes were recorded, or a row whose outcome row was lost): the rule
-// TransformerEngine's readers apply to the same row. rc 124 and 137 were "killed
-// from outside" under that contract, so they are CutOff there, never Timeout.
+// Legacy is the outcome of a row that records none, by TE's readers' rule: rc 124 and 137 meant killed from
+// outside, so CutOff, never Timeout.
 func Legacy(rc int, incomplete, runCancelled bool) Outcome {
 	switch {
 	case incomplete && runCancelled && rc != 0:
@@ -128,25 +105,19 @@ type Stop string
 const (
 	// StopQuarantined: every GPU was quarantined with items left to run.
 	StopQuarantined Stop = "quarantined"
-	// StopUnavailable: where commands run went away (the target container
-	// stopped).
+	// StopUnavailable: where commands run went away (the target container stopped).
 	StopUnavailable Stop = "unavailable"
 	// StopCancelled: the run was cancelled (SIGINT, SIGTERM, SIGHUP).
 	StopCancelled Stop = "cancelled"
-	// StopInternal: a bug in sgpu-queue (a worker panicked); what finished is still
-	// written, and the run exits 70.
+	// StopInternal: a bug in sgpu-queue; what finished is still written, and the run exits 70.
 	StopInternal Stop = "internal-error"
-	// StopNotReported: in a merge (sgpu-queue merge), a shard of the matrix whose
-	// log dir was not given: none of its items ran, as far as the merge can tell.
+	// StopNotReported: in a merge, a shard whose log dir was not given: none of its items ran.
 	StopNotReported Stop = "not-reported"
-	// StopListingFailed: a suite's listing (or its adapter's setup= command)
-	// failed, listed nothing or ran past its timeout, in phase 1: the run stopped
-	// before any item, exit 1. Its run.json names the suite (docs/outcomes.md).
+	// StopListingFailed: a suite's listing or setup= failed in phase 1, before any item; exit 1 (docs/outcomes.md).
 	StopListingFailed Stop = "listing-failed"
 	// StopSetupFailed: a list suite's setup failed in phase 3, before any item.
 	StopSetupFailed Stop = "setup-failed"
-	// StopBeforeFailed: the once-per-run --before command failed in phase 3,
-	// before any setup or item (docs/hooks.md "Once per run").
+	// StopBeforeFailed: the --before command failed in phase 3 (docs/hooks.md "Once per run").
 	StopBeforeFailed Stop = "before-failed"
 )
 
@@ -154,8 +125,7 @@ const (
 var Stops = []Stop{StopQuarantined, StopUnavailable, StopCancelled, StopInternal, StopNotReported, StopListingFailed, StopSetupFailed,
 	StopBeforeFailed}
 
-// SuiteFailed reports whether the stop is a suite's own failure before its items
-// ran (its listing or its setup): that suite fails, whatever its items.
+// SuiteFailed reports whether a suite's listing or setup failed, failing that suite whatever its items did.
 func (s Stop) SuiteFailed() bool { return s == StopListingFailed || s == StopSetupFailed }
 
 func (s Stop) String() string { return string(s) }
@@ -163,17 +133,14 @@ func (s Stop) String() string { return string(s) }
 // ParseStop reads a stop reason as written in run.json.
 func ParseStop(s string) (Stop, error) { return parse("stop reason", s, Stops) }
 
-// Skip is why a whole suite did not run this time and passes all the same: the
-// zero value is a suite that ran. Its verdict file holds its Line alone, its rc is
-// 0 (TE's gate reads a missing file as a failure), and its census and weights are
-// kept.
+// Skip is why a suite did not run this time and passes ("" it ran): its verdict file is its Line and rc 0,
+// as TE's gate fails a missing file; its census and weights are kept.
 type Skip string
 
 const (
 	// NotSelected: --suites (or TE_CI_SUITES) left it out (docs/config.md).
 	NotSelected Skip = "not-selected"
-	// NotRerun: a re-run of what failed had none of its items to run again: each
-	// passed the attempt being re-run (docs/reruns.md).
+	// NotRerun: a re-run had none of the suite's items to run again (docs/reruns.md).
 	NotRerun Skip = "not-rerun"
 )
 

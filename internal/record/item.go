@@ -2,9 +2,8 @@ package record
 
 import "strings"
 
-// ItemID names one work item everywhere: its suite's label and its tag ("" for
-// the one item of an opaque suite). Its string form is the weight key (Key), its file
-// column form the "item" column of queue/timings.tsv (docs/files.md).
+// ItemID names one work item everywhere: its suite's label and tag ("" for an opaque suite).
+// Key is its weight key, Column its column in TE's files (docs/files.md).
 type ItemID struct {
 	Label string `json:"label"`
 	Tag   string `json:"tag,omitempty"`

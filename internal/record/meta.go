@@ -6,13 +6,10 @@ import (
 	"github.com/rocm/sgpu-queue/internal/outcome"
 )
 
-// Meta is queue/run.json: what a run's TSV files do not say (the GPUs, the suites and
-// their modes, the weight changes), so a report can be rebuilt from the log dir alone.
+// Meta is queue/run.json: what a run's TSV files do not say, so a report can be rebuilt from the log dir alone.
 type Meta struct {
 	Tool string `json:"tool"`
-	// Format is logdir.FormatAttempts for runs that record their attempts in
-	// queue/attempts.tsv, logdir.FormatOutcomes (2) for those that recorded each
-	// outcome in queue/outcomes.tsv beside timings.tsv, 0 before.
+	// Format is logdir.FormatAttempts, logdir.FormatOutcomes (2) for the outcomes.tsv layout, 0 before.
 	Format        int         `json:"format,omitempty"`
 	Suites        []MetaSuite `json:"suites"`
 	GPUs          []string    `json:"gpus"`
@@ -22,8 +19,7 @@ type Meta struct {
 	DefaultWeight float64     `json:"default_weight"`
 	Policy        string      `json:"policy,omitempty"`
 	Weights       string      `json:"weights"`
-	// Pooled are the keys of the items whose width was the pool (an undeclared mGPU
-	// item, gpus=all), whose weights are kept per pool size: merge learns them so.
+	// Pooled are the keys of items that took the whole pool, whose weights are kept per pool size.
 	Pooled    []string  `json:"pooled,omitempty"`
 	Started   time.Time `json:"started"` // start of phase 4: the zero of the offsets
 	Wall      float64   `json:"wall_seconds"`
@@ -42,32 +38,22 @@ type Meta struct {
 	Pruned []string `json:"pruned,omitempty"`
 	// Stalled is the stop message of log dirs written before Stop (read only).
 	Stalled string `json:"stalled,omitempty"`
-	// Shard is set when the run was one shard of a job matrix (run --shard I/K);
-	// Merge when the log dir is the merge of such shards (sgpu-queue merge).
+	// Shard is set for one shard of a job matrix; Merge for a merge of such shards.
 	Shard *ShardRun `json:"shard,omitempty"`
 	Merge *Merge    `json:"merge,omitempty"`
-	// JUnit are the merged JUnit files of a run that is not a shard (a shard's are
-	// Shard.JUnit), relative to the log dir: the report shows each failed item's
-	// test cases from them.
+	// JUnit are a non-shard run's merged JUnit files, relative to the log dir.
 	JUnit []string `json:"junit,omitempty"`
-	// Roots are the repo root and its path where the suites ran (a target
-	// container's): the report shows paths under them relative, so that it names
-	// no runner's path, and a rebuild of it reads the same.
+	// Roots are the repo root and its path where the suites ran: the report shows paths relative to them.
 	Roots []string `json:"roots,omitempty"`
-	// ForeignCwd names the cwd/ entries that were there when the run claimed the
-	// log dir, the earlier run's own deleted (a --log-dir-reuse run's, a user's):
-	// an item that ran in one of them wrote beside files that are not the tool's,
-	// so no later run deletes it (Owned). Claim sets it.
+	// ForeignCwd names the cwd/ entries that were there at the claim and not ours, so no later run
+	// deletes them (Owned).
 	ForeignCwd []string `json:"foreign_cwd,omitempty"`
-	// Rerun is set when the run was a re-run narrowed to what failed the last
-	// attempt (docs/reruns.md); nil for a full run.
+	// Rerun is set for a re-run of what failed (docs/reruns.md); nil for a full run.
 	Rerun *Rerun `json:"rerun,omitempty"`
-	// BaseTests is what the last run on the pull request's base branch counted,
-	// restored by the action; the report shows the change against it. nil: none.
+	// BaseTests is what the base branch's last run counted; nil: none.
 	BaseTests *BaseTests `json:"base_tests,omitempty"`
-	// Priors are the estimates of the items the table lacked (docs/weights.md);
-	// Calibration each suite's factor at the end of phase 4 (docs/performance.md),
-	// none before three items finished.
+	// Priors are the estimates of items the table lacked (docs/weights.md); Calibration each suite's end-of-phase-4
+	// factor (docs/performance.md).
 	Priors      []Prior  `json:"priors,omitempty"`
 	Calibration []Factor `json:"calibration,omitempty"`
 }
@@ -79,8 +65,7 @@ type Prior struct {
 	From    string  `json:"from"`
 }
 
-// Factor is one suite's calibration: its items took Factor × their estimates,
-// the median over Items of them (Own), or the run's over Run of its items.
+// Factor is one suite's calibration: its items took Factor × their estimates (median).
 type Factor struct {
 	Label  string  `json:"label"`
 	Factor float64 `json:"factor"`
@@ -89,9 +74,7 @@ type Factor struct {
 	Run    int     `json:"run"`
 }
 
-// Rerun is a re-run's narrowing: how many items the failed lists named, how many
-// of them the run queued (the rest are gone or not run here), and how many of
-// those ran only their failed tests.
+// Rerun is a re-run's narrowing: items named, queued, and run for their failed tests only.
 type Rerun struct {
 	Failed   int      `json:"failed"`
 	Queued   int      `json:"queued"`
@@ -99,18 +82,13 @@ type Rerun struct {
 	Lists    []string `json:"lists"` // the failed lists read, relative to the repo root
 	// Ran is how many of the queued items started (a stopped run starts fewer).
 	Ran int `json:"ran"`
-	// Unrun counts the items no failed list named that it ran whole all the same:
-	// no earlier run of its key ran them (docs/reruns.md#a-re-run).
+	// Unrun counts the items no failed list named that no earlier run of the key ran (docs/reruns.md#a-re-run).
 	Unrun int `json:"unrun,omitempty"`
-	// Carried are, in a shard's re-run, the items of its shard it did not run
-	// again, with their latest outcome from the re-run state (docs/runners.md):
-	// merge sees every item of the shard once.
+	// Carried are the items a shard's re-run did not run again, with their latest outcome, so merge sees each once.
 	Carried []Carried `json:"carried,omitempty"`
 }
 
-// Carried is an item's latest outcome as the re-run state keeps it
-// (docs/reruns.md): its last attempt's outcome and rc, how long that took on how
-// many GPUs, how many attempts it had and what its verdict made of them.
+// Carried is an item's latest outcome as the re-run state keeps it (docs/reruns.md).
 type Carried struct {
 	ItemID
 	Outcome  outcome.Outcome `json:"outcome"`
@@ -136,20 +114,16 @@ func (m Meta) JUnitFiles() []string {
 type Stop struct {
 	Reason  outcome.Stop `json:"reason"`
 	Message string       `json:"message"`
-	// Phase is the phase the run stopped in: 1 (listing) or 3 (setup) when it
-	// stopped before any item ran, else 4.
+	// Phase is the phase the run stopped in: 1 (listing) or 3 (setup) before any item ran, else 4.
 	Phase int `json:"phase"`
-	// Suite is the label of the suite whose listing or setup failed
-	// (outcome.Stop.SuiteFailed); "" for any other stop.
+	// Suite is the label of the suite whose listing or setup failed; "" for any other stop.
 	Suite string `json:"suite,omitempty"`
 }
 
-// BeforeItems reports whether the run stopped before its items were dispatched
-// (a cancel during listing or setup).
+// BeforeItems reports whether the run stopped before dispatching items.
 func (m *Meta) BeforeItems() bool { return m.Stop != nil && m.Stop.Phase > 0 && m.Stop.Phase < 4 }
 
-// ItemsUnknown reports whether the run stopped before its suites were listed, so
-// its queue is empty for want of a listing, not because the suites had no items.
+// ItemsUnknown reports whether the run stopped before listing, so an empty queue means no listing, not no items.
 func (m *Meta) ItemsUnknown() bool { return m.Stop != nil && m.Stop.Phase == 1 }
 
 // Quarantined is a GPU taken out of the pool during the run.
@@ -159,8 +133,7 @@ type Quarantined struct {
 	At     time.Time `json:"at"`
 }
 
-// Unfit is an item not run (again) because it needs more GPUs than quarantine left
-// in the pool.
+// Unfit is an item not run because it needs more GPUs than quarantine left.
 type Unfit struct {
 	ItemID
 	GPUs int `json:"gpus"`
@@ -172,8 +145,7 @@ type MetaSuite struct {
 	Label   string `json:"label"`
 	LogFile string `json:"logfile"`
 	Mode    string `json:"mode"`
-	// Skip: the suite did not run this time and passes (--suites left it out, a
-	// re-run had none of its items to run again); "" when it ran.
+	// Skip: the suite did not run this time and passes; "" when it ran.
 	Skip outcome.Skip `json:"skip,omitempty"`
 }
 

@@ -15,28 +15,23 @@ type QueueRow struct {
 	Args   []string
 }
 
-// Attempt is one ended attempt of an item, as phase 4 decided it: one row of
-// queue/attempts.tsv, the run's one record of its attempts, from which TE's
-// timings.tsv row is written (docs/files.md).
+// Attempt is one ended attempt of an item as phase 4 decided it: one row of queue/attempts.tsv (docs/files.md).
 type Attempt struct {
 	ItemID
-	// GPUs are the ids of the GPUs it ran on, in the pool's order; Shard is, in a
-	// merged run, the shard that ran it (GPUs are that shard's ids), else 0.
+	// GPUs are its GPU ids in pool order; Shard is, in a merged run, the shard that ran it, else 0.
 	GPUs     []string
 	Shard    int
 	Secs     float64
 	RC       int
 	StartOff float64 // seconds from the start of phase 4 (in a merged run, its shard's)
 	EndOff   float64
-	// Estimate is the weight it was dispatched with when the table had one (Known);
-	// TE's est column says "unknown" otherwise.
+	// Estimate is the weight it was dispatched with, when Known.
 	Estimate float64
 	Known    bool
 	Outcome  outcome.Outcome
 }
 
-// GPUNames are its GPUs as the run names them: a merged run's with their shard
-// (ShardGPU: "s2:0"), so that every place names a shard's GPU alike.
+// GPUNames are its GPUs as the run names them, a shard's as "s2:0" (ShardGPU).
 func (a Attempt) GPUNames() []string {
 	if a.Shard == 0 {
 		return a.GPUs
@@ -54,8 +49,7 @@ func (a Attempt) GPU() string { return strings.Join(a.GPUNames(), ",") }
 // GPUSeconds is the attempt's GPU time: its seconds on each of its GPUs.
 func (a Attempt) GPUSeconds() float64 { return float64(len(a.GPUs)) * a.Secs }
 
-// Rounded is the attempt as the files hold it (seconds to the millisecond), so
-// what is decided from it in memory equals what a rebuild from the files decides.
+// Rounded is the attempt as the files hold it, so in-memory decisions equal a rebuild's.
 func (a Attempt) Rounded() Attempt {
 	r := func(v float64) float64 {
 		// What the file keeps: three decimals (logdir.Secs trims only zeros).

@@ -2,16 +2,13 @@ package record
 
 // Run is everything a run wrote that verdicts and reports are computed from.
 type Run struct {
-	// Dir is the log dir the run was read from (logdir.Load) or is written to;
-	// "" for a run built in memory.
+	// Dir is the run's log dir; "" for a run built in memory.
 	Dir   string
 	Meta  Meta
 	Queue []QueueRow
-	// Attempts are its ended attempts in the order they ended, each with the
-	// outcome phase 4 decided.
+	// Attempts are its ended attempts in the order they ended.
 	Attempts []Attempt
-	// ShardOf is, in a merged run (Meta.Merge), the shard of each queued item
-	// (queue/shards.tsv); nil otherwise.
+	// ShardOf is, in a merged run, each queued item's shard (queue/shards.tsv); nil otherwise.
 	ShardOf map[ItemID]int
 }
 
@@ -25,8 +22,7 @@ func (r *Run) Opaque(label string) bool {
 	return false
 }
 
-// ItemOf is the item of a label and an item column of TE's files (the inverse
-// of ItemID.Column for its suite's mode).
+// ItemOf is the item of a label and an item column of TE's files (the inverse of ItemID.Column).
 func (r *Run) ItemOf(label, column string) ItemID {
 	if column == Whole && r.Opaque(label) {
 		return ItemID{Label: label}

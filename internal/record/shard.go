@@ -6,21 +6,15 @@ import (
 	"time"
 )
 
-// ShardRun is what run.json records of a shard run: which shard of which plan it
-// ran. Its listing (every item it listed, before keeping its shard's) is
-// queue/listed.tsv; the plan it followed is copied to queue/plan.json.
+// ShardRun is what run.json records of a shard run; its listing is queue/listed.tsv, its plan queue/plan.json.
 type ShardRun struct {
 	Shard  int `json:"shard"`  // 1 … Shards
 	Shards int `json:"shards"` // K
-	// Plan is the plan file's identity; nil when the run had no plan (every item
-	// went by the hash of its key).
+	// Plan is the plan file's identity; nil when every item went by hash.
 	Plan *PlanRef `json:"plan,omitempty"`
-	// JUnit are the merged JUnit files the shard wrote, relative to its log dir
-	// (slash-separated), so that merge finds them beside the downloaded log dir.
+	// JUnit are the shard's merged JUnit files, relative to its log dir, for merge to find.
 	JUnit []string `json:"junit,omitempty"`
-	// Config is the SHA-256 of the suites the run read (their labels, log
-	// files, modes, options, commands and arguments): shards of one matrix run one
-	// config. "" in log dirs written before it.
+	// Config is the SHA-256 of the suites the run read: shards of one matrix run one config. "" in older log dirs.
 	Config string `json:"config_sha256,omitempty"`
 }
 
@@ -32,25 +26,19 @@ type PlanRef struct {
 	Weights string `json:"weights_sha256,omitempty"`
 }
 
-// Merge is what run.json records of a merged run: the shards it merged, each
-// with its figures, so that a rebuild of the report needs nothing else.
+// Merge is what run.json records of a merged run, so a report rebuild needs nothing else.
 type Merge struct {
 	Shards int      `json:"shards"`
 	Plan   *PlanRef `json:"plan,omitempty"`
 	// Parts has one entry per shard, 1 … Shards, reported or not.
 	Parts []MergedShard `json:"parts"`
-	// Advice is what one more runner would buy, predicted on the merged run's
-	// measured durations (shard.Advice).
+	// Advice is what one more runner would buy (shard.Advice).
 	Advice string `json:"advice,omitempty"`
-	// NotListed counts the planned items that no reporting shard listed (a
-	// capability probe of the hosts skips them): they are not "never ran".
+	// NotListed counts planned items no reporting shard listed (a host's capability probe skips them): not "never ran".
 	NotListed int `json:"planned_not_listed,omitempty"`
-	// Unclaimed are the items a reporting shard listed whose own shard (by the
-	// plan, else the hash of the key) reported without listing them, so that no
-	// shard ran them (hosts or configs that list differently): each fails, never ran.
+	// Unclaimed are items another shard listed whose own shard did not, so none ran them: each fails, never ran.
 	Unclaimed []Unclaimed `json:"unclaimed,omitempty"`
-	// Carried are the items the re-run of a shard did not run again, with their
-	// latest outcome (Rerun.Carried): each counts as that outcome, teaches nothing.
+	// Carried are the items a shard's re-run did not run again: each counts as its latest outcome and teaches nothing.
 	Carried []Carried `json:"carried,omitempty"`
 }
 
@@ -66,8 +54,7 @@ type MergedShard struct {
 	Shard    int    `json:"shard"`
 	Reported bool   `json:"reported"`          // its log dir was merged
 	LogDir   string `json:"log_dir,omitempty"` // as merge was given it
-	// GPUs are its own ids; in the merged files they are "s<shard>:<id>"
-	// (ShardGPU).
+	// GPUs are its own ids; merged files name them "s<shard>:<id>".
 	GPUs      []string  `json:"gpus,omitempty"`
 	Started   time.Time `json:"started,omitempty"`
 	Items     int       `json:"items"`
@@ -83,10 +70,8 @@ type MergedShard struct {
 	Timeout   float64   `json:"item_timeout_factor,omitempty"` // its bad-day policy
 }
 
-// ShardGPU is how a merged run names the GPU id of shard s: "s2:0". The shard goes
-// in the gpu column of timings.tsv, so that TE's nine columns stay nine and a
-// rebuilt report draws one lane per shard and GPU (docs/runners.md). A
-// multi-GPU attempt's ids ("2,3") are each named so: "s2:2,s2:3".
+// ShardGPU is shard s's GPU id in a merged run, "s2:0": in timings.tsv's gpu column, so TE's nine columns stay
+// nine (docs/runners.md). Multi-GPU ids are each named so.
 func ShardGPU(s int, id string) string {
 	parts := strings.Split(id, ",")
 	for i, p := range parts {
@@ -95,8 +80,7 @@ func ShardGPU(s int, id string) string {
 	return strings.Join(parts, ",")
 }
 
-// SplitShardGPU reads a ShardGPU name back; ok is false for any other GPU id (one
-// that names no shard, or ids of two shards).
+// SplitShardGPU reads a ShardGPU name back; false for any other GPU id.
 func SplitShardGPU(g string) (shard int, id string, ok bool) {
 	parts := strings.Split(g, ",")
 	for i, p := range parts {
@@ -114,10 +98,8 @@ func SplitShardGPU(g string) (shard int, id string, ok bool) {
 	return shard, strings.Join(parts, ","), true
 }
 
-// GPUName is how the console, the verdict notes and the warnings name the GPU(s)
-// of a gpu column: a run's own ids as "gpu1" (a multi-GPU attempt's "gpu2,3"); a
-// merged run's as their column says, "s2:1" (shard 2's GPU 1; "s2:2,s2:3"), so
-// that every place names a shard's GPU alike (docs/files.md, "Merged runs").
+// GPUName is how messages name a gpu column's GPUs: "gpu1", "gpu2,3", or a merged run's "s2:1"
+// (docs/files.md, "Merged runs").
 func GPUName(g string) string {
 	if _, _, ok := SplitShardGPU(g); ok {
 		return g

@@ -2,9 +2,7 @@ package record
 
 import "fmt"
 
-// TestCounts are tests by how they ended (docs/report.md, "Tests first"). Errored
-// includes Unfinished, the tests an item died in; Passed includes Flaky, the tests
-// that failed on an earlier attempt of their item.
+// TestCounts are tests by how they ended (docs/report.md, "Tests first"); Errored includes Unfinished, Passed Flaky.
 type TestCounts struct {
 	Total      int `json:"total"`
 	Passed     int `json:"passed"`
@@ -29,13 +27,11 @@ func (c *TestCounts) Add(d TestCounts) {
 	c.Unfinished += d.Unfinished
 }
 
-// BaseFormat is the format of a BaseTests record; a record of another format is
-// not used.
+// BaseFormat is a BaseTests record's format; another format is not used.
 const BaseFormat = 1
 
-// BaseTests is what the last run on a branch counted, as a pull request into that
-// branch compares with it (docs/action.md, "The base branch's counts"): saved by a
-// run on the branch, restored by a run of the pull request.
+// BaseTests is what the last run on a branch counted, for its pull requests to compare with
+// (docs/action.md, "The base branch's counts").
 type BaseTests struct {
 	Format int    `json:"format"`
 	Ref    string `json:"ref"` // the branch
@@ -46,14 +42,12 @@ type BaseTests struct {
 	Key    string                `json:"key,omitempty"`
 	Tests  TestCounts            `json:"tests"`
 	Suites map[string]TestCounts `json:"suites"`
-	// Failed are its failed and errored tests, at most MaxBaseFailed; MoreFailed
-	// are those left out (then no test can be called new).
+	// Failed are its bad tests, at most MaxBaseFailed; MoreFailed counts those left out, and then no test is new.
 	Failed     []TestRef `json:"failed"`
 	MoreFailed int       `json:"more_failed,omitempty"`
 }
 
-// TestRef names a test of a run: the key of the item that ran it (one test file
-// runs in several of TE's items, one per backend) and its id.
+// TestRef names a test by its item's key (one file runs in several TE items) and its id.
 type TestRef struct {
 	Item string `json:"item"`
 	ID   string `json:"id"`
@@ -62,11 +56,8 @@ type TestRef struct {
 // MaxBaseFailed bounds the failed ids a BaseTests record keeps.
 const MaxBaseFailed = 2000
 
-// Check says why a restored record cannot be compared with (it comes from a cache
-// entry another run wrote): counts that do not add up, more failed ids than a
-// record keeps, or a run id, level or suite label that is not one plain word
-// (they are printed on the console, where a newline would start a workflow
-// command).
+// Check says why a restored record, written by another run, cannot be compared with; its names are printed on the
+// console, where a newline would start a workflow command.
 func (b *BaseTests) Check() error {
 	if err := b.Tests.check(); err != nil {
 		return fmt.Errorf("tests: %w", err)
@@ -88,8 +79,7 @@ func (b *BaseTests) Check() error {
 	return nil
 }
 
-// check says whether c's counts add up: none below 0, the four ends summing to
-// Total, Flaky among Passed and Unfinished among Errored.
+// check says whether c's counts add up.
 func (c TestCounts) check() error {
 	if c.Total < 0 || c.Passed < 0 || c.Failed < 0 || c.Errored < 0 || c.Skipped < 0 || c.Flaky < 0 || c.Unfinished < 0 ||
 		c.Passed+c.Failed+c.Errored+c.Skipped != c.Total || c.Flaky > c.Passed || c.Unfinished > c.Errored {

@@ -1,6 +1,5 @@
-// Package verdict decides one pass/fail per suite from its items' outcomes,
-// written in TransformerEngine's layout (suites/<logfile> and suites/<logfile>.rc) so
-// the CI gates that read those files keep working, and the run's exit code.
+// Package verdict decides one pass/fail per suite from its items' outcomes, and the run's exit code, written in
+// TransformerEngine's layout (suites/<logfile>, .rc) so the CI gates that read it keep working.
 package verdict
 
 import (
@@ -14,53 +13,42 @@ import (
 	"github.com/rocm/sgpu-queue/internal/record"
 )
 
-// Item is the one result of one queued item, decided once from its attempts
-// (docs/outcomes.md): what the verdict files, the merged JUnit, the report,
-// learning, the re-run state, merge and the action's outputs all read.
+// Item is the one result of one queued item, decided once from its attempts (docs/outcomes.md); every reader reads it.
 type Item struct {
 	record.ItemID
 	LogRel string // items/<label>.<safetag>.log
-	// Attempts are its attempts in the run, in the order they ended; its verdict is
-	// its last one's. None: it never finished, or its shard's re-run carried it.
+	// Attempts are its attempts in the order they ended; its verdict is the last one's. None: never
+	// finished, or carried.
 	Attempts []record.Attempt
 	// Tries counts its attempts (a carried item's, in the run that carried it).
 	Tries    int
 	RC       int
 	Finished bool // it has an attempt; false: never finished
-	// Started: it has an attempt, or its log is there (it was running when its
-	// run died). An item that never started (cancelled before it started, never
-	// ran, unfit) has no log, and is shown without one.
+	// Started: it has an attempt, or its log is there (running when its run died); one that never started has no log.
 	Started bool
 	Failed  bool
 	// Outcome is its last attempt's; "" when it never finished.
 	Outcome outcome.Outcome
 	GPU     string  // its last attempt's GPUs, as the run names them ("2,3", "s2:0")
 	Seconds float64 // its last attempt's
-	// Width is how many GPUs its last attempt took (a carried item's, in the run
-	// that carried it).
+	// Width is how many GPUs its last attempt took.
 	Width int
-	// Estimate is the estimate its last attempt was dispatched with, Known when
-	// the table gave it; without an attempt, the one it was queued with.
+	// Estimate is what its last attempt was dispatched (or it was queued) with; Known when the table gave it.
 	Estimate float64
 	Known    bool
 	Flaky    bool   // failed, then passed on a rerun
 	Note     string // "never finished", "cancelled", "timed out", "cut off", "no-run: …", "flaky"...
-	// Stop is, for an item that never finished, why its run (in a merge, its
-	// shard's run) stopped: outcome.StopNotReported when its shard never
-	// reported; "" when it finished or no reason is known.
+	// Stop is why the run (or its shard's) stopped, for an item that never finished; "" when finished or unknown.
 	Stop outcome.Stop
 	// Shard is the shard that ran it (or should have) in a merged run; 0 otherwise.
 	Shard int
-	// Unclaimed: in a merged run, other shards listed it and its own shard did
-	// not, so that none ran it (record.Merge.Unclaimed).
+	// Unclaimed: in a merge, other shards listed it and its own did not, so none ran it.
 	Unclaimed bool
-	// Carried: in a merged run, its shard's re-run did not run it again; its
-	// verdict is its latest outcome from an earlier attempt (record.Merge.Carried).
+	// Carried: its shard's re-run did not run it again; its verdict is its earlier outcome.
 	Carried bool
 }
 
-// Log is the item's log relative to the log dir, "" when it never started (it has
-// none).
+// Log is the item's log relative to the log dir, "" when it never started.
 func (it Item) Log() string {
 	if !it.Started {
 		return ""
@@ -86,17 +74,13 @@ type Suite struct {
 	RC             int     // the largest exit code of its failed items (at least 1); see Decide
 	Seconds        float64 // its attempts' wall seconds
 	GPUSeconds     float64 // its attempts' GPU time: seconds × GPUs
-	// Unlisted: the run stopped before this suite's items were known (a cancel
-	// during listing); the suite fails with no items.
+	// Unlisted: the run stopped before the suite's items were known; it fails with no items.
 	Unlisted bool
-	// Broken says why the suite itself failed before its items ran: its listing
-	// or setup failed, in the run or in a shard of a merge (a stop whose
-	// Stop.Suite is this suite, outcome.Stop.SuiteFailed); "" otherwise. The suite
-	// fails whatever its items did.
+	// Broken says why the suite's listing or setup failed (outcome.Stop.SuiteFailed); the suite then fails whatever
+	// its items did. "" otherwise.
 	Broken string
-	// Skip says why the suite did not run this time and passes all the same
-	// (--suites left it out, a re-run had none of its items to run again): it has
-	// no items, its verdict file saying Skip.Line; "" for a suite that ran.
+	// Skip says why the suite did not run and passes all the same (--suites, a re-run with nothing to
+	// run); "" if it ran.
 	Skip outcome.Skip
 }
 
@@ -106,12 +90,9 @@ func (s Suite) Passed() bool { return s.Failed == 0 && !s.Unlisted && s.Broken =
 // BrokenLine is the line of suites/<logfile> that says why a broken suite failed.
 func (s Suite) BrokenLine() string { return fmt.Sprintf("FAIL rc=%d (%s)", s.RC, s.Broken) }
 
-// Decide computes every suite's verdict from the run's files: each item by the
-// outcome of its last attempt (docs/outcomes.md). An item with no timings row never
-// finished and counts as failed, with a note from the run's typed stop reason. A
-// failed item whose exit code says nothing (a no-run or cut-off item that exited 0,
-// one that never finished) counts as rc 1 in its suite's rc; one that never
-// started because the run was cancelled as exitcode.Interrupted.
+// Decide computes every suite's verdict, each item by its last attempt's outcome (docs/outcomes.md). An item that
+// never finished fails; a failed item whose exit code says nothing counts as rc 1, a cancelled unstarted one as
+// exitcode.Interrupted.
 func Decide(r *record.Run) []Suite {
 	rows := map[record.ItemID][]record.Attempt{}
 	for _, a := range r.Attempts {
@@ -183,8 +164,7 @@ func Decide(r *record.Run) []Suite {
 	return suites
 }
 
-// suiteStops are the stops that name a suite whose listing or setup failed: the
-// run's own, and in a merged run each shard's (docs/runners.md).
+// suiteStops are the run's and, in a merge, each shard's stops naming a suite whose listing or setup failed.
 func (d decider) suiteStops() []stopped {
 	var out []stopped
 	if st := d.runStop(); st.reason().SuiteFailed() {
@@ -241,8 +221,7 @@ func (d decider) anyQuarantined(gpus []string) string {
 	return ""
 }
 
-// logThere reports whether an item's log is in the run's log dir: an item without
-// a timings row has one only when it was running as its run died.
+// logThere reports whether an item's log is in the log dir; an unfinished item has one only if it was running.
 func (d decider) logThere(label, tag string) bool {
 	if d.r.Dir == "" {
 		return false // a run decided in memory, with no log dir to look in
@@ -299,8 +278,7 @@ func (d decider) finished(it *Item, rs []record.Attempt) {
 	}
 }
 
-// fromCarried decides an item its shard's re-run did not run again: as its latest
-// attempt ended, in an earlier run of the shard, whose log is not here.
+// fromCarried decides an item its shard's re-run carried, as its latest attempt ended; its log is not here.
 func (d decider) fromCarried(it *Item, c record.Carried) {
 	it.Finished, it.Carried = true, true
 	it.RC, it.Outcome, it.Failed, it.Flaky = c.RC, c.Outcome, c.Failed, c.Flaky
@@ -309,8 +287,7 @@ func (d decider) fromCarried(it *Item, c record.Carried) {
 		c.Shard, d.r.Meta.Merge.Shards))
 }
 
-// Latest is the item's latest outcome as the re-run state keeps it (docs/reruns.md),
-// the one fromCarried reads back in a merge.
+// Latest is the item's latest outcome as the re-run state keeps it (docs/reruns.md).
 func (it Item) Latest() record.Carried {
 	return record.Carried{
 		ItemID:   it.ItemID,
@@ -324,9 +301,7 @@ func (it Item) Latest() record.Carried {
 	}
 }
 
-// stopped is what kept an item from finishing: its run was cancelled, or stopped
-// early for a typed reason (Reason "" with Stop set: a log dir that does not say
-// why), or neither.
+// stopped is what kept an item from finishing: a cancel, a typed stop reason, or neither.
 type stopped struct {
 	cancelled bool
 	stop      *record.Stop
@@ -339,8 +314,7 @@ func (d decider) runStop() stopped {
 	return stopped{cancelled: d.r.Meta.Cancelled, stop: d.r.Meta.Stop}
 }
 
-// stopOf is what stopped the run an item belonged to: in a merged run its shard's
-// (docs/runners.md), else the run's.
+// stopOf is the stop of the item's run: its shard's in a merge (docs/runners.md).
 func (d decider) stopOf(it *Item) stopped {
 	m := d.r.Meta.Merge
 	if m == nil || it.Shard < 1 || it.Shard > len(m.Parts) {
@@ -366,8 +340,7 @@ func (s stopped) failedStep() string {
 	return "listing"
 }
 
-// broken is the note of the suite a stop names (Suite.Broken): what failed, where,
-// and the reason the run recorded.
+// broken is the Suite.Broken note of the suite a stop names.
 func (s stopped) broken() string {
 	on := ""
 	if s.shard > 0 {
@@ -383,8 +356,7 @@ func (s stopped) reason() outcome.Stop {
 	return s.stop.Reason
 }
 
-// interrupted reports whether the stop was a cancel: the run's cancelled flag, or
-// its typed reason (a log dir may record either).
+// interrupted reports whether the stop was a cancel; a log dir may record the flag or the reason.
 func (s stopped) interrupted() bool { return s.cancelled || s.reason() == outcome.StopCancelled }
 
 // rc is the rc an item that never ran counts with.
@@ -395,8 +367,7 @@ func (s stopped) rc() int {
 	return s.reason().NeverRanRC()
 }
 
-// unfinished decides an item without a timings row: it never finished, for the
-// reason its run stopped.
+// unfinished decides an item that never finished, for the reason its run stopped.
 func (d decider) unfinished(it *Item) {
 	if u, ok := d.unclaimed[it.ItemID]; ok {
 		// Its shard's stop is not why: that shard never had it to run.
@@ -457,13 +428,9 @@ func joinNote(a, b string) string {
 	return a + "; " + b
 }
 
-// suiteRC is what a failed item adds to its suite's rc: its exit code, or 1 when
-// that says nothing (0: a no-run or cut-off item; never finished: already set). A
-// code the item gave itself that is one of the tool's (exitcode.Reserved: 2, 70,
-// 130, 143) counts as 1, so that the suite's rc and the run's exit code keep their
-// meaning; the codes the tool gave (a cancelled item's 143, a never-started one's
-// 130) count as they are (outcome.Outcome.ExitCode). The item's own code stays in
-// its verdict line and .rc.
+// suiteRC is what a failed item adds to its suite's rc: its exit code, or 1 when that says nothing. An item's own
+// code that is one of the tool's (exitcode.Reserved) counts as 1, so the suite's rc and the exit code
+// keep their meaning.
 func suiteRC(it Item) int {
 	if it.Finished {
 		return it.Outcome.ExitCode(it.RC)
@@ -488,12 +455,10 @@ func (it Item) Line() string {
 	return s
 }
 
-// UnlistedLine is the one line of suites/<logfile> for a suite whose items were
-// never listed.
+// UnlistedLine is suites/<logfile> of a suite whose items were never listed.
 const UnlistedLine = "FAIL rc=- (cancelled before its items were listed: none ran)"
 
-// Write writes suites/<logfile> and suites/<logfile>.rc for every suite, never
-// through a link (logdir.Layout.WriteFile).
+// Write writes every suite's suites/<logfile> and .rc, never through a link.
 func Write(l logdir.Layout, suites []Suite) error {
 	if err := l.MkdirAll(l.SuitesDir()); err != nil {
 		return err
@@ -522,9 +487,7 @@ func Write(l logdir.Layout, suites []Suite) error {
 	return nil
 }
 
-// ExitCode is the run's exit code (docs/exit-codes.md): OK when every suite passed,
-// else the largest rc of the failed suites, whose items' own reserved codes
-// (2, 70, 130, 143) suiteRC counted as 1 already.
+// ExitCode is the run's exit code (docs/exit-codes.md): OK, else the largest failed suite's rc.
 func ExitCode(suites []Suite) int {
 	rc := exitcode.OK
 	for _, s := range suites {
