@@ -1,7 +1,5 @@
-// Package config reads suite config files (docs/config.md): one suite per
-// line, "<label> <logfile> <mode>[,options] <command> [args...]" with shell-style
-// quoting, and rejects a bad one before anything runs, naming the file, the line and
-// the fix.
+// Package config reads suite config files (docs/config.md) and rejects a bad line before anything runs,
+// naming the file, the line and the fix.
 package config
 
 import (
@@ -37,27 +35,21 @@ type Suite struct {
 	LogFile string
 	Mode    Mode
 	Options Options // the mode field's options (gpus=, split=, env=, …)
-	// Command is the suite's script as written (list and opaque suites); adapter
-	// suites have none: their words after the mode are the tool's arguments.
+	// Command is a list or opaque suite's script; an adapter suite's words after the mode are its tool's arguments.
 	Command string
 	Path    string   // Command resolved (absolute when it names a file); set by Resolve
 	Args    []string // the words after the command (adapters: after the mode), shell-quoting removed
 	File    string   // config file it came from
 	Line    int
-	// MGPU: the suite is read as TE's mGPU queue (--queue mgpu, or a config of
-	// --mgpu-config; docs/hooks.md "Queues"): its commands get the multi-GPU switch,
-	// and an item that declares no width takes the whole pool.
+	// MGPU: the suite is read as TE's mGPU queue (docs/hooks.md "Queues"): the multi-GPU switch, and an item that
+	// declares no width takes the whole pool.
 	MGPU bool
 }
 
-// Tool reports whether the suite's line names a tool (pytest, ctest, cmd) rather than
-// a script of its own that speaks the hook contract: its words are the tool's
-// arguments, and there is no script to resolve.
+// Tool reports whether the suite runs a tool (pytest, ctest, cmd) rather than a hook-contract script.
 func (s Suite) Tool() bool { return s.Mode == Pytest || s.Mode == CTest || s.Mode == Cmd }
 
-// Environ is base with the suite's env= settings on top: what its listing, setup
-// and items start from, before the hook contract's variables and the GPU pin,
-// which the tool sets over them (docs/config.md, Mode options).
+// Environ is base with the suite's env= on top; the contract's variables and GPU pin go over it (docs/config.md).
 func (s Suite) Environ(base hook.Env) hook.Env {
 	out := base.With() // a copy, even with no env=
 	for _, kv := range s.Options.Env {
@@ -66,9 +58,7 @@ func (s Suite) Environ(base hook.Env) hook.Env {
 	return out
 }
 
-// GPUKind is the hook switch the suite's commands get: multi-GPU for a suite of the
-// mGPU queue, or one whose items take gpus= other than 1
-// (docs/hooks.md#single--and-multi-gpu-switches), else single-GPU.
+// GPUKind is the hook switch of the suite's commands (docs/hooks.md#single--and-multi-gpu-switches).
 func (s Suite) GPUKind() hook.Kind {
 	if s.MGPU || s.Options.MultiGPU() {
 		return hook.MultiGPU
@@ -76,9 +66,8 @@ func (s Suite) GPUKind() hook.Kind {
 	return hook.SingleGPU
 }
 
-// Width is how many GPUs an item of the suite takes when its listing declares none:
-// its gpus= (n; all for gpus=all), else one GPU in the sGPU queue (n 0) and the
-// whole pool in the mGPU queue (all), as TE's run_queue.sh.
+// Width is an item's GPUs when its listing declares none: gpus=, else one in the sGPU queue and all in the mGPU
+// queue, as TE's run_queue.sh.
 func (s Suite) Width() (n int, all bool) {
 	if s.MGPU && s.Options.GPUs == 0 {
 		return 0, true
@@ -100,8 +89,7 @@ const (
 	QueueMGPU = "mgpu"
 )
 
-// Sources are the config files of a run (or a plan, a verify) and the TE queue
-// each is read as (docs/hooks.md "Queues").
+// Sources are a run's config files and the TE queue each is read as (docs/hooks.md "Queues").
 type Sources struct {
 	// Files are read as Queue: QueueSGPU ("" too) or QueueMGPU.
 	Files []string
@@ -120,8 +108,7 @@ func (s Sources) Load() ([]Suite, error) {
 	return suites, err
 }
 
-// MarkQueues reads suites as TE's queues: every one as the mGPU queue when queue is
-// QueueMGPU, else those that came from a file of mgpuFiles.
+// MarkQueues marks the suites of the mGPU queue: all for QueueMGPU, else those from mgpuFiles.
 func MarkQueues(suites []Suite, queue string, mgpuFiles []string) {
 	for i := range suites {
 		suites[i].MGPU = queue == QueueMGPU || slices.Contains(mgpuFiles, suites[i].File)
@@ -151,8 +138,7 @@ const (
 	MaxLineBytes = 64 << 10
 )
 
-// Parse reads one config file's text. Every problem is reported, one *Error each;
-// err is nil only when there are none.
+// Parse reads one config file, reporting every problem as an *Error; nil only when there are none.
 func Parse(r io.Reader, file string) ([]Suite, error) {
 	data, err := io.ReadAll(io.LimitReader(r, MaxFileBytes+1))
 	if err != nil {
@@ -233,8 +219,7 @@ func parseSuite(fields []string) (s Suite, msg string) {
 
 func isControl(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }
 
-// checkLabel says what is wrong with a label, "" when nothing. A label names files
-// (items/<label>.<tag>.log, docs/files.md) and weight keys (<label>/<tag>).
+// checkLabel says what is wrong with a label, "" when nothing; a label names files and weight keys.
 func checkLabel(l string) string {
 	if strings.HasPrefix(l, "-") {
 		return "must not start with '-'"
@@ -275,8 +260,7 @@ func checkLogFile(f string) string {
 	return ""
 }
 
-// Load parses every file and checks what spans files: at least one suite, labels and
-// log files unique across all of them.
+// Load parses every file and checks across them: at least one suite, unique labels and log files.
 func Load(paths []string) ([]Suite, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("no config file given: pass at least one, e.g. sgpu-queue run ci/sgpu.conf")
@@ -284,8 +268,7 @@ func Load(paths []string) ([]Suite, error) {
 	var all []Suite
 	var errs []error
 	for _, p := range paths {
-		// safefs.Open: a FIFO (or device) in a config's place would hold the run
-		// in open(2) past any signal (docs/bad-day.md).
+		// safefs.Open: a FIFO in a config's place would hold the run in open(2) past any signal (docs/bad-day.md).
 		f, err := safefs.Open(p)
 		var se *safefs.Error
 		switch {
@@ -332,9 +315,7 @@ func Load(paths []string) ([]Suite, error) {
 	return uniq, errors.Join(errs...)
 }
 
-// verdictClash says when a suite's verdict files (suites/<logfile> and
-// suites/<logfile>.rc) would be another suite's: "a.log" and "a.log.rc" overwrite
-// each other's verdict.
+// verdictClash says when a suite's verdict files would be another's ("a.log" and "a.log.rc").
 func verdictClash(s Suite, logs map[string]Suite) string {
 	other, shared := logs[s.LogFile+".rc"], s.LogFile+".rc"
 	if base, ok := strings.CutSuffix(s.LogFile, ".rc"); ok && other.Label == "" {
@@ -353,10 +334,8 @@ func verdictClash(s Suite, logs map[string]Suite) string {
 		s.LogFile, other.Label, other.LogFile, other.Where(), shared, odd.Label, odd.Label+".log")
 }
 
-// Resolve sets each suite's Path: a command naming a file is taken relative to
-// repoRoot; a bare name with no such file is looked up on PATH. With check, the
-// command must exist and be executable here (pass false when commands run in another
-// container, where this machine's files say nothing).
+// Resolve sets each suite's Path, relative to repoRoot or from PATH. With check the command must be executable here;
+// pass false when commands run in another container.
 func Resolve(suites []Suite, repoRoot string, check bool) error {
 	var errs []error
 	for i := range suites {

@@ -8,8 +8,7 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 )
 
-// FieldError is a config line that cannot be split into words. Col is the 1-based
-// byte column the problem starts at (0 when unknown).
+// FieldError is a config line that cannot be split into words; Col is the 1-based byte column (0 when unknown).
 type FieldError struct {
 	Col int
 	Msg string
@@ -22,18 +21,9 @@ func (e *FieldError) Error() string {
 	return fmt.Sprintf("column %d: %s", e.Col, e.Msg)
 }
 
-// SplitFields splits one config line into its words the way a POSIX shell splits the
-// words of a simple command, without any expansion: '…' and "…" quote, a backslash
-// escapes the next character, and a word starting with # starts a comment. So a
-// value may hold spaces (-k "not slow", a path with a space), and a line without
-// quotes, backslashes and the characters below reads exactly as white-space
-// separated fields (TE's config lines do).
-//
-// The lexing is mvdan.cc/sh's shell parser (docs/adapters.md says why). What a
-// shell would expand or treat as an operator is refused instead of being passed on
-// with a meaning the user did not intend: $VAR, $(…) and `…` (the config is read
-// where sgpu-queue runs, not where the suite runs, so nothing is expanded), and
-// | ; & < > ( ) outside quotes. ~, * and ? are ordinary characters, as they were.
+// SplitFields splits a config line into words as a POSIX shell splits a simple command, with no expansion, so a
+// value may hold spaces and TE's plain lines read as before. The lexer is mvdan.cc/sh (docs/adapters.md says why).
+// $VAR, $(…), `…` and unquoted | ; & < > ( ) are refused: the config is read where sgpu-queue runs, not the suite.
 func SplitFields(line string) ([]string, error) {
 	var fields []string
 	var bad *FieldError
@@ -89,9 +79,8 @@ func wordValue(w *syntax.Word) (string, *FieldError) {
 	return b.String(), nil
 }
 
-// unescape writes a literal's value without the backslashes that quote the next
-// character: outside double quotes every one does; inside them only before $ ` " \.
-// A backslash at the very end of the line stays.
+// unescape drops the backslashes that quote the next character: every one outside double quotes,
+// inside only before $ ` " \.
 func unescape(b *strings.Builder, s string, inDouble bool) {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -103,8 +92,7 @@ func unescape(b *strings.Builder, s string, inDouble bool) {
 	}
 }
 
-// endsInDollar reports whether s ends in a $ that no backslash quotes: POSIX reads
-// $'…' as a $ and a quoted word, bash as one ANSI-C string; neither is meant.
+// endsInDollar reports whether s ends in an unquoted $: POSIX and bash read $'…' differently, and neither is meant.
 func endsInDollar(s string) bool {
 	if !strings.HasSuffix(s, "$") {
 		return false
@@ -151,9 +139,7 @@ func parseError(err error) *FieldError {
 	return &FieldError{Msg: err.Error()}
 }
 
-// QuoteWords writes words as a config line (or a POSIX shell) reads them back: a
-// word that needs it is quoted (-k 'not slow'), a plain one is left as it is. A word
-// no shell can quote (a NUL byte) is written with Go's escapes, for reading only.
+// QuoteWords writes words as a config line or a POSIX shell reads them back; a NUL is written with Go's escapes.
 func QuoteWords(words []string) string {
 	out := make([]string, len(words))
 	for i, w := range words {
@@ -170,10 +156,8 @@ func QuoteWords(words []string) string {
 	return strings.Join(out, " ")
 }
 
-// optionValue reports whether w is a word whose only character a shell treats
-// specially is '=', and that cannot read as an assignment (what is before the first
-// '=' is no variable name): "--show-only=json-v1", "pytest,split=test". syntax.Quote
-// quotes every '=', which only an assignment needs.
+// optionValue reports whether w's only special character is a '=' that cannot start an assignment
+// ("--show-only=json-v1"), which syntax.Quote would quote needlessly.
 func optionValue(w string) bool {
 	name, _, ok := strings.Cut(w, "=")
 	if !ok || syntax.ValidName(name) {

@@ -29,9 +29,7 @@ const (
 // MaxGPUs bounds gpus=N: a typo like gpus=80 must not read as a plan.
 const MaxGPUs = 1024
 
-// ParseGPUs reads the value of gpus= (a mode option, or a listing line's count): a
-// whole number from 1 to MaxGPUs written plainly, or "all" (the whole pool: n is
-// then 0).
+// ParseGPUs reads a gpus= value: a plain whole number from 1 to MaxGPUs, or "all" (n 0).
 func ParseGPUs(v string) (n int, all bool, err error) {
 	if v == "all" {
 		return 0, true, nil
@@ -43,22 +41,19 @@ func ParseGPUs(v string) (n int, all bool, err error) {
 	return n, false, nil
 }
 
-// MultiGPU reports whether the options make a multi-GPU suite (gpus= other than 1),
-// which is listed, set up and run with the hook's multi-GPU switch.
+// MultiGPU reports whether gpus= makes a multi-GPU suite, run with the hook's multi-GPU switch.
 func (m Options) MultiGPU() bool { return m.AllGPUs || m.GPUs > 1 }
 
 // Options are the options of a mode field, "<mode>[,key=value…]".
 type Options struct {
-	// GPUs is each item's GPU count from gpus=N; 0 when not given (one GPU, or
-	// what the suite itself says per item). AllGPUs is gpus=all: the whole pool.
+	// GPUs is each item's count from gpus=N; 0 when not given. AllGPUs is gpus=all.
 	GPUs    int
 	AllGPUs bool
 	// Split is how the suite is cut into items ("" = the mode's default).
 	Split string
 	// Python is the interpreter that runs pytest ("" = python3 on PATH).
 	Python string
-	// Setup is a shell command run once, from the repo root, before the suite is
-	// listed (a build the listing needs).
+	// Setup is a shell command run once from the repo root before listing (a build the listing needs).
 	Setup string
 	// Env is NAME=VALUE settings for the suite's listing, setup and items, in order.
 	Env []string
@@ -112,10 +107,8 @@ func options() map[string]option {
 	}
 }
 
-// ParseMode reads a mode field: the mode, then comma-separated key=value options.
-// A comma always separates options, so a value cannot hold one (setup= names a
-// script for a command that needs it; env= is given once per variable). Messages
-// say what is wrong and the fix, without the file and line (the caller adds them).
+// ParseMode reads a mode field: the mode, then comma-separated key=value options, so a value cannot hold a comma.
+// Messages name the fix; the caller adds file and line.
 func ParseMode(field string) (Mode, Options, error) {
 	name, rest, hasOpts := strings.Cut(field, ",")
 	mode := Mode(name)

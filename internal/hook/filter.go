@@ -2,23 +2,10 @@ package hook
 
 import "strings"
 
-// FilterPattern is the filter value that selects exactly the call line of tag
-// (docs/hooks.md#the-filter-a-tag-as-an-exact-pattern; docs/choices.md).
-//
-// Suites match their tags against the filter as a shell pattern taken from an
-// unquoted expansion: `case "$tag" in $TEST_FILTER)`, `[[ $tag == $TEST_FILTER ]]`
-// (bash), or TransformerEngine's `for f in $TEST_FILTER; do case "$tag" in $f)`, which
-// also splits the filter on white space. So every byte that is special there is put
-// in a bracket expression of its own, which both bash and POSIX sh (dash, busybox)
-// read as that one character:
-//
-//	bytes * ? [ \          [*] [?] [[] [\\]
-//	space, tab, newline    [[:space:]]   (no white space is left for the split)
-//	( after + @ !          [(]           (bash's extended patterns, always on in [[ ]])
-//
-// A tag without such bytes is returned unchanged. The one inexactness: a white-space
-// byte of the tag also matches any other white-space character in its place (a
-// bracket with a literal space would be split apart again).
+// FilterPattern is the filter that selects exactly the call line of tag
+// (docs/hooks.md#the-filter-a-tag-as-an-exact-pattern; docs/choices.md): suites match it as an unquoted shell pattern,
+// so each special byte goes in a bracket expression of its own, which bash and POSIX sh both read as that character.
+// A white-space byte also matches other white space, as a literal space in a bracket would be split again.
 func FilterPattern(tag string) string {
 	if !strings.ContainsAny(tag, "*?[\\ \t\n(") {
 		return tag

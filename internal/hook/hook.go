@@ -1,8 +1,5 @@
-// Package hook holds the suite hook contract (docs/hooks.md): the environment variables
-// sgpu-queue sets to ask a suite script to list, set up, or run one of its items.
-//
-// The names default to TransformerEngine's and can be renamed, so another project can
-// adopt the tool without renaming the variables its scripts already read.
+// Package hook holds the suite hook contract (docs/hooks.md): the variables that ask a suite script to list, set up
+// or run an item. The names default to TransformerEngine's and can be renamed, so other projects keep theirs.
 package hook
 
 import (
@@ -66,9 +63,7 @@ func (n *Names) keys() map[string]*string {
 	}
 }
 
-// KeyOf is the key of the variable named name that sgpu-queue sets for every
-// listing and setup (Uses, but those set for items only); "" for none. visible
-// are the vendors' visible-devices variables (Uses).
+// KeyOf is the Uses key of the variable name that every listing and setup gets; "" for none.
 func (n Names) KeyOf(name string, visible ...string) string {
 	for _, u := range n.Uses(visible...) {
 		if u.Name == name && !u.ItemsOnly {
@@ -102,9 +97,8 @@ func (n *Names) Set(assignment string) error {
 // key2name is a key as a variable-name stem ("skip-setup" → "skip_setup").
 func key2name(key string) string { return strings.ReplaceAll(key, "-", "_") }
 
-// reserved says what a variable is when the shell, the dynamic loader or a language
-// runtime reads it for itself ("" for any other): a hook or pin variable must never
-// be one of them (PATH=2 and nothing runs; LD_PRELOAD=<tag> loads the tag).
+// reserved says what reads a variable for itself (the shell, the loader, a runtime); a hook or pin variable must
+// not be one (PATH=2 and nothing runs; LD_PRELOAD=<tag> loads the tag).
 func reserved(name string) string {
 	for _, p := range []struct{ prefix, what string }{
 		{"LD_", "read by the dynamic loader"},
@@ -151,8 +145,7 @@ func (n *Names) Keys() []string {
 	return ks
 }
 
-// ValidName reports whether s can name an environment variable: letters, digits and
-// _, not starting with a digit (config's env= option checks its names with it).
+// ValidName reports whether s can name an environment variable.
 func ValidName(s string) bool {
 	if s == "" {
 		return false
@@ -181,8 +174,7 @@ func (e Env) Get(key string) (string, bool) {
 	return "", false
 }
 
-// With returns a copy of e with each "KEY=VALUE" in kv set (replacing any earlier
-// value), and each bare "KEY" removed.
+// With returns a copy of e with each "KEY=VALUE" set and each bare "KEY" removed.
 func (e Env) With(kv ...string) Env {
 	drop := map[string]bool{}
 	for _, a := range kv {
@@ -204,8 +196,7 @@ func (e Env) With(kv ...string) Env {
 	return out
 }
 
-// Assign is "NAME=value" for each name: the assignments that give several variables
-// one value (an item's GPU id in every visible-devices variable).
+// Assign is "NAME=value" for each name (an item's GPU id in every visible-devices variable).
 func Assign(value string, names ...string) []string {
 	out := make([]string, len(names))
 	for i, n := range names {
@@ -214,11 +205,8 @@ func Assign(value string, names ...string) []string {
 	return out
 }
 
-// Kind is which items a suite command is asked about: a single-GPU suite's commands
-// get the hook's single-GPU switch (TEST_SGPU=1, TEST_MGPU set empty), a multi-GPU
-// suite's (gpus= other than 1) the multi-GPU one (TEST_SGPU set empty, TEST_MGPU=1),
-// for its listing, its setup and its items alike, so that one script can be two
-// suites (TE's torch and torch-mgpu).
+// Kind is which switch a suite's commands get, single- or multi-GPU, for listing, setup and items alike,
+// so one script can be two suites (TE's torch and torch-mgpu).
 type Kind int
 
 const (
@@ -234,8 +222,7 @@ func (n Names) switches(k Kind) []string {
 	return []string{n.SGPU + "=1", n.MGPU + "="}
 }
 
-// base is what every suite command gets: the level and the GPU switches of its kind,
-// and none of the per-purpose switches that an outer environment might have left set.
+// base is the level and kind switches, with any per-purpose switch an outer environment left set removed.
 func (n Names) base(env Env, level string, k Kind) Env {
 	return env.With(append([]string{
 		n.ListItems, n.SkipCheckSupported, n.SetupOnly, n.SkipSetup, n.Filter,
@@ -243,8 +230,7 @@ func (n Names) base(env Env, level string, k Kind) Env {
 	)
 }
 
-// ListEnv is the environment of a listing pass: census=false asks what this host will
-// run (the queue), census=true what exists at this level (the census).
+// ListEnv is a listing pass's environment: the queue (this host) or, with census, what exists at this level.
 func (n Names) ListEnv(env Env, level string, k Kind, census bool) Env {
 	e := n.base(env, level, k).With(n.ListItems + "=1")
 	if census {
@@ -258,8 +244,7 @@ func (n Names) SetupEnv(env Env, level string, k Kind) Env {
 	return n.base(env, level, k).With(n.SetupOnly + "=1")
 }
 
-// ItemEnv is the environment of one item. tag is "" for an opaque item, which runs its
-// script end to end, setup included.
+// ItemEnv is one item's environment; an opaque item runs its script whole, setup included.
 func (n Names) ItemEnv(env Env, level string, k Kind, tag string, opaque bool) Env {
 	e := n.base(env, level, k)
 	if !opaque {
@@ -268,46 +253,31 @@ func (n Names) ItemEnv(env Env, level string, k Kind, tag string, opaque bool) E
 	return e
 }
 
-// VerifyEnv is the environment of one re-entry of sgpu-queue verify: a listing pass
-// (census or queue, as ListEnv) with the filter an item of this tag is dispatched with,
-// so the listing shows which call lines that dispatch would run.
+// VerifyEnv is a listing pass with the filter of tag, showing which call lines that item would run.
 func (n Names) VerifyEnv(env Env, level string, k Kind, tag string, census bool) Env {
 	return n.ListEnv(env, level, k, census).With(n.Filter + "=" + FilterPattern(tag))
 }
 
-// AdapterEnv is the environment of an adapter suite's commands (setup, listing,
-// items; docs/adapters.md): the test level, and none of the hook contract's switches
-// an outer environment might have left set. The contract's other variables (filter,
-// JUnit prefix, single-GPU switches) mean nothing to pytest, CTest or a command
-// line, so none is set.
+// AdapterEnv is an adapter suite's environment (docs/adapters.md): the level, and no contract switch, as they mean
+// nothing to pytest, CTest or a command line.
 func (n Names) AdapterEnv(env Env, level string) Env {
 	return env.With(n.ListItems, n.SkipCheckSupported, n.SetupOnly, n.SkipSetup, n.Filter, n.Level+"="+level)
 }
 
-// Use is one variable sgpu-queue sets in a suite's commands, and which of its
-// variables it is.
+// Use is one variable sgpu-queue sets in a suite's commands.
 type Use struct {
 	Name string
-	// Key is the --hook-var key of a contract variable ("pin" for the pin
-	// variable), or one of the keys of the variables no option renames:
-	// "also-pin", "port", "junit-file".
+	// Key is the --hook-var key of a contract variable, or "also-pin", "port", "junit-file".
 	Key string
 	// ItemsOnly: set for items only, not for listings and setups.
 	ItemsOnly bool
 }
 
-// JUnitFileVar is set, in a cmd item's environment, to the file its JUnit XML
-// goes to when JUnit is on (docs/adapters.md).
+// JUnitFileVar holds a cmd item's JUnit file when JUnit is on (docs/adapters.md).
 const JUnitFileVar = "SGPU_JUNIT_XML"
 
-// Uses lists every variable sgpu-queue sets in a listing's, a setup's or an item's
-// environment, in Keys() order, then the ones no option renames: with the pin left
-// to the vendor (Pin ""), each of visible, the vendors' visible-devices variables,
-// is the pin; with a pin among them, the others are set with it (gpu.Pool.AlsoPin:
-// when the environment sets them); then the item's port (MasterPort) and a cmd
-// item's JUnit file (JUnitFileVar). The item marker is a word of the listing, not a
-// variable. The clash check (Clashes) and the --setup-env check (KeyOf) read this
-// one list, so a variable added here is checked by both.
+// Uses lists every variable sgpu-queue sets in a suite's commands, in Keys() order, then the pins, the port and the
+// JUnit file. Clashes and KeyOf read this one list, so a variable added here is checked by both.
 func (n Names) Uses(visible ...string) []Use {
 	var out []Use
 	fields := n.keys()
@@ -334,9 +304,7 @@ func (n Names) Uses(visible ...string) []Use {
 		Use{Name: JUnitFileVar, Key: "junit-file", ItemsOnly: true})
 }
 
-// Clash is one variable name given to two of the variables sgpu-queue sets (Uses):
-// each listing, setup or item would get one value for both (an item's GPU id as its
-// filter, its port as its GPU).
+// Clash is one name given to two of the variables sgpu-queue sets, which would then get one value.
 type Clash struct {
 	Name string
 	// Keys are the two uses' keys (Use.Key), in Uses order.
@@ -347,8 +315,7 @@ func (c *Clash) Error() string {
 	return fmt.Sprintf("%s is both the %s and the %s variable", c.Name, c.Keys[0], c.Keys[1])
 }
 
-// Clashes lists every variable name two of the variables sgpu-queue sets share
-// (Uses, with the vendors' visible-devices variables visible).
+// Clashes lists every name two of the Uses share.
 func (n Names) Clashes(visible ...string) []*Clash {
 	owner := map[string]string{}
 	var out []*Clash

@@ -6,8 +6,7 @@ import (
 	"strings"
 )
 
-// MasterPort is the variable torchrun reads for a --master-port its launch does not
-// give: every item gets one of its own (docs/hooks.md "Ports").
+// MasterPort is torchrun's variable for a --master-port not given: each item gets its own (docs/hooks.md "Ports").
 const MasterPort = "PET_MASTER_PORT"
 
 // PortBaseVar is TE's variable for the first port; DefaultPortBase its default.
@@ -16,10 +15,8 @@ const (
 	DefaultPortBase = 29600
 )
 
-// PortBase is the base of the items' ports: given (the port-base option, named
-// option as the user's face names it: --port-base, input port-base), else fromEnv
-// ($TE_CI_PORT_BASE), else DefaultPortBase. The error names where the bad one came
-// from.
+// PortBase is the items' port base: given, else fromEnv ($TE_CI_PORT_BASE), else DefaultPortBase;
+// the error names its source (option as the user's face spells it).
 func PortBase(given, option, fromEnv string) (int, error) {
 	s, from := strings.TrimSpace(given), option
 	if s == "" {
@@ -35,8 +32,7 @@ func PortBase(given, option, fromEnv string) (int, error) {
 	return n, nil
 }
 
-// ParsePortBase reads a port base; the error says what is wanted, without naming
-// where it came from (settings checks the option with it, with every other input).
+// ParsePortBase reads a port base; the error does not name the source, which the caller knows.
 func ParsePortBase(s string) (int, error) {
 	n, err := strconv.Atoi(strings.TrimSpace(s))
 	if err != nil || n < 1 || n > 65535 {
@@ -45,12 +41,8 @@ func ParsePortBase(s string) (int, error) {
 	return n, nil
 }
 
-// Ports gives each GPU of the pool (by id) the port of an item whose first GPU it
-// is: base + the id, as TE's run_queue.sh, when every id is a whole number; else
-// base + its position in the pool (MIG UUIDs), so no two GPUs share one. Items
-// running at once never share a GPU, so they never share a port. An error when the
-// highest port is past 65535, naming option (the port-base option as the user's
-// face names it) as the fix.
+// Ports gives each GPU the port of an item it is first of: base + id as TE's run_queue.sh, or base + position for
+// non-numeric ids. Items at once never share a GPU, so never a port. Past 65535 is an error naming option.
 func Ports(base int, ids []string, option string) (map[string]int, error) {
 	offset := make([]int, len(ids))
 	for i, id := range ids {

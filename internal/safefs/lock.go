@@ -9,17 +9,15 @@ import (
 	"time"
 )
 
-// DefaultLockWait bounds how long LockDir waits for another run's hold: a hold
-// lasts one read, one merge and one write of a few small files, so a longer one is
-// a run stopped (SIGSTOP) in the middle of it.
+// DefaultLockWait bounds the wait for another run's hold, which lasts a few small reads and writes: longer is a
+// stopped run.
 const DefaultLockWait = 2 * time.Minute
 
 // lockPoll is how often a waiting LockDir tries again.
 const lockPoll = 50 * time.Millisecond
 
-// LockError is a directory whose lock was not taken: Busy when another run held it
-// past the wait (or the wait was cancelled); otherwise the file system refused the
-// lock (an NFS mount without lock support), which a caller may go on without.
+// LockError is a lock not taken: Busy when held past the wait (or cancelled), else the file system refused locks
+// (NFS), which a caller may go on without.
 type LockError struct {
 	What string // what the lock guards, for the message: "weight table", "JUnit dir"
 	Dir  string
@@ -40,10 +38,8 @@ func (e *LockError) Error() string {
 
 func (e *LockError) Unwrap() error { return e.Err }
 
-// LockDir takes an exclusive flock(2) on directory dir (what names what it guards),
-// waiting up to wait (DefaultLockWait for 0) for another holder, and returns the
-// release. No lock file is made: nothing is left in the tree to commit or clean,
-// and the kernel drops the lock when the holder dies. The directory must exist.
+// LockDir takes an exclusive flock(2) on dir, waiting up to wait, and returns the release. No lock file: nothing
+// to commit or clean, and the kernel drops the lock when the holder dies.
 func LockDir(ctx context.Context, what, dir string, wait time.Duration) (release func(), err error) {
 	// O_NONBLOCK: whatever is there, the open never waits.
 	d, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK, 0)

@@ -1,13 +1,7 @@
-// Package safefs reads and writes the files one run leaves for the next (ci-rerun/,
-// the log dir, the JUnit dir: docs/bad-day.md#the-state-between-runs-links-and-fifos).
-// A pull request controls the tree they live in, and git commits symlinks and
-// nothing stops a FIFO being made there, so every write here refuses a symlink or
-// any other non-regular file on its way (a directory below the trusted root
-// included), and every read refuses a FIFO or device instead of blocking on it.
-//
-// The trusted root is where the caller's own knowledge ends: the repo root for a path
-// under it, the directory the user named otherwise. A link at or above it is the
-// user's choice (a workspace on another disk), one below it is not.
+// Package safefs reads and writes the files one run leaves for the next
+// (docs/bad-day.md#the-state-between-runs-links-and-fifos). A pull request controls that tree, so writes refuse
+// a link or non-regular file below the trusted root, and reads refuse a FIFO or device instead of blocking.
+// A link at or above the trusted root is the user's choice.
 package safefs
 
 import (
@@ -23,9 +17,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/atomicfile"
 )
 
-// Error is a path that is not what sgpu-queue writes or reads there: a symlink, a
-// FIFO, a device, a socket, or a directory where a file belongs (or a file where a
-// directory does).
+// Error is a path that is not what sgpu-queue reads or writes there: a link, FIFO, device, socket or wrong kind.
 type Error struct {
 	Path    string      // as the caller gave it
 	Kind    string      // "a symbolic link", "a named pipe (FIFO)", …
@@ -35,8 +27,7 @@ type Error struct {
 	WantDir bool        // a directory belongs there
 }
 
-// Unwrap is syscall.ENOTDIR for a file (not a link) where a directory belongs: a
-// path the caller cannot make, as mkdir(2) says.
+// Unwrap is syscall.ENOTDIR for a file where a directory belongs, as mkdir(2) says.
 func (e *Error) Unwrap() error {
 	if e.WantDir && !e.Mode.IsDir() && e.Mode&fs.ModeSymlink == 0 {
 		return syscall.ENOTDIR
@@ -46,8 +37,7 @@ func (e *Error) Unwrap() error {
 
 func (e *Error) Error() string { return e.Path + " " + e.Reason() }
 
-// Reason is the message without the path: "is a symbolic link to …: … the fix", for
-// a caller that names the path already.
+// Reason is the message without the path, for a caller that names it already.
 func (e *Error) Reason() string {
 	what := e.Kind
 	if e.Target != "" {
@@ -60,8 +50,7 @@ func (e *Error) Reason() string {
 		"remove it (a pull request may have committed it) and run again", what)
 }
 
-// Rel is a copy of e naming its path relative to base when it is under base, as a
-// message to the user does.
+// Rel is a copy of e naming its path relative to base when under it.
 func (e *Error) Rel(base string) *Error {
 	c := *e
 	if rel, err := filepath.Rel(base, e.Path); err == nil && filepath.IsAbs(e.Path) && !outside(rel) {
@@ -81,8 +70,7 @@ func Under(dir, p string) bool {
 	return err == nil && !outside(rel)
 }
 
-// TrustedRoot is the trusted root of dir (package doc): repoRoot when dir is under
-// it (or is it), else dir itself, which the user named.
+// TrustedRoot is repoRoot when dir is under it, else dir itself, which the user named.
 func TrustedRoot(repoRoot, dir string) string {
 	if repoRoot != "" && Under(repoRoot, dir) {
 		return repoRoot
@@ -118,8 +106,7 @@ func refuse(path string, fi fs.FileInfo, read bool) *Error {
 	return e
 }
 
-// realDir is nil when d is a directory (never a link to one: Lstat), an error
-// matching fs.ErrNotExist when nothing is there, else the *Error naming what is.
+// realDir is nil for a real directory, fs.ErrNotExist for nothing, else the *Error naming what is there.
 func realDir(d string) error {
 	fi, err := os.Lstat(d)
 	if err != nil {
@@ -133,8 +120,7 @@ func realDir(d string) error {
 	return nil
 }
 
-// regularOrAbsent is nil when path is a regular file or nothing is there, else the
-// *Error naming what is (or why it could not tell).
+// regularOrAbsent is nil for a regular file or nothing, else the *Error naming what is there.
 func regularOrAbsent(path string) error {
 	fi, err := os.Lstat(path)
 	switch {
@@ -148,9 +134,7 @@ func regularOrAbsent(path string) error {
 	return nil
 }
 
-// below lists the directories strictly below root down to and including dir, outermost
-// first. A dir that is not under root is checked on its own (its parent is then the
-// trusted root): the caller named it.
+// below lists the dirs strictly below root down to dir, outermost first; a dir not under root is checked alone.
 func below(root, dir string) []string {
 	root, dir = filepath.Clean(root), filepath.Clean(dir)
 	rel, err := filepath.Rel(root, dir)
@@ -169,9 +153,7 @@ func below(root, dir string) []string {
 	return out
 }
 
-// CheckDir reports whether every directory from below root down to dir is a real
-// directory (not a symlink to one) or not there yet: an *Error for the first that is
-// not.
+// CheckDir is an *Error for the first dir below root down to dir that is there and not a real directory.
 func CheckDir(root, dir string) error {
 	for _, d := range below(root, dir) {
 		err := realDir(d)
@@ -185,8 +167,7 @@ func CheckDir(root, dir string) error {
 	return nil
 }
 
-// Check reports whether path may be written: its directories below root pass
-// CheckDir, and path is a regular file or not there.
+// Check reports whether path may be written: CheckDir, and a regular file or nothing at path.
 func Check(root, path string) error {
 	if err := CheckDir(root, filepath.Dir(path)); err != nil {
 		return err
@@ -194,8 +175,7 @@ func Check(root, path string) error {
 	return regularOrAbsent(path)
 }
 
-// MkdirAll makes dir and the directories above it, up to root, each a real directory;
-// an *Error names the first that is a link or not a directory.
+// MkdirAll makes dir and its parents up to root, each a real directory.
 func MkdirAll(root, dir string) error {
 	dirs := below(root, dir)
 	// Above the outermost one is the root (or the user's own directory).
@@ -218,9 +198,7 @@ func MkdirAll(root, dir string) error {
 	return nil
 }
 
-// WriteFile replaces path with data whole (a temporary file renamed over it, as
-// atomicfile.Replace), making its directories below root first; a symlink or any
-// other non-regular file at path or on the way is refused (*Error) and left as it is.
+// WriteFile replaces path whole (atomicfile.Replace), making its dirs; a link or non-regular file is refused and left.
 func WriteFile(root, path string, data []byte, perm fs.FileMode) error {
 	if err := MkdirAll(root, filepath.Dir(path)); err != nil {
 		return err
@@ -231,10 +209,8 @@ func WriteFile(root, path string, data []byte, perm fs.FileMode) error {
 	return atomicfile.Replace(path, data, perm)
 }
 
-// OpenFile opens path for writing with flag (os.O_APPEND, os.O_TRUNC, …; O_CREATE
-// is added), never through a symlink and never blocking on a FIFO: a path that is
-// not a regular file once opened is closed again and refused (*Error). Its
-// directories below root are made as MkdirAll makes them.
+// OpenFile opens path for writing with flag (O_CREATE added), never through a link nor blocking on a FIFO:
+// a non-regular file once opened is refused. Its dirs are made as MkdirAll makes them.
 func OpenFile(root, path string, flag int, perm fs.FileMode) (*os.File, error) {
 	if err := MkdirAll(root, filepath.Dir(path)); err != nil {
 		return nil, err
@@ -257,8 +233,7 @@ func OpenFile(root, path string, flag int, perm fs.FileMode) (*os.File, error) {
 	return f, nil
 }
 
-// Remove deletes path when it is a regular file; a missing one is no error, and a
-// symlink or anything else is refused (*Error) and left.
+// Remove deletes path when it is a regular file; missing is fine, anything else is refused and left.
 func Remove(path string) error {
 	if err := regularOrAbsent(path); err != nil {
 		return err
@@ -269,10 +244,8 @@ func Remove(path string) error {
 	return nil
 }
 
-// Rename moves the regular file from to the name to, as rename(2) does, when the
-// directories of both below root are real directories and to is a regular file or
-// nothing: a link or anything else in the way (at from too) is refused (*Error) and
-// left. A missing from is fs.ErrNotExist.
+// Rename renames the regular file from to to when both dirs are real and to is a regular file or nothing;
+// anything else is refused and left.
 func Rename(root, from, to string) error {
 	for _, d := range []string{filepath.Dir(from), filepath.Dir(to)} {
 		if err := CheckDir(root, d); err != nil {
@@ -292,18 +265,15 @@ func Rename(root, from, to string) error {
 	return os.Rename(from, to)
 }
 
-// RemoveEmptyDir removes dir when it is empty and it and the directories above it
-// to root are real directories; anything else is left, silently: a directory an
-// item left files in is kept for the user.
+// RemoveEmptyDir removes dir when it is empty and real up to root; otherwise it is left silently for the user.
 func RemoveEmptyDir(root, dir string) {
 	if CheckDir(root, dir) == nil {
 		_ = os.Remove(dir) // not empty, or not there: nothing to do
 	}
 }
 
-// Open opens path for reading, following symlinks (a user's config or table may be
-// one), without blocking on a FIFO: anything but a regular file is refused (*Error
-// with Read set). fs.ErrNotExist passes through for a missing file.
+// Open opens path for reading, following links (a user's config may be one), never blocking on a FIFO:
+// anything but a regular file is refused.
 func Open(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
