@@ -1,7 +1,5 @@
-// Package atomicfile replaces a file whole, so that a reader (or the next run, after
-// a crash or a full disk) sees either the old content or the new one, never half of
-// it and never a stray temporary file. Every file sgpu-queue rewrites as a unit (the
-// weight table, queue/run.json, the report, the verdict files) goes through Write.
+// Package atomicfile replaces a file whole, so a reader or the next run, after a crash or a full disk,
+// sees the old content or the new, never half nor a stray temporary file.
 package atomicfile
 
 import (
@@ -13,16 +11,13 @@ import (
 	"strings"
 )
 
-// TempExtra is how many bytes a temporary file's name adds to the name of the file it
-// replaces: "." + name + ".tmp" + up to 10 random digits (os.CreateTemp). Names that
-// must fit the file system's 255-byte limit leave this much room.
+// TempExtra is how many bytes a temporary file's name adds (".<name>.tmp<digits>"), for names that must fit 255 bytes.
 const TempExtra = 1 + len(tempInfix) + 10
 
 // tempInfix sits between the replaced file's name and os.CreateTemp's digits.
 const tempInfix = ".tmp"
 
-// TempOf says which file a directory entry is a leftover temporary file of
-// (".<name>.tmp<digits>" → name), for a cleaner that removes only what Write left.
+// TempOf names the file a leftover temporary entry belongs to, for a cleaner that removes only Write's.
 func TempOf(entry string) (name string, ok bool) {
 	rest, ok := strings.CutPrefix(entry, ".")
 	i := strings.LastIndex(rest, tempInfix)
@@ -39,16 +34,9 @@ func TempOf(entry string) (name string, ok bool) {
 // maxLinks bounds symlink chains, as the kernel does (ELOOP after 40).
 const maxLinks = 40
 
-// Write replaces path with data.
-//
-// A symlink is followed (a chain of them too, even a dangling one) and its final
-// target replaced, so a link to a shared file keeps pointing at it and the shared
-// file is the one that changes. The data goes to a temporary file in the target's
-// directory (created when missing), is synced, gets the mode of the file it replaces
-// (perm for a new file), and is renamed over the target. On any failure the temporary
-// file is removed and the target is left as it was; the error names path and wraps
-// the cause (errors.Is(err, syscall.ENOSPC) on a full disk): an *Error once writing
-// began.
+// Write replaces path with data through a synced temporary file renamed over it. A symlink is followed, so the
+// shared file it points at changes; the mode is kept. On failure the target is left as it was; the error wraps the
+// cause (ENOSPC).
 func Write(path string, data []byte, perm fs.FileMode) error {
 	target, err := Resolve(path)
 	if err != nil {
@@ -57,16 +45,13 @@ func Write(path string, data []byte, perm fs.FileMode) error {
 	return replace(path, target, data, perm)
 }
 
-// Replace replaces the directory entry path itself with data, as Write does but
-// without following a symlink there (the rename replaces the link, never its
-// target): the state a run keeps, where the caller (safefs.WriteFile) has refused a
-// link already. The mode of a regular file it replaces is kept.
+// Replace is Write without following a link at path: the rename replaces the link itself, for state where the
+// caller refused links already (safefs.WriteFile).
 func Replace(path string, data []byte, perm fs.FileMode) error {
 	return replace(path, path, data, perm)
 }
 
-// replace writes target (path, or what its links resolve to) whole, keeping the
-// mode of a regular file there; an error names path.
+// replace writes target whole, keeping a regular file's mode; an error names path.
 func replace(path, target string, data []byte, perm fs.FileMode) error {
 	mode := perm
 	if fi, err := os.Lstat(target); err == nil && fi.Mode().IsRegular() {
@@ -78,8 +63,7 @@ func replace(path, target string, data []byte, perm fs.FileMode) error {
 	return nil
 }
 
-// Error is a failed Write: the file it was to replace, and why (ENOSPC on a full
-// disk), without the temporary file's name.
+// Error is a failed Write, naming the file, not the temporary one.
 type Error struct {
 	Path string
 	Err  error
@@ -119,8 +103,7 @@ func write(target string, data []byte, mode fs.FileMode) (err error) {
 	return os.Rename(tmp.Name(), target)
 }
 
-// Resolve follows path through any symlinks to the file they name (which need not
-// exist yet). A path that is no symlink is returned as it is.
+// Resolve follows path through any symlinks to the file they name, which need not exist.
 func Resolve(path string) (string, error) {
 	p := path
 	for range maxLinks {
@@ -146,8 +129,7 @@ func Resolve(path string) (string, error) {
 	return "", fmt.Errorf("%s: more than %d symbolic links in a chain (a loop?)", path, maxLinks)
 }
 
-// cause drops the *PathError around an error: the caller names the file, not the
-// temporary one.
+// cause drops the *PathError around err: the caller names the file.
 func cause(err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {

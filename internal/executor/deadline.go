@@ -6,9 +6,7 @@ import (
 	"time"
 )
 
-// Deadline bounds ctx by d (none when d ≤ 0), with cause as the reason: a listing,
-// setup or once-per-run command stopped at its own deadline is told apart from one
-// whose run was cancelled (PastDeadline).
+// Deadline bounds ctx by d (none when d ≤ 0) with cause, so a command past its own deadline is told from a cancel.
 func Deadline(ctx context.Context, d time.Duration, cause error) (context.Context, context.CancelFunc) {
 	if d <= 0 {
 		return ctx, func() {}
@@ -16,8 +14,7 @@ func Deadline(ctx context.Context, d time.Duration, cause error) (context.Contex
 	return context.WithTimeoutCause(ctx, d, cause)
 }
 
-// PastDeadline reports whether sub (from Deadline) ended at its own deadline,
-// cause, not because the run (ctx) was cancelled.
+// PastDeadline reports whether sub ended at its own deadline, not because ctx was cancelled.
 func PastDeadline(ctx, sub context.Context, cause error) bool {
 	return ctx.Err() == nil && errors.Is(context.Cause(sub), cause)
 }

@@ -1,8 +1,5 @@
-// Package executor is the seam between the engine and the place a suite command runs.
-//
-// The engine never starts a process itself: listing passes, setup, every item and the
-// GPU detection tools all go through an Executor, so the same engine runs commands on
-// this machine (Local) or inside another container (the Docker executor).
+// Package executor is the seam between the engine and where a command runs: this machine (Local) or another
+// container (the Docker executor). The engine never starts a process itself.
 package executor
 
 import (
@@ -27,40 +24,28 @@ type Command struct {
 
 // Result is how a command ended.
 type Result struct {
-	// ExitCode follows the shell convention: the process's exit status, or 128+N when
-	// it was ended by signal N (a segfault is 139, a KILL 137).
+	// ExitCode is the shell's: the exit status, or 128+N for signal N (a segfault is 139, a KILL 137).
 	ExitCode int
 	// Signaled is true when the process ended by a signal.
 	Signaled bool
-	// Cancelled is true when the context ended before the command did and the
-	// executor stopped it.
+	// Cancelled: ctx ended before the command and the executor stopped it.
 	Cancelled bool
 }
 
-// ErrNotFound is returned (wrapped) when the program does not exist or cannot be
-// executed where the command runs.
+// ErrNotFound is wrapped when the program does not exist or cannot run where the command runs.
 var ErrNotFound = errors.New("command not found")
 
-// ErrUnavailable is matched (errors.Is) by errors saying that nothing more can run
-// where this executor runs commands (its container stopped): dispatch stops, and the
-// items not yet run are marked instead of each failing in turn.
+// ErrUnavailable is matched when nothing more can run where this executor runs (its container stopped),
+// so the items not yet run are marked instead of each failing in turn.
 var ErrUnavailable = errors.New("executor unavailable")
 
-// Executor runs a command to completion.
-//
-// A command ends when its program exits: what it left running (background children,
-// in its process group or not) is killed then, and its output is not waited for
-// beyond a short bound. When ctx is cancelled, the executor ends everything the
-// command started: TERM, then KILL after its grace period (none when zero). Run
-// returns an error only when the command could not be run at all; a command that ran
-// and failed is a Result with a non-zero code.
+// Executor runs a command to completion. What the program left running is killed when it exits; on cancel, TERM,
+// then KILL after the grace period. An error means it could not run at all; a failure is a non-zero Result.
 type Executor interface {
 	Run(ctx context.Context, c Command) (Result, error)
 }
 
-// Label is how messages name the command: its Name (else Path), with control
-// characters and invalid UTF-8 shown as '?' so that a hostile tag cannot rewrite the
-// terminal.
+// Label names the command in messages, with control characters and invalid UTF-8 as '?'.
 func (c Command) Label() string {
 	name := c.Name
 	if name == "" {

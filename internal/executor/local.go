@@ -14,32 +14,22 @@ import (
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 )
 
-// Local runs commands as child processes of this one, each the leader of its own
-// process group so that stopping it reaches everything the command started (pytest
-// workers, compilers), not just the shell script at the top; processes that leave the
-// group (setsid, daemons) are found by the mark in their environment (see MarkPrefix).
-//
-// A command ends when its leader exits: what it left running is killed at once, and
-// its output is read for at most outputWait more, so a background process holding the
-// output cannot keep the command (and its GPU) going.
+// Local runs commands as child process-group leaders, so stopping one reaches everything it started; processes that
+// leave the group are found by their mark (MarkPrefix). When the leader exits, what it left is killed and its output
+// read for at most outputWait, so nothing in the background keeps the GPU.
 type Local struct {
-	// Grace is the time between TERM and KILL on cancel; zero means none: KILL right
-	// after TERM.
+	// Grace is the time between TERM and KILL on cancel; zero: KILL right after TERM.
 	Grace time.Duration
 	// Force, when closed, cuts every grace period short (a second Ctrl-C).
 	Force <-chan struct{}
-	// Warn, when set, hears about processes a command left behind, one line each
-	// time, naming the command (Command.Name).
+	// Warn, when set, hears of processes a command left behind, one line each.
 	Warn func(string)
 }
 
-// outputWait bounds how long Run reads a command's output after its leader exited and
-// what it left was killed: only a process that could not be found or killed holds it
-// that long.
+// outputWait bounds the output read after the leader exited and its leftovers were killed.
 const outputWait = 2 * time.Second
 
-// killWait bounds how long Run waits for a leader to die after KILL: a process stuck
-// in the kernel (a hung GPU driver) ignores it, and is left behind.
+// killWait bounds the wait for a leader after KILL: one stuck in the kernel (a hung GPU driver) is left behind.
 const killWait = 10 * time.Second
 
 // Run implements Executor.
@@ -85,9 +75,7 @@ func (l Local) Run(ctx context.Context, c Command) (Result, error) {
 		res.Cancelled = true
 		ended, err = l.stop(t, waited)
 	}
-	// The leader is gone: anything it left running, in its group or escaped from
-	// it, must not outlive the command (it would keep the GPU busy under the next
-	// item, or hold the output open).
+	// Nothing it left may outlive the command: it would hold the GPU under the next item, or the output.
 	left := t.sweep(out.inodes)
 	outputEnded := out.wait(outputWait)
 	if !ended {
@@ -125,10 +113,8 @@ func exitStatus(err error, res *Result) error {
 	return nil
 }
 
-// stop ends a cancelled command: TERM to its tree, then KILL once the grace period
-// is over (at once when it is zero or Force is closed) unless everything ended by
-// then. It returns false when the leader did not end within killWait of the KILL,
-// and the leader's Wait error.
+// stop ends a cancelled command: TERM, then KILL after the grace period unless all ended. It returns false when
+// the leader outlived killWait after the KILL, and the leader's Wait error.
 func (l Local) stop(t *tree, waited <-chan error) (bool, error) {
 	t.signal(syscall.SIGTERM)
 	var werr error
@@ -243,8 +229,7 @@ func (l Local) note(c Command, msg string) {
 	}
 }
 
-// lookPath finds a bare program name on the PATH of the command's own environment
-// (where it runs), falling back to this process's PATH when that has none.
+// lookPath finds a bare name on the command's own PATH, else on this process's.
 func lookPath(name string, env []string) (string, error) {
 	if strings.Contains(name, "/") {
 		return exec.LookPath(name)

@@ -8,13 +8,8 @@ import (
 	"time"
 )
 
-// output joins a command's stdout and stderr to the caller's writers through pipes
-// that Run owns, not os/exec's: os/exec's Wait waits for every holder of a pipe to
-// close it, and a process the command left behind may hold it for ever. Run decides
-// instead how long to keep reading once the command ended.
-//
-// Run's goroutine owns every field but err: one copy goroutine per pipe writes
-// err, under mu, and copied tells when they are done.
+// output joins a command's stdout and stderr through pipes Run owns: os/exec's Wait waits for every holder of a
+// pipe, and a left-behind process may hold it for ever. Copy goroutines write err under mu; Run owns the rest.
 type output struct {
 	stdout, stderr *os.File // the child's ends (nil: /dev/null)
 	child          []*os.File
@@ -26,8 +21,7 @@ type output struct {
 	err error // the first write error of any copy
 }
 
-// connect makes the child's ends for stdout and stderr. One writer given for both
-// gets one pipe, so that the two streams keep their order in it.
+// connect makes the child's ends; one writer for both gets one pipe, keeping the streams' order.
 func connect(stdout, stderr io.Writer) (*output, error) {
 	o := &output{}
 	var err error
@@ -65,8 +59,7 @@ func (o *output) attach(w io.Writer) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Stat, not Fd: Fd would make the read end blocking, and Close could then no
-	// longer stop a Read waiting on it.
+	// Stat, not Fd: Fd would make the read end blocking, and Close could no longer stop a Read.
 	if fi, err := r.Stat(); err == nil {
 		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 			o.inodes = append(o.inodes, st.Ino)
@@ -90,8 +83,7 @@ func (o *output) started() {
 	o.child = nil
 }
 
-// wait waits up to d for every pipe to reach its end, then stops reading the
-// others. It tells whether every pipe ended by itself.
+// wait waits up to d for every pipe to end, then stops reading; true when all ended by themselves.
 func (o *output) wait(d time.Duration) bool {
 	done := make(chan struct{})
 	go func() {
@@ -125,8 +117,7 @@ func (o *output) writeErr() error {
 	return o.err
 }
 
-// sink passes output on and keeps reading after a write error (a full disk): a pipe
-// left unread would block the command. Each pipe's copy has its own.
+// sink keeps reading after a write error (a full disk), as a pipe left unread would block the command.
 type sink struct {
 	o   *output
 	w   io.Writer

@@ -5,17 +5,9 @@ import (
 	"syscall"
 )
 
-// NoCoreDumps sets this process's soft RLIMIT_CORE to 0, so that every command it
-// starts afterwards (and everything those start) inherits it: a crashing test writes
-// no core file into the logs an action uploads (docs/hooks.md, "Core dumps"), as TE's
-// `ulimit -c 0` did.
-//
-// It is a process limit, set once before any command starts, not per child: Go's
-// os/exec offers no hook between fork and exec, lowering it around each start races
-// with the other workers' starts, and a prlimit on the started pid comes after the
-// child already runs (what it forks first keeps the old limit). sgpu-queue itself
-// needs no core either. Only the soft limit is lowered, so a test that wants a core
-// may still raise it (`ulimit -S -c unlimited`) up to the hard limit it was given.
+// NoCoreDumps sets this process's soft RLIMIT_CORE to 0 for every command it starts, so a crashing test writes no
+// core into uploaded logs (docs/hooks.md, "Core dumps"), as TE's `ulimit -c 0`. It is set once, not per child:
+// os/exec has no hook between fork and exec, and a later prlimit races. A test may raise the soft limit again.
 func NoCoreDumps() error {
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_CORE, &lim); err != nil {

@@ -13,15 +13,12 @@ import (
 	"time"
 )
 
-// MarkPrefix starts the name of the variable that marks the processes of one command:
-// each command runs with MarkPrefix<random id>=1 added to its environment, and every
-// process it starts inherits it, also one that leaves the command's process group
-// (setsid, a daemon). Run finds them by it in /proc/<pid>/environ. A process that
-// clears its environment and leaves the group is not found (docs/bad-day.md).
+// MarkPrefix starts the variable that marks one command's processes, inherited even by one that leaves the process
+// group (setsid); Run finds them in /proc/<pid>/environ. One that also clears its environment escapes
+// (docs/bad-day.md).
 const MarkPrefix = "SGPU_QUEUE_MARK_"
 
-// NewMark returns a fresh "NAME=1" marking one command's processes (the Docker
-// executor marks its commands the same way).
+// NewMark returns a fresh "NAME=1" mark for one command; the Docker executor uses it too.
 func NewMark() string {
 	var b [8]byte
 	if _, err := rand.Read(b[:]); err != nil {
@@ -39,8 +36,7 @@ func withMark(env []string, mark string) []string {
 	return append(env[:len(env):len(env)], mark)
 }
 
-// Tracking tells whether Run can find the processes that leave a command's process
-// group: it needs /proc. Without it, only the group is stopped.
+// Tracking tells whether Run can find processes that leave the group: it needs /proc.
 func Tracking() error {
 	if _, err := os.ReadFile("/proc/self/stat"); err != nil {
 		return fmt.Errorf("cannot read /proc (%w): processes that leave a command's process group (setsid, daemons) are not found or stopped "+
@@ -49,8 +45,7 @@ func Tracking() error {
 	return nil
 }
 
-// tree is everything one command started: the process group its leader heads, and
-// the processes carrying its mark wherever they went.
+// tree is everything one command started: its process group and the processes carrying its mark.
 type tree struct {
 	pgid  int
 	mark  []byte
@@ -71,8 +66,7 @@ type member struct {
 	escaped bool // outside the group: found by its mark
 }
 
-// members lists the live processes of the tree (zombies are dead). The error says
-// /proc cannot be read.
+// members lists the tree's live processes; the error says /proc cannot be read.
 func (t *tree) members() ([]member, error) {
 	d, err := os.Open("/proc")
 	if err != nil {
@@ -120,8 +114,7 @@ func (t *tree) signal(sig syscall.Signal) {
 	}
 }
 
-// signalMarked signals pid if it still carries the mark. The handle is taken before
-// the check (a pidfd on Linux), so a pid reused in between is never signalled.
+// signalMarked signals pid if it still carries the mark, through a handle taken first, so a reused pid is never hit.
 func (t *tree) signalMarked(pid int, sig syscall.Signal) {
 	p, err := os.FindProcess(pid)
 	if err != nil {
@@ -151,12 +144,10 @@ type leftover struct {
 	stuck   bool // still there after KILL
 }
 
-// sweepWait bounds how long sweep keeps killing a tree that keeps forking or whose
-// processes do not die at once.
+// sweepWait bounds how long sweep keeps killing a tree that keeps forking or does not die.
 const sweepWait = 2 * time.Second
 
-// sweep kills what is left of the tree, KILL at once, and returns what it found.
-// pipes are the inodes of the command's output pipes, to tell who held them.
+// sweep KILLs what is left of the tree and returns it; pipes are the output pipes' inodes, to tell who held them.
 func (t *tree) sweep(pipes []uint64) []leftover {
 	var left []leftover
 	seen := map[int]int{} // pid → index in left
@@ -208,9 +199,7 @@ func readStat(pid int) (stat, error) {
 	return readStatInto(pid, buf[:])
 }
 
-// readStatInto is readStat with the caller's buffer. It reads with plain system calls:
-// it runs for every process on the machine at every command's end, and an os.File
-// costs several more calls each (the poller).
+// readStatInto reads with plain system calls and the caller's buffer: it runs for every process at every command's end.
 func readStatInto(pid int, buf []byte) (stat, error) {
 	fd, err := syscall.Open("/proc/"+strconv.Itoa(pid)+"/stat", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 	if err != nil {
@@ -222,14 +211,12 @@ func readStatInto(pid int, buf []byte) (stat, error) {
 		return stat{}, errors.New("bad stat")
 	}
 	data := buf[:n]
-	// The command name (field 2) is in parentheses and may hold anything: the
-	// fields are counted from the last ')'.
+	// The command name may hold anything: count fields from the last ')'.
 	i := bytes.LastIndexByte(data, ')')
 	if i < 0 {
 		return stat{}, errors.New("bad stat")
 	}
-	// After it, space-separated: state (field 3), ppid, pgrp (5), … starttime (22).
-	// Parsed in place: this runs for every process at every command's end.
+	// Then state (3), ppid, pgrp (5), … starttime (22), parsed in place.
 	var st stat
 	field := 2
 	for k := i + 1; k < len(data) && field <= 22; {

@@ -1,8 +1,5 @@
-// Package mdcut cuts Markdown to a byte limit (GitHub's 65,535 bytes of a check
-// run's summary or a comment, 1 MiB of a job summary) without leaving open what the
-// text opened: a cut inside a fenced code block or a <details> element closes them
-// first, so that the note saying it was cut renders as text after them, not as code
-// or folded away (docs/report.md).
+// Package mdcut cuts Markdown to a byte limit (GitHub's 65,535 or 1 MiB) and closes any code fence or <details>
+// left open, so the cut note renders as text (docs/report.md).
 package mdcut
 
 import (
@@ -10,10 +7,7 @@ import (
 	"unicode/utf8"
 )
 
-// Cut returns md when it fits limit bytes. Otherwise it returns the longest prefix of
-// whole lines of md that, followed by what closes the constructs open at its end (a
-// code fence, then each open <details>) and by note, fits limit; then the closers and
-// note. When not even one line fits, the first line is cut at a character boundary.
+// Cut returns md when it fits limit, else its longest prefix of whole lines that fits with the closers and note.
 // Invalid UTF-8 becomes U+FFFD, as the API would refuse it.
 func Cut(md string, limit int, note string) string {
 	md = strings.ToValidUTF8(md, "\uFFFD")
@@ -69,11 +63,7 @@ func (s state) closers() string {
 	return b.String()
 }
 
-// line advances the state over one line (without its newline), by CommonMark's
-// rules for fenced code blocks: an opening fence is at least three backticks or
-// tildes indented at most three spaces (a backtick fence's info string has no
-// backtick); it is closed by a run of the same character at least as long, with
-// nothing after it but spaces.
+// line advances the state over one line by CommonMark's rules for fenced code blocks.
 func (s *state) line(l string) {
 	l = strings.TrimRight(l, "\r")
 	trimmed := strings.TrimLeft(l, " ")
@@ -107,8 +97,7 @@ func leadingRun(l string) int {
 	return n
 }
 
-// detailsTags counts the <details> and </details> tags of a line outside its code
-// spans (a tag a report shows as `<details>` opens nothing).
+// detailsTags counts a line's <details> and </details> tags outside its code spans.
 func detailsTags(l string) (opened, closed int) {
 	low := strings.ToLower(stripCodeSpans(l))
 	for i := 0; i < len(low); i++ {
@@ -124,8 +113,7 @@ func detailsTags(l string) (opened, closed int) {
 	return opened, closed
 }
 
-// stripCodeSpans blanks the code spans of a line: a run of n backticks up to the
-// next run of exactly n. An unmatched run is literal text.
+// stripCodeSpans blanks a line's code spans; an unmatched backtick run is literal.
 func stripCodeSpans(l string) string {
 	var b strings.Builder
 	for i := 0; i < len(l); {
@@ -148,8 +136,7 @@ func stripCodeSpans(l string) string {
 	return b.String()
 }
 
-// closingRun is where the next run of exactly n backticks at or after from starts;
-// -1 when there is none.
+// closingRun is where the next run of exactly n backticks from from starts; -1 when none.
 func closingRun(l string, from, n int) int {
 	for j := from; j < len(l); {
 		if l[j] != '`' {

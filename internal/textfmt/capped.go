@@ -2,10 +2,8 @@ package textfmt
 
 import "bytes"
 
-// Capped is an io.Writer that keeps a command's output (a listing's stdout) up to
-// the first write that would pass Max bytes, and from then on only notes that there
-// was more. It never fails a write: an error would make the command die on its own
-// output instead of ending.
+// Capped keeps a command's output up to Max bytes, then only notes there was more. It never fails a write,
+// which would make the command die on its own output.
 type Capped struct {
 	Max  int
 	buf  bytes.Buffer

@@ -5,9 +5,7 @@ import (
 	"io"
 )
 
-// Prefixer writes what it is given to W with Prefix before every line, so a
-// command's output echoed on the console reads as nested under the line that
-// started it. Flush ends a last line that had no newline.
+// Prefixer writes to W with Prefix before every line, so echoed output reads as nested; Flush ends a last open line.
 type Prefixer struct {
 	W      io.Writer
 	Prefix string

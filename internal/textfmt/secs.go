@@ -5,8 +5,7 @@ import (
 	"strconv"
 )
 
-// Secs prints seconds plainly, as simulate's tables and the runner advice do:
-// "6935 s", "2624.25 s" (at most two decimals); "–" for NaN.
+// Secs prints seconds plainly ("6935 s", "2624.25 s"); "–" for NaN.
 func Secs(v float64) string {
 	if math.IsNaN(v) {
 		return "–"

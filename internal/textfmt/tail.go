@@ -10,9 +10,8 @@ import (
 	"github.com/rocm/sgpu-queue/internal/safefs"
 )
 
-// Tail is an io.Writer that keeps the last lines of a command's output (each cut at
-// 512 bytes), for the error message of a listing or setup that failed. It is safe for
-// the stdout and stderr copiers to write at once.
+// Tail keeps the last lines of a command's output (each cut at 512 bytes) for a failure's message;
+// stdout and stderr copiers may write at once.
 type Tail struct {
 	Max   int // lines kept; 0 = 20
 	mu    sync.Mutex
@@ -61,10 +60,7 @@ func Indent(s string) string {
 	return "    | " + strings.Join(lines, "\n    | ")
 }
 
-// FileTail returns the last lines of a log file (at most maxLines, from its last
-// maxBytes), without terminal escape sequences and with CRLF as LF; "" when the file
-// cannot be read or is not a regular file. It is what a report or a merged JUnit file
-// shows of a failed item's log.
+// FileTail is the last lines of a regular log file, without terminal escapes and with CRLF as LF; "" when unreadable.
 func FileTail(path string, maxBytes int64, maxLines int) string {
 	f, err := safefs.Open(path) // never waits on a FIFO an item left there
 	if err != nil {
@@ -96,8 +92,7 @@ func FileTail(path string, maxBytes int64, maxLines int) string {
 	return strings.Join(lines, "\n") + "\n"
 }
 
-// ansiCSI matches terminal colour and cursor sequences, which item logs are full of
-// and which only show up as noise outside a terminal.
+// ansiCSI matches terminal colour and cursor sequences, noise outside a terminal.
 var ansiCSI = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]`)
 
 // StripANSI removes terminal colour and cursor sequences.

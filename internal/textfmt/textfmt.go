@@ -1,5 +1,4 @@
-// Package textfmt formats durations and untrusted strings the same way in the console,
-// the report and the action's annotations.
+// Package textfmt formats durations and untrusted strings alike in the console, the report and the annotations.
 package textfmt
 
 import (
@@ -10,8 +9,7 @@ import (
 	"unicode/utf8"
 )
 
-// Dur formats seconds: "0.4s", "12s", "4m05s", "1h02m"; "?" for what is not a
-// number of seconds (NaN, ±Inf), which would otherwise print as garbage.
+// Dur formats seconds: "0.4s", "12s", "4m05s", "1h02m"; "?" for NaN and ±Inf.
 func Dur(secs float64) string {
 	switch {
 	case math.IsNaN(secs) || math.IsInf(secs, 0):
@@ -29,10 +27,8 @@ func Dur(secs float64) string {
 	}
 }
 
-// Printable quotes a string that holds spaces, control characters or bytes that are
-// not UTF-8 (a raw 0x9b is a CSI to some terminals), so a hostile tag cannot rewrite
-// the terminal or be mistaken for two words. A string that starts with a quote is
-// quoted too, so a printed name that starts with one always reads back by unquoting.
+// Printable quotes a string with spaces, control characters or non-UTF-8 bytes (a raw 0x9b is a CSI to some
+// terminals), or a leading quote, so a hostile tag cannot rewrite the terminal and always reads back.
 func Printable(s string) string {
 	if !utf8.ValidString(s) || strings.HasPrefix(s, `"`) {
 		return strconv.Quote(s)
@@ -53,7 +49,5 @@ func Count(n int, noun string) string {
 	return strconv.Itoa(n) + " " + noun + "s"
 }
 
-// OneLine folds every run of white space, line breaks included, into one blank:
-// a message from outside (a tool's stderr, an API error) as one console or
-// annotation line.
+// OneLine folds every run of white space into one blank: an outside message as one line.
 func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
