@@ -1,18 +1,7 @@
-// Package dockerexec runs the engine's commands inside another, running container
-// through the Docker Engine API exec — the container action's way to reach the GPUs and
-// the test environment of the job container (docs/action.md).
-//
-// Every command starts under a small sh launcher (see launcher) that makes the program
-// the leader of a new process group and reports that group on stderr, so a second exec
-// can signal the whole group on cancel (the API cannot kill an exec), and kills what
-// the group leaves behind when the program ends, as executor.Local does, together
-// with the processes that left the group but carry the command's mark
-// (executor.MarkPrefix) in their environment. The output stream is read for at most
-// outputWait after the launcher ended: a process that escaped both may still hold it.
-//
-// Paths: Run translates Command.Dir and an absolute Command.Path with the Mapper. It
-// does not touch Args or Env: whoever puts a path into them (the engine's
-// JUNITXML_PREFIX) translates it with Mapper.ToTarget first.
+// Package dockerexec runs commands inside another running container through the Docker Engine API exec
+// (docs/action.md). A small sh launcher makes each program a process-group leader and reports the group, so a
+// second exec can signal it (the API cannot kill an exec), and sweeps what the program left, as executor.Local does.
+// Run maps Command.Dir and Path; whoever puts a path in Args or Env maps it with Mapper.ToTarget.
 package dockerexec
 
 import (
@@ -31,9 +20,8 @@ import (
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 )
 
-// ErrNotRunning is wrapped by the errors for a target container that is missing,
-// stopped, or stopped (or restarted) while a command ran: nothing more can run there.
-// It matches executor.ErrUnavailable, so dispatch stops instead of failing every item.
+// ErrNotRunning wraps errors for a target container missing, stopped or restarted; it matches
+// executor.ErrUnavailable, so dispatch stops instead of failing every item.
 var ErrNotRunning error = notRunning{}
 
 type notRunning struct{}
@@ -48,11 +36,9 @@ type Options struct {
 	Force     <-chan struct{} // closed: cut grace short
 	Mapper    *Mapper         // path translation; nil = identity
 	Warn      func(string)    // hears about a command that left its output held; nil = none
-	// NoCoreDumps runs every command with a soft RLIMIT_CORE of 0, whatever limit the
-	// container was started with (docker run --ulimit core=-1, a daemon's default).
+	// NoCoreDumps runs every command with a soft RLIMIT_CORE of 0, whatever the container was started with.
 	NoCoreDumps bool
-	// Client talks to the engine; nil makes one from the environment (NewClient),
-	// which Close then closes.
+	// Client talks to the engine; nil makes one (NewClient), which Close closes.
 	Client *client.Client
 }
 
@@ -73,29 +59,23 @@ type Exec struct {
 
 var _ executor.Executor = (*Exec)(nil)
 
-// apiTimeout bounds each control call to the engine (create, inspect, signal): a
-// daemon that stops answering must not hang the run.
+// apiTimeout bounds each control call: a daemon that stops answering must not hang the run.
 const apiTimeout = 60 * time.Second
 
-// containerGoneWait is how long a container whose command lost its launcher gets to
-// show that it stopped.
+// containerGoneWait is how long a container whose launcher was lost gets to show that it stopped.
 const containerGoneWait = 10 * time.Second
 
 // killWait is how long a command may take to end after KILL before Run gives up on it.
 const killWait = 30 * time.Second
 
-// checkWait is how long Run lets the stream end by itself after the launcher's last
-// report before it asks the engine whether the launcher really ended.
+// checkWait is how long the stream may end by itself after the last report before Run asks the engine.
 const checkWait = 200 * time.Millisecond
 
-// outputWait bounds how long Run reads the stream once the launcher ended. The
-// engine itself closes an exec's stream about 2 s after its process exited (Docker
-// 20.10); the shorter bound here makes the warning come every time.
+// outputWait bounds reading the stream after the launcher ended; shorter than Docker's own 2 s, so the warning
+// always comes.
 const outputWait = time.Second
 
-// NewClient connects to the Docker engine named by the environment (DOCKER_HOST,
-// DOCKER_API_VERSION, DOCKER_CERT_PATH, DOCKER_TLS_VERIFY); the API version is
-// negotiated with the daemon on the first call.
+// NewClient connects to the engine the environment names (DOCKER_HOST…), negotiating the API version.
 func NewClient() (*client.Client, error) {
 	cli, err := client.New(client.FromEnv)
 	if err != nil {
@@ -144,24 +124,13 @@ func (e *Exec) Close() error {
 // Mapper is the path translation Run applies (nil = identity).
 func (e *Exec) Mapper() *Mapper { return e.mapper }
 
-// ContainerEnv is the target container's own environment (its image's and its
-// `docker run -e` variables). An exec starts from it and Command.Env is laid over it,
-// so the engine should build the items' environment on this base, not on its own.
+// ContainerEnv is the target's own environment, which an exec starts from: build items' environments on it.
 func (e *Exec) ContainerEnv() []string { return append([]string(nil), e.env...) }
 
-// launcher is run by /bin/sh in the container as: sh -c launcher sgpu-queue DIR MARK CORE
-// PROG ARGS… It sets the soft core-file limit to CORE when that is not empty (0: no
-// core dumps, as executor.NoCoreDumps does here; an exec cannot be given an rlimit
-// through the API), enters DIR, then starts PROG under setsid (a new session, so a new process
-// group that the launcher itself is not in) through an inner sh that reports the group
-// on stderr, hands the group id to the launcher, puts MARK (NAME=1) into the
-// program's environment and execs PROG with the launcher's stdout. When PROG ends,
-// the launcher kills what is left of the group and every process carrying MARK
-// (sweep, twice: once more for what was forking), and exits with PROG's status (128+N
-// when a signal N ended it), after reporting it on stderr: a stream without that last
-// report tells that the launcher itself was killed, i.e. the container died. The
-// launcher's own stderr is /dev/null so that its shell's remarks ("Killed") stay out
-// of the item's log; its own environment has no MARK, so the sweep spares it.
+// launcher runs as: sh -c launcher sgpu-queue DIR MARK CORE PROG ARGS…. It sets the core limit (an exec takes no
+// rlimit), enters DIR, starts PROG in a new session reporting its group, with MARK in its environment; when PROG
+// ends it sweeps the group and MARK twice and exits with PROG's status after reporting it. Its own stderr is
+// /dev/null, keeping "Killed" out of the log, and it has no MARK, so the sweep spares it.
 const launcher = `d=$1; m=$2; c=$3; shift 3
 if [ -n "$c" ]; then ulimit -S -c "$c" 2>/dev/null || ulimit -c "$c" 2>/dev/null; fi
 if [ -n "$d" ]; then cd "$d" 2>/dev/null || { printf '\036sgpu-queue:nodir\n' >&2; exit 126; }; fi
@@ -180,19 +149,12 @@ rc=$?
 printf '\036sgpu-queue:exit=%s\n' "$rc" >&4
 exit $rc`
 
-// sweep, in sh with $m the mark (NAME=1) and $s a signal name (default KILL),
-// signals every process whose environment carries the mark: those that left the
-// process group (setsid, daemons). One grep reads every /proc/<pid>/environ there.
+// sweep signals (default KILL) every process whose environment carries the mark $m: those that left the group.
 const sweep = `for p in $(grep -l "$m" /proc/[0-9]*/environ 2>/dev/null); do p=${p#/proc/}; ` +
 	`kill -${s:-KILL} "${p%/environ}" 2>/dev/null; done`
 
-// Run implements executor.Executor.
-//
-// Exit codes follow the shell convention; as the launcher reports a signal N as
-// status 128+N, Signaled is inferred from codes 129…159. A program that does not exist
-// in the container is an error wrapping executor.ErrNotFound (code 127), reported by
-// the launcher rather than read from the code, so a script that itself exits 127 stays
-// a plain failure.
+// Run implements executor.Executor. Signaled is inferred from codes 129…159. A missing program is reported by the
+// launcher as executor.ErrNotFound, so a script that itself exits 127 stays a plain failure.
 func (e *Exec) Run(ctx context.Context, c executor.Command) (executor.Result, error) {
 	if ctx.Err() != nil {
 		return executor.Result{ExitCode: exitcode.Interrupted, Cancelled: true}, nil
@@ -220,8 +182,7 @@ func (e *Exec) Run(ctx context.Context, c executor.Command) (executor.Result, er
 	}()
 	w := &waiter{e: e, ctx: bg, mk: mk, copied: copied, att: &att, execID: execID, mark: mark}
 	streamErr := w.await(ctx)
-	// await returns once the copy has ended: mk, stdout and stderr are this
-	// goroutine's again.
+	// Once the copy has ended, mk, stdout and stderr are this goroutine's again.
 	_ = mk.finish()
 	if w.held && !w.cancelled {
 		e.note(c, fmt.Sprintf("left a process holding its output that could not be found (it cleared its environment and left its process "+
@@ -237,8 +198,7 @@ func (e *Exec) Run(ctx context.Context, c executor.Command) (executor.Result, er
 	return res, nil
 }
 
-// targets are the command's working directory and program as the target container
-// names them (Mapper.ToTarget); a bare program name stays for its PATH.
+// targets are the command's dir and program as the target names them; a bare name stays for its PATH.
 func (e *Exec) targets(c executor.Command) (dir, prog string, err error) {
 	dir, prog = c.Dir, c.Path
 	if dir != "" {
@@ -254,9 +214,7 @@ func (e *Exec) targets(c executor.Command) (dir, prog string, err error) {
 	return dir, prog, nil
 }
 
-// start creates the command's exec, prog under the launcher in dir with mark, and
-// attaches to its output stream, which starts it. The stream is not tied to ctx:
-// only the two calls are.
+// start creates the command's exec and attaches to its stream, which starts it; only those two calls follow ctx.
 func (e *Exec) start(ctx context.Context, c executor.Command, dir, prog, mark string) (string, client.ExecAttachResult, error) {
 	cctx, cancel := context.WithTimeout(ctx, apiTimeout)
 	defer cancel()
@@ -278,9 +236,7 @@ func (e *Exec) start(ctx context.Context, c executor.Command, dir, prog, mark st
 	return cr.ID, att, nil
 }
 
-// result is how the command ended, once its stream has: the exec's exit code, with
-// the error that the launcher's reports or the container's state say (the program
-// or its directory missing, the container gone, the command abandoned after KILL).
+// result is how the command ended: the exit code, and the error its reports or the container's state say.
 func (e *Exec) result(ctx context.Context, c executor.Command, dir string, w *waiter, streamErr error) (executor.Result, error) {
 	res := executor.Result{Cancelled: w.cancelled}
 	if errors.Is(streamErr, errAbandoned) {
@@ -288,9 +244,7 @@ func (e *Exec) result(ctx context.Context, c executor.Command, dir string, w *wa
 		return res, fmt.Errorf("%s: %w in container %s", c.Path, streamErr, e.name)
 	}
 	mk := w.mk
-	// Without the launcher's last report, the launcher was killed: most likely with
-	// the whole container, whose exit the engine may record a moment after the stream
-	// ended. The exec's exit code then means nothing.
+	// Without the last report the launcher was killed, likely with the container: the exit code means nothing.
 	if orderly := mk.ended || w.launcherEnded || mk.kind == markNoDir || mk.kind == markNoSetsid; !orderly {
 		if err := e.launcherLost(ctx, w.execID, mk.kind); err != nil {
 			return res, fmt.Errorf("%s: %w", c.Path, err)
@@ -308,10 +262,8 @@ func (e *Exec) result(ctx context.Context, c executor.Command, dir string, w *wa
 	return res, e.reported(c, dir, mk.kind, code)
 }
 
-// launcherLost checks the container after a stream that ended without the
-// launcher's last report. With no report at all, either /bin/sh could not start
-// there (126, 127: one look is enough) or the container died before the launcher
-// reported (killed: worth waiting for the engine to record it).
+// launcherLost checks the container after a stream without the last report: sh could not start (126, 127: one look)
+// or the container died (worth waiting for the engine).
 func (e *Exec) launcherLost(ctx context.Context, execID, kind string) error {
 	wait := kind != markNone
 	if code, running, err := e.exitCode(ctx, execID); !wait && err == nil && !running && code != exitcode.CannotRun &&
@@ -321,8 +273,7 @@ func (e *Exec) launcherLost(ctx context.Context, execID, kind string) error {
 	return e.checkAfter(ctx, wait)
 }
 
-// reported is the error the launcher's first report (kind) means, with the exec's
-// exit code: nil when the program ran.
+// reported is the error the launcher's first report means; nil when the program ran.
 func (e *Exec) reported(c executor.Command, dir, kind string, code int) error {
 	switch kind {
 	case markNotFound:
@@ -344,10 +295,8 @@ const mountHint = "the directory must be on a mount both containers share (see -
 
 var errAbandoned = errors.New("the command did not end after KILL; left behind")
 
-// waiter follows one command to its end: the stream's end, a cancel (TERM, grace,
-// KILL), or the launcher's end with a stream that something else still holds. Only
-// Run's goroutine uses it (the copy talks to it through copied and the marker's
-// channels), so it needs no lock.
+// waiter follows one command to its end: the stream's end, a cancel, or the launcher's end with the stream still
+// held. Only Run's goroutine uses it, so it needs no lock.
 type waiter struct {
 	e      *Exec
 	ctx    context.Context // for API calls: outlives the command's
@@ -362,8 +311,7 @@ type waiter struct {
 	launcherEnded bool // the engine said the launcher ended
 }
 
-// await returns the stream's error once it ended, or errAbandoned when the command
-// did not end after KILL.
+// await returns the stream's error once it ended, or errAbandoned when the command outlived KILL.
 func (w *waiter) await(ctx context.Context) error {
 	done := ctx.Done()
 	var grace, kill, check, drain <-chan time.Time
@@ -374,8 +322,7 @@ func (w *waiter) await(ctx context.Context) error {
 			return err
 		case <-done:
 			done, w.cancelled = nil, true
-			// Before the report, nothing of the program runs yet; the launcher
-			// reports at once.
+			// Before the report nothing of the program runs; it comes at once.
 			select {
 			case <-w.mk.ready:
 			case err := <-w.copied:
@@ -390,8 +337,7 @@ func (w *waiter) await(ctx context.Context) error {
 		case <-force:
 			grace, force, kill = nil, nil, w.kill()
 		case <-kill:
-			// A process stuck in the kernel (a hung GPU driver) ignores KILL: stop
-			// waiting for it rather than hang the run.
+			// A process stuck in the kernel (a hung GPU driver) ignores KILL: stop waiting rather than hang the run.
 			w.cut()
 			return errAbandoned
 		case <-w.mk.hint:
@@ -426,8 +372,7 @@ func (w *waiter) signal(sig string) {
 	w.e.signal(w.ctx, w.mk.pgid, w.mark, sig)
 }
 
-// signal sends sig to process group pgid in the container, and to every process there
-// carrying mark, by a second exec.
+// signal sends sig to group pgid and every process carrying mark, by a second exec.
 func (e *Exec) signal(ctx context.Context, pgid int, mark, sig string) {
 	ctx, cancel := context.WithTimeout(ctx, apiTimeout)
 	defer cancel()
@@ -459,8 +404,7 @@ func (e *Exec) note(c executor.Command, msg string) {
 	}
 }
 
-// exitCode reads the exec's status. The stream can end a moment before the engine
-// records the exit, so a still-running exec is asked again for a little while.
+// exitCode reads the exec's status, asking again briefly as the engine may record it after the stream ended.
 func (e *Exec) exitCode(ctx context.Context, id string) (code int, running bool, err error) {
 	delay := time.Millisecond
 	for deadline := time.Now().Add(5 * time.Second); ; {
@@ -475,8 +419,7 @@ func (e *Exec) exitCode(ctx context.Context, id string) (code int, running bool,
 	}
 }
 
-// gone tells whether the container can no longer run this Exec's commands: it is
-// removed, stopped, or restarted (which lost what ran in it). "" when it still runs.
+// gone tells whether the container was removed, stopped or restarted; "" when it still runs.
 func (e *Exec) gone(ctx context.Context) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, apiTimeout)
 	defer cancel()
@@ -494,9 +437,7 @@ func (e *Exec) gone(ctx context.Context) (string, error) {
 	return "", nil
 }
 
-// checkAfter is run when a command's stream ended without the launcher's last report.
-// A container that is stopping gets up to containerGoneWait to show it (wait=false:
-// one look); a container that still runs then is not the cause.
+// checkAfter checks a container after a stream without the last report, waiting up to containerGoneWait when wait.
 func (e *Exec) checkAfter(ctx context.Context, wait bool) error {
 	delay := 10 * time.Millisecond
 	deadline := time.Now().Add(containerGoneWait)
@@ -535,8 +476,7 @@ func status(t client.ContainerInspectResult) string {
 	return string(s.Status)
 }
 
-// drain passes output on and keeps consuming it after a write error (a full disk):
-// a stream left unread would block the command in the container.
+// drain keeps consuming after a write error (a full disk): an unread stream would block the command.
 type drain struct {
 	w   io.Writer
 	err error // the first write error: set by the copy, read by Run once it ended

@@ -25,15 +25,9 @@ type Mount struct {
 	Destination string // where it appears inside the container
 }
 
-// Mapper translates paths of this process's filesystem into the paths that name the
-// same files inside the target container. A nil *Mapper is the identity (both sides
-// see one filesystem).
-//
-// The translation goes through the host: a local path is turned into a host path by
-// the mount of this process's container that holds it (or is one already when this
-// process runs on the host), and the host path into a target path by the target's
-// mount whose source holds it. Files outside every shared mount have no name in the
-// target: ToTarget fails for them rather than guess.
+// Mapper translates this process's paths into the target container's, through the host's: by this container's mount
+// holding the path, then the target's mount whose source holds it. A file outside every shared mount has no name
+// there, and ToTarget fails rather than guess. A nil *Mapper is the identity.
 type Mapper struct {
 	target      string  // the target container, for messages
 	onHost      bool    // this process's paths are host paths
@@ -68,8 +62,7 @@ func (m *Mapper) ToTarget(local string) (string, error) {
 		rel, _ := under(p, from.Destination)
 		host = path.Join(from.Source, rel)
 	}
-	// Candidates: target mounts whose source holds the host path (the same volume
-	// counts even where the engine reports no source), the most specific first.
+	// Target mounts whose source (or volume) holds the host path, the most specific first.
 	type cand struct {
 		m   *Mount
 		rel string
@@ -166,12 +159,8 @@ func mountsOf(mps []container.MountPoint) []Mount {
 	return out
 }
 
-// DiscoverMapper builds the Mapper from the mounts of this process's container (self:
-// its name or id, as FindSelf finds it) and of the target.
-// An empty self, or one the engine does not know, means this process runs on the host,
-// where local paths are host paths. A non-empty containerWorkdir is the repository
-// root (repoRoot here) as seen inside the target; it wins over discovery for paths
-// under repoRoot.
+// DiscoverMapper builds the Mapper from the mounts of self (empty or unknown: this process is on the host) and of
+// the target. A non-empty containerWorkdir is repoRoot in the target, and wins for paths under it.
 func DiscoverMapper(ctx context.Context, cli Inspector, self, target, repoRoot, containerWorkdir string) (*Mapper, error) {
 	t, err := inspectTarget(ctx, cli, target)
 	if err != nil {
@@ -207,8 +196,7 @@ func DiscoverMapper(ctx context.Context, cli Inspector, self, target, repoRoot, 
 	return m, nil
 }
 
-// isSelf tells whether the container found by HOSTNAME is the one this process runs in:
-// its id starts with the name (the runner's case) or its hostname is the name.
+// isSelf tells whether the container HOSTNAME found is this one: its id starts with the name, or its hostname is it.
 func isSelf(c container.InspectResponse, hostname string) bool {
 	if strings.HasPrefix(c.ID, hostname) {
 		return true

@@ -7,12 +7,8 @@ import (
 	"strings"
 )
 
-// The launcher (see launcher) reports on the command's stderr, in lines that start
-// with an ASCII record separator and are taken out of the stream:
-//   - the first line, before the program writes anything: "pgid=N" once the program
-//     runs as leader of process group N, or one of the failures below;
-//   - the last line, "exit=N", once the program and its group have ended. A stream
-//     that ends without it means the launcher itself was killed: the container died.
+// The launcher reports on stderr in lines that start with an ASCII record separator, taken out of the stream:
+// first "pgid=N" (or a failure), last "exit=N". A stream without the last means the container died.
 const markerPrefix = "\x1esgpu-queue:"
 
 // What the launcher can report first.
@@ -81,11 +77,8 @@ func couldBeTrailer(b []byte) bool {
 	return true
 }
 
-// marker passes stderr through to w, less the launcher's report lines. ready is closed
-// once the first report is known (or known to be absent); kind and pgid may be read
-// after that. ended and exit are valid after finish. hint gets a value when what is
-// held back reads as the last report: the launcher may have ended (or the program
-// printed a look-alike, so Run checks with the engine before it acts on it).
+// marker passes stderr to w without the launcher's reports. ready closes once the first report is known; hint is
+// set when held-back text reads as the last report, which Run confirms with the engine, as a program may print one.
 type marker struct {
 	w     io.Writer
 	head  []byte // held back: maybe the first report

@@ -23,21 +23,15 @@ type SelfSource struct {
 	How string // SelfFromMountinfo, SelfFromCgroup, SelfFromHostname
 }
 
-// containerDir is the engine's per-container directory in a mount source: Docker's
-// <data-root>/containers/<id>/, podman's .../overlay-containers/<id>/userdata/.
+// containerDir is the engine's per-container dir in a mount source (Docker's and podman's).
 var containerDir = regexp.MustCompile(`(?:^|/)(?:overlay-)?containers/([0-9a-f]{64})/`)
 
-// cgroupID is a container id ending a cgroup path: /docker/<id>,
-// /system.slice/docker-<id>.scope, /machine.slice/libpod-<id>.scope[/container],
-// cri-containerd-<id>.scope, /kubepods/.../<id>.
+// cgroupID is a container id ending a cgroup path (docker, systemd, libpod, containerd, kubepods).
 var cgroupID = regexp.MustCompile(`(?:^|[/-])([0-9a-f]{64})(?:\.scope)?(?:/container)?$`)
 
-// FindSelf finds the container this process runs in without trusting HOSTNAME
-// (runner implementations such as nektos/act, and `docker run --hostname`, give
-// a container another name): first from the sources of the engine's bind mounts of
-// /etc/hostname, /etc/hosts and /etc/resolv.conf in mountinfo (they name the
-// container's directory, even with a private cgroup namespace), then from the
-// cgroup paths, then HOSTNAME (hostname). read reads a /proc file.
+// FindSelf finds this process's container without trusting HOSTNAME, which act and --hostname change: from the
+// engine's mounts of /etc/hostname and friends in mountinfo (right even in a private cgroup namespace), then cgroup
+// paths, then hostname. read reads a /proc file.
 func FindSelf(read func(string) ([]byte, error), hostname string) SelfSource {
 	if data, err := read(SelfFromMountinfo); err == nil {
 		if id := idFromMountinfo(string(data)); id != "" {
@@ -55,8 +49,7 @@ func FindSelf(read func(string) ([]byte, error), hostname string) SelfSource {
 	return SelfSource{ID: hostname, How: SelfFromHostname}
 }
 
-// idFromMountinfo reads the mount root (field 4) of the engine's files mounted at
-// /etc/hostname, /etc/hosts or /etc/resolv.conf (mount point, field 5).
+// idFromMountinfo reads the mount root of the engine's files mounted at /etc/hostname, /etc/hosts or /etc/resolv.conf.
 func idFromMountinfo(text string) string {
 	for _, l := range strings.Split(text, "\n") {
 		f := strings.Fields(l)
@@ -84,12 +77,10 @@ func idFromCgroup(text string) string {
 	return ""
 }
 
-// jobNetworkPrefix begins the name of the network the Actions runner makes for a
-// job with a job container or service containers, and joins a container action to.
+// jobNetworkPrefix begins the network the Actions runner makes for a job's containers.
 const jobNetworkPrefix = "github_network_"
 
-// JobNetwork is the runner's job network the container self is on, "" when none (or
-// when self cannot be inspected: the answer only decides whether to say something).
+// JobNetwork is the runner's job network self is on; "" when none or unknown, as it only decides a message.
 func JobNetwork(ctx context.Context, cli Inspector, self string) string {
 	if self == "" {
 		return ""

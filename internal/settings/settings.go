@@ -1,9 +1,5 @@
-// Package settings is the one list of a run's knobs, shared by both faces: the CLI
-// reads them from flags (and SGPU_* variables), the action from its inputs, and each
-// knob parses its own text into the engine's options here, so the two faces cannot
-// drift apart. Each knob's name, default and description are written once, here: the
-// CLI's help reads them, and go generate ./... writes action.yml's inputs and
-// docs/action.md's table from them (internal/action).
+// Package settings is the one list of a run's knobs, shared by the CLI and the action so they cannot drift: each
+// knob's name, default, description and parser live here, and go generate writes action.yml and docs/action.md.
 package settings
 
 import (
@@ -37,33 +33,26 @@ const (
 	Lines // several values, one per line (or repeated flag)
 )
 
-// Knob is one setting, named as the CLI flag and the action input. Its texts are the
-// only ones: the CLI's --help (Help), action.yml's inputs and docs/action.md's table
-// (Describe, DefaultCell) are written from them, the files by go generate ./...
-// (docs/contributing.md).
+// Knob is one setting, named as the CLI flag and the action input; --help, action.yml and docs/action.md are
+// written from its texts (docs/contributing.md).
 type Knob struct {
 	Name string
 	Kind Kind
 	// Default is the default of both faces, written out; action.yml declares it.
 	Default string
-	// Usage says what the knob does, to the users of both faces, in Text's markup,
-	// without a final period (Describe makes sentences of it).
+	// Usage says what the knob does in Text's markup, without a final period (Describe adds it).
 	Usage string
 	// Empty says what an empty Default means ("detected"), where the faces work it out.
 	Empty string
 	// CLI and Action are told to one face's users only.
 	CLI, Action string
-	// Path: the action reads the text as a path relative to the workspace (paths, for
-	// Lines).
+	// Path: the action reads the text as a workspace-relative path (paths, for Lines).
 	Path bool
-	// set parses the knob's text (its default when unset) into the options. It
-	// returns what is wanted, for the one-line error, or nil.
+	// set parses the knob's text into the options; its error says what is wanted.
 	set func(o *engine.Options, s string) error
 }
 
-// Knobs are the settings of a run, in the order action.yml and docs/action.md list
-// them and Apply reports errors. Hook renames (hook-var) come before pin-var so that a
-// pin-var knob wins over a "pin=" rename.
+// Knobs are the settings in action.yml's order; hook-var comes before pin-var so a pin-var wins over a "pin=" rename.
 var Knobs = []Knob{
 	{
 		Name:  "log-dir",
@@ -456,13 +445,11 @@ func Lookup(name string) (Knob, bool) {
 // Values are the knobs' texts by name; a missing or empty one takes its default.
 type Values map[string]string
 
-// Error is one knob whose text was refused: "retries "x": want a whole number ≥ 0".
-// The faces put their own prefix before it (the CLI "--", the action "input ").
+// Error is one refused knob: "retries "x": want a whole number ≥ 0"; the faces add their prefix.
 type Error struct {
 	Knob, Value string
 	Err         error
-	// Named: Err names the knob itself, as the face it was given in names it
-	// (gpu.ParseSpecAs), and the faces put no prefix before it.
+	// Named: Err names the knob as its face does (gpu.ParseSpecAs), so no prefix is added.
 	Named bool
 }
 
@@ -497,9 +484,7 @@ func (e *Error) Kind() Kind {
 	return k.Kind
 }
 
-// Apply parses every knob into o (force: closed on a second cancel signal). Every
-// refused knob is reported at once, one *Error per line (errors.Join), in table
-// order.
+// Apply parses every knob into o, reporting every refused one at once in table order (force: a second cancel).
 func (v Values) Apply(o *engine.Options, force <-chan struct{}) error {
 	o.Target.Force = force
 	var errs []error
@@ -527,10 +512,8 @@ func (v Values) Apply(o *engine.Options, force <-chan struct{}) error {
 	return errors.Join(errs...)
 }
 
-// clashes refuses hook and pin variables that share a name with each other or with
-// a variable sgpu-queue sets of its own (hook.Names.Clashes): each as one error on
-// the knob that gave the name (pin-var when it named the pin, else hook-var),
-// naming both uses.
+// clashes refuses hook and pin variables sharing a name with each other or ours (hook.Names.Clashes), on the knob
+// that gave the name.
 func (v Values) clashes(n hook.Names) []error {
 	pinVar := strings.TrimSpace(v["pin-var"])
 	def := hook.Default()
@@ -566,8 +549,7 @@ func (v Values) clashes(n hook.Names) []error {
 	return errs
 }
 
-// Prefixed returns err with every line's knob prefixed ("--" for the CLI, "input " for
-// the action), one line per refused knob.
+// Prefixed returns err with each line's knob prefixed ("--" for the CLI, "input " for the action).
 func Prefixed(err error, prefix string) error {
 	var out []error
 	for _, e := range split(err) {
@@ -596,8 +578,7 @@ func split(err error) []error {
 	return []error{err}
 }
 
-// onceWords splits a --before/--after command the way a config line is split
-// (shell quoting, nothing expanded): bash -c '. ci/_utils.sh && ck_jit_prebuild build'.
+// onceWords splits a --before/--after command as a config line is split.
 func onceWords(s string) ([]string, error) {
 	if s == "" {
 		return nil, nil
@@ -656,8 +637,7 @@ func boolean(s string) (bool, error) {
 	return b, nil
 }
 
-// splitLines splits a Lines knob: one value per line (the CLI joins repeated flags
-// with newlines; an action input is a YAML block).
+// splitLines splits a Lines knob: one value per line (joined CLI flags, or a YAML block).
 func splitLines(s string) []string {
 	var out []string
 	for _, l := range strings.Split(s, "\n") {

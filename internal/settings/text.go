@@ -8,33 +8,27 @@ import (
 	"unicode/utf8"
 )
 
-// Form is where a knob's text is read; each writes names, code and docs pages its own
-// way.
+// Form is where a knob's text is read; each writes names, code and docs pages its own way.
 type Form int
 
 const (
 	// CLIHelp is a flag's line of --help: another option is --name.
 	CLIHelp Form = iota
-	// ActionYML is an input's description in action.yml: sentences, another input is
-	// its bare name.
+	// ActionYML is an action.yml description: sentences, another input by its bare name.
 	ActionYML
-	// Markdown is a cell of docs/action.md's tables: names and code in backticks,
-	// docs pages as links.
+	// Markdown is a docs/action.md cell: names and code in backticks, docs pages as links.
 	Markdown
 )
 
 var (
 	// option is {name}: another flag or input.
 	option = regexp.MustCompile(`\{([a-z][a-z0-9-]*)\}`)
-	// citation is docs/<page>.md[#<anchor>], as mdcheck's TestCodeCitesExistingDocs
-	// finds it (so a citation in a knob's text is checked like any comment's).
+	// citation is docs/<page>.md[#<anchor>] as mdcheck finds it, so a knob's citation is checked like a comment's.
 	citation = regexp.MustCompile(`docs/([a-z0-9-]+)\.md((?:#[a-z0-9_-]*[a-z0-9_])?)`)
 )
 
-// Text writes s, a knob's text, in form f. In s, {name} is another flag or input,
-// `code` is code (in plain forms quoted when it holds a ';', so that
-// `DIR=$PWD/ci; . ci/_utils.sh` stays one thing), and docs/<page>.md#<anchor> cites a
-// docs page (a link in Markdown).
+// Text writes s, a knob's text, in form f: {name} is another flag or input, `code` is code (quoted in plain forms
+// when it holds ';'), and docs/<page>.md#<anchor> a docs citation.
 func Text(s string, f Form) string {
 	var b strings.Builder
 	for i, part := range strings.Split(s, "`") {
@@ -74,8 +68,7 @@ func code(s string, f Form) string {
 	return "'" + s + "'"
 }
 
-// Help is the knob's line of the CLI's --help: its usage, what only the CLI's users
-// are told, and its default.
+// Help is the knob's --help line: usage, CLI-only notes and default.
 func (k Knob) Help() string {
 	s := Text(k.Usage, CLIHelp)
 	if k.CLI != "" {
@@ -93,10 +86,8 @@ func (k Knob) Help() string {
 	return s
 }
 
-// Describe is the knob as the action's users read it: its usage, what only they are
-// told, how the action reads a path or a list, and (in action.yml, whose default: is
-// the literal one) what an empty default means. ActionYML writes sentences, Markdown
-// a table cell.
+// Describe is the knob for the action's users: usage, their notes, how paths and lists are read, and what an empty
+// default means in action.yml. ActionYML writes sentences, Markdown a table cell.
 func (k Knob) Describe(f Form) string {
 	parts := []string{k.Usage, k.Action}
 	switch {
@@ -127,8 +118,7 @@ func (k Knob) Describe(f Form) string {
 	return strings.Join(out, "; ")
 }
 
-// DefaultCell is the default column of docs/action.md's inputs table: what an empty
-// default means, else the literal default.
+// DefaultCell is docs/action.md's default column: what an empty default means, else the default.
 func (k Knob) DefaultCell() string {
 	switch {
 	case k.Empty != "":
@@ -139,8 +129,7 @@ func (k Knob) DefaultCell() string {
 	return ""
 }
 
-// sentence ends t, the rendering of src, with a period, and starts it with a capital
-// when src starts with a lowercase word (not a {name} or `code`, which keep their case).
+// sentence ends t with a period, capitalised when src starts with a lowercase word.
 func sentence(src, t string) string {
 	if r, n := utf8.DecodeRuneInString(t); unicode.IsLower(r) && src != "" && unicode.IsLower(rune(src[0])) {
 		t = string(unicode.ToUpper(r)) + t[n:]
@@ -151,10 +140,8 @@ func sentence(src, t string) string {
 	return t
 }
 
-// CheckText refuses a knob's text that would not read right in every form: one line,
-// code spans closed, no ${{ (the runner refuses an expression in a description), no
-// final period (Describe adds it), no '<' or '*' outside code (HTML and emphasis in
-// Markdown), and no {name} that known does not know.
+// CheckText refuses a knob's text that would not read right in every form: several lines, an open code span,
+// ${{ (the runner refuses it), a final period, '<' or '*' outside code, or an unknown {name}.
 func CheckText(s string, known func(name string) bool) error {
 	var problems []string
 	if strings.Contains(s, "\n") {

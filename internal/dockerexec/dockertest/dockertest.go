@@ -1,6 +1,5 @@
-// Package dockertest gives tests a real Docker Engine API (the one DOCKER_HOST names,
-// else the default socket) and throwaway containers of the local busybox fixture
-// image. Without an engine, tests skip with a loud message.
+// Package dockertest gives tests a real Docker Engine API and throwaway busybox fixture containers;
+// without an engine, tests skip loudly.
 package dockertest
 
 import (
@@ -54,16 +53,13 @@ func UniqueName(t testing.TB) string {
 	return "sgpu-test-" + n + "-" + hex.EncodeToString(b)
 }
 
-// Start creates a fixture container that sleeps, with the given bind mounts and
-// environment, removed when the test ends. start=false leaves it created but stopped.
+// Start creates a sleeping fixture container, removed when the test ends; start=false leaves it stopped.
 func Start(t testing.TB, cli *client.Client, binds, env []string, start bool) string {
 	t.Helper()
 	return StartConfig(t, cli, &container.Config{Env: env}, &container.HostConfig{Binds: binds}, start)
 }
 
-// StartConfig is Start with the container's whole configuration: its image (default
-// Image) and command (default: sleep) as cfg says, its host side (binds, ulimits) as
-// host says.
+// StartConfig is Start with the container's whole configuration.
 func StartConfig(t testing.TB, cli *client.Client, cfg *container.Config, host *container.HostConfig, start bool) string {
 	t.Helper()
 	ctx := context.Background()
