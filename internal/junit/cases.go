@@ -106,9 +106,9 @@ func FailedCases(path string) (failed []Case, total int, err error) {
 	return failed, len(cases), nil
 }
 
-// PytestNodeID is the pytest node id of a case from its xunit1 file and classname
-// ("tests/test_x.py::TestA::test_n[1.5]"); false when the classname does not start with the file's dotted form
-// (an inherited test, a collection error, --junit-prefix) or there is no file attribute (xunit2).
+// PytestNodeID is a case's pytest node id from its xunit1 file and classname ("tests/test_x.py::TestA::test_n[1]");
+// false when the classname does not start with the file's dotted form (an inherited test, a collection error,
+// --junit-prefix) or there is no file attribute (xunit2).
 func PytestNodeID(c Case) (string, bool) {
 	file := filepath.ToSlash(c.File)
 	if file == "" || c.Name == "" || strings.Contains(file, "::") || strings.ContainsAny(file+c.Classname+c.Name, "\n\r") {

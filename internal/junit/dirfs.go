@@ -9,9 +9,8 @@ import (
 	"github.com/rocm/sgpu-queue/internal/safefs"
 )
 
-// dirFS is os.DirFS(dir) that never blocks on a FIFO an item left
-// (docs/bad-day.md#the-state-between-runs-links-and-fifos),
-// refuses anything but dirs and regular files, and takes non-UTF-8 names, as a tag may hold any byte.
+// dirFS is os.DirFS(dir) that never blocks on a FIFO an item left, refuses all but dirs and regular files
+// (docs/bad-day.md#the-state-between-runs-links-and-fifos), and takes non-UTF-8 names, as a tag may hold any byte.
 type dirFS string
 
 // path is name under d, or fs.ErrInvalid for a name that could leave d.

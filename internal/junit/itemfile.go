@@ -7,10 +7,9 @@ import (
 	"github.com/rocm/sgpu-queue/internal/logdir"
 )
 
-// ItemFile is the item's JUnit file relative to its suite's JUnit dir; false when this run cannot know it
-// (an opaque item, a tag leading outside). named: sgpu-queue names it (an adapter item): <tag><suffix> for a
-// plain tag, else a logdir.SafeTag name; a list script writes <prefix><tag><suffix> itself.
-// docs/adapters.md, "JUnit files".
+// ItemFile is the item's JUnit file relative to its suite's JUnit dir (docs/adapters.md, "JUnit files"); false when
+// this run cannot know it. named: sgpu-queue names it, <tag><suffix> for a plain tag, else a logdir.SafeTag name;
+// otherwise the list script writes <prefix><tag><suffix> itself.
 func ItemFile(tag, suffix string, named bool) (string, bool) {
 	if tag == "" {
 		return "", false

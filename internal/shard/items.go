@@ -23,9 +23,8 @@ const (
 	maxItemLine   = 1 << 20
 )
 
-// ParseItems reads an item list: "label TAB tag" per line as queue/items.tsv holds it, or a bare label
-// for an opaque suite.
-// A bad line is an error naming name:line and the fix.
+// ParseItems reads an item list: "label TAB tag" per line as queue/items.tsv holds it, or a bare label for an
+// opaque suite. A bad line is an error naming name:line and the fix.
 func ParseItems(r io.Reader, name string) ([]record.ItemID, error) {
 	data, err := io.ReadAll(io.LimitReader(r, maxItemsBytes+1))
 	if err != nil {
@@ -107,9 +106,8 @@ func TableKeys(t *weights.Table) []record.ItemID {
 	return out
 }
 
-// Items turns an item list into the work items a plan splits, each with its suite's GPUs (a pooled
-// item: the whole runner).
-// What no suite of the config runs is left out, with a warning per reason.
+// Items turns an item list into the work items a plan splits, each with its suite's GPUs (a pooled item: the
+// whole runner). What no suite of the config runs is left out, with a warning per reason.
 func Items(suites []config.Suite, keys []record.ItemID, gpus int, pooled map[string]bool) ([]schedule.Item, []string) {
 	byLabel := map[string][]record.ItemID{}
 	for _, k := range keys {
