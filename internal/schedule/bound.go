@@ -38,9 +38,6 @@ func LowerBound(items []Item, n int) Bound {
 	return b
 }
 
-// BoundOf is the lower bound of durations of single-GPU items on n GPUs (all known).
-func BoundOf(durations []float64, n int) float64 { return BoundOfWidths(durations, nil, n) }
-
 // BoundOfWidths is the lower bound of durations on n GPUs, item i taking width[i]
 // GPUs (nil: one each): max(Σ width·duration / n, longest).
 func BoundOfWidths(durations []float64, width []int, n int) float64 {

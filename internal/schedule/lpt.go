@@ -2,15 +2,6 @@ package schedule
 
 import "sync"
 
-// NewLPT returns LPT's queue over items, calibrated by cal (nil: the weights as
-// they are, exactly NewPull(LPTOrder(items))): items without an estimate first,
-// in listing order, then the longest estimate first, an estimate being the
-// weight times its suite's factor in force when a GPU asks (Calibration); ties in
-// listing order; retries at the back.
-func NewLPT(items []Item, cal *Calibration) Queue {
-	return newMerge(items, LPTOrder(items), cal, nil)
-}
-
 // merge is LPT's queue as a merge of the suites' lists. One factor scales a whole
 // suite, so a suite's items keep their LPT order among themselves: the queue
 // keeps each suite's list and a pointer into it, and takes the suite whose next

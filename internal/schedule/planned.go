@@ -2,13 +2,8 @@ package schedule
 
 import "sync"
 
-// Queue returns a fresh queue that follows p (made by NewPlan from items): the
-// guarded plan when p.Use, else the LPT queue, on the weights as they are. One
-// plan serves many queues; the simulator plans once and replays many runs.
-func (p Plan) Queue(items []Item) Queue { return p.queue(items, nil) }
-
-// queue is Queue calibrated by cal: LPT's order, and the plan's fallback to it,
-// by calibrated estimates (NewLPT).
+// queue is a fresh queue that follows p (made by NewPlan from items): the guarded
+// plan when p.Use, else LPT's, by estimates calibrated by cal.
 func (p Plan) queue(items []Item, cal *Calibration) Queue {
 	if !p.Use {
 		return newMerge(items, p.lpt, cal, nil)

@@ -10,7 +10,7 @@ package schedule
 
 import (
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/rocm/sgpu-queue/internal/record"
@@ -83,16 +83,7 @@ func WeighPriors(items []Item, priors map[string]weights.Prior) {
 // Order sorts items for dispatch: items without an estimate first (in listing
 // order), then the others longest first; equal weights keep listing order.
 func Order(items []Item) {
-	sort.SliceStable(items, func(i, j int) bool {
-		a, b := items[i], items[j]
-		if a.Estimated() != b.Estimated() {
-			return !a.Estimated()
-		}
-		if a.Estimated() && a.Weight != b.Weight {
-			return a.Weight > b.Weight
-		}
-		return a.Seq < b.Seq
-	})
+	slices.SortStableFunc(items, func(a, b Item) int { return compareLPT(&a, &b) })
 }
 
 // Mixed reports whether any item takes more than one GPU.

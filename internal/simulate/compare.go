@@ -315,9 +315,13 @@ func mixedRows(rep *Report, items []schedule.Item, n int) ([]Row, []runner, erro
 		}
 		return schedule.ReplayBlocks(b, width, dur, n)
 	}
+	twoStep, err := twoStepRunner(items, single, multi, n)
+	if err != nil {
+		return nil, nil, err
+	}
 	rows := []Row{{Policy: RowTwoStep}, {Policy: RowUnordered}, {Policy: RowStrict}}
 	run := []runner{
-		twoStepRunner(items, single, multi, n),
+		twoStep,
 		func(rng *rand.Rand, dur []float64) (float64, *schedule.BlockTimeline, error) {
 			t, err := blocks(shuffled(rng, len(items)), dur)
 			if err != nil {
@@ -365,24 +369,27 @@ func withUncalibrated(rep *Report, rows []Row, run []runner, wall func(dur []flo
 }
 
 // twoStepRunner runs TE's job before one queue (RowTwoStep): the single-GPU
-// items as the planned queue, then each multi-GPU item alone.
-func twoStepRunner(items []schedule.Item, single, multi []int, n int) runner {
+// items as the planned queue (not calibrated), then each multi-GPU item alone.
+func twoStepRunner(items []schedule.Item, single, multi []int, n int) (runner, error) {
 	sItems := make([]schedule.Item, len(single))
 	for k, i := range single {
 		sItems[k] = items[i]
 	}
-	sPlan := schedule.NewPlan(sItems, n)
+	setup, err := schedule.NewSetup(schedule.PolicyPlanned, sItems, n)
+	if err != nil {
+		return nil, err
+	}
 	sDur := make([]float64, len(single))
 	return func(_ *rand.Rand, dur []float64) (float64, *schedule.BlockTimeline, error) {
 		for k, i := range single {
 			sDur[k] = dur[i]
 		}
-		wall, err := replayWall(schedule.OnSlots(sPlan.Queue(sItems), n), nil, sDur, n)
+		wall, err := replayWall(setup.Uncalibrated(), nil, sDur, n)
 		for _, i := range multi {
 			wall += dur[i]
 		}
 		return wall, nil, err
-	}
+	}, nil
 }
 
 // strictRunner runs TE's current rule (RowStrict) on items.
