@@ -13,16 +13,9 @@ func (p Plan) queue(items []Item, cal *Calibration) Queue {
 	return q
 }
 
-// planned is the planned queue. It hands out the plan's order while the GPUs ask
-// in the plan's turn, and LPT's order for the rest once they do not.
-//
-// Each GPU follows one planned slot; pfree is how far (in planned seconds) that
-// slot's plan has been handed out. The next item of the order belongs to the
-// planned slot with the earliest pfree. When the GPU that asks follows another
-// slot, reality has drifted from the plan by the gap between the two pfree. A
-// small gap (ties, noise within tau) swaps which GPU follows which slot, as the
-// pull would; a large one means the plan's fine balance no longer holds, and the
-// rest goes longest first, the order that copes best with durations nobody knows.
+// planned is the planned queue: the plan's order while the GPUs ask in the plan's
+// turn (each GPU follows a planned slot; a gap within tau swaps them), LPT's once
+// they drift further, as longest first copes best with durations nobody knows.
 type planned struct {
 	mu      sync.Mutex // Next, Requeue and Len take it; onPlan and take run under it
 	order   []int      // the plan's order

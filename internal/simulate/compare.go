@@ -135,15 +135,9 @@ type HoldStats struct {
 // timeline when the row is the default policy's block scheduler.
 type runner func(rng *rand.Rand, dur []float64) (float64, *schedule.BlockTimeline, error)
 
-// Compare simulates each policy on in: static (one suite per GPU), the unordered
-// queue (a fresh shuffle per run), LPT and the planned queue, against the lower
-// bound. A workload with multi-GPU items is compared instead as the two-step job,
-// the unordered queue and each block order (schedule.Blocks), against the
-// GPU-second bound. Without noise every policy but the unordered one is
-// deterministic and runs once. With noise, run k draws one set of actual durations
-// that every policy faces (so the comparison is paired); the queues still order by
-// the weights. Every queue is driven through schedule.ReplayBlocks, as the
-// dispatcher drives it.
+// Compare simulates each policy's row on in against the lower bound, every queue
+// through schedule.ReplayBlocks as the dispatcher drives it; with noise, all rows
+// face the same durations in run k (paired), and the queues still order by the weights.
 func Compare(ctx context.Context, in *Input, o Options) (*Report, error) {
 	if err := o.Check(); err != nil {
 		return nil, err
