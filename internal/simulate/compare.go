@@ -178,15 +178,11 @@ func Compare(ctx context.Context, in *Input, o Options) (*Report, error) {
 		if k == 0 || noisy {
 			o.durations(rng, items, dur)
 		}
-		bound := schedule.BoundOfWidths(dur, width, n)
-		var work, largest float64
-		for i, d := range dur {
-			work += float64(width[i]) * d
-			largest = max(largest, d)
-		}
+		b := schedule.DurationBound(dur, width, n)
+		work, bound := b.Total, b.Seconds
 		if k == 0 || noisy {
 			rep.Work.add(work)
-			rep.Largest.add(largest)
+			rep.Largest.add(b.Largest)
 			rep.Bound.add(bound)
 		}
 		for r := range rows {
