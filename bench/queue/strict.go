@@ -15,13 +15,9 @@ import (
 	"github.com/rocm/sgpu-queue/internal/simulate"
 )
 
-// compareTE runs the workload's sleeping items on real processes, one run per rule
-// and per round: TE's current dispatch rule (ci/run_queue.sh: widest first, then
-// longest, strict order, the lowest free GPUs; schedule.Strict) and the default
-// policy's order (schedule.Prepare, as run plans it), both through the same small
-// driver here, so that only the rule differs; then the sgpu-queue binary itself
-// (run, warm weights). It prints each wall clock (first start to last end) against
-// the bound of the weights.
+// compareTE runs the sleeping items under TE's rule (schedule.Strict) and the
+// default policy through the same driver, so that only the rule differs, then the
+// binary itself; it prints each wall clock against the bound of the sleeps.
 func compareTE(bin, dir, conf, warm string, in *simulate.Input, o options) error {
 	scale, gpus, runs := o.scale, o.gpus, o.runs
 	items, err := in.ItemsOn(gpus)
@@ -109,10 +105,8 @@ type done struct {
 	err  error
 }
 
-// drive runs items on gpus fake GPUs as the scheduler s hands them out, each as its
-// suite's script (TEST_FILTER its tag) on a process of its own, telling s's
-// calibration how long each took as the dispatcher does, and returns the wall
-// clock from the first start to the last end.
+// drive runs items on gpus fake GPUs as s hands them out, each its suite's script
+// on a process of its own, and returns the wall clock from first start to last end.
 func drive(s schedule.Scheduler, dir string, items []schedule.Item, gpus int) (float64, error) {
 	free := make([]int, gpus)
 	for g := range free {

@@ -33,8 +33,11 @@ func BlockOrderOf(policy string) (string, error) {
 }
 
 // BlockOrder returns the indices of items in the block order by (one of
-// BlockOrders; anything else is ByDuration). Ties keep listing order.
+// BlockOrders; anything else is ByDuration, LPTOrder). Ties keep listing order.
 func BlockOrder(items []Item, by string) []int {
+	if by != ByGPUSeconds && by != ByWidest {
+		return LPTOrder(items)
+	}
 	// Sort keys, larger first: k1, then k2; unknown items before all (+Inf),
 	// widest first among themselves when the order is: a first run has no weights,
 	// and in listing order its whole-box items would wait behind every narrow one.
@@ -49,10 +52,8 @@ func BlockOrder(items []Item, by string) []int {
 			k1[i], k2[i] = math.Inf(1), 0
 		case by == ByGPUSeconds:
 			k1[i], k2[i] = float64(it.Width())*it.Weight, it.Weight
-		case by == ByWidest:
-			k1[i], k2[i] = float64(it.Width()), it.Weight
 		default:
-			k1[i] = it.Weight
+			k1[i], k2[i] = float64(it.Width()), it.Weight
 		}
 	}
 	order := make([]int, len(items))

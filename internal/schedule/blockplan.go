@@ -8,11 +8,8 @@ import (
 	"slices"
 )
 
-// ByChoice is the planned policy's block order: the candidate order (BlockOrders)
-// that ends soonest when Blocks replays it on the weights, improved by a bounded
-// search that moves one item to another place in the order (PlanBlocks). No single
-// order wins on every table (docs/performance.md), so the planner tries them as the
-// single-GPU planner tries its plan against LPT.
+// ByChoice is the planned policy's block order, chosen by PlanBlocks: no single
+// order wins on every table (docs/performance.md).
 const ByChoice = "chosen"
 
 // Candidate is one candidate order's wall clock replayed on the weights.
@@ -39,12 +36,8 @@ type BlockPlan struct {
 	Rejected int
 }
 
-// Block planner tuning. searchSteps bounds the search's work in item dispatches
-// replayed (a replay of n items costs n); a move is kept only when it shortens the
-// replayed wall clock by minGain of the bound, as the single-GPU plan must beat LPT
-// by it. blockCheckSteps bounds the noise check of one alternative (at least
-// blockCheckMin runs per noise level); a workload too large for both is run widest
-// first without replaying anything, so planning stays near a second.
+// Block planner tuning, in item dispatches replayed, so that planning stays near a
+// second; a workload too large for both the search and the check is run widest first.
 const (
 	searchSteps     = 300_000
 	blockCheckRuns  = 200
@@ -62,17 +55,10 @@ func blockCheckNoise() []float64 { return []float64{0.1, 0.2, 0.5} }
 // alternative must not lose to under noise.
 func choiceOrder() []string { return []string{ByWidest, ByGPUSeconds, ByDuration} }
 
-// PlanBlocks returns the block order the named policy's Blocks follow on items
-// (resolved widths, none wider than gpus): lpt's longest first as it is; planned's
-// chosen order. To choose, each candidate order (widest first, most GPU-seconds
-// first, longest first) is replayed on the weights, and the shortest improved by
-// moving one item at a time to another place in the order while that shortens the
-// replay (bounded work). The shortest of these alternatives that beats widest first
-// by minGain of the bound is taken if, on paired runs with ±10, ±20 and ±50 %
-// noise (fixed seed), its mean wall clock is no longer than widest first's at
-// every level; the next shortest is checked if not, and widest first is the
-// fallback. With an unknown item the weights cannot rank orders: widest first. The
-// result depends only on the items, their order and gpus.
+// PlanBlocks returns the block order the named policy's Blocks follow on items:
+// lpt's longest first; planned's the candidate that replays shortest on the weights,
+// improved by moving items, kept only if it beats widest first by minGain of the
+// bound and loses nothing under noise (docs/performance.md). Deterministic.
 func PlanBlocks(policy string, items []Item, gpus int) (BlockPlan, error) {
 	if gpus < 1 {
 		return BlockPlan{}, fmt.Errorf("%d GPUs: want at least 1", gpus)
@@ -193,11 +179,8 @@ func (s *search) wall(order []int) float64 {
 	return s.replay(order, s.dur)
 }
 
-// replay is order's wall clock with durations dur; +Inf if Blocks refuses it (it
-// cannot: the widths were checked). Blocks goes by the weights uncalibrated, as
-// the single-GPU planner's replays do (planned with no items): on the weights a
-// calibration changes nothing, under the check's even noise next to nothing, and
-// it costs the search 2–3 × its time.
+// replay is order's wall clock with durations dur (+Inf if Blocks refuses it);
+// uncalibrated: on the weights a calibration changes nothing and costs 2–3× the time.
 func (s *search) replay(order []int, dur []float64) float64 {
 	b, err := newBlocks(s.items, order, s.gpus, nil)
 	if err != nil {
@@ -211,10 +194,8 @@ func (s *search) replay(order []int, dur []float64) float64 {
 }
 
 // improve is the search: first-improvement over moving the item at place i to
-// place j (every i, every j ≠ i, in that order; a move past a neighbour is a swap
-// of the two), keeping a move when it shortens the wall clock by minGain of the
-// bound, until a full scan keeps none, the wall clock reaches the bound, or the
-// budget is spent. It returns the order, its wall clock and the moves kept.
+// place j, kept when it shortens the wall clock by minGain of the bound, within
+// searchSteps. It returns the order, its wall clock and the moves kept.
 func (s *search) improve(order []int, wall float64) ([]int, float64, int) {
 	gain := minGain * s.bound
 	n := len(order)

@@ -31,13 +31,9 @@ type HoldRecord struct {
 	Factors []float64
 }
 
-// ReplayBlocks drives s on gpus GPUs in virtual time as the dispatcher drives it:
-// whenever GPUs are free it asks s.Next until it says no, starting each item on the
-// GPUs it names; then the next item to end frees its GPUs (free in the order they
-// went idle) and tells s's calibration its duration, until s is empty. dur[i] is how long item i takes and width[i] how many
-// GPUs it must get (width nil: one each). A GPU handed out while busy or twice in one block, a block of the
-// wrong width, an item handed out twice and a scheduler that stalls are errors: the
-// scheduler is broken.
+// ReplayBlocks drives s on gpus GPUs in virtual time as the dispatcher drives it,
+// item i taking dur[i] on width[i] GPUs (nil: one each). A GPU handed out twice, a
+// wrong width, an item handed out twice or a stall is an error: s is broken.
 func ReplayBlocks(s Scheduler, width []int, dur []float64, gpus int) (*BlockTimeline, error) {
 	if gpus < 1 {
 		return nil, fmt.Errorf("%d GPUs: want at least 1", gpus)
@@ -142,12 +138,8 @@ func Widths(items []Item) []int {
 }
 
 // Lateness measures each hold of t (a replay of items with durations dur): late is
-// how far past its reservation the held item started (0 when on time), explained
-// the largest overrun of an item that ran while it was held, past the end the
-// reservation expected of it (its start plus its weight, or the hold's beginning
-// when it was unknown or already past its weight). With exact weights late is 0;
-// with wrong ones, backfilling keeps late within explained, but for a hold whose
-// estimates calibration changed meanwhile (Recalibrated).
+// how far past its reservation the held item started, explained the largest
+// overrun of an item that ran meanwhile; backfilling keeps late within explained.
 func (t *BlockTimeline) Lateness(items []Item, dur []float64) (late, explained []float64) {
 	late = make([]float64, len(t.Holds))
 	explained = make([]float64, len(t.Holds))

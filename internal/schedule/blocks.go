@@ -7,17 +7,10 @@ import (
 	"sync"
 )
 
-// Blocks is the scheduler of a workload with multi-GPU items: one queue in a given
-// order whose first item (the head) starts as soon as enough GPUs are free, on
-// adjacent GPUs where it can. When too few are free, GPUs are held for the head:
-// its reservation completes when, by the running items' weights and starts, enough
-// GPUs will be free. Meanwhile a later item may start (backfill) only if it fits the
-// free GPUs now and, by its weight, either ends before the reservation completes or
-// takes only GPUs the head will not need then (EASY backfilling). Unknown items
-// never backfill. A running item past its estimate, or unknown, is expected to end
-// any moment: it holds the reservation at "now", so nothing backfills on the held
-// GPUs while it overruns. Every estimate is the item's weight calibrated by what
-// the run's finished items measured (Calibration).
+// Blocks is the scheduler of a workload with multi-GPU items: one queue whose head
+// starts when enough GPUs are free, GPUs held for it meanwhile, and a later known
+// item backfills only where it does not delay the head (EASY backfilling;
+// docs/performance.md), by calibrated estimates.
 type Blocks struct {
 	mu    sync.Mutex // every exported method takes it; the unexported ones run under it
 	cal   *Calibration
@@ -346,13 +339,10 @@ func (b *Blocks) alloc(w int, skip bool) []int {
 	return out
 }
 
-// reserve returns when the head's reservation completes (enough GPUs it may use
-// free, by the running items' weights) and how many GPUs free by then it will not
-// need (extra). A running item that is unknown or past its weight may end any
-// moment: it counts as ending now for when the reservation completes, so nothing
-// backfills into the wait for it, but not for extra, so nothing takes a GPU the
-// head may need should it run on. +Inf when the running items cannot free
-// enough (GPUs left out of free for a while): then nothing is held.
+// reserve returns when the head's reservation completes by the running items'
+// estimates (+Inf: they cannot free enough) and how many GPUs free by then it will
+// not need (extra). An item unknown or past its estimate ends "now" for the former,
+// never for extra, so nothing backfills onto GPUs the head may need.
 func (b *Blocks) reserve(h int, now float64, running []Running) (float64, int) {
 	e := &b.ent[h]
 	w := b.width[e.item]

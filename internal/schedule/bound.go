@@ -24,39 +24,43 @@ func LowerBound(items []Item, n int) Bound {
 		if !it.Known {
 			b.Priors++
 		}
-		b.Total += float64(it.Width()) * it.Weight
-		if it.Weight > b.Largest {
-			b.Largest = it.Weight
-		}
+		b.add(it.Width(), it.Weight)
 	}
-	if n > 0 {
-		b.Seconds = b.Total / float64(n)
-	}
-	if b.Largest > b.Seconds {
-		b.Seconds = b.Largest
-	}
+	b.over(n)
 	return b
 }
 
-// BoundOf is the lower bound of durations of single-GPU items on n GPUs (all known).
-func BoundOf(durations []float64, n int) float64 { return BoundOfWidths(durations, nil, n) }
-
-// BoundOfWidths is the lower bound of durations on n GPUs, item i taking width[i]
-// GPUs (nil: one each): max(Σ width·duration / n, longest).
-func BoundOfWidths(durations []float64, width []int, n int) float64 {
-	var total, largest float64
+// DurationBound is the lower bound of durations on n GPUs, item i taking width[i]
+// GPUs (nil: one each), every item known.
+func DurationBound(durations []float64, width []int, n int) Bound {
+	b := Bound{Known: len(durations)}
 	for i, d := range durations {
 		w := 1
 		if width != nil {
 			w = max(width[i], 1)
 		}
-		total += float64(w) * d
-		if d > largest {
-			largest = d
-		}
+		b.add(w, d)
 	}
-	if n <= 0 {
-		return largest
+	b.over(n)
+	return b
+}
+
+// BoundOfWidths is DurationBound's seconds.
+func BoundOfWidths(durations []float64, width []int, n int) float64 {
+	return DurationBound(durations, width, n).Seconds
+}
+
+func (b *Bound) add(width int, seconds float64) {
+	b.Total += float64(width) * seconds
+	if seconds > b.Largest {
+		b.Largest = seconds
 	}
-	return max(total/float64(n), largest)
+}
+
+// over sets Seconds for n GPUs: max(total/n, largest), the largest when n < 1.
+func (b *Bound) over(n int) {
+	b.Seconds = b.Largest
+	if n > 0 {
+		b.Seconds = max(b.Total/float64(n), b.Largest)
+	}
 }

@@ -35,20 +35,10 @@ func studentT(df int) float64 {
 	return 1.96
 }
 
-// Calibration scales a run's estimates by what its finished items measured
-// (docs/performance.md, "Estimates that hold"). An item's estimate is its weight
-// times its suite's factor: the median of actual/estimate over the suite's
-// complete items once it has calSuite of them; before that (and for the suites
-// without their own) the run's factor, the median over all its complete items
-// once it has calRun; else 1. A median moves its factor only by what stands out of
-// the ratios' spread (median.factor): the run's away from 1, a suite's away from
-// the run's, so noise alone calibrates nothing and one suite's noise does not
-// reorder it against the others. Every factor is within [1/calBound, calBound]. Only an estimate from a table (the run's own,
-// or another table's same key) is evidence; every estimate is scaled. It is fed
-// in the order items end (Observe), and the same observations in the same order
-// give the same factors, so a simulation predicts what a run does. A nil
-// *Calibration is valid: the weights as they are, never calibrated. Safe for
-// concurrent use.
+// Calibration scales a run's estimates by what its finished items measured: an
+// estimate is its weight times its suite's factor (docs/performance.md, "Estimates
+// that hold"). The same observations in the same order give the same factors, so a
+// simulation predicts what a run does. nil is the weights as they are.
 type Calibration struct {
 	mu     sync.Mutex
 	w      []float64 // by item: its weight
@@ -299,15 +289,9 @@ func (c *Calibration) Factors() []SuiteFactor {
 	return out
 }
 
-// ratios are a suite's (or a run's) actual/estimate, kept as logs (each within
-// ±log calBound; the latest calWindow of them), with their median and the
-// standard error of that median. The spread is the standard deviation of the
-// logs; a suite's (trim) leaves out the ⌈n/8⌉ farthest from the median once there
-// are 4, so that one item far off neither moves its factor (a median) nor blocks
-// it; a run's keeps them all, so that suites a factor apart show as spread, not as
-// a factor for all. It is recomputed with every ratio up to calExact of them, then
-// each time the count has grown by an eighth: a run's calibration costs
-// O(n + log n · calWindow log calWindow) and calWindow ratios of memory a suite.
+// ratios are a suite's (or a run's) actual/estimate as logs, the latest calWindow,
+// with their median and its standard error; a suite's (trim) leaves out the ⌈n/8⌉
+// farthest from the median, so that one item far off does not move its factor.
 type ratios struct {
 	trim    bool
 	logs    []float64 // a ring of the latest calWindow

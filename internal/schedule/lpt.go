@@ -2,23 +2,9 @@ package schedule
 
 import "sync"
 
-// NewLPT returns LPT's queue over items, calibrated by cal (nil: the weights as
-// they are, exactly NewPull(LPTOrder(items))): items without an estimate first,
-// in listing order, then the longest estimate first, an estimate being the
-// weight times its suite's factor in force when a GPU asks (Calibration); ties in
-// listing order; retries at the back.
-func NewLPT(items []Item, cal *Calibration) Queue {
-	return newMerge(items, LPTOrder(items), cal, nil)
-}
-
-// merge is LPT's queue as a merge of the suites' lists. One factor scales a whole
-// suite, so a suite's items keep their LPT order among themselves: the queue
-// keeps each suite's list and a pointer into it, and takes the suite whose next
-// item has the longest estimate. The suites on the run's shared factor are
-// ranked by weight (the one factor does not change their order), those with a
-// factor of their own by estimate, each in a heap; a factor that changes moves or
-// re-ranks one suite. So a GPU's ask costs O(log suites), however the factors
-// change.
+// merge is LPT's queue by calibrated estimates, as a merge of the suites' lists:
+// one factor scales a whole suite, so a suite keeps its order and a GPU's ask
+// costs O(log suites) however the factors change.
 type merge struct {
 	mu      sync.Mutex
 	cal     *Calibration
@@ -36,8 +22,8 @@ type merge struct {
 	n       int  // items not yet handed out, retries aside
 }
 
-// newMerge is the merge over the items not skipped (skip nil: all); lpt is
-// LPTOrder(items), which a plan keeps rather than sort again for every queue.
+// newMerge is LPT's queue over the items not skipped (skip nil: all), calibrated by
+// cal (nil: exactly NewPull(lpt)); lpt is LPTOrder(items), kept by a plan.
 func newMerge(items []Item, lpt []int, cal *Calibration, skip func(int) bool) *merge {
 	q := &merge{cal: cal, fv: newView(cal), w: make([]float64, len(items)), rank: make([]int, len(items))}
 	q.lists = make([][]int, cal.Suites())

@@ -2,13 +2,8 @@ package schedule
 
 import "sync"
 
-// Queue returns a fresh queue that follows p (made by NewPlan from items): the
-// guarded plan when p.Use, else the LPT queue, on the weights as they are. One
-// plan serves many queues; the simulator plans once and replays many runs.
-func (p Plan) Queue(items []Item) Queue { return p.queue(items, nil) }
-
-// queue is Queue calibrated by cal: LPT's order, and the plan's fallback to it,
-// by calibrated estimates (NewLPT).
+// queue is a fresh queue that follows p (made by NewPlan from items): the guarded
+// plan when p.Use, else LPT's, by estimates calibrated by cal.
 func (p Plan) queue(items []Item, cal *Calibration) Queue {
 	if !p.Use {
 		return newMerge(items, p.lpt, cal, nil)
@@ -18,16 +13,9 @@ func (p Plan) queue(items []Item, cal *Calibration) Queue {
 	return q
 }
 
-// planned is the planned queue. It hands out the plan's order while the GPUs ask
-// in the plan's turn, and LPT's order for the rest once they do not.
-//
-// Each GPU follows one planned slot; pfree is how far (in planned seconds) that
-// slot's plan has been handed out. The next item of the order belongs to the
-// planned slot with the earliest pfree. When the GPU that asks follows another
-// slot, reality has drifted from the plan by the gap between the two pfree. A
-// small gap (ties, noise within tau) swaps which GPU follows which slot, as the
-// pull would; a large one means the plan's fine balance no longer holds, and the
-// rest goes longest first, the order that copes best with durations nobody knows.
+// planned is the planned queue: the plan's order while the GPUs ask in the plan's
+// turn (each GPU follows a planned slot; a gap within tau swaps them), LPT's once
+// they drift further, as longest first copes best with durations nobody knows.
 type planned struct {
 	mu      sync.Mutex // Next, Requeue and Len take it; onPlan and take run under it
 	order   []int      // the plan's order

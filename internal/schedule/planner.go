@@ -109,14 +109,9 @@ const (
 	checkSteps = 6_000_000
 )
 
-// NewPlan plans the known items on slots GPUs: LPT first (each item, longest first,
-// to the least loaded slot), then a local search that moves one item, or swaps two,
-// between the most loaded slot and another while that lowers the larger of their
-// two loads. The planned queue then uses the plan only if, replayed, it beats LPT by
-// minGain of the bound with exact weights, and is no worse than LPT on average with
-// noisy durations (each weight times a uniform factor, ±10, ±20 and ±50 %; paired
-// runs; a fixed seed, so the same table on the same GPUs gets the same plan). With
-// an unknown item there is nothing to plan against: the queue is LPT's.
+// NewPlan plans the known items on slots GPUs: LPT, then a local search that moves
+// or swaps items off the most loaded slot. The queue uses the plan only if it beats
+// LPT on the weights and is no worse under noise (decide; docs/performance.md).
 func NewPlan(items []Item, slots int) Plan {
 	slots = max(slots, 1)
 	p := Plan{Slots: make([][]int, slots), Loads: make([]float64, slots), slots: slots}

@@ -1,16 +1,11 @@
-// Package schedule decides which work item runs next, and on which GPUs. It weighs
-// every item from the weight table, orders the queue longest-first (LPT), computes
-// the lower bound a run is measured against, and makes the Scheduler that hands
-// items to free GPUs: single-GPU items through a Queue (LPT's, or a planned one),
-// a workload with multi-GPU items through Blocks, which holds GPUs for a wide item
-// and backfills around it. NewSetup is the one constructor: run, plan (through
-// shard) and simulate all get their scheduler from it, so that what simulate
+// Package schedule decides which work item runs next, and on which GPUs. NewSetup
+// is the one constructor run, plan and simulate share, so that what simulate
 // predicts is what run does.
 package schedule
 
 import (
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/rocm/sgpu-queue/internal/record"
@@ -83,16 +78,7 @@ func WeighPriors(items []Item, priors map[string]weights.Prior) {
 // Order sorts items for dispatch: items without an estimate first (in listing
 // order), then the others longest first; equal weights keep listing order.
 func Order(items []Item) {
-	sort.SliceStable(items, func(i, j int) bool {
-		a, b := items[i], items[j]
-		if a.Estimated() != b.Estimated() {
-			return !a.Estimated()
-		}
-		if a.Estimated() && a.Weight != b.Weight {
-			return a.Weight > b.Weight
-		}
-		return a.Seq < b.Seq
-	})
+	slices.SortStableFunc(items, func(a, b Item) int { return compareLPT(&a, &b) })
 }
 
 // Mixed reports whether any item takes more than one GPU.
@@ -199,12 +185,8 @@ func (s *Setup) Scheduler() Scheduler { return s.fresh(NewCalibration(s.items)) 
 func (s *Setup) Uncalibrated() Scheduler { return s.fresh(nil) }
 
 // NewSetup plans the scheduler of the named policy ("" is DefaultPolicy) for items
-// on a pool of gpus GPUs. A workload of single-GPU items gets exactly the policy's
-// Queue (LPT or planned) behind the Scheduler interface; one with multi-GPU items
-// gets Blocks over the order PlanBlocks plans for the policy. An item wider than
-// the pool is a *WidthError: the caller fits widths to its pool first (a run clamps
-// or refuses them, docs/config.md), this check only keeps a scheduler from taking
-// what it cannot place.
+// on gpus GPUs: the policy's Queue behind the Scheduler interface, or Blocks over
+// PlanBlocks' order with multi-GPU items. An item wider than the pool is a *WidthError.
 func NewSetup(policy string, items []Item, gpus int) (*Setup, error) {
 	return newSetup(policy, items, gpus, PlanBlocks)
 }
@@ -228,12 +210,9 @@ func Prepare(policy string, items []Item, gpus int) (func() Scheduler, error) {
 	return s.Scheduler, nil
 }
 
-// PrepareTrial is Prepare for a caller that replays thousands of trial workloads
-// on their weights and confirms its choice with Prepare (shard's refinement): the
-// planned policy's multi-GPU workload takes the order its choice starts from,
-// widest first, without replaying the candidates or searching (which cost up to
-// searchSteps each), and the schedulers are not calibrated (on the weights a
-// calibration changes nothing).
+// PrepareTrial is Prepare for shard's refinement, which replays thousands of trial
+// workloads and confirms its choice with Prepare: no block order search (widest
+// first), no calibration.
 func PrepareTrial(policy string, items []Item, gpus int) (func() Scheduler, error) {
 	s, err := newSetup(policy, items, gpus, func(policy string, items []Item, gpus int) (BlockPlan, error) {
 		by, err := BlockOrderOf(policy)

@@ -7,10 +7,8 @@ import (
 	"sync"
 )
 
-// StrictOrder is the order of TE's current queue (ci/run_queue.sh with its
-// build_weights.py, docs/performance.md): most GPUs first, then the largest weight
-// (an unknown item's weight is the default weight, so it leads its width, not the
-// queue), ties in listing order.
+// StrictOrder is the order of TE's current queue (ci/run_queue.sh): most GPUs
+// first, then the largest weight (the default weight when unknown), ties in listing order.
 func StrictOrder(items []Item) []int {
 	order := make([]int, len(items))
 	for i := range order {
@@ -29,11 +27,9 @@ func StrictOrder(items []Item) []int {
 	return order
 }
 
-// Strict is TE's current dispatch rule, kept as simulate's comparison: one queue
-// in a given order, its first item started as soon as enough GPUs are free, on the
-// lowest-numbered free ones (adjacent or not); until then nothing behind it starts,
-// however many GPUs sit idle (no backfill, no reservation). A retry goes to the
-// back, on GPUs it did not fail on where enough are free.
+// Strict is TE's current dispatch rule, kept as simulate's comparison: the first
+// item starts on the lowest free GPUs once enough are free, and nothing behind it
+// starts until then (no backfill).
 type Strict struct {
 	mu    sync.Mutex
 	width []int

@@ -9,13 +9,9 @@ import (
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
 
-// FitWidths is the one rule run and plan fit items to a pool of gpus GPUs by. A
-// width a suite declares (its listing line's count, its config's gpus=) above the
-// pool is clamped to the pool with a warning naming the item, or the suite when its
-// gpus= says it (TE's rule: the test skips the cases that need more GPUs;
-// docs/config.md "Mode options"). An item of a tool that takes its count as given
-// (sized: a ctest test's RESOURCE_GROUPS, adapter.Sized) cannot run on fewer: it is
-// refused, naming each (up to a few).
+// FitWidths is the one rule run and plan fit items to a pool of gpus GPUs by: a
+// declared width above the pool is clamped with a warning, a sized one (adapter.Sized)
+// refused, as TE's tests skip what needs more GPUs (docs/config.md "Mode options").
 func FitWidths(plan []Item, suites map[string]config.Suite, sized func(Item) bool, gpus int,
 	face optname.Face) (warns []string, err error) {
 	var errs []error

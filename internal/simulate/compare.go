@@ -135,15 +135,9 @@ type HoldStats struct {
 // timeline when the row is the default policy's block scheduler.
 type runner func(rng *rand.Rand, dur []float64) (float64, *schedule.BlockTimeline, error)
 
-// Compare simulates each policy on in: static (one suite per GPU), the unordered
-// queue (a fresh shuffle per run), LPT and the planned queue, against the lower
-// bound. A workload with multi-GPU items is compared instead as the two-step job,
-// the unordered queue and each block order (schedule.Blocks), against the
-// GPU-second bound. Without noise every policy but the unordered one is
-// deterministic and runs once. With noise, run k draws one set of actual durations
-// that every policy faces (so the comparison is paired); the queues still order by
-// the weights. Every queue is driven through schedule.ReplayBlocks, as the
-// dispatcher drives it.
+// Compare simulates each policy's row on in against the lower bound, every queue
+// through schedule.ReplayBlocks as the dispatcher drives it; with noise, all rows
+// face the same durations in run k (paired), and the queues still order by the weights.
 func Compare(ctx context.Context, in *Input, o Options) (*Report, error) {
 	if err := o.Check(); err != nil {
 		return nil, err
@@ -184,15 +178,11 @@ func Compare(ctx context.Context, in *Input, o Options) (*Report, error) {
 		if k == 0 || noisy {
 			o.durations(rng, items, dur)
 		}
-		bound := schedule.BoundOfWidths(dur, width, n)
-		var work, largest float64
-		for i, d := range dur {
-			work += float64(width[i]) * d
-			largest = max(largest, d)
-		}
+		b := schedule.DurationBound(dur, width, n)
+		work, bound := b.Total, b.Seconds
 		if k == 0 || noisy {
 			rep.Work.add(work)
-			rep.Largest.add(largest)
+			rep.Largest.add(b.Largest)
 			rep.Bound.add(bound)
 		}
 		for r := range rows {
@@ -315,9 +305,13 @@ func mixedRows(rep *Report, items []schedule.Item, n int) ([]Row, []runner, erro
 		}
 		return schedule.ReplayBlocks(b, width, dur, n)
 	}
+	twoStep, err := twoStepRunner(items, single, multi, n)
+	if err != nil {
+		return nil, nil, err
+	}
 	rows := []Row{{Policy: RowTwoStep}, {Policy: RowUnordered}, {Policy: RowStrict}}
 	run := []runner{
-		twoStepRunner(items, single, multi, n),
+		twoStep,
 		func(rng *rand.Rand, dur []float64) (float64, *schedule.BlockTimeline, error) {
 			t, err := blocks(shuffled(rng, len(items)), dur)
 			if err != nil {
@@ -365,24 +359,27 @@ func withUncalibrated(rep *Report, rows []Row, run []runner, wall func(dur []flo
 }
 
 // twoStepRunner runs TE's job before one queue (RowTwoStep): the single-GPU
-// items as the planned queue, then each multi-GPU item alone.
-func twoStepRunner(items []schedule.Item, single, multi []int, n int) runner {
+// items as the planned queue (not calibrated), then each multi-GPU item alone.
+func twoStepRunner(items []schedule.Item, single, multi []int, n int) (runner, error) {
 	sItems := make([]schedule.Item, len(single))
 	for k, i := range single {
 		sItems[k] = items[i]
 	}
-	sPlan := schedule.NewPlan(sItems, n)
+	setup, err := schedule.NewSetup(schedule.PolicyPlanned, sItems, n)
+	if err != nil {
+		return nil, err
+	}
 	sDur := make([]float64, len(single))
 	return func(_ *rand.Rand, dur []float64) (float64, *schedule.BlockTimeline, error) {
 		for k, i := range single {
 			sDur[k] = dur[i]
 		}
-		wall, err := replayWall(schedule.OnSlots(sPlan.Queue(sItems), n), nil, sDur, n)
+		wall, err := replayWall(setup.Uncalibrated(), nil, sDur, n)
 		for _, i := range multi {
 			wall += dur[i]
 		}
 		return wall, nil, err
-	}
+	}, nil
 }
 
 // strictRunner runs TE's current rule (RowStrict) on items.

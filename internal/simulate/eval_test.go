@@ -21,8 +21,14 @@ import (
 // paired returns the mean of (planned − LPT) / bound over runs, and its standard error.
 func paired(t *testing.T, items []schedule.Item, gpus int, F float64, runs int, seed uint64) (float64, float64) {
 	t.Helper()
-	order := schedule.LPTOrder(items)
-	plan := schedule.NewPlan(items, gpus)
+	lpt, err := schedule.NewSetup(schedule.PolicyLPT, items, gpus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	planned, err := schedule.NewSetup(schedule.PolicyPlanned, items, gpus)
+	if err != nil {
+		t.Fatal(err)
+	}
 	rng := rand.New(rand.NewPCG(seed, 99))
 	dur := make([]float64, len(items))
 	var sum, sq float64
@@ -30,12 +36,12 @@ func paired(t *testing.T, items []schedule.Item, gpus int, F float64, runs int, 
 		for i := range dur {
 			dur[i] = items[i].Weight * (1 + F*(2*rng.Float64()-1))
 		}
-		b := schedule.BoundOf(dur, gpus)
-		l, err := schedule.Replay(schedule.NewPull(order), dur, gpus)
+		b := schedule.BoundOfWidths(dur, nil, gpus)
+		l, err := schedule.ReplayBlocks(lpt.Uncalibrated(), nil, dur, gpus)
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := schedule.Replay(plan.Queue(items), dur, gpus)
+		p, err := schedule.ReplayBlocks(planned.Uncalibrated(), nil, dur, gpus)
 		if err != nil {
 			t.Fatal(err)
 		}

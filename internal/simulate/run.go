@@ -1,9 +1,5 @@
-// Package simulate predicts a run's wall clock from a weight table: an event-driven
-// simulation that drives the very schedulers the dispatcher uses (a schedule.Queue
-// behind schedule.OnSlots, or schedule.Blocks) on virtual time
-// (schedule.ReplayBlocks), so what it predicts for a policy is what `run` does with
-// those durations. It backs `sgpu-queue simulate`: capacity
-// planning, and the evidence for the default scheduling policy.
+// Package simulate predicts a run's wall clock from a weight table by replaying the
+// schedulers run uses on virtual time (schedule.ReplayBlocks); it backs `sgpu-queue simulate`.
 package simulate
 
 // Static is the old design: suite k (in config order) runs whole on GPU k mod

@@ -50,11 +50,9 @@ type shardRun struct {
 	dur     []float64
 }
 
-// CompareRunners predicts 1 … runners runners: for each count it plans the split
-// once on the weights (shard.Assign, as `sgpu-queue plan` does), then replays every
-// shard through the default policy's scheduler on its own GPUs, each run drawing
-// the items' durations as Compare does (all counts face the same durations); the
-// matrix's wall clock is its slowest runner's.
+// CompareRunners predicts 1 … runners runners: each count split as `sgpu-queue plan`
+// splits it (shard.Assign), every shard replayed on its own GPUs; the matrix's
+// wall clock is its slowest runner's.
 func CompareRunners(ctx context.Context, in *Input, o Options, runners int) (*RunnersReport, error) {
 	if err := o.Check(); err != nil {
 		return nil, err
