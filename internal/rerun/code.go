@@ -18,12 +18,8 @@ import (
 )
 
 // Code names the code a run tests, for the state's key (docs/reruns.md#keys):
-// githubSHA when set (GITHUB_SHA: the action, a workflow), else git's HEAD in root,
-// plus "+" and a digest of the tracked files' uncommitted changes when there are
-// any (untracked files do not count; the paths of exclude, relative to root, the
-// state the tool itself writes there, neither). Outside a git checkout it is ""
-// and nil: no code key. An error is a checkout where git could not say (no git,
-// a repository git refuses).
+// githubSHA, else HEAD plus a digest of uncommitted tracked changes outside
+// exclude; "" outside a git checkout.
 func Code(ctx context.Context, root, githubSHA string, exclude []string) (string, error) {
 	if sha := strings.TrimSpace(githubSHA); sha != "" {
 		return sha, nil
@@ -36,9 +32,8 @@ func Code(ctx context.Context, root, githubSHA string, exclude []string) (string
 		return "", err
 	}
 	top, head, _ := strings.Cut(strings.TrimSpace(out), "\n")
-	// Which tracked paths differ from HEAD, not how: git's diff of a large changed
-	// file costs seconds and memory many times its size, while hashing the file
-	// as it is now reads it once.
+	// Which paths differ, not how: git's diff of a large file costs seconds and
+	// memory; hashing it reads it once.
 	args := []string{"-c", "diff.relative=false", "diff", "HEAD", "--raw", "-z", "--no-abbrev", "--no-renames",
 		"--ignore-submodules=untracked", "--", ":/"}
 	for _, p := range exclude {
@@ -59,10 +54,8 @@ func Code(ctx context.Context, root, githubSHA string, exclude []string) (string
 	return head, nil
 }
 
-// hashChanges writes to h, for each entry of `git diff --raw -z` output raw (paths
-// relative to top), its path, status and new mode, and what the path holds now: a
-// file's SHA-256, a link's target, a submodule's commit. It returns how many entries
-// there were. The same changes give the same digest, staged or not.
+// hashChanges writes each `git diff --raw -z` entry's path, status, mode and
+// current content to h, so the same changes digest the same, staged or not.
 func hashChanges(h io.Writer, top, raw string) (int, error) {
 	fields := strings.Split(strings.TrimSuffix(raw, "\x00"), "\x00")
 	if len(fields) == 1 && fields[0] == "" {
@@ -102,8 +95,7 @@ func hashChanges(h io.Writer, top, raw string) (int, error) {
 	return len(fields) / 2, nil
 }
 
-// hashFile is the SHA-256 of the file at path, in hex (a FIFO there is refused,
-// never waited on).
+// hashFile is the hex SHA-256 of the file at path; safefs refuses a FIFO.
 func hashFile(path string) (string, error) {
 	f, err := safefs.Open(path)
 	if err != nil {
@@ -117,8 +109,8 @@ func hashFile(path string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// inCheckout reports whether root is in a git checkout: it or a directory above it
-// holds .git (a directory, or a worktree's file).
+// inCheckout reports whether root or a directory above it holds .git (a worktree's
+// is a file).
 func inCheckout(root string) bool {
 	for d := filepath.Clean(root); ; {
 		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
@@ -132,7 +124,6 @@ func inCheckout(root string) bool {
 	}
 }
 
-// git runs git in dir and returns its output.
 func git(ctx context.Context, dir string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = dir

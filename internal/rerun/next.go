@@ -11,24 +11,18 @@ import (
 
 // Ran is what one run did, for the state it leaves (Next).
 type Ran struct {
-	// Owns reports whether the run speaks for an item: its suite was selected
-	// and, in a shard, the item is of that shard. The state of any other item
-	// stays as the runs that own it left it.
+	// Owns reports whether the run speaks for an item (suite selected, in its
+	// shard); other items keep the state their owners left.
 	Owns func(record.ItemID) bool
-	// Listed reports whether the run listed an item it owns: one it owns and did
-	// not list is gone (or not run here) and leaves the state.
+	// Listed reports whether the run listed an owned item; an unlisted one leaves
+	// the state.
 	Listed func(record.ItemID) bool
 	// Items are the verdicts of the items it queued, in their order.
 	Items []verdict.Item
 }
 
-// Next is the state a run leaves in a queue's files, given prior (the state of
-// this run's key, nil when there is none or it is another key's): its own
-// failures, then the failed items of prior it does not own; the outcome of each
-// item it queued, the prior outcome of each it owns, listed and did not queue (a
-// re-run's passing items), and those of the items it does not own; and the tests
-// digests of the failed items it does not own (the caller adds those it writes).
-// A run rewrites only what it ran (docs/reruns.md#what-a-run-rewrites).
+// Next is the state a run leaves, given prior (this key's state, or nil): a run
+// rewrites only what it owns (docs/reruns.md#what-a-run-rewrites).
 func Next(prior *State, priorFailed []record.ItemID, ran Ran) (failed []record.ItemID, st *State) {
 	st = &State{Version: StateVersion, Tests: map[string]string{}}
 	seen := map[record.ItemID]bool{}

@@ -7,34 +7,31 @@ import (
 )
 
 // Progress is what a .partial sidecar of TE's pytest plugin recorded before its
-// process died (NDJSON events: "collected", then per test "start" and a "report"
-// per phase).
+// process died.
 type Progress struct {
 	// Collected are the ids it was going to run; nil when it died before that.
 	Collected []string
 	// Started are the ids that started, in start order, each once.
 	Started []string
-	// Phases are the reported phases of each test: when ("setup", "call",
-	// "teardown") → outcome ("passed", "failed", "skipped"), and the first line of
-	// the first failure.
+	// Phases are each test's reports, by test id.
 	Phases map[string]Phases
 }
 
-// Phases are one test's reports.
+// Phases are one test's reports: phase → outcome, and its first failure's line.
 type Phases struct {
 	Outcome map[string]string
 	Message string
 }
 
-// Ended says the test reached an end: a "call" report of any outcome, or a setup
-// that failed or skipped (no call follows those).
+// Ended says the test reached an end: a "call" report, or a setup that failed or
+// skipped (no call follows those).
 func (p Phases) Ended() bool {
 	_, call := p.Outcome["call"]
 	return call || p.Outcome["setup"] == "failed" || p.Outcome["setup"] == "skipped"
 }
 
-// ParseProgress reads a .partial sidecar. A line that does not parse (the
-// half-written last line of a killed process) is skipped.
+// ParseProgress reads a .partial sidecar, skipping a killed process's
+// half-written last line.
 func ParseProgress(data []byte) Progress {
 	p := Progress{Phases: map[string]Phases{}}
 	started := map[string]bool{}
@@ -84,8 +81,8 @@ func (p Progress) Done() map[string]bool {
 	return done
 }
 
-// Unfinished are the tests that started and never reached an end, in start
-// order: the test a crash, a hang or a kill died in.
+// Unfinished are the tests that started and never ended, in start order: where a
+// crash, hang or kill struck.
 func (p Progress) Unfinished() []string {
 	var out []string
 	for _, id := range p.Started {

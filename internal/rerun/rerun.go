@@ -1,18 +1,7 @@
 // Package rerun keeps what failed, so that a re-run of the same job runs only that
-// (docs/reruns.md): the failed items of a queue in
-// ci-rerun/<queue>/failed.<arch>.l<level>.tsv, and for an item whose failed tests
-// can be named, those tests in ci-rerun/<queue>/tests/<label>.<tag>.txt. The files
-// and their rules are TE's (ci/run_queue.sh, ci/scheduler/rerun_tests.py), so TE's
-// workflow and tools read what sgpu-queue writes and the other way round.
-//
-// Beside TE's files, a record of their key (state.<arch>.l<level>.json: the queue,
-// arch, level and code they were written for, a digest of each file, each item's
-// latest outcome) lets a run trust only state of its own key, and rewrite only what
-// it ran (Next). Every write goes through safefs: never through a link.
-//
-// The package decides, and runs nothing but git to name the code (Code). Narrow
-// picks the queued items of a re-run, Tests works out the tests of one failed item
-// from its evidence.
+// (docs/reruns.md). The files are TE's, so TE's tools and sgpu-queue read each
+// other's; a state record beside them lets a run trust only state of its own key.
+// Every write goes through safefs: never through a link.
 package rerun
 
 import (
@@ -32,8 +21,7 @@ import (
 // Dir is the folder of the re-run state under the repo root.
 const Dir = "ci-rerun"
 
-// Files names the re-run state of one key: its queue, arch and level name the
-// files, its code is checked against their record.
+// Files names the re-run state of one key.
 type Files struct {
 	Root string // the repo root
 	StateKey
@@ -47,7 +35,7 @@ func (f Files) Failed() string {
 	return filepath.Join(f.QueueDir(), "failed."+f.Arch+".l"+f.Level+".tsv")
 }
 
-// State is the record of the failed list's key and digests (State), beside it.
+// State is the record of the failed list's key and digests, beside it.
 func (f Files) State() string {
 	return filepath.Join(f.QueueDir(), "state."+f.Arch+".l"+f.Level+".json")
 }
@@ -55,14 +43,13 @@ func (f Files) State() string {
 // TestsDir holds one file of test ids per item that can be narrowed.
 func (f Files) TestsDir() string { return filepath.Join(f.QueueDir(), "tests") }
 
-// Tests is the file of item k's failed tests: "<label>.<tag>.txt", the tag made safe
-// for a file name as the item's log is (an ordinary tag is unchanged).
+// Tests is the file of item k's failed tests, named as the item's log is.
 func (f Files) Tests(k record.ItemID) string {
 	return filepath.Join(f.TestsDir(), TestsName(k))
 }
 
-// ReadFailed reads a failed list (ParseFailed) and returns its bytes too; a missing
-// file is no list. A FIFO or device there is refused, never waited on.
+// ReadFailed reads a failed list and returns its bytes too; a missing file is no
+// list.
 func ReadFailed(path string) ([]record.ItemID, []byte, error) {
 	data, err := safefs.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -75,11 +62,8 @@ func ReadFailed(path string) ([]record.ItemID, []byte, error) {
 	return keys, data, err
 }
 
-// ParseFailed reads a failed list: one "<label>\t<tag>" line per item (a line with
-// no tab is an opaque item; tags are escaped as in the log dir's TSV files, which
-// leaves every ordinary tag as it is). Blank lines are skipped; a line with an empty
-// label is an error naming the file (path) and line, so a mangled file never narrows
-// a run to nothing.
+// ParseFailed reads a failed list of "<label>\t<tag>" lines. An empty label is an
+// error, so a mangled file never narrows a run to nothing.
 func ParseFailed(data []byte, path string) ([]record.ItemID, error) {
 	var keys []record.ItemID
 	seen := map[record.ItemID]bool{}
@@ -108,8 +92,8 @@ func ParseFailed(data []byte, path string) ([]record.ItemID, error) {
 	return keys, nil
 }
 
-// WriteFile replaces a file of the re-run state under root (the repo root), never
-// through a symlink or into anything but a regular file (*safefs.Error).
+// WriteFile replaces a file of the re-run state under root, never through a
+// symlink (*safefs.Error).
 func WriteFile(root, path string, data []byte) error {
 	return safefs.WriteFile(root, path, data, 0o644)
 }
@@ -118,17 +102,15 @@ func WriteFile(root, path string, data []byte) error {
 type Narrowing struct {
 	Failed int                    // items in the failed list
 	Keep   map[record.ItemID]bool // the failed items this run has: these are queued
-	// Missing are the failed items this run did not list (a changed config, or a
-	// runner that skips them), in the list's order.
+	// Missing are the failed items this run did not list, in the list's order.
 	Missing []record.ItemID
 }
 
 // Narrowed reports whether the run is narrowed: some failed item is here.
 func (n Narrowing) Narrowed() bool { return len(n.Keep) > 0 }
 
-// Narrow is the narrowing of a run that listed queued by a failed list. A run whose
-// list names none of its items is not narrowed: it runs everything (trusting an
-// empty intersection would test nothing and pass).
+// Narrow is the narrowing of queued by a failed list. None in common runs
+// everything: an empty intersection would test nothing and pass.
 func Narrow(failed, queued []record.ItemID) Narrowing {
 	have := make(map[record.ItemID]bool, len(queued))
 	for _, k := range queued {
@@ -145,9 +127,8 @@ func Narrow(failed, queued []record.ItemID) Narrowing {
 	return n
 }
 
-// RemoveFile deletes a file of the re-run state under root when it is a regular
-// file in real folders; a missing one is no error, and a symlink on the way or at
-// path is refused (*safefs.Error) and left, with what it points at.
+// RemoveFile deletes a file of the re-run state under root; a symlink on the way is
+// refused (*safefs.Error).
 func RemoveFile(root, path string) error {
 	if err := safefs.CheckDir(root, filepath.Dir(path)); err != nil {
 		return err

@@ -17,9 +17,8 @@ import (
 // StateVersion is the format of the state file; another is not trusted.
 const StateVersion = 1
 
-// StateKey is what a queue's re-run state was written for: a re-run narrows only
-// by state of its own key (docs/reruns.md#keys). Code is "" when the run tests no
-// known code (outside a git checkout): the code is then not compared.
+// StateKey is what a queue's re-run state was written for (docs/reruns.md#keys);
+// an empty Code is not compared.
 type StateKey struct {
 	Queue string `json:"queue"`
 	Arch  string `json:"arch"`
@@ -35,7 +34,6 @@ func (k StateKey) String() string {
 	return s
 }
 
-// short is a code key as messages show it.
 func short(code string) string {
 	if len(code) > 12 {
 		return code[:12] + "…"
@@ -43,10 +41,8 @@ func short(code string) string {
 	return code
 }
 
-// State is the record beside a failed list: its key, the SHA-256 of the list and
-// of each tests file the runs of that key wrote (by file name), and the latest
-// outcome of each item they ran. TE's tools never read it; TE's files stay as
-// they are.
+// State is the record beside a failed list: its key, digests of the list and tests
+// files, and each item's latest outcome. TE's tools never read it.
 type State struct {
 	Version int `json:"version"`
 	StateKey
@@ -61,15 +57,14 @@ type Trust int
 const (
 	// Keyed: the state is of this run's key and the list is the one it records.
 	Keyed Trust = iota
-	// Unkeyed: no state speaks for the list (none, another format, or the list was
-	// rewritten since: TE's own script, a hand): it is of no known key.
+	// Unkeyed: no state speaks for the list (none, another format, or rewritten
+	// since by TE's script or a hand).
 	Unkeyed
 	// Foreign: the state is of another queue, arch, level or code.
 	Foreign
 )
 
-// Check says how far the failed list whose bytes are list may be trusted by a run
-// of key want, and, when not Keyed, why (for the notice).
+// Check says how far a run of key want may trust the failed list, and why not.
 func (s *State) Check(want StateKey, list []byte) (Trust, string) {
 	switch {
 	case s == nil:
@@ -90,21 +85,17 @@ func (s *State) Check(want StateKey, list []byte) (Trust, string) {
 	return Keyed, ""
 }
 
-// Prior is one queue's state as a run of its key trusts it: the failed list, and
-// its record when that is of the run's key.
+// Prior is one queue's state as a run of its key trusts it.
 type Prior struct {
 	Failed []record.ItemID
 	State  *State // nil: no record of this key (outside git, the list is still used)
-	// ByList: the list is trusted without a record (outside a git checkout, one
-	// TE's run_queue.sh wrote): it speaks for every item of its queue.
+	// ByList: the list is trusted without a record (outside git, one TE's
+	// run_queue.sh wrote).
 	ByList bool
 }
 
-// Load reads f's failed list and its record and says what of them a run of f's
-// key trusts: state of another key is not trusted, nor a list with no record of
-// its code when the run knows its own; outside a git checkout (no Code) such a
-// list is used as it is. notice says why a list is not trusted (p.Failed still
-// holds it); err is a list that could not be read.
+// Load reads f's failed list and its record and says what a run of f's key trusts;
+// notice says why a list is not (p.Failed still holds it).
 func Load(f Files) (p *Prior, notice string, err error) {
 	keys, list, err := ReadFailed(f.Failed())
 	if err != nil {
@@ -125,8 +116,8 @@ func Load(f Files) (p *Prior, notice string, err error) {
 	return &Prior{Failed: keys}, why, nil
 }
 
-// TestsKept reports whether the tests file name holds what the run that wrote the
-// list wrote there (another level's or arch's run may have rewritten it since).
+// TestsKept reports whether the tests file name is as this key's run wrote it:
+// another level's or arch's run may have rewritten it.
 func (s *State) TestsKept(name string, data []byte) bool {
 	return s != nil && s.Tests[name] != "" && s.Tests[name] == Digest(data)
 }
@@ -137,8 +128,7 @@ func Digest(data []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// ReadState reads a state file; nil when there is none. One that does not parse
-// is an error naming it (the caller then trusts nothing of it).
+// ReadState reads a state file; nil when there is none.
 func ReadState(path string) (*State, error) {
 	data, err := safefs.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {

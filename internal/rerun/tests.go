@@ -11,13 +11,12 @@ import (
 	"github.com/rocm/sgpu-queue/internal/safefs"
 )
 
-// MaxFraction is the largest share of an item's tests a narrowed re-run may hold:
-// past it the item re-runs whole. Half, as TE's rerun_tests.py, so that a process
-// that died part-way (whose unrun tail is the rest of the item) can still narrow.
+// MaxFraction is the largest share of an item's tests a narrowed re-run may hold;
+// half, as TE's rerun_tests.py.
 const MaxFraction = 0.5
 
 // Sidecar suffixes of an item's JUnit file, as TE's pytest plugin
-// (ci/te_ci_result_sink.py) writes them beside "<prefix><label>/<tag><suffix>".
+// (ci/te_ci_result_sink.py) writes them.
 const (
 	FailedSuffix   = ".failed"   // every failing test id, kept after a clean end
 	PartialSuffix  = ".partial"  // NDJSON progress; left only when the process died
@@ -31,22 +30,17 @@ type Evidence struct {
 	Failed    []string
 	HasFailed bool
 	// Partial says a .partial sidecar was left: the process died part-way.
-	// Collected is what it recorded as collected (nil when it died before that),
-	// Done the ids that reached an end.
 	Partial   bool
 	Collected []string
 	Done      map[string]bool
-	// Narrowed is the attempt's .narrowed mark: it was itself a narrowed re-run,
-	// so its test count is the last re-run set, not the item's size.
+	// Narrowed: the attempt was itself narrowed, so its count is not the item's.
 	Narrowed bool
-	// Total is how many tests its JUnit file counts (0: unknown), and JUnitFailed
-	// the ids of the failed and errored cases there, used when no .failed sidecar
-	// was left (an adapter item, a suite without TE's plugin).
+	// Total is its JUnit file's test count (0: unknown); JUnitFailed its failed
+	// ids, used when no .failed sidecar was left.
 	Total       int
 	JUnitFailed []string
-	// Unnamed says why a failed test of the JUnit file has no id its next
-	// attempt could select it by ("" when each has one): the item re-runs whole,
-	// unless a .failed sidecar names its failures.
+	// Unnamed says why a failed JUnit test has no selectable id; then the item
+	// re-runs whole unless a .failed sidecar names its failures.
 	Unnamed string
 }
 
@@ -54,9 +48,8 @@ type Evidence struct {
 // line, and TE's tools trim each line.
 const NotALine = "\n\r\t"
 
-// Tests is the test ids item's next attempt should run, sorted, or nil and why it
-// must run whole. Running whole is the answer whenever the evidence is missing or
-// too incomplete to trust: narrowing wrongly reports a pass for tests nobody ran.
+// Tests is the test ids item's next attempt should run, or nil and why it runs
+// whole: narrowing wrongly would pass tests nobody ran.
 func Tests(ev Evidence) (tests []string, why string) {
 	set := map[string]bool{}
 	total := ev.Total
@@ -109,9 +102,8 @@ func Tests(ev Evidence) (tests []string, why string) {
 	return tests, ""
 }
 
-// ReadSidecars reads the sidecars of the JUnit file junit (.failed, .partial,
-// .narrowed) into an Evidence; the JUnit fields are the caller's. A sidecar that
-// cannot be read is an error: the item then re-runs whole.
+// ReadSidecars reads the sidecars of the JUnit file junit into an Evidence; the
+// JUnit fields are the caller's.
 func ReadSidecars(junit string) (Evidence, error) {
 	var ev Evidence
 	failed, err := safefs.ReadFile(junit + FailedSuffix)
