@@ -1,8 +1,6 @@
 // Package action is the GitHub container action's face (`sgpu-queue action`): it reads
 // the step's inputs, runs the same engine as `sgpu-queue run`, and presents the result
-// the GitHub way: each phase folded in a group, one error annotation per failed suite,
-// the report as the job summary, step outputs, and optionally a check run or a sticky
-// PR comment. It holds no scheduling logic of its own.
+// the GitHub way (docs/action.md). It holds no scheduling logic of its own.
 package action
 
 import (
@@ -40,10 +38,8 @@ type Env struct {
 	Force   <-chan struct{} // closed on a second cancel signal
 }
 
-// rawJUnitDir is where the items' own JUnit files go when the step's environment
-// sets no JUNITXML_PREFIX, under the repo root: TE's layout, test-results/<label>/,
-// where TE's report step (ci/junit_report.py test-results/<label>) and the upload of
-// test-results/ look (docs/choices.md).
+// rawJUnitDir is where items write JUnit files when the step sets no
+// JUNITXML_PREFIX: TE's layout, where its report step looks (docs/choices.md).
 const rawJUnitDir = "test-results"
 
 // maxAnnotations is how many error (and warning) annotations GitHub shows per step.
@@ -74,8 +70,7 @@ func Run(ctx context.Context, e Env) int {
 }
 
 // readInputs reads every input before anything runs and returns what the step
-// does. Every bad input is said at once, each on its own line naming it (one bad
-// input must not hide another: the user would fix them one run at a time).
+// does. Every bad input is said at once: one must not hide another.
 func (a *act) readInputs() (func(context.Context) int, error) {
 	gh := a.gh
 	var errs []error
@@ -104,9 +99,8 @@ func (a *act) readInputs() (func(context.Context) int, error) {
 	return step, errors.Join(append(errs, err)...)
 }
 
-// modeStep reads the inputs of the step's mode and returns what it runs. An
-// unknown mode reads the run settings all the same, so that their errors are said
-// with the mode's.
+// modeStep reads the inputs of the step's mode and returns what it runs; an unknown
+// mode reads the run settings too, so their errors are said with it.
 func (a *act) modeStep(mode string) (func(context.Context) int, error) {
 	switch mode {
 	case modePlan:
@@ -144,9 +138,7 @@ func (a *act) modeStep(mode string) (func(context.Context) int, error) {
 	}, err
 }
 
-// level is the run's test level as the engine will settle it (runenv.Level): the
-// level input, else the step's TEST_LEVEL; "" when that is no level (the run
-// then stops on it).
+// level is the run's test level as runenv.Level will settle it; "" when invalid.
 func (a *act) level(opts engine.Options) string {
 	fromEnv, _ := hook.Env(opts.Target.Env).Get(opts.Target.Hooks.Level)
 	level, err := runenv.Level(opts.Target.Level, fromEnv)
@@ -156,10 +148,9 @@ func (a *act) level(opts engine.Options) string {
 	return level
 }
 
-// noteJobContainer says, in one line, that the suites run in the action's own
-// container while the job has a container: the runner joins a container action to
-// the job's network only for a job container or services, so an empty container
-// input may be a forgotten one.
+// noteJobContainer notes that the suites run in the action's own container: the
+// runner joins the job network only for a job container or services, so an empty
+// container input may be a forgotten one.
 func (a *act) noteJobContainer(ctx context.Context) {
 	cli, err := dockerexec.NewClient()
 	if err != nil {
@@ -176,8 +167,7 @@ func (a *act) noteJobContainer(ctx context.Context) {
 	}
 }
 
-// finish presents what the engine's Run or Merge returned and gives the step's
-// exit code.
+// finish presents what the engine's Run or Merge returned and gives the exit code.
 func (a *act) finish(ctx context.Context, res *engine.Result, err error) int {
 	a.obs.close()
 	if err != nil {
@@ -207,8 +197,8 @@ type act struct {
 	summed  bool   // the job summary has the report
 }
 
-// options maps the inputs onto the engine. Paths in inputs are relative to the
-// workspace. A run needs the config input; a merge does not.
+// options maps the inputs onto the engine; a run needs the config input, a merge
+// does not.
 func (a *act) options(needConfig bool) (engine.Options, error) {
 	gh := a.gh
 	// Said with the settings' errors below: every bad input at once.
@@ -236,9 +226,8 @@ func (a *act) options(needConfig bool) (engine.Options, error) {
 	if err := values.Apply(&opts, a.e.Force); err != nil || cerr != nil {
 		return opts, errors.Join(cerr, settings.Prefixed(err, "input "))
 	}
-	// Every run has JUnit files to merge: when the step's environment sets no
-	// prefix, the items write theirs under rawJUnitDir, with the suffix TE's scripts
-	// need to write <prefix><tag>.xml.
+	// Every run has JUnit files to merge; TE's scripts need the suffix to write
+	// <prefix><tag>.xml.
 	if p, ok := env.Get(opts.Target.Hooks.JUnitPrefix); !ok || p == "" {
 		env = env.With(opts.Target.Hooks.JUnitPrefix+"="+filepath.Join(a.root, rawJUnitDir)+"/", opts.Target.Hooks.JUnitSuffix+"=.xml")
 	}
@@ -253,10 +242,8 @@ var runnerCredentials = []string{
 	"ACTIONS_ID_TOKEN_REQUEST_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_URL",
 }
 
-// suiteEnv is the step's environment as the suites' commands get it: without the
-// action's inputs (INPUT_GITHUB-TOKEN among them) and the runner's credentials, which
-// a test that prints its environment would otherwise put into its log, the uploaded
-// artifacts and the published report. What the workflow sets for the step is kept.
+// suiteEnv is the step's environment without the inputs (INPUT_GITHUB-TOKEN) and the
+// runner's credentials, which a test printing its environment would publish.
 func suiteEnv(environ []string) hook.Env {
 	env := make(hook.Env, 0, len(environ))
 	for _, kv := range environ {
@@ -268,8 +255,7 @@ func suiteEnv(environ []string) hook.Env {
 	return env
 }
 
-// secrets are the credential values the action knows: the github-token input and the
-// runner's tokens.
+// secrets are the credential values the action knows.
 func (a *act) secrets() []string {
 	var out []string
 	for _, v := range []string{a.gh.GetInput("github-token"), a.e.Getenv("ACTIONS_RUNTIME_TOKEN"),
@@ -281,11 +267,8 @@ func (a *act) secrets() []string {
 	return out
 }
 
-// scrub replaces every credential value in text that GitHub shows without masking it
-// (the job summary, a check run, a PR comment): a workflow may hand a token to the
-// tests on purpose (env: GH_TOKEN), and a failed test's log tail may print it, in
-// the report or in the error that stopped the run (a setup's tail). summary and
-// request call it, so no text reaches those places another way.
+// scrub replaces every credential value in text GitHub shows unmasked (summary,
+// check run, PR comment): a test may be handed a token and print it.
 func (a *act) scrub(text string) string {
 	for _, s := range a.secrets() {
 		text = strings.ReplaceAll(text, s, "***")
@@ -302,9 +285,8 @@ func (a *act) runURL() string {
 	return strings.TrimSuffix(server, "/") + "/" + repo + "/actions/runs/" + id
 }
 
-// store keeps the weight table in the Actions cache when the runner gives the step
-// one (and in the local file too, so an artifact upload of ci-weights/ keeps
-// working); without a cache service, in the local file alone.
+// store keeps the weight table in the Actions cache when there is one, and in the
+// local file too, so an artifact upload of ci-weights/ keeps working.
 func (a *act) store(arch, level, path string) weights.Store {
 	local := weights.File{Path: path}
 	cfg := cache.ConfigFromEnv(a.e.Getenv, a.gh.GetInput("cache-key-prefix"), arch, level)
@@ -362,8 +344,8 @@ func (a *act) path(p string) string {
 	return filepath.Join(a.ws, p)
 }
 
-// rel is a path as later steps see it: relative to the workspace (this container's
-// /github/workspace is another path on the runner).
+// rel is p relative to the workspace: this container's /github/workspace is
+// another path on the runner.
 func (a *act) rel(p string) string {
 	if r, err := filepath.Rel(a.ws, p); err == nil && !strings.HasPrefix(r, "..") {
 		return r

@@ -1,9 +1,7 @@
 package action
 
-// The base branch's counts (docs/action.md, "The base branch's counts"): a run on
-// a branch saves what its tests counted in the Actions cache, beside the weight
-// table; a pull request's run restores the last one of its base branch, and the
-// report shows the change.
+// The base branch's counts (docs/action.md#the-base-branchs-counts): a branch's run
+// saves them in the cache; a pull request's run restores its base branch's.
 
 import (
 	"context"
@@ -19,8 +17,7 @@ import (
 // maxBaseBytes bounds a base record (counts and up to record.MaxBaseFailed ids).
 const maxBaseBytes = 4 << 20
 
-// baseStore is where a job leg's base records live in the cache, for one branch
-// and level.
+// baseStore is where a job leg's base records live in the cache.
 type baseStore struct {
 	store  *cache.Store
 	branch string // the branch whose record is read (a PR's base) or written (a push's)
@@ -32,9 +29,8 @@ type baseStore struct {
 	try    string
 }
 
-// baseStore is the leg's base record store for a run at level; nil when the step
-// has no cache service or run id, or the run is neither a pull request's nor a
-// branch's (a tag, a merge queue's ref).
+// baseStore is the leg's base record store for a run at level; nil without a cache
+// or for a ref that is neither a pull request nor a branch.
 func (a *act) baseStore(level string) *baseStore {
 	env := a.e.Getenv
 	cfg := cache.ConfigFromEnv(env, a.gh.GetInput("cache-key-prefix"), "", "")
@@ -63,17 +59,14 @@ func (a *act) baseStore(level string) *baseStore {
 	return b
 }
 
-// BaseKeyPrefix is the start of the keys of a leg's base records for a branch:
-// "<prefix>-tests-<leg>-<branch>-"; a record's key goes on with "l<level>-<run
-// id>-<attempt>". The leg and the branch are made safe for a key (CacheLeg), so a
-// pull request's run finds its base branch's records by the same prefix that
-// branch's runs save under.
+// BaseKeyPrefix is the start of the keys of a leg's base records for a branch, the
+// same for a pull request's run as for its base branch's.
 func BaseKeyPrefix(prefix, leg, branch string) string {
 	return fmt.Sprintf("%s-tests-%s-%s-", prefix, CacheLeg(leg), CacheLeg(branch))
 }
 
-// restore is the newest record of the base branch, of this level if there is
-// one, else of any; nil when there is none or it is not usable (said in a line).
+// restore is the base branch's newest record, of this level if any; nil when none
+// is usable.
 func (b *baseStore) restore(ctx context.Context, a *act) *record.BaseTests {
 	if b == nil || !b.pr {
 		return nil
@@ -102,9 +95,8 @@ func (b *baseStore) restore(ctx context.Context, a *act) *record.BaseTests {
 	return &rec
 }
 
-// save stores the run's record for the pull requests into its branch: a full
-// run of a branch (not a pull request's, a re-run's, a shard's or a cancelled
-// one, which counted only part) whose tests are known.
+// save stores the record of a full branch run: a re-run, shard or cancelled run
+// counted only part.
 func (b *baseStore) save(ctx context.Context, a *act, res *engine.Result, shard bool) {
 	if b == nil || b.pr || res == nil || res.Rerun != nil || shard || res.Cancelled || !res.Stats.Tests.Known {
 		return

@@ -122,8 +122,7 @@ func (o Output) describe(f settings.Form) string {
 	return settings.Knob{Usage: o.Usage, Path: o.Path}.Describe(f)
 }
 
-// Outputs the action sets. Per-suite results are in suites (an output per suite
-// cannot be declared in action.yml, so none is promised).
+// Outputs the action sets; action.yml cannot declare an output per suite.
 var Outputs = []Output{
 	{Name: "result", Usage: "`success` or `failure`"},
 	{
@@ -193,10 +192,8 @@ const (
 	docsPage     = "docs/action.md"
 )
 
-// Generate returns the files go generate ./... writes under root, by path: action.yml
-// with its inputs and outputs from Inputs and Outputs (the rest as it is), the dev
-// action made from it, and docs/action.md with its two tables between their
-// markers. It refuses a manifest the runner would not load (internal/manifest).
+// Generate returns the files go generate ./... writes under root, by path; it
+// refuses a manifest the runner would not load (internal/manifest).
 func Generate(root string) (map[string][]byte, error) {
 	if err := checkTexts(); err != nil {
 		return nil, err
@@ -233,8 +230,8 @@ func Generate(root string) (map[string][]byte, error) {
 	return files, errors.Join(problems...)
 }
 
-// checkTexts refuses an input or output without a description, named twice, or with
-// a text that would not read right in action.yml or the docs (settings.CheckText).
+// checkTexts refuses an input or output without a description, named twice, or
+// with a text that would not read right (settings.CheckText).
 func checkTexts() error {
 	inputs := Inputs()
 	known := func(name string) bool {
@@ -265,8 +262,7 @@ func checkTexts() error {
 	return errors.Join(errs...)
 }
 
-// generatedBy heads each generated part of a file: where its text is edited (its
-// two lines joined by br).
+// generatedBy heads each generated part of a file: where its text is edited.
 func generatedBy(from, br string) string {
 	return "written by go generate ./... from " + from + ";" + br + "edit them there (docs/contributing.md)"
 }
@@ -311,7 +307,6 @@ func outputsTable() string {
 	return b.String()
 }
 
-// row is a line of a Markdown table.
 func row(cells ...string) string {
 	return strings.ReplaceAll("| "+strings.Join(cells, " | ")+" |\n", "|  |", "| |")
 }
@@ -338,7 +333,7 @@ func section(yml, name, body string) (string, error) {
 var topLevel = regexp.MustCompile(`^[A-Za-z0-9_-]+:`)
 
 // between replaces what lies between docs/action.md's markers of the table name
-// ("<!-- name: …" and "<!-- end of name -->") with table, written from from.
+// with table, written from from.
 func between(doc, name, from, table string) (string, error) {
 	begin, end := "<!-- "+name+": ", "<!-- end of "+name+" -->\n"
 	i := strings.Index(doc, begin)
@@ -350,10 +345,8 @@ func between(doc, name, from, table string) (string, error) {
 	return doc[:i] + begin + generatedBy(from, " ") + " -->\n" + table + doc[j:], nil
 }
 
-// devAction is .github/actions/dev/action.yml as action.yml makes it: the same
-// inputs and outputs, the image built from this checkout's Dockerfile (the runner
-// resolves runs.image against the action's directory and builds with the
-// Dockerfile's own directory as context).
+// devAction is .github/actions/dev/action.yml: action.yml with the image built from
+// this checkout's Dockerfile (the runner resolves runs.image from the action's dir).
 func devAction(main string) string {
 	s := strings.Replace(main, "name: sgpu-queue\n", "name: sgpu-queue (dev)\n", 1)
 	s = regexp.MustCompile(`(?m)^description: >-\n(?:  .*\n)+`).ReplaceAllString(s,

@@ -20,18 +20,15 @@ import (
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
-// The action's modes (docs/runners.md): run is today's run (one shard of a
-// matrix with the shard input); plan splits the items over a job matrix and
-// outputs it; merge merges the shard jobs' log dirs and saves the learned table.
+// The action's modes (docs/runners.md).
 const (
 	modePlan  = "plan"
 	modeRun   = "run"
 	modeMerge = "merge"
 )
 
-// modeInputs are the inputs some modes do not read: set in such a mode's step they
-// would be ignored, and a careless `shards: ${{ matrix.shard }}` in a shard job
-// would run every item on every leg of the matrix.
+// modeInputs are the inputs some modes do not read: ignoring a careless `shards:`
+// in a shard job would run every item on every leg.
 var modeInputs = []struct {
 	input string
 	modes []string // the modes that read it
@@ -71,12 +68,8 @@ func (a *act) mode() (string, error) {
 	}
 }
 
-// planMode is mode plan: no GPU, no suite script. The weight table comes from the
-// Actions cache (restored as a run restores it) or the local file; without any
-// (the first run of a workflow), the plan lists no item and every shard takes the
-// items of its hash. It writes the plan file and outputs matrix (for
-// strategy.matrix: {"shard": ["1/K", …]}) and plan (the file, relative to the
-// workspace).
+// planMode is mode plan: no GPU, no suite script; without a weight table every
+// shard takes the items of its hash.
 func (a *act) planMode(ctx context.Context, req shard.Request) int {
 	a.obs.Phase(0, "restore the weight table")
 	local := req.WeightsPath
@@ -125,8 +118,7 @@ func (a *act) planMode(ctx context.Context, req shard.Request) int {
 	return exitcode.OK
 }
 
-// planMatrix is mode plan's matrix output: one entry per shard, as run's shard
-// input reads it.
+// planMatrix is mode plan's matrix output, as run's shard input reads it.
 func planMatrix(shards int) map[string][]string {
 	m := map[string][]string{"shard": {}}
 	for i := 1; i <= shards; i++ {
@@ -172,8 +164,7 @@ func (a *act) planRequest() (shard.Request, error) {
 	if req.Configs.MGPU, err = a.paths("mgpu-config", "name the mGPU config file(s) relative to the workspace"); err != nil {
 		errs = append(errs, err)
 	}
-	// The level as a run of the shards will read it: the input, else the level
-	// variable of the step's environment (renamed by hook-var, as the runs see it).
+	// The level as the shards' runs will read it, hook-var's rename included.
 	var hooks engine.Options
 	if err := (settings.Values{"hook-var": gh.GetInput("hook-var")}).Apply(&hooks, nil); err != nil {
 		return req, errors.Join(append(errs, settings.Prefixed(err, "input "))...)
@@ -194,9 +185,8 @@ func planMarkdown(p *shard.Plan, sum, file string) string {
 	return b.String()
 }
 
-// mergeMode is mode merge: the shard jobs' log dirs (input shard-log-dirs, globs
-// allowed, as actions/download-artifact left them) merged into the log-dir input,
-// presented as a run is, and the learned table saved to the Actions cache.
+// mergeMode is mode merge: the shard jobs' log dirs merged and presented as a run
+// is.
 func (a *act) mergeMode(ctx context.Context, dirs []string, opts engine.Options) int {
 	base := a.baseStore(a.level(opts))
 	opts.Presentation.BaseTests = base.restore(ctx, a)
@@ -207,8 +197,7 @@ func (a *act) mergeMode(ctx context.Context, dirs []string, opts engine.Options)
 	return a.finish(ctx, res, err)
 }
 
-// allowMixed reads the allow-mixed input (mode merge): shards that ran different
-// plans or configs merge with a warning each instead of the refusal.
+// allowMixed reads the allow-mixed input (mode merge).
 func (a *act) allowMixed() (bool, error) {
 	switch v := strings.TrimSpace(a.gh.GetInput("allow-mixed")); v {
 	case "", "false":
@@ -220,7 +209,6 @@ func (a *act) allowMixed() (bool, error) {
 	}
 }
 
-// shardDirs reads the shard-log-dirs input.
 func (a *act) shardDirs() ([]string, error) {
 	dirs, err := a.paths("shard-log-dirs", "download the shard jobs' artifacts first (actions/download-artifact)")
 	if err == nil && len(dirs) == 0 {
@@ -238,11 +226,8 @@ func (a *act) configs(need bool) ([]string, error) {
 	return configs, err
 }
 
-// paths reads a list input of paths relative to the workspace, separated by spaces,
-// commas or lines, with globs expanded (the runner does not), each matched once; a
-// glob that matches nothing is an error ending in hint. A path that exists as
-// written is taken as it is, glob characters or not: ci/[gpu].conf is the user's
-// file, not a pattern for ci/g.conf.
+// paths reads a list input of paths, expanding globs (the runner does not); an
+// existing path is taken as written: ci/[gpu].conf is a file, not a pattern.
 func (a *act) paths(input, hint string) ([]string, error) {
 	var out []string
 	seen := map[string]bool{}

@@ -1,7 +1,6 @@
 package action
 
-// What the step shows of a run: annotations, the job summary, its outputs, and the
-// console lines of its phases and warnings.
+// What the step shows of a run: annotations, the job summary, outputs, console.
 
 import (
 	"crypto/rand"
@@ -32,9 +31,8 @@ func (a *act) present(res *engine.Result) {
 	a.outputs(a.outputValues(res))
 }
 
-// suiteMessage is the annotation of a failed suite: its failed items that no
-// failed test stands for (covered), and their logs; false when there is nothing
-// to say beyond the tests' annotations.
+// suiteMessage is the annotation of a failed suite: its failed items no test
+// annotation covers; false when there is nothing more to say.
 func suiteMessage(s verdict.Suite, logDir string, a *act, covered map[string]bool) (string, bool) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d of %d items failed (rc=%d)", s.Failed, len(s.Items), s.RC)
@@ -141,8 +139,7 @@ func (a *act) outputValues(res *engine.Result) map[string]string {
 	return out
 }
 
-// cacheOutputs sets the outputs cache-hit and cache-matched-key in out: a miss
-// when the weight table did not come through the Actions cache.
+// cacheOutputs sets the outputs cache-hit and cache-matched-key in out.
 func (a *act) cacheOutputs(out map[string]string) {
 	out["cache-hit"], out["cache-matched-key"] = "false", ""
 	if a.cache != nil {
@@ -161,13 +158,12 @@ func mustJSON(v any) string {
 	return string(data)
 }
 
-// fields splits a list input on white space and commas.
 func fields(s string) []string {
 	return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\t' || r == '\r' })
 }
 
-// outputs writes step outputs in the delimiter form with a fresh random delimiter
-// (go-githubactions' SetOutput uses a fixed one that a value could contain).
+// outputs writes step outputs with a random delimiter: go-githubactions' SetOutput
+// uses a fixed one that a value could contain.
 func (a *act) outputs(values map[string]string) {
 	names := make([]string, 0, len(values))
 	for k := range values {
@@ -200,7 +196,6 @@ func delimiter(v string) string {
 // summaryLimit is GitHub's cap on one step's summary.
 const summaryLimit = 1 << 20
 
-// summary writes md as the job summary and reports whether it did.
 func (a *act) summary(md string) bool {
 	md = a.scrub(md)
 	// A cut closes the fence or <details> it falls in (mdcut), so the note renders.
@@ -215,8 +210,7 @@ func (a *act) summary(md string) bool {
 	return true
 }
 
-// fileCommand appends to one of the runner's command files (GITHUB_OUTPUT,
-// GITHUB_STEP_SUMMARY) through go-githubactions, turning its panic on a write error
+// fileCommand appends to a runner command file, turning go-githubactions' panic
 // into an error: a full disk must not crash the step after the tests ran.
 func (a *act) fileCommand(name, msg string) (err error) {
 	defer func() {
@@ -232,8 +226,8 @@ func (a *act) fileCommand(name, msg string) (err error) {
 	return nil
 }
 
-// observer folds each phase in a ::group:: and turns warnings into annotations,
-// keeping within GitHub's per-step cap.
+// observer folds each phase in a ::group:: and turns warnings into annotations
+// within GitHub's per-step cap.
 type observer struct {
 	gh       *githubactions.Action
 	out      io.Writer

@@ -19,8 +19,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/verdict"
 )
 
-// publishTargets reads the publish input: any of summary, check, comment, or none
-// (nothing at all: no summary, no API call). Empty means the default, summary.
+// publishTargets reads the publish input; empty means summary.
 func publishTargets(in string) (map[string]bool, error) {
 	t := map[string]bool{}
 	words := fields(in)
@@ -73,10 +72,8 @@ func (a *act) publishInputs() (pubInputs, error) {
 	return p, errors.Join(errs...)
 }
 
-// checkName is the name of this job's check run and the key of its sticky
-// comment: the check-name input, else "sgpu-queue (<job>, <matrix values>)". A
-// step cannot read its job's display name, but the matrix input (default
-// toJSON(matrix)) brings the leg's values, so every leg has its own.
+// checkName is the name of this job's check run and sticky comment. A step cannot
+// read its job's display name, so the matrix input gives each leg its own.
 func (a *act) checkName() (string, error) {
 	if n := strings.TrimSpace(a.gh.GetInput("check-name")); n != "" {
 		return n, nil
@@ -95,8 +92,7 @@ func (a *act) checkName() (string, error) {
 	return "sgpu-queue (" + strings.Join(parts, ", ") + ")", nil
 }
 
-// matrixValues are the values of toJSON(matrix), in the workflow's order; nested
-// values as compact JSON. "", "null" and "{}" (no matrix) give none.
+// matrixValues are the values of toJSON(matrix), in the workflow's order.
 func matrixValues(in string) ([]string, error) {
 	in = strings.TrimSpace(in)
 	if in == "" || in == "null" {
@@ -133,9 +129,8 @@ func matrixValues(in string) ([]string, error) {
 	return values, nil
 }
 
-// CacheLeg is the per-leg part of the cache save key: the check name made safe for
-// a key (no commas, short) and a hash of it, so legs whose names only differ in
-// characters a key cannot hold still get their own.
+// CacheLeg is the per-leg part of the cache key: the check name made safe, plus a
+// hash so legs differing only in unsafe characters stay apart.
 func CacheLeg(name string) string {
 	var b strings.Builder
 	for _, r := range name {
@@ -162,8 +157,8 @@ func (a *act) reportWhere(res *engine.Result) string {
 	return fmt.Sprintf("the report is %s (upload the log dir as an artifact to keep it)", a.rel(res.Report))
 }
 
-// publishPR creates the check run and/or the sticky comment. Failing to publish is a
-// warning, never a failed step.
+// publishPR creates the check run and/or the sticky comment; failing is a warning,
+// never a failed step.
 func (a *act) publishPR(ctx context.Context, res *engine.Result) {
 	if !a.targets["check"] && !a.targets["comment"] {
 		return
@@ -198,8 +193,7 @@ func (a *act) publishPR(ctx context.Context, res *engine.Result) {
 			continue
 		}
 		if unreachable {
-			// One call found the API unreachable: another would only wait for the
-			// same silence (docs/report.md).
+			// Another call would only wait for the same silence (docs/report.md).
 			fmt.Fprintf(a.e.Stdout, "  publish: no PR comment: the GitHub API could not be reached for the check run\n")
 			continue
 		}
@@ -230,8 +224,8 @@ func (a *act) publishPR(ctx context.Context, res *engine.Result) {
 	}
 }
 
-// request is what to publish: the commit and pull request from the inputs, else
-// from the event (a pull_request's head, not the merge commit GITHUB_SHA names).
+// request is what to publish; a pull_request's commit is its head, not the merge
+// commit GITHUB_SHA names.
 func (a *act) request(res *engine.Result, token string) publish.Request {
 	env := a.e.Getenv
 	pr, head, err := publish.PRFromEvent(env("GITHUB_EVENT_PATH"))
@@ -266,8 +260,7 @@ func (a *act) request(res *engine.Result, token string) publish.Request {
 		Title:   title,
 		Summary: a.scrub(res.Markdown),
 		Comment: a.scrub(res.Comment),
-		// The comment only when something failed or changed; a green run edits
-		// an earlier one, marking it green (docs/report.md, "The PR comment").
+		// A green run only edits an earlier comment (docs/report.md#the-pr-comment).
 		CommentEditOnly: res.ExitCode == 0 && st.Tests.Counts.Bad() == 0 && !st.Change.Any(),
 		Conclusion:      conclusion,
 		DetailsURL:      a.runPage,

@@ -12,15 +12,10 @@ import (
 	"github.com/rocm/sgpu-queue/internal/verdict"
 )
 
-// publishFrom publishes the report of a finished run instead of running one: the
-// report-from input names its log dir, downloaded from the artifact of the workflow
-// that ran the tests. This is how a pull request from a fork gets its check run and
-// comment: its own workflow only has a read-only token, so a workflow_run job, which
-// has a writable one and runs none of the pull request's code, publishes for it
-// (docs/action.md#pull-requests-from-forks). The commit and the run's page come from the
-// workflow_run event unless the commit input says otherwise; the pull request from
-// the pr-number input (GitHub does not list a fork's pull request in the event).
-// The step succeeds whatever the tests did: they failed their own workflow already.
+// publishFrom publishes the report of the finished run whose log dir report-from
+// names: a fork's pull request has a read-only token, so a workflow_run job
+// publishes for it (docs/action.md#pull-requests-from-forks). The step succeeds
+// whatever the tests did: they failed their own workflow already.
 func (a *act) publishFrom(ctx context.Context, dir string) int {
 	run, warns, err := logdir.Load(dir)
 	if err != nil {

@@ -21,9 +21,8 @@ import (
 	"github.com/rocm/sgpu-queue/internal/safefs"
 )
 
-// The re-run state (ci-rerun/: docs/reruns.md) travels from one attempt of a job leg
-// to the next in the Actions cache, one entry per run, leg and attempt, so that
-// "Re-run failed jobs" runs only what failed with no step of the user's.
+// The re-run state (docs/reruns.md) travels between attempts of a job leg in the
+// Actions cache, so "Re-run failed jobs" runs only what failed.
 
 // rerunState is where a job leg's re-run state lives in the cache.
 type rerunState struct {
@@ -35,8 +34,7 @@ type rerunState struct {
 // maxRerunBytes bounds the packed state (a failed list and test-id files: a few KiB).
 const maxRerunBytes = 8 << 20
 
-// rerunStore is the leg's re-run state in the step's cache; nil without a cache
-// service or a run id (a step outside GitHub).
+// rerunStore is the leg's re-run state in the step's cache; nil without one.
 func (a *act) rerunStore() *rerunState {
 	cfg := cache.ConfigFromEnv(a.e.Getenv, a.gh.GetInput("cache-key-prefix"), "", "")
 	if cfg.Token == "" || cfg.ResultsURL == "" && cfg.CacheURL == "" || cfg.RunID == "" {
@@ -55,7 +53,6 @@ func (a *act) rerunStore() *rerunState {
 	}
 }
 
-// runAttempt is GITHUB_RUN_ATTEMPT, 1 when unset or not a number.
 func runAttempt(env func(string) string) int {
 	n, err := strconv.Atoi(strings.TrimSpace(env("GITHUB_RUN_ATTEMPT")))
 	if err != nil || n < 1 {
@@ -64,9 +61,8 @@ func runAttempt(env func(string) string) int {
 	return n
 }
 
-// restore puts the latest earlier attempt's state into root/ci-rerun/ on a second
-// or later attempt; with none in the cache, what the workspace holds is used (a
-// workflow that restores ci-rerun/ itself, as TE's rocm-ci.yml does).
+// restore puts the latest earlier attempt's state into root/ci-rerun/; with none
+// cached, the workspace's is used, as TE's rocm-ci.yml restores it itself.
 func (st *rerunState) restore(ctx context.Context, a *act, root string) {
 	if st == nil || st.attempt < 2 {
 		return
@@ -89,8 +85,8 @@ func (st *rerunState) restore(ctx context.Context, a *act, root string) {
 	fmt.Fprintf(a.e.Stdout, "  re-run state: restored %s (%d file(s) into %s/)\n", key, n, rerun.Dir)
 }
 
-// save stores root/ci-rerun/ under this attempt's key (whatever the run's result:
-// a green attempt's empty list is what ends a chain of re-runs).
+// save stores root/ci-rerun/ under this attempt's key, even when green: its empty
+// list ends a chain of re-runs.
 func (st *rerunState) save(ctx context.Context, a *act, root string) {
 	if st == nil {
 		return
@@ -111,8 +107,7 @@ func (st *rerunState) save(ctx context.Context, a *act, root string) {
 	fmt.Fprintf(a.e.Stdout, "  re-run state: saved %d file(s) of %s/ as %s\n", n, rerun.Dir, key)
 }
 
-// rerunFile is a path inside ci-rerun/ that the state holds: a queue's failed list,
-// the record of its key beside it, or an item's tests file. Nothing else is packed
+// rerunFile is a path inside ci-rerun/ that the state holds; nothing else is packed
 // or unpacked.
 var rerunFile = regexp.MustCompile(`^[A-Za-z0-9_.-]+/(failed\.[^/]+\.tsv|state\.[^/]+\.json|tests/[^/]+\.txt)$`)
 
@@ -154,9 +149,8 @@ func packRerun(dir string) ([]byte, int, error) {
 	return buf.Bytes(), n, nil
 }
 
-// unpackRerun writes the state's files into dir, each replaced whole; an entry that
-// is not one of the state's files (another name, a link, a path out of dir) is
-// refused before anything is written.
+// unpackRerun writes the state's files into dir; any other entry is refused before
+// anything is written.
 func unpackRerun(data []byte, dir string) (int, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(data))
 	if err != nil {

@@ -1,8 +1,6 @@
 package action
 
-// What the step says of a run's tests (docs/action.md, "What appears on the PR"):
-// one error annotation per failed test at its place, the same on the check run,
-// and the outputs tests and failed-tests. All read engine.Result's Stats.Tests.
+// What the step says of a run's tests (docs/action.md#what-appears-on-the-pr).
 
 import (
 	"fmt"
@@ -27,10 +25,9 @@ type errorAnnotation struct {
 	label  string // the suite's
 }
 
-// errorAnnotations are the step's errors for a finished run: one per failed test
-// at its place, then one per failed suite for what no failed test stands for (its
-// listing or setup failed, an item that failed outside its tests); at most
-// maxAnnotations (what GitHub shows per step), the last then counting the rest.
+// errorAnnotations are the step's errors: one per failed test, then per failed
+// suite for what no test stands for; the last of GitHub's maxAnnotations counts the
+// rest.
 func (a *act) errorAnnotations(res *engine.Result) []errorAnnotation {
 	var out []errorAnnotation
 	for _, t := range res.Stats.Tests.Bad {
@@ -90,9 +87,8 @@ func coveredItems(t tests.Result) map[string]bool {
 	return out
 }
 
-// place is where a failed test is annotated, relative to the workspace: its place
-// in the repository when the checkout has that file (tests.Test.Where), else its
-// suite's config line.
+// place is where a failed test is annotated: its file when the checkout has it,
+// else its suite's config line.
 func (a *act) place(res *engine.Result, t tests.Test) (string, int) {
 	exists := func(p string) bool {
 		fi, err := os.Stat(filepath.Join(a.root, filepath.FromSlash(p)))
@@ -108,8 +104,7 @@ func (a *act) place(res *engine.Result, t tests.Test) (string, int) {
 	return "", 0
 }
 
-// testMessage is a failed test's annotation text: its status and item, the log,
-// and the first lines of its message.
+// testMessage is a failed test's annotation text.
 func (a *act) testMessage(res *engine.Result, t tests.Test) string {
 	var b strings.Builder
 	what := t.Status.String()
@@ -131,7 +126,6 @@ func (a *act) testMessage(res *engine.Result, t tests.Test) string {
 	return a.scrub(relTo(b.String(), append(append([]string(nil), res.Stats.Tests.Roots...), a.root, a.ws)))
 }
 
-// itemOf is the item of a key.
 func itemOf(suites []verdict.Suite, k string) (verdict.Item, bool) {
 	for _, s := range suites {
 		for _, it := range s.Items {
@@ -163,8 +157,7 @@ func relTo(s string, roots []string) string {
 	return s
 }
 
-// checkTests are the failed tests as check-run annotations, at the same places
-// as the step's errors.
+// checkTests are the failed tests as check-run annotations.
 func (a *act) checkTests(res *engine.Result) []publish.TestFailure {
 	var out []publish.TestFailure
 	for _, t := range res.Stats.Tests.Bad {
