@@ -9,9 +9,8 @@ import (
 	"github.com/rocm/sgpu-queue/internal/action"
 )
 
-// actionCmd is the container action's entry point. It takes no flags: the runner
-// passes the inputs as INPUT_<NAME> variables (hyphens kept), with action.yml's
-// defaults.
+// actionCmd is the container action's entry point; it takes no flags, the runner
+// passes the inputs as INPUT_<NAME> variables (hyphens kept).
 func actionCmd(e Env, args []string) int {
 	for _, a := range args {
 		if isHelp(a) {

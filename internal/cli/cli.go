@@ -30,10 +30,8 @@ type Env struct {
 	Version string
 }
 
-// Main runs one command and returns the exit code. A panic does not reach the user
-// as a Go stack trace: it is one line and exitcode.Internal (the stack too with
-// SGPU_DEBUG set). A worker's panic in phase 4 comes back in the engine's result
-// instead, after phases 5–8 wrote what finished (runCmd).
+// Main runs one command and returns the exit code; a panic is one line and
+// exitcode.Internal, not a Go stack trace (unless SGPU_DEBUG is set).
 func Main(e Env) (code int) {
 	defer func() {
 		if v := recover(); v != nil {
@@ -145,8 +143,7 @@ func newFlags(name string, e Env, help string) *flag.FlagSet {
 }
 
 // parse parses flags that may come before, between or after the positional
-// arguments (sgpu-queue run ci.conf --dry-run). It returns the positionals, and
-// (0, true) when --help was asked, (2, true) on a usage error.
+// arguments; it returns the positionals, and an exit code with true to stop.
 func parse(fs *flag.FlagSet, args []string, e Env) ([]string, int, bool) {
 	var pos []string
 	for _, a := range args {
@@ -176,7 +173,6 @@ func parse(fs *flag.FlagSet, args []string, e Env) ([]string, int, bool) {
 	}
 }
 
-// isHelp reports whether an argument asks for help.
 func isHelp(a string) bool { return a == "-h" || a == "-help" || a == "--help" }
 
 // envDefault is the SGPU_* variable that may set a flag's default.
@@ -188,12 +184,9 @@ func envDefault(e Env, flagName, def string) string {
 	return def
 }
 
-// signalContext is cancelled on the first SIGINT, SIGTERM or SIGHUP (a closed terminal
-// or an ssh session that dropped: the run stops its items and still writes its files,
-// instead of dying with them orphaned on the GPUs); the returned channel is closed on
-// the second, to cut the grace period short. While it is in force, SIGPIPE does not
-// end the process: a write to a closed console pipe returns an error instead (see
-// console).
+// signalContext is cancelled on the first SIGINT, SIGTERM or SIGHUP, so the run
+// stops its items instead of orphaning them on the GPUs; the channel closes on the
+// second. SIGPIPE does not end the process meanwhile (see console).
 func signalContext(stderr io.Writer) (context.Context, <-chan struct{}, func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	force := make(chan struct{})
@@ -244,10 +237,8 @@ func signalName(s os.Signal) string {
 	}
 }
 
-// console is the run's terminal output. A console that goes away (`| tee` and tee
-// died, a terminal that hung up) must not stop the run: the first failed write is
-// said once on stderr, later output is dropped, and the run goes on to write its
-// files and exit with its own code.
+// console is the run's terminal output. One that goes away (tee died, a terminal
+// hung up) must not stop the run: the first failed write is said once on stderr.
 type console struct {
 	mu     sync.Mutex
 	w      io.Writer

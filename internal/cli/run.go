@@ -58,13 +58,11 @@ func runCmd(e Env, args []string) int {
 	if err := values.Apply(&opts, force); err != nil {
 		return fail(e, settings.Prefixed(err, "--"))
 	}
-	// --suites '' selects none, as TE's run_queue.sh --suites '' does: set means
-	// "only these" (the action's empty input cannot be told from an unset one).
+	// --suites '' selects none, as TE's run_queue.sh --suites '' does.
 	if flagGiven(fs, "suites") && strings.TrimSpace(values["suites"]) == "" {
 		opts.Suites.Labels, opts.Suites.Given = nil, true
 	}
-	// With no JUnit prefix in the environment, the items write theirs under the log
-	// dir, as the action gives them one: a no-run is then judged from evidence.
+	// Items write JUnit under the log dir, so a no-run is judged from evidence.
 	opts.JUnit.InLogDir = true
 	testHooks(e, &opts)
 	res, err := engine.Run(ctx, opts)
@@ -77,7 +75,7 @@ func runCmd(e Env, args []string) int {
 	return res.ExitCode
 }
 
-// parseConfigs is parse for a command that takes CONFIG... : none is a usage error.
+// parseConfigs is parse for a command that takes CONFIG...
 func parseConfigs(fs *flag.FlagSet, args []string, e Env) ([]string, int, bool) {
 	configs, code, stop := parse(fs, args, e)
 	if !stop && len(configs) == 0 {
@@ -86,16 +84,14 @@ func parseConfigs(fs *flag.FlagSet, args []string, e Env) ([]string, int, bool) 
 	return configs, code, stop
 }
 
-// noConfig is the usage error of a command given no CONFIG.
 func noConfig(fs *flag.FlagSet, e Env) int {
 	fmt.Fprintf(e.Stderr, "sgpu-queue %s: no CONFIG given\n", fs.Name())
 	fs.Usage()
 	return exitcode.Usage
 }
 
-// knobFlags defines a flag for each knob named in only (every knob when none is
-// named), its default from its SGPU_* variable, and returns the texts they collect
-// for settings.Values.Apply.
+// knobFlags defines a flag for each knob named in only (or every knob), defaulting
+// to its SGPU_* variable, and returns what they collect.
 func knobFlags(fs *flag.FlagSet, e Env, only ...string) settings.Values {
 	values := settings.Values{}
 	for _, k := range settings.Knobs {
@@ -128,11 +124,11 @@ func knobFlags(fs *flag.FlagSet, e Env, only ...string) settings.Values {
 }
 
 // workerPanic reports a dispatch worker's panic, once phases 5–8 have written what
-// was measured: one line, and with SGPU_DEBUG the worker's own stack.
+// was measured.
 func workerPanic(e Env, p *dispatch.WorkerPanic) int { return internalError(e, p.Value, p.Stack) }
 
-// usageError prints an error a command rejected, one "sgpu-queue <cmd>: " line per
-// line of it, and returns exitcode.Usage.
+// usageError prints an error a command rejected, prefixing each line, and returns
+// exitcode.Usage.
 func usageError(e Env, cmd string, err error) int {
 	for _, line := range splitLines(err.Error()) {
 		fmt.Fprintf(e.Stderr, "sgpu-queue %s: %s\n", cmd, line)
@@ -140,8 +136,7 @@ func usageError(e Env, cmd string, err error) int {
 	return exitcode.Usage
 }
 
-// fail prints an error (one line per problem) and returns its exit code: the
-// engine's for a run that stopped, 2 (usage) for anything the CLI itself rejected.
+// fail prints an error and returns its exit code, usage for what the CLI rejected.
 func fail(e Env, err error) int {
 	for _, line := range splitLines(err.Error()) {
 		fmt.Fprintf(e.Stderr, "sgpu-queue: %s\n", line)
@@ -149,7 +144,6 @@ func fail(e Env, err error) int {
 	return exitcode.Of(err, exitcode.Usage)
 }
 
-// flagGiven reports whether the command line set the flag.
 func flagGiven(fs *flag.FlagSet, name string) bool {
 	given := false
 	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })

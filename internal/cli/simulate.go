@@ -136,8 +136,7 @@ func simulateCmd(e Env, args []string) int {
 	return exitcode.OK
 }
 
-// loadPrior reads --prior's table (simulate's input format; its warnings to
-// stderr).
+// loadPrior reads --prior's table, its warnings to stderr.
 func loadPrior(e Env, path string) (*simulate.Prior, error) {
 	f, err := safefs.Open(path)
 	if err != nil {
@@ -208,7 +207,7 @@ func gpuCount(s string) (int, error) {
 	return len(ids), nil
 }
 
-// count reads a whole number from 1 to most for flag (what: what it counts).
+// count reads a whole number from 1 to most for flag.
 func count(flag, s string, most int, what string) (int, error) {
 	n, err := strconv.Atoi(strings.TrimSpace(s))
 	if err != nil || n < 1 || n > most {

@@ -4,7 +4,6 @@ package cli
 
 import "github.com/rocm/sgpu-queue/internal/engine"
 
-// testHooks does nothing in a release build. The end-to-end tests build the binary
-// with -tags sgpu_testhooks (testhooks_on.go), which injects faults that no real
-// suite can cause, such as a panic in a dispatch worker.
+// testHooks does nothing in a release build; the e2e tests build with -tags
+// sgpu_testhooks to inject faults no real suite can cause (testhooks_on.go).
 func testHooks(Env, *engine.Options) {}

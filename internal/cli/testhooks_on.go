@@ -41,7 +41,7 @@ func testHooks(e Env, o *engine.Options) {
 	o.Target.Exec = panicAfter{inner: inner, env: filter + "=" + tag}
 }
 
-// panicAfter runs every command, then panics for the one whose environment holds env.
+// panicAfter panics after the command whose environment holds env.
 type panicAfter struct {
 	inner executor.Executor
 	env   string

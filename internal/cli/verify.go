@@ -64,8 +64,7 @@ func verifyCmd(e Env, args []string) int {
 	}
 	ctx, force, stopSignals := signalContext(e.Stderr)
 	defer stopSignals()
-	// The knobs verify shares with a run fill a run's options; verify takes the
-	// groups it reads.
+	// The knobs verify shares with a run fill a run's options.
 	ro := engine.Options{Configs: config.Sources{Files: configs}, Target: runenv.Options{RepoRoot: *repoRoot, Env: e.Environ}}
 	if err := values.Apply(&ro, force); err != nil {
 		return fail(e, settings.Prefixed(err, "--"))
