@@ -16,8 +16,7 @@ import (
 )
 
 var (
-	// atxHeading is a Markdown heading line: up to three spaces, one to six '#', then
-	// the end of the line or white space and the text.
+	// atxHeading is a Markdown heading line.
 	atxHeading = regexp.MustCompile(`^ {0,3}#{1,6}(?:[ \t]+(.*))?$`)
 	// closingHashes is the optional closing sequence of a heading ("## Notes ##").
 	closingHashes = regexp.MustCompile(`(?:^|[ \t]+)#+[ \t]*$`)
@@ -33,9 +32,8 @@ var (
 	scheme = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*:`)
 )
 
-// Anchors returns the anchors of md as GitHub gives them: one per heading
-// ("## Files written (TE's layout)" → "files-written-tes-layout"; a repeated one gets
-// "-1", "-2", …) and one per HTML id or name attribute.
+// Anchors returns the anchors of md as GitHub gives them: one per heading (a
+// repeated one gets "-1", "-2", …) and one per HTML id or name attribute.
 func Anchors(md string) map[string]bool {
 	out := map[string]bool{}
 	seen := map[string]int{}
@@ -58,10 +56,8 @@ func Anchors(md string) map[string]bool {
 	return out
 }
 
-// Slug is GitHub's anchor of a heading's text (github-slugger's rule on the text as
-// rendered): links and images become their text, HTML tags and code-span backticks
-// go (a code span's contents are kept as they are), entities are decoded; then lower case, and every character but letters, marks,
-// decimal digits, connector punctuation ('_'), '-' and ' ' dropped, each ' ' a '-'.
+// Slug is GitHub's anchor of a heading's text: github-slugger's rule on the text as
+// rendered, lower case, keeping letters, marks, digits, '_' and '-', each ' ' a '-'.
 func Slug(heading string) string {
 	var text strings.Builder
 	for _, p := range splitCodeSpans(heading) {
@@ -96,12 +92,9 @@ func (p Problem) String() string {
 	return fmt.Sprintf("%s:%d: link %q: %s", p.Page, p.Line, p.Link, p.Why)
 }
 
-// CheckLinks checks every link of the Markdown pages (paths relative to root) as
-// GitHub resolves them in the repository root holds: an absolute URL is left alone;
-// any other target must name a file or directory inside root (relative to the page,
-// or to root when it starts with '/', percent-encoding decoded, a ?query ignored);
-// a #anchor must be a heading or HTML id of the Markdown page it names (the page
-// itself when there is no path), or a line anchor (#L10, #L10-L20) of another file.
+// CheckLinks checks every link of the Markdown pages (relative to root) as GitHub
+// resolves them: a relative target must name a file inside root, and a #anchor a
+// heading or HTML id of that page, or a line anchor (#L10) of another file.
 func CheckLinks(root string, pages []string) ([]Problem, error) {
 	c := checker{root: root, anchors: map[string]map[string]bool{}}
 	var out []Problem
@@ -119,7 +112,7 @@ func CheckLinks(root string, pages []string) ([]Problem, error) {
 	return out, nil
 }
 
-// checker resolves links and keeps the anchors of each page it read.
+// checker resolves links, keeping each page's anchors.
 type checker struct {
 	root    string
 	anchors map[string]map[string]bool
@@ -190,8 +183,8 @@ func (c checker) anchorsOf(rel string) (map[string]bool, error) {
 	return c.anchors[rel], nil
 }
 
-// near names an anchor that differs from want only in case or in '-' (the usual
-// slips: "#Multi-GPU-suites", "#single-and-multi-gpu-switches"), as a fix.
+// near names an anchor that differs from want only in case or in '-', the usual
+// slips, as a fix.
 func near(anchors map[string]bool, want string) string {
 	squash := func(s string) string { return strings.ReplaceAll(strings.ToLower(s), "-", "") }
 	var close []string

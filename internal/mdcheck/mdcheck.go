@@ -18,9 +18,7 @@ var (
 )
 
 // RelativeLinks returns every link target in md that is not an absolute http(s)
-// URL or an anchor of the page itself: Markdown links and images, reference
-// definitions, and href/src attributes. Fenced code blocks and code spans are
-// text, not links, and are skipped.
+// URL or an anchor of the page itself.
 func RelativeLinks(md string) []string {
 	var bad []string
 	for _, t := range Links(md) {
@@ -43,7 +41,6 @@ func Links(md string) []string {
 	return targets
 }
 
-// link is one link target and the line it is on.
 type link struct {
 	line   int
 	target string
@@ -69,7 +66,7 @@ func eachTextLine(md string, fn func(line string)) {
 }
 
 // eachNumberedLine calls fn with each line of md outside fenced code blocks and its
-// line number (from 1).
+// number.
 func eachNumberedLine(md string, fn func(n int, line string)) {
 	fence := ""
 	for i, line := range strings.Split(md, "\n") {
@@ -112,7 +109,6 @@ func CodeSpans(s string) []string {
 	return spans
 }
 
-// codeSpans splits a line into its text outside code spans and the spans' contents.
 func codeSpans(s string) (string, []string) {
 	var out strings.Builder
 	var spans []string
@@ -126,7 +122,7 @@ func codeSpans(s string) (string, []string) {
 	return out.String(), spans
 }
 
-// piece is a run of a line: text, or the trimmed contents of a code span.
+// piece is text, or the trimmed contents of a code span.
 type piece struct {
 	text string
 	code bool
@@ -168,7 +164,6 @@ func splitCodeSpans(s string) []piece {
 	return out
 }
 
-// runEnd is the end of the run of backticks that starts at i.
 func runEnd(s string, i int) int {
 	for i < len(s) && s[i] == '`' {
 		i++

@@ -9,9 +9,8 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// Snippet is a workflow a Markdown page shows, as .ci/actionlint lints them: a ```yaml
-// block that is a whole workflow (it has an on: line) or a jobs: map, which gets an
-// "on: push" line before it.
+// Snippet is a workflow a Markdown page shows, as .ci/actionlint lints them: a jobs:
+// map alone gets an "on: push" line.
 type Snippet struct {
 	Line int    // of the opening fence, from 1
 	YAML string // the workflow
@@ -86,9 +85,8 @@ func (w *Workflow) Job(id string) (Job, bool) {
 	return Job{}, false
 }
 
-// ParseWorkflow reads a workflow's jobs and steps. It refuses what the docs' checks
-// could not read: a job or step that is not a map, a with: or env: value that is not
-// a scalar.
+// ParseWorkflow reads a workflow's jobs and steps, refusing what the docs' checks
+// could not read.
 func ParseWorkflow(src string) (*Workflow, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal([]byte(src), &doc); err != nil {
@@ -164,7 +162,7 @@ func parseStep(n *yaml.Node) (Step, error) {
 	return s, err
 }
 
-// get is the value of key in the map n (nil when n is no map or has no such key).
+// get is the value of key in the map n, or nil.
 func get(n *yaml.Node, key string) *yaml.Node {
 	if n == nil || n.Kind != yaml.MappingNode {
 		return nil
