@@ -1,9 +1,6 @@
 // Package manifest checks an action.yml as the Actions runner loads it, so a
 // manifest the runner would refuse at "Set up job" fails a test instead
-// (docs/releases.md). The rules are the runner's action schema
-// (actions/runner src/Runner.Worker/action_yaml.json) for a container action:
-// the keys it knows, the ones this project requires, and where an expression
-// (${{ }}) may stand and which contexts it may name there.
+// (docs/releases.md). The rules are the runner's action_yaml.json schema.
 package manifest
 
 import (
@@ -40,7 +37,6 @@ var (
 var runsKeys = []string{"using", "image", "entrypoint", "args", "env",
 	"pre-entrypoint", "pre-if", "post-entrypoint", "post-if"}
 
-// checker collects the problems of one file.
 type checker struct {
 	file     string
 	problems []error
@@ -178,8 +174,7 @@ func (c *checker) mapping(n *yaml.Node, path string) bool {
 	return false
 }
 
-// str checks a string value: a scalar (non-empty when nonEmpty), whose expressions
-// name only the contexts given (none: no expression may stand there).
+// str checks a string value whose expressions name only the contexts given.
 func (c *checker) str(n *yaml.Node, path string, contexts []string, nonEmpty bool) {
 	if n.Kind != yaml.ScalarNode {
 		c.add(n, path, "not a string")
@@ -236,8 +231,7 @@ var (
 )
 
 // namedValues returns the contexts (and hashFiles, the one function the runner
-// restricts) that the expressions in s name: identifiers that start a value, not
-// properties after a dot, not other functions, not literals.
+// restricts) that the expressions in s name.
 func namedValues(s string) []string {
 	var names []string
 	for _, m := range exprRE.FindAllStringSubmatch(s, -1) {
