@@ -1,20 +1,7 @@
-// Package cachetest is a local GitHub Actions cache server for tests. It speaks the
-// protocols that github.com/tonistiigi/go-actions-cache uses:
-//
-//   - cache service v2: Twirp JSON at
-//     <ResultsURL>twirp/github.actions.results.api.v1.CacheService/{GetCacheEntryDownloadURL,
-//     CreateCacheEntry,FinalizeCacheEntryUpload}, with the data on Azure-blob style
-//     signed URLs (Put Blob with x-ms-blob-type, Put Block comp=block + Put Block List
-//     comp=blocklist, Get Blob with optional x-ms-range/Range);
-//   - cache service v1 (GHES): <CacheURL>_apis/artifactcache/{cache,caches,caches/<id>}.
-//
-// Entries are immutable, keyed by (key, version); a duplicate is refused with 409
-// already_exists; a restore matches only the same version, by exact key then by key
-// prefix, newest first, for the key and then each restore key. Every service call
-// needs the server's bearer token (HS256 JWT, Server.Token); the blob URLs carry their
-// own signature instead, as Azure SAS URLs do. Every call is recorded (Calls), and
-// SetMode makes calls fail with 500, answer 404 (no such service) or hang until the
-// client gives up.
+// Package cachetest is a local GitHub Actions cache server for tests, speaking the
+// protocols github.com/tonistiigi/go-actions-cache uses: v2 (Twirp JSON with
+// Azure-blob style signed URLs) and v1 (GHES). Entries are immutable, keyed by (key,
+// version); every call is recorded, and SetMode makes calls fail, 404 or hang.
 package cachetest
 
 import (
@@ -39,21 +26,18 @@ type Mode int
 const (
 	// Normal serves the protocol.
 	Normal Mode = iota
-	// Fail answers every call with HTTP 500 (a Twirp "internal" error, an Azure
-	// InternalError, or a v1 error object, as the endpoint would).
+	// Fail answers every call with HTTP 500, in the endpoint's dialect.
 	Fail
-	// Hang never answers: the handler waits until the client gives up or the server
-	// is closed. It proves that the client's timeouts bound every call.
+	// Hang never answers, proving that the client's timeouts bound every call.
 	Hang
-	// NotFound answers HTTP 404 with a plain-text body, as a server without that
-	// service does (nektos/act serves only v1: its v2 paths are 404 page not found).
+	// NotFound answers HTTP 404 as a server without that service does (nektos/act
+	// serves only v1).
 	NotFound
 )
 
 // Op names one kind of call.
 type Op string
 
-// The calls the server knows.
 const (
 	OpGetDownloadURL Op = "GetCacheEntryDownloadURL" // v2 Twirp
 	OpCreate         Op = "CreateCacheEntry"         // v2 Twirp
@@ -75,7 +59,6 @@ const twirpPrefix = "/twirp/github.actions.results.api.v1.CacheService/"
 // v1Prefix is where the v1 service lives under the server (CacheURL ends with it).
 const v1Prefix = "/v1/_apis/artifactcache/"
 
-// maxBody bounds what the server reads from one request.
 const maxBody = 64 << 20
 
 // Call is one recorded request.
@@ -88,8 +71,7 @@ type Call struct {
 	// Body is the request body of service (JSON) calls; blob data is not kept.
 	Body     []byte
 	BodySize int
-	// Status is the HTTP status answered (recorded before the client sees it); 0 for
-	// a call that hung.
+	// Status is the HTTP status answered; 0 for a call that hung.
 	Status int
 }
 
@@ -99,15 +81,14 @@ type Entry struct {
 	Key     string
 	Version string
 	Data    []byte
-	// Final is true once the upload was finalized (committed); only final entries
-	// match a restore.
+	// Final is true once the upload was finalized; only final entries match.
 	Final bool
 	// Seq orders final entries by finalization: the highest is the newest.
 	Seq int64
 }
 
-// LibraryVersion is the version string go-actions-cache sends with every key: a
-// constant (sha256 of "|go-actionscache-1.0"), whatever the key.
+// LibraryVersion is the constant version string go-actions-cache sends with every
+// key.
 func LibraryVersion() string {
 	sum := sha256.Sum256([]byte("|go-actionscache-1.0"))
 	return hex.EncodeToString(sum[:])
@@ -169,7 +150,7 @@ func (s *Server) Close() {
 // Token is a valid ACTIONS_RUNTIME_TOKEN for this server.
 func (s *Server) Token() string { return s.token }
 
-// Secret is the HS256 key of the server's tokens (for NewToken).
+// Secret is the HS256 key of the server's tokens, for NewToken.
 func (s *Server) Secret() []byte { return append([]byte(nil), s.secret...) }
 
 // ResultsURL is the value of ACTIONS_RESULTS_URL (v2), with the trailing slash the
@@ -189,8 +170,8 @@ func (s *Server) EnvV1() []string {
 	return []string{"ACTIONS_RUNTIME_TOKEN=" + s.token, "ACTIONS_CACHE_URL=" + s.CacheURL()}
 }
 
-// SetMode sets how the server answers the given ops, or every op when none is given
-// (which also clears per-op modes).
+// SetMode sets how the server answers the given ops, or every op (clearing per-op
+// modes).
 func (s *Server) SetMode(m Mode, ops ...Op) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -224,8 +205,7 @@ func (s *Server) CallsTo(op Op) []Call {
 	return out
 }
 
-// Entries returns every entry, final or not, newest final first, then pending ones
-// in creation order.
+// Entries returns every entry, newest final first, then pending ones.
 func (s *Server) Entries() []Entry {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -262,9 +242,8 @@ func (s *Server) Lookup(key, version string) (Entry, bool) {
 	return Entry{}, false
 }
 
-// Put stores a final entry directly, as if another run had saved it; version "" is
-// the library's version. It is newer than every entry stored before. Put of an
-// existing (key, version) replaces its data.
+// Put stores a final, newest entry as if another run had saved it; version "" is
+// the library's.
 func (s *Server) Put(key, version string, data []byte) {
 	if version == "" {
 		version = LibraryVersion()
@@ -336,8 +315,7 @@ func (s *Server) blobURL(e *entry, write bool) string {
 	return fmt.Sprintf("%s/blob/%d?sv=2024-08-04&sp=%s&sig=%s", s.URL, e.ID, sp, sig)
 }
 
-// rec records the status of call idx as soon as it is written, before the client
-// can see the answer.
+// rec records the status of call idx before the client can see the answer.
 type rec struct {
 	http.ResponseWriter
 	s      *Server
@@ -370,8 +348,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if !strings.HasPrefix(string(op), "Blob") && op != OpV1Upload {
 		call.Body = body
 	}
-	// Record the call before answering, so that a client that gave up on a hanging
-	// call still finds it recorded; rec fills in the status.
+	// Record before answering, so a client that gave up on a hanging call finds it.
 	s.callMu.Lock()
 	rw := &rec{ResponseWriter: w, s: s, idx: len(s.calls)}
 	s.calls = append(s.calls, call)
@@ -470,7 +447,6 @@ func azureCode(twirp string) string {
 	}
 }
 
-// twirpError writes a Twirp error object: {"code": …, "msg": …}.
 func twirpError(w http.ResponseWriter, status int, code, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)

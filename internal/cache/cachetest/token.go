@@ -11,9 +11,8 @@ import (
 	"time"
 )
 
-// NewToken returns an HS256-signed JWT carrying claims, built with the standard
-// library. It is for tests that need an odd token (expired, without "ac", …); the
-// server's own valid token is Server.Token.
+// NewToken returns an HS256-signed JWT carrying claims, for tests that need an odd
+// token (expired, without "ac", …).
 func NewToken(tb testing.TB, secret []byte, claims map[string]any) string {
 	tb.Helper()
 	enc := base64.RawURLEncoding
@@ -29,8 +28,7 @@ func NewToken(tb testing.TB, secret []byte, claims map[string]any) string {
 }
 
 // RunnerClaims are the claims of a runner's ACTIONS_RUNTIME_TOKEN that
-// go-actions-cache reads: "ac" (a JSON string of scopes), "exp" and "nbf", valid
-// from a minute ago for life.
+// go-actions-cache reads, valid from a minute ago for life.
 func RunnerClaims(life time.Duration) map[string]any {
 	now := time.Now()
 	return map[string]any{

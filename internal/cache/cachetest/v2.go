@@ -77,7 +77,7 @@ func (s *Server) twirp(w http.ResponseWriter, r *http.Request, op Op, body []byt
 	}
 }
 
-// azureError writes a Storage service error: XML body plus x-ms-error-code.
+// azureError writes an Azure Storage error.
 func azureError(w http.ResponseWriter, status int, code, msg string) {
 	w.Header().Set("Content-Type", "application/xml")
 	w.Header().Set("x-ms-error-code", code)
