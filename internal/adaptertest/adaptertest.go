@@ -1,7 +1,5 @@
-// Package adaptertest finds the real tools the adapter tests run (docs/adapters.md):
-// an interpreter that can import pytest, and CMake's cmake and ctest. A test that
-// needs one and finds none skips loudly, naming what to install; .ci/run installs
-// them.
+// Package adaptertest finds the real tools the adapter tests run (docs/adapters.md);
+// a test that finds none skips loudly, naming what to install.
 package adaptertest
 
 import (

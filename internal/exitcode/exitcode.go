@@ -10,8 +10,8 @@ const (
 	// Failed: a test item failed (when its own code is reserved or unknown), or a
 	// suite's listing or setup failed and the run stopped before its items.
 	Failed = 1
-	// Usage: bad flags, inputs or config lines, no GPU, an unusable log dir: nothing
-	// ran. Usage keeps this one meaning, so an item's own 2 is reported as Failed.
+	// Usage: bad flags, inputs or config, no GPU: nothing ran. An item's own 2 is
+	// reported as Failed.
 	Usage = 2
 	// Internal: a bug in sgpu-queue itself (EX_SOFTWARE); an item's own 70 is
 	// reported as Failed.
@@ -21,9 +21,8 @@ const (
 	Interrupted = 130
 )
 
-// The codes, in the shell's convention, that sgpu-queue gives an item (its rc in
-// timings.tsv and its suite's .rc) when it ended the item or saw it end, and reads
-// back from a command it ran (docs/exit-codes.md, "What a suite's rc holds").
+// The codes, in the shell's convention, that sgpu-queue gives an item it ended or
+// saw end (docs/exit-codes.md#what-a-suites-rc-holds).
 const (
 	// HangTimeout: killed at its hang deadline, as timeout(1) exits.
 	HangTimeout = 124
@@ -38,16 +37,14 @@ const (
 	Terminated = 143
 )
 
-// Reserved reports whether code has a meaning of its own for sgpu-queue, so that
-// an item exiting with it by itself must be reported as Failed instead: a run that
-// exits 130 or 143 reads as cancelled, 2 as a usage error, 70 as a bug of the tool.
+// Reserved reports whether code means something of its own for sgpu-queue, so an
+// item exiting with it is reported as Failed: 130 would read as cancelled.
 func Reserved(code int) bool {
 	return code == Usage || code == Internal || code == Interrupted || code == Terminated
 }
 
-// FromItem is the run's exit code for a failed item's exit code: the item's own,
-// except a reserved one (Failed instead) or one outside 1–255 (capped at 255; a
-// non-positive one is Failed).
+// FromItem is the run's exit code for a failed item's: its own, unless reserved or
+// outside 1–255.
 func FromItem(code int) int {
 	switch {
 	case code <= 0 || Reserved(code):
@@ -58,10 +55,8 @@ func FromItem(code int) int {
 	return code
 }
 
-// FromSuite is the run's exit code for a failed suite's rc, whose items' own codes
-// FromItem mapped already: the codes the tool gave its items (130 for one that
-// never started, 143 or 137 for one it stopped) stay, kept within 1–255; 2 and 70,
-// which no item is given, never become the run's.
+// FromSuite is the run's exit code for a failed suite's rc, already mapped by
+// FromItem; 2 and 70, which no item is given, never become the run's.
 func FromSuite(code int) int {
 	if code == Usage || code == Internal {
 		return Failed
@@ -69,10 +64,8 @@ func FromSuite(code int) int {
 	return min(max(code, Failed), 255)
 }
 
-// Error is a failure that decides the process's exit code (Usage for bad inputs,
-// Failed for a suite's listing that failed, say), whichever face it reaches: the
-// engine returns it, and the CLI and the action take the code from it by Of
-// instead of each choosing one again.
+// Error is a failure that decides the process's exit code, so the CLI and the
+// action take it by Of instead of each choosing one again.
 type Error struct {
 	Code int
 	Err  error
@@ -85,8 +78,7 @@ func (e *Error) Unwrap() error { return e.Err }
 func New(code int, err error) error { return &Error{Code: code, Err: err} }
 
 // Of is the exit code for err: OK for nil, the code of the *Error it wraps, else
-// otherwise (the face's code for an error no one typed: Usage for the CLI's flags,
-// Failed for the action).
+// otherwise.
 func Of(err error, otherwise int) int {
 	var e *Error
 	switch {

@@ -1,7 +1,5 @@
 // Package golden compares a test's output with its golden file under testdata/ and
-// rewrites the file when the test runs with -update, for the packages whose output
-// is text a reviewer reads (report, merged JUnit, simulate, GPU detection, publish,
-// help texts, error messages).
+// rewrites the file when the test runs with -update.
 package golden
 
 import (
@@ -13,8 +11,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// Check fails t when got differs from the file at path, showing the difference line
-// by line (-want +got); with update it writes got there instead.
+// Check fails t when got differs from the file at path; with update it writes got
+// there instead.
 func Check(t testing.TB, path string, got []byte, update bool) {
 	t.Helper()
 	if update {
@@ -35,10 +33,8 @@ func Check(t testing.TB, path string, got []byte, update bool) {
 	}
 }
 
-// Diff is the difference between two texts as cmp.Diff shows it, one element per
-// line: lines only in want are marked -, lines only in got +, and runs of equal lines
-// are elided. It is "" when the texts are equal. A missing final newline shows as an
-// empty last line.
+// Diff is the line-by-line difference between two texts as cmp.Diff shows it; ""
+// when they are equal.
 func Diff(want, got string) string {
 	if want == got {
 		return ""

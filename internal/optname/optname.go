@@ -1,7 +1,5 @@
-// Package optname names a run's options the way the user of each face writes them:
-// flags on the command line (--gpus), inputs in the action (input gpus). Messages
-// built below the faces (engine, gpu) name an option through the Face their options
-// carry, so an action user never reads a flag and a CLI user never an input.
+// Package optname names a run's options the way the user of each face writes them,
+// so an action user never reads a flag and a CLI user never an input.
 package optname
 
 // Face is the face whose user reads a message.
@@ -22,12 +20,10 @@ func (f Face) Name(option string) string {
 	return "--" + option
 }
 
-// Given is option with the value it was given, leading an error about it:
-// "--repo-root ci" or "input repo-root ci".
+// Given is option with the value it was given, leading an error about it.
 func (f Face) Given(option, value string) string { return f.Name(option) + " " + value }
 
-// Set is option given value as the face's user writes it, in a suggestion:
-// "--gpus 2" or "gpus: 2" (a line of the step's with:).
+// Set is option given value as the face's user writes it, in a suggestion.
 func (f Face) Set(option, value string) string {
 	if f == Action {
 		return option + ": " + value
@@ -35,8 +31,7 @@ func (f Face) Set(option, value string) string {
 	return "--" + option + " " + value
 }
 
-// Enable is a boolean option switched on, in a suggestion: "--log-dir-reuse" or
-// "log-dir-reuse: true".
+// Enable is a boolean option switched on, in a suggestion.
 func (f Face) Enable(option string) string {
 	if f == Action {
 		return option + ": true"

@@ -1,7 +1,5 @@
-// Package proctest finds the processes a test left behind. The test's fixtures start
-// them as "sleep MARK", MARK being a duration unique to the test (Mark) and longer than
-// any run should take, so that after the run the test can look them up by their
-// command line, and nothing of another test is ever mistaken for them.
+// Package proctest finds the processes a test left behind. Fixtures start them as
+// "sleep MARK", MARK unique to the test, so no other test's process is mistaken.
 package proctest
 
 import (
@@ -20,8 +18,7 @@ func Mark() string {
 	return fmt.Sprintf("%d.%06d", 40+now%20, (now/1000+int64(os.Getpid()))%1000000)
 }
 
-// Sleeping lists the live processes (zombies are dead) whose command line is exactly
-// "sleep mark".
+// Sleeping lists the live processes whose command line is exactly "sleep mark".
 func Sleeping(mark string) []int {
 	ents, _ := os.ReadDir("/proc")
 	var out []int
@@ -48,7 +45,7 @@ func zombie(pid int) bool {
 }
 
 // NoSurvivors fails when a process of mark still runs a moment after the run ended
-// (KILL is delivered at once, the exit takes a moment), and kills it.
+// (the exit after KILL takes a moment), and kills it.
 func NoSurvivors(t testing.TB, mark string) {
 	t.Helper()
 	var left []int

@@ -1,6 +1,5 @@
-// Package tmpfstest gives tests a small, real file system that fills up: a tmpfs
-// mounted on a temporary directory. Mounting needs CAP_SYS_ADMIN (root in CI); where
-// it is refused the test is skipped with a loud reason instead of passing silently.
+// Package tmpfstest gives tests a small tmpfs that fills up. Mounting needs
+// CAP_SYS_ADMIN; where it is refused the test skips loudly rather than pass silently.
 package tmpfstest
 
 import (
@@ -11,8 +10,8 @@ import (
 	"testing"
 )
 
-// Mount mounts a tmpfs of size bytes (rounded up to pages by the kernel) on a new
-// temporary directory and unmounts it when the test ends.
+// Mount mounts a tmpfs of size bytes on a new temporary directory until the test
+// ends.
 func Mount(t testing.TB, size int) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -28,10 +27,8 @@ func Mount(t testing.TB, size int) string {
 	return dir
 }
 
-// Fill writes zeros to a file in dir until the file system is full, and returns how
-// many bytes fit (its error, ENOSPC, is the point and not returned). Any other write
-// error fails the test: a full-disk test must not pass on a disk that broke
-// otherwise.
+// Fill writes zeros to a file in dir until ENOSPC and returns how many bytes fit;
+// any other error fails, so a test cannot pass on a disk that broke otherwise.
 func Fill(t testing.TB, dir string) int64 {
 	t.Helper()
 	f, err := os.Create(dir + "/fill")

@@ -1,7 +1,5 @@
-// Package treetest is for tests of the state one run leaves for the next: it copies
-// and snapshots directory trees, to check that a run changed nothing outside what it
-// owns (a link's target, a FIFO's neighbours), and bounds a call that a FIFO could
-// block.
+// Package treetest copies and snapshots directory trees, to check that a run changed
+// nothing outside what it owns, and bounds a call that a FIFO could block.
 package treetest
 
 import (
@@ -16,10 +14,8 @@ import (
 	"time"
 )
 
-// Snapshot is each path under root (relative to it, "." for root) with its type,
-// mode, modification time, inode and, for a regular file, its content: two
-// snapshots are equal when nothing under root was created, removed, replaced or
-// written, even with the same bytes.
+// Snapshot is each path under root with its type, mode, mtime, inode and content,
+// so a rewrite with the same bytes still shows.
 func Snapshot(t testing.TB, root string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
@@ -52,8 +48,7 @@ func Snapshot(t testing.TB, root string) map[string]string {
 	return out
 }
 
-// Same fails the test, naming what changed, when two snapshots of one tree (what:
-// "the copy outside the repo") differ.
+// Same fails the test, naming what changed, when two snapshots of one tree differ.
 func Same(t testing.TB, what string, before, after map[string]string) {
 	t.Helper()
 	var diffs []string
@@ -75,9 +70,8 @@ func Same(t testing.TB, what string, before, after map[string]string) {
 	}
 }
 
-// Copy copies the tree src (a file or a directory) to dst, keeping modes and
-// symbolic links; skip (nil: none) leaves out a path, relative to src, and what is
-// below it.
+// Copy copies the tree src to dst, keeping modes and symbolic links; skip (may be
+// nil) leaves out a path and what is below it.
 func Copy(t testing.TB, src, dst string, skip func(rel string, d fs.DirEntry) bool) {
 	t.Helper()
 	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
@@ -117,8 +111,8 @@ func Copy(t testing.TB, src, dst string, skip func(rel string, d fs.DirEntry) bo
 	}
 }
 
-// Finishes runs f, failing the test if it blocks (a FIFO opened for reading waits
-// for a writer forever): the bound is generous, nothing here is timed.
+// Finishes runs f, failing the test if it blocks, as a FIFO opened for reading
+// waits for a writer forever.
 func Finishes(t testing.TB, f func()) {
 	t.Helper()
 	done := make(chan struct{})

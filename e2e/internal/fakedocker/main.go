@@ -1,12 +1,9 @@
 // Command fakedocker is the docker command line of the act tests' job containers
-// (e2e/docsact_test.go): the subcommands TE's workflow steps use (run, exec, rm), done
-// through the Docker Engine API of /var/run/docker.sock, which act mounts into the
-// job's container. This machine has no GPUs and reaches no registry, so `docker run`
-// drops --device and --group-add (said on stderr), runs an image it does not have as
-// $FAKEDOCKER_IMAGE (TE's rocm/te-ci:latest as the fixture's), gives the container the
-// variables $FAKEDOCKER_PASS names (the runner's GPU count), names its host after the
-// container (so that a test can start another with the same environment), and starts it
-// with core dumps unlimited, as a Docker daemon whose default is unlimited does.
+// (e2e/docsact_test.go): run, exec and rm through /var/run/docker.sock. The test
+// machine has no GPUs and reaches no registry, so `docker run` drops --device and
+// --group-add and runs a missing image as $FAKEDOCKER_IMAGE; the host is named after
+// the container, so a test can start a sibling, and core dumps are unlimited, as a
+// Docker daemon's default is.
 package main
 
 import (
@@ -63,8 +60,7 @@ var valued = map[string]bool{
 	"--device": true, "--shm-size": true, "--group-add": true, "--pid": true, "--ulimit": true, "-u": true, "--user": true,
 }
 
-// flags splits args into flag/value pairs (a bare flag has value "") and what follows
-// the last flag.
+// flags splits args into flag/value pairs and what follows the last flag.
 func flags(args []string) (pairs [][2]string, rest []string) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
