@@ -25,9 +25,8 @@ type errorAnnotation struct {
 	label  string // the suite's
 }
 
-// errorAnnotations are the step's errors: one per failed test, then per failed
-// suite for what no test stands for; the last of GitHub's maxAnnotations counts the
-// rest.
+// errorAnnotations are the step's errors, per failed test, then per failed suite;
+// past GitHub's maxAnnotations the last counts the rest.
 func (a *act) errorAnnotations(res *engine.Result) []errorAnnotation {
 	var out []errorAnnotation
 	for _, t := range res.Stats.Tests.Bad {

@@ -30,9 +30,7 @@ func RelativeLinks(md string) []string {
 	return bad
 }
 
-// Links returns every link target in md, in order: Markdown links and images,
-// reference definitions, and href/src attributes, outside fenced code blocks and
-// code spans.
+// Links returns every link target in md, in order, outside code blocks and spans.
 func Links(md string) []string {
 	var targets []string
 	for _, l := range numberedLinks(md) {
