@@ -45,7 +45,7 @@ func (d *dispatcher) runOf(it expand.Item, gpu string, log io.Writer) (adapter.R
 	pins := d.pins(gpu)
 	run := adapter.Run{
 		Env: d.cfg.Hooks.AdapterEnv(d.cfg.Env, d.cfg.Level).With(pins...),
-		Dir: d.cfg.Dir, Cwd: d.cfg.Layout.ItemCwd(it.Label, it.Tag), Stdout: log, Stderr: log,
+		Dir: d.cfg.RepoRoot, Cwd: d.cfg.Layout.ItemCwd(it.Label, it.Tag), Stdout: log, Stderr: log,
 		Hook:     adapter.Hook{Names: d.cfg.Hooks, Level: d.cfg.Level, Base: d.cfg.Env, Pin: pins},
 		Narrowed: it.Narrowed, Only: it.Only,
 	}

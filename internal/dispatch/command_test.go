@@ -45,7 +45,7 @@ func (h *harness) adapterItems(mode config.Mode, lines string) []expand.Item {
 	for i, it := range l.Items {
 		items = append(items, expand.Item{Item: schedule.Item{ItemID: record.ItemID{Label: "c", Tag: it.Tag}, Seq: i}, Suite: suite, Adapter: a, Unit: it})
 	}
-	h.cfg.Dir = repo
+	h.cfg.RepoRoot = repo
 	return items
 }
 
@@ -102,7 +102,7 @@ func TestAdapterItemCommand(t *testing.T) {
 			t.Errorf("%s: its JUnit file is not where ItemFile names it: %v", tag, err)
 		}
 		log := readFile(t, h.layout.ItemLog("c", tag))
-		wantLine := "pin=3/3 level=1 filter=[] pwd=" + h.cfg.Dir + " junit=" + filepath.Join(h.dir, "there", "c", filepath.FromSlash(rel))
+		wantLine := "pin=3/3 level=1 filter=[] pwd=" + h.cfg.RepoRoot + " junit=" + filepath.Join(h.dir, "there", "c", filepath.FromSlash(rel))
 		if !strings.Contains(log, wantLine) {
 			t.Errorf("%s: log %q lacks %q", tag, log, wantLine)
 		}

@@ -17,23 +17,21 @@ import (
 	"io"
 	"time"
 
-	"github.com/rocm/sgpu-queue/internal/executor"
 	"github.com/rocm/sgpu-queue/internal/expand"
-	"github.com/rocm/sgpu-queue/internal/hook"
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/record"
+	"github.com/rocm/sgpu-queue/internal/runenv"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
 // Config is everything phase 4 needs.
 type Config struct {
-	Exec   executor.Executor
+	// Target is where the items run: adapter items from its RepoRoot, each local
+	// path an item is given through its MapPath.
+	runenv.Target
 	Layout logdir.Layout
-	Hooks  hook.Names
-	Env    hook.Env
-	Level  string
 	// GPUs is the pool: the scheduler's GPU positions index it.
 	GPUs   []string
 	PinVar string
@@ -54,14 +52,9 @@ type Config struct {
 	// writes no JUnit file (TE's torch/benchmark): judged by their exit code
 	// alone, never no-run (docs/outcomes.md).
 	JUnitOptional []weights.KeyPattern
-	// MapPath turns a local path into the path where commands run (container exec);
-	// nil is the identity.
-	MapPath func(string) (string, error)
-	// Dir is the repo root, where adapter items run.
-	Dir      string
-	Attempts *logdir.AttemptsWriter
-	Console  io.Writer
-	Warn     func(string)
+	Attempts      *logdir.AttemptsWriter
+	Console       io.Writer
+	Warn          func(string)
 	// Lost reports a file of the run that was not written (a full disk, a link
 	// where it goes): the item's log or rc file. nil: a warning.
 	Lost func(what, path string, err error)

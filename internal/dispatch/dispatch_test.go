@@ -22,6 +22,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/record"
+	"github.com/rocm/sgpu-queue/internal/runenv"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 )
 
@@ -98,11 +99,9 @@ func newHarness(t *testing.T, gpus ...string) *harness {
 	}
 	t.Cleanup(func() { tw.Close() })
 	h.cfg = Config{
-		Exec:     executor.Local{Grace: time.Second},
+		Target: runenv.Target{Exec: executor.Local{Grace: time.Second}, Hooks: hook.Default(), Level: "1",
+			Env: hook.Env{"PATH=" + os.Getenv("PATH"), "TRACE=" + h.trace, "STATE=" + state}},
 		Layout:   h.layout,
-		Hooks:    hook.Default(),
-		Env:      hook.Env{"PATH=" + os.Getenv("PATH"), "TRACE=" + h.trace, "STATE=" + state},
-		Level:    "1",
 		GPUs:     gpus,
 		PinVar:   "HIP_VISIBLE_DEVICES",
 		Attempts: tw,

@@ -37,14 +37,14 @@ type expansion struct {
 // the kind of GPU the items will get. A dry run runs setup= too: the listing needs it.
 func (r *run) expand(ctx context.Context, suites []config.Suite, pool gpu.Pool) (*expansion, error) {
 	req := expand.Request{
-		Suites: suites, Exec: r.target.Exec, Hooks: r.o.Target.Hooks, Level: r.o.Target.Level, Dir: r.o.Target.RepoRoot,
-		Env:     r.target.Env.With(pool.Pin(pool.IDs[0])...),
+		Suites: suites, Target: *r.target,
 		Pin:     func(s config.Suite) []string { return suitePin(s, pool) },
 		Timeout: r.o.Target.ListTimeout, SetupTimeout: r.o.Target.SetupTimeout,
 		// A dry run writes nothing: the listings' stderr is not kept (a failed
 		// listing still shows its tail in the error), never held in memory.
 		Log: io.Discard,
 	}
+	req.Env = r.target.Env.With(pool.Pin(pool.IDs[0])...)
 	if !r.o.DryRun {
 		f, err := r.layout.Create(r.layout.ExpandLog())
 		if err != nil {

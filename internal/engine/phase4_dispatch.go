@@ -49,11 +49,11 @@ func (r *run) dispatch(ctx context.Context, items []expand.Item, q schedule.Sche
 	meta.Started = time.Now()
 	r.writeMeta(meta)
 	cfg := dispatch.Config{
-		Exec: r.target.Exec, Layout: r.layout, Hooks: r.o.Target.Hooks, Env: r.target.Env, Level: r.o.Target.Level,
+		Target: *r.target, Layout: r.layout,
 		GPUs: pool.IDs, PinVar: pool.PinVar, AlsoPin: pool.AlsoPin, Ports: r.ports, JUnitPrefix: prefix, JUnitSuffix: suffix,
 		JUnitOptional: r.optional,
 		JUnitRoot:     r.junitPrefixRoot(), Lost: r.lost,
-		MapPath: r.target.MapPath, Dir: r.o.Target.RepoRoot, Attempts: aw, Console: r.out, Warn: r.warn, Start: meta.Started,
+		Attempts: aw, Console: r.out, Warn: r.warn, Start: meta.Started,
 		Policy: r.o.Dispatch,
 	}
 	return dispatch.Run(ctx, cfg, items, q), nil

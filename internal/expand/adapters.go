@@ -104,7 +104,7 @@ func ListAdapter(ctx context.Context, r Request, s config.Suite) (adapter.Adapte
 // AdapterListing is where the tools' commands list: the repo root, the tools'
 // environment.
 func (r Request) AdapterListing(log io.Writer) adapter.Listing {
-	return adapter.Listing{Env: r.Hooks.AdapterEnv(r.Env, r.Level), Dir: r.Dir, Log: log}
+	return adapter.Listing{Env: r.Hooks.AdapterEnv(r.Env, r.Level), Dir: r.RepoRoot, Log: log}
 }
 
 // Listing is where suite s lists, under the listing deadline: a tool as

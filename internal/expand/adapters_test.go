@@ -18,6 +18,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/executor"
 	"github.com/rocm/sgpu-queue/internal/hook"
 	"github.com/rocm/sgpu-queue/internal/record"
+	"github.com/rocm/sgpu-queue/internal/runenv"
 )
 
 // cmdSuite is an adapter suite as the config reads it: "<label> x.log <mode field> <args>".
@@ -55,8 +56,9 @@ func TestRunAdapterSuites(t *testing.T) {
 	logs := setupLogs{}
 	var log bytes.Buffer
 	res, err := Run(context.Background(), Request{
-		Suites: suites, Exec: executor.Local{}, Hooks: hook.Default(), Level: "2", Dir: dir, Log: &log,
-		Env: []string{"PATH=" + os.Getenv("PATH"), "TEST_FILTER=stale"}, SetupLog: logs.open,
+		Suites: suites, Log: &log, SetupLog: logs.open,
+		Target: runenv.Target{Exec: executor.Local{}, Hooks: hook.Default(), Level: "2", RepoRoot: dir,
+			Env: []string{"PATH=" + os.Getenv("PATH"), "TEST_FILTER=stale"}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -153,8 +155,9 @@ func TestAdapterFailures(t *testing.T) {
 			}
 			_, err := Run(ctx, Request{
 				Suites: []config.Suite{cmdSuite(t, 5, "s", tt.mode, args...)},
-				Exec:   executor.Local{Grace: time.Second}, Hooks: hook.Default(), Level: "1", Dir: dir,
-				Env: []string{"PATH=" + os.Getenv("PATH")}, SetupLog: setupLogs{}.open,
+				Target: runenv.Target{Exec: executor.Local{Grace: time.Second}, Hooks: hook.Default(), Level: "1", RepoRoot: dir,
+					Env: []string{"PATH=" + os.Getenv("PATH")}},
+				SetupLog:     setupLogs{}.open,
 				SetupTimeout: tt.setupTimeout, Timeout: tt.listTimeout,
 			})
 			var ee *Error
@@ -194,7 +197,7 @@ func TestListingHeaders(t *testing.T) {
 		list := script(t, dir, "list.sh", `echo "TE_CI_ITEM a"`)
 		var log bytes.Buffer
 		s := config.Suite{Label: "torch", Mode: config.List, Path: list, Args: []string{"-k", "not slow"}}
-		req := Request{Exec: executor.Local{}, Hooks: hook.Default(), Dir: dir, Log: &log, Env: env}
+		req := Request{Target: runenv.Target{Exec: executor.Local{}, Hooks: hook.Default(), RepoRoot: dir, Env: env}, Log: &log}
 		if _, _, err := ListAdapter(context.Background(), req, s); err != nil {
 			t.Fatal(err)
 		}
@@ -205,7 +208,7 @@ func TestListingHeaders(t *testing.T) {
 	t.Run("ctest", func(t *testing.T) {
 		var log bytes.Buffer
 		s := cmdSuite(t, 1, "kern", "ctest", "--test-dir", "no build", "-E", "Test(.*XTN|.*XNT)")
-		ListAdapter(context.Background(), Request{Exec: executor.Local{}, Hooks: hook.Default(), Dir: dir, Log: &log, Env: env}, s) // fails: no build
+		ListAdapter(context.Background(), Request{Target: runenv.Target{Exec: executor.Local{}, Hooks: hook.Default(), RepoRoot: dir, Env: env}, Log: &log}, s) // fails: no build
 		if got, want := header(t, log.String()), "### kern listing: ctest --test-dir 'no build' -E 'Test(.*XTN|.*XNT)' --show-only=json-v1"; got != want {
 			t.Errorf("header %q, want %q", got, want)
 		}
@@ -218,7 +221,7 @@ func TestListingHeaders(t *testing.T) {
 		}
 		var log bytes.Buffer
 		s := cmdSuite(t, 1, "unit", "pytest,python="+py, "-p", "no:cacheprovider", "-m", "not slow", "tests")
-		if _, _, err := ListAdapter(context.Background(), Request{Exec: executor.Local{}, Hooks: hook.Default(), Dir: repo, Log: &log, Env: env}, s); err != nil {
+		if _, _, err := ListAdapter(context.Background(), Request{Target: runenv.Target{Exec: executor.Local{}, Hooks: hook.Default(), RepoRoot: repo, Env: env}, Log: &log}, s); err != nil {
 			t.Fatal(err)
 		}
 		want := "### unit listing: " + py + " -m pytest --collect-only -q --continue-on-collection-errors -p no:cacheprovider -m 'not slow' tests  (run in process by sgpu-queue's collection probe, docs/adapters.md)"

@@ -16,9 +16,8 @@ import (
 
 	"github.com/rocm/sgpu-queue/internal/adapter"
 	"github.com/rocm/sgpu-queue/internal/config"
-	"github.com/rocm/sgpu-queue/internal/executor"
-	"github.com/rocm/sgpu-queue/internal/hook"
 	"github.com/rocm/sgpu-queue/internal/record"
+	"github.com/rocm/sgpu-queue/internal/runenv"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 	"github.com/rocm/sgpu-queue/internal/weights"
@@ -27,15 +26,13 @@ import (
 // Request is what expansion needs to run the listing passes.
 type Request struct {
 	Suites []config.Suite
-	Exec   executor.Executor
-	Hooks  hook.Names
-	Env    hook.Env // base environment, already pinned to one GPU for capability probes
+	// Target is where the listings run, from its RepoRoot; its Env already pinned
+	// to one GPU for capability probes.
+	runenv.Target
 	// Pin, when set, gives the pin assignments of a suite's listings (a
 	// multi-GPU suite's first GPUs), set over Env's.
-	Pin   func(config.Suite) []string
-	Level string
-	Dir   string    // working directory of the listing commands (the repo root)
-	Log   io.Writer // expand.log: the listings' stderr and any stray stdout
+	Pin func(config.Suite) []string
+	Log io.Writer // expand.log: the listings' stderr and any stray stdout
 	// Timeout bounds each listing pass (0 = none): one past it is stopped, and the
 	// error says so with the tail of its output.
 	Timeout time.Duration

@@ -15,6 +15,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/executor"
 	"github.com/rocm/sgpu-queue/internal/hook"
 	"github.com/rocm/sgpu-queue/internal/record"
+	"github.com/rocm/sgpu-queue/internal/runenv"
 )
 
 // script writes an executable shell script and returns its path.
@@ -47,7 +48,8 @@ echo "TE_CI_ITEM g*"
 	}
 	var log bytes.Buffer
 	res, err := Run(context.Background(), Request{
-		Suites: suites, Exec: executor.Local{}, Hooks: hook.Default(), Env: os.Environ(), Level: "2", Dir: dir, Log: &log,
+		Suites: suites, Log: &log,
+		Target: runenv.Target{Exec: executor.Local{}, Hooks: hook.Default(), Env: os.Environ(), Level: "2", RepoRoot: dir},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +101,7 @@ if [ -n "$TE_CI_SKIP_CHECK_SUPPORTED" ]; then echo "TE_CI_ITEM c"; else echo "TE
 `)
 	res, err := Run(context.Background(), Request{
 		Suites: []config.Suite{{Label: "torch", Mode: config.List, Path: list}},
-		Exec:   executor.Local{}, Hooks: hook.Default(), Env: os.Environ(), Level: "1", Dir: dir,
+		Target: target(dir),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -142,7 +144,7 @@ exit 0
 		{Label: "core-mgpu", Mode: config.Opaque, Path: o, Options: config.Options{AllGPUs: true}},
 	}
 	res, err := Run(context.Background(), Request{
-		Suites: suites, Exec: executor.Local{}, Hooks: hook.Default(), Env: os.Environ(), Level: "1", Dir: dir,
+		Suites: suites, Target: target(dir),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -178,8 +180,9 @@ func TestRunFailures(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := script(t, dir, "s.sh", tt.body)
 			_, err := Run(context.Background(), Request{
-				Suites: []config.Suite{{Label: "s", Mode: config.List, Path: p, File: "c.conf", Line: 2}},
-				Exec:   executor.Local{}, Hooks: hook.Default(), Level: "1", Dir: dir, Timeout: tt.timeout,
+				Suites:  []config.Suite{{Label: "s", Mode: config.List, Path: p, File: "c.conf", Line: 2}},
+				Target:  runenv.Target{Exec: executor.Local{}, Hooks: hook.Default(), Level: "1", RepoRoot: dir},
+				Timeout: tt.timeout,
 			})
 			var ee *Error
 			if !errors.As(err, &ee) || !strings.Contains(err.Error(), tt.want) || !strings.HasPrefix(err.Error(), "c.conf:2:") {
@@ -210,14 +213,14 @@ func TestRunBareCounts(t *testing.T) {
 	} {
 		bad := script(t, dir, "bad.sh", `echo "TE_CI_ITEM fine 2"; echo "TE_CI_ITEM dist.x `+c.word+`"`)
 		suites := []config.Suite{{Label: "ok", Mode: config.List, Path: good}, {Label: "mg", Mode: config.List, Path: bad, File: "m.conf", Line: 3}}
-		_, err := Run(context.Background(), Request{Suites: suites, Exec: executor.Local{}, Hooks: hook.Default(), Env: os.Environ(), Level: "1", Dir: dir})
+		_, err := Run(context.Background(), Request{Suites: suites, Target: target(dir)})
 		var e *Error
 		if !errors.As(err, &e) || e.Suite.Label != "mg" || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), `m.conf:3: suite "mg": `) {
 			t.Errorf("width %s: err %v, want an *Error of suite mg saying %q", c.word, err, c.want)
 		}
 	}
 	res, err := Run(context.Background(), Request{Suites: []config.Suite{{Label: "ok", Mode: config.List, Path: good, Options: config.Options{GPUs: 2}}},
-		Exec: executor.Local{}, Hooks: hook.Default(), Env: os.Environ(), Level: "1", Dir: dir})
+		Target: target(dir)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,4 +231,9 @@ func TestRunBareCounts(t *testing.T) {
 	if strings.Join(got, " ") != "ok/distributed.test_numerics:4 ok/test_sanity:2" {
 		t.Errorf("items %v, want the line's 4 and the suite's 2", got)
 	}
+}
+
+// target runs the listings here, from dir, at level 1.
+func target(dir string) runenv.Target {
+	return runenv.Target{Exec: executor.Local{}, Hooks: hook.Default(), Env: os.Environ(), Level: "1", RepoRoot: dir}
 }

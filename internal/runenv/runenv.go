@@ -111,10 +111,16 @@ func Level(given, fromEnv string) (string, error) {
 	return level, weights.CheckLevel(level)
 }
 
-// Target is where suite commands run, opened: as this process's children, through
-// the executor the caller gave, or inside the --container.
+// Target is where suite commands run, settled and opened: as this process's
+// children, through the executor the caller gave, or inside the --container.
+// Listing and dispatch take it whole.
 type Target struct {
 	Exec executor.Executor
+	// Hooks, Level and RepoRoot are the settled Options' (Settle): RepoRoot is the
+	// repo root as this process sees it, where adapter commands run.
+	Hooks    hook.Names
+	Level    string
+	RepoRoot string
 	// Env is the environment suite commands start from: Options.Env here; in a
 	// container, the container's own plus the --pass-env variables (this process's
 	// PATH or HOME would break the test image).
@@ -141,6 +147,16 @@ func (t *Target) Close() {
 // output held past its end). Every path in paths (the repo root, the log dir) must
 // be visible where commands run. o must be settled (Settle).
 func Open(ctx context.Context, face optname.Face, o Options, warn func(string), paths ...string) (*Target, error) {
+	t, err := open(ctx, face, o, warn, paths)
+	if err != nil {
+		return nil, err
+	}
+	t.Hooks, t.Level, t.RepoRoot = o.Hooks, o.Level, o.RepoRoot
+	return t, nil
+}
+
+// open opens the executor of Open and the environment its commands start from.
+func open(ctx context.Context, face optname.Face, o Options, warn func(string), paths []string) (*Target, error) {
 	switch {
 	case o.Container != "":
 		return openContainer(ctx, face, o, warn, paths)

@@ -223,8 +223,7 @@ func prepare(ctx context.Context, o *Options, warn func(string)) ([]config.Suite
 		t.Close()
 		return nil, expand.Request{}, none, err
 	}
-	req := expand.Request{Suites: suites, Exec: t.Exec, Hooks: to.Hooks, Env: t.Env, Level: to.Level, Dir: to.RepoRoot,
-		Timeout: to.ListTimeout, SetupTimeout: to.SetupTimeout, Census: !o.Queue}
+	req := expand.Request{Suites: suites, Target: *t, Timeout: to.ListTimeout, SetupTimeout: to.SetupTimeout, Census: !o.Queue}
 	return suites, req, t.Close, nil
 }
 
