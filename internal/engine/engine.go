@@ -33,7 +33,6 @@ import (
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/dispatch"
 	"github.com/rocm/sgpu-queue/internal/exitcode"
-	"github.com/rocm/sgpu-queue/internal/expand"
 	"github.com/rocm/sgpu-queue/internal/junit"
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/optname"
@@ -285,7 +284,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	// Every listed item is checked against the pool, in every shard alike: an item
 	// too wide for the runners fails each shard, not only the one it falls to.
 	schedule.ResolveAll(exp.items, len(pool.IDs))
-	if err := r.checkWidths(exp.items, exp, len(pool.IDs)); err != nil {
+	if err := r.checkWidths(exp, len(pool.IDs)); err != nil {
 		return nil, usage(err)
 	}
 	r.checkOptional(exp.items)
@@ -319,17 +318,16 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	// Phase 4: run the queue.
 	r.obs.Phase(4, fmt.Sprintf("run %s on %s", textfmt.Count(len(o.plan), "item"), textfmt.Count(len(pool.IDs), "GPU")))
 	meta := r.meta(suites, pool)
-	meta.Pooled = slices.Sorted(maps.Keys(pooledKeys(o.plan)))
+	meta.Pooled = slices.Sorted(maps.Keys(pooledKeys(exp.items)))
 	meta.Priors = priorRecords(o.plan)
-	items := r.dispatchItems(o.plan, exp)
-	d, err := r.dispatch(ctx, items, o.queue, pool, meta)
+	d, err := r.dispatch(ctx, exp.items, o.queue, pool, meta)
 	if err != nil {
 		return nil, &exitcode.Error{Code: exitcode.Usage, Err: err}
 	}
 	r.after(ctx, pool, len(o.plan))
 	// From here on nothing is cancelled: a cancelled run still writes its verdicts,
 	// learns from what finished and reports.
-	r.afterItems(ctx, d, meta, o, exp, items)
+	r.afterItems(ctx, d, meta, o, exp)
 	return r.res, nil
 }
 
@@ -340,7 +338,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 // while they run is honoured once they have written what was measured
 // (cancelledAfterItems), but for a wait on another run (the locks of the weight
 // table and the JUnit dir), which the next signal ends (nextSignal).
-func (r *run) afterItems(runCtx context.Context, d *dispatch.Result, meta *record.Meta, o *ordered, exp *expansion, items []expand.Item) {
+func (r *run) afterItems(runCtx context.Context, d *dispatch.Result, meta *record.Meta, o *ordered, exp *expansion) {
 	ctx := context.WithoutCancel(runCtx)
 	wait, stopWait := r.nextSignal(runCtx)
 	defer stopWait()
@@ -365,7 +363,7 @@ func (r *run) afterItems(runCtx context.Context, d *dispatch.Result, meta *recor
 		run.Attempts = append(run.Attempts, a.Attempt)
 	}
 	r.verdicts(run)
-	r.saveRerun(ctx, exp, meta.Arch, r.res.Suites, items)
+	r.saveRerun(ctx, exp, meta.Arch, r.res.Suites, exp.items)
 
 	// Phase 6: learn.
 	r.obs.Phase(6, "learn the weights")

@@ -20,11 +20,10 @@ import (
 )
 
 type expansion struct {
-	// work is phase 1's one list of items, each with the adapter that runs it; an
-	// item's Seq is its index. items are their scheduler's side, which phase 2
-	// narrows, weighs and orders.
-	work   []expand.Item
-	items  []schedule.Item
+	// items is the run's one list of items, each with the adapter that runs it:
+	// phase 1 lists them, phase 2 narrows, weighs and orders them in place, phase 4
+	// runs them. Seq stays an item's listing position, the scheduler's tie-break.
+	items  []expand.Item
 	suites map[string]config.Suite
 	census weights.Census
 	rows   []record.ItemID
@@ -71,10 +70,7 @@ func (r *run) expand(ctx context.Context, suites []config.Suite, pool gpu.Pool) 
 	for _, w := range res.Warnings {
 		r.warn(w)
 	}
-	e := &expansion{work: res.Items, census: res.Census, rows: res.Rows, suites: map[string]config.Suite{}}
-	for _, it := range res.Items {
-		e.items = append(e.items, it.Item)
-	}
+	e := &expansion{items: res.Items, census: res.Census, rows: res.Rows, suites: map[string]config.Suite{}}
 	for _, s := range suites {
 		e.suites[s.Label] = s
 		n := 0
@@ -118,12 +114,12 @@ func (r *run) printSetup(st expand.SetupRun) {
 
 // checkWidths fits the items to a pool of gpus GPUs (schedule.FitWidths), warning of each
 // width clamped.
-func (r *run) checkWidths(plan []schedule.Item, e *expansion, gpus int) error {
-	sized := func(it schedule.Item) bool {
-		_, ok := e.work[it.Seq].Adapter.(adapter.Sized)
+func (r *run) checkWidths(e *expansion, gpus int) error {
+	sized := func(it expand.Item) bool {
+		_, ok := it.Adapter.(adapter.Sized)
 		return ok
 	}
-	warns, err := schedule.FitWidths(plan, e.suites, sized, gpus, r.o.Face)
+	warns, err := schedule.FitWidths(e.items, e.suites, sized, gpus, r.o.Face)
 	for _, w := range warns {
 		r.warn(w)
 	}
@@ -147,9 +143,9 @@ func junitOptional(face optname.Face, patterns []string) ([]weights.KeyPattern, 
 // checkOptional warns of each --junit-optional pattern that matches no item of the
 // run (before the shard filter, so every shard says alike): a misspelt key would
 // otherwise leave its items no-run without a word.
-func (r *run) checkOptional(items []schedule.Item) {
+func (r *run) checkOptional(items []expand.Item) {
 	for _, p := range r.optional {
-		if !slices.ContainsFunc(items, func(it schedule.Item) bool { return p.Match(it.Key()) }) {
+		if !slices.ContainsFunc(items, func(it expand.Item) bool { return p.Match(it.Key()) }) {
 			r.warn(fmt.Sprintf("%s %q matches no item of this run: a pattern is matched against each item's key, label/tag "+
 				"(a whole opaque suite: its label), * and ? across / too, e.g. torch/* for every item of suite torch",
 				r.o.Face.Name("junit-optional"), textfmt.Printable(p.String())))

@@ -15,8 +15,9 @@ import (
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
-// ordered is what phase 2 decided: the weighed items, the scheduler over them and
-// its intended order, the weight table it weighed them from, and queue.tsv's rows.
+// ordered is what phase 2 decided: the scheduler's view of the weighed and ordered
+// items (expansion.items, in the same order), the scheduler over them and its
+// intended order, the weight table it weighed them from, and queue.tsv's rows.
 type ordered struct {
 	plan      []schedule.Item
 	queue     schedule.Scheduler
@@ -34,15 +35,19 @@ type ordered struct {
 func (r *run) order(ctx context.Context, exp *expansion, pool gpu.Pool) (*ordered, error) {
 	r.obs.Phase(2, "weigh and order the queue")
 	r.narrow(exp, pool.Arch)
-	o := &ordered{plan: exp.items}
+	o := &ordered{}
 	store, stored := r.loadTable(ctx, pool.Arch, r.o.Target.Level, "ordering without it")
-	pooled := pooledKeys(o.plan)
+	pooled := pooledKeys(exp.items)
 	o.seeds = r.seedTE(ctx, stored, exp, pool, pooled)
 	o.store, o.stored, o.pool = store, stored, weights.SplitPool(stored, pooled, len(pool.IDs))
 	o.table = o.pool.View
-	schedule.Weigh(o.plan, o.table, r.o.Weights.Default)
+	schedule.Weigh(exp.items, o.table, r.o.Weights.Default)
 	r.priors(o, exp, pool)
-	schedule.Order(o.plan)
+	schedule.Order(exp.items)
+	// The scheduler's view, read from here on: nothing is written back to the items.
+	for _, it := range exp.items {
+		o.plan = append(o.plan, it.Item)
+	}
 	r.res.Bound = schedule.LowerBound(o.plan, len(pool.IDs))
 	var err error
 	if o.queue, o.order, err = r.scheduler(o.plan, len(pool.IDs)); err != nil {

@@ -31,7 +31,7 @@ func (r *run) meta(suites []config.Suite, pool gpu.Pool) *record.Meta {
 	return m
 }
 
-// dispatch is phase 4: items (dispatchItems) through the scheduler q.
+// dispatch is phase 4: items, in the plan's order, through the scheduler q.
 func (r *run) dispatch(ctx context.Context, items []expand.Item, q schedule.Scheduler, pool gpu.Pool,
 	meta *record.Meta) (*dispatch.Result, error) {
 	aw, err := r.layout.OpenAttempts()
@@ -57,16 +57,4 @@ func (r *run) dispatch(ctx context.Context, items []expand.Item, q schedule.Sche
 		Policy: r.o.Dispatch,
 	}
 	return dispatch.Run(ctx, cfg, items, q), nil
-}
-
-// dispatchItems are the work items in the plan's order, each as phase 2 weighed it
-// (its scheduler's side, by its Seq), with a re-run's narrowing.
-func (r *run) dispatchItems(plan []schedule.Item, e *expansion) []expand.Item {
-	items := make([]expand.Item, len(plan))
-	for i, it := range plan {
-		items[i] = e.work[it.Seq]
-		items[i].Item = it
-		r.narrowItem(&items[i])
-	}
-	return items
 }

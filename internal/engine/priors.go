@@ -17,7 +17,7 @@ import (
 // share; else their siblings; else their suite. The plan shows each.
 func (r *run) priors(o *ordered, e *expansion, pool gpu.Pool) {
 	var keys []string
-	for _, it := range o.plan {
+	for _, it := range e.items {
 		if !it.Known {
 			keys = append(keys, it.Key())
 		}
@@ -33,7 +33,7 @@ func (r *run) priors(o *ordered, e *expansion, pool gpu.Pool) {
 	for _, w := range warns {
 		r.warn(w)
 	}
-	schedule.WeighPriors(o.plan, weights.Priors(o.table, append(o.pool.PoolOthers(), others...), keys))
+	schedule.WeighPriors(e.items, weights.Priors(o.table, append(o.pool.PoolOthers(), others...), keys))
 }
 
 // priorsNote says how many items a prior estimated, and from what ("" for none).

@@ -18,17 +18,14 @@ import (
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/rerun"
 	"github.com/rocm/sgpu-queue/internal/safefs"
-	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
 
 // rerunning is a run narrowed to what failed the last attempt (docs/reruns.md).
 type rerunning struct {
 	record.Rerun
-	failed map[record.ItemID]bool     // the queued items of the failed lists
-	suites map[string]bool            // the labels with an item queued
-	tests  map[record.ItemID]string   // each narrowed item's tests file, "" for none
-	only   map[record.ItemID][]string // the tests in it, read once as the run narrows
+	failed map[record.ItemID]bool // the queued items of the failed lists
+	suites map[string]bool        // the labels with an item queued
 }
 
 // rerunState is what a run knows of the re-run state (docs/reruns.md#keys): the
@@ -188,8 +185,7 @@ func (r *run) narrow(e *expansion, arch string) {
 			n.Failed, strings.Join(lists, ", ")))
 		return
 	}
-	rr := &rerunning{Rerun: record.Rerun{Failed: n.Failed, Lists: lists}, failed: n.Keep, suites: map[string]bool{},
-		tests: map[record.ItemID]string{}, only: map[record.ItemID][]string{}}
+	rr := &rerunning{Rerun: record.Rerun{Failed: n.Failed, Lists: lists}, failed: n.Keep, suites: map[string]bool{}}
 	unrun := r.unrun(e, n, rr)
 	e.items = r.narrowItems(e, arch, n, unrun, rr)
 	r.printf("  re-run: %d item(s) failed the last attempt (%s); queueing the %d of them this run has, %d narrowed to their failed tests\n",
@@ -204,46 +200,55 @@ func (r *run) narrow(e *expansion, arch string) {
 	r.rerun = rr
 }
 
-// narrowItems keeps the items of n, each with its tests file when the run that
-// wrote the list wrote that file (its digest in the record), else whole, and the
-// items of unrun, whole.
-func (r *run) narrowItems(e *expansion, arch string, n rerun.Narrowing, unrun []record.ItemID, rr *rerunning) []schedule.Item {
+// narrowItems keeps the items of n, each marked with its tests file when the run
+// that wrote the list wrote that file (its digest in the record), else whole, and
+// the items of unrun, whole; its adapter's command selects the tests (adapter.Run:
+// a list item's script reads the file through the hook's only-tests variable, a
+// tool's item is given the tests).
+func (r *run) narrowItems(e *expansion, arch string, n rerun.Narrowing, unrun []record.ItemID, rr *rerunning) []expand.Item {
 	whole := make(map[record.ItemID]bool, len(unrun))
 	for _, k := range unrun {
 		whole[k] = true
 	}
-	var kept []schedule.Item
+	var kept []expand.Item
 	for _, it := range e.items {
 		k := it.ItemID
 		if !n.Keep[k] && !whole[k] {
 			continue
 		}
-		kept = append(kept, it)
+		it.Narrowed = true
 		rr.suites[it.Label] = true
-		if !n.Keep[k] {
-			continue
+		if n.Keep[k] {
+			rr.Queued++
+			if it.OnlyTests, it.Only = r.failedTests(e, arch, k); it.OnlyTests != "" {
+				rr.Narrowed++
+			}
 		}
-		rr.Queued++
-		q := e.suites[it.Label].Queue()
-		f := r.rerunFiles(q, arch).Tests(k)
-		data, err := safefs.ReadFile(f)
-		switch {
-		case errors.Is(err, fs.ErrNotExist) || err == nil && len(data) == 0:
-			continue
-		case err != nil:
-			r.warn(fmt.Sprintf("re-run: %v; %s runs whole", err, textfmt.Printable(k.Key())))
-			continue
-		}
-		if st := r.reruns.prior[q].State; st != nil && !st.TestsKept(rerun.TestsName(k), data) {
-			r.printf("  re-run: %s re-runs whole: %s is not the tests file the last attempt wrote "+
-				"(a run of another level or arch rewrote it)\n", textfmt.Printable(k.Key()), r.rel(f))
-			continue
-		}
-		rr.tests[k], rr.only[k] = f, rerun.Lines(data)
-		rr.Narrowed++
+		kept = append(kept, it)
 	}
 	rr.Unrun = len(unrun)
 	return kept
+}
+
+// failedTests is the tests file of failed item k and the tests in it, as the last
+// attempt wrote them; "" when it re-runs whole.
+func (r *run) failedTests(e *expansion, arch string, k record.ItemID) (string, []string) {
+	q := e.suites[k.Label].Queue()
+	f := r.rerunFiles(q, arch).Tests(k)
+	data, err := safefs.ReadFile(f)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || err == nil && len(data) == 0:
+		return "", nil
+	case err != nil:
+		r.warn(fmt.Sprintf("re-run: %v; %s runs whole", err, textfmt.Printable(k.Key())))
+		return "", nil
+	}
+	if st := r.reruns.prior[q].State; st != nil && !st.TestsKept(rerun.TestsName(k), data) {
+		r.printf("  re-run: %s re-runs whole: %s is not the tests file the last attempt wrote "+
+			"(a run of another level or arch rewrote it)\n", textfmt.Printable(k.Key()), r.rel(f))
+		return "", nil
+	}
+	return f, rerun.Lines(data)
 }
 
 // unrun are the items of e that no failed list names and that a re-run still
@@ -303,18 +308,6 @@ func keyList(keys []record.ItemID) string {
 		names = append(names, textfmt.Printable(k.Key()))
 	}
 	return strings.Join(names, ", ")
-}
-
-// narrowItem marks a dispatch item of a re-run with its tests file (none: it re-runs
-// whole) and the tests in it; its adapter's command selects them (adapter.Run: a
-// list item's script reads the file through the hook's only-tests variable, a
-// tool's item is given the tests).
-func (r *run) narrowItem(it *expand.Item) {
-	if r.rerun == nil {
-		return
-	}
-	k := it.ItemID
-	it.Narrowed, it.OnlyTests, it.Only = true, r.rerun.tests[k], r.rerun.only[k]
 }
 
 // markNotRerun gives the suites of a re-run that have no item queued their

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/rocm/sgpu-queue/internal/config"
+	"github.com/rocm/sgpu-queue/internal/expand"
 	"github.com/rocm/sgpu-queue/internal/gpu"
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/record"
@@ -24,7 +25,7 @@ func (r *run) readSharding() (err error) {
 func (r *run) keepShard(e *expansion) {
 	s := r.shard
 	e.listed = make([]record.ItemID, len(e.items))
-	var kept []schedule.Item
+	var kept []expand.Item
 	planned, hashed := 0, 0
 	for i, it := range e.items {
 		e.listed[i] = it.ItemID

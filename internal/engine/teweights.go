@@ -3,15 +3,15 @@ package engine
 import (
 	"context"
 
+	"github.com/rocm/sgpu-queue/internal/expand"
 	"github.com/rocm/sgpu-queue/internal/gpu"
-	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
 // pooledKeys are the weight keys of the items whose width is the pool (an
 // undeclared mGPU item, gpus=all): their weights are kept per pool size
 // (weights.SplitPool).
-func pooledKeys(items []schedule.Item) map[string]bool {
+func pooledKeys(items []expand.Item) map[string]bool {
 	pooled := map[string]bool{}
 	for _, it := range items {
 		if it.AllGPUs {

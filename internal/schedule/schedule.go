@@ -35,11 +35,20 @@ type Item struct {
 	AllGPUs bool
 }
 
+// Elem points at an element that the steps before scheduling change in place: an
+// Item, or a type embedding one (expand.Item), so that a run carries one list.
+type Elem[E any] interface {
+	*E
+	item() *Item
+}
+
+func (it *Item) item() *Item { return it }
+
 // ResolveAll gives every item that takes the whole pool the pool's n GPUs.
-func ResolveAll(items []Item, n int) {
+func ResolveAll[E any, P Elem[E]](items []E, n int) {
 	for i := range items {
-		if items[i].AllGPUs {
-			items[i].GPUs = n
+		if it := P(&items[i]).item(); it.AllGPUs {
+			it.GPUs = n
 		}
 	}
 }
@@ -53,32 +62,34 @@ func (it Item) Width() int { return max(it.GPUs, 1) }
 func (it Item) Estimated() bool { return it.Known || it.Prior.Kind != weights.NoPrior }
 
 // Weigh sets Weight and Known of each item from the table.
-func Weigh(items []Item, t *weights.Table, defaultWeight float64) {
+func Weigh[E any, P Elem[E]](items []E, t *weights.Table, defaultWeight float64) {
 	for i := range items {
-		w, ok := t.Get(items[i].Key())
-		items[i].Known = ok
+		it := P(&items[i]).item()
+		w, ok := t.Get(it.Key())
+		it.Known = ok
 		if ok {
-			items[i].Weight = w
+			it.Weight = w
 		} else {
-			items[i].Weight = defaultWeight
+			it.Weight = defaultWeight
 		}
 	}
 }
 
 // WeighPriors gives each item the table lacks its prior from priors (by key), if
 // it has one (weights.Priors).
-func WeighPriors(items []Item, priors map[string]weights.Prior) {
+func WeighPriors[E any, P Elem[E]](items []E, priors map[string]weights.Prior) {
 	for i := range items {
-		if p, ok := priors[items[i].Key()]; ok && !items[i].Known {
-			items[i].Weight, items[i].Prior = p.Seconds, p
+		it := P(&items[i]).item()
+		if p, ok := priors[it.Key()]; ok && !it.Known {
+			it.Weight, it.Prior = p.Seconds, p
 		}
 	}
 }
 
 // Order sorts items for dispatch: items without an estimate first (in listing
 // order), then the others longest first; equal weights keep listing order.
-func Order(items []Item) {
-	slices.SortStableFunc(items, func(a, b Item) int { return compareLPT(&a, &b) })
+func Order[E any, P Elem[E]](items []E) {
+	slices.SortStableFunc(items, func(a, b E) int { return compareLPT(P(&a).item(), P(&b).item()) })
 }
 
 // Mixed reports whether any item takes more than one GPU.

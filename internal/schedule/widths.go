@@ -12,19 +12,19 @@ import (
 // FitWidths is the one rule run and plan fit items to a pool of gpus GPUs by: a
 // declared width above the pool is clamped with a warning, a sized one (adapter.Sized)
 // refused, as TE's tests skip what needs more GPUs (docs/config.md "Mode options").
-func FitWidths(plan []Item, suites map[string]config.Suite, sized func(Item) bool, gpus int,
+func FitWidths[E any, P Elem[E]](plan []E, suites map[string]config.Suite, sized func(E) bool, gpus int,
 	face optname.Face) (warns []string, err error) {
 	var errs []error
 	refused, clamped := 0, 0
 	bySuite := map[string]int{} // label → items clamped by its gpus=
 	var labels []string         // those suites, in the order of their first item
 	for i := range plan {
-		it := &plan[i]
+		it := P(&plan[i]).item()
 		if it.Width() <= gpus {
 			continue
 		}
 		s := suites[it.Label]
-		if !sized(*it) {
+		if !sized(plan[i]) {
 			width := it.Width()
 			it.GPUs, it.AllGPUs = gpus, false
 			if width == s.Options.GPUs {
