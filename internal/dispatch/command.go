@@ -50,7 +50,7 @@ func (d *dispatcher) runOf(it expand.Item, gpu string, log io.Writer) (adapter.R
 		Narrowed: it.Narrowed, Only: it.Only,
 	}
 	if it.OnlyTests != "" {
-		p, err := d.mapPath(it.OnlyTests)
+		p, err := d.cfg.Path(it.OnlyTests)
 		if err != nil {
 			return run, err
 		}
@@ -66,7 +66,7 @@ func (d *dispatcher) runOf(it expand.Item, gpu string, log io.Writer) (adapter.R
 		if err := safefs.MkdirAll(d.junitRoot(), filepath.Dir(local)); err != nil {
 			return run, fmt.Errorf("cannot create the folder of its JUnit file: %w", err)
 		}
-		p, err := d.mapPath(local)
+		p, err := d.cfg.Path(local)
 		if err != nil {
 			return run, err
 		}
@@ -87,7 +87,7 @@ func (d *dispatcher) junitDir(it expand.Item) (string, error) {
 	if err := safefs.MkdirAll(d.junitRoot(), d.cfg.JUnitPrefix+it.Label); err != nil {
 		return "", fmt.Errorf("cannot create its JUnit folder: %w", err)
 	}
-	p, err := d.mapPath(d.cfg.JUnitPrefix + it.Label)
+	p, err := d.cfg.Path(d.cfg.JUnitPrefix + it.Label)
 	if err != nil {
 		return "", err
 	}

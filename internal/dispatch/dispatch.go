@@ -283,13 +283,6 @@ func (d *dispatcher) gpuList(slots []int) []string {
 	return ids
 }
 
-func (d *dispatcher) mapPath(p string) (string, error) {
-	if d.cfg.MapPath == nil {
-		return p, nil
-	}
-	return d.cfg.MapPath(p)
-}
-
 func (d *dispatcher) warn(msg string) {
 	if d.cfg.Warn != nil {
 		d.cfg.Warn(msg)

@@ -51,17 +51,9 @@ func (r *run) suiteJUnitDir(label string) (string, error) {
 	if err := safefs.MkdirAll(r.junitPrefixRoot(), prefix+label); err != nil {
 		return "", fmt.Errorf("JUnit folder of suite %q: %w", label, r.stateError(err))
 	}
-	p, err := r.mapPath(prefix + label)
+	p, err := r.target.Path(prefix + label)
 	if err != nil {
 		return "", err
 	}
 	return p + "/", nil
-}
-
-// mapPath is p where commands run (the same path without a target: a merge).
-func (r *run) mapPath(p string) (string, error) {
-	if r.target == nil || r.target.MapPath == nil {
-		return p, nil
-	}
-	return r.target.MapPath(p)
 }

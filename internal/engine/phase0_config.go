@@ -146,7 +146,7 @@ func (r *run) claim(suites []config.Suite, pool gpu.Pool) *record.Meta {
 // roots).
 func (r *run) roots() []string {
 	roots := []string{r.o.Target.RepoRoot}
-	if p, err := r.mapPath(r.o.Target.RepoRoot); err == nil && p != r.o.Target.RepoRoot {
+	if p, err := r.target.Path(r.o.Target.RepoRoot); err == nil && p != r.o.Target.RepoRoot {
 		roots = append(roots, p)
 	}
 	return roots

@@ -134,6 +134,15 @@ type Target struct {
 	close func()
 }
 
+// Path is local path p where commands run (MapPath); the same path without a
+// target (a merge) or a MapPath.
+func (t *Target) Path(p string) (string, error) {
+	if t == nil || t.MapPath == nil {
+		return p, nil
+	}
+	return t.MapPath(p)
+}
+
 // Close releases the connection to the container, if any.
 func (t *Target) Close() {
 	if t.close != nil {
