@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/rocm/sgpu-queue/internal/junit"
 	"github.com/rocm/sgpu-queue/internal/mdcut"
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/tests"
@@ -138,8 +139,8 @@ func testsHead(s Stats, suites []verdict.Suite) string {
 
 // statusWord is a bad test's status, with "new" when the base branch did not fail it.
 func statusWord(t tests.Test, isNew bool) string {
-	w := t.Status.String()
-	if t.Status == tests.Unfinished {
+	w := t.Result.String()
+	if t.Result == junit.CaseUnfinished {
 		w = "died in it"
 	}
 	if isNew {
