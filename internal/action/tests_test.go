@@ -48,9 +48,9 @@ func TestErrorAnnotations(t *testing.T) {
 				LogRel: "items/torch.test_gone.ck.log"},
 		}}},
 		Stats: report.Stats{Tests: tests.Result{Roots: []string{"/__w/TE/TE"}, Bad: []tests.Test{
-			{Suite: "torch", Item: "torch/test_numerics.ck", ID: "tests/pytorch/test_numerics.py::test_x[1, 2]", Case: junit.Case{Result: junit.CaseFailed,
+			{Suite: "torch", TestRef: record.TestRef{Item: "torch/test_numerics.ck", ID: "tests/pytorch/test_numerics.py::test_x[1, 2]"}, Case: junit.Case{Result: junit.CaseFailed,
 				Message: "AssertionError: x\nsecond", Body: "/__w/TE/TE/tests/pytorch/test_numerics.py:12: AssertionError"}},
-			{Suite: "torch", Item: "torch/test_numerics.ck", ID: "tests/pytorch/test_elsewhere.py::t", Case: junit.Case{Result: junit.CaseErrored}},
+			{Suite: "torch", TestRef: record.TestRef{Item: "torch/test_numerics.ck", ID: "tests/pytorch/test_elsewhere.py::t"}, Case: junit.Case{Result: junit.CaseErrored}},
 		}}},
 	}
 	a.present(res)
@@ -94,7 +94,7 @@ func TestBaseStore(t *testing.T) {
 	}
 	res := &engine.Result{Stats: report.Stats{Tests: tests.Result{Known: true, Level: "3",
 		Counts: record.TestCounts{Total: 5, Passed: 4, Failed: 1},
-		Bad:    []tests.Test{{Item: "torch/x", ID: "t.py::a", Case: junit.Case{Result: junit.CaseFailed}}}}}}
+		Bad:    []tests.Test{{TestRef: record.TestRef{Item: "torch/x", ID: "t.py::a"}, Case: junit.Case{Result: junit.CaseFailed}}}}}}
 	ctx := context.Background()
 
 	push, log := envAct(t, env("GITHUB_REF=refs/heads/dev"))

@@ -43,8 +43,8 @@ type Case struct {
 	Result    CaseResult
 	// Message, Type and Body are the result element's message, type and text (bounded as the merge keeps it).
 	Message, Type, Body string
-	// Item is the sgpu.item property: the tag of the item that wrote it; "" when none says.
-	Item string
+	// Tag is the sgpu.item property: the tag of the item that wrote it; "" when none says.
+	Tag string
 }
 
 // ReadCases reads every test case of one JUnit file, in file order, within Merge's limits.
@@ -72,7 +72,7 @@ func casesOf(data []byte, lim limits) ([]Case, error) {
 		item, _ := propOf(s.Props, "sgpu.item")
 		for _, c := range s.Cases {
 			line, _ := strconv.Atoi(c.Line) // lineNumber kept only a number
-			k := Case{File: c.File, Line: line, Classname: c.Classname, Name: c.Name, Item: item}
+			k := Case{File: c.File, Line: line, Classname: c.Classname, Name: c.Name, Tag: item}
 			for _, r := range []struct {
 				res *xmlResult
 				is  CaseResult

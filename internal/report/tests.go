@@ -197,7 +197,7 @@ func failedTests(s Stats, o Options) []*block {
 	isNew := newSet(s.Change)
 	rows := make([]string, 0, min(len(bad), shownTests))
 	for _, t := range bad[:min(len(bad), shownTests)] {
-		rows = append(rows, testRow(t, isNew[record.TestRef{Item: t.Item, ID: t.ID}], o))
+		rows = append(rows, testRow(t, isNew[t.TestRef], o))
 	}
 	title := fmt.Sprintf("### Failed tests (%d)\n\n", len(bad))
 	open := min(len(rows), openTests)
@@ -257,7 +257,7 @@ func Comment(r *record.Run, suites []verdict.Suite, s Stats, o Options) string {
 	if bad := s.Tests.Bad; len(bad) > 0 {
 		b.WriteString(testHeader)
 		for _, t := range bad[:min(len(bad), commentTests)] {
-			b.WriteString(testRow(t, isNew[record.TestRef{Item: t.Item, ID: t.ID}], o))
+			b.WriteString(testRow(t, isNew[t.TestRef], o))
 		}
 		if more := len(bad) - commentTests; more > 0 {
 			fmt.Fprintf(&b, "\n*and %d more failed tests: %s.*\n", more, whereReport(o))

@@ -19,11 +19,10 @@ import (
 // Test is one test of the run, as the report and the annotations show it; its Result is how it ended.
 type Test struct {
 	junit.Case
+	// TestRef's Item is the key of the item that ran it, or an opaque suite's label; its ID the pytest node id when
+	// known, else "classname::name", else its name.
+	record.TestRef
 	Suite string
-	// Item is the key of the item that ran it, or an opaque suite's label (Case.Item is the item's tag).
-	Item string
-	// ID is its pytest node id when known, else "classname::name", else its name.
-	ID string
 	// Flaky: it passed, and failed (or died) in an earlier attempt of its item.
 	Flaky bool
 }
@@ -72,14 +71,14 @@ func Read(r *record.Run, suites []verdict.Suite) Result {
 			if c.AboutItem() {
 				continue
 			}
-			t := Test{Case: c, Suite: label, Item: itemKey(r, label, c.Item), ID: ID(c)}
+			t := Test{Case: c, TestRef: record.TestRef{Item: itemKey(r, label, c.Tag), ID: ID(c)}, Suite: label}
 			t.Flaky = c.Result == junit.CasePassed && earlier[t.Item][canon(t.ID)]
 			counts.Add(countOf(t))
 			switch {
 			case c.Result.Bad():
 				res.Bad = append(res.Bad, t)
 			case c.Result == junit.CasePassed:
-				res.passed[key(t.Item, t.ID)] = true
+				res.passed[key(t.TestRef)] = true
 				if t.Flaky {
 					res.Flaky = append(res.Flaky, t)
 				}
@@ -113,7 +112,7 @@ func ID(c junit.Case) string {
 }
 
 // key matches a test across attempts and runs.
-func key(item, id string) record.TestRef { return record.TestRef{Item: item, ID: canon(id)} }
+func key(t record.TestRef) record.TestRef { return record.TestRef{Item: t.Item, ID: canon(t.ID)} }
 
 // canon is "classname::name", as xunit2 gives no file for a passed test.
 func canon(id string) string {
