@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/rocm/sgpu-queue/internal/engine"
+	"github.com/rocm/sgpu-queue/internal/junit"
 	"github.com/rocm/sgpu-queue/internal/publish"
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/tests"
@@ -106,8 +107,8 @@ func (a *act) place(res *engine.Result, t tests.Test) (string, int) {
 // testMessage is a failed test's annotation text.
 func (a *act) testMessage(res *engine.Result, t tests.Test) string {
 	var b strings.Builder
-	what := t.Status.String()
-	if t.Status == tests.Unfinished {
+	what := t.Result.String()
+	if t.Result == junit.CaseUnfinished {
 		what = "started and never finished (its item died in it)"
 	}
 	fmt.Fprintf(&b, "%s in %s", what, t.Item)

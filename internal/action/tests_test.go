@@ -12,6 +12,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/cache/cachetest"
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/engine"
+	"github.com/rocm/sgpu-queue/internal/junit"
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/report"
 	"github.com/rocm/sgpu-queue/internal/tests"
@@ -47,9 +48,9 @@ func TestErrorAnnotations(t *testing.T) {
 				LogRel: "items/torch.test_gone.ck.log"},
 		}}},
 		Stats: report.Stats{Tests: tests.Result{Roots: []string{"/__w/TE/TE"}, Bad: []tests.Test{
-			{Suite: "torch", Item: "torch/test_numerics.ck", ID: "tests/pytorch/test_numerics.py::test_x[1, 2]", Status: tests.Failed,
-				Message: "AssertionError: x\nsecond", Body: "/__w/TE/TE/tests/pytorch/test_numerics.py:12: AssertionError"},
-			{Suite: "torch", Item: "torch/test_numerics.ck", ID: "tests/pytorch/test_elsewhere.py::t", Status: tests.Errored},
+			{Suite: "torch", TestRef: record.TestRef{Item: "torch/test_numerics.ck", ID: "tests/pytorch/test_numerics.py::test_x[1, 2]"}, Case: junit.Case{Result: junit.CaseFailed,
+				Message: "AssertionError: x\nsecond", Body: "/__w/TE/TE/tests/pytorch/test_numerics.py:12: AssertionError"}},
+			{Suite: "torch", TestRef: record.TestRef{Item: "torch/test_numerics.ck", ID: "tests/pytorch/test_elsewhere.py::t"}, Case: junit.Case{Result: junit.CaseErrored}},
 		}}},
 	}
 	a.present(res)
@@ -93,7 +94,7 @@ func TestBaseStore(t *testing.T) {
 	}
 	res := &engine.Result{Stats: report.Stats{Tests: tests.Result{Known: true, Level: "3",
 		Counts: record.TestCounts{Total: 5, Passed: 4, Failed: 1},
-		Bad:    []tests.Test{{Item: "torch/x", ID: "t.py::a", Status: tests.Failed}}}}}
+		Bad:    []tests.Test{{TestRef: record.TestRef{Item: "torch/x", ID: "t.py::a"}, Case: junit.Case{Result: junit.CaseFailed}}}}}}
 	ctx := context.Background()
 
 	push, log := envAct(t, env("GITHUB_REF=refs/heads/dev"))

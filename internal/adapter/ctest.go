@@ -376,7 +376,7 @@ func (c *ctestSuite) TestIDs(it Item, path string) ([]string, int, error) {
 // ctestFailed reports whether a CTest test case counts as failed for a re-run.
 func ctestFailed(k junit.Case) bool {
 	switch k.Result {
-	case junit.CaseFailed, junit.CaseErrored:
+	case junit.CaseFailed, junit.CaseErrored, junit.CaseUnfinished:
 		return true
 	case junit.CaseSkipped:
 		return !strings.HasPrefix(k.Message, "SKIP_RETURN_CODE=") && k.Message != "SKIP_REGULAR_EXPRESSION_MATCHED" && k.Message != "Disabled"

@@ -8,14 +8,14 @@ import (
 )
 
 // ToolType starts the type of every error case sgpu-queue adds; those about an item are no test
-// (tests.StatusOf), UnfinishedType is one.
+// (Case.AboutItem), UnfinishedType is one.
 const ToolType = "sgpu-queue."
 
 // MalformedType is the error case of an unparsable file; it counts as an errored test, as nothing else
 // says what is wrong.
 const MalformedType = ToolType + "malformed-junit"
 
-// CaseResult is how one test case ended, as its JUnit file says.
+// CaseResult is how one test case ended: as its JUnit file says, or unfinished when its item died in it.
 type CaseResult int
 
 // The results of a test case; with several result elements the worst counts.
@@ -24,19 +24,15 @@ const (
 	CaseSkipped
 	CaseFailed
 	CaseErrored
+	CaseUnfinished // UnfinishedType: a test its item died in
 )
 
 func (r CaseResult) String() string {
-	switch r {
-	case CaseSkipped:
-		return "skipped"
-	case CaseFailed:
-		return "failed"
-	case CaseErrored:
-		return "errored"
-	}
-	return "passed"
+	return [...]string{"passed", "skipped", "failed", "errored", "unfinished"}[r]
 }
+
+// Bad reports whether the result fails the test: failed, errored or unfinished.
+func (r CaseResult) Bad() bool { return r >= CaseFailed }
 
 // Case is one test case of an item's JUnit file, as a re-run names it (docs/adapters.md, "Re-runs").
 type Case struct {
@@ -47,8 +43,8 @@ type Case struct {
 	Result    CaseResult
 	// Message, Type and Body are the result element's message, type and text (bounded as the merge keeps it).
 	Message, Type, Body string
-	// Item is the sgpu.item property: the tag of the item that wrote it; "" when none says.
-	Item string
+	// Tag is the sgpu.item property: the tag of the item that wrote it; "" when none says.
+	Tag string
 }
 
 // ReadCases reads every test case of one JUnit file, in file order, within Merge's limits.
@@ -76,7 +72,7 @@ func casesOf(data []byte, lim limits) ([]Case, error) {
 		item, _ := propOf(s.Props, "sgpu.item")
 		for _, c := range s.Cases {
 			line, _ := strconv.Atoi(c.Line) // lineNumber kept only a number
-			k := Case{File: c.File, Line: line, Classname: c.Classname, Name: c.Name, Item: item}
+			k := Case{File: c.File, Line: line, Classname: c.Classname, Name: c.Name, Tag: item}
 			for _, r := range []struct {
 				res *xmlResult
 				is  CaseResult
@@ -86,10 +82,22 @@ func casesOf(data []byte, lim limits) ([]Case, error) {
 					break
 				}
 			}
+			switch k.Type {
+			case UnfinishedType:
+				k.Result = CaseUnfinished
+			case MalformedType:
+				k.Result = CaseErrored
+			}
 			out = append(out, k)
 		}
 	}
 	return out, nil
+}
+
+// AboutItem reports whether the case is one sgpu-queue added about an item, not a test; a malformed file's and
+// an unfinished test's are tests.
+func (c Case) AboutItem() bool {
+	return strings.HasPrefix(c.Type, ToolType) && c.Type != UnfinishedType && c.Type != MalformedType
 }
 
 // FailedCases reads one JUnit file's failed and errored cases, and how many cases it holds.
@@ -99,7 +107,7 @@ func FailedCases(path string) (failed []Case, total int, err error) {
 		return nil, 0, err
 	}
 	for _, c := range cases {
-		if c.Result == CaseFailed || c.Result == CaseErrored {
+		if c.Result.Bad() {
 			failed = append(failed, c)
 		}
 	}

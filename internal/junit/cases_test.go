@@ -210,6 +210,9 @@ func TestReadCases(t *testing.T) {
 		{name: "error over failure, line kept", xml: `<testsuites><testsuite><testcase name="x" file="t.py" line="7">` +
 			`<failure message="f"/><error message="e"/></testcase><testcase name="y" line="bad"/></testsuite></testsuites>`,
 			want: []Case{{File: "t.py", Line: 7, Name: "x", Result: CaseErrored, Message: "e"}, {Name: "y"}}},
+		{name: "sgpu-queue's types decide", xml: `<testsuite><testcase name="h"><failure type="sgpu-queue.unfinished"/></testcase>` +
+			`<testcase name="m"><failure type="sgpu-queue.malformed-junit"/></testcase></testsuite>`,
+			want: []Case{{Name: "h", Result: CaseUnfinished, Type: UnfinishedType}, {Name: "m", Result: CaseErrored, Type: MalformedType}}},
 		{name: "not JUnit", xml: `<html/>`, err: "not JUnit"},
 		{name: "empty", xml: ``, err: "empty file"},
 	} {
@@ -257,4 +260,20 @@ func FuzzPytestNodeID(f *testing.F) {
 			t.Fatalf("PytestNodeID(%q, %q, %q) = %q", file, classname, name, id)
 		}
 	})
+}
+
+// The cases sgpu-queue adds about an item are no test; a malformed file's and an unfinished test's are.
+func TestAboutItem(t *testing.T) {
+	for typ, want := range map[string]bool{
+		"":                    false,
+		"RuntimeError":        false,
+		UnfinishedType:        false,
+		MalformedType:         false,
+		"sgpu-queue.cut-off":  true,
+		"sgpu-queue.no-junit": true,
+	} {
+		if got := (Case{Result: CaseErrored, Type: typ}).AboutItem(); got != want {
+			t.Errorf("AboutItem of type %q = %v, want %v", typ, got, want)
+		}
+	}
 }

@@ -92,8 +92,8 @@ func FuzzMerge(f *testing.F) {
 			t.Fatalf("ReadCases of a merged file: %v", err)
 		}
 		for _, c := range got {
-			if c.Item != "f" && c.Item != "" {
-				t.Fatalf("case %+v of item %q", c, c.Item)
+			if c.Tag != "f" && c.Tag != "" {
+				t.Fatalf("case %+v of item %q", c, c.Tag)
 			}
 		}
 	})

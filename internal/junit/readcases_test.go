@@ -47,7 +47,7 @@ func TestReadCasesOfMergedFile(t *testing.T) {
 	}
 	var short []c
 	for _, k := range got {
-		short = append(short, c{k.Item, k.Name, k.Result, k.Type, k.Message})
+		short = append(short, c{k.Tag, k.Name, k.Result, k.Type, k.Message})
 	}
 	want := []c{
 		{"a", "test_ok", CasePassed, "", ""},

@@ -60,14 +60,14 @@ func TestSidecars(t *testing.T) {
 			[]want{{"test_a[1]", "tests/pytorch/test_numerics.py", "tests.pytorch.test_numerics", CasePassed, ""},
 				{"test_b", "tests/pytorch/test_numerics.py", "tests.pytorch.test_numerics.TestB", CaseFailed, ""},
 				{"test_c", "tests/pytorch/test_numerics.py", "tests.pytorch.test_numerics", CaseSkipped, ""},
-				{"test_hang[0]", "tests/pytorch/test_numerics.py", "tests.pytorch.test_numerics.TestB", CaseErrored, UnfinishedType},
+				{"test_hang[0]", "tests/pytorch/test_numerics.py", "tests.pytorch.test_numerics.TestB", CaseUnfinished, UnfinishedType},
 				{"n.ck", "", "sgpu-queue.torch", CaseErrored, "sgpu-queue.no-junit"}}},
 		{"XML and a .partial: only the test it died in is added", map[string]string{"n.ck.xml": xunit2, "n.ck.xml.partial": partial},
 			nil, verdict.Item{ItemID: record.ItemID{Tag: "n.ck"}, RC: 139, Finished: true, Failed: true},
 			[]want{{"test_a[1]", "", "tests.pytorch.test_numerics", CasePassed, ""},
 				{"test_b", "", "tests.pytorch.test_numerics.TestB", CaseFailed, ""},
 				{"test_c", "", "tests.pytorch.test_numerics", CaseErrored, ""},
-				{"test_hang[0]", "tests/pytorch/test_numerics.py", "tests.pytorch.test_numerics.TestB", CaseErrored, UnfinishedType},
+				{"test_hang[0]", "tests/pytorch/test_numerics.py", "tests.pytorch.test_numerics.TestB", CaseUnfinished, UnfinishedType},
 				{"n.ck", "", "sgpu-queue.torch", CaseErrored, "sgpu-queue.cut-off"}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

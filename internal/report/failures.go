@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/rocm/sgpu-queue/internal/junit"
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/tests"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
@@ -122,13 +123,13 @@ func writeCases(b *strings.Builder, cases []tests.Test, file string, o Options) 
 	}
 	for _, c := range cases[:min(len(cases), caseCount)] {
 		kind := "failure"
-		switch c.Status {
-		case tests.Errored:
+		switch c.Result {
+		case junit.CaseErrored:
 			kind = "error"
-		case tests.Unfinished:
+		case junit.CaseUnfinished:
 			kind = "started and never finished"
 		}
-		if c.Type != "" && c.Status != tests.Unfinished {
+		if c.Type != "" && c.Result != junit.CaseUnfinished {
 			kind += ": " + plain(shorten(relText(c.Type, o), messageRunes))
 		}
 		fmt.Fprintf(b, "**%s** (%s)\n\n", code(relText(c.ID, o)), kind)

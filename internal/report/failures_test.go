@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/rocm/sgpu-queue/internal/junit"
 	"github.com/rocm/sgpu-queue/internal/tests"
 )
 
@@ -103,10 +104,10 @@ func TestMessage(t *testing.T) {
 		c    tests.Test
 		want string
 	}{
-		{"first lines of the message", tests.Test{Message: "a\n\nb\nc\nd", Body: "x"}, "a\nb\nc\n…"},
-		{"no message: the body's end", tests.Test{Body: "1\n2\n3\n4\n"}, "…\n2\n3\n4"},
-		{"roots made relative", tests.Test{Message: "see /repo/t/x.py:3 and /repository/y"}, "see t/x.py:3 and /repository/y"},
-		{"long line cut by runes", tests.Test{Message: strings.Repeat("é", 300)}, strings.Repeat("é", messageRunes-1) + "…"},
+		{"first lines of the message", tests.Test{Case: junit.Case{Message: "a\n\nb\nc\nd", Body: "x"}}, "a\nb\nc\n…"},
+		{"no message: the body's end", tests.Test{Case: junit.Case{Body: "1\n2\n3\n4\n"}}, "…\n2\n3\n4"},
+		{"roots made relative", tests.Test{Case: junit.Case{Message: "see /repo/t/x.py:3 and /repository/y"}}, "see t/x.py:3 and /repository/y"},
+		{"long line cut by runes", tests.Test{Case: junit.Case{Message: strings.Repeat("é", 300)}}, strings.Repeat("é", messageRunes-1) + "…"},
 		{"nothing", tests.Test{}, ""},
 	}
 	for _, tt := range cases {

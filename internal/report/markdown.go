@@ -173,9 +173,9 @@ func headline(r *record.Run, s Stats, o Options) string {
 		head = testVerdict(s.Tests.Counts) + "; "
 	}
 	switch {
-	case s.Cancelled:
+	case r.Meta.Cancelled:
 		fmt.Fprintf(&b, "## ✗ sgpu-queue: cancelled, %d of %d items finished, %d failed", s.Finished, s.Items, s.Failed)
-	case s.Interrupted:
+	case !r.Meta.Finished:
 		fmt.Fprintf(&b, "## ✗ sgpu-queue: interrupted, %d of %d items finished, %d failed", s.Finished, s.Items, s.Failed)
 	case r.Meta.BeforeItems():
 		b.WriteString("## ✗ sgpu-queue: stopped before any item ran")
@@ -199,14 +199,14 @@ func itemsLine(r *record.Run, s Stats, o Options) string {
 		textfmt.Dur(s.Wall), s.Items, s.GPUs, s.Failed, 100*s.Utilisation, pct(s.AboveBound))
 	b.WriteString(shardNote(r))
 	switch {
-	case s.Cancelled && r.Meta.BeforeItems():
+	case r.Meta.Cancelled && r.Meta.BeforeItems():
 		fmt.Fprintf(&b, "> [!WARNING]\n> **The run was cancelled before any item ran**: %s. "+
 			"Every suite is marked failed; nothing was learned.\n\n",
 			plain(shorten(relText(r.Meta.Stop.Message, o), 500)))
-	case s.Cancelled:
+	case r.Meta.Cancelled:
 		fmt.Fprintf(&b, "> [!WARNING]\n> **The run was cancelled** at t+%s. Items cut off are marked failed; the figures below cover what "+
 			"ran, and only finished items were learned.\n\n", clock(s.Wall))
-	case s.Interrupted:
+	case !r.Meta.Finished:
 		b.WriteString("> [!WARNING]\n> **The item phase never ended**: run.json was not completed (was sgpu-queue killed?). The figures below " +
 			"cover the timing rows written until then; nothing was learned.\n\n")
 	}
@@ -253,7 +253,7 @@ func itemsLine(r *record.Run, s Stats, o Options) string {
 	if n := len(s.Missing); n > 0 {
 		what := "never finished"
 		switch {
-		case s.Cancelled:
+		case r.Meta.Cancelled:
 			what = "did not run before the cancel"
 		case r.Meta.Merge != nil:
 			what = "never ran on their shard"

@@ -40,7 +40,7 @@ func efficiency(r *record.Run, s Stats) string {
 	fmt.Fprintf(&b, "| lower bound max(work/%d, largest) | %s, set by %s |\n", s.GPUs, secs(s.Bound), setBy)
 	fmt.Fprintf(&b, "| above the bound | %s (%s) |\n", pct(s.AboveBound), signed(s.Wall-s.Bound))
 	fmt.Fprintf(&b, "| utilisation work/(wall×%d) | %.1f %% |\n", s.GPUs, 100*s.Utilisation)
-	if s.Cancelled || s.Interrupted {
+	if r.Meta.Cancelled || !r.Meta.Finished {
 		fmt.Fprintf(&b, "| %s, quality, split | – (the run stopped early: it did not run every item) |\n", hind)
 	} else {
 		fmt.Fprintf(&b, "| %s makespan | %s |\n", hind, secs(s.Hindsight))
@@ -64,7 +64,7 @@ func efficiency(r *record.Run, s Stats) string {
 		fmt.Fprintf(&b, "| last to finish | %s t+%s → t+%s on GPU %s |\n", cell(s.Last.Key()), clock(s.Last.Last().StartOff), clock(s.Last.Last().EndOff),
 			gpuName(s.Last.GPU))
 	}
-	if !s.Cancelled && !s.Interrupted && s.LargestKey != "" {
+	if !r.Meta.Cancelled && r.Meta.Finished && s.LargestKey != "" {
 		sp := s.Split
 		verdict := "**no**"
 		if sp.Pays {

@@ -53,9 +53,6 @@ type Stats struct {
 	Gaps      Gaps
 	PerGPU    []GPUStats
 	Passed    bool
-	Cancelled bool
-	// Interrupted: the process was killed before the item phase ended; the figures cover the rows written.
-	Interrupted bool
 
 	// Tests are what the run's tests did; Change is that against the base branch's last run, nil without one.
 	Tests  tests.Result
@@ -108,7 +105,7 @@ type GPUStats struct {
 
 // Compute derives the stats of a run.
 func Compute(r *record.Run, suites []verdict.Suite) Stats {
-	s := Stats{GPUs: len(r.Meta.GPUs), Cancelled: r.Meta.Cancelled, Interrupted: !r.Meta.Finished, Passed: true}
+	s := Stats{GPUs: len(r.Meta.GPUs), Passed: true}
 	s.Tests = tests.Read(r, suites)
 	s.Change = tests.Compare(s.Tests, r.Meta.BaseTests)
 	for _, su := range suites {

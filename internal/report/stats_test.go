@@ -181,8 +181,8 @@ func TestCompute(t *testing.T) {
 			r.Attempts[0].Outcome = outcome.Cancelled
 			return r
 		}(), func(t *testing.T, s Stats) {
-			if !s.Cancelled || s.Passed || s.Failed != 3 || s.Finished != 1 || len(s.Missing) != 2 || s.Missing[0].Key() != "s/never1" || !s.Missing[0].Known {
-				t.Errorf("cancelled %v passed %v failed %d finished %d missing %+v", s.Cancelled, s.Passed, s.Failed, s.Finished, s.Missing)
+			if s.Passed || s.Failed != 3 || s.Finished != 1 || len(s.Missing) != 2 || s.Missing[0].Key() != "s/never1" || !s.Missing[0].Known {
+				t.Errorf("passed %v failed %d finished %d missing %+v", s.Passed, s.Failed, s.Finished, s.Missing)
 			}
 			if s.Missing[0].Note != "cancelled before it started" {
 				t.Errorf("note %q", s.Missing[0].Note)
@@ -193,8 +193,8 @@ func TestCompute(t *testing.T) {
 			r.Meta.Finished = false
 			return r
 		}(), func(t *testing.T, s Stats) {
-			if !s.Interrupted || s.Cancelled || s.Passed || len(s.Missing) != 1 || s.Missing[0].Note != "never finished" {
-				t.Errorf("interrupted %v cancelled %v passed %v missing %+v", s.Interrupted, s.Cancelled, s.Passed, s.Missing)
+			if s.Passed || len(s.Missing) != 1 || s.Missing[0].Note != "never finished" {
+				t.Errorf("passed %v missing %+v", s.Passed, s.Missing)
 			}
 		}},
 		{"run.json wall beyond the last row", func() *record.Run {
@@ -295,30 +295,33 @@ func TestFit(t *testing.T) {
 }
 
 func TestHeadline(t *testing.T) {
+	done, cancelled, interrupted := record.Meta{Finished: true}, record.Meta{Finished: true, Cancelled: true}, record.Meta{}
 	tests := []struct {
 		name string
+		m    record.Meta
 		s    Stats
 		want []string
 		not  []string
 	}{
-		{"passed", Stats{Items: 80, GPUs: 4, Passed: true, Wall: 2640, Utilisation: 0.994, AboveBound: 0.006},
+		{"passed", done, Stats{Items: 80, GPUs: 4, Passed: true, Wall: 2640, Utilisation: 0.994, AboveBound: 0.006},
 			[]string{"## ✓ sgpu-queue: all 80 items passed\n", "**wall 44m00s** · 80 items on 4 GPUs · 0 failed · utilisation 99.4 % · 0.6 % above the lower bound"},
 			[]string{"[!WARNING]"}},
-		{"failed", Stats{Items: 80, Failed: 3, GPUs: 4}, []string{"## ✗ sgpu-queue: 3 of 80 items failed\n"}, []string{"[!WARNING]"}},
-		{"cancelled", Stats{Items: 80, Finished: 14, Failed: 70, Cancelled: true, Interrupted: false, Wall: 1501.5,
+		{"failed", done, Stats{Items: 80, Failed: 3, GPUs: 4}, []string{"## ✗ sgpu-queue: 3 of 80 items failed\n"}, []string{"[!WARNING]"}},
+		{"cancelled", cancelled, Stats{Items: 80, Finished: 14, Failed: 70, Wall: 1501.5,
 			Missing: []verdict.Item{{ItemID: record.ItemID{Label: "s", Tag: "a|b"}}, {ItemID: record.ItemID{Label: "s", Tag: "<c>"}}}},
 			[]string{"## ✗ sgpu-queue: cancelled, 14 of 80 items finished, 70 failed", "**The run was cancelled** at t+25:01",
 				"**2 queued item(s) produced no timing row** (did not run before the cancel; counted as failed): `s/a|b`, `s/<c>`.\n"},
 			[]string{"never ended"}},
-		{"interrupted", Stats{Items: 3, Finished: 1, Failed: 2, Interrupted: true, Missing: []verdict.Item{{ItemID: record.ItemID{Label: "x"}}, {ItemID: record.ItemID{Label: "y"}}}},
+		{"interrupted", interrupted, Stats{Items: 3, Finished: 1, Failed: 2, Missing: []verdict.Item{{ItemID: record.ItemID{Label: "x"}}, {ItemID: record.ItemID{Label: "y"}}}},
 			[]string{"## ✗ sgpu-queue: interrupted, 1 of 3 items finished", "**The item phase never ended**", "(never finished; counted as failed): `x`, `y`."},
 			nil},
-		{"many missing: ten named", Stats{Items: 30, Missing: make([]verdict.Item, 30)},
+		{"many missing: ten named", done, Stats{Items: 30, Missing: make([]verdict.Item, 30)},
 			[]string{"and 20 more (see *Items that never finished*)"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := headline(&record.Run{}, tt.s, Options{}) + itemsLine(&record.Run{}, tt.s, Options{})
+			r := &record.Run{Meta: tt.m}
+			h := headline(r, tt.s, Options{}) + itemsLine(r, tt.s, Options{})
 			for _, w := range tt.want {
 				if !strings.Contains(h, w) {
 					t.Errorf("headline lacks %q:\n%s", w, h)

@@ -158,9 +158,9 @@ func (t *timeline) heading(w *bufio.Writer) {
 		mark, word = "✗", "failed"
 	}
 	switch {
-	case s.Cancelled:
+	case t.r.Meta.Cancelled:
 		word += ", cancelled"
-	case s.Interrupted:
+	case !t.r.Meta.Finished:
 		word += ", interrupted"
 	}
 	fmt.Fprintf(w, `<text x="%d" y="22" font-size="15" font-weight="bold">%s sgpu-queue timeline (%s)</text>`+"\n", svgLeft, mark, word)
@@ -239,7 +239,7 @@ func (t *timeline) marks(w *bufio.Writer) {
 				`stroke-width="1.5" stroke-dasharray="5,3"/><text x="%.1f" y="%d" text-anchor="end" font-size="10">lower bound</text></g>`+"\n",
 			textfmt.Dur(s.Bound), s.GPUs, bx, svgTop-8, bx, t.yAxis, bx-3, svgTop-2)
 	}
-	if s.Cancelled {
+	if t.r.Meta.Cancelled {
 		cx := t.x(s.Wall)
 		fmt.Fprintf(w,
 			`<g><title>cancelled at t+%s</title><line x1="%.1f" y1="%d" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="2"/><text x="%.1f" y="%d" `+

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/rocm/sgpu-queue/internal/junit"
 	"github.com/rocm/sgpu-queue/internal/mdcut"
 	"github.com/rocm/sgpu-queue/internal/record"
 	"github.com/rocm/sgpu-queue/internal/tests"
@@ -138,8 +139,8 @@ func testsHead(s Stats, suites []verdict.Suite) string {
 
 // statusWord is a bad test's status, with "new" when the base branch did not fail it.
 func statusWord(t tests.Test, isNew bool) string {
-	w := t.Status.String()
-	if t.Status == tests.Unfinished {
+	w := t.Result.String()
+	if t.Result == junit.CaseUnfinished {
 		w = "died in it"
 	}
 	if isNew {
@@ -196,7 +197,7 @@ func failedTests(s Stats, o Options) []*block {
 	isNew := newSet(s.Change)
 	rows := make([]string, 0, min(len(bad), shownTests))
 	for _, t := range bad[:min(len(bad), shownTests)] {
-		rows = append(rows, testRow(t, isNew[record.TestRef{Item: t.Item, ID: t.ID}], o))
+		rows = append(rows, testRow(t, isNew[t.TestRef], o))
 	}
 	title := fmt.Sprintf("### Failed tests (%d)\n\n", len(bad))
 	open := min(len(rows), openTests)
@@ -256,7 +257,7 @@ func Comment(r *record.Run, suites []verdict.Suite, s Stats, o Options) string {
 	if bad := s.Tests.Bad; len(bad) > 0 {
 		b.WriteString(testHeader)
 		for _, t := range bad[:min(len(bad), commentTests)] {
-			b.WriteString(testRow(t, isNew[record.TestRef{Item: t.Item, ID: t.ID}], o))
+			b.WriteString(testRow(t, isNew[t.TestRef], o))
 		}
 		if more := len(bad) - commentTests; more > 0 {
 			fmt.Fprintf(&b, "\n*and %d more failed tests: %s.*\n", more, whereReport(o))

@@ -36,17 +36,17 @@ func Compare(res Result, base *record.BaseTests) *Change {
 	}
 	failed := map[record.TestRef]bool{}
 	for _, t := range base.Failed {
-		failed[key(t.Item, t.ID)] = true
+		failed[key(t)] = true
 	}
 	if base.MoreFailed == 0 {
 		for _, t := range res.Bad {
-			if !failed[key(t.Item, t.ID)] {
-				c.New = append(c.New, record.TestRef{Item: t.Item, ID: t.ID})
+			if !failed[key(t.TestRef)] {
+				c.New = append(c.New, t.TestRef)
 			}
 		}
 	}
 	for _, t := range base.Failed {
-		if res.passed[key(t.Item, t.ID)] {
+		if res.passed[key(t)] {
 			c.Fixed = append(c.Fixed, t)
 		}
 	}
@@ -62,7 +62,7 @@ func (res Result) Record(ref, sha, runID string) record.BaseTests {
 			b.MoreFailed++
 			continue
 		}
-		b.Failed = append(b.Failed, record.TestRef{Item: t.Item, ID: t.ID})
+		b.Failed = append(b.Failed, t.TestRef)
 	}
 	return b
 }

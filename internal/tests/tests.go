@@ -16,40 +16,15 @@ import (
 	"github.com/rocm/sgpu-queue/internal/verdict"
 )
 
-// Status is how a test ended in the run.
-type Status int
-
-// The statuses of a test; Unfinished is a test its item died in (junit.UnfinishedType).
-const (
-	Passed Status = iota
-	Skipped
-	Failed
-	Errored
-	Unfinished
-)
-
-func (s Status) String() string {
-	return [...]string{"passed", "skipped", "failed", "errored", "unfinished"}[s]
-}
-
-// Bad reports whether the status fails the test: failed, errored or unfinished.
-func (s Status) Bad() bool { return s >= Failed }
-
-// Test is one test of the run, as the report and the annotations show it.
+// Test is one test of the run, as the report and the annotations show it; its Result is how it ended.
 type Test struct {
+	junit.Case
+	// TestRef's Item is the key of the item that ran it, or an opaque suite's label; its ID the pytest node id when
+	// known, else "classname::name", else its name.
+	record.TestRef
 	Suite string
-	// Item is the key of the item that ran it, or an opaque suite's label.
-	Item string
-	// ID is its pytest node id when known, else "classname::name", else its name.
-	ID     string
-	Status Status
 	// Flaky: it passed, and failed (or died) in an earlier attempt of its item.
 	Flaky bool
-	// File and Line are the JUnit attributes ("" and 0 when none).
-	File string
-	Line int
-	// Type, Message and Body are those of its failure or error element.
-	Type, Message, Body string
 }
 
 // Result is what the run's tests did.
@@ -93,19 +68,17 @@ func Read(r *record.Run, suites []verdict.Suite) Result {
 		res.Files[label] = rel
 		counts := res.Suites[label]
 		for _, c := range cases {
-			st, test := StatusOf(c)
-			if !test {
+			if c.AboutItem() {
 				continue
 			}
-			t := Test{Suite: label, Item: itemKey(r, label, c.Item), ID: ID(c), Status: st, File: c.File, Line: c.Line,
-				Type: c.Type, Message: c.Message, Body: c.Body}
-			t.Flaky = st == Passed && earlier[t.Item][canon(t.ID)]
+			t := Test{Case: c, TestRef: record.TestRef{Item: itemKey(r, label, c.Tag), ID: ID(c)}, Suite: label}
+			t.Flaky = c.Result == junit.CasePassed && earlier[t.Item][canon(t.ID)]
 			counts.Add(countOf(t))
 			switch {
-			case st.Bad():
+			case c.Result.Bad():
 				res.Bad = append(res.Bad, t)
-			case st == Passed:
-				res.passed[key(t.Item, t.ID)] = true
+			case c.Result == junit.CasePassed:
+				res.passed[key(t.TestRef)] = true
 				if t.Flaky {
 					res.Flaky = append(res.Flaky, t)
 				}
@@ -127,28 +100,6 @@ func Read(r *record.Run, suites []verdict.Suite) Result {
 	return res
 }
 
-// StatusOf is the one place a test's status is decided; test is false for sgpu-queue's cases about an item.
-// A malformed file counts as one errored test, its case being the only place that says what is wrong.
-func StatusOf(c junit.Case) (s Status, test bool) {
-	switch {
-	case c.Type == junit.UnfinishedType:
-		return Unfinished, true
-	case c.Type == junit.MalformedType:
-		return Errored, true
-	case strings.HasPrefix(c.Type, junit.ToolType):
-		return 0, false
-	}
-	switch c.Result {
-	case junit.CaseErrored:
-		return Errored, true
-	case junit.CaseFailed:
-		return Failed, true
-	case junit.CaseSkipped:
-		return Skipped, true
-	}
-	return Passed, true
-}
-
 // ID is a test case's name: its pytest node id, else "classname::name", else its name.
 func ID(c junit.Case) string {
 	if id, ok := junit.PytestNodeID(c); ok {
@@ -161,7 +112,7 @@ func ID(c junit.Case) string {
 }
 
 // key matches a test across attempts and runs.
-func key(item, id string) record.TestRef { return record.TestRef{Item: item, ID: canon(id)} }
+func key(t record.TestRef) record.TestRef { return record.TestRef{Item: t.Item, ID: canon(t.ID)} }
 
 // canon is "classname::name", as xunit2 gives no file for a passed test.
 func canon(id string) string {
@@ -173,19 +124,19 @@ func canon(id string) string {
 
 func countOf(t Test) record.TestCounts {
 	c := record.TestCounts{Total: 1}
-	switch t.Status {
-	case Passed:
+	switch t.Result {
+	case junit.CasePassed:
 		c.Passed = 1
 		if t.Flaky {
 			c.Flaky = 1
 		}
-	case Skipped:
+	case junit.CaseSkipped:
 		c.Skipped = 1
-	case Failed:
+	case junit.CaseFailed:
 		c.Failed = 1
-	case Errored:
+	case junit.CaseErrored:
 		c.Errored = 1
-	case Unfinished:
+	case junit.CaseUnfinished:
 		c.Errored, c.Unfinished = 1, 1
 	}
 	return c
@@ -215,7 +166,7 @@ func earlierBad(r *record.Run, suites []verdict.Suite) map[string]map[string]boo
 				ids := map[string]bool{}
 				cases, _ := readRegular(p)
 				for _, c := range cases {
-					if st, test := StatusOf(c); test && st.Bad() {
+					if !c.AboutItem() && c.Result.Bad() {
 						ids[canon(ID(c))] = true
 					}
 				}

@@ -13,28 +13,6 @@ import (
 	"github.com/rocm/sgpu-queue/internal/verdict"
 )
 
-// One place decides a test's status, from the typed result and type of its case.
-func TestStatusOf(t *testing.T) {
-	for _, c := range []struct {
-		c    junit.Case
-		want Status
-		test bool
-	}{
-		{junit.Case{Result: junit.CasePassed}, Passed, true},
-		{junit.Case{Result: junit.CaseSkipped}, Skipped, true},
-		{junit.Case{Result: junit.CaseFailed, Message: "sgpu-queue.unfinished"}, Failed, true},
-		{junit.Case{Result: junit.CaseErrored, Type: "RuntimeError"}, Errored, true},
-		{junit.Case{Result: junit.CaseErrored, Type: junit.UnfinishedType}, Unfinished, true},
-		{junit.Case{Result: junit.CaseErrored, Type: "sgpu-queue.cut-off"}, 0, false},
-		{junit.Case{Result: junit.CaseErrored, Type: junit.MalformedType}, Errored, true},
-		{junit.Case{Result: junit.CaseErrored, Type: "sgpu-queue.no-junit"}, 0, false},
-	} {
-		if got, test := StatusOf(c.c); got != c.want || test != c.test {
-			t.Errorf("StatusOf(%+v) = %v %v, want %v %v", c.c, got, test, c.want, c.test)
-		}
-	}
-}
-
 // A test's place: the JUnit attributes, else its node id's file (with a line from
 // a frame in it), else the last frame in the repository, else its item.
 func TestWhere(t *testing.T) {
@@ -46,29 +24,29 @@ func TestWhere(t *testing.T) {
 		exists func(string) bool
 		want   Where
 	}{
-		{"JUnit file and line", Test{File: "tests/jax/test_layer.py", Line: 88, ID: "tests/jax/test_layer.py::t"},
+		{"JUnit file and line", Test{Case: junit.Case{File: "tests/jax/test_layer.py", Line: 88}, TestRef: record.TestRef{ID: "tests/jax/test_layer.py::t"}},
 			nil, Where{"tests/jax/test_layer.py", 88, FromJUnit}},
-		{"JUnit file under the root", Test{File: "/__w/TE/TE/tests/jax/test_layer.py", Line: 88},
+		{"JUnit file under the root", Test{Case: junit.Case{File: "/__w/TE/TE/tests/jax/test_layer.py", Line: 88}},
 			nil, Where{"tests/jax/test_layer.py", 88, FromJUnit}},
-		{"JUnit file, a frame's line", Test{File: "tests/pytorch/test_numerics.py", Body: pytestBody},
+		{"JUnit file, a frame's line", Test{Case: junit.Case{File: "tests/pytorch/test_numerics.py", Body: pytestBody}},
 			nil, Where{"tests/pytorch/test_numerics.py", 412, FromJUnit}},
-		{"node id, a frame relative to its folder", Test{ID: "tests/pytorch/test_numerics.py::TestA::test_x[1]", Body: pytestBody},
+		{"node id, a frame relative to its folder", Test{TestRef: record.TestRef{ID: "tests/pytorch/test_numerics.py::TestA::test_x[1]"}, Case: junit.Case{Body: pytestBody}},
 			nil, Where{"tests/pytorch/test_numerics.py", 412, FromNodeID}},
-		{"node id, no frame", Test{ID: "tests/pytorch/test_numerics.py::test_x[1]"},
+		{"node id, no frame", Test{TestRef: record.TestRef{ID: "tests/pytorch/test_numerics.py::test_x[1]"}},
 			nil, Where{"tests/pytorch/test_numerics.py", 0, FromNodeID}},
-		{"gtest's frame", Test{ID: "core::Op/T.Test/3", Body: "tests/cpp/operator/test_cast.cu:57: Failure\nValue of: x"},
+		{"gtest's frame", Test{TestRef: record.TestRef{ID: "core::Op/T.Test/3"}, Case: junit.Case{Body: "tests/cpp/operator/test_cast.cu:57: Failure\nValue of: x"}},
 			nil, Where{"tests/cpp/operator/test_cast.cu", 57, FromTraceback}},
-		{"the last frame in the repository", Test{ID: "x", Body: "/__w/TE/TE/transformer_engine/a.py:3: in f\n" +
-			"/usr/lib/python3/site-packages/torch/x.py:9: RuntimeError\nsite-packages/y.py:1: E"},
+		{"the last frame in the repository", Test{TestRef: record.TestRef{ID: "x"}, Case: junit.Case{Body: "/__w/TE/TE/transformer_engine/a.py:3: in f\n" +
+			"/usr/lib/python3/site-packages/torch/x.py:9: RuntimeError\nsite-packages/y.py:1: E"}},
 			nil, Where{"transformer_engine/a.py", 3, FromTraceback}},
-		{"a Python traceback's frame", Test{ID: "x", Body: "Traceback (most recent call last):\n  File \"/__w/TE/TE/tests/jax/test_layer.py\", " +
-			"line 88, in test_layer_fwd\n    out = layer(x)\n  File \"/usr/lib/python3/site-packages/jax/x.py\", line 9, in f\nE"},
+		{"a Python traceback's frame", Test{TestRef: record.TestRef{ID: "x"}, Case: junit.Case{Body: "Traceback (most recent call last):\n  File \"/__w/TE/TE/tests/jax/test_layer.py\", " +
+			"line 88, in test_layer_fwd\n    out = layer(x)\n  File \"/usr/lib/python3/site-packages/jax/x.py\", line 9, in f\nE"}},
 			nil, Where{"tests/jax/test_layer.py", 88, FromTraceback}},
-		{"a frame outside the repository is none", Test{ID: "x", Body: "/opt/rocm/x.py:3: E\n../up.py:4: E"}, nil, Where{From: FromItem}},
-		{"a file not in the repository is passed over", Test{File: "test_numerics.py", Line: 3, ID: "test_numerics.py::t",
-			Body: "tests/cpp/a.cu:5: Failure"}, func(p string) bool { return p == "tests/cpp/a.cu" },
+		{"a frame outside the repository is none", Test{TestRef: record.TestRef{ID: "x"}, Case: junit.Case{Body: "/opt/rocm/x.py:3: E\n../up.py:4: E"}}, nil, Where{From: FromItem}},
+		{"a file not in the repository is passed over", Test{TestRef: record.TestRef{ID: "test_numerics.py::t"},
+			Case: junit.Case{File: "test_numerics.py", Line: 3, Body: "tests/cpp/a.cu:5: Failure"}}, func(p string) bool { return p == "tests/cpp/a.cu" },
 			Where{"tests/cpp/a.cu", 5, FromTraceback}},
-		{"nothing", Test{ID: "core::Op/T.Test/3"}, nil, Where{From: FromItem}},
+		{"nothing", Test{TestRef: record.TestRef{ID: "core::Op/T.Test/3"}}, nil, Where{From: FromItem}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := c.t.Where(roots, c.exists); got != c.want {
@@ -148,7 +126,7 @@ func TestRead(t *testing.T) {
 	}
 	var bad []string
 	for _, b := range res.Bad {
-		bad = append(bad, b.Item+" "+b.ID+" "+b.Status.String())
+		bad = append(bad, b.Item+" "+b.ID+" "+b.Result.String())
 	}
 	if diff := cmp.Diff([]string{
 		"torch/test_gemm.ck tests/pytorch/test_gemm.py::test_hang[0] unfinished",
