@@ -174,6 +174,7 @@ type run struct {
 	// unread: the weight table was there but could not be read; it is never saved
 	// over.
 	unread *weights.UnreadableError
+	// optional are the --junit-optional patterns.
 	optional []weights.KeyPattern
 	// tableWarns are the warnings of phase 2's load of the table, so that its
 	// re-read in phase 6 (weights.Rewrite) does not say them again.
