@@ -1,18 +1,9 @@
-// Command mixed is the evidence for the order of a workload with multi-GPU items:
-// it simulates (internal/simulate, the schedulers run uses, on virtual time) TE's
-// single-GPU items plus multi-GPU items on 8 GPUs and prints, for each block order,
-// the wall clock against the GPU-second lower bound and against the two-step job
-// (the single-GPU queue, then each multi-GPU item alone: TE's job today).
+// Command mixed is the evidence for the order of a workload with multi-GPU items
+// (docs/performance.md): it simulates the committed workload, then a family with
+// fresh random multi-GPU items, so that the choice does not hang on one draw, and
+// prints each block order against the bound and the two-step job.
 //
-//   - first the committed workload (testdata/simulate/te-mixed.weights): the
-//     weights exactly, ±20 % uniform noise, lognormal noise σ = 0.5;
-//
-//   - then a family of workloads: the same single-GPU items plus a fresh random
-//     set of multi-GPU items each (as te-mixed.weights was made: -mgpu items,
-//     2–8 GPUs, 60–400 s, uniform), to check that the choice does not hang on one
-//     draw.
-//
-//     go run ./bench/mixed [-weights FILE] [-gpus 8] [-sets 200] [-runs 200]
+//	go run ./bench/mixed [-weights FILE] [-gpus 8] [-sets 200] [-runs 200]
 package main
 
 import (

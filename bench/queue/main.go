@@ -1,50 +1,17 @@
-// Command queue measures the real queue: TransformerEngine's measured workload
-// (testdata/simulate/te-gfx950-l3.weights, 80 items) scaled down into sleeping items of
-// fixture suites that honour the hook contract, run by the sgpu-queue binary on 4
-// fake GPUs with warm weights. It prints, per run and as min/median/max:
-//
-//   - the item-phase wall clock,
-//
-//   - the lower bound max(work/N, largest) from the items' own measured durations
-//     (work in GPU-seconds: an item on 4 GPUs for 10 s is 40),
-//
-//   - their ratio (target ≤ 1.02; with multi-GPU items ≤ 1.15),
-//
-//   - the dispatch overhead: the gap between an item's end and the next start on
-//     the same GPU (target < 5 ms; with multi-GPU items it includes GPUs held idle
-//     for a wide item).
-//
-// A table with a third column gpus=N (simulate's input, docs/suites.md#multi-gpu-suites)
-// makes each item list itself with its count ("TE_CI_ITEM <tag> gpus=N"), so the
-// mixed workload runs as one queue of single- and multi-GPU items:
+// Command queue measures the real queue: TE's measured workload scaled down into
+// sleeping items of fixture suites, run by the sgpu-queue binary on fake GPUs. It
+// prints the item-phase wall clock, the lower bound from the items' measured
+// durations, their ratio and the dispatch overhead (docs/performance.md holds the
+// targets and results):
 //
 //	go run ./bench/queue [-weights FILE] [-scale 150] [-gpus 4] [-runs 3]
-//	go run ./bench/queue -weights testdata/simulate/te-mixed.weights -gpus 8
-//
-// With -shards K it measures a job matrix instead (docs/runners.md): the
-// workload planned over K shards of -gpus GPUs (sgpu-queue plan), each shard run
-// one after another with its own log dir (run --shard I/K --plan), then merged
-// (sgpu-queue merge); it prints each shard's wall clock against its own bound
-// max(its work/N, its longest item) and the plan's prediction, and the matrix's
-// wall clock (its slowest shard) against the bound over all K×N GPUs:
-//
 //	go run ./bench/queue -shards 3 -gpus 2 [-runs 3]
-//
-// With -te it compares, on the same sleeping items, TE's current dispatch rule
-// (widest first, strict order: docs/performance.md) with sgpu-queue's default order,
-// both driven by one small driver here, and the sgpu-queue binary's own run:
-//
 //	go run ./bench/queue -te -weights testdata/simulate/te-mgpu-l3.weights -gpus 8 -scale 60 -runs 2
-//
-// Estimates that are wrong or missing (docs/performance.md, "Estimates that
-// hold"): with -bias F (or label=F,… per suite, as simulate --bias) every item
-// sleeps its weight × F while the warm table keeps the weights; with -prior FILE
-// the run has no table of its own, FILE (scaled as the items) lying beside it as
-// another level's table (ci-weights/test_weights.bench.l1.txt), which the run
-// takes its priors from. The bound is then the items' own durations':
-//
-//	go run ./bench/queue -te -weights testdata/simulate/te-mgpu-l3.weights -gpus 8 -scale 60 -runs 2 -bias 0.1
 //	go run ./bench/queue -prior testdata/simulate/te-gfx950-l3-prior.weights
+//
+// -shards runs a job matrix (docs/runners.md); -te compares TE's strict rule with the
+// default order through one driver; -bias and -prior make estimates wrong or missing
+// (docs/performance.md, "Estimates that hold").
 package main
 
 import (
@@ -208,9 +175,8 @@ func load(path string) (*simulate.Input, error) {
 // test_weights.bench.l3.txt (TEST_LEVEL=3), so this is another level's.
 const priorName = "test_weights.bench.l1.txt"
 
-// writePrior writes the prior table scaled by 1/scale as another level's table
-// of the bench's arch, and returns the run's own table's path, which it leaves
-// missing: the run starts cold, with priors.
+// writePrior writes the prior as another level's table and returns the run's own
+// table's path, left missing so the run starts cold, with priors.
 func writePrior(dir, path string, scale float64) (string, error) {
 	p, err := load(path)
 	if err != nil {
@@ -317,10 +283,8 @@ func matrix(bin, dir, conf, warm string, gpus, runs, shards int) error {
 	return nil
 }
 
-// writeSuites turns the table into one script per suite label: a list suite for the
-// keys with a tag, an opaque one for a bare label. Each item sleeps its scaled weight
-// (times its suite's bias) and lists itself with its GPU count when it takes more
-// than one.
+// writeSuites turns the table into one script per suite label, each item sleeping
+// its scaled, biased weight.
 func writeSuites(dir string, in *simulate.Input, scale float64, bias simulate.Bias) (conf, warm string, work float64, err error) {
 	items := map[string][]int{} // by label: indices into in.Items
 	for i, it := range in.Items {
@@ -393,9 +357,7 @@ func warmTable(in *simulate.Input, scale float64) []byte {
 	return []byte(b.String())
 }
 
-// measure reads a run's figures the way its report does: wall, the bound from the
-// measured durations, and the gaps between an item's end and the next start on the
-// same GPU.
+// measure reads a run's figures the way its report does.
 func measure(logs string) (figures, error) {
 	run, warns, err := logdir.Load(logs)
 	if err != nil {

@@ -15,9 +15,8 @@ import (
 	"github.com/rocm/sgpu-queue/internal/simulate"
 )
 
-// compareTE runs the sleeping items under TE's rule (schedule.Strict) and the
-// default policy through the same driver, so that only the rule differs, then the
-// binary itself; it prints each wall clock against the bound of the sleeps.
+// compareTE runs the sleeping items under TE's rule and the default policy through
+// the same driver, so that only the rule differs, then the binary itself.
 func compareTE(bin, dir, conf, warm string, in *simulate.Input, o options) error {
 	scale, gpus, runs := o.scale, o.gpus, o.runs
 	items, err := in.ItemsOn(gpus)

@@ -16,13 +16,9 @@ import (
 	"github.com/rocm/sgpu-queue/internal/safefs"
 )
 
-// command is the command that runs one attempt of an item on gpu (a multi-GPU
-// item's ids joined by ","), its output to log, as its adapter builds it: a list
-// item re-enters its suite's script in its own working directory with the hook
-// contract's filter, an opaque item runs the script whole there, a tool's item runs
-// from the repo root (pytest on its file, ctest -R on its names, a cmd line;
-// docs/adapters.md). cwd is the item's own directory when its command runs there,
-// to create before it runs and remove after when empty; "" otherwise.
+// command is the command that runs one attempt of an item on gpu, as its adapter
+// builds it (docs/adapters.md). cwd is the item's own directory when its command
+// runs there, to create before and remove after when empty; "" otherwise.
 func (d *dispatcher) command(it expand.Item, gpu string, log io.Writer) (c executor.Command, cwd string, err error) {
 	run, err := d.runOf(it, gpu, log)
 	if err != nil {
@@ -37,10 +33,8 @@ func (d *dispatcher) command(it expand.Item, gpu string, log io.Writer) (c execu
 	return c, cwd, nil
 }
 
-// runOf is what the item's adapter builds its command from: its environments with
-// its GPUs pinned, its directories, its JUnit file or folder (made absolute, mapped
-// to where commands run, and created: a tag that is a path, tests/a/test_x.py,
-// puts a given file in a folder of its own), and a re-run's narrowing.
+// runOf is what the item's adapter builds its command from. Its JUnit folder is
+// created: a tag that is a path puts a given file in a folder of its own.
 func (d *dispatcher) runOf(it expand.Item, gpu string, log io.Writer) (adapter.Run, error) {
 	pins := d.pins(gpu)
 	run := adapter.Run{
@@ -75,11 +69,9 @@ func (d *dispatcher) runOf(it expand.Item, gpu string, log io.Writer) (adapter.R
 	return run, nil
 }
 
-// junitDir is the item's suite's folder under the JUnit prefix, where commands run,
-// with a trailing slash; "" when the environment sets no prefix. The folder is
-// there before the item runs: a script that writes <prefix><tag>.xml without mkdir
-// -p would otherwise write nothing, and its item be judged a no-run although its
-// call line ran.
+// junitDir is the suite's folder under the JUnit prefix, where commands run; "" with
+// no prefix. It is made first: a script without mkdir -p would write nothing, and
+// its item be judged a no-run although it ran.
 func (d *dispatcher) junitDir(it expand.Item) (string, error) {
 	if d.cfg.JUnitPrefix == "" {
 		return "", nil
@@ -102,9 +94,8 @@ func (d *dispatcher) junitRoot() string {
 	return d.cfg.JUnitRoot
 }
 
-// pins are the assignments that give the item its GPUs (ids joined by ","): the pin
-// variable and the pool's other visible-devices variables; and the rendezvous port
-// of its first GPU, so torchrun items running at once never share one.
+// pins are the assignments that give the item its GPUs, and its first GPU's
+// rendezvous port, so torchrun items running at once never share one.
 func (d *dispatcher) pins(gpu string) []string {
 	a := hook.Assign(gpu, append([]string{d.cfg.PinVar}, d.cfg.AlsoPin...)...)
 	if p, ok := d.cfg.Ports[hook.FirstGPU(gpu)]; ok {
@@ -113,17 +104,14 @@ func (d *dispatcher) pins(gpu string) []string {
 	return a
 }
 
-// xmlFile is the local path of the item's JUnit XML (junit.ItemFile under
-// <prefix><label>/), "" when this run knows none: no JUnit prefix, an opaque item
-// (its files are named by the suite), a tag under the prefix that would put it
-// outside its suite's directory.
+// xmlFile is the local path of the item's JUnit XML, "" when this run knows none (no
+// prefix, an opaque item, a tag that would leave its suite's directory).
 func (d *dispatcher) xmlFile(it expand.Item) string {
 	return JUnitFile(d.cfg.JUnitPrefix, d.cfg.JUnitSuffix, it)
 }
 
-// JUnitFile is the local path of item's JUnit XML under the JUnit prefix with the
-// suffix, "" when there is none to know (xmlFile). The re-run state reads the
-// sidecars beside it (docs/reruns.md).
+// JUnitFile is the local path of item's JUnit XML, "" when there is none to know;
+// the re-run state reads the sidecars beside it (docs/reruns.md).
 func JUnitFile(prefix, suffix string, it expand.Item) string {
 	if prefix == "" {
 		return ""
@@ -135,16 +123,12 @@ func JUnitFile(prefix, suffix string, it expand.Item) string {
 	return filepath.Join(prefix+it.Label, filepath.FromSlash(rel))
 }
 
-// ownLimitSlack is what an item with a time limit of its own (ctest's TIMEOUT) gets
-// past it before the hang deadline: CTest's start, its reading of the tests'
-// properties, and its kill of a test past TIMEOUT (which fails the test: the item
-// is then failed, not timed out).
+// ownLimitSlack is what an item with a limit of its own (ctest's TIMEOUT) gets past
+// it before the hang deadline, so CTest's own kill (a failure) comes first.
 const ownLimitSlack = 30 * time.Second
 
-// deadline is the item's hang deadline (0: none) and, for its log, where it came
-// from: the learned one (Timeout.For, its suite's calibration factor as the run
-// stands), raised to an item's own limit plus ownLimitSlack, so that the tool
-// enforces its limit first.
+// deadline is the item's hang deadline (0: none) and where it came from: the learned
+// one, raised to an item's own limit plus ownLimitSlack so the tool enforces it first.
 func (d *dispatcher) deadline(it expand.Item, factor float64) deadline {
 	limit := d.cfg.Timeout.For(it.Item, factor)
 	if limit <= 0 {

@@ -11,16 +11,10 @@ import (
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
 
-// progress is what the console lines count: attempts done of all to make, the
-// attempts that will not be made, and the work left for the eta. The workers (a
-// finished line) and the loop (a start, a retry, a GPU removed, a stop, a note) both
-// use it, so every method takes mu, and mu also serializes the console: a line's
-// count and its print are one step, so the lines come out in count order.
-//
-// total only ever counts attempts that can still be made: an item dropped from the
-// queue (quarantine left too few GPUs for it, or the run stopped) leaves total for
-// notRun, so the last line reads M/M and says how many did not run
-// (docs/outcomes.md, "The console line").
+// progress is what the console lines count. Workers and the loop both use it, so
+// every method takes mu, which also makes a line's count and print one step, so
+// lines come out in count order. A dropped attempt leaves total for notRun, so the
+// last line reads M/M (docs/outcomes.md, "The console line").
 type progress struct {
 	out io.Writer
 
@@ -45,8 +39,8 @@ type runningItem struct {
 	weight float64
 }
 
-// newProgress starts the count at total attempts to make, with items queued; cal
-// calibrates their estimates (nil: the weights as they are).
+// newProgress starts the count at total attempts to make; cal (or nil) calibrates
+// the estimates.
 func newProgress(out io.Writer, gpus, total int, items []expand.Item, cal *schedule.Calibration) *progress {
 	p := &progress{out: out, gpus: gpus, total: total, running: map[int]runningItem{}, cal: cal,
 		queuedWork: make([]float64, cal.Suites())}
@@ -82,8 +76,7 @@ func (p *progress) retried(item int, it expand.Item) {
 	p.total++
 }
 
-// dropped takes a queued attempt of item that will not be made out of the
-// attempts to make and the work left: it is counted as not run.
+// dropped counts a queued attempt that will not be made as not run.
 func (p *progress) dropped(item int, it expand.Item) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -100,9 +93,8 @@ func (p *progress) refused() {
 	p.notRun++
 }
 
-// stop counts the queued attempts left when the run stops (n, the scheduler's
-// length) as not run: the lines of the items still running then count and time
-// only what will still end. Only the first call counts.
+// stop counts the n queued attempts left when the run stops as not run, so the
+// running items' lines count only what will end. Only the first call counts.
 func (p *progress) stop(n int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -133,9 +125,8 @@ func (p *progress) finished(item int, end time.Time, head, tail string) {
 	fmt.Fprintf(p.out, "%s  [%s%s%s]%s\n", head, p.fraction(), p.eta(end), p.skipped(), tail)
 }
 
-// close prints the final count when attempts were dropped after the last line
-// (its count went stale), so the console never ends on a count with attempts
-// left that will not run.
+// close prints the final count when attempts were dropped after the last line, so
+// the console never ends on a stale count.
 func (p *progress) close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -166,10 +157,8 @@ func (p *progress) note(msg string) {
 	fmt.Fprintf(p.out, "  %s\n", msg)
 }
 
-// eta estimates the time left from the estimates, calibrated by what the run's
-// finished items measured: the GPU-seconds not yet done spread over the GPUs left
-// (a quarantined GPU runs nothing more). Items without an estimate are counted,
-// not guessed. Caller holds p.mu.
+// eta is the calibrated GPU-seconds left spread over the GPUs left; items without
+// an estimate are counted, not guessed. Caller holds p.mu.
 func (p *progress) eta(now time.Time) string {
 	work := 0.0
 	unknown := 0
@@ -190,14 +179,12 @@ func (p *progress) eta(now time.Time) string {
 	return s
 }
 
-// name is how console and warning lines name an item: its key, quoted when it
-// holds spaces or control characters (textfmt.Printable), as the item lines quote
-// its tag, so a hostile tag can neither break a line nor read as two words.
+// name is how console and warning lines name an item: quoted, so a hostile tag can
+// neither break a line nor read as two words.
 func name(it expand.Item) string { return textfmt.Printable(it.Key()) }
 
-// ShownTag is how the console names an item's tag, in the item lines here and in the
-// engine's plan and summary alike: "(whole)" for an opaque item, else the tag,
-// quoted when it holds spaces or control characters (textfmt.Printable).
+// ShownTag is how the console names an item's tag: "(whole)" for an opaque item,
+// else the tag, quoted when needed (textfmt.Printable).
 func ShownTag(tag string) string {
 	if tag == "" {
 		return "(whole)"
@@ -205,9 +192,7 @@ func ShownTag(tag string) string {
 	return textfmt.Printable(tag)
 }
 
-// line prints the console line of a finished attempt (docs/outcomes.md), ending
-// with its outcome when the exit code alone does not say it (docs/outcomes.md); a
-// multi-GPU item names its GPUs joined by ",":
+// line prints the console line of a finished attempt (docs/outcomes.md):
 //
 //	[14:03:07] gpu1 t+20m04s 260s rc=0 est=245s torch test_numerics.ck.amax+triton  [12/80 eta 21m04s]
 //	[14:03:09] gpu2 t+20m06s 0.2s rc=0 est=31s torch test_gemm.ck  [13/80 eta 20m51s] no-run

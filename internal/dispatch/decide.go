@@ -22,14 +22,11 @@ type evidence struct {
 	hang   bool            // the item's own hang deadline ended it, not the run's cancel
 	// partial: a .partial JUnit sidecar of this item outlived it.
 	partial bool
-	// junit: JUnit was requested and this item must write a known XML file (a
-	// list item whose <prefix><label>/<tag><suffix> stays inside its suite's
-	// directory, a pytest or ctest item: xmlFile); wroteXML: that file was written
+	// junit: this item must write a known XML file (xmlFile); wroteXML: it did
 	// during the attempt.
 	junit, wroteXML bool
-	// badXML: why the XML file the item wrote during the attempt cannot be read
-	// (junit.CheckFile), whether or not it had to write one; nil when it can or
-	// when it wrote none.
+	// badXML: why the XML file the item wrote during the attempt cannot be read;
+	// nil when it can or when it wrote none.
 	badXML error
 }
 
@@ -62,8 +59,8 @@ func decide(e evidence) outcome.Outcome {
 	return outcome.OK
 }
 
-// explain is the line an attempt's log ends with when its outcome needs saying
-// (the ones the suite's own output cannot tell); "" for none.
+// explain is the line an attempt's log ends with when its own output cannot tell
+// its outcome; "" for none.
 func (d *dispatcher) explain(it expand.Item, a Attempt, e evidence, limit time.Duration, why string) string {
 	switch a.Outcome {
 	case outcome.Unavailable, outcome.Failed:
@@ -94,12 +91,10 @@ func (d *dispatcher) explain(it expand.Item, a Attempt, e evidence, limit time.D
 	return ""
 }
 
-// junitEvidence says whether the item must write its JUnit XML (known: not a cmd
-// item's, which may write none, nor one of --junit-optional), whether it was
-// written since the attempt started (with the slack of partialLeft for coarse
-// file-system clocks, which errs towards "it ran"), and why a file written then
-// cannot be read as the merge reads it: an item that exits 0 with JUnit that cannot
-// be parsed fails (docs/outcomes.md), whoever asked for the file.
+// junitEvidence says whether the item must write its JUnit XML, whether it did
+// since the attempt started (with partialLeft's slack for coarse file-system
+// clocks, erring towards "it ran"), and why that file cannot be parsed
+// (docs/outcomes.md).
 func (d *dispatcher) junitEvidence(it expand.Item, start time.Time) (known, written bool, bad error) {
 	p := d.xmlFile(it)
 	if p == "" {

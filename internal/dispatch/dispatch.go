@@ -1,13 +1,9 @@
 // Package dispatch runs the queue: the moment GPUs are free it asks the scheduler
-// (internal/schedule) for the next item and the GPUs it takes, runs it by re-entering
-// its suite's script through the executor, pinned to those GPUs, and records its log,
-// exit code and timings row as it ends.
+// for the next item and the GPUs it takes, runs it pinned to them, and records it.
 //
-// GPUs are a pool that items take and give back (not goroutines welded to one GPU):
-// a multi-GPU item takes several at once (docs/suites.md#multi-gpu-suites), a retry can move
-// to other GPUs and a bad GPU can leave the pool. The policies of a bad day live here
-// too: a hang deadline per item from its learned weight, reruns of failed items, and
-// quarantine of a GPU whose items fail fast.
+// GPUs are a pool that items take and give back, not goroutines welded to one GPU,
+// so a multi-GPU item takes several (docs/suites.md#multi-gpu-suites) and a bad GPU
+// can leave the pool. The bad-day policies live here too (docs/bad-day.md).
 package dispatch
 
 import (
@@ -28,8 +24,7 @@ import (
 
 // Config is everything phase 4 needs.
 type Config struct {
-	// Target is where the items run: adapter items from its RepoRoot, each local
-	// path an item is given through its MapPath.
+	// Target is where the items run.
 	runenv.Target
 	Layout logdir.Layout
 	// GPUs is the pool: the scheduler's GPU positions index it.
@@ -44,19 +39,16 @@ type Config struct {
 	// suite writes its JUnit XML, "" when the environment sets none.
 	JUnitPrefix string
 	JUnitSuffix string
-	// JUnitRoot is the JUnit prefix's trusted root: no folder from below it to an
-	// item's JUnit folder may be a link (docs/bad-day.md#the-state-between-runs-links-and-fifos);
-	// "" is the prefix itself.
+	// JUnitRoot is the JUnit prefix's trusted root; "" is the prefix itself
+	// (docs/bad-day.md#the-state-between-runs-links-and-fifos).
 	JUnitRoot string
-	// JUnitOptional are the weight-key patterns of the items whose re-entry
-	// writes no JUnit file (TE's torch/benchmark): judged by their exit code
-	// alone, never no-run (docs/outcomes.md).
+	// JUnitOptional are the items that write no JUnit file (TE's torch/benchmark):
+	// judged by their exit code alone (docs/outcomes.md).
 	JUnitOptional []weights.KeyPattern
 	Attempts      *logdir.AttemptsWriter
 	Console       io.Writer
 	Warn          func(string)
-	// Lost reports a file of the run that was not written (a full disk, a link
-	// where it goes): the item's log or rc file. nil: a warning.
+	// Lost reports an item's log or rc file that was not written; nil: a warning.
 	Lost func(what, path string, err error)
 	// Start is the zero of the timings offsets (zero: when Run is called).
 	Start time.Time
@@ -64,27 +56,22 @@ type Config struct {
 	Policy
 }
 
-// Policy is the bad-day policy of a run (docs/bad-day.md): the run's options hold
-// it as one group and phase 4 takes it whole.
+// Policy is the bad-day policy of a run (docs/bad-day.md), taken whole.
 type Policy struct {
 	// Timeout kills an item that runs far past its learned weight (off when zero).
 	Timeout Timeout
 	// Retries is how many times a failed item is queued again (at the back, on
 	// another GPU when there is one).
 	Retries int
-	// FlakyIsFailure fails an item that failed and then passed: run.json records
-	// it and the verdict reads it from there.
+	// FlakyIsFailure fails an item that failed and then passed.
 	FlakyIsFailure bool
-	// Quarantine takes a GPU out of the pool when its items fail fast one after
-	// another while they pass elsewhere, or fail with device errors (off when
+	// Quarantine takes a GPU whose items fail fast out of the pool (off when
 	// Threshold is 0).
 	Quarantine Quarantine
 }
 
-// Attempt is one run of one item: what is recorded of it (its outcome decided
-// here once, by decide), as appended to attempts.tsv, so that the engine decides
-// from the same attempts even when the disk refused a row; and what dispatch
-// needs besides.
+// Attempt is one run of one item, its outcome decided here once, so the engine
+// decides from the same attempts even when the disk refused a row.
 type Attempt struct {
 	record.Attempt
 	Item   int // index into the items
@@ -100,8 +87,7 @@ type Attempt struct {
 	panicked *WorkerPanic // the worker running this attempt panicked
 }
 
-// WorkerPanic is a panic of a worker goroutine: the value and the worker's own
-// stack. Run stops the other items and returns it in Result.Panic.
+// WorkerPanic is a worker goroutine's panic and stack; Run stops the other items.
 type WorkerPanic struct {
 	Value any
 	Stack []byte
@@ -118,8 +104,7 @@ func (p *WorkerPanic) Unwrap() error {
 // Seconds is the attempt's duration.
 func (a Attempt) Seconds() float64 { return a.End.Sub(a.Start).Seconds() }
 
-// Failed reports whether the attempt failed (by its outcome: a no-run fails with
-// rc 0).
+// Failed reports whether the attempt failed by its outcome (a no-run has rc 0).
 func (a Attempt) Failed() bool { return a.Outcome.Failed() }
 
 // Result is what phase 4 did.
@@ -134,12 +119,9 @@ type Result struct {
 	// Unfit are the items not run (again) because they need more GPUs than
 	// quarantine left in the pool.
 	Unfit []record.Unfit
-	// Stop is why dispatch ended with items left: every GPU quarantined, where
-	// commands run gone, the run cancelled, or a worker's panic; nil when the queue
-	// ran empty.
+	// Stop is why dispatch ended with items left; nil when the queue ran empty.
 	Stop *record.Stop
-	// Panic is a worker's panic: the other items were stopped and everything that
-	// finished is in Attempts, for phases 5–8 to write before the run exits 70.
+	// Panic is a worker's panic; what finished is in Attempts, for phases 5–8.
 	Panic *WorkerPanic
 }
 
@@ -147,9 +129,8 @@ func stop(reason outcome.Stop, msg string) *record.Stop {
 	return &record.Stop{Reason: reason, Message: msg, Phase: 4}
 }
 
-// Run dispatches every item the scheduler holds onto the GPUs of cfg (its positions
-// index cfg.GPUs) and returns when all have ended, or, once ctx is cancelled, when
-// the running ones have been stopped.
+// Run dispatches every item the scheduler holds onto cfg.GPUs and returns when all
+// have ended, or, once ctx is cancelled, when the running ones have stopped.
 func Run(ctx context.Context, cfg Config, items []expand.Item, s schedule.Scheduler) *Result {
 	d := &dispatcher{cfg: cfg, items: items, sched: s, attempts: make([]int, len(items)),
 		again: map[int]bool{}, held: map[int]bool{}, progress: newProgress(cfg.Console, len(cfg.GPUs), s.Len(), items, s.Calibration())}
@@ -213,10 +194,8 @@ func (d *dispatcher) runItem(ctx context.Context, t0 time.Time, slots []int, idx
 	return a
 }
 
-// execute runs the attempt's command, its output to log, under its hang deadline
-// (limit; 0: none), sets the attempt's start and end, and gathers the evidence its
-// outcome is decided from. cwd is the item's own directory ("" for none), to remove
-// when it is left empty.
+// execute runs the attempt's command under its hang deadline (limit; 0: none) and
+// gathers the evidence. cwd is the item's own directory, to remove when empty.
 func (d *dispatcher) execute(ctx context.Context, it expand.Item, a *Attempt, log io.Writer, limit time.Duration) (e evidence, cwd string) {
 	cmd, cwd, cmdErr := d.command(it, a.GPU(), log)
 	ictx := ctx
@@ -251,8 +230,7 @@ func rcOf(o outcome.Outcome, e evidence) (rc int, unavailable error) {
 	return o.RC(e.res.ExitCode, e.runErr == nil), unavailable
 }
 
-// record writes down an ended attempt, its log closed: the device error its log
-// shows, its rc file, its timings row, its console line.
+// record writes down an ended attempt, its log closed.
 func (d *dispatcher) record(it expand.Item, a *Attempt, t0 time.Time) {
 	l := d.cfg.Layout
 	if a.Failed() && a.Outcome.Exercised() {

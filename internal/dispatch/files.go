@@ -25,9 +25,8 @@ type itemLog struct {
 	err     error
 }
 
-// openLog creates (or truncates) the item's log, never through a link or into a
-// FIFO (logdir.Layout.Create); one it cannot create is reported lost, and the item
-// runs with its output dropped.
+// openLog creates the item's log, never through a link or into a FIFO; without one
+// the item runs with its output dropped.
 func (d *dispatcher) openLog(it expand.Item) *itemLog {
 	path := d.cfg.Layout.ItemLog(it.Label, it.Tag)
 	f, err := d.cfg.Layout.Create(path)
@@ -74,8 +73,7 @@ func mkdir(l logdir.Layout, dir string) error {
 }
 
 // removeIfEmpty removes the item's working directory ("": none) unless the item
-// left files in it or put a link in its place or on its way
-// (logdir.Layout.RemoveIfEmpty).
+// left files or a link there.
 func removeIfEmpty(l logdir.Layout, dir string) {
 	if dir != "" {
 		l.RemoveIfEmpty(dir)
@@ -88,11 +86,9 @@ func writeRC(l logdir.Layout, path string, rc int) error {
 	return l.WriteFile(path, []byte(fmt.Sprintf("%d\n", rc)))
 }
 
-// partialLeft reports whether a .partial sidecar outlived the item: for a tagged
-// item only its own sidecar (its xmlFile plus .partial) counts, since items of the
-// same suite run at the same time; for the untagged item of an opaque suite (the
-// whole script, the only item of its suite) any sidecar under its prefix. Sidecars
-// older than the item are left over from earlier runs.
+// partialLeft reports whether a .partial sidecar newer than start outlived the
+// item: a tagged item's own only, since its suite's items run at once; for an
+// opaque suite's one item, any under its prefix.
 func (d *dispatcher) partialLeft(it expand.Item, start time.Time) bool {
 	if d.cfg.JUnitPrefix == "" {
 		return false
@@ -136,11 +132,9 @@ func newer(path string, since time.Time) bool {
 	return err == nil && !fi.ModTime().Before(since)
 }
 
-// keepAttemptJUnit copies the JUnit XML attempt n of it wrote, and its .partial
-// sidecar, into the log dir (logdir.Layout.ItemAttemptJUnit) before the next
-// attempt writes over them: the report names the tests that failed, then passed
-// (docs/report.md). Only regular files written since the item phase started (t0)
-// are copied, never through a link; one that cannot be copied is a warning.
+// keepAttemptJUnit copies attempt n's JUnit XML and sidecar into the log dir before
+// the next attempt overwrites them, so the report names the tests that failed, then
+// passed (docs/report.md). Only regular files written since t0, never via a link.
 func (d *dispatcher) keepAttemptJUnit(it expand.Item, n int, t0 time.Time) {
 	src := d.xmlFile(it)
 	if src == "" {
@@ -162,8 +156,7 @@ func (d *dispatcher) keepAttemptJUnit(it expand.Item, n int, t0 time.Time) {
 	}
 }
 
-// keepAttempt moves the canonical log and rc of an item aside as attempt n, before
-// the next attempt writes its own, never through a link (logdir.Layout.Rename).
+// keepAttempt moves an item's log and rc aside as attempt n, never through a link.
 func keepAttempt(l logdir.Layout, label, tag string, n int, warn func(string)) {
 	for _, p := range [][2]string{
 		{l.ItemLog(label, tag), l.ItemAttemptLog(label, tag, n)},

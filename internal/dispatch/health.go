@@ -11,15 +11,9 @@ import (
 	"github.com/rocm/sgpu-queue/internal/safefs"
 )
 
-// Quarantine configures the bad-GPU detector. A failure is "fast" when it ends before
-// Fast × its estimate (an unknown item: within FastUnknown). Threshold consecutive
-// fast or device-error failures on one GPU suspend it: its failed items run again on
-// other GPUs, and if one of them passes there the GPU is quarantined for the rest of
-// the run; if they all fail there too, the tests are at fault and the GPU comes back.
-// Two failures in a row whose logs show device errors suspend the GPU as soon, and
-// are checked the same way: a device error that follows the item is the test's
-// (docs/outcomes.md). Only a pool of one GPU, with nowhere to check, quarantines on
-// device errors of different items alone.
+// Quarantine configures the bad-GPU detector (docs/bad-day.md): Threshold fast
+// failures on a GPU suspend it, and it is quarantined only when its failed items pass
+// elsewhere, since a device error that follows the item is the test's.
 type Quarantine struct {
 	Threshold   int // 0 = off
 	Fast        float64
@@ -251,12 +245,8 @@ func distinct(attempts []Attempt) int {
 	return len(seen)
 }
 
-// observeBlock takes the attempt of a multi-GPU item. Its failure is evidence
-// about its GPUs together (a test that needs several GPUs, their link, any one of
-// them), never enough to suspect one of them alone (docs/bad-day.md); so it
-// neither adds to any GPU's streak nor checks a suspended GPU (its failed items are
-// single-GPU ones). Its pass shows every one of its GPUs working: their streaks
-// start over.
+// observeBlock takes a multi-GPU item's attempt: its failure never suspects one GPU
+// alone (docs/bad-day.md), and its pass starts its GPUs' streaks over.
 func (h *health) observeBlock(a Attempt) {
 	if a.Failed() {
 		return

@@ -124,8 +124,7 @@ func (d *dispatcher) wait(l *loop) Attempt {
 }
 
 // halt counts what the scheduler still holds as not run, once, when the run stops
-// dispatching (a cancel, a stop, a panic): the lines of the items still running
-// then count to the attempts that will end.
+// dispatching.
 func (d *dispatcher) halt(l *loop) {
 	if !l.halted {
 		l.halted = true
@@ -167,8 +166,7 @@ func (d *dispatcher) launch(l *loop, item int, gpus []int, now float64) {
 	}()
 }
 
-// ended takes a finished attempt: its GPUs go idle, it is recorded, and what it
-// says about its GPUs and whether it runs again is decided.
+// ended records a finished attempt and decides about its GPUs and its retry.
 func (d *dispatcher) ended(l *loop, a Attempt) {
 	l.running = slices.DeleteFunc(l.running, func(r schedule.Running) bool { return r.Item == a.Item })
 	l.idle = append(l.idle, a.Slots...)
@@ -198,9 +196,8 @@ func (d *dispatcher) ended(l *loop, a Attempt) {
 	}
 }
 
-// requeue queues item for another attempt, avoiding the GPUs at positions avoid
-// while others can take it, and reports whether it did; an item that no longer
-// fits the pool is reported unfit instead.
+// requeue queues item for another attempt, avoiding the GPUs avoid while others can
+// take it; an item that no longer fits the pool is reported unfit.
 func (d *dispatcher) requeue(l *loop, item int, avoid []int) bool {
 	if d.again[item] || l.res.Stop != nil {
 		// Already queued for another attempt, or the run stopped (every GPU
@@ -226,10 +223,8 @@ func (d *dispatcher) unfit(l *loop, item int, what string) {
 		l.health.summary(d.cfg.GPUs)))
 }
 
-// stopOnPanic handles a worker's panic: the other items are stopped first (TERM,
-// then KILL after the grace period; their process groups would outlive this
-// process), what they recorded is kept, and the panic goes back to the caller in
-// the result, so phases 5–8 still write what was measured.
+// stopOnPanic stops the other items first, as their process groups would outlive
+// this process, and returns the panic so phases 5–8 still write what was measured.
 func (d *dispatcher) stopOnPanic(p *WorkerPanic, l *loop) {
 	l.stopAll()
 	d.halt(l)
@@ -266,10 +261,8 @@ func (d *dispatcher) onHealth(l *loop, act action) {
 	}
 }
 
-// remove takes a quarantined GPU out of the scheduler's pool. The items that no
-// longer fit are not run: each is reported unfit ("is not run again" for a retry
-// that was queued: its first attempt ran), or, when no GPU is left at all, the run
-// stops.
+// remove takes a quarantined GPU out of the scheduler's pool; items that no longer
+// fit are reported unfit, and with no GPU left the run stops.
 func (d *dispatcher) remove(l *loop, slot int) {
 	unfit := d.sched.Remove(slot)
 	for _, i := range unfit {
@@ -299,9 +292,8 @@ func (d *dispatcher) allQuarantined(l *loop, n int) *record.Stop {
 		l.health.summary(d.cfg.GPUs), n))
 }
 
-// noteHold prints, once per item, that GPUs are held for it
-// (docs/suites.md#multi-gpu-suites): why GPUs idle while items wait, and when it
-// should start.
+// noteHold prints, once per item, that GPUs are held for it, so idle GPUs are
+// explained (docs/suites.md#multi-gpu-suites).
 func (d *dispatcher) noteHold(now float64) {
 	item, at, ok := d.sched.Hold()
 	if !ok || d.held[item] {

@@ -7,21 +7,17 @@ import (
 	"github.com/rocm/sgpu-queue/internal/schedule"
 )
 
-// Timeout is the opt-in hang deadline: an item running longer than
-// max(Min, Factor × its weight), capped at Max, is killed and recorded with rc 124.
-// An unknown item gets Max (no deadline when Max is zero). The suites' own timeouts
-// stay in force; this one only stops a hung GPU from eating the job's whole budget.
+// Timeout is the opt-in hang deadline, max(Min, Factor × weight) capped at Max; it
+// only stops a hung GPU from eating the job's budget, the suites' own stay in force.
 type Timeout struct {
 	Factor float64
 	Min    time.Duration
 	Max    time.Duration
 }
 
-// For is the deadline of an item, 0 for none. factor is its suite's calibration
-// (schedule.Calibration: the run's items of the suite took factor × their
-// weights); the deadline grows with a factor above 1 and never shrinks with one
-// below: a killed item that would have passed costs more than a hang found late.
-// An item without a weight of the table (a prior estimate is a guess) gets Max.
+// For is the deadline of an item, 0 for none. It grows with its suite's calibration
+// factor, never shrinks: a killed item that would have passed costs more than a
+// hang found late. An item without a table weight gets Max.
 func (t Timeout) For(it schedule.Item, factor float64) time.Duration {
 	if t.Factor <= 0 {
 		return 0

@@ -1,7 +1,6 @@
 // Package engine runs phases 0–8 from suite configs to a verdict (docs/architecture.md
-// maps each phase to its package and function). The CLI (`sgpu-queue run`) and the
-// container action are two faces over Run: they only turn flags or inputs into
-// Options and present the Result.
+// maps each phase to its package and function). The CLI and the action are two faces
+// over Run.
 //
 //	phase 0  config.Load             read and check the configs
 //	         gpu.Detect              the GPU pool and the arch
@@ -14,8 +13,7 @@
 //	phase 7  junit.Merge, report     merged JUnit per suite; report/schedule.md, timeline.svg
 //	phase 8  summary                 failed items and the exit code
 //
-// Each phase has its file, phaseN_<what>.go; engine.go holds Run and the phase
-// sequence (run.run, run.afterItems), stop.go the runs that end before their items.
+// Each phase has its file, phaseN_<what>.go.
 package engine
 
 import (
@@ -52,8 +50,7 @@ type Options struct {
 	// Face names the options in messages as the user gave them: flags (the zero
 	// value) or the action's inputs.
 	Face optname.Face
-	// Target is where and how suite commands run: repo root, environment, hook
-	// names, level, executor or container (docs/cli.md), taken whole by
+	// Target is where and how suite commands run (docs/cli.md), taken whole by
 	// runenv.Open.
 	Target runenv.Options
 	// Configs are the config files and the TE queue each is read as.
@@ -71,8 +68,7 @@ type Options struct {
 	// Dispatch is the bad-day policy (docs/bad-day.md), phase 4's whole.
 	Dispatch dispatch.Policy
 
-	// JUnit is where the merged JUnit files go, where items write theirs when
-	// the environment says nowhere, and which items write none.
+	// JUnit is where JUnit files go and which items write none.
 	JUnit junit.Options
 
 	// Suites selects the suites that run (--suites).
@@ -88,9 +84,8 @@ type Options struct {
 	// wrote; it writes beside them and deletes none (docs/files.md#what-a-run-owns).
 	LogDirReuse bool
 
-	// AllowMixed lets Merge merge shards that ran different plans or configs
-	// (docs/files.md, "Merging shards"): each difference is a warning instead of
-	// the refusal, and what one shard listed and none ran still fails.
+	// AllowMixed lets Merge merge shards that ran different plans or configs, with
+	// a warning each (docs/files.md, "Merging shards").
 	AllowMixed bool
 
 	// Sharding, when it names a shard, runs that shard of a job matrix
@@ -100,10 +95,7 @@ type Options struct {
 	Presentation Presentation
 }
 
-// Once are the once-per-run commands, as words (config.SplitFields; docs/hooks.md
-// "Once per run"): Before runs in phase 3 ahead of the setups, pinned to the
-// first GPU, and its failure stops the run as a failed setup does; After runs
-// once the queue has drained, its failure a warning.
+// Once are the once-per-run commands, as words (docs/hooks.md "Once per run").
 type Once struct {
 	Before, After []string
 	// SetupEnv (NAME=VALUE) are given to every list suite's setup
@@ -116,18 +108,15 @@ type Presentation struct {
 	Out      io.Writer // console; nil = stdout
 	Observer Observer  // phase boundaries and warnings; nil = plain text on Out
 	// RunURL is the run's page on github.com (the action sets it): Result.Markdown
-	// is then rendered for GitHub, with log tails inline and no relative link,
-	// while report/schedule.md keeps its links into the log dir; Result.Comment is
-	// the PR comment's text.
+	// is then rendered for GitHub, with no relative link into the log dir.
 	RunURL string
-	// BaseTests is what the last run on the pull request's base branch counted (the
-	// action restores it): run.json records it, the report shows the change.
+	// BaseTests is what the last run on the PR's base branch counted, for the
+	// report's change.
 	BaseTests *record.BaseTests
 }
 
-// Observer sees the phases and warnings, so the action can fold each phase in a
-// ::group:: and turn warnings into annotations. The engine calls it from one
-// goroutine at a time, though warnings come from the dispatch workers too.
+// Observer sees the phases and warnings (the action's ::group:: and annotations);
+// the engine calls it from one goroutine at a time.
 type Observer interface {
 	Phase(n int, title string)
 	Warn(msg string)
@@ -149,12 +138,9 @@ type Result struct {
 	WeightsFile string   // the local weight table's path
 	Cancelled   bool
 	Quarantined []record.Quarantined
-	// Stop is why the run stopped before its queue was empty (a typed reason and
-	// the message the user saw); nil when it did not.
+	// Stop is why the run stopped before its queue was empty; nil when it did not.
 	Stop *record.Stop
-	// Internal is a worker's panic: phases 5–8 still wrote what was measured, and
-	// ExitCode is exitcode.Internal; the face reports it in one line (its stack
-	// only with SGPU_DEBUG).
+	// Internal is a worker's panic; phases 5–8 still wrote what was measured.
 	Internal *dispatch.WorkerPanic
 	// Rerun is a re-run's narrowing (docs/reruns.md); nil for a full run.
 	Rerun *record.Rerun
@@ -164,11 +150,9 @@ type Result struct {
 	NotWritten []string
 }
 
-// usage is a failure before any item ran that exits 2; others give their code by
-// an *exitcode.Error too.
+// usage is a failure before any item ran that exits 2.
 func usage(err error) error { return exitcode.New(exitcode.Usage, err) }
 
-// run is the state of one Run.
 type run struct {
 	o        Options
 	policy   string         // the dispatch policy in force
@@ -190,30 +174,23 @@ type run struct {
 	// unread: the weight table was there but could not be read; it is never saved
 	// over.
 	unread *weights.UnreadableError
-	// optional are the --junit-optional patterns (Options.JUnit.Optional).
+	// optional are the --junit-optional patterns.
 	optional []weights.KeyPattern
 	// tableWarns are the warnings of phase 2's load of the table, so that its
 	// re-read in phase 6 (weights.Rewrite) does not say them again.
 	tableWarns map[string]bool
-	// foreignCwd: the cwd/ entries there when the run claimed the log dir
-	// (record.Meta.ForeignCwd), kept in every run.json it writes.
+	// foreignCwd is kept in every run.json the run writes (record.Meta.ForeignCwd).
 	foreignCwd []string
 	// internalShard: a merged shard stopped on an internal error, so the merge
 	// exits as that run did (exitcode.Internal).
 	internalShard bool
-	// lostMu guards res.NotWritten: the dispatch workers report an item's lost
-	// log or rc at once (run.lost).
+	// lostMu guards res.NotWritten: dispatch workers call run.lost at once.
 	lostMu sync.Mutex
 }
 
 // Run performs phases 0–8. The error is non-nil only when the run could not get to
-// its items (bad input, a failing listing or setup: an *Error with its exit code);
-// test failures are Result.ExitCode.
-//
-// Cancelling ctx stops dispatch and the running items; phases 5–8 still run, so
-// nothing measured is lost; a cancel during listing or setup still writes every
-// suite's verdict (docs/outcomes.md). A worker's panic stops the other items, phases
-// 5–8 run on what finished, and Result.Internal carries it (ExitCode 70).
+// its items; test failures are Result.ExitCode. A cancel or a worker's panic stops
+// the items, and phases 5–8 still run on what finished (docs/outcomes.md).
 func Run(ctx context.Context, o Options) (*Result, error) {
 	r, err := newRun(o)
 	if err != nil {
@@ -331,13 +308,9 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	return r.res, nil
 }
 
-// afterItems is phases 5–8, run whatever phase 4 ended with (a cancel, a stalled
-// pool, a worker's panic): verdicts, learning, the report and the summary, all
-// from the rows this process measured — the same rows it wrote, so a row the disk
-// refused still counts. Nothing in them is cancelled by ctx; a cancel that comes
-// while they run is honoured once they have written what was measured
-// (cancelledAfterItems), but for a wait on another run (the locks of the weight
-// table and the JUnit dir), which the next signal ends (nextSignal).
+// afterItems is phases 5–8, run whatever phase 4 ended with, from the rows this
+// process measured (so a row the disk refused still counts). ctx does not cancel
+// them, but for a wait on another run's lock, which the next signal ends.
 func (r *run) afterItems(runCtx context.Context, d *dispatch.Result, meta *record.Meta, o *ordered, exp *expansion) {
 	ctx := context.WithoutCancel(runCtx)
 	wait, stopWait := r.nextSignal(runCtx)
@@ -383,9 +356,7 @@ func (r *run) afterItems(runCtx context.Context, d *dispatch.Result, meta *recor
 }
 
 // nextSignal is a context that the next signal ends, for the waits of phases 5–7
-// on another run: a cancel of runCtx when it has none yet, else the second signal
-// (Target.Force), the one that kills items at once. Made as phase 5 starts, so a
-// signal sent any time after is the next one.
+// on another run; made as phase 5 starts, so any later signal is the next one.
 func (r *run) nextSignal(runCtx context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(runCtx))
 	next := runCtx.Done()
@@ -417,10 +388,8 @@ func (r *run) writeMeta(m *record.Meta) {
 	}
 }
 
-// lost warns that a file of the run (what, at path) was not written, a full disk
-// most likely, and keeps its path for the summary, so that nothing claims it was.
-// A file that fails twice (run.json) is warned about once. The dispatch workers
-// call it at once.
+// lost warns once that a file of the run was not written and keeps its path for
+// the summary, so that nothing claims it was. Dispatch workers call it at once.
 func (r *run) lost(what, path string, err error) {
 	rel := r.rel(path)
 	r.lostMu.Lock()
@@ -444,9 +413,8 @@ type plainObserver struct{ w io.Writer }
 func (p plainObserver) Phase(n int, title string) { fmt.Fprintf(p.w, "== phase %d: %s\n", n, title) }
 func (p plainObserver) Warn(msg string)           { fmt.Fprintf(p.w, "warning: %s\n", msg) }
 
-// syncObserver serializes the calls to the face's Observer: the dispatch workers
-// and the executors' leftover-process notes warn at once, and an Observer keeps
-// counts (the action's: annotations made, warnings past the limit).
+// syncObserver serializes the calls to the face's Observer, which keeps counts,
+// while dispatch workers and executors warn at once.
 type syncObserver struct {
 	mu  sync.Mutex
 	obs Observer
@@ -464,8 +432,7 @@ func (s *syncObserver) Warn(msg string) {
 	s.obs.Warn(msg)
 }
 
-// syncWriter serializes the writes of the engine's console, which the phases'
-// goroutines (and the dispatch workers' warnings) share.
+// syncWriter serializes the writes of the console the phases' goroutines share.
 type syncWriter struct {
 	mu sync.Mutex
 	w  io.Writer

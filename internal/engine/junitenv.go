@@ -9,9 +9,8 @@ import (
 	"github.com/rocm/sgpu-queue/internal/safefs"
 )
 
-// junitPrefix is the absolute JUnit prefix from the environment: relative prefixes
-// are taken from the repo root, and the trailing slash is kept. With none there it
-// is <log dir>/junit/ when Options.JUnit.InLogDir (the CLI) asks for one, else "".
+// junitPrefix is the absolute JUnit prefix from the environment (relative to the
+// repo root), else <log dir>/junit/ when Options.JUnit.InLogDir, else "".
 func (r *run) junitPrefix() string {
 	p, ok := hook.Env(r.o.Target.Env).Get(r.o.Target.Hooks.JUnitPrefix)
 	if !ok || p == "" {
@@ -28,10 +27,8 @@ func (r *run) junitPrefix() string {
 	return p + "/"
 }
 
-// junitSuffix is the JUnit file suffix the suites are given with the prefix: the
-// environment's, else ".xml". It is always passed along with the prefix, because
-// TE's scripts write <prefix><tag><suffix> and add nothing themselves: with the
-// prefix alone they write files without an extension, which no merge finds.
+// junitSuffix is the environment's JUnit suffix, else ".xml". It always goes with
+// the prefix: TE's scripts add no extension, and no merge finds a file without one.
 func (r *run) junitSuffix() string {
 	if s, ok := hook.Env(r.o.Target.Env).Get(r.o.Target.Hooks.JUnitSuffix); ok && s != "" {
 		return s
@@ -39,10 +36,8 @@ func (r *run) junitSuffix() string {
 	return junit.DefaultSuffix
 }
 
-// suiteJUnitDir is the JUnit folder of suite label under the prefix, where commands run,
-// with a trailing slash; "" when there is no prefix. The folder is made: it is
-// there before the suite's setup and items write into it (dispatch makes it again
-// for each item).
+// suiteJUnitDir is suite label's JUnit folder under the prefix, where commands run,
+// with a trailing slash; "" without a prefix. It is made before the setup writes.
 func (r *run) suiteJUnitDir(label string) (string, error) {
 	prefix := r.junitPrefix()
 	if prefix == "" {

@@ -19,15 +19,9 @@ import (
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
-// Merge is `sgpu-queue merge`: the log dirs of the shards of a job matrix (run
-// --shard I/K) become one run in o.LogDir (docs/runners.md), claimed and
-// locked as a run claims its log dir: one queue and timings file whose rows keep
-// their shard, per-suite verdicts over every shard (an item of a shard that never
-// reported fails, "never ran"), one learning pass into the weight table (the one
-// a single run of all the rows would learn), one report, and one merged JUnit file
-// per suite. The exit code is the one a single run of those rows would give. Of
-// o, Merge reads the log dir, weights, JUnit and presentation options; the arch
-// and level are the shards' (o.Target.Level is not read).
+// Merge is `sgpu-queue merge`: the log dirs of a job matrix's shards become one
+// run in o.LogDir (docs/runners.md), with the files, learning and exit code a
+// single run of those rows would give. The arch and level are the shards'.
 func Merge(ctx context.Context, o Options, dirs []string) (*Result, error) {
 	r, err := newRun(o)
 	if err != nil {
@@ -126,10 +120,9 @@ func Merge(ctx context.Context, o Options, dirs []string) (*Result, error) {
 	return r.res, nil
 }
 
-// learnPooled is learnShards on the table as the shards' runs saw it: the weights
-// of pool-sized items (record.Meta.Pooled) are kept per pool size, as a run keeps
-// them (weights.SplitPool). Shards that ran on pools of different sizes teach
-// those items nothing, with a warning: one weight cannot hold two sizes.
+// learnPooled is learnShards on the table split per pool size (weights.SplitPool).
+// Shards of different pool sizes teach pool-sized items nothing: one weight cannot
+// hold two sizes.
 func (r *run) learnPooled(table *weights.Table, run *record.Run, census weights.Census,
 	shards []*shard.LogDir) (*weights.Table, []record.Change, []string) {
 	pooled, sizes := map[string]bool{}, map[int]bool{}
@@ -156,11 +149,8 @@ func (r *run) learnPooled(table *weights.Table, run *record.Run, census weights.
 	return joined, changes, append(pruned, aside...)
 }
 
-// learnShards is the merge's learning pass: every shard's rows but those of the
-// shard runs the table learned already (an earlier merge of the same log dirs),
-// so that merging again learns nothing new; then the shard runs are marked
-// learned in the table.
-// The rows of the items of skipKeys teach nothing.
+// learnShards learns every shard's rows but those the table learned already, so
+// that merging again learns nothing new; skipKeys' rows teach nothing.
 func (r *run) learnShards(table *weights.Table, run *record.Run, census weights.Census, shards []*shard.LogDir,
 	skipKeys map[string]bool) ([]record.Change, []string) {
 	done := map[int]bool{}
@@ -216,7 +206,6 @@ func gpusPerShard(m *shard.Merged) int {
 	return n
 }
 
-// printShards says what each shard brought.
 func (r *run) printShards(run *record.Run) {
 	for _, p := range run.Meta.Merge.Parts {
 		if !p.Reported {
@@ -235,8 +224,7 @@ func (r *run) printShards(run *record.Run) {
 	}
 }
 
-// writeMerged writes the merged run's files: queue, census, timings and outcomes,
-// each item's shard, the plan, run.json, and the shards' item logs.
+// writeMerged writes the merged run's files and the shards' item logs.
 func (r *run) writeMerged(m *shard.Merged, shards []*shard.LogDir) error {
 	run, l := m.Run, r.layout
 	for _, f := range []struct {
@@ -275,9 +263,8 @@ func (r *run) writeMerged(m *shard.Merged, shards []*shard.LogDir) error {
 	return nil
 }
 
-// combineJUnit writes one JUnit file per suite from the shards' merged files,
-// with an error case for each item whose shard never reported, and one for a
-// suite whose listing or setup failed on a shard.
+// combineJUnit writes one JUnit file per suite from the shards', with an error case
+// for each item or suite a shard never reported.
 func (r *run) combineJUnit(ctx context.Context, m *shard.Merged) {
 	k := m.Run.Meta.Merge.Shards
 	r.writeJUnit(ctx, func(s verdict.Suite) (*junit.Doc, error) {

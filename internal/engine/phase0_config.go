@@ -18,9 +18,8 @@ import (
 	"github.com/rocm/sgpu-queue/internal/safefs"
 )
 
-// readConfig is phase 0: the configs (every problem of every file at once), where
-// commands run, the GPU pool and arch, and the claimed, locked log dir. release
-// undoes what it opened.
+// readConfig is phase 0: configs, target, GPU pool and the claimed log dir;
+// release undoes what it opened.
 func (r *run) readConfig(ctx context.Context) (suites []config.Suite, pool gpu.Pool, release func(), err error) {
 	r.obs.Phase(0, "read the config")
 	suites, err = r.o.Configs.Load()
@@ -108,7 +107,6 @@ func (r *run) itemPorts(pool gpu.Pool) (map[string]int, error) {
 	return hook.Ports(base, pool.IDs, option)
 }
 
-// detect finds the GPU pool and the arch where the items run.
 func (r *run) detect(ctx context.Context) (gpu.Pool, error) {
 	pool, err := gpu.Detect(ctx, gpu.Options{Face: r.o.Face, Explicit: r.o.GPUs, Arch: r.o.Arch,
 		PinVar: r.o.Target.Hooks.Pin, Env: r.target.Env, Exec: r.target.Exec})
@@ -128,8 +126,8 @@ func (r *run) detect(ctx context.Context) (gpu.Pool, error) {
 	return pool, nil
 }
 
-// claim is queue/run.json from phase 0 until phase 4 writes the rest: it marks the
-// log dir as this tool's and records the suites whose files a next run may delete.
+// claim is queue/run.json until phase 4 writes the rest: it marks the log dir as
+// this tool's and names the suites whose files a next run may delete.
 func (r *run) claim(suites []config.Suite, pool gpu.Pool) *record.Meta {
 	m := &record.Meta{Tool: logdir.ToolName, GPUs: pool.IDs, PinVar: pool.PinVar, Arch: pool.Arch, Level: r.o.Target.Level,
 		Shard: r.shardRecord(suites), Roots: r.roots(), ForeignCwd: r.foreignCwd, BaseTests: r.o.Presentation.BaseTests}
@@ -142,8 +140,7 @@ func (r *run) claim(suites []config.Suite, pool gpu.Pool) *record.Meta {
 	return m
 }
 
-// roots are the repo root and, with a target container, its path there (run.json's
-// roots).
+// roots are the repo root and, with a target container, its path there.
 func (r *run) roots() []string {
 	roots := []string{r.o.Target.RepoRoot}
 	if p, err := r.target.Path(r.o.Target.RepoRoot); err == nil && p != r.o.Target.RepoRoot {
@@ -152,7 +149,6 @@ func (r *run) roots() []string {
 	return roots
 }
 
-// labels are the suites' labels.
 func labels(suites []config.Suite) []string {
 	out := make([]string, len(suites))
 	for i, s := range suites {
@@ -161,9 +157,8 @@ func labels(suites []config.Suite) []string {
 	return out
 }
 
-// logDirError is the one-line error of a log dir the run cannot claim: another run
-// holds it, it holds someone else's files, a link or FIFO is where the run writes
-// (each says so and the fix), or it cannot be written.
+// logDirError is the one-line error, with its fix, of a log dir the run cannot
+// claim.
 func (r *run) logDirError(err error) error {
 	face, dir := r.o.Face, r.o.LogDir
 	var busy *logdir.BusyError

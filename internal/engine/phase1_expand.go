@@ -20,9 +20,8 @@ import (
 )
 
 type expansion struct {
-	// items is the run's one list of items, each with the adapter that runs it:
-	// phase 1 lists them, phase 2 narrows, weighs and orders them in place, phase 4
-	// runs them. Seq stays an item's listing position, the scheduler's tie-break.
+	// items is the run's one list of items: phase 2 narrows and orders it in place;
+	// Seq stays an item's listing position, the scheduler's tie-break.
 	items  []expand.Item
 	suites map[string]config.Suite
 	census weights.Census
@@ -30,17 +29,15 @@ type expansion struct {
 	listed []record.ItemID // a shard's whole listing, before keepShard
 }
 
-// expand is phase 1: the adapter suites' setup= commands, then every listing.
-// Listings and setups run on the first GPU (a multi-GPU suite's listings on its
-// first GPUs, as many as its items take: suitePin), so capability probes answer for
-// the kind of GPU the items will get. A dry run runs setup= too: the listing needs it.
+// expand is phase 1: the setup= commands, then every listing, pinned (suitePin) so
+// capability probes answer for the GPUs the items will get. A dry run runs setup=
+// too: the listing needs it.
 func (r *run) expand(ctx context.Context, suites []config.Suite, pool gpu.Pool) (*expansion, error) {
 	req := expand.Request{
 		Suites: suites, Target: *r.target,
 		Pin:     func(s config.Suite) []string { return suitePin(s, pool) },
 		Timeout: r.o.Target.ListTimeout, SetupTimeout: r.o.Target.SetupTimeout,
-		// A dry run writes nothing: the listings' stderr is not kept (a failed
-		// listing still shows its tail in the error), never held in memory.
+		// A dry run writes nothing: the listings' stderr is not kept.
 		Log: io.Discard,
 	}
 	req.Env = r.target.Env.With(pool.Pin(pool.IDs[0])...)
@@ -84,9 +81,8 @@ func (r *run) expand(ctx context.Context, suites []config.Suite, pool gpu.Pool) 
 	return e, nil
 }
 
-// censusNote says what a suite's census is: the count of its own census (failed:
-// its weights are not pruned), "-" for a suite of one untagged item (an opaque one:
-// nothing to list), else the count of its listing.
+// censusNote says what a suite's census is: its own census's count, "-" for an
+// opaque suite, else its listing's count.
 func censusNote(res *expand.Result, label string) string {
 	keys := res.Census[label]
 	switch {
@@ -100,7 +96,6 @@ func censusNote(res *expand.Result, label string) string {
 	return fmt.Sprintf("%d (its listing)", len(keys))
 }
 
-// printSetup prints a setup= command that ran.
 func (r *run) printSetup(st expand.SetupRun) {
 	r.printf("  %-12s setup ok (%s)", st.Suite.Label, textfmt.Dur(st.Secs))
 	if st.Log != "" {
@@ -112,8 +107,7 @@ func (r *run) printSetup(st expand.SetupRun) {
 	r.printf("\n")
 }
 
-// checkWidths fits the items to a pool of gpus GPUs (schedule.FitWidths), warning of each
-// width clamped.
+// checkWidths fits the items to a pool of gpus GPUs, warning of each width clamped.
 func (r *run) checkWidths(e *expansion, gpus int) error {
 	sized := func(it expand.Item) bool {
 		_, ok := it.Adapter.(adapter.Sized)
@@ -140,9 +134,8 @@ func junitOptional(face optname.Face, patterns []string) ([]weights.KeyPattern, 
 	return out, errors.Join(errs...)
 }
 
-// checkOptional warns of each --junit-optional pattern that matches no item of the
-// run (before the shard filter, so every shard says alike): a misspelt key would
-// otherwise leave its items no-run without a word.
+// checkOptional warns of each --junit-optional pattern that matches no item, before
+// the shard filter so every shard says alike: a misspelt key would hide silently.
 func (r *run) checkOptional(items []expand.Item) {
 	for _, p := range r.optional {
 		if !slices.ContainsFunc(items, func(it expand.Item) bool { return p.Match(it.Key()) }) {
@@ -153,9 +146,8 @@ func (r *run) checkOptional(items []expand.Item) {
 	}
 }
 
-// suitePin pins a suite's listing and setup: to the first GPU, or a multi-GPU
-// suite's to the first GPUs of the pool, as many as its items take (the whole pool
-// at most: a wider suite is clamped to it in phase 1).
+// suitePin pins a suite's listing and setup to the pool's first GPUs, as many as its
+// items take.
 func suitePin(s config.Suite, pool gpu.Pool) []string {
 	n := 1
 	switch w, all := s.Width(); {

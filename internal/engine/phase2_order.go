@@ -15,9 +15,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
-// ordered is what phase 2 decided: the scheduler's view of the weighed and ordered
-// items (expansion.items, in the same order), the scheduler over them and its
-// intended order, the weight table it weighed them from, and queue.tsv's rows.
+// ordered is what phase 2 decided; plan is expansion.items in the same order.
 type ordered struct {
 	plan      []schedule.Item
 	queue     schedule.Scheduler
@@ -30,8 +28,8 @@ type ordered struct {
 	queueRows []record.QueueRow
 }
 
-// order is phase 2: weigh the items from the table, order them, choose the
-// scheduler, print the plan and (unless a dry run) write queue.tsv and items.tsv.
+// order is phase 2: weigh and order the items, choose the scheduler, print the plan
+// and write the queue.
 func (r *run) order(ctx context.Context, exp *expansion, pool gpu.Pool) (*ordered, error) {
 	r.obs.Phase(2, "weigh and order the queue")
 	r.narrow(exp, pool.Arch)
@@ -64,9 +62,8 @@ func (r *run) order(ctx context.Context, exp *expansion, pool gpu.Pool) (*ordere
 	return o, nil
 }
 
-// loadTable chooses the weight table's store for arch and level (a run's, or the
-// shards' a merge merges) and loads it; a table that cannot be loaded is an empty
-// one, with a warning saying so and what follows (without).
+// loadTable loads the weight table for arch and level; one that cannot be loaded
+// is empty, with a warning saying what follows (without).
 func (r *run) loadTable(ctx context.Context, arch, level, without string) (weights.Store, *weights.Table) {
 	store := r.o.Weights.Open(r.o.Target.RepoRoot, arch, level)
 	r.weights = store
@@ -93,12 +90,9 @@ func (r *run) loadTable(ctx context.Context, arch, level, without string) (weigh
 	return store, table
 }
 
-// scheduler is the dispatch policy over the plan (in LPT order), as
-// schedule.NewSetup plans it for run, plan and simulate alike. A single-GPU
-// workload gets the planned queue when it beats LPT on these weights without losing
-// under noise (schedule.NewPlan decides), else LPT; a workload with multi-GPU items
-// gets blocks in the policy's block order (docs/suites.md#multi-gpu-suites). order is the
-// dispatch order it intends, for the printed plan and queue.tsv.
+// scheduler is the dispatch policy over the plan, as schedule.NewSetup plans it for
+// run, plan and simulate alike (docs/suites.md#multi-gpu-suites); order is the
+// dispatch order it intends.
 func (r *run) scheduler(plan []schedule.Item, gpus int) (schedule.Scheduler, []int, error) {
 	r.policy = r.o.Policy
 	if r.policy == "" {
@@ -117,7 +111,6 @@ func (r *run) scheduler(plan []schedule.Item, gpus int) (schedule.Scheduler, []i
 	return s.Scheduler(), s.Order, nil
 }
 
-// blockNote says which order a workload with multi-GPU items runs in.
 func blockNote(bp schedule.BlockPlan) string {
 	if bp.By != schedule.ByChoice {
 		return bp.By + " first"
@@ -133,8 +126,7 @@ func blockNote(bp schedule.BlockPlan) string {
 	return note
 }
 
-// printPlan prints the dispatch plan and the lower bound it is measured against;
-// with multi-GPU items, each item's GPU count and the bound in GPU-seconds.
+// printPlan prints the dispatch plan and the lower bound it is measured against.
 func (r *run) printPlan(plan []schedule.Item, order []int, gpus, known int) {
 	r.printf("  weights: %s (%d keys)\n", r.res.Weights, known)
 	r.printf("%s", priorsNote(plan))
@@ -182,8 +174,7 @@ func (r *run) printPlan(plan []schedule.Item, order []int, gpus, known int) {
 	r.printf("\n")
 }
 
-// writeQueue writes queue/queue.tsv (in dispatch order) and queue/items.tsv, and
-// returns the queue rows.
+// writeQueue writes queue/queue.tsv and queue/items.tsv, and returns the queue rows.
 func (r *run) writeQueue(plan []schedule.Item, order []int, e *expansion) ([]record.QueueRow, error) {
 	rows := make([]record.QueueRow, len(plan))
 	for i, idx := range order {

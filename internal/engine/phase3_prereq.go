@@ -20,11 +20,8 @@ import (
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
 
-// The once-per-run commands (docs/hooks.md "Once per run"): TE builds its CK JIT
-// kernel cache once, pinned to the first GPU, before the suites' setups, and checks
-// it for drift once the queue has drained. Both are commands of the run, not of a
-// suite, so they are not config lines: they come as --before/--after (inputs
-// before/after), written as a config line's words.
+// The once-per-run commands (docs/hooks.md "Once per run") are the run's, not a
+// suite's, so they come as --before/--after, not config lines.
 
 // onceKind names a once-per-run command in messages and in its log's name.
 type onceKind string
@@ -34,8 +31,7 @@ const (
 	onceAfter  onceKind = "after"
 )
 
-// onceError is a before command that failed: the run stops as on a failed setup,
-// with exit 1 and run.json naming it.
+// onceError is a before command that failed: the run stops as on a failed setup.
 type onceError struct {
 	err  error
 	tail string
@@ -44,9 +40,8 @@ type onceError struct {
 func (e *onceError) Error() string { return e.err.Error() }
 func (e *onceError) Unwrap() error { return e.err }
 
-// onceCommand is the command of --before or --after as the executor runs it: a
-// relative path with a slash is taken from the repo root, as a config's commands
-// are; a bare name is looked up on PATH where it runs (bash, sh).
+// onceCommand is the command of --before or --after as the executor runs it: paths
+// from the repo root, as a config's commands, bare names on PATH where it runs.
 func (r *run) onceCommand(kind onceKind, words []string, pool gpu.Pool, w io.Writer) executor.Command {
 	path := words[0]
 	if strings.Contains(path, "/") && !filepath.IsAbs(path) {
@@ -59,10 +54,9 @@ func (r *run) onceCommand(kind onceKind, words []string, pool gpu.Pool, w io.Wri
 	}
 }
 
-// checkOnce finds the programs of --before and --after before anything runs, as
-// config.Resolve finds a suite's command (docs/hooks.md "Once per run"): a missing
-// --after would otherwise be found only once the whole queue had run. Only where
-// commands run here (not in a --container, whose files this machine cannot see).
+// checkOnce finds the programs of --before and --after before anything runs: a
+// missing --after would otherwise be found only after the whole queue. Not in a
+// --container, whose files this machine cannot see.
 func (r *run) checkOnce() error {
 	var errs []error
 	for _, c := range []struct {
@@ -80,8 +74,7 @@ func (r *run) checkOnce() error {
 }
 
 // onceProgram says what is wrong with the program of a once-per-run command as
-// onceCommand runs it: a path with a slash (relative ones from the repo root) must
-// be an executable file, a bare name one on PATH.
+// onceCommand runs it.
 func onceProgram(root, prog string) error {
 	show := config.QuoteWords([]string{prog})
 	if !strings.Contains(prog, "/") {
@@ -106,9 +99,8 @@ func onceProgram(root, prog string) error {
 	return nil
 }
 
-// runOnce runs a once-per-run command with the setup deadline, its output into
-// its log and the console (indented), and says how it ended: nil, or an error
-// naming the command, the log and the tail of its output.
+// runOnce runs a once-per-run command with the setup deadline; its error names the
+// command, the log and its output's tail.
 func (r *run) runOnce(ctx context.Context, kind onceKind, words []string, pool gpu.Pool) (tail string, err error) {
 	path := r.layout.OnceLog(string(kind))
 	f, err := r.layout.Create(path)
@@ -137,8 +129,8 @@ func (r *run) runOnce(ctx context.Context, kind onceKind, words []string, pool g
 	return t.String(), nil
 }
 
-// before runs --before once, ahead of the setups; nothing to run, nothing to
-// prepare. Its failure stops the run.
+// before runs --before once, ahead of the setups, when items run; its failure stops
+// the run.
 func (r *run) before(ctx context.Context, pool gpu.Pool, items int) error {
 	if len(r.o.Once.Before) == 0 {
 		return nil
@@ -162,8 +154,8 @@ func (r *run) before(ctx context.Context, pool gpu.Pool, items int) error {
 	return nil
 }
 
-// after runs --after once the queue has drained (not after a cancel: the run is
-// ending). Its output is in the log; its failure is a warning, never the verdict.
+// after runs --after once the queue has drained, not after a cancel; its failure is
+// a warning, never the verdict.
 func (r *run) after(ctx context.Context, pool gpu.Pool, items int) {
 	if len(r.o.Once.After) == 0 || items == 0 || ctx.Err() != nil {
 		return
@@ -174,7 +166,6 @@ func (r *run) after(ctx context.Context, pool gpu.Pool, items int) {
 	}
 }
 
-// onceStop is the stop record of a failed before command.
 func onceStop(err error) *record.Stop {
 	var oe *onceError
 	if !errors.As(err, &oe) {
@@ -183,10 +174,8 @@ func onceStop(err error) *record.Stop {
 	return &record.Stop{Reason: outcome.StopBeforeFailed, Phase: 3, Message: stopMessage(oe.Error(), oe.tail)}
 }
 
-// SetupEnvProblems are the --setup-env entries refused, one error each: not
-// NAME=VALUE, or a variable the tool sets itself for every setup (a hook variable,
-// the pin and the visible-devices variables set with it: hook.Names.Uses), which
-// the setup would get instead of the value given.
+// SetupEnvProblems are the --setup-env entries refused: not NAME=VALUE, or a
+// variable the tool sets itself (hook.Names.Uses), which would win over the value.
 func SetupEnvProblems(n hook.Names, env []string) []error {
 	var errs []error
 	for _, kv := range env {
@@ -207,7 +196,6 @@ func SetupEnvProblems(n hook.Names, env []string) []error {
 	return errs
 }
 
-// checkSetupEnv is SetupEnvProblems for Run's options, named as the face names them.
 func checkSetupEnv(face optname.Face, n hook.Names, env []string) error {
 	var errs []error
 	for _, err := range SetupEnvProblems(n, env) {

@@ -14,8 +14,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
 
-// setupError is a list suite's setup that failed: the run stops, and records
-// which suite (stoppedOnSuite).
+// setupError is a list suite's setup that failed: the run stops (stoppedOnSuite).
 type setupError struct {
 	label string
 	err   error
@@ -28,11 +27,9 @@ func (e *setupError) Unwrap() error { return e.err }
 // errSetupDeadline is the cause of a setup's context ended by its deadline.
 var errSetupDeadline = errors.New("setup deadline")
 
-// setup is phase 3: the one-time setup of each suite whose adapter has one
-// (adapter.SetUpper: a list suite's), in config order, on the first GPU (a
-// multi-GPU suite's on its first GPUs: suitePin). A failing setup stops the run:
-// every item of the suite would fail the same way. A suite with nothing queued (a
-// re-run's other suites, a shard's) is not set up: its setup would buy nothing.
+// setup is phase 3: each list suite's one-time setup, in config order, pinned by
+// suitePin. A failing setup stops the run: every item of the suite would fail the
+// same way; a suite with nothing queued is not set up.
 func (r *run) setup(ctx context.Context, suites []config.Suite, pool gpu.Pool, plan []schedule.Item) error {
 	for _, s := range suites {
 		a, err := adapter.For(s)

@@ -15,15 +15,14 @@ import (
 	"github.com/rocm/sgpu-queue/internal/schedule"
 )
 
-// meta is run.json as phase 4 starts; Weights names the store phase 2 chose and
-// loaded ("" when the run stopped before it).
+// meta is run.json as phase 4 starts.
 func (r *run) meta(suites []config.Suite, pool gpu.Pool) *record.Meta {
 	m := r.claim(suites, pool)
 	m.Format = logdir.FormatAttempts
 	m.DefaultWeight = r.o.Weights.Default
 	if r.weights != nil {
-		// After its Load: it may say where the table came from. A file under the repo
-		// root is named relative to it: the report shows no runner's path.
+		// After its Load, which may say where the table came from; relative, so the
+		// report shows no runner's path.
 		m.Weights = r.rel(r.weights.String())
 	}
 	m.Retries, m.FlakyIsFailure, m.TimeoutFactor, m.Policy = r.o.Dispatch.Retries, r.o.Dispatch.FlakyIsFailure, r.o.Dispatch.Timeout.Factor, r.policy

@@ -11,10 +11,8 @@ import (
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
-// learn is phase 6: blend this run's durations into the table, prune the keys of
-// items that are gone, save. A shard learns nothing: merge learns once from every
-// shard's rows (a shard that saved would have them learned twice). wait ends the
-// wait for another run's lock on the table (weights.Rewrite).
+// learn is phase 6: blend, prune, save. A shard learns nothing, or merge would learn
+// its rows twice. wait ends the wait for another run's lock on the table.
 func (r *run) learn(wait context.Context, o *ordered, e *expansion) ([]record.Change, []string) {
 	if r.shard != nil {
 		r.printf("  shard %d/%d: the weight table is left as it is: sgpu-queue merge learns once from every shard's rows\n", r.shard.Shard,
@@ -32,11 +30,9 @@ func (r *run) learn(wait context.Context, o *ordered, e *expansion) ([]record.Ch
 	})
 }
 
-// learnOver is a run's learning applied to the table as stored when it saves
-// (phase 6, under the table's lock): what another run saved since this one loaded
-// stays, but for the keys this run measured (blended into it) and those of its own
-// censused suites that are gone (pruned). TE's seeds fill the keys it lacks, as
-// they filled the table phase 2 loaded.
+// learnOver is a run's learning applied to the table as stored when it saves, under
+// its lock: what another run saved since this one loaded stays, but for the keys
+// this run measured or pruned.
 func learnOver(stored *weights.Table, o *ordered, suites []verdict.Suite, census weights.Census) learned {
 	stored.Fill(o.seeds)
 	p := o.pool.Over(stored)
@@ -45,19 +41,15 @@ func learnOver(stored *weights.Table, o *ordered, suites []verdict.Suite, census
 	return learned{table: table, changes: changes, pruned: append(pruned, aside...)}
 }
 
-// learned is what a run's learning made of a stored table.
 type learned struct {
 	table   *weights.Table
 	changes []record.Change
 	pruned  []string
 }
 
-// saveLearned applies a run's learning to the stored table and saves it, as a
-// read-modify-write under the table's lock (weights.Rewrite, docs/weights.md "Runs
-// at once"): a run that saved since this one loaded keeps what it learned. It names
-// the pruned keys and says what changed. loaded is the table phase 2 loaded: what is
-// learned when the table cannot be read again, so that run.json still says it. wait
-// ends the wait for another run's lock: the table is then not written.
+// saveLearned saves a run's learning as a read-modify-write under the table's lock
+// (docs/weights.md "Runs at once"). loaded is learned when the table cannot be read
+// again, so run.json still says it; wait ends the wait and nothing is written.
 func (r *run) saveLearned(wait context.Context, store weights.Store, loaded *weights.Table,
 	apply func(stored *weights.Table) learned) ([]record.Change, []string) {
 	var l *learned
@@ -97,12 +89,8 @@ func (r *run) saveLearned(wait context.Context, store weights.Store, loaded *wei
 	return l.changes, l.pruned
 }
 
-// LearnRun is the learning of phase 6 on a run's verdicts, without saving: each
-// attempt an item teaches by (learnable) teaches by its outcome (weights.Measure,
-// docs/outcomes.md) a duration, only "at least this long", or nothing (no-run);
-// then the keys of items that are gone by census are pruned. It returns the
-// weights that changed and the keys pruned. A merge calls it once on every shard's
-// items, so that the table is the one a single run of those attempts would learn.
+// LearnRun is phase 6's learning on a run's verdicts, without saving
+// (docs/outcomes.md); it returns the weights that changed and the keys pruned.
 func LearnRun(table *weights.Table, suites []verdict.Suite, census weights.Census) ([]record.Change, []string) {
 	return learnItems(table, suites, census, nil)
 }
@@ -134,9 +122,8 @@ func learnItems(table *weights.Table, suites []verdict.Suite, census weights.Cen
 	return changes, weights.Prune(table, dispatched, census)
 }
 
-// learnable are the attempts an item teaches by: its one attempt; of an item that
-// ran several times (reruns, quarantine), its passing attempts (outcome ok), or
-// its last one when none passed, so a flaky failure never teaches a duration.
+// learnable are the attempts an item teaches by: its passing ones, else its last,
+// so a flaky failure never teaches a duration.
 func learnable(it verdict.Item) []record.Attempt {
 	if len(it.Attempts) < 2 {
 		return it.Attempts

@@ -65,9 +65,8 @@ func (r *run) writeReport(run *record.Run) {
 	r.printf("  report → %s\n", r.rel(r.res.Report))
 }
 
-// mergeJUnit writes one schema-valid JUnit file per suite from the XML its items
-// wrote since the item phase started; an item that failed without writing any
-// appears as an error case naming its log.
+// mergeJUnit writes one JUnit file per suite from the XML its items wrote since
+// phase 4 started; a failed item without any is an error case naming its log.
 func (r *run) mergeJUnit(ctx, wait context.Context, since time.Time) {
 	prefix := r.junitPrefix()
 	if prefix == "" {
@@ -85,9 +84,8 @@ func (r *run) mergeJUnit(ctx, wait context.Context, since time.Time) {
 	})
 }
 
-// writeJUnit writes the merged JUnit file of each suite that doc gives one
-// (junit.WriteSuites) into the JUnit directory; wait ends a wait for another run's
-// hold on it.
+// writeJUnit writes the merged JUnit file of each suite doc gives one; wait ends a
+// wait for another run's hold on the directory.
 func (r *run) writeJUnit(wait context.Context, doc func(verdict.Suite) (*junit.Doc, error)) {
 	r.res.JUnit = append(r.res.JUnit, junit.WriteSuites(wait, r.junitDirRoot(), r.junitDir(), r.res.Suites, doc, junitLog{r})...)
 }
@@ -101,7 +99,6 @@ func (l junitLog) Warn(msg string)                   { l.r.warn(msg) }
 func (l junitLog) Lost(what, path string, err error) { l.r.lost(what, path, err) }
 func (l junitLog) Rel(path string) string            { return l.r.rel(path) }
 
-// junitDir is where the merged files go.
 func (r *run) junitDir() string {
 	switch dir := r.o.JUnit.Dir; {
 	case dir == "":
@@ -113,8 +110,7 @@ func (r *run) junitDir() string {
 	}
 }
 
-// junitNamed says whether sgpu-queue named the items' files of a suite (its
-// adapter gives them a JUnit file, rather than the suite writing under the prefix).
+// junitNamed says whether sgpu-queue, not the suite, named its items' JUnit files.
 func (r *run) junitNamed(label string) bool {
 	a, _ := adapter.For(r.res.Configs[label]) // its config was checked before the run
 	return adapter.JUnitOf(a) != adapter.JUnitUnderPrefix

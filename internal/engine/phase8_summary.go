@@ -11,12 +11,10 @@ import (
 	"github.com/rocm/sgpu-queue/internal/verdict"
 )
 
-// NoLog stands, in the summary and the action's annotations, for the log of an
-// item that never started (verdict.Item.Started): there is no file to name.
+// NoLog stands for the log of an item that never started: there is no file to name.
 const NoLog = "never started: no log"
 
-// summary is phase 8: the failed items with their logs, so the terminal ends useful,
-// and the exit code.
+// summary is phase 8: the failed items with their logs, and the exit code.
 func (r *run) summary() {
 	failed := verdict.FailedItems(r.res.Suites)
 	r.res.ExitCode = outcome.RunExitCode(verdict.ExitCode(r.res.Suites), r.res.Internal != nil || r.internalShard, r.res.Cancelled)

@@ -12,9 +12,7 @@ import (
 )
 
 // priors estimates the items the run's table lacks (docs/weights.md, "Priors for
-// unknown items"): the same key in the pool's other sizes or in the other tables
-// under ci-weights/ (another level, arch or GPU count), scaled by the keys both
-// share; else their siblings; else their suite. The plan shows each.
+// unknown items"); the plan shows each.
 func (r *run) priors(o *ordered, e *expansion, pool gpu.Pool) {
 	var keys []string
 	for _, it := range e.items {
@@ -88,8 +86,7 @@ func priorRecords(plan []schedule.Item) []record.Prior {
 	return out
 }
 
-// calibrationRecords are the suites' calibration factors at the end of phase 4,
-// for run.json and the report.
+// calibrationRecords are the suites' calibration factors at the end of phase 4.
 func calibrationRecords(s schedule.Scheduler) []record.Factor {
 	var out []record.Factor
 	for _, f := range s.Calibration().Factors() {

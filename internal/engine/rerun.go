@@ -28,15 +28,13 @@ type rerunning struct {
 	suites map[string]bool        // the labels with an item queued
 }
 
-// rerunState is what a run knows of the re-run state (docs/reruns.md#keys): the
-// code it tests, and per queue what the last run of its key left, read in phase 2.
+// rerunState is what a run knows of the re-run state (docs/reruns.md#keys).
 type rerunState struct {
 	code   string
 	prior  map[string]*rerun.Prior
 	listed map[record.ItemID]bool // the items this run listed (a shard's own), before narrowing
 }
 
-// rerunFiles names the re-run state of one TE queue for this run's key.
 func (r *run) rerunFiles(queue, arch string) rerun.Files {
 	key := rerun.StateKey{Queue: queue, Arch: arch, Level: r.o.Target.Level, Code: r.reruns.code}
 	return rerun.Files{Root: r.o.Target.RepoRoot, StateKey: key}
@@ -54,9 +52,8 @@ func runQueues(suites map[string]config.Suite) []string {
 	return qs
 }
 
-// prepareRerun is phase 0's part of the re-run state: the code this run tests,
-// and, unless a dry run, a refusal (exit 2) of any symlink, FIFO or other
-// non-regular file where the run will write its state (docs/reruns.md#links).
+// prepareRerun names the code this run tests and refuses any non-regular file
+// where the run will write its state (docs/reruns.md#links).
 func (r *run) prepareRerun(ctx context.Context, suites []config.Suite, arch string) error {
 	sha, _ := hook.Env(r.o.Target.Env).Get("GITHUB_SHA")
 	code, err := rerun.Code(ctx, r.o.Target.RepoRoot, sha, r.stateDirs(arch))
@@ -80,8 +77,8 @@ func (r *run) prepareRerun(ctx context.Context, suites []config.Suite, arch stri
 	return nil
 }
 
-// stateDirs are the folders under the repo root the tool writes its state in, as
-// the code's diff leaves them out (relative to the root).
+// stateDirs are the folders the tool writes its state in, relative to the repo
+// root, so the code's diff leaves them out.
 func (r *run) stateDirs(arch string) []string {
 	var out []string
 	root := r.o.Target.RepoRoot
@@ -97,8 +94,7 @@ func (r *run) stateDirs(arch string) []string {
 	return out
 }
 
-// checkRerunPaths refuses what the run would write through in a queue's state:
-// the folders, the failed list and its record, and every tests file there.
+// checkRerunPaths refuses what the run would write through in a queue's state.
 func (r *run) checkRerunPaths(f rerun.Files) error {
 	errs := []error{safefs.Check(f.Root, f.Failed()), safefs.Check(f.Root, f.State()), safefs.CheckDir(f.Root, f.TestsDir())}
 	if errs[2] == nil {
@@ -123,8 +119,8 @@ func (r *run) checkRerunPaths(f rerun.Files) error {
 	return nil
 }
 
-// readPrior reads queue q's failed list and its record (rerun.Load): state this
-// run does not trust is ignored with a one-line notice.
+// readPrior reads queue q's failed list and record; state this run does not trust
+// is ignored with a notice.
 func (r *run) readPrior(q, arch string) *rerun.Prior {
 	f := r.rerunFiles(q, arch)
 	p, notice, err := rerun.Load(f)
@@ -140,10 +136,9 @@ func (r *run) readPrior(q, arch string) *rerun.Prior {
 	return p
 }
 
-// narrow is the start of phase 2 on a re-run: when the failed lists of the run's
-// queues name items this run has, those stay queued, and the items no earlier run
-// of this key ran (unrun); every suite was still listed and censused in phase 1. A list that names none of them runs everything,
-// with a warning; a list that cannot be read too. --full ignores the lists.
+// narrow starts phase 2 on a re-run: it keeps the items the failed lists name and
+// those not yet run (unrun); a list that names none, or cannot be read, runs
+// everything with a warning.
 func (r *run) narrow(e *expansion, arch string) {
 	r.reruns.listed = map[record.ItemID]bool{}
 	for _, it := range e.items {
@@ -200,11 +195,8 @@ func (r *run) narrow(e *expansion, arch string) {
 	r.rerun = rr
 }
 
-// narrowItems keeps the items of n, each marked with its tests file when the run
-// that wrote the list wrote that file (its digest in the record), else whole, and
-// the items of unrun, whole; its adapter's command selects the tests (adapter.Run:
-// a list item's script reads the file through the hook's only-tests variable, a
-// tool's item is given the tests).
+// narrowItems keeps the items of n, each marked with its tests file when the record
+// vouches for it, else whole, and the items of unrun, whole.
 func (r *run) narrowItems(e *expansion, arch string, n rerun.Narrowing, unrun []record.ItemID, rr *rerunning) []expand.Item {
 	whole := make(map[record.ItemID]bool, len(unrun))
 	for _, k := range unrun {
@@ -251,13 +243,10 @@ func (r *run) failedTests(e *expansion, arch string, k record.ItemID) (string, [
 	return f, rerun.Lines(data)
 }
 
-// unrun are the items of e that no failed list names and that a re-run still
-// runs, whole: those no earlier run of this key ran, whose outcome the state does
-// not hold (a suite another --suites left out, a queue with no state of this key,
-// an item new in the config), or holds as failed. A list trusted without a record
-// speaks for every item of its queue (rerun.Prior.ByList), except in a shard, which
-// carries the outcome of each item it skips into rr.Carried, so that merge sees
-// every item of the shard once (docs/runners.md#re-running-a-failed-shard).
+// unrun are the items no failed list names that a re-run still runs whole: those
+// whose outcome the state lacks or holds as failed. A shard carries each item it
+// skips into rr.Carried, so merge sees each once
+// (docs/runners.md#re-running-a-failed-shard).
 func (r *run) unrun(e *expansion, n rerun.Narrowing, rr *rerunning) []record.ItemID {
 	known := map[record.ItemID]record.Carried{}
 	byList := map[string]bool{}
@@ -285,9 +274,8 @@ func (r *run) unrun(e *expansion, n rerun.Narrowing, rr *rerunning) []record.Ite
 	return unrun
 }
 
-// owns reports whether this run speaks for item k of queue q's state: not when k's
-// suite is one of that queue this run did not select, or k is another shard's.
-// An item of no suite of the configs is gone, and owned: the run drops it.
+// owns reports whether this run speaks for item k of queue q's state; an item of no
+// configured suite is gone, and owned, so the run drops it.
 func (r *run) owns(q string, k record.ItemID) bool {
 	s, known := r.res.Configs[k.Label]
 	if known && s.Queue() == q && slices.ContainsFunc(r.unselected, func(u config.Suite) bool { return u.Label == k.Label }) {
@@ -324,8 +312,8 @@ func (r *run) markNotRerun(m *record.Meta) {
 	}
 }
 
-// countRan records how many of a re-run's queued items started: a stopped run
-// (a signal, a stall) starts fewer than it queued.
+// countRan records how many of a re-run's queued items started: a stopped run starts
+// fewer than it queued.
 func (r *run) countRan(m *record.Meta, d *dispatch.Result) {
 	if m.Rerun == nil {
 		return

@@ -16,11 +16,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/verdict"
 )
 
-// saveRerun writes what the next attempt re-runs, after the verdicts of a run
-// whose items ran: per queue, the failed list (empty when nothing failed), the
-// record of its key beside it, and for a failed list item whose failed tests can
-// be named, its tests file. A run rewrites only what it ran (rerun.Next): the
-// entries of suites it did not select, or of another shard, stay. Every queued
+// saveRerun writes what the next attempt re-runs (docs/reruns.md). Every queued
 // item's old tests file is removed first, so none outlives the reason it was
 // written.
 func (r *run) saveRerun(ctx context.Context, e *expansion, arch string, suites []verdict.Suite, dispatched []expand.Item) {
@@ -36,11 +32,9 @@ func (r *run) saveRerun(ctx context.Context, e *expansion, arch string, suites [
 	}
 }
 
-// saveQueue writes queue q's state from the verdicts of its items: its list, the
-// tests files of its failed items, then the record of their key and digests. It
-// reads the state again and rewrites it under a lock on the queue's folder, so
-// that a run that saved since this one read it in phase 2 (another --suites, another
-// shard, at once in this checkout) keeps what it wrote.
+// saveQueue writes queue q's state from its items' verdicts, re-read and rewritten
+// under a lock on the queue's folder, so that a run that saved since this one read
+// it keeps what it wrote.
 func (r *run) saveQueue(ctx context.Context, q, arch string, items []verdict.Item, dispatched []expand.Item) {
 	f := r.rerunFiles(q, arch)
 	if err := safefs.MkdirAll(f.Root, f.QueueDir()); err != nil {
@@ -123,11 +117,9 @@ func (r *run) saveTests(it expand.Item, path, junitFile string) []byte {
 	return data
 }
 
-// junitEvidence adds what the item's own JUnit file says to ev: how many tests it
-// has and the ids of those that failed, as the next attempt selects them, named by
-// its adapter (adapter.Narrower). When a failed test cannot be named, no id is
-// given: the item re-runs whole (with the reason, when its name cannot be a line of
-// a tests file); an adapter that cannot narrow (a cmd line) gives nothing.
+// junitEvidence adds the item's JUnit test count and failed ids, as its adapter
+// names them, to ev; a failed test that cannot be named gives no id, so the item
+// re-runs whole.
 func (r *run) junitEvidence(it expand.Item, junitFile string, ev *rerun.Evidence) {
 	n, ok := it.Adapter.(adapter.Narrower)
 	if !ok {

@@ -18,9 +18,8 @@ import (
 // sets it); set but empty, it selects none.
 const SuitesVar = "TE_CI_SUITES"
 
-// Selection is --suites: when Given, Labels are the suites that run; without it
-// $TE_CI_SUITES of the environment selects when set (set but empty: none). The
-// others pass without running (docs/config.md "Selecting suites").
+// Selection is --suites, else $TE_CI_SUITES; the others pass without running
+// (docs/config.md "Selecting suites").
 type Selection struct {
 	Labels []string
 	Given  bool
@@ -31,9 +30,8 @@ func SuiteNames(s string) []string {
 	return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
 }
 
-// selectSuites splits the suites into those that run and those --suites (else
-// $TE_CI_SUITES) leaves out, in config order; with neither, every suite runs. A
-// name no config defines is an error naming it and the configs.
+// selectSuites splits the suites into those that run and those the selection leaves
+// out, in config order; a name no config defines is an error.
 func (r *run) selectSuites(all []config.Suite) (run, left []config.Suite, err error) {
 	names, from := r.o.Suites.Labels, r.o.Face.Name("suites")
 	if !r.o.Suites.Given {
@@ -75,8 +73,8 @@ func quoteAll(ss []string) string {
 	return strings.Join(q, ", ")
 }
 
-// noneSelected ends a run whose --suites selected no suite: every suite gets its
-// passing "not selected" verdict, and nothing else runs, no GPU needed (exit 0).
+// noneSelected ends a run whose --suites selected no suite: every suite passes "not
+// selected", and no GPU is needed.
 func (r *run) noneSelected() (*Result, error) {
 	r.printf("  no suite selected (%s or %s): nothing runs\n", r.o.Face.Name("suites"), SuitesVar)
 	if !r.o.DryRun {

@@ -19,9 +19,8 @@ func (r *run) readSharding() (err error) {
 	return err
 }
 
-// keepShard is the shard's step after phase 1: of the items listed, it keeps the
-// ones of its shard; the listing itself is kept for the log dir (queue/listed.tsv),
-// so that merge can tell an item this host never listed from one that never ran.
+// keepShard keeps the items of the shard; the listing is kept too, so that merge
+// can tell an item this host never listed from one that never ran.
 func (r *run) keepShard(e *expansion) {
 	s := r.shard
 	e.listed = make([]record.ItemID, len(e.items))
@@ -47,9 +46,8 @@ func (r *run) keepShard(e *expansion) {
 	e.items = kept
 }
 
-// checkPlanPool warns when the plan was made for runners of another size than
-// this one: the shard still runs its items, but the plan's balance and predicted
-// wall clocks are not this runner's.
+// checkPlanPool warns when the plan was made for runners of another size: its
+// balance and predicted wall clocks are not this runner's.
 func (r *run) checkPlanPool(pool gpu.Pool) {
 	if w := shard.PoolWarning(r.shard.Plan, r.o.Sharding.PlanFile, "this runner's pool", pool.IDs); w != "" {
 		r.warn(w)
@@ -68,7 +66,6 @@ func (r *run) writeShardFiles(e *expansion) error {
 	return r.stateError(r.layout.WriteFile(r.layout.PlanJSON(), r.shard.Raw))
 }
 
-// shardRecord is run.json's "shard".
 func (r *run) shardRecord(suites []config.Suite) *record.ShardRun {
 	if r.shard == nil {
 		return nil
@@ -76,8 +73,7 @@ func (r *run) shardRecord(suites []config.Suite) *record.ShardRun {
 	return r.shard.Record(suites)
 }
 
-// hasItems reports whether the suite has items in the queue (a shard may have none
-// of a suite: its setup is then not needed).
+// hasItems reports whether the suite has items in the queue (else no setup).
 func hasItems(items []schedule.Item, s config.Suite) bool {
 	for _, it := range items {
 		if it.Label == s.Label {
@@ -87,9 +83,8 @@ func hasItems(items []schedule.Item, s config.Suite) bool {
 	return false
 }
 
-// recordJUnit puts the merged JUnit files the run wrote into its run.json, relative
-// to its log dir: a shard's where merge finds them beside a downloaded log dir, any
-// run's where the report reads each failed item's test cases.
+// recordJUnit puts the merged JUnit files into run.json, relative to the log dir,
+// so merge finds them beside a downloaded log dir.
 func (r *run) recordJUnit(meta *record.Meta) {
 	var rels []string
 	for _, p := range r.res.JUnit {

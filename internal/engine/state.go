@@ -10,13 +10,11 @@ import (
 	"github.com/rocm/sgpu-queue/internal/safefs"
 )
 
-// The state one run leaves for the next outside the log dir's own layout: the
-// JUnit prefix the items write under and the JUnit dir the merged files go to.
-// Neither is ever written through a link (docs/bad-day.md#the-state-between-runs-links-and-fifos).
+// The JUnit prefix and dir are never written through a link
+// (docs/bad-day.md#the-state-between-runs-links-and-fifos).
 
-// junitPrefixRoot is the trusted root of the JUnit prefix: the log dir's when the
-// prefix is in it (the CLI's default, <log dir>/junit/), else the repo root when
-// the prefix is under it, else the prefix's own directory.
+// junitPrefixRoot is the trusted root of the JUnit prefix: the log dir, else the
+// repo root, else the prefix's own directory.
 func (r *run) junitPrefixRoot() string {
 	prefix := filepath.Clean(r.junitPrefix())
 	if safefs.Under(r.layout.Root, prefix) {
@@ -28,12 +26,8 @@ func (r *run) junitPrefixRoot() string {
 // junitDirRoot is the trusted root of the JUnit dir.
 func (r *run) junitDirRoot() string { return safefs.TrustedRoot(r.o.Target.RepoRoot, r.junitDir()) }
 
-// checkJUnit is phase 0's look at the JUnit state of suites labels, before
-// anything runs: each suite's folder under the JUnit prefix (when there is one;
-// prefixed is false for a merge, which has none), the JUnit dir, its manifest and
-// each suite's merged file are what a run writes there, or absent. The first that
-// is not is the error for the user (its path relative to the repo root; a file in
-// the way of the CLI's prefix in the log dir is the log dir's, logDirError).
+// checkJUnit refuses, before anything runs, a JUnit path that is not what a run
+// writes there, or absent; prefixed is false for a merge, which has no prefix.
 func (r *run) checkJUnit(labels []string, prefixed bool) error {
 	if prefixed {
 		prefix := r.junitPrefix()
@@ -63,8 +57,7 @@ func (r *run) checkJUnit(labels []string, prefixed bool) error {
 	return nil
 }
 
-// stateError is err for the user: a *safefs.Error names its path relative to the
-// repo root when it is under it (nil and other errors as they are).
+// stateError is err for the user, a *safefs.Error's path relative to the repo root.
 func (r *run) stateError(err error) error {
 	var se *safefs.Error
 	if errors.As(err, &se) {
@@ -83,8 +76,8 @@ func (r *run) pathError(path string, err error) error {
 	return fmt.Errorf("%s: %w", path, err)
 }
 
-// refusedPath is the file of several (a verdict's two) whose write was refused for
-// a link on its way, else fallback (on a full disk: the file a gate reads).
+// refusedPath is the file whose write a link refused, else fallback (the file a
+// gate reads).
 func refusedPath(err error, fallback string) string {
 	var ae *atomicfile.Error
 	var se *safefs.Error

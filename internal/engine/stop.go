@@ -14,20 +14,16 @@ import (
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
 
-// cancelledAfterItems records a cancel (a signal) that came after every item had
-// ended, while phases 5–7 wrote the verdicts, the weights and the report: those are
-// written in full, and the run is a cancelled one (exit 130 when no item failed,
-// never 0: docs/exit-codes.md), as run.json then says.
+// cancelledAfterItems records a cancel during phases 5–7: they still write in full,
+// and the run is a cancelled one, never exit 0 (docs/exit-codes.md).
 func (r *run) cancelledAfterItems(meta *record.Meta) {
 	r.res.Cancelled, meta.Cancelled = true, true
 	r.warn("the run was cancelled after its items ended: the verdicts, weights and report of what was measured are written")
 	r.writeMeta(meta)
 }
 
-// stoppedBeforeItems ends a run cancelled during listing (phase 1) or setup (phase
-// 3): every suite still gets its verdict files (each item, or the suite when its
-// items were never listed, "cancelled"), the report says so, nothing is learned,
-// and the exit code is exitcode.Interrupted.
+// stoppedBeforeItems ends a run cancelled in phase 1 or 3: every suite still gets
+// its verdict files, "cancelled", and nothing is learned.
 func (r *run) stoppedBeforeItems(ctx context.Context, phase int, suites []config.Suite, pool gpu.Pool,
 	queueRows []record.QueueRow) (*Result, error) {
 	wait, stopWait := r.nextSignal(ctx)
@@ -57,12 +53,9 @@ func (r *run) stoppedBeforeItems(ctx context.Context, phase int, suites []config
 	return r.res, nil
 }
 
-// stoppedOnSuite ends a run whose suite's listing (phase 1) or setup (phase 3)
-// failed: exit 1 with the error, as before, and run.json records why (the typed
-// reason, the suite, the message), finished, so that the log dir stays a run that
-// report and merge read (docs/runners.md: merge fails that suite with this
-// reason). In phase 1 it also writes the empty queue and a shard's plan copy, which
-// phase 2 would have written. An error of no suite's is returned as it is.
+// stoppedOnSuite ends a run whose suite's listing or setup failed: run.json records
+// why, finished, so that report and merge still read the log dir (docs/runners.md).
+// An error of no suite's is returned as it is.
 func (r *run) stoppedOnSuite(phase int, suites []config.Suite, pool gpu.Pool, err error) error {
 	failed := &exitcode.Error{Code: exitcode.Failed, Err: err}
 	stop := suiteStop(err, phase)
@@ -86,8 +79,7 @@ func (r *run) stoppedOnSuite(phase int, suites []config.Suite, pool gpu.Pool, er
 }
 
 // suiteStop is the stop record of a suite's failed listing or setup, or of the
-// failed --before (onceStop); nil for an
-// error that is no suite's.
+// failed --before; nil for an error that is no suite's.
 func suiteStop(err error, phase int) *record.Stop {
 	var le *expand.Error
 	var se *setupError
@@ -100,8 +92,8 @@ func suiteStop(err error, phase int) *record.Stop {
 	return onceStop(err)
 }
 
-// stopMessage is a failed suite's reason in one line, as run.json keeps it: the
-// error's first line and the last line its command printed (the cause, mostly).
+// stopMessage is a failed suite's reason in one line: the error's first line and
+// its command's last.
 func stopMessage(msg, tail string) string {
 	first, _, _ := strings.Cut(msg, "\n")
 	lines := strings.Split(strings.TrimSpace(tail), "\n")

@@ -8,9 +8,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
-// pooledKeys are the weight keys of the items whose width is the pool (an
-// undeclared mGPU item, gpus=all): their weights are kept per pool size
-// (weights.SplitPool).
+// pooledKeys are the keys of items as wide as the pool: kept per pool size.
 func pooledKeys(items []expand.Item) map[string]bool {
 	pooled := map[string]bool{}
 	for _, it := range items {
@@ -21,11 +19,9 @@ func pooledKeys(items []expand.Item) map[string]bool {
 	return pooled
 }
 
-// seedTE fills the run's table from TE's current tables of the run's queues
-// (ci-weights/test_weights.<queue>.<arch>.l<level>.g<pool size>.txt), for the keys
-// it lacks, so the first run after switching from TE's run_queue.sh is ordered. They
-// are read, never written (docs/files.md "The weight table"). It returns what it
-// added, for phase 6 to fill the table it reads again alike.
+// seedTE fills the keys the run's table lacks from TE's tables, read, never written,
+// so the first run after TE's run_queue.sh is ordered (docs/files.md "The weight
+// table"). It returns what it added, for phase 6.
 func (r *run) seedTE(ctx context.Context, t *weights.Table, e *expansion, pool gpu.Pool, pooled map[string]bool) *weights.Table {
 	seeds := weights.New()
 	for _, q := range runQueues(e.suites) {

@@ -17,11 +17,9 @@ import (
 // Request.SetupTimeout.
 var errSetupDeadline = errors.New("setup deadline")
 
-// Setups runs the setup= command of every suite that gives one (a tool's), in config
-// order, each distinct command once (TE's three core lines share one build), from
-// the repo root, with the first giving suite's env= options. It stops at the first
-// that fails, is stopped at Request.SetupTimeout, or is cancelled: every suite
-// listed after it would fail the same way.
+// Setups runs each distinct setup= command once (TE's three core lines share one
+// build), in config order. It stops at the first that fails: every suite listed
+// after it would fail the same way.
 func Setups(ctx context.Context, r Request) ([]SetupRun, error) {
 	var runs []SetupRun
 	byCmd := map[string]int{}
@@ -43,7 +41,6 @@ func Setups(ctx context.Context, r Request) ([]SetupRun, error) {
 	return runs, nil
 }
 
-// setup runs one suite's setup= command.
 func setup(ctx context.Context, r Request, s config.Suite) (SetupRun, error) {
 	run := SetupRun{Suite: s}
 	log := io.WriteCloser(nopCloser{io.Discard})
@@ -107,9 +104,8 @@ func (r Request) AdapterListing(log io.Writer) adapter.Listing {
 	return adapter.Listing{Env: r.Hooks.AdapterEnv(r.Env, r.Level), Dir: r.RepoRoot, Log: log}
 }
 
-// Listing is where suite s lists, under the listing deadline: a tool as
-// AdapterListing, a hook-contract script from the run's environment pinned to the
-// suite's first GPUs (Request.Pin).
+// Listing is where suite s lists, under the listing deadline; a hook-contract script
+// is pinned to the suite's first GPUs (Request.Pin).
 func (r Request) Listing(s config.Suite, log io.Writer) adapter.Listing {
 	in := r.AdapterListing(log)
 	in.Timeout = r.Timeout

@@ -1,10 +1,7 @@
-// Package expand turns suites into work: it lists every suite's work items through its
-// adapter (internal/adapter; docs/adapters.md), after the setup= commands, into one
-// list of items, each carrying the adapter that runs it. What a suite lists is also
-// its census (what exists, which learning prunes the weight table against), except
-// for an adapter with a census of its own (adapter.Censuser: a list suite's listing
-// answers for this host, its census for every host). An opaque suite lists one
-// untagged item: its census is its own bare label.
+// Package expand lists every suite's work items through its adapter
+// (docs/adapters.md) into one list of items. What a suite lists is also its census,
+// unless its adapter has its own (adapter.Censuser): a list suite's listing answers
+// for this host, its census for every host.
 package expand
 
 import (
@@ -33,17 +30,14 @@ type Request struct {
 	// multi-GPU suite's first GPUs), set over Env's.
 	Pin func(config.Suite) []string
 	Log io.Writer // expand.log: the listings' stderr and any stray stdout
-	// Timeout bounds each listing pass (0 = none): one past it is stopped, and the
-	// error says so with the tail of its output.
+	// Timeout bounds each listing pass (0 = none).
 	Timeout time.Duration
 	// SetupTimeout bounds each setup= command of the adapter suites (0 = none).
 	SetupTimeout time.Duration
-	// Census lists the list suites as their census pass does (adapter.Hook.Census):
-	// sgpu-queue verify's default. Phase 1 leaves it unset and takes the census apart.
+	// Census lists the list suites as their census pass does (verify's default).
 	Census bool
-	// SetupLog opens the log of a setup= command, for the first suite that gives it,
-	// and returns the path to name in messages; nil keeps no log (a failure still
-	// shows the tail of its output).
+	// SetupLog opens the log of a setup= command and returns its path; nil keeps no
+	// log.
 	SetupLog func(s config.Suite) (w io.WriteCloser, path string, err error)
 }
 
@@ -60,17 +54,14 @@ type Result struct {
 	Setups []SetupRun
 }
 
-// Item is one work item from its listing to its last attempt: where the scheduler
-// places it, its suite, the adapter that runs it and the item as that adapter
-// listed it (Unit).
+// Item is one work item from its listing to its last attempt.
 type Item struct {
 	schedule.Item
 	Suite   config.Suite
 	Adapter adapter.Adapter
 	Unit    adapter.Item
-	// Narrowed: a re-run runs the item for what failed last time (docs/reruns.md):
-	// OnlyTests is the local file of its failed tests ("" when it re-runs whole),
-	// Only its lines, as its adapter's Narrower named them (adapter.Run).
+	// Narrowed: a re-run runs the item for what failed last time (docs/reruns.md);
+	// OnlyTests ("" when whole) is the local file of Only.
 	Narrowed  bool
 	OnlyTests string
 	Only      []string
@@ -120,8 +111,7 @@ func Run(ctx context.Context, r Request) (*Result, error) {
 	return res, nil
 }
 
-// add adds a suite's items as its adapter lists them, and its census: the listing,
-// or the adapter's own census (census).
+// add adds a suite's items as its adapter lists them, and its census.
 func (res *Result) add(ctx context.Context, r Request, s config.Suite) error {
 	a, l, err := ListAdapter(ctx, r, s)
 	if err != nil {
@@ -166,8 +156,7 @@ func scheduled(s config.Suite, it adapter.Item, seq int) schedule.Item {
 }
 
 // census is the census tags of a suite with a census of its own, or nil when it
-// failed or cannot be trusted (censusTrusted): that only disables pruning for the
-// suite, with a warning.
+// cannot be trusted: that only disables pruning for the suite, with a warning.
 func (res *Result) census(ctx context.Context, r Request, s config.Suite, c adapter.Censuser, queued []string) []string {
 	tags, err := c.Census(ctx, r.Exec, r.Listing(s, r.Log))
 	if err != nil {
@@ -182,10 +171,8 @@ func (res *Result) census(ctx context.Context, r Request, s config.Suite, c adap
 	return tags
 }
 
-// censusTrusted says why a suite's census cannot be trusted as everything that
-// exists ("" when it can): it listed nothing, or it lacks a tag the queue pass
-// listed (the census must be a superset: it only answers capability probes
-// "supported"), which would prune a weight of an item that still runs.
+// censusTrusted says why a suite's census cannot be trusted ("" when it can): empty,
+// or lacking a queued tag, which would prune the weight of an item that still runs.
 func censusTrusted(queued, census []string) string {
 	if len(census) == 0 {
 		return "listed nothing"

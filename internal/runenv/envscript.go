@@ -18,9 +18,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
 
-// The env-script (docs/hooks.md "The environment of every command"): a shell script
-// run once, where the commands run, whose exported variables every command of the run
-// gets, as every command of TE's run_queue.sh inherits what it sources (ci/_utils.sh).
+// The env-script: docs/hooks.md "The environment of every command".
 
 // envMarker ends the script's own output on stdout; env -0 follows it.
 const envMarker = "\x1esgpu-queue:env\n"
@@ -32,11 +30,8 @@ const envShell = `eval "$1" >&2 || exit; printf '\036sgpu-queue:env\n'; exec env
 // shellOwn are the variables a shell maintains by itself: never the script's.
 var shellOwn = []string{"PWD", "OLDPWD", "SHLVL", "_"}
 
-// ApplyEnvScript runs o.EnvScript once on t, from the repo root, and lays what it
-// exported over the environment every command starts from (t.Env); it says which
-// variables on out, and warns of those it does not use. Its failure stops the run
-// (exit 1) before anything else ran. o must be settled (Settle); face names the
-// options in messages.
+// ApplyEnvScript runs o.EnvScript once on t and lays what it exported over t.Env,
+// naming them on out. o must be settled (Settle).
 func ApplyEnvScript(ctx context.Context, face optname.Face, o Options, t *Target, out io.Writer, warn func(string)) error {
 	if o.EnvScript == "" {
 		return nil
@@ -83,11 +78,8 @@ func ApplyEnvScript(ctx context.Context, face optname.Face, o Options, t *Target
 	return nil
 }
 
-// ExportedBy is what a script's environment after (NAME=VALUE entries, as env -0
-// prints them) adds to or changes in given, in after's order: the variables a
-// sourced file exported. Variables the shell keeps itself, the tool's process marks
-// and malformed entries are dropped; so are the variables the tool sets for each
-// command itself (the hook contract's, the GPU pins), returned by name in ignored.
+// ExportedBy is what a script's environment after adds to or changes in given, but
+// the shell's own variables; those the tool sets itself are returned in ignored.
 func ExportedBy(given hook.Env, after []string, n hook.Names) (vars, ignored []string) {
 	for _, kv := range after {
 		name, value, ok := strings.Cut(kv, "=")

@@ -1,7 +1,5 @@
-// Package runenv is where suite commands run: this machine's processes, the
-// executor a caller gives, or another running container (--container); and the
-// environment, repo root and level every command there starts from, with the
-// --env-script's exports laid over it. Run and verify take its Options whole.
+// Package runenv is where suite commands run (local processes, an executor, or
+// --container) and what they start from. Run and verify take its Options whole.
 package runenv
 
 import (
@@ -40,25 +38,20 @@ type Options struct {
 	Force <-chan struct{}
 	// MapPath turns a local path into the path where Exec runs commands.
 	MapPath func(string) (string, error)
-	// Container, when set, runs every suite command inside that running container
-	// through the Docker Engine API; ContainerWorkdir is the repo root as seen
-	// there ("" = found from the two containers' mounts); PassEnv names the
-	// variables of Env (globs allowed) that go into the container besides the hook
-	// contract's: its commands otherwise see the container's own environment.
+	// Container, when set, runs every suite command inside that running container;
+	// ContainerWorkdir is the repo root there ("" = from the mounts); PassEnv names
+	// the variables of Env that go in besides the hook contract's.
 	Container        string
 	ContainerWorkdir string
 	PassEnv          []string
 	// CoreDumps keeps the core-file limit sgpu-queue was started with for the
 	// commands it starts; false (the default) sets it to 0 (executor.NoCoreDumps).
 	CoreDumps bool
-	// EnvScript is a shell script run once, where the commands run, before anything
-	// else; the variables it exports go to every command of the run
-	// (docs/hooks.md "The environment of every command").
+	// EnvScript is a shell script run once, before anything else, whose exports
+	// every command gets (docs/hooks.md "The environment of every command").
 	EnvScript string
 	// ListTimeout and SetupTimeout bound each listing pass (and the EnvScript) and
-	// each suite's setup (0 = no deadline): a command past it is stopped like a
-	// cancelled one and the run stops with its suite named and the tail of its
-	// output.
+	// each suite's setup (0 = no deadline).
 	ListTimeout  time.Duration
 	SetupTimeout time.Duration
 }
@@ -66,11 +59,8 @@ type Options struct {
 // usage is an error of the options: exit 2.
 func usage(err error) error { return exitcode.New(exitcode.Usage, err) }
 
-// Settle gives the options the meaning every command that runs suite scripts gives
-// them (run, verify): Env this process's environment, Hooks TE's names, RepoRoot an
-// absolute directory (the current one by default), Level --level, else the level
-// variable of Env ($TEST_LEVEL), else 99. face names the options in messages. A bad
-// root or level is an *exitcode.Error with exitcode.Usage.
+// Settle fills the options' defaults as run and verify both read them; a bad root
+// or level is a usage error.
 func Settle(face optname.Face, o *Options) error {
 	if o.Env == nil {
 		o.Env = os.Environ()
@@ -97,9 +87,8 @@ func Settle(face optname.Face, o *Options) error {
 	return nil
 }
 
-// Level is the test level of a run or a plan: the one given, else fromEnv (the
-// environment's TEST_LEVEL, or the variable --hook-var level= names), else 99
-// (docs/hooks.md, The level). The error says why it cannot key a weight table.
+// Level is the test level: given, else fromEnv, else 99 (docs/hooks.md, The level).
+// The error says why it cannot key a weight table.
 func Level(given, fromEnv string) (string, error) {
 	level := strings.TrimSpace(given)
 	if level == "" {
@@ -111,19 +100,17 @@ func Level(given, fromEnv string) (string, error) {
 	return level, weights.CheckLevel(level)
 }
 
-// Target is where suite commands run, settled and opened: as this process's
-// children, through the executor the caller gave, or inside the --container.
-// Listing and dispatch take it whole.
+// Target is where suite commands run, settled and opened; listing and dispatch take
+// it whole.
 type Target struct {
 	Exec executor.Executor
-	// Hooks, Level and RepoRoot are the settled Options' (Settle): RepoRoot is the
-	// repo root as this process sees it, where adapter commands run.
+	// Hooks, Level and RepoRoot are the settled Options' (RepoRoot as this process
+	// sees it).
 	Hooks    hook.Names
 	Level    string
 	RepoRoot string
-	// Env is the environment suite commands start from: Options.Env here; in a
-	// container, the container's own plus the --pass-env variables (this process's
-	// PATH or HOME would break the test image).
+	// Env is the environment suite commands start from; in a container its own plus
+	// --pass-env, as this process's PATH or HOME would break the test image.
 	Env hook.Env
 	// MapPath turns a local path into the path where commands run (nil: the same).
 	MapPath func(string) (string, error)
@@ -150,11 +137,8 @@ func (t *Target) Close() {
 	}
 }
 
-// Open opens where o's suite commands run, for a run and for verify alike: the
-// container named by o.Container, else o.Exec, else local processes with o.Grace
-// and o.Force. warn receives the executor's warnings (what a command left running,
-// output held past its end). Every path in paths (the repo root, the log dir) must
-// be visible where commands run. o must be settled (Settle).
+// Open opens where o's suite commands run, for run and verify alike; every path in
+// paths must be visible there. o must be settled (Settle).
 func Open(ctx context.Context, face optname.Face, o Options, warn func(string), paths ...string) (*Target, error) {
 	t, err := open(ctx, face, o, warn, paths)
 	if err != nil {
@@ -164,7 +148,6 @@ func Open(ctx context.Context, face optname.Face, o Options, warn func(string), 
 	return t, nil
 }
 
-// open opens the executor of Open and the environment its commands start from.
 func open(ctx context.Context, face optname.Face, o Options, warn func(string), paths []string) (*Target, error) {
 	switch {
 	case o.Container != "":
@@ -184,12 +167,9 @@ func open(ctx context.Context, face optname.Face, o Options, warn func(string), 
 	return &Target{Exec: executor.Local{Grace: o.Grace, Force: o.Force, Warn: warn}, Env: o.Env, MapPath: o.MapPath, Local: true}, nil
 }
 
-// openContainer points the commands at another running container through the
-// Docker Engine API: every suite command (listing, setup, items, GPU detection) runs
-// there, and every path shared with it (repo root, log dir, item working
-// directories, JUnit prefix) is translated through the two containers' mounts. It
-// fails, before anything runs, when the container is not running or a path is on no
-// mount both can see.
+// openContainer points every suite command at another running container, paths
+// translated through the two containers' mounts; it fails before anything runs when
+// a path is on no mount both can see.
 func openContainer(ctx context.Context, face optname.Face, o Options, warn func(string), paths []string) (*Target, error) {
 	fail := func(err error) (*Target, error) {
 		return nil, fmt.Errorf("%s: %w", face.Given("container", o.Container), err)

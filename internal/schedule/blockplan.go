@@ -55,10 +55,8 @@ func blockCheckNoise() []float64 { return []float64{0.1, 0.2, 0.5} }
 // alternative must not lose to under noise.
 func choiceOrder() []string { return []string{ByWidest, ByGPUSeconds, ByDuration} }
 
-// PlanBlocks returns the block order the named policy's Blocks follow on items:
-// lpt's longest first; planned's the candidate that replays shortest on the weights,
-// improved by moving items, kept only if it beats widest first by minGain of the
-// bound and loses nothing under noise (docs/performance.md). Deterministic.
+// PlanBlocks returns the block order the named policy's Blocks follow on items,
+// deterministically (docs/performance.md).
 func PlanBlocks(policy string, items []Item, gpus int) (BlockPlan, error) {
 	if gpus < 1 {
 		return BlockPlan{}, fmt.Errorf("%d GPUs: want at least 1", gpus)

@@ -7,10 +7,8 @@ import (
 	"sync"
 )
 
-// Blocks is the scheduler of a workload with multi-GPU items: one queue whose head
-// starts when enough GPUs are free, GPUs held for it meanwhile, and a later known
-// item backfills only where it does not delay the head (EASY backfilling;
-// docs/performance.md), by calibrated estimates.
+// Blocks is the scheduler of a workload with multi-GPU items: EASY backfilling by
+// calibrated estimates (docs/performance.md).
 type Blocks struct {
 	mu    sync.Mutex // every exported method takes it; the unexported ones run under it
 	cal   *Calibration
@@ -298,10 +296,8 @@ func (b *Blocks) place(p, nfree int, force bool) ([]int, bool) {
 	return b.alloc(w, false), true
 }
 
-// alloc takes w of the free GPUs (skipping avoided ones when skip): the first w of
-// the shortest run of adjacent free GPUs that holds w (lowest first on ties), so
-// that longer runs stay whole for wider items; when no run holds w, the longest
-// runs first. The caller has checked that w are free.
+// alloc takes w free GPUs from the shortest run of adjacent ones that holds w, so
+// that longer runs stay whole for wider items. The caller has checked w are free.
 func (b *Blocks) alloc(w int, skip bool) []int {
 	ok := func(g int) bool { return b.free[g] && !(skip && b.avoid[g]) }
 	type run struct{ at, n int }
@@ -447,10 +443,9 @@ func (b *Blocks) backfill(h int, now, at float64, extra, nfree int) (int, []int,
 // GPU idle a while, never delays the head.
 const maxPassed = 64
 
-// firstFit is the first index from from in class c whose item's calibrated
-// estimate is at most lim, or −1. The tree holds weights; no estimate is below
-// its weight times the least factor in force, so the tree is asked for weights up
-// to lim / that factor and each candidate checked.
+// firstFit is the first index from from in class c whose calibrated estimate is at
+// most lim, or −1; the tree holds weights, so it is asked up to lim / the least
+// factor and each candidate checked.
 func (b *Blocks) firstFit(c *class, from int, lim float64) int {
 	if lim == math.MaxFloat64 {
 		return c.t.first(from, lim)

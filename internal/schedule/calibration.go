@@ -35,10 +35,9 @@ func studentT(df int) float64 {
 	return 1.96
 }
 
-// Calibration scales a run's estimates by what its finished items measured: an
-// estimate is its weight times its suite's factor (docs/performance.md, "Estimates
-// that hold"). The same observations in the same order give the same factors, so a
-// simulation predicts what a run does. nil is the weights as they are.
+// Calibration scales a run's estimates by its suite's factor (docs/performance.md,
+// "Estimates that hold"); deterministic, so a simulation predicts a run. nil is the
+// weights as they are.
 type Calibration struct {
 	mu     sync.Mutex
 	w      []float64 // by item: its weight

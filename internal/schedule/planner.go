@@ -14,11 +14,8 @@ const (
 	// PolicyLPT is the original design's queue: one shared list, unknown items first, then
 	// longest first, pulled by whichever GPU goes idle (NewPull).
 	PolicyLPT = "lpt"
-	// PolicyPlanned is LPT refined by a plan (NewPlan): where the weights allow the
-	// GPUs to finish closer together than LPT does, and a simulation with noisy
-	// durations shows it no worse than LPT, the queue follows the plan while the
-	// GPUs keep to it and falls back to LPT's order when they do not. Otherwise it
-	// is exactly the LPT queue.
+	// PolicyPlanned is LPT refined by a plan (NewPlan), used only where it beats LPT
+	// on the weights and is no worse under noise; otherwise exactly the LPT queue.
 	PolicyPlanned = "planned"
 )
 
@@ -60,10 +57,8 @@ type Plan struct {
 	Slots [][]int
 	// Loads is each slot's planned busy time, the sum of its items' weights.
 	Loads []float64
-	// Order is the plan's dispatch order: the known items by planned start (ties:
-	// slot order). Pulled in this order with exact weights, every item starts at
-	// its planned time, give or take which of two GPUs free at the same instant
-	// asks first, which does not change when they finish.
+	// Order is the plan's dispatch order: the known items by planned start, so
+	// with exact weights every item starts at its planned time.
 	Order []int
 	// Unknown holds the items without a weight, in listing order.
 	Unknown []int

@@ -2,9 +2,8 @@ package schedule
 
 import "fmt"
 
-// replay drives q on slots GPUs in virtual time as the dispatcher drives it (each
-// idle slot asks q.Next(slot); when nothing runs, one Next(AnySlot)) and returns
-// the wall clock; started, when not nil, is told of each start. The planner's
+// replay drives q on slots GPUs in virtual time as the dispatcher drives it and
+// returns the wall clock; started, when not nil, is told of each start. The planner's
 // check uses it rather than ReplayBlocks, which costs it 3× the time and 5× the memory.
 func replay(q Queue, dur []float64, slots int, started func(slot, item int, at float64) error) (float64, error) {
 	if slots < 1 {

@@ -131,29 +131,19 @@ type Running struct {
 	Start float64 // seconds, on the clock Next's now is on
 }
 
-// Scheduler hands items to free GPUs, an item of width N taking N GPUs at once. GPUs
-// are positions in the pool's list (0 … gpus−1); "adjacent" means next to each other
-// in that list. The dispatcher (real time) and the simulator (virtual time) drive the
-// same Scheduler, each with its own clock: Next only compares now with the running
-// items' starts and the items' weights.
+// Scheduler hands items to free GPUs, an item of width N taking N GPUs at once; GPUs
+// are positions in the pool's list. The dispatcher and the simulator drive the same
+// Scheduler, each with its own clock.
 type Scheduler interface {
 	// Next returns the item to start now and the GPUs it takes (rising), or ok
-	// false when nothing should start on the free GPUs now. free lists the idle
-	// usable GPUs (a GPU not in the pool is ignored), running every item still
-	// running. The caller starts the item, takes its GPUs out of free, adds it to
-	// running and calls again until ok is false. When nothing runs, Next starts
-	// whatever fits rather than stall; it returns false with nothing running only
-	// when no queued item fits the free GPUs.
+	// false when nothing should start; the caller calls again until ok is false.
+	// When nothing runs, Next starts whatever fits rather than stall.
 	Next(now float64, free []int, running []Running) (item int, gpus []int, ok bool)
-	// Requeue queues the item again at the back (a retry); avoid lists the GPUs
-	// it failed on, which it avoids while other GPUs of the pool can take it. It
-	// returns false, queuing nothing, when the item no longer fits the pool (GPUs
-	// were removed while it ran): the caller reports it as not run again.
+	// Requeue queues the item again at the back, avoiding the GPUs avoid while
+	// others can take it; false when it no longer fits the pool.
 	Requeue(item int, avoid []int) bool
 	// Remove takes a GPU out of the pool for good (quarantine) and returns the
-	// queued items that no longer fit in what is left, taken out of the queue: the
-	// caller reports them as not run. A GPU suspended for a while is not removed;
-	// the caller just leaves it out of free.
+	// queued items that no longer fit, taken out of the queue.
 	Remove(gpu int) (unfit []int)
 	// Hold reports the item that GPUs are held for, and when its reservation
 	// completes by the weights (its expected start), as of the last Next that
@@ -161,10 +151,8 @@ type Scheduler interface {
 	Hold() (item int, at float64, ok bool)
 	// Len is the number of items not yet handed out.
 	Len() int
-	// Calibration is the run's calibration of the estimates the scheduler (and
-	// the dispatcher's ETA and hang deadline) go by: the caller tells it of each
-	// complete attempt as it ends (Calibration.Observe). nil: the weights as they
-	// are.
+	// Calibration is the run's calibration of the estimates, which the caller
+	// tells of each complete attempt; nil: the weights as they are.
 	Calibration() *Calibration
 }
 

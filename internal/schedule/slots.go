@@ -3,9 +3,7 @@ package schedule
 import "sync"
 
 // OnSlots drives a single-GPU Queue through the Scheduler interface exactly as the
-// dispatcher drives it on its own: each free GPU, in the order given, asks
-// q.Next(gpu); when nothing runs and every free GPU was refused, the first free
-// GPU takes q.Next(AnySlot). Its Calibration is the queue's (LPT's merge), else nil.
+// dispatcher would drive it on its own.
 func OnSlots(q Queue, gpus int) Scheduler {
 	var cal *Calibration
 	if c, ok := q.(interface{ calibration() *Calibration }); ok {

@@ -16,9 +16,8 @@ const (
 	// NoiseUniform multiplies each weight by a factor drawn uniformly from
 	// [1−F, 1+F] (F = 0.2: every item within ±20 %).
 	NoiseUniform = "uniform"
-	// NoiseLognormal multiplies each weight by exp(F·Z), Z standard normal: median
-	// 1, skewed to the slow side as real overruns are (F = 0.2: about ±20 % at one
-	// standard deviation, some items far off).
+	// NoiseLognormal multiplies each weight by exp(F·Z), Z standard normal: skewed
+	// to the slow side as real overruns are.
 	NoiseLognormal = "lognormal"
 )
 
@@ -29,18 +28,14 @@ type Options struct {
 	Model string  // NoiseUniform (default) or NoiseLognormal
 	Runs  int     // noisy runs, and shuffles of the unordered queue
 	Seed  uint64
-	// Bias: every actual duration is the weight × its suite's bias (before
-	// noise), while the queues order by the weights (a table from another
-	// machine). Prior: a cold start, the queues ordering by another table's
-	// estimates (Prior.estimates) while the items take their weights.
+	// Bias scales the actual durations while the queues order by the weights;
+	// Prior makes the queues order by another table's estimates (a cold start).
 	Bias  Bias
 	Prior *Prior
 }
 
-// Policy rows, in the order Compare reports them. A workload with multi-GPU items
-// has the rows RowTwoStep, RowUnordered, RowStrict and one per block order
-// (schedule.BlockOrders, then schedule.ByChoice: the row's Policy is the order's
-// name) instead.
+// Policy rows, in the order Compare reports them; a workload with multi-GPU items
+// has RowTwoStep, RowUnordered, RowStrict and one row per block order instead.
 const (
 	RowStatic    = "static"
 	RowUnordered = "unordered"
@@ -49,9 +44,8 @@ const (
 	// RowTwoStep is TE's job before one queue: the single-GPU items as the
 	// planned queue, then each multi-GPU item alone, one after another.
 	RowTwoStep = "two-step"
-	// RowStrict is TE's current queue (docs/performance.md): widest first, then
-	// longest, each item started in that order as soon as enough GPUs are free,
-	// nothing jumping ahead of it (schedule.Strict).
+	// RowStrict is TE's current queue, strictly widest then longest
+	// (docs/performance.md).
 	RowStrict = "te-strict"
 	// RowUncalibrated is the default policy going by the estimates as they are
 	// all run long: what calibration changes (shown with --bias or --prior).
@@ -97,9 +91,8 @@ type Report struct {
 	// Planner says what the planned queue does on this table ("follows a plan:
 	// ..." or "is LPT: ...").
 	Planner string
-	// Mixed is set when an item takes more than one GPU: the rows are then the
-	// two-step job, the unordered queue and the block orders, and speed-up is over
-	// the two-step job.
+	// Mixed is set when an item takes more than one GPU; speed-up is then over the
+	// two-step job.
 	Mixed *MixedInfo
 	// Priors counts what the prior estimated the items from (with Options.Prior);
 	// Calibration is each suite's factor at the end of the default policy's runs.
@@ -122,9 +115,7 @@ type HoldStats struct {
 	Holds int // over all runs
 	Late  int // started after their reservation by the weights
 	// MaxLate is the most seconds one started late; Unexplained counts those later
-	// than the largest overrun of an item running while they were held, but for
-	// Recalibrated: those whose estimates calibration changed while they were
-	// held (which moves a reservation as an overrun does).
+	// than any overrun while held, but for Recalibrated (calibration moved them).
 	MaxLate      float64
 	LateSum      float64
 	Unexplained  int
@@ -225,9 +216,8 @@ func replayWall(s schedule.Scheduler, width []int, dur []float64, n int) (float6
 	return t.Wall, nil
 }
 
-// singleRows are the rows of a workload of single-GPU items: static, unordered,
-// LPT, planned. LPT and planned are the schedulers a run of that policy gets
-// (schedule.NewSetup; one plan serves every run).
+// singleRows are the rows of a workload of single-GPU items; LPT and planned are
+// the schedulers a run gets (schedule.NewSetup).
 func singleRows(rep *Report, in *Input, items []schedule.Item, n int) ([]Row, []runner, error) {
 	lpt, err := schedule.NewSetup(schedule.PolicyLPT, items, n)
 	if err != nil {

@@ -15,9 +15,8 @@ import (
 // MaxBias keeps a bias factor to what a table from another machine could be off by.
 const MaxBias = 1000
 
-// Bias is how far the actual durations are from the weights, as with a table from
-// another machine (docs/performance.md, "Estimates that hold"): every item of
-// suite label takes By[label] × its weight, the others Default × (0: 1).
+// Bias is how far the actual durations are from the weights (docs/performance.md,
+// "Estimates that hold"): By[label] ×, else Default × (0: 1).
 type Bias struct {
 	Default float64
 	By      map[string]float64
@@ -101,9 +100,8 @@ func (b Bias) String() string {
 	return strings.Join(parts, ",")
 }
 
-// Prior is a cold start: the run has no table of its own, and estimates every
-// item from another table, as a run estimates the items its table lacks
-// (weights.Priors): the same key, else its siblings, else its suite.
+// Prior is a cold start: every item is estimated from another table, as a run
+// estimates the items its table lacks (weights.Priors).
 type Prior struct {
 	Name  string
 	Table *weights.Table
@@ -138,9 +136,8 @@ func (p *Prior) estimates(items []schedule.Item) ([]schedule.Item, PriorCounts) 
 // PriorCounts are how many items a prior estimated from what.
 type PriorCounts struct{ Table, Sibling, Suite, None int }
 
-// FactorStat is one suite's calibration factor at the end of the default
-// policy's runs (schedule.Calibration): its mean, range and the runs it was in
-// force in.
+// FactorStat is one suite's calibration factor at the end of the default policy's
+// runs.
 type FactorStat struct {
 	Label string
 	Stat

@@ -11,9 +11,8 @@ import (
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
 
-// Write prints the report: what was simulated, the lower bound, and one aligned row
-// per policy with wall clock in plain seconds, utilisation, ratio to the bound and
-// speed-up over the static design.
+// Write prints the report: what was simulated, the lower bound, and a row per
+// policy.
 func (r *Report) Write(w io.Writer) error {
 	var b strings.Builder
 	in, o := r.Input, r.Options

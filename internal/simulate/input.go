@@ -46,11 +46,8 @@ func (in *Input) ItemsOn(gpus int) ([]schedule.Item, error) {
 // maxInput bounds what Load reads, so that a wrong path (a disk image) fails fast.
 const maxInput = 256 << 20
 
-// Load reads a weight table (docs/weights.md; the weights package's
-// parser decides what is valid, corrupt lines come back as warnings), each line
-// optionally followed by a third column gpus=N or gpus=all: the GPUs the item takes
-// at once (simulate's input only; a run's weight table has two columns). A key
-// "<label>/<tag>" is an item of suite label; a bare key is a whole opaque suite.
+// Load reads a weight table (docs/weights.md), corrupt lines as warnings, with an
+// optional third column gpus=N or gpus=all that only simulate's input has.
 func Load(r io.Reader, name string) (*Input, []string, error) {
 	data, err := io.ReadAll(io.LimitReader(r, maxInput+1))
 	if err != nil {
@@ -132,10 +129,8 @@ const gpusAll = -1
 // maxWidth bounds a gpus=N column (simulate's --gpus bound).
 const maxWidth = MaxGPUs
 
-// splitGPUs takes the gpus= column off every line of data that has one, keeping
-// the line count, so that the weights parser reads the rest. It returns the count
-// by key (the last line of a key wins, as its weight does; gpusAll for gpus=all)
-// and a warning for each bad count, whose line it blanks (skipped).
+// splitGPUs takes the gpus= column off each line, keeping the line count so the
+// weights parser's line numbers hold; a bad count warns and blanks its line.
 func splitGPUs(data []byte, name string) ([]byte, map[string]int, []string) {
 	gpus := map[string]int{}
 	var warns []string

@@ -2,9 +2,8 @@
 // schedulers run uses on virtual time (schedule.ReplayBlocks); it backs `sgpu-queue simulate`.
 package simulate
 
-// Static is the old design: suite k (in config order) runs whole on GPU k mod
-// slots; suites sharing a GPU run one after another. suite[i] is item i's suite.
-// It returns the wall clock: the busiest GPU's total.
+// Static is the old design: suite k runs whole on GPU k mod slots (suite[i] is item
+// i's suite); it returns the busiest GPU's total.
 func Static(suite []int, dur []float64, slots int) float64 {
 	if slots < 1 {
 		return 0

@@ -50,9 +50,8 @@ type shardRun struct {
 	dur     []float64
 }
 
-// CompareRunners predicts 1 … runners runners: each count split as `sgpu-queue plan`
-// splits it (shard.Assign), every shard replayed on its own GPUs; the matrix's
-// wall clock is its slowest runner's.
+// CompareRunners predicts 1 … runners runners, each split as `sgpu-queue plan`
+// splits it; the matrix's wall clock is its slowest runner's.
 func CompareRunners(ctx context.Context, in *Input, o Options, runners int) (*RunnersReport, error) {
 	if err := o.Check(); err != nil {
 		return nil, err
@@ -174,8 +173,7 @@ func replayShards(runs []shardRun, dur []float64, gpus int) (slowest, fastest fl
 }
 
 // Advice is what the report would say with k runners (1 ≤ k < len(Rows)) about one
-// more, from the mean wall clocks (and, with noise, the mean of each run's
-// longest item, named when it was the same item in every run).
+// more.
 func (r *RunnersReport) Advice(k int) string {
 	key, largest := r.LargestKey, r.LargestWeight
 	if r.Options.Noise > 0 {

@@ -1,16 +1,8 @@
 // Package verify checks the round trip the queue rests on (docs/suites.md,
-// docs/hooks.md): a tag that a list suite prints in its listing, dispatched as
-// the filter of an item, selects exactly the call line that printed it. For every list
-// suite it runs the listing as phase 1 does, then re-enters the script once per tag
-// with that item's filter and the listing switch, and compares the tags that come
-// back with the one that was asked for. The re-entries only list, so they need no
-// GPU and run in parallel.
-//
-// An adapter suite (docs/adapters.md) has no filter to round-trip, but its items
-// select tests by their own arguments: after its setup= command, verify lists it
-// and asks, for each item, what the item's own selection picks (a ctest item's -R,
-// a pytest item's file or node id as the only operand), which must be exactly that
-// item. A cmd suite is skipped: each line is its own command.
+// docs/hooks.md): a tag a list suite lists, dispatched as an item's filter, selects
+// exactly the call line that printed it. The re-entries only list, so they need no
+// GPU and run in parallel. An adapter suite's items must each select exactly
+// themselves (docs/adapters.md).
 package verify
 
 import (
@@ -34,17 +26,14 @@ import (
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
 
-// Options are the settings of one verify: the configs and where their commands run,
-// as a run reads them (the same knobs, internal/settings; ListTimeout bounds each
-// listing pass, re-entries included), and verify's own.
+// Options are the settings of one verify: a run's configs and target, and its own.
 type Options struct {
 	// Face names the options in messages (flags, or the action's inputs).
 	Face    optname.Face
 	Configs config.Sources
 	Target  runenv.Options
-	// Queue verifies the queue listing (what this host runs, its capability probes
-	// answered here) instead of the census (what exists at this level, every probe
-	// answered "supported": every tag any host could dispatch, and no GPU needed).
+	// Queue verifies the queue listing (what this host runs) instead of the census
+	// (every tag any host could dispatch, and no GPU needed).
 	Queue bool
 	// Jobs is how many re-entries run at once; ≤ 0 = the number of CPUs.
 	Jobs int
@@ -149,8 +138,7 @@ func (r *Result) warn(msg string) {
 	r.Warnings = append(r.Warnings, msg)
 }
 
-// ExitCode is 0 when every list suite round-trips, exitcode.Failed on a mismatch or
-// a failed listing, exitcode.Interrupted when it was cancelled before the end.
+// ExitCode is 0 when every list suite round-trips.
 func (r *Result) ExitCode() int {
 	if r.Cancelled {
 		return exitcode.Interrupted
@@ -197,10 +185,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	return res, nil
 }
 
-// prepare reads the configs and settles the options as a run does
-// (runenv.Settle), and returns the listing request every pass starts from, on the
-// run's target (runenv.Open: the --container, or local processes), and what
-// closes it. Commands' warnings go to warn.
+// prepare reads the configs and opens the target as a run does, and returns the
+// listing request every pass starts from and what closes it.
 func prepare(ctx context.Context, o *Options, warn func(string)) ([]config.Suite, expand.Request, func(), error) {
 	none := func() {}
 	to := &o.Target
@@ -270,9 +256,8 @@ func each(ctx context.Context, o Options, label string, n int, check func(i int)
 	return ms, nil
 }
 
-// setups runs the adapter suites' setup= commands as a run does before listing
-// them (each distinct one once), and returns the error of each command that failed
-// or never ran because an earlier one failed, by command.
+// setups runs the setup= commands as a run does, and returns by command the error
+// of each that failed or never ran.
 func setups(ctx context.Context, req expand.Request) map[string]error {
 	runs, err := expand.Setups(ctx, req)
 	if err == nil {
@@ -298,10 +283,8 @@ var unchecked = map[config.Mode]string{
 	config.Cmd:    "each line is its own command: no selection to check",
 }
 
-// verifySuite lists s through its adapter (a list suite's census unless --queue),
-// then checks that each item's own selection picks exactly that item
-// (adapter.Checker: a list suite re-entered with the item's filter, a pytest or
-// ctest item's own selection listed), Jobs items at once.
+// verifySuite lists s, then checks that each item's own selection picks exactly that
+// item (adapter.Checker), Jobs items at once.
 func verifySuite(ctx context.Context, o Options, req expand.Request, s config.Suite) (Suite, []string) {
 	v := Suite{Label: s.Label, Where: s.Where(), Mode: s.Mode}
 	a, l, err := expand.ListAdapter(ctx, req, s)
@@ -402,8 +385,8 @@ func (s Suite) Write(w io.Writer, filterVar string) {
 	}
 }
 
-// failure says why a re-entry failed: the listing's message and the last lines of
-// its output, without the suite's name and config line (its verdict names them).
+// failure says why a re-entry failed, without the suite's name and config line (its
+// verdict names them).
 func failure(err error) string {
 	var le *expand.Error
 	if !errors.As(err, &le) {
