@@ -200,20 +200,10 @@ type act struct {
 // options maps the inputs onto the engine; a run needs the config input, a merge
 // does not.
 func (a *act) options(needConfig bool) (engine.Options, error) {
-	gh := a.gh
 	// Said with the settings' errors below: every bad input at once.
-	mgpu, merr := a.paths("mgpu-config", "name the mGPU queue's config file(s) relative to the workspace")
-	configs, cerr := a.configs(needConfig && len(mgpu) == 0)
+	values, merr := a.values()
+	configs, cerr := a.configs(needConfig && values["mgpu-config"] == "")
 	cerr = errors.Join(merr, cerr)
-	values := settings.Values{}
-	for _, k := range settings.Knobs {
-		v := gh.GetInput(k.Name)
-		if k.Path && k.Kind != settings.Lines && v != "" {
-			v = a.path(v)
-		}
-		values[k.Name] = v
-	}
-	values["mgpu-config"] = strings.Join(mgpu, "\n")
 	env := suiteEnv(a.e.Environ)
 	opts := engine.Options{
 		Face:          optname.Action,
@@ -233,6 +223,23 @@ func (a *act) options(needConfig bool) (engine.Options, error) {
 	}
 	opts.Target.Env = env
 	return opts, nil
+}
+
+// values are the knobs' inputs (those named in only, or every knob), paths made
+// workspace-relative; the error is mgpu-config's.
+func (a *act) values(only ...string) (settings.Values, error) {
+	values := settings.Values{}
+	for _, k := range settings.Knobs {
+		if v := a.gh.GetInput(k.Name); len(only) == 0 || slices.Contains(only, k.Name) {
+			if k.Path && k.Kind != settings.Lines && v != "" {
+				v = a.path(v)
+			}
+			values[k.Name] = v
+		}
+	}
+	mgpu, err := a.paths("mgpu-config", "name the mGPU queue's config file(s) relative to the workspace")
+	values["mgpu-config"] = strings.Join(mgpu, "\n")
+	return values, err
 }
 
 // runnerCredentials are variables the runner gives an action but never a `run:` step:

@@ -324,7 +324,7 @@ func TestInputErrorsAllAtOnce(t *testing.T) {
 		{"bad mode", map[string]string{"mode": "sideways", "publish": "none,check", "retries": "two"},
 			[]string{`input publish "none,check"`, `input mode "sideways"`, `input retries "two"`}},
 		{"plan", map[string]string{"mode": "plan", "publish": "x", "shard": "1/2", "config": "c.conf"},
-			[]string{`input publish "x"`, "input shard is read by mode run", "mode plan needs input arch", `input shards ""`, `input gpus ""`}},
+			[]string{`input publish "x"`, "input shard is read by mode run", "mode plan needs input arch", "no input shards given", "no input gpus given"}},
 	}
 	for _, tt := range tests {
 		env := map[string]string{"GITHUB_WORKSPACE": t.TempDir()}

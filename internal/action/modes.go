@@ -7,15 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/rocm/sgpu-queue/internal/engine"
 	"github.com/rocm/sgpu-queue/internal/exitcode"
-	"github.com/rocm/sgpu-queue/internal/gpu"
 	"github.com/rocm/sgpu-queue/internal/optname"
-	"github.com/rocm/sgpu-queue/internal/runenv"
-	"github.com/rocm/sgpu-queue/internal/settings"
 	"github.com/rocm/sgpu-queue/internal/shard"
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
@@ -129,50 +125,14 @@ func planMatrix(shards int) map[string][]string {
 
 // planRequest reads mode plan's inputs; every bad one is an error line of its own.
 func (a *act) planRequest() (shard.Request, error) {
-	gh := a.gh
-	req := shard.Request{Face: optname.Action, RepoRoot: a.root,
-		Arch: strings.TrimSpace(gh.GetInput("arch")), Level: strings.TrimSpace(gh.GetInput("level"))}
-	var errs []error
-	var err error
-	if req.Configs.Files, err = a.configs(true); err != nil {
-		errs = append(errs, err)
-	}
+	values, err := a.values("arch", "level", "weights", "gpus", "queue", "mgpu-config", "hook-var")
+	configs, cerr := a.configs(true)
+	req, perr := values.Plan(optname.Action, a.gh.GetInput("shards"), a.e.Getenv)
+	req.RepoRoot, req.Configs.Files = a.root, configs
 	if req.Arch == "" {
-		errs = append(errs, errors.New("mode plan needs input arch (e.g. gfx942): a plan job has no GPU to ask, and the arch keys the weight table"))
+		err = errors.Join(err, errors.New("mode plan needs input arch (e.g. gfx942): a plan job has no GPU to ask, and the arch keys the weight table"))
 	}
-	n, err := strconv.Atoi(strings.TrimSpace(gh.GetInput("shards")))
-	if err != nil || n < 1 || n > shard.MaxShards {
-		errs = append(errs, fmt.Errorf("input shards %q: mode plan wants the number of runners to split the items over, from 1 to %d",
-			gh.GetInput("shards"), shard.MaxShards))
-	}
-	req.Shards = n
-	spec, err := gpu.ParseSpec(gh.GetInput("gpus"))
-	if err != nil || strings.TrimSpace(gh.GetInput("gpus")) == "" {
-		errs = append(errs, fmt.Errorf("input gpus %q: mode plan wants the GPUs of each shard's runner, a count (8) or a list of ids (0,1,2,3)",
-			gh.GetInput("gpus")))
-	}
-	req.GPUs = max(spec.Count, len(spec.IDs))
-	if w := strings.TrimSpace(gh.GetInput("weights")); w != "" {
-		req.WeightsPath = a.path(w)
-	}
-	// The queues as the shard jobs read them.
-	var q engine.Options
-	if err := (settings.Values{"queue": gh.GetInput("queue")}).Apply(&q, nil); err != nil {
-		errs = append(errs, settings.Prefixed(err, "input "))
-	}
-	req.Configs.Queue = q.Configs.Queue
-	if req.Configs.MGPU, err = a.paths("mgpu-config", "name the mGPU config file(s) relative to the workspace"); err != nil {
-		errs = append(errs, err)
-	}
-	// The level as the shards' runs will read it, hook-var's rename included.
-	var hooks engine.Options
-	if err := (settings.Values{"hook-var": gh.GetInput("hook-var")}).Apply(&hooks, nil); err != nil {
-		return req, errors.Join(append(errs, settings.Prefixed(err, "input "))...)
-	}
-	if req.Level, err = runenv.Level(req.Level, a.e.Getenv(hooks.Target.Hooks.Level)); err != nil {
-		errs = append(errs, fmt.Errorf("input level %q: %w", req.Level, err))
-	}
-	return req, errors.Join(errs...)
+	return req, errors.Join(cerr, err, perr)
 }
 
 // planMarkdown is mode plan's job summary.

@@ -1,15 +1,11 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
-	"github.com/rocm/sgpu-queue/internal/engine"
 	"github.com/rocm/sgpu-queue/internal/exitcode"
-	"github.com/rocm/sgpu-queue/internal/hook"
-	"github.com/rocm/sgpu-queue/internal/runenv"
-	"github.com/rocm/sgpu-queue/internal/settings"
+	"github.com/rocm/sgpu-queue/internal/optname"
 	"github.com/rocm/sgpu-queue/internal/shard"
 )
 
@@ -64,33 +60,21 @@ func planCmd(e Env, args []string) int {
 		table = fs.String("weights", envDefault(e, "weights", ""), "weight table (default "+
 			"<repo-root>/ci-weights/test_weights.<arch>.l<level>.txt)")
 	)
-	queues := knobFlags(fs, e, "queue", "mgpu-config")
+	values := knobFlags(fs, e, "queue", "mgpu-config")
 	configs, code, stop := parse(fs, args, e)
 	if stop {
 		return code
 	}
-	if len(configs) == 0 && len(strings.TrimSpace(queues["mgpu-config"])) == 0 {
+	if len(configs) == 0 && len(strings.TrimSpace(values["mgpu-config"])) == 0 {
 		return noConfig(fs, e)
 	}
 	usageErr := func(err error) int { return usageError(e, "plan", err) }
-	var q engine.Options
-	if err := queues.Apply(&q, nil); err != nil {
-		return usageErr(settings.Prefixed(err, "--"))
-	}
-	q.Configs.Files = configs
-	req := shard.Request{Configs: q.Configs, ItemsPath: *items, RepoRoot: *repoRoot,
-		Arch: strings.TrimSpace(*arch), Level: strings.TrimSpace(*level), WeightsPath: strings.TrimSpace(*table)}
-	var err error
-	if req.Shards, err = count("--shards", *shards, shard.MaxShards, "runners"); err != nil {
-		if strings.TrimSpace(*shards) == "" {
-			err = errors.New("no --shards given: say how many runners to split the items over, e.g. --shards 3")
-		}
+	values["gpus"], values["arch"], values["level"], values["weights"] = *gpus, *arch, *level, *table
+	req, err := values.Plan(optname.CLI, *shards, e.Getenv)
+	if err != nil {
 		return usageErr(err)
 	}
-	if req.GPUs, err = gpuCount(*gpus); err != nil {
-		return usageErr(err)
-	}
-	req.Level, _ = runenv.Level(req.Level, e.Getenv(hook.Default().Level)) // shard.Make says why a level is bad
+	req.Configs.Files, req.ItemsPath, req.RepoRoot = configs, *items, *repoRoot
 	p, sum, err := shard.Make(req, func(w string) { fmt.Fprintf(e.Stderr, "warning: %s\n", w) })
 	if err != nil {
 		return usageErr(err)

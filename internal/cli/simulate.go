@@ -9,7 +9,9 @@ import (
 	"strings"
 
 	"github.com/rocm/sgpu-queue/internal/exitcode"
+	"github.com/rocm/sgpu-queue/internal/optname"
 	"github.com/rocm/sgpu-queue/internal/safefs"
+	"github.com/rocm/sgpu-queue/internal/settings"
 	"github.com/rocm/sgpu-queue/internal/shard"
 	"github.com/rocm/sgpu-queue/internal/simulate"
 	"github.com/rocm/sgpu-queue/internal/weights"
@@ -86,7 +88,7 @@ func simulateCmd(e Env, args []string) int {
 	}
 	nRunners := 0
 	if strings.TrimSpace(*runners) != "" {
-		if nRunners, err = count("--runners", *runners, shard.MaxShards, "runners"); err != nil {
+		if nRunners, err = settings.Count(optname.CLI, "runners", *runners, shard.MaxShards, "runners"); err != nil {
 			return usageErr(err)
 		}
 	}
@@ -208,15 +210,6 @@ func gpuCount(s string) (int, error) {
 }
 
 // count reads a whole number from 1 to most for flag.
-func count(flag, s string, most int, what string) (int, error) {
-	n, err := strconv.Atoi(strings.TrimSpace(s))
-	if err != nil || n < 1 || n > most {
-		return 0, fmt.Errorf("%s %q: want a whole number of %s from 1 to %d", flag, s, what, most)
-	}
-	return n, nil
-}
-
-// fraction reads "0.2" or "20%" as 0.2.
 func fraction(s string) (float64, error) {
 	t := strings.TrimSpace(s)
 	scale := 1.0

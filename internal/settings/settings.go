@@ -16,6 +16,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/engine"
 	"github.com/rocm/sgpu-queue/internal/gpu"
 	"github.com/rocm/sgpu-queue/internal/hook"
+	"github.com/rocm/sgpu-queue/internal/optname"
 	"github.com/rocm/sgpu-queue/internal/runenv"
 	"github.com/rocm/sgpu-queue/internal/schedule"
 	"github.com/rocm/sgpu-queue/internal/shard"
@@ -510,6 +511,38 @@ func (v Values) Apply(o *engine.Options, force <-chan struct{}) error {
 		errs = append(errs, v.clashes(o.Target.Hooks)...)
 	}
 	return errors.Join(errs...)
+}
+
+// Plan is the request of a plan over shards runners, its knobs read as the shard jobs will read them: the queues, the
+// GPUs of each runner (needed: a plan job has none to detect) and the level, hook-var's rename included. Every bad one
+// is an error line of its own; the caller adds the configs.
+func (v Values) Plan(face optname.Face, shards string, getenv func(string) string) (shard.Request, error) {
+	o := engine.Options{Face: face}
+	errs := []error{Prefixed(v.Apply(&o, nil), face.Name(""))}
+	req := shard.Request{Face: face, Configs: o.Configs, Arch: strings.TrimSpace(o.Arch), WeightsPath: strings.TrimSpace(o.Weights.Path)}
+	var err error
+	if req.Shards, err = Count(face, "shards", shards, shard.MaxShards, "runners"); strings.TrimSpace(shards) == "" {
+		err = fmt.Errorf("no %s given: say how many runners to split the items over, e.g. %s", face.Name("shards"), face.Set("shards", "3"))
+	}
+	errs = append(errs, err)
+	if strings.TrimSpace(o.GPUs) == "" {
+		errs = append(errs, fmt.Errorf("no %s given: say how many GPUs each runner has, e.g. %s", face.Name("gpus"), face.Set("gpus", "8")))
+	} else if spec, err := gpu.ParseSpecAs(face, o.GPUs); err == nil {
+		req.GPUs = max(spec.Count, len(spec.IDs))
+	}
+	if req.Level, err = runenv.Level(o.Target.Level, getenv(o.Target.Hooks.Level)); err != nil && strings.TrimSpace(o.Target.Level) == "" {
+		errs = append(errs, fmt.Errorf("%s %q: %w", face.Name("level"), req.Level, err)) // a bad given level is Apply's
+	}
+	return req, errors.Join(errs...)
+}
+
+// Count reads a whole number of what, from 1 to most, given to option.
+func Count(face optname.Face, option, s string, most int, what string) (int, error) {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil || n < 1 || n > most {
+		return 0, fmt.Errorf("%s %q: want a whole number of %s from 1 to %d", face.Name(option), s, what, most)
+	}
+	return n, nil
 }
 
 // clashes refuses hook and pin variables sharing a name with each other or ours (hook.Names.Clashes), on the knob
