@@ -140,8 +140,7 @@ func (a *act) modeStep(mode string) (func(context.Context) int, error) {
 
 // level is the run's test level as runenv.Level will settle it; "" when invalid.
 func (a *act) level(opts engine.Options) string {
-	fromEnv, _ := hook.Env(opts.Target.Env).Get(opts.Target.Hooks.Level)
-	level, err := runenv.Level(opts.Target.Level, fromEnv)
+	level, err := opts.Target.SettledLevel(opts.Face)
 	if err != nil {
 		return ""
 	}

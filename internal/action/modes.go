@@ -127,7 +127,7 @@ func planMatrix(shards int) map[string][]string {
 func (a *act) planRequest() (shard.Request, error) {
 	values, err := a.values("arch", "level", "weights", "gpus", "queue", "mgpu-config", "hook-var")
 	configs, cerr := a.configs(true)
-	req, perr := values.Plan(optname.Action, a.gh.GetInput("shards"), a.e.Getenv)
+	req, perr := values.Plan(optname.Action, a.gh.GetInput("shards"), a.e.Environ)
 	req.RepoRoot, req.Configs.Files = a.root, configs
 	if req.Arch == "" {
 		err = errors.Join(err, errors.New("mode plan needs input arch (e.g. gfx942): a plan job has no GPU to ask, and the arch keys the weight table"))

@@ -7,6 +7,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/engine"
 	"github.com/rocm/sgpu-queue/internal/exitcode"
 	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/publish"
 	"github.com/rocm/sgpu-queue/internal/report"
 	"github.com/rocm/sgpu-queue/internal/verdict"
@@ -42,12 +43,9 @@ func (a *act) publishFrom(ctx context.Context, dir string) int {
 	stats := report.Compute(run, suites)
 	ro := report.Options{RunURL: a.runPage, Roots: []string{a.ws}}
 	res := &engine.Result{
-		ExitCode: verdict.ExitCode(suites), LogDir: dir, Suites: suites, Stats: stats,
+		ExitCode: outcome.RunExitCode(verdict.ExitCode(suites), false, run.Meta.Cancelled), LogDir: dir, Suites: suites, Stats: stats,
 		Report: logdir.Layout{Root: run.Dir}.Report(), Cancelled: run.Meta.Cancelled, Quarantined: run.Meta.Quarantined,
 		Markdown: report.Render(run, suites, stats, ro), Comment: report.Comment(run, suites, stats, ro),
-	}
-	if res.Cancelled && res.ExitCode == exitcode.OK {
-		res.ExitCode = exitcode.Interrupted
 	}
 	fmt.Fprintf(a.e.Stdout, "  publishing the report of %s: %d suites, %d items, %d failed (commit %s, pull request %d)\n",
 		a.rel(dir), len(suites), stats.Items, stats.Failed, orEvent(a.pub.commit), a.pub.pr)

@@ -70,7 +70,7 @@ func planCmd(e Env, args []string) int {
 	}
 	usageErr := func(err error) int { return usageError(e, "plan", err) }
 	values["gpus"], values["arch"], values["level"], values["weights"] = *gpus, *arch, *level, *table
-	req, err := values.Plan(optname.CLI, *shards, e.Getenv)
+	req, err := values.Plan(optname.CLI, *shards, e.Environ)
 	if err != nil {
 		return usageErr(err)
 	}

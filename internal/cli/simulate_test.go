@@ -23,7 +23,11 @@ const (
 func runCommand(t *testing.T, env map[string]string, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := Main(Env{Args: args, Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return env[k] }})
+	var environ []string
+	for k, v := range env {
+		environ = append(environ, k+"="+v)
+	}
+	code := Main(Env{Args: args, Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return env[k] }, Environ: environ})
 	return code, out.String(), errb.String()
 }
 

@@ -80,11 +80,20 @@ func Settle(face optname.Face, o *Options) error {
 			face.Given("repo-root", o.RepoRoot)))
 	}
 	o.RepoRoot = root
-	fromEnv, _ := hook.Env(o.Env).Get(o.Hooks.Level)
-	if o.Level, err = Level(o.Level, fromEnv); err != nil {
-		return usage(fmt.Errorf("%s %q: %w", face.Name("level"), o.Level, err))
+	if o.Level, err = o.SettledLevel(face); err != nil {
+		return usage(err)
 	}
 	return nil
+}
+
+// SettledLevel is the level Settle settles: given, else the hook variable of Env.
+func (o Options) SettledLevel(face optname.Face) (string, error) {
+	fromEnv, _ := hook.Env(o.Env).Get(o.Hooks.Level)
+	level, err := Level(o.Level, fromEnv)
+	if err != nil {
+		return level, fmt.Errorf("%s %q: %w", face.Name("level"), level, err)
+	}
+	return level, nil
 }
 
 // Level is the test level: given, else fromEnv, else 99 (docs/hooks.md, The level).

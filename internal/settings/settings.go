@@ -516,8 +516,8 @@ func (v Values) Apply(o *engine.Options, force <-chan struct{}) error {
 // Plan is the request of a plan over shards runners, its knobs read as the shard jobs will read them: the queues, the
 // GPUs of each runner (needed: a plan job has none to detect) and the level, hook-var's rename included. Every bad one
 // is an error line of its own; the caller adds the configs.
-func (v Values) Plan(face optname.Face, shards string, getenv func(string) string) (shard.Request, error) {
-	o := engine.Options{Face: face}
+func (v Values) Plan(face optname.Face, shards string, environ []string) (shard.Request, error) {
+	o := engine.Options{Face: face, Target: runenv.Options{Env: environ}}
 	errs := []error{Prefixed(v.Apply(&o, nil), face.Name(""))}
 	req := shard.Request{Face: face, Configs: o.Configs, Arch: strings.TrimSpace(o.Arch), WeightsPath: strings.TrimSpace(o.Weights.Path)}
 	var err error
@@ -530,8 +530,8 @@ func (v Values) Plan(face optname.Face, shards string, getenv func(string) strin
 	} else if spec, err := gpu.ParseSpecAs(face, o.GPUs); err == nil {
 		req.GPUs = max(spec.Count, len(spec.IDs))
 	}
-	if req.Level, err = runenv.Level(o.Target.Level, getenv(o.Target.Hooks.Level)); err != nil && strings.TrimSpace(o.Target.Level) == "" {
-		errs = append(errs, fmt.Errorf("%s %q: %w", face.Name("level"), req.Level, err)) // a bad given level is Apply's
+	if req.Level, err = o.Target.SettledLevel(face); strings.TrimSpace(o.Target.Level) == "" {
+		errs = append(errs, err) // a bad given level is Apply's
 	}
 	return req, errors.Join(errs...)
 }
