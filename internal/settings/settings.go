@@ -518,10 +518,11 @@ func (v Values) Apply(o *engine.Options, force <-chan struct{}) error {
 // is an error line of its own; the caller adds the configs.
 func (v Values) Plan(face optname.Face, shards string, environ []string) (shard.Request, error) {
 	o := engine.Options{Face: face, Target: runenv.Options{Env: environ}}
-	errs := []error{Prefixed(v.Apply(&o, nil), face.Name(""))}
+	errs := []error{Prefixed(v.Apply(&o, nil), face.Name(""))} // "--" or "input "
 	req := shard.Request{Face: face, Configs: o.Configs, Arch: strings.TrimSpace(o.Arch), WeightsPath: strings.TrimSpace(o.Weights.Path)}
 	var err error
-	if req.Shards, err = Count(face, "shards", shards, shard.MaxShards, "runners"); strings.TrimSpace(shards) == "" {
+	req.Shards, err = Count(face, "shards", shards, shard.MaxShards, "runners")
+	if strings.TrimSpace(shards) == "" {
 		err = fmt.Errorf("no %s given: say how many runners to split the items over, e.g. %s", face.Name("shards"), face.Set("shards", "3"))
 	}
 	errs = append(errs, err)
@@ -530,7 +531,8 @@ func (v Values) Plan(face optname.Face, shards string, environ []string) (shard.
 	} else if spec, err := gpu.ParseSpecAs(face, o.GPUs); err == nil {
 		req.GPUs = max(spec.Count, len(spec.IDs))
 	}
-	if req.Level, err = o.Target.SettledLevel(face); strings.TrimSpace(o.Target.Level) == "" {
+	req.Level, err = o.Target.SettledLevel(face)
+	if strings.TrimSpace(o.Target.Level) == "" {
 		errs = append(errs, err) // a bad given level is Apply's
 	}
 	return req, errors.Join(errs...)
