@@ -50,27 +50,21 @@ func efficiency(r *record.Run, s Stats) string {
 		fmt.Fprintf(&b, "| dispatch gap (end → next start, same GPU) | mean %s, max %s over %d gaps |\n",
 			gapDur(s.Gaps.Mean), gapDur(s.Gaps.Max), s.Gaps.Count)
 	}
-	if s.LargestKey != "" {
-		where := ""
-		for _, t := range r.Attempts {
-			if t.Secs == s.Largest {
-				where = fmt.Sprintf(", ran t+%s → t+%s on GPU %s", clock(t.StartOff), clock(t.EndOff), gpuName(t.GPU()))
-				break
-			}
-		}
-		fmt.Fprintf(&b, "| largest item | %s %s%s |\n", cell(s.LargestKey), secs(s.Largest), where)
+	if l := s.Largest; l.Secs > 0 {
+		fmt.Fprintf(&b, "| largest item | %s %s, ran t+%s → t+%s on GPU %s |\n", cell(l.Key()), secs(l.Secs), clock(l.StartOff), clock(l.EndOff),
+			gpuName(l.GPU()))
 	}
 	if s.Last.Finished {
 		fmt.Fprintf(&b, "| last to finish | %s t+%s → t+%s on GPU %s |\n", cell(s.Last.Key()), clock(s.Last.Last().StartOff), clock(s.Last.Last().EndOff),
 			gpuName(s.Last.GPU))
 	}
-	if !r.Meta.Cancelled && r.Meta.Finished && s.LargestKey != "" {
+	if !r.Meta.Cancelled && r.Meta.Finished && s.Largest.Secs > 0 {
 		sp := s.Split
 		verdict := "**no**"
 		if sp.Pays {
 			verdict = "**yes**"
 		}
-		why := fmt.Sprintf("it is %.0f %% of work/%d, which sets the bound", 100*s.Largest/math.Max(s.Work/float64(s.GPUs), 1e-9), s.GPUs)
+		why := fmt.Sprintf("it is %.0f %% of work/%d, which sets the bound", 100*s.Largest.Secs/math.Max(s.Work/float64(s.GPUs), 1e-9), s.GPUs)
 		if sp.Binding {
 			why = "it alone sets the lower bound"
 		}
@@ -276,7 +270,7 @@ func estimateTables(s Stats) []*block {
 	// Relative misses of tiny items are noise: rank only items of at least 1 % of the largest.
 	var rel []verdict.Item
 	for _, it := range s.Misses {
-		if max(it.Estimate, it.Seconds) >= 0.01*s.Largest {
+		if max(it.Estimate, it.Seconds) >= 0.01*s.Largest.Secs {
 			rel = append(rel, it)
 		}
 	}

@@ -39,9 +39,9 @@ type Stats struct {
 	Wall  float64
 	Bound float64 // max(work/N, largest row): no schedule could have been faster
 	// Mixed: some attempt ran on several GPUs (a multi-GPU item).
-	Mixed       bool
-	Largest     float64
-	LargestKey  string
+	Mixed bool
+	// Largest is the longest attempt, the first of equals; its Secs is 0 when no attempt took time.
+	Largest     record.Attempt
 	Utilisation float64 // work / (wall × N)
 	AboveBound  float64 // wall/bound − 1
 	// Hindsight is the makespan of the default scheduler on this run's measured durations: what perfect
@@ -115,9 +115,11 @@ func Compute(r *record.Run, suites []verdict.Suite) Stats {
 			s.Passed = false
 		}
 	}
-	per := map[string]*GPUStats{}
-	for _, g := range r.Meta.GPUs {
-		per[g] = &GPUStats{GPU: g}
+	ls := lanesOf(r)
+	lane := map[string]int{}
+	for i, l := range ls {
+		lane[l.GPU] = i
+		s.PerGPU = append(s.PerGPU, GPUStats{GPU: l.GPU})
 	}
 	durs := make([]float64, 0, len(r.Attempts))
 	widths := make([]int, 0, len(r.Attempts))
@@ -127,19 +129,14 @@ func Compute(r *record.Run, suites []verdict.Suite) Stats {
 		durs = append(durs, t.Secs)
 		widths = append(widths, len(t.GPUNames()))
 		s.Mixed = s.Mixed || len(t.GPUNames()) > 1
-		if t.Secs > s.Largest {
-			s.Largest = t.Secs
-			s.LargestKey = t.Key()
+		if t.Secs > s.Largest.Secs {
+			s.Largest = t
 		}
 		if t.EndOff > s.Wall {
 			s.Wall = t.EndOff
 		}
 		for _, id := range t.GPUNames() {
-			g, ok := per[id]
-			if !ok {
-				g = &GPUStats{GPU: id}
-				per[id] = g
-			}
+			g := &s.PerGPU[lane[id]]
 			g.Busy += t.Secs
 			g.Items++
 			if t.Outcome.Failed() {
@@ -152,10 +149,10 @@ func Compute(r *record.Run, suites []verdict.Suite) Stats {
 		s.Wall = r.Meta.Wall
 	}
 	if s.GPUs == 0 {
-		s.GPUs = len(per)
+		s.GPUs = len(ls)
 	}
 	if s.GPUs > 0 {
-		s.Bound = max(s.Work/float64(s.GPUs), s.Largest)
+		s.Bound = max(s.Work/float64(s.GPUs), s.Largest.Secs)
 		if s.Wall > 0 {
 			s.Utilisation = s.Work / (s.Wall * float64(s.GPUs))
 		}
@@ -171,14 +168,11 @@ func Compute(r *record.Run, suites []verdict.Suite) Stats {
 		s.Quality = s.Wall / s.Hindsight
 	}
 	s.Split = splitLargest(durs, widths, s.GPUs)
-	s.Split.Binding = s.GPUs > 0 && s.Largest > 0 && s.Largest >= s.Work/float64(s.GPUs)
-	s.Gaps = gaps(r.Attempts)
-
-	for _, g := range per {
-		g.Idle = max(0, s.Wall-g.Busy)
-		s.PerGPU = append(s.PerGPU, *g)
+	s.Split.Binding = s.GPUs > 0 && s.Largest.Secs > 0 && s.Largest.Secs >= s.Work/float64(s.GPUs)
+	s.Gaps = gaps(ls)
+	for i := range s.PerGPU {
+		s.PerGPU[i].Idle = max(0, s.Wall-s.PerGPU[i].Busy)
 	}
-	sortGPUs(s.PerGPU, r.Meta.GPUs)
 	s.items(suites)
 	return s
 }
@@ -192,6 +186,9 @@ func (s *Stats) items(suites []verdict.Suite) {
 				s.Last = it
 			}
 		}
+		if it.Outcome == outcome.NoRun {
+			s.NoRun = append(s.NoRun, it)
+		}
 		switch {
 		case !it.Finished:
 			s.Missing = append(s.Missing, it)
@@ -201,13 +198,6 @@ func (s *Stats) items(suites []verdict.Suite) {
 			s.Known++
 			s.Estimated += it.Estimate
 			s.Misses = append(s.Misses, it)
-		}
-	}
-	for _, list := range [][]verdict.Item{s.Misses, s.Unknown} {
-		for _, it := range list {
-			if it.Outcome == outcome.NoRun {
-				s.NoRun = append(s.NoRun, it)
-			}
 		}
 	}
 	sort.SliceStable(s.NoRun, func(i, j int) bool { return s.NoRun[i].Key() < s.NoRun[j].Key() })
@@ -273,18 +263,11 @@ func splitLargest(durs []float64, widths []int, n int) Split {
 }
 
 // gaps measures, per GPU, the time from one attempt's end to the next one's start.
-func gaps(rows []record.Attempt) Gaps {
-	by := map[string][]record.Attempt{}
-	for _, t := range rows {
-		for _, id := range t.GPUNames() {
-			by[id] = append(by[id], t)
-		}
-	}
+func gaps(ls []lane) Gaps {
 	var g Gaps
-	for _, ts := range by {
-		sort.SliceStable(ts, func(i, j int) bool { return ts[i].StartOff < ts[j].StartOff })
-		for i := 1; i < len(ts); i++ {
-			d := max(0, ts[i].StartOff-ts[i-1].EndOff)
+	for _, l := range ls {
+		for i := 1; i < len(l.Rows); i++ {
+			d := max(0, l.Rows[i].StartOff-l.Rows[i-1].EndOff)
 			g.Count++
 			g.Total += d
 			g.Max = max(g.Max, d)
@@ -294,25 +277,6 @@ func gaps(rows []record.Attempt) Gaps {
 		g.Mean = g.Total / float64(g.Count)
 	}
 	return g
-}
-
-// sortGPUs puts the GPUs in the run's pool order; GPUs only the timings name go last.
-func sortGPUs(gs []GPUStats, pool []string) {
-	order := map[string]int{}
-	for i, g := range pool {
-		order[g] = i
-	}
-	sort.SliceStable(gs, func(i, j int) bool {
-		oi, iok := order[gs[i].GPU]
-		oj, jok := order[gs[j].GPU]
-		if iok != jok {
-			return iok
-		}
-		if oi != oj {
-			return oi < oj
-		}
-		return gs[i].GPU < gs[j].GPU
-	})
 }
 
 // NoJUnitSuite is a suite none of whose finished items wrote JUnit (each no-run).

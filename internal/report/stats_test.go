@@ -109,8 +109,8 @@ func TestCompute(t *testing.T) {
 			if s.Hindsight != 6 || s.Quality != 1 || s.Split.Binding || s.Split.Pays {
 				t.Errorf("hindsight %v quality %v split %+v", s.Hindsight, s.Quality, s.Split)
 			}
-			if s.LargestKey != "s/a" || s.Largest != 4 {
-				t.Errorf("largest %q %v", s.LargestKey, s.Largest)
+			if s.Largest.Key() != "s/a" || s.Largest.Secs != 4 {
+				t.Errorf("largest %q %v", s.Largest.Key(), s.Largest.Secs)
 			}
 			if s.Gaps.Count != 2 || s.Gaps.Total != 0 {
 				t.Errorf("gaps %+v", s.Gaps)
@@ -130,8 +130,8 @@ func TestCompute(t *testing.T) {
 			if s.Bound != 600 || !s.Split.Binding || !s.Split.Pays || s.Split.Before != 600 || s.Split.After != 360 || s.Split.Saving != 240 {
 				t.Errorf("bound %v split %+v", s.Bound, s.Split)
 			}
-			if s.LargestKey != "op" {
-				t.Errorf("an opaque item's key is its label, got %q", s.LargestKey)
+			if s.Largest.Key() != "op" {
+				t.Errorf("an opaque item's key is its label, got %q", s.Largest.Key())
 			}
 			if s.PerGPU[1].Idle != 480 || s.PerGPU[0].Idle != 0 || s.PerGPU[1].LastEnd != 120 {
 				t.Errorf("per GPU %+v", s.PerGPU)
@@ -348,8 +348,8 @@ func TestComputeMultiGPU(t *testing.T) {
 		},
 	}
 	s := Compute(r, verdict.Decide(r))
-	if !s.Mixed || s.Work != 40+8+6 || s.Largest != 10 || s.Wall != 16.25 {
-		t.Fatalf("mixed %v work %v largest %v wall %v", s.Mixed, s.Work, s.Largest, s.Wall)
+	if !s.Mixed || s.Work != 40+8+6 || s.Largest.Secs != 10 || s.Wall != 16.25 {
+		t.Fatalf("mixed %v work %v largest %v wall %v", s.Mixed, s.Work, s.Largest.Secs, s.Wall)
 	}
 	if want := 54.0 / 4; s.Bound != want || math.Abs(s.Utilisation-54/(16.25*4)) > 1e-9 {
 		t.Errorf("bound %v (want %v), utilisation %v", s.Bound, want, s.Utilisation)
