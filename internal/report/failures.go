@@ -46,8 +46,7 @@ func failedSuites(suites []verdict.Suite) *block {
 
 // failedDetails shows each failed item's failed test cases; on github.com also its log tail, as a link
 // would resolve nowhere.
-func failedDetails(r *record.Run, s Stats, o Options) *block {
-	failed := failedItems(s)
+func failedDetails(r *record.Run, failed []verdict.Item, s Stats, o Options) *block {
 	if len(failed) == 0 {
 		return nil
 	}

@@ -18,7 +18,7 @@ func TestGitHubReport(t *testing.T) {
 	dir := t.TempDir()
 	copyTree(t, filepath.Join("testdata", "runs", "te80-failures"), dir)
 	r, suites, s := loadRun(t, dir)
-	failed := failedItems(s)
+	failed := failedItems(suites)
 	if len(failed) < 2 {
 		t.Fatalf("fixture has %d failed items", len(failed))
 	}

@@ -127,8 +127,9 @@ func render(r *record.Run, suites []verdict.Suite, s Stats, limit int, o Options
 	}
 	add(flakyTests(s, o))
 	add(failedSuites(suites))
-	add(failedTable(s, o))
-	add(failedDetails(r, s, o))
+	failed := failedItems(suites)
+	add(failedTable(failed, o))
+	add(failedDetails(r, failed, s, o))
 	if b := rerunNote(r) + skipped(suites); b != "" {
 		add(fixed(b))
 	}

@@ -177,21 +177,13 @@ func attemptLinks(r *record.Run, it verdict.Item, o Options) string {
 }
 
 // failedItems are the failed items in key order, which is stable and groups suites.
-func failedItems(s Stats) []verdict.Item {
-	var failed []verdict.Item
-	for _, list := range [][]verdict.Item{s.Misses, s.Unknown, s.Missing} {
-		for _, it := range list {
-			if it.Failed {
-				failed = append(failed, it)
-			}
-		}
-	}
+func failedItems(suites []verdict.Suite) []verdict.Item {
+	failed := verdict.FailedItems(suites)
 	sort.SliceStable(failed, func(i, j int) bool { return failed[i].Key() < failed[j].Key() })
 	return failed
 }
 
-func failedTable(s Stats, o Options) *block {
-	failed := failedItems(s)
+func failedTable(failed []verdict.Item, o Options) *block {
 	if len(failed) == 0 {
 		return nil
 	}
@@ -392,12 +384,7 @@ func weightTables(r *record.Run) []*block {
 			prow = append(prow, "* "+code(k)+"\n")
 		}
 		title := head + fmt.Sprintf("Pruned (no longer listed by their suite's census): %d key(s).\n\n", len(m.Pruned))
-		if len(prow) <= openRows {
-			out = append(out, table(title, prow, "\n", "keys"))
-		} else {
-			out = append(out, table(title+fmt.Sprintf("<details><summary>%d pruned keys</summary>\n\n", len(prow)), prow, "\n</details>\n\n",
-				"keys"))
-		}
+		out = append(out, collapsible(title, fmt.Sprintf("%d pruned keys", len(prow)), "", prow, "keys"))
 	}
 	return out
 }

@@ -93,9 +93,10 @@ func relMiss(it verdict.Item) float64 {
 	return miss(it) / it.Estimate
 }
 
-// GPUStats is one GPU's share of the run; a multi-GPU item counts on each of its GPUs.
+// GPUStats is one GPU's share of the run and its lane of the timeline; a multi-GPU item counts on each of its GPUs.
 type GPUStats struct {
 	GPU     string
+	Rows    []record.Attempt // its attempts in start order
 	Busy    float64
 	Idle    float64 // wall − busy
 	Items   int     // attempts run on it
@@ -115,11 +116,10 @@ func Compute(r *record.Run, suites []verdict.Suite) Stats {
 			s.Passed = false
 		}
 	}
-	ls := lanesOf(r)
+	s.PerGPU = lanesOf(r)
 	lane := map[string]int{}
-	for i, l := range ls {
-		lane[l.GPU] = i
-		s.PerGPU = append(s.PerGPU, GPUStats{GPU: l.GPU})
+	for i, g := range s.PerGPU {
+		lane[g.GPU] = i
 	}
 	durs := make([]float64, 0, len(r.Attempts))
 	widths := make([]int, 0, len(r.Attempts))
@@ -149,7 +149,7 @@ func Compute(r *record.Run, suites []verdict.Suite) Stats {
 		s.Wall = r.Meta.Wall
 	}
 	if s.GPUs == 0 {
-		s.GPUs = len(ls)
+		s.GPUs = len(s.PerGPU)
 	}
 	if s.GPUs > 0 {
 		s.Bound = max(s.Work/float64(s.GPUs), s.Largest.Secs)
@@ -169,7 +169,7 @@ func Compute(r *record.Run, suites []verdict.Suite) Stats {
 	}
 	s.Split = splitLargest(durs, widths, s.GPUs)
 	s.Split.Binding = s.GPUs > 0 && s.Largest.Secs > 0 && s.Largest.Secs >= s.Work/float64(s.GPUs)
-	s.Gaps = gaps(ls)
+	s.Gaps = gaps(s.PerGPU)
 	for i := range s.PerGPU {
 		s.PerGPU[i].Idle = max(0, s.Wall-s.PerGPU[i].Busy)
 	}
@@ -263,7 +263,7 @@ func splitLargest(durs []float64, widths []int, n int) Split {
 }
 
 // gaps measures, per GPU, the time from one attempt's end to the next one's start.
-func gaps(ls []lane) Gaps {
+func gaps(ls []GPUStats) Gaps {
 	var g Gaps
 	for _, l := range ls {
 		for i := 1; i < len(l.Rows); i++ {

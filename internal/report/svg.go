@@ -66,7 +66,7 @@ func svg(w *bufio.Writer, r *record.Run, suites []verdict.Suite, s Stats) {
 type timeline struct {
 	r      *record.Run
 	s      Stats
-	lanes  []lane
+	lanes  []GPUStats
 	colour map[string]int // suite → index in palette
 	suites []string       // in the order they got their colours
 	// laneH and laneGap are a lane's height and the space below it; yAxis is the time axis's y.
@@ -74,7 +74,7 @@ type timeline struct {
 }
 
 func newTimeline(r *record.Run, suites []verdict.Suite, s Stats) *timeline {
-	t := &timeline{r: r, s: s, lanes: lanesOf(r), colour: map[string]int{}, laneH: 26, laneGap: 6}
+	t := &timeline{r: r, s: s, lanes: s.PerGPU, colour: map[string]int{}, laneH: 26, laneGap: 6}
 	addSuite := func(label string) {
 		if _, ok := t.colour[label]; !ok {
 			t.colour[label] = len(t.suites) % len(palette)
@@ -103,7 +103,7 @@ func (t *timeline) x(sec float64) float64 { return svgLeft + sec/t.tmax*t.plotW 
 func (t *timeline) laneY(i int) float64 { return svgTop + float64(i)*(t.laneH+t.laneGap) }
 
 // bars are lane l's bars, items shorter than half a pixel merged.
-func (t *timeline) bars(l lane) []bar { return bars(t.r, l, 0.5/(t.plotW/t.tmax)) }
+func (t *timeline) bars(l GPUStats) []bar { return bars(l, 0.5/(t.plotW/t.tmax)) }
 
 // legendEntry is one swatch of the legend with its label, placed at x, y.
 type legendEntry struct {
@@ -202,19 +202,13 @@ func (t *timeline) axis(w *bufio.Writer) {
 // lanesAndBars writes the lanes, then the bars, so a multi-GPU bar spans the lanes below its first.
 func (t *timeline) lanesAndBars(w *bufio.Writer) {
 	laneOf := map[string]int{}
-	for i, l := range t.lanes {
-		laneOf[l.GPU] = i
-		var g GPUStats
-		for _, pg := range t.s.PerGPU {
-			if pg.GPU == l.GPU {
-				g = pg
-			}
-		}
+	for i, g := range t.lanes {
+		laneOf[g.GPU] = i
 		fmt.Fprintf(w,
 			`<g><title>GPU %s: %d items, %d failed, busy %s, idle %s</title><rect x="%d" y="%.1f" width="%.1f" height="%.1f" fill="#f3f3f3"/>`+
 				`<text x="%d" y="%.1f" text-anchor="end" font-weight="bold">GPU %s</text></g>`+"\n",
-			xmlText(l.GPU, 40), g.Items, g.Failed, textfmt.Dur(g.Busy), textfmt.Dur(g.Idle),
-			svgLeft, t.laneY(i), t.plotW, t.laneH, svgLeft-6, t.laneY(i)+t.laneH/2+4, xmlText(l.GPU, 8))
+			xmlText(g.GPU, 40), g.Items, g.Failed, textfmt.Dur(g.Busy), textfmt.Dur(g.Idle),
+			svgLeft, t.laneY(i), t.plotW, t.laneH, svgLeft-6, t.laneY(i)+t.laneH/2+4, xmlText(g.GPU, 8))
 	}
 	for i, l := range t.lanes {
 		for _, b := range t.bars(l) {
@@ -224,7 +218,7 @@ func (t *timeline) lanesAndBars(w *bufio.Writer) {
 					continue // drawn from an earlier lane
 				}
 			}
-			svgBar(w, t.r, b, t.x, t.laneY(i), float64(span)*t.laneH+float64(span-1)*t.laneGap, t.colour)
+			svgBar(w, b, t.x, t.laneY(i), float64(span)*t.laneH+float64(span-1)*t.laneGap, t.colour)
 		}
 	}
 }
@@ -265,7 +259,7 @@ func blockSpan(t record.Attempt, laneOf map[string]int, i int) int {
 }
 
 // svgBar draws one bar with its tooltip and, when it fits, its label.
-func svgBar(w *bufio.Writer, r *record.Run, b bar, x func(float64) float64, y, h float64, colour map[string]int) {
+func svgBar(w *bufio.Writer, b bar, x func(float64) float64, y, h float64, colour map[string]int) {
 	x0, x1 := x(b.Start), x(b.End)
 	wd := x1 - x0
 	if b.failed() {
@@ -297,7 +291,7 @@ func svgBar(w *bufio.Writer, r *record.Run, b bar, x func(float64) float64, y, h
 			gpu = fmt.Sprintf("%d GPUs %s", n, xmlText(t.GPU(), 80))
 		}
 		tip = fmt.Sprintf("%s\n%s (%s s), %s, %s\n%s, t+%s → t+%s",
-			xmlText(b.Key, 200), textfmt.Dur(t.Secs), logdir.Secs(t.Secs), status, xmlText(est, 40),
+			xmlText(t.Key(), 200), textfmt.Dur(t.Secs), logdir.Secs(t.Secs), status, xmlText(est, 40),
 			gpu, clock(t.StartOff), clock(t.EndOff))
 		label = t.Tag
 		if label == "" {

@@ -263,7 +263,7 @@ func Comment(r *record.Run, suites []verdict.Suite, s Stats, o Options) string {
 			fmt.Fprintf(&b, "\n*and %d more failed tests: %s.*\n", more, whereReport(o))
 		}
 		b.WriteString("\n")
-	} else if failed := failedItems(s); len(failed) > 0 {
+	} else if failed := failedItems(suites); len(failed) > 0 {
 		for _, it := range failed[:min(len(failed), commentTests)] {
 			fmt.Fprintf(&b, "* ✗ %s %s\n", code(it.Key()), plain(itemHow(it)))
 		}

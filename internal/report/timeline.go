@@ -13,29 +13,23 @@ import (
 // bar is one span on a GPU's lane: one attempt, or a run of short attempts merged.
 type bar struct {
 	Start, End float64
-	N          int     // attempts in it; 1 is a single item
-	Busy       float64 // seconds of work inside
-	Failed     int     // failed attempts inside
-	Suite      string  // the suite label; "" when a merged bar mixes suites
-	Row        record.Attempt
-	Key        string // weight key of a single item
+	N          int            // attempts in it; 1 is a single item
+	Busy       float64        // seconds of work inside
+	Failed     int            // failed attempts inside
+	Suite      string         // the suite label; "" when a merged bar mixes suites
+	Row        record.Attempt // the attempt of a single item
 }
 
 func (b bar) failed() bool { return b.Failed > 0 }
 
-// lane is one GPU and its attempts in start order.
-type lane struct {
-	GPU  string
-	Rows []record.Attempt
-}
-
-// lanesOf groups a run's attempts by GPU in pool order; a multi-GPU item is in each of its lanes.
-func lanesOf(r *record.Run) []lane {
+// lanesOf groups a run's attempts by GPU in pool order, GPUs only the attempts name last; a multi-GPU item is in
+// each of its lanes.
+func lanesOf(r *record.Run) []GPUStats {
 	idx := map[string]int{}
-	var ls []lane
+	var ls []GPUStats
 	for _, g := range r.Meta.GPUs {
 		idx[g] = len(ls)
-		ls = append(ls, lane{GPU: g})
+		ls = append(ls, GPUStats{GPU: g})
 	}
 	var extra []string
 	for _, t := range r.Attempts {
@@ -49,7 +43,7 @@ func lanesOf(r *record.Run) []lane {
 	sort.Strings(extra)
 	for _, g := range extra {
 		idx[g] = len(ls)
-		ls = append(ls, lane{GPU: g})
+		ls = append(ls, GPUStats{GPU: g})
 	}
 	for _, t := range r.Attempts {
 		for _, id := range t.GPUNames() {
@@ -65,10 +59,10 @@ func lanesOf(r *record.Run) []lane {
 }
 
 // bars merges consecutive attempts shorter than minDur into chunks of about minDur, so a big run stays readable.
-func bars(r *record.Run, l lane, minDur float64) []bar {
+func bars(l GPUStats, minDur float64) []bar {
 	var out []bar
 	single := func(t record.Attempt) bar {
-		b := bar{Start: t.StartOff, End: t.EndOff, N: 1, Busy: t.Secs, Suite: t.Label, Row: t, Key: t.Key()}
+		b := bar{Start: t.StartOff, End: t.EndOff, N: 1, Busy: t.Secs, Suite: t.Label, Row: t}
 		if t.Outcome.Failed() {
 			b.Failed = 1
 		}
@@ -113,10 +107,10 @@ func bars(r *record.Run, l lane, minDur float64) []bar {
 }
 
 // countBars is how many bars minDur gives.
-func countBars(r *record.Run, ls []lane, minDur float64) int {
+func countBars(ls []GPUStats, minDur float64) int {
 	n := 0
 	for _, l := range ls {
-		n += len(bars(r, l, minDur))
+		n += len(bars(l, minDur))
 	}
 	return n
 }
@@ -126,10 +120,10 @@ const mermaidBudget = 250
 
 // mermaidMinDur is the first merge threshold that keeps the Gantt within budget; at least 1 s, as the
 // Gantt counts whole seconds.
-func mermaidMinDur(r *record.Run, ls []lane, wall float64, budget int) float64 {
+func mermaidMinDur(ls []GPUStats, wall float64, budget int) float64 {
 	for _, f := range []float64{0, 0.001, 0.002, 0.005, 0.01, 0.015, 0.02, 0.03, 0.05, 0.1, 0.2, 0.5} {
 		d := max(1, f*wall)
-		if countBars(r, ls, d) <= budget {
+		if countBars(ls, d) <= budget {
 			return d
 		}
 	}
@@ -138,12 +132,12 @@ func mermaidMinDur(r *record.Run, ls []lane, wall float64, budget int) float64 {
 
 // mermaid writes the Gantt block of the timeline and a line saying what was merged.
 func mermaid(b *strings.Builder, r *record.Run, s Stats) {
-	ls := lanesOf(r)
+	ls := s.PerGPU
 	if len(r.Attempts) == 0 {
 		b.WriteString("No item finished: there is no timeline to draw.\n\n")
 		return
 	}
-	minDur := mermaidMinDur(r, ls, s.Wall, mermaidBudget)
+	minDur := mermaidMinDur(ls, s.Wall, mermaidBudget)
 	t0 := r.Meta.Started.Unix()
 	axis := "%H:%M:%S"
 	if s.Wall >= 1800 {
@@ -153,13 +147,13 @@ func mermaid(b *strings.Builder, r *record.Run, s Stats) {
 	merged, groups := 0, 0
 	for _, l := range ls {
 		fmt.Fprintf(&body, "    section GPU %s\n", mermaidGPU(l.GPU))
-		for _, br := range bars(r, l, minDur) {
+		for _, br := range bars(l, minDur) {
 			start := int64(math.Round(br.Start))
 			end := max(start, int64(math.Round(br.End)))
-			name := mermaidName(br.Key, 48)
+			name := mermaidName(br.Row.Key(), 48)
 			if n := len(br.Row.GPUNames()); br.N == 1 && n > 1 {
 				// The same bar in the section of each of its GPUs.
-				name = fmt.Sprintf("%s on %d GPUs", mermaidName(br.Key, 40), n)
+				name = fmt.Sprintf("%s on %d GPUs", mermaidName(br.Row.Key(), 40), n)
 			}
 			if br.N > 1 {
 				name = fmt.Sprintf("%d items", br.N)
