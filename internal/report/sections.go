@@ -43,7 +43,7 @@ func efficiency(r *record.Run, s Stats) string {
 	if r.Meta.Cancelled || !r.Meta.Finished {
 		fmt.Fprintf(&b, "| %s, quality, split | – (the run stopped early: it did not run every item) |\n", hind)
 	} else {
-		fmt.Fprintf(&b, "| %s makespan | %s |\n", hind, secs(s.Hindsight))
+		fmt.Fprintf(&b, "| %s makespan | %s |\n", hind, secs(s.Split.Before))
 		fmt.Fprintf(&b, "| quality: wall ÷ %s | **%.3f** |\n", hind, s.Quality)
 	}
 	if s.Gaps.Count > 0 {

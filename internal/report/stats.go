@@ -44,22 +44,18 @@ type Stats struct {
 	Largest     record.Attempt
 	Utilisation float64 // work / (wall × N)
 	AboveBound  float64 // wall/bound − 1
-	// Hindsight is the makespan of the default scheduler on this run's measured durations: what perfect
-	// estimates would give. Quality is Wall/Hindsight.
-	Hindsight float64
-	Quality   float64
-	Split     Split
-	Last      verdict.Item // the item that ended last: it set the wall clock
-	Gaps      Gaps
-	PerGPU    []GPUStats
-	Passed    bool
+	Quality     float64 // Wall / Split.Before, the hindsight makespan
+	Split       Split
+	Last        verdict.Item // the item that ended last: it set the wall clock
+	Gaps        Gaps
+	PerGPU      []GPUStats
+	Passed      bool
 
 	// Tests are what the run's tests did; Change is that against the base branch's last run, nil without one.
 	Tests  tests.Result
 	Change *tests.Change
 
 	Estimated float64        // sum of the estimates of the finished items that had one
-	Known     int            // finished items that had an estimate
 	Misses    []verdict.Item // finished items with an estimate, worst absolute miss first
 	Unknown   []verdict.Item // items that had no estimate, in dispatch order
 	Missing   []verdict.Item // queued items without a timings row, in dispatch order
@@ -67,11 +63,13 @@ type Stats struct {
 
 // Split says whether halving the largest item would shorten the hindsight makespan by SplitPays.
 type Split struct {
-	Binding bool    // largest ≥ work/N: the largest item alone sets the lower bound
-	Before  float64 // hindsight makespan
-	After   float64 // hindsight makespan with the largest item in two halves
-	Saving  float64 // Before − After
-	Pays    bool
+	Binding bool // largest ≥ work/N: the largest item alone sets the lower bound
+	// Before is the hindsight makespan: the default scheduler on this run's measured durations, what perfect estimates
+	// would give.
+	Before float64
+	After  float64 // hindsight makespan with the largest item in two halves
+	Saving float64 // Before − After
+	Pays   bool
 }
 
 // Gaps are the dispatch gaps between one item's end and the next start on a GPU: our own overhead.
@@ -163,11 +161,10 @@ func Compute(r *record.Run, suites []verdict.Suite) Stats {
 	if !s.Mixed {
 		widths = nil
 	}
-	s.Hindsight = hindsight(durs, widths, s.GPUs)
-	if s.Hindsight > 0 {
-		s.Quality = s.Wall / s.Hindsight
-	}
 	s.Split = splitLargest(durs, widths, s.GPUs)
+	if s.Split.Before > 0 {
+		s.Quality = s.Wall / s.Split.Before
+	}
 	s.Split.Binding = s.GPUs > 0 && s.Largest.Secs > 0 && s.Largest.Secs >= s.Work/float64(s.GPUs)
 	s.Gaps = gaps(s.PerGPU)
 	for i := range s.PerGPU {
@@ -195,7 +192,6 @@ func (s *Stats) items(suites []verdict.Suite) {
 		case !it.Known:
 			s.Unknown = append(s.Unknown, it)
 		default:
-			s.Known++
 			s.Estimated += it.Estimate
 			s.Misses = append(s.Misses, it)
 		}
