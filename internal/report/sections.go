@@ -27,10 +27,10 @@ func efficiency(r *record.Run, s Stats) string {
 	hind := "hindsight LPT"
 	if s.Mixed {
 		// Work is GPU time: an item on 4 GPUs for 10 s is 40 s of it.
-		fmt.Fprintf(&b, "| total work (GPU time: seconds × GPUs) | %s in %d item runs |\n", secs(s.Work), s.Attempts)
+		fmt.Fprintf(&b, "| total work (GPU time: seconds × GPUs) | %s in %d item runs |\n", secs(s.Work), len(r.Attempts))
 		hind = "hindsight"
 	} else {
-		fmt.Fprintf(&b, "| total work | %s in %d item runs |\n", secs(s.Work), s.Attempts)
+		fmt.Fprintf(&b, "| total work | %s in %d item runs |\n", secs(s.Work), len(r.Attempts))
 	}
 	fmt.Fprintf(&b, "| wall clock (item phase) | %s |\n", secs(s.Wall))
 	setBy := "work/N"
@@ -137,7 +137,7 @@ func gpuTable(s Stats) *block {
 			u = g.Busy / s.Wall
 		}
 		rows = append(rows, fmt.Sprintf("| %s | %d | %d | %s | %s | %.1f %% | t+%s |\n",
-			gpuName(g.GPU), g.Items, g.Failed, textfmt.Dur(g.Busy), textfmt.Dur(g.Idle), 100*u, clock(g.LastEnd)))
+			gpuName(g.GPU), len(g.Rows), g.Failed, textfmt.Dur(g.Busy), textfmt.Dur(g.Idle), 100*u, clock(g.LastEnd)))
 	}
 	return collapsible("### GPUs\n\n", fmt.Sprintf("%d GPUs", len(s.PerGPU)),
 		"| GPU | items | failed | busy | idle | busy share | last item ended |\n|---|---:|---:|---:|---:|---:|---:|\n", rows, "GPUs")

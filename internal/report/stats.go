@@ -32,8 +32,7 @@ type Stats struct {
 	Failed   int            // failed items (last attempt; an item that never finished counts)
 	NoRun    []verdict.Item // items whose last attempt ran nothing, in key order
 	// NoJUnit are the suites that wrote no JUnit at all, said once per suite (NoJUnitAdvice).
-	NoJUnit  []NoJUnitSuite
-	Attempts int // timings rows
+	NoJUnit []NoJUnitSuite
 	// Work is GPU-seconds (4 GPUs × 10 s is 40 s), so work/N is what N GPUs need.
 	Work  float64
 	Wall  float64
@@ -97,7 +96,6 @@ type GPUStats struct {
 	Rows    []record.Attempt // its attempts in start order
 	Busy    float64
 	Idle    float64 // wall − busy
-	Items   int     // attempts run on it
 	Failed  int
 	LastEnd float64 // when its last item ended; wall − LastEnd is its idle tail
 }
@@ -122,7 +120,6 @@ func Compute(r *record.Run, suites []verdict.Suite) Stats {
 	durs := make([]float64, 0, len(r.Attempts))
 	widths := make([]int, 0, len(r.Attempts))
 	for _, t := range r.Attempts {
-		s.Attempts++
 		s.Work += t.GPUSeconds()
 		durs = append(durs, t.Secs)
 		widths = append(widths, len(t.GPUNames()))
@@ -136,7 +133,6 @@ func Compute(r *record.Run, suites []verdict.Suite) Stats {
 		for _, id := range t.GPUNames() {
 			g := &s.PerGPU[lane[id]]
 			g.Busy += t.Secs
-			g.Items++
 			if t.Outcome.Failed() {
 				g.Failed++
 			}

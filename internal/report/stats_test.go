@@ -171,7 +171,7 @@ func TestCompute(t *testing.T) {
 			if strings.Join(gpus, ",") != "0,1,7" || s.GPUs != 2 {
 				t.Errorf("GPUs %v (%d)", gpus, s.GPUs)
 			}
-			if s.PerGPU[0].Failed != 1 || s.PerGPU[0].Items != 2 || s.Last.Key() != "s/b" {
+			if s.PerGPU[0].Failed != 1 || len(s.PerGPU[0].Rows) != 2 || s.Last.Key() != "s/b" {
 				t.Errorf("gpu0 %+v last %q", s.PerGPU[0], s.Last.Key())
 			}
 		}},
@@ -357,7 +357,7 @@ func TestComputeMultiGPU(t *testing.T) {
 	busy := map[string]float64{}
 	items := map[string]int{}
 	for _, g := range s.PerGPU {
-		busy[g.GPU], items[g.GPU] = g.Busy, g.Items
+		busy[g.GPU], items[g.GPU] = g.Busy, len(g.Rows)
 	}
 	if busy["0"] != 16 || busy["1"] != 10 || busy["2"] != 14 || busy["3"] != 14 || items["2"] != 2 || len(s.PerGPU) != 4 {
 		t.Errorf("per GPU %+v", s.PerGPU)

@@ -47,7 +47,7 @@ func svg(w *bufio.Writer, r *record.Run, suites []verdict.Suite, s Stats) {
 		`<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%.0f" viewBox="0 0 %d %.0f" font-family="DejaVu Sans, Verdana, Arial, `+
 			`sans-serif" font-size="11">`+"\n",
 		svgWidth, height, svgWidth, height)
-	fmt.Fprintf(w, "<title>sgpu-queue timeline: %d items on %d GPUs</title>\n", s.Attempts, len(t.lanes))
+	fmt.Fprintf(w, "<title>sgpu-queue timeline: %d items on %d GPUs</title>\n", len(r.Attempts), len(t.lanes))
 	fmt.Fprintf(w,
 		`<defs><pattern id="fail" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="3" height="6" `+
 			`fill="%s" fill-opacity="0.6"/></pattern></defs>`+"\n", failColour)
@@ -169,7 +169,7 @@ func (t *timeline) heading(w *bufio.Writer) {
 		work += " of GPU time"
 	}
 	sub := fmt.Sprintf("%d items on %d GPUs · wall %s · %s · lower bound %s (%s above) · utilisation %.1f %%",
-		s.Attempts, len(t.lanes), textfmt.Dur(s.Wall), work, textfmt.Dur(s.Bound), pct(s.AboveBound), 100*s.Utilisation)
+		len(t.r.Attempts), len(t.lanes), textfmt.Dur(s.Wall), work, textfmt.Dur(s.Bound), pct(s.AboveBound), 100*s.Utilisation)
 	if s.Failed > 0 {
 		sub += fmt.Sprintf(" · %d failed", s.Failed)
 	}
@@ -207,7 +207,7 @@ func (t *timeline) lanesAndBars(w *bufio.Writer) {
 		fmt.Fprintf(w,
 			`<g><title>GPU %s: %d items, %d failed, busy %s, idle %s</title><rect x="%d" y="%.1f" width="%.1f" height="%.1f" fill="#f3f3f3"/>`+
 				`<text x="%d" y="%.1f" text-anchor="end" font-weight="bold">GPU %s</text></g>`+"\n",
-			xmlText(g.GPU, 40), g.Items, g.Failed, textfmt.Dur(g.Busy), textfmt.Dur(g.Idle),
+			xmlText(g.GPU, 40), len(g.Rows), g.Failed, textfmt.Dur(g.Busy), textfmt.Dur(g.Idle),
 			svgLeft, t.laneY(i), t.plotW, t.laneH, svgLeft-6, t.laneY(i)+t.laneH/2+4, xmlText(g.GPU, 8))
 	}
 	for i, l := range t.lanes {

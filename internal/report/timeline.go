@@ -171,7 +171,7 @@ func mermaid(b *strings.Builder, r *record.Run, s Stats) {
 		}
 	}
 	b.WriteString("```mermaid\n---\ndisplayMode: compact\n---\ngantt\n")
-	fmt.Fprintf(b, "    title %d items on %d GPUs, wall %s\n", s.Attempts, len(ls), textfmt.Dur(s.Wall))
+	fmt.Fprintf(b, "    title %d items on %d GPUs, wall %s\n", len(r.Attempts), len(ls), textfmt.Dur(s.Wall))
 	b.WriteString("    dateFormat X\n")
 	fmt.Fprintf(b, "    axisFormat %s\n", axis)
 	b.WriteString("    todayMarker off\n")
