@@ -24,14 +24,12 @@ import (
 func efficiency(r *record.Run, s Stats) string {
 	var b strings.Builder
 	b.WriteString("### Efficiency\n\n| | |\n|---|---|\n")
-	hind := "hindsight LPT"
+	work, hind := "total work", "hindsight LPT"
 	if s.Mixed {
 		// Work is GPU time: an item on 4 GPUs for 10 s is 40 s of it.
-		fmt.Fprintf(&b, "| total work (GPU time: seconds × GPUs) | %s in %d item runs |\n", secs(s.Work), len(r.Attempts))
-		hind = "hindsight"
-	} else {
-		fmt.Fprintf(&b, "| total work | %s in %d item runs |\n", secs(s.Work), len(r.Attempts))
+		work, hind = "total work (GPU time: seconds × GPUs)", "hindsight"
 	}
+	fmt.Fprintf(&b, "| %s | %s in %d item runs |\n", work, secs(s.Work), len(r.Attempts))
 	fmt.Fprintf(&b, "| wall clock (item phase) | %s |\n", secs(s.Wall))
 	setBy := "work/N"
 	if s.Split.Binding {
