@@ -585,12 +585,14 @@ func TestActionPublishForbiddenAndRetried(t *testing.T) {
 // publish.Retry.NoAnswerWaits), a warning, and no try at the comment, never the step.
 func TestActionPublishUnreachable(t *testing.T) {
 	t.Parallel() // sleep-bound: each has its own fixture copy, fake GitHub and cache server
+	// The port is held on 127.0.0.1, so no parallel test's server takes it, and
+	// dialled on 127.0.0.2, where nothing listens: refused.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	refused := "http://" + l.Addr().String() + "/"
-	l.Close()
+	defer l.Close()
+	refused := "http://127.0.0.2:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port) + "/"
 	dir, env, _, _ := demoAction(t, newFakeGitHub(), map[string]string{"config": "ci/sgpu.conf", "publish": "summary check comment"},
 		"GITHUB_API_URL="+refused)
 	r := sgpu(t, dir, env, "action")

@@ -6,18 +6,20 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/rocm/sgpu-queue/internal/golden"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/rocm/sgpu-queue/internal/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -435,16 +437,17 @@ func TestUnreachableAPI(t *testing.T) {
 	}
 }
 
-// closedPort is a URL where nothing listens: connections are refused.
+// closedPort is a URL where nothing listens: connections are refused. The port is
+// held on 127.0.0.1 for the test, so no parallel test's server can take it, and
+// dialled on 127.0.0.2, where nothing listens.
 func closedPort(t *testing.T) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := l.Addr().String()
-	l.Close()
-	return "http://" + addr + "/"
+	t.Cleanup(func() { l.Close() })
+	return "http://127.0.0.2:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port) + "/"
 }
 
 // hangingUp is a URL whose server accepts each connection and closes it at once,
