@@ -256,7 +256,7 @@ func TestAnnotationsCapped(t *testing.T) {
 	for i := range 12 {
 		label := fmt.Sprintf("s%02d", i)
 		res.Suites = append(res.Suites, verdict.Suite{Label: label, Failed: 1, RC: 1,
-			Items: []verdict.Item{{ItemID: record.ItemID{Label: label, Tag: "t"}, Failed: true, Finished: true, RC: 1, LogRel: "items/" + label + ".t.log"}}})
+			Items: []verdict.Item{{ItemID: record.ItemID{Label: label, Tag: "t"}, Result: record.Result{Failed: true, RC: 1}, Finished: true, LogRel: "items/" + label + ".t.log"}}})
 	}
 	for i := range 12 {
 		a.obs.Warn(fmt.Sprintf("warning %d", i))

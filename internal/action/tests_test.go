@@ -42,9 +42,11 @@ func TestErrorAnnotations(t *testing.T) {
 		LogDir:  filepath.Join(ws, "logs"),
 		Configs: map[string]config.Suite{"torch": {Label: "torch", File: filepath.Join(ws, "ci", "sgpu.conf"), Line: 3}},
 		Suites: []verdict.Suite{{Label: "torch", Failed: 2, RC: 139, Items: []verdict.Item{
-			{ItemID: record.ItemID{Label: "torch", Tag: "test_numerics.ck"}, Failed: true, Finished: true, Started: true, RC: 1,
+			{ItemID: record.ItemID{Label: "torch", Tag: "test_numerics.ck"}, Result: record.Result{Failed: true, RC: 1},
+				Finished: true, Started: true,
 				LogRel: "items/torch.test_numerics.ck.log"},
-			{ItemID: record.ItemID{Label: "torch", Tag: "test_gone.ck"}, Failed: true, Finished: true, Started: true, RC: 139, Note: "cut off",
+			{ItemID: record.ItemID{Label: "torch", Tag: "test_gone.ck"}, Result: record.Result{Failed: true, RC: 139},
+				Finished: true, Started: true, Note: "cut off",
 				LogRel: "items/torch.test_gone.ck.log"},
 		}}},
 		Stats: report.Stats{Tests: tests.Result{Roots: []string{"/__w/TE/TE"}, Bad: []tests.Test{

@@ -25,7 +25,8 @@ func (r *run) meta(suites []config.Suite, pool gpu.Pool) *record.Meta {
 		// report shows no runner's path.
 		m.Weights = r.rel(r.weights.String())
 	}
-	m.Retries, m.FlakyIsFailure, m.TimeoutFactor, m.Policy = r.o.Dispatch.Retries, r.o.Dispatch.FlakyIsFailure, r.o.Dispatch.Timeout.Factor, r.policy
+	d := r.o.Dispatch
+	m.BadDay, m.Policy = record.BadDay{Retries: d.Retries, FlakyIsFailure: d.FlakyIsFailure, TimeoutFactor: d.Timeout.Factor}, r.policy
 	r.markNotRerun(m)
 	return m
 }

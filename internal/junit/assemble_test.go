@@ -14,9 +14,9 @@ import (
 // names no log.
 func TestItemsOf(t *testing.T) {
 	s := verdict.Suite{Label: "s", Items: []verdict.Item{
-		{ItemID: record.ItemID{Tag: "a"}, RC: 0, Finished: true, Started: true, Failed: true, Outcome: outcome.CutOff, Note: "cut off", LogRel: "items/s.a.log"},
-		{ItemID: record.ItemID{Tag: "b"}, RC: 124, Finished: true, Started: true, Failed: true, Outcome: outcome.Timeout, Note: "timed out", LogRel: "items/s.b.log"},
-		{ItemID: record.ItemID{Tag: "c"}, RC: 130, Failed: true, Note: "cancelled before it started"},
+		{ItemID: record.ItemID{Tag: "a"}, Result: record.Result{RC: 0, Failed: true, Outcome: outcome.CutOff}, Finished: true, Started: true, Note: "cut off", LogRel: "items/s.a.log"},
+		{ItemID: record.ItemID{Tag: "b"}, Result: record.Result{RC: 124, Failed: true, Outcome: outcome.Timeout}, Finished: true, Started: true, Note: "timed out", LogRel: "items/s.b.log"},
+		{ItemID: record.ItemID{Tag: "c"}, Result: record.Result{RC: 130, Failed: true}, Note: "cancelled before it started"},
 	}}
 	items := itemsOf(s, Source{LogDir: "/logs", Named: true})
 	if a := items[0]; !a.cut() || a.note() != "" || a.log != filepath.Join("/logs", "items/s.a.log") || !a.named {

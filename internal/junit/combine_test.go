@@ -21,7 +21,7 @@ func TestCombine(t *testing.T) {
 	dir := t.TempDir()
 	// Each shard's file is what Merge writes for it: one item passed, one failed.
 	var paths []string
-	for i, item := range []verdict.Item{{ItemID: record.ItemID{Tag: "a"}, GPU: "0", Finished: true}, {ItemID: record.ItemID{Tag: "b"}, GPU: "1", RC: 3, Finished: true, Failed: true}} {
+	for i, item := range []verdict.Item{{ItemID: record.ItemID{Tag: "a"}, GPU: "0", Finished: true}, {ItemID: record.ItemID{Tag: "b"}, GPU: "1", Result: record.Result{RC: 3, Failed: true}, Finished: true}} {
 		raw := filepath.Join(dir, "raw", string(rune('1'+i)))
 		writeTree(t, raw, map[string]string{item.Tag + ".xml": `<testsuite name="pytest"><testcase classname="t" name="test_` + item.Tag + `" time="1"/></testsuite>`}, time.Now())
 		d, err := Merge(context.Background(), verdict.Suite{Label: "torch", Items: []verdict.Item{item}}, Source{Dir: raw, Suffix: ".xml"}, time.Now().Add(-time.Hour))
@@ -38,7 +38,7 @@ func TestCombine(t *testing.T) {
 	os.WriteFile(garbage, []byte("<testsuite"), 0o644)
 	parts := []Part{{Shard: "1/4", Path: paths[0]}, {Shard: "2/4", Path: paths[1]}, {Shard: "3/4", Path: filepath.Join(dir, "gone.xml")}, {Shard: "4/4", Path: garbage}}
 	s := verdict.Suite{Label: "torch", Broken: "its listing failed on shard 5/5: exited with 4", Items: []verdict.Item{
-		{ItemID: record.ItemID{Tag: "c"}, RC: 1, Note: "never ran: shard 5/5 never reported", Failed: true, Stop: outcome.StopNotReported},
+		{ItemID: record.ItemID{Tag: "c"}, Result: record.Result{RC: 1, Failed: true}, Note: "never ran: shard 5/5 never reported", Stop: outcome.StopNotReported},
 		{ItemID: record.ItemID{Tag: "a"}, Finished: true}, // its shard's file speaks for it
 	}}
 	d, err := Combine(context.Background(), s, parts, func(it verdict.Item) bool { return it.Stop == outcome.StopNotReported })

@@ -46,7 +46,7 @@ func FuzzMerge(f *testing.F) {
 		// In memory: a temp dir per input makes each run I/O-bound (~20 ms
 		// here), which starves the fuzzer; Merge itself reads via os.DirFS.
 		fsys := fstest.MapFS{"f.xml": &fstest.MapFile{Data: data, Mode: 0o644, ModTime: since.Add(time.Hour)}}
-		d, err := merge(context.Background(), "s", fsys, "", itemsOf(verdict.Suite{Items: []verdict.Item{{ItemID: record.ItemID{Tag: "f"}, GPU: "0", RC: 1, Finished: true, Failed: true}}}, Source{}), since, defaultLimits())
+		d, err := merge(context.Background(), "s", fsys, "", itemsOf(verdict.Suite{Items: []verdict.Item{{ItemID: record.ItemID{Tag: "f"}, GPU: "0", Result: record.Result{RC: 1, Failed: true}, Finished: true}}}, Source{}), since, defaultLimits())
 		if err != nil {
 			t.Fatalf("Merge: %v", err)
 		}

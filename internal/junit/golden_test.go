@@ -24,19 +24,20 @@ var update = flag.Bool("update", false, "rewrite testdata/golden/*.xml from the 
 func mixedItems() []verdict.Item {
 	log := func(tag string) string { return "testdata/mixed-logs/te." + tag + ".log" }
 	return []verdict.Item{
-		{ItemID: record.ItemID{Tag: "test_numerics.ck.amax+triton"}, GPU: "0", Seconds: 52.4, RC: 1, Finished: true, LogRel: log("test_numerics.ck.amax+triton"), Started: true, Failed: true},
-		{ItemID: record.ItemID{Tag: "fused_attn/test_fused_attn.ck"}, GPU: "1", Seconds: 9.3, RC: 1, Finished: true, LogRel: log("fused_attn.test_fused_attn.ck"), Started: true, Failed: true},
-		{ItemID: record.ItemID{Tag: "cpp_operator"}, GPU: "2", Seconds: 61, RC: 8, Finished: true, LogRel: log("cpp_operator"), Started: true, Failed: true},
-		{ItemID: record.ItemID{Tag: "hipkit"}, GPU: "3", Seconds: 4.1, RC: 1, Finished: true, LogRel: log("hipkit"), Started: true, Failed: true},
-		{ItemID: record.ItemID{Tag: "test_gemm.hipblaslt"}, GPU: "0", Seconds: 1800.2, RC: 124, Finished: true, LogRel: log("test_gemm.hipblaslt"), Started: true, Note: "timed out", Outcome: outcome.Timeout, Failed: true},
-		{ItemID: record.ItemID{Tag: "test_sanity"}, GPU: "1", Seconds: 2.2, RC: 1, Finished: true, LogRel: log("test_sanity"), Started: true, Failed: true},
-		{ItemID: record.ItemID{Tag: "test_cast.mxfp8"}, GPU: "2", Seconds: 23.9, RC: 134, Finished: true, LogRel: log("test_cast.mxfp8"), Started: true, Failed: true},
-		{ItemID: record.ItemID{Tag: "test_fused_rope"}, GPU: "3", Seconds: 14.7, RC: 139, Finished: true, LogRel: log("test_fused_rope"), Started: true, Failed: true},
-		{ItemID: record.ItemID{Tag: "test_attention.bshd"}, GPU: "0", Seconds: 1800, RC: 124, Finished: true, LogRel: log("test_attention.bshd"), Started: true, Note: "timed out", Failed: true},
-		{ItemID: record.ItemID{Tag: "test_permutation"}, GPU: "1", Seconds: 311.5, LogRel: log("test_permutation"), Started: true, Note: "cancelled", Failed: true},
-		{ItemID: record.ItemID{Tag: "test_float8tensor"}, GPU: "2", Seconds: 40, RC: 0, Finished: true, LogRel: log("test_float8tensor"), Started: true},
-		{ItemID: record.ItemID{Tag: "test_jit.cutoff"}, GPU: "3", Seconds: 600, RC: 137, Finished: true, LogRel: log("test_jit.cutoff"), Started: true, Failed: true},
-		{ItemID: record.ItemID{Tag: "../../outside"}, GPU: "0", Seconds: 1, RC: 2, Finished: true, Failed: true},
+		{ItemID: record.ItemID{Tag: "test_numerics.ck.amax+triton"}, GPU: "0", Result: record.Result{Seconds: 52.4, RC: 1, Failed: true}, Finished: true, LogRel: log("test_numerics.ck.amax+triton"), Started: true},
+		{ItemID: record.ItemID{Tag: "fused_attn/test_fused_attn.ck"}, GPU: "1", Result: record.Result{Seconds: 9.3, RC: 1, Failed: true}, Finished: true, LogRel: log("fused_attn.test_fused_attn.ck"), Started: true},
+		{ItemID: record.ItemID{Tag: "cpp_operator"}, GPU: "2", Result: record.Result{Seconds: 61, RC: 8, Failed: true}, Finished: true, LogRel: log("cpp_operator"), Started: true},
+		{ItemID: record.ItemID{Tag: "hipkit"}, GPU: "3", Result: record.Result{Seconds: 4.1, RC: 1, Failed: true}, Finished: true, LogRel: log("hipkit"), Started: true},
+		{ItemID: record.ItemID{Tag: "test_gemm.hipblaslt"}, GPU: "0", Result: record.Result{Seconds: 1800.2, RC: 124, Outcome: outcome.Timeout, Failed: true}, Finished: true, LogRel: log("test_gemm.hipblaslt"), Started: true, Note: "timed out"},
+		{ItemID: record.ItemID{Tag: "test_sanity"}, GPU: "1", Result: record.Result{Seconds: 2.2, RC: 1, Failed: true}, Finished: true, LogRel: log("test_sanity"), Started: true},
+		{ItemID: record.ItemID{Tag: "test_cast.mxfp8"}, GPU: "2", Result: record.Result{Seconds: 23.9, RC: 134, Failed: true}, Finished: true, LogRel: log("test_cast.mxfp8"), Started: true},
+		{ItemID: record.ItemID{Tag: "test_fused_rope"}, GPU: "3", Result: record.Result{Seconds: 14.7, RC: 139, Failed: true}, Finished: true, LogRel: log("test_fused_rope"), Started: true},
+		{ItemID: record.ItemID{Tag: "test_attention.bshd"}, GPU: "0", Result: record.Result{Seconds: 1800, RC: 124, Failed: true}, Finished: true, LogRel: log("test_attention.bshd"), Started: true, Note: "timed out"},
+		{ItemID: record.ItemID{Tag: "test_permutation"}, GPU: "1", Result: record.Result{Seconds: 311.5, Failed: true}, LogRel: log("test_permutation"), Started: true, Note: "cancelled"},
+		{ItemID: record.ItemID{Tag: "test_float8tensor"}, GPU: "2", Result: record.Result{Seconds: 40, RC: 0}, Finished: true, LogRel: log("test_float8tensor"), Started: true},
+		{ItemID: record.ItemID{Tag: "test_jit.cutoff"}, GPU: "3", Result: record.Result{Seconds: 600, RC: 137, Failed: true}, Finished: true, LogRel: log("test_jit.cutoff"), Started: true},
+		{ItemID: record.ItemID{Tag: "../../outside"}, GPU: "0", Result: record.Result{Seconds: 1, RC: 2, Failed: true},
+			Finished: true},
 	}
 }
 

@@ -107,8 +107,8 @@ func TestMergeFindsNamedFiles(t *testing.T) {
 		"Weird/Name.xml": file(),
 	}
 	items := []verdict.Item{
-		{ItemID: record.ItemID{Tag: "tests/a/test_x.py"}, RC: 1, Finished: true, Failed: true},
-		{ItemID: record.ItemID{Tag: back}, RC: 8, Finished: true, Failed: true},
+		{ItemID: record.ItemID{Tag: "tests/a/test_x.py"}, Result: record.Result{RC: 1, Failed: true}, Finished: true},
+		{ItemID: record.ItemID{Tag: back}, Result: record.Result{RC: 8, Failed: true}, Finished: true},
 	}
 	d, err := merge(context.Background(), "s", fsys, "", itemsOf(verdict.Suite{Items: items}, Source{Named: true}), since, defaultLimits())
 	if err != nil {

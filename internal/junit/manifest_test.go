@@ -151,7 +151,7 @@ func TestCaseDetails(t *testing.T) {
 </testsuite></testsuites>`
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "core.xml"), []byte(in), 0o644)
-	d, err := Merge(context.Background(), verdict.Suite{Label: "core", Items: []verdict.Item{{ItemID: record.ItemID{Tag: "core"}, RC: 1, Finished: true, Failed: true}}}, Source{Dir: dir}, time.Time{})
+	d, err := Merge(context.Background(), verdict.Suite{Label: "core", Items: []verdict.Item{{ItemID: record.ItemID{Tag: "core"}, Result: record.Result{RC: 1, Failed: true}, Finished: true}}}, Source{Dir: dir}, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}

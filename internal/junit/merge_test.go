@@ -23,7 +23,7 @@ func TestMergeRules(t *testing.T) {
 	fresh := since.Add(time.Minute)
 	stale := since.Add(-time.Hour)
 	ok := func(tag string) verdict.Item {
-		return verdict.Item{ItemID: record.ItemID{Tag: tag}, GPU: "0", Seconds: 3.5, Finished: true, LogRel: "logs/items/s." + tag + ".log", Started: true}
+		return verdict.Item{ItemID: record.ItemID{Tag: tag}, GPU: "0", Result: record.Result{Seconds: 3.5}, Finished: true, LogRel: "logs/items/s." + tag + ".log", Started: true}
 	}
 	rc := func(tag string, code int) verdict.Item { it := ok(tag); it.RC, it.Failed = code, code != 0; return it }
 
@@ -75,7 +75,7 @@ func TestMergeRules(t *testing.T) {
 		},
 		{
 			name:  "never finished",
-			items: []verdict.Item{{ItemID: record.ItemID{Tag: "a"}, LogRel: "l.log", Started: true, Note: "cancelled", Failed: true}},
+			items: []verdict.Item{{ItemID: record.ItemID{Tag: "a"}, LogRel: "l.log", Started: true, Note: "cancelled", Result: record.Result{Failed: true}}},
 			want:  Stats{Tests: 1, Errors: 1},
 			has:   []string{"item a of suite s: cancelled, never finished; it wrote no JUnit XML; log: l.log"},
 			check: func(t *testing.T, s xmlSuites) {
@@ -87,19 +87,19 @@ func TestMergeRules(t *testing.T) {
 		},
 		{
 			name:  "timed out",
-			items: []verdict.Item{{ItemID: record.ItemID{Tag: "a"}, Seconds: 1800, RC: 124, Finished: true, Note: "timed out", Failed: true}},
+			items: []verdict.Item{{ItemID: record.ItemID{Tag: "a"}, Result: record.Result{Seconds: 1800, RC: 124, Failed: true}, Finished: true, Note: "timed out"}},
 			want:  Stats{Tests: 1, Errors: 1, Seconds: 1800},
 			has:   []string{"item a of suite s: timed out, exit code 124; it wrote no JUnit XML"},
 		},
 		{
 			name:  "a no-run item (exit 0, failed by its verdict) without XML is an error case",
-			items: []verdict.Item{{ItemID: record.ItemID{Tag: "a"}, Seconds: 0.2, RC: 0, Finished: true, Note: "no-run: its re-entry ran nothing", Failed: true}},
+			items: []verdict.Item{{ItemID: record.ItemID{Tag: "a"}, Result: record.Result{Seconds: 0.2, RC: 0, Failed: true}, Finished: true, Note: "no-run: its re-entry ran nothing"}},
 			want:  Stats{Tests: 1, Errors: 1, Seconds: 0.2},
 			has:   []string{"item a of suite s: no-run: its re-entry ran nothing, exit code 0; it wrote no JUnit XML", `value="failed"`},
 		},
 		{
 			name:  "incomplete item without XML is cut off",
-			items: []verdict.Item{{ItemID: record.ItemID{Tag: "a"}, RC: 137, Finished: true, Outcome: outcome.CutOff, Failed: true}},
+			items: []verdict.Item{{ItemID: record.ItemID{Tag: "a"}, Result: record.Result{RC: 137, Outcome: outcome.CutOff, Failed: true}, Finished: true}},
 			want:  Stats{Tests: 1, Errors: 1},
 			has:   []string{"cut off (a .partial sidecar outlived it), exit code 137", `value="cut off"`},
 		},
@@ -113,7 +113,7 @@ func TestMergeRules(t *testing.T) {
 		{
 			name:  "partial XML keeps its cases and adds the cut-off case",
 			files: map[string]string{"a.xml": passXML, "a.xml.partial": ""},
-			items: []verdict.Item{{ItemID: record.ItemID{Tag: "a"}, Seconds: 30, RC: 124, Finished: true, Note: "timed out", Outcome: outcome.Timeout, Failed: true}},
+			items: []verdict.Item{{ItemID: record.ItemID{Tag: "a"}, Result: record.Result{Seconds: 30, RC: 124, Outcome: outcome.Timeout, Failed: true}, Finished: true, Note: "timed out"}},
 			want:  Stats{Tests: 3, Errors: 1, Seconds: 33.5, Files: 1},
 			has:   []string{`name="test_ok_1"`, `name="test_ok_2"`, `type="sgpu-queue.cut-off"`, "may miss the tests it never reached"},
 		},
@@ -134,13 +134,13 @@ func TestMergeRules(t *testing.T) {
 		{
 			name:  "opaque item owns every file under its prefix",
 			files: map[string]string{"x/one.xml": passXML, "two.xml": failXML, "notes.txt": "not xml"},
-			items: []verdict.Item{{GPU: "3", RC: 1, Finished: true, Failed: true}},
+			items: []verdict.Item{{GPU: "3", Result: record.Result{RC: 1, Failed: true}, Finished: true}},
 			want:  Stats{Tests: 4, Failures: 1, Seconds: 5.5, Files: 2},
 			has:   []string{`<property name="sgpu.item" value="whole">`, `value="x/one.xml"`, `value="two.xml"`},
 		},
 		{
 			name:  "opaque item that failed without any file",
-			items: []verdict.Item{{RC: 2, Finished: true, LogRel: "w.log", Started: true, Failed: true}},
+			items: []verdict.Item{{Result: record.Result{RC: 2, Failed: true}, Finished: true, LogRel: "w.log", Started: true}},
 			want:  Stats{Tests: 1, Errors: 1},
 			has:   []string{`<testsuite name="s:whole"`, `<testcase name="whole" classname="sgpu-queue.s"`, "item whole of suite s: exit code 2"},
 		},
@@ -268,9 +268,10 @@ func TestMergeReadsTheVerdict(t *testing.T) {
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{"a.xml": passXML, "b.xml": passXML}, time.Now())
 	s := verdict.Suite{Label: "s", Items: []verdict.Item{
-		{ItemID: record.ItemID{Tag: "a"}, Finished: true, Started: true, Failed: true, Outcome: outcome.OK,
-			Note: "flaky: passed on attempt 2, counted as a failure"},
-		{ItemID: record.ItemID{Tag: "b"}, Finished: true, Started: true, RC: 3, Outcome: outcome.OK},
+		{ItemID: record.ItemID{Tag: "a"}, Finished: true, Started: true,
+			Result: record.Result{Failed: true, Outcome: outcome.OK},
+			Note:   "flaky: passed on attempt 2, counted as a failure"},
+		{ItemID: record.ItemID{Tag: "b"}, Finished: true, Started: true, Result: record.Result{RC: 3, Outcome: outcome.OK}},
 	}}
 	d, err := Merge(context.Background(), s, Source{Dir: dir}, time.Time{})
 	if err != nil {
@@ -293,7 +294,7 @@ func TestCountsRecomputed(t *testing.T) {
 	lying := `<testsuites tests="99" failures="0"><testsuite name="x" tests="1" failures="0" errors="7" skipped="0"><testcase name="a"><failure/></testcase><testcase name="b"><error/></testcase><testcase name="c"><skipped/></testcase><testcase name="d"/></testsuite></testsuites>`
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{"a.xml": lying}, time.Now())
-	d, err := Merge(context.Background(), verdict.Suite{Label: "s", Items: []verdict.Item{{ItemID: record.ItemID{Tag: "a"}, RC: 1, Finished: true, Failed: true}}}, Source{Dir: dir}, time.Time{})
+	d, err := Merge(context.Background(), verdict.Suite{Label: "s", Items: []verdict.Item{{ItemID: record.ItemID{Tag: "a"}, Result: record.Result{RC: 1, Failed: true}, Finished: true}}}, Source{Dir: dir}, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +338,7 @@ func TestCDATAAndEscapes(t *testing.T) {
 	in := `<testsuite name="x"><testcase name="a" classname="c"><failure message="a &lt; b &amp; c" type="AssertionError"><![CDATA[if a < b && c > d {]]> then &lt;nothing&gt;</failure><system-out><![CDATA[<html>]]></system-out></testcase></testsuite>`
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{"a.xml": in}, time.Now())
-	d, err := Merge(context.Background(), verdict.Suite{Label: "s", Items: []verdict.Item{{ItemID: record.ItemID{Tag: "a"}, RC: 1, Finished: true, Failed: true}}}, Source{Dir: dir}, time.Time{})
+	d, err := Merge(context.Background(), verdict.Suite{Label: "s", Items: []verdict.Item{{ItemID: record.ItemID{Tag: "a"}, Result: record.Result{RC: 1, Failed: true}, Finished: true}}}, Source{Dir: dir}, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,7 +365,7 @@ func TestMergeErrors(t *testing.T) {
 		t.Errorf("cancelled: %v", err)
 	}
 	// No directory at all: nobody wrote anything, which is not an error.
-	d, err := Merge(context.Background(), verdict.Suite{Label: "s", Items: []verdict.Item{{ItemID: record.ItemID{Tag: "a"}, RC: 3, Finished: true, Failed: true}}}, Source{Dir: filepath.Join(dir, "missing")}, time.Time{})
+	d, err := Merge(context.Background(), verdict.Suite{Label: "s", Items: []verdict.Item{{ItemID: record.ItemID{Tag: "a"}, Result: record.Result{RC: 3, Failed: true}, Finished: true}}}, Source{Dir: filepath.Join(dir, "missing")}, time.Time{})
 	if err != nil || d.Stats().Errors != 1 {
 		t.Errorf("missing dir: %v %+v", err, d)
 	}
@@ -380,7 +381,7 @@ func TestMergeReadsAnyTagsFile(t *testing.T) {
 	var items []verdict.Item
 	for _, tag := range tags {
 		files[tag+".xml"] = passXML
-		items = append(items, verdict.Item{ItemID: record.ItemID{Tag: tag}, Finished: true, Started: true, Outcome: outcome.OK})
+		items = append(items, verdict.Item{ItemID: record.ItemID{Tag: tag}, Finished: true, Started: true, Result: record.Result{Outcome: outcome.OK}})
 	}
 	writeTree(t, dir, files, time.Now())
 	d, err := Merge(context.Background(), verdict.Suite{Label: "s", Items: items}, Source{Dir: dir}, time.Time{})
@@ -409,7 +410,7 @@ func TestSymlinksAndSpecialFilesIgnored(t *testing.T) {
 	if err := os.Symlink(root, filepath.Join(dir, "loop")); err != nil {
 		t.Fatal(err)
 	}
-	d, err := Merge(context.Background(), verdict.Suite{Label: "s", Items: []verdict.Item{{ItemID: record.ItemID{Tag: "a"}, RC: 1, Finished: true, Failed: true}}}, Source{Dir: dir}, time.Time{})
+	d, err := Merge(context.Background(), verdict.Suite{Label: "s", Items: []verdict.Item{{ItemID: record.ItemID{Tag: "a"}, Result: record.Result{RC: 1, Failed: true}, Finished: true}}}, Source{Dir: dir}, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -439,7 +440,7 @@ func TestUnreadableSubdirectoryIsReported(t *testing.T) {
 func TestWriteFile(t *testing.T) {
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{"a.xml": failXML}, time.Now())
-	d, err := Merge(context.Background(), verdict.Suite{Label: "s", Items: []verdict.Item{{ItemID: record.ItemID{Tag: "a"}, RC: 1, Finished: true, Failed: true}}}, Source{Dir: dir}, time.Time{})
+	d, err := Merge(context.Background(), verdict.Suite{Label: "s", Items: []verdict.Item{{ItemID: record.ItemID{Tag: "a"}, Result: record.Result{RC: 1, Failed: true}, Finished: true}}}, Source{Dir: dir}, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}

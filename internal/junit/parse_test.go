@@ -110,7 +110,7 @@ func TestSamples(t *testing.T) {
 		t.Run(tc.file, func(t *testing.T) {
 			dir := t.TempDir()
 			writeTree(t, dir, map[string]string{"item.xml": readFixture(t, "samples/"+tc.file)}, time.Now())
-			d, err := Merge(context.Background(), verdict.Suite{Label: "s", Items: []verdict.Item{{ItemID: record.ItemID{Tag: "item"}, GPU: "2", RC: 1, Finished: true, Failed: true}}}, Source{Dir: dir}, time.Time{})
+			d, err := Merge(context.Background(), verdict.Suite{Label: "s", Items: []verdict.Item{{ItemID: record.ItemID{Tag: "item"}, GPU: "2", Result: record.Result{RC: 1, Failed: true}, Finished: true}}}, Source{Dir: dir}, time.Time{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -186,7 +186,7 @@ func TestHostileInputs(t *testing.T) {
 			if tc.lim != nil {
 				lim = *tc.lim
 			}
-			d, err := merge(context.Background(), "s", os.DirFS(dir), "", itemsOf(verdict.Suite{Items: []verdict.Item{{ItemID: record.ItemID{Tag: "bad"}, RC: 1, Finished: true, LogRel: "bad.log", Started: true, Failed: true}}}, Source{}), time.Time{}, lim)
+			d, err := merge(context.Background(), "s", os.DirFS(dir), "", itemsOf(verdict.Suite{Items: []verdict.Item{{ItemID: record.ItemID{Tag: "bad"}, Result: record.Result{RC: 1, Failed: true}, Finished: true, LogRel: "bad.log", Started: true}}}, Source{}), time.Time{}, lim)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -229,7 +229,7 @@ func TestHugeFileNotRead(t *testing.T) {
 		t.Skip("no sparse files here:", err)
 	}
 	f.Close()
-	d, err := Merge(context.Background(), verdict.Suite{Label: "s", Items: []verdict.Item{{ItemID: record.ItemID{Tag: "a"}, RC: 1, Finished: true, Failed: true}}}, Source{Dir: dir}, time.Time{})
+	d, err := Merge(context.Background(), verdict.Suite{Label: "s", Items: []verdict.Item{{ItemID: record.ItemID{Tag: "a"}, Result: record.Result{RC: 1, Failed: true}, Finished: true}}}, Source{Dir: dir}, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}

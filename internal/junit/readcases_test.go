@@ -25,8 +25,8 @@ func TestReadCasesOfMergedFile(t *testing.T) {
 		`<testcase name="test_b"><error message="RuntimeError: HIP error">trace</error></testcase></testsuite></testsuites>`
 	writeTree(t, dir, map[string]string{"a.xml": twoFail, "b.xml": passXML}, since.Add(time.Minute))
 	items := []verdict.Item{
-		{ItemID: record.ItemID{Tag: "a"}, RC: 1, Finished: true, Failed: true},
-		{ItemID: record.ItemID{Tag: "b"}, RC: 1, Finished: true, Failed: true}, // failed though its XML passed: sgpu-queue.item-failed
+		{ItemID: record.ItemID{Tag: "a"}, Result: record.Result{RC: 1, Failed: true}, Finished: true},
+		{ItemID: record.ItemID{Tag: "b"}, Result: record.Result{RC: 1, Failed: true}, Finished: true}, // failed though its XML passed: sgpu-queue.item-failed
 	}
 	doc, err := Merge(context.Background(), verdict.Suite{Label: "torch", Items: items}, Source{Dir: dir}, since)
 	if err != nil {

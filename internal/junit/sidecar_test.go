@@ -46,24 +46,25 @@ func TestSidecars(t *testing.T) {
 		want  []want
 	}{
 		{"xunit2 with .failed: failed cases get their file", map[string]string{"n.ck.xml": xunit2, "n.ck.xml.failed": failed},
-			nil, verdict.Item{ItemID: record.ItemID{Tag: "n.ck"}, RC: 1, Finished: true, Failed: true},
+			nil, verdict.Item{ItemID: record.ItemID{Tag: "n.ck"}, Result: record.Result{RC: 1, Failed: true}, Finished: true},
 			[]want{{"test_a[1]", "", "tests.pytorch.test_numerics", CasePassed, ""},
 				{"test_b", "tests/pytorch/test_numerics.py", "tests.pytorch.test_numerics.TestB", CaseFailed, ""},
 				{"test_c", "tests/pytorch/test_numerics.py", "tests.pytorch.test_numerics", CaseErrored, ""}}},
 		{"a .failed of an earlier run is not read", map[string]string{"n.ck.xml": xunit2}, []string{"n.ck.xml.failed"},
-			verdict.Item{ItemID: record.ItemID{Tag: "n.ck"}, RC: 1, Finished: true, Failed: true},
+			verdict.Item{ItemID: record.ItemID{Tag: "n.ck"}, Result: record.Result{RC: 1, Failed: true}, Finished: true},
 			[]want{{"test_a[1]", "", "tests.pytorch.test_numerics", CasePassed, ""},
 				{"test_b", "", "tests.pytorch.test_numerics.TestB", CaseFailed, ""},
 				{"test_c", "", "tests.pytorch.test_numerics", CaseErrored, ""}}},
 		{"timed out with no XML: the .partial's tests, the one it died in", map[string]string{"n.ck.xml.partial": partial},
-			nil, verdict.Item{ItemID: record.ItemID{Tag: "n.ck"}, RC: 124, Finished: true, Note: "timed out", Failed: true},
+			nil, verdict.Item{ItemID: record.ItemID{Tag: "n.ck"}, Result: record.Result{RC: 124, Failed: true}, Finished: true,
+				Note: "timed out"},
 			[]want{{"test_a[1]", "tests/pytorch/test_numerics.py", "tests.pytorch.test_numerics", CasePassed, ""},
 				{"test_b", "tests/pytorch/test_numerics.py", "tests.pytorch.test_numerics.TestB", CaseFailed, ""},
 				{"test_c", "tests/pytorch/test_numerics.py", "tests.pytorch.test_numerics", CaseSkipped, ""},
 				{"test_hang[0]", "tests/pytorch/test_numerics.py", "tests.pytorch.test_numerics.TestB", CaseUnfinished, UnfinishedType},
 				{"n.ck", "", "sgpu-queue.torch", CaseErrored, "sgpu-queue.no-junit"}}},
 		{"XML and a .partial: only the test it died in is added", map[string]string{"n.ck.xml": xunit2, "n.ck.xml.partial": partial},
-			nil, verdict.Item{ItemID: record.ItemID{Tag: "n.ck"}, RC: 139, Finished: true, Failed: true},
+			nil, verdict.Item{ItemID: record.ItemID{Tag: "n.ck"}, Result: record.Result{RC: 139, Failed: true}, Finished: true},
 			[]want{{"test_a[1]", "", "tests.pytorch.test_numerics", CasePassed, ""},
 				{"test_b", "", "tests.pytorch.test_numerics.TestB", CaseFailed, ""},
 				{"test_c", "", "tests.pytorch.test_numerics", CaseErrored, ""},
@@ -122,7 +123,7 @@ func TestSidecarLinksNotRead(t *testing.T) {
 	if err := os.Symlink(filepath.Join(outside, "ids"), filepath.Join(dir, "n.ck.xml.failed")); err != nil {
 		t.Fatal(err)
 	}
-	d, err := Merge(context.Background(), verdict.Suite{Label: "torch", Items: []verdict.Item{{ItemID: record.ItemID{Tag: "n.ck"}, RC: 1, Finished: true, Failed: true}}}, Source{Dir: dir}, start)
+	d, err := Merge(context.Background(), verdict.Suite{Label: "torch", Items: []verdict.Item{{ItemID: record.ItemID{Tag: "n.ck"}, Result: record.Result{RC: 1, Failed: true}, Finished: true}}}, Source{Dir: dir}, start)
 	if err != nil {
 		t.Fatal(err)
 	}

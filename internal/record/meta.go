@@ -27,10 +27,8 @@ type Meta struct {
 	Cancelled bool      `json:"cancelled,omitempty"`
 	Changes   []Change  `json:"weight_changes,omitempty"`
 	// The bad-day policies in force, and what they did.
-	Retries        int           `json:"retries,omitempty"`
-	FlakyIsFailure bool          `json:"flaky_is_failure,omitempty"`
-	TimeoutFactor  float64       `json:"item_timeout_factor,omitempty"`
-	Quarantined    []Quarantined `json:"quarantined,omitempty"`
+	BadDay
+	Quarantined []Quarantined `json:"quarantined,omitempty"`
 	// Unfit are the items quarantine left unrun: they need more GPUs than it left.
 	Unfit []Unfit `json:"unfit,omitempty"`
 	// Stop is why the run stopped before its queue was empty; nil when it did not.
@@ -56,6 +54,13 @@ type Meta struct {
 	// factor (docs/performance.md).
 	Priors      []Prior  `json:"priors,omitempty"`
 	Calibration []Factor `json:"calibration,omitempty"`
+}
+
+// BadDay are a run's bad-day policies (docs/bad-day.md).
+type BadDay struct {
+	Retries        int     `json:"retries,omitempty"`
+	FlakyIsFailure bool    `json:"flaky_is_failure,omitempty"`
+	TimeoutFactor  float64 `json:"item_timeout_factor,omitempty"`
 }
 
 // Prior is the estimate a run gave an item its table lacked, and where from.
@@ -91,15 +96,22 @@ type Rerun struct {
 // Carried is an item's latest outcome as the re-run state keeps it (docs/reruns.md).
 type Carried struct {
 	ItemID
-	Outcome  outcome.Outcome `json:"outcome"`
-	RC       int             `json:"rc"`
-	Failed   bool            `json:"failed,omitempty"`
-	Flaky    bool            `json:"flaky,omitempty"`
-	Seconds  float64         `json:"seconds"`
-	GPUs     int             `json:"gpus,omitempty"`
-	Attempts int             `json:"attempts,omitempty"`
+	Result
 	// Shard is, in a merged run, the shard whose re-run carried it.
 	Shard int `json:"shard,omitempty"`
+}
+
+// Result is what an item's verdict decided of it (verdict.Item) that a re-run carries.
+type Result struct {
+	// Outcome is its last attempt's; "" when it never finished.
+	Outcome outcome.Outcome `json:"outcome"`
+	RC      int             `json:"rc"`
+	Failed  bool            `json:"failed,omitempty"`
+	Flaky   bool            `json:"flaky,omitempty"` // failed, then passed on a rerun
+	Seconds float64         `json:"seconds"`         // its last attempt's
+	// Width is how many GPUs its last attempt took; Tries counts its attempts.
+	Width int `json:"gpus,omitempty"`
+	Tries int `json:"attempts,omitempty"`
 }
 
 // JUnitFiles are the merged JUnit files the run wrote, relative to its log dir.

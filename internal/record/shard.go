@@ -60,14 +60,12 @@ type MergedShard struct {
 	Items     int       `json:"items"`
 	Work      float64   `json:"work_seconds"`
 	Wall      float64   `json:"wall_seconds"`
-	Bound     float64   `json:"bound_seconds"`                 // max(its work/GPUs, its longest item)
-	Predicted float64   `json:"predicted_wall_seconds"`        // the plan's, 0 without a plan
-	Cancelled bool      `json:"cancelled,omitempty"`           // the shard's run was cancelled
-	Finished  bool      `json:"finished"`                      // the shard's phases 5–8 ran
-	Stop      *Stop     `json:"stop,omitempty"`                // why it stopped early, or never reported
-	Retries   int       `json:"retries,omitempty"`             // its bad-day policy
-	Flaky     bool      `json:"flaky_is_failure,omitempty"`    // its bad-day policy
-	Timeout   float64   `json:"item_timeout_factor,omitempty"` // its bad-day policy
+	Bound     float64   `json:"bound_seconds"`          // max(its work/GPUs, its longest item)
+	Predicted float64   `json:"predicted_wall_seconds"` // the plan's, 0 without a plan
+	Cancelled bool      `json:"cancelled,omitempty"`    // the shard's run was cancelled
+	Finished  bool      `json:"finished"`               // the shard's phases 5–8 ran
+	Stop      *Stop     `json:"stop,omitempty"`         // why it stopped early, or never reported
+	BadDay              // its bad-day policies
 }
 
 // ShardGPU is shard s's GPU id in a merged run, "s2:0": in timings.tsv's gpu column, so TE's nine columns stay

@@ -310,7 +310,8 @@ func (sr simRun) write(dir string) error {
 		Tool: "sgpu-queue", Suites: sr.Suites, GPUs: sr.GPUs, PinVar: "HIP_VISIBLE_DEVICES",
 		Arch: "gfx950", Level: "3", DefaultWeight: 999999, Weights: "ci-weights/test_weights.gfx950.l3.txt",
 		Started: sr.Started, Wall: wall, Finished: true, Cancelled: sr.CancelAt > 0,
-		Changes: changes, Pruned: sr.Pruned, Quarantined: sr.Quarantined, TimeoutFactor: sr.TimeoutFactor, BaseTests: sr.Base,
+		Changes: changes, Pruned: sr.Pruned, Quarantined: sr.Quarantined, BaseTests: sr.Base,
+		BadDay: record.BadDay{TimeoutFactor: sr.TimeoutFactor},
 	}
 	junitFiles, err := sr.writeJUnit(dir)
 	if err != nil {
@@ -359,8 +360,8 @@ func (sr simRun) writeJUnit(dir string) ([]string, error) {
 				if o == outcome.Timeout {
 					note = "timed out"
 				}
-				su.Items = append(su.Items, verdict.Item{ItemID: it.ID(), GPU: "0", Seconds: it.Actual, RC: it.RC, Finished: true,
-					Outcome: o, Failed: !o.Passed(), Note: note})
+				su.Items = append(su.Items, verdict.Item{ItemID: it.ID(), GPU: "0", Finished: true, Note: note,
+					Result: record.Result{Seconds: it.Actual, RC: it.RC, Outcome: o, Failed: !o.Passed()}})
 			}
 		}
 		doc, err := junit.Merge(context.Background(), su, junit.Source{Dir: src}, time.Time{})

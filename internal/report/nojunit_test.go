@@ -14,7 +14,7 @@ import (
 // tag round-trip problem of that item, said as before.
 func TestNoJUnitSuites(t *testing.T) {
 	it := func(label, tag string, o outcome.Outcome) verdict.Item {
-		return verdict.Item{ItemID: record.ItemID{Label: label, Tag: tag}, Finished: true, Outcome: o}
+		return verdict.Item{ItemID: record.ItemID{Label: label, Tag: tag}, Finished: true, Result: record.Result{Outcome: o}}
 	}
 	s := Stats{
 		Misses:  []verdict.Item{it("plain", "a", outcome.NoRun), it("mixed", "a", outcome.OK)},

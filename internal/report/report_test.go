@@ -368,7 +368,7 @@ func TestBadDaySections(t *testing.T) {
 	r := &record.Run{
 		Meta: record.Meta{
 			Suites: []record.MetaSuite{{Label: "torch", LogFile: "torch.log", Mode: "list"}},
-			GPUs:   []string{"0", "1"}, Started: started, Finished: true, Wall: 30, TimeoutFactor: 3,
+			GPUs:   []string{"0", "1"}, Started: started, Finished: true, Wall: 30, BadDay: record.BadDay{TimeoutFactor: 3},
 			Quarantined: []record.Quarantined{{GPU: "1", Reason: "2 items failed in a row on it (rc=1 after 0.1s with \"hipErrorNoDevice\")", At: started.Add(5 * time.Second)}},
 			Stop:        &record.Stop{Reason: outcome.StopQuarantined, Message: "every GPU is quarantined (gpu1) with 3 item(s) left to run: check the runner's GPUs", Phase: 4},
 		},

@@ -218,11 +218,11 @@ func hindsight(durs []float64, widths []int, n int) float64 {
 			n = max(n, widths[i])
 		}
 	}
-	s, err := schedule.NewScheduler(policy, items, n)
+	s, err := schedule.NewSetup(policy, items, n)
 	if err != nil {
 		return 0
 	}
-	t, err := schedule.ReplayBlocks(s, widths, durs, n)
+	t, err := schedule.ReplayBlocks(s.Scheduler(), widths, durs, n)
 	if err != nil {
 		return 0
 	}

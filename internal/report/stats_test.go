@@ -236,7 +236,7 @@ func TestMissOrder(t *testing.T) {
 	if rel := relMiss(s.Misses[1]); rel != 8 {
 		t.Errorf("relative miss %v", rel)
 	}
-	if rel := relMiss(verdict.Item{Seconds: 1}); !math.IsInf(rel, 1) {
+	if rel := relMiss(verdict.Item{Result: record.Result{Seconds: 1}}); !math.IsInf(rel, 1) {
 		t.Errorf("zero estimate: %v", rel)
 	}
 }

@@ -86,7 +86,7 @@ func TestStateRoundTrip(t *testing.T) {
 		t.Errorf("missing: %v, %v; want nothing", s, err)
 	}
 	want := &State{Version: StateVersion, StateKey: StateKey{"sgpu", "gfx942", "3", "abc"}, Failed: Digest(nil),
-		Tests: map[string]string{"a.b.txt": "00"}, Items: []record.Carried{{ItemID: record.ItemID{Label: "a", Tag: "b"}, Outcome: outcome.OK, Seconds: 1.5, GPUs: 2}}}
+		Tests: map[string]string{"a.b.txt": "00"}, Items: []record.Carried{{ItemID: record.ItemID{Label: "a", Tag: "b"}, Result: record.Result{Outcome: outcome.OK, Seconds: 1.5, Width: 2}}}}
 	if err := WriteFile(root, path, FormatState(want)); err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestLoad(t *testing.T) {
 // TestNext: a run rewrites only what it ran (docs/reruns.md#what-a-run-rewrites).
 func TestNext(t *testing.T) {
 	ok := func(label, tag string) record.Carried {
-		return record.Carried{ItemID: record.ItemID{Label: label, Tag: tag}, Outcome: outcome.OK, Seconds: 2, GPUs: 1, Attempts: 1}
+		return record.Carried{ItemID: record.ItemID{Label: label, Tag: tag}, Result: record.Result{Outcome: outcome.OK, Seconds: 2, Width: 1, Tries: 1}}
 	}
 	bad := func(label, tag string) record.Carried {
 		c := ok(label, tag)
@@ -160,8 +160,7 @@ func TestNext(t *testing.T) {
 	}
 	// item is the verdict c was kept from.
 	item := func(c record.Carried) verdict.Item {
-		return verdict.Item{ItemID: c.ItemID, Outcome: c.Outcome, RC: c.RC, Failed: c.Failed, Seconds: c.Seconds, Width: c.GPUs,
-			Tries: c.Attempts, Finished: true}
+		return verdict.Item{ItemID: c.ItemID, Result: c.Result, Finished: true}
 	}
 	items := func(cs ...record.Carried) []verdict.Item {
 		var out []verdict.Item

@@ -173,61 +173,33 @@ type Setup struct {
 	items  []Item
 	fresh  func(cal *Calibration) Scheduler
 	queue  func(cal *Calibration) Queue // a fresh single-GPU queue; nil with multi-GPU items
+	trial  bool
 }
 
 // Scheduler returns a fresh Scheduler following the setup's plan, its estimates
-// calibrated as the run goes.
-func (s *Setup) Scheduler() Scheduler { return s.fresh(NewCalibration(s.items)) }
+// calibrated as the run goes (a Trial setup's go by the weights).
+func (s *Setup) Scheduler() Scheduler {
+	if s.trial {
+		return s.Uncalibrated()
+	}
+	return s.fresh(NewCalibration(s.items))
+}
 
 // Uncalibrated returns a fresh Scheduler that goes by the weights as they are
 // all run long: what calibration changes, for simulate to show.
 func (s *Setup) Uncalibrated() Scheduler { return s.fresh(nil) }
 
+// Option changes how NewSetup plans.
+type Option int
+
+// Trial is for shard's refinement, which replays thousands of trial workloads: multi-GPU
+// items go widest first (no block order search), and its schedulers are uncalibrated.
+const Trial Option = 1
+
 // NewSetup plans the scheduler of the named policy ("" is DefaultPolicy) for items
 // on gpus GPUs: the policy's Queue behind the Scheduler interface, or Blocks over
 // PlanBlocks' order with multi-GPU items. An item wider than the pool is a *WidthError.
-func NewSetup(policy string, items []Item, gpus int) (*Setup, error) {
-	return newSetup(policy, items, gpus, PlanBlocks)
-}
-
-// NewScheduler is NewSetup's scheduler, for a caller that replays it once.
-func NewScheduler(policy string, items []Item, gpus int) (Scheduler, error) {
-	s, err := NewSetup(policy, items, gpus)
-	if err != nil {
-		return nil, err
-	}
-	return s.Scheduler(), nil
-}
-
-// Prepare is NewSetup's maker of fresh Schedulers: a simulation replays many runs
-// (or many shards, docs/runners.md) without planning again for each.
-func Prepare(policy string, items []Item, gpus int) (func() Scheduler, error) {
-	s, err := NewSetup(policy, items, gpus)
-	if err != nil {
-		return nil, err
-	}
-	return s.Scheduler, nil
-}
-
-// PrepareTrial is Prepare for shard's refinement, which replays thousands of trial
-// workloads and confirms its choice with Prepare: no block order search (widest
-// first), no calibration.
-func PrepareTrial(policy string, items []Item, gpus int) (func() Scheduler, error) {
-	s, err := newSetup(policy, items, gpus, func(policy string, items []Item, gpus int) (BlockPlan, error) {
-		by, err := BlockOrderOf(policy)
-		if by == ByChoice {
-			by = ByWidest
-		}
-		return BlockPlan{By: by, From: by, Order: BlockOrder(items, by)}, err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return s.Uncalibrated, nil
-}
-
-// newSetup is NewSetup with the multi-GPU order planned by plan.
-func newSetup(policy string, items []Item, gpus int, plan func(string, []Item, int) (BlockPlan, error)) (*Setup, error) {
+func NewSetup(policy string, items []Item, gpus int, opts ...Option) (*Setup, error) {
 	if policy == "" {
 		policy = DefaultPolicy
 	}
@@ -237,8 +209,12 @@ func newSetup(policy string, items []Item, gpus int, plan func(string, []Item, i
 	if err := CheckWidths(items, gpus); err != nil {
 		return nil, err
 	}
-	s := &Setup{Policy: policy, items: items}
+	s := &Setup{Policy: policy, items: items, trial: slices.Contains(opts, Trial)}
 	if Mixed(items) {
+		plan := PlanBlocks
+		if s.trial {
+			plan = trialBlocks
+		}
 		bp, err := plan(policy, items, gpus)
 		if err != nil {
 			return nil, err
@@ -266,4 +242,13 @@ func newSetup(policy string, items []Item, gpus int, plan func(string, []Item, i
 	}
 	s.fresh = func(cal *Calibration) Scheduler { return onSlots(s.queue(cal), gpus, cal) }
 	return s, nil
+}
+
+// trialBlocks is a Trial setup's multi-GPU plan: the policy's order without the search (widest first).
+func trialBlocks(policy string, items []Item, _ int) (BlockPlan, error) {
+	by, err := BlockOrderOf(policy)
+	if by == ByChoice {
+		by = ByWidest
+	}
+	return BlockPlan{By: by, From: by, Order: BlockOrder(items, by)}, err
 }

@@ -193,16 +193,9 @@ func (sp *split) predict() error {
 	return nil
 }
 
-// wall replays the items m on one shard under policy, the weights as durations.
-func (sp *split) wall(m []int, policy string) (float64, error) {
-	return sp.replay(m, policy, schedule.Prepare)
-}
-
-// preparer is schedule.Prepare or schedule.PrepareTrial.
-type preparer func(policy string, items []schedule.Item, gpus int) (func() schedule.Scheduler, error)
-
-// replay is the wall of shard m under prepare (PrepareTrial skips the multi-GPU order search).
-func (sp *split) replay(m []int, policy string, prepare preparer) (float64, error) {
+// wall replays the items m on one shard under policy, the weights as durations; schedule.Trial skips the
+// multi-GPU order search.
+func (sp *split) wall(m []int, policy string, opts ...schedule.Option) (float64, error) {
 	if len(m) == 0 {
 		return 0, nil
 	}
@@ -211,11 +204,11 @@ func (sp *split) replay(m []int, policy string, prepare preparer) (float64, erro
 	for k, i := range m {
 		sub[k], dur[k] = sp.items[i], sp.items[i].Weight
 	}
-	fresh, err := prepare(policy, sub, sp.a.GPUs)
+	setup, err := schedule.NewSetup(policy, sub, sp.a.GPUs, opts...)
 	if err != nil {
 		return 0, err
 	}
-	t, err := schedule.ReplayBlocks(fresh(), schedule.Widths(sub), dur, sp.a.GPUs)
+	t, err := schedule.ReplayBlocks(setup.Scheduler(), schedule.Widths(sub), dur, sp.a.GPUs)
 	if err != nil {
 		return 0, fmt.Errorf("predicting a shard: %w", err)
 	}
@@ -294,7 +287,7 @@ func (sp *split) trial(m []int) (float64, error) {
 			break
 		}
 	}
-	return sp.replay(m, policy, schedule.PrepareTrial)
+	return sp.wall(m, policy, schedule.Trial)
 }
 
 // refiner is the refinement's working split.

@@ -137,7 +137,7 @@ func (b *builder) add(s *LogDir) {
 	p := &r.Meta.Merge.Parts[s.Number-1]
 	p.Reported, p.LogDir, p.GPUs, p.Started = true, s.Dir, m.GPUs, m.Started
 	p.Cancelled, p.Finished, p.Stop = m.Cancelled, m.Finished, m.Stop
-	p.Retries, p.Flaky, p.Timeout = m.Retries, m.FlakyIsFailure, m.TimeoutFactor
+	p.BadDay = m.BadDay
 	p.Items = len(s.Run.Queue)
 	for _, q := range s.Run.Queue {
 		ref := q.ItemID

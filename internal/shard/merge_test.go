@@ -681,8 +681,8 @@ func TestBuildRerunShard(t *testing.T) {
 			}
 			m.Rerun = &record.Rerun{Failed: 1, Queued: 1, Ran: 1}
 			for _, k := range mine[1:] {
-				m.Rerun.Carried = append(m.Rerun.Carried, record.Carried{ItemID: k, Outcome: outcome.OK, Seconds: 2, GPUs: 1,
-					Attempts: 1})
+				m.Rerun.Carried = append(m.Rerun.Carried, record.Carried{ItemID: k,
+					Result: record.Result{Outcome: outcome.OK, Seconds: 2, Width: 1, Tries: 1}})
 			}
 			m.Suites = slices.Clone(m.Suites)
 			for i := range m.Suites {

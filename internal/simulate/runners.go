@@ -137,11 +137,11 @@ func shardRuns(items []schedule.Item, a *shard.Assignment) ([]shardRun, error) {
 		for k, i := range sr.members {
 			sub[k] = items[i]
 		}
-		fresh, err := schedule.Prepare(schedule.DefaultPolicy, sub, a.GPUs)
+		setup, err := schedule.NewSetup(schedule.DefaultPolicy, sub, a.GPUs)
 		if err != nil {
 			return nil, err
 		}
-		sr.fresh, sr.width, sr.dur = fresh, schedule.Widths(sub), make([]float64, len(sub))
+		sr.fresh, sr.width, sr.dur = setup.Scheduler, schedule.Widths(sub), make([]float64, len(sub))
 	}
 	return runs, nil
 }

@@ -116,8 +116,8 @@ func TestRead(t *testing.T) {
 			`<failure message="flaky"/></testcase></testsuite>`,
 	}, record.MetaSuite{Label: "torch", Mode: "list"})
 	suites := []verdict.Suite{{Label: "torch", Items: []verdict.Item{
-		{ItemID: record.ItemID{Label: "torch", Tag: "test_numerics.ck"}, Tries: 1}, {ItemID: record.ItemID{Label: "torch", Tag: "test_gemm.ck"}, Tries: 1},
-		{ItemID: record.ItemID{Label: "torch", Tag: "test_rope.ck"}, Tries: 2, Flaky: true},
+		{ItemID: record.ItemID{Label: "torch", Tag: "test_numerics.ck"}, Result: record.Result{Tries: 1}}, {ItemID: record.ItemID{Label: "torch", Tag: "test_gemm.ck"}, Result: record.Result{Tries: 1}},
+		{ItemID: record.ItemID{Label: "torch", Tag: "test_rope.ck"}, Result: record.Result{Tries: 2, Flaky: true}},
 	}}}
 	res := Read(r, suites)
 	want := record.TestCounts{Total: 6, Passed: 2, Failed: 1, Errored: 2, Skipped: 1, Flaky: 1, Unfinished: 1}

@@ -16,27 +16,19 @@ import (
 // Item is the one result of one queued item, decided once from its attempts (docs/outcomes.md); every reader reads it.
 type Item struct {
 	record.ItemID
+	// Result is its last attempt's, or, when it never finished, RC and Failed as its run's stop decides.
+	record.Result
 	LogRel string // items/<label>.<safetag>.log
 	// Attempts are its attempts in the order they ended; its verdict is the last one's. None: never
 	// finished, or carried.
 	Attempts []record.Attempt
-	// Tries counts its attempts (a carried item's, in the run that carried it).
-	Tries    int
-	RC       int
 	Finished bool // it has an attempt; false: never finished
 	// Started: it has an attempt, or its log is there (running when its run died); one that never started has no log.
 	Started bool
-	Failed  bool
-	// Outcome is its last attempt's; "" when it never finished.
-	Outcome outcome.Outcome
-	GPU     string  // its last attempt's GPUs, as the run names them ("2,3", "s2:0")
-	Seconds float64 // its last attempt's
-	// Width is how many GPUs its last attempt took.
-	Width int
+	GPU     string // its last attempt's GPUs, as the run names them ("2,3", "s2:0")
 	// Estimate is what its last attempt was dispatched (or it was queued) with; Known when the table gave it.
 	Estimate float64
 	Known    bool
-	Flaky    bool   // failed, then passed on a rerun
 	Note     string // "never finished", "cancelled", "timed out", "cut off", "no-run: …", "flaky"...
 	// Stop is why the run (or its shard's) stopped, for an item that never finished; "" when finished or unknown.
 	Stop outcome.Stop
@@ -116,9 +108,9 @@ func Decide(r *record.Run) []Suite {
 		rs := rows[q.ItemID]
 		it := Item{
 			ItemID:   q.ItemID,
+			Result:   record.Result{Tries: len(rs)},
 			LogRel:   logdir.ItemLogRel(q.Label, q.Tag),
 			Attempts: rs,
-			Tries:    len(rs),
 			Estimate: q.Weight,
 			Known:    known(q.Weight),
 			Shard:    r.ShardOf[q.ItemID],
@@ -280,26 +272,13 @@ func (d decider) finished(it *Item, rs []record.Attempt) {
 
 // fromCarried decides an item its shard's re-run carried, as its latest attempt ended; its log is not here.
 func (d decider) fromCarried(it *Item, c record.Carried) {
-	it.Finished, it.Carried = true, true
-	it.RC, it.Outcome, it.Failed, it.Flaky = c.RC, c.Outcome, c.Failed, c.Flaky
-	it.Seconds, it.Width, it.Tries = c.Seconds, c.GPUs, c.Attempts
+	it.Result, it.Finished, it.Carried = c.Result, true, true
 	it.Note = joinNote(c.Outcome.Note(), fmt.Sprintf("carried: the re-run of shard %d/%d did not run it again; its log is the earlier attempt's",
 		c.Shard, d.r.Meta.Merge.Shards))
 }
 
 // Latest is the item's latest outcome as the re-run state keeps it (docs/reruns.md).
-func (it Item) Latest() record.Carried {
-	return record.Carried{
-		ItemID:   it.ItemID,
-		Outcome:  it.Outcome,
-		RC:       it.RC,
-		Failed:   it.Failed,
-		Flaky:    it.Flaky,
-		Seconds:  it.Seconds,
-		GPUs:     it.Width,
-		Attempts: it.Tries,
-	}
-}
+func (it Item) Latest() record.Carried { return record.Carried{ItemID: it.ItemID, Result: it.Result} }
 
 // stopped is what kept an item from finishing: a cancel, a typed stop reason, or neither.
 type stopped struct {

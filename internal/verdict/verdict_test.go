@@ -398,7 +398,7 @@ func TestLatestRoundTrip(t *testing.T) {
 		record.Attempt{ItemID: record.ItemID{Label: "torch", Tag: "a"}, GPUs: []string{"0", "1"}, Secs: 3, RC: 1, Outcome: outcome.Failed},
 		record.Attempt{ItemID: record.ItemID{Label: "torch", Tag: "a"}, GPUs: []string{"2", "3"}, Secs: 2, Outcome: outcome.OK})
 	kept := Decide(r)[0].Items[0].Latest()
-	want := record.Carried{ItemID: record.ItemID{Label: "torch", Tag: "a"}, Outcome: outcome.OK, Flaky: true, Seconds: 2, GPUs: 2, Attempts: 2}
+	want := record.Carried{ItemID: record.ItemID{Label: "torch", Tag: "a"}, Result: record.Result{Outcome: outcome.OK, Flaky: true, Seconds: 2, Width: 2, Tries: 2}}
 	if kept != want {
 		t.Fatalf("kept %+v, want %+v", kept, want)
 	}
