@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/executor"
 	"github.com/rocm/sgpu-queue/internal/hook"
 )
@@ -17,7 +18,7 @@ const JUnitVar = hook.JUnitFileVar
 
 // cmdSuite is `<label> <logfile> cmd <file>`: one "<tag> <command…>" per line, run by sh -c from the repo root.
 type cmdSuite struct {
-	spec Spec
+	s    config.Suite
 	file string
 }
 
@@ -29,34 +30,34 @@ func (*cmdSuite) JUnit() JUnit { return JUnitOffered }
 
 func (*cmdSuite) sized() {}
 
-func newCmd(s Spec) (Adapter, error) {
+func newCmd(s config.Suite) (Adapter, error) {
 	if len(s.Args) != 1 {
-		return nil, s.fail(nil, "", "want \"<label> <logfile> cmd <file>\": one command file, got %d argument(s)", len(s.Args))
+		return nil, fail(s, nil, "", "want \"<label> <logfile> cmd <file>\": one command file, got %d argument(s)", len(s.Args))
 	}
-	return &cmdSuite{spec: s, file: s.Args[0]}, nil
+	return &cmdSuite{s: s, file: s.Args[0]}, nil
 }
 
 // List reads the command file where commands run, so it is the file they will see.
 func (c *cmdSuite) List(ctx context.Context, ex executor.Executor, in Listing) (*Listed, error) {
-	return c.spec.timed(ctx, in, func(ctx context.Context, in Listing) (*Listed, error) { return c.list(ctx, ex, in) })
+	return timed(ctx, in, c.s, func(ctx context.Context, in Listing) (*Listed, error) { return c.list(ctx, ex, in) })
 }
 
 func (c *cmdSuite) list(ctx context.Context, ex executor.Executor, in Listing) (*Listed, error) {
-	s := c.spec
-	out, err := s.capture(ctx, ex, in, executor.Command{Path: "cat", Args: []string{"--", c.file}, Env: s.env(in.Env), Dir: in.Dir}, "")
+	s := c.s
+	out, err := capture(ctx, ex, in, s, executor.Command{Path: "cat", Args: []string{"--", c.file}, Env: s.Environ(in.Env), Dir: in.Dir}, "")
 	if err != nil {
 		return nil, err
 	}
 	if rc := out.res.ExitCode; rc != 0 {
-		return nil, s.fail(nil, out.tail, "cannot read the command file %s (cat exited with %d; a relative path is taken from the repo root)",
+		return nil, fail(s, nil, out.tail, "cannot read the command file %s (cat exited with %d; a relative path is taken from the repo root)",
 			c.file, rc)
 	}
 	items, err := ParseCommands(out.stdout, c.file)
 	if err != nil {
-		return nil, s.fail(err, "", "%v", err)
+		return nil, fail(s, err, "", "%v", err)
 	}
 	if len(items) == 0 {
-		return nil, s.fail(ErrNoItems, "", "the command file %s has no \"<tag> <command…>\" line", c.file)
+		return nil, fail(s, ErrNoItems, "", "the command file %s has no \"<tag> <command…>\" line", c.file)
 	}
 	return &Listed{Items: items}, nil
 }
@@ -118,7 +119,7 @@ func (c *cmdSuite) Command(it Item, run Run) executor.Command {
 	if run.JUnit != "" {
 		junit += "=" + run.JUnit
 	}
-	env := hook.Env(c.spec.env(run.Env)).With(junit)
+	env := hook.Env(c.s.Environ(run.Env)).With(junit)
 	return executor.Command{
 		Path: "sh", Args: []string{"-c", cmd}, Env: env, Dir: run.Dir,
 		Stdout: run.Stdout, Stderr: run.Stderr,
