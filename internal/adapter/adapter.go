@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -223,6 +224,23 @@ func Setup(s config.Suite, in Listing) (c executor.Command, ok bool) {
 		Path: "sh", Args: []string{"-c", s.Options.Setup},
 		Env: s.Environ(in.Env), Dir: in.Dir, Stdout: in.Log, Stderr: in.Log,
 	}, true
+}
+
+// command is an item's command: path with args from the repo root, the suite's env= and then extra over the tools'
+// environment.
+func command(s config.Suite, run Run, path string, args []string, extra ...string) executor.Command {
+	return executor.Command{
+		Path: path, Args: args, Env: s.Environ(run.Env).With(extra...), Dir: run.Dir,
+		Stdout: run.Stdout, Stderr: run.Stderr,
+	}
+}
+
+// narrowTo is only when each of its names is the item's (in), else whole: running more than asked is safe.
+func narrowTo(whole, only []string, in func(string) bool) []string {
+	if len(only) == 0 || slices.ContainsFunc(only, func(n string) bool { return !in(n) }) {
+		return whole
+	}
+	return only
 }
 
 // maxListing bounds what one listing may print (100k node ids are about 10 MB).

@@ -119,9 +119,5 @@ func (c *cmdSuite) Command(it Item, run Run) executor.Command {
 	if run.JUnit != "" {
 		junit += "=" + run.JUnit
 	}
-	env := hook.Env(c.s.Environ(run.Env)).With(junit)
-	return executor.Command{
-		Path: "sh", Args: []string{"-c", cmd}, Env: env, Dir: run.Dir,
-		Stdout: run.Stdout, Stderr: run.Stderr,
-	}
+	return command(c.s, run, "sh", []string{"-c", cmd}, junit)
 }

@@ -261,7 +261,8 @@ func chunkItem(ch []ctestListed) Item {
 // Command runs exactly the item's tests (or the narrowed ones): an -R of their names (ctest keeps the last -R) and
 // --no-tests=error, so a name that matches nothing fails instead of passing.
 func (c *ctestSuite) Command(it Item, run Run) executor.Command {
-	args := append(c.selection(narrowed(it, run.Only)), "--no-tests=error")
+	ns := names(it)
+	args := append(c.selection(narrowTo(ns, run.Only, func(n string) bool { return slices.Contains(ns, n) })), "--no-tests=error")
 	if run.JUnit != "" {
 		// A relative path would be taken from the build directory.
 		j := run.JUnit
@@ -270,10 +271,7 @@ func (c *ctestSuite) Command(it Item, run Run) executor.Command {
 		}
 		args = append(args, "--output-junit", j)
 	}
-	return executor.Command{
-		Path: "ctest", Args: args, Env: c.s.Environ(run.Env), Dir: run.Dir,
-		Stdout: run.Stdout, Stderr: run.Stderr,
-	}
+	return command(c.s, run, "ctest", args)
 }
 
 // names are the ctest names an item runs: a split=base item's, else its tag.
@@ -282,15 +280,6 @@ func names(it Item) []string {
 		return []string{it.Tag}
 	}
 	return it.Args
-}
-
-// narrowed are the names a narrowed item runs: only, when each is the item's; else all.
-func narrowed(it Item, only []string) []string {
-	ns := names(it)
-	if len(only) == 0 || slices.ContainsFunc(only, func(n string) bool { return !slices.Contains(ns, n) }) {
-		return ns
-	}
-	return only
 }
 
 // selection is the suite's arguments and an -R of exactly ns; the suite's -E still applies.
@@ -321,10 +310,7 @@ func (c *ctestSuite) Selects(ctx context.Context, ex executor.Executor, in Listi
 	if err != nil {
 		return nil, fail(s, nil, out.tail, "%v", err)
 	}
-	want := map[string]bool{}
-	for _, n := range names(it) {
-		want[n] = true
-	}
+	want := setOf(names(it)...)
 	var got []string
 	for _, t := range tests {
 		got = append(got, t.Name)
@@ -354,10 +340,7 @@ func (c *ctestSuite) TestIDs(it Item, path string) ([]string, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	own := map[string]bool{}
-	for _, n := range names(it) {
-		own[n] = true
-	}
+	own := setOf(names(it)...)
 	var ids []string
 	seen := map[string]bool{}
 	for _, k := range cases {

@@ -72,15 +72,19 @@ func (p *pytestSuite) python(dir string) string {
 	return inDir(py, dir)
 }
 
-// probe collects with args through the probe, in process (docs/adapters.md, pytest details).
-func (p *pytestSuite) probe(py string, args []string, in Listing) executor.Command {
-	return executor.Command{Path: py, Args: append([]string{"-c", pytestProbe}, args...), Env: p.s.Environ(in.Env), Dir: in.Dir}
-}
-
-// probeShown is a probe's collection as the one-line pytest command a user can run, for expand.log.
-func probeShown(py string, args []string) string {
-	return config.QuoteWords(append([]string{py, "-m", "pytest"}, args...)) + "  (run in process by sgpu-queue's collection probe, " +
+// collect collects with the options and operands args through the probe, in process (docs/adapters.md, pytest details).
+func (p *pytestSuite) collect(ctx context.Context, ex executor.Executor, in Listing, args []string) (*collection, error) {
+	py := p.python(in.Dir)
+	args = append([]string{"--collect-only", "-q", "--continue-on-collection-errors"}, args...)
+	probe := executor.Command{Path: py, Args: append([]string{"-c", pytestProbe}, args...), Env: p.s.Environ(in.Env), Dir: in.Dir}
+	// expand.log shows the one-line pytest command a user can run.
+	shown := config.QuoteWords(append([]string{py, "-m", "pytest"}, args...)) + "  (run in process by sgpu-queue's collection probe, " +
 		"docs/adapters.md)"
+	out, err := capture(ctx, ex, in, p.s, probe, shown)
+	if err != nil {
+		return nil, err
+	}
+	return p.collection(out, py)
 }
 
 // collection is the probe's record.
@@ -106,23 +110,15 @@ func (p *pytestSuite) List(ctx context.Context, ex executor.Executor, in Listing
 }
 
 func (p *pytestSuite) list(ctx context.Context, ex executor.Executor, in Listing) (*Listed, error) {
-	s := p.s
-	py := p.python(in.Dir)
-	collect := append([]string{"--collect-only", "-q", "--continue-on-collection-errors"}, s.Args...)
-	out, err := capture(ctx, ex, in, s, p.probe(py, collect, in), probeShown(py, collect))
+	c, err := p.collect(ctx, ex, in, p.s.Args)
 	if err != nil {
 		return nil, err
 	}
-	c, err := p.collection(out, py)
+	drop, err := reconcileOperands(p.s.Args, p.static, c.Operands)
 	if err != nil {
-		return nil, err
+		return nil, fail(p.s, nil, "", "%v", err)
 	}
-	drop, err := reconcileOperands(s.Args, p.static, c.Operands)
-	if err != nil {
-		return nil, fail(s, nil, "", "%v", err)
-	}
-	opts := withoutIndices(s.Args, drop)
-	return p.items(c, opts)
+	return p.items(c, withoutIndices(p.s.Args, drop))
 }
 
 // collection reads what a collection printed, or says why it failed.
@@ -157,21 +153,11 @@ func (p *pytestSuite) collection(out *output, py string) (*collection, error) {
 
 // Selects collects what the item's command would run; nothing collected is no tag.
 func (p *pytestSuite) Selects(ctx context.Context, ex executor.Executor, in Listing, it Item) ([]string, error) {
-	s := p.s
-	py := p.python(in.Dir)
-	collect := append(append([]string{"--collect-only", "-q", "--continue-on-collection-errors"}, it.Args...), operand(it.Tag))
-	out, err := capture(ctx, ex, in, s, p.probe(py, collect, in), probeShown(py, collect))
-	if err != nil {
-		return nil, err
+	c, err := p.collect(ctx, ex, in, slices.Concat(it.Args, []string{operand(it.Tag)}))
+	var l *Listed
+	if err == nil {
+		l, err = p.items(c, it.Args)
 	}
-	c, err := p.collection(out, py)
-	if errors.Is(err, ErrNoItems) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	l, err := p.items(c, it.Args)
 	if errors.Is(err, ErrNoItems) {
 		return nil, nil
 	}
@@ -281,13 +267,10 @@ func (p *pytestSuite) Command(it Item, run Run) executor.Command {
 	if run.JUnit != "" {
 		args = append(args, "--junitxml="+run.JUnit)
 	}
-	for _, o := range pytestOperands(it, run.Only) {
+	for _, o := range narrowTo([]string{it.Tag}, run.Only, func(id string) bool { return inItem(it, id) }) {
 		args = append(args, operand(o))
 	}
-	return executor.Command{
-		Path: p.python(run.Dir), Args: args, Env: p.s.Environ(run.Env), Dir: run.Dir,
-		Stdout: run.Stdout, Stderr: run.Stderr,
-	}
+	return command(p.s, run, p.python(run.Dir), args)
 }
 
 // operand is an item's tag as pytest's one operand.
@@ -296,14 +279,6 @@ func operand(tag string) string {
 		return "./" + tag // a file named like an option
 	}
 	return tag
-}
-
-// pytestOperands are the node ids in only when each is in the item, else the item's tag.
-func pytestOperands(it Item, only []string) []string {
-	if len(only) == 0 || slices.ContainsFunc(only, func(id string) bool { return !inItem(it, id) }) {
-		return []string{it.Tag}
-	}
-	return only
 }
 
 // inItem reports whether node id is a test of the item.
