@@ -1,8 +1,6 @@
 package adapter
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -67,22 +65,17 @@ func ParseCommands(data []byte, file string) ([]Item, error) {
 	var items []Item
 	var errs []error
 	first := map[string]int{}
-	sc := bufio.NewScanner(bytes.NewReader(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))))
-	sc.Buffer(make([]byte, 0, 4096), maxCmdLine)
-	n := 0
-	for sc.Scan() {
-		n++
-		line := strings.TrimRight(sc.Text(), "\r")
+	last, err := config.EachLine(data, maxCmdLine, func(n int, line string) {
 		text := strings.TrimLeft(line, " \t")
 		if text == "" || text[0] == '#' {
-			continue
+			return
 		}
 		fail := func(format string, a ...any) {
 			errs = append(errs, fmt.Errorf("%s:%d: %s", file, n, fmt.Sprintf(format, a...)))
 		}
-		if bad := strings.IndexFunc(line, func(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }); bad >= 0 {
+		if bad := strings.IndexFunc(line, config.IsControl); bad >= 0 {
 			fail("control character %q in the line; write one \"<tag> <command…>\" per line", line[bad])
-			continue
+			return
 		}
 		tag, cmd := text, ""
 		if i := strings.IndexAny(text, " \t"); i >= 0 {
@@ -90,21 +83,17 @@ func ParseCommands(data []byte, file string) ([]Item, error) {
 		}
 		if cmd == "" {
 			fail("tag %q has no command: write \"<tag> <command…>\"", tag)
-			continue
+			return
 		}
 		if at, dup := first[tag]; dup {
 			fail("duplicate tag %q (first at line %d); tags name items and must be unique", tag, at)
-			continue
+			return
 		}
 		first[tag] = n
 		items = append(items, Item{Tag: tag, Args: []string{cmd}})
-	}
-	if err := sc.Err(); err != nil {
-		msg := err.Error()
-		if errors.Is(err, bufio.ErrTooLong) {
-			msg = fmt.Sprintf("line longer than %d KiB", maxCmdLine>>10)
-		}
-		errs = append(errs, fmt.Errorf("%s:%d: %s", file, n+1, msg))
+	})
+	if err != nil {
+		errs = append(errs, fmt.Errorf("%s:%d: %w", file, last+1, err))
 	}
 	return items, errors.Join(errs...)
 }
