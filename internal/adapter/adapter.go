@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -158,25 +159,6 @@ func (e *NotALineError) Error() string {
 
 func (e *NotALineError) Unwrap() error { return ErrCannotNarrow }
 
-// Spec is a suite's config line.
-type Spec struct {
-	Label   string
-	Where   string // "file:line", for messages
-	Mode    config.Mode
-	Options config.Options
-	Args    []string // the words after the mode field (after the script's, for a hook-contract suite)
-	// Suite is the whole line: a hook-contract suite's script, queue and GPU switch.
-	Suite config.Suite
-}
-
-// SpecOf is the adapter spec of a config line.
-func SpecOf(s config.Suite) Spec {
-	return Spec{Label: s.Label, Where: s.Where(), Mode: s.Mode, Options: s.Options, Args: s.Args, Suite: s}
-}
-
-// For is the adapter of a config line (New of its spec).
-func For(s config.Suite) (Adapter, error) { return New(SpecOf(s)) }
-
 // ErrNoItems is wrapped by a listing that found nothing to run.
 var ErrNoItems = errors.New("no items")
 
@@ -199,17 +181,18 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-func (s Spec) fail(err error, tail, format string, a ...any) *Error {
-	return &Error{Label: s.Label, Where: s.Where, Msg: fmt.Sprintf(format, a...), Tail: tail, Err: err}
+// fail is an *Error of suite s.
+func fail(s config.Suite, err error, tail, format string, a ...any) *Error {
+	return &Error{Label: s.Label, Where: s.Where(), Msg: fmt.Sprintf(format, a...), Tail: tail, Err: err}
 }
 
 // New returns a suite's adapter, or an *Error when its arguments cannot work.
-func New(s Spec) (Adapter, error) {
+func New(s config.Suite) (Adapter, error) {
 	switch s.Mode {
 	case config.List:
-		return listSuite{s: s.Suite}, nil
+		return listSuite{s: s}, nil
 	case config.Opaque:
-		return opaqueSuite{s: s.Suite}, nil
+		return opaqueSuite{s: s}, nil
 	case config.Pytest:
 		return newPytest(s)
 	case config.CTest:
@@ -217,14 +200,14 @@ func New(s Spec) (Adapter, error) {
 	case config.Cmd:
 		return newCmd(s)
 	}
-	return nil, s.fail(nil, "", "mode %q has no adapter", s.Mode)
+	return nil, fail(s, nil, "", "mode %q has no adapter", s.Mode)
 }
 
 // Check is every suite's New error at once, so a run refuses a bad line before anything runs.
 func Check(suites []config.Suite) error {
 	var errs []error
 	for _, s := range suites {
-		if _, err := For(s); err != nil {
+		if _, err := New(s); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -233,19 +216,31 @@ func Check(suites []config.Suite) error {
 
 // Setup is the command of the suite's setup= option, run once from the repo root before listing; false when none.
 // Suites with the same command share one run.
-func Setup(s Spec, in Listing) (c executor.Command, ok bool) {
+func Setup(s config.Suite, in Listing) (c executor.Command, ok bool) {
 	if s.Options.Setup == "" {
 		return executor.Command{}, false
 	}
 	return executor.Command{
 		Path: "sh", Args: []string{"-c", s.Options.Setup},
-		Env: s.env(in.Env), Dir: in.Dir, Stdout: in.Log, Stderr: in.Log,
+		Env: s.Environ(in.Env), Dir: in.Dir, Stdout: in.Log, Stderr: in.Log,
 	}, true
 }
 
-// env is the base environment with the suite's env= settings on top.
-func (s Spec) env(base []string) []string {
-	return hook.Env(base).With(s.Options.Env...)
+// command is an item's command: path with args from the repo root, the suite's env= and then extra over the tools'
+// environment.
+func command(s config.Suite, run Run, path string, args []string, extra ...string) executor.Command {
+	return executor.Command{
+		Path: path, Args: args, Env: s.Environ(run.Env).With(extra...), Dir: run.Dir,
+		Stdout: run.Stdout, Stderr: run.Stderr,
+	}
+}
+
+// narrowTo is only when each of its names is the item's (in), else whole: running more than asked is safe.
+func narrowTo(whole, only []string, in func(string) bool) []string {
+	if len(only) == 0 || slices.ContainsFunc(only, func(n string) bool { return !in(n) }) {
+		return whole
+	}
+	return only
 }
 
 // maxListing bounds what one listing may print (100k node ids are about 10 MB).
@@ -260,7 +255,7 @@ type output struct {
 
 // capture runs a listing command: stdout kept (up to maxListing), stderr to the log, the last lines as the tail.
 // The log's header shows shown, else c's own words (docs/files.md, expand.log).
-func (s Spec) capture(ctx context.Context, ex executor.Executor, in Listing, c executor.Command, shown string) (*output, error) {
+func capture(ctx context.Context, ex executor.Executor, in Listing, s config.Suite, c executor.Command, shown string) (*output, error) {
 	log := in.Log
 	if log == nil {
 		log = io.Discard
@@ -275,13 +270,13 @@ func (s Spec) capture(ctx context.Context, ex executor.Executor, in Listing, c e
 	c.Stderr = io.MultiWriter(log, tail)
 	res, err := ex.Run(ctx, c)
 	if err != nil {
-		return nil, s.fail(err, "", "cannot run its listing: %v", err)
+		return nil, fail(s, err, "", "cannot run its listing: %v", err)
 	}
 	if res.Cancelled || ctx.Err() != nil {
-		return nil, s.fail(context.Canceled, "", "listing cancelled")
+		return nil, fail(s, context.Canceled, "", "listing cancelled")
 	}
 	if out.Over() {
-		return nil, s.fail(nil, "", "its listing printed more than %d MiB", maxListing>>20)
+		return nil, fail(s, nil, "", "its listing printed more than %d MiB", maxListing>>20)
 	}
 	return &output{stdout: out.Bytes(), tail: tail.String(), res: res}, nil
 }
@@ -298,7 +293,7 @@ func inDir(prog, dir string) string {
 var errDeadline = errors.New("listing deadline")
 
 // timed runs a listing under in.Timeout; a stopped one says so, with its log's last lines.
-func (s Spec) timed(ctx context.Context, in Listing, list func(context.Context, Listing) (*Listed, error)) (*Listed, error) {
+func timed(ctx context.Context, in Listing, s config.Suite, list func(context.Context, Listing) (*Listed, error)) (*Listed, error) {
 	tail := &textfmt.Tail{}
 	if in.Log != nil {
 		in.Log = io.MultiWriter(in.Log, tail)
@@ -312,11 +307,11 @@ func (s Spec) timed(ctx context.Context, in Listing, list func(context.Context, 
 	case err == nil:
 		return l, nil
 	case executor.PastDeadline(ctx, lctx, errDeadline):
-		e := s.fail(nil, tail.String(), "its %s listing did not end within %s (list-timeout) and was stopped", s.Mode, in.Timeout)
+		e := fail(s, nil, tail.String(), "its %s listing did not end within %s (list-timeout) and was stopped", s.Mode, in.Timeout)
 		e.TimedOut = true
 		return nil, e
 	case ctx.Err() != nil:
-		return nil, s.fail(context.Cause(ctx), "", "listing cancelled")
+		return nil, fail(s, context.Cause(ctx), "", "listing cancelled")
 	}
 	return nil, err
 }

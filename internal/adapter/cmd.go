@@ -1,13 +1,12 @@
 package adapter
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/executor"
 	"github.com/rocm/sgpu-queue/internal/hook"
 )
@@ -17,7 +16,7 @@ const JUnitVar = hook.JUnitFileVar
 
 // cmdSuite is `<label> <logfile> cmd <file>`: one "<tag> <command…>" per line, run by sh -c from the repo root.
 type cmdSuite struct {
-	spec Spec
+	s    config.Suite
 	file string
 }
 
@@ -29,34 +28,34 @@ func (*cmdSuite) JUnit() JUnit { return JUnitOffered }
 
 func (*cmdSuite) sized() {}
 
-func newCmd(s Spec) (Adapter, error) {
+func newCmd(s config.Suite) (Adapter, error) {
 	if len(s.Args) != 1 {
-		return nil, s.fail(nil, "", "want \"<label> <logfile> cmd <file>\": one command file, got %d argument(s)", len(s.Args))
+		return nil, fail(s, nil, "", "want \"<label> <logfile> cmd <file>\": one command file, got %d argument(s)", len(s.Args))
 	}
-	return &cmdSuite{spec: s, file: s.Args[0]}, nil
+	return &cmdSuite{s: s, file: s.Args[0]}, nil
 }
 
 // List reads the command file where commands run, so it is the file they will see.
 func (c *cmdSuite) List(ctx context.Context, ex executor.Executor, in Listing) (*Listed, error) {
-	return c.spec.timed(ctx, in, func(ctx context.Context, in Listing) (*Listed, error) { return c.list(ctx, ex, in) })
+	return timed(ctx, in, c.s, func(ctx context.Context, in Listing) (*Listed, error) { return c.list(ctx, ex, in) })
 }
 
 func (c *cmdSuite) list(ctx context.Context, ex executor.Executor, in Listing) (*Listed, error) {
-	s := c.spec
-	out, err := s.capture(ctx, ex, in, executor.Command{Path: "cat", Args: []string{"--", c.file}, Env: s.env(in.Env), Dir: in.Dir}, "")
+	s := c.s
+	out, err := capture(ctx, ex, in, s, executor.Command{Path: "cat", Args: []string{"--", c.file}, Env: s.Environ(in.Env), Dir: in.Dir}, "")
 	if err != nil {
 		return nil, err
 	}
 	if rc := out.res.ExitCode; rc != 0 {
-		return nil, s.fail(nil, out.tail, "cannot read the command file %s (cat exited with %d; a relative path is taken from the repo root)",
+		return nil, fail(s, nil, out.tail, "cannot read the command file %s (cat exited with %d; a relative path is taken from the repo root)",
 			c.file, rc)
 	}
 	items, err := ParseCommands(out.stdout, c.file)
 	if err != nil {
-		return nil, s.fail(err, "", "%v", err)
+		return nil, fail(s, err, "", "%v", err)
 	}
 	if len(items) == 0 {
-		return nil, s.fail(ErrNoItems, "", "the command file %s has no \"<tag> <command…>\" line", c.file)
+		return nil, fail(s, ErrNoItems, "", "the command file %s has no \"<tag> <command…>\" line", c.file)
 	}
 	return &Listed{Items: items}, nil
 }
@@ -66,22 +65,17 @@ func ParseCommands(data []byte, file string) ([]Item, error) {
 	var items []Item
 	var errs []error
 	first := map[string]int{}
-	sc := bufio.NewScanner(bytes.NewReader(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))))
-	sc.Buffer(make([]byte, 0, 4096), maxCmdLine)
-	n := 0
-	for sc.Scan() {
-		n++
-		line := strings.TrimRight(sc.Text(), "\r")
+	last, err := config.EachLine(data, maxCmdLine, func(n int, line string) {
 		text := strings.TrimLeft(line, " \t")
 		if text == "" || text[0] == '#' {
-			continue
+			return
 		}
 		fail := func(format string, a ...any) {
 			errs = append(errs, fmt.Errorf("%s:%d: %s", file, n, fmt.Sprintf(format, a...)))
 		}
-		if bad := strings.IndexFunc(line, func(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }); bad >= 0 {
+		if bad := strings.IndexFunc(line, config.IsControl); bad >= 0 {
 			fail("control character %q in the line; write one \"<tag> <command…>\" per line", line[bad])
-			continue
+			return
 		}
 		tag, cmd := text, ""
 		if i := strings.IndexAny(text, " \t"); i >= 0 {
@@ -89,21 +83,17 @@ func ParseCommands(data []byte, file string) ([]Item, error) {
 		}
 		if cmd == "" {
 			fail("tag %q has no command: write \"<tag> <command…>\"", tag)
-			continue
+			return
 		}
 		if at, dup := first[tag]; dup {
 			fail("duplicate tag %q (first at line %d); tags name items and must be unique", tag, at)
-			continue
+			return
 		}
 		first[tag] = n
 		items = append(items, Item{Tag: tag, Args: []string{cmd}})
-	}
-	if err := sc.Err(); err != nil {
-		msg := err.Error()
-		if errors.Is(err, bufio.ErrTooLong) {
-			msg = fmt.Sprintf("line longer than %d KiB", maxCmdLine>>10)
-		}
-		errs = append(errs, fmt.Errorf("%s:%d: %s", file, n+1, msg))
+	})
+	if err != nil {
+		errs = append(errs, fmt.Errorf("%s:%d: %w", file, last+1, err))
 	}
 	return items, errors.Join(errs...)
 }
@@ -118,9 +108,5 @@ func (c *cmdSuite) Command(it Item, run Run) executor.Command {
 	if run.JUnit != "" {
 		junit += "=" + run.JUnit
 	}
-	env := hook.Env(c.spec.env(run.Env)).With(junit)
-	return executor.Command{
-		Path: "sh", Args: []string{"-c", cmd}, Env: env, Dir: run.Dir,
-		Stdout: run.Stdout, Stderr: run.Stderr,
-	}
+	return command(c.s, run, "sh", []string{"-c", cmd}, junit)
 }

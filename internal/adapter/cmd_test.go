@@ -139,7 +139,7 @@ func TestCmdListingFails(t *testing.T) {
 		t.Errorf("bad line: err = %v", err)
 	}
 	for _, args := range [][]string{nil, {"a.txt", "b.txt"}} {
-		if _, err := New(Spec{Label: "s", Where: "c.conf:4", Mode: config.Cmd, Args: args}); err == nil || !strings.HasPrefix(err.Error(), `c.conf:4: suite "s": want "<label> <logfile> cmd <file>"`) {
+		if _, err := New(config.Suite{Label: "s", File: "c.conf", Line: 4, Mode: config.Cmd, Args: args}); err == nil || !strings.HasPrefix(err.Error(), `c.conf:4: suite "s": want "<label> <logfile> cmd <file>"`) {
 			t.Errorf("args %q: err = %v", args, err)
 		}
 	}

@@ -20,7 +20,7 @@ import (
 // ctestSuite is `<label> <logfile> ctest[,split=…] <ctest args…>`; the arguments select the tests both when listing
 // and when running.
 type ctestSuite struct {
-	spec Spec
+	s config.Suite
 }
 
 // maxRegex bounds a split=base item's -R: CMake's regexes refuse to compile past about 64 KiB.
@@ -31,19 +31,19 @@ func (*ctestSuite) JUnit() JUnit { return JUnitGiven }
 
 func (*ctestSuite) sized() {}
 
-func newCTest(s Spec) (Adapter, error) {
+func newCTest(s config.Suite) (Adapter, error) {
 	for _, a := range s.Args {
 		name, _, _ := strings.Cut(a, "=")
 		switch {
 		case name == "-N" || name == "--show-only" || strings.HasPrefix(a, "--show-only"):
-			return nil, s.fail(nil, "", "argument %q makes ctest list instead of run; the adapter lists by itself, remove it", a)
+			return nil, fail(s, nil, "", "argument %q makes ctest list instead of run; the adapter lists by itself, remove it", a)
 		case name == "--output-junit":
-			return nil, s.fail(nil, "", "argument %q: sgpu-queue gives each item its own JUnit file; remove it", a)
+			return nil, fail(s, nil, "", "argument %q: sgpu-queue gives each item its own JUnit file; remove it", a)
 		case name == "--help" || name == "--version":
-			return nil, s.fail(nil, "", "argument %q makes ctest print information instead of running tests; remove it", a)
+			return nil, fail(s, nil, "", "argument %q makes ctest print information instead of running tests; remove it", a)
 		}
 	}
-	return &ctestSuite{spec: s}, nil
+	return &ctestSuite{s: s}, nil
 }
 
 // ctestInfo is what the adapter reads of `ctest --show-only=json-v1`.
@@ -73,23 +73,23 @@ type ctestListed struct {
 
 // List runs ctest --show-only=json-v1 with the suite's arguments.
 func (c *ctestSuite) List(ctx context.Context, ex executor.Executor, in Listing) (*Listed, error) {
-	return c.spec.timed(ctx, in, func(ctx context.Context, in Listing) (*Listed, error) { return c.list(ctx, ex, in) })
+	return timed(ctx, in, c.s, func(ctx context.Context, in Listing) (*Listed, error) { return c.list(ctx, ex, in) })
 }
 
 func (c *ctestSuite) list(ctx context.Context, ex executor.Executor, in Listing) (*Listed, error) {
-	s := c.spec
+	s := c.s
 	args := append(append([]string(nil), s.Args...), "--show-only=json-v1")
-	out, err := s.capture(ctx, ex, in, executor.Command{Path: "ctest", Args: args, Env: s.env(in.Env), Dir: in.Dir}, "")
+	out, err := capture(ctx, ex, in, s, executor.Command{Path: "ctest", Args: args, Env: s.Environ(in.Env), Dir: in.Dir}, "")
 	if err != nil {
 		return nil, err
 	}
 	if rc := out.res.ExitCode; rc != 0 {
-		return nil, s.fail(nil, out.tail, "ctest --show-only=json-v1 %s exited with %d: is the build there (setup= builds it before listing)?",
+		return nil, fail(s, nil, out.tail, "ctest --show-only=json-v1 %s exited with %d: is the build there (setup= builds it before listing)?",
 			config.QuoteWords(s.Args), rc)
 	}
 	tests, warns, err := parseShowOnly(out.stdout)
 	if err != nil {
-		return nil, s.fail(nil, out.tail, "%v", err)
+		return nil, fail(s, nil, out.tail, "%v", err)
 	}
 	l := &Listed{Warnings: warns}
 	var run []ctestListed
@@ -100,7 +100,7 @@ func (c *ctestSuite) list(ctx context.Context, ex executor.Executor, in Listing)
 		run = append(run, t)
 	}
 	if len(run) == 0 {
-		return nil, s.fail(ErrNoItems, out.tail, "ctest lists no tests to run with %q: is the build there (setup= builds it before listing) "+
+		return nil, fail(s, ErrNoItems, out.tail, "ctest lists no tests to run with %q: is the build there (setup= builds it before listing) "+
 			"and do -R/-E/-L select any?", s.Args)
 	}
 	if s.Options.Split == config.SplitBase {
@@ -261,7 +261,8 @@ func chunkItem(ch []ctestListed) Item {
 // Command runs exactly the item's tests (or the narrowed ones): an -R of their names (ctest keeps the last -R) and
 // --no-tests=error, so a name that matches nothing fails instead of passing.
 func (c *ctestSuite) Command(it Item, run Run) executor.Command {
-	args := append(c.selection(narrowed(it, run.Only)), "--no-tests=error")
+	ns := names(it)
+	args := append(c.selection(narrowTo(ns, run.Only, func(n string) bool { return slices.Contains(ns, n) })), "--no-tests=error")
 	if run.JUnit != "" {
 		// A relative path would be taken from the build directory.
 		j := run.JUnit
@@ -270,10 +271,7 @@ func (c *ctestSuite) Command(it Item, run Run) executor.Command {
 		}
 		args = append(args, "--output-junit", j)
 	}
-	return executor.Command{
-		Path: "ctest", Args: args, Env: c.spec.env(run.Env), Dir: run.Dir,
-		Stdout: run.Stdout, Stderr: run.Stderr,
-	}
+	return command(c.s, run, "ctest", args)
 }
 
 // names are the ctest names an item runs: a split=base item's, else its tag.
@@ -282,15 +280,6 @@ func names(it Item) []string {
 		return []string{it.Tag}
 	}
 	return it.Args
-}
-
-// narrowed are the names a narrowed item runs: only, when each is the item's; else all.
-func narrowed(it Item, only []string) []string {
-	ns := names(it)
-	if len(only) == 0 || slices.ContainsFunc(only, func(n string) bool { return !slices.Contains(ns, n) }) {
-		return ns
-	}
-	return only
 }
 
 // selection is the suite's arguments and an -R of exactly ns; the suite's -E still applies.
@@ -303,28 +292,25 @@ func (c *ctestSuite) selection(ns []string) []string {
 	if len(escaped) > 1 {
 		re = "^(" + strings.Join(escaped, "|") + ")$"
 	}
-	return append(append([]string(nil), c.spec.Args...), "-R", re)
+	return append(append([]string(nil), c.s.Args...), "-R", re)
 }
 
 // Selects lists what the item's selection picks; exactly its names is its own tag.
 func (c *ctestSuite) Selects(ctx context.Context, ex executor.Executor, in Listing, it Item) ([]string, error) {
-	s := c.spec
+	s := c.s
 	args := append(c.selection(names(it)), "--show-only=json-v1")
-	out, err := s.capture(ctx, ex, in, executor.Command{Path: "ctest", Args: args, Env: s.env(in.Env), Dir: in.Dir}, "")
+	out, err := capture(ctx, ex, in, s, executor.Command{Path: "ctest", Args: args, Env: s.Environ(in.Env), Dir: in.Dir}, "")
 	if err != nil {
 		return nil, err
 	}
 	if rc := out.res.ExitCode; rc != 0 {
-		return nil, s.fail(nil, out.tail, "ctest --show-only=json-v1 with the item's -R exited with %d", rc)
+		return nil, fail(s, nil, out.tail, "ctest --show-only=json-v1 with the item's -R exited with %d", rc)
 	}
 	tests, _, err := parseShowOnly(out.stdout)
 	if err != nil {
-		return nil, s.fail(nil, out.tail, "%v", err)
+		return nil, fail(s, nil, out.tail, "%v", err)
 	}
-	want := map[string]bool{}
-	for _, n := range names(it) {
-		want[n] = true
-	}
+	want := setOf(names(it)...)
 	var got []string
 	for _, t := range tests {
 		got = append(got, t.Name)
@@ -354,10 +340,7 @@ func (c *ctestSuite) TestIDs(it Item, path string) ([]string, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	own := map[string]bool{}
-	for _, n := range names(it) {
-		own[n] = true
-	}
+	own := setOf(names(it)...)
 	var ids []string
 	seen := map[string]bool{}
 	for _, k := range cases {

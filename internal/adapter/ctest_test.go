@@ -22,7 +22,7 @@ import (
 
 // teCore copies the TE fixture, reads its ci/core.conf (TE's core as ctest suites)
 // and runs the suites' setup commands, each distinct one once, as the engine will.
-func teCore(t *testing.T) (repo string, specs []Spec) {
+func teCore(t *testing.T) (repo string, specs []config.Suite) {
 	t.Helper()
 	needCTest(t)
 	repo = fixture(t, "te")
@@ -242,7 +242,7 @@ func TestCTestListingFails(t *testing.T) {
 
 func TestCTestRefusesArgs(t *testing.T) {
 	for _, arg := range []string{"-N", "--show-only", "--show-only=json-v1", "--output-junit", "--version"} {
-		_, err := New(Spec{Label: "c", Where: "c.conf:2", Mode: config.CTest, Args: []string{"--test-dir", "build", arg}})
+		_, err := New(config.Suite{Label: "c", File: "c.conf", Line: 2, Mode: config.CTest, Args: []string{"--test-dir", "build", arg}})
 		if err == nil || !strings.HasPrefix(err.Error(), `c.conf:2: suite "c": argument "`+arg+`"`) {
 			t.Errorf("%s: err = %v, want it refused naming the line and the argument", arg, err)
 		}

@@ -46,7 +46,7 @@ func needCTest(t *testing.T) { adaptertest.NeedCTest(t) }
 
 // spec is an adapter suite read from a config line the way the config will read it
 // (split into words, the mode field parsed): "<label> <logfile> <mode> <args…>".
-func spec(t *testing.T, line string) Spec {
+func spec(t *testing.T, line string) config.Suite {
 	t.Helper()
 	f, err := config.SplitFields(line)
 	if err != nil {
@@ -59,10 +59,10 @@ func spec(t *testing.T, line string) Spec {
 	if err != nil {
 		t.Fatalf("%q: %v", line, err)
 	}
-	return Spec{Label: f[0], Where: "test.conf:1", Mode: mode, Options: opts, Args: f[3:]}
+	return config.Suite{Label: f[0], File: "test.conf", Line: 1, Mode: mode, Options: opts, Args: f[3:]}
 }
 
-func mustNew(t *testing.T, s Spec) Adapter {
+func mustNew(t *testing.T, s config.Suite) Adapter {
 	t.Helper()
 	a, err := New(s)
 	if err != nil {

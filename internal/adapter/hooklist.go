@@ -18,13 +18,8 @@ import (
 
 // NoItems is the error of a list suite whose listing printed no item; tail is its output's last lines.
 func NoItems(h Hook, s config.Suite, tail string) *Error {
-	return hookFail(s, nil, tail, "its listing (%s=1) printed no %q line: check that the script honours the hook contract at level %s",
+	return fail(s, nil, tail, "its listing (%s=1) printed no %q line: check that the script honours the hook contract at level %s",
 		h.Names.ListItems, h.Names.ItemMarker+" <tag>", h.Level)
-}
-
-// hookFail is an error of a hook-contract suite s.
-func hookFail(s config.Suite, err error, tail, format string, a ...any) *Error {
-	return &Error{Label: s.Label, Where: s.Where(), Msg: fmt.Sprintf(format, a...), Tail: tail, Err: err}
 }
 
 // Pass is one listing pass of a suite.
@@ -80,7 +75,7 @@ func ListPass(ctx context.Context, ex executor.Executor, in Listing, s config.Su
 		Stderr: io.MultiWriter(log, tail),
 	})
 	if err != nil {
-		return nil, "", hookFail(s, err, "", "cannot run its %s listing: %v", pass, err)
+		return nil, "", fail(s, err, "", "cannot run its %s listing: %v", pass, err)
 	}
 	for _, line := range strings.SplitAfter(string(out.Bytes()), "\n") {
 		if line != "" && !strings.HasPrefix(line, h.Names.ItemMarker+" ") {
@@ -88,20 +83,20 @@ func ListPass(ctx context.Context, ex executor.Executor, in Listing, s config.Su
 		}
 	}
 	if res.Cancelled && executor.PastDeadline(ctx, lctx, errDeadline) {
-		e := hookFail(s, nil, tail.String(), "its %s listing (%s=1) did not end within %s (list-timeout) and was stopped",
+		e := fail(s, nil, tail.String(), "its %s listing (%s=1) did not end within %s (list-timeout) and was stopped",
 			pass, h.Names.ListItems, in.Timeout)
 		e.TimedOut = true
 		return nil, tail.String(), e
 	}
 	if res.Cancelled || ctx.Err() != nil {
-		return nil, "", hookFail(s, context.Cause(ctx), "", "%s listing cancelled", pass)
+		return nil, "", fail(s, context.Cause(ctx), "", "%s listing cancelled", pass)
 	}
 	if res.ExitCode != 0 {
-		return nil, tail.String(), hookFail(s, nil, tail.String(), "its %s listing (%s) exited with %d; it must list its items and exit 0",
+		return nil, tail.String(), fail(s, nil, tail.String(), "its %s listing (%s) exited with %d; it must list its items and exit 0",
 			pass, p.switches(h.Names), res.ExitCode)
 	}
 	if out.Over() {
-		return nil, "", hookFail(s, nil, "", "its %s listing printed more than %d MiB", pass, maxListing>>20)
+		return nil, "", fail(s, nil, "", "its %s listing printed more than %d MiB", pass, maxListing>>20)
 	}
 	return out.Bytes(), tail.String(), nil
 }
@@ -121,7 +116,7 @@ func (l Line) Err(s config.Suite, marker string) error {
 	if l.Bad == "" {
 		return nil
 	}
-	return hookFail(s, nil, "",
+	return fail(s, nil, "",
 		"item %s: its listing line (%s %s …) gives the width %s; print a GPU count from 1 to %d after the tag, or none",
 		textfmt.Printable(l.Tag), marker, textfmt.Printable(l.Tag), l.Bad, config.MaxGPUs)
 }

@@ -149,7 +149,7 @@ func TestSetupCommand(t *testing.T) {
 	names := hook.Default()
 	s := config.Suite{Label: "torch", Mode: config.List, Path: "ci/pytorch.sh", Args: []string{"--fast"},
 		Options: config.Options{Env: []string{"MY_VAR=on the line"}}}
-	a, err := For(s)
+	a, err := New(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +181,7 @@ func TestSetupCommand(t *testing.T) {
 			o.Path = ""
 			o.Args = []string{"tests"}
 		}
-		a, err := For(o)
+		a, err := New(o)
 		if err != nil {
 			t.Fatalf("%s: %v", m, err)
 		}

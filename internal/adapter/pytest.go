@@ -40,8 +40,8 @@ const DefaultPython = "python3"
 
 // pytestSuite is `<label> <logfile> pytest[,split=…][,python=…] <pytest args…>`.
 type pytestSuite struct {
-	spec   Spec
-	static []int // path operands among spec.Args, as the option table reads them
+	s      config.Suite
+	static []int // path operands among s.Args, as the option table reads them
 }
 
 // JUnit: the item's command is given its file (Run.JUnit), and the tool always writes it.
@@ -49,38 +49,42 @@ func (*pytestSuite) JUnit() JUnit { return JUnitGiven }
 
 func (*pytestSuite) sized() {}
 
-func newPytest(s Spec) (Adapter, error) {
+func newPytest(s config.Suite) (Adapter, error) {
 	for _, a := range s.Args {
 		name, _, _ := strings.Cut(a, "=")
 		switch name {
 		case "--collect-only", "--co":
-			return nil, s.fail(nil, "", "argument %q: the adapter lists the tests itself; remove it", a)
+			return nil, fail(s, nil, "", "argument %q: the adapter lists the tests itself; remove it", a)
 		case "--junitxml", "--junit-xml":
-			return nil, s.fail(nil, "", "argument %q: sgpu-queue gives each item its own JUnit file; remove it", a)
+			return nil, fail(s, nil, "", "argument %q: sgpu-queue gives each item its own JUnit file; remove it", a)
 		case "-h", "--help", "--version", "-V", "--fixtures", "--markers", "--funcargs", "--fixtures-per-test":
-			return nil, s.fail(nil, "", "argument %q makes pytest print information instead of running tests; remove it", a)
+			return nil, fail(s, nil, "", "argument %q makes pytest print information instead of running tests; remove it", a)
 		}
 	}
-	return &pytestSuite{spec: s, static: staticOperands(s.Args)}, nil
+	return &pytestSuite{s: s, static: staticOperands(s.Args)}, nil
 }
 
 func (p *pytestSuite) python(dir string) string {
-	py := p.spec.Options.Python
+	py := p.s.Options.Python
 	if py == "" {
 		py = DefaultPython
 	}
 	return inDir(py, dir)
 }
 
-// probe collects with args through the probe, in process (docs/adapters.md, pytest details).
-func (p *pytestSuite) probe(py string, args []string, in Listing) executor.Command {
-	return executor.Command{Path: py, Args: append([]string{"-c", pytestProbe}, args...), Env: p.spec.env(in.Env), Dir: in.Dir}
-}
-
-// probeShown is a probe's collection as the one-line pytest command a user can run, for expand.log.
-func probeShown(py string, args []string) string {
-	return config.QuoteWords(append([]string{py, "-m", "pytest"}, args...)) + "  (run in process by sgpu-queue's collection probe, " +
+// collect collects with the options and operands args through the probe, in process (docs/adapters.md, pytest details).
+func (p *pytestSuite) collect(ctx context.Context, ex executor.Executor, in Listing, args []string) (*collection, error) {
+	py := p.python(in.Dir)
+	args = append([]string{"--collect-only", "-q", "--continue-on-collection-errors"}, args...)
+	probe := executor.Command{Path: py, Args: append([]string{"-c", pytestProbe}, args...), Env: p.s.Environ(in.Env), Dir: in.Dir}
+	// expand.log shows the one-line pytest command a user can run.
+	shown := config.QuoteWords(append([]string{py, "-m", "pytest"}, args...)) + "  (run in process by sgpu-queue's collection probe, " +
 		"docs/adapters.md)"
+	out, err := capture(ctx, ex, in, p.s, probe, shown)
+	if err != nil {
+		return nil, err
+	}
+	return p.collection(out, py)
 }
 
 // collection is the probe's record.
@@ -102,32 +106,24 @@ type collectError struct {
 // List collects through the probe, one item per test file (or node id with split=test). A file that does not
 // collect is an item of its own that fails with its traceback, as --continue-on-collection-errors has it.
 func (p *pytestSuite) List(ctx context.Context, ex executor.Executor, in Listing) (*Listed, error) {
-	return p.spec.timed(ctx, in, func(ctx context.Context, in Listing) (*Listed, error) { return p.list(ctx, ex, in) })
+	return timed(ctx, in, p.s, func(ctx context.Context, in Listing) (*Listed, error) { return p.list(ctx, ex, in) })
 }
 
 func (p *pytestSuite) list(ctx context.Context, ex executor.Executor, in Listing) (*Listed, error) {
-	s := p.spec
-	py := p.python(in.Dir)
-	collect := append([]string{"--collect-only", "-q", "--continue-on-collection-errors"}, s.Args...)
-	out, err := s.capture(ctx, ex, in, p.probe(py, collect, in), probeShown(py, collect))
+	c, err := p.collect(ctx, ex, in, p.s.Args)
 	if err != nil {
 		return nil, err
 	}
-	c, err := p.collection(out, py)
+	drop, err := reconcileOperands(p.s.Args, p.static, c.Operands)
 	if err != nil {
-		return nil, err
+		return nil, fail(p.s, nil, "", "%v", err)
 	}
-	drop, err := reconcileOperands(s.Args, p.static, c.Operands)
-	if err != nil {
-		return nil, s.fail(nil, "", "%v", err)
-	}
-	opts := withoutIndices(s.Args, drop)
-	return p.items(c, opts)
+	return p.items(c, withoutIndices(p.s.Args, drop))
 }
 
 // collection reads what a collection printed, or says why it failed.
 func (p *pytestSuite) collection(out *output, py string) (*collection, error) {
-	s := p.spec
+	s := p.s
 	switch rc := out.res.ExitCode; rc {
 	case 0:
 	case pytestTestsFailed:
@@ -135,43 +131,33 @@ func (p *pytestSuite) collection(out *output, py string) (*collection, error) {
 		if c, err := parseCollection(out.stdout); err == nil && len(c.Errors) > 0 {
 			return c, nil
 		}
-		return nil, s.fail(nil, out.tail, "the pytest collection with %s exited with %d", py, rc)
+		return nil, fail(s, nil, out.tail, "the pytest collection with %s exited with %d", py, rc)
 	case pytestNoTests:
-		return nil, s.fail(ErrNoItems, out.tail, "pytest collected no tests (exit 5): check the paths and -k/-m filters of the suite's arguments")
+		return nil, fail(s, ErrNoItems, out.tail, "pytest collected no tests (exit 5): check the paths and -k/-m filters of the suite's arguments")
 	case pytestInterrupted:
-		return nil, s.fail(nil, out.tail, "pytest could not collect the tests (exit 2: errors during collection, see below)")
+		return nil, fail(s, nil, out.tail, "pytest could not collect the tests (exit 2: errors during collection, see below)")
 	case pytestUsage:
-		return nil, s.fail(nil, out.tail, "pytest rejected the arguments (exit 4: usage error, a path that does not exist?)")
+		return nil, fail(s, nil, out.tail, "pytest rejected the arguments (exit 4: usage error, a path that does not exist?)")
 	case probeNoPytest:
-		return nil, s.fail(ErrNoPytest, out.tail, "%s cannot import pytest: install pytest for it, or name the interpreter that has it with "+
+		return nil, fail(s, ErrNoPytest, out.tail, "%s cannot import pytest: install pytest for it, or name the interpreter that has it with "+
 			"python= (pytest,python=.venv/bin/python)", py)
 	default:
-		return nil, s.fail(nil, out.tail, "the pytest collection with %s exited with %d", py, rc)
+		return nil, fail(s, nil, out.tail, "the pytest collection with %s exited with %d", py, rc)
 	}
 	c, err := parseCollection(out.stdout)
 	if err != nil {
-		return nil, s.fail(nil, out.tail, "%v (is %s running pytest?)", err, py)
+		return nil, fail(s, nil, out.tail, "%v (is %s running pytest?)", err, py)
 	}
 	return c, nil
 }
 
 // Selects collects what the item's command would run; nothing collected is no tag.
 func (p *pytestSuite) Selects(ctx context.Context, ex executor.Executor, in Listing, it Item) ([]string, error) {
-	s := p.spec
-	py := p.python(in.Dir)
-	collect := append(append([]string{"--collect-only", "-q", "--continue-on-collection-errors"}, it.Args...), operand(it.Tag))
-	out, err := s.capture(ctx, ex, in, p.probe(py, collect, in), probeShown(py, collect))
-	if err != nil {
-		return nil, err
+	c, err := p.collect(ctx, ex, in, slices.Concat(it.Args, []string{operand(it.Tag)}))
+	var l *Listed
+	if err == nil {
+		l, err = p.items(c, it.Args)
 	}
-	c, err := p.collection(out, py)
-	if errors.Is(err, ErrNoItems) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	l, err := p.items(c, it.Args)
 	if errors.Is(err, ErrNoItems) {
 		return nil, nil
 	}
@@ -205,7 +191,7 @@ func parseCollection(stdout []byte) (*collection, error) {
 
 // items turns node ids relative to pytest's rootdir into tags relative to the repo root, where commands run.
 func (p *pytestSuite) items(c *collection, opts []string) (*Listed, error) {
-	s := p.spec
+	s := p.s
 	l := &Listed{}
 	seen := map[string]bool{}
 	for _, id := range c.Items {
@@ -216,7 +202,7 @@ func (p *pytestSuite) items(c *collection, opts []string) (*Listed, error) {
 		}
 		rel, err := filepath.Rel(c.InvocationDir, filepath.Join(c.RootDir, file))
 		if err != nil {
-			return nil, s.fail(nil, "", "node id %q: %v", id, err)
+			return nil, fail(s, nil, "", "node id %q: %v", id, err)
 		}
 		rel = filepath.ToSlash(rel)
 		tag := rel
@@ -233,7 +219,7 @@ func (p *pytestSuite) items(c *collection, opts []string) (*Listed, error) {
 		return nil, err
 	}
 	if len(l.Items) == 0 {
-		return nil, s.fail(ErrNoItems, "", "pytest collected no tests in files")
+		return nil, fail(s, ErrNoItems, "", "pytest collected no tests in files")
 	}
 	return l, nil
 }
@@ -241,16 +227,16 @@ func (p *pytestSuite) items(c *collection, opts []string) (*Listed, error) {
 // brokenFiles adds an item, with a warning, per test file that did not collect; any other collector fails the listing,
 // as no item could run it alone.
 func (p *pytestSuite) brokenFiles(c *collection, opts []string, l *Listed, seen map[string]bool) error {
-	s := p.spec
+	s := p.s
 	for _, e := range c.Errors {
 		file, _, _ := strings.Cut(e.NodeID, "::")
 		base := filepath.Base(file)
 		if file == "" || !strings.HasSuffix(file, ".py") || base == "conftest.py" || strings.ContainsAny(file, "\n\r") {
-			return s.fail(nil, e.Longrepr, "pytest could not collect %q (errors during collection, see below)", e.NodeID)
+			return fail(s, nil, e.Longrepr, "pytest could not collect %q (errors during collection, see below)", e.NodeID)
 		}
 		rel, err := filepath.Rel(c.InvocationDir, filepath.Join(c.RootDir, file))
 		if err != nil {
-			return s.fail(nil, "", "node id %q: %v", e.NodeID, err)
+			return fail(s, nil, "", "node id %q: %v", e.NodeID, err)
 		}
 		tag := filepath.ToSlash(rel)
 		l.Warnings = append(l.Warnings, fmt.Sprintf("pytest could not collect %s (%s): its item fails with the traceback, the other files run",
@@ -281,13 +267,10 @@ func (p *pytestSuite) Command(it Item, run Run) executor.Command {
 	if run.JUnit != "" {
 		args = append(args, "--junitxml="+run.JUnit)
 	}
-	for _, o := range pytestOperands(it, run.Only) {
+	for _, o := range narrowTo([]string{it.Tag}, run.Only, func(id string) bool { return inItem(it, id) }) {
 		args = append(args, operand(o))
 	}
-	return executor.Command{
-		Path: p.python(run.Dir), Args: args, Env: p.spec.env(run.Env), Dir: run.Dir,
-		Stdout: run.Stdout, Stderr: run.Stderr,
-	}
+	return command(p.s, run, p.python(run.Dir), args)
 }
 
 // operand is an item's tag as pytest's one operand.
@@ -296,14 +279,6 @@ func operand(tag string) string {
 		return "./" + tag // a file named like an option
 	}
 	return tag
-}
-
-// pytestOperands are the node ids in only when each is in the item, else the item's tag.
-func pytestOperands(it Item, only []string) []string {
-	if len(only) == 0 || slices.ContainsFunc(only, func(id string) bool { return !inItem(it, id) }) {
-		return []string{it.Tag}
-	}
-	return only
 }
 
 // inItem reports whether node id is a test of the item.

@@ -327,7 +327,7 @@ func TestPytestVenvInterpreter(t *testing.T) {
 
 func TestPytestRefusesArgs(t *testing.T) {
 	for _, arg := range []string{"--junitxml=out.xml", "--junit-xml", "--co", "--collect-only", "--fixtures", "-h"} {
-		_, err := New(Spec{Label: "u", Where: "c.conf:3", Mode: config.Pytest, Args: []string{"tests", arg}})
+		_, err := New(config.Suite{Label: "u", File: "c.conf", Line: 3, Mode: config.Pytest, Args: []string{"tests", arg}})
 		if err == nil || !strings.HasPrefix(err.Error(), `c.conf:3: suite "u": argument "`+arg+`"`) {
 			t.Errorf("%s: err = %v, want it refused naming the line and the argument", arg, err)
 		}
@@ -405,8 +405,8 @@ func FuzzParseCollection(f *testing.F) {
 			return
 		}
 		for _, split := range []string{"", "test"} {
-			p := &pytestSuite{spec: Spec{Label: "u", Where: "f:1"}}
-			p.spec.Options.Split = split
+			p := &pytestSuite{s: config.Suite{Label: "u", File: "f", Line: 1}}
+			p.s.Options.Split = split
 			l, err := p.items(c, []string{"-q"})
 			if err != nil {
 				if !errors.Is(err, ErrNoItems) && !strings.Contains(err.Error(), "node id") {

@@ -130,11 +130,11 @@ func mustRun(t *testing.T, a Adapter, it Item, only []string, repo string, env .
 
 // Ids that are not the item's tests run the whole item: more than asked, never less.
 func TestNarrowedForeignIDsRunWhole(t *testing.T) {
-	p, err := newPytest(Spec{Label: "u"})
+	p, err := newPytest(config.Suite{Label: "u"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := newCTest(Spec{Label: "c", Args: []string{"--test-dir", "b"}})
+	c, err := newCTest(config.Suite{Label: "c", Args: []string{"--test-dir", "b"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +241,7 @@ func TestCTestNarrowed(t *testing.T) {
 
 // A cmd item is its line: it cannot be narrowed, and Only changes nothing.
 func TestCmdDoesNotNarrow(t *testing.T) {
-	a := mustNew(t, Spec{Label: "s", Mode: config.Cmd, Args: []string{"cmds.txt"}})
+	a := mustNew(t, config.Suite{Label: "s", Mode: config.Cmd, Args: []string{"cmds.txt"}})
 	if _, ok := a.(Narrower); ok {
 		t.Errorf("the cmd adapter implements Narrower")
 	}

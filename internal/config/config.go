@@ -147,29 +147,23 @@ func Parse(r io.Reader, file string) ([]Suite, error) {
 	if len(data) > MaxFileBytes {
 		return nil, &Error{File: file, Msg: fmt.Sprintf("larger than %d MiB; is this the suite config?", MaxFileBytes>>20)}
 	}
-	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	var suites []Suite
 	var errs []error
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 4096), MaxLineBytes)
-	line := 0
-	for sc.Scan() {
-		line++
-		text := strings.TrimRight(sc.Text(), "\r")
+	last, err := EachLine(data, MaxLineBytes, func(line int, text string) {
 		if first := strings.Fields(text); len(first) == 0 || strings.HasPrefix(first[0], "#") {
-			continue
+			return
 		}
 		fail := func(format string, a ...any) {
 			errs = append(errs, &Error{File: file, Line: line, Msg: fmt.Sprintf(format, a...)})
 		}
-		if bad := strings.IndexFunc(text, isControl); bad >= 0 {
+		if bad := strings.IndexFunc(text, IsControl); bad >= 0 {
 			fail("control character %q in the line; the config is plain text, one suite per line", text[bad])
-			continue
+			return
 		}
 		fields, err := SplitFields(text)
 		if err != nil {
 			fail("%v", err)
-			continue
+			return
 		}
 		if s, msg := parseSuite(fields); msg != "" {
 			fail("%s", msg)
@@ -177,15 +171,26 @@ func Parse(r io.Reader, file string) ([]Suite, error) {
 			s.File, s.Line = file, line
 			suites = append(suites, s)
 		}
-	}
-	if err := sc.Err(); err != nil {
-		msg := err.Error()
-		if errors.Is(err, bufio.ErrTooLong) {
-			msg = fmt.Sprintf("line longer than %d KiB; is this the suite config?", MaxLineBytes>>10)
-		}
-		errs = append(errs, &Error{File: file, Line: line + 1, Msg: msg})
+	})
+	if err != nil {
+		errs = append(errs, &Error{File: file, Line: last + 1, Msg: err.Error() + "; is this the suite config?"})
 	}
 	return suites, errors.Join(errs...)
+}
+
+// EachLine calls fn with each line of data and its number, a UTF-8 BOM and the line's CR dropped. It stops at a line
+// longer than max bytes; last is the number of the last line read.
+func EachLine(data []byte, max int, fn func(n int, line string)) (last int, err error) {
+	sc := bufio.NewScanner(bytes.NewReader(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))))
+	sc.Buffer(make([]byte, 0, 4096), max)
+	for sc.Scan() {
+		last++
+		fn(last, strings.TrimRight(sc.Text(), "\r"))
+	}
+	if sc.Err() != nil { // a bytes.Reader split into lines fails only on a line past max
+		return last, fmt.Errorf("line longer than %d KiB", max>>10)
+	}
+	return last, nil
 }
 
 // parseSuite reads one line's words; msg says what is wrong ("" when nothing).
@@ -217,7 +222,8 @@ func parseSuite(fields []string) (s Suite, msg string) {
 	return s, ""
 }
 
-func isControl(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }
+// IsControl reports a control character other than tab: a config line, or a command file's, is plain text.
+func IsControl(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }
 
 // checkLabel says what is wrong with a label, "" when nothing; a label names files and weight keys.
 func checkLabel(l string) string {

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -113,7 +114,7 @@ func ParseMode(field string) (Mode, Options, error) {
 	name, rest, hasOpts := strings.Cut(field, ",")
 	mode := Mode(name)
 	var m Options
-	if !knownMode(mode) {
+	if !slices.Contains(allModes, mode) {
 		return mode, m, fmt.Errorf("unknown mode %q: use %s", name, orList(modeNames()))
 	}
 	if !hasOpts {
@@ -132,7 +133,7 @@ func ParseMode(field string) (Mode, Options, error) {
 			return mode, m, fmt.Errorf("option %q: a value cannot hold a comma; set each variable with its own env= (env=A=1,env=B=2)", o)
 		case !known:
 			return mode, m, fmt.Errorf("unknown option %q for mode %s: it takes %s", key, mode, orList(keysFor(mode)))
-		case !takes(opt, mode):
+		case !slices.Contains(opt.modes, mode):
 			return mode, m, fmt.Errorf("option %s= is not for mode %s (only %s)", key, mode, orList(modeStrings(opt.modes)))
 		case !ok || val == "":
 			return mode, m, fmt.Errorf("option %q: want %s=VALUE", o, key)
@@ -148,15 +149,6 @@ func ParseMode(field string) (Mode, Options, error) {
 	return mode, m, nil
 }
 
-func knownMode(m Mode) bool {
-	for _, k := range allModes {
-		if m == k {
-			return true
-		}
-	}
-	return false
-}
-
 func modeNames() []string { return modeStrings(allModes) }
 
 func modeStrings(ms []Mode) []string {
@@ -167,20 +159,11 @@ func modeStrings(ms []Mode) []string {
 	return s
 }
 
-func takes(o option, m Mode) bool {
-	for _, k := range o.modes {
-		if k == m {
-			return true
-		}
-	}
-	return false
-}
-
 // keysFor lists the options a mode takes, sorted.
 func keysFor(m Mode) []string {
 	var ks []string
 	for k, o := range options() {
-		if takes(o, m) {
+		if slices.Contains(o.modes, m) {
 			ks = append(ks, k+"=")
 		}
 	}

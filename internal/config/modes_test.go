@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -103,7 +104,7 @@ func FuzzParseMode(f *testing.F) {
 			return
 		}
 		name, _, _ := strings.Cut(field, ",")
-		if string(mode) != name || !knownMode(mode) {
+		if string(mode) != name || !slices.Contains(allModes, mode) {
 			t.Fatalf("ParseMode(%q) mode = %q", field, mode)
 		}
 		if m.GPUs < 0 || m.GPUs > MaxGPUs || m.AllGPUs && m.GPUs != 0 {

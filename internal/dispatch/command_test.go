@@ -29,7 +29,7 @@ func (h *harness) adapterItems(mode config.Mode, lines string) []expand.Item {
 		h.t.Fatal(err)
 	}
 	suite := config.Suite{Label: "c", LogFile: "c.log", Mode: config.Cmd, Args: []string{"items.cmds"}}
-	a, err := adapter.New(adapter.SpecOf(suite))
+	a, err := adapter.New(suite)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func (h *harness) adapterItems(mode config.Mode, lines string) []expand.Item {
 
 // adapted is it with its suite's adapter, as phase 1 lists it.
 func adapted(it expand.Item) expand.Item {
-	a, err := adapter.For(it.Suite)
+	a, err := adapter.New(it.Suite)
 	if err != nil {
 		panic(err)
 	}
@@ -168,11 +168,11 @@ func TestBadJUnit(t *testing.T) {
 // which fails the test, fires first.
 func TestAdapterDeadline(t *testing.T) {
 	on := Timeout{Factor: 3, Min: time.Minute, Max: time.Hour}
-	a, err := adapter.New(adapter.Spec{Mode: config.CTest})
+	a, err := adapter.New(config.Suite{Mode: config.CTest})
 	if err != nil {
 		t.Fatal(err)
 	}
-	list, err := adapter.New(adapter.Spec{Mode: config.List})
+	list, err := adapter.New(config.Suite{Mode: config.List})
 	if err != nil {
 		t.Fatal(err)
 	}

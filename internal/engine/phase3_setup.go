@@ -32,7 +32,7 @@ var errSetupDeadline = errors.New("setup deadline")
 // same way; a suite with nothing queued is not set up.
 func (r *run) setup(ctx context.Context, suites []config.Suite, pool gpu.Pool, plan []schedule.Item) error {
 	for _, s := range suites {
-		a, err := adapter.For(s)
+		a, err := adapter.New(s)
 		if err != nil {
 			return err // phase 0 checked every suite's adapter (adapter.Check)
 		}

@@ -112,6 +112,6 @@ func (r *run) junitDir() string {
 
 // junitNamed says whether sgpu-queue, not the suite, named its items' JUnit files.
 func (r *run) junitNamed(label string) bool {
-	a, _ := adapter.For(r.res.Configs[label]) // its config was checked before the run
+	a, _ := adapter.New(r.res.Configs[label]) // its config was checked before the run
 	return adapter.JUnitOf(a) != adapter.JUnitUnderPrefix
 }

@@ -53,7 +53,7 @@ func setup(ctx context.Context, r Request, s config.Suite) (SetupRun, error) {
 	defer log.Close()
 	tail := &textfmt.Tail{}
 	w := io.MultiWriter(log, tail)
-	c, _ := adapter.Setup(adapter.SpecOf(s), r.AdapterListing(nil)) // the caller skips suites without one
+	c, _ := adapter.Setup(s, r.AdapterListing(nil)) // the caller skips suites without one
 	c.Name = fmt.Sprintf("suite %q setup", s.Label)
 	c.Stdout, c.Stderr = w, w
 	sctx, cancel := executor.Deadline(ctx, r.SetupTimeout, errSetupDeadline)
@@ -87,7 +87,7 @@ func (nopCloser) Close() error { return nil }
 // ListAdapter lists a suite through its adapter, from the repo root, with the
 // listing deadline; its stderr goes to Request.Log.
 func ListAdapter(ctx context.Context, r Request, s config.Suite) (adapter.Adapter, *adapter.Listed, error) {
-	a, err := adapter.For(s)
+	a, err := adapter.New(s)
 	if err != nil {
 		return nil, nil, FromAdapter(s, err)
 	}

@@ -63,8 +63,7 @@ func FuzzParseRocminfo(f *testing.F) {
 func FuzzParseAMDSMI(f *testing.F) {
 	addCaptures(f)
 	f.Fuzz(func(t *testing.T, s string) {
-		checkDevices(t, ParseAMDSMIList(s))
-		checkDevices(t, ParseAMDSMIStatic(s))
+		checkDevices(t, ParseAMDSMI(s))
 	})
 }
 

@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -205,7 +206,7 @@ func (d *detector) pool(ctx context.Context) (Pool, error) {
 	if hip == nil {
 		outer, outerVar = cuda, CUDAVisible
 	}
-	if hip != nil && cuda != nil && !equal(hip, cuda) {
+	if hip != nil && cuda != nil && !slices.Equal(hip, cuda) {
 		conflict := fmt.Sprintf("%s=%s and %s=%s name different GPUs (HIP programs follow the first, CUDA programs the second)",
 			HIPVisible, strings.Join(hip, ","), CUDAVisible, strings.Join(cuda, ","))
 		if spec.IDs == nil {
@@ -460,16 +461,4 @@ func uniq(s []string) []string {
 		}
 	}
 	return out
-}
-
-func equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

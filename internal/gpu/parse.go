@@ -147,19 +147,10 @@ func parseAMDSMI(text string) []amdSMIEntry {
 	return out
 }
 
-// ParseAMDSMIList returns the GPUs of `amd-smi list`, without name or arch.
-func ParseAMDSMIList(text string) []Device {
-	return amdSMIGPUs(parseAMDSMI(text))
-}
-
-// ParseAMDSMIStatic returns the GPUs of `amd-smi static --asic` with name and arch.
-func ParseAMDSMIStatic(text string) []Device {
-	return amdSMIGPUs(parseAMDSMI(text))
-}
-
-func amdSMIGPUs(entries []amdSMIEntry) []Device {
+// ParseAMDSMI returns the GPUs of `amd-smi list` (without name or arch) or `amd-smi static --asic` (with them).
+func ParseAMDSMI(text string) []Device {
 	var out []Device
-	for _, e := range entries {
+	for _, e := range parseAMDSMI(text) {
 		if e.Kind != "GPU" {
 			continue
 		}

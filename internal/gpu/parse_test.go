@@ -100,15 +100,15 @@ func TestParseAMDSMI(t *testing.T) {
 		parse func(string) []Device
 		want  summary
 	}{
-		{"amd-smi-list-mi210-2gpu.txt", ParseAMDSMIList, summary{IDs: seq(2)}},
-		{"amd-smi-list-instinct-2gpu-redacted.txt", ParseAMDSMIList, summary{IDs: seq(2)}},
+		{"amd-smi-list-mi210-2gpu.txt", ParseAMDSMI, summary{IDs: seq(2)}},
+		{"amd-smi-list-instinct-2gpu-redacted.txt", ParseAMDSMI, summary{IDs: seq(2)}},
 		// The AI NIC is not a GPU.
-		{"amd-smi-list-mi210-ainic.txt", ParseAMDSMIList, summary{IDs: seq(1)}},
-		{"amd-smi-error-nogpu-rocm624.txt", ParseAMDSMIList, summary{}},
-		{"amd-smi-version-error-nodriver-wsl-rocm702.txt", ParseAMDSMIList, summary{}},
-		{"amd-smi-static-asic-mi308x-1gpu.txt", ParseAMDSMIStatic, summary{seq(1), []string{"MI308X"}, []string{"gfx942"}}},
-		{"amd-smi-static-mi350x-partial.txt", ParseAMDSMIStatic, summary{seq(1), []string{"AMD Instinct MI350X"}, []string{"gfx950"}}},
-		{"rocm-smi-showproductname-mi210-2gpu.txt", ParseAMDSMIList, summary{}},
+		{"amd-smi-list-mi210-ainic.txt", ParseAMDSMI, summary{IDs: seq(1)}},
+		{"amd-smi-error-nogpu-rocm624.txt", ParseAMDSMI, summary{}},
+		{"amd-smi-version-error-nodriver-wsl-rocm702.txt", ParseAMDSMI, summary{}},
+		{"amd-smi-static-asic-mi308x-1gpu.txt", ParseAMDSMI, summary{seq(1), []string{"MI308X"}, []string{"gfx942"}}},
+		{"amd-smi-static-mi350x-partial.txt", ParseAMDSMI, summary{seq(1), []string{"AMD Instinct MI350X"}, []string{"gfx950"}}},
+		{"rocm-smi-showproductname-mi210-2gpu.txt", ParseAMDSMI, summary{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -117,11 +117,11 @@ func TestParseAMDSMI(t *testing.T) {
 			}
 		})
 	}
-	list := ParseAMDSMIList(capture(t, "amd-smi-list-mi210-2gpu.txt"))
+	list := ParseAMDSMI(capture(t, "amd-smi-list-mi210-2gpu.txt"))
 	if list[1].UUID != "95ff740f-0000-1000-80a1-ca7691e7c391" {
 		t.Errorf("UUID = %q", list[1].UUID)
 	}
-	if red := ParseAMDSMIList(capture(t, "amd-smi-list-instinct-2gpu-redacted.txt")); red[0].UUID != "" {
+	if red := ParseAMDSMI(capture(t, "amd-smi-list-instinct-2gpu-redacted.txt")); red[0].UUID != "" {
 		t.Errorf("redacted UUID = %q, want empty", red[0].UUID)
 	}
 }

@@ -30,7 +30,7 @@ func poolTools() []tool {
 	return []tool{
 		{path: "rocminfo", vendor: AMD, none: "lists no GPU agent",
 			devices: func(s string) []Device { return RocminfoGPUs(ParseRocminfo(s)) }},
-		{path: "amd-smi", args: []string{"list"}, vendor: AMD, none: "lists no GPU", devices: ParseAMDSMIList},
+		{path: "amd-smi", args: []string{"list"}, vendor: AMD, none: "lists no GPU", devices: ParseAMDSMI},
 		{path: "rocm-smi", vendor: AMD, none: "lists no GPU", devices: ParseROCmSMITable},
 		{path: "nvidia-smi", args: []string{"-L"}, vendor: NVIDIA, none: "lists no GPU", devices: ParseNvidiaSMIList},
 	}
@@ -40,7 +40,7 @@ func poolTools() []tool {
 func archTools() []tool {
 	return []tool{
 		poolTools()[0],
-		{path: "amd-smi", args: []string{"static", "--asic"}, vendor: AMD, none: "shows no GPU", devices: ParseAMDSMIStatic},
+		{path: "amd-smi", args: []string{"static", "--asic"}, vendor: AMD, none: "shows no GPU", devices: ParseAMDSMI},
 		{path: "rocm-smi", args: []string{"--showproductname"}, vendor: AMD, none: "shows no GPU",
 			devices: func(s string) []Device { return ROCmSMIDevices(ParseROCmSMIFields(s)) }},
 		{path: "nvidia-smi", args: []string{"--query-gpu=name,compute_cap", "--format=csv"}, vendor: NVIDIA, none: "shows no GPU",

@@ -114,7 +114,7 @@ func planWidths(list []schedule.Item, suites []config.Suite, req Request, warn f
 	sizedSuite := map[string]bool{}
 	for _, s := range suites {
 		bySuite[s.Label] = s
-		if a, err := adapter.For(s); err == nil {
+		if a, err := adapter.New(s); err == nil {
 			_, sizedSuite[s.Label] = a.(adapter.Sized)
 		}
 	}
