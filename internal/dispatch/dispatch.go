@@ -13,6 +13,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/rocm/sgpu-queue/internal/executor"
 	"github.com/rocm/sgpu-queue/internal/expand"
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/outcome"
@@ -198,12 +199,8 @@ func (d *dispatcher) runItem(ctx context.Context, t0 time.Time, slots []int, idx
 // gathers the evidence. cwd is the item's own directory, to remove when empty.
 func (d *dispatcher) execute(ctx context.Context, it expand.Item, a *Attempt, log io.Writer, limit time.Duration) (e evidence, cwd string) {
 	cmd, cwd, cmdErr := d.command(it, a.GPU(), log)
-	ictx := ctx
-	if limit > 0 {
-		var cancel context.CancelFunc
-		ictx, cancel = context.WithTimeoutCause(ctx, limit, errHang)
-		defer cancel()
-	}
+	ictx, cancel := executor.Deadline(ctx, limit, errHang)
+	defer cancel()
 	a.Start = time.Now()
 	if cmdErr != nil {
 		e.runErr = cmdErr
@@ -213,7 +210,7 @@ func (d *dispatcher) execute(ctx context.Context, it expand.Item, a *Attempt, lo
 		e.res, e.runErr = d.cfg.Exec.Run(ictx, cmd)
 	}
 	a.End = time.Now()
-	e.hang = ctx.Err() == nil && errors.Is(context.Cause(ictx), errHang)
+	e.hang = executor.PastDeadline(ctx, ictx, errHang)
 	if e.runErr == nil && !e.res.Cancelled {
 		e.partial = d.partialLeft(it, a.Start)
 		e.junit, e.wroteXML, e.badXML = d.junitEvidence(it, a.Start)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rocm/sgpu-queue/internal/executor"
 	"github.com/rocm/sgpu-queue/internal/expand"
 	"github.com/rocm/sgpu-queue/internal/junit"
 	"github.com/rocm/sgpu-queue/internal/logdir"
@@ -19,10 +20,9 @@ import (
 // reported once, but never fails the write back to the item: losing log lines must
 // not kill a test that is otherwise running fine.
 type itemLog struct {
-	f       *os.File
-	path    string
-	written int64
-	err     error
+	executor.Sink
+	f    *os.File
+	path string
 }
 
 // openLog creates the item's log, never through a link or into a FIFO; without one
@@ -32,21 +32,9 @@ func (d *dispatcher) openLog(it expand.Item) *itemLog {
 	f, err := d.cfg.Layout.Create(path)
 	if err != nil {
 		d.lost(fmt.Sprintf("the log of item %s, its output is lost", name(it)), path, err)
-		return &itemLog{path: path, err: err}
+		return &itemLog{path: path}
 	}
-	return &itemLog{f: f, path: path}
-}
-
-func (l *itemLog) Write(p []byte) (int, error) {
-	if l.f == nil || l.err != nil {
-		return len(p), nil
-	}
-	n, err := l.f.Write(p)
-	l.written += int64(n)
-	if err != nil {
-		l.err = err
-	}
-	return len(p), nil
+	return &itemLog{Sink: executor.Sink{W: f}, f: f, path: path}
 }
 
 func (l *itemLog) Close() error {
@@ -54,8 +42,8 @@ func (l *itemLog) Close() error {
 		return nil
 	}
 	cerr := l.f.Close()
-	if l.err != nil {
-		return fmt.Errorf("%s: output lost after %d bytes: %w", l.path, l.written, l.err)
+	if l.Err != nil {
+		return fmt.Errorf("%s: output lost after %d bytes: %w", l.path, l.N, l.Err)
 	}
 	if cerr != nil {
 		return fmt.Errorf("%s: %w", l.path, cerr)

@@ -133,8 +133,8 @@ func TestItemLogCountsWhatWasWritten(t *testing.T) {
 	log := d.openLog(expand.Item{Item: schedule.Item{ItemID: record.ItemID{Label: "s", Tag: "x"}}})
 	log.Write([]byte("12345"))
 	log.Write([]byte("678"))
-	if err := log.Close(); err != nil || log.written != 8 || len(*warns) != 0 {
-		t.Errorf("Close = %v, written %d, warnings %q", err, log.written, *warns)
+	if err := log.Close(); err != nil || log.N != 8 || len(*warns) != 0 {
+		t.Errorf("Close = %v, written %d, warnings %q", err, log.N, *warns)
 	}
 	if data, _ := os.ReadFile(l.ItemLog("s", "x")); string(data) != "12345678" {
 		t.Errorf("log %q", data)

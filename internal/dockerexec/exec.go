@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"path"
 	"strconv"
 	"time"
@@ -44,17 +43,12 @@ type Options struct {
 
 // Exec is an executor.Executor that runs commands inside one running container.
 type Exec struct {
+	o         Options
 	cli       *client.Client
 	ownCli    bool
-	name      string // as the user gave it, for messages
 	id        string
 	startedAt string // the container's start, to notice a restart under a command
 	env       []string
-	grace     time.Duration
-	force     <-chan struct{}
-	mapper    *Mapper
-	warn      func(string)
-	noCore    bool
 }
 
 var _ executor.Executor = (*Exec)(nil)
@@ -86,8 +80,7 @@ func NewClient() (*client.Client, error) {
 
 // New connects and checks that the container exists and runs.
 func New(ctx context.Context, o Options) (*Exec, error) {
-	e := &Exec{cli: o.Client, name: o.Container, grace: max(o.Grace, 0), force: o.Force, mapper: o.Mapper, warn: o.Warn,
-		noCore: o.NoCoreDumps}
+	e := &Exec{o: o, cli: o.Client}
 	if e.cli == nil {
 		cli, err := NewClient()
 		if err != nil {
@@ -122,7 +115,7 @@ func (e *Exec) Close() error {
 }
 
 // Mapper is the path translation Run applies (nil = identity).
-func (e *Exec) Mapper() *Mapper { return e.mapper }
+func (e *Exec) Mapper() *Mapper { return e.o.Mapper }
 
 // ContainerEnv is the target's own environment, which an exec starts from: build items' environments on it.
 func (e *Exec) ContainerEnv() []string { return append([]string(nil), e.env...) }
@@ -172,8 +165,8 @@ func (e *Exec) Run(ctx context.Context, c executor.Command) (executor.Result, er
 	}
 	defer att.Close()
 
-	stdout := &drain{w: orDiscard(c.Stdout)}
-	stderr := &drain{w: orDiscard(c.Stderr)}
+	stdout := &executor.Sink{W: c.Stdout}
+	stderr := &executor.Sink{W: c.Stderr}
 	mk := newMarker(stderr)
 	copied := make(chan error, 1)
 	go func() {
@@ -185,14 +178,13 @@ func (e *Exec) Run(ctx context.Context, c executor.Command) (executor.Result, er
 	// Once the copy has ended, mk, stdout and stderr are this goroutine's again.
 	_ = mk.finish()
 	if w.held && !w.cancelled {
-		e.note(c, fmt.Sprintf("left a process holding its output that could not be found (it cleared its environment and left its process "+
-			"group?); its output was read for %s more, then cut", outputWait))
+		c.Note(e.o.Warn, executor.UnfoundHolder(outputWait))
 	}
 	res, err := e.result(bg, c, dir, w, streamErr)
 	if err != nil {
 		return res, err
 	}
-	if err := errors.Join(stdout.err, stderr.err); err != nil {
+	if err := errors.Join(stdout.Err, stderr.Err); err != nil {
 		return res, fmt.Errorf("%s: writing its output: %w", c.Path, err)
 	}
 	return res, nil
@@ -202,12 +194,12 @@ func (e *Exec) Run(ctx context.Context, c executor.Command) (executor.Result, er
 func (e *Exec) targets(c executor.Command) (dir, prog string, err error) {
 	dir, prog = c.Dir, c.Path
 	if dir != "" {
-		if dir, err = e.mapper.ToTarget(dir); err != nil {
+		if dir, err = e.o.Mapper.ToTarget(dir); err != nil {
 			return "", "", fmt.Errorf("working directory: %w", err)
 		}
 	}
 	if path.IsAbs(prog) {
-		if prog, err = e.mapper.ToTarget(prog); err != nil {
+		if prog, err = e.o.Mapper.ToTarget(prog); err != nil {
 			return "", "", fmt.Errorf("program: %w", err)
 		}
 	}
@@ -219,7 +211,7 @@ func (e *Exec) start(ctx context.Context, c executor.Command, dir, prog, mark st
 	cctx, cancel := context.WithTimeout(ctx, apiTimeout)
 	defer cancel()
 	core := ""
-	if e.noCore {
+	if e.o.NoCoreDumps {
 		core = "0"
 	}
 	cmd := append([]string{"/bin/sh", "-c", launcher, "sgpu-queue", dir, mark, core, prog}, c.Args...)
@@ -241,7 +233,7 @@ func (e *Exec) result(ctx context.Context, c executor.Command, dir string, w *wa
 	res := executor.Result{Cancelled: w.cancelled}
 	if errors.Is(streamErr, errAbandoned) {
 		res.ExitCode = exitcode.Killed
-		return res, fmt.Errorf("%s: %w in container %s", c.Path, streamErr, e.name)
+		return res, fmt.Errorf("%s: %w in container %s", c.Path, streamErr, e.o.Container)
 	}
 	mk := w.mk
 	// Without the last report the launcher was killed, likely with the container: the exit code means nothing.
@@ -253,9 +245,10 @@ func (e *Exec) result(ctx context.Context, c executor.Command, dir string, w *wa
 	code, running, ierr := e.exitCode(ctx, w.execID)
 	switch {
 	case ierr != nil:
-		return res, fmt.Errorf("%s: cannot read the exit status in container %s: %w", c.Path, e.name, ierr)
+		return res, fmt.Errorf("%s: cannot read the exit status in container %s: %w", c.Path, e.o.Container, ierr)
 	case running:
-		return res, fmt.Errorf("%s: the output stream from container %s ended (%w) while the command still runs", c.Path, e.name, streamErr)
+		return res, fmt.Errorf("%s: the output stream from container %s ended (%w) while the command still runs", c.Path, e.o.Container,
+			streamErr)
 	}
 	res.ExitCode = code
 	res.Signaled = code > 128 && code < 160
@@ -277,15 +270,16 @@ func (e *Exec) launcherLost(ctx context.Context, execID, kind string) error {
 func (e *Exec) reported(c executor.Command, dir, kind string, code int) error {
 	switch kind {
 	case markNotFound:
-		return fmt.Errorf("%s: %w in container %s (not on its PATH, or not executable)", c.Path, executor.ErrNotFound, e.name)
+		return fmt.Errorf("%s: %w in container %s (not on its PATH, or not executable)", c.Path, executor.ErrNotFound, e.o.Container)
 	case markNoDir:
-		return fmt.Errorf("working directory %s does not exist in container %s: %s", dir, e.name, mountHint)
+		return fmt.Errorf("working directory %s does not exist in container %s: %s", dir, e.o.Container, mountHint)
 	case markNoSetsid:
 		return fmt.Errorf("container %s has no setsid (util-linux or busybox) on its PATH: sgpu-queue needs it to stop commands on cancel",
-			e.name)
+			e.o.Container)
 	case markNone:
 		if code == exitcode.CannotRun || code == exitcode.NotFound {
-			return fmt.Errorf("%s: container %s could not start /bin/sh (exit %d): sgpu-queue needs a POSIX shell there", c.Path, e.name, code)
+			return fmt.Errorf("%s: container %s could not start /bin/sh (exit %d): sgpu-queue needs a POSIX shell there", c.Path,
+				e.o.Container, code)
 		}
 	}
 	return nil
@@ -330,7 +324,7 @@ func (w *waiter) await(ctx context.Context) error {
 			}
 			if w.mk.kind == markPgid {
 				w.signal("TERM")
-				grace, force = time.After(w.e.grace), w.e.force
+				grace, force = time.After(w.e.o.Grace), w.e.o.Force
 			}
 		case <-grace:
 			grace, force, kill = nil, nil, w.kill()
@@ -344,7 +338,7 @@ func (w *waiter) await(ctx context.Context) error {
 			check = time.After(checkWait)
 		case <-check:
 			check = nil
-			if running, err := w.e.running(w.ctx, w.execID); err == nil && !running {
+			if r, err := w.e.inspect(w.ctx, w.execID); err == nil && !r.Running {
 				w.launcherEnded = true
 				drain = time.After(outputWait)
 			}
@@ -386,31 +380,18 @@ func (e *Exec) signal(ctx context.Context, pgid int, mark, sig string) {
 	_, _ = e.cli.ExecStart(ctx, cr.ID, client.ExecStartOptions{Detach: true})
 }
 
-// running asks the engine once whether an exec still runs.
-func (e *Exec) running(ctx context.Context, id string) (bool, error) {
+// inspect asks the engine once about an exec.
+func (e *Exec) inspect(ctx context.Context, id string) (client.ExecInspectResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, apiTimeout)
 	defer cancel()
-	r, err := e.cli.ExecInspect(ctx, id, client.ExecInspectOptions{})
-	return r.Running, err
-}
-
-// note writes msg into the command's own output (its log) and to Warn, naming it.
-func (e *Exec) note(c executor.Command, msg string) {
-	if c.Stderr != nil {
-		fmt.Fprintf(c.Stderr, "\nsgpu-queue: %s\n", msg)
-	}
-	if e.warn != nil {
-		e.warn(c.Label() + " " + msg)
-	}
+	return e.cli.ExecInspect(ctx, id, client.ExecInspectOptions{})
 }
 
 // exitCode reads the exec's status, asking again briefly as the engine may record it after the stream ended.
 func (e *Exec) exitCode(ctx context.Context, id string) (code int, running bool, err error) {
 	delay := time.Millisecond
 	for deadline := time.Now().Add(5 * time.Second); ; {
-		ictx, cancel := context.WithTimeout(ctx, apiTimeout)
-		r, err := e.cli.ExecInspect(ictx, id, client.ExecInspectOptions{})
-		cancel()
+		r, err := e.inspect(ctx, id)
 		if err != nil || !r.Running || time.Now().After(deadline) {
 			return r.ExitCode, r.Running, err
 		}
@@ -444,10 +425,10 @@ func (e *Exec) checkAfter(ctx context.Context, wait bool) error {
 	for {
 		why, err := e.gone(ctx)
 		if err != nil {
-			return fmt.Errorf("cannot check container %s after the command: %w", e.name, err)
+			return fmt.Errorf("cannot check container %s after the command: %w", e.o.Container, err)
 		}
 		if why != "" {
-			return fmt.Errorf("container %s stopped while the command ran (%s): %w", e.name, why, ErrNotRunning)
+			return fmt.Errorf("container %s stopped while the command ran (%s): %w", e.o.Container, why, ErrNotRunning)
 		}
 		if !wait || time.Now().After(deadline) {
 			return nil
@@ -460,9 +441,9 @@ func (e *Exec) checkAfter(ctx context.Context, wait bool) error {
 // explain turns a failed exec create/attach into a clear error.
 func (e *Exec) explain(ctx context.Context, prog string, err error) error {
 	if why, _ := e.gone(ctx); why != "" {
-		return fmt.Errorf("%s: container %s is not running (%s): %w", prog, e.name, why, ErrNotRunning)
+		return fmt.Errorf("%s: container %s is not running (%s): %w", prog, e.o.Container, why, ErrNotRunning)
 	}
-	return fmt.Errorf("%s: cannot exec in container %s: %w", prog, e.name, err)
+	return fmt.Errorf("%s: cannot exec in container %s: %w", prog, e.o.Container, err)
 }
 
 func status(t client.ContainerInspectResult) string {
@@ -474,26 +455,4 @@ func status(t client.ContainerInspectResult) string {
 		return fmt.Sprintf("exited with %d", s.ExitCode)
 	}
 	return string(s.Status)
-}
-
-// drain keeps consuming after a write error (a full disk): an unread stream would block the command.
-type drain struct {
-	w   io.Writer
-	err error // the first write error: set by the copy, read by Run once it ended
-}
-
-func (d *drain) Write(p []byte) (int, error) {
-	if d.err == nil {
-		if _, err := d.w.Write(p); err != nil {
-			d.err = err
-		}
-	}
-	return len(p), nil
-}
-
-func orDiscard(w io.Writer) io.Writer {
-	if w == nil {
-		return io.Discard
-	}
-	return w
 }

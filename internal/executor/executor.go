@@ -5,8 +5,10 @@ package executor
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 )
@@ -57,4 +59,20 @@ func (c Command) Label() string {
 		}
 		return r
 	}, name)
+}
+
+// Note writes msg into the command's own output (its log) and to warn (nil: none), naming the command.
+func (c Command) Note(warn func(string), msg string) {
+	if c.Stderr != nil {
+		fmt.Fprintf(c.Stderr, "\nsgpu-queue: %s\n", msg)
+	}
+	if warn != nil {
+		warn(c.Label() + " " + msg)
+	}
+}
+
+// UnfoundHolder is the note on a command whose output a process no sweep found held open; it was read for d more.
+func UnfoundHolder(d time.Duration) string {
+	return fmt.Sprintf("left a process holding its output that could not be found (it cleared its environment and left its process "+
+		"group?); its output was read for %s more, then cut", d)
 }

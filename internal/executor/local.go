@@ -80,7 +80,7 @@ func (l Local) Run(ctx context.Context, c Command) (Result, error) {
 	outputEnded := out.wait(outputWait)
 	if !ended {
 		res.ExitCode, res.Signaled = exitcode.Killed, true
-		l.note(c, fmt.Sprintf("did not end %s after KILL (stuck in the kernel?); left behind as pid %d", killWait, t.pgid))
+		c.Note(l.Warn, fmt.Sprintf("did not end %s after KILL (stuck in the kernel?); left behind as pid %d", killWait, t.pgid))
 		return res, nil
 	}
 	if err := exitStatus(err, &res); err != nil {
@@ -160,15 +160,14 @@ func (l Local) stop(t *tree, waited <-chan error) (bool, error) {
 // reportLeft says what a command that ended by itself left behind.
 func (l Local) reportLeft(c Command, left []leftover, outputEnded bool) {
 	if len(left) > 0 {
-		l.note(c, describeLeft(left))
+		c.Note(l.Warn, describeLeft(left))
 	}
 	held := false
 	for _, p := range left {
 		held = held || p.holds
 	}
 	if !outputEnded && !held {
-		l.note(c, fmt.Sprintf("left a process holding its output that could not be found (it cleared its environment and left its process "+
-			"group?); its output was read for %s more, then cut", outputWait))
+		c.Note(l.Warn, UnfoundHolder(outputWait))
 	}
 }
 
@@ -217,16 +216,6 @@ func describeLeft(left []leftover) string {
 		b.WriteString("; killed")
 	}
 	return b.String()
-}
-
-// note writes msg into the command's own output (its log) and to Warn, naming it.
-func (l Local) note(c Command, msg string) {
-	if w := c.Stderr; w != nil {
-		fmt.Fprintf(w, "\nsgpu-queue: %s\n", msg)
-	}
-	if l.Warn != nil {
-		l.Warn(c.Label() + " " + msg)
-	}
 }
 
 // lookPath finds a bare name on the command's own PATH, else on this process's.

@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"errors"
 	"io"
 	"os"
 	"sync"
@@ -9,16 +10,14 @@ import (
 )
 
 // output joins a command's stdout and stderr through pipes Run owns: os/exec's Wait waits for every holder of a
-// pipe, and a left-behind process may hold it for ever. Copy goroutines write err under mu; Run owns the rest.
+// pipe, and a left-behind process may hold it for ever. Each sink is its copy goroutine's until wait returns.
 type output struct {
 	stdout, stderr *os.File // the child's ends (nil: /dev/null)
 	child          []*os.File
 	pipes          []*os.File // this process's read ends
 	inodes         []uint64
+	sinks          []*Sink
 	copied         sync.WaitGroup
-
-	mu  sync.Mutex
-	err error // the first write error of any copy
 }
 
 // connect makes the child's ends; one writer for both gets one pipe, keeping the streams' order.
@@ -67,10 +66,12 @@ func (o *output) attach(w io.Writer) (*os.File, error) {
 	}
 	o.child = append(o.child, pw)
 	o.pipes = append(o.pipes, r)
+	s := &Sink{W: w}
+	o.sinks = append(o.sinks, s)
 	o.copied.Add(1)
 	go func() {
 		defer o.copied.Done()
-		_, _ = io.Copy(&sink{o: o, w: w}, r)
+		_, _ = io.Copy(s, r)
 	}()
 	return pw, nil
 }
@@ -110,30 +111,28 @@ func (o *output) close() {
 	}
 }
 
-// writeErr is the first error a writer returned.
+// writeErr is the writers' errors, read once wait returned.
 func (o *output) writeErr() error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.err
+	errs := make([]error, len(o.sinks))
+	for i, s := range o.sinks {
+		errs[i] = s.Err
+	}
+	return errors.Join(errs...)
 }
 
-// sink keeps reading after a write error (a full disk), as a pipe left unread would block the command.
-type sink struct {
-	o   *output
-	w   io.Writer
-	err error // this pipe's first write error, also given to o.err
+// Sink passes writes on to W (nil: discards) until one fails, then keeps taking them: a pipe or stream left unread
+// would block the command. Its copy owns it until the copy ended.
+type Sink struct {
+	W   io.Writer
+	Err error // the first write error
+	N   int64 // bytes W took
 }
 
-func (s *sink) Write(p []byte) (int, error) {
-	if s.err == nil {
-		if _, err := s.w.Write(p); err != nil {
-			s.err = err
-			s.o.mu.Lock()
-			if s.o.err == nil {
-				s.o.err = err
-			}
-			s.o.mu.Unlock()
-		}
+func (s *Sink) Write(p []byte) (int, error) {
+	if s.W != nil && s.Err == nil {
+		n, err := s.W.Write(p)
+		s.N += int64(n)
+		s.Err = err
 	}
 	return len(p), nil
 }
