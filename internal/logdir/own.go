@@ -15,6 +15,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/atomicfile"
 	"github.com/rocm/sgpu-queue/internal/optname"
 	"github.com/rocm/sgpu-queue/internal/record"
+	"github.com/rocm/sgpu-queue/internal/safefs"
 )
 
 // ToolName is run.json's "tool": a log dir holding it is ours, and its earlier run's files may be deleted.
@@ -93,7 +94,7 @@ func (l Layout) removeOwned(prev *record.Meta) error {
 		files = append(slices.Delete(files, i, i+1), l.QueueTSV())
 	}
 	for _, f := range files {
-		if err := l.removeFile(f); err != nil {
+		if err := safefs.Remove(l.trusted(), f); err != nil {
 			return err
 		}
 	}

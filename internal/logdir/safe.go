@@ -55,14 +55,6 @@ func (l Layout) removeDir(dir string) error {
 	return os.RemoveAll(dir)
 }
 
-// removeFile deletes path, a regular file; anything else there or on the way is refused and left.
-func (l Layout) removeFile(path string) error {
-	if err := safefs.CheckDir(l.trusted(), filepath.Dir(path)); err != nil {
-		return err
-	}
-	return safefs.Remove(path)
-}
-
 // readLogFile reads a file as safefs.ReadFile does; errors name the path.
 func readLogFile(path string) ([]byte, error) {
 	data, err := safefs.ReadFile(path)
