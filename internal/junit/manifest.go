@@ -77,11 +77,14 @@ type Foreign struct {
 	Changed bool // listed, but no longer what was written
 }
 
-func (f *Foreign) Error() string {
+func (f *Foreign) Error() string { return "junit: " + f.about(f.Name) }
+
+// about says why the file, named path, is foreign.
+func (f *Foreign) about(path string) string {
 	if f.Changed {
-		return fmt.Sprintf("junit: %s changed since sgpu-queue wrote it", f.Name)
+		return path + " changed since sgpu-queue wrote it"
 	}
-	return fmt.Sprintf("junit: %s is not a file sgpu-queue wrote (%s does not list it)", f.Name, ManifestName)
+	return fmt.Sprintf("%s is not a file sgpu-queue wrote (%s does not list it)", path, ManifestName)
 }
 
 // MayReplace returns nil when name in Dir is absent or exactly what this tool wrote, else a *Foreign or the error
