@@ -73,7 +73,7 @@ func (r *run) saveQueue(ctx context.Context, q, arch string, items []verdict.Ite
 			continue
 		}
 		path := f.Tests(k)
-		if err := rerun.RemoveFile(f.Root, path); err != nil {
+		if err := safefs.Remove(f.Root, path); err != nil {
 			r.lost("the old re-run tests of "+textfmt.Printable(k.Key())+" could not be removed", path, err)
 			continue
 		}

@@ -135,13 +135,9 @@ func writeSuite(outs *Outputs, s verdict.Suite, doc func(verdict.Suite) (*Doc, e
 // foreign is the warning for a merged file not written because a foreign file holds its name.
 func foreign(label, path string, err error) string {
 	var f *Foreign
-	switch {
-	case errors.As(err, &f) && f.Changed:
-		return fmt.Sprintf("JUnit of suite %q not written: %s changed since sgpu-queue wrote it, so it is left as it is; "+
-			"move it away, or set another junit-dir", label, path)
-	case errors.As(err, &f):
-		return fmt.Sprintf("JUnit of suite %q not written: %s is not a file sgpu-queue wrote (%s does not list it), so it is left as it is; "+
-			"move it away, or set another junit-dir", label, path, ManifestName)
+	if errors.As(err, &f) {
+		return fmt.Sprintf("JUnit of suite %q not written: %s, so it is left as it is; move it away, or set another junit-dir", label,
+			f.about(path))
 	}
 	return fmt.Sprintf("JUnit of suite %q not written: %v", label, err)
 }

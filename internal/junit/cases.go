@@ -49,24 +49,14 @@ type Case struct {
 
 // ReadCases reads every test case of one JUnit file, in file order, within Merge's limits.
 func ReadCases(path string) ([]Case, error) {
-	lim := defaultLimits()
-	data, err := readCapped(dirFS(filepath.Dir(path)), filepath.Base(path), lim.maxBytes)
+	suites, err := readJUnit(dirFS(filepath.Dir(path)), filepath.Base(path), defaultLimits())
 	if err != nil {
 		return nil, fmt.Errorf("junit: %s: %w", path, err)
 	}
-	cases, err := casesOf(data, lim)
-	if err != nil {
-		return nil, fmt.Errorf("junit: %s: %w", path, err)
-	}
-	return cases, nil
+	return casesOf(suites), nil
 }
 
-func casesOf(data []byte, lim limits) ([]Case, error) {
-	p := &parser{lim: lim}
-	suites, err := p.parse(data)
-	if err != nil {
-		return nil, err
-	}
+func casesOf(suites []xmlSuite) []Case {
 	var out []Case
 	for _, s := range suites {
 		item, _ := propOf(s.Props, "sgpu.item")
@@ -91,7 +81,7 @@ func casesOf(data []byte, lim limits) ([]Case, error) {
 			out = append(out, k)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // AboutItem reports whether the case is one sgpu-queue added about an item, not a test; a malformed file's and

@@ -16,11 +16,6 @@ func CheckFile(path string) error {
 	if !fi.Mode().IsRegular() {
 		return fmt.Errorf("not a regular file (%s): its results are not read", fi.Mode().Type())
 	}
-	lim := defaultLimits()
-	data, err := readCapped(dirFS(filepath.Dir(path)), filepath.Base(path), lim.maxBytes)
-	if err != nil {
-		return err
-	}
-	_, err = parseJUnit(data, lim)
+	_, err = readJUnit(dirFS(filepath.Dir(path)), filepath.Base(path), defaultLimits())
 	return err
 }

@@ -31,24 +31,19 @@ func Combine(ctx context.Context, s verdict.Suite, parts []Part, unreported func
 	if label == "" {
 		return nil, fmt.Errorf("junit: empty suite label; pass the suite's label from the config")
 	}
-	lim := defaultLimits()
-	m := &merger{label: label, lim: lim}
+	m := &merger{label: label, lim: defaultLimits()}
 	for _, p := range parts {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("junit: combine %s: %w", label, err)
 		}
 		m.stats.Files++
-		data, err := readCapped(dirFS(filepath.Dir(p.Path)), filepath.Base(p.Path), lim.maxBytes)
-		var suites []xmlSuite
-		if err == nil {
-			suites, err = parseJUnit(data, lim)
-		}
+		suites, err := readJUnit(dirFS(filepath.Dir(p.Path)), filepath.Base(p.Path), m.lim)
 		shardProp := xmlProperty{Name: "sgpu.shard", Value: clean(p.Shard)}
 		if err != nil {
 			m.stats.Malformed++
-			m.addSuite(fileErrorSuite(label, p.Path, "sgpu-queue.shard-junit",
+			m.addSuite(errorSuite(label, p.Path, 0, "sgpu-queue.shard-junit",
 				fmt.Sprintf("shard %s: its merged JUnit file %s cannot be read (%v): upload the shard's JUnit directory with its log dir", p.Shard,
-					p.Path, err),
+					p.Path, err), "",
 				[]xmlProperty{shardProp, {Name: "sgpu.source", Value: clean(p.Path)}}))
 			continue
 		}
@@ -58,8 +53,8 @@ func Combine(ctx context.Context, s verdict.Suite, parts []Part, unreported func
 		}
 	}
 	if broken != "" {
-		m.addSuite(fileErrorSuite(label, "before its items", "sgpu-queue.suite-failed",
-			fmt.Sprintf("suite %s: %s", label, broken), nil))
+		m.addSuite(errorSuite(label, "before its items", 0, "sgpu-queue.suite-failed",
+			fmt.Sprintf("suite %s: %s", label, broken), "", nil))
 	}
 	for _, it := range notRun {
 		m.addItemError(it, false, "sgpu-queue.never-ran",

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/rocm/sgpu-queue/internal/logdir"
+	"github.com/rocm/sgpu-queue/internal/rerun"
 )
 
 // ItemFile is the item's JUnit file relative to its suite's JUnit dir (docs/adapters.md, "JUnit files"); false when
@@ -47,7 +48,7 @@ func plainTag(tag, suffix string) bool {
 		if c == "" || c == "." || c == ".." || len(c) > maxPlainComponent {
 			return false
 		}
-		if i < len(parts)-1 && (strings.HasSuffix(c, suffix) || strings.HasSuffix(c, ".partial")) {
+		if i < len(parts)-1 && (strings.HasSuffix(c, suffix) || strings.HasSuffix(c, rerun.PartialSuffix)) {
 			return false
 		}
 		for i := 0; i < len(c); i++ {

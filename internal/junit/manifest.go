@@ -3,11 +3,8 @@ package junit
 import (
 	"bufio"
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -66,7 +63,7 @@ func outputName(name string) bool {
 
 // Wrote records a file this run wrote in Dir.
 func (o *Outputs) Wrote(path string) error {
-	sum, err := fileSum(path)
+	sum, err := safefs.SHA256(path)
 	if err != nil {
 		return err
 	}
@@ -80,11 +77,14 @@ type Foreign struct {
 	Changed bool // listed, but no longer what was written
 }
 
-func (f *Foreign) Error() string {
+func (f *Foreign) Error() string { return "junit: " + f.about(f.Name) }
+
+// about says why the file, named path, is foreign.
+func (f *Foreign) about(path string) string {
 	if f.Changed {
-		return fmt.Sprintf("junit: %s changed since sgpu-queue wrote it", f.Name)
+		return path + " changed since sgpu-queue wrote it"
 	}
-	return fmt.Sprintf("junit: %s is not a file sgpu-queue wrote (%s does not list it)", f.Name, ManifestName)
+	return fmt.Sprintf("%s is not a file sgpu-queue wrote (%s does not list it)", path, ManifestName)
 }
 
 // MayReplace returns nil when name in Dir is absent or exactly what this tool wrote, else a *Foreign or the error
@@ -102,7 +102,7 @@ func (o *Outputs) MayReplace(name string) error {
 	if !listed || !fi.Mode().IsRegular() {
 		return &Foreign{Name: name}
 	}
-	got, err := fileSum(p)
+	got, err := safefs.SHA256(p)
 	if err != nil {
 		return fmt.Errorf("junit: %w", err)
 	}
@@ -168,17 +168,4 @@ func (o *Outputs) save(entries map[string]string) error {
 		return fmt.Errorf("junit: %w", err)
 	}
 	return nil
-}
-
-func fileSum(path string) (string, error) {
-	f, err := safefs.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }

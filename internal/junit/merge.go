@@ -10,15 +10,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rocm/sgpu-queue/internal/rerun"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 	"github.com/rocm/sgpu-queue/internal/verdict"
 )
 
 // DefaultSuffix is what items append to their tag when JUNITXML_SUFFIX is unset.
 const DefaultSuffix = ".xml"
-
-// partialExt marks a sidecar an item removes when it ends cleanly; one that outlives the item means it was cut off.
-const partialExt = ".partial"
 
 // Source is where a suite's items wrote their JUnit XML, and where their logs are.
 type Source struct {
@@ -109,7 +107,7 @@ func merge(ctx context.Context, label string, fsys fs.FS, suffix string, items [
 	}
 	for _, rel := range lostFiles {
 		m.addFileError(rel, "sgpu-queue.cut-off",
-			fmt.Sprintf("%s: its writer was cut off before writing it (only %s%s is there)", rel, rel, partialExt))
+			fmt.Sprintf("%s: its writer was cut off before writing it (only %s%s is there)", rel, rel, rerun.PartialSuffix))
 	}
 	for _, p := range problems {
 		m.stats.Malformed++
@@ -229,7 +227,7 @@ func scan(ctx context.Context, fsys fs.FS, suffix string, since time.Time) (file
 		if d.IsDir() || !d.Type().IsRegular() {
 			return nil
 		}
-		isSidecar := strings.HasSuffix(rel, suffix+partialExt)
+		isSidecar := strings.HasSuffix(rel, suffix+rerun.PartialSuffix)
 		if !isSidecar && !strings.HasSuffix(rel, suffix) {
 			return nil
 		}
@@ -244,7 +242,7 @@ func scan(ctx context.Context, fsys fs.FS, suffix string, since time.Time) (file
 			return nil // an earlier run's file
 		}
 		if isSidecar {
-			sidecars[strings.TrimSuffix(rel, partialExt)] = true
+			sidecars[strings.TrimSuffix(rel, rerun.PartialSuffix)] = true
 			return nil
 		}
 		files = append(files, xmlFile{rel: rel, size: info.Size(), owner: -1})
@@ -281,11 +279,7 @@ func (m *merger) addFile(f xmlFile, it *item, partial bool) (int, bool) {
 	if f.size > m.lim.maxBytes {
 		err = fmt.Errorf("%s is %d bytes, larger than the %s limit on one JUnit file; not read", f.rel, f.size, humanBytes(m.lim.maxBytes))
 	} else {
-		var data []byte
-		data, err = readCapped(m.fsys, f.rel, m.lim.maxBytes)
-		if err == nil {
-			suites, err = parseJUnit(data, m.lim)
-		}
+		suites, err = readJUnit(m.fsys, f.rel, m.lim)
 	}
 	if err != nil {
 		m.stats.Malformed++
@@ -296,7 +290,7 @@ func (m *merger) addFile(f xmlFile, it *item, partial bool) (int, bool) {
 				msg += "; log: " + it.log
 			}
 		}
-		m.addSuite(fileErrorSuite(m.label, f.rel, MalformedType, msg, itemProps(f.rel, it, partial)))
+		m.addSuite(errorSuite(m.label, f.rel, 0, MalformedType, msg, "", itemProps(f.rel, it, partial)))
 		return 1, false
 	}
 	bad := 0
@@ -354,36 +348,26 @@ func (m *merger) addItemError(it item, partial bool, typ, msg string) {
 			fmt.Fprintf(&body, "\nlast lines of the log:\n%s", tail)
 		}
 	}
-	s := xmlSuite{
-		Name:    clean(m.label + ":" + it.Column()),
-		Props:   itemProps("", &it, partial),
-		seconds: clampSeconds(it.Seconds),
-		Cases: []xmlCase{{
-			Name:      clean(it.Column()),
-			Classname: clean("sgpu-queue." + m.label),
-			Time:      seconds(it.Seconds),
-			Error:     &xmlResult{Message: clean(msg), Type: typ, Body: clean(body.String())},
-		}},
-	}
-	s.Time = seconds(s.seconds)
-	m.addSuite(s)
+	m.addSuite(errorSuite(m.label, it.Column(), it.Seconds, typ, msg, body.String(), itemProps("", &it, partial)))
 }
 
 // addFileError adds a suite with one error case about a file nobody claimed.
 func (m *merger) addFileError(rel, typ, msg string) {
-	m.addSuite(fileErrorSuite(m.label, rel, typ, msg, itemProps(rel, nil, false)))
+	m.addSuite(errorSuite(m.label, rel, 0, typ, msg, "", itemProps(rel, nil, false)))
 }
 
-func fileErrorSuite(label, rel, typ, msg string, props []xmlProperty) xmlSuite {
+// errorSuite is a suite "<label>:<name>" of one error case that sgpu-queue adds.
+func errorSuite(label, name string, secs float64, typ, msg, body string, props []xmlProperty) xmlSuite {
 	return xmlSuite{
-		Name:  clean(label + ":" + rel),
-		Props: props,
-		Time:  seconds(0),
+		Name:    clean(label + ":" + name),
+		Props:   props,
+		seconds: clampSeconds(secs),
+		Time:    seconds(secs),
 		Cases: []xmlCase{{
-			Name:      clean(rel),
+			Name:      clean(name),
 			Classname: clean("sgpu-queue." + label),
-			Time:      seconds(0),
-			Error:     &xmlResult{Message: clean(msg), Type: typ},
+			Time:      seconds(secs),
+			Error:     &xmlResult{Message: clean(msg), Type: typ, Body: clean(body)},
 		}},
 	}
 }

@@ -59,19 +59,22 @@ func humanBytes(n int64) string {
 	return strconv.FormatInt(n, 10) + " bytes"
 }
 
+// readJUnit reads and parses the file rel of fsys within lim.
+func readJUnit(fsys fs.FS, rel string, lim limits) ([]xmlSuite, error) {
+	data, err := readCapped(fsys, rel, lim.maxBytes)
+	if err != nil {
+		return nil, err
+	}
+	return parseJUnit(data, lim)
+}
+
 // parseJUnit turns one file's bytes into suites in one pass of encoding/xml's tokenizer. Nested suites are
 // flattened (readers disagree on counting them). No DTD entity is expanded: billion laughs and XXE are syntax errors.
 func parseJUnit(data []byte, lim limits) ([]xmlSuite, error) {
-	p := &parser{lim: lim}
-	return p.parse(data)
-}
-
-// parse is parseJUnit with the parser kept, for what else it saw (rootName).
-func (p *parser) parse(data []byte) ([]xmlSuite, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, errors.New("empty file (the writer was probably cut off before it wrote anything)")
 	}
-	p.dec = xml.NewDecoder(bytes.NewReader(data))
+	p := &parser{lim: lim, dec: xml.NewDecoder(bytes.NewReader(data))}
 	if err := p.run(); err != nil {
 		return nil, err
 	}
@@ -105,11 +108,9 @@ type parser struct {
 	lim   limits
 	stack []frame
 	root  string
-	// rootName is the root element's name attribute (a merged file's suite label).
-	rootName string
-	found    int // suites that count
-	nodes    int
-	out      []xmlSuite
+	found int // suites that count
+	nodes int
+	out   []xmlSuite
 }
 
 func (p *parser) run() error {
@@ -165,7 +166,6 @@ func (p *parser) start(t xml.StartElement) error {
 	name := t.Name.Local
 	if p.root == "" {
 		p.root = name
-		p.rootName = clean(attr(t, "name"))
 	}
 	parent := p.top()
 	f := frame{name: name}

@@ -12,9 +12,6 @@ import (
 // (docs/files.md, "Merged JUnit").
 const UnfinishedType = ToolType + "unfinished"
 
-// failedExt is TE's plugin's sidecar of failing node ids, which xunit2 files cannot give.
-const failedExt = ".failed"
-
 // readSidecar reads rel if it is a regular file of this run, within Merge's limits.
 func (m *merger) readSidecar(rel string) ([]byte, bool) {
 	fi, err := fs.Lstat(m.fsys, rel) // never through a link
@@ -66,7 +63,7 @@ func locate(s *xmlSuite, ids []string) {
 
 // failedIDs are the ids of rel's .failed sidecar, nil without one.
 func (m *merger) failedIDs(rel string) []string {
-	data, ok := m.readSidecar(rel + failedExt)
+	data, ok := m.readSidecar(rel + rerun.FailedSuffix)
 	if !ok {
 		return nil
 	}
@@ -76,7 +73,7 @@ func (m *merger) failedIDs(rel string) []string {
 // addProgress adds an error case per test the .partial says never ended and, when the item wrote no XML,
 // a case per test that ended.
 func (m *merger) addProgress(it item, rel string, wrote, partial bool) {
-	data, ok := m.readSidecar(rel + partialExt)
+	data, ok := m.readSidecar(rel + rerun.PartialSuffix)
 	if !ok {
 		return
 	}
@@ -98,7 +95,7 @@ func (m *merger) addProgress(it item, rel string, wrote, partial bool) {
 	if len(cases) == 0 {
 		return
 	}
-	m.addSuite(xmlSuite{Name: clean(m.label + ":" + it.Column() + partialExt), Props: itemProps(rel+partialExt, &it, partial),
+	m.addSuite(xmlSuite{Name: clean(m.label + ":" + it.Column() + rerun.PartialSuffix), Props: itemProps(rel+rerun.PartialSuffix, &it, partial),
 		Time: seconds(0), Cases: cases})
 }
 

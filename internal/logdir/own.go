@@ -15,6 +15,7 @@ import (
 	"github.com/rocm/sgpu-queue/internal/atomicfile"
 	"github.com/rocm/sgpu-queue/internal/optname"
 	"github.com/rocm/sgpu-queue/internal/record"
+	"github.com/rocm/sgpu-queue/internal/safefs"
 )
 
 // ToolName is run.json's "tool": a log dir holding it is ours, and its earlier run's files may be deleted.
@@ -93,7 +94,7 @@ func (l Layout) removeOwned(prev *record.Meta) error {
 		files = append(slices.Delete(files, i, i+1), l.QueueTSV())
 	}
 	for _, f := range files {
-		if err := l.removeFile(f); err != nil {
+		if err := safefs.Remove(l.trusted(), f); err != nil {
 			return err
 		}
 	}
@@ -175,16 +176,7 @@ func (l Layout) content() ([]string, error) {
 // Owned lists what the run m wrote under the log dir, which a new run deletes (docs/files.md): dirs whole, files one
 // by one, including atomic writes' temporary files. A link in place of an owned path is listed, and Claim refuses it.
 func (l Layout) Owned(m *record.Meta) (files, dirs []string) {
-	files = []string{l.ExpandLog(), l.Meta(), l.ItemsTSV(), l.QueueTSV(), l.AttemptsTSV(), l.TimingsTSV(), l.OutcomesTSV(),
-		l.Report(), l.Timeline(), l.ListedTSV(), l.PlanJSON(), l.ShardsTSV()}
-	for _, s := range m.Suites {
-		if validName(s.LogFile) {
-			files = append(files, l.SuiteLog(s.LogFile), l.SuiteRC(s.LogFile))
-		}
-		if validName(s.Label) {
-			files = append(files, l.SetupLog(s.Label))
-		}
-	}
+	files = append(l.runFiles(), l.suiteFiles(m)...)
 	files = append(files, l.temps(files)...)
 	kept := files[:0]
 	for _, f := range files {
@@ -207,6 +199,20 @@ func (l Layout) Owned(m *record.Meta) (files, dirs []string) {
 	sort.Strings(files)
 	sort.Strings(dirs)
 	return files, dirs
+}
+
+// suiteFiles are the files m's suites name: their verdict files and setup logs.
+func (l Layout) suiteFiles(m *record.Meta) []string {
+	var files []string
+	for _, s := range m.Suites {
+		if validName(s.LogFile) {
+			files = append(files, l.SuiteLog(s.LogFile), l.SuiteRC(s.LogFile))
+		}
+		if validName(s.Label) {
+			files = append(files, l.SetupLog(s.Label))
+		}
+	}
+	return files
 }
 
 // validName reports whether a name from run.json is one plain file name: an edited "../x" must not reach outside.

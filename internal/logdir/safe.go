@@ -55,14 +55,6 @@ func (l Layout) removeDir(dir string) error {
 	return os.RemoveAll(dir)
 }
 
-// removeFile deletes path, a regular file; anything else there or on the way is refused and left.
-func (l Layout) removeFile(path string) error {
-	if err := safefs.CheckDir(l.trusted(), filepath.Dir(path)); err != nil {
-		return err
-	}
-	return safefs.Remove(path)
-}
-
 // readLogFile reads a file as safefs.ReadFile does; errors name the path.
 func readLogFile(path string) ([]byte, error) {
 	data, err := safefs.ReadFile(path)
@@ -73,11 +65,15 @@ func readLogFile(path string) ([]byte, error) {
 	return data, err
 }
 
-// fixedFiles are a run's files whose names depend on no suite or item.
+// runFiles are the files of a run whose names depend on no suite or item, which the next run deletes (Owned).
+func (l Layout) runFiles() []string {
+	return []string{l.ExpandLog(), l.Meta(), l.ItemsTSV(), l.QueueTSV(), l.AttemptsTSV(), l.TimingsTSV(), l.OutcomesTSV(),
+		l.ListedTSV(), l.PlanJSON(), l.ShardsTSV(), l.Report(), l.Timeline()}
+}
+
+// fixedFiles are runFiles with the lock and the once-per-run logs, which a claim also checks.
 func (l Layout) fixedFiles() []string {
-	return []string{filepath.Join(l.Root, LockName), l.ExpandLog(), l.Meta(), l.ItemsTSV(), l.QueueTSV(), l.AttemptsTSV(),
-		l.TimingsTSV(), l.OutcomesTSV(), l.ListedTSV(), l.PlanJSON(), l.ShardsTSV(), l.Report(), l.Timeline(), l.OnceLog("before"),
-		l.OnceLog("after")}
+	return append(append([]string{l.path(LockName)}, l.runFiles()...), l.OnceLog("before"), l.OnceLog("after"))
 }
 
 // checkFixed is a claim's first look, before anything is read or written: the log dir, its parents to the trusted
@@ -100,19 +96,10 @@ func (l Layout) checkFixed() error {
 // and what Owned deletes.
 func (l Layout) checkNamed(prev, claim *record.Meta) error {
 	var files []string
-	for _, m := range []*record.Meta{prev, claim} {
-		if m == nil {
-			continue
-		}
-		for _, s := range m.Suites {
-			if validName(s.LogFile) {
-				files = append(files, l.SuiteLog(s.LogFile), l.SuiteRC(s.LogFile))
-			}
-			if validName(s.Label) {
-				files = append(files, l.SetupLog(s.Label))
-			}
-		}
+	if prev != nil {
+		files = l.suiteFiles(prev)
 	}
+	files = append(files, l.suiteFiles(claim)...)
 	for _, name := range l.list(l.ItemsDir()) {
 		if _, ok := ParseItemFile(name); ok {
 			files = append(files, filepath.Join(l.ItemsDir(), name))

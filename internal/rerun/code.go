@@ -84,7 +84,7 @@ func hashChanges(h io.Writer, top, raw string) (int, error) {
 			}
 			io.WriteString(h, target)
 		default:
-			sum, err := hashFile(full)
+			sum, err := safefs.SHA256(full)
 			if err != nil {
 				return 0, err
 			}
@@ -93,20 +93,6 @@ func hashChanges(h io.Writer, top, raw string) (int, error) {
 		io.WriteString(h, "\x00")
 	}
 	return len(fields) / 2, nil
-}
-
-// hashFile is the hex SHA-256 of the file at path; safefs refuses a FIFO.
-func hashFile(path string) (string, error) {
-	f, err := safefs.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // inCheckout reports whether root or a directory above it holds .git (a worktree's

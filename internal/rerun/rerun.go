@@ -126,12 +126,3 @@ func Narrow(failed, queued []record.ItemID) Narrowing {
 	}
 	return n
 }
-
-// RemoveFile deletes a file of the re-run state under root; a symlink on the way is
-// refused (*safefs.Error).
-func RemoveFile(root, path string) error {
-	if err := safefs.CheckDir(root, filepath.Dir(path)); err != nil {
-		return err
-	}
-	return safefs.Remove(path)
-}

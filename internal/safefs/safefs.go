@@ -5,6 +5,8 @@
 package safefs
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -233,9 +235,10 @@ func OpenFile(root, path string, flag int, perm fs.FileMode) (*os.File, error) {
 	return f, nil
 }
 
-// Remove deletes path when it is a regular file; missing is fine, anything else is refused and left.
-func Remove(path string) error {
-	if err := regularOrAbsent(path); err != nil {
+// Remove deletes path when it is a regular file in real dirs below root; missing is fine, anything else is
+// refused and left.
+func Remove(root, path string) error {
+	if err := Check(root, path); err != nil {
 		return err
 	}
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -299,4 +302,18 @@ func ReadFile(path string) ([]byte, error) {
 	}
 	defer f.Close()
 	return io.ReadAll(f)
+}
+
+// SHA256 is the hex SHA-256 of the regular file at path, opened as Open opens it.
+func SHA256(path string) (string, error) {
+	f, err := Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }

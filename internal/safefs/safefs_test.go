@@ -203,17 +203,17 @@ func TestRemove(t *testing.T) {
 	root, outside := tree(t)
 	link := filepath.Join(root, "t.txt")
 	mustSymlink(t, filepath.Join(outside, "precious.txt"), link)
-	refusal(t, Remove(link), link, "a symbolic link")
+	refusal(t, Remove(root, link), link, "a symbolic link")
 	untouched(t, outside)
 	plain := filepath.Join(root, "p.txt")
 	os.WriteFile(plain, []byte("x"), 0o644)
-	if err := Remove(plain); err != nil {
+	if err := Remove(root, plain); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Lstat(plain); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("plain file not removed: %v", err)
 	}
-	if err := Remove(plain); err != nil {
+	if err := Remove(root, plain); err != nil {
 		t.Errorf("a missing file: %v", err)
 	}
 }
