@@ -203,7 +203,7 @@ func (s *Stats) items(suites []verdict.Suite) {
 	})
 }
 
-// hindsight replays the measured durations on n GPUs as a run dispatches them (schedule.ReplayBlocks);
+// hindsight replays the measured durations on n GPUs as a run dispatches them (schedule.Setup.Wall);
 // widths[i] is item i's GPUs (nil: one each).
 func hindsight(durs []float64, widths []int, n int) float64 {
 	if n <= 0 || len(durs) == 0 {
@@ -222,11 +222,8 @@ func hindsight(durs []float64, widths []int, n int) float64 {
 	if err != nil {
 		return 0
 	}
-	t, err := schedule.ReplayBlocks(s.Scheduler(), widths, durs, n)
-	if err != nil {
-		return 0
-	}
-	return t.Wall
+	wall, _ := s.Wall(durs) // 0 when the replay fails, as when the setup does
+	return wall
 }
 
 // splitLargest compares the hindsight makespan with the largest duration halved.

@@ -184,11 +184,11 @@ func (s *search) replay(order []int, dur []float64) float64 {
 	if err != nil {
 		return math.Inf(1)
 	}
-	t, err := ReplayBlocks(b, s.width, dur, s.gpus)
+	w, err := Wall(b, s.width, dur, s.gpus)
 	if err != nil {
 		return math.Inf(1)
 	}
-	return t.Wall
+	return w
 }
 
 // improve is the search: first-improvement over moving the item at place i to

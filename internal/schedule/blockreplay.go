@@ -105,6 +105,15 @@ func ReplayBlocks(s Scheduler, width []int, dur []float64, gpus int) (*BlockTime
 	}
 }
 
+// Wall is ReplayBlocks' wall clock.
+func Wall(s Scheduler, width []int, dur []float64, gpus int) (float64, error) {
+	t, err := ReplayBlocks(s, width, dur, gpus)
+	if err != nil {
+		return 0, err
+	}
+	return t.Wall, nil
+}
+
 // check says what is wrong with handing item the GPUs g.
 func (t *BlockTimeline) check(item int, g []int, width []int, busy []bool) error {
 	switch {

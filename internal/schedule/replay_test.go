@@ -123,3 +123,31 @@ func TestReplayAvoid(t *testing.T) {
 		t.Errorf("wall %g, retry on GPU %d at %g; want 4, GPU 0 at 3", tl.Wall, tl.Slot[1], tl.Start[1])
 	}
 }
+
+// Setup.Wall is the wall clock of ReplayBlocks on a fresh Scheduler, the setup's
+// widths and GPUs, for single-GPU and mixed workloads under each policy.
+func TestSetupWall(t *testing.T) {
+	for _, items := range [][]Item{seq(it(1, 5), it(1, 3), it(1, 8), it(1, 2), it(1, 4)), seq(it(2, 5), it(1, 3), it(4, 8), it(1, 2), unk(1))} {
+		dur := []float64{6, 2, 9, 1, 4}
+		for _, policy := range Policies() {
+			s, err := NewSetup(policy, items, 4)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.Wall(dur)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := ReplayBlocks(s.Scheduler(), Widths(items), dur, 4)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != want.Wall || got <= 0 {
+				t.Errorf("%s on %d items: Setup.Wall %g, ReplayBlocks %g", policy, len(items), got, want.Wall)
+			}
+		}
+	}
+	if _, err := Wall(OnSlots(NewPull([]int{0}), 1), nil, []float64{1}, 0); err == nil {
+		t.Error("Wall on 0 GPUs: no error")
+	}
+}

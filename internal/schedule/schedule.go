@@ -171,9 +171,18 @@ type Setup struct {
 	Plan   *Plan
 	Blocks *BlockPlan
 	items  []Item
+	width  []int // by item: its GPUs
+	gpus   int
 	fresh  func(cal *Calibration) Scheduler
 	queue  func(cal *Calibration) Queue // a fresh single-GPU queue; nil with multi-GPU items
 	trial  bool
+}
+
+// Wall replays a fresh Scheduler (Scheduler) on durations dur (by item) and returns
+// the wall clock: the one replay behind a report's hindsight, a shard's
+// prediction and simulate's rows.
+func (s *Setup) Wall(dur []float64) (float64, error) {
+	return Wall(s.Scheduler(), s.width, dur, s.gpus)
 }
 
 // Scheduler returns a fresh Scheduler following the setup's plan, its estimates
@@ -209,7 +218,7 @@ func NewSetup(policy string, items []Item, gpus int, opts ...Option) (*Setup, er
 	if err := CheckWidths(items, gpus); err != nil {
 		return nil, err
 	}
-	s := &Setup{Policy: policy, items: items, trial: slices.Contains(opts, Trial)}
+	s := &Setup{Policy: policy, items: items, width: Widths(items), gpus: gpus, trial: slices.Contains(opts, Trial)}
 	if Mixed(items) {
 		plan := PlanBlocks
 		if s.trial {

@@ -208,11 +208,11 @@ func (sp *split) wall(m []int, policy string, opts ...schedule.Option) (float64,
 	if err != nil {
 		return 0, err
 	}
-	t, err := schedule.ReplayBlocks(setup.Scheduler(), schedule.Widths(sub), dur, sp.a.GPUs)
+	w, err := setup.Wall(dur)
 	if err != nil {
 		return 0, fmt.Errorf("predicting a shard: %w", err)
 	}
-	return t.Wall, nil
+	return w, nil
 }
 
 // maxRounds bounds the refinement's kept moves and swaps.

@@ -207,13 +207,9 @@ func Compare(ctx context.Context, in *Input, o Options) (*Report, error) {
 // or a prior): the report then shows the default policy uncalibrated too.
 func (o Options) estimatesOff() bool { return o.Bias.Set() || o.Prior != nil }
 
-// replayWall replays q on n GPUs and returns the wall clock.
-func replayWall(s schedule.Scheduler, width []int, dur []float64, n int) (float64, error) {
-	t, err := schedule.ReplayBlocks(s, width, dur, n)
-	if err != nil {
-		return 0, err
-	}
-	return t.Wall, nil
+// wallOnly is a runner's answer for a row without a timeline to keep.
+func wallOnly(wall float64, err error) (float64, *schedule.BlockTimeline, error) {
+	return wall, nil, err
 }
 
 // singleRows are the rows of a workload of single-GPU items; LPT and planned are
@@ -228,30 +224,26 @@ func singleRows(rep *Report, in *Input, items []schedule.Item, n int) ([]Row, []
 		return nil, nil, err
 	}
 	rep.Planner = planned.Plan.Note
-	replay := func(s schedule.Scheduler, dur []float64) (float64, *schedule.BlockTimeline, error) {
-		w, err := replayWall(s, nil, dur, n)
-		return w, nil, err
-	}
 	rows := []Row{{Policy: RowStatic}, {Policy: RowUnordered}, {Policy: RowLPT}, {Policy: RowPlanned}}
 	run := []runner{
 		func(_ *rand.Rand, dur []float64) (float64, *schedule.BlockTimeline, error) {
 			return Static(in.Suite, dur, n), nil, nil
 		},
 		func(rng *rand.Rand, dur []float64) (float64, *schedule.BlockTimeline, error) {
-			return replay(schedule.OnSlots(schedule.NewPull(shuffled(rng, len(items))), n), dur)
+			return wallOnly(schedule.Wall(schedule.OnSlots(schedule.NewPull(shuffled(rng, len(items))), n), nil, dur, n))
 		},
 		func(_ *rand.Rand, dur []float64) (float64, *schedule.BlockTimeline, error) {
-			return replay(lpt.Scheduler(), dur)
+			return wallOnly(lpt.Wall(dur))
 		},
 		func(_ *rand.Rand, dur []float64) (float64, *schedule.BlockTimeline, error) {
 			s := planned.Scheduler()
-			w, tl, err := replay(s, dur)
+			w, err := schedule.Wall(s, nil, dur, n)
 			rep.cal.add(s.Calibration().Factors())
-			return w, tl, err
+			return w, nil, err
 		},
 	}
 	rows, run = withUncalibrated(rep, rows, run, func(dur []float64) (float64, error) {
-		return replayWall(planned.Uncalibrated(), nil, dur, n)
+		return schedule.Wall(planned.Uncalibrated(), nil, dur, n)
 	})
 	return rows, run, nil
 }
@@ -331,7 +323,7 @@ func mixedRows(rep *Report, items []schedule.Item, n int) ([]Row, []runner, erro
 		})
 	}
 	rows, run = withUncalibrated(rep, rows, run, func(dur []float64) (float64, error) {
-		return replayWall(setup.Uncalibrated(), width, dur, n)
+		return schedule.Wall(setup.Uncalibrated(), width, dur, n)
 	})
 	return rows, run, nil
 }
@@ -343,8 +335,7 @@ func withUncalibrated(rep *Report, rows []Row, run []runner, wall func(dur []flo
 		return rows, run
 	}
 	return append(rows, Row{Policy: RowUncalibrated}), append(run, func(_ *rand.Rand, dur []float64) (float64, *schedule.BlockTimeline, error) {
-		w, err := wall(dur)
-		return w, nil, err
+		return wallOnly(wall(dur))
 	})
 }
 
@@ -364,7 +355,7 @@ func twoStepRunner(items []schedule.Item, single, multi []int, n int) (runner, e
 		for k, i := range single {
 			sDur[k] = dur[i]
 		}
-		wall, err := replayWall(setup.Uncalibrated(), nil, sDur, n)
+		wall, err := schedule.Wall(setup.Uncalibrated(), nil, sDur, n)
 		for _, i := range multi {
 			wall += dur[i]
 		}
@@ -380,8 +371,7 @@ func strictRunner(items []schedule.Item, n int) runner {
 		if err != nil {
 			return 0, nil, err
 		}
-		w, err := replayWall(s, width, dur, n)
-		return w, nil, err
+		return wallOnly(schedule.Wall(s, width, dur, n))
 	}
 }
 

@@ -45,8 +45,7 @@ type RunnerRow struct {
 // shardRun is one planned shard, ready to be replayed run after run.
 type shardRun struct {
 	members []int // indices into the items
-	width   []int
-	fresh   func() schedule.Scheduler
+	setup   *schedule.Setup
 	dur     []float64
 }
 
@@ -94,14 +93,9 @@ func CompareRunners(ctx context.Context, in *Input, o Options, runners int) (*Ru
 			return nil, err
 		}
 		o.durations(rng, items, dur)
-		var work, largest float64
-		longest := -1
-		for i, d := range dur {
-			work += float64(width[i]) * d
-			if longest < 0 || d > largest {
-				largest, longest = d, i
-			}
-		}
+		b := schedule.DurationBound(dur, width, n)
+		work, largest := b.Total, b.Largest
+		longest := slices.Index(dur, largest) // the first longest; -1 without items
 		if r == 0 {
 			rep.SameLargest = longest >= 0
 		}
@@ -109,7 +103,7 @@ func CompareRunners(ctx context.Context, in *Input, o Options, runners int) (*Ru
 		rep.Work.add(work)
 		rep.Largest.add(largest)
 		for k := range plans {
-			slowest, fastest, err := replayShards(plans[k], dur, n)
+			slowest, fastest, err := replayShards(plans[k], dur)
 			if err != nil {
 				return nil, err
 			}
@@ -141,14 +135,14 @@ func shardRuns(items []schedule.Item, a *shard.Assignment) ([]shardRun, error) {
 		if err != nil {
 			return nil, err
 		}
-		sr.fresh, sr.width, sr.dur = setup.Scheduler, schedule.Widths(sub), make([]float64, len(sub))
+		sr.setup, sr.dur = setup, make([]float64, len(sub))
 	}
 	return runs, nil
 }
 
 // replayShards replays every shard on durations dur (by item) and returns the
 // slowest and the fastest shard's wall clock.
-func replayShards(runs []shardRun, dur []float64, gpus int) (slowest, fastest float64, err error) {
+func replayShards(runs []shardRun, dur []float64) (slowest, fastest float64, err error) {
 	for s := range runs {
 		sr := &runs[s]
 		wall := 0.0
@@ -156,11 +150,9 @@ func replayShards(runs []shardRun, dur []float64, gpus int) (slowest, fastest fl
 			for k, i := range sr.members {
 				sr.dur[k] = dur[i]
 			}
-			t, err := schedule.ReplayBlocks(sr.fresh(), sr.width, sr.dur, gpus)
-			if err != nil {
+			if wall, err = sr.setup.Wall(sr.dur); err != nil {
 				return 0, 0, fmt.Errorf("runner %d: %w", s+1, err)
 			}
-			wall = t.Wall
 		}
 		if s == 0 || wall > slowest {
 			slowest = wall
