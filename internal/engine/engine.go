@@ -329,29 +329,41 @@ func (r *run) afterItems(runCtx context.Context, d *dispatch.Result, meta *recor
 	meta.Stop = d.Stop
 	meta.Calibration = calibrationRecords(o.queue)
 	r.writeMeta(meta)
-
-	// Phase 5: verdicts.
 	run := &record.Run{Dir: r.layout.Root, Meta: *meta, Queue: o.queueRows}
 	for _, a := range d.Attempts {
 		run.Attempts = append(run.Attempts, a.Attempt)
 	}
+	r.finish(runCtx, wait, run, ending{
+		decided: func() { r.saveRerun(ctx, exp, run.Meta.Arch, r.res.Suites, exp.items) },
+		learn:   r.learning(o, exp),
+		junit:   r.mergedJUnit(ctx, run.Meta.Started),
+	})
+}
+
+// ending is what the drivers of phases 5–8 (a run, a run stopped before its
+// items, a merge) differ in; finish is their one sequence.
+type ending struct {
+	// decided runs on the verdicts, before phase 6: a run saves what the next
+	// attempt re-runs, a merge its advice.
+	decided func()
+	learn   learning
+	// junit is each suite's merged JUnit; nil writes none.
+	junit func(verdict.Suite) (*junit.Doc, error)
+}
+
+// finish is phases 5–8 on run. wait ends a wait on another run's lock; a cancel
+// of runCtx heard during them makes the run a cancelled one.
+func (r *run) finish(runCtx, wait context.Context, run *record.Run, e ending) {
 	r.verdicts(run)
-	r.saveRerun(ctx, exp, meta.Arch, r.res.Suites, exp.items)
-
-	// Phase 6: learn.
-	r.obs.Phase(6, "learn the weights")
-	meta.Changes, meta.Pruned = r.learn(wait, o, exp)
-	run.Meta = *meta
-	r.writeMeta(meta)
-
-	// Phase 7: report.
-	r.report(ctx, wait, run, meta)
-	if runCtx.Err() != nil && !d.Cancelled {
-		r.cancelledAfterItems(meta)
+	if e.decided != nil {
+		e.decided()
 	}
-
-	// Phase 8: failures and exit code.
-	r.obs.Phase(8, "summary")
+	run.Meta.Changes, run.Meta.Pruned = r.learn(wait, e.learn)
+	r.writeMeta(&run.Meta)
+	r.report(wait, run, e.junit)
+	if runCtx.Err() != nil && !r.res.Cancelled {
+		r.cancelledAfterItems(&run.Meta)
+	}
 	r.summary()
 }
 

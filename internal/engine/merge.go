@@ -11,7 +11,6 @@ import (
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/outcome"
 	"github.com/rocm/sgpu-queue/internal/record"
-	"github.com/rocm/sgpu-queue/internal/report"
 	"github.com/rocm/sgpu-queue/internal/safefs"
 	"github.com/rocm/sgpu-queue/internal/shard"
 	"github.com/rocm/sgpu-queue/internal/textfmt"
@@ -85,32 +84,19 @@ func Merge(ctx context.Context, o Options, dirs []string) (*Result, error) {
 		return nil, &exitcode.Error{Code: exitcode.Usage, Err: fmt.Errorf("log dir %s: %w", r.o.LogDir, err)}
 	}
 	r.res.Cancelled = run.Meta.Cancelled
-
-	r.verdicts(run)
-
-	r.obs.Phase(6, "learn the weights (once, from every shard's rows)")
-	run.Meta.Changes, run.Meta.Pruned = r.saveLearned(ctx, store, table, func(stored *weights.Table) learned {
-		t, changes, pruned := r.learnPooled(stored, run, m.Census, shards)
-		return learned{table: t, changes: changes, pruned: pruned}
-	})
-	run.Meta.Merge.Advice = shard.MergeAdvice(run.Meta.Merge, r.res.Suites, gpusPerShard(m))
-	r.writeMeta(&run.Meta)
-
-	r.obs.Phase(7, "report")
-	if len(m.JUnit) > 0 {
-		r.combineJUnit(ctx, m) // first: the report shows the failed test cases from it
-		r.recordJUnit(&run.Meta)
-	}
-	r.res.Stats = report.Compute(run, r.res.Suites)
-	r.writeReport(run)
-
-	r.obs.Phase(8, "summary")
 	for _, p := range run.Meta.Merge.Parts {
 		if p.Stop != nil && p.Stop.Reason == outcome.StopInternal {
 			r.internalShard = true
 		}
 	}
-	r.summary()
+	// A merge is no cancelled run: a signal ends its waits, and no more.
+	r.finish(context.WithoutCancel(ctx), ctx, run, ending{
+		decided: func() { run.Meta.Merge.Advice = shard.MergeAdvice(run.Meta.Merge, r.res.Suites, gpusPerShard(m)) },
+		learn: learning{title: " (once, from every shard's rows)", store: store, loaded: table, apply: func(stored *weights.Table) learned {
+			return r.learnPooled(stored, run, m.Census, shards)
+		}},
+		junit: r.combinedJUnit(ctx, m),
+	})
 	if len(r.res.NotWritten) > 0 && r.res.ExitCode == exitcode.OK {
 		// The merge's files are its result: a merge that could not write them
 		// did not do its job, whatever the shards' tests did.
@@ -123,8 +109,7 @@ func Merge(ctx context.Context, o Options, dirs []string) (*Result, error) {
 // learnPooled is learnShards on the table split per pool size (weights.SplitPool).
 // Shards of different pool sizes teach pool-sized items nothing: one weight cannot
 // hold two sizes.
-func (r *run) learnPooled(table *weights.Table, run *record.Run, census weights.Census,
-	shards []*shard.LogDir) (*weights.Table, []record.Change, []string) {
+func (r *run) learnPooled(table *weights.Table, run *record.Run, census weights.Census, shards []*shard.LogDir) learned {
 	pooled, sizes := map[string]bool{}, map[int]bool{}
 	for _, s := range shards {
 		for _, k := range s.Run.Meta.Pooled {
@@ -133,26 +118,24 @@ func (r *run) learnPooled(table *weights.Table, run *record.Run, census weights.
 		sizes[len(s.Run.Meta.GPUs)] = true
 	}
 	if len(pooled) == 0 {
-		changes, pruned := r.learnShards(table, run, census, shards, nil)
-		return table, changes, pruned
+		return r.learnShards(table, run, census, shards, nil)
 	}
 	if len(sizes) != 1 {
 		r.warn(fmt.Sprintf("the shards ran on pools of %d different sizes: the %s that take the whole pool are not learned (their weights are "+
 			"kept per pool size)",
 			len(sizes), textfmt.Count(len(pooled), "item")))
-		changes, pruned := r.learnShards(table, run, census, shards, pooled)
-		return table, changes, pruned
+		return r.learnShards(table, run, census, shards, pooled)
 	}
 	p := weights.SplitPool(table, pooled, len(shards[0].Run.Meta.GPUs))
-	changes, pruned := r.learnShards(p.View, run, census, shards, nil)
+	l := r.learnShards(p.View, run, census, shards, nil)
 	joined, aside := p.Join(census)
-	return joined, changes, append(pruned, aside...)
+	return learned{table: joined, changes: l.changes, pruned: append(l.pruned, aside...)}
 }
 
 // learnShards learns every shard's rows but those the table learned already, so
 // that merging again learns nothing new; skipKeys' rows teach nothing.
 func (r *run) learnShards(table *weights.Table, run *record.Run, census weights.Census, shards []*shard.LogDir,
-	skipKeys map[string]bool) ([]record.Change, []string) {
+	skipKeys map[string]bool) learned {
 	done := map[int]bool{}
 	var ids []string
 	for _, s := range shards {
@@ -174,7 +157,7 @@ func (r *run) learnShards(table *weights.Table, run *record.Run, census weights.
 		return done[t.Shard] || skipKeys[t.Key()]
 	})
 	table.MarkLearned(ids...)
-	return changes, pruned
+	return learned{table: table, changes: changes, pruned: pruned}
 }
 
 // warnPlanPools warns of each shard that ran on another number of GPUs than the
@@ -263,11 +246,14 @@ func (r *run) writeMerged(m *shard.Merged, shards []*shard.LogDir) error {
 	return nil
 }
 
-// combineJUnit writes one JUnit file per suite from the shards', with an error case
-// for each item or suite a shard never reported.
-func (r *run) combineJUnit(ctx context.Context, m *shard.Merged) {
+// combinedJUnit is a merge's JUnit file per suite, from the shards', with an error
+// case for each item or suite a shard never reported; nil when no shard wrote any.
+func (r *run) combinedJUnit(ctx context.Context, m *shard.Merged) func(verdict.Suite) (*junit.Doc, error) {
+	if len(m.JUnit) == 0 {
+		return nil
+	}
 	k := m.Run.Meta.Merge.Shards
-	r.writeJUnit(ctx, func(s verdict.Suite) (*junit.Doc, error) {
+	return func(s verdict.Suite) (*junit.Doc, error) {
 		var parts []junit.Part
 		for _, f := range m.JUnit[s.Label] {
 			parts = append(parts, junit.Part{Shard: fmt.Sprintf("%d/%d", f.Shard, k), Path: f.Path})
@@ -277,5 +263,5 @@ func (r *run) combineJUnit(ctx context.Context, m *shard.Merged) {
 		return junit.Combine(ctx, s, parts, func(it verdict.Item) bool {
 			return it.Stop == outcome.StopNotReported || it.Unclaimed || !it.Finished && m.Unlisted[it.Shard]
 		})
-	})
+	}
 }

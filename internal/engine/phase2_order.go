@@ -78,7 +78,7 @@ func (r *run) loadTable(ctx context.Context, arch, level, without string) (weigh
 	}
 	var unread *weights.UnreadableError
 	if errors.As(err, &unread) {
-		// Its keys are not this run's to drop: saveLearned leaves it as it is.
+		// Its keys are not this run's to drop: run.learn leaves it as it is.
 		r.unread = unread
 		r.warn(fmt.Sprintf("%v; %s, and it will NOT be written: the keys it holds are kept (make it readable, or remove it)", unread, without))
 		return store, weights.New()

@@ -11,23 +11,34 @@ import (
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
-// learn is phase 6: blend, prune, save. A shard learns nothing, or merge would learn
-// its rows twice. wait ends the wait for another run's lock on the table.
-func (r *run) learn(wait context.Context, o *ordered, e *expansion) ([]record.Change, []string) {
-	if r.shard != nil {
-		r.printf("  shard %d/%d: the weight table is left as it is: sgpu-queue merge learns once from every shard's rows\n", r.shard.Shard,
-			r.shard.Shards)
-		return nil, nil
-	}
-	if r.rerun != nil {
+// learning is phase 6 as a driver gives it: the table to learn into and how, or
+// why nothing is learned.
+type learning struct {
+	title  string // after phase 6's: how it learns
+	none   string // why the table is left as it is; "" learns
+	store  weights.Store
+	loaded *weights.Table
+	// apply learns into the table as stored (weights.Rewrite).
+	apply func(stored *weights.Table) learned
+}
+
+// learning is a run's phase 6. A shard learns nothing, or merge would learn its
+// rows twice.
+func (r *run) learning(o *ordered, e *expansion) learning {
+	var l learning
+	switch {
+	case r.shard != nil:
+		l.none = fmt.Sprintf("shard %d/%d: the weight table is left as it is: sgpu-queue merge learns once from every shard's rows",
+			r.shard.Shard, r.shard.Shards)
+	case r.rerun != nil:
 		// A narrowed item's time is not the item's, and a re-run's items ran on a
 		// box mostly idle: the attempt being re-run already taught the table.
-		r.printf("  a re-run: the weight table is left as it is (a re-run's times are not a full queue's)\n")
-		return nil, nil
+		l.none = "a re-run: the weight table is left as it is (a re-run's times are not a full queue's)"
+	default:
+		l.store, l.loaded = o.store, o.stored
+		l.apply = func(stored *weights.Table) learned { return learnOver(stored, o, r.res.Suites, e.census) }
 	}
-	return r.saveLearned(wait, o.store, o.stored, func(stored *weights.Table) learned {
-		return learnOver(stored, o, r.res.Suites, e.census)
-	})
+	return l
 }
 
 // learnOver is a run's learning applied to the table as stored when it saves, under
@@ -47,17 +58,22 @@ type learned struct {
 	pruned  []string
 }
 
-// saveLearned saves a run's learning as a read-modify-write under the table's lock
-// (docs/weights.md "Runs at once"). loaded is learned when the table cannot be read
-// again, so run.json still says it; wait ends the wait and nothing is written.
-func (r *run) saveLearned(wait context.Context, store weights.Store, loaded *weights.Table,
-	apply func(stored *weights.Table) learned) ([]record.Change, []string) {
+// learn is phase 6: blend, prune, save, as a read-modify-write under the table's
+// lock (docs/weights.md "Runs at once"). The loaded table is learned when the table
+// cannot be read again, so run.json still says it; wait ends the wait and nothing
+// is written.
+func (r *run) learn(wait context.Context, in learning) ([]record.Change, []string) {
+	r.obs.Phase(6, "learn the weights"+in.title)
+	if in.none != "" {
+		r.printf("  %s\n", in.none)
+		return nil, nil
+	}
 	var l *learned
 	var err error
 	if r.unread == nil {
 		var warns []string
-		warns, err = weights.Rewrite(wait, store, loaded, func(stored *weights.Table) *weights.Table {
-			got := apply(stored)
+		warns, err = weights.Rewrite(wait, in.store, in.loaded, func(stored *weights.Table) *weights.Table {
+			got := in.apply(stored)
 			l = &got
 			return got.table
 		})
@@ -68,7 +84,7 @@ func (r *run) saveLearned(wait context.Context, store weights.Store, loaded *wei
 		}
 	}
 	if l == nil {
-		got := apply(loaded)
+		got := in.apply(in.loaded)
 		l = &got
 	}
 	for _, k := range l.pruned {
@@ -79,12 +95,12 @@ func (r *run) saveLearned(wait context.Context, store weights.Store, loaded *wei
 		r.lost("the weight table", r.unread.Path, fmt.Errorf("not replaced, its keys kept: %w", r.unread))
 	case errors.Is(err, context.Canceled):
 		// Not the lock error's words: nobody held it past the wait.
-		r.lost("the weight table", store.String(), errors.New("a signal stopped the wait for another sgpu-queue run's lock on it; "+
+		r.lost("the weight table", in.store.String(), errors.New("a signal stopped the wait for another sgpu-queue run's lock on it; "+
 			"what this run measured stays in its log dir"))
 	case err != nil:
-		r.lost("the weight table", store.String(), err)
+		r.lost("the weight table", in.store.String(), err)
 	default:
-		r.printf("  %d weight(s) changed, %d pruned, %d keys → %s\n", len(l.changes), len(l.pruned), l.table.Len(), store)
+		r.printf("  %d weight(s) changed, %d pruned, %d keys → %s\n", len(l.changes), len(l.pruned), l.table.Len(), in.store)
 	}
 	return l.changes, l.pruned
 }

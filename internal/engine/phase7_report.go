@@ -14,20 +14,19 @@ import (
 	"github.com/rocm/sgpu-queue/internal/verdict"
 )
 
-// report is phase 7: the merged JUnit per suite, then the report.
-func (r *run) report(ctx, wait context.Context, run *record.Run, meta *record.Meta) {
+// report is phase 7: the merged JUnit per suite (doc; nil writes none), recorded
+// in run.json, then the report, which shows each failed item's test cases from it
+// (docs/report.md).
+func (r *run) report(wait context.Context, run *record.Run, doc func(verdict.Suite) (*junit.Doc, error)) {
 	r.obs.Phase(7, "report")
-	since := run.Meta.Started
-	if since.IsZero() {
-		since = time.Now() // no item ran: no XML of this run can exist
+	if doc != nil {
+		r.writeJUnit(wait, doc)
 	}
-	// The merged JUnit first, recorded in run.json: the report shows each failed
-	// item's test cases from it (docs/report.md).
-	r.mergeJUnit(ctx, wait, since)
-	r.recordJUnit(meta)
-	run.Meta = *meta
+	r.recordJUnit(&run.Meta)
 	r.res.Stats = report.Compute(run, r.res.Suites)
-	r.warnNoJUnit()
+	if run.Meta.Merge == nil { // a merge's shards said it
+		r.warnNoJUnit()
+	}
 	r.writeReport(run)
 }
 
@@ -39,7 +38,7 @@ func (r *run) warnNoJUnit() {
 	}
 }
 
-// writeReport is phase 7.
+// writeReport is phase 7's report.
 func (r *run) writeReport(run *record.Run) {
 	files, err := report.WriteFiles(r.layout, run, r.res.Suites, r.res.Stats)
 	r.res.Markdown = files.Markdown
@@ -65,23 +64,27 @@ func (r *run) writeReport(run *record.Run) {
 	r.printf("  report → %s\n", r.rel(r.res.Report))
 }
 
-// mergeJUnit writes one JUnit file per suite from the XML its items wrote since
-// phase 4 started; a failed item without any is an error case naming its log.
-func (r *run) mergeJUnit(ctx, wait context.Context, since time.Time) {
+// mergedJUnit is a run's JUnit file per suite, from the XML its items wrote since
+// phase 4 started; a failed item without any is an error case naming its log. nil
+// without a JUnit prefix.
+func (r *run) mergedJUnit(ctx context.Context, started time.Time) func(verdict.Suite) (*junit.Doc, error) {
 	prefix := r.junitPrefix()
 	if prefix == "" {
-		return
+		return nil
+	}
+	if started.IsZero() {
+		started = time.Now() // no item ran: no XML of this run can exist
 	}
 	suffix := r.junitSuffix()
-	r.writeJUnit(wait, func(s verdict.Suite) (*junit.Doc, error) {
+	return func(s verdict.Suite) (*junit.Doc, error) {
 		src := junit.Source{
 			Dir:    prefix + s.Label,
 			Suffix: suffix,
 			Named:  r.junitNamed(s.Label),
 			LogDir: r.o.LogDir,
 		}
-		return junit.Merge(ctx, s, src, since)
-	})
+		return junit.Merge(ctx, s, src, started)
+	}
 }
 
 // writeJUnit writes the merged JUnit file of each suite doc gives one; wait ends a

@@ -16,6 +16,7 @@ const NoLog = "never started: no log"
 
 // summary is phase 8: the failed items with their logs, and the exit code.
 func (r *run) summary() {
+	r.obs.Phase(8, "summary")
 	failed := verdict.FailedItems(r.res.Suites)
 	r.res.ExitCode = outcome.RunExitCode(verdict.ExitCode(r.res.Suites), r.res.Internal != nil || r.internalShard, r.res.Cancelled)
 	var broken []verdict.Suite // failed before their items ran, on a shard of a merge

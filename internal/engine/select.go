@@ -94,7 +94,6 @@ func (r *run) noneSelected() (*Result, error) {
 			r.printf("  %-12s %s  → %s\n", s.Label, outcome.NotSelected.Line(), r.rel(r.layout.SuiteRC(s.LogFile)))
 		}
 	}
-	r.obs.Phase(8, "summary")
 	r.summary()
 	r.res.ExitCode = exitcode.OK
 	return r.res, nil

@@ -28,7 +28,6 @@ func (r *run) stoppedBeforeItems(ctx context.Context, phase int, suites []config
 	queueRows []record.QueueRow) (*Result, error) {
 	wait, stopWait := r.nextSignal(ctx)
 	defer stopWait()
-	ctx = context.WithoutCancel(ctx)
 	what := map[int]string{1: "while listing the suites' items (phase 1)", 3: "during setup (phase 3)"}[phase]
 	meta := r.meta(suites, pool)
 	meta.Finished, meta.Cancelled = true, true
@@ -44,12 +43,10 @@ func (r *run) stoppedBeforeItems(ctx context.Context, phase int, suites []config
 	}
 	r.writeMeta(meta)
 	run := &record.Run{Dir: r.layout.Root, Meta: *meta, Queue: queueRows}
-	r.verdicts(run)
-	r.obs.Phase(6, "learn the weights")
-	r.printf("  nothing ran: the weight table is left as it is\n")
-	r.report(ctx, wait, run, meta)
-	r.obs.Phase(8, "summary")
-	r.summary()
+	r.finish(ctx, wait, run, ending{
+		learn: learning{none: "nothing ran: the weight table is left as it is"},
+		junit: r.mergedJUnit(context.WithoutCancel(ctx), run.Meta.Started),
+	})
 	return r.res, nil
 }
 
