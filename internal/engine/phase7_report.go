@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"time"
@@ -16,26 +17,42 @@ import (
 
 // report is phase 7: the merged JUnit per suite (doc; nil writes none), recorded
 // in run.json, then the report, which shows each failed item's test cases from it
-// (docs/report.md).
+// (docs/report.md). wait ends a wait for another run's hold on the JUnit dir.
 func (r *run) report(wait context.Context, run *record.Run, doc func(verdict.Suite) (*junit.Doc, error)) {
 	r.obs.Phase(7, "report")
 	if doc != nil {
-		r.writeJUnit(wait, doc)
+		r.res.JUnit = junit.WriteSuites(wait, r.junitDirRoot(), r.junitDir(), r.res.Suites, doc, junitLog{r})
 	}
 	r.recordJUnit(&run.Meta)
 	r.res.Stats = report.Compute(run, r.res.Suites)
 	if run.Meta.Merge == nil { // a merge's shards said it
-		r.warnNoJUnit()
+		// Once for each suite that wrote no JUnit at all: why its items are no-run,
+		// and how to mark them, instead of one tag round-trip hint per item.
+		for _, s := range r.res.Stats.NoJUnit {
+			r.warn(report.NoJUnitAdvice(s, func(p string) string { return r.o.Face.Set("junit-optional", p) }))
+		}
 	}
 	r.writeReport(run)
 }
 
-// warnNoJUnit says once for each suite that wrote no JUnit at all why its items
-// are no-run, and how to mark them, instead of one tag round-trip hint per item.
-func (r *run) warnNoJUnit() {
-	for _, s := range r.res.Stats.NoJUnit {
-		r.warn(report.NoJUnitAdvice(s, func(p string) string { return r.o.Face.Set("junit-optional", p) }))
+// recordJUnit puts the merged JUnit files into run.json, relative to the log dir,
+// so merge finds them beside a downloaded log dir.
+func (r *run) recordJUnit(meta *record.Meta) {
+	var rels []string
+	for _, p := range r.res.JUnit {
+		rel, err := filepath.Rel(r.o.LogDir, p)
+		if err != nil {
+			r.warn(fmt.Sprintf("JUnit file %s: %v; the report and merge will not find it", p, err))
+			continue
+		}
+		rels = append(rels, filepath.ToSlash(rel))
 	}
+	if meta.Shard != nil {
+		meta.Shard.JUnit = rels
+	} else {
+		meta.JUnit = rels
+	}
+	r.writeMeta(meta)
 }
 
 // writeReport is phase 7's report.
@@ -85,12 +102,6 @@ func (r *run) mergedJUnit(ctx context.Context, started time.Time) func(verdict.S
 		}
 		return junit.Merge(ctx, s, src, started)
 	}
-}
-
-// writeJUnit writes the merged JUnit file of each suite doc gives one; wait ends a
-// wait for another run's hold on the directory.
-func (r *run) writeJUnit(wait context.Context, doc func(verdict.Suite) (*junit.Doc, error)) {
-	r.res.JUnit = append(r.res.JUnit, junit.WriteSuites(wait, r.junitDirRoot(), r.junitDir(), r.res.Suites, doc, junitLog{r})...)
 }
 
 // junitLog is the run's console, warnings and lost files as junit.WriteSuites

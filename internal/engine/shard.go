@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"path/filepath"
 
 	"github.com/rocm/sgpu-queue/internal/config"
 	"github.com/rocm/sgpu-queue/internal/expand"
@@ -81,24 +80,4 @@ func hasItems(items []schedule.Item, s config.Suite) bool {
 		}
 	}
 	return false
-}
-
-// recordJUnit puts the merged JUnit files into run.json, relative to the log dir,
-// so merge finds them beside a downloaded log dir.
-func (r *run) recordJUnit(meta *record.Meta) {
-	var rels []string
-	for _, p := range r.res.JUnit {
-		rel, err := filepath.Rel(r.o.LogDir, p)
-		if err != nil {
-			r.warn(fmt.Sprintf("JUnit file %s: %v; the report and merge will not find it", p, err))
-			continue
-		}
-		rels = append(rels, filepath.ToSlash(rel))
-	}
-	if meta.Shard != nil {
-		meta.Shard.JUnit = rels
-	} else {
-		meta.JUnit = rels
-	}
-	r.writeMeta(meta)
 }
