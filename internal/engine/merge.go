@@ -57,7 +57,7 @@ func Merge(ctx context.Context, o Options, dirs []string) (*Result, error) {
 	r.printf("  %d of %d shards, arch %s, level %s → %s\n", len(shards), first.Shard.Shards, first.Arch, first.Level, r.o.LogDir)
 
 	r.obs.Phase(2, "merge the shards")
-	store, table := r.loadTable(ctx, first.Arch, first.Level, "learning into an empty one")
+	table := r.loadTable(ctx, first.Arch, first.Level, "learning into an empty one")
 	m := shard.Merge(shards, table, first.DefaultWeight)
 	for _, w := range m.Warnings {
 		r.warn(w)
@@ -65,7 +65,7 @@ func Merge(ctx context.Context, o Options, dirs []string) (*Result, error) {
 	r.warnPlanPools(m.Plan, shards)
 	run := m.Run
 	run.Dir = r.layout.Root
-	run.Meta.Weights = r.rel(store.String()) // as a run records it (run.meta)
+	run.Meta.Weights = r.rel(r.weights.String()) // as a run records it (run.meta)
 	run.Meta.Roots = r.roots()
 	for _, s := range shards { // the shards' messages name their runners' roots
 		for _, root := range s.Run.Meta.Roots {
@@ -92,7 +92,7 @@ func Merge(ctx context.Context, o Options, dirs []string) (*Result, error) {
 	// A merge is no cancelled run: a signal ends its waits, and no more.
 	r.finish(context.WithoutCancel(ctx), ctx, run, ending{
 		decided: func() { run.Meta.Merge.Advice = shard.MergeAdvice(run.Meta.Merge, r.res.Suites, gpusPerShard(m)) },
-		learn: learning{title: " (once, from every shard's rows)", store: store, loaded: table, apply: func(stored *weights.Table) learned {
+		learn: learning{title: " (once, from every shard's rows)", loaded: table, apply: func(stored *weights.Table) learned {
 			return r.learnPooled(stored, run, m.Census, shards)
 		}},
 		junit: r.combinedJUnit(ctx, m),

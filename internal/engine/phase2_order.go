@@ -20,7 +20,6 @@ type ordered struct {
 	plan      []schedule.Item
 	queue     schedule.Scheduler
 	order     []int
-	store     weights.Store
 	stored    *weights.Table // the table as loaded, with TE's seeds
 	seeds     *weights.Table // what TE's tables added (seedTE)
 	table     *weights.Table // the run's view of the stored table (weights.Pool)
@@ -34,10 +33,10 @@ func (r *run) order(ctx context.Context, exp *expansion, pool gpu.Pool) (*ordere
 	r.obs.Phase(2, "weigh and order the queue")
 	r.narrow(exp, pool.Arch)
 	o := &ordered{}
-	store, stored := r.loadTable(ctx, pool.Arch, r.o.Target.Level, "ordering without it")
+	stored := r.loadTable(ctx, pool.Arch, r.o.Target.Level, "ordering without it")
 	pooled := pooledKeys(exp.items)
 	o.seeds = r.seedTE(ctx, stored, exp, pool, pooled)
-	o.store, o.stored, o.pool = store, stored, weights.SplitPool(stored, pooled, len(pool.IDs))
+	o.stored, o.pool = stored, weights.SplitPool(stored, pooled, len(pool.IDs))
 	o.table = o.pool.View
 	schedule.Weigh(exp.items, o.table, r.o.Weights.Default)
 	r.priors(o, exp, pool)
@@ -62,9 +61,9 @@ func (r *run) order(ctx context.Context, exp *expansion, pool gpu.Pool) (*ordere
 	return o, nil
 }
 
-// loadTable loads the weight table for arch and level; one that cannot be loaded
-// is empty, with a warning saying what follows (without).
-func (r *run) loadTable(ctx context.Context, arch, level, without string) (weights.Store, *weights.Table) {
+// loadTable opens r.weights, the store of arch and level, and loads its table;
+// one that cannot be loaded is empty, with a warning saying what follows (without).
+func (r *run) loadTable(ctx context.Context, arch, level, without string) *weights.Table {
 	store := r.o.Weights.Open(r.o.Target.RepoRoot, arch, level)
 	r.weights = store
 	table, warns, err := store.Load(ctx)
@@ -81,13 +80,13 @@ func (r *run) loadTable(ctx context.Context, arch, level, without string) (weigh
 		// Its keys are not this run's to drop: run.learn leaves it as it is.
 		r.unread = unread
 		r.warn(fmt.Sprintf("%v; %s, and it will NOT be written: the keys it holds are kept (make it readable, or remove it)", unread, without))
-		return store, weights.New()
+		return weights.New()
 	}
 	if err != nil || table == nil {
 		r.warn(fmt.Sprintf("weight table %s could not be loaded, %s: %v", store, without, err))
 		table = weights.New()
 	}
-	return store, table
+	return table
 }
 
 // scheduler is the dispatch policy over the plan, as schedule.NewSetup plans it for

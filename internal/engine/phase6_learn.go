@@ -11,12 +11,11 @@ import (
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
-// learning is phase 6 as a driver gives it: the table to learn into and how, or
-// why nothing is learned.
+// learning is phase 6 as a driver gives it: the table it loaded (from r.weights)
+// and how to learn into it, or why nothing is learned.
 type learning struct {
 	title  string // after phase 6's: how it learns
 	none   string // why the table is left as it is; "" learns
-	store  weights.Store
 	loaded *weights.Table
 	// apply learns into the table as stored (weights.Rewrite).
 	apply func(stored *weights.Table) learned
@@ -35,7 +34,7 @@ func (r *run) learning(o *ordered, e *expansion) learning {
 		// box mostly idle: the attempt being re-run already taught the table.
 		l.none = "a re-run: the weight table is left as it is (a re-run's times are not a full queue's)"
 	default:
-		l.store, l.loaded = o.store, o.stored
+		l.loaded = o.stored
 		l.apply = func(stored *weights.Table) learned { return learnOver(stored, o, r.res.Suites, e.census) }
 	}
 	return l
@@ -72,7 +71,7 @@ func (r *run) learn(wait context.Context, in learning) ([]record.Change, []strin
 	var err error
 	if r.unread == nil {
 		var warns []string
-		warns, err = weights.Rewrite(wait, in.store, in.loaded, func(stored *weights.Table) *weights.Table {
+		warns, err = weights.Rewrite(wait, r.weights, in.loaded, func(stored *weights.Table) *weights.Table {
 			got := in.apply(stored)
 			l = &got
 			return got.table
@@ -95,12 +94,12 @@ func (r *run) learn(wait context.Context, in learning) ([]record.Change, []strin
 		r.lost("the weight table", r.unread.Path, fmt.Errorf("not replaced, its keys kept: %w", r.unread))
 	case errors.Is(err, context.Canceled):
 		// Not the lock error's words: nobody held it past the wait.
-		r.lost("the weight table", in.store.String(), errors.New("a signal stopped the wait for another sgpu-queue run's lock on it; "+
+		r.lost("the weight table", r.weights.String(), errors.New("a signal stopped the wait for another sgpu-queue run's lock on it; "+
 			"what this run measured stays in its log dir"))
 	case err != nil:
-		r.lost("the weight table", in.store.String(), err)
+		r.lost("the weight table", r.weights.String(), err)
 	default:
-		r.printf("  %d weight(s) changed, %d pruned, %d keys → %s\n", len(l.changes), len(l.pruned), l.table.Len(), in.store)
+		r.printf("  %d weight(s) changed, %d pruned, %d keys → %s\n", len(l.changes), len(l.pruned), l.table.Len(), r.weights)
 	}
 	return l.changes, l.pruned
 }
