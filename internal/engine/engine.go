@@ -362,7 +362,11 @@ func (r *run) finish(runCtx, wait context.Context, run *record.Run, e ending) {
 	r.writeMeta(&run.Meta)
 	r.report(wait, run, e.junit)
 	if runCtx.Err() != nil && !r.res.Cancelled {
-		r.cancelledAfterItems(&run.Meta)
+		// Cancelled during phases 5–7, which still wrote in full: a cancelled run,
+		// never exit 0 (docs/exit-codes.md).
+		r.res.Cancelled, run.Meta.Cancelled = true, true
+		r.warn("the run was cancelled after its items ended: the verdicts, weights and report of what was measured are written")
+		r.writeMeta(&run.Meta)
 	}
 	r.summary()
 }

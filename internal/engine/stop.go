@@ -14,14 +14,6 @@ import (
 	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
 
-// cancelledAfterItems records a cancel during phases 5–7: they still write in full,
-// and the run is a cancelled one, never exit 0 (docs/exit-codes.md).
-func (r *run) cancelledAfterItems(meta *record.Meta) {
-	r.res.Cancelled, meta.Cancelled = true, true
-	r.warn("the run was cancelled after its items ended: the verdicts, weights and report of what was measured are written")
-	r.writeMeta(meta)
-}
-
 // stoppedBeforeItems ends a run cancelled in phase 1 or 3: every suite still gets
 // its verdict files, "cancelled", and nothing is learned.
 func (r *run) stoppedBeforeItems(ctx context.Context, phase int, suites []config.Suite, pool gpu.Pool,
