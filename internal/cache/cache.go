@@ -233,18 +233,10 @@ func (s *Store) Outcome() Outcome {
 
 // Hit reports whether Load restored this arch and level's table; save keys are run-unique, so an exact
 // key never matches.
-func (s *Store) Hit() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.matched != "" && strings.HasPrefix(s.matched, s.RestorePrefix())
-}
+func (s *Store) Hit() bool { return s.Outcome() == Hit }
 
 // OtherLevel reports whether Load restored another level's table of this arch.
-func (s *Store) OtherLevel() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.matched != "" && !strings.HasPrefix(s.matched, s.RestorePrefix())
-}
+func (s *Store) OtherLevel() bool { return s.Outcome() == OtherLevel }
 
 // MatchedKey is the key of the entry Load restored, "" when none.
 func (s *Store) MatchedKey() string {

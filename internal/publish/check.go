@@ -68,24 +68,14 @@ func Check(ctx context.Context, r Request) (o Outcome, err error) {
 	if r.DetailsURL != "" {
 		opts.DetailsURL = github.String(r.DetailsURL)
 	}
-	var run *github.CheckRun
 	defer func() { o.Notes = append(o.Notes, s.retryNotes()...) }()
-	err = s.call(ctx, func(ctx context.Context) (err error) {
-		run, _, err = s.gh.Checks.CreateCheckRun(ctx, s.owner, s.repo, opts)
-		return err
-	})
+	run, _, err := s.gh.Checks.CreateCheckRun(ctx, s.owner, s.repo, opts)
 	if err != nil {
-		w, err := s.classify(err, "check run", "checks: write", "")
-		if w != "" {
-			o.Warnings = append(o.Warnings, w)
-		}
+		err = s.classify(&o, err, "check run", "checks: write", "")
 		return o, err
 	}
 	o.Check = run.GetHTMLURL()
-	w, err := s.annotate(ctx, run.GetID(), name, title, summary, rest)
-	if w != "" {
-		o.Warnings = append(o.Warnings, w)
-	}
+	err = s.annotate(ctx, &o, run.GetID(), name, title, summary, rest)
 	return o, err
 }
 
@@ -107,7 +97,7 @@ func checkText(r Request) (title, summary string) {
 
 // annotate sends the annotations that did not fit the create, 50 an update; each resends name, title and summary,
 // as an update without a name renames the run to "".
-func (s *session) annotate(ctx context.Context, id int64, name, title, summary string, rest []*github.CheckRunAnnotation) (string, error) {
+func (s *session) annotate(ctx context.Context, o *Outcome, id int64, name, title, summary string, rest []*github.CheckRunAnnotation) error {
 	for len(rest) > 0 {
 		var chunk []*github.CheckRunAnnotation
 		chunk, rest = split(rest)
@@ -119,15 +109,11 @@ func (s *session) annotate(ctx context.Context, id int64, name, title, summary s
 				Annotations: chunk,
 			},
 		}
-		err := s.call(ctx, func(ctx context.Context) error {
-			_, _, err := s.gh.Checks.UpdateCheckRun(ctx, s.owner, s.repo, id, upd)
-			return err
-		})
-		if err != nil {
-			return s.classify(err, "check run annotations", "checks: write", "")
+		if _, _, err := s.gh.Checks.UpdateCheckRun(ctx, s.owner, s.repo, id, upd); err != nil {
+			return s.classify(o, err, "check run annotations", "checks: write", "")
 		}
 	}
-	return "", nil
+	return nil
 }
 
 func checkName(r Request) string {
@@ -154,22 +140,19 @@ func Annotations(r Request) []*github.CheckRunAnnotation {
 	if fallback == "" {
 		fallback = ".github/workflows"
 	}
+	place := func(p string, line int) (string, int) {
+		if p = repoPath(p); p == "" {
+			return fallback, 1
+		}
+		return p, max(line, 1)
+	}
 	anns := make([]*github.CheckRunAnnotation, 0, len(r.Tests)+len(r.Failures))
 	for _, f := range r.Tests {
-		p, line := repoPath(f.Path), f.Line
-		if p == "" {
-			p, line = fallback, 1
-		}
-		anns = append(anns, annotation(p, max(line, 1), f.Title, f.Message))
+		p, line := place(f.Path, f.Line)
+		anns = append(anns, annotation(p, line, f.Title, f.Message))
 	}
 	for _, f := range r.Failures {
-		p, line := repoPath(f.Path), f.Line
-		if p == "" {
-			p, line = fallback, 1
-		}
-		if line < 1 {
-			line = 1
-		}
+		p, line := place(f.Path, f.Line)
 		item := f.Item
 		if item == "" {
 			item = f.Suite

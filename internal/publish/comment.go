@@ -29,39 +29,20 @@ func Comment(ctx context.Context, r Request) (o Outcome, err error) {
 	body := CommentBody(r)
 
 	found, err := s.findComment(ctx, r.PR, marker)
-	if err != nil {
-		w, err := s.classify(err, "PR comment", "pull-requests: write", fmt.Sprintf("pull request #%d does not exist", r.PR))
-		if w != "" {
-			o.Warnings = append(o.Warnings, w)
-		}
-		return o, err
-	}
-	if found == nil && r.CommentEditOnly {
+	if err == nil && found == nil && r.CommentEditOnly {
 		o.Notes = append(o.Notes, "no PR comment: nothing failed and nothing changed since the base branch's last run")
 		return o, nil
 	}
 	var c *github.IssueComment
-	create := func(ctx context.Context) (err error) {
-		c, _, err = s.gh.Issues.CreateComment(ctx, s.owner, s.repo, r.PR, &github.IssueComment{Body: &body})
-		return err
+	if found != nil {
+		c, _, err = s.gh.Issues.EditComment(ctx, s.owner, s.repo, found.GetID(), &github.IssueComment{Body: &body})
 	}
-	if found == nil {
-		err = s.call(ctx, create)
-	} else {
-		err = s.call(ctx, func(ctx context.Context) (err error) {
-			c, _, err = s.gh.Issues.EditComment(ctx, s.owner, s.repo, found.GetID(), &github.IssueComment{Body: &body})
-			return err
-		})
-		// A pasted copy of ours is a person's comment: GitHub refuses the edit, so ours is created beside it.
-		if forbidden(err) && !byBot(found) {
-			err = s.call(ctx, create)
-		}
+	// A pasted copy of ours is a person's comment: GitHub refuses the edit, so ours is created beside it.
+	if err == nil && found == nil || found != nil && forbidden(err) && !byBot(found) {
+		c, _, err = s.gh.Issues.CreateComment(ctx, s.owner, s.repo, r.PR, &github.IssueComment{Body: &body})
 	}
 	if err != nil {
-		w, err := s.classify(err, "PR comment", "pull-requests: write", fmt.Sprintf("pull request #%d does not exist", r.PR))
-		if w != "" {
-			o.Warnings = append(o.Warnings, w)
-		}
+		err = s.classify(&o, err, "PR comment", "pull-requests: write", fmt.Sprintf("pull request #%d does not exist", r.PR))
 		return o, err
 	}
 	o.Comment = c.GetHTMLURL()
@@ -73,14 +54,7 @@ func (s *session) findComment(ctx context.Context, pr int, marker string) (*gith
 	var first *github.IssueComment
 	opts := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
 	for page := 0; page < maxCommentPage; page++ {
-		var (
-			list []*github.IssueComment
-			resp *github.Response
-		)
-		err := s.call(ctx, func(ctx context.Context) (err error) {
-			list, resp, err = s.gh.Issues.ListComments(ctx, s.owner, s.repo, pr, opts)
-			return err
-		})
+		list, resp, err := s.gh.Issues.ListComments(ctx, s.owner, s.repo, pr, opts)
 		if err != nil {
 			return nil, err
 		}

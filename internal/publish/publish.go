@@ -374,13 +374,8 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return t.next.RoundTrip(req)
 }
 
-// call runs one API request with its retries, bounded by the client's timeout and ctx.
-func (s *session) call(ctx context.Context, f func(context.Context) error) error {
-	return f(ctx)
-}
-
-// classify turns an API error into a warning (a read-only token) or an error; perm is the permission needed.
-func (s *session) classify(err error, what, perm, missing string) (warning string, _ error) {
+// classify turns an API error into a warning on o (a read-only token) or an error; perm is the permission needed.
+func (s *session) classify(o *Outcome, err error, what, perm, missing string) error {
 	var er *github.ErrorResponse
 	// go-github returns rate limits (also 403) as their own types, so they stay errors.
 	if errors.As(err, &er) && er.Response != nil {
@@ -392,7 +387,8 @@ func (s *session) classify(err error, what, perm, missing string) (warning strin
 			if m := er.Message; m != "" && m != "Resource not accessible by integration" {
 				w += " (GitHub: " + textfmt.OneLine(m) + ")"
 			}
-			return s.scrub(w), nil
+			o.Warnings = append(o.Warnings, s.scrub(w))
+			return nil
 		case http.StatusNotFound:
 			// GitHub answers 404, not 403, to hide a resource the token cannot see.
 			msg := fmt.Sprintf("cannot publish the %s: GitHub answered 404 Not Found (%s): the token cannot see %s/%s (check GITHUB_REPOSITORY "+
@@ -400,9 +396,9 @@ func (s *session) classify(err error, what, perm, missing string) (warning strin
 			if missing != "" {
 				msg += " or " + missing
 			}
-			return "", s.wrap(err, msg)
+			return s.wrap(err, msg)
 		}
-		return "", s.wrap(err, fmt.Sprintf("cannot publish the %s: %s: %d %s", what, requestLine(er), er.Response.StatusCode,
+		return s.wrap(err, fmt.Sprintf("cannot publish the %s: %s: %d %s", what, requestLine(er), er.Response.StatusCode,
 			textfmt.OneLine(er.Message)))
 	}
 	var re *redirectError
@@ -412,13 +408,13 @@ func (s *session) classify(err error, what, perm, missing string) (warning strin
 	case waitedOut(err):
 		msg := fmt.Sprintf("cannot publish the %s: no answer from the GitHub API within %s (a request that timed out is not retried)",
 			what, s.timeout)
-		return "", &UnreachableError{s.scrub(msg), err}
+		return &UnreachableError{s.scrub(msg), err}
 	default:
 		msg := fmt.Sprintf("cannot publish the %s: the GitHub API cannot be reached (%d attempt(s)): %s",
 			what, s.noAnswer+1, textfmt.OneLine(err.Error()))
-		return "", &UnreachableError{s.scrub(msg), err}
+		return &UnreachableError{s.scrub(msg), err}
 	}
-	return "", s.wrap(err, fmt.Sprintf("cannot publish the %s: %s", what, textfmt.OneLine(err.Error())))
+	return s.wrap(err, fmt.Sprintf("cannot publish the %s: %s", what, textfmt.OneLine(err.Error())))
 }
 
 // requestLine names the request of an error answer: "POST https://…/check-runs".

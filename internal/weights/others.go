@@ -1,7 +1,6 @@
 package weights
 
 import (
-	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -10,8 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-
-	"github.com/rocm/sgpu-queue/internal/safefs"
 )
 
 // maxOthers bounds the other tables a run reads for priors; maxOtherSize each one.
@@ -60,7 +57,7 @@ func OtherTables(repoRoot, arch, level string, skip []string) ([]Other, []string
 	var out []Other
 	var warns []string
 	for _, c := range cands[:min(len(cands), maxOthers)] {
-		t, err := readOther(filepath.Join(dir, c.name))
+		t, _, err := read(filepath.Join(dir, c.name), maxOtherSize) // corrupt lines skipped silently
 		if err != nil {
 			warns = append(warns, fmt.Sprintf("weight table %s not used for priors: %v", filepath.Join(dir, c.name), err))
 			continue
@@ -89,24 +86,6 @@ func tableName(name string) (arch, level string, ok bool) {
 		return parts[1], parts[2][1:], parts[1] != ""
 	}
 	return "", "", false
-}
-
-// readOther reads a table for priors: a regular file of at most maxOtherSize, corrupt lines skipped silently.
-func readOther(path string) (*Table, error) {
-	f, err := safefs.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.Size() > maxOtherSize {
-		return nil, fmt.Errorf("larger than %d MiB", maxOtherSize>>20)
-	}
-	var b bytes.Buffer
-	if _, err := b.ReadFrom(f); err != nil {
-		return nil, err
-	}
-	t, _ := Parse(&b, path)
-	return t, nil
 }
 
 // sameFile reports whether a and b name one file.

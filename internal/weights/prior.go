@@ -41,7 +41,8 @@ const (
 // Priors estimates each key own lacks from the first source with something: the key in an other table, scaled;
 // else its siblings' median, then its suite's (docs/weights.md). A key with nothing is left out.
 func Priors(own *Table, others []Other, keys []string) map[string]Prior {
-	p := priors{own: own, others: others, scale: make([]float64, len(others)), shared: make([]int, len(others))}
+	p := priors{own: own, others: others, scale: make([]float64, len(others)), shared: make([]int, len(others)),
+		groups: map[*Table]map[string][]float64{}}
 	for k, o := range others {
 		p.scale[k], p.shared[k] = Scale(own, o.Table)
 	}
@@ -72,24 +73,31 @@ func (p *priors) of(key string) (Prior, bool) {
 		}
 	}
 	// No table holds key itself now: every key of its group is another item.
-	id := record.ParseItemID(key)
-	label, tag := id.Label, id.Tag
-	if stem := Stem(tag); tag != "" && stem != tag {
-		if pr, ok := p.median("sib\x00"+label+"/"+stem, FromSibling, "its siblings "+label+"/"+stem+".*"); ok {
-			return pr, true
-		}
+	sibling, suite := groupsOfKey(key)
+	if pr, ok := p.median(sibling, FromSibling); ok {
+		return pr, true
 	}
-	return p.median("suite\x00"+label, FromSuite, "its suite "+label)
+	return p.median(suite, FromSuite)
+}
+
+// groupsOfKey names key's groups as the plan says them: its siblings (same suite, same test file; "" when it has
+// none) and its suite.
+func groupsOfKey(key string) (sibling, suite string) {
+	id := record.ParseItemID(key)
+	if stem := Stem(id.Tag); id.Tag != "" && stem != id.Tag {
+		sibling = "its siblings " + id.Label + "/" + stem + ".*"
+	}
+	return sibling, "its suite " + id.Label
 }
 
 // median is a group's median in own, else in the first other that has it, scaled.
-func (p *priors) median(group string, kind PriorKind, what string) (Prior, bool) {
+func (p *priors) median(group string, kind PriorKind) (Prior, bool) {
 	if v, n := p.groupMedian(p.own, group); n > 0 {
-		return Prior{Seconds: v, Kind: kind, From: fmt.Sprintf("median of %s (%d)", what, n)}, true
+		return Prior{Seconds: v, Kind: kind, From: fmt.Sprintf("median of %s (%d)", group, n)}, true
 	}
 	for k, o := range p.others {
 		if v, n := p.groupMedian(o.Table, group); n > 0 {
-			return Prior{Seconds: v * p.scale[k], Kind: kind, From: fmt.Sprintf("median of %s (%d) in %s", what, n, p.name(k))}, true
+			return Prior{Seconds: v * p.scale[k], Kind: kind, From: fmt.Sprintf("median of %s (%d) in %s", group, n, p.name(k))}, true
 		}
 	}
 	return Prior{}, false
@@ -97,9 +105,6 @@ func (p *priors) median(group string, kind PriorKind, what string) (Prior, bool)
 
 // groupMedian is the median weight of the group's keys in t, and their count.
 func (p *priors) groupMedian(t *Table, group string) (float64, int) {
-	if p.groups == nil {
-		p.groups = map[*Table]map[string][]float64{}
-	}
 	g, ok := p.groups[t]
 	if !ok {
 		g = groupsOf(t)
@@ -119,11 +124,10 @@ func groupsOf(t *Table) map[string][]float64 {
 		if _, _, pooled := cutPoolKey(k); pooled {
 			continue
 		}
-		id := record.ParseItemID(k)
-		label, tag := id.Label, id.Tag
-		g["suite\x00"+label] = append(g["suite\x00"+label], v)
-		if stem := Stem(tag); tag != "" && stem != tag {
-			g["sib\x00"+label+"/"+stem] = append(g["sib\x00"+label+"/"+stem], v)
+		sibling, suite := groupsOfKey(k)
+		g[suite] = append(g[suite], v)
+		if sibling != "" {
+			g[sibling] = append(g[sibling], v)
 		}
 	}
 	for _, vs := range g {

@@ -79,19 +79,31 @@ func (e *UnreadableError) Unwrap() error { return e.Err }
 // Load implements Store: a missing file is an empty table; a FIFO or device in its place is
 // unreadable, never waited on.
 func (f File) Load(ctx context.Context) (*Table, []string, error) {
-	r, err := safefs.Open(f.Path)
-	if errors.Is(err, fs.ErrNotExist) {
+	t, warns, err := read(f.Path, 0)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return New(), nil, nil
-	}
-	if err != nil {
+	case err != nil:
 		return New(), nil, &UnreadableError{Path: f.Path, Err: err}
+	}
+	return t, warns, nil
+}
+
+// read reads the table at path, a regular file of at most limit bytes (0: any size).
+func read(path string, limit int64) (*Table, []string, error) {
+	r, err := safefs.Open(path)
+	if err != nil {
+		return nil, nil, err
 	}
 	defer r.Close()
+	if fi, err := r.Stat(); err == nil && limit > 0 && fi.Size() > limit {
+		return nil, nil, fmt.Errorf("larger than %d MiB", limit>>20)
+	}
 	data, err := io.ReadAll(r)
 	if err != nil {
-		return New(), nil, &UnreadableError{Path: f.Path, Err: err}
+		return nil, nil, err
 	}
-	t, warns := Parse(bytes.NewReader(data), f.Path)
+	t, warns := Parse(bytes.NewReader(data), path)
 	return t, warns, nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -255,9 +256,25 @@ func (s *Server) Put(key, version string, data []byte) {
 		e = s.newEntry(key, version)
 	}
 	e.Data = append([]byte(nil), data...)
+	s.finalize(e)
+}
+
+// finalize makes e final and the newest.
+func (s *Server) finalize(e *entry) {
 	e.Final = true
 	s.nextSeq++
 	e.Seq = s.nextSeq
+}
+
+// byID is the entry of a path's id, nil when none.
+func (s *Server) byID(id string) *entry {
+	n, err := strconv.ParseInt(id, 10, 64)
+	for _, e := range s.entries {
+		if err == nil && e.ID == n {
+			return e
+		}
+	}
+	return nil
 }
 
 func (s *Server) find(key, version string) *entry {
@@ -448,9 +465,7 @@ func azureCode(twirp string) string {
 }
 
 func twirpError(w http.ResponseWriter, status int, code, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{"code": code, "msg": msg, "meta": map[string]string{}})
+	writeJSON(w, status, map[string]any{"code": code, "msg": msg, "meta": map[string]string{}})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

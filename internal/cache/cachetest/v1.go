@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -62,14 +61,8 @@ func (s *Server) v1(w http.ResponseWriter, r *http.Request, op Op, body []byte) 
 		e := s.newEntry(req.Key, req.Version)
 		writeJSON(w, http.StatusCreated, map[string]any{"cacheId": e.ID})
 	case OpV1Upload, OpV1Commit:
-		id, err := strconv.ParseInt(strings.TrimPrefix(r.URL.Path, v1Prefix+"caches/"), 10, 64)
-		var e *entry
-		for _, x := range s.entries {
-			if err == nil && x.ID == id && !x.Final {
-				e = x
-			}
-		}
-		if e == nil {
+		e := s.byID(strings.TrimPrefix(r.URL.Path, v1Prefix+"caches/"))
+		if e == nil || e.Final {
 			v1Error(w, http.StatusNotFound, "ArtifactCacheItemNotFoundException", "no pending cache entry with this id")
 			return
 		}
@@ -95,9 +88,7 @@ func (s *Server) v1(w http.ResponseWriter, r *http.Request, op Op, body []byte) 
 				fmt.Sprintf("size does not match the %d bytes uploaded", len(e.Data)))
 			return
 		}
-		e.Final = true
-		s.nextSeq++
-		e.Seq = s.nextSeq
+		s.finalize(e)
 		w.WriteHeader(http.StatusNoContent)
 	}
 }

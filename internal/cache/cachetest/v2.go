@@ -70,9 +70,7 @@ func (s *Server) twirp(w http.ResponseWriter, r *http.Request, op Op, body []byt
 				fmt.Sprintf("size_bytes %s does not match the %d bytes uploaded", req.SizeBytes, len(e.Data)))
 			return
 		}
-		e.Final = true
-		s.nextSeq++
-		e.Seq = s.nextSeq
+		s.finalize(e)
 		writeJSON(w, http.StatusOK, map[string]any{"ok": true, "entry_id": strconv.FormatInt(e.ID, 10)})
 	}
 }
@@ -98,16 +96,10 @@ func (s *Server) blob(w http.ResponseWriter, r *http.Request, op Op, body []byte
 	h.Set("x-ms-request-id", randomHex())
 	h.Set("x-ms-version", "2024-08-04")
 	h.Set("Date", time.Now().UTC().Format(http.TimeFormat))
-	id, err := strconv.ParseInt(strings.TrimPrefix(r.URL.Path, "/blob/"), 10, 64)
 	q := r.URL.Query()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var e *entry
-	for _, x := range s.entries {
-		if err == nil && x.ID == id {
-			e = x
-		}
-	}
+	e := s.byID(strings.TrimPrefix(r.URL.Path, "/blob/"))
 	if e == nil {
 		azureError(w, http.StatusNotFound, "BlobNotFound", "The specified blob does not exist.")
 		return
