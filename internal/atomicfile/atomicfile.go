@@ -58,7 +58,7 @@ func replace(path, target string, data []byte, perm fs.FileMode) error {
 		mode = fi.Mode().Perm()
 	}
 	if err := write(target, data, mode); err != nil {
-		return &Error{Path: path, Err: cause(err)}
+		return &Error{Path: path, Err: Cause(err)}
 	}
 	return nil
 }
@@ -112,14 +112,14 @@ func Resolve(path string) (string, error) {
 			return p, nil
 		}
 		if err != nil {
-			return "", fmt.Errorf("%s: %w", path, cause(err))
+			return "", fmt.Errorf("%s: %w", path, Cause(err))
 		}
 		if fi.Mode()&fs.ModeSymlink == 0 {
 			return p, nil
 		}
 		dest, err := os.Readlink(p)
 		if err != nil {
-			return "", fmt.Errorf("%s: %w", path, cause(err))
+			return "", fmt.Errorf("%s: %w", path, Cause(err))
 		}
 		if !filepath.IsAbs(dest) {
 			dest = filepath.Join(filepath.Dir(p), dest)
@@ -129,8 +129,8 @@ func Resolve(path string) (string, error) {
 	return "", fmt.Errorf("%s: more than %d symbolic links in a chain (a loop?)", path, maxLinks)
 }
 
-// cause drops the *PathError around err: the caller names the file.
-func cause(err error) error {
+// Cause drops the *PathError or *LinkError around err: the caller names the file.
+func Cause(err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return pe.Err

@@ -170,11 +170,9 @@ func simulateOptions(gpus, noise, model, runs, seed string) (simulate.Options, e
 		return o, err
 	}
 	o.Model = strings.ToLower(strings.TrimSpace(model))
-	r, err := strconv.Atoi(strings.TrimSpace(runs))
-	if err != nil || r < 1 || r > simulate.MaxRuns {
-		return o, fmt.Errorf("--runs %q: want a whole number of runs from 1 to %d", runs, simulate.MaxRuns)
+	if o.Runs, err = settings.Count(optname.CLI, "runs", runs, simulate.MaxRuns, "runs"); err != nil {
+		return o, err
 	}
-	o.Runs = r
 	if o.Seed, err = strconv.ParseUint(strings.TrimSpace(seed), 10, 64); err != nil {
 		return o, fmt.Errorf("--seed %q: want a whole number from 0 to %d", seed, uint64(math.MaxUint64))
 	}

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/rocm/sgpu-queue/internal/atomicfile"
 	"github.com/rocm/sgpu-queue/internal/hook"
 	"github.com/rocm/sgpu-queue/internal/logdir"
 	"github.com/rocm/sgpu-queue/internal/safefs"
@@ -282,7 +283,7 @@ func Load(paths []string) ([]Suite, error) {
 			errs = append(errs, &Error{File: p, Msg: "cannot read config: it " + se.Reason()})
 			continue
 		case err != nil:
-			errs = append(errs, &Error{File: p, Msg: fmt.Sprintf("cannot open config: %v", unwrapPath(err))})
+			errs = append(errs, &Error{File: p, Msg: fmt.Sprintf("cannot open config: %v", atomicfile.Cause(err))})
 			continue
 		}
 		suites, err := Parse(f, p)
@@ -378,12 +379,4 @@ func Resolve(suites []Suite, repoRoot string, check bool) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-func unwrapPath(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/rocm/sgpu-queue/internal/mdcut"
 )
 
 var (
@@ -38,7 +40,7 @@ func Anchors(md string) map[string]bool {
 	out := map[string]bool{}
 	seen := map[string]int{}
 	eachTextLine(md, func(line string) {
-		for _, m := range htmlID.FindAllStringSubmatch(StripCodeSpans(line), -1) {
+		for _, m := range htmlID.FindAllStringSubmatch(mdcut.StripCodeSpans(line), -1) {
 			out[m[1]] = true
 		}
 		m := atxHeading.FindStringSubmatch(line)
@@ -60,12 +62,12 @@ func Anchors(md string) map[string]bool {
 // rendered, lower case, keeping letters, marks, digits, '_' and '-', each ' ' a '-'.
 func Slug(heading string) string {
 	var text strings.Builder
-	for _, p := range splitCodeSpans(heading) {
-		if p.code {
-			text.WriteString(p.text)
+	for _, p := range mdcut.Spans(heading) {
+		if p.Code {
+			text.WriteString(p.Text)
 			continue
 		}
-		t := inlineLink.ReplaceAllString(p.text, "$1")
+		t := inlineLink.ReplaceAllString(p.Text, "$1")
 		text.WriteString(html.UnescapeString(htmlTag.ReplaceAllString(t, "")))
 	}
 	var b strings.Builder

@@ -6,6 +6,8 @@ package mdcheck
 import (
 	"regexp"
 	"strings"
+
+	"github.com/rocm/sgpu-queue/internal/mdcut"
 )
 
 var (
@@ -48,7 +50,7 @@ type link struct {
 func numberedLinks(md string) []link {
 	var out []link
 	eachNumberedLine(md, func(n int, line string) {
-		line = StripCodeSpans(line)
+		line = mdcut.StripCodeSpans(line)
 		for _, re := range []*regexp.Regexp{mdLink, refDef, htmlRef} {
 			for _, m := range re.FindAllStringSubmatch(line, -1) {
 				out = append(out, link{n, m[1] + strings.Join(m[2:], "")})
@@ -94,77 +96,13 @@ func fenceOf(line string) string {
 	return ""
 }
 
-// StripCodeSpans removes code spans (CommonMark: a run of n backticks up to the
-// next run of exactly n), leaving what a renderer reads as text or HTML.
-func StripCodeSpans(s string) string {
-	text, _ := codeSpans(s)
-	return text
-}
-
 // CodeSpans returns the contents of the code spans of one line, trimmed.
 func CodeSpans(s string) []string {
-	_, spans := codeSpans(s)
-	return spans
-}
-
-func codeSpans(s string) (string, []string) {
-	var out strings.Builder
 	var spans []string
-	for _, p := range splitCodeSpans(s) {
-		if p.code {
-			spans = append(spans, p.text)
-		} else {
-			out.WriteString(p.text)
+	for _, p := range mdcut.Spans(s) {
+		if p.Code {
+			spans = append(spans, p.Text)
 		}
 	}
-	return out.String(), spans
-}
-
-// piece is text, or the trimmed contents of a code span.
-type piece struct {
-	text string
-	code bool
-}
-
-// splitCodeSpans cuts a line at its code spans (CommonMark: a run of n backticks up
-// to the next run of exactly n; an unclosed run is text).
-func splitCodeSpans(s string) []piece {
-	var out []piece
-	start := 0
-	for i := 0; i < len(s); {
-		if s[i] != '`' {
-			i++
-			continue
-		}
-		j := runEnd(s, i)
-		closeAt := j
-		for closeAt < len(s) && (s[closeAt] != '`' || runEnd(s, closeAt)-closeAt != j-i) {
-			if s[closeAt] == '`' {
-				closeAt = runEnd(s, closeAt)
-			} else {
-				closeAt++
-			}
-		}
-		if closeAt >= len(s) {
-			i = j
-			continue
-		}
-		if i > start {
-			out = append(out, piece{text: s[start:i]})
-		}
-		out = append(out, piece{text: strings.TrimSpace(s[j:closeAt]), code: true})
-		i = closeAt + (j - i)
-		start = i
-	}
-	if start < len(s) {
-		out = append(out, piece{text: s[start:]})
-	}
-	return out
-}
-
-func runEnd(s string, i int) int {
-	for i < len(s) && s[i] == '`' {
-		i++
-	}
-	return i
+	return spans
 }

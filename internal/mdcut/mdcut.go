@@ -4,7 +4,8 @@ package mdcut
 
 import (
 	"strings"
-	"unicode/utf8"
+
+	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
 
 // Cut returns md when it fits limit, else its longest prefix of whole lines that fits with the closers and note.
@@ -35,12 +36,7 @@ func Cut(md string, limit int, note string) string {
 		pos = next
 	}
 	if best < 0 {
-		// Not one whole line fits: cut the first at a character boundary.
-		cut := limit - len(note)
-		for cut > 0 && !utf8.RuneStart(md[cut]) {
-			cut--
-		}
-		return md[:max(cut, 0)] + note
+		return textfmt.Truncate(md, limit, note) // not one whole line fits
 	}
 	return md[:best] + bestClose + note
 }
@@ -90,16 +86,12 @@ func leadingRun(l string) int {
 	if l == "" || (l[0] != '`' && l[0] != '~') {
 		return 0
 	}
-	n := 0
-	for n < len(l) && l[n] == l[0] {
-		n++
-	}
-	return n
+	return runEnd(l, 0)
 }
 
 // detailsTags counts a line's <details> and </details> tags outside its code spans.
 func detailsTags(l string) (opened, closed int) {
-	low := strings.ToLower(stripCodeSpans(l))
+	low := strings.ToLower(StripCodeSpans(l))
 	for i := 0; i < len(low); i++ {
 		switch {
 		case strings.HasPrefix(low[i:], "</details>"):
@@ -113,44 +105,64 @@ func detailsTags(l string) (opened, closed int) {
 	return opened, closed
 }
 
-// stripCodeSpans blanks a line's code spans; an unmatched backtick run is literal.
-func stripCodeSpans(l string) string {
+// StripCodeSpans removes a line's code spans, leaving what a renderer reads as text or HTML.
+func StripCodeSpans(l string) string {
 	var b strings.Builder
-	for i := 0; i < len(l); {
-		if l[i] != '`' {
-			b.WriteByte(l[i])
-			i++
-			continue
+	for _, p := range Spans(l) {
+		if !p.Code {
+			b.WriteString(p.Text)
 		}
-		n := 0
-		for i+n < len(l) && l[i+n] == '`' {
-			n++
-		}
-		if end := closingRun(l, i+n, n); end >= 0 {
-			i = end + n
-			continue
-		}
-		b.WriteString(l[i : i+n])
-		i += n
 	}
 	return b.String()
 }
 
-// closingRun is where the next run of exactly n backticks from from starts; -1 when none.
-func closingRun(l string, from, n int) int {
-	for j := from; j < len(l); {
-		if l[j] != '`' {
-			j++
+// Span is a piece of a line: text, or the trimmed contents of a code span.
+type Span struct {
+	Text string
+	Code bool
+}
+
+// Spans cuts a line at its code spans (CommonMark: a run of n backticks up to the next run of exactly n; an
+// unclosed run is text).
+func Spans(s string) []Span {
+	var out []Span
+	start := 0
+	for i := 0; i < len(s); {
+		if s[i] != '`' {
+			i++
 			continue
 		}
-		k := j
-		for k < len(l) && l[k] == '`' {
-			k++
+		j := runEnd(s, i)
+		closeAt := j
+		for closeAt < len(s) && (s[closeAt] != '`' || runEnd(s, closeAt)-closeAt != j-i) {
+			if s[closeAt] == '`' {
+				closeAt = runEnd(s, closeAt)
+			} else {
+				closeAt++
+			}
 		}
-		if k-j == n {
-			return j
+		if closeAt >= len(s) {
+			i = j
+			continue
 		}
-		j = k
+		if i > start {
+			out = append(out, Span{Text: s[start:i]})
+		}
+		out = append(out, Span{Text: strings.TrimSpace(s[j:closeAt]), Code: true})
+		i = closeAt + (j - i)
+		start = i
 	}
-	return -1
+	if start < len(s) {
+		out = append(out, Span{Text: s[start:]})
+	}
+	return out
+}
+
+// runEnd is where the run of the byte at i ends.
+func runEnd(s string, i int) int {
+	j := i
+	for j < len(s) && s[j] == s[i] {
+		j++
+	}
+	return j
 }

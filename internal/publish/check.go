@@ -177,8 +177,8 @@ func annotation(path string, line int, title, msg string) *github.CheckRunAnnota
 		StartLine:       github.Int(line),
 		EndLine:         github.Int(line),
 		AnnotationLevel: github.String("failure"),
-		Title:           github.String(truncate(textfmt.OneLine(title), MaxTitle, "…")),
-		Message:         github.String(truncate(msg, MaxMessage, "\n… (truncated)")),
+		Title:           github.String(textfmt.Truncate(textfmt.OneLine(title), MaxTitle, "…")),
+		Message:         github.String(textfmt.Truncate(msg, MaxMessage, "\n… (truncated)")),
 	}
 }
 

@@ -582,27 +582,6 @@ func TestWorkflowPathFromRef(t *testing.T) {
 	}
 }
 
-func TestTruncate(t *testing.T) {
-	tests := []struct {
-		in   string
-		max  int
-		note string
-		want string
-	}{
-		{"short", 10, "…", "short"},
-		{"exactly10!", 10, "…", "exactly10!"},
-		{"abcdefghijk", 10, "…", "abcdefg…"},
-		{"ééééé", 5, "", "éé"},             // never half a rune
-		{"ab\xffcd", 10, "", "ab\uFFFDcd"}, // invalid UTF-8 is replaced, not sent
-		{"abcdef", 3, "long note", "abc"},  // a note that does not fit is dropped
-	}
-	for _, tc := range tests {
-		if got := truncate(tc.in, tc.max, tc.note); got != tc.want {
-			t.Errorf("truncate(%q, %d, %q) = %q, want %q", tc.in, tc.max, tc.note, got, tc.want)
-		}
-	}
-}
-
 // golden compares got with testdata/name, or rewrites it under -update.
 func goldenFile(t *testing.T, name string, got []byte) {
 	t.Helper()

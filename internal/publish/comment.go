@@ -143,5 +143,5 @@ func CommentBody(r Request) string {
 	}
 	summary := strings.TrimRight(text, "\n")
 	summary = mdcut.Cut(summary, room, "\n\n… (truncated: the full report is report/schedule.md in the log dir)")
-	return truncate(head.String()+summary+foot.String(), MaxTextBytes, "")
+	return textfmt.Truncate(head.String()+summary+foot.String(), MaxTextBytes, "")
 }

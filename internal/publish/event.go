@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/rocm/sgpu-queue/internal/textfmt"
 )
 
 // maxEvent bounds the event payload read; GitHub's are well under it.
@@ -113,7 +115,7 @@ func parseEvent(data []byte) (int, string, error) {
 		return 0, "", fmt.Errorf("pull_request.number is missing or not positive (%d)", pr.Number)
 	}
 	if !hexSHA.MatchString(pr.Head.SHA) {
-		return 0, "", fmt.Errorf("pull_request.head.sha %q is not a commit id", truncate(pr.Head.SHA, 80, "…"))
+		return 0, "", fmt.Errorf("pull_request.head.sha %q is not a commit id", textfmt.Truncate(pr.Head.SHA, 80, "…"))
 	}
 	return pr.Number, pr.Head.SHA, nil
 }

@@ -15,7 +15,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/go-github/v62/github"
 	"github.com/hashicorp/go-retryablehttp"
@@ -443,20 +442,4 @@ func (s *session) scrub(msg string) string {
 		return msg
 	}
 	return strings.ReplaceAll(msg, s.token, "***")
-}
-
-// truncate cuts s at a rune boundary so that s plus note fits max bytes; s unchanged when it fits.
-func truncate(s string, max int, note string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if len(s) <= max {
-		return s
-	}
-	if len(note) > max {
-		note = ""
-	}
-	cut := max - len(note)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + note
 }

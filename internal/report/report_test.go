@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/rocm/sgpu-queue/internal/golden"
-	"github.com/rocm/sgpu-queue/internal/mdcheck"
+	"github.com/rocm/sgpu-queue/internal/mdcut"
 	"github.com/rocm/sgpu-queue/internal/record"
 
 	"github.com/rocm/sgpu-queue/internal/logdir"
@@ -313,7 +313,7 @@ func cellPipes(line string) int {
 // of exactly n) and the report's own tags, leaving what a renderer would read as
 // text or HTML.
 func stripCode(s string) []byte {
-	out := []byte(mdcheck.StripCodeSpans(s))
+	out := []byte(mdcut.StripCodeSpans(s))
 	for _, tag := range []string{"<details>", "</details>", "<summary>", "</summary>", "<sub>", "</sub>", "<code>", "</code>"} {
 		out = bytes.ReplaceAll(out, []byte(tag), nil)
 	}

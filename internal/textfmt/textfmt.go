@@ -51,3 +51,19 @@ func Count(n int, noun string) string {
 
 // OneLine folds every run of white space into one blank: an outside message as one line.
 func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// Truncate cuts s at a rune boundary so that s plus note fits limit bytes; s unchanged when it fits.
+func Truncate(s string, limit int, note string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if len(s) <= limit {
+		return s
+	}
+	if len(note) > limit {
+		note = ""
+	}
+	cut := limit - len(note)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:max(cut, 0)] + note
+}

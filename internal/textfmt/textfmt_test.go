@@ -161,3 +161,24 @@ func TestCount(t *testing.T) {
 		}
 	}
 }
+
+func TestTruncate(t *testing.T) {
+	tests := []struct {
+		in   string
+		max  int
+		note string
+		want string
+	}{
+		{"short", 10, "…", "short"},
+		{"exactly10!", 10, "…", "exactly10!"},
+		{"abcdefghijk", 10, "…", "abcdefg…"},
+		{"ééééé", 5, "", "éé"},             // never half a rune
+		{"ab\xffcd", 10, "", "ab\uFFFDcd"}, // invalid UTF-8 is replaced, not sent
+		{"abcdef", 3, "long note", "abc"},  // a note that does not fit is dropped
+	}
+	for _, tc := range tests {
+		if got := Truncate(tc.in, tc.max, tc.note); got != tc.want {
+			t.Errorf("Truncate(%q, %d, %q) = %q, want %q", tc.in, tc.max, tc.note, got, tc.want)
+		}
+	}
+}
