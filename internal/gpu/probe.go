@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -82,11 +83,11 @@ const maxToolOutput = 8 << 20
 func (d *detector) run(ctx context.Context, t tool) *toolRun {
 	tctx, cancel := context.WithTimeout(ctx, d.o.ToolTimeout)
 	defer cancel()
-	out, errOut := &textfmt.Capped{Max: maxToolOutput}, &textfmt.Capped{Max: maxToolOutput}
+	var out, errOut cappedBuffer
 	res, err := d.o.Exec.Run(tctx, executor.Command{
-		Path: t.path, Args: t.args, Env: d.o.Env, Stdout: out, Stderr: errOut,
+		Path: t.path, Args: t.args, Env: d.o.Env, Stdout: &out, Stderr: &errOut,
 	})
-	r := &toolRun{stdout: string(out.Bytes()), stderr: string(errOut.Bytes()), exit: res.ExitCode}
+	r := &toolRun{stdout: out.String(), stderr: errOut.String(), exit: res.ExitCode}
 	switch {
 	case errors.Is(err, executor.ErrNotFound):
 		r.absent = true
@@ -163,3 +164,19 @@ func oneLine(s string) string {
 	}
 	return s
 }
+
+// cappedBuffer keeps the first maxToolOutput bytes, so a runaway tool cannot fill the memory.
+type cappedBuffer struct{ b bytes.Buffer }
+
+func (c *cappedBuffer) Write(p []byte) (int, error) {
+	if room := maxToolOutput - c.b.Len(); room > 0 {
+		if len(p) > room {
+			c.b.Write(p[:room])
+		} else {
+			c.b.Write(p)
+		}
+	}
+	return len(p), nil
+}
+
+func (c *cappedBuffer) String() string { return c.b.String() }
