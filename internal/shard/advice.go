@@ -13,19 +13,19 @@ func Advice(k int, wall, next float64, largestKey string, largest float64) strin
 	head := article(k+1) + " " + Ordinal(k+1) + " runner would save"
 	saving := wall - next
 	if saving >= 1 && saving >= 0.01*wall {
-		return fmt.Sprintf("%s %s (%s %%): %s instead of %s", head, secs(saving), pct1(saving/wall), secs(next), secs(wall))
+		return fmt.Sprintf("%s %s (%s %%): %s instead of %s", head, textfmt.Secs(saving), pct1(saving/wall), textfmt.Secs(next), textfmt.Secs(wall))
 	}
 	what := "nothing"
 	if saving >= 0.5 {
-		what = fmt.Sprintf("only %s (%s %%)", secs(saving), pct1(saving/wall))
+		what = fmt.Sprintf("only %s (%s %%)", textfmt.Secs(saving), pct1(saving/wall))
 	}
 	switch {
 	case largest <= 0 || next > largest*(1+minGain):
 	case largestKey != "":
 		return fmt.Sprintf("%s %s: the largest item, %s (%s), sets the wall clock; split it to go further", head, what,
-			textfmt.Printable(largestKey), secs(largest))
+			textfmt.Printable(largestKey), textfmt.Secs(largest))
 	default:
-		return fmt.Sprintf("%s %s: the longest item (%s) sets the wall clock; split it to go further", head, what, secs(largest))
+		return fmt.Sprintf("%s %s: the longest item (%s) sets the wall clock; split it to go further", head, what, textfmt.Secs(largest))
 	}
 	return head + " " + what
 }
@@ -53,7 +53,5 @@ func Ordinal(n int) string {
 	}
 	return strconv.Itoa(n) + suffix
 }
-
-func secs(v float64) string { return textfmt.Secs(v) }
 
 func pct1(v float64) string { return strconv.FormatFloat(100*v, 'f', 1, 64) }

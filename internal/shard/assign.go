@@ -65,7 +65,7 @@ func Assign(items []schedule.Item, shards, gpus int) (*Assignment, error) {
 	if err := sp.predict(); err != nil {
 		return nil, err
 	}
-	a.LPTWall = a.Wall[argmax(a.Wall)]
+	a.LPTWall = slices.Max(a.Wall)
 	if err := sp.refine(); err != nil {
 		return nil, err
 	}
@@ -240,7 +240,7 @@ func (sp *split) refine() error {
 	}
 	moves := 0
 	for moves < maxRounds && sp.budget > 0 {
-		hi := argmax(r.walls)
+		hi := slices.Index(r.walls, slices.Max(r.walls)) // the first of equals
 		if r.walls[hi] <= a.Bound+gain {
 			break
 		}
@@ -264,7 +264,7 @@ func (sp *split) refine() error {
 		}
 		walls[s] = w
 	}
-	if !(walls[argmax(walls)] <= a.Wall[argmax(a.Wall)]-gain) {
+	if !(slices.Max(walls) <= slices.Max(a.Wall)-gain) {
 		return nil // the trial walls' gain does not survive the real policy
 	}
 	a.Moves, a.Wall, sp.members = moves, walls, r.cur
@@ -381,15 +381,4 @@ func (r *refiner) with(m []int, i int) []int {
 // without returns m less item i (a new slice).
 func (r *refiner) without(m []int, i int) []int {
 	return slices.DeleteFunc(slices.Clone(m), func(x int) bool { return x == i })
-}
-
-// argmax is the index of the largest value, the first of equals.
-func argmax(v []float64) int {
-	best := 0
-	for i := range v {
-		if v[i] > v[best] {
-			best = i
-		}
-	}
-	return best
 }

@@ -30,8 +30,13 @@ type Job struct {
 	Ref           *record.PlanRef
 }
 
-// Of is the shard of the item of this key, by the rule merge uses too.
-func (j *Job) Of(key string) int { return Of(j.Plan, key, j.Shards) }
+// Of is the shard of the item of this key; a shard run and merge both place items by this one method.
+func (j *Job) Of(key string) int {
+	if j.Plan != nil {
+		return j.Plan.ShardOf(key)
+	}
+	return HashShard(key, j.Shards)
+}
 
 // Read checks the spec and reads its plan in phase 0, so a bad plan stops the run before anything
 // runs; nil for no shard.

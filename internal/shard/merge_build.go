@@ -49,7 +49,7 @@ type JUnitFile struct {
 // Merge merges the shards from ReadLogDirs; table and defaultWeight weigh the items that never ran.
 func Merge(shards []*LogDir, table *weights.Table, defaultWeight float64) *Merged {
 	plan, _ := PlanOf(shards)
-	b := &builder{shards: shards, k: shards[0].Run.Meta.Shard.Shards, plan: plan,
+	b := &builder{shards: shards, job: Job{Shards: shards[0].Run.Meta.Shard.Shards, Plan: plan},
 		res: &Merged{JUnit: map[string][]JUnitFile{}, Unlisted: map[int]bool{}, Plan: plan}, table: table, def: defaultWeight,
 		shardOf: map[record.ItemID]int{}}
 	b.meta()
@@ -75,8 +75,7 @@ func PlanOf(shards []*LogDir) (*Plan, *LogDir) {
 
 type builder struct {
 	shards []*LogDir
-	k      int
-	plan   *Plan
+	job    Job // the shards' K and plan: merge places an item as its shard did
 	res    *Merged
 	table  *weights.Table
 	def    float64
@@ -90,14 +89,14 @@ func (b *builder) meta() {
 	m := record.Meta{
 		Tool: logdir.ToolName, Format: logdir.FormatOutcomes, PinVar: fm.PinVar, Arch: fm.Arch, Level: fm.Level,
 		DefaultWeight: fm.DefaultWeight, Policy: fm.Policy, Finished: true,
-		Merge: &record.Merge{Shards: b.k, Plan: fm.Shard.Plan, Parts: make([]record.MergedShard, b.k)},
+		Merge: &record.Merge{Shards: b.job.Shards, Plan: fm.Shard.Plan, Parts: make([]record.MergedShard, b.job.Shards)},
 	}
 	for i := range m.Merge.Parts {
 		p := &m.Merge.Parts[i]
 		p.Shard = i + 1
-		p.Stop = &record.Stop{Reason: outcome.StopNotReported, Message: fmt.Sprintf("no log dir of shard %d/%d was given to merge", i+1, b.k)}
-		if b.plan != nil {
-			p.Predicted = b.plan.Shards[i].Wall
+		p.Stop = &record.Stop{Reason: outcome.StopNotReported, Message: fmt.Sprintf("no log dir of shard %d/%d was given to merge", i+1, b.job.Shards)}
+		if b.job.Plan != nil {
+			p.Predicted = b.job.Plan.Shards[i].Wall
 		}
 	}
 	seen := map[string]bool{}
@@ -207,66 +206,80 @@ func (b *builder) neverRan() {
 			missing[p.Shard] = true
 		}
 	}
+	anyListed := false
 	for _, s := range b.shards {
 		if s.Listed == nil {
 			missing[s.Number], b.res.Unlisted[s.Number] = true, true
 		}
+		anyListed = anyListed || s.Listed != nil
 	}
-	listed, any := b.listed()
-	if b.plan != nil && any {
-		for _, s := range b.plan.Shards {
-			for _, k := range s.Keys {
-				if !listed[k] {
-					b.res.Run.Meta.Merge.NotListed++
-				}
+	var planned []string
+	if b.job.Plan != nil {
+		for _, s := range b.job.Plan.Shards {
+			planned = append(planned, s.Keys...)
+		}
+	}
+	keys, by := b.listing()
+	if anyListed {
+		listed := map[string]bool{}
+		for _, k := range keys {
+			listed[k.Key()] = true
+		}
+		for _, k := range planned {
+			if !listed[k] {
+				b.res.Run.Meta.Merge.NotListed++
 			}
 		}
 	}
-	b.unclaimed(missing)
+	b.unclaimed(missing, keys, by)
 	if len(missing) == 0 {
 		return
 	}
-	var keys []record.ItemID
-	if any {
-		keys = b.listedKeys()
-	} else if b.plan != nil {
+	if !anyListed && b.job.Plan != nil {
 		b.warn("no reporting shard listed its items: the items of the missing shards are taken from the plan")
-		for _, s := range b.plan.Shards {
-			for _, k := range s.Keys {
-				keys = append(keys, record.ParseItemID(k))
-			}
+		for _, k := range planned {
+			keys = append(keys, record.ParseItemID(k))
 		}
 	}
 	for _, k := range keys {
-		s := Of(b.plan, k.Key(), b.k)
+		s := b.job.Of(k.Key())
 		if missing[s] && b.queueUnrun(k, s) {
 			b.res.NeverRan = append(b.res.NeverRan, k.Key())
 		}
 	}
 }
 
-// unclaimed queues the items another shard listed that their own shard's listing lacked, so none
-// vanishes from the merge.
-func (b *builder) unclaimed(missing map[int]bool) {
-	by := map[record.ItemID][]int{}
-	for _, s := range b.shards {
-		for _, k := range s.Listed {
-			if n := len(by[k]); n == 0 || by[k][n-1] != s.Number {
-				by[k] = append(by[k], s.Number)
-			}
-		}
-	}
+// unclaimed queues the listed items their own shard's listing lacked, so none vanishes from the merge.
+func (b *builder) unclaimed(missing map[int]bool, keys []record.ItemID, by map[record.ItemID][]int) {
 	m := b.res.Run.Meta.Merge
-	for _, k := range b.listedKeys() {
-		s := Of(b.plan, k.Key(), b.k)
+	for _, k := range keys {
+		s := b.job.Of(k.Key())
 		if missing[s] || !b.queueUnrun(k, s) {
 			continue
 		}
 		m.Unclaimed = append(m.Unclaimed, record.Unclaimed{ItemID: k, Shard: s, ListedBy: by[k]})
 		b.warn("item %s was listed by shard(s) %s but not by its own shard %d/%d, so no shard ran it: "+
 			"it fails, never ran (do the runners list alike?)",
-			textfmt.Printable(k.Key()), joinInts(by[k]), s, b.k)
+			textfmt.Printable(k.Key()), joinInts(by[k]), s, b.job.Shards)
 	}
+}
+
+// listing is every listed item once, in shard then listing order, and the shards that listed each.
+func (b *builder) listing() ([]record.ItemID, map[record.ItemID][]int) {
+	var keys []record.ItemID
+	by := map[record.ItemID][]int{}
+	for _, s := range b.shards {
+		for _, k := range s.Listed {
+			n := len(by[k])
+			if n == 0 {
+				keys = append(keys, k)
+			}
+			if n == 0 || by[k][n-1] != s.Number {
+				by[k] = append(by[k], s.Number)
+			}
+		}
+	}
+	return keys, by
 }
 
 // queueUnrun queues a rowless item of shard s unless it is queued or not the merged run's; it reports whether it did.
@@ -303,37 +316,6 @@ func joinInts(ns []int) string {
 // suite reports whether label is a suite of the merged run.
 func (b *builder) suite(label string) bool {
 	return slices.ContainsFunc(b.res.Run.Meta.Suites, func(s record.MetaSuite) bool { return s.Label == label })
-}
-
-// listed is the set of keys the reporting shards listed, and whether any did.
-func (b *builder) listed() (map[string]bool, bool) {
-	set := map[string]bool{}
-	any := false
-	for _, s := range b.shards {
-		if s.Listed == nil {
-			continue
-		}
-		any = true
-		for _, k := range s.Listed {
-			set[k.Key()] = true
-		}
-	}
-	return set, any
-}
-
-// listedKeys is every listed item once, in shard then listing order.
-func (b *builder) listedKeys() []record.ItemID {
-	var out []record.ItemID
-	seen := map[record.ItemID]bool{}
-	for _, s := range b.shards {
-		for _, k := range s.Listed {
-			if !seen[k] {
-				seen[k] = true
-				out = append(out, k)
-			}
-		}
-	}
-	return out
 }
 
 // census merges the shards' items.tsv; a suite's keys prune only when every listing shard has them.

@@ -141,25 +141,6 @@ func (p *Plan) ShardOf(key string) int {
 	return HashShard(key, len(p.Shards))
 }
 
-// Of is the shard of key; a shard run and merge both place items by this one function.
-func Of(p *Plan, key string, shards int) int {
-	if p != nil {
-		return p.ShardOf(key)
-	}
-	return HashShard(key, shards)
-}
-
-// Filter returns the items that shard runs, in their order.
-func (p *Plan) Filter(shard int, items []schedule.Item) []schedule.Item {
-	var out []schedule.Item
-	for _, it := range items {
-		if p.ShardOf(it.Key()) == shard {
-			out = append(out, it)
-		}
-	}
-	return out
-}
-
 // Planned reports whether the plan lists key.
 func (p *Plan) Planned(key string) bool {
 	_, ok := p.index[key]

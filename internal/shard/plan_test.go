@@ -54,7 +54,7 @@ func plan(t testing.TB, its []schedule.Item, shards, gpus int) *shard.Plan {
 	return shard.New(its, a, shard.Identity{Store: "t.weights", Arch: "gfx942", Level: "1", SHA256: "00", Keys: len(its)}, "weights")
 }
 
-func TestShardOfAndFilter(t *testing.T) {
+func TestShardOf(t *testing.T) {
 	its := items(t, "s/a 5\ns/b 4\ns/c 3\ns/d 3\ns/e 2\ns/f 1")
 	p := plan(t, its, 3, 1)
 	byPlan := 0
@@ -66,11 +66,11 @@ func TestShardOfAndFilter(t *testing.T) {
 			if !p.Planned(k) {
 				t.Errorf("Planned(%q) = false", k)
 			}
-			if got := shard.Of(p, k, 3); got != s.Shard {
-				t.Errorf("Of(plan, %q) = %d, the plan lists it on %d", k, got, s.Shard)
+			if got := (&shard.Job{Shards: 3, Plan: p}).Of(k); got != s.Shard {
+				t.Errorf("Job{plan}.Of(%q) = %d, the plan lists it on %d", k, got, s.Shard)
 			}
-			if got, want := shard.Of(nil, k, 3), shard.HashShard(k, 3); got != want {
-				t.Errorf("Of(nil, %q) = %d, want its hash shard %d", k, got, want)
+			if got, want := (&shard.Job{Shards: 3}).Of(k), shard.HashShard(k, 3); got != want {
+				t.Errorf("Job{no plan}.Of(%q) = %d, want its hash shard %d", k, got, want)
 			}
 			if s.Shard != shard.HashShard(k, 3) {
 				byPlan++
@@ -80,25 +80,16 @@ func TestShardOfAndFilter(t *testing.T) {
 	if byPlan == 0 {
 		t.Fatal("every planned key is on its hash shard: Of's plan and no-plan cases cannot be told apart here")
 	}
-	// Items new since the plan go by the hash, and Filter takes each once.
+	// Items new since the plan go by the hash; every item has one shard of the plan.
 	more := append(items(t, "new/x 1\nnew/y 1\nother 1"), its...)
 	for _, k := range []string{"new/x", "new/y", "other"} {
 		if got, want := p.ShardOf(k), shard.HashShard(k, 3); got != want || p.Planned(k) {
 			t.Errorf("ShardOf(%q) = %d (planned %v), want its hash shard %d", k, got, p.Planned(k), want)
 		}
 	}
-	seen := map[string]int{}
-	for s := 1; s <= 3; s++ {
-		for _, it := range p.Filter(s, more) {
-			seen[it.Key()]++
-			if p.ShardOf(it.Key()) != s {
-				t.Errorf("Filter(%d) took %s of shard %d", s, it.Key(), p.ShardOf(it.Key()))
-			}
-		}
-	}
 	for _, it := range more {
-		if seen[it.Key()] != 1 {
-			t.Errorf("%s is in %d shards' items, want 1", it.Key(), seen[it.Key()])
+		if s := p.ShardOf(it.Key()); s < 1 || s > 3 {
+			t.Errorf("ShardOf(%q) = %d, want a shard 1 … 3", it.Key(), s)
 		}
 	}
 }
@@ -235,15 +226,9 @@ func TestEveryKeyOnOneShard(t *testing.T) {
 			}
 			unseen := []schedule.Item{{ItemID: record.ItemID{Label: "new", Tag: fmt.Sprint(ti, k)}}, {ItemID: record.ItemID{Label: "opaque-new"}}}
 			all := append(append([]schedule.Item(nil), its...), unseen...)
-			runs := map[string]int{}
-			for s := 1; s <= k; s++ {
-				for _, it := range back.Filter(s, all) {
-					runs[it.Key()]++
-				}
-			}
 			for _, it := range all {
-				if runs[it.Key()] != 1 {
-					t.Fatalf("table %d, %d shards: %q runs on %d shards", ti, k, it.Key(), runs[it.Key()])
+				if s := back.ShardOf(it.Key()); s < 1 || s > k {
+					t.Fatalf("table %d, %d shards: %q runs on shard %d", ti, k, it.Key(), s)
 				}
 				if p.ShardOf(it.Key()) != back.ShardOf(it.Key()) {
 					t.Fatalf("table %d, %d shards: %q moves shard through the file", ti, k, it.Key())
