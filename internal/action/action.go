@@ -4,6 +4,7 @@
 package action
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -295,8 +296,8 @@ func (a *act) runURL() string {
 // local file too, so an artifact upload of ci-weights/ keeps working.
 func (a *act) store(arch, level, path string) weights.Store {
 	local := weights.File{Path: path}
-	cfg := cache.ConfigFromEnv(a.e.Getenv, a.gh.GetInput("cache-key-prefix"), arch, level)
-	if cfg.Token == "" || cfg.ResultsURL == "" && cfg.CacheURL == "" {
+	cfg, ok := a.cacheConfig(arch, level)
+	if !ok {
 		fmt.Fprintf(a.e.Stdout, "  no Actions cache service in this step's environment: weights stay in %s\n", a.rel(path))
 		return local
 	}
@@ -304,6 +305,27 @@ func (a *act) store(arch, level, path string) weights.Store {
 	cfg.Leg = CacheLeg(a.leg)
 	a.cache = cache.New(cfg)
 	return loggedCache{a.cache, a}
+}
+
+// cacheConfig is the step's Actions cache for keys of arch and level; false when the
+// step's environment has no cache service.
+func (a *act) cacheConfig(arch, level string) (cache.Config, bool) {
+	cfg := cache.ConfigFromEnv(a.e.Getenv, a.gh.GetInput("cache-key-prefix"), arch, level)
+	return cfg, cfg.Token != "" && (cfg.ResultsURL != "" || cfg.CacheURL != "")
+}
+
+// blobStore is the cache store of this run's blobs (re-run state, base records) of
+// up to maxBytes, and its config with the prefix and attempt as keys use them; nil
+// without a cache service or a run id.
+func (a *act) blobStore(maxBytes int64) (*cache.Store, cache.Config) {
+	cfg, ok := a.cacheConfig("", "")
+	if !ok || cfg.RunID == "" {
+		return nil, cfg
+	}
+	cfg.MaxBytes = maxBytes
+	cfg.Prefix = cmp.Or(cfg.Prefix, cache.DefaultPrefix)
+	cfg.RunAttempt = cmp.Or(cfg.RunAttempt, "1")
+	return cache.New(cfg), cfg
 }
 
 // loggedCache says what the cache restore found.

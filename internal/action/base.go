@@ -33,11 +33,11 @@ type baseStore struct {
 // or for a ref that is neither a pull request nor a branch.
 func (a *act) baseStore(level string) *baseStore {
 	env := a.e.Getenv
-	cfg := cache.ConfigFromEnv(env, a.gh.GetInput("cache-key-prefix"), "", "")
-	if cfg.Token == "" || cfg.ResultsURL == "" && cfg.CacheURL == "" || cfg.RunID == "" {
+	store, cfg := a.blobStore(maxBaseBytes)
+	if store == nil {
 		return nil
 	}
-	b := &baseStore{level: level, sha: env("GITHUB_SHA"), runID: cfg.RunID, try: strings.TrimSpace(env("GITHUB_RUN_ATTEMPT"))}
+	b := &baseStore{store: store, level: level, sha: env("GITHUB_SHA"), runID: cfg.RunID, try: cfg.RunAttempt}
 	switch ref := env("GITHUB_REF"); {
 	case env("GITHUB_BASE_REF") != "":
 		b.branch, b.pr = env("GITHUB_BASE_REF"), true
@@ -46,16 +46,7 @@ func (a *act) baseStore(level string) *baseStore {
 	default:
 		return nil
 	}
-	if b.try == "" {
-		b.try = "1"
-	}
-	cfg.MaxBytes = maxBaseBytes
-	prefix := cfg.Prefix
-	if prefix == "" {
-		prefix = cache.DefaultPrefix
-	}
-	b.store = cache.New(cfg)
-	b.prefix = BaseKeyPrefix(prefix, a.leg, b.branch)
+	b.prefix = BaseKeyPrefix(cfg.Prefix, a.leg, b.branch)
 	return b
 }
 

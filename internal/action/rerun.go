@@ -36,20 +36,14 @@ const maxRerunBytes = 8 << 20
 
 // rerunStore is the leg's re-run state in the step's cache; nil without one.
 func (a *act) rerunStore() *rerunState {
-	cfg := cache.ConfigFromEnv(a.e.Getenv, a.gh.GetInput("cache-key-prefix"), "", "")
-	if cfg.Token == "" || cfg.ResultsURL == "" && cfg.CacheURL == "" || cfg.RunID == "" {
+	store, cfg := a.blobStore(maxRerunBytes)
+	if store == nil {
 		return nil
 	}
-	cfg.MaxBytes = maxRerunBytes
-	attempt := runAttempt(a.e.Getenv)
-	prefix := cfg.Prefix
-	if prefix == "" {
-		prefix = cache.DefaultPrefix
-	}
 	return &rerunState{
-		store:   cache.New(cfg),
-		prefix:  fmt.Sprintf("%s-rerun-%s-%s-a", prefix, cfg.RunID, CacheLeg(a.leg)),
-		attempt: attempt,
+		store:   store,
+		prefix:  fmt.Sprintf("%s-rerun-%s-%s-a", cfg.Prefix, cfg.RunID, CacheLeg(a.leg)),
+		attempt: runAttempt(a.e.Getenv),
 	}
 }
 
