@@ -3,12 +3,12 @@ package action
 // What the step shows of a run: annotations, the job summary, outputs, console.
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -33,18 +33,13 @@ func (a *act) present(res *engine.Result) {
 
 // suiteMessage is the annotation of a failed suite: its failed items no test
 // annotation covers; false when there is nothing more to say.
-func suiteMessage(s verdict.Suite, logDir string, a *act, covered map[string]bool) (string, bool) {
+func suiteMessage(s verdict.Suite, logDir string, a *act, untested func(verdict.Item) bool) (string, bool) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d of %d items failed (rc=%d)", s.Failed, len(s.Items), s.RC)
 	if s.Broken != "" { // its listing or setup failed (on a shard of a merge)
 		fmt.Fprintf(&b, "\n%s", s.Broken)
 	}
-	var left []verdict.Item
-	for _, it := range s.Items {
-		if it.Failed && !covered[it.Key()] {
-			left = append(left, it)
-		}
-	}
+	left := verdict.Select([]verdict.Suite{s}, untested)
 	if k := len(left); k < s.Failed {
 		fmt.Fprintf(&b, "; %d of them by their failed tests, annotated one by one", s.Failed-k)
 	}
@@ -54,19 +49,7 @@ func suiteMessage(s verdict.Suite, logDir string, a *act, covered map[string]boo
 			fmt.Fprintf(&b, "\n… and %d more", len(left)-n)
 			break
 		}
-		tag := it.Tag
-		if tag == "" {
-			tag = "(whole suite)"
-		}
-		rc := strconv.Itoa(it.RC)
-		if !it.Finished {
-			rc = "-"
-		}
-		log := engine.NoLog
-		if it.Started {
-			log = a.rel(filepath.Join(logDir, it.LogRel))
-		}
-		fmt.Fprintf(&b, "\n%s rc=%s %s", tag, rc, log)
+		fmt.Fprintf(&b, "\n%s rc=%s %s", tagName(it.Tag), it.ShownRC(), cmp.Or(a.itemLog(logDir, it), engine.NoLog))
 		if it.Note != "" {
 			fmt.Fprintf(&b, " (%s)", it.Note)
 		}

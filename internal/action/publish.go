@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -170,18 +169,9 @@ func (a *act) publishPR(ctx context.Context, res *engine.Result) {
 	}
 	req := a.request(res, token)
 	req.Tests = a.checkTests(res)
-	covered := coveredItems(res.Stats.Tests)
-	for _, it := range verdict.FailedItems(res.Suites) {
-		if covered[it.Key()] {
-			continue // its failed tests are annotated
-		}
-		f := publish.Failure{Suite: it.Label, Item: tagName(it.Tag), RC: it.RC, Note: it.Note}
-		if it.Started { // one that never started has no log (publish names none)
-			f.Log = a.rel(filepath.Join(res.LogDir, it.LogRel))
-		}
-		if c, ok := res.Configs[it.Label]; ok {
-			f.Path, f.Line = a.rel(a.path(c.File)), c.Line
-		}
+	for _, it := range verdict.Select(res.Suites, untestedFailure(res.Stats.Tests)) {
+		f := publish.Failure{Suite: it.Label, Item: tagName(it.Tag), RC: it.RC, Note: it.Note, Log: a.itemLog(res.LogDir, it)}
+		f.Path, f.Line = a.configLine(res, it.Label)
 		req.Failures = append(req.Failures, f)
 	}
 	// Publishing still happens after a cancel, within its own bound.

@@ -30,26 +30,25 @@ type errorAnnotation struct {
 // past GitHub's maxAnnotations the last counts the rest.
 func (a *act) errorAnnotations(res *engine.Result) []errorAnnotation {
 	var out []errorAnnotation
-	for _, t := range res.Stats.Tests.Bad {
-		file, line := a.place(res, t)
-		f := map[string]string{"title": textfmt.OneLine(t.ID)}
-		if file != "" {
-			f["file"] = file
-			if line > 0 {
-				f["line"] = strconv.Itoa(line)
+	for _, t := range a.checkTests(res) {
+		f := map[string]string{"title": textfmt.OneLine(t.Title)}
+		if t.Path != "" {
+			f["file"] = t.Path
+			if t.Line > 0 {
+				f["line"] = strconv.Itoa(t.Line)
 			}
 		}
-		out = append(out, errorAnnotation{fields: f, msg: a.testMessage(res, t)})
+		out = append(out, errorAnnotation{fields: f, msg: t.Message})
 	}
-	covered := coveredItems(res.Stats.Tests)
+	untested := untestedFailure(res.Stats.Tests)
 	for _, s := range res.Suites {
 		if s.Passed() {
 			continue
 		}
-		if msg, ok := suiteMessage(s, res.LogDir, a, covered); ok {
+		if msg, ok := suiteMessage(s, res.LogDir, a, untested); ok {
 			f := map[string]string{"title": "suite " + s.Label + " failed"}
-			if c, ok := res.Configs[s.Label]; ok && c.File != "" {
-				f["file"], f["line"] = a.rel(a.path(c.File)), strconv.Itoa(max(c.Line, 1))
+			if file, line := a.configLine(res, s.Label); file != "" {
+				f["file"], f["line"] = file, strconv.Itoa(line)
 			}
 			out = append(out, errorAnnotation{fields: f, msg: msg, suite: true, label: s.Label})
 		}
@@ -78,13 +77,30 @@ func (a *act) errorAnnotations(res *engine.Result) []errorAnnotation {
 	return append(out[:maxAnnotations-1], more)
 }
 
-// coveredItems are the items a failed test of the run stands for.
-func coveredItems(t tests.Result) map[string]bool {
-	out := map[string]bool{}
+// untestedFailure keeps the failed items no failed test of the run stands for: those
+// are annotated by item, the others by their tests.
+func untestedFailure(t tests.Result) func(verdict.Item) bool {
+	covered := map[string]bool{}
 	for _, b := range t.Bad {
-		out[b.Item] = true
+		covered[b.Item] = true
 	}
-	return out
+	return func(it verdict.Item) bool { return it.Failed && !covered[it.Key()] }
+}
+
+// configLine is where a suite's config names it, "" when unknown.
+func (a *act) configLine(res *engine.Result, label string) (string, int) {
+	if c, ok := res.Configs[label]; ok && c.File != "" {
+		return a.rel(a.path(c.File)), max(c.Line, 1)
+	}
+	return "", 0
+}
+
+// itemLog is an item's log, "" when it never started and has none.
+func (a *act) itemLog(logDir string, it verdict.Item) string {
+	if !it.Started {
+		return ""
+	}
+	return a.rel(filepath.Join(logDir, it.LogRel))
 }
 
 // place is where a failed test is annotated: its file when the checkout has it,
@@ -98,10 +114,7 @@ func (a *act) place(res *engine.Result, t tests.Test) (string, int) {
 	if w := t.Where(roots, exists); w.From != tests.FromItem {
 		return a.rel(filepath.Join(a.root, filepath.FromSlash(w.File))), w.Line
 	}
-	if c, ok := res.Configs[t.Suite]; ok && c.File != "" {
-		return a.rel(a.path(c.File)), max(c.Line, 1)
-	}
-	return "", 0
+	return a.configLine(res, t.Suite)
 }
 
 // testMessage is a failed test's annotation text.
@@ -112,8 +125,8 @@ func (a *act) testMessage(res *engine.Result, t tests.Test) string {
 		what = "started and never finished (its item died in it)"
 	}
 	fmt.Fprintf(&b, "%s in %s", what, t.Item)
-	if it, ok := itemOf(res.Suites, t.Item); ok && it.Started {
-		fmt.Fprintf(&b, " (log %s)", a.rel(filepath.Join(res.LogDir, it.LogRel)))
+	if its := verdict.Select(res.Suites, func(it verdict.Item) bool { return it.Key() == t.Item && it.Started }); len(its) > 0 {
+		fmt.Fprintf(&b, " (log %s)", a.itemLog(res.LogDir, its[0]))
 	}
 	lines := nonBlank(t.Message)
 	if len(lines) == 0 {
@@ -124,17 +137,6 @@ func (a *act) testMessage(res *engine.Result, t tests.Test) string {
 		b.WriteString("\n" + textfmt.OneLine(l))
 	}
 	return a.scrub(relTo(b.String(), append(append([]string(nil), res.Stats.Tests.Roots...), a.root, a.ws)))
-}
-
-func itemOf(suites []verdict.Suite, k string) (verdict.Item, bool) {
-	for _, s := range suites {
-		for _, it := range s.Items {
-			if it.Key() == k {
-				return it, true
-			}
-		}
-	}
-	return verdict.Item{}, false
 }
 
 func nonBlank(s string) []string {

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"fmt"
 	"path/filepath"
 	"strings"
 
@@ -39,10 +38,6 @@ func (r *run) summary() {
 		r.printf("%d failed item(s):\n", len(failed))
 	}
 	for _, it := range failed {
-		rc := fmt.Sprint(it.RC)
-		if !it.Finished {
-			rc = "-"
-		}
 		note := ""
 		if it.Note != "" {
 			note = " (" + it.Note + ")"
@@ -51,7 +46,7 @@ func (r *run) summary() {
 		if it.Started {
 			log = r.rel(filepath.Join(r.o.LogDir, it.LogRel))
 		}
-		r.printf("  FAIL rc=%s %s %s%s  %s\n", rc, it.Label, dispatch.ShownTag(it.Tag), note, log)
+		r.printf("  FAIL rc=%s %s %s%s  %s\n", it.ShownRC(), it.Label, dispatch.ShownTag(it.Tag), note, log)
 	}
 	for _, it := range verdict.FlakyItems(r.res.Suites) {
 		r.printf("  flaky: %s %s passed on attempt %d\n", it.Label, dispatch.ShownTag(it.Tag), it.Tries)

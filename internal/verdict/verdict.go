@@ -5,6 +5,7 @@ package verdict
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/rocm/sgpu-queue/internal/exitcode"
@@ -117,21 +118,18 @@ func Decide(r *record.Run) []Suite {
 		}
 		if len(rs) > 0 {
 			d.finished(&it, rs)
-			if it.Flaky {
-				s.Flaky++
-			}
 			for _, e := range rs {
 				s.Seconds += e.Secs
 				s.GPUSeconds += e.GPUSeconds()
 			}
 		} else if c, ok := d.carried[q.ItemID]; ok {
 			d.fromCarried(&it, c)
-			if it.Flaky {
-				s.Flaky++
-			}
 		} else {
 			d.unfinished(&it)
 			it.Started = d.logThere(q.Label, q.Tag)
+		}
+		if it.Flaky {
+			s.Flaky++
 		}
 		if it.Failed {
 			s.Failed++
@@ -423,15 +421,19 @@ func (it Item) Line() string {
 	if it.Failed {
 		word = "FAIL"
 	}
-	rc := fmt.Sprint(it.RC)
-	if !it.Finished {
-		rc = "-"
-	}
-	s := fmt.Sprintf("%s rc=%s %s", word, rc, it.LogRel)
+	s := fmt.Sprintf("%s rc=%s %s", word, it.ShownRC(), it.LogRel)
 	if it.Note != "" {
 		s += " (" + it.Note + ")"
 	}
 	return s
+}
+
+// ShownRC is the item's rc as lines show it: "-" when it never finished.
+func (it Item) ShownRC() string {
+	if !it.Finished {
+		return "-"
+	}
+	return strconv.Itoa(it.RC)
 }
 
 // UnlistedLine is suites/<logfile> of a suite whose items were never listed.
