@@ -68,10 +68,15 @@ func (p *progress) started(item int, it expand.Item, at time.Time) {
 	p.count(item, it, -1)
 }
 
-// retried counts another attempt of item, queued.
-func (p *progress) retried(item int, it expand.Item) {
+// retried counts another attempt of item that was due: queued, or refused (it no
+// longer fits the pool) and counted as not run, as dropped counts a queued one.
+func (p *progress) retried(item int, it expand.Item, queued bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if !queued {
+		p.notRun++
+		return
+	}
 	p.count(item, it, +1)
 	p.total++
 }
@@ -82,14 +87,6 @@ func (p *progress) dropped(item int, it expand.Item) {
 	defer p.mu.Unlock()
 	p.count(item, it, -1)
 	p.total--
-	p.notRun++
-}
-
-// refused counts a retry that was due but could not be queued (it no longer fits
-// the pool) as not run, as dropped counts one that was queued.
-func (p *progress) refused() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	p.notRun++
 }
 
@@ -122,7 +119,7 @@ func (p *progress) finished(item int, end time.Time, head, tail string) {
 	defer p.mu.Unlock()
 	delete(p.running, item)
 	p.done++
-	fmt.Fprintf(p.out, "%s  [%s%s%s]%s\n", head, p.fraction(), p.eta(end), p.skipped(), tail)
+	fmt.Fprintf(p.out, "%s  %s%s\n", head, p.counts(p.eta(end)), tail)
 }
 
 // close prints the final count when attempts were dropped after the last line, so
@@ -133,21 +130,18 @@ func (p *progress) close() {
 	if p.shown == [3]int{p.done, p.total, p.notRun} || p.notRun == 0 {
 		return
 	}
-	fmt.Fprintf(p.out, "  [%s%s]\n", p.fraction(), p.skipped())
+	fmt.Fprintf(p.out, "  %s\n", p.counts(""))
 }
 
-// fraction is the count "done/total", remembered as shown. Caller holds p.mu.
-func (p *progress) fraction() string {
+// counts is "[done/total<eta>, n not run]" (no "not run" when none), remembered as
+// shown. Caller holds p.mu.
+func (p *progress) counts(eta string) string {
 	p.shown = [3]int{p.done, p.total, p.notRun}
-	return fmt.Sprintf("%d/%d", p.done, p.total)
-}
-
-// skipped says how many attempts will not be made, "" when none. Caller holds p.mu.
-func (p *progress) skipped() string {
-	if p.notRun == 0 {
-		return ""
+	s := fmt.Sprintf("[%d/%d%s", p.done, p.total, eta)
+	if p.notRun > 0 {
+		s += fmt.Sprintf(", %d not run", p.notRun)
 	}
-	return fmt.Sprintf(", %d not run", p.notRun)
+	return s + "]"
 }
 
 // note prints an informational line among the item lines.

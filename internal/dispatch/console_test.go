@@ -36,7 +36,7 @@ func TestProgressCounts(t *testing.T) {
 	}
 	p.dropped(2, items[2])
 	p.finished(1, t0.Add(20*time.Second), "b", "")
-	p.retried(1, items[1])
+	p.retried(1, items[1], true)
 	p.started(0, items[0], t0.Add(20*time.Second))
 	p.finished(0, t0.Add(60*time.Second), "a", " no-run")
 	p.note("a note")
@@ -126,7 +126,7 @@ func TestProgressNotRun(t *testing.T) {
 	p.started(0, items[0], t0)
 	p.dropped(3, items[3])
 	p.finished(0, t0.Add(10*time.Second), "a", "") // b and c queued: 10 s on 2 GPUs
-	p.refused()
+	p.retried(1, items[1], false)
 	p.started(1, items[1], t0.Add(10*time.Second))
 	p.stop(1) // c
 	p.stop(1) // counted once

@@ -104,21 +104,13 @@ func newHealth(cfg Quarantine, slots int) *health {
 func (h *health) usable(slot int) bool { return h.state[slot] == slotOK }
 
 // left is the number of GPUs not quarantined (suspended ones included).
-func (h *health) left() int {
-	n := 0
-	for _, st := range h.state {
-		if st != slotQuarantined {
-			n++
-		}
-	}
-	return n
-}
+func (h *health) left() int { return len(h.state) - h.count(slotQuarantined) }
 
-// others is the number of usable slots besides slot.
-func (h *health) others(slot int) int {
+// count is the number of GPUs in state st.
+func (h *health) count(st slotState) int {
 	n := 0
-	for s, st := range h.state {
-		if s != slot && st == slotOK {
+	for _, s := range h.state {
+		if s == st {
 			n++
 		}
 	}
@@ -208,16 +200,16 @@ func (h *health) observe(a Attempt, it expand.Item) []action {
 	if device < 2 && len(streak) < h.cfg.Threshold {
 		return acts
 	}
-	reason := h.describe(streak, it)
+	h.streak[at] = nil // decided: whatever comes of it, the streak starts over
+	reason := describe(streak)
 	switch {
 	case len(h.state) == 1 && device >= 2 && distinct(streak) >= 2:
 		// A pool of one GPU has nowhere to check: device errors of different
 		// items in a row are all the evidence there is.
 		acts = append(acts, h.quarantine(at, reason)...)
-	case h.others(at) == 0:
-		// No GPU to check on now (the others are out or suspended): the streak
-		// starts over rather than take the last GPUs out on no evidence.
-		h.streak[at] = nil
+	case h.count(slotOK) == 1:
+		// No other GPU to check on now (the others are out or suspended): the
+		// streak starts over rather than take the last GPUs out on no evidence.
 		return acts
 	default:
 		h.state[at] = slotSuspended
@@ -232,7 +224,6 @@ func (h *health) observe(a Attempt, it expand.Item) []action {
 		}
 		acts = append(acts, action{kind: actRequeue, slot: at, item: f.Item})
 	}
-	h.streak[at] = nil
 	return acts
 }
 
@@ -258,7 +249,7 @@ func (h *health) observeBlock(a Attempt) {
 	}
 }
 
-func (h *health) describe(streak []Attempt, last expand.Item) string {
+func describe(streak []Attempt) string {
 	var parts []string
 	for _, a := range streak {
 		p := fmt.Sprintf("rc=%d after %.1fs", a.RC, a.Seconds())

@@ -23,8 +23,7 @@ type loop struct {
 	idle     []int // GPU positions not running an item, in the order they went idle
 	running  []schedule.Running
 	finished chan Attempt
-	busy     int  // attempts started and not yet received
-	halted   bool // the run stopped dispatching: what is queued will not run
+	busy     int // attempts started and not yet received
 }
 
 func (d *dispatcher) run(parent context.Context) *Result {
@@ -44,7 +43,7 @@ func (d *dispatcher) run(parent context.Context) *Result {
 			continue // GPUs came back to the pool: ask again
 		}
 		if ctx.Err() != nil || res.Stop != nil {
-			d.halt(l)
+			d.progress.stop(d.sched.Len())
 		}
 		if l.busy == 0 {
 			break
@@ -108,27 +107,16 @@ func (d *dispatcher) fill(l *loop) bool {
 	return false
 }
 
-// wait returns the next attempt to end. A cancel halts the count at once rather
+// wait returns the next attempt to end. A cancel stops the count at once rather
 // than at the next attempt's end, so the lines of the items it stops already count
 // what will end.
 func (d *dispatcher) wait(l *loop) Attempt {
-	if !l.halted {
-		select {
-		case a := <-l.finished:
-			return a
-		case <-l.ctx.Done():
-			d.halt(l)
-		}
-	}
-	return <-l.finished
-}
-
-// halt counts what the scheduler still holds as not run, once, when the run stops
-// dispatching.
-func (d *dispatcher) halt(l *loop) {
-	if !l.halted {
-		l.halted = true
+	select {
+	case a := <-l.finished:
+		return a
+	case <-l.ctx.Done():
 		d.progress.stop(d.sched.Len())
+		return <-l.finished
 	}
 }
 
@@ -190,7 +178,7 @@ func (d *dispatcher) ended(l *loop, a Attempt) {
 			d.onHealth(l, act)
 		}
 	}
-	if a.Outcome.Retryable() && !d.again[a.Item] && d.attempts[a.Item] <= d.cfg.Retries && d.requeue(l, a.Item, a.Slots) {
+	if a.Outcome.Retryable() && d.attempts[a.Item] <= d.cfg.Retries && d.requeue(l, a.Item, a.Slots) {
 		d.note(fmt.Sprintf("retrying %s (attempt %d of %d %s with rc=%d on gpu%s)",
 			name(d.items[a.Item]), a.Number, d.cfg.Retries+1, a.Outcome.Ended(), a.RC, a.GPU()))
 	}
@@ -204,13 +192,13 @@ func (d *dispatcher) requeue(l *loop, item int, avoid []int) bool {
 		// quarantined): nothing more is queued.
 		return false
 	}
-	if !d.sched.Requeue(item, avoid) {
+	queued := d.sched.Requeue(item, avoid)
+	d.progress.retried(item, d.items[item], queued)
+	if !queued {
 		d.unfit(l, item, "is not run again")
-		d.progress.refused()
 		return false
 	}
 	d.again[item] = true
-	d.progress.retried(item, d.items[item])
 	return true
 }
 
@@ -227,7 +215,7 @@ func (d *dispatcher) unfit(l *loop, item int, what string) {
 // this process, and returns the panic so phases 5–8 still write what was measured.
 func (d *dispatcher) stopOnPanic(p *WorkerPanic, l *loop) {
 	l.stopAll()
-	d.halt(l)
+	d.progress.stop(d.sched.Len())
 	res := l.res
 	for ; l.busy > 0; l.busy-- {
 		if a := <-l.finished; a.panicked == nil {

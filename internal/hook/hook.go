@@ -214,43 +214,35 @@ const (
 	MultiGPU
 )
 
-// switches are the assignments of k's switch.
-func (n Names) switches(k Kind) []string {
+// base is env with the level and k's switch, any per-purpose switch an outer environment left set removed, then sets.
+func (n Names) base(env Env, level string, k Kind, sets ...string) Env {
+	kind := []string{n.SGPU + "=1", n.MGPU + "="}
 	if k == MultiGPU {
-		return []string{n.SGPU + "=", n.MGPU + "=1"}
+		kind = []string{n.SGPU + "=", n.MGPU + "=1"}
 	}
-	return []string{n.SGPU + "=1", n.MGPU + "="}
-}
-
-// base is the level and kind switches, with any per-purpose switch an outer environment left set removed.
-func (n Names) base(env Env, level string, k Kind) Env {
-	return env.With(append([]string{
-		n.ListItems, n.SkipCheckSupported, n.SetupOnly, n.SkipSetup, n.Filter,
-		n.Level + "=" + level}, n.switches(k)...)...,
-	)
+	return n.AdapterEnv(env, level).With(append(kind, sets...)...)
 }
 
 // ListEnv is a listing pass's environment: the queue (this host) or, with census, what exists at this level.
 func (n Names) ListEnv(env Env, level string, k Kind, census bool) Env {
-	e := n.base(env, level, k).With(n.ListItems + "=1")
+	sets := []string{n.ListItems + "=1"}
 	if census {
-		e = e.With(n.SkipCheckSupported + "=1")
+		sets = append(sets, n.SkipCheckSupported+"=1")
 	}
-	return e
+	return n.base(env, level, k, sets...)
 }
 
 // SetupEnv is the environment of the one-time setup of a list suite.
 func (n Names) SetupEnv(env Env, level string, k Kind) Env {
-	return n.base(env, level, k).With(n.SetupOnly + "=1")
+	return n.base(env, level, k, n.SetupOnly+"=1")
 }
 
 // ItemEnv is one item's environment; an opaque item runs its script whole, setup included.
 func (n Names) ItemEnv(env Env, level string, k Kind, tag string, opaque bool) Env {
-	e := n.base(env, level, k)
-	if !opaque {
-		e = e.With(n.SkipSetup+"=1", n.Filter+"="+FilterPattern(tag))
+	if opaque {
+		return n.base(env, level, k)
 	}
-	return e
+	return n.base(env, level, k, n.SkipSetup+"=1", n.Filter+"="+FilterPattern(tag))
 }
 
 // VerifyEnv is a listing pass with the filter of tag, showing which call lines that item would run.
