@@ -25,30 +25,45 @@ const DefaultPolicy = PolicyPlanned
 // Policies lists the policy names, the default first.
 func Policies() []string { return []string{PolicyPlanned, PolicyLPT} }
 
-// compareLPT is Order's rule: unknown items first, then the longest, ties in
-// listing order.
-func compareLPT(a, b *Item) int {
-	if a.Estimated() != b.Estimated() {
-		if !a.Estimated() {
-			return -1
-		}
-		return 1
+// rank is an item's place in an order: the larger k1 first, then the larger k2,
+// ties in listing order (seq).
+type rank struct {
+	k1, k2 float64
+	seq    int
+}
+
+func compareRank(a, b rank) int {
+	if c := cmp.Compare(b.k1, a.k1); c != 0 {
+		return c
 	}
-	if a.Estimated() && a.Weight != b.Weight {
-		return -cmp.Compare(a.Weight, b.Weight)
+	if c := cmp.Compare(b.k2, a.k2); c != 0 {
+		return c
 	}
-	return cmp.Compare(a.Seq, b.Seq)
+	return cmp.Compare(a.seq, b.seq)
+}
+
+// orderBy returns the indices of items by their ranks, leaving items as they are.
+func orderBy(items []Item, rankOf func(*Item) rank) []int {
+	ranks := make([]rank, len(items))
+	order := make([]int, len(items))
+	for i := range items {
+		ranks[i], order[i] = rankOf(&items[i]), i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return compareRank(ranks[a], ranks[b]) })
+	return order
+}
+
+// lptRank is Order's rule: unknown items first, then the longest, ties in listing
+// order.
+func lptRank(it *Item) rank {
+	if !it.Estimated() {
+		return rank{k1: math.Inf(1), seq: it.Seq}
+	}
+	return rank{k1: it.Weight, seq: it.Seq}
 }
 
 // LPTOrder returns the indices of items in Order's order, leaving items as they are.
-func LPTOrder(items []Item) []int {
-	order := make([]int, len(items))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return compareLPT(&items[a], &items[b]) })
-	return order
-}
+func LPTOrder(items []Item) []int { return orderBy(items, lptRank) }
 
 // Plan is a planned assignment of the known items to slots, the dispatch order
 // that realises it, and whether the planned queue uses it.
@@ -124,20 +139,26 @@ func NewPlan(items []Item, slots int) Plan {
 	}
 
 	bins := make([]bin, slots)
-	loads := newLoadHeap(slots)
+	load := make([]float64, slots)
+	// The least loaded slot first, the lowest on ties.
+	least := newIDHeap(slots, func(a, b int) bool { return load[a] < load[b] || load[a] == load[b] && a < b })
+	for s := range slots {
+		least.push(s)
+	}
 	var total float64
 	for _, i := range known {
-		s := loads.least()
+		s := least.top()
 		bins[s].add(items[i].Weight, i)
-		loads.addTo(s, items[i].Weight)
+		load[s] += items[i].Weight
+		least.fix(s)
 		total += items[i].Weight
 	}
-	p.LPTMakespan = loads.max()
+	p.LPTMakespan = maxLoad(load)
 	for s := range bins {
 		// LPT appended weights in falling order; the search wants them rising.
 		slices.Reverse(bins[s].w)
 		slices.Reverse(bins[s].idx)
-		bins[s].load = loads.load[s]
+		bins[s].load = load[s]
 	}
 	if len(known) > 0 {
 		p.Bound = max(total/float64(slots), items[known[0]].Weight)
@@ -148,7 +169,7 @@ func NewPlan(items []Item, slots int) Plan {
 	for s := range bins {
 		// Longest first; equal weights in listing order, as in LPT.
 		l := bins[s].idx
-		slices.SortStableFunc(l, func(a, b int) int { return compareLPT(&items[a], &items[b]) })
+		slices.SortStableFunc(l, func(a, b int) int { return compareRank(lptRank(&items[a]), lptRank(&items[b])) })
 		t := 0.0
 		for _, i := range l {
 			start[i], p.slot[i] = t, s
@@ -345,51 +366,5 @@ func improve(bins []bin, bound, total float64) {
 			bins[hi].insert(wb, ib)
 		}
 		bins[bj].insert(wa, ia)
-	}
-}
-
-// loadHeap finds the least loaded slot (lowest index on ties) in O(log n).
-type loadHeap struct {
-	load []float64
-	h    []int // slots, a min-heap on (load, slot)
-}
-
-func newLoadHeap(n int) *loadHeap {
-	l := &loadHeap{load: make([]float64, n), h: make([]int, n)}
-	for i := range l.h {
-		l.h[i] = i
-	}
-	return l
-}
-
-func (l *loadHeap) less(a, b int) bool {
-	sa, sb := l.h[a], l.h[b]
-	if l.load[sa] != l.load[sb] {
-		return l.load[sa] < l.load[sb]
-	}
-	return sa < sb
-}
-
-func (l *loadHeap) least() int { return l.h[0] }
-
-func (l *loadHeap) max() float64 { return maxLoad(l.load) }
-
-// addTo adds w to the least loaded slot s (the root) and sifts it down.
-func (l *loadHeap) addTo(s int, w float64) {
-	l.load[s] += w
-	i, n := 0, len(l.h)
-	for {
-		c := 2*i + 1
-		if c >= n {
-			return
-		}
-		if c+1 < n && l.less(c+1, c) {
-			c++
-		}
-		if !l.less(c, i) {
-			return
-		}
-		l.h[i], l.h[c] = l.h[c], l.h[i]
-		i = c
 	}
 }

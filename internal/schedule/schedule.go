@@ -89,7 +89,7 @@ func WeighPriors[E any, P Elem[E]](items []E, priors map[string]weights.Prior) {
 // Order sorts items for dispatch: items without an estimate first (in listing
 // order), then the others longest first; equal weights keep listing order.
 func Order[E any, P Elem[E]](items []E) {
-	slices.SortStableFunc(items, func(a, b E) int { return compareLPT(P(&a).item(), P(&b).item()) })
+	slices.SortStableFunc(items, func(a, b E) int { return compareRank(lptRank(P(&a).item()), lptRank(P(&b).item())) })
 }
 
 // Mixed reports whether any item takes more than one GPU.

@@ -1,7 +1,6 @@
 package schedule
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 	"sync"
@@ -9,23 +8,9 @@ import (
 
 // StrictOrder is the order of TE's current queue (ci/run_queue.sh): most GPUs
 // first, then the largest weight (the default weight when unknown), ties in listing order.
-func StrictOrder(items []Item) []int {
-	order := make([]int, len(items))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(x, y int) int {
-		a, b := &items[x], &items[y]
-		if c := cmp.Compare(b.Width(), a.Width()); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(b.Weight, a.Weight); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Seq, b.Seq)
-	})
-	return order
-}
+func StrictOrder(items []Item) []int { return orderBy(items, strictRank) }
+
+func strictRank(it *Item) rank { return rank{k1: float64(it.Width()), k2: it.Weight, seq: it.Seq} }
 
 // Strict is TE's current dispatch rule, kept as simulate's comparison: the first
 // item starts on the lowest free GPUs once enough are free, and nothing behind it
