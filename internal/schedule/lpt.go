@@ -1,12 +1,10 @@
 package schedule
 
-import "sync"
-
 // merge is LPT's queue by calibrated estimates, as a merge of the suites' lists:
 // one factor scales a whole suite, so a suite keeps its order and a GPU's ask
 // costs O(log suites) however the factors change.
 type merge struct {
-	mu      sync.Mutex
+	backlog
 	cal     *Calibration
 	fv      view // cal's factors, as of the last sync
 	w       []float64
@@ -17,9 +15,7 @@ type merge struct {
 	head    []int   // by suite: its next item's place in lists
 	byW     *idHeap
 	byEst   *idHeap
-	cursor  int  // into cal's change log
-	retries list // handed out last
-	n       int  // items not yet handed out, retries aside
+	cursor  int // into cal's change log
 }
 
 // newMerge is LPT's queue over the items not skipped (skip nil: all), calibrated by
@@ -118,19 +114,7 @@ func (q *merge) Next(slot int) (int, bool) {
 		return i, true
 	}
 	// Retries last, as in the pull.
-	return q.retries.take(slot)
-}
-
-func (q *merge) Requeue(item, avoid int) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.retries.add(item, avoid)
-}
-
-func (q *merge) Len() int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.n + q.retries.len()
+	return q.tail.take(slot)
 }
 
 // calibration is the queue's calibration, for OnSlots.
