@@ -2,7 +2,6 @@ package schedule
 
 import (
 	"cmp"
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -58,10 +57,7 @@ func choiceOrder() []string { return []string{ByWidest, ByGPUSeconds, ByDuration
 // PlanBlocks returns the block order the named policy's Blocks follow on items,
 // deterministically (docs/performance.md).
 func PlanBlocks(policy string, items []Item, gpus int) (BlockPlan, error) {
-	if gpus < 1 {
-		return BlockPlan{}, fmt.Errorf("%d GPUs: want at least 1", gpus)
-	}
-	if err := CheckWidths(items, gpus); err != nil {
+	if _, err := newPool(items, gpus); err != nil {
 		return BlockPlan{}, err
 	}
 	by, err := BlockOrderOf(policy)
