@@ -113,7 +113,7 @@ const (
 	maxScan   = 30_000_000
 	// checkRuns is the number of paired noisy runs per noise level of the check;
 	// checkSteps bounds the item dispatches it simulates in all (a large table gets
-	// fewer runs, at least 8; large tables rarely get that far, LPT being within
+	// fewer runs, at least checkMin; large tables rarely get that far, LPT being within
 	// minGain of the plan).
 	checkRuns  = 600
 	checkSteps = 6_000_000
@@ -206,35 +206,56 @@ func (p *Plan) decide() {
 		p.Note = fmt.Sprintf("is LPT: the plan does not beat it by %.1f %% when replayed", 100*minGain)
 		return
 	}
-	// The check's noise: each item's weight times a factor uniform in [1−f, 1+f].
-	checkNoise := [...]float64{0.1, 0.2, 0.5}
-	n := len(p.w)
-	runs := min(checkRuns, max(8, checkSteps/(2*len(checkNoise)*max(n, 1))))
-	// A fixed seed: the same table on the same GPUs always gets the same plan.
-	rng := rand.New(rand.NewPCG(uint64(n), uint64(p.slots)))
-	dur := make([]float64, n)
-	for _, f := range checkNoise {
-		// Paired runs: both queues face the same durations. A loss counts when it
-		// stands out of the sampling noise (mean above two standard errors).
-		var sum, sq float64
-		for r := 0; r < runs; r++ {
-			for i, w := range p.w {
-				dur[i] = w * (1 + f*(2*rng.Float64()-1))
-			}
-			a, _ := replay(p.planned(), dur, p.slots, nil)
-			b, _ := replay(NewPull(p.lpt), dur, p.slots, nil)
-			sum += a - b
-			sq += (a - b) * (a - b)
-		}
-		mean := sum / float64(runs)
-		se := math.Sqrt(max(sq/float64(runs)-mean*mean, 0) / float64(runs))
-		if mean > 2*se {
-			p.Note = fmt.Sprintf("is LPT: the plan beats it on the weights but not with ±%.0f %% noise", 100*f)
-			return
-		}
+	// Paired runs: both queues face the same durations. A loss counts when it
+	// stands out of the sampling noise (mean above two standard errors).
+	f, ok := pairedNoise(p.w, p.slots, checkRuns, checkSteps, func(dur []float64) float64 {
+		a, _ := replay(p.planned(), dur, p.slots, nil)
+		b, _ := replay(NewPull(p.lpt), dur, p.slots, nil)
+		return a - b
+	}, func(mean, se float64) bool { return mean > 2*se })
+	if !ok {
+		p.Note = fmt.Sprintf("is LPT: the plan beats it on the weights but not with ±%.0f %% noise", 100*f)
+		return
 	}
 	p.Use, p.Makespan = true, exact
 	p.Note = fmt.Sprintf("follows a plan: %s s on the weights where LPT takes %s s", trim(exact), trim(p.LPTMakespan))
+}
+
+// checkNoise is the noise plans are checked under: each weight times a factor
+// uniform in [1−f, 1+f].
+func checkNoise() []float64 { return []float64{0.1, 0.2, 0.5} }
+
+// checkMin is the fewest paired runs per noise level of a check.
+const checkMin = 8
+
+// pairedNoise is a plan's check: at each level of checkNoise, paired runs (a
+// fixed seed: the same workload always gets the same answer) of durations drawn
+// from the weights w, at most most of them and steps item dispatches in all; diff
+// is the plan's wall clock minus the reference's. It returns the first level at
+// which lost says the plan loses, given diff's mean and its standard error.
+func pairedNoise(w []float64, gpus, most, steps int, diff func(dur []float64) float64,
+	lost func(mean, se float64) bool) (level float64, ok bool) {
+	n := len(w)
+	noise := checkNoise()
+	runs := min(most, max(checkMin, steps/(2*len(noise)*max(n, 1))))
+	rng := rand.New(rand.NewPCG(uint64(n), uint64(gpus)))
+	dur := make([]float64, n)
+	for _, f := range noise {
+		var sum, sq float64
+		for range runs {
+			for i, x := range w {
+				dur[i] = x * (1 + f*(2*rng.Float64()-1))
+			}
+			d := diff(dur)
+			sum += d
+			sq += d * d
+		}
+		mean := sum / float64(runs)
+		if lost(mean, math.Sqrt(max(sq/float64(runs)-mean*mean, 0)/float64(runs))) {
+			return f, false
+		}
+	}
+	return 0, true
 }
 
 // maxLoad is the largest of l, 0 when empty.
