@@ -1,10 +1,8 @@
 package schedule
 
 import (
-	"cmp"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 )
 
@@ -35,39 +33,23 @@ func BlockOrderOf(policy string) (string, error) {
 // BlockOrder returns the indices of items in the block order by (one of
 // BlockOrders; anything else is ByDuration, LPTOrder). Ties keep listing order.
 func BlockOrder(items []Item, by string) []int {
-	if by != ByGPUSeconds && by != ByWidest {
-		return LPTOrder(items)
+	switch by {
+	case ByGPUSeconds:
+		return orderBy(items, func(it *Item) rank {
+			if !it.Estimated() {
+				return rank{k1: math.Inf(1), seq: it.Seq}
+			}
+			return rank{k1: float64(it.Width()) * it.Weight, k2: it.Weight, seq: it.Seq}
+		})
+	case ByWidest:
+		// Unknown items first, widest first among themselves: a first run has no
+		// weights, and in listing order its whole-box items would wait behind every narrow one.
+		return orderBy(items, func(it *Item) rank {
+			if !it.Estimated() {
+				return rank{k1: math.Inf(1), k2: float64(it.Width()), seq: it.Seq}
+			}
+			return strictRank(it)
+		})
 	}
-	// Sort keys, larger first: k1, then k2; unknown items before all (+Inf),
-	// widest first among themselves when the order is: a first run has no weights,
-	// and in listing order its whole-box items would wait behind every narrow one.
-	k1 := make([]float64, len(items))
-	k2 := make([]float64, len(items))
-	for i := range items {
-		it := &items[i]
-		switch {
-		case !it.Estimated() && by == ByWidest:
-			k1[i], k2[i] = math.Inf(1), float64(it.Width())
-		case !it.Estimated():
-			k1[i], k2[i] = math.Inf(1), 0
-		case by == ByGPUSeconds:
-			k1[i], k2[i] = float64(it.Width())*it.Weight, it.Weight
-		default:
-			k1[i], k2[i] = float64(it.Width()), it.Weight
-		}
-	}
-	order := make([]int, len(items))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(x, y int) int {
-		if c := cmp.Compare(k1[y], k1[x]); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(k2[y], k2[x]); c != 0 {
-			return c
-		}
-		return cmp.Compare(items[x].Seq, items[y].Seq)
-	})
-	return order
+	return LPTOrder(items)
 }

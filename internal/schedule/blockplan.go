@@ -2,9 +2,7 @@ package schedule
 
 import (
 	"cmp"
-	"fmt"
 	"math"
-	"math/rand/v2"
 	"slices"
 )
 
@@ -41,14 +39,9 @@ type BlockPlan struct {
 const (
 	searchSteps     = 300_000
 	blockCheckRuns  = 200
-	blockCheckMin   = 8
 	blockCheckSteps = 200_000
 	blockPlanSteps  = 2_000_000
 )
-
-// blockCheckNoise is the check's noise, as the single-GPU plan's: each weight times
-// a factor uniform in [1−f, 1+f].
-func blockCheckNoise() []float64 { return []float64{0.1, 0.2, 0.5} }
 
 // choiceOrder is the order candidates are tried in: ties keep the earlier one, and
 // widest first, the default before the planner chose, is the reference an
@@ -58,10 +51,7 @@ func choiceOrder() []string { return []string{ByWidest, ByGPUSeconds, ByDuration
 // PlanBlocks returns the block order the named policy's Blocks follow on items,
 // deterministically (docs/performance.md).
 func PlanBlocks(policy string, items []Item, gpus int) (BlockPlan, error) {
-	if gpus < 1 {
-		return BlockPlan{}, fmt.Errorf("%d GPUs: want at least 1", gpus)
-	}
-	if err := CheckWidths(items, gpus); err != nil {
+	if _, err := newPool(items, gpus); err != nil {
 		return BlockPlan{}, err
 	}
 	by, err := BlockOrderOf(policy)
@@ -73,7 +63,7 @@ func PlanBlocks(policy string, items []Item, gpus int) (BlockPlan, error) {
 		return BlockPlan{By: by, From: by, Order: BlockOrder(items, by)}, nil
 	}
 	n := len(items)
-	if n*(len(choiceOrder())+2*len(blockCheckNoise())*blockCheckMin) > blockPlanSteps {
+	if n*(len(choiceOrder())+2*len(checkNoise())*checkMin) > blockPlanSteps {
 		return widest, nil
 	}
 	for _, it := range items {
@@ -129,27 +119,12 @@ func (s *search) choose(by string) BlockPlan {
 }
 
 // robust reports whether order's mean wall clock is no longer than ref's on paired
-// noisy runs at every level of blockCheckNoise (a fixed seed: the same workload
-// always gets the same answer).
+// noisy runs at every level of checkNoise.
 func (s *search) robust(order, ref []int) bool {
-	n := len(s.items)
-	noise := blockCheckNoise()
-	runs := min(blockCheckRuns, max(blockCheckMin, blockCheckSteps/(2*len(noise)*max(n, 1))))
-	rng := rand.New(rand.NewPCG(uint64(n), uint64(s.gpus)))
-	dur := make([]float64, n)
-	for _, f := range noise {
-		sum := 0.0
-		for r := 0; r < runs; r++ {
-			for i, it := range s.items {
-				dur[i] = it.Weight * (1 + f*(2*rng.Float64()-1))
-			}
-			sum += s.replay(order, dur) - s.replay(ref, dur)
-		}
-		if sum > 0 {
-			return false
-		}
-	}
-	return true
+	_, ok := pairedNoise(s.dur, s.gpus, blockCheckRuns, blockCheckSteps, func(dur []float64) float64 {
+		return s.replay(order, dur) - s.replay(ref, dur)
+	}, func(mean, _ float64) bool { return mean > 0 })
+	return ok
 }
 
 // search replays orders of one workload on its weights.

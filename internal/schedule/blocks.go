@@ -1,7 +1,6 @@
 package schedule
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"sync"
@@ -15,9 +14,7 @@ type Blocks struct {
 	fv    view      // cal's factors, as of the last Next
 	w     []float64 // by item
 	known []bool    // by item: it has an estimate
-	width []int
-	gone  []bool // by GPU: out of the pool
-	pool  int    // GPUs still in the pool
+	pool  gpuPool
 
 	ent     []entryB // the queue: the order, then requeued items
 	head    int      // first live entry
@@ -70,28 +67,26 @@ func NewBlocks(items []Item, order []int, gpus int) (*Blocks, error) {
 
 // newBlocks is NewBlocks with the calibration cal (nil: the weights as they are).
 func newBlocks(items []Item, order []int, gpus int, cal *Calibration) (*Blocks, error) {
-	if gpus < 1 {
-		return nil, fmt.Errorf("%d GPUs: want at least 1", gpus)
-	}
-	if err := CheckWidths(items, gpus); err != nil {
+	pool, err := newPool(items, gpus)
+	if err != nil {
 		return nil, err
 	}
 	b := &Blocks{
 		cal: cal, fv: newView(cal),
-		w: make([]float64, len(items)), known: make([]bool, len(items)), width: make([]int, len(items)),
-		gone: make([]bool, gpus), pool: gpus, classes: map[int]*class{},
+		w: make([]float64, len(items)), known: make([]bool, len(items)),
+		pool: pool, classes: map[int]*class{},
 		free: make([]bool, gpus), avoid: make([]bool, gpus),
 		ent: make([]entryB, 0, len(order)),
 	}
 	for i, it := range items {
-		b.w[i], b.known[i], b.width[i] = it.Weight, it.Estimated(), it.Width()
+		b.w[i], b.known[i] = it.Weight, it.Estimated()
 	}
 	count := map[int]int{}
 	for _, i := range order {
-		count[b.width[i]]++
+		count[b.pool.width[i]]++
 	}
 	for i := range items {
-		if wd := b.width[i]; b.classes[wd] == nil {
+		if wd := b.pool.width[i]; b.classes[wd] == nil {
 			b.classes[wd] = &class{pos: make([]int, 0, count[wd]), t: newMinTree(max(count[wd], 1))}
 			b.widths = append(b.widths, wd)
 		}
@@ -105,7 +100,7 @@ func newBlocks(items []Item, order []int, gpus int, cal *Calibration) (*Blocks, 
 
 // push appends an entry for item at the back of the queue.
 func (b *Blocks) push(item int, avoid []int) {
-	c := b.classes[b.width[item]]
+	c := b.classes[b.pool.width[item]]
 	p := len(b.ent)
 	b.ent = append(b.ent, entryB{item: item, avoid: avoid, live: true, local: len(c.pos)})
 	b.left++
@@ -145,7 +140,7 @@ func (b *Blocks) Hold() (int, float64, bool) {
 func (b *Blocks) Requeue(item int, avoid []int) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if item < 0 || item >= len(b.w) || b.width[item] > b.pool {
+	if !b.pool.fits(item) {
 		return false
 	}
 	b.push(item, slices.Clone(avoid))
@@ -155,14 +150,12 @@ func (b *Blocks) Requeue(item int, avoid []int) bool {
 func (b *Blocks) Remove(gpu int) []int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if gpu < 0 || gpu >= len(b.gone) || b.gone[gpu] {
+	if !b.pool.remove(gpu) {
 		return nil
 	}
-	b.gone[gpu] = true
-	b.pool--
 	var unfit []int
 	for p := b.head; p < len(b.ent); p++ {
-		if e := b.ent[p]; e.live && b.width[e.item] > b.pool {
+		if e := b.ent[p]; e.live && !b.pool.fits(e.item) {
 			b.drop(p)
 			unfit = append(unfit, e.item)
 		}
@@ -178,7 +171,7 @@ func (b *Blocks) drop(p int) {
 	e := &b.ent[p]
 	e.live = false
 	b.left--
-	b.classes[b.width[e.item]].t.set(e.local, math.Inf(1))
+	b.classes[b.pool.width[e.item]].t.set(e.local, math.Inf(1))
 	for b.head < len(b.ent) && !b.ent[b.head].live {
 		b.head++
 	}
@@ -226,7 +219,7 @@ func (b *Blocks) Next(now float64, free []int, running []Running) (int, []int, b
 func (b *Blocks) markFree(free []int) int {
 	b.list = b.list[:0]
 	for _, g := range free {
-		if g >= 0 && g < len(b.free) && !b.gone[g] && !b.free[g] {
+		if b.pool.has(g) && !b.free[g] {
 			b.free[g] = true
 			b.list = append(b.list, g)
 		}
@@ -251,13 +244,13 @@ func (b *Blocks) strict(e *entryB) bool {
 	if len(e.avoid) == 0 {
 		return false
 	}
-	n := b.pool
+	n := b.pool.n
 	for _, g := range e.avoid {
-		if g >= 0 && g < len(b.gone) && !b.gone[g] {
+		if b.pool.has(g) {
 			n--
 		}
 	}
-	return n >= b.width[e.item]
+	return n >= b.pool.width[e.item]
 }
 
 // place picks the GPUs entry p would take from the free ones now, or false. It
@@ -265,7 +258,7 @@ func (b *Blocks) strict(e *entryB) bool {
 // not, it waits for others if the pool has them, unless force.
 func (b *Blocks) place(p, nfree int, force bool) ([]int, bool) {
 	e := &b.ent[p]
-	w := b.width[e.item]
+	w := b.pool.width[e.item]
 	if w > nfree {
 		return nil, false
 	}
@@ -341,10 +334,10 @@ func (b *Blocks) alloc(w int, skip bool) []int {
 // never for extra, so nothing backfills onto GPUs the head may need.
 func (b *Blocks) reserve(h int, now float64, running []Running) (float64, int) {
 	e := &b.ent[h]
-	w := b.width[e.item]
+	w := b.pool.width[e.item]
 	strict := b.strict(e)
 	counts := func(g int) bool {
-		return g >= 0 && g < len(b.gone) && !b.gone[g] && !(strict && slices.Contains(e.avoid, g))
+		return b.pool.has(g) && !(strict && slices.Contains(e.avoid, g))
 	}
 	free := 0
 	for _, g := range b.list {

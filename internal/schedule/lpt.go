@@ -1,12 +1,10 @@
 package schedule
 
-import "sync"
-
 // merge is LPT's queue by calibrated estimates, as a merge of the suites' lists:
 // one factor scales a whole suite, so a suite keeps its order and a GPU's ask
 // costs O(log suites) however the factors change.
 type merge struct {
-	mu      sync.Mutex
+	backlog
 	cal     *Calibration
 	fv      view // cal's factors, as of the last sync
 	w       []float64
@@ -15,11 +13,9 @@ type merge struct {
 	upos    int
 	lists   [][]int // by suite: its items with an estimate, LPT order
 	head    []int   // by suite: its next item's place in lists
-	byW     *suiteHeap
-	byEst   *suiteHeap
-	cursor  int  // into cal's change log
-	retries list // handed out last
-	n       int  // items not yet handed out, retries aside
+	byW     *idHeap
+	byEst   *idHeap
+	cursor  int // into cal's change log
 }
 
 // newMerge is LPT's queue over the items not skipped (skip nil: all), calibrated by
@@ -41,8 +37,8 @@ func newMerge(items []Item, lpt []int, cal *Calibration, skip func(int) bool) *m
 		q.lists[s] = append(q.lists[s], i)
 	}
 	q.head = make([]int, len(q.lists))
-	q.byW = newSuiteHeap(len(q.lists), func(a, b int) bool { return q.before(q.next(a), q.next(b), 1, 1) })
-	q.byEst = newSuiteHeap(len(q.lists), func(a, b int) bool { return q.before(q.next(a), q.next(b), q.fv.f[a], q.fv.f[b]) })
+	q.byW = newIDHeap(len(q.lists), func(a, b int) bool { return q.before(q.next(a), q.next(b), 1, 1) })
+	q.byEst = newIDHeap(len(q.lists), func(a, b int) bool { return q.before(q.next(a), q.next(b), q.fv.f[a], q.fv.f[b]) })
 	for s, l := range q.lists {
 		if len(l) > 0 {
 			q.byW.push(s)
@@ -118,114 +114,8 @@ func (q *merge) Next(slot int) (int, bool) {
 		return i, true
 	}
 	// Retries last, as in the pull.
-	return q.retries.take(slot)
-}
-
-func (q *merge) Requeue(item, avoid int) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.retries.add(item, avoid)
-}
-
-func (q *merge) Len() int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.n + q.retries.len()
+	return q.tail.take(slot)
 }
 
 // calibration is the queue's calibration, for OnSlots.
 func (q *merge) calibration() *Calibration { return q.cal }
-
-// suiteHeap is a heap of suites, first the one less puts first, that can remove
-// or re-rank a suite it holds.
-type suiteHeap struct {
-	s    []int
-	at   []int // by suite: its place in s, −1 when not held
-	less func(a, b int) bool
-}
-
-func newSuiteHeap(suites int, less func(a, b int) bool) *suiteHeap {
-	h := &suiteHeap{at: make([]int, suites), less: less}
-	for i := range h.at {
-		h.at[i] = -1
-	}
-	return h
-}
-
-func (h *suiteHeap) has(s int) bool { return h.at[s] >= 0 }
-
-// top is the first suite, −1 when empty.
-func (h *suiteHeap) top() int {
-	if len(h.s) == 0 {
-		return -1
-	}
-	return h.s[0]
-}
-
-func (h *suiteHeap) push(s int) {
-	h.s = append(h.s, s)
-	h.at[s] = len(h.s) - 1
-	h.up(len(h.s) - 1)
-}
-
-func (h *suiteHeap) remove(s int) {
-	i := h.at[s]
-	last := len(h.s) - 1
-	h.swap(i, last)
-	h.s = h.s[:last]
-	h.at[s] = -1
-	if i < last {
-		h.fixAt(i)
-	}
-}
-
-func (h *suiteHeap) fix(s int) { h.fixAt(h.at[s]) }
-
-func (h *suiteHeap) heapify() {
-	for i := len(h.s)/2 - 1; i >= 0; i-- {
-		h.down(i)
-	}
-}
-
-func (h *suiteHeap) fixAt(i int) {
-	if !h.up(i) {
-		h.down(i)
-	}
-}
-
-func (h *suiteHeap) swap(i, j int) {
-	h.s[i], h.s[j] = h.s[j], h.s[i]
-	h.at[h.s[i]], h.at[h.s[j]] = i, j
-}
-
-// up moves place i up while it goes first; it reports whether it moved.
-func (h *suiteHeap) up(i int) bool {
-	moved := false
-	for i > 0 {
-		p := (i - 1) / 2
-		if !h.less(h.s[i], h.s[p]) {
-			break
-		}
-		h.swap(i, p)
-		i, moved = p, true
-	}
-	return moved
-}
-
-func (h *suiteHeap) down(i int) {
-	n := len(h.s)
-	for {
-		c := 2*i + 1
-		if c >= n {
-			return
-		}
-		if c+1 < n && h.less(h.s[c+1], h.s[c]) {
-			c++
-		}
-		if !h.less(h.s[c], h.s[i]) {
-			return
-		}
-		h.swap(i, c)
-		i = c
-	}
-}

@@ -1,7 +1,5 @@
 package schedule
 
-import "sync"
-
 // queue is a fresh queue that follows p (made by NewPlan from items): the guarded
 // plan when p.Use, else LPT's, by estimates calibrated by cal.
 func (p Plan) queue(items []Item, cal *Calibration) Queue {
@@ -17,11 +15,11 @@ func (p Plan) queue(items []Item, cal *Calibration) Queue {
 // turn (each GPU follows a planned slot; a gap within tau swaps them), LPT's once
 // they drift further, as longest first copes best with durations nobody knows.
 type planned struct {
-	mu      sync.Mutex // Next, Requeue and Len take it; onPlan and take run under it
-	order   []int      // the plan's order
-	lpt     []int      // LPT's order (the fallback)
-	pos     int        // next candidate in order
-	lpos    int        // next candidate in lpt
+	backlog       // onPlan and take run under its lock
+	order   []int // the plan's order
+	lpt     []int // LPT's order (the fallback)
+	pos     int   // next candidate in order
+	lpos    int   // next candidate in lpt
 	taken   []bool
 	w       []float64
 	slot    []int     // by item: planned slot
@@ -33,8 +31,6 @@ type planned struct {
 	items   []Item
 	cal     *Calibration
 	rest    *merge // LPT's calibrated queue of what was left when it fell back
-	retries list   // handed out last
-	n       int    // items not handed out, retries aside
 }
 
 func (p Plan) planned() *planned {
@@ -44,8 +40,8 @@ func (p Plan) planned() *planned {
 		pfree:  make([]float64, p.slots),
 		follow: make([]int, p.slots),
 		who:    make([]int, p.slots),
-		n:      len(p.w),
 	}
+	q.n = len(p.w)
 	for s := range q.follow {
 		q.follow[s], q.who[s] = s, s
 	}
@@ -85,7 +81,7 @@ func (q *planned) Next(slot int) (int, bool) {
 		}
 	}
 	// Retries last, as in the pull.
-	return q.retries.take(slot)
+	return q.tail.take(slot)
 }
 
 // onPlan reports whether GPU slot may take the next item of the plan, which belongs
@@ -111,16 +107,4 @@ func (q *planned) take(i int) int {
 	q.taken[i] = true
 	q.n--
 	return i
-}
-
-func (q *planned) Requeue(item, avoid int) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.retries.add(item, avoid)
-}
-
-func (q *planned) Len() int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.n + q.retries.len()
 }

@@ -25,30 +25,45 @@ const DefaultPolicy = PolicyPlanned
 // Policies lists the policy names, the default first.
 func Policies() []string { return []string{PolicyPlanned, PolicyLPT} }
 
-// compareLPT is Order's rule: unknown items first, then the longest, ties in
-// listing order.
-func compareLPT(a, b *Item) int {
-	if a.Estimated() != b.Estimated() {
-		if !a.Estimated() {
-			return -1
-		}
-		return 1
+// rank is an item's place in an order: the larger k1 first, then the larger k2,
+// ties in listing order (seq).
+type rank struct {
+	k1, k2 float64
+	seq    int
+}
+
+func compareRank(a, b rank) int {
+	if c := cmp.Compare(b.k1, a.k1); c != 0 {
+		return c
 	}
-	if a.Estimated() && a.Weight != b.Weight {
-		return -cmp.Compare(a.Weight, b.Weight)
+	if c := cmp.Compare(b.k2, a.k2); c != 0 {
+		return c
 	}
-	return cmp.Compare(a.Seq, b.Seq)
+	return cmp.Compare(a.seq, b.seq)
+}
+
+// orderBy returns the indices of items by their ranks, leaving items as they are.
+func orderBy(items []Item, rankOf func(*Item) rank) []int {
+	ranks := make([]rank, len(items))
+	order := make([]int, len(items))
+	for i := range items {
+		ranks[i], order[i] = rankOf(&items[i]), i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return compareRank(ranks[a], ranks[b]) })
+	return order
+}
+
+// lptRank is Order's rule: unknown items first, then the longest, ties in listing
+// order.
+func lptRank(it *Item) rank {
+	if !it.Estimated() {
+		return rank{k1: math.Inf(1), seq: it.Seq}
+	}
+	return rank{k1: it.Weight, seq: it.Seq}
 }
 
 // LPTOrder returns the indices of items in Order's order, leaving items as they are.
-func LPTOrder(items []Item) []int {
-	order := make([]int, len(items))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return compareLPT(&items[a], &items[b]) })
-	return order
-}
+func LPTOrder(items []Item) []int { return orderBy(items, lptRank) }
 
 // Plan is a planned assignment of the known items to slots, the dispatch order
 // that realises it, and whether the planned queue uses it.
@@ -98,7 +113,7 @@ const (
 	maxScan   = 30_000_000
 	// checkRuns is the number of paired noisy runs per noise level of the check;
 	// checkSteps bounds the item dispatches it simulates in all (a large table gets
-	// fewer runs, at least 8; large tables rarely get that far, LPT being within
+	// fewer runs, at least checkMin; large tables rarely get that far, LPT being within
 	// minGain of the plan).
 	checkRuns  = 600
 	checkSteps = 6_000_000
@@ -124,20 +139,26 @@ func NewPlan(items []Item, slots int) Plan {
 	}
 
 	bins := make([]bin, slots)
-	loads := newLoadHeap(slots)
+	load := make([]float64, slots)
+	// The least loaded slot first, the lowest on ties.
+	least := newIDHeap(slots, func(a, b int) bool { return load[a] < load[b] || load[a] == load[b] && a < b })
+	for s := range slots {
+		least.push(s)
+	}
 	var total float64
 	for _, i := range known {
-		s := loads.least()
+		s := least.top()
 		bins[s].add(items[i].Weight, i)
-		loads.addTo(s, items[i].Weight)
+		load[s] += items[i].Weight
+		least.fix(s)
 		total += items[i].Weight
 	}
-	p.LPTMakespan = loads.max()
+	p.LPTMakespan = maxLoad(load)
 	for s := range bins {
 		// LPT appended weights in falling order; the search wants them rising.
 		slices.Reverse(bins[s].w)
 		slices.Reverse(bins[s].idx)
-		bins[s].load = loads.load[s]
+		bins[s].load = load[s]
 	}
 	if len(known) > 0 {
 		p.Bound = max(total/float64(slots), items[known[0]].Weight)
@@ -148,7 +169,7 @@ func NewPlan(items []Item, slots int) Plan {
 	for s := range bins {
 		// Longest first; equal weights in listing order, as in LPT.
 		l := bins[s].idx
-		slices.SortStableFunc(l, func(a, b int) int { return compareLPT(&items[a], &items[b]) })
+		slices.SortStableFunc(l, func(a, b int) int { return compareRank(lptRank(&items[a]), lptRank(&items[b])) })
 		t := 0.0
 		for _, i := range l {
 			start[i], p.slot[i] = t, s
@@ -185,35 +206,56 @@ func (p *Plan) decide() {
 		p.Note = fmt.Sprintf("is LPT: the plan does not beat it by %.1f %% when replayed", 100*minGain)
 		return
 	}
-	// The check's noise: each item's weight times a factor uniform in [1−f, 1+f].
-	checkNoise := [...]float64{0.1, 0.2, 0.5}
-	n := len(p.w)
-	runs := min(checkRuns, max(8, checkSteps/(2*len(checkNoise)*max(n, 1))))
-	// A fixed seed: the same table on the same GPUs always gets the same plan.
-	rng := rand.New(rand.NewPCG(uint64(n), uint64(p.slots)))
-	dur := make([]float64, n)
-	for _, f := range checkNoise {
-		// Paired runs: both queues face the same durations. A loss counts when it
-		// stands out of the sampling noise (mean above two standard errors).
-		var sum, sq float64
-		for r := 0; r < runs; r++ {
-			for i, w := range p.w {
-				dur[i] = w * (1 + f*(2*rng.Float64()-1))
-			}
-			a, _ := replay(p.planned(), dur, p.slots, nil)
-			b, _ := replay(NewPull(p.lpt), dur, p.slots, nil)
-			sum += a - b
-			sq += (a - b) * (a - b)
-		}
-		mean := sum / float64(runs)
-		se := math.Sqrt(max(sq/float64(runs)-mean*mean, 0) / float64(runs))
-		if mean > 2*se {
-			p.Note = fmt.Sprintf("is LPT: the plan beats it on the weights but not with ±%.0f %% noise", 100*f)
-			return
-		}
+	// Paired runs: both queues face the same durations. A loss counts when it
+	// stands out of the sampling noise (mean above two standard errors).
+	f, ok := pairedNoise(p.w, p.slots, checkRuns, checkSteps, func(dur []float64) float64 {
+		a, _ := replay(p.planned(), dur, p.slots, nil)
+		b, _ := replay(NewPull(p.lpt), dur, p.slots, nil)
+		return a - b
+	}, func(mean, se float64) bool { return mean > 2*se })
+	if !ok {
+		p.Note = fmt.Sprintf("is LPT: the plan beats it on the weights but not with ±%.0f %% noise", 100*f)
+		return
 	}
 	p.Use, p.Makespan = true, exact
 	p.Note = fmt.Sprintf("follows a plan: %s s on the weights where LPT takes %s s", trim(exact), trim(p.LPTMakespan))
+}
+
+// checkNoise is the noise plans are checked under: each weight times a factor
+// uniform in [1−f, 1+f].
+func checkNoise() []float64 { return []float64{0.1, 0.2, 0.5} }
+
+// checkMin is the fewest paired runs per noise level of a check.
+const checkMin = 8
+
+// pairedNoise is a plan's check: at each level of checkNoise, paired runs (a
+// fixed seed: the same workload always gets the same answer) of durations drawn
+// from the weights w, at most most of them and steps item dispatches in all; diff
+// is the plan's wall clock minus the reference's. It returns the first level at
+// which lost says the plan loses, given diff's mean and its standard error.
+func pairedNoise(w []float64, gpus, most, steps int, diff func(dur []float64) float64,
+	lost func(mean, se float64) bool) (level float64, ok bool) {
+	n := len(w)
+	noise := checkNoise()
+	runs := min(most, max(checkMin, steps/(2*len(noise)*max(n, 1))))
+	rng := rand.New(rand.NewPCG(uint64(n), uint64(gpus)))
+	dur := make([]float64, n)
+	for _, f := range noise {
+		var sum, sq float64
+		for range runs {
+			for i, x := range w {
+				dur[i] = x * (1 + f*(2*rng.Float64()-1))
+			}
+			d := diff(dur)
+			sum += d
+			sq += d * d
+		}
+		mean := sum / float64(runs)
+		if lost(mean, math.Sqrt(max(sq/float64(runs)-mean*mean, 0)/float64(runs))) {
+			return f, false
+		}
+	}
+	return 0, true
 }
 
 // maxLoad is the largest of l, 0 when empty.
@@ -345,51 +387,5 @@ func improve(bins []bin, bound, total float64) {
 			bins[hi].insert(wb, ib)
 		}
 		bins[bj].insert(wa, ia)
-	}
-}
-
-// loadHeap finds the least loaded slot (lowest index on ties) in O(log n).
-type loadHeap struct {
-	load []float64
-	h    []int // slots, a min-heap on (load, slot)
-}
-
-func newLoadHeap(n int) *loadHeap {
-	l := &loadHeap{load: make([]float64, n), h: make([]int, n)}
-	for i := range l.h {
-		l.h[i] = i
-	}
-	return l
-}
-
-func (l *loadHeap) less(a, b int) bool {
-	sa, sb := l.h[a], l.h[b]
-	if l.load[sa] != l.load[sb] {
-		return l.load[sa] < l.load[sb]
-	}
-	return sa < sb
-}
-
-func (l *loadHeap) least() int { return l.h[0] }
-
-func (l *loadHeap) max() float64 { return maxLoad(l.load) }
-
-// addTo adds w to the least loaded slot s (the root) and sifts it down.
-func (l *loadHeap) addTo(s int, w float64) {
-	l.load[s] += w
-	i, n := 0, len(l.h)
-	for {
-		c := 2*i + 1
-		if c >= n {
-			return
-		}
-		if c+1 < n && l.less(c+1, c) {
-			c++
-		}
-		if !l.less(c, i) {
-			return
-		}
-		l.h[i], l.h[c] = l.h[c], l.h[i]
-		i = c
 	}
 }

@@ -23,9 +23,9 @@ type Queue interface {
 // shared list in the given order (the LPT queue of docs/architecture.md when order is Order's).
 func NewPull(order []int) Queue {
 	q := &pull{}
-	q.items.e = make([]entry, 0, len(order))
+	q.tail.e = make([]entry, 0, len(order))
 	for _, i := range order {
-		q.items.add(i, AnySlot)
+		q.tail.add(i, AnySlot)
 	}
 	return q
 }
@@ -61,25 +61,30 @@ func (l *list) take(slot int) (int, bool) {
 	return 0, false
 }
 
-type pull struct {
-	mu    sync.Mutex // guards items; every method takes it
-	items list
+// backlog is what every queue keeps alike: the items it has not handed out and
+// its retries, handed out last (every item of the pull queue).
+type backlog struct {
+	mu   sync.Mutex // every method of the queue takes it
+	n    int        // items not handed out, the tail aside
+	tail list
 }
+
+func (b *backlog) Requeue(item, avoid int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.tail.add(item, avoid)
+}
+
+func (b *backlog) Len() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.n + b.tail.len()
+}
+
+type pull struct{ backlog }
 
 func (q *pull) Next(slot int) (int, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return q.items.take(slot)
-}
-
-func (q *pull) Requeue(item, avoid int) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.items.add(item, avoid)
-}
-
-func (q *pull) Len() int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.items.len()
+	return q.tail.take(slot)
 }

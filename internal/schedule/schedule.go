@@ -89,7 +89,7 @@ func WeighPriors[E any, P Elem[E]](items []E, priors map[string]weights.Prior) {
 // Order sorts items for dispatch: items without an estimate first (in listing
 // order), then the others longest first; equal weights keep listing order.
 func Order[E any, P Elem[E]](items []E) {
-	slices.SortStableFunc(items, func(a, b E) int { return compareLPT(P(&a).item(), P(&b).item()) })
+	slices.SortStableFunc(items, func(a, b E) int { return compareRank(lptRank(P(&a).item()), lptRank(P(&b).item())) })
 }
 
 // Mixed reports whether any item takes more than one GPU.
@@ -122,6 +122,44 @@ func CheckWidths(items []Item, gpus int) error {
 		}
 	}
 	return nil
+}
+
+// gpuPool is a scheduler's GPUs and its items' widths: which GPUs quarantine took
+// out, and so which items still fit.
+type gpuPool struct {
+	width []int  // by item
+	gone  []bool // by GPU
+	n     int    // GPUs still in the pool
+}
+
+// newPool checks items against a pool of gpus GPUs: at least one, no item wider
+// (a *WidthError).
+func newPool(items []Item, gpus int) (gpuPool, error) {
+	if gpus < 1 {
+		return gpuPool{}, fmt.Errorf("%d GPUs: want at least 1", gpus)
+	}
+	if err := CheckWidths(items, gpus); err != nil {
+		return gpuPool{}, err
+	}
+	return gpuPool{width: Widths(items), gone: make([]bool, gpus), n: gpus}, nil
+}
+
+// has reports whether g is a GPU of the pool.
+func (p *gpuPool) has(g int) bool { return g >= 0 && g < len(p.gone) && !p.gone[g] }
+
+// fits reports whether item still fits the pool.
+func (p *gpuPool) fits(item int) bool {
+	return item >= 0 && item < len(p.width) && p.width[item] <= p.n
+}
+
+// remove takes g out of the pool, false when it was not in.
+func (p *gpuPool) remove(g int) bool {
+	if !p.has(g) {
+		return false
+	}
+	p.gone[g] = true
+	p.n--
+	return true
 }
 
 // Running is an item running on its GPUs, as the caller of Scheduler.Next sees it.
@@ -212,13 +250,11 @@ func NewSetup(policy string, items []Item, gpus int, opts ...Option) (*Setup, er
 	if policy == "" {
 		policy = DefaultPolicy
 	}
-	if gpus < 1 {
-		return nil, fmt.Errorf("%d GPUs: want at least 1", gpus)
-	}
-	if err := CheckWidths(items, gpus); err != nil {
+	pool, err := newPool(items, gpus)
+	if err != nil {
 		return nil, err
 	}
-	s := &Setup{Policy: policy, items: items, width: Widths(items), gpus: gpus, trial: slices.Contains(opts, Trial)}
+	s := &Setup{Policy: policy, items: items, width: pool.width, gpus: gpus, trial: slices.Contains(opts, Trial)}
 	if Mixed(items) {
 		plan := PlanBlocks
 		if s.trial {

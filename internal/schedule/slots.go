@@ -13,16 +13,15 @@ func OnSlots(q Queue, gpus int) Scheduler {
 }
 
 func onSlots(q Queue, gpus int, cal *Calibration) Scheduler {
-	return &slots{q: q, cal: cal, gone: make([]bool, gpus), pool: gpus}
+	return &slots{q: q, cal: cal, pool: gpuPool{gone: make([]bool, gpus), n: gpus}}
 }
 
 type slots struct {
-	mu   sync.Mutex // guards gone, pool and ids; q has its own lock
+	mu   sync.Mutex // guards pool and ids; q has its own lock
 	q    Queue
 	cal  *Calibration
-	gone []bool
-	pool int
-	ids  []int // GPU lists are handed out of this, one allocation per 1024
+	pool gpuPool // no widths: every item takes one GPU
+	ids  []int   // GPU lists are handed out of this, one allocation per 1024
 }
 
 // one returns a list of the one GPU g, capped so that an append cannot reach the next.
@@ -36,13 +35,11 @@ func (s *slots) one(g int) []int {
 	return l
 }
 
-func (s *slots) usable(g int) bool { return g >= 0 && g < len(s.gone) && !s.gone[g] }
-
 func (s *slots) Next(now float64, free []int, running []Running) (int, []int, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, g := range free {
-		if !s.usable(g) {
+		if !s.pool.has(g) {
 			continue
 		}
 		if i, ok := s.q.Next(g); ok {
@@ -53,7 +50,7 @@ func (s *slots) Next(now float64, free []int, running []Running) (int, []int, bo
 		return 0, nil, false
 	}
 	for _, g := range free {
-		if s.usable(g) {
+		if s.pool.has(g) {
 			if i, ok := s.q.Next(AnySlot); ok {
 				return i, s.one(g), true
 			}
@@ -66,7 +63,7 @@ func (s *slots) Next(now float64, free []int, running []Running) (int, []int, bo
 func (s *slots) Requeue(item int, avoid []int) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.pool < 1 {
+	if s.pool.n < 1 {
 		return false
 	}
 	a := AnySlot
@@ -80,12 +77,10 @@ func (s *slots) Requeue(item int, avoid []int) bool {
 func (s *slots) Remove(gpu int) []int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.usable(gpu) {
+	if !s.pool.remove(gpu) {
 		return nil
 	}
-	s.gone[gpu] = true
-	s.pool--
-	if s.pool > 0 {
+	if s.pool.n > 0 {
 		return nil // every item takes one GPU: all still fit
 	}
 	var unfit []int

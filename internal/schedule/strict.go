@@ -1,53 +1,33 @@
 package schedule
 
 import (
-	"cmp"
-	"fmt"
 	"slices"
 	"sync"
 )
 
 // StrictOrder is the order of TE's current queue (ci/run_queue.sh): most GPUs
 // first, then the largest weight (the default weight when unknown), ties in listing order.
-func StrictOrder(items []Item) []int {
-	order := make([]int, len(items))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(x, y int) int {
-		a, b := &items[x], &items[y]
-		if c := cmp.Compare(b.Width(), a.Width()); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(b.Weight, a.Weight); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Seq, b.Seq)
-	})
-	return order
-}
+func StrictOrder(items []Item) []int { return orderBy(items, strictRank) }
+
+func strictRank(it *Item) rank { return rank{k1: float64(it.Width()), k2: it.Weight, seq: it.Seq} }
 
 // Strict is TE's current dispatch rule, kept as simulate's comparison: the first
 // item starts on the lowest free GPUs once enough are free, and nothing behind it
 // starts until then (no backfill).
 type Strict struct {
 	mu    sync.Mutex
-	width []int
-	gone  []bool
-	pool  int
+	pool  gpuPool
 	queue []entryB // live entries only, in order
 }
 
 // NewStrict returns the strict scheduler over items in order (indices into items,
 // each once) on gpus GPUs. An item wider than the pool is a *WidthError.
 func NewStrict(items []Item, order []int, gpus int) (*Strict, error) {
-	if gpus < 1 {
-		return nil, fmt.Errorf("%d GPUs: want at least 1", gpus)
-	}
-	if err := CheckWidths(items, gpus); err != nil {
+	pool, err := newPool(items, gpus)
+	if err != nil {
 		return nil, err
 	}
-	s := &Strict{width: Widths(items), gone: make([]bool, gpus), pool: gpus, queue: make([]entryB, 0, len(order))}
+	s := &Strict{pool: pool, queue: make([]entryB, 0, len(order))}
 	for _, i := range order {
 		s.queue = append(s.queue, entryB{item: i, live: true})
 	}
@@ -59,7 +39,7 @@ func (s *Strict) Next(_ float64, free []int, running []Running) (int, []int, boo
 	defer s.mu.Unlock()
 	usable := make([]int, 0, len(free))
 	for _, g := range free {
-		if g >= 0 && g < len(s.gone) && !s.gone[g] && !slices.Contains(usable, g) {
+		if s.pool.has(g) && !slices.Contains(usable, g) {
 			usable = append(usable, g)
 		}
 	}
@@ -82,7 +62,7 @@ func (s *Strict) Next(_ float64, free []int, running []Running) (int, []int, boo
 // pick returns the lowest free GPUs e may take, those it failed on last when enough
 // others are free, or nil when too few are free.
 func (s *Strict) pick(e *entryB, free []int) []int {
-	w := s.width[e.item]
+	w := s.pool.width[e.item]
 	if w > len(free) {
 		return nil
 	}
@@ -96,7 +76,7 @@ func (s *Strict) pick(e *entryB, free []int) []int {
 func (s *Strict) Requeue(item int, avoid []int) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if item < 0 || item >= len(s.width) || s.width[item] > s.pool {
+	if !s.pool.fits(item) {
 		return false
 	}
 	s.queue = append(s.queue, entryB{item: item, avoid: slices.Clone(avoid), live: true})
@@ -106,14 +86,12 @@ func (s *Strict) Requeue(item int, avoid []int) bool {
 func (s *Strict) Remove(gpu int) []int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if gpu < 0 || gpu >= len(s.gone) || s.gone[gpu] {
+	if !s.pool.remove(gpu) {
 		return nil
 	}
-	s.gone[gpu] = true
-	s.pool--
 	var unfit []int
 	s.queue = slices.DeleteFunc(s.queue, func(e entryB) bool {
-		if s.width[e.item] > s.pool {
+		if !s.pool.fits(e.item) {
 			unfit = append(unfit, e.item)
 			return true
 		}
