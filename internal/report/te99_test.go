@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -509,12 +510,24 @@ func TestTE99Golden(t *testing.T) {
 // TestTE99Figures prints the figures docs/report.md gives for the te99 runs: the
 // job summary's bytes and the lines a reader sees with every <details> closed.
 func TestTE99Figures(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/report.md")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, name := range []string{"te99", "te99-one", "te99-red"} {
 		r, suites, s := loadRun(t, te99Dir(t, name))
 		md := Render(r, suites, s, Options{RunURL: runURL})
+		c := te99Comment(r, suites, s)
+		// docs/report.md's table gives these figures in its "now" columns: a change
+		// to the report that moves them must say so there.
+		row := regexp.MustCompile("(?m)^\\| [^|]*\\(`" + regexp.QuoteMeta(name) + "`\\) \\|[^|]*\\|([^|]*)\\|[^|]*\\|([^|]*)\\|$").FindSubmatch(doc)
+		summary := fmt.Sprintf("%.1f KB, %d ", float64(len(md))/1000, visibleLines(md))
+		comment := fmt.Sprintf("%.1f KB", float64(len(c))/1000)
+		if row == nil || !strings.Contains(strings.ReplaceAll(string(row[1]), "**", ""), summary) || !strings.Contains(string(row[2]), comment) {
+			t.Errorf("docs/report.md's row for %s does not give the job summary as %q... and the comment as %q: update its figures", name, summary, comment)
+		}
 		t.Logf("%-9s summary %6d bytes (%.1f KB), %4d visible lines (%.1f KB)", name, len(md), float64(len(md))/1000, visibleLines(md),
 			float64(visibleBytes(md))/1000)
-		c := te99Comment(r, suites, s)
 		t.Logf("%-9s comment %6d bytes (%.1f KB), %4d visible lines (%.1f KB)", name, len(c), float64(len(c))/1000, visibleLines(c),
 			float64(visibleBytes(c))/1000)
 		keep(t, name+".github.md", []byte(md))
