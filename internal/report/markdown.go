@@ -283,9 +283,13 @@ func rerunNote(r *record.Run) string {
 	if rr == nil {
 		return ""
 	}
+	unrun := ""
+	if rr.Unrun > 0 {
+		unrun = fmt.Sprintf(", and the %d no earlier run of this key ran ran whole", rr.Unrun)
+	}
 	return fmt.Sprintf("> [!NOTE]\n> **A re-run**: %d of the %d item(s) that failed the last attempt ran again (%d narrowed to their "+
-		"failed tests); "+
-		"the rest of the queue did not run, and the weight table was left as it is.\n\n", rr.Ran, rr.Failed, rr.Narrowed)
+		"failed tests)%s; "+
+		"the rest of the queue did not run, and the weight table was left as it is.\n\n", rr.Ran, rr.Failed, rr.Narrowed, unrun)
 }
 
 // skipped notes the suites that did not run (verdict.Suite.Skip); "" when none.

@@ -464,3 +464,24 @@ func TestFlakyAttemptLogs(t *testing.T) {
 		t.Errorf("report for github.com lacks the plain attempt log name")
 	}
 }
+
+// A re-run's note counts what ran: the failed items again, and the items no earlier run
+// of the key ran, whole (docs/reruns.md#a-re-run).
+func TestRerunNote(t *testing.T) {
+	for _, tc := range []struct {
+		rr   record.Rerun
+		want string
+	}{
+		{record.Rerun{Failed: 3, Ran: 2, Narrowed: 1}, "2 of the 3 item(s) that failed the last attempt ran again (1 narrowed to their failed tests); the rest"},
+		{record.Rerun{Failed: 1, Ran: 1, Unrun: 4}, "1 of the 1 item(s) that failed the last attempt ran again (0 narrowed to their failed tests), " +
+			"and the 4 no earlier run of this key ran ran whole; the rest"},
+	} {
+		rr := tc.rr
+		if got := rerunNote(&record.Run{Meta: record.Meta{Rerun: &rr}}); !strings.Contains(got, tc.want) {
+			t.Errorf("%+v: note %q, want %q", tc.rr, got, tc.want)
+		}
+	}
+	if got := rerunNote(&record.Run{}); got != "" {
+		t.Errorf("a full run's note %q", got)
+	}
+}
