@@ -134,11 +134,13 @@ func (r *run) printPlan(plan []schedule.Item, order []int, gpus, known int) {
 		r.printf(": %s", r.planNote)
 	}
 	mixed := schedule.Mixed(plan)
-	if mixed {
-		r.printf("\n  %4s  %9s  %4s  %-12s %s\n", "#", "estimate", "gpus", "suite", "item")
-	} else {
-		r.printf("\n  %4s  %9s  %-12s %s\n", "#", "estimate", "suite", "item")
+	gpuCol := func(v any) string { // the GPUs column, shown only when an item takes several
+		if !mixed {
+			return ""
+		}
+		return fmt.Sprintf("  %4v", v)
 	}
+	r.printf("\n  %4s  %9s%s  %-12s %s\n", "#", "estimate", gpuCol("gpus"), "suite", "item")
 	for i, idx := range order {
 		it := plan[idx]
 		est, from := "unknown", ""
@@ -148,11 +150,7 @@ func (r *run) printPlan(plan []schedule.Item, order []int, gpus, known int) {
 		case it.Estimated():
 			est, from = "~"+textfmt.Dur(it.Weight), "  (prior: "+textfmt.OneLine(it.Prior.From)+")"
 		}
-		if mixed {
-			r.printf("  %4d  %9s  %4d  %-12s %s%s\n", i+1, est, it.Width(), it.Label, dispatch.ShownTag(it.Tag), from)
-		} else {
-			r.printf("  %4d  %9s  %-12s %s%s\n", i+1, est, it.Label, dispatch.ShownTag(it.Tag), from)
-		}
+		r.printf("  %4d  %9s%s  %-12s %s%s\n", i+1, est, gpuCol(it.Width()), it.Label, dispatch.ShownTag(it.Tag), from)
 	}
 	b := r.res.Bound
 	work := "known work " + textfmt.Dur(b.Total)
@@ -161,12 +159,9 @@ func (r *run) printPlan(plan []schedule.Item, order []int, gpus, known int) {
 		work = fmt.Sprintf("estimated work %s (%d item(s) by a prior)", textfmt.Dur(b.Total), b.Priors)
 	}
 	if mixed {
-		r.printf("  %d items on %d GPUs: %s in GPU-seconds (GPUs × weight), lower bound max(work/%d, largest) = %s",
-			len(plan), gpus, work, gpus, textfmt.Dur(b.Seconds))
-	} else {
-		r.printf("  %d items on %d GPUs: %s, lower bound max(work/%d, largest) = %s",
-			len(plan), gpus, work, gpus, textfmt.Dur(b.Seconds))
+		work += " in GPU-seconds (GPUs × weight)"
 	}
+	r.printf("  %d items on %d GPUs: %s, lower bound max(work/%d, largest) = %s", len(plan), gpus, work, gpus, textfmt.Dur(b.Seconds))
 	if b.Unknown > 0 {
 		r.printf(", plus %d unknown item(s) (run first, not counted)", b.Unknown)
 	}

@@ -69,9 +69,8 @@ func (r *run) stateError(err error) error {
 // pathError is err of a file of the run at path: a *safefs.Error names the path
 // already, any other error is prefixed with it.
 func (r *run) pathError(path string, err error) error {
-	var se *safefs.Error
-	if errors.As(err, &se) {
-		return se.Rel(r.o.Target.RepoRoot)
+	if errors.As(err, new(*safefs.Error)) {
+		return r.stateError(err)
 	}
 	return fmt.Errorf("%s: %w", path, err)
 }

@@ -27,11 +27,7 @@ func (r *run) stoppedBeforeItems(ctx context.Context, phase int, suites []config
 	r.res.Cancelled, r.res.Stop = true, meta.Stop
 	r.warn(meta.Stop.Message)
 	if phase == 1 {
-		// No queue was written: an empty one keeps the log dir a run that
-		// `sgpu-queue report` can rebuild.
-		if err := r.layout.WriteFile(r.layout.QueueTSV(), nil); err != nil {
-			r.lost("the empty queue", r.layout.QueueTSV(), err)
-		}
+		r.writeEmptyQueue()
 	}
 	r.writeMeta(meta)
 	run := &record.Run{Dir: r.layout.Root, Meta: *meta, Queue: queueRows}
@@ -52,9 +48,7 @@ func (r *run) stoppedOnSuite(phase int, suites []config.Suite, pool gpu.Pool, er
 		return failed
 	}
 	if phase == 1 {
-		if werr := r.layout.WriteFile(r.layout.QueueTSV(), nil); werr != nil {
-			r.lost("the empty queue", r.layout.QueueTSV(), werr)
-		}
+		r.writeEmptyQueue()
 		if r.shard != nil && r.shard.Raw != nil {
 			if werr := r.layout.WriteFile(r.layout.PlanJSON(), r.shard.Raw); werr != nil {
 				r.lost("the plan's copy", r.layout.PlanJSON(), werr)
@@ -65,6 +59,14 @@ func (r *run) stoppedOnSuite(phase int, suites []config.Suite, pool gpu.Pool, er
 	meta.Finished, meta.Stop = true, stop
 	r.writeMeta(meta)
 	return failed
+}
+
+// writeEmptyQueue stands for the queue a run stopped in phase 1 never wrote: the
+// log dir stays a run that `sgpu-queue report` can rebuild.
+func (r *run) writeEmptyQueue() {
+	if err := r.layout.WriteFile(r.layout.QueueTSV(), nil); err != nil {
+		r.lost("the empty queue", r.layout.QueueTSV(), err)
+	}
 }
 
 // suiteStop is the stop record of a suite's failed listing or setup, or of the
