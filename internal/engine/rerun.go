@@ -106,11 +106,8 @@ func (r *run) checkRerunPaths(f rerun.Files) error {
 		}
 	}
 	for _, err := range errs {
-		var se *safefs.Error
-		if errors.As(err, &se) {
-			e := *se
-			e.Path = r.rel(se.Path)
-			return usage(&e)
+		if errors.As(err, new(*safefs.Error)) {
+			return usage(r.stateError(err))
 		}
 		if err != nil {
 			return usage(fmt.Errorf("re-run state %s: %w", r.rel(f.QueueDir()), err))

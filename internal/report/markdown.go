@@ -351,21 +351,20 @@ func signed(v float64) string {
 
 // signedPct is a signed percentage: "+12 %", "−50 %".
 func signedPct(f float64) string {
+	sign := "+"
+	if f < 0 {
+		sign, f = "−", -f
+	}
 	switch {
 	case math.IsInf(f, 0) || math.IsNaN(f):
 		return "–"
-	case math.Abs(f) < 0.0005:
+	case f < 0.0005:
 		return "0 %"
-	case math.Abs(f) < 0.0995:
+	case f < 0.0995:
 		// Small shifts keep a decimal: "−0.5 %" says more than "−0 %".
-		if f < 0 {
-			return fmt.Sprintf("−%.1f %%", -100*f)
-		}
-		return fmt.Sprintf("+%.1f %%", 100*f)
-	case f < 0:
-		return fmt.Sprintf("−%.0f %%", -100*f)
+		return fmt.Sprintf("%s%.1f %%", sign, 100*f)
 	}
-	return fmt.Sprintf("+%.0f %%", 100*f)
+	return fmt.Sprintf("%s%.0f %%", sign, 100*f)
 }
 
 // gpuName is a GPU id as table text.
