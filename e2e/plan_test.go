@@ -46,10 +46,11 @@ func TestPlanFromARun(t *testing.T) {
 	for _, tc := range []struct {
 		args    []string
 		want    map[string]bool
-		unknown int
+		unknown int // torch/nvfp4..ck, which never ran, has a prior, as a run weighs it
+		priors  int
 	}{
-		{[]string{"plan", "--shards", "3", "--gpus", "2", "--out", "a.json", "ci/sgpu.conf"}, ran, 0},
-		{[]string{"plan", "--shards", "3", "--gpus", "2", "--items", "test-results/logs/queue/items.tsv", "--out", "b.json", "ci/sgpu.conf"}, census, 1},
+		{[]string{"plan", "--shards", "3", "--gpus", "2", "--out", "a.json", "ci/sgpu.conf"}, ran, 0, 0},
+		{[]string{"plan", "--shards", "3", "--gpus", "2", "--items", "test-results/logs/queue/items.tsv", "--out", "b.json", "ci/sgpu.conf"}, census, 0, 1},
 	} {
 		args := tc.args
 		// No GPU tool on PATH: plan must not need one.
@@ -65,8 +66,9 @@ func TestPlanFromARun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p.Weights.Arch != "gfx942" || p.Weights.Level != "99" || p.Weights.Keys != 15 || p.Unknown != tc.unknown {
-			t.Errorf("%s: table %+v, %d unknown; want the run's gfx942 level-99 table, 15 keys, %d unknown", out, p.Weights, p.Unknown, tc.unknown)
+		if p.Weights.Arch != "gfx942" || p.Weights.Level != "99" || p.Weights.Keys != 15 || p.Unknown != tc.unknown || p.Priors != tc.priors {
+			t.Errorf("%s: table %+v, %d unknown, %d by a prior; want the run's gfx942 level-99 table, 15 keys, %d unknown, %d by a prior", out,
+				p.Weights, p.Unknown, p.Priors, tc.unknown, tc.priors)
 		}
 		on := map[string]int{}
 		for _, s := range p.Shards {

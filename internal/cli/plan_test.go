@@ -117,8 +117,10 @@ func TestPlanCmd(t *testing.T) {
 		},
 		{
 			name: "GPU counts from the mode options", args: []string{"--shards", "2", "--gpus", "4", "--weights", teTable, "--items", mgpuItems, mgpuConf},
-			// 1 + 2 + 4 GPUs of one (unknown) second each: 7 GPU-seconds.
-			stdout: []string{`"work_gpu_seconds": 7,`, `"torch-mgpu/dist.b"`, `"jax-mgpu/dist.c"`},
+			// 1 + 2 + 4 GPUs of 55 s each: torch/a by its suite's median (a prior, as a run weighs it), the two items of suites
+			// the table lacks by the mean of the others.
+			stdout: []string{`"work_gpu_seconds": 385,`, `"prior_items": 1,`, `"unknown_items": 2,`, `"torch-mgpu/dist.b"`, `"jax-mgpu/dist.c"`},
+			stderr: []string{"1 item(s) by a prior", "2 item(s) without a weight, each planned as 55 s"},
 		},
 		{
 			// As run clamps it (schedule.FitWidths): the same warning, and a plan.
@@ -203,7 +205,7 @@ func (tc cmdCase) check(t *testing.T, code int, out, errs string) {
 // TestPlanMGPUQueue: a plan of TE's mGPU queue from a table a run of it learned: the
 // whole-box item's weight is kept per pool size (<key>@g<N>), so on 8-GPU runners it
 // is the item <key> with its @g8 weight, as wide as a runner; an item learned only on
-// another pool size is listed without a weight; the opaque suite of the mGPU queue
+// another pool size is listed with that size's weight as its prior, as a run weighs it; the opaque suite of the mGPU queue
 // takes the box; the declared items keep their plain keys.
 func TestPlanMGPUQueue(t *testing.T) {
 	dir := t.TempDir()
@@ -234,12 +236,12 @@ func TestPlanMGPUQueue(t *testing.T) {
 		}
 		slices.Sort(keys)
 		want := []string{"examples", "torch-mgpu/distributed.test_fsdp2.ck", "torch-mgpu/distributed.test_fusible.ck", "torch-mgpu/distributed.test_numerics.ck"}
-		if !slices.Equal(keys, want) || p.Unknown != 1 {
-			t.Errorf("%v: planned %q with %d unknown; want %q, 1 unknown (the one learned on 4 GPUs only)", args, keys, p.Unknown, want)
+		if !slices.Equal(keys, want) || p.Unknown != 0 || p.Priors != 1 {
+			t.Errorf("%v: planned %q with %d unknown, %d by a prior; want %q, 1 by a prior (the one learned on 4 GPUs only)", args, keys, p.Unknown,
+				p.Priors, want)
 		}
-		// 8×320 (fsdp2 on 8) + 8×mean (fusible, unknown) + 1×291 + 8×50 (examples takes the box).
-		mean := (320.0 + 291 + 50) / 3
-		if want := 8*320 + 8*mean + 291 + 8*50; p.Work < want-0.01 || p.Work > want+0.01 {
+		// 8×320 (fsdp2 on 8) + 8×400 (fusible: its weight on 4 GPUs, unscaled with 1 key in common) + 1×291 + 8×50 (examples takes the box).
+		if want := 8*320 + 8*400 + 291 + 8*50.0; p.Work < want-0.01 || p.Work > want+0.01 {
 			t.Errorf("%v: planned %.2f GPU-seconds, want %.2f: the whole-box items take 8 GPUs, the @g8 weight", args, p.Work, want)
 		}
 	}

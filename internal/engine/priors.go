@@ -11,27 +11,13 @@ import (
 	"github.com/rocm/sgpu-queue/internal/weights"
 )
 
-// priors estimates the items the run's table lacks (docs/weights.md, "Priors for
-// unknown items"); the plan shows each.
+// priors estimates the items the run's table lacks (docs/weights.md, "Priors for unknown items"); the plan shows each.
 func (r *run) priors(o *ordered, e *expansion, pool gpu.Pool) {
-	var keys []string
-	for _, it := range e.items {
-		if !it.Known {
-			keys = append(keys, it.Key())
-		}
-	}
-	if len(keys) == 0 {
-		return
-	}
-	skip := []string{r.o.Weights.TablePath(r.o.Target.RepoRoot, pool.Arch, r.o.Target.Level)}
-	for _, q := range runQueues(e.suites) {
-		skip = append(skip, weights.TEPath(r.o.Target.RepoRoot, q, pool.Arch, r.o.Target.Level, len(pool.IDs)))
-	}
-	others, warns := weights.OtherTables(r.o.Target.RepoRoot, pool.Arch, r.o.Target.Level, skip)
-	for _, w := range warns {
+	at := weights.Place{RepoRoot: r.o.Target.RepoRoot, Arch: pool.Arch, Level: r.o.Target.Level,
+		Table: r.o.Weights.TablePath(r.o.Target.RepoRoot, pool.Arch, r.o.Target.Level), Queues: runQueues(e.suites)}
+	for _, w := range schedule.WeighUnknown(e.items, o.pool, at) {
 		r.warn(w)
 	}
-	schedule.WeighPriors(e.items, weights.Priors(o.table, append(o.pool.PoolOthers(), others...), keys))
 }
 
 // priorsNote says how many items a prior estimated, and from what ("" for none).

@@ -86,6 +86,24 @@ func WeighPriors[E any, P Elem[E]](items []E, priors map[string]weights.Prior) {
 	}
 }
 
+// WeighUnknown gives each item pool's view lacks its prior, if it has one (weights.Pool.Priors: docs/weights.md,
+// "Priors for unknown items"), so that run and plan estimate alike; it returns the warnings. Nothing is read when
+// every item is known.
+func WeighUnknown[E any, P Elem[E]](items []E, pool *weights.Pool, at weights.Place) []string {
+	var keys []string
+	for i := range items {
+		if it := P(&items[i]).item(); !it.Known {
+			keys = append(keys, it.Key())
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	priors, warns := pool.Priors(at, keys)
+	WeighPriors[E, P](items, priors)
+	return warns
+}
+
 // Order sorts items for dispatch: items without an estimate first (in listing
 // order), then the others longest first; equal weights keep listing order.
 func Order[E any, P Elem[E]](items []E) {

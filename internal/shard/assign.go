@@ -28,9 +28,10 @@ type Assignment struct {
 	Total, Largest float64
 	LargestItem    int
 	Bound          float64
-	// Unknown counts the items without a weight, each planned as Estimate (the others' mean, or 1 s).
-	Unknown  int
-	Estimate float64
+	// Unknown counts the items without a weight or a prior, each planned as Estimate (the others' mean, or 1 s);
+	// Priors the items planned by their prior (schedule.WeighUnknown).
+	Unknown, Priors int
+	Estimate        float64
 	// Hashed counts the items put on their HashShard because JSON cannot carry a non-UTF-8 key.
 	Hashed int
 	// Moves is how many refinement moves and swaps were kept; LPTWall the slowest shard's wall before them.
@@ -47,7 +48,7 @@ const (
 
 // Assign splits items over shards of gpus GPUs each by the rule of docs/runners.md, "The rule": LPT on GPU-seconds,
 // each shard's wall predicted by replaying the scheduler, then moves and swaps while they lower the slowest wall.
-// An unweighted item weighs the others' mean; an item wider than gpus is a *schedule.WidthError. The result depends
+// An item without an estimate (schedule.Item.Estimated) weighs the others' mean; an item wider than gpus is a *schedule.WidthError. The result depends
 // only on the items and their order.
 func Assign(items []schedule.Item, shards, gpus int) (*Assignment, error) {
 	switch {
@@ -72,14 +73,17 @@ func Assign(items []schedule.Item, shards, gpus int) (*Assignment, error) {
 	return a, nil
 }
 
-// estimated gives each unknown item the mean known weight; it sets a.Unknown and a.Estimate.
+// estimated gives each item without an estimate the mean estimate; it sets a.Unknown, a.Priors and a.Estimate.
 func estimated(items []schedule.Item, a *Assignment) []schedule.Item {
 	var sum float64
 	known := 0
 	for _, it := range items {
-		if it.Known {
+		if it.Estimated() {
 			sum += it.Weight
 			known++
+		}
+		if !it.Known && it.Estimated() {
+			a.Priors++
 		}
 	}
 	a.Estimate = 1
@@ -88,10 +92,11 @@ func estimated(items []schedule.Item, a *Assignment) []schedule.Item {
 	}
 	out := slices.Clone(items)
 	for i := range out {
-		if !out[i].Known {
-			out[i].Weight, out[i].Known = a.Estimate, true
+		if !out[i].Estimated() {
+			out[i].Weight = a.Estimate
 			a.Unknown++
 		}
+		out[i].Known = true
 	}
 	if a.Unknown == 0 {
 		a.Estimate = 0

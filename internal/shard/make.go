@@ -59,7 +59,8 @@ func Make(req Request, warn func(string)) (*Plan, string, error) {
 	}
 	// A pool-sized item's weight is kept per pool size (<key>@g<N>); the plan's runners have GPUs each.
 	pooled := weights.PooledKeys(table.t)
-	view := weights.SplitPool(table.t, pooled, req.GPUs).View
+	pool := weights.SplitPool(table.t, pooled, req.GPUs)
+	view := pool.View
 	keys, from := TableKeys(view), "weights"
 	for _, k := range slices.Sorted(maps.Keys(pooled)) {
 		if _, ok := view.Get(k); !ok {
@@ -77,9 +78,6 @@ func Make(req Request, warn func(string)) (*Plan, string, error) {
 		if err != nil {
 			return nil, "", err
 		}
-		if !table.found {
-			warn(fmt.Sprintf("weight table %s not found: no item has a weight, so the shards are balanced by count", textfmt.Printable(id.Store)))
-		}
 	} else if !table.found && req.NoTable {
 		warn(fmt.Sprintf("weight table %s not found and no item list given: the plan lists no item, so every item goes to the shard of the "+
 			"hash of its key", textfmt.Printable(id.Store)))
@@ -96,6 +94,7 @@ func Make(req Request, warn func(string)) (*Plan, string, error) {
 		return nil, "", err
 	}
 	schedule.Weigh(list, view, schedule.DefaultWeight)
+	planPriors(list, pool, id, req, warn)
 	a, err := Assign(list, req.Shards, req.GPUs)
 	if err != nil {
 		var we *schedule.WidthError
@@ -104,8 +103,24 @@ func Make(req Request, warn func(string)) (*Plan, string, error) {
 		}
 		return nil, "", err
 	}
+	if req.ItemsPath != "" && !table.found {
+		what := "no item has a weight, so the shards are balanced by count"
+		if a.Priors > 0 {
+			what = fmt.Sprintf("only the %d item(s) with a prior have a weight, the others are balanced by count", a.Priors)
+		}
+		warn(fmt.Sprintf("weight table %s not found: %s", textfmt.Printable(id.Store), what))
+	}
 	p := New(list, a, id, from)
 	return p, planSummary(p, a, len(suites)), nil
+}
+
+// planPriors gives the items the table lacks their priors as a run does (schedule.WeighUnknown). A plan reads no
+// TE table into its own, so none is left out of the others.
+func planPriors(list []schedule.Item, pool *weights.Pool, id Identity, req Request, warn func(string)) {
+	own := weights.Options{Path: req.WeightsPath}.TablePath(req.RepoRoot, id.Arch, req.Level)
+	for _, w := range schedule.WeighUnknown(list, pool, weights.Place{RepoRoot: req.RepoRoot, Arch: id.Arch, Level: req.Level, Table: own}) {
+		warn(w)
+	}
 }
 
 // planWidths fits the items to a shard's GPUs as a run does (schedule.FitWidths).
@@ -193,6 +208,9 @@ func planSummary(p *Plan, a *Assignment, suites int) string {
 		fmt.Fprintf(&b, ", sha256 %s…", p.Weights.SHA256[:12])
 	}
 	b.WriteString(")\n")
+	if p.Priors > 0 {
+		fmt.Fprintf(&b, "  %d item(s) by a prior: the table lacks them (docs/weights.md, \"Priors for unknown items\")\n", p.Priors)
+	}
 	if p.Unknown > 0 {
 		fmt.Fprintf(&b, "  %d item(s) without a weight, each planned as %s (the mean of the others)\n", p.Unknown, textfmt.Secs(p.Estimate))
 	}

@@ -53,13 +53,15 @@ type Plan struct {
 	Version int      `json:"version"`
 	Weights Identity `json:"weights"`
 	// ItemsFrom is where the item list came from: "weights" or the --items file.
-	ItemsFrom   string  `json:"items_from"`
-	GPUs        int     `json:"gpus_per_shard"`
-	Rule        string  `json:"rule"`
-	Hash        string  `json:"hash"`
-	Items       int     `json:"items"`
-	Unknown     int     `json:"unknown_items"`
-	Estimate    float64 `json:"unknown_estimate_seconds"`
+	ItemsFrom string  `json:"items_from"`
+	GPUs      int     `json:"gpus_per_shard"`
+	Rule      string  `json:"rule"`
+	Hash      string  `json:"hash"`
+	Items     int     `json:"items"`
+	Unknown   int     `json:"unknown_items"`
+	Estimate  float64 `json:"unknown_estimate_seconds"`
+	// Priors counts the items the table lacks planned by a prior (docs/weights.md); absent when none.
+	Priors      int     `json:"prior_items,omitempty"`
 	Work        float64 `json:"work_gpu_seconds"`
 	Largest     string  `json:"largest_item"`
 	LargestSecs float64 `json:"largest_seconds"`
@@ -85,7 +87,7 @@ type Shard struct {
 func New(items []schedule.Item, a *Assignment, id Identity, itemsFrom string) *Plan {
 	p := &Plan{
 		Version: Version, Weights: id, ItemsFrom: itemsFrom, GPUs: a.GPUs, Rule: RuleText, Hash: HashText,
-		Items: len(items), Unknown: a.Unknown, Estimate: ms(a.Estimate), Work: ms(a.Total),
+		Items: len(items), Unknown: a.Unknown, Priors: a.Priors, Estimate: ms(a.Estimate), Work: ms(a.Total),
 		LargestSecs: ms(a.Largest), Bound: ms(a.Bound), Shards: make([]Shard, a.Shards),
 	}
 	if a.LargestItem >= 0 {
@@ -115,7 +117,7 @@ func New(items []schedule.Item, a *Assignment, id Identity, itemsFrom string) *P
 }
 
 func weightOf(it schedule.Item, a *Assignment) float64 {
-	if it.Known {
+	if it.Estimated() {
 		return it.Weight
 	}
 	return a.Estimate

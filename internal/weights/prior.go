@@ -208,3 +208,22 @@ func (p *Pool) PoolOthers() []Other {
 	}
 	return out
 }
+
+// Place is where a run's or a plan's own table lives: the other tables its priors read are found beside it.
+type Place struct {
+	RepoRoot, Arch, Level string
+	// Table is the own table's local path and Queues the queues whose TE tables seed it: none of these is an other table.
+	Table  string
+	Queues []string
+}
+
+// Priors estimates the keys p's view lacks (Priors) from p's other pool sizes, then the other tables under at's
+// ci-weights (OtherTables); it returns the tables it could not read as warnings.
+func (p *Pool) Priors(at Place, keys []string) (map[string]Prior, []string) {
+	skip := []string{at.Table}
+	for _, q := range at.Queues {
+		skip = append(skip, TEPath(at.RepoRoot, q, at.Arch, at.Level, p.n))
+	}
+	others, warns := OtherTables(at.RepoRoot, at.Arch, at.Level, skip)
+	return Priors(p.View, append(p.PoolOthers(), others...), keys), warns
+}
