@@ -89,6 +89,11 @@ func TestDocsRunnersWorkflow(t *testing.T) {
 	// artifact keeps its base name) and runs its shard; test-results/ is uploaded.
 	testJob, testStep := step("test", "rocm/sgpu-queue@")
 	gpus, _ := strconv.Atoi(testJob.RunsOn[strings.LastIndex(testJob.RunsOn, "-")+1:])
+	// The shard jobs' artifact is what the merge job downloads by its pattern.
+	if _, up := step("test", "actions/upload-artifact@"); up.With["name"] != "sgpu-shard-${{ strategy.job-index }}" ||
+		up.With["path"] != "test-results/" {
+		t.Fatalf("test job uploads %v: teach the test", up.With)
+	}
 	mergeWS := t.TempDir()
 	items := map[string]int{}
 	for i, leg := range matrix.Shard {
@@ -103,8 +108,9 @@ func TestDocsRunnersWorkflow(t *testing.T) {
 			t.Fatalf("shard %s: exit %d, outputs %v\n%s\n%s", leg, r.code, out, r.stdout, r.stderr)
 		}
 		addItems(t, items, out["suites"])
-		// download-artifact with a pattern: each artifact in a folder of its name.
-		treetest.Copy(t, filepath.Join(ws, "test-results"), filepath.Join(mergeWS, "shards", "sgpu-shard-"+strconv.Itoa(i), "test-results"), nil)
+		// upload-artifact's path test-results/ keeps what is inside the folder;
+		// download-artifact with a pattern puts each artifact in a folder of its name.
+		treetest.Copy(t, filepath.Join(ws, "test-results"), filepath.Join(mergeWS, "shards", "sgpu-shard-"+strconv.Itoa(i)), nil)
 	}
 
 	// One runner with the same step and no shard: the items the shards must add up to.
@@ -122,14 +128,6 @@ func TestDocsRunnersWorkflow(t *testing.T) {
 	_, download := step("merge", "actions/download-artifact@")
 	if download.With["path"] != "shards" || download.With["pattern"] != "sgpu-shard-*" {
 		t.Fatalf("merge job downloads %v: teach the test", download.With)
-	}
-	// upload-artifact's path test-results/ keeps what is inside the folder.
-	for i := range matrix.Shard {
-		d := filepath.Join(mergeWS, "shards", "sgpu-shard-"+strconv.Itoa(i))
-		tmp := d + ".tmp"
-		os.Rename(d, tmp)
-		os.Rename(filepath.Join(tmp, "test-results"), d)
-		os.Remove(tmp)
 	}
 	r, out = run(mergeWS, 0, mergeStep, nil)
 	merged := map[string]int{}
