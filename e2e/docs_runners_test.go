@@ -88,6 +88,13 @@ func TestDocsRunnersWorkflow(t *testing.T) {
 	// test: each leg checks out, downloads the plan into the workspace (a one-file
 	// artifact keeps its base name) and runs its shard; test-results/ is uploaded.
 	testJob, testStep := step("test", "rocm/sgpu-queue@")
+	if _, get := step("test", "actions/download-artifact@"); get.With["name"] != upload.With["name"] || get.With["path"] != "" {
+		t.Fatalf("test job downloads %v, the plan job uploads %v: teach the test", get.With, upload.With)
+	}
+	_, results := step("test", "actions/upload-artifact@")
+	if results.With["path"] != "test-results/" || results.With["name"] != "sgpu-shard-${{ strategy.job-index }}" {
+		t.Fatalf("test job uploads %v: teach the test", results.With)
+	}
 	gpus, _ := strconv.Atoi(testJob.RunsOn[strings.LastIndex(testJob.RunsOn, "-")+1:])
 	// The shard jobs' artifact is what the merge job downloads by its pattern.
 	if _, up := step("test", "actions/upload-artifact@"); up.With["name"] != "sgpu-shard-${{ strategy.job-index }}" ||
@@ -102,7 +109,9 @@ func TestDocsRunnersWorkflow(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		os.WriteFile(filepath.Join(ws, filepath.Base(planFile)), data, 0o644)
+		if err := os.WriteFile(filepath.Join(ws, filepath.Base(planFile)), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
 		r, out := run(ws, gpus, testStep, map[string]string{"matrix.shard": leg})
 		if r.code != 0 || out["result"] != "success" {
 			t.Fatalf("shard %s: exit %d, outputs %v\n%s\n%s", leg, r.code, out, r.stdout, r.stderr)

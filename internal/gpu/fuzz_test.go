@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/rocm/sgpu-queue/internal/optname"
 )
 
 // addCaptures seeds a fuzzer with every real capture in testdata/ (each parser also
@@ -122,7 +124,7 @@ func FuzzParseSpec(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		spec, err := ParseSpec(s)
+		spec, err := ParseSpecAs(optname.CLI, s)
 		if err != nil {
 			if strings.Contains(err.Error(), "\n") {
 				t.Fatalf("multi-line error %q", err)

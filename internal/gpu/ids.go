@@ -21,10 +21,8 @@ type Spec struct {
 	Count int      // the count, when a count was given (then IDs is nil)
 }
 
-// ParseSpec parses a --gpus value: "4" is a count; a list has a comma ("3,") or is a UUID.
-func ParseSpec(s string) (Spec, error) { return ParseSpecAs(optname.CLI, s) }
-
-// ParseSpecAs is ParseSpec with errors naming the option as face f does.
+// ParseSpecAs parses a gpus value, its errors naming the option as face f does: "4" is a count; a list has a comma
+// ("3,") or is a UUID.
 func ParseSpecAs(f optname.Face, s string) (Spec, error) {
 	t := strings.TrimSpace(s)
 	gpus := f.Name("gpus")

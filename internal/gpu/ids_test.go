@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/rocm/sgpu-queue/internal/optname"
 )
 
 func TestParseSpec(t *testing.T) {
@@ -42,7 +44,7 @@ func TestParseSpec(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			got, err := ParseSpec(tt.in)
+			got, err := ParseSpecAs(optname.CLI, tt.in)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.Is(err, ErrBadPool) {
 					t.Fatalf("err = %v, want ErrBadPool containing %q", err, tt.wantErr)

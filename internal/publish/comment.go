@@ -49,9 +49,10 @@ func Comment(ctx context.Context, r Request) (o Outcome, err error) {
 	return o, nil
 }
 
-// findComment returns the first comment on PR pr starting with marker, a bot's (the token's own) first; nil if none.
+// findComment returns the comment on PR pr starting with marker: a bot's (the token's own) first, else the last, so a
+// user token's comment created beside a pasted copy is found next time; nil if none.
 func (s *session) findComment(ctx context.Context, pr int, marker string) (*github.IssueComment, error) {
-	var first *github.IssueComment
+	var last *github.IssueComment
 	opts := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
 	for page := 0; page < maxCommentPage; page++ {
 		list, resp, err := s.gh.Issues.ListComments(ctx, s.owner, s.repo, pr, opts)
@@ -66,16 +67,14 @@ func (s *session) findComment(ctx context.Context, pr int, marker string) (*gith
 			if byBot(c) {
 				return c, nil
 			}
-			if first == nil {
-				first = c
-			}
+			last = c
 		}
 		if resp == nil || resp.NextPage == 0 {
 			break
 		}
 		opts.Page = resp.NextPage
 	}
-	return first, nil
+	return last, nil
 }
 
 // byBot says whether a bot (an app's token, github-actions[bot]) wrote c.

@@ -110,18 +110,23 @@ func TestCommentIgnoresQuotedMarker(t *testing.T) {
 
 // A person's comment that starts with the marker (pasted from ours) is not the
 // sticky one: the bot's own is edited, or, where there is none, one is created
-// beside it; the person's comment is never changed.
+// beside it; the person's comment is never changed. A user's token (not a bot)
+// finds the comment it created beside the copy on the next run: one, not one a run.
 func TestCommentOnlyOwn(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
+		user   string // the token's user; "" is botUser
 		others []*fakeComment
 		want   int // comments on the PR after two runs
 	}{
-		{"planted only", nil, 2},
-		{"planted before the bot's", []*fakeComment{{ID: 2, User: botUser, Body: "old"}}, 2},
+		{"planted only", "", nil, 2},
+		{"planted before the bot's", "", []*fakeComment{{ID: 2, User: botUser, Body: "old"}}, 2},
+		{"user token, planted only", "ci-user", nil, 2},
+		{"user token, planted after its own", "ci-user", []*fakeComment{{ID: 2, User: "ci-user", Body: "old"}}, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := newFakeGitHub(t, testToken)
+			g.user = tc.user
 			r := request(g, 0)
 			marker, _, _ := strings.Cut(CommentBody(r), "\n")
 			planted := marker + "\nI pasted this"
@@ -144,11 +149,27 @@ func TestCommentOnlyOwn(t *testing.T) {
 				t.Fatalf("comments %+v", cs)
 			}
 			for _, c := range cs[1:] {
-				if c.User != botUser || c.Body != CommentBody(r) {
+				if c.User != g.tokenUser() || c.Body != CommentBody(r) {
 					t.Errorf("comment %+v: want the bot's report", c)
 				}
 			}
 		})
+	}
+}
+
+// A read-only token (a fork's pull request) with a pasted copy of ours on the PR: the
+// edit and the create are both refused, and the step says so once.
+func TestCommentReadOnlyBesidePasted(t *testing.T) {
+	g := newFakeGitHub(t, testToken)
+	r := request(g, 0)
+	marker, _, _ := strings.Cut(CommentBody(r), "\n")
+	g.mu.Lock()
+	g.comments[7] = []*fakeComment{{ID: 1, User: "reviewer", Body: marker + "\nI pasted this"}}
+	g.mu.Unlock()
+	g.failNext("create-comment", 403, readOnlyBody, nil)
+	o, err := Comment(context.Background(), r)
+	if err != nil || len(o.Warnings) != 1 || !strings.Contains(o.Warnings[0], "lacks `pull-requests: write`") || o.Comment != "" {
+		t.Fatalf("outcome %+v, error %v: want one warning naming the permission", o, err)
 	}
 }
 

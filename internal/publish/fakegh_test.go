@@ -22,6 +22,7 @@ type fakeGitHub struct {
 	t     *testing.T
 	srv   *httptest.Server
 	token string
+	user  string // whom the token's comments are by; "" is botUser
 
 	mu       sync.Mutex
 	log      []apiCall
@@ -48,6 +49,13 @@ type fakeRun struct {
 
 // botUser is who GITHUB_TOKEN's comments are by.
 const botUser = "github-actions[bot]"
+
+func (g *fakeGitHub) tokenUser() string {
+	if g.user == "" {
+		return botUser
+	}
+	return g.user
+}
 
 func userType(login string) string {
 	if strings.HasSuffix(login, "[bot]") {
@@ -486,7 +494,7 @@ func (g *fakeGitHub) createComment(w http.ResponseWriter, r *http.Request, body 
 	}
 	g.mu.Lock()
 	g.nextID++
-	c := &fakeComment{ID: g.nextID, Body: text, User: botUser}
+	c := &fakeComment{ID: g.nextID, Body: text, User: g.tokenUser()}
 	g.comments[pr] = append(g.comments[pr], c)
 	resp := g.commentJSON(pr, c)
 	g.mu.Unlock()
@@ -503,7 +511,7 @@ func (g *fakeGitHub) editComment(w http.ResponseWriter, r *http.Request, body []
 	for pr, list := range g.comments {
 		for _, c := range list {
 			if c.ID == id {
-				if c.User != botUser { // as GitHub: a token edits only its own comments
+				if c.User != g.tokenUser() { // as GitHub: a token edits only its own comments
 					g.mu.Unlock()
 					apiError(w, http.StatusForbidden, "Resource not accessible by integration")
 					return
