@@ -96,11 +96,6 @@ func TestDocsRunnersWorkflow(t *testing.T) {
 		t.Fatalf("test job uploads %v: teach the test", results.With)
 	}
 	gpus, _ := strconv.Atoi(testJob.RunsOn[strings.LastIndex(testJob.RunsOn, "-")+1:])
-	// The shard jobs' artifact is what the merge job downloads by its pattern.
-	if _, up := step("test", "actions/upload-artifact@"); up.With["name"] != "sgpu-shard-${{ strategy.job-index }}" ||
-		up.With["path"] != "test-results/" {
-		t.Fatalf("test job uploads %v: teach the test", up.With)
-	}
 	mergeWS := t.TempDir()
 	items := map[string]int{}
 	for i, leg := range matrix.Shard {
