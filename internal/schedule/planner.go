@@ -43,11 +43,11 @@ func compareRank(a, b rank) int {
 }
 
 // orderBy returns the indices of items by their ranks, leaving items as they are.
-func orderBy(items []Item, rankOf func(*Item) rank) []int {
+func orderBy[E any, P Elem[E]](items []E, rankOf func(*Item) rank) []int {
 	ranks := make([]rank, len(items))
 	order := make([]int, len(items))
 	for i := range items {
-		ranks[i], order[i] = rankOf(&items[i]), i
+		ranks[i], order[i] = rankOf(P(&items[i]).item()), i
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return compareRank(ranks[a], ranks[b]) })
 	return order

@@ -107,7 +107,13 @@ func WeighUnknown[E any, P Elem[E]](items []E, pool *weights.Pool, at weights.Pl
 // Order sorts items for dispatch: items without an estimate first (in listing
 // order), then the others longest first; equal weights keep listing order.
 func Order[E any, P Elem[E]](items []E) {
-	slices.SortStableFunc(items, func(a, b E) int { return compareRank(lptRank(P(&a).item()), lptRank(P(&b).item())) })
+	// By index: comparing the elements themselves copies each (an expand.Item is
+	// ~450 bytes) to the heap at every comparison.
+	sorted := make([]E, 0, len(items))
+	for _, i := range orderBy[E, P](items, lptRank) {
+		sorted = append(sorted, items[i])
+	}
+	copy(items, sorted)
 }
 
 // Mixed reports whether any item takes more than one GPU.
