@@ -285,7 +285,7 @@ func rerunNote(r *record.Run) string {
 	}
 	unrun := ""
 	if rr.Unrun > 0 {
-		unrun = fmt.Sprintf(", and the %d no earlier run of this key ran ran whole", rr.Unrun)
+		unrun = fmt.Sprintf(", and whole the %d item(s) no earlier run of this key had run", rr.Unrun)
 	}
 	return fmt.Sprintf("> [!NOTE]\n> **A re-run**: %d of the %d item(s) that failed the last attempt ran again (%d narrowed to their "+
 		"failed tests)%s; "+

@@ -474,7 +474,7 @@ func TestRerunNote(t *testing.T) {
 	}{
 		{record.Rerun{Failed: 3, Ran: 2, Narrowed: 1}, "2 of the 3 item(s) that failed the last attempt ran again (1 narrowed to their failed tests); the rest"},
 		{record.Rerun{Failed: 1, Ran: 1, Unrun: 4}, "1 of the 1 item(s) that failed the last attempt ran again (0 narrowed to their failed tests), " +
-			"and the 4 no earlier run of this key ran ran whole; the rest"},
+			"and whole the 4 item(s) no earlier run of this key had run; the rest"},
 	} {
 		rr := tc.rr
 		if got := rerunNote(&record.Run{Meta: record.Meta{Rerun: &rr}}); !strings.Contains(got, tc.want) {
