@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/rocm/sgpu-queue/internal/config"
@@ -27,6 +28,10 @@ func TestMakePriors(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// A FIFO among the other tables is refused with a warning, never waited on, as a run refuses it.
+	if err := syscall.Mkfifo(filepath.Join(dir, "test_weights.fifo.l1.txt"), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	tests := []struct {
 		name, arch, items string
@@ -66,6 +71,10 @@ func TestMakePriors(t *testing.T) {
 			}
 			if tc.summary != "" && !strings.Contains(sum, tc.summary) || tc.summary == "" && strings.Contains(sum, "by a prior") {
 				t.Errorf("summary, want %q:\n%s", tc.summary, sum)
+			}
+			fifo := slices.ContainsFunc(warns, func(w string) bool { return strings.Contains(w, "test_weights.fifo.l1.txt not used for priors") })
+			if fifo != (tc.priors+tc.unknown > 0) {
+				t.Errorf("warnings %q: want one for the FIFO exactly when an item lacks a weight (nothing is read otherwise)", warns)
 			}
 			if tc.arch == "gfx3" && !slices.ContainsFunc(warns, func(w string) bool { return strings.Contains(w, "only the 2 item(s) with a prior") }) {
 				t.Errorf("warnings %q lack that the table is missing", warns)
